@@ -1,0 +1,52 @@
+import path from 'node:path';
+import type { LogLevel } from '../log/logger.js';
+
+/** Runtime settings, all from the environment with defaults that work with zero configuration (contract §1). */
+export interface Config {
+  dataDir: string;
+  host: string;
+  controlPort: number;
+  evalPort: number;
+  bootstrapKeys: Array<{ org: string; key: string }>;
+  planProjectLimit: number;
+  logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {}
+
+function port(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name} must be a port number 0..65535, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+export function parseBootstrapKeys(value: string | undefined): Array<{ org: string; key: string }> {
+  if (!value) return [];
+  return value
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const colon = pair.indexOf(':');
+      if (colon <= 0 || colon === pair.length - 1) throw new ConfigError(`FLAGOPS_BOOTSTRAP_KEYS entry ${JSON.stringify(pair)} is not org:key`);
+      return { org: pair.slice(0, colon), key: pair.slice(colon + 1) };
+    });
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const limit = env.FLAGOPS_PLAN_PROJECT_LIMIT;
+  const planProjectLimit = limit === undefined || limit === '' ? 25 : Number(limit);
+  if (!Number.isInteger(planProjectLimit) || planProjectLimit < 0) throw new ConfigError('FLAGOPS_PLAN_PROJECT_LIMIT must be a whole number');
+  const logLevel = (env.FLAGOPS_LOG_LEVEL ?? 'info') as LogLevel;
+  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError('FLAGOPS_LOG_LEVEL must be debug, info, warn or error');
+  return {
+    dataDir: path.resolve(env.FLAGOPS_DATA_DIR || './data'),
+    host: env.FLAGOPS_HOST || '127.0.0.1',
+    controlPort: port('FLAGOPS_CONTROL_PORT', env.FLAGOPS_CONTROL_PORT, 4000),
+    evalPort: port('FLAGOPS_EVAL_PORT', env.FLAGOPS_EVAL_PORT, 4001),
+    bootstrapKeys: parseBootstrapKeys(env.FLAGOPS_BOOTSTRAP_KEYS),
+    planProjectLimit,
+    logLevel,
+  };
+}

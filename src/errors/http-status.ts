@@ -1,0 +1,27 @@
+import { FlagopsError, type ErrorCode } from './flagops-error.js';
+
+/** The one place an error becomes an HTTP status and body (contract §3). */
+const STATUS: Readonly<Record<ErrorCode, number>> = {
+  unauthorized: 401,
+  forbidden: 403,
+  plan_limit: 403,
+  not_found: 404,
+  invalid_input: 400,
+  conflict: 409,
+  version_conflict: 409,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  internal: 500,
+  unavailable: 503,
+};
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+export function toHttpError(err: unknown): { status: number; body: ErrorBody; expected: boolean } {
+  if (err instanceof FlagopsError) {
+    return { status: STATUS[err.code], body: { error: { code: err.code, message: err.message } }, expected: err.code !== 'internal' };
+  }
+  return { status: 500, body: { error: { code: 'internal', message: 'internal error' } }, expected: false };
+}

@@ -1,0 +1,71 @@
+import { FlagopsError } from './flagops-error.js';
+
+export class UnauthorizedError extends FlagopsError {
+  constructor(message = 'a valid credential is required') {
+    super('unauthorized', message);
+  }
+}
+
+export class ForbiddenError extends FlagopsError {
+  constructor(message: string) {
+    super('forbidden', message);
+  }
+}
+
+export class PlanLimitError extends FlagopsError {
+  constructor(limit: number) {
+    super('plan_limit', `the plan allows at most ${limit} projects`, { limit });
+  }
+}
+
+export class NotFoundError extends FlagopsError {
+  constructor(what: string) {
+    super('not_found', `${what} not found`);
+  }
+}
+
+/** Bad input; `field` names the offending field or file path so the caller can fix it. */
+export class InvalidInputError extends FlagopsError {
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super('invalid_input', message, field === undefined ? undefined : { field });
+  }
+}
+
+export class ConflictError extends FlagopsError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
+
+export class VersionConflictError extends FlagopsError {
+  constructor(
+    readonly currentVersion: number,
+    expectedVersion: number,
+  ) {
+    super('version_conflict', `expectedVersion ${expectedVersion} does not match the current version ${currentVersion}; re-read and retry`, {
+      currentVersion,
+    });
+  }
+}
+
+export class UnsupportedMediaTypeError extends FlagopsError {
+  constructor() {
+    super('unsupported_media_type', 'the body must be application/json');
+  }
+}
+
+export class PayloadTooLargeError extends FlagopsError {
+  constructor(limitBytes: number) {
+    super('payload_too_large', `the body is larger than ${limitBytes} bytes`);
+  }
+}
+
+/** The store could not apply a write because main moved in a way that conflicts with it. */
+export class WriteConflictError extends FlagopsError {
+  constructor(message: string) {
+    super('conflict', message);
+  }
+}
