@@ -1,0 +1,255 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { ConfigError } from '../config/config.js';
+import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
+import { type EnvironmentName, isEnvironmentName } from '../model/environments.js';
+import { MAX_SECRET_LENGTH, checkBootstrapEntry } from './bootstrap-entry.js';
+import { KEY_FILE, type KeyFileContent, emptyKeyFile, readKeyFile, writeKeyFile } from './key-file.js';
+import { type KeyKind, generateKey, isKeyKind, isOrgName, keyPrefix, kindOfKey } from './key-format.js';
+import { KeyHasher, loadPepper } from './key-hash.js';
+import type { CreatedKey, KeyRecord, KeyView, Organisation, Principal } from './principal.js';
+
+export interface KeyServiceOptions {
+  dataDir: string;
+  now?: () => Date;
+  newId?: () => string;
+  random?: (size: number) => Buffer;
+}
+
+export interface CreateKeyInput {
+  kind: KeyKind;
+  name?: string;
+  projectId?: string;
+  environment?: EnvironmentName;
+}
+
+const MAX_NAME_LENGTH = 100;
+const MAX_KEY_LENGTH = 8 + MAX_SECRET_LENGTH;
+
+interface IndexedKey {
+  record: KeyRecord;
+  digest: Buffer;
+}
+
+/**
+ * Credentials and organisations, persisted in `<dataDir>/state/keys.json`. Reads are synchronous and
+ * in memory; writes are serialized and reach the disk atomically before memory changes, so what
+ * `authenticate` sees is always what a restart would see.
+ */
+export class KeyService {
+  private content: KeyFileContent = emptyKeyFile();
+  private byPrefix = new Map<string, IndexedKey[]>();
+  /** raw key → principal, for keys that authenticated; cleared on every write, so a revoke takes effect at once. */
+  private readonly authenticated = new Map<string, Principal>();
+  private writes: Promise<unknown> = Promise.resolve();
+  private readonly now: () => Date;
+  private readonly newId: () => string;
+  private readonly random: (size: number) => Buffer;
+
+  private constructor(
+    private readonly file: string,
+    private readonly hasher: KeyHasher,
+    content: KeyFileContent,
+    options: KeyServiceOptions,
+  ) {
+    this.now = options.now ?? (() => new Date());
+    this.newId = options.newId ?? randomUUID;
+    this.random = options.random ?? randomBytes;
+    this.install(content);
+  }
+
+  static async open(options: KeyServiceOptions): Promise<KeyService> {
+    const stateDir = path.join(options.dataDir, 'state');
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    const file = path.join(stateDir, KEY_FILE);
+    const content = (await readKeyFile(file)) ?? emptyKeyFile();
+    const pepper = await loadPepper(stateDir, content.keys.length === 0);
+    return new KeyService(file, new KeyHasher(pepper), content, options);
+  }
+
+  /** The principal of a valid, unrevoked key, or null. The hot path is one Map lookup. */
+  authenticate(rawKey: string): Principal | null {
+    const cached = this.authenticated.get(rawKey);
+    if (cached) return cached;
+    if (typeof rawKey !== 'string' || rawKey.length > MAX_KEY_LENGTH || kindOfKey(rawKey) === null) return null;
+    const candidates = this.byPrefix.get(keyPrefix(rawKey));
+    if (!candidates) return null;
+    const digest = this.hasher.digest(rawKey);
+    // Hand-made bootstrap keys may share a prefix, so every candidate is compared.
+    const match = candidates.find((c) => KeyHasher.equal(digest, c.digest));
+    if (!match || match.record.revokedAt) return null;
+    const principal = toPrincipal(match.record);
+    this.authenticated.set(rawKey, principal);
+    return principal;
+  }
+
+  /** An admin or agent principal, or UnauthorizedError: no, bad, revoked or sdk key (contract §5: sdk → 401). */
+  controlPlanePrincipal(rawKey: string | null | undefined): Principal {
+    const principal = rawKey ? this.authenticate(rawKey) : null;
+    if (!principal) throw new UnauthorizedError();
+    if (principal.kind === 'sdk') throw new UnauthorizedError('an sdk key is for the evaluation API only; the control plane needs an admin or agent key');
+    return principal;
+  }
+
+  /** An sdk principal (with its project and environment), or UnauthorizedError. */
+  evaluationPrincipal(rawKey: string | null | undefined): Principal {
+    const principal = rawKey ? this.authenticate(rawKey) : null;
+    if (!principal) throw new UnauthorizedError();
+    if (principal.kind !== 'sdk') throw new UnauthorizedError('the evaluation API needs an sdk key');
+    return principal;
+  }
+
+  organisations(): Organisation[] {
+    return this.content.organisations.map((o) => ({ ...o }));
+  }
+
+  hasOrganisation(org: string): boolean {
+    return this.content.organisations.some((o) => o.name === org);
+  }
+
+  /** Creates a key; the returned `key` is the only time it is ever shown. */
+  async createKey(org: string, input: CreateKeyInput): Promise<CreatedKey> {
+    const checked = checkCreateInput(org, input);
+    return this.mutate((next) => {
+      let key = generateKey(checked.kind, this.random);
+      // Generated prefixes are kept unique so that the audit trail's prefix names exactly one key.
+      while (next.keys.some((k) => k.prefix === keyPrefix(key))) key = generateKey(checked.kind, this.random);
+      const prefix = keyPrefix(key);
+      const record: KeyRecord = {
+        id: this.newId(),
+        org,
+        kind: checked.kind,
+        name: checked.name ?? prefix,
+        prefix,
+        hash: KeyHasher.encode(this.hasher.digest(key)),
+        ...(checked.kind === 'sdk' ? { projectId: checked.projectId, environment: checked.environment } : {}),
+        createdAt: this.now().toISOString(),
+      };
+      this.ensureOrganisation(next, org);
+      next.keys.push(record);
+      return { ...toView(record), key };
+    });
+  }
+
+  /** Every key of the organisation, revoked ones included (marked by `revokedAt`), oldest first. */
+  listKeys(org: string): KeyView[] {
+    return this.content.keys.filter((k) => k.org === org).map(toView);
+  }
+
+  /** Revokes a key of `org`; another organisation's key is NotFoundError like an unknown one. Idempotent. */
+  async revokeKey(org: string, id: string): Promise<KeyView> {
+    return this.mutate((next) => {
+      const record = next.keys.find((k) => k.id === id && k.org === org);
+      if (!record) throw new NotFoundError(`key ${JSON.stringify(id)}`);
+      record.revokedAt ??= this.now().toISOString();
+      return toView(record);
+    });
+  }
+
+  /**
+   * Makes each FLAGOPS_BOOTSTRAP_KEYS pair exist (contract §1). The same key finds its existing record, so
+   * restarts create nothing new. A revoked bootstrap key stays revoked: a restart must not undo a revoke.
+   */
+  async bootstrap(pairs: ReadonlyArray<{ org: string; key: string }>): Promise<{ warnings: string[] }> {
+    const entries = pairs.map((p, i) => checkBootstrapEntry(p.org, p.key, i));
+    const warnings = entries.flatMap((e) => (e.warning ? [e.warning] : []));
+    await this.mutate((next) => {
+      for (const entry of entries) {
+        const digest = this.hasher.digest(entry.key);
+        const existing = next.keys.find((k) => k.prefix === entry.prefix && sameDigest(k, digest));
+        if (existing && existing.org !== entry.org) {
+          throw new ConfigError(
+            `FLAGOPS_BOOTSTRAP_KEYS: key ${entry.prefix}… is given for organisation ${entry.org} but already belongs to organisation ${existing.org}; a key belongs to one organisation, so give ${entry.org} a different key`,
+          );
+        }
+        this.ensureOrganisation(next, entry.org);
+        if (existing) {
+          if (existing.revokedAt) warnings.push(`bootstrap key ${entry.prefix}… of organisation ${entry.org} was revoked; it stays revoked, remove it from FLAGOPS_BOOTSTRAP_KEYS`);
+          continue;
+        }
+        if (next.keys.some((k) => k.prefix === entry.prefix)) {
+          warnings.push(`bootstrap key ${entry.prefix}… shares its prefix with another key, so the audit trail cannot tell them apart`);
+        }
+        next.keys.push({
+          id: this.newId(),
+          org: entry.org,
+          kind: entry.kind,
+          name: 'bootstrap',
+          prefix: entry.prefix,
+          hash: KeyHasher.encode(digest),
+          createdAt: this.now().toISOString(),
+        });
+      }
+    });
+    return { warnings };
+  }
+
+  /** Runs `change` on a copy, persists the copy if it differs, then makes it current. One at a time. */
+  private mutate<T>(change: (next: KeyFileContent) => T): Promise<T> {
+    const run = async (): Promise<T> => {
+      const next = structuredClone(this.content);
+      const result = change(next);
+      if (JSON.stringify(next) !== JSON.stringify(this.content)) {
+        await writeKeyFile(this.file, next);
+        this.install(next);
+      }
+      return result;
+    };
+    const result = this.writes.then(run, run);
+    this.writes = result.catch(() => undefined);
+    return result;
+  }
+
+  private install(content: KeyFileContent): void {
+    const byPrefix = new Map<string, IndexedKey[]>();
+    for (const record of content.keys) {
+      const digest = KeyHasher.decode(record.hash);
+      if (!digest) continue; // an unknown hash scheme can never match; such a key cannot authenticate
+      const list = byPrefix.get(record.prefix) ?? [];
+      list.push({ record, digest });
+      byPrefix.set(record.prefix, list);
+    }
+    this.content = content;
+    this.byPrefix = byPrefix;
+    this.authenticated.clear();
+  }
+
+  private ensureOrganisation(next: KeyFileContent, org: string): void {
+    if (!next.organisations.some((o) => o.name === org)) next.organisations.push({ name: org, createdAt: this.now().toISOString() });
+  }
+}
+
+function sameDigest(record: KeyRecord, digest: Buffer): boolean {
+  const stored = KeyHasher.decode(record.hash);
+  return stored !== null && KeyHasher.equal(stored, digest);
+}
+
+function checkCreateInput(org: string, input: CreateKeyInput): CreateKeyInput {
+  if (!isOrgName(org)) throw new InvalidInputError(`organisation ${JSON.stringify(org)} is not a valid name`, 'org');
+  const { kind, name, projectId, environment } = input ?? ({} as CreateKeyInput);
+  if (!isKeyKind(kind)) throw new InvalidInputError('kind must be admin, agent or sdk', 'kind');
+  if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH)) {
+    throw new InvalidInputError(`name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`, 'name');
+  }
+  if (kind === 'sdk') {
+    if (typeof projectId !== 'string' || projectId === '') throw new InvalidInputError('projectId is required for an sdk key', 'projectId');
+    if (!isEnvironmentName(environment)) throw new InvalidInputError('environment must be dev, staging or prod for an sdk key', 'environment');
+    return { kind, name: name?.trim(), projectId, environment };
+  }
+  if (projectId !== undefined) throw new InvalidInputError(`projectId is only for sdk keys; an ${kind} key covers the whole organisation`, 'projectId');
+  if (environment !== undefined) throw new InvalidInputError(`environment is only for sdk keys; an ${kind} key covers every environment`, 'environment');
+  return { kind, name: name?.trim() };
+}
+
+function toView(record: KeyRecord): KeyView {
+  const { hash: _hash, ...view } = record;
+  return view;
+}
+
+function toPrincipal(record: KeyRecord): Principal {
+  const principal: Principal = { org: record.org, kind: record.kind, keyId: record.id, prefix: record.prefix, name: record.name };
+  if (record.projectId !== undefined) principal.projectId = record.projectId;
+  if (record.environment !== undefined) principal.environment = record.environment;
+  return Object.freeze(principal);
+}

@@ -1,0 +1,151 @@
+import { ForbiddenError } from '../errors/kinds.js';
+import type { EnvironmentName } from '../model/environments.js';
+import type { Principal, PrincipalKind } from './principal.js';
+
+/** Every control-plane operation a credential may or may not perform. */
+export const PERMISSIONS = [
+  'read',
+  'project.create',
+  'flag.create',
+  'flag.update',
+  'flag.archive',
+  'config.update',
+  'kill',
+  'clear_kill',
+  'promote',
+  'keys.manage',
+  'audit.read',
+  'stats.read',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** Granted, refused, or granted except for some destination environments. */
+export type Grant = boolean | { exceptInto: readonly EnvironmentName[]; why: string };
+
+const ALL = true;
+const NONE = false;
+
+/**
+ * Contract §5, the one statement of who may do what. Everything is scoped to the principal's own
+ * organisation before this table is consulted: another organisation's resources are simply not found.
+ */
+export const PERMISSION_TABLE: Readonly<Record<PrincipalKind, Readonly<Record<Permission, Grant>>>> = {
+  admin: {
+    read: ALL,
+    'project.create': ALL,
+    'flag.create': ALL,
+    'flag.update': ALL,
+    'flag.archive': ALL,
+    'config.update': ALL,
+    kill: ALL,
+    clear_kill: ALL,
+    promote: ALL,
+    'keys.manage': ALL,
+    'audit.read': ALL,
+    'stats.read': ALL,
+  },
+  session: {
+    read: ALL,
+    'project.create': ALL,
+    'flag.create': ALL,
+    'flag.update': ALL,
+    'flag.archive': ALL,
+    'config.update': ALL,
+    kill: ALL,
+    clear_kill: ALL,
+    promote: ALL,
+    'keys.manage': NONE,
+    'audit.read': ALL,
+    'stats.read': ALL,
+  },
+  agent: {
+    read: ALL,
+    'project.create': NONE,
+    'flag.create': ALL,
+    'flag.update': ALL,
+    'flag.archive': NONE,
+    'config.update': ALL,
+    kill: ALL,
+    clear_kill: ALL,
+    promote: { exceptInto: ['prod'], why: 'promoting into prod is a deploy' },
+    'keys.manage': NONE,
+    'audit.read': ALL,
+    'stats.read': ALL,
+  },
+  sdk: {
+    read: NONE,
+    'project.create': NONE,
+    'flag.create': NONE,
+    'flag.update': NONE,
+    'flag.archive': NONE,
+    'config.update': NONE,
+    kill: NONE,
+    clear_kill: NONE,
+    promote: NONE,
+    'keys.manage': NONE,
+    'audit.read': NONE,
+    'stats.read': NONE,
+  },
+};
+
+/** Words for error messages: "an agent key may not <label>". */
+const LABEL: Readonly<Record<Permission, string>> = {
+  read: 'read projects and flags',
+  'project.create': 'create projects',
+  'flag.create': 'create flags',
+  'flag.update': 'change flag metadata',
+  'flag.archive': 'archive flags',
+  'config.update': 'update environment configs',
+  kill: 'kill flags',
+  clear_kill: 'clear kills',
+  promote: 'promote configs',
+  'keys.manage': 'manage keys',
+  'audit.read': 'read the audit trail',
+  'stats.read': 'read evaluation stats',
+};
+
+const CREDENTIAL_NAME: Readonly<Record<PrincipalKind, string>> = {
+  admin: 'an admin key',
+  agent: 'an agent key',
+  session: 'a session',
+  sdk: 'an sdk key',
+};
+
+export interface PermissionContext {
+  /** The environment the operation writes to; required for `promote` (its destination). */
+  environment?: EnvironmentName;
+}
+
+/** Whether the principal may perform `permission`; see `authorize` for the throwing form. */
+export function can(principal: Pick<Principal, 'kind'>, permission: Permission, context: PermissionContext = {}): boolean {
+  return refusal(principal.kind, permission, context) === null;
+}
+
+/** Throws ForbiddenError, saying what is missing, unless the principal may perform `permission`. */
+export function authorize(principal: Pick<Principal, 'kind'>, permission: Permission, context: PermissionContext = {}): void {
+  const reason = refusal(principal.kind, permission, context);
+  if (reason !== null) throw new ForbiddenError(reason);
+}
+
+function refusal(kind: PrincipalKind, permission: Permission, context: PermissionContext): string | null {
+  const grant = PERMISSION_TABLE[kind]?.[permission];
+  if (grant === true) return null;
+  if (grant === undefined || grant === false) {
+    return `${CREDENTIAL_NAME[kind] ?? 'this credential'} may not ${LABEL[permission] ?? permission}; it needs ${holders(permission)}`;
+  }
+  // A partial grant depends on the destination; without one the check cannot pass (fail closed).
+  if (context.environment === undefined) throw new TypeError(`authorize(${permission}) needs the destination environment`);
+  if (!grant.exceptInto.includes(context.environment)) return null;
+  return `${CREDENTIAL_NAME[kind]} may not ${LABEL[permission]} into ${context.environment} (${grant.why}); it needs ${holders(permission, context.environment)}`;
+}
+
+/** "an admin key or a session": who holds the permission outright, read from the table. */
+function holders(permission: Permission, environment?: EnvironmentName): string {
+  const names = (Object.keys(PERMISSION_TABLE) as PrincipalKind[])
+    .filter((kind) => {
+      const grant = PERMISSION_TABLE[kind][permission];
+      return grant === true || (grant !== false && environment !== undefined && !grant.exceptInto.includes(environment));
+    })
+    .map((kind) => CREDENTIAL_NAME[kind]);
+  return names.length === 0 ? 'a credential that nobody holds' : names.join(' or ');
+}

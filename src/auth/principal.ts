@@ -1,0 +1,45 @@
+import type { EnvironmentName } from '../model/environments.js';
+import type { KeyKind } from './key-format.js';
+
+/** Who is calling: a key of one of the three kinds, or a dashboard session (contract §5). */
+export type PrincipalKind = KeyKind | 'session';
+
+export interface Principal {
+  org: string;
+  kind: PrincipalKind;
+  /** The key's id, or the session's id for a session. */
+  keyId: string;
+  /** Non-secret start of the key; what the audit trail shows. */
+  prefix: string;
+  name: string;
+  /** SDK keys only: the one project and environment the key may evaluate. */
+  projectId?: string;
+  environment?: EnvironmentName;
+}
+
+/** A stored key. `hash` is the keyed hash of the key; the key itself is never stored. */
+export interface KeyRecord {
+  id: string;
+  org: string;
+  kind: KeyKind;
+  name: string;
+  prefix: string;
+  hash: string;
+  projectId?: string;
+  environment?: EnvironmentName;
+  createdAt: string;
+  revokedAt?: string;
+}
+
+/** A key as listed to its organisation's admins: everything but the hash. */
+export type KeyView = Omit<KeyRecord, 'hash'>;
+
+/** The answer to a key creation: the only time the key itself is shown. */
+export interface CreatedKey extends KeyView {
+  key: string;
+}
+
+export interface Organisation {
+  name: string;
+  createdAt: string;
+}

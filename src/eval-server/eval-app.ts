@@ -1,0 +1,95 @@
+import Koa from 'koa';
+import type { KeyService } from '../auth/key-service.js';
+import { bearerToken } from '../auth/bearer-token.js';
+import { NotFoundError } from '../errors/kinds.js';
+import { errorMiddleware } from '../http/error-middleware.js';
+import { readJsonBody } from '../http/read-json-body.js';
+import type { Logger } from '../log/logger.js';
+import type { EvaluationResult } from '../model/index.js';
+import type { EvaluationCounter } from '../stats/evaluation-counter.js';
+import { statsScope } from '../stats/stats-scope.js';
+import { cors } from './cors.js';
+import type { EnvironmentView } from './environment-view.js';
+import { parseEvaluateRequest } from './evaluate-request.js';
+import { matchesEtag } from './if-none-match.js';
+import type { SnapshotHolder } from './snapshot-holder.js';
+
+export interface EvalAppDeps {
+  keys: KeyService;
+  holder: SnapshotHolder;
+  counter: EvaluationCounter;
+  logger: Logger;
+  health: () => { status: number; body: unknown };
+}
+
+/**
+ * The evaluation API (service-spec §4, contract §4). The hot path is deliberately plain: one Map lookup to
+ * authenticate, one to find the view, the compiled evaluator, one JSON.stringify.
+ */
+export function createEvalApp(deps: EvalAppDeps): Koa {
+  const app = new Koa();
+  app.proxy = false;
+  app.use(errorMiddleware(deps.logger));
+  app.use(cors);
+  app.use(async (ctx) => {
+    switch (ctx.path) {
+      case '/v1/evaluate':
+        if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
+        return evaluate(ctx, deps);
+      case '/v1/snapshot':
+        if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return methodNotAllowed(ctx, 'GET');
+        return snapshot(ctx, deps);
+      case '/healthz': {
+        const { status, body } = deps.health();
+        ctx.status = status;
+        ctx.body = body;
+        return;
+      }
+      default:
+        return;
+    }
+  });
+  return app;
+}
+
+function methodNotAllowed(ctx: Koa.Context, allow: string): void {
+  ctx.status = 405;
+  ctx.set('Allow', allow);
+  ctx.body = { error: { code: 'invalid_input', message: `${ctx.method} is not allowed on ${ctx.path}; use ${allow}` } };
+}
+
+/** The SDK key fixes organisation, project and environment (service-spec §5 rule 2). */
+export function viewFor(ctx: Koa.Context, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
+  const principal = deps.keys.evaluationPrincipal(bearerToken(ctx.get('authorization')));
+  const view = deps.holder.view(principal.org, principal.projectId!, principal.environment!);
+  if (!view) throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
+  return view;
+}
+
+async function evaluate(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
+  const view = viewFor(ctx, deps);
+  const request = parseEvaluateRequest(await readJsonBody(ctx.req));
+  const scope = statsScope(view.org, view.projectId, view.environment);
+  const out: Record<string, EvaluationResult> = {};
+  for (const key of request.keys) {
+    const result = view.compiled.evaluate(key, request.context, view.killed);
+    if (result.variation !== undefined) deps.counter.record(scope, key, result.variation);
+    out[key] = result;
+  }
+  ctx.type = 'application/json';
+  ctx.body = JSON.stringify(out);
+}
+
+function snapshot(ctx: Koa.Context, deps: EvalAppDeps): void {
+  const view = viewFor(ctx, deps);
+  ctx.set('ETag', view.etag);
+  // Caches (a CDN in front of replicas) may keep it but must revalidate; the key decides what is served.
+  ctx.set('Cache-Control', 'no-cache');
+  ctx.set('Vary', 'Authorization');
+  if (matchesEtag(ctx.get('if-none-match'), view.etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = 'application/json';
+  ctx.body = view.snapshotJson();
+}

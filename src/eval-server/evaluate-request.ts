@@ -1,0 +1,68 @@
+import { InvalidInputError } from '../errors/kinds.js';
+import type { EvaluationContext } from '../model/index.js';
+
+/** At most this many flag keys in one evaluate request (contract §4). */
+export const MAX_EVALUATE_KEYS = 1000;
+
+export interface EvaluateRequest {
+  keys: string[];
+  context: EvaluationContext;
+}
+
+const ALLOWED = new Set(['key', 'keys', 'context']);
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Checks a POST /v1/evaluate body: `key`, `keys` or both (their union), an optional context (contract §4). */
+export function parseEvaluateRequest(body: unknown): EvaluateRequest {
+  if (!isPlainObject(body)) throw new InvalidInputError('the body must be a JSON object with key or keys', 'body');
+  for (const field of Object.keys(body)) {
+    if (!ALLOWED.has(field)) throw new InvalidInputError(`unknown field ${field}; expected key, keys and context`, field);
+  }
+  const { key, keys, context } = body;
+  if (key === undefined && keys === undefined) throw new InvalidInputError('send key (one flag key) or keys (an array of flag keys)', 'key');
+  let all: string[];
+  if (keys === undefined) {
+    all = [];
+  } else {
+    if (!Array.isArray(keys)) throw new InvalidInputError('keys must be an array of flag keys', 'keys');
+    for (let i = 0; i < keys.length; i++) {
+      if (typeof keys[i] !== 'string' || keys[i] === '') throw new InvalidInputError(`keys[${i}] must be a non-empty string`, `keys[${i}]`);
+    }
+    all = keys as string[];
+  }
+  if (key !== undefined) {
+    if (typeof key !== 'string' || key === '') throw new InvalidInputError('key must be a non-empty string', 'key');
+    if (!all.includes(key)) all = [key, ...all];
+  }
+  if (all.length > MAX_EVALUATE_KEYS) {
+    const unique = new Set(all);
+    if (unique.size > MAX_EVALUATE_KEYS) throw new InvalidInputError(`at most ${MAX_EVALUATE_KEYS} keys per request, got ${unique.size}`, 'keys');
+    all = [...unique];
+  }
+  return { keys: all, context: parseContext(context) };
+}
+
+const EMPTY_CONTEXT: EvaluationContext = Object.freeze({});
+
+export function parseContext(context: unknown): EvaluationContext {
+  if (context === undefined || context === null) return EMPTY_CONTEXT;
+  if (!isPlainObject(context)) throw new InvalidInputError('context must be an object with userId and attributes', 'context');
+  for (const field of Object.keys(context)) {
+    if (field !== 'userId' && field !== 'attributes') throw new InvalidInputError(`unknown field context.${field}; expected userId and attributes`, `context.${field}`);
+  }
+  const { userId, attributes } = context;
+  if (userId !== undefined && userId !== null && typeof userId !== 'string') throw new InvalidInputError('context.userId must be a string', 'context.userId');
+  if (attributes !== undefined && attributes !== null && !isPlainObject(attributes)) {
+    throw new InvalidInputError('context.attributes must be an object', 'context.attributes');
+  }
+  if (userId === null || attributes === null) {
+    const normalized: EvaluationContext = {};
+    if (typeof userId === 'string') normalized.userId = userId;
+    if (attributes) normalized.attributes = attributes as Record<string, unknown>;
+    return normalized;
+  }
+  return context as EvaluationContext;
+}

@@ -1,0 +1,38 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type Koa from 'koa';
+
+export interface RunningServer {
+  server: http.Server;
+  port: number;
+  url: string;
+  /** Stops accepting, lets requests in flight finish, then closes idle keep-alive sockets. */
+  close(): Promise<void>;
+}
+
+/** Listens on host:port (0 = a free port) and resolves once listening. */
+export async function listen(app: Koa, host: string, port: number): Promise<RunningServer> {
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const actual = (server.address() as AddressInfo).port;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    server,
+    port: actual,
+    url: `http://${urlHost}:${actual}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+        // Long-lived streams (SSE) never become idle; give in-flight requests a moment, then end them.
+        setTimeout(() => server.closeAllConnections(), 2_000).unref();
+      }),
+  };
+}

@@ -1,0 +1,83 @@
+import { KeyService } from './auth/key-service.js';
+import type { Config } from './config/config.js';
+import { createControlApp } from './control-plane/control-app.js';
+import { createEvalApp } from './eval-server/eval-app.js';
+import { SnapshotHolder } from './eval-server/snapshot-holder.js';
+import { listen, type RunningServer } from './http/serve.js';
+import { KillSwitch } from './kill/kill-switch.js';
+import type { Logger } from './log/logger.js';
+import { EvaluationCounter } from './stats/evaluation-counter.js';
+import { RepositoryRegistry } from './storage/repository-registry.js';
+
+export interface Service {
+  controlUrl: string;
+  evalUrl: string;
+  keys: KeyService;
+  repos: RepositoryRegistry;
+  holder: SnapshotHolder;
+  /** Stops both servers (requests in flight finish), flushes counts, closes the repositories. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The composition root: the one place that wires storage, credentials, the evaluation server, the kill fast
+ * path and the control plane together. Both ports listen at once and answer /healthz 503 until every
+ * organisation's current snapshot is served.
+ */
+export async function startService(config: Config, logger: Logger): Promise<Service> {
+  const keys = await KeyService.open({ dataDir: config.dataDir });
+  const { warnings } = await keys.bootstrap(config.bootstrapKeys);
+  for (const warning of warnings) logger.warn(warning);
+  const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger });
+  const holder = new SnapshotHolder(logger);
+  const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
+  const killSwitch = new KillSwitch(holder);
+
+  let ready = false;
+  const health = () => {
+    const report = holder.health();
+    const degraded = report.organisations.some((o) => o.problem !== null);
+    const status = !ready ? 'starting' : degraded ? 'degraded' : 'ok';
+    return { status: ready ? 200 : 503, body: { status, organisations: report.organisations } };
+  };
+
+  const evalApp = createEvalApp({ keys, holder, counter, logger, health });
+  const controlApp = createControlApp({ keys, repos, holder, killSwitch, counter, logger, health, planProjectLimit: config.planProjectLimit });
+  const servers: RunningServer[] = [];
+  try {
+    servers.push(await listen(controlApp, config.host, config.controlPort));
+    servers.push(await listen(evalApp, config.host, config.evalPort));
+    for (const org of keys.organisations()) {
+      const repo = await repos.get(org.name);
+      await repo.watch();
+      await holder.add(org.name, repo);
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close()));
+    await counter.close();
+    await repos.closeAll();
+    throw err;
+  }
+  ready = true;
+  const [control, evaluation] = servers;
+  logger.info('flagops started', { control: control.url, evaluation: evaluation.url, dataDir: config.dataDir });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    controlUrl: control.url,
+    evalUrl: evaluation.url,
+    keys,
+    repos,
+    holder,
+    stop: () => {
+      stopping ??= (async () => {
+        await Promise.all(servers.map((s) => s.close()));
+        holder.close();
+        await counter.close();
+        await repos.closeAll();
+        logger.info('flagops stopped');
+      })();
+      return stopping;
+    },
+  };
+}
