@@ -91,19 +91,41 @@ export class OrganisationServing {
       return;
     }
     const { state, issues } = await this.repo.readState(commit);
-    if (issues.length > 0) {
-      // Never serve an invalid commit (contract §2): keep the last good views and report the problem.
-      this.problem = { commit, issues };
-      for (const issue of issues) this.logger.error('invalid file on main; not served', { org: this.org, commit, ...issue });
-      return;
-    }
     const keys = allVersionKeys(state.projects.keys());
     const known = this.servedHead === null ? undefined : { commit: this.servedHead, versions: this.versions };
     const versions = await snapshotVersions(this.repo, commit, keys, known);
     if (known && this.servedHead !== known.commit) return this.reload(commit); // the fast path moved on meanwhile
+    if (issues.length > 0) {
+      // Never serve an invalid commit (contract §2): keep the last good flags and report the problem. The
+      // kills files are read on their own (the fast path), so valid kills in it still take effect.
+      if (this.problem?.commit !== commit) {
+        for (const issue of issues) this.logger.error('invalid file on main; not served', { org: this.org, commit, ...issue });
+      }
+      this.problem = { commit, issues };
+      this.applyKillsOnly(state, versions);
+      return;
+    }
     this.swap(commit, state, versions);
     this.problem = null;
     this.logger.info('serving', { org: this.org, commit, projects: state.projects.size, ms: Math.round(performance.now() - started) });
+  }
+
+  /** Swaps in the kill overlays of `state` where they differ from what is served, leaving the flags as they are. */
+  private applyKillsOnly(state: RepositoryState, versions: Map<VersionKey, number>): void {
+    const changed: EnvironmentView[] = [];
+    for (const [slug, project] of state.projects) {
+      const views = this.byProjectId.get(project.project.id);
+      if (!views) continue;
+      for (const env of ENVIRONMENTS) {
+        const old = views[env];
+        const version = versions.get(versionKey(slug, env)) ?? old.version;
+        if (JSON.stringify(old.kills) === JSON.stringify(project.kills[env]) || version < old.version) continue;
+        views[env] = old.withKills(project.kills[env], version, old.commit);
+        this.versions.set(versionKey(slug, env), version);
+        changed.push(views[env]);
+      }
+    }
+    if (changed.length > 0) this.onSwap(changed);
   }
 
   /** Builds the changed views and swaps them in; synchronous, so no request sees half of it. */

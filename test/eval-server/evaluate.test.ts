@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness } from './harness.js';
+
+describe('POST /v1/evaluate (service-spec §4, contract §4)', () => {
+  let h: EvalHarness;
+  let key: string;
+  const raw = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
+    fetch(`${h.service.evalUrl}/v1/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body });
+
+  beforeAll(async () => {
+    h = await startHarness();
+    await commitFiles(h.repo, projectFiles('shop', [{ key: 'a' }, { key: 'b', enabled: false }, { key: 'c', rolloutPct: 0 }]));
+    await h.service.holder.served('acme');
+    key = await sdkKey(h, 'shop', 'prod');
+  });
+  afterAll(() => h?.stop());
+
+  it('answers the single-key form keyed by the flag key', async () => {
+    const res = await evaluate(h, key, { key: 'a', context: { userId: 'u1' } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ a: { value: true, reason: 'default', variation: 'on' } });
+  });
+
+  it('answers the multi-key form with the same keyed shape', async () => {
+    const body = await (await evaluate(h, key, { keys: ['a', 'b'] })).json();
+    expect(body).toEqual({ a: { value: true, reason: 'default', variation: 'on' }, b: { value: false, reason: 'flag_disabled', variation: 'off' } });
+  });
+
+  it('evaluates the union when key and keys are both sent', async () => {
+    const body = await (await evaluate(h, key, { key: 'c', keys: ['a', 'c'] })).json();
+    expect(Object.keys(body).sort()).toEqual(['a', 'c']);
+  });
+
+  it('answers an unknown key with flag_not_found', async () => {
+    expect(await (await evaluate(h, key, { key: 'nope' })).json()).toEqual({ nope: { value: null, reason: 'flag_not_found' } });
+  });
+
+  it('accepts 1000 keys and refuses 1001 with 400 invalid_input', async () => {
+    const thousand = Array.from({ length: 1000 }, (_, i) => `k${i}`);
+    expect((await evaluate(h, key, { keys: thousand })).status).toBe(200);
+    const res = await evaluate(h, key, { keys: [...thousand, 'one-more'] });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/1000/) });
+  });
+
+  const bad: Array<[string, () => Promise<Response>, number, RegExp]> = [
+    ['neither key nor keys', () => evaluate(h, key, { context: {} }), 400, /key/],
+    ['keys not an array', () => evaluate(h, key, { keys: 'a' }), 400, /keys/],
+    ['a key that is not a string', () => evaluate(h, key, { keys: ['a', 3] }), 400, /keys\[1\]/],
+    ['malformed JSON', () => raw('{"key": '), 400, /JSON/],
+    ['a body that is not an object', () => raw('[1,2]'), 400, /object/],
+    ['a context that is not an object', () => evaluate(h, key, { key: 'a', context: 'x' }), 400, /context/],
+    ['a userId that is not a string', () => evaluate(h, key, { key: 'a', context: { userId: 42 } }), 400, /userId/],
+    ['an unknown field', () => evaluate(h, key, { key: 'a', flags: [] }), 400, /flags/],
+    ['a body that is not JSON', () => raw('key=a', { 'content-type': 'text/plain' }), 415, /application\/json/],
+    ['a body over 1 MiB', () => raw(JSON.stringify({ keys: ['x'.repeat(1024 * 1024)] })), 413, /larger/],
+  ];
+  for (const [what, send, status, message] of bad) {
+    it(`refuses ${what} with ${status} and the error body, and stays healthy`, async () => {
+      const res = await send();
+      expect(res.status).toBe(status);
+      const body = await res.json();
+      expect(body.error.message).toMatch(message);
+      expect(typeof body.error.code).toBe('string');
+      expect((await fetch(`${h.service.evalUrl}/healthz`)).status).toBe(200);
+      expect((await evaluate(h, key, { key: 'a' })).status).toBe(200);
+    });
+  }
+});

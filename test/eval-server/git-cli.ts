@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** An engineer's checkout of the service's bare repository, driven through the git CLI. */
+export async function cloneRepo(gitdir: string): Promise<Checkout> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'flagops-clone-'));
+  await run('git', ['clone', '-q', gitdir, dir]);
+  return new Checkout(dir);
+}
+
+export class Checkout {
+  constructor(readonly dir: string) {}
+
+  git(...args: string[]) {
+    return run('git', ['-c', 'user.name=Erin Engineer', '-c', 'user.email=erin@example.com', ...args], { cwd: this.dir });
+  }
+
+  read(file: string) {
+    return readFile(path.join(this.dir, file), 'utf8');
+  }
+
+  write(file: string, text: string) {
+    return writeFile(path.join(this.dir, file), text);
+  }
+
+  async commitAndPush(message: string) {
+    await this.git('add', '-A');
+    await this.git('commit', '-q', '-m', message);
+    await this.git('push', '-q', 'origin', 'HEAD:main');
+  }
+}

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KillSwitch } from '../../src/kill/kill-switch.js';
+import { actor, commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';
+import { cloneRepo } from './git-cli.js';
+
+describe('the kill fast path (service-spec §1, issue 3)', () => {
+  let h: EvalHarness;
+  let key: string;
+  let kills: KillSwitch;
+  const resultOf = async (flag: string) =>
+    ((await (await evaluate(h, key, { key: flag, context: { userId: 'u1', attributes: { plan: 'beta' } } })).json()) as Record<string, { value: unknown; reason: string }>)[flag];
+  const version = async () => (await (await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${key}` } })).json()).version;
+  const request = (flagKey: string, reason?: string) => ({ org: 'acme', repo: h.repo, projectSlug: 'shop', flagKey, environment: 'prod' as const, actor, reason });
+
+  beforeAll(async () => {
+    h = await startHarness();
+    const rules = [{ id: 'beta', conditions: [{ attribute: 'plan', op: 'eq' as const, value: 'beta' }], serve: 'on' as const }];
+    await commitFiles(h.repo, projectFiles('shop', [{ key: 'checkout', rules }, { key: 'search', rules }, { key: 'pushed' }]));
+    await h.service.holder.served('acme');
+    key = await sdkKey(h, 'shop', 'prod');
+    kills = new KillSwitch(h.service.holder);
+  });
+  afterAll(() => h?.stop());
+
+  it('serves valueOff with reason killed as soon as the kill call returns, overriding a matching rule', async () => {
+    expect(await resultOf('checkout')).toMatchObject({ value: true, reason: 'rule_match' });
+    const outcome = await kills.kill(request('checkout', 'error rate'));
+    expect(outcome.changed).toBe(true);
+    expect(await resultOf('checkout')).toEqual({ value: false, reason: 'killed', variation: 'off' });
+  });
+
+  it('changes the snapshot version on kill and on clear', async () => {
+    const before = await version();
+    await kills.kill(request('search'));
+    const killed = await version();
+    expect(killed).toBeGreaterThan(before);
+    await kills.clear(request('search'));
+    expect(await version()).toBeGreaterThan(killed);
+    expect(await resultOf('search')).toMatchObject({ value: true, reason: 'rule_match' });
+  });
+
+  it('swaps only the overlay: the compiled flags are shared with the view before the kill', async () => {
+    const before = h.service.holder.view('acme', 'prj_shop', 'prod')!;
+    await kills.kill(request('search'));
+    const after = h.service.holder.view('acme', 'prj_shop', 'prod')!;
+    expect(after).not.toBe(before);
+    expect(after.compiled).toBe(before.compiled);
+    expect(after.killed.has('search')).toBe(true);
+  });
+
+  it('treats killing a killed flag as harmless: nothing changes, no commit', async () => {
+    const head = await h.repo.head();
+    const outcome = await kills.kill(request('checkout'));
+    expect(outcome.changed).toBe(false);
+    expect(await h.repo.head()).toBe(head);
+    expect((await resultOf('checkout')).reason).toBe('killed');
+  });
+
+  it('writes the kill into kills.yaml with who and why, in one commit with trailers', async () => {
+    const { state } = await h.repo.readState();
+    expect(state.projects.get('shop')!.kills.prod.kills.checkout).toMatchObject({ killedBy: actor.keyPrefix, reason: 'error rate' });
+    const log = await h.repo.firstParentLog({ from: await h.repo.head(), limit: 10 });
+    const commit = log.find((c) => c.flagops?.action === 'kill' && c.flagops.flag === 'checkout')!;
+    expect(commit.flagops).toMatchObject({ environment: 'prod', project: 'shop', actor: { keyPrefix: actor.keyPrefix } });
+    expect(commit.body).toContain('error rate');
+  });
+
+  it('applies a kill pushed from outside as soon as the ref moves', async () => {
+    const checkout = await cloneRepo(h.repo.gitdir);
+    const file = 'projects/shop/environments/prod/kills.yaml';
+    const current = await checkout.read(file);
+    const entry = '  pushed:\n    killedAt: 2026-11-21T10:00:00.000Z\n    killedBy: erin\n';
+    await checkout.write(file, current.includes('kills: {}') ? `kills:\n${entry}` : `${current.trimEnd()}\n${entry}`);
+    await checkout.commitAndPush('kill pushed');
+    await within(1000, () => resultOf('pushed'), (r) => r.reason === 'killed');
+  });
+});
