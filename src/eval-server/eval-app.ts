@@ -26,28 +26,34 @@ export interface EvalAppDeps {
  * The evaluation API (service-spec §4, contract §4). The hot path is deliberately plain: one Map lookup to
  * authenticate, one to find the view, the compiled evaluator, one JSON.stringify.
  */
-export function createEvalApp(deps: EvalAppDeps): Koa {
+export type EvalHandler = (ctx: Koa.Context, deps: EvalAppDeps) => Promise<void> | void;
+
+/** Path → method → handler. Further endpoints (streams, OFREP, count reports) register here. */
+export type EvalRoutes = Record<string, Partial<Record<'GET' | 'POST', EvalHandler>>>;
+
+export const coreRoutes: EvalRoutes = {
+  '/v1/evaluate': { POST: evaluate },
+  '/v1/snapshot': { GET: snapshot },
+  '/healthz': {
+    GET: (ctx, deps) => {
+      const { status, body } = deps.health();
+      ctx.status = status;
+      ctx.body = body;
+    },
+  },
+};
+
+export function createEvalApp(deps: EvalAppDeps, routes: EvalRoutes = coreRoutes): Koa {
   const app = new Koa();
   app.proxy = false;
   app.use(errorMiddleware(deps.logger));
   app.use(cors);
   app.use(async (ctx) => {
-    switch (ctx.path) {
-      case '/v1/evaluate':
-        if (ctx.method !== 'POST') return methodNotAllowed(ctx, 'POST');
-        return evaluate(ctx, deps);
-      case '/v1/snapshot':
-        if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return methodNotAllowed(ctx, 'GET');
-        return snapshot(ctx, deps);
-      case '/healthz': {
-        const { status, body } = deps.health();
-        ctx.status = status;
-        ctx.body = body;
-        return;
-      }
-      default:
-        return;
-    }
+    const byMethod = routes[ctx.path];
+    if (byMethod === undefined) return;
+    const handler = byMethod[(ctx.method === 'HEAD' ? 'GET' : ctx.method) as 'GET' | 'POST'];
+    if (handler === undefined) return methodNotAllowed(ctx, Object.keys(byMethod).join(', '));
+    await handler(ctx, deps);
   });
   return app;
 }

@@ -22,21 +22,46 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
     req.resume();
     throw new PayloadTooLargeError(limit);
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) {
-      req.resume();
-      throw new PayloadTooLargeError(limit);
-    }
-    chunks.push(chunk as Buffer);
-  }
+  const { size, text } = await readText(req, limit);
   if (size === 0) return undefined;
-  const text = Buffer.concat(chunks, size).toString('utf8');
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new InvalidInputError(`the body is not valid JSON: ${(err as Error).message}`, 'body');
   }
+}
+
+/** Collects the body with plain stream events: cheaper per request than an async iterator. */
+function readText(req: IncomingMessage, limit: number): Promise<{ size: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.resume();
+        reject(new PayloadTooLargeError(limit));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+      resolve({ size, text: body.toString('utf8') });
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }

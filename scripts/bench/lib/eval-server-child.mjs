@@ -1,0 +1,20 @@
+// A flagops service for the HTTP benchmark, run in its own process (pinned to one core by the parent).
+// Prints one JSON line { evalUrl, key } once it serves a project of 20 flags.
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { silentLogger } from '../../../dist/log/logger.js';
+import { startService } from '../../../dist/service.js';
+import { benchActor, projectWithFlags } from './seed.mjs';
+
+const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-eval-'));
+const service = await startService(
+  { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbench000001' }], planProjectLimit: 25, logLevel: 'error' },
+  silentLogger,
+);
+const repo = await service.repos.get('bench');
+await repo.update(() => ({ changes: projectWithFlags('shop', 20), meta: { action: 'change', summary: 'seed', actor: benchActor }, result: null }));
+await service.holder.served('bench');
+const { key } = await service.keys.createKey('bench', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
+process.stdout.write(`${JSON.stringify({ evalUrl: service.evalUrl, key })}\n`);
+process.on('SIGTERM', () => service.stop().then(() => process.exit(0)));
