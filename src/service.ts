@@ -1,6 +1,8 @@
+import { AuditRegistry } from './audit/audit-registry.js';
 import { KeyService } from './auth/key-service.js';
 import type { Config } from './config/config.js';
 import { createControlApp } from './control-plane/control-app.js';
+import { ensureFirstAdminKey } from './first-run.js';
 import { createEvalApp } from './eval-server/eval-app.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { listen, type RunningServer } from './http/serve.js';
@@ -28,10 +30,12 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const keys = await KeyService.open({ dataDir: config.dataDir });
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
+  await ensureFirstAdminKey(keys, config.dataDir, logger);
   const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger });
   const holder = new SnapshotHolder(logger);
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
   const killSwitch = new KillSwitch(holder);
+  const audit = new AuditRegistry({ repos, logger });
 
   let ready = false;
   const health = () => {
@@ -42,7 +46,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   };
 
   const evalApp = createEvalApp({ keys, holder, counter, logger, health });
-  const controlApp = createControlApp({ keys, repos, holder, killSwitch, counter, logger, health, planProjectLimit: config.planProjectLimit });
+  const controlApp = createControlApp({ keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit });
   const servers: RunningServer[] = [];
   try {
     servers.push(await listen(controlApp, config.host, config.controlPort));
@@ -73,6 +77,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       stopping ??= (async () => {
         await Promise.all(servers.map((s) => s.close()));
         holder.close();
+        audit.closeAll();
         await counter.close();
         await repos.closeAll();
         logger.info('flagops stopped');

@@ -1,0 +1,96 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** `npm start` as a user runs it: the composition root bundled from source, in its own process. */
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHealthy(url: string, child: ChildProcess, ms = 10_000): Promise<void> {
+  const started = Date.now();
+  while (Date.now() - started < ms) {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} not healthy within ${ms} ms`);
+}
+
+describe('the service process (contract §1)', () => {
+  let dir: string;
+  let entry: string;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'flagops-process-'));
+    // Two folders below the project root, as dist/main.js is: external packages resolve from node_modules
+    // and the schemas from ../../schemas, exactly as in the built package.
+    entry = path.join(process.cwd(), 'test-artifacts', 'bundle', `main-${process.pid}.mjs`);
+    await build({ entryPoints: ['src/main.ts'], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: entry, logLevel: 'silent' });
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rm(entry, { force: true });
+  });
+
+  function start(env: Record<string, string>) {
+    const stderr: string[] = [];
+    const child = spawn(process.execPath, [entry], { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stderr!.on('data', (chunk) => stderr.push(String(chunk)));
+    return { child, stderr };
+  }
+
+  it('starts with zero configuration, answers /healthz on both ports, and hands out a first admin key', async () => {
+    const dataDir = path.join(dir, 'zero');
+    const [control, evaluation] = [await freePort(), await freePort()];
+    const { child, stderr } = start({ FLAGOPS_DATA_DIR: dataDir, FLAGOPS_CONTROL_PORT: String(control), FLAGOPS_EVAL_PORT: String(evaluation) });
+    try {
+      await waitHealthy(`http://127.0.0.1:${control}/healthz`, child);
+      expect((await fetch(`http://127.0.0.1:${evaluation}/healthz`)).status).toBe(200);
+      const key = (await readFile(path.join(dataDir, 'state', 'initial-admin-key'), 'utf8')).trim();
+      expect(key).toMatch(/^svc_adm_/);
+      expect(stderr.join('')).toContain('initial-admin-key');
+      expect(stderr.join('')).not.toContain(key);
+    } finally {
+      child.kill('SIGTERM');
+    }
+  });
+
+  it('stops cleanly on SIGTERM with exit code 0 and structured logs', async () => {
+    const dataDir = path.join(dir, 'sigterm');
+    const [control, evaluation] = [await freePort(), await freePort()];
+    const { child, stderr } = start({
+      FLAGOPS_DATA_DIR: dataDir,
+      FLAGOPS_CONTROL_PORT: String(control),
+      FLAGOPS_EVAL_PORT: String(evaluation),
+      FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_processtestadmin000001',
+    });
+    await waitHealthy(`http://127.0.0.1:${control}/healthz`, child);
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const lines = stderr.join('').trim().split('\n');
+    for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+    expect(lines.map((l) => JSON.parse(l).msg)).toContain('flagops stopped');
+  });
+
+  it('refuses a bad setting with a clear message and exit code 2', async () => {
+    const { child, stderr } = start({ FLAGOPS_DATA_DIR: path.join(dir, 'bad'), FLAGOPS_CONTROL_PORT: 'eighty' });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
+    expect(code).toBe(2);
+    expect(stderr.join('')).toMatch(/FLAGOPS_CONTROL_PORT must be a port number/);
+  });
+});
