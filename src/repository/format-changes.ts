@@ -1,0 +1,60 @@
+import type { JsonValue } from '../model/types.js';
+import type { ChangeItem, FlagChange } from './diff-states.js';
+
+const MAX_VALUE_LENGTH = 40;
+
+function show(value: JsonValue | undefined): string {
+  if (value === undefined) return '(none)';
+  const text = JSON.stringify(value);
+  return text.length > MAX_VALUE_LENGTH ? `${text.slice(0, MAX_VALUE_LENGTH - 1)}…` : text;
+}
+
+function describe(item: ChangeItem): string {
+  switch (item.type) {
+    case 'project_added':
+      return 'project added';
+    case 'project_removed':
+      return `project removed with its ${item.flagCount} flag(s)`;
+    case 'flag_added':
+      return `flag added (${item.kind})`;
+    case 'flag_deleted':
+      return 'flag deleted';
+    case 'flag_archived':
+      return 'archived';
+    case 'flag_unarchived':
+      return 'unarchived';
+    case 'field_changed':
+      if (item.field === 'enabled') return item.after ? 'enabled' : 'disabled';
+      if (item.field === 'rolloutPct') return `rolloutPct ${item.before ?? 0} → ${item.after}`;
+      if (item.field === 'description') return 'description changed';
+      return `${item.field} ${show(item.before)} → ${show(item.after)}`;
+    case 'rule_added':
+      return `rule ${item.ruleId} added`;
+    case 'rule_removed':
+      return `rule ${item.ruleId} removed`;
+    case 'rule_changed': {
+      const parts = item.fields.map((f) => {
+        if (f.field === 'conditions' || f.field === 'description') return `${f.field} changed`;
+        return `${f.field} ${f.before ?? '(none)'} → ${f.after ?? '(none)'}`;
+      });
+      return `rule ${item.ruleId} changed (${parts.join(', ')})`;
+    }
+    case 'rules_reordered':
+      return 'rules reordered';
+    case 'killed':
+      return `killed by ${item.killedBy}${item.reason ? ` (${item.reason})` : ''}`;
+    case 'unkilled':
+      return 'kill cleared';
+  }
+}
+
+/** `shop/checkout-v2 prod: rolloutPct 10 → 50; rule beta-users added; killed by deploy-bot` */
+export function formatFlagChange(change: FlagChange): string {
+  const subject = `${change.project}${change.flag === null ? '' : `/${change.flag}`}${change.environment === null ? '' : ` ${change.environment}`}`;
+  return `${subject}: ${change.changes.map(describe).join('; ')}`;
+}
+
+/** One line per change; a single line saying so when there is none. */
+export function formatChanges(changes: readonly FlagChange[]): string {
+  return changes.length === 0 ? 'no flag changes' : changes.map(formatFlagChange).join('\n');
+}

@@ -1,0 +1,10 @@
+export { assembleState, type RepositoryEntry } from './assemble-state.js';
+export { type ChangeItem, type ConfigField, diffStates, type FlagChange, type MetaField, type RuleField } from './diff-states.js';
+export { formatChanges, formatFlagChange } from './format-changes.js';
+export { deriveFlagId, deriveProjectId } from './ids.js';
+export { jsonEqual } from './json-equal.js';
+export { classifyPath, KILLS_FILE_NAME, layout, type RepositoryPath } from './layout.js';
+export { type ParseResult, parseRepositoryFile } from './parse-file.js';
+export type { ParsedFile, ParsedFileKind } from './parsed-file.js';
+export { readRepositoryFiles } from './read-repository.js';
+export { serializeRepositoryFile } from './serialize-file.js';

@@ -1,0 +1,89 @@
+import { type Document, parseDocument } from 'yaml';
+import type { ValidationIssue } from '../validation/issue.js';
+import type { DocumentSchemaName } from '../validation/schema-files.js';
+import { validateDocument } from '../validation/validate-document.js';
+import { classifyPath, layout } from './layout.js';
+import { readSimpleYaml } from './fast-yaml.js';
+import { normalizeConfig, normalizeFlag, normalizeKills, normalizeProject } from './normalize.js';
+import type { ParsedFile, ParsedFileKind } from './parsed-file.js';
+import { offsetOfPointer, SourcePositions } from './yaml-position.js';
+
+export interface ParseResult {
+  /** Present when the file is valid on its own (cross-file checks come later, in assembleState). */
+  file?: ParsedFile;
+  issues: ValidationIssue[];
+}
+
+const SCHEMA_OF: Readonly<Record<ParsedFileKind, DocumentSchemaName>> = {
+  project: 'project',
+  flag: 'flag',
+  config: 'environment-config',
+  kills: 'kills',
+};
+
+const LAYOUT_HINT =
+  'is not part of the repository layout: expected projects/<slug>/project.yaml, projects/<slug>/flags/<key>.yaml, ' +
+  'or projects/<slug>/environments/<dev|staging|prod>/<key>.yaml or kills.yaml';
+
+// YAML can say .inf and .nan; JSON, and so the API and the snapshot, cannot.
+const NON_FINITE_HINT = /\.(?:inf|nan)\b/i;
+
+function nonFiniteIssues(value: unknown, pointer: string, file: string, out: ValidationIssue[]): void {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) out.push({ file, path: pointer, message: 'must be a finite number (JSON has no .inf or .nan)' });
+  } else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) nonFiniteIssues(value[i], `${pointer}/${i}`, file, out);
+  } else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) nonFiniteIssues(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, file, out);
+  }
+}
+
+/** Adds line and column where the path can be found in the YAML, and orders the issues as the file reads. */
+function withPositions(issues: ValidationIssue[], doc: Document, positions: SourcePositions): ValidationIssue[] {
+  const located = issues.map((issue) => {
+    const offset = offsetOfPointer(doc, issue.path ?? '');
+    return offset === undefined ? issue : { ...issue, ...positions.at(offset) };
+  });
+  return located.sort((a, b) => (a.line ?? 0) - (b.line ?? 0) || (a.column ?? 0) - (b.column ?? 0));
+}
+
+/**
+ * Parses, validates and types one file of the flags repository. `path` is its repository path
+ * (`projects/shop/flags/checkout-v2.yaml`); it decides the file's kind (layout.ts). Files outside the layout
+ * (README.md, .gitignore) give nothing, but a YAML file under projects/ in an unexpected place is an issue.
+ */
+export function parseRepositoryFile(path: string, text: string): ParseResult {
+  const where = classifyPath(path);
+  if (where.kind === 'other') {
+    if (path.startsWith(`${layout.projectsDir}/`) && /\.ya?ml$/.test(path)) return { issues: [{ file: path, message: LAYOUT_HINT }] };
+    return { issues: [] };
+  }
+  const positions = new SourcePositions(text);
+  let doc: Document | undefined;
+  let value = readSimpleYaml(text);
+  if (value === undefined) {
+    // prettyErrors off: its messages span several lines; the position is reported separately instead.
+    doc = parseDocument(text, { prettyErrors: false });
+    if (doc.errors.length > 0) {
+      return { issues: doc.errors.map((error) => ({ file: path, ...positions.at(error.pos[0]), message: `YAML syntax error: ${error.message}` })) };
+    }
+    value = doc.toJS();
+  }
+  if (value === null || value === undefined) {
+    if (where.kind !== 'kills') return { issues: [{ file: path, line: 1, column: 1, message: 'the file is empty' }] };
+    value = {};
+  }
+  const issues = validateDocument(SCHEMA_OF[where.kind], value, path);
+  if (NON_FINITE_HINT.test(text)) nonFiniteIssues(value, '', path, issues);
+  if (issues.length > 0) return { issues: withPositions(issues, doc ?? parseDocument(text, { prettyErrors: false }), positions) };
+  switch (where.kind) {
+    case 'project':
+      return { file: { kind: 'project', value: normalizeProject(value as object, where.project) }, issues };
+    case 'flag':
+      return { file: { kind: 'flag', value: normalizeFlag(value as object, where.project) }, issues };
+    case 'config':
+      return { file: { kind: 'config', value: normalizeConfig(value as object) }, issues };
+    case 'kills':
+      return { file: { kind: 'kills', value: normalizeKills(value as object) }, issues };
+  }
+}

@@ -1,0 +1,10 @@
+import type { EnvironmentConfig, FlagFile, KillsFile, ProjectFile } from '../model/types.js';
+
+/** One repository file, parsed, validated and typed; `kind` matches classifyPath of its path. */
+export type ParsedFile =
+  | { kind: 'project'; value: ProjectFile }
+  | { kind: 'flag'; value: FlagFile }
+  | { kind: 'config'; value: EnvironmentConfig }
+  | { kind: 'kills'; value: KillsFile };
+
+export type ParsedFileKind = ParsedFile['kind'];

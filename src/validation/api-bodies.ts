@@ -1,0 +1,60 @@
+import type { EnvironmentName } from '../model/environments.js';
+import type { Condition, FlagKind, JsonValue } from '../model/types.js';
+
+/** The request bodies the schemas in schemas/api/ accept, typed for the control plane. */
+export interface ProjectCreateBody {
+  name: string;
+  slug: string;
+}
+
+export interface FlagCreateBody {
+  key: string;
+  name?: string;
+  description?: string;
+  kind?: FlagKind;
+  defaultValue?: JsonValue;
+}
+
+export interface FlagPatchBody {
+  name?: string;
+  description?: string;
+}
+
+/** A rule as sent by a client: without `id`, the server assigns one; `conditions` absent means none. */
+export interface RuleInput {
+  id?: string;
+  description?: string;
+  conditions?: Condition[];
+  serve: 'on' | 'off';
+  rolloutPct?: number;
+}
+
+export interface ConfigUpdateBody {
+  enabled?: boolean;
+  rolloutPct?: number;
+  rules?: RuleInput[];
+  valueOn?: JsonValue;
+  valueOff?: JsonValue;
+  clearKill?: boolean;
+  expectedVersion?: number;
+}
+
+export interface PromoteBody {
+  fromEnv: EnvironmentName;
+}
+
+export interface KeyCreateBody {
+  kind: 'admin' | 'agent' | 'sdk';
+  name?: string;
+  projectId?: string;
+  environment?: EnvironmentName;
+}
+
+export interface ApiBodies {
+  'project-create': ProjectCreateBody;
+  'flag-create': FlagCreateBody;
+  'flag-patch': FlagPatchBody;
+  'config-update': ConfigUpdateBody;
+  promote: PromoteBody;
+  'key-create': KeyCreateBody;
+}

@@ -1,0 +1,117 @@
+import type { ErrorObject } from 'ajv/dist/2020.js';
+import { OPERATOR_VALUE_TYPE, type Operator } from '../model/operators.js';
+import type { ValidationIssue } from './issue.js';
+
+/** JSON pointer segment escaping (RFC 6901). */
+export function escapePointerSegment(segment: string | number): string {
+  return String(segment).replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+const OPERATOR_VALUE_WORDS: Readonly<Record<(typeof OPERATOR_VALUE_TYPE)[Operator], string>> = {
+  scalar: 'a string, number, boolean or null',
+  array: 'an array of strings, numbers, booleans or nulls',
+  'string-or-scalar': 'a string, number, boolean or null',
+  number: 'a number',
+  semver: 'a semantic version string such as "1.2.3"',
+};
+
+/** The one message for a condition value of the wrong type, instead of the if/then noise ajv reports. */
+export function operatorValueMessage(op: Operator): string {
+  return `must be ${OPERATOR_VALUE_WORDS[OPERATOR_VALUE_TYPE[op]]} for op "${op}"`;
+}
+
+// `/rules/3/conditions/1/value` (or deeper, for an item of an `in` list): the condition's value.
+const CONDITION_VALUE = /^(.*\/conditions\/\d+)\/value(?:\/.*)?$/;
+
+function valueAt(document: unknown, pointer: string): unknown {
+  let node = document;
+  for (const raw of pointer.split('/').slice(1)) {
+    if (node === null || typeof node !== 'object') return undefined;
+    node = (node as Record<string, unknown>)[raw.replaceAll('~1', '/').replaceAll('~0', '~')];
+  }
+  return node;
+}
+
+function article(type: string): string {
+  const words = type.split(',').map((t) => (t === 'null' ? 'null' : `${/^[aeiou]/.test(t) ? 'an' : 'a'} ${t}`));
+  return words.length === 1 ? words[0] : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+}
+
+function annotation(error: ErrorObject): string | undefined {
+  const note = error.parentSchema?.['x-error'] as string | Record<string, string> | undefined;
+  if (typeof note === 'string') return note;
+  return note?.[error.keyword];
+}
+
+function defaultMessage(error: ErrorObject): string {
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'type':
+      return `must be ${article(String(p.type))}`;
+    case 'enum':
+      return `must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'const':
+      return `must be ${JSON.stringify(p.allowedValue)}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `must be ${p.comparison} ${p.limit}`;
+    case 'minLength':
+      return p.limit === 1 ? 'must not be empty' : `must be at least ${p.limit} characters long`;
+    case 'maxLength':
+      return `must be at most ${p.limit} characters long`;
+    case 'maxItems':
+      return `must have at most ${p.limit} items`;
+    case 'pattern':
+      return `must match ${p.pattern}`;
+    case 'format':
+      return `must be a valid ${p.format}`;
+    default:
+      return error.message ?? `fails ${error.keyword}`;
+  }
+}
+
+/**
+ * Ajv errors → issues with a JSON pointer and a message that names what is wrong, one per problem.
+ * `document` is the validated value, read to name the operator of a badly typed condition value.
+ */
+export function ajvErrorsToIssues(errors: readonly ErrorObject[], document: unknown, file?: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const seen = new Set<string>();
+  const push = (path: string, message: string) => {
+    const id = `${path}\u0000${message}`;
+    if (seen.has(id)) return;
+    seen.add(id);
+    issues.push(file === undefined ? { path, message } : { file, path, message });
+  };
+  for (const error of errors) {
+    // `if` failures only say which branch was taken; the `then` errors carry the content.
+    if (error.keyword === 'if') continue;
+    const p = error.params as Record<string, unknown>;
+    if (error.keyword === 'required') {
+      push(`${error.instancePath}/${escapePointerSegment(String(p.missingProperty))}`, 'is required');
+      continue;
+    }
+    if (error.keyword === 'additionalProperties') {
+      push(`${error.instancePath}/${escapePointerSegment(String(p.additionalProperty))}`, 'is not an allowed field');
+      continue;
+    }
+    if (error.keyword === 'propertyNames') continue; // reported by the name's own error below
+    if (error.propertyName !== undefined) {
+      push(`${error.instancePath}/${escapePointerSegment(error.propertyName)}`, `this key ${annotation(error) ?? defaultMessage(error)}`);
+      continue;
+    }
+    // A condition's `value` has no constraint of its own: every error on it is about its operator.
+    const condition = CONDITION_VALUE.exec(error.instancePath);
+    if (condition) {
+      const op = (valueAt(document, condition[1]) as { op?: Operator } | undefined)?.op;
+      if (op !== undefined && op in OPERATOR_VALUE_TYPE) {
+        push(`${condition[1]}/value`, operatorValueMessage(op));
+        continue;
+      }
+    }
+    push(error.instancePath, annotation(error) ?? defaultMessage(error));
+  }
+  return issues;
+}

@@ -1,0 +1,67 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flagops, sampleCopy } from './cli-harness.js';
+
+/** git, isolated from the machine's configuration, with a fixed author and dates. */
+function git(dir: string, ...args: string[]): string {
+  return execFileSync('git', ['-c', 'user.name=Alice', '-c', 'user.email=alice@example.com', '-c', 'commit.gpgsign=false', ...args], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_DATE: '2025-03-01T10:00:00Z', GIT_COMMITTER_DATE: '2025-03-01T10:00:00Z' },
+  }).trim();
+}
+
+function edit(dir: string, path: string, change: (text: string) => string): void {
+  const full = join(dir, path);
+  writeFileSync(full, change(readFileSync(full, 'utf8')));
+}
+
+describe('flagops diff', () => {
+  let repo: { dir: string; remove: () => void };
+  let first: string;
+
+  beforeAll(() => {
+    // A checkout of the sample with two more commits: a rollout and a kill, then an uncommitted edit.
+    repo = sampleCopy();
+    git(repo.dir, 'init', '-q', '-b', 'main');
+    git(repo.dir, 'add', '.');
+    git(repo.dir, 'commit', '-q', '-m', 'sample');
+    first = git(repo.dir, 'rev-parse', 'HEAD');
+    edit(repo.dir, 'projects/shop/environments/prod/checkout-v2.yaml', (t) => t.replace('rolloutPct: 10', 'rolloutPct: 50'));
+    git(repo.dir, 'commit', '-q', '-am', 'roll out checkout');
+    edit(repo.dir, 'projects/shop/environments/prod/kills.yaml', () => 'kills:\n  checkout-v2:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n');
+    git(repo.dir, 'commit', '-q', '-am', 'kill checkout');
+    edit(repo.dir, 'projects/shop/environments/dev/checkout-v2.yaml', (t) => t.replace('enabled: true', 'enabled: false'));
+  });
+
+  afterAll(() => repo.remove());
+
+  it('prints the changes between two commits in words, exit 0', async () => {
+    expect(await flagops(['diff', first, 'HEAD', '--repo', repo.dir])).toEqual({
+      code: 0,
+      stdout: 'shop/checkout-v2 prod: killed by alice; rolloutPct 10 → 50\n',
+      stderr: '',
+    });
+  });
+
+  it('compares with HEAD by default and reads revisions the way git does', async () => {
+    expect((await flagops(['diff', 'HEAD~1', '--repo', repo.dir])).stdout).toBe('shop/checkout-v2 prod: killed by alice\n');
+    expect((await flagops(['diff', 'main~2', 'main~1'], repo.dir)).stdout).toBe('shop/checkout-v2 prod: rolloutPct 10 → 50\n');
+  });
+
+  it('compares commits, not the working tree', async () => {
+    expect((await flagops(['diff', 'HEAD', 'HEAD', '--repo', repo.dir])).stdout).toBe('no flag changes\n');
+  });
+
+  it('exits 1 naming a revision that does not exist', async () => {
+    const result = await flagops(['diff', 'no-such-branch', '--repo', repo.dir]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('no-such-branch');
+  });
+
+  it('exits 2 without a revision', async () => {
+    expect((await flagops(['diff', '--repo', repo.dir])).code).toBe(2);
+  });
+});

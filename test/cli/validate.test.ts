@@ -1,0 +1,113 @@
+import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { OPERATORS } from '../../src/model/operators.js';
+import { readRepositoryFiles } from '../../src/repository/index.js';
+import { readRepositoryDirectory } from '../../src/cli/read-directory.js';
+import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';
+
+describe('flagops validate', () => {
+  let copy: { dir: string; remove: () => void } | undefined;
+  afterEach(() => copy?.remove());
+
+  /** A copy of the sample with `edit` applied to its files, validated from its parent directory. */
+  async function validateBroken(edit: (dir: string) => void, ...options: string[]) {
+    copy = sampleCopy();
+    edit(copy.dir);
+    return flagops(['validate', copy.dir, ...options]);
+  }
+
+  describe('on the sample repository in flags/', () => {
+    it('exits 0 and says it is valid', async () => {
+      const result = await flagops(['validate', 'flags']);
+      expect(result).toEqual({ code: 0, stdout: 'flags: valid (1 valid project, 4 valid flags, 19 files checked)\n', stderr: '' });
+    });
+
+    it('validates the current directory by default', async () => {
+      expect((await flagops(['validate'], SAMPLE)).code).toBe(0);
+    });
+
+    it('uses every operator, a rule rolloutPct, each kind, an archived flag and a kill, as documented', async () => {
+      const files = (await readRepositoryDirectory(SAMPLE))!;
+      const { state } = readRepositoryFiles(files, null);
+      const shop = state.projects.get('shop')!;
+      const flags = [...shop.flags.values()];
+      const rules = flags.flatMap((f) => Object.values(f.environments).flatMap((c) => c.rules));
+      expect(new Set(rules.flatMap((r) => r.conditions.map((c) => c.op)))).toEqual(new Set(OPERATORS));
+      expect(rules.some((r) => r.rolloutPct !== undefined)).toBe(true);
+      expect(new Set(flags.map((f) => f.meta.kind))).toEqual(new Set(['boolean', 'string', 'number', 'json']));
+      expect(flags.filter((f) => f.meta.archivedAt !== null)).toHaveLength(1);
+      expect(Object.keys(shop.kills.staging.kills)).toEqual(['search-ranking']);
+    });
+  });
+
+  describe('on a broken copy, exits 1 and prints file:line:column: path: message', () => {
+    it('for a YAML syntax error', async () => {
+      const result = await validateBroken((dir) => {
+        writeFileSync(join(dir, 'projects/shop/environments/prod/checkout-v2.yaml'), 'enabled: true\nrolloutPct: [10\nvalueOn: true\n');
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/environments/prod/checkout-v2.yaml:3:1: YAML syntax error:`);
+      expect(result.stdout).toMatch(/: 1 issue in 1 file \(1 valid project, 3 valid flags, 19 files checked\)\n$/);
+    });
+
+    it('for a schema error, with the line of the value', async () => {
+      const result = await validateBroken((dir) => {
+        const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');
+        writeFileSync(path, readFileSync(path, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 150'));
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/environments/prod/checkout-v2.yaml:2:13: /rolloutPct: must be a number from 0 to 100\n`);
+    });
+
+    it('for a flag missing an environment', async () => {
+      const result = await validateBroken((dir) => unlinkSync(join(dir, 'projects/shop/environments/staging/max-cart-items.yaml')));
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/flags/max-cart-items.yaml: has no config in staging (expected projects/shop/environments/staging/max-cart-items.yaml)\n`,
+      );
+    });
+
+    it('for a flag key that is not the file name', async () => {
+      const result = await validateBroken((dir) => {
+        const path = join(dir, 'projects/shop/flags/search-ranking.yaml');
+        writeFileSync(path, readFileSync(path, 'utf8').replace('key: search-ranking', 'key: search'));
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/flags/search-ranking.yaml: /key: must equal the file name "search-ranking" (found "search")\n`);
+    });
+
+    it('as GitHub annotations with --format github', async () => {
+      const result = await validateBroken(
+        (dir) => {
+          const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');
+          writeFileSync(path, readFileSync(path, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 150'));
+        },
+        '--format',
+        'github',
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(
+        `::error file=${copy!.dir}/projects/shop/environments/prod/checkout-v2.yaml,line=2,col=13,title=flagops validate::/rolloutPct: must be a number from 0 to 100\n`,
+      );
+    });
+  });
+
+  it('exits 1 on a directory without projects/, which is not a flags repository', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'flagops-empty-'));
+    try {
+      const result = await flagops(['validate', empty]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('has no projects/ folder');
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('exits 2 on a missing directory or a bad option', async () => {
+    expect(await flagops(['validate', 'no-such-dir'])).toMatchObject({ code: 2, stderr: expect.stringContaining('no-such-dir is not a directory') });
+    expect(await flagops(['validate', '--format', 'xml'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--format must be one of text, github') });
+    expect(await flagops(['validate', '--strict'])).toMatchObject({ code: 2, stderr: expect.stringContaining("Unknown option '--strict'") });
+  });
+});

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { diffStates, formatChanges, readRepositoryFiles } from '../../src/repository/index.js';
+import { entries, validRepository } from './repo-fixture.js';
+
+const PROD = 'projects/shop/environments/prod/checkout-v2.yaml';
+const BASE_CONFIG = 'enabled: true\nrolloutPct: 10\nvalueOn: true\nvalueOff: false\nversion: 4\nrules:\n  - id: staff\n    serve: on\n    conditions:\n      - attribute: email\n        op: contains\n        value: "@example.com"\n';
+
+function repo(change: (files: Record<string, string>) => void = () => {}) {
+  const files = validRepository();
+  files[PROD] = BASE_CONFIG;
+  change(files);
+  const { state, issues } = readRepositoryFiles(entries(files), null);
+  expect(issues).toEqual([]);
+  return state;
+}
+
+/** The formatted diff between the base repository and the base with `change` applied. */
+function diff(change: (files: Record<string, string>) => void): string {
+  return formatChanges(diffStates(repo(), repo(change)));
+}
+
+describe('the difference between two states, in words', () => {
+  it('is "no flag changes" for equal states, and ignores a version bump alone', () => {
+    expect(diff(() => {})).toBe('no flag changes');
+    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('version: 4', 'version: 5')))).toBe('no flag changes');
+  });
+
+  it('names rollout, an added rule and a kill on one line per flag and environment', () => {
+    const text = diff((f) => {
+      f[PROD] = `${BASE_CONFIG.replace('rolloutPct: 10', 'rolloutPct: 50')}  - id: beta-users\n    serve: on\n    conditions: []\n`;
+      f['projects/shop/environments/prod/kills.yaml'] = 'kills:\n  checkout-v2:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: deploy-bot\n    reason: error rate\n';
+    });
+    expect(text).toBe('shop/checkout-v2 prod: killed by deploy-bot (error rate); rolloutPct 10 → 50; rule beta-users added');
+  });
+
+  it('says enabled and disabled', () => {
+    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('enabled: true', 'enabled: false')))).toBe('shop/checkout-v2 prod: disabled');
+  });
+
+  it('shows changed values', () => {
+    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('valueOff: false', 'valueOff: true')))).toBe('shop/checkout-v2 prod: valueOff false → true');
+  });
+
+  it('names a removed rule and what changed in a kept one', () => {
+    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('serve: on', 'serve: off\n    rolloutPct: 20').replace('"@example.com"', '"@example.org"')))).toBe(
+      'shop/checkout-v2 prod: rule staff changed (serve on → off, rolloutPct (none) → 20, conditions changed)',
+    );
+    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace(/rules:[\s\S]*$/, 'rules: []\n')))).toBe('shop/checkout-v2 prod: rule staff removed');
+  });
+
+  it('notices rules that swapped places, since the first match wins', () => {
+    const two = `${BASE_CONFIG}  - id: beta\n    serve: off\n`;
+    const swapped = 'enabled: true\nrolloutPct: 10\nvalueOn: true\nvalueOff: false\nversion: 4\nrules:\n  - id: beta\n    serve: off\n  - id: staff\n    serve: on\n    conditions:\n      - attribute: email\n        op: contains\n        value: "@example.com"\n';
+    const before = repo((f) => (f[PROD] = two));
+    const after = repo((f) => (f[PROD] = swapped));
+    expect(formatChanges(diffStates(before, after))).toBe('shop/checkout-v2 prod: rules reordered');
+  });
+
+  it('says when a kill is cleared', () => {
+    const killed = (f: Record<string, string>) => {
+      f['projects/shop/environments/dev/kills.yaml'] = 'kills:\n  search:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n';
+    };
+    expect(formatChanges(diffStates(repo(killed), repo()))).toBe('shop/search dev: kill cleared');
+  });
+
+  it('reports flag metadata on its own line: archived, unarchived, renamed, kind', () => {
+    expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\narchivedAt: 2025-01-15T09:30:00Z\n'))).toBe('shop/search: archived');
+    expect(formatChanges(diffStates(repo((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\narchivedAt: 2025-01-15T09:30:00Z\n')), repo()))).toBe(
+      'shop/search: unarchived',
+    );
+    expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\nname: Search\n'))).toBe('shop/search: name (none) → "Search"');
+    expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\ndescription: Ranking\n'))).toBe('shop/search: description changed');
+  });
+
+  it('reports an added flag with what goes live in each environment, compared with a new flag (off at 0%)', () => {
+    const text = diff((f) => {
+      f['projects/shop/flags/banner.yaml'] = 'key: banner\nkind: string\n';
+      f['projects/shop/environments/dev/banner.yaml'] = 'enabled: true\nrolloutPct: 100\nvalueOn: a\nvalueOff: b\n';
+      f['projects/shop/environments/staging/banner.yaml'] = 'enabled: false\nrolloutPct: 0\nvalueOn: a\nvalueOff: b\n';
+      f['projects/shop/environments/prod/banner.yaml'] = 'enabled: false\nrolloutPct: 0\nvalueOn: a\nvalueOff: b\n';
+    });
+    expect(text).toBe('shop/banner: flag added (string)\nshop/banner dev: enabled; rolloutPct 0 → 100');
+  });
+
+  it('reports a deleted flag once', () => {
+    expect(
+      diff((f) => {
+        for (const path of Object.keys(f)) if (path.endsWith('/search.yaml')) delete f[path];
+      }),
+    ).toBe('shop/search: flag deleted');
+  });
+
+  it('reports added and removed projects', () => {
+    const withWeb = (f: Record<string, string>) => {
+      f['projects/web/project.yaml'] = 'name: Web\nslug: web\n';
+    };
+    expect(diff(withWeb)).toBe('web: project added');
+    expect(formatChanges(diffStates(repo(withWeb), repo()))).toBe('web: project removed with its 0 flag(s)');
+  });
+
+  it('lists changes in a stable order: project, flag, then dev, staging, prod', () => {
+    const text = diff((f) => {
+      for (const env of ['prod', 'dev']) f[`projects/shop/environments/${env}/search.yaml`] = 'enabled: false\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\n';
+      f[PROD] = BASE_CONFIG.replace('rolloutPct: 10', 'rolloutPct: 0');
+    });
+    expect(text.split('\n')).toEqual(['shop/checkout-v2 prod: rolloutPct 10 → 0', 'shop/search dev: disabled', 'shop/search prod: disabled']);
+  });
+});

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { deriveFlagId, deriveProjectId, parseRepositoryFile } from '../../src/repository/index.js';
+
+const CONFIG = 'projects/shop/environments/prod/checkout-v2.yaml';
+
+describe('parsing a repository file', () => {
+  describe('its kind, from its path', () => {
+    it('reads project, flag, config and kills files', () => {
+      expect(parseRepositoryFile('projects/shop/project.yaml', 'name: Shop\nslug: shop\n').file?.kind).toBe('project');
+      expect(parseRepositoryFile('projects/shop/flags/checkout-v2.yaml', 'key: checkout-v2\n').file?.kind).toBe('flag');
+      expect(parseRepositoryFile(CONFIG, 'enabled: true\nrolloutPct: 5\nvalueOn: true\nvalueOff: false\n').file?.kind).toBe('config');
+      expect(parseRepositoryFile('projects/shop/environments/prod/kills.yaml', 'kills: {}\n').file?.kind).toBe('kills');
+    });
+
+    it('ignores files outside the layout, such as a README or .gitignore', () => {
+      expect(parseRepositoryFile('README.md', '# flags')).toEqual({ issues: [] });
+      expect(parseRepositoryFile('.github/workflows/flags.yaml', 'on: push')).toEqual({ issues: [] });
+      expect(parseRepositoryFile('projects/shop/README.md', 'notes')).toEqual({ issues: [] });
+    });
+
+    it.each([
+      'projects/shop/environments/qa/checkout-v2.yaml',
+      'projects/shop/flags/checkout-v2.yml',
+      'projects/shop/flags/nested/checkout-v2.yaml',
+      'projects/shop/settings.yaml',
+    ])('reports a YAML file in an unexpected place under projects/: %s', (path) => {
+      expect(parseRepositoryFile(path, 'key: x\n').issues).toEqual([{ file: path, message: expect.stringContaining('is not part of the repository layout') }]);
+    });
+  });
+
+  describe('YAML syntax errors', () => {
+    it('are reported with file, line and column', () => {
+      const { file, issues } = parseRepositoryFile(CONFIG, 'enabled: true\nrolloutPct: [10\nvalueOn: true\n');
+      expect(file).toBeUndefined();
+      expect(issues[0]).toMatchObject({ file: CONFIG, line: 3, column: 1, message: expect.stringMatching(/^YAML syntax error: /) });
+    });
+
+    it('include duplicate keys', () => {
+      const { issues } = parseRepositoryFile(CONFIG, 'enabled: true\nrolloutPct: 10\nrolloutPct: 20\n');
+      expect(issues).toEqual([{ file: CONFIG, line: 3, column: 1, message: expect.stringContaining('unique') }]);
+    });
+
+    it('include a second document in the file', () => {
+      expect(parseRepositoryFile(CONFIG, 'enabled: true\n---\nenabled: false\n').issues[0]).toMatchObject({ file: CONFIG, line: 2 });
+    });
+  });
+
+  describe('schema errors', () => {
+    it('name the file and the JSON path, with the line and column of the offending value', () => {
+      const text = ['enabled: true', 'rolloutPct: 50', 'valueOn: true', 'valueOff: false', 'rules:', '  - id: beta', '    serve: on', '    conditions:', '      - attribute: plan', '        op: in', '        value: beta', ''].join('\n');
+      expect(parseRepositoryFile(CONFIG, text).issues).toEqual([
+        { file: CONFIG, path: '/rules/0/conditions/0/value', line: 11, column: 16, message: 'must be an array of strings, numbers, booleans or nulls for op "in"' },
+      ]);
+    });
+
+    it('point a missing field at the mapping that lacks it', () => {
+      const text = 'enabled: true\nrolloutPct: 50\nvalueOn: true\nvalueOff: false\nrules:\n  - serve: on\n';
+      expect(parseRepositoryFile(CONFIG, text).issues).toEqual([{ file: CONFIG, path: '/rules/0/id', line: 6, column: 5, message: 'is required' }]);
+    });
+
+    it('are listed in the order of the file', () => {
+      const text = 'enabled: 1\nrolloutPct: 500\nvalueOn: true\nvalueOff: false\n';
+      expect(parseRepositoryFile(CONFIG, text).issues.map((i) => i.line)).toEqual([1, 2]);
+    });
+
+    it('refuse .inf and .nan, which JSON cannot carry', () => {
+      const { issues } = parseRepositoryFile(CONFIG, 'enabled: true\nrolloutPct: 5\nvalueOn: .inf\nvalueOff: false\n');
+      expect(issues).toEqual([{ file: CONFIG, path: '/valueOn', line: 3, column: 10, message: 'must be a finite number (JSON has no .inf or .nan)' }]);
+    });
+  });
+
+  it('reads YAML 1.2: on, off, yes and no are strings, and a dotted version stays a string', () => {
+    const text = 'enabled: true\nrolloutPct: 5\nvalueOn: yes\nvalueOff: no\nrules:\n  - id: r\n    serve: on\n    conditions:\n      - attribute: v\n        op: semver_gt\n        value: 4.2.0\n';
+    const parsed = parseRepositoryFile(CONFIG, text);
+    expect(parsed.issues).toEqual([]);
+    expect(parsed.file?.value).toMatchObject({ valueOn: 'yes', valueOff: 'no', rules: [{ serve: 'on', conditions: [{ value: '4.2.0' }] }] });
+  });
+
+  describe('an empty file', () => {
+    it('is a valid kills.yaml, as are `kills:` and `kills: {}`: nothing killed', () => {
+      for (const text of ['', '\n', '# no kills\n', 'kills:\n', 'kills: {}\n']) {
+        expect(parseRepositoryFile('projects/shop/environments/dev/kills.yaml', text)).toEqual({ file: { kind: 'kills', value: { kills: {} } }, issues: [] });
+      }
+    });
+
+    it('is refused for the other kinds', () => {
+      expect(parseRepositoryFile(CONFIG, '').issues).toEqual([{ file: CONFIG, line: 1, column: 1, message: 'the file is empty' }]);
+    });
+  });
+
+  describe('defaults and ids', () => {
+    it('derives a project id from the slug when the file has none: prj_ + 16 hex of sha1(slug)', () => {
+      const parsed = parseRepositoryFile('projects/shop/project.yaml', 'name: Shop\nslug: shop\n');
+      expect(parsed.file?.value).toEqual({ id: 'prj_5042d146667518a1', name: 'Shop', slug: 'shop' });
+      expect(deriveProjectId('shop')).toBe('prj_5042d146667518a1');
+    });
+
+    it('derives a flag id from project slug and key when the file has none: flg_ + 16 hex of sha1("<slug>/<key>")', () => {
+      const parsed = parseRepositoryFile('projects/shop/flags/checkout-v2.yaml', 'key: checkout-v2\n');
+      expect(deriveFlagId('shop', 'checkout-v2')).toBe('flg_204eaf85c7816425');
+      expect(parsed.file?.value).toEqual({ id: deriveFlagId('shop', 'checkout-v2'), key: 'checkout-v2', kind: 'boolean', archivedAt: null });
+      expect(deriveFlagId('shop', 'checkout-v2')).not.toBe(deriveFlagId('web', 'checkout-v2'));
+    });
+
+    it('keeps an id written in the file', () => {
+      expect(parseRepositoryFile('projects/shop/flags/x.yaml', 'id: flg_custom\nkey: x\n').file?.value).toMatchObject({ id: 'flg_custom' });
+    });
+
+    it('fills a config with version 0 and no rules, and a rule with no conditions', () => {
+      const parsed = parseRepositoryFile(CONFIG, 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nrules:\n  - id: all\n    serve: off\n');
+      expect(parsed.file?.value).toEqual({ enabled: false, rolloutPct: 0, valueOn: true, valueOff: false, version: 0, rules: [{ id: 'all', serve: 'off', conditions: [] }] });
+    });
+  });
+});
