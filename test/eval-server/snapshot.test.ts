@@ -85,7 +85,7 @@ describe('GET /v1/snapshot (service-spec §4, contract §4)', () => {
   });
 
   it('refuses a missing, malformed or non-sdk key with 401 and the error body', async () => {
-    for (const headers of [{}, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${'svc_adm_evalserveradmin0000001'}` }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${'svc_adm_evalserveradmin0000001'}` }]) {
       const res = await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers });
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');
