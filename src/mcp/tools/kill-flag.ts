@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { environmentLine } from '../format/flag-text.js';
+import { defineTool } from './define-tool.js';
+import { environment, flagKey } from './inputs.js';
+import { toolSuccess } from './tool-result.js';
+
+export const killFlag = defineTool({
+  name: 'kill_flag',
+  title: 'Kill a flag in one environment',
+  description: [
+    'Emergency stop: the flag serves its valueOff to 100% of traffic in that environment, overriding enabled, rolloutPct and every rule.',
+    'It takes effect immediately (the evaluation API serves it before this call returns; SDKs within seconds), with no approval step,',
+    "and it is recorded in the audit trail under this agent key's prefix, with your reason. Use it when a feature misbehaves; always give a reason.",
+    'The kill stays until clear_kill. Killing a flag that is already killed changes nothing.',
+  ].join(' '),
+  input: {
+    key: flagKey,
+    env: environment,
+    reason: z.string().max(4096).optional().describe('Why you kill it (e.g. "error rate 7% after deploy 1432"); goes into the audit trail.'),
+  },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async run({ key, env, reason }, { scope }) {
+    const flag = await scope.flag(key);
+    const after = await scope.api.kill(flag.id, env, reason);
+    const state = after.environments[env];
+    const headline = after.alreadyKilled ? `${key} was already killed in ${env}; nothing changed.` : `Killed ${key} in ${env}.`;
+    return toolSuccess(`${headline}\n${environmentLine(env, state)}`, { flag: after });
+  },
+});

@@ -1,0 +1,21 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type BundledServer, bundleServer } from './harness/bundle-server.js';
+
+let server: BundledServer;
+beforeAll(async () => {
+  server = await bundleServer();
+});
+afterAll(async () => {
+  await server?.remove();
+});
+
+// docs/architecture.md: "mcp/ — a client of the control-plane HTTP API, nothing more".
+describe('what flagops-mcp is built from', () => {
+  it('only its own code, the model, the pure evaluation core and the logger: never storage or the control plane', () => {
+    const ours = server.inputs.filter((input) => input.startsWith('src/'));
+    expect(ours).toContain('src/mcp/main.ts');
+    expect(ours).toContain('src/evaluation/explain.ts');
+    const outside = ours.filter((input) => !/^src\/(mcp|model|evaluation)\//.test(input) && input !== 'src/log/logger.ts');
+    expect(outside).toEqual([]);
+  });
+});

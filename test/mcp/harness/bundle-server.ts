@@ -1,0 +1,37 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface BundledServer {
+  /** The runnable flagops-mcp entry: `node <file> [args]`. */
+  file: string;
+  /** Every source file compiled into it, relative to the project root (e.g. "src/mcp/main.ts"). */
+  inputs: string[];
+  remove(): Promise<void>;
+}
+
+/**
+ * Builds src/mcp/main.ts into one ESM file, from the sources as they are now. Only the server's own import
+ * graph is compiled, so a test never runs a stale dist/ nor waits on other files that do not compile yet.
+ * Packages stay external and the file goes under node_modules/.cache so node resolves them from the project.
+ */
+export async function bundleServer(): Promise<BundledServer> {
+  const dir = await mkdtemp(path.join(ROOT, 'node_modules/.cache/flagops-mcp-test-'));
+  const file = path.join(dir, 'flagops-mcp.mjs');
+  const result = await build({
+    entryPoints: [path.join(ROOT, 'src/mcp/main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile: file,
+    logLevel: 'silent',
+    metafile: true,
+  });
+  const inputs = Object.keys(result.metafile.inputs).map((input) => path.relative(ROOT, path.resolve(input)));
+  return { file, inputs, remove: () => rm(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,127 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { AuditEntry } from '../../src/model/index.js';
+import { useMcpSuite } from './harness/mcp-suite.js';
+import { textOf } from './harness/spawn-mcp.js';
+
+const suite = useMcpSuite();
+let prodSdk: string;
+
+beforeAll(async () => {
+  await suite.service.flag('checkout-v2', { prod: { enabled: true, rolloutPct: 100 } });
+  await suite.service.flag('search-v3', { prod: { enabled: true, rolloutPct: 100 }, staging: { enabled: true, rolloutPct: 100 } });
+  prodSdk = await suite.service.sdkKey('prod');
+});
+
+describe('kill_flag (service-spec §1, §3)', () => {
+  it('kills at once: the next evaluation serves valueOff with reason killed', async () => {
+    expect(await suite.service.evaluate(prodSdk, 'checkout-v2')).toMatchObject({ value: true, reason: 'default' });
+
+    const result = await suite.mcp.call('kill_flag', { key: 'checkout-v2', env: 'prod', reason: 'error rate 7% after deploy 1432' });
+
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain('Killed checkout-v2 in prod');
+    expect(textOf(result)).toContain('prod: KILLED');
+    expect(result.structuredContent).toMatchObject({ flag: { key: 'checkout-v2', environments: { prod: { killed: true } } } });
+    expect(await suite.service.evaluate(prodSdk, 'checkout-v2')).toMatchObject({ value: false, variation: 'off', reason: 'killed' });
+  });
+
+  it('leaves the other environments alone', async () => {
+    const { body } = await suite.service.admin.get('/api/v1/flags/lookup?projectSlug=shop&key=checkout-v2');
+    expect(body.environments.staging.killed).toBe(false);
+    expect(body.environments.dev.killed).toBe(false);
+  });
+
+  it('says so when the flag was killed already, and changes nothing', async () => {
+    const result = await suite.mcp.call('kill_flag', { key: 'checkout-v2', env: 'prod' });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain('was already killed');
+    const kills = await suite.mcp.call('get_audit_log', { key: 'checkout-v2', action: 'kill' });
+    expect((kills.structuredContent as { entries: AuditEntry[] }).entries).toHaveLength(1);
+  });
+
+  it('reports an unknown flag key as not_found', async () => {
+    const result = await suite.mcp.call('kill_flag', { key: 'no-such-flag', env: 'prod' });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error: { code: 'not_found' } });
+    expect(textOf(result)).toMatch(/^not_found: .*no-such-flag/);
+  });
+});
+
+describe('get_audit_log', () => {
+  it("attributes the kill to the agent key's prefix, with the reason (contract §3)", async () => {
+    const result = await suite.mcp.call('get_audit_log', { key: 'checkout-v2', action: 'kill' });
+
+    expect(result.isError).toBeFalsy();
+    const [entry] = (result.structuredContent as { entries: AuditEntry[] }).entries;
+    const prefix = suite.service.svc.agent.slice(0, 16);
+    expect(entry).toMatchObject({
+      action: 'kill',
+      projectSlug: 'shop',
+      flagKey: 'checkout-v2',
+      environment: 'prod',
+      actor: { type: 'agent', keyPrefix: prefix },
+      reason: 'error rate 7% after deploy 1432',
+    });
+    expect(textOf(result)).toContain(`kill checkout-v2 in prod by agent ${prefix}`);
+    expect(textOf(result)).toContain('reason: error rate 7% after deploy 1432');
+  });
+
+  it('lists the whole project newest first, one readable line per entry', async () => {
+    const result = await suite.mcp.call('get_audit_log', {});
+    const { entries } = result.structuredContent as { entries: AuditEntry[] };
+    expect(entries[0]).toMatchObject({ action: 'kill', flagKey: 'checkout-v2' });
+    expect(entries.map((e) => e.action)).toEqual(expect.arrayContaining(['flag_create', 'config_update']));
+    const lines = textOf(result).split('\n');
+    expect(lines[0]).toBe(`${entries.length} audit entries, newest first:`);
+    expect(lines[1]).toMatch(/^\d{4}-\d\d-\d\dT.* kill checkout-v2 in prod by agent svc_agt_/);
+  });
+
+  it('filters by environment and pages with limit and cursor', async () => {
+    const staging = await suite.mcp.call('get_audit_log', { env: 'staging' });
+    const stagingEntries = (staging.structuredContent as { entries: AuditEntry[] }).entries;
+    expect(stagingEntries.length).toBeGreaterThan(0);
+    expect(stagingEntries.every((e) => e.environment === 'staging')).toBe(true);
+
+    const first = await suite.mcp.call('get_audit_log', { limit: 1 });
+    const page1 = first.structuredContent as { entries: AuditEntry[]; nextCursor: string };
+    expect(page1.entries).toHaveLength(1);
+    expect(textOf(first)).toContain(`cursor "${page1.nextCursor}"`);
+    const second = await suite.mcp.call('get_audit_log', { limit: 1, cursor: page1.nextCursor });
+    const page2 = second.structuredContent as { entries: AuditEntry[] };
+    expect(page2.entries).toHaveLength(1);
+    expect(page2.entries[0].id).not.toBe(page1.entries[0].id);
+  });
+});
+
+describe('get_flag and list_flags', () => {
+  it('mark a killed environment clearly, with who killed it', async () => {
+    const flag = textOf(await suite.mcp.call('get_flag', { key: 'checkout-v2' }));
+    expect(flag).toMatch(/prod: KILLED \(serves valueOff false to everyone; since .*, by .*, reason: error rate 7% after deploy 1432\)/);
+    expect(flag).toMatch(/staging: disabled, rollout 0%/);
+
+    const list = await suite.mcp.call('list_flags', {});
+    expect(textOf(list)).toContain('checkout-v2: dev off · staging off · prod KILLED');
+    expect(textOf(list)).toContain('search-v3: dev off · staging on 100% · prod on 100%');
+    expect((list.structuredContent as { flags: unknown[] }).flags).toHaveLength(2);
+  });
+});
+
+describe('clear_kill', () => {
+  it('lifts the kill: the config serves again, and the clear is audited', async () => {
+    const result = await suite.mcp.call('clear_kill', { key: 'checkout-v2', env: 'prod' });
+
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain('Cleared the kill of checkout-v2 in prod');
+    expect(await suite.service.evaluate(prodSdk, 'checkout-v2')).toMatchObject({ value: true, reason: 'default' });
+    const audit = await suite.mcp.call('get_audit_log', { key: 'checkout-v2', action: 'clear_kill' });
+    expect((audit.structuredContent as { entries: AuditEntry[] }).entries[0]).toMatchObject({ environment: 'prod', actor: { type: 'agent' } });
+  });
+
+  it('with a stale expectedVersion is refused with version_conflict and leaves the kill', async () => {
+    await suite.mcp.call('kill_flag', { key: 'search-v3', env: 'prod', reason: 'latency' });
+    const result = await suite.mcp.call('clear_kill', { key: 'search-v3', env: 'prod', expectedVersion: 99 });
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ error: { code: 'version_conflict' } });
+    expect(await suite.service.evaluate(prodSdk, 'search-v3')).toMatchObject({ reason: 'killed' });
+  });
+});
