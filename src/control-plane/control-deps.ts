@@ -1,9 +1,11 @@
+import type { AuditRegistry } from '../audit/audit-registry.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import type { KillSwitch } from '../kill/kill-switch.js';
 import type { Logger } from '../log/logger.js';
 import type { EvaluationCounter } from '../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
+import type { PrincipalResolver } from './http/authenticate.js';
 
 /** Everything the control plane's routes and services are given by the composition root (src/service.ts). */
 export interface ControlPlaneDeps {
@@ -12,8 +14,15 @@ export interface ControlPlaneDeps {
   holder: SnapshotHolder;
   killSwitch: KillSwitch;
   counter: EvaluationCounter;
+  /** The audit trail of each organisation, read from main's git log. */
+  audit: AuditRegistry;
   logger: Logger;
   planProjectLimit: number;
   health: () => { status: number; body: unknown };
   clock?: () => Date;
+  /**
+   * Extra ways to authenticate a request that carries no `Authorization` header, tried in order (the
+   * dashboard's session cookie plugs in here). Bearer keys are always accepted.
+   */
+  principalResolvers?: readonly PrincipalResolver[];
 }

@@ -1,0 +1,89 @@
+import { ConflictError } from '../../errors/kinds.js';
+import { ENVIRONMENTS } from '../../model/environments.js';
+import type { FlagFile } from '../../model/types.js';
+import { deriveFlagId } from '../../repository/ids.js';
+import { layout } from '../../repository/layout.js';
+import { serializeRepositoryFile } from '../../repository/serialize-file.js';
+import type { FlagCreateBody, FlagPatchBody } from '../../validation/api-bodies.js';
+import { writeFlag } from '../flag-write.js';
+import type { Workspace } from '../http/workspace.js';
+import { flagById, flagByKey, projectById } from '../state-lookup.js';
+import { type FlagView, flagView } from './flag-view.js';
+import { initialConfig, initialDefaultValue } from './initial-config.js';
+
+/** Every flag of a project, archived ones too, or the one with `key` (none: an empty list). */
+export async function listFlags(ws: Workspace, projectId: string, key?: string): Promise<FlagView[]> {
+  const { state } = await ws.repo.readState();
+  const project = projectById(state, projectId);
+  const flags = key === undefined ? [...project.flags.values()] : [project.flags.get(key)].filter((f) => f !== undefined);
+  return flags.map((flag) => flagView({ project, flag }));
+}
+
+export async function getFlag(ws: Workspace, id: string): Promise<FlagView> {
+  const { state } = await ws.repo.readState();
+  return flagView(flagById(state, id));
+}
+
+export async function lookupFlag(ws: Workspace, projectSlug: string, key: string): Promise<FlagView> {
+  const { state } = await ws.repo.readState();
+  return flagView(flagByKey(state, projectSlug, key));
+}
+
+/** One commit: the flag file and its config in dev, staging and prod, all off at 0%. */
+export async function createFlag(ws: Workspace, projectId: string, body: FlagCreateBody): Promise<FlagView> {
+  const outcome = await ws.repo.update(async (state, head) => {
+    const project = projectById(state, projectId);
+    const slug = project.project.slug;
+    const lower = body.key.toLowerCase();
+    // Keys differing only in case would collide as file names on case-insensitive file systems.
+    const taken =
+      [...project.flags.keys()].some((k) => k.toLowerCase() === lower) ||
+      (head !== null && (await ws.repo.treeOid(head, layout.flagFile(slug, body.key))) !== null);
+    if (taken) throw new ConflictError(`a flag with key ${JSON.stringify(body.key)} already exists in project ${JSON.stringify(slug)}`);
+    const kind = body.kind ?? 'boolean';
+    const meta: FlagFile = { id: deriveFlagId(slug, body.key), key: body.key, kind, archivedAt: null };
+    if (body.name !== undefined) meta.name = body.name;
+    if (body.description !== undefined) meta.description = body.description;
+    meta.defaultValue = initialDefaultValue(kind, body.defaultValue);
+    const config = serializeRepositoryFile({ kind: 'config', value: initialConfig(kind, meta.defaultValue) });
+    return {
+      changes: [
+        { path: layout.flagFile(slug, body.key), content: serializeRepositoryFile({ kind: 'flag', value: meta }) },
+        ...ENVIRONMENTS.map((env) => ({ path: layout.configFile(slug, env, body.key), content: config })),
+      ],
+      meta: { action: 'flag_create', summary: `create flag ${body.key} (${kind})`, actor: ws.actor, project: slug, flag: body.key },
+      result: meta.id,
+    };
+  });
+  await ws.served();
+  return flagView(flagById(outcome.state, outcome.result));
+}
+
+/** Metadata only (service-spec §4); fields left out keep their value. */
+export async function patchFlag(ws: Workspace, id: string, body: FlagPatchBody): Promise<FlagView> {
+  const { ref } = await writeFlag(ws, id, 'flag_update', ({ project, flag }) => {
+    const changed = (['name', 'description'] as const).filter((f) => body[f] !== undefined && body[f] !== flag.meta[f]);
+    if (changed.length === 0) return null;
+    const next: FlagFile = { ...flag.meta };
+    if (body.name !== undefined) next.name = body.name;
+    if (body.description !== undefined) next.description = body.description;
+    return {
+      changes: [{ path: layout.flagFile(project.project.slug, next.key), content: serializeRepositoryFile({ kind: 'flag', value: next }) }],
+      summary: `update ${next.key}: ${changed.join(', ')}`,
+    };
+  });
+  return flagView(ref);
+}
+
+/** Soft archive (service-spec §3): archivedAt is set once; archiving an archived flag changes nothing. */
+export async function archiveFlag(ws: Workspace, id: string): Promise<FlagView> {
+  const { ref } = await writeFlag(ws, id, 'flag_archive', ({ project, flag }, now) => {
+    if (flag.meta.archivedAt !== null) return null;
+    const next: FlagFile = { ...flag.meta, archivedAt: now.toISOString() };
+    return {
+      changes: [{ path: layout.flagFile(project.project.slug, next.key), content: serializeRepositoryFile({ kind: 'flag', value: next }) }],
+      summary: `archive ${next.key}`,
+    };
+  });
+  return flagView(ref);
+}

@@ -1,0 +1,67 @@
+import { ENVIRONMENTS, type EnvironmentName } from '../../model/environments.js';
+import type { FlagKind, JsonValue, Rule } from '../../model/types.js';
+import type { FlagRef } from '../state-lookup.js';
+
+export interface EnvironmentConfigView {
+  enabled: boolean;
+  rolloutPct: number;
+  valueOn: JsonValue;
+  valueOff: JsonValue;
+  version: number;
+  rules: Rule[];
+  /** Contract §3: an active kill, from the environment's kills.yaml; killedAt/killedBy only while killed. */
+  killed: boolean;
+  killedAt?: string;
+  killedBy?: string;
+  killReason?: string;
+}
+
+export interface FlagView {
+  id: string;
+  key: string;
+  name: string;
+  description: string;
+  kind: FlagKind;
+  defaultValue: JsonValue;
+  archivedAt: string | null;
+  projectId: string;
+  projectSlug: string;
+  environments: Record<EnvironmentName, EnvironmentConfigView>;
+}
+
+/** The flag response of every flag endpoint. A flag without a name is shown by its key. */
+export function flagView({ project, flag }: FlagRef): FlagView {
+  const { meta } = flag;
+  const environments = {} as Record<EnvironmentName, EnvironmentConfigView>;
+  for (const env of ENVIRONMENTS) {
+    const config = flag.environments[env];
+    const kill = project.kills[env].kills[meta.key];
+    const view: EnvironmentConfigView = {
+      enabled: config.enabled,
+      rolloutPct: config.rolloutPct,
+      valueOn: config.valueOn,
+      valueOff: config.valueOff,
+      version: config.version,
+      rules: config.rules,
+      killed: kill !== undefined,
+    };
+    if (kill) {
+      view.killedAt = kill.killedAt;
+      view.killedBy = kill.killedBy;
+      if (kill.reason !== undefined) view.killReason = kill.reason;
+    }
+    environments[env] = view;
+  }
+  return {
+    id: meta.id,
+    key: meta.key,
+    name: meta.name ?? meta.key,
+    description: meta.description ?? '',
+    kind: meta.kind,
+    defaultValue: meta.defaultValue ?? null,
+    archivedAt: meta.archivedAt,
+    projectId: project.project.id,
+    projectSlug: project.project.slug,
+    environments,
+  };
+}

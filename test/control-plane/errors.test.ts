@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { commitCount, createFlag, createProject } from './fixtures.js';
+
+describe('errors (contract §3: { error: { code, message } })', () => {
+  let svc: TestService;
+  let api: HttpClient;
+  let flag: Json;
+  let configPath: string;
+  beforeAll(async () => {
+    svc = await startTestService();
+    api = httpClient(svc.controlUrl, svc.admin);
+    const project = await createProject(api, 'shop');
+    flag = await createFlag(api, project.id, { key: 'checkout' });
+    configPath = `/api/v1/flags/${flag.id}/environments/prod/config`;
+  });
+  afterAll(() => svc.stop());
+
+  const expectError = (res: { status: number; body: Json }, status: number, code: string) => {
+    expect(res.status).toBe(status);
+    expect(res.body).toEqual({ error: { code, message: expect.any(String) } });
+  };
+
+  it('malformed JSON is 400 invalid_input', async () => {
+    expectError(await api.request('PUT', configPath, { rawBody: '{"enabled": tru', headers: { 'content-type': 'application/json' } }), 400, 'invalid_input');
+  });
+
+  it('a body that is not a JSON object is 400 invalid_input', async () => {
+    for (const raw of ['[]', '"enabled"', 'null', '3']) {
+      expectError(await api.request('PUT', configPath, { rawBody: raw, headers: { 'content-type': 'application/json' } }), 400, 'invalid_input');
+    }
+  });
+
+  it('a body that is not application/json is 415 unsupported_media_type', async () => {
+    expectError(await api.request('PUT', configPath, { rawBody: 'enabled=true', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
+    expectError(await api.request('POST', '/api/v1/projects', { rawBody: '{"name":"x","slug":"x"}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+  });
+
+  it('a body over 1 MiB is 413 payload_too_large', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024), slug: 'big' });
+    expectError(await api.request('POST', '/api/v1/projects', { rawBody: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+  });
+
+  it('a missing body where one is required is 400', async () => {
+    expectError(await api.request('POST', '/api/v1/projects'), 400, 'invalid_input');
+    expectError(await api.request('POST', `/api/v1/flags/${flag.id}/environments/prod/promote`), 400, 'invalid_input');
+  });
+
+  it('an unknown route or method is 404 not_found', async () => {
+    expectError(await api.get('/api/v1/nothing-here'), 404, 'not_found');
+    expectError(await api.get('/api/v2/projects'), 404, 'not_found');
+    expectError(await api.request('PUT', '/api/v1/projects'), 404, 'not_found');
+    expectError(await api.get(`/api/v1/flags/${flag.id}/environments/prod`), 404, 'not_found');
+  });
+
+  it('an unknown environment is 404 not_found, named in the message', async () => {
+    const res = await api.put(`/api/v1/flags/${flag.id}/environments/Prod/config`, { enabled: true });
+    expectError(res, 404, 'not_found');
+    expect(res.body.error.message).toContain('Prod');
+  });
+
+  it('an Authorization header that is not a bearer key is 401', async () => {
+    expectError(await api.request('GET', '/api/v1/projects', { headers: { authorization: 'Basic dXNlcjpwdw==' } }), 401, 'unauthorized');
+  });
+
+  it('nothing invalid reaches the repository', async () => {
+    const before = commitCount(svc.gitdir());
+    await api.put(configPath, { rolloutPct: 500 });
+    await api.put(configPath, { rules: [{ serve: 'on', conditions: [{ attribute: 'v', op: 'semver_gt', value: 'one' }] }] });
+    await api.request('PUT', configPath, { rawBody: '{', headers: { 'content-type': 'application/json' } });
+    expect(commitCount(svc.gitdir())).toBe(before);
+  });
+});

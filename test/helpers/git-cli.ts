@@ -1,0 +1,44 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * The git CLI as an engineer with a clean setup runs it (no user or system config), for tests that clone the
+ * service's bare repository, commit and push. Only local paths are ever used.
+ */
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'Erin Engineer',
+      GIT_AUTHOR_EMAIL: 'erin@example.com',
+      GIT_COMMITTER_NAME: 'Erin Engineer',
+      GIT_COMMITTER_EMAIL: 'erin@example.com',
+    },
+  }).trim();
+}
+
+/**
+ * Clones `gitdir` into a temp checkout, lets `edit` change files in it, commits everything and pushes to main.
+ * Returns the pushed commit id. The checkout is deleted afterwards.
+ */
+export function pushEdit(gitdir: string, edit: (checkout: string) => void, message = 'edit from a checkout'): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'flagops-checkout-'));
+  try {
+    const checkout = path.join(dir, 'repo');
+    git(dir, 'clone', '--quiet', gitdir, checkout);
+    edit(checkout);
+    git(checkout, 'add', '-A');
+    git(checkout, 'commit', '--quiet', '-m', message);
+    git(checkout, 'push', '--quiet', 'origin', 'HEAD:main');
+    return git(checkout, 'rev-parse', 'HEAD');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
