@@ -1,0 +1,76 @@
+import type { AuditEntry } from '../model/index.js';
+import { decodeCursor, encodeCursor, invalidCursor } from './audit-cursor.js';
+import { type AuditPage, type AuditQuery, matchesQuery } from './audit-query.js';
+
+/**
+ * The indexed trail of one first-parent history, in memory. Entries sit oldest first, so a new commit is an
+ * append and a cursor's position never moves under it; pages are read backwards from the end (newest first).
+ * A commit's entries are stored in reverse, so reading backwards gives them in their own order.
+ */
+export class EntryLog {
+  private readonly entries: AuditEntry[] = [];
+  /** Commit → index of its lowest slot in `entries`, and how many it has. */
+  private readonly commits = new Map<string, { start: number; count: number }>();
+  private lastCommit: string | null = null;
+
+  /** The newest commit indexed, or null when empty. */
+  get head(): string | null {
+    return this.lastCommit;
+  }
+
+  get commitCount(): number {
+    return this.commits.size;
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** The entries of a commit already indexed, in its own order (reused when the index is rebuilt). */
+  entriesOf(commit: string): readonly AuditEntry[] | undefined {
+    const at = this.commits.get(commit);
+    return at && this.entries.slice(at.start, at.start + at.count).reverse();
+  }
+
+  /** Every commit with its entries, oldest first: what the cache on disk holds. */
+  commitsOldestFirst(): Array<[string, readonly AuditEntry[]]> {
+    return [...this.commits.keys()].map((oid) => [oid, this.entriesOf(oid)!]);
+  }
+
+  /** Adds the next commit on main; commits must come oldest first. */
+  append(commit: string, entries: readonly AuditEntry[]): void {
+    this.commits.set(commit, { start: this.entries.length, count: entries.length });
+    for (let i = entries.length - 1; i >= 0; i--) this.entries.push(entries[i]);
+    this.lastCommit = commit;
+  }
+
+  page(query: AuditQuery): AuditPage {
+    let from = this.entries.length - 1;
+    // null from a JavaScript caller passing nextCursor along means the same as no cursor: the first page.
+    if (query.cursor !== undefined && query.cursor !== null) from = this.positionOf(query.cursor) - 1;
+    const out: AuditEntry[] = [];
+    let last = -1;
+    for (let i = from; i >= 0; i--) {
+      const entry = this.entries[i];
+      if (!matchesQuery(entry, query)) continue;
+      // One more match exists beyond a full page: only then is there a next page.
+      if (out.length === query.limit) return { entries: out, nextCursor: this.cursorAt(last) };
+      out.push(entry);
+      last = i;
+    }
+    return { entries: out, nextCursor: null };
+  }
+
+  private cursorAt(position: number): string {
+    const commit = this.entries[position].id;
+    return encodeCursor({ commit, offset: position - this.commits.get(commit)!.start });
+  }
+
+  private positionOf(cursor: string): number {
+    const { commit, offset } = decodeCursor(cursor);
+    const at = this.commits.get(commit);
+    if (!at) throw invalidCursor('names a commit that is not on main');
+    if (offset >= at.count) throw invalidCursor('is not one this audit trail gave out');
+    return at.start + offset;
+  }
+}

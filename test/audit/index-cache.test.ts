@@ -1,0 +1,151 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { AuditIndex, AuditRegistry, type AuditSource } from '../../src/audit/index.js';
+import { createLogger } from '../../src/log/logger.js';
+import { layout } from '../../src/repository/layout.js';
+import type { FlagRepository } from '../../src/storage/index.js';
+import { apiCommit, Checkout, configYaml, git, killsYaml, openIndex, openRepository, seedShop, tempDir } from './fixtures.js';
+
+/** The real repository, counting the commits the index walks and the diffs it reads. */
+function counted(repo: FlagRepository) {
+  const counts = { walked: 0, diffs: 0 };
+  const source: AuditSource = {
+    head: () => repo.head(),
+    onMainMoved: (listener) => repo.onMainMoved(listener),
+    readBlob: (oid) => repo.readBlob(oid),
+    changedPaths: (oid) => {
+      counts.diffs++;
+      return repo.changedPaths(oid);
+    },
+    firstParentLog: async (options) => {
+      const commits = await repo.firstParentLog(options);
+      counts.walked += commits.length;
+      return commits;
+    },
+  };
+  return { source, counts };
+}
+
+async function openCached(repo: FlagRepository, cacheFile: string) {
+  const { source, counts } = counted(repo);
+  const index = await AuditIndex.open({ repo: source, cacheFile });
+  return { index, counts };
+}
+
+/** shop, then an engineer's kill (described from its diff), then an API commit: 5 commits. */
+async function history(repo: FlagRepository): Promise<void> {
+  await seedShop(repo);
+  const checkout = Checkout.of(repo).write(layout.killsFile('shop', 'prod'), killsYaml({ a: { by: 'erin', reason: 'broken' } }));
+  checkout.commit('Kill a in prod');
+  await checkout.push(repo);
+  await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'b'), content: configYaml({ enabled: true, version: 2 }) }], {
+    action: 'config_update',
+    project: 'shop',
+    flag: 'b',
+    environment: 'dev',
+  });
+}
+
+describe('the index kept on disk between restarts', () => {
+  it('is written after the first build, and a restart reads only the commits made since', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const cacheFile = join(tempDir(), 'audit', 'acme.json');
+    const first = await openCached(repo, cacheFile);
+    await first.index.saved();
+    expect(first.counts).toEqual({ walked: 5, diffs: 1 });
+    expect(existsSync(cacheFile)).toBe(true);
+    first.index.close();
+
+    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'a' });
+    const second = await openCached(repo, cacheFile);
+    expect(second.counts).toEqual({ walked: 1, diffs: 0 });
+    const fresh = await openIndex(repo);
+    const page = await second.index.query({ limit: 500 });
+    expect(page.entries[0].id).toBe(landed);
+    expect(page).toEqual(await fresh.query({ limit: 500 }));
+    second.index.close();
+  });
+
+  it('writes what it indexed since on close', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const cacheFile = join(tempDir(), 'acme.json');
+    const { index } = await openCached(repo, cacheFile);
+    await index.saved();
+    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'a' });
+    expect(readFileSync(cacheFile, 'utf8')).not.toContain(landed);
+    index.close();
+    await index.saved();
+    expect(readFileSync(cacheFile, 'utf8')).toContain(landed);
+  });
+
+  it('is ignored when unreadable or not what it claims, and the log is read instead', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const expected = await (await openIndex(repo)).query({ limit: 500 });
+    const cacheFile = join(tempDir(), 'acme.json');
+    const { index } = await openCached(repo, cacheFile);
+    await index.saved();
+    index.close();
+    const good = JSON.parse(readFileSync(cacheFile, 'utf8'));
+    const wrongId = structuredClone(good);
+    wrongId.commits[1][1][0].id = 'f'.repeat(40);
+    const wrongAction = structuredClone(good);
+    wrongAction.commits[1][1][0].action = 'explode';
+    for (const bad of ['{not json', JSON.stringify({ ...good, format: 999 }), JSON.stringify(wrongId), JSON.stringify(wrongAction), 'null']) {
+      writeFileSync(cacheFile, bad);
+      const { index: reopened, counts } = await openCached(repo, cacheFile);
+      expect(counts.walked, bad.slice(0, 40)).toBe(5);
+      expect(await reopened.query({ limit: 500 })).toEqual(expected);
+      reopened.close();
+    }
+  });
+
+  it('reuses the entries of commits still on main when main was rewritten meanwhile', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const cacheFile = join(tempDir(), 'acme.json');
+    const first = await openCached(repo, cacheFile);
+    await first.index.saved();
+    first.index.close();
+
+    git(repo.gitdir, ['update-ref', 'refs/heads/main', `${await repo.head()}~1`]);
+    await repo.refresh();
+    const replacement = await apiCommit(repo, [{ path: layout.configFile('shop', 'prod', 'b'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'b' });
+    const second = await openCached(repo, cacheFile);
+    // The whole line is walked to find where it left the cached one, but the pushed commit is not diffed again.
+    expect(second.counts).toEqual({ walked: 5, diffs: 0 });
+    const page = await second.index.query({ limit: 500 });
+    expect(page.entries.map((e) => e.action)).toEqual(['config_update', 'kill', 'flag_create', 'flag_create', 'project_create']);
+    expect(page.entries[0].id).toBe(replacement);
+    second.index.close();
+  });
+
+  it('costs only a warning when it cannot be written', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const notADirectory = join(tempDir(), 'file');
+    writeFileSync(notADirectory, '');
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'warn', write: (line) => lines.push(line) });
+    const index = await AuditIndex.open({ repo, logger, cacheFile: join(notADirectory, 'acme.json') });
+    await index.saved();
+    expect((await index.query({ limit: 500 })).entries).toHaveLength(5);
+    expect(lines.map((line) => JSON.parse(line))).toMatchObject([{ level: 'warn', msg: expect.stringContaining('audit index cache') }]);
+    index.close();
+  });
+
+  it('lives at <cacheDir>/<org>.json for the registry', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const cacheDir = join(tempDir(), 'state', 'audit');
+    const registry = new AuditRegistry({ repos: { get: async () => repo }, cacheDir });
+    const index = await registry.get('acme');
+    await index.saved();
+    expect(JSON.parse(readFileSync(join(cacheDir, 'acme.json'), 'utf8')).commits).toHaveLength(5);
+    registry.closeAll();
+    await expect(registry.get('../escape')).rejects.toMatchObject({ code: 'invalid_input', field: 'org' });
+  });
+});
