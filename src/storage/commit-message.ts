@@ -1,0 +1,130 @@
+import { type Actor, AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '../model/index.js';
+
+/**
+ * Commit messages as docs/architecture.md "Commits and trailers" fixes them: a one-line summary, a blank line,
+ * an optional free-text body, a blank line and `Flagops-*` git trailers that the audit trail reads back.
+ */
+
+export interface CommitMeta {
+  action: AuditAction;
+  /** One line; line breaks are folded to spaces. */
+  summary: string;
+  /** Free text, e.g. the reason of a kill. */
+  body?: string;
+  actor: Actor;
+  project?: string;
+  flag?: string;
+  environment?: EnvironmentName;
+  fromEnvironment?: EnvironmentName;
+}
+
+export interface GitTrailer {
+  key: string;
+  value: string;
+}
+
+/** What the `Flagops-*` trailers of a commit say; null for a commit written by someone else. */
+export interface FlagopsTrailers {
+  action: AuditAction;
+  project?: string;
+  flag?: string;
+  environment?: EnvironmentName;
+  fromEnvironment?: EnvironmentName;
+  actor: { type: Actor['type']; name?: string; keyPrefix?: string };
+}
+
+export interface ParsedMessage {
+  summary: string;
+  body: string;
+  trailers: GitTrailer[];
+}
+
+const ACTOR_TYPES: readonly Actor['type'][] = ['admin', 'agent', 'session', 'git'];
+
+function oneLine(value: string): string {
+  return value.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+}
+
+export function formatCommitMessage(meta: CommitMeta): string {
+  const trailers: Array<[string, string | undefined]> = [
+    ['Flagops-Action', meta.action],
+    ['Flagops-Project', meta.project],
+    ['Flagops-Flag', meta.flag],
+    ['Flagops-Environment', meta.environment],
+    ['Flagops-From-Environment', meta.fromEnvironment],
+    ['Flagops-Actor-Type', meta.actor.type],
+    ['Flagops-Actor', meta.actor.name],
+    ['Flagops-Key-Prefix', meta.actor.keyPrefix],
+  ];
+  const block = trailers
+    .filter((t): t is [string, string] => t[1] !== undefined && oneLine(t[1]) !== '')
+    .map(([key, value]) => `${key}: ${oneLine(value)}`)
+    .join('\n');
+  const body = meta.body?.replace(/\r\n?/g, '\n').trim();
+  const summary = oneLine(meta.summary) || meta.action;
+  return body ? `${summary}\n\n${body}\n\n${block}\n` : `${summary}\n\n${block}\n`;
+}
+
+const TRAILER_LINE = /^([A-Za-z0-9][A-Za-z0-9-]*):\s?(.*)$/;
+
+/**
+ * Splits a message into summary, body and trailers. The trailers are the last paragraph when every line of
+ * it is `Key: value` (or a continuation indented below one), as `git interpret-trailers` reads them.
+ */
+export function parseCommitMessage(message: string): ParsedMessage {
+  const text = message.replace(/\r\n?/g, '\n').replace(/\n+$/, '');
+  const paragraphs = text.split(/\n[ \t]*\n/);
+  const summary = (paragraphs.shift() ?? '').trim();
+  let trailers: GitTrailer[] = [];
+  if (paragraphs.length > 0) {
+    const parsed = parseTrailerParagraph(paragraphs[paragraphs.length - 1]);
+    if (parsed) {
+      trailers = parsed;
+      paragraphs.pop();
+    }
+  }
+  return { summary, body: paragraphs.join('\n\n').trim(), trailers };
+}
+
+function parseTrailerParagraph(paragraph: string): GitTrailer[] | null {
+  const trailers: GitTrailer[] = [];
+  for (const line of paragraph.split('\n')) {
+    const last = trailers[trailers.length - 1];
+    if (/^[ \t]/.test(line) && last) {
+      last.value = `${last.value} ${line.trim()}`;
+      continue;
+    }
+    const m = TRAILER_LINE.exec(line);
+    if (!m) return null;
+    trailers.push({ key: m[1], value: m[2].trim() });
+  }
+  return trailers.length > 0 ? trailers : null;
+}
+
+/** Reads the `Flagops-*` trailers; null unless the commit names a known action and actor type. */
+export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTrailers | null {
+  const get = (key: string) => {
+    const wanted = key.toLowerCase();
+    // The last one wins, as when git reads a repeated trailer into a single value.
+    const found = [...trailers].reverse().find((t) => t.key.toLowerCase() === wanted)?.value;
+    return found === '' ? undefined : found;
+  };
+  const action = get('Flagops-Action');
+  const actorType = get('Flagops-Actor-Type');
+  if (!action || !(AUDIT_ACTIONS as readonly string[]).includes(action)) return null;
+  if (!actorType || !(ACTOR_TYPES as readonly string[]).includes(actorType)) return null;
+  const environment = get('Flagops-Environment');
+  const fromEnvironment = get('Flagops-From-Environment');
+  const result: FlagopsTrailers = { action: action as AuditAction, actor: { type: actorType as Actor['type'] } };
+  const project = get('Flagops-Project');
+  const flag = get('Flagops-Flag');
+  const name = get('Flagops-Actor');
+  const keyPrefix = get('Flagops-Key-Prefix');
+  if (project) result.project = project;
+  if (flag) result.flag = flag;
+  if (isEnvironmentName(environment)) result.environment = environment;
+  if (isEnvironmentName(fromEnvironment)) result.fromEnvironment = fromEnvironment;
+  if (name) result.actor.name = name;
+  if (keyPrefix) result.actor.keyPrefix = keyPrefix;
+  return result;
+}

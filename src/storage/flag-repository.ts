@@ -1,0 +1,303 @@
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { WriteConflictError } from '../errors/index.js';
+import { silentLogger, type Logger } from '../log/logger.js';
+import type { Actor, RepositoryState } from '../model/types.js';
+import { parseRepositoryFile } from '../repository/parse-file.js';
+import { formatIssue, type ValidationIssue } from '../validation/issue.js';
+import { type CommitMeta, formatCommitMessage } from './commit-message.js';
+import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, hashObject, serializeCommit } from './git-objects.js';
+import { type ChangedPath, type CommitInfo, History } from './history.js';
+import { initBareRepository, isRepository } from './init-repository.js';
+import { ObjectStore, type WriteBatch } from './object-store.js';
+import { type FileChange, issuesError, writeChange } from './prepare-change.js';
+import { watchMainRef, type RefWatcher } from './ref-watcher.js';
+import { compareAndSwapRef, MAIN_REF, readRef, RefLockedError } from './refs.js';
+import { resolveRevision } from './revision.js';
+import { type LoadedState, StateLoader } from './state-loader.js';
+
+export interface Change<T> {
+  changes: FileChange[];
+  meta: CommitMeta;
+  result: T;
+}
+
+export interface UpdateResult<T> {
+  /** `main` after the update: the new commit, or the unchanged head when nothing differed. */
+  commit: string | null;
+  /** The head the write function last ran on (the new commit's parent). */
+  parent: string | null;
+  /** False when the changes matched what `main` already held, so no commit was made. */
+  committed: boolean;
+  result: T;
+  state: RepositoryState;
+}
+
+export interface MainMoved {
+  from: string | null;
+  to: string;
+  /** `local`: committed by this instance; `external`: anyone else (a push, another process). */
+  origin: 'local' | 'external';
+}
+
+export interface OpenOptions {
+  /** A bare repository (the service's own). */
+  gitdir?: string;
+  /** A checkout (`<dir>/.git`), opened read-only: for the CLI. */
+  dir?: string;
+  /** Create the bare repository at `gitdir` if it does not exist. */
+  create?: boolean;
+  logger?: Logger;
+  /** Commit timestamps come from here; fix it in tests for stable commit ids. */
+  clock?: () => Date;
+  /** Called after a commit's objects are written and before `main` moves: a crash here must lose nothing. */
+  beforeRefUpdate?: () => void | Promise<void>;
+  /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
+  maxAttempts?: number;
+  /** Wait this long for another writer's `refs/heads/main.lock`. */
+  lockTimeoutMs?: number;
+  /** fsync objects and the ref (default true). */
+  durable?: boolean;
+  watchDebounceMs?: number;
+}
+
+const COMMITTER = { name: 'flagops', email: 'flagops@localhost' };
+
+/** The author of a commit is the actor; keys are recognisable by their prefix in the email. */
+export function authorIdentity(actor: Actor, when: Date): GitIdentity {
+  const email = actor.keyPrefix ? `${actor.keyPrefix}@keys.flagops` : (actor.email ?? `${actor.type}@users.flagops`);
+  return { name: actor.name || actor.keyPrefix || actor.type, email, timestamp: Math.floor(when.getTime() / 1000), timezoneOffset: 0 };
+}
+
+/** One organisation's flags repository. See index.ts for the contract of each member. */
+export class FlagRepository {
+  private readonly objects: ObjectStore;
+  private readonly loader: StateLoader;
+  private readonly history: History;
+  private readonly listeners = new Set<(event: MainMoved) => void>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private lastHead: string | null = null;
+  private watcher: RefWatcher | undefined;
+  private watching: Promise<void> | undefined;
+  private closed = false;
+
+  private constructor(
+    readonly gitdir: string,
+    readonly readOnly: boolean,
+    private readonly options: OpenOptions,
+    private readonly logger: Logger,
+  ) {
+    this.objects = new ObjectStore(gitdir, { durable: options.durable });
+    this.loader = new StateLoader(this.objects, parseRepositoryFile);
+    this.history = new History(this.objects);
+  }
+
+  static async open(options: OpenOptions): Promise<FlagRepository> {
+    if (!options.gitdir === !options.dir) throw new Error('FlagRepository.open needs exactly one of gitdir and dir');
+    const logger = options.logger ?? silentLogger;
+    if (options.dir) {
+      const gitdir = await checkoutGitdir(resolve(options.dir));
+      const repo = new FlagRepository(gitdir, true, options, logger);
+      repo.lastHead = await repo.head();
+      return repo;
+    }
+    const gitdir = resolve(options.gitdir!);
+    if (!(await isRepository(gitdir))) {
+      if (!options.create) throw new Error(`${gitdir} is not a git repository`);
+      await initBareRepository(gitdir);
+      logger.info('created flags repository', { gitdir });
+    }
+    const repo = new FlagRepository(gitdir, false, options, logger);
+    repo.lastHead = await repo.head();
+    return repo;
+  }
+
+  /** The commit `main` points at, or null before the first commit. */
+  head(): Promise<string | null> {
+    return readRef(this.gitdir, MAIN_REF);
+  }
+
+  /** The typed state at a commit (default: `main`). Shared and read-only; `issues` lists what was left out. */
+  readState(commit?: string | null): Promise<LoadedState> {
+    return commit === undefined ? this.head().then((head) => this.loader.load(head)) : this.loader.load(commit);
+  }
+
+  /**
+   * Runs `fn` on the state of `main` and commits what it returns as one commit, serialized with every other
+   * update of this instance and compare-and-swap on `main` against everyone else: when `main` moved meanwhile,
+   * `fn` runs again on the new head (so it must be safe to re-run; throwing aborts with nothing committed).
+   */
+  update<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>): Promise<UpdateResult<T>> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    return this.serialized(() => this.tryUpdate(fn));
+  }
+
+  private async tryUpdate<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>): Promise<UpdateResult<T>> {
+    const attempts = this.options.maxAttempts ?? 10;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const head = await this.head();
+      this.observe(head, 'external');
+      const current = await this.loader.load(head);
+      const change = await fn(current.state, head);
+      const batch = this.objects.batch();
+      try {
+        const commit = await this.commitChange(batch, head, current, change);
+        if (!commit) {
+          return { commit: head, parent: head, committed: false, result: change.result, state: current.state };
+        }
+        // The objects are flushed while the state is assembled; the ref moves only once all are on disk.
+        await batch.done();
+        await this.options.beforeRefUpdate?.();
+        if (await this.swapMain(head, commit.oid)) {
+          this.loader.remember(commit.next);
+          this.observe(commit.oid, 'local');
+          return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
+        }
+      } finally {
+        await batch.settled();
+      }
+      this.logger.debug('main moved during an update; running it again on the new head', { attempt, expected: head });
+    }
+    throw new WriteConflictError(`main kept moving; the change was not applied after ${attempts} attempts`);
+  }
+
+  /** Writes the change's objects and commit into `batch`; null when the tree would not change. */
+  private async commitChange<T>(batch: WriteBatch, head: string | null, current: LoadedState, change: Change<T>): Promise<{ oid: string; next: LoadedState } | null> {
+    const baseTree = head ? (await this.objects.readCommit(head)).tree : null;
+    const { tree, known } = await writeChange(this.objects, batch, parseRepositoryFile, baseTree, change.changes);
+    if (tree === (baseTree ?? EMPTY_TREE_OID)) return null;
+    const author = authorIdentity(change.meta.actor, (this.options.clock ?? (() => new Date()))());
+    const commit: CommitObject = {
+      tree,
+      parents: head ? [head] : [],
+      author,
+      committer: { ...COMMITTER, timestamp: author.timestamp, timezoneOffset: 0 },
+      message: formatCommitMessage(change.meta),
+    };
+    const content = serializeCommit(commit);
+    const oid = hashObject('commit', content);
+    const next = await this.loader.loadTree(tree, oid, known);
+    const introduced = newIssues(current.issues, next.issues);
+    if (introduced.length > 0) throw issuesError(introduced);
+    batch.write('commit', content);
+    this.objects.rememberCommit(oid, commit);
+    return { oid, next };
+  }
+
+  private async swapMain(expected: string | null, next: string): Promise<boolean> {
+    try {
+      const options = { lockTimeoutMs: this.options.lockTimeoutMs, durable: this.options.durable };
+      return (await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options)).ok;
+    } catch (err) {
+      if (err instanceof RefLockedError) throw new WriteConflictError(err.message);
+      throw err;
+    }
+  }
+
+  /** Subscribes to moves of `main`; returns the unsubscribe function. Listeners must not throw (it is logged). */
+  onMainMoved(listener: (event: MainMoved) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Starts watching for moves of `main` made outside this instance (a push, another process). Idempotent. */
+  watch(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.watching ??= watchMainRef(this.gitdir, () => void this.refresh(), {
+      debounceMs: this.options.watchDebounceMs,
+      onError: (err) => this.logger.warn('watching main failed', { err }),
+    }).then((watcher) => {
+      this.watcher = watcher;
+      // Closed while the watcher was starting: stop it at once.
+      if (this.closed) return watcher.close();
+      // A push that landed before the watcher was ready sent no event: look once now.
+      return this.refresh();
+    });
+    return this.watching;
+  }
+
+  /** Looks at `main` now and announces it if it moved; what the watcher runs, also callable directly. */
+  refresh(): Promise<void> {
+    return this.serialized(async () => {
+      if (!this.closed) this.observe(await this.head(), 'external');
+    }).catch((err) => this.logger.warn('reading main failed', { err }));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watching?.catch(() => {});
+    await this.watcher?.close();
+    this.watcher = undefined;
+    this.listeners.clear();
+    this.objects.close();
+  }
+
+  readCommit(oid: string): Promise<CommitInfo> {
+    return this.history.readCommit(oid);
+  }
+
+  changedPaths(oid: string): Promise<ChangedPath[]> {
+    return this.history.changedPaths(oid);
+  }
+
+  firstParentLog(options: { from: string | null; until?: string | null; limit?: number }): Promise<CommitInfo[]> {
+    return this.history.firstParentLog(options);
+  }
+
+  height(oid: string): Promise<number> {
+    return this.history.height(oid);
+  }
+
+  treeOid(commit: string, path: string): Promise<string | null> {
+    return this.history.treeOid(commit, path);
+  }
+
+  /** The text of a file version, by blob oid (as changedPaths names them): what the audit trail reads of a push. */
+  async readBlob(oid: string): Promise<string> {
+    return (await this.objects.readTyped(oid, 'blob')).toString('utf8');
+  }
+
+  resolveRevision(rev: string): Promise<string> {
+    return resolveRevision(this.gitdir, this.objects, rev);
+  }
+
+  /** Head checks and writes share one queue, so our own commit is never mistaken for someone else's. */
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private observe(head: string | null, origin: MainMoved['origin']): void {
+    if (head === this.lastHead) return;
+    const from = this.lastHead;
+    this.lastHead = head;
+    if (head === null) return;
+    for (const listener of this.listeners) {
+      try {
+        listener({ from, to: head, origin });
+      } catch (err) {
+        this.logger.error('a main-moved listener threw', { err });
+      }
+    }
+  }
+}
+
+/** Issues in `after` that `before` did not have: what a change would make worse. */
+function newIssues(before: readonly ValidationIssue[], after: readonly ValidationIssue[]): ValidationIssue[] {
+  const known = new Set(before.map(formatIssue));
+  return after.filter((issue) => !known.has(formatIssue(issue)));
+}
+
+/** `<dir>/.git`, following a `gitdir:` file (worktrees, submodules). */
+async function checkoutGitdir(dir: string): Promise<string> {
+  const dotGit = join(dir, '.git');
+  const info = await stat(dotGit).catch(() => null);
+  if (info?.isFile()) {
+    const m = /^gitdir:\s*(.+)$/m.exec(await readFile(dotGit, 'utf8'));
+    if (m) return resolve(dir, m[1].trim());
+  }
+  if (info?.isDirectory() && (await isRepository(dotGit))) return dotGit;
+  if (await isRepository(dir)) return dir;
+  throw new Error(`${dir} is not a git checkout`);
+}

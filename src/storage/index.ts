@@ -1,0 +1,55 @@
+/**
+ * storage: the one module that owns each organisation's flags repository (the only importer of
+ * isomorphic-git). A bare repository, branch `main`; the committed tree is the truth (contract §2).
+ *
+ * ```ts
+ * const registry = new RepositoryRegistry({ dataDir, logger });   // <dataDir>/repos/<org>.git
+ * const repo = await registry.get('acme');                         // created on first use, one instance per org
+ *
+ * const { state, issues } = await repo.readState();                // main, typed; or readState(commitOid)
+ * const { commit, result, state: after } = await repo.update((current, head) => ({
+ *   changes: [{ path: 'projects/shop/environments/prod/checkout.yaml', content: yamlText }],  // null deletes
+ *   meta: { action: 'config_update', summary: 'enable checkout in prod', actor, project: 'shop', flag: 'checkout', environment: 'prod' },
+ *   result: someValue,
+ * }));
+ * const stop = repo.onMainMoved(({ from, to, origin }) => { ... });   // origin 'local' | 'external'
+ * ```
+ *
+ * Reading — `readState(commit?)` → `{ commit, state, issues }`. Files are parsed with parseRepositoryFile
+ * and assembled with assembleState; parsed files are cached by blob oid and directories by tree oid, so a
+ * new head that changed one file costs one blob. The state is shared between callers: never mutate it
+ * (parsed values are frozen). `issues` lists what was left out of `state` and why.
+ *
+ * Writing — `update(fn)` makes exactly one commit, authored by `meta.actor` (committer
+ * `flagops <flagops@localhost>`), its message carrying `Flagops-*` trailers (docs/architecture.md).
+ * - Updates of one instance run one at a time. `main` moves by compare-and-swap under git's own lock
+ *   (`refs/heads/main.lock`), so a push or another process landing meanwhile is never overwritten: `fn`
+ *   runs again on the new head (it must be safe to re-run; throwing, e.g. VersionConflictError, aborts with
+ *   nothing committed). After `maxAttempts` (10) runs: WriteConflictError.
+ * - Every changed file is parsed first; any issue, or a cross-file issue the change would introduce:
+ *   InvalidInputError naming the file and JSON path, nothing committed.
+ * - Changes that leave the tree as it is make no commit: the result has `committed: false` and `commit`
+ *   is the unchanged head.
+ * - Objects are written atomically (temp file + rename, fsync) before the ref, so a crash at any point
+ *   leaves `main` at the last complete commit and a repository `git fsck` accepts.
+ * - Listeners of `onMainMoved` hear our own commits synchronously, before `update` resolves.
+ *
+ * Watching — `watch()` follows `refs/heads/main` and `packed-refs` (chokidar, debounced) and announces
+ * moves made outside as `origin: 'external'`; each move is announced once, in order (`from` is the
+ * previous announcement's `to`).
+ *
+ * History — `readCommit(oid)`, `changedPaths(oid)` (vs its first parent), `firstParentLog({ from, until,
+ * limit })` (newest first), `height(oid)` (first-parent commits up to and including it; cached),
+ * `treeOid(commit, path)`, `readBlob(oid)` (a file version changedPaths names), `resolveRevision(rev)` (HEAD,
+ * branch, tag, full or abbreviated id, `~n`, `^n`).
+ *
+ * `FlagRepository.open({ dir })` opens a checkout read-only (for `flagops diff`): reads work, `update` rejects.
+ */
+export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage } from './commit-message.js';
+export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
+export { type Change, FlagRepository, type MainMoved, type OpenOptions, type UpdateResult, authorIdentity } from './flag-repository.js';
+export type { GitIdentity } from './git-objects.js';
+export type { ChangedPath, ChangeType, CommitInfo } from './history.js';
+export type { FileChange } from './prepare-change.js';
+export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
+export type { LoadedState } from './state-loader.js';

@@ -1,0 +1,63 @@
+import { join, resolve } from 'node:path';
+import { InvalidInputError } from '../errors/index.js';
+import { silentLogger, type Logger } from '../log/logger.js';
+import { FlagRepository, type OpenOptions } from './flag-repository.js';
+
+/** Organisation names become directory names, so they are kept to a set that cannot leave the data dir. */
+export const ORG_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+export interface RegistryOptions {
+  dataDir: string;
+  logger?: Logger;
+  /** Watch each repository for pushes from outside (default true). */
+  watch?: boolean;
+  /** Passed to every FlagRepository.open (clock, durable, ...). */
+  repository?: Omit<OpenOptions, 'gitdir' | 'dir' | 'create' | 'logger'>;
+}
+
+/** Every organisation's repository, at `<dataDir>/repos/<org>.git`, created on first use, one instance each. */
+export class RepositoryRegistry {
+  private readonly repos = new Map<string, Promise<FlagRepository>>();
+  private readonly logger: Logger;
+
+  constructor(private readonly options: RegistryOptions) {
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  gitdirOf(org: string): string {
+    if (!ORG_NAME.test(org)) throw new InvalidInputError(`organisation name ${JSON.stringify(org)} must match ${ORG_NAME.source}`, 'org');
+    return join(resolve(this.options.dataDir), 'repos', `${org}.git`);
+  }
+
+  get(org: string): Promise<FlagRepository> {
+    let repo = this.repos.get(org);
+    if (!repo) {
+      let gitdir: string;
+      try {
+        gitdir = this.gitdirOf(org);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      repo = this.openRepository(org, gitdir);
+      this.repos.set(org, repo);
+      // A failed open is not remembered: the next call tries again.
+      const failed = repo;
+      failed.catch(() => {
+        if (this.repos.get(org) === failed) this.repos.delete(org);
+      });
+    }
+    return repo;
+  }
+
+  private async openRepository(org: string, gitdir: string): Promise<FlagRepository> {
+    const repo = await FlagRepository.open({ ...this.options.repository, gitdir, create: true, logger: this.logger.child({ org }) });
+    if (this.options.watch ?? true) await repo.watch();
+    return repo;
+  }
+
+  async closeAll(): Promise<void> {
+    const opened = [...this.repos.values()];
+    this.repos.clear();
+    await Promise.all(opened.map((p) => p.then((repo) => repo.close()).catch(() => {})));
+  }
+}

@@ -1,0 +1,117 @@
+import type { RepositoryEntry } from '../repository/assemble-state.js';
+import type { ParsedFile } from '../repository/parsed-file.js';
+import type { ValidationIssue } from '../validation/issue.js';
+import { isTreeMode } from './git-objects.js';
+import type { ObjectStore } from './object-store.js';
+
+/** One file of a commit, parsed. `entry` is what assembleState takes (its `file` absent when invalid). */
+export interface FileNode {
+  oid: string;
+  entry: RepositoryEntry;
+  issues: readonly ValidationIssue[];
+}
+
+/** A directory of a commit with everything below it parsed. Immutable: shared between commits. */
+export interface DirNode {
+  oid: string;
+  path: string;
+  dirs: ReadonlyMap<string, DirNode>;
+  files: ReadonlyMap<string, FileNode>;
+}
+
+export type ParseFile = (path: string, text: string) => { file?: ParsedFile; issues: ValidationIssue[] };
+
+const YAML_FILE = /\.ya?ml$/;
+
+/** The longest the event loop is held by synchronous reads and parses during a load. */
+const SLICE_MS = 5;
+
+/**
+ * Reads a directory of a commit into parsed files. Given the same directory as read from an earlier commit
+ * (`previous`), it reuses every subtree whose tree oid is unchanged and every file whose blob oid is
+ * unchanged, so a new head that changed one file costs one blob read plus the trees on its path.
+ */
+export class TreeReader {
+  private sliceStart = performance.now();
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly parse: ParseFile,
+  ) {}
+
+  async readDir(path: string, oid: string, previous: DirNode | undefined, known?: ReadonlyMap<string, FileNode>): Promise<DirNode> {
+    if (previous?.oid === oid) return previous;
+    const entries = await this.objects.readTree(oid);
+    const dirs: Array<Promise<[string, DirNode]>> = [];
+    const files = new Map<string, FileNode | undefined>();
+    const toRead: Array<{ name: string; path: string; oid: string }> = [];
+    for (const entry of entries) {
+      const name = entry.name;
+      if (isTreeMode(entry.mode)) {
+        dirs.push(this.readDir(`${path}/${name}`, entry.oid, previous?.dirs.get(name), known).then((dir) => [name, dir]));
+        continue;
+      }
+      // Symlinks (120000) and submodules (160000) are not flag files.
+      if (entry.mode !== '100644' && entry.mode !== '100755') continue;
+      // The common case, an unchanged file in a changed directory, builds no path string.
+      const reused = previous?.files.get(name);
+      if (reused?.oid === entry.oid) {
+        files.set(name, reused);
+        continue;
+      }
+      const childPath = `${path}/${name}`;
+      const hint = known?.get(childPath);
+      if (hint?.oid === entry.oid) files.set(name, hint);
+      else {
+        // Reserve the slot so files stay in tree order, and with them the order of issues.
+        files.set(name, undefined);
+        toRead.push({ name, path: childPath, oid: entry.oid });
+      }
+    }
+    for (const file of toRead) files.set(file.name, await this.readFile(file.path, file.oid));
+    const dirEntries = await Promise.all(dirs);
+    return { oid, path, dirs: new Map(dirEntries), files: files as Map<string, FileNode> };
+  }
+
+  async readFile(path: string, oid: string): Promise<FileNode> {
+    // Only YAML can be a repository file; the parser says nothing about other files, so skip reading them.
+    if (!YAML_FILE.test(path)) return { oid, entry: { path }, issues: [] };
+    await this.yieldNow();
+    const object = await this.objects.read(oid);
+    if (object.type !== 'blob') throw new Error(`git object ${oid} at ${path} is a ${object.type}, not a blob`);
+    return parsedFileNode(path, oid, this.parse(path, object.content.toString('utf8')));
+  }
+
+  /** Reads and parses run synchronously; every few milliseconds they let the event loop serve others. */
+  private async yieldNow(): Promise<void> {
+    if (performance.now() - this.sliceStart < SLICE_MS) return;
+    await new Promise((resolve) => setImmediate(resolve));
+    this.sliceStart = performance.now();
+  }
+}
+
+/**
+ * Parsed values are shared by every commit that holds the same blob, and by every caller of readState,
+ * so they are frozen: an accidental in-place edit throws instead of corrupting other readers' state.
+ */
+export function parsedFileNode(path: string, oid: string, parsed: { file?: ParsedFile; issues: ValidationIssue[] }): FileNode {
+  const file = parsed.file && parsed.issues.length === 0 ? deepFreeze(parsed.file) : undefined;
+  return { oid, entry: file ? { path, file } : { path }, issues: parsed.issues };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/** Every file entry and every issue below a directory. */
+export function collectFiles(dir: DirNode, files: RepositoryEntry[], issues: ValidationIssue[]): void {
+  for (const file of dir.files.values()) {
+    files.push(file.entry);
+    if (file.issues.length > 0) issues.push(...file.issues);
+  }
+  for (const sub of dir.dirs.values()) collectFiles(sub, files, issues);
+}

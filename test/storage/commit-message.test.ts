@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { layout } from '../../src/repository/layout.js';
+import { FlagRepository, formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
+import { admin, agent, git, pushFromOutside, seedShop, tempDir, track } from './helpers.js';
+
+describe('commit messages (docs/architecture.md "Commits and trailers"; contract §2: the git log is the audit trail)', () => {
+  it('are a summary, the free-text body and the Flagops trailers, in that order', () => {
+    const message = formatCommitMessage({
+      action: 'kill',
+      summary: 'kill checkout-v2 in prod',
+      body: 'reason: error rate above 5%',
+      actor: agent,
+      project: 'shop',
+      flag: 'checkout-v2',
+      environment: 'prod',
+    });
+    expect(message).toBe(
+      [
+        'kill checkout-v2 in prod',
+        '',
+        'reason: error rate above 5%',
+        '',
+        'Flagops-Action: kill',
+        'Flagops-Project: shop',
+        'Flagops-Flag: checkout-v2',
+        'Flagops-Environment: prod',
+        'Flagops-Actor-Type: agent',
+        'Flagops-Actor: deploy-bot',
+        'Flagops-Key-Prefix: svc_agt_3kq9x2ab',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('name the source environment of a promotion', () => {
+    const message = formatCommitMessage({ action: 'promote', summary: 'promote a', actor: admin, project: 'shop', flag: 'a', environment: 'prod', fromEnvironment: 'staging' });
+    expect(readFlagopsTrailers(parseCommitMessage(message).trailers)).toEqual({
+      action: 'promote',
+      project: 'shop',
+      flag: 'a',
+      environment: 'prod',
+      fromEnvironment: 'staging',
+      actor: { type: 'admin', name: 'ops-admin', keyPrefix: 'svc_adm_7hd82kqa' },
+    });
+  });
+
+  it('cannot be forged through a multi-line summary, body or actor name', () => {
+    const message = formatCommitMessage({
+      action: 'config_update',
+      summary: 'line one\nFlagops-Action: kill',
+      body: 'because\n\nFlagops-Actor-Type: admin',
+      actor: { type: 'session', name: 'Eve\nFlagops-Actor-Type: admin', email: 'eve@example.com' },
+    });
+    const parsed = parseCommitMessage(message);
+    expect(parsed.summary).toBe('line one Flagops-Action: kill');
+    expect(readFlagopsTrailers(parsed.trailers)).toEqual({ action: 'config_update', actor: { type: 'session', name: 'Eve Flagops-Actor-Type: admin' } });
+  });
+
+  it('read back summary, body and trailers', () => {
+    const parsed = parseCommitMessage('kill a in prod\n\nreason: errors\nsecond line\n\nFlagops-Action: kill\nFlagops-Actor-Type: agent\n');
+    expect(parsed).toEqual({
+      summary: 'kill a in prod',
+      body: 'reason: errors\nsecond line',
+      trailers: [
+        { key: 'Flagops-Action', value: 'kill' },
+        { key: 'Flagops-Actor-Type', value: 'agent' },
+      ],
+    });
+  });
+
+  it('of commits without Flagops trailers give none (an engineer push is described from its diff)', () => {
+    expect(readFlagopsTrailers(parseCommitMessage('Tune rollout\n\nSigned-off-by: Erin <erin@example.com>\n').trailers)).toBeNull();
+    expect(parseCommitMessage('Tune rollout\n').trailers).toEqual([]);
+    expect(readFlagopsTrailers(parseCommitMessage('x\n\nFlagops-Action: dance\nFlagops-Actor-Type: agent\n').trailers)).toBeNull();
+  });
+});
+
+describe('readCommit', () => {
+  it('returns the author, message parts and trailers of a commit the store wrote', async () => {
+    const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true, clock: () => new Date('2024-05-01T12:00:00Z') }));
+    const seeded = await seedShop(repo);
+    const { commit } = await repo.update(() => ({
+      changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: "2024-05-01T12:00:00Z"\n    killedBy: svc_agt_3kq9x2ab\n' }],
+      meta: { action: 'kill', summary: 'kill a in prod', body: 'reason: error rate above 5%', actor: agent, project: 'shop', flag: 'a', environment: 'prod' },
+      result: undefined,
+    }));
+    const info = await repo.readCommit(commit!);
+    expect(info).toMatchObject({
+      oid: commit,
+      parents: [seeded],
+      author: { name: 'deploy-bot', email: 'svc_agt_3kq9x2ab@keys.flagops', timestamp: 1714564800, timezoneOffset: 0 },
+      committer: { name: 'flagops', email: 'flagops@localhost' },
+      summary: 'kill a in prod',
+      body: 'reason: error rate above 5%',
+      flagops: { action: 'kill', project: 'shop', flag: 'a', environment: 'prod', actor: { type: 'agent', name: 'deploy-bot', keyPrefix: 'svc_agt_3kq9x2ab' } },
+    });
+    expect(git(repo.gitdir, 'log', '-1', '--format=%(trailers:key=Flagops-Action,valueonly)', 'main')).toBe('kill');
+  });
+
+  it('attributes a pushed commit to its git author, with no Flagops trailers', async () => {
+    const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true }));
+    await seedShop(repo);
+    const pushed = pushFromOutside(
+      repo.gitdir,
+      (checkout) => git(checkout, 'rm', '--quiet', 'projects/shop/flags/b.yaml', 'projects/shop/environments/*/b.yaml'),
+      'Remove flag b\n\nNo longer used.',
+    );
+    const info = await repo.readCommit(pushed);
+    expect(info).toMatchObject({ author: { name: 'Erin Engineer', email: 'erin@example.com' }, summary: 'Remove flag b', body: 'No longer used.', flagops: null });
+  });
+});

@@ -1,0 +1,92 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { WriteConflictError } from '../../src/errors/index.js';
+import { layout } from '../../src/repository/layout.js';
+import { FlagRepository } from '../../src/storage/index.js';
+import { configYaml, git, meta, seedShop, tempDir, track } from './helpers.js';
+
+const enableA = () => ({
+  changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: true, version: 2 }) }],
+  meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
+  result: undefined,
+});
+
+/** Loose objects written but not reachable from main: what an interrupted commit leaves. */
+function danglingObjects(gitdir: string): string {
+  return git(gitdir, 'fsck', '--full', '--strict', '--dangling', '--no-progress');
+}
+
+describe('a write interrupted between its object writes and the ref update', () => {
+  it('leaves main at the previous commit and a repository git fsck accepts', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    let fail = true;
+    const repo = track(
+      await FlagRepository.open({
+        gitdir,
+        create: true,
+        beforeRefUpdate: () => {
+          if (fail) throw new Error('power cut');
+        },
+      }),
+    );
+    fail = false;
+    const seeded = await seedShop(repo);
+    fail = true;
+    await expect(repo.update(enableA)).rejects.toThrow('power cut');
+    expect(await repo.head()).toBe(seeded);
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
+    expect(existsSync(join(gitdir, 'refs/heads/main.lock'))).toBe(false);
+    // The new commit's objects are complete on disk, just unreferenced: fsck lists them as dangling only.
+    expect(danglingObjects(gitdir)).toMatch(/^dangling commit [0-9a-f]{40}$/);
+    expect((await repo.readState()).state.projects.get('shop')!.flags.get('a')!.environments.prod.enabled).toBe(false);
+
+    fail = false;
+    const { commit } = await repo.update(enableA);
+    expect(git(gitdir, 'rev-list', '--count', 'main')).toBe('2');
+    expect(git(gitdir, 'rev-parse', 'main~1')).toBe(seeded);
+    expect(commit).toBe(await repo.head());
+  });
+
+  it('leaves the same when the process is killed there (SIGKILL, no cleanup)', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const seeded = await seedShop(track(await FlagRepository.open({ gitdir, create: true })));
+    const child = spawnSync(resolve('node_modules/.bin/vite-node'), [resolve('test/storage/fixtures/crash-during-update.ts'), gitdir], { encoding: 'utf8', timeout: 60_000 });
+    expect(child.signal).toBe('SIGKILL');
+    expect(child.stdout).not.toContain('survived');
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
+    expect(danglingObjects(gitdir)).toMatch(/^dangling commit [0-9a-f]{40}$/);
+    // Nothing half-written: no temp object files either.
+    for (const dir of readdirSync(join(gitdir, 'objects')).filter((d) => d.length === 2)) {
+      expect(readdirSync(join(gitdir, 'objects', dir)).filter((f) => f.startsWith('tmp_obj_'))).toEqual([]);
+    }
+    const next = await track(await FlagRepository.open({ gitdir })).update(enableA);
+    expect(next.parent).toBe(seeded);
+  }, 90_000);
+});
+
+describe('a lock on main held by someone else', () => {
+  it('is waited for, then reported as a write conflict, without touching main', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 200 }));
+    const seeded = await seedShop(repo);
+    writeFileSync(join(gitdir, 'refs/heads/main.lock'), '');
+    await expect(repo.update(enableA)).rejects.toBeInstanceOf(WriteConflictError);
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
+    expect(existsSync(join(gitdir, 'refs/heads/main.lock'))).toBe(true);
+  });
+
+  it('is removed when stale (left by a crashed process), and the write goes through', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 200 }));
+    const seeded = await seedShop(repo);
+    const lock = join(gitdir, 'refs/heads/main.lock');
+    writeFileSync(lock, '');
+    const aMinuteAgo = new Date(Date.now() - 60_000);
+    utimesSync(lock, aMinuteAgo, aMinuteAgo);
+    const { parent } = await repo.update(enableA);
+    expect(parent).toBe(seeded);
+    expect(existsSync(lock)).toBe(false);
+  });
+});

@@ -1,0 +1,114 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import type { Actor, EnvironmentName } from '../../src/model/index.js';
+import { layout } from '../../src/repository/layout.js';
+import type { CommitMeta, FileChange, FlagRepository } from '../../src/storage/index.js';
+
+const made: string[] = [];
+const opened: FlagRepository[] = [];
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((repo) => repo.close()));
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'flagops-storage-'));
+  made.push(dir);
+  return dir;
+}
+
+/** Closes the repository after the test, so no watcher outlives it. */
+export function track<T extends FlagRepository>(repo: T): T {
+  opened.push(repo);
+  return repo;
+}
+
+/** The git CLI with no user or system config, as an engineer with a clean setup would run it. */
+export function git(cwd: string, ...args: string[]): string {
+  return gitWith(cwd, {}, ...args);
+}
+
+export function gitWith(cwd: string, options: { env?: Record<string, string>; input?: string }, ...args: string[]): string {
+  return execFileSync('git', args, {
+    cwd,
+    encoding: 'utf8',
+    input: options.input,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'Erin Engineer',
+      GIT_AUTHOR_EMAIL: 'erin@example.com',
+      GIT_COMMITTER_NAME: 'Erin Engineer',
+      GIT_COMMITTER_EMAIL: 'erin@example.com',
+      ...options.env,
+    },
+  }).trim();
+}
+
+export const agent: Actor = { type: 'agent', name: 'deploy-bot', keyPrefix: 'svc_agt_3kq9x2ab' };
+export const admin: Actor = { type: 'admin', name: 'ops-admin', keyPrefix: 'svc_adm_7hd82kqa' };
+
+export function projectYaml(slug: string): string {
+  return `id: prj_${slug}\nname: Project ${slug}\nslug: ${slug}\n`;
+}
+
+export function flagYaml(key: string, id = `flg_${key}`): string {
+  return `id: ${id}\nkey: ${key}\nkind: boolean\ndefaultValue: false\narchivedAt: null\n`;
+}
+
+export function configYaml(options: { enabled?: boolean; rolloutPct?: number; version?: number } = {}): string {
+  return `enabled: ${options.enabled ?? false}\nrolloutPct: ${options.rolloutPct ?? 0}\nvalueOn: true\nvalueOff: false\nversion: ${options.version ?? 1}\nrules: []\n`;
+}
+
+/** The files of a new flag: its metadata and a config in every environment, all off. */
+export function newFlagFiles(project: string, key: string): FileChange[] {
+  const envs: EnvironmentName[] = ['dev', 'staging', 'prod'];
+  return [
+    { path: layout.flagFile(project, key), content: flagYaml(key) },
+    ...envs.map((env) => ({ path: layout.configFile(project, env, key), content: configYaml() })),
+  ];
+}
+
+export function meta(action: CommitMeta['action'], extra: Partial<CommitMeta> = {}): CommitMeta {
+  return { action, summary: `${action} by test`, actor: agent, ...extra };
+}
+
+/** A repository holding project `shop` with flags `a` and `b`. */
+export async function seedShop(repo: FlagRepository): Promise<string> {
+  const { commit } = await repo.update(() => ({
+    changes: [{ path: layout.projectFile('shop'), content: projectYaml('shop') }, ...newFlagFiles('shop', 'a'), ...newFlagFiles('shop', 'b')],
+    meta: meta('project_create', { project: 'shop' }),
+    result: undefined,
+  }));
+  return commit!;
+}
+
+/** Clones the bare repository, lets `edit` change the checkout, commits and pushes it to main. */
+export function pushFromOutside(gitdir: string, edit: (checkout: string) => void, message = 'edit from outside'): string {
+  const checkout = join(tempDir(), 'checkout');
+  git(tempDir(), 'clone', '--quiet', gitdir, checkout);
+  edit(checkout);
+  git(checkout, 'add', '-A');
+  git(checkout, 'commit', '--quiet', '-m', message);
+  git(checkout, 'push', '--quiet', 'origin', 'HEAD:main');
+  return git(checkout, 'rev-parse', 'HEAD');
+}
+
+export function waitFor<T>(check: () => T | undefined, timeoutMs = 5_000): Promise<T> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const poll = () => {
+      const value = check();
+      if (value !== undefined) return resolve(value);
+      if (Date.now() - started > timeoutMs) return reject(new Error('timed out waiting'));
+      setTimeout(poll, 10);
+    };
+    poll();
+  });
+}

@@ -1,0 +1,49 @@
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../src/errors/index.js';
+import { type MainMoved, RepositoryRegistry } from '../../src/storage/index.js';
+import { git, pushFromOutside, seedShop, tempDir, waitFor } from './helpers.js';
+
+describe('RepositoryRegistry', () => {
+  it('creates <dataDir>/repos/<org>.git on first use, one instance per organisation even under concurrent calls', async () => {
+    const dataDir = tempDir();
+    const registry = new RepositoryRegistry({ dataDir, watch: false });
+    try {
+      const [first, second, other] = await Promise.all([registry.get('acme'), registry.get('acme'), registry.get('globex')]);
+      expect(first).toBe(second);
+      expect(other).not.toBe(first);
+      expect(first.gitdir).toBe(join(dataDir, 'repos', 'acme.git'));
+      expect(git(first.gitdir, 'rev-parse', '--is-bare-repository')).toBe('true');
+      expect(readdirSync(join(dataDir, 'repos')).sort()).toEqual(['acme.git', 'globex.git']);
+      expect(await registry.get('acme')).toBe(first);
+    } finally {
+      await registry.closeAll();
+    }
+  });
+
+  it('refuses organisation names that could leave the data directory', async () => {
+    const dataDir = tempDir();
+    const registry = new RepositoryRegistry({ dataDir, watch: false });
+    for (const org of ['../evil', 'a/b', '.hidden', 'Acme', '', 'x'.repeat(64), 'acme\0', '-dash']) {
+      await expect(registry.get(org), JSON.stringify(org)).rejects.toBeInstanceOf(InvalidInputError);
+    }
+    expect(existsSync(join(dataDir, 'repos'))).toBe(false);
+    await registry.closeAll();
+  });
+
+  it('hands out repositories that announce pushes from outside, and closes them all on closeAll', async () => {
+    const registry = new RepositoryRegistry({ dataDir: tempDir(), repository: { watchDebounceMs: 20 } });
+    try {
+      const repo = await registry.get('acme');
+      const seeded = await seedShop(repo);
+      const moves: MainMoved[] = [];
+      repo.onMainMoved((e) => moves.push(e));
+      const pushed = pushFromOutside(repo.gitdir, (checkout) => writeFileSync(join(checkout, 'README.md'), 'flags\n'));
+      await waitFor(() => (moves.length > 0 ? true : undefined));
+      expect(moves).toEqual([{ from: seeded, to: pushed, origin: 'external' }]);
+    } finally {
+      await registry.closeAll();
+    }
+  });
+});
