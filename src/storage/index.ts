@@ -1,6 +1,9 @@
 /**
  * storage: the one module that owns each organisation's flags repository (the only importer of
- * isomorphic-git). A bare repository, branch `main`; the committed tree is the truth (contract §2).
+ * isomorphic-git, which it needs only for packs with a version-1 index: objects, packs and refs are read and
+ * written here, for speed and crash safety). A bare repository, branch `main`; the committed tree is the
+ * truth (contract §2). The repository refuses non-fast-forward pushes and deletes of branches: the log is
+ * the audit trail.
  *
  * ```ts
  * const registry = new RepositoryRegistry({ dataDir, logger });   // <dataDir>/repos/<org>.git
@@ -15,10 +18,11 @@
  * const stop = repo.onMainMoved(({ from, to, origin }) => { ... });   // origin 'local' | 'external'
  * ```
  *
- * Reading — `readState(commit?)` → `{ commit, state, issues }`. Files are parsed with parseRepositoryFile
- * and assembled with assembleState; parsed files are cached by blob oid and directories by tree oid, so a
- * new head that changed one file costs one blob. The state is shared between callers: never mutate it
- * (parsed values are frozen). `issues` lists what was left out of `state` and why.
+ * Reading — `readState(commit?)` → `{ commit, state, issues }`. Files under `projects/` are parsed with
+ * parseRepositoryFile and assembled with assembleState one project at a time; parsed files are reused by
+ * blob oid, directories by tree oid and projects' state by their tree, so a new head that changed one file
+ * costs one blob and one project's assembly. The state is shared between callers: never mutate it (parsed
+ * values are frozen; an in-place edit throws). `issues` lists what was left out of `state` and why.
  *
  * Writing — `update(fn)` makes exactly one commit, authored by `meta.actor` (committer
  * `flagops <flagops@localhost>`), its message carrying `Flagops-*` trailers (docs/architecture.md).
@@ -31,7 +35,10 @@
  * - Changes that leave the tree as it is make no commit: the result has `committed: false` and `commit`
  *   is the unchanged head.
  * - Objects are written atomically (temp file + rename, fsync) before the ref, so a crash at any point
- *   leaves `main` at the last complete commit and a repository `git fsck` accepts.
+ *   leaves `main` at the last complete commit and a repository `git fsck` accepts. A `main.lock` older
+ *   than 10 s is taken for a crashed writer's and removed. `beforeRefUpdate` (an open option) runs between
+ *   the two, for tests that simulate the crash.
+ * - Returns `{ commit, parent, committed, result, state }`: `state` is the new commit's.
  * - Listeners of `onMainMoved` hear our own commits synchronously, before `update` resolves.
  *
  * Watching — `watch()` follows `refs/heads/main` and `packed-refs` (chokidar, debounced) and announces

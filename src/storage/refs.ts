@@ -12,21 +12,19 @@ export const MAIN_REF = 'refs/heads/main';
 const OID = /^[0-9a-f]{40}$/;
 
 /** The oid a ref points at: the loose file wins over `packed-refs`, as in git. Null when the ref does not exist. */
-export async function readRef(gitdir: string, ref: string): Promise<string | null> {
+export async function readRef(gitdir: string, ref: string, depth = 0): Promise<string | null> {
   const loose = await readIfExists(join(gitdir, ref));
   if (loose !== null) {
     const value = loose.trim();
-    if (value.startsWith('ref: ')) return readRef(gitdir, value.slice(5).trim());
+    if (value.startsWith('ref: ')) {
+      // git gives up on symbolic refs nested deeper than 5; so does this, rather than loop on a cycle.
+      if (depth >= 5) throw new Error(`symbolic ref ${ref} nests too deep`);
+      return readRef(gitdir, value.slice(5).trim(), depth + 1);
+    }
     if (!OID.test(value)) throw new Error(`ref ${ref} holds ${JSON.stringify(value)}, not an object id`);
     return value;
   }
   return readPackedRef(gitdir, ref);
-}
-
-/** The ref HEAD names (`ref: refs/heads/main`), or null when HEAD is detached. */
-export async function readSymbolicHead(gitdir: string): Promise<string | null> {
-  const head = (await readIfExists(join(gitdir, 'HEAD')))?.trim();
-  return head?.startsWith('ref: ') ? head.slice(5).trim() : null;
 }
 
 async function readPackedRef(gitdir: string, ref: string): Promise<string | null> {

@@ -50,6 +50,16 @@ describe('onMainMoved', () => {
     expect(prodVersion((await repo.readState()).state, 'a')).toBe(5);
   });
 
+  it('announces a push that landed before watching started, once watch() is ready', async () => {
+    const { repo, seeded } = await openSeeded();
+    const events: MainMoved[] = [];
+    repo.onMainMoved((e) => events.push(e));
+    const pushed = pushConfig(repo.gitdir, 'a', 4);
+    await repo.watch();
+    await waitFor(() => (events.length > 0 ? true : undefined));
+    expect(events).toEqual([{ from: seeded, to: pushed, origin: 'external' }]);
+  });
+
   it('stops calling a listener once it unsubscribes', async () => {
     const { repo } = await openSeeded();
     const events: MainMoved[] = [];
