@@ -43,10 +43,23 @@ export class AuditRegistry {
     return AuditIndex.open({ repo, cacheFile, logger: this.logger.child({ org, component: 'audit' }) });
   }
 
-  /** Stops following every organisation; an index still being built is closed once it is. */
-  closeAll(): void {
+  /**
+   * Stops following every organisation (an index still being built is closed once it is) and resolves once
+   * every cache write has finished, so a clean stop leaves nothing half-written.
+   */
+  async closeAll(): Promise<void> {
     const opened = [...this.indexes.values()];
     this.indexes.clear();
-    for (const index of opened) index.then((i) => i.close(), () => {});
+    await Promise.all(
+      opened.map((index) =>
+        index.then(
+          (i) => {
+            i.close();
+            return i.saved();
+          },
+          () => {},
+        ),
+      ),
+    );
   }
 }

@@ -8,11 +8,15 @@ import type { Logger } from '../log/logger.js';
 import type { EvaluationResult } from '../model/index.js';
 import type { EvaluationCounter } from '../stats/evaluation-counter.js';
 import { statsScope } from '../stats/stats-scope.js';
+import { countsRoute } from './counts/counts-route.js';
 import { cors } from './cors.js';
 import type { EnvironmentView } from './environment-view.js';
 import { parseEvaluateRequest } from './evaluate-request.js';
 import { matchesEtag } from './if-none-match.js';
+import { OFREP_FLAG_PREFIX } from './ofrep/ofrep-paths.js';
+import { ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep/ofrep-routes.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
+import { streamRoute } from './stream/stream-route.js';
 
 export interface EvalAppDeps {
   keys: KeyService;
@@ -34,6 +38,11 @@ export type EvalRoutes = Record<string, Partial<Record<'GET' | 'POST', EvalHandl
 export const coreRoutes: EvalRoutes = {
   '/v1/evaluate': { POST: evaluate },
   '/v1/snapshot': { GET: snapshot },
+  '/v1/stream': { GET: streamRoute },
+  '/v1/counts': { POST: countsRoute },
+  '/ofrep/v1/evaluate/flags': { POST: ofrepBulkRoute },
+  [OFREP_FLAG_PREFIX]: { POST: ofrepFlagRoute },
+  '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },
   '/healthz': {
     GET: (ctx, deps) => {
       const { status, body } = deps.health();
@@ -49,7 +58,8 @@ export function createEvalApp(deps: EvalAppDeps, routes: EvalRoutes = coreRoutes
   app.use(errorMiddleware(deps.logger));
   app.use(cors);
   app.use(async (ctx) => {
-    const byMethod = routes[ctx.path];
+    // OFREP puts the flag key in the path: the one prefix route.
+    const byMethod = routes[ctx.path] ?? (ctx.path.startsWith(OFREP_FLAG_PREFIX) ? routes[OFREP_FLAG_PREFIX] : undefined);
     if (byMethod === undefined) return;
     const handler = byMethod[(ctx.method === 'HEAD' ? 'GET' : ctx.method) as 'GET' | 'POST'];
     if (handler === undefined) return methodNotAllowed(ctx, Object.keys(byMethod).join(', '));

@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// Kill-to-SDK delay over the stream: the service runs here, a local-mode SDK client in a child process (an
+// application of its own, as in production). Each of BENCH_KILLS kills goes through KillSwitch (as the kill
+// endpoint does); the child reports the moment its getter serves `killed`. Clears are timed the same way.
+//   npx tsc -p tsconfig.build.json && node scripts/bench/sdk-stream.mjs     (or npm run bench -- sdk-stream)
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchActor, projectWithFlags, summarize } from './lib/seed.mjs';
+
+const dist = path.resolve(process.env.FLAGOPS_DIST ?? 'dist');
+const load = (module) => import(pathToFileURL(path.join(dist, module)).href);
+const now = () => performance.timeOrigin + performance.now(); // comparable across processes on one machine
+
+if (process.argv[2] === '--child') {
+  // The application: waits for changes and says when it serves flag-1 killed or not.
+  const { createClient } = await load('sdk/index.js');
+  const client = createClient({ evalUrl: process.env.FLAGOPS_EVAL_URL, sdkKey: process.env.FLAGOPS_SDK_KEY, pollIntervalMs: 3_600_000, sendCounts: false });
+  await client.ready();
+  const report = () => process.stdout.write(`${JSON.stringify({ at: now(), reason: client.details('flag-1', false, { userId: 'u' }).reason })}\n`);
+  client.on('change', report);
+  report();
+  process.stdin.on('end', () => client.close());
+  process.stdin.resume();
+} else {
+  const KILLS = Number(process.env.BENCH_KILLS ?? 100);
+  const { startService } = await load('service.js');
+  const { silentLogger } = await load('log/logger.js');
+  const { KillSwitch } = await load('kill/kill-switch.js');
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-sdk-'));
+  const service = await startService(
+    { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbench000001' }], planProjectLimit: 25, logLevel: 'error' },
+    silentLogger,
+  );
+  const repo = await service.repos.get('bench');
+  await repo.update(() => ({ changes: projectWithFlags('shop', 20), meta: { action: 'change', summary: 'seed', actor: benchActor }, result: null }));
+  await service.holder.served('bench');
+  const { key } = await service.keys.createKey('bench', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
+
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child'], {
+    env: { ...process.env, FLAGOPS_EVAL_URL: service.evalUrl, FLAGOPS_SDK_KEY: key },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => JSON.parse((await lines.next()).value);
+  await next(); // ready
+
+  const kills = new KillSwitch(service.holder);
+  const request = { org: 'bench', repo, projectSlug: 'shop', flagKey: 'flag-1', environment: 'prod', actor: benchActor };
+  const fromCall = { kill: [], clear: [] };
+  const fromServed = { kill: [], clear: [] };
+  for (let i = 0; i < KILLS; i++) {
+    for (const [what, act, reason] of [['kill', () => kills.kill(request), 'killed'], ['clear', () => kills.clear(request), null]]) {
+      const started = now();
+      await act();
+      const served = now();
+      let seen;
+      do seen = await next();
+      while (reason === null ? seen.reason === 'killed' : seen.reason !== reason);
+      fromCall[what].push(seen.at - started);
+      fromServed[what].push(seen.at - served);
+    }
+  }
+  child.stdin.end();
+  await new Promise((resolve) => child.on('exit', resolve));
+  await service.stop();
+  await rm(dataDir, { recursive: true, force: true });
+
+  const ms = (x) => `${x.toFixed(1)} ms`;
+  console.log(`\nKill to SDK over the stream, ${KILLS} kills and ${KILLS} clears; SDK in its own process; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`);
+  console.log('| interval | p50 | p99 | max |\n|---|---|---|---|');
+  for (const [name, samples] of [
+    ['kill() called → SDK serves `killed`', fromCall.kill],
+    ['kill served by the server → SDK serves `killed`', fromServed.kill],
+    ['clear() called → SDK serves the flag again', fromCall.clear],
+  ]) {
+    const s = summarize(samples);
+    console.log(`| ${name} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} |`);
+  }
+}

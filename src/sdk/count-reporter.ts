@@ -1,0 +1,86 @@
+import { type CountBuffer, type CountReportEntry, untilNextHour } from './count-buffer.js';
+import { describeError, discardBody, type Http, HttpError, httpError } from './http.js';
+import type { Scheduler, SdkLogger } from './types.js';
+
+/** The server takes at most this many entries per report (docs/sdk.md, "Evaluation counts"). */
+export const MAX_REPORT_ENTRIES = 1000;
+
+/** close() waits at most this long for the last report, so that stopping an application stays quick. */
+const CLOSE_REPORT_TIMEOUT_MS = 2_000;
+
+/**
+ * Sends the counts of local evaluations to POST /v1/counts every interval and once more on close. A report the
+ * server could not take for a passing reason (network, 5xx) goes back into the buffer for the next one; one it
+ * refused (4xx) is dropped, since sending it again would be refused again.
+ */
+export class CountReporter {
+  private timer: unknown;
+  private sending: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  constructor(
+    private readonly http: Http,
+    private readonly buffer: CountBuffer,
+    private readonly scheduler: Scheduler,
+    private readonly intervalMs: number,
+    private readonly logger: SdkLogger,
+  ) {}
+
+  start(): void {
+    this.schedule();
+  }
+
+  /** Sends what has been counted; reports never overlap. */
+  flush(timeoutMs?: number): Promise<void> {
+    const run = () => this.send(timeoutMs);
+    this.sending = this.sending.then(run, run);
+    return this.sending;
+  }
+
+  /** Stops the timer, waits for a report in flight, sends the rest. */
+  async close(): Promise<void> {
+    this.stopped = true;
+    this.scheduler.clearTimeout(this.timer);
+    this.buffer.stop();
+    await this.flush(CLOSE_REPORT_TIMEOUT_MS);
+  }
+
+  /**
+   * The next report comes after the interval, or at the start of the next hour if that is sooner: the buffer
+   * learns the hour only when it is drained, so a report at each hour's start keeps counts in their hour.
+   */
+  private schedule(): void {
+    if (this.stopped) return;
+    const delay = Math.min(this.intervalMs, untilNextHour(this.scheduler.now()) + 1);
+    this.timer = this.scheduler.setTimeout(() => {
+      void this.flush().finally(() => this.schedule());
+    }, delay);
+  }
+
+  private async send(timeoutMs?: number): Promise<void> {
+    const entries = this.buffer.drain(); // even when empty: it moves the buffer into the current hour
+    if (entries.length === 0) return;
+    for (let i = 0; i < entries.length; i += MAX_REPORT_ENTRIES) {
+      const batch = entries.slice(i, i + MAX_REPORT_ENTRIES);
+      try {
+        await this.post(batch, timeoutMs);
+      } catch (err) {
+        if (err instanceof HttpError && err.status >= 400 && err.status < 500) {
+          this.logger.warn('the server refused evaluation counts; dropping them', { error: err.message, entries: batch.length });
+          continue;
+        }
+        this.logger.warn('could not send evaluation counts; will retry', { error: describeError(err) });
+        if (!this.stopped) this.buffer.restore(entries.slice(i));
+        return;
+      }
+    }
+  }
+
+  private post(counts: CountReportEntry[], timeoutMs?: number): Promise<void> {
+    const init = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ counts }), timeoutMs };
+    return this.http.call('/v1/counts', init, async (res) => {
+      if (res.status !== 202) throw await httpError(res, 'POST /v1/counts');
+      await discardBody(res);
+    });
+  }
+}

@@ -1,0 +1,40 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+/** Bundles a TypeScript entry (and the src/ it imports) into one ESM file Node can run as is. */
+export async function bundleForNode(entry: string, alias: Record<string, string> = {}): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'flagops-bundle-'));
+  const outfile = path.join(dir, `${path.basename(entry).replace(/\.[a-z]+$/, '')}.mjs`);
+  await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', alias, logLevel: 'silent', packages: 'external' });
+  return outfile;
+}
+
+export interface ChildRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Epoch ms at which the process exited. */
+  exitedAt: number;
+}
+
+/** Runs `node <file>` with extra environment; kills it after `timeoutMs`. */
+export function runNode(file: string, env: Record<string, string>, timeoutMs = 20_000, nodeArgs: string[] = []): Promise<ChildRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs, file], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`node ${path.basename(file)} still running after ${timeoutMs} ms; stdout ${stdout}; stderr ${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, exitedAt: Date.now() });
+    });
+  });
+}

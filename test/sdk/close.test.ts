@@ -1,0 +1,89 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type Scheduler } from '../../src/sdk/index.js';
+import { bundleForNode, runNode } from './bundle-helpers.js';
+import { quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';
+
+/** Real timers, watched: which are pending, and whether any fires once `closed` is set. */
+function watchedScheduler() {
+  const pending = new Set<ReturnType<typeof setTimeout>>();
+  const state = { closed: false, firedAfterClose: 0, pending };
+  const scheduler: Scheduler = {
+    now: () => Date.now(),
+    setTimeout: (fn, ms) => {
+      const handle = setTimeout(() => {
+        pending.delete(handle);
+        if (state.closed) state.firedAfterClose++;
+        fn();
+      }, ms);
+      pending.add(handle);
+      return handle;
+    },
+    clearTimeout: (handle) => {
+      pending.delete(handle as ReturnType<typeof setTimeout>);
+      clearTimeout(handle as ReturnType<typeof setTimeout>);
+    },
+  };
+  return { scheduler, state };
+}
+
+describe('close() (docs/sdk.md, "Closing")', () => {
+  let h: SdkHarness;
+
+  beforeAll(async () => {
+    h = await startSdkHarness();
+  });
+  afterAll(() => h?.stop());
+
+  for (const mode of ['local', 'remote'] as const) {
+    it(`leaves no timer pending and makes no request afterwards (${mode} mode, stream and polling)`, async () => {
+      const { scheduler, state } = watchedScheduler();
+      const recording = recordingFetch();
+      const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode, scheduler, fetch: recording.fetch, pollIntervalMs: 30, countsIntervalMs: 30, logger: quiet });
+      await c.ready();
+      await c.details('new-checkout', false, { userId: 'u1' });
+      await new Promise((r) => setTimeout(r, 150));
+      expect(state.pending.size).toBeGreaterThan(0); // there was something to stop
+      await c.close();
+      state.closed = true;
+      const requestsAtClose = recording.requests.length;
+      expect(state.pending.size).toBe(0);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(state.firedAfterClose).toBe(0);
+      expect(recording.requests.length).toBe(requestsAtClose);
+      expect(recording.requests.filter((r) => r.status === 'pending')).toEqual([]);
+    });
+  }
+
+  it('lets a Node process exit by itself right after, with streams, polls and count reports running before', async () => {
+    const script = await bundleForNode(fileURLToPath(new URL('./fixtures/close-child.ts', import.meta.url)));
+    const run = await runNode(script, { FLAGOPS_EVAL_URL: h.service.evalUrl, FLAGOPS_SDK_KEY: h.key });
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const { closedAt, statuses } = JSON.parse(run.stdout);
+    expect(statuses).toEqual(['ready', 'ready', 'ready']);
+    // Anything left behind (a 100 ms poll timer, an open stream socket) would keep the process alive for good.
+    console.log(`process exited ${run.exitedAt - closedAt} ms after close() resolved`);
+    expect(run.exitedAt - closedAt).toBeLessThan(1_000);
+  });
+
+  it('does not wait forever for a fetch that ignores its abort signal: the last report has a 2 s deadline', async () => {
+    let hang = false;
+    const stubborn: typeof fetch = (input, init) => (hang ? new Promise(() => {}) : fetch(input, { ...init, signal: undefined }));
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, fetch: stubborn, stream: false, countsIntervalMs: 3_600_000, logger: quiet });
+    await c.ready();
+    c.boolean('new-checkout', false, { userId: 'u1' }); // a count to report on close
+    hang = true;
+    const started = performance.now();
+    await c.close();
+    expect(performance.now() - started).toBeLessThan(2_500);
+  });
+
+  it('resolves pending ready() calls and can be called twice', async () => {
+    const c = createClient({ evalUrl: 'http://127.0.0.1:9', sdkKey: h.key, logger: quiet, readyTimeoutMs: 60_000 });
+    const ready = c.ready();
+    await c.close();
+    await c.close();
+    expect(await ready).toBe(c.status);
+  });
+});

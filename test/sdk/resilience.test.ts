@@ -1,0 +1,209 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type LocalClient, type RemoteClient, type StatusEvent } from '../../src/sdk/index.js';
+import { backoffDelay } from '../../src/sdk/backoff.js';
+import { killRequest, nextEvent, quiet, restart, type SdkHarness, setConfig, startSdkHarness, stopKeepingData, untilStatus } from './sdk-harness.js';
+
+const eu = { userId: 'user-1', attributes: { country: 'DE', appVersion: '2.4.0' } };
+
+describe('when the evaluation server goes away (docs/sdk.md, "Status")', () => {
+  let h: SdkHarness;
+  const clients: Array<LocalClient | RemoteClient> = [];
+  const statuses: Record<string, StatusEvent[]> = {};
+  const fast = { retryInitialMs: 20, retryMaxMs: 200, pollIntervalMs: 100, logger: quiet, readyTimeoutMs: 2_000 };
+
+  beforeAll(async () => {
+    h = await startSdkHarness();
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await h?.stop(); // the restarted service, and the data directory
+  });
+
+  it('serves the last good values as stale, then recovers by itself when the server is back on the same port', async () => {
+    const streaming = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, ...fast });
+    const polling = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, ...fast, stream: false });
+    const remote = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, ...fast, mode: 'remote' });
+    clients.push(streaming, polling, remote);
+    for (const [name, c] of Object.entries({ streaming, polling, remote })) {
+      statuses[name] = [];
+      c.on('status', (e) => statuses[name].push(e));
+    }
+    await Promise.all([streaming.ready(), polling.ready(), remote.ready()]);
+    expect(await remote.boolean('new-checkout', false, eu)).toBe(true);
+
+    const ports = await stopKeepingData(h);
+    await Promise.all([streaming, polling, remote].map((c) => untilStatus(c, 'stale', 3_000)));
+    expect(streaming.details('new-checkout', false, eu)).toMatchObject({ value: true, reason: 'rule_match' });
+    expect(polling.boolean('new-checkout', false, eu)).toBe(true);
+    expect(await remote.boolean('new-checkout', false, eu)).toBe(true); // cached before the outage
+    // Nothing cached for this context, and nobody to ask: the caller's default, never an exception.
+    expect(await remote.details('new-checkout', false, { userId: 'someone-new' })).toMatchObject({ value: false, reason: 'error', errorCode: 'GENERAL' });
+
+    await restart(h, ports);
+    await Promise.all([streaming, polling, remote].map((c) => untilStatus(c, 'ready', 3_000)));
+    for (const name of ['streaming', 'polling', 'remote']) {
+      const seen = statuses[name].map((e) => e.status);
+      expect(seen[0]).toBe('ready');
+      expect(seen).toContain('stale'); // never `error`: there was always something to serve
+      expect(seen).not.toContain('error');
+      expect(seen.at(-1)).toBe('ready');
+      expect(statuses[name].find((e) => e.status === 'stale')!.error).toBeTruthy();
+    }
+
+    // Recovered for real: a kill made on the restarted server reaches the streaming client within a second.
+    const killed = nextEvent(streaming, 'change', (e) => e.keys.includes('new-checkout'), 1_000);
+    await h.kills.kill(killRequest(h, 'new-checkout'));
+    await killed;
+    expect(streaming.details('new-checkout', true, eu)).toMatchObject({ value: false, reason: 'killed' });
+    await nextEvent(polling, 'change', (e) => e.keys.includes('new-checkout'), 3_000);
+    expect(polling.boolean('new-checkout', true, eu)).toBe(false);
+    await h.kills.clear(killRequest(h, 'new-checkout'));
+  });
+
+  it('reports error, not stale, when it never had anything to serve, and ready() resolves at its timeout', async () => {
+    const c = createClient({ evalUrl: 'http://127.0.0.1:9', sdkKey: h.key, ...fast, readyTimeoutMs: 300 });
+    clients.push(c);
+    const started = performance.now();
+    expect(await c.ready()).toBe('error');
+    expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    expect(c.details('new-checkout', false, eu)).toMatchObject({ value: false, reason: 'error', errorCode: 'PROVIDER_NOT_READY' });
+  });
+
+  it('reports error at once when the server refuses the key, without waiting for the ready timeout', async () => {
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: 'svc_sdk_notakeyatall0000000', ...fast, readyTimeoutMs: 10_000 });
+    clients.push(c);
+    const started = performance.now();
+    expect(await c.ready()).toBe('error');
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('keeps the last good snapshot when a new one is refused for a key that was revoked, and says error', async () => {
+    const created = await h.service.keys.createKey('acme', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: created.key, ...fast, stream: false });
+    clients.push(c);
+    await c.ready();
+    await h.service.keys.revokeKey('acme', created.id);
+    await untilStatus(c, 'error');
+    expect(c.string('banner-text', 'x')).toBe('Spring sale');
+  });
+});
+
+describe('retry delays', () => {
+  it('double from the first delay up to the cap, with half of each one random', () => {
+    const low = () => 0;
+    const high = () => 0.999999;
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map((n) => backoffDelay(n, 1_000, 60_000, high))).toEqual(
+      [1_000, 2_000, 4_000, 8_000, 16_000, 32_000, 60_000, 60_000].map((x) => expect.closeTo(x, -1)),
+    );
+    expect([1, 2, 3, 7].map((n) => backoffDelay(n, 1_000, 60_000, low))).toEqual([500, 1_000, 2_000, 30_000]);
+  });
+
+  it('are what a client schedules after each failure, with the injected random and clock', async () => {
+    const scheduled: number[] = [];
+    let now = 0;
+    const scheduler = {
+      now: () => now,
+      setTimeout: (fn: () => void, ms: number) => {
+        scheduled.push(ms);
+        // fire on the next turn, as if `ms` had passed
+        return setTimeout(() => {
+          now += ms;
+          fn();
+        }, 0);
+      },
+      clearTimeout: (handle: unknown) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    };
+    const failing = async () => {
+      throw new TypeError('fetch failed');
+    };
+    const c = createClient({
+      evalUrl: 'http://127.0.0.1:9',
+      sdkKey: 'svc_sdk_x',
+      stream: false,
+      sendCounts: false,
+      fetch: failing,
+      scheduler,
+      random: () => 0.5,
+      retryInitialMs: 100,
+      retryMaxMs: 1_000,
+      readyTimeoutMs: 100_000,
+      logger: quiet,
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    await c.close();
+    // Request deadlines (10 000) interleave with the retry delays; the retries are 0.75 of each doubling.
+    const retries = scheduled.filter((ms) => ms !== 10_000 && ms !== 100_000);
+    expect(retries.slice(0, 6)).toEqual([75, 150, 300, 600, 750, 750]);
+  });
+});
+
+describe('an SDK that must never throw at its caller (style.md habit 10)', () => {
+  let h: SdkHarness;
+  let local: LocalClient;
+  let remote: RemoteClient;
+
+  beforeAll(async () => {
+    h = await startSdkHarness();
+    local = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, logger: quiet });
+    remote = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, logger: quiet, mode: 'remote' });
+    await Promise.all([local.ready(), remote.ready()]);
+  });
+  afterAll(async () => {
+    await Promise.all([local?.close(), remote?.close()]);
+    await h?.stop();
+  });
+
+  const cases: Array<[string, (c: LocalClient | RemoteClient) => unknown, unknown, string]> = [
+    ['an unknown flag', (c) => c.details('no-such-flag', 'fallback'), 'fallback', 'FLAG_NOT_FOUND'],
+    ['a boolean getter on a string flag', (c) => c.details('banner-text', true), true, 'TYPE_MISMATCH'],
+    ['a number getter on a boolean flag', (c) => c.details('new-checkout', 3), 3, 'TYPE_MISMATCH'],
+    ['an object default on a number flag', (c) => c.details('max-items', { a: 1 }), { a: 1 }, 'TYPE_MISMATCH'],
+    ['a userId that is not a string', (c) => c.details('new-checkout', false, { userId: 42 as unknown as string }), false, 'INVALID_CONTEXT'],
+    ['attributes that are not an object', (c) => c.details('new-checkout', false, { attributes: 'DE' as never }), false, 'INVALID_CONTEXT'],
+    ['a context that is not an object', (c) => c.details('new-checkout', false, 'user-1' as never), false, 'INVALID_CONTEXT'],
+  ];
+
+  for (const [what, call, fallback, errorCode] of cases) {
+    it(`answers ${what} with the caller's default and ${errorCode}, in both modes`, async () => {
+      for (const c of [local, remote]) {
+        const details = await call(c);
+        expect(details).toMatchObject({ value: fallback, reason: 'error', errorCode });
+        expect((details as { errorMessage: string }).errorMessage).toEqual(expect.any(String));
+      }
+    });
+  }
+
+  it('gives the typed getters the default too', async () => {
+    expect(local.boolean('banner-text', true)).toBe(true);
+    expect(local.string('no-such-flag', 'x')).toBe('x');
+    expect(await remote.number('banner-text', 7)).toBe(7);
+  });
+
+  it('answers PROVIDER_NOT_READY before the first snapshot, whatever the mode', async () => {
+    const never: typeof fetch = () => new Promise(() => {});
+    for (const mode of ['local', 'remote'] as const) {
+      const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode, fetch: never, logger: quiet });
+      expect(await c.details('new-checkout', true)).toMatchObject({ value: true, reason: 'error', errorCode: 'PROVIDER_NOT_READY' });
+      await c.close();
+    }
+  });
+
+  it('keeps running when a listener throws', async () => {
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, logger: quiet, pollIntervalMs: 3_600_000 });
+    c.on('change', () => {
+      throw new Error('application bug');
+    });
+    await c.ready();
+    const seen = nextEvent(c, 'change');
+    await setConfig(h, 'max-items', { valueOn: 51, valueOff: 10 });
+    await seen;
+    expect(c.number('max-items', 0)).toBe(51);
+    await c.close();
+  });
+
+  it('refuses bad options at createClient, the one place it throws, with a TypeError', () => {
+    expect(() => createClient({ evalUrl: 'localhost:4001', sdkKey: h.key })).toThrow(TypeError);
+    expect(() => createClient({ evalUrl: h.service.evalUrl, sdkKey: '' })).toThrow(TypeError);
+    expect(() => createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: -1 })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,105 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type LocalClient, type RemoteClient } from '../../src/sdk/index.js';
+import { killRequest, nextEvent, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
+
+const eu = { userId: 'user-1', attributes: { country: 'FR', appVersion: '3.1.0' } };
+/** Polling an hour apart: anything seen within the test came through the stream. */
+const NO_POLLING = 3_600_000;
+
+describe('the SDK over the stream', () => {
+  let h: SdkHarness;
+  const clients: Array<LocalClient | RemoteClient> = [];
+  const delays: Record<string, number[]> = { change: [], kill: [], remoteKill: [] };
+
+  beforeAll(async () => {
+    h = await startSdkHarness();
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await h?.stop();
+    const fmt = (xs: number[]) => xs.map((x) => `${x.toFixed(1)} ms`).join(', ');
+    console.log(`stream delays, from the write call to the SDK serving it: config change ${fmt(delays.change)}; kill ${fmt(delays.kill)}; kill (remote mode) ${fmt(delays.remoteKill)}`);
+  });
+
+  it('sees a config change within 1 s, with no polling at all', async () => {
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: NO_POLLING, logger: quiet });
+    clients.push(c);
+    await c.ready();
+    for (const text of ['Autumn sale', 'Winter sale']) {
+      const seen = nextEvent(c, 'change', (e) => e.keys.includes('banner-text'));
+      const started = performance.now();
+      await setConfig(h, 'banner-text', { valueOn: text, valueOff: 'Welcome' });
+      await seen;
+      const delay = performance.now() - started;
+      delays.change.push(delay);
+      expect(c.string('banner-text', 'x')).toBe(text);
+      expect(delay).toBeLessThan(1_000);
+    }
+  });
+
+  it('sees a kill within 1 s, and its clearing', async () => {
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: NO_POLLING, logger: quiet });
+    clients.push(c);
+    await c.ready();
+    for (let i = 0; i < 3; i++) {
+      expect(c.boolean('new-checkout', false, eu)).toBe(true);
+      const killed = nextEvent(c, 'change', (e) => e.keys.includes('new-checkout'));
+      const started = performance.now();
+      await h.kills.kill(killRequest(h, 'new-checkout'));
+      await killed;
+      const delay = performance.now() - started;
+      delays.kill.push(delay);
+      expect(c.details('new-checkout', true, eu)).toMatchObject({ value: false, reason: 'killed' });
+      expect(delay).toBeLessThan(1_000);
+      const cleared = nextEvent(c, 'change', (e) => e.keys.includes('new-checkout'));
+      await h.kills.clear(killRequest(h, 'new-checkout'));
+      await cleared;
+    }
+  });
+
+  it('in remote mode, drops its cached results when the stream announces a kill', async () => {
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode: 'remote', pollIntervalMs: NO_POLLING, logger: quiet });
+    clients.push(c);
+    await c.ready();
+    expect(await c.boolean('new-checkout', false, eu)).toBe(true);
+    const changed = nextEvent(c, 'change');
+    const started = performance.now();
+    await h.kills.kill(killRequest(h, 'new-checkout'));
+    const event = await changed;
+    expect(event.keys).toEqual(['new-checkout']);
+    expect(await c.details('new-checkout', true, eu)).toMatchObject({ value: false, reason: 'killed' });
+    const delay = performance.now() - started;
+    delays.remoteKill.push(delay);
+    expect(delay).toBeLessThan(1_000);
+    await h.kills.clear(killRequest(h, 'new-checkout'));
+  });
+
+  it('falls back to polling when the stream cannot be opened, and still sees changes', async () => {
+    const recording = recordingFetch((path) => path === '/v1/stream');
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: 50, retryInitialMs: 20, retryMaxMs: 200, fetch: recording.fetch, logger: quiet });
+    clients.push(c);
+    expect(await c.ready()).toBe('ready');
+    const seen = nextEvent(c, 'change', (e) => e.keys.includes('max-items'));
+    await setConfig(h, 'max-items', { valueOn: 99, valueOff: 10 });
+    await seen;
+    expect(c.number('max-items', 0)).toBe(99);
+    expect(c.status).toBe('ready'); // polling works: nothing is stale
+    const streams = () => recording.requests.filter((r) => r.path === '/v1/stream');
+    await expect.poll(() => streams().length).toBeGreaterThanOrEqual(2); // it keeps trying to get the stream back
+    expect(streams().every((r) => r.status === 'failed')).toBe(true);
+  });
+
+  it('stops polling while the stream is connected', async () => {
+    const recording = recordingFetch();
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: 20, fetch: recording.fetch, logger: quiet, sendCounts: false });
+    clients.push(c);
+    await c.ready();
+    await expect.poll(() => recording.requests.find((r) => r.path === '/v1/stream')?.status).toBe(200);
+    await new Promise((r) => setTimeout(r, 50)); // a poll sent before the stream opened may still be answered
+    const snapshots = () => recording.requests.filter((r) => r.path === '/v1/snapshot').length;
+    const before = snapshots();
+    await new Promise((r) => setTimeout(r, 300)); // fifteen poll intervals
+    expect(snapshots()).toBe(before);
+    expect(recording.requests.filter((r) => r.path === '/v1/stream')).toHaveLength(1);
+  });
+});
