@@ -1,10 +1,16 @@
+import path from 'node:path';
 import { AuditRegistry } from './audit/audit-registry.js';
 import { KeyService } from './auth/key-service.js';
 import type { Config } from './config/config.js';
 import { createControlApp } from './control-plane/control-app.js';
+import { createDashboard } from './dashboard/dashboard.js';
+import { readDashboardSettings } from './dashboard/dashboard-settings.js';
 import { ensureFirstAdminKey } from './first-run.js';
 import { createEvalApp } from './eval-server/eval-app.js';
+import { registerGitHttp } from './git-http/git-http-routes.js';
+import { replicaUpstream } from './replica/upstream/replica-routes.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
+import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
 import { listen, type RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
@@ -35,7 +41,10 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const holder = new SnapshotHolder(logger);
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
   const killSwitch = new KillSwitch(holder);
-  const audit = new AuditRegistry({ repos, logger });
+  const streams = attachStreamHub(holder, { logger });
+  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit') });
+  // The lead may move FLAGOPS_TRUST_PROXY into Config; until then the dashboard reads it here.
+  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, ...readDashboardSettings(process.env) });
 
   let ready = false;
   const health = () => {
@@ -45,8 +54,13 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     return { status: ready ? 200 : 503, body: { status, organisations: report.organisations } };
   };
 
+  const replication = replicaUpstream({ keys, repos, holder, counter });
   const evalApp = createEvalApp({ keys, holder, counter, logger, health });
-  const controlApp = createControlApp({ keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit });
+  const controlApp = createControlApp(
+    { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
+    // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
+    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger }) }, { register: replication.register }, dashboard.extension],
+  );
   const servers: RunningServer[] = [];
   try {
     servers.push(await listen(controlApp, config.host, config.controlPort));
@@ -55,9 +69,14 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       const repo = await repos.get(org.name);
       await repo.watch();
       await holder.add(org.name, repo);
+      await audit.get(org.name); // build the audit index now, not on the first request
     }
   } catch (err) {
+    streams.close();
+    replication.close();
     await Promise.all(servers.map((s) => s.close()));
+    holder.close();
+    await audit.closeAll();
     await counter.close();
     await repos.closeAll();
     throw err;
@@ -75,9 +94,12 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     holder,
     stop: () => {
       stopping ??= (async () => {
+        streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
+        replication.close();
         await Promise.all(servers.map((s) => s.close()));
+        await dashboard.close();
         holder.close();
-        audit.closeAll();
+        await audit.closeAll();
         await counter.close();
         await repos.closeAll();
         logger.info('flagops stopped');

@@ -1,0 +1,58 @@
+import type { ControlAppExtension } from '../control-plane/control-app.js';
+import type { PrincipalResolver } from '../control-plane/http/authenticate.js';
+import type { Logger } from '../log/logger.js';
+import type { DashboardSettings } from './dashboard-settings.js';
+import { AssetFiles } from './static/asset-files.js';
+import { registerPageRoutes } from './static/page-routes.js';
+import { registerSessionRoutes } from './sessions/session-routes.js';
+import { sessionResolver } from './sessions/session-resolver.js';
+import { SessionStore } from './sessions/session-store.js';
+import { SignInThrottle } from './sessions/sign-in-throttle.js';
+import type { ScryptCost } from './users/password-hash.js';
+import { userRoutes } from './users/user-routes.js';
+import { UserStore } from './users/user-store.js';
+import { validateConfigRoute } from './validation/validate-route.js';
+
+export interface DashboardOptions extends DashboardSettings {
+  dataDir: string;
+  logger: Logger;
+  /** The built page (default dist/dashboard-web). */
+  assetsDir?: string;
+  idleMs?: number;
+  absoluteMs?: number;
+  passwordCost?: ScryptCost;
+  now?: () => Date;
+}
+
+export interface Dashboard {
+  /** The session cookie as a control-plane credential: ControlPlaneDeps.principalResolvers. */
+  resolver: PrincipalResolver;
+  /** Its routes and page, for createControlApp. */
+  extension: ControlAppExtension;
+  users: UserStore;
+  sessions: SessionStore;
+  close(): Promise<void>;
+}
+
+/** The dashboard (docs/dashboard.md): users, sessions, the CSRF guard and the page, wired together. */
+export async function createDashboard(options: DashboardOptions): Promise<Dashboard> {
+  const now = options.now ?? (() => new Date());
+  const users = await UserStore.open({ dataDir: options.dataDir, now, ...(options.passwordCost ? { cost: options.passwordCost } : {}) });
+  const sessions = await SessionStore.open({ dataDir: options.dataDir, logger: options.logger, idleMs: options.idleMs, absoluteMs: options.absoluteMs, now });
+  const origin = { trustProxy: options.trustProxy };
+  const throttle = new SignInThrottle({ now: () => now().getTime() });
+  const assets = new AssetFiles(options.assetsDir);
+  return {
+    resolver: sessionResolver({ sessions, users, origin }),
+    extension: {
+      routes: [...userRoutes({ users, sessions }), validateConfigRoute],
+      register(router) {
+        registerSessionRoutes(router, { sessions, users, origin, throttle });
+        registerPageRoutes(router, assets);
+      },
+    },
+    users,
+    sessions,
+    close: () => sessions.close(),
+  };
+}

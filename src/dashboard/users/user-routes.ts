@@ -1,0 +1,38 @@
+import { route } from '../../control-plane/http/route.js';
+import type { Route } from '../../control-plane/http/route.js';
+import type { SessionStore } from '../sessions/session-store.js';
+import type { UserStore } from './user-store.js';
+
+/**
+ * Dashboard users, managed like keys: a user's password is a credential, so the same `keys.manage`
+ * permission guards them (admin keys only; a session may not create more people who can sign in).
+ */
+export function userRoutes(deps: { users: UserStore; sessions: SessionStore }): Route[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/api/v1/users',
+      permission: 'keys.manage',
+      body: 'json',
+      handle: async ({ ws, body }) => ({ status: 201, body: await deps.users.create(ws.org, body) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/v1/users',
+      permission: 'keys.manage',
+      body: 'none',
+      handle: async ({ ws }) => ({ body: { users: await deps.users.list(ws.org) } }),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/api/v1/users/:id',
+      permission: 'keys.manage',
+      body: 'none',
+      handle: async ({ ws, params }) => {
+        const removed = await deps.users.remove(ws.org, params.id);
+        await deps.sessions.revokeUser(removed.id);
+        return { body: removed };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,50 @@
+import { type Document, parseDocument } from 'yaml';
+import { offsetOfPointer, SourcePositions } from '../../repository/yaml-position.js';
+
+export interface YamlIssue {
+  message: string;
+  /** JSON pointer inside the rules list, when the issue is about one value. */
+  pointer?: string;
+  line?: number;
+  column?: number;
+}
+
+export interface ParsedRulesYaml {
+  /** The rules as JSON, absent when the text is not valid YAML. Empty text is no rules. */
+  value?: unknown;
+  issues: YamlIssue[];
+  /** Line and column of the node a JSON pointer (relative to the rules list) names, for schema issues. */
+  positionOf(pointer: string): { line: number; column: number } | undefined;
+}
+
+function nonFinitePointers(value: unknown, pointer: string, out: string[]): void {
+  if (typeof value === 'number' && !Number.isFinite(value)) out.push(pointer);
+  else if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) nonFinitePointers(value[i], `${pointer}/${i}`, out);
+  }
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) nonFinitePointers(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, out);
+  }
+}
+
+/**
+ * The rules editor's text, read the way the repository reads its YAML files (the `yaml` package, YAML 1.2),
+ * so what the dashboard accepts is what a pushed file would hold.
+ */
+export function parseRulesYaml(text: string): ParsedRulesYaml {
+  const positions = new SourcePositions(text);
+  const doc: Document = parseDocument(text, { prettyErrors: false });
+  const positionOf = (pointer: string) => {
+    const offset = offsetOfPointer(doc, pointer);
+    return offset === undefined ? undefined : positions.at(offset);
+  };
+  if (doc.errors.length > 0) {
+    return { issues: doc.errors.map((e) => ({ message: `YAML syntax error: ${e.message}`, ...positions.at(e.pos[0]) })), positionOf };
+  }
+  const value = doc.toJS({ maxAliasCount: 100 }) ?? [];
+  const bad: string[] = [];
+  nonFinitePointers(value, '', bad);
+  // JSON, and so the API and the snapshot, cannot carry .inf or .nan.
+  const issues = bad.map((pointer) => ({ message: 'must be a finite number (JSON has no .inf or .nan)', pointer, ...positionOf(pointer) }));
+  return issues.length > 0 ? { issues, positionOf } : { value, issues, positionOf };
+}

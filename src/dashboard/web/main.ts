@@ -1,0 +1,89 @@
+import { createApi } from './api.js';
+import { h, replace } from './dom.js';
+import type { Page, PageContext } from './page.js';
+import { auditPage } from './pages/audit-page.js';
+import { flagByKeyPage } from './pages/flag-by-key-page.js';
+import { flagPage } from './pages/flag-page.js';
+import { flagsPage } from './pages/flags-page.js';
+import { projectsPage } from './pages/projects-page.js';
+import { signInPage } from './pages/sign-in-page.js';
+import { hrefOf, parseHash, type View } from './route.js';
+import type { SessionInfo } from './types.js';
+
+/** The dashboard's entry point: find out whether we are signed in, then show the view the hash names. */
+const root = document.getElementById('app')!;
+let session: SessionInfo | null = null;
+let page: Page | null = null;
+
+const api = createApi({
+  csrfToken: () => session?.csrfToken ?? null,
+  onUnauthorized: () => {
+    if (session) showSignIn('Your session has ended. Sign in again.');
+  },
+});
+
+function pageFor(ctx: PageContext, view: View): Page {
+  switch (view.name) {
+    case 'projects':
+      return projectsPage(ctx);
+    case 'flags':
+      return flagsPage(ctx, view.projectId);
+    case 'flag':
+      return flagPage(ctx, view.flagId, view.env);
+    case 'flag-by-key':
+      return flagByKeyPage(ctx, view.projectSlug, view.key);
+    case 'audit':
+      return auditPage(ctx, view.filters);
+    case 'not-found':
+      return { element: h('section', { class: 'page' }, h('h1', null, 'Not found'), h('p', null, h('a', { href: '#/projects' }, 'Back to the projects'))), title: 'Not found' };
+  }
+}
+
+function showView(): void {
+  if (!session) return;
+  page?.dispose?.();
+  const ctx: PageContext = { api, session, navigate: (view) => (location.hash = hrefOf(view)) };
+  page = pageFor(ctx, parseHash(location.hash));
+  document.title = `${page.title} · flagops`;
+  const main = document.getElementById('view');
+  if (main) replace(main, page.element);
+}
+
+async function signOut(): Promise<void> {
+  try {
+    await api.send('DELETE', '/dashboard/api/session');
+  } finally {
+    showSignIn('Signed out.');
+  }
+}
+
+function showApp(signedIn: SessionInfo): void {
+  session = signedIn;
+  replace(
+    root,
+    h(
+      'header',
+      { class: 'topbar' },
+      h('a', { href: '#/projects', class: 'brand' }, 'flagops'),
+      h('nav', null, h('a', { href: '#/projects' }, 'Projects'), h('a', { href: '#/audit' }, 'Audit log')),
+      h('span', { class: 'who', title: `${signedIn.user.username} in ${signedIn.user.org}` }, signedIn.user.name),
+      h('button', { type: 'button', class: 'secondary small', onclick: () => void signOut() }, 'Sign out'),
+    ),
+    h('main', { id: 'view' }),
+  );
+  showView();
+}
+
+function showSignIn(notice?: string): void {
+  page?.dispose?.();
+  page = null;
+  session = null;
+  document.title = 'Sign in · flagops';
+  replace(root, signInPage(api, showApp, notice));
+}
+
+/** Marks when the first screen can be used, for the browser's performance timeline (and the tests' 1 s budget). */
+const usable = () => performance.mark('flagops:usable');
+
+window.addEventListener('hashchange', showView);
+api.get<SessionInfo>('/dashboard/api/session').then(showApp, () => showSignIn()).finally(usable);

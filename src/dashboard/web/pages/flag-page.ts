@@ -1,0 +1,109 @@
+import { ENVIRONMENTS, type EnvironmentName } from '../../../model/environments.js';
+import { h, replace } from '../dom.js';
+import { killedEntries } from '../logic/flag-cells.js';
+import { canonicalJson } from '../logic/json-text.js';
+import type { Page, PageContext } from '../page.js';
+import { startPolling } from '../poller.js';
+import { hrefOf } from '../route.js';
+import type { FlagView } from '../types.js';
+import { confirmDialog } from '../ui/confirm-dialog.js';
+import { envCellContent } from '../ui/env-cell.js';
+import { type EnvEditor, envEditor } from '../ui/env-editor.js';
+import { errorText } from '../ui/error-text.js';
+import { killBanner } from '../ui/kill-banner.js';
+import { promotePanel } from '../ui/promote-panel.js';
+import { statsPanel } from '../ui/stats-panel.js';
+
+/** Re-read while visible, so a kill or an edit made elsewhere shows here too. */
+const FLAG_POLL_MS = 1000;
+
+function tabs(flag: FlagView, current: EnvironmentName): HTMLElement {
+  return h(
+    'nav',
+    { class: 'env-tabs', 'aria-label': 'Environments' },
+    ENVIRONMENTS.map((env) =>
+      h(
+        'a',
+        { href: hrefOf({ name: 'flag', flagId: flag.id, env }), class: env === current ? 'env-tab active' : 'env-tab', 'data-env': env, 'aria-current': env === current ? 'page' : null },
+        h('span', { class: 'env-name' }, env),
+        envCellContent(flag.environments[env]),
+      ),
+    ),
+  );
+}
+
+function header(ctx: PageContext, flag: FlagView, onChanged: (flag: FlagView) => void): HTMLElement {
+  const archive = async () => {
+    const { confirmed } = await confirmDialog({
+      title: `Archive ${flag.key}?`,
+      body: h('p', null, `SDKs then serve its default value (${JSON.stringify(flag.defaultValue)}) in every environment, unless it is killed there.`),
+      confirmLabel: 'Archive',
+      danger: true,
+    });
+    if (confirmed) onChanged(await ctx.api.send<FlagView>('DELETE', `/api/v1/flags/${encodeURIComponent(flag.id)}`));
+  };
+  return h(
+    'div',
+    { class: 'flag-header' },
+    h('h1', null, h('span', { class: 'mono' }, flag.key), flag.name !== flag.key ? h('span', { class: 'subtitle' }, ` ${flag.name}`) : null),
+    h(
+      'p',
+      { class: 'muted' },
+      `${flag.kind} flag · default ${JSON.stringify(flag.defaultValue)}`,
+      flag.description ? ` · ${flag.description}` : '',
+      flag.archivedAt ? h('span', { class: 'tag' }, `archived ${flag.archivedAt.slice(0, 10)}`) : null,
+    ),
+    flag.archivedAt ? null : h('button', { type: 'button', class: 'secondary small', onclick: archive }, 'Archive…'),
+  );
+}
+
+/** One flag: every environment at a glance, the chosen one's editor, promotion with a preview, and stats. */
+export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName): Page {
+  const crumbs = h('p', { class: 'crumbs' }, h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects'));
+  const top = h('div', { class: 'flag-top' }, h('p', { class: 'muted' }, 'Loading…'));
+  const body = h('div', { class: 'flag-body' });
+  let flag: FlagView | undefined;
+  let editor: EnvEditor | undefined;
+  let promote: (HTMLElement & { refresh(): void }) | undefined;
+  let drawn = '';
+
+  const drawTop = (fresh: FlagView) => {
+    const fingerprint = canonicalJson({ fresh, minute: Math.floor(Date.now() / 60_000) });
+    if (fingerprint === drawn) return;
+    drawn = fingerprint;
+    replace(crumbs, h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects'), ' / ', h('a', { href: hrefOf({ name: 'flags', projectId: fresh.projectId }) }, fresh.projectSlug));
+    replace(top, header(ctx, fresh, changed), killBanner(killedEntries([fresh]), Date.now(), false), tabs(fresh, env));
+  };
+  /** A newer flag from any source: redraw the summary, tell the editor and the promotion preview. */
+  function changed(fresh: FlagView): void {
+    const same = flag !== undefined && canonicalJson(flag) === canonicalJson(fresh);
+    flag = fresh;
+    drawTop(fresh);
+    editor?.update(fresh);
+    // The preview is a table: redrawn only when the flag changed, so it can be read while polling goes on.
+    if (!same) promote?.refresh();
+  }
+
+  const stop = startPolling(
+    async () => {
+      try {
+        const fresh = await ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flagId)}`);
+        if (!flag) {
+          flag = fresh;
+          editor = envEditor(ctx, fresh, env, changed);
+          promote = promotePanel(ctx, () => flag!, env, changed);
+          replace(body, editor.element, promote, statsPanel(ctx, flagId, env), h('p', null, h('a', { href: hrefOf({ name: 'audit', filters: { projectId: fresh.projectId, flagId } }) }, 'Audit log of this flag')));
+        }
+        changed(fresh);
+      } catch (err) {
+        if (!flag) replace(top, h('p', { class: 'form-error' }, errorText(err)));
+        throw err;
+      }
+    },
+    FLAG_POLL_MS,
+    document,
+  );
+
+  const element = h('section', { class: 'page flag-page' }, crumbs, top, body);
+  return { element, title: `Flag in ${env}`, dispose: stop };
+}

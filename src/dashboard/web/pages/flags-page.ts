@@ -1,0 +1,128 @@
+import { ENVIRONMENTS } from '../../../model/environments.js';
+import { h, replace } from '../dom.js';
+import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
+import { canonicalJson } from '../logic/json-text.js';
+import type { Page, PageContext } from '../page.js';
+import { startPolling } from '../poller.js';
+import { hrefOf } from '../route.js';
+import type { FlagView, Project } from '../types.js';
+import { envCellContent } from '../ui/env-cell.js';
+import { errorText } from '../ui/error-text.js';
+import { killBanner } from '../ui/kill-banner.js';
+
+/** How often the list is re-read while visible: a kill elsewhere shows here within about a second. */
+export const FLAGS_POLL_MS = 1000;
+
+function flagRow(flag: FlagView): HTMLElement {
+  const killed = ENVIRONMENTS.some((env) => flag.environments[env].killed);
+  const classes = ['flag-row', flag.archivedAt ? 'archived' : '', killed ? 'has-kill' : ''].filter(Boolean).join(' ');
+  return h(
+    'tr',
+    { class: classes, 'data-flag': flag.key },
+    h(
+      'td',
+      null,
+      h('a', { href: hrefOf({ name: 'flag', flagId: flag.id, env: 'prod' }), class: 'flag-key' }, flag.key),
+      flag.name !== flag.key ? h('div', { class: 'muted' }, flag.name) : null,
+      flag.archivedAt ? h('span', { class: 'tag' }, 'archived') : null,
+    ),
+    h('td', { class: 'muted' }, flag.kind),
+    ENVIRONMENTS.map((env) =>
+      h('td', { class: 'env-cell', 'data-env': env }, h('a', { href: hrefOf({ name: 'flag', flagId: flag.id, env }) }, envCellContent(flag.environments[env]))),
+    ),
+  );
+}
+
+function createFlagForm(ctx: PageContext, projectId: string): HTMLElement {
+  const key = h('input', { name: 'key', required: true, placeholder: 'checkout-v2', pattern: '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' });
+  const name = h('input', { name: 'name', placeholder: 'Checkout v2' });
+  const kind = h('select', { name: 'kind' }, ['boolean', 'string', 'number', 'json'].map((k) => h('option', { value: k }, k)));
+  const error = h('p', { class: 'form-error', role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'inline-form', 'aria-label': 'Create a flag' },
+    h('label', null, 'Key', key),
+    h('label', null, 'Name', name),
+    h('label', null, 'Kind', kind),
+    h('button', { type: 'submit', class: 'primary' }, 'Create flag'),
+    error,
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    error.textContent = '';
+    try {
+      const body = name.value.trim() === '' ? { key: key.value, kind: kind.value } : { key: key.value, kind: kind.value, name: name.value.trim() };
+      const flag = await ctx.api.send<FlagView>('POST', `/api/v1/projects/${encodeURIComponent(projectId)}/flags`, body);
+      ctx.navigate({ name: 'flag', flagId: flag.id, env: 'dev' });
+    } catch (err) {
+      error.textContent = errorText(err);
+    }
+  });
+  return form;
+}
+
+/** A project's flags, one column per environment, re-read every second while the tab is visible. */
+export function flagsPage(ctx: PageContext, projectId: string): Page {
+  const heading = h('h1', null, 'Flags');
+  const banner = h('div', { class: 'banner-slot' });
+  const body = h('tbody');
+  const status = h('p', { class: 'muted' }, 'Loading…');
+  const filter = h('input', { type: 'search', placeholder: 'Filter by key or name', 'aria-label': 'Filter flags' });
+  let flags: FlagView[] = [];
+  let shown = '';
+
+  const render = (force = false) => {
+    const visible = sortFlags(filterFlags(flags, filter.value));
+    // Re-drawn only when something changed (or a minute passed, for the banner's "3 min ago"), so hovering
+    // and selecting text survive the polling.
+    const fingerprint = canonicalJson({ visible, filter: filter.value, minute: Math.floor(Date.now() / 60_000) });
+    if (!force && fingerprint === shown) return;
+    shown = fingerprint;
+    replace(banner, killBanner(killedEntries(flags.filter((f) => !f.archivedAt)), Date.now(), true));
+    replace(body, visible.map(flagRow));
+    status.textContent = flags.length === 0 ? 'No flags yet. Create the first one below.' : visible.length === 0 ? 'No flag matches the filter.' : '';
+  };
+  filter.addEventListener('input', () => render());
+
+  ctx.api.get<{ projects: Project[] }>('/api/v1/projects').then(({ projects }) => {
+    const project = projects.find((p) => p.id === projectId);
+    if (project) heading.textContent = `${project.name} — flags`;
+  }, () => undefined);
+
+  let failed = false;
+  const stop = startPolling(
+    async () => {
+      try {
+        flags = (await ctx.api.get<{ flags: FlagView[] }>(`/api/v1/projects/${encodeURIComponent(projectId)}/flags`)).flags;
+        if (failed) render(true);
+        failed = false;
+        render();
+      } catch (err) {
+        failed = true;
+        status.textContent = errorText(err);
+        throw err;
+      }
+    },
+    FLAGS_POLL_MS,
+    document,
+  );
+
+  const element = h(
+    'section',
+    { class: 'page' },
+    h('p', { class: 'crumbs' }, h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects')),
+    heading,
+    banner,
+    h('div', { class: 'toolbar' }, filter, h('a', { href: hrefOf({ name: 'audit', filters: { projectId } }) }, 'Audit log of this project')),
+    h(
+      'table',
+      { class: 'grid flags-table' },
+      h('thead', null, h('tr', null, h('th', null, 'Flag'), h('th', null, 'Kind'), ENVIRONMENTS.map((env) => h('th', null, env)))),
+      body,
+    ),
+    status,
+    h('h2', null, 'New flag'),
+    createFlagForm(ctx, projectId),
+  );
+  return { element, title: 'Flags', dispose: stop };
+}

@@ -1,0 +1,63 @@
+import { type EnvironmentName, isEnvironmentName } from '../../model/environments.js';
+
+export interface AuditFilters {
+  projectId?: string;
+  flagId?: string;
+  environment?: string;
+  action?: string;
+}
+
+/** The page's views; the URL hash names one, so reload and back work and links can be shared. */
+export type View =
+  | { name: 'projects' }
+  | { name: 'flags'; projectId: string }
+  | { name: 'flag'; flagId: string; env: EnvironmentName }
+  | { name: 'flag-by-key'; projectSlug: string; key: string }
+  | { name: 'audit'; filters: AuditFilters }
+  | { name: 'not-found'; hash: string };
+
+const AUDIT_FILTERS = ['projectId', 'flagId', 'environment', 'action'] as const;
+
+export function parseHash(hash: string): View {
+  const [pathPart, queryPart = ''] = hash.replace(/^#/, '').split('?', 2);
+  const parts = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts.length === 0 || (parts.length === 1 && parts[0] === 'projects')) return { name: 'projects' };
+  if (parts[0] === 'projects' && parts.length === 2) return { name: 'flags', projectId: parts[1] };
+  if (parts[0] === 'flags' && (parts.length === 2 || parts.length === 3)) {
+    const env = parts[2] ?? 'prod';
+    if (isEnvironmentName(env)) return { name: 'flag', flagId: parts[1], env };
+  }
+  if (parts[0] === 'lookup' && parts.length === 3) return { name: 'flag-by-key', projectSlug: parts[1], key: parts[2] };
+  if (parts[0] === 'audit' && parts.length === 1) {
+    const query = new URLSearchParams(queryPart);
+    const filters: AuditFilters = {};
+    for (const name of AUDIT_FILTERS) {
+      const value = query.get(name);
+      if (value) filters[name] = value;
+    }
+    return { name: 'audit', filters };
+  }
+  return { name: 'not-found', hash };
+}
+
+export function hrefOf(view: View): string {
+  const seg = encodeURIComponent;
+  switch (view.name) {
+    case 'projects':
+      return '#/projects';
+    case 'flags':
+      return `#/projects/${seg(view.projectId)}`;
+    case 'flag':
+      return `#/flags/${seg(view.flagId)}/${view.env}`;
+    case 'flag-by-key':
+      return `#/lookup/${seg(view.projectSlug)}/${seg(view.key)}`;
+    case 'audit': {
+      const query = new URLSearchParams();
+      for (const name of AUDIT_FILTERS) if (view.filters[name]) query.set(name, view.filters[name]!);
+      const text = query.toString();
+      return text === '' ? '#/audit' : `#/audit?${text}`;
+    }
+    case 'not-found':
+      return view.hash;
+  }
+}

@@ -1,0 +1,25 @@
+/** The shapes the page reads from the control plane: the server's own types, imported for their types only. */
+export type { EnvironmentConfigView, FlagView } from '../../control-plane/flags/flag-view.js';
+export type { EnvironmentName } from '../../model/environments.js';
+export type { AuditEntry, FlagKind, JsonValue, Rule } from '../../model/types.js';
+export type { DraftIssue, DraftResult } from '../validation/config-draft.js';
+
+export interface Project {
+  id: string;
+  name: string;
+  slug: string;
+}
+
+export interface SessionInfo {
+  user: { id: string; username: string; name: string; org: string };
+  csrfToken: string;
+  expiresAt: string;
+  idleTimeoutSeconds: number;
+}
+
+export interface StatsPoint {
+  hour: string;
+  variations: Record<string, number>;
+}
+
+export type StatsPeriod = '24h' | '7d' | '30d';

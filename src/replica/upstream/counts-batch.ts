@@ -1,0 +1,39 @@
+import { parseCountReport } from '../../eval-server/counts/counts-request.js';
+import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
+import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
+import { isEnvironmentName } from '../../model/environments.js';
+import { statsScope } from '../../stats/stats-scope.js';
+
+export interface BatchEntry {
+  scope: string;
+  flagKey: string;
+  variation: string;
+  hourStartMs: number;
+  count: number;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A replica's counts batch: `{ batchId, scopes: [{ projectId, environment, counts: [...] }] }`, each scope's
+ * `counts` in the format of POST /v1/counts and checked by the same parser. Checked whole before anything
+ * is counted, so a refused batch left nothing behind.
+ */
+export function countsBatch(body: unknown, org: string, holder: SnapshotHolder): { batchId: string; entries: BatchEntry[] } {
+  if (!isObject(body)) throw new InvalidInputError('the body must be { batchId, scopes }', 'body');
+  const { batchId, scopes } = body;
+  if (typeof batchId !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(batchId)) throw new InvalidInputError('batchId must be 8 to 64 letters, digits or dashes', 'batchId');
+  if (!Array.isArray(scopes)) throw new InvalidInputError('scopes must be an array', 'scopes');
+  const now = Date.now();
+  const entries: BatchEntry[] = [];
+  scopes.forEach((s, i) => {
+    if (!isObject(s) || typeof s.projectId !== 'string' || !isEnvironmentName(s.environment)) {
+      throw new InvalidInputError(`scopes[${i}] must be { projectId, environment, counts }`, `scopes[${i}]`);
+    }
+    const view = holder.view(org, s.projectId, s.environment);
+    if (!view) throw new NotFoundError(`project ${s.projectId}`);
+    const scope = statsScope(org, s.projectId, s.environment);
+    for (const e of parseCountReport({ counts: s.counts }, { hasFlag: (key) => view.compiled.has(key), now })) entries.push({ scope, ...e });
+  });
+  return { batchId, entries };
+}

@@ -1,0 +1,66 @@
+import Router from '@koa/router';
+import Koa from 'koa';
+import { afterEach, describe, expect, it } from 'vitest';
+import { readDashboardSettings } from '../../src/dashboard/dashboard-settings.js';
+import { registerSessionRoutes } from '../../src/dashboard/sessions/session-routes.js';
+import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
+import { SignInThrottle } from '../../src/dashboard/sessions/sign-in-throttle.js';
+import { UserStore } from '../../src/dashboard/users/user-store.js';
+import { ConfigError } from '../../src/config/config.js';
+import { errorMiddleware } from '../../src/http/error-middleware.js';
+import { listen, type RunningServer } from '../../src/http/serve.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { CHEAP_COST, useDataDir } from './helpers/temp-dir.js';
+
+describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () => {
+  const tempDir = useDataDir();
+  let server: RunningServer | undefined;
+  afterEach(() => server?.close());
+
+  async function serve(trustProxy: boolean): Promise<string> {
+    const dataDir = await tempDir();
+    const users = await UserStore.open({ dataDir, cost: CHEAP_COST });
+    await users.create('acme', { username: 'alice', name: 'Alice', password: 'alice-password-1' });
+    const sessions = await SessionStore.open({ dataDir, logger: silentLogger });
+    const app = new Koa();
+    const router = new Router();
+    registerSessionRoutes(router, { users, sessions, origin: { trustProxy }, throttle: new SignInThrottle() });
+    app.use(errorMiddleware(silentLogger));
+    app.use(router.routes());
+    server = await listen(app, '127.0.0.1', 0);
+    return server.url;
+  }
+
+  const proxied = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'flags.example.com' };
+  const signIn = (url: string, headers: Record<string, string>) =>
+    fetch(`${url}/dashboard/api/session`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ username: 'alice', password: 'alice-password-1' }) });
+
+  it('sets a Secure __Host- cookie when the proxy says the browser came over https', async () => {
+    const url = await serve(true);
+    const res = await signIn(url, { ...proxied, origin: 'https://flags.example.com' });
+    expect(res.status).toBe(200);
+    const cookie = res.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^__Host-flagops_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    const me = await fetch(`${url}/dashboard/api/session`, { headers: { ...proxied, cookie: cookie.split(';', 1)[0] } });
+    expect(me.status).toBe(200);
+    const { csrfToken } = (await me.json()) as { csrfToken: string };
+    const out = await fetch(`${url}/dashboard/api/session`, { method: 'DELETE', headers: { ...proxied, cookie: cookie.split(';', 1)[0], origin: 'https://flags.example.com', 'x-csrf-token': csrfToken } });
+    expect(out.status).toBe(200);
+    const cleared = out.headers.getSetCookie();
+    expect(cleared).toEqual([expect.stringMatching(/^flagops_session=;.*Max-Age=0/), expect.stringMatching(/^__Host-flagops_session=;.*Max-Age=0; Secure/)]);
+  });
+
+  it('without trusting proxies, the same headers make the sign-in look cross-origin, and refused', async () => {
+    const url = await serve(false);
+    expect((await signIn(url, { ...proxied, origin: 'https://flags.example.com' })).status).toBe(403);
+    const plain = await signIn(url, proxied);
+    expect(plain.headers.get('set-cookie')).toMatch(/^flagops_session=.*; Max-Age=43200$/);
+  });
+
+  it('reads FLAGOPS_TRUST_PROXY as true or false, default false', () => {
+    expect(readDashboardSettings({})).toEqual({ trustProxy: false });
+    expect(readDashboardSettings({ FLAGOPS_TRUST_PROXY: 'true' })).toEqual({ trustProxy: true });
+    expect(readDashboardSettings({ FLAGOPS_TRUST_PROXY: '0' })).toEqual({ trustProxy: false });
+    expect(() => readDashboardSettings({ FLAGOPS_TRUST_PROXY: 'yes please' })).toThrow(ConfigError);
+  });
+});

@@ -1,0 +1,116 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
+import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
+import { manualClock, useDataDir } from './helpers/temp-dir.js';
+
+const HOUR = 3_600_000;
+const user = { id: 'usr_1', org: 'acme' };
+
+async function open(dataDir: string, clock = manualClock()) {
+  return SessionStore.open({ dataDir, logger: silentLogger, now: clock.now, idleMs: 2 * HOUR, absoluteMs: 12 * HOUR });
+}
+
+describe('dashboard sessions (state/sessions.json)', () => {
+  const dataDir = useDataDir();
+
+  it('resolves the token it issued to its session, and nothing else', async () => {
+    const sessions = await open(await dataDir());
+    const { token, session } = await sessions.create(user);
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(sessions.resolve(token)).toMatchObject({ id: session.id, org: 'acme', userId: 'usr_1' });
+    expect(sessions.resolve(`${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`)).toBeNull();
+    expect(sessions.resolve('not a token')).toBeNull();
+  });
+
+  it('stores only a hash of the token (mode 0600), so the file cannot be replayed as a cookie', async () => {
+    const dir = await dataDir();
+    const sessions = await open(dir);
+    const { token } = await sessions.create(user);
+    const file = path.join(dir, 'state', 'sessions.json');
+    const text = await readFile(file, 'utf8');
+    expect(text).not.toContain(token);
+    expect(JSON.parse(text).sessions[0].tokenHash).toMatch(/^[0-9a-f]{64}$/);
+    const { stat } = await import('node:fs/promises');
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+  });
+
+  it('ends a session left idle for 2 hours', async () => {
+    const clock = manualClock();
+    const sessions = await open(await dataDir(), clock);
+    const { token } = await sessions.create(user);
+    clock.advance(2 * HOUR - 1000);
+    expect(sessions.resolve(token)).not.toBeNull(); // activity restarts the idle clock
+    clock.advance(2 * HOUR - 1000);
+    expect(sessions.resolve(token)).not.toBeNull();
+    clock.advance(2 * HOUR);
+    expect(sessions.resolve(token)).toBeNull();
+  });
+
+  it('ends any session 12 hours after sign-in, however active', async () => {
+    const clock = manualClock();
+    const sessions = await open(await dataDir(), clock);
+    const { token, session } = await sessions.create(user);
+    expect(Date.parse(session.expiresAt) - Date.parse(session.createdAt)).toBe(12 * HOUR);
+    for (let i = 0; i < 11; i++) {
+      clock.advance(HOUR);
+      expect(sessions.resolve(token)).not.toBeNull();
+    }
+    clock.advance(HOUR);
+    expect(sessions.resolve(token)).toBeNull();
+  });
+
+  it('survives a restart, and a revoked session stays revoked after one', async () => {
+    const dir = await dataDir();
+    const clock = manualClock();
+    const first = await open(dir, clock);
+    const kept = await first.create(user);
+    const revoked = await first.create(user);
+    await first.revoke(revoked.token);
+    expect(first.resolve(revoked.token)).toBeNull();
+    await first.close();
+    const second = await open(dir, clock);
+    expect(second.resolve(kept.token)).toMatchObject({ id: kept.session.id });
+    expect(second.resolve(revoked.token)).toBeNull();
+  });
+
+  it('saves activity at most once a minute, so idle expiry survives a restart', async () => {
+    const dir = await dataDir();
+    const clock = manualClock();
+    const sessions = await open(dir, clock);
+    const { token } = await sessions.create(user);
+    clock.advance(90 * 60_000);
+    sessions.resolve(token);
+    await sessions.close();
+    const saved = JSON.parse(await readFile(path.join(dir, 'state', 'sessions.json'), 'utf8')).sessions[0];
+    expect(saved.lastSeenAt).toBe(clock.now().toISOString());
+    // 90 min after sign-in but only 60 min after the last activity: still signed in after a restart
+    clock.advance(60 * 60_000);
+    expect((await open(dir, clock)).resolve(token)).not.toBeNull();
+  });
+
+  it("revokes every session of a user (the user was removed) and drops expired ones from the file", async () => {
+    const dir = await dataDir();
+    const clock = manualClock();
+    const sessions = await open(dir, clock);
+    const a = await sessions.create(user);
+    const b = await sessions.create(user);
+    const other = await sessions.create({ id: 'usr_2', org: 'acme' });
+    expect(await sessions.revokeUser('usr_1')).toBe(2);
+    expect(sessions.resolve(a.token)).toBeNull();
+    expect(sessions.resolve(b.token)).toBeNull();
+    expect(sessions.resolve(other.token)).not.toBeNull();
+    clock.advance(13 * HOUR);
+    await sessions.create({ id: 'usr_3', org: 'acme' });
+    const saved = JSON.parse(await readFile(path.join(dir, 'state', 'sessions.json'), 'utf8')).sessions;
+    expect(saved.map((s: { userId: string }) => s.userId)).toEqual(['usr_3']);
+  });
+
+  it('refuses to start on a damaged file, telling how to recover', async () => {
+    const dir = await dataDir();
+    await (await open(dir)).create(user);
+    await writeFile(path.join(dir, 'state', 'sessions.json'), '{"version":1,"sessions":[{"id":1}]}');
+    await expect(open(dir)).rejects.toThrow(/remove the file to sign everybody out/);
+  });
+});
