@@ -2,7 +2,7 @@ import type { AuditEntry } from '../model/index.js';
 import type { FlagRepository } from '../storage/index.js';
 import { describeCommit } from './commit-entries.js';
 import type { EntryLog } from './entry-log.js';
-import { createLimiter } from './limiter.js';
+import { createLimiter } from '../storage/limiter.js';
 
 export type CommitReader = Pick<FlagRepository, 'firstParentLog' | 'changedPaths' | 'readBlob'>;
 
