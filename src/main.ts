@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-import { ConfigError, loadConfig } from './config/config.js';
+import { type Config, ConfigError, loadConfig } from './config/config.js';
 import { createLogger } from './log/logger.js';
 import { startService } from './service.js';
 
 /** `npm start`: control plane and evaluation API in one process (contract §1). */
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err) {

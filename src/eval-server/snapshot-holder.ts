@@ -25,7 +25,7 @@ export class SnapshotHolder {
     if (this.orgs.has(org)) return;
     const serving = new OrganisationServing(org, repo, this.logger.child({ org }), (views) => this.emit(views));
     this.orgs.set(org, serving);
-    this.unsubscribe.push(repo.onMainMoved((event) => void serving.reloadToHead()));
+    this.unsubscribe.push(repo.onMainMoved(() => void serving.reloadToHead()));
     await serving.reloadToHead();
   }
 

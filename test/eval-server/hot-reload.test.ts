@@ -11,7 +11,7 @@ const config = (rolloutPct: number, version: number) =>
 describe('hot reload when main moves (issue 3)', () => {
   let h: EvalHarness;
   let key: string;
-  const valueOf = async (flag: string) => ((await (await evaluate(h, key, { key: flag, context: {} })).json()) as Record<string, { value: unknown }>)[flag];
+  const resultOf = async (flag: string) => ((await (await evaluate(h, key, { key: flag, context: {} })).json()) as Record<string, { value: unknown }>)[flag];
   const health = async () => (await fetch(`${h.service.evalUrl}/healthz`)).json();
 
   beforeAll(async () => {
@@ -24,7 +24,7 @@ describe('hot reload when main moves (issue 3)', () => {
 
   it('serves our own commit within 1 s', async () => {
     await commitFiles(h.repo, [{ path: layout.configFile('shop', 'prod', 'a'), content: config(100, 2) }]);
-    const ms = await within(1000, () => valueOf('a'), (r) => r.value === true);
+    const ms = await within(1000, () => resultOf('a'), (r) => r.value === true);
     expect(ms).toBeLessThan(1000);
   });
 
@@ -32,7 +32,7 @@ describe('hot reload when main moves (issue 3)', () => {
     const checkout = await cloneRepo(h.repo.gitdir);
     await checkout.write(path.join('projects/shop/environments/prod/b.yaml'), config(100, 2));
     await checkout.commitAndPush('roll b out');
-    await within(1000, () => valueOf('b'), (r) => r.value === true);
+    await within(1000, () => resultOf('b'), (r) => r.value === true);
   });
 
   it('never serves an invalid pushed file: the last valid state keeps serving and /healthz names the file', async () => {
@@ -42,12 +42,12 @@ describe('hot reload when main moves (issue 3)', () => {
     await within(1000, health, (body) => body.status === 'degraded');
     const report = await health();
     expect(JSON.stringify(report)).toContain('projects/shop/environments/prod/a.yaml');
-    expect((await valueOf('a')).value).toBe(true);
+    expect((await resultOf('a')).value).toBe(true);
     expect((await fetch(`${h.service.evalUrl}/healthz`)).status).toBe(200);
 
     await checkout.write('projects/shop/environments/prod/a.yaml', config(0, 3));
     await checkout.commitAndPush('fix the rollout');
-    await within(1000, () => valueOf('a'), (r) => r.value === false);
+    await within(1000, () => resultOf('a'), (r) => r.value === false);
     expect((await health()).status).toBe('ok');
   });
 
@@ -56,7 +56,7 @@ describe('hot reload when main moves (issue 3)', () => {
     await checkout.write('projects/shop/environments/prod/b.yaml', 'enabled: [true\n  : :');
     await checkout.commitAndPush('garbage');
     await within(1000, health, (body) => body.status === 'degraded');
-    expect((await valueOf('b')).value).toBe(true);
+    expect((await resultOf('b')).value).toBe(true);
     await checkout.write('projects/shop/environments/prod/b.yaml', config(100, 3));
     await checkout.commitAndPush('repair');
     await within(1000, health, (body) => body.status === 'ok');
