@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type Router from '@koa/router';
 import { AuditRegistry } from './audit/audit-registry.js';
 import { KeyService } from './auth/key-service.js';
 import type { Config } from './config/config.js';
@@ -9,6 +10,7 @@ import { ensureFirstAdminKey } from './first-run.js';
 import { createEvalApp } from './eval-server/eval-app.js';
 import { registerGitHttp } from './git-http/git-http-routes.js';
 import { replicaUpstream } from './replica/upstream/replica-routes.js';
+import { RemoteMode } from './remote/remote-mode.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
 import { listen, type RunningServer } from './http/serve.js';
@@ -37,8 +39,16 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
   await ensureFirstAdminKey(keys, config.dataDir, logger);
-  const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger });
   const holder = new SnapshotHolder(logger);
+  // Remote mode: one organisation's repository follows FLAGOPS_GIT_REMOTE (default: the first organisation).
+  const remoteOrg = config.gitRemote ? (config.gitRemote.org ?? config.bootstrapKeys[0]?.org ?? keys.organisations()[0]?.name) : undefined;
+  let remote: RemoteMode | undefined;
+  const publish = (gitdir: string, commit: string, parent: string | null) => (remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true));
+  const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger, ...(config.gitRemote ? { repository: { publish } } : {}) });
+  if (config.gitRemote) {
+    if (!remoteOrg) throw new Error('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS');
+    remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
+  }
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
   const killSwitch = new KillSwitch(holder);
   const streams = attachStreamHub(holder, { logger });
@@ -59,12 +69,16 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
-    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger }) }, { register: replication.register }, dashboard.extension],
+    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
   const servers: RunningServer[] = [];
   try {
     servers.push(await listen(controlApp, config.host, config.controlPort));
     servers.push(await listen(evalApp, config.host, config.evalPort));
+    if (remote) {
+      await repos.get(remote.org);
+      await remote.start(); // fetch before serving: the remote is the truth
+    }
     for (const org of keys.organisations()) {
       const repo = await repos.get(org.name);
       await repo.watch();
@@ -74,6 +88,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   } catch (err) {
     streams.close();
     replication.close();
+    remote?.close();
     await Promise.all(servers.map((s) => s.close()));
     holder.close();
     await audit.closeAll();
@@ -96,6 +111,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       stopping ??= (async () => {
         streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
         replication.close();
+        remote?.close();
         await Promise.all(servers.map((s) => s.close()));
         await dashboard.close();
         holder.close();

@@ -10,6 +10,8 @@ export interface Config {
   bootstrapKeys: Array<{ org: string; key: string }>;
   planProjectLimit: number;
   logLevel: LogLevel;
+  /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
+  gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
 }
 
 export class ConfigError extends Error {}
@@ -48,5 +50,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapKeys: parseBootstrapKeys(env.FLAGOPS_BOOTSTRAP_KEYS),
     planProjectLimit,
     logLevel,
+    ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
   };
+}
+
+function gitRemoteSettings(env: NodeJS.ProcessEnv, url: string): NonNullable<Config['gitRemote']> {
+  const poll = env.FLAGOPS_GIT_POLL_SECONDS;
+  const pollSeconds = poll === undefined || poll === '' ? 30 : Number(poll);
+  if (!Number.isFinite(pollSeconds) || pollSeconds < 0) throw new ConfigError('FLAGOPS_GIT_POLL_SECONDS must be a number of seconds (0: no polling)');
+  return { url, org: env.FLAGOPS_GIT_REMOTE_ORG || undefined, webhookSecret: env.FLAGOPS_GIT_WEBHOOK_SECRET || undefined, pollSeconds };
 }

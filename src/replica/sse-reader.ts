@@ -6,14 +6,15 @@ export interface SseEvent {
 
 /**
  * Splits a text/event-stream body into events (WHATWG HTML §9.2.6, the parts our streams use: event, data,
- * comments). Resolves when the stream ends; rejects when it breaks.
+ * comments). `onChunk` hears every arrival, heartbeats included. Resolves when the stream ends; rejects when it breaks.
  */
-export async function readSse(body: ReadableStream<Uint8Array>, onEvent: (event: SseEvent) => void): Promise<void> {
+export async function readSse(body: ReadableStream<Uint8Array>, onEvent: (event: SseEvent) => void, onChunk: () => void = () => {}): Promise<void> {
   const decoder = new TextDecoder();
   let buffer = '';
   let event = 'message';
   let data: string[] = [];
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    onChunk();
     buffer += decoder.decode(chunk, { stream: true });
     let eol = buffer.indexOf('\n');
     while (eol >= 0) {

@@ -6,10 +6,11 @@ import type { Actor, RepositoryState } from '../model/types.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { type CommitMeta, formatCommitMessage } from './commit-message.js';
-import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, hashObject, serializeCommit } from './git-objects.js';
+import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, serializeCommit } from './git-objects.js';
 import { type ChangedPath, type CommitInfo, History } from './history.js';
 import { initBareRepository, isRepository } from './init-repository.js';
 import { ObjectStore, type WriteBatch } from './object-store.js';
+import { ParseCache } from './parse-cache.js';
 import { type FileChange, issuesError, writeChange } from './prepare-change.js';
 import { watchMainRef, type RefWatcher } from './ref-watcher.js';
 import { compareAndSwapRef, MAIN_REF, readRef, RefLockedError } from './refs.js';
@@ -52,12 +53,23 @@ export interface OpenOptions {
   clock?: () => Date;
   /** Called after a commit's objects are written and before `main` moves: a crash here must lose nothing. */
   beforeRefUpdate?: () => void | Promise<void>;
+  /**
+   * Remote mode (src/remote): called with each new commit after its objects are written and before `main`
+   * moves. Resolves true when the commit was published (pushed) so main may move; false when the remote had
+   * moved on — main has then been brought up to it, and `fn` runs again on the new head. Throwing aborts.
+   */
+  publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
   maxAttempts?: number;
   /** Wait this long for another writer's `refs/heads/main.lock`. */
   lockTimeoutMs?: number;
   /** fsync objects and the ref (default true). */
   durable?: boolean;
+  /**
+   * Keep what parsing the files gave under `<gitdir>/flagops-cache/` (default true; never for a checkout
+   * opened read-only), so that a restart parses only the files that changed since (parse-cache.ts).
+   */
+  parseCache?: boolean;
   watchDebounceMs?: number;
 }
 
@@ -88,7 +100,8 @@ export class FlagRepository {
     private readonly logger: Logger,
   ) {
     this.objects = new ObjectStore(gitdir, { durable: options.durable });
-    this.loader = new StateLoader(this.objects, parseRepositoryFile);
+    const cache = !readOnly && options.parseCache !== false ? ParseCache.open(gitdir, logger) : undefined;
+    this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
     this.history = new History(this.objects);
   }
 
@@ -148,7 +161,8 @@ export class FlagRepository {
         // The objects are flushed while the state is assembled; the ref moves only once all are on disk.
         await batch.done();
         await this.options.beforeRefUpdate?.();
-        if (await this.swapMain(head, commit.oid)) {
+        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head));
+        if (published && (await this.swapMain(head, commit.oid))) {
           this.loader.remember(commit.next);
           this.observe(commit.oid, 'local');
           return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
@@ -175,11 +189,12 @@ export class FlagRepository {
       message: formatCommitMessage(change.meta),
     };
     const content = serializeCommit(commit);
-    const oid = hashObject('commit', content);
+    // Written before the new state is validated, so that its fsync overlaps the assembly; a refused change
+    // leaves it unreferenced, as it does the change's blobs and trees (git gc prunes them).
+    const oid = batch.write('commit', content);
     const next = await this.loader.loadTree(tree, oid, known);
     const introduced = newIssues(current.issues, next.issues);
     if (introduced.length > 0) throw issuesError(introduced);
-    batch.write('commit', content);
     this.objects.rememberCommit(oid, commit);
     return { oid, next };
   }
@@ -229,6 +244,7 @@ export class FlagRepository {
     await this.watcher?.close();
     this.watcher = undefined;
     this.listeners.clear();
+    await this.loader.close();
     this.objects.close();
   }
 

@@ -1,39 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { git } from '../helpers/git-cli.js';
+import { gitAsync } from './git-async.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
-
-const run = promisify(execFile);
-
-/** git as an engineer runs it, against the service over HTTP; asynchronous so the service keeps answering. */
-async function gitAsync(cwd: string, ...args: string[]): Promise<{ ok: boolean; stderr: string; stdout: string }> {
-  try {
-    const { stdout, stderr } = await run('git', args, {
-      cwd,
-      env: {
-        PATH: process.env.PATH,
-        HOME: cwd,
-        GIT_CONFIG_NOSYSTEM: '1',
-        GIT_TERMINAL_PROMPT: '0',
-        GIT_AUTHOR_NAME: 'Erin Engineer',
-        GIT_AUTHOR_EMAIL: 'erin@example.com',
-        GIT_COMMITTER_NAME: 'Erin Engineer',
-        GIT_COMMITTER_EMAIL: 'erin@example.com',
-      },
-    });
-    return { ok: true, stdout, stderr };
-  } catch (err) {
-    const e = err as { stdout: string; stderr: string };
-    return { ok: false, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 const ON_IN_PROD = 'enabled: true\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\nversion: 2\nrules: []\n';
 

@@ -72,7 +72,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         const body = (await readJsonBody(ctx.req)) as { key?: unknown } | null;
         if (typeof body?.key !== 'string') throw new InvalidInputError('key must be a string', 'key');
         const principal = deps.keys.authenticate(body.key);
-        if (!principal || principal.kind !== 'sdk' || principal.org !== org) throw new NotFoundError('sdk key');
+        if (principal?.kind !== 'sdk' || principal.org !== org) throw new NotFoundError('sdk key');
         ctx.body = { keyId: principal.keyId, projectId: principal.projectId, environment: principal.environment };
       });
 

@@ -1,0 +1,54 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createLogger } from '../../log/logger.js';
+import { startReplica } from '../../replica/start-replica.js';
+import { type Command, UsageError } from '../command.js';
+import { type CliIo, EXIT } from '../io.js';
+
+const help = `Usage: flagops eval --upstream <control-plane origin> --token <admin key> [options]
+
+Runs an evaluation replica: only the evaluation API (/v1/evaluate, /v1/snapshot, /v1/stream, /v1/counts,
+/healthz), fed by the control plane it follows. It serves the same versions and ETags, hears kills within a
+second, keeps serving its last good snapshots (saved on disk) while the control plane is down, and forwards
+its evaluation counts. See docs/deployment.md.
+
+Options:
+  --upstream URL       the control plane's origin, e.g. http://control.internal:4000
+  --token KEY          an admin key of the organisation to serve (or FLAGOPS_REPLICA_TOKEN, which keeps it
+                       out of the process list)
+  --port N             port to listen on (default 4001, or FLAGOPS_EVAL_PORT)
+  --host H             address to listen on (default 127.0.0.1, or FLAGOPS_HOST)
+  --data-dir D         where the last good snapshots are kept (default ./replica-data)
+  -h, --help           show this help
+`;
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { upstream: { type: 'string' }, token: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' } },
+  });
+  const upstream = values.upstream;
+  const token = values.token ?? io.env.FLAGOPS_REPLICA_TOKEN;
+  if (!upstream || !/^https?:\/\//.test(upstream)) throw new UsageError('--upstream must be the control plane origin, http(s)://host:port');
+  if (!token) throw new UsageError('--token (or FLAGOPS_REPLICA_TOKEN) must be an admin key');
+  const port = Number(values.port ?? io.env.FLAGOPS_EVAL_PORT ?? 4001);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
+  const logger = createLogger({ level: (io.env.FLAGOPS_LOG_LEVEL as 'info') ?? 'info' });
+  const replica = await startReplica({
+    upstream,
+    token,
+    port,
+    host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
+    dataDir: path.resolve(io.cwd, values['data-dir'] ?? 'replica-data'),
+    logger,
+  });
+  io.stdout(`flagops eval: serving ${replica.url}, following ${upstream}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await replica.stop();
+  return EXIT.ok;
+}
+
+export const evalCommand: Command = { name: 'eval', summary: 'run an evaluation replica that follows a control plane', help, run };

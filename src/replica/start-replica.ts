@@ -1,0 +1,74 @@
+import { StreamHub } from '../eval-server/stream/stream-hub.js';
+import { listen } from '../http/serve.js';
+import type { Logger } from '../log/logger.js';
+import { createReplicaApp } from './replica-app.js';
+import { ReplicaCounts } from './replica-counts.js';
+import { ReplicaHolder } from './replica-holder.js';
+import { ReplicaKeys } from './replica-keys.js';
+import { ReplicaSync, type SyncOptions } from './replica-sync.js';
+import { SnapshotFiles } from './snapshot-files.js';
+import { UpstreamClient } from './upstream-client.js';
+
+export interface ReplicaOptions extends SyncOptions {
+  /** The control plane's origin, e.g. http://control.internal:4000. */
+  upstream: string;
+  /** An admin key of the organisation whose flags this replica serves. */
+  token: string;
+  host: string;
+  port: number;
+  dataDir: string;
+  /** How often evaluation counts are forwarded (default 2 s, so stats show them within 5 s). */
+  countsIntervalMs?: number;
+  /** How long start waits for the first sync before serving what is on disk (default 5 s). */
+  startTimeoutMs?: number;
+  logger: Logger;
+}
+
+export interface Replica {
+  url: string;
+  holder: ReplicaHolder;
+  counts: ReplicaCounts;
+  stop(): Promise<void>;
+}
+
+/** An evaluation replica (docs/deployment.md): the evaluation API, fed by a control plane it follows. */
+export async function startReplica(options: ReplicaOptions): Promise<Replica> {
+  const { logger } = options;
+  const upstream = new UpstreamClient({ origin: options.upstream, token: options.token });
+  const holder = new ReplicaHolder();
+  const keys = await ReplicaKeys.open(options.dataDir, upstream);
+  const files = new SnapshotFiles(options.dataDir);
+  const sync = new ReplicaSync(upstream, holder, files, keys, logger, options);
+  const counts = new ReplicaCounts(upstream, logger);
+  const hub = new StreamHub(holder, { logger });
+
+  await sync.start();
+  if (!(await sync.synced(options.startTimeoutMs ?? 5_000))) {
+    logger.warn('control plane not reachable at start; serving the snapshots saved on disk', { upstream: options.upstream, views: holder.entries().length });
+  }
+  counts.start(options.countsIntervalMs ?? 2_000);
+
+  const health = () => {
+    const { connected, lastSyncAt } = sync.status;
+    if (!connected && holder.entries().length === 0) return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
+    return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
+  };
+  const server = await listen(createReplicaApp({ holder, keys, counts, hub, logger, health }), options.host, options.port);
+  logger.info('replica started', { url: server.url, upstream: options.upstream });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    url: server.url,
+    holder,
+    counts,
+    stop: () => {
+      stopping ??= (async () => {
+        hub.close();
+        await server.close();
+        await sync.close();
+        await counts.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { runHttpBackend } from '../../src/git-http/http-backend.js';
+import { silentLogger } from '../../src/log/logger.js';
+
+/**
+ * A real git host on loopback: `git http-backend` behind a node http server, serving one bare repository
+ * `flags.git` that accepts pushes (non-fast-forward ones refused, as GitHub's protected branches do).
+ */
+export async function startGitServer() {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'flagops-git-host-'));
+  const gitdir = path.join(root, 'flags.git');
+  execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir]);
+  execFileSync('git', ['--git-dir', gitdir, 'config', 'receive.denyNonFastForwards', 'true']);
+  let requests = 0;
+  const server = http.createServer((req, res) => {
+    requests++;
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    void runHttpBackend(req, res, { projectRoot: root, pathInfo: url.pathname, remoteUser: 'flagops', allowPush: true, logger: silentLogger });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/flags.git`,
+    gitdir,
+    get requests() {
+      return requests;
+    },
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}

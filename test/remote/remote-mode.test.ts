@@ -1,0 +1,128 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/auth/key-format.js';
+import type { Config } from '../../src/config/config.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { type Service, startService } from '../../src/service.js';
+import { gitAsync } from '../git-http/git-async.js';
+import { git } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startGitServer } from './git-server.js';
+
+const SECRET = 'a-long-shared-webhook-secret';
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('remote mode: an outside git repository is the source of truth (FLAGOPS_GIT_REMOTE)', () => {
+  let host: Awaited<ReturnType<typeof startGitServer>>;
+  let dataDir: string;
+  let service: Service;
+  let admin: HttpClient;
+  let project: Json;
+  let work: string;
+  const adminKey = generateKey('admin');
+  let config: Config;
+
+  /** An engineer's commit pushed straight to the git host, as a merged pull request would land. */
+  async function outsideCommit(edit: (checkout: string) => void, message: string): Promise<string> {
+    const checkout = path.join(work, `c-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    expect((await gitAsync(work, 'clone', '--quiet', host.url, checkout)).ok).toBe(true);
+    edit(checkout);
+    git(checkout, 'add', '-A');
+    git(checkout, 'commit', '--quiet', '-m', message);
+    expect((await gitAsync(checkout, 'push', '--quiet', 'origin', 'HEAD:main')).ok).toBe(true);
+    return git(checkout, 'rev-parse', 'HEAD');
+  }
+  /** Sets a flag file's display name, as an engineer's edit would. */
+  function rename(file: string, name: string): void {
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, /^name: .*$/m.test(text) ? text.replace(/^name: .*$/m, `name: ${name}`) : `${text}name: ${name}\n`);
+  }
+  const remoteFile = (file: string) => git(host.gitdir, 'show', `main:${file}`);
+
+  beforeAll(async () => {
+    host = await startGitServer();
+    work = mkdtempSync(path.join(os.tmpdir(), 'flagops-remote-work-'));
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-remote-'));
+    config = {
+      dataDir,
+      host: '127.0.0.1',
+      controlPort: 0,
+      evalPort: 0,
+      bootstrapKeys: [{ org: 'acme', key: adminKey }],
+      planProjectLimit: 25,
+      logLevel: 'error',
+      gitRemote: { url: host.url, webhookSecret: SECRET, pollSeconds: 0 }, // no polling: the race below must hit the push
+    };
+    service = await startService(config, silentLogger);
+    admin = httpClient(service.controlUrl, adminKey);
+    project = (await admin.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+  });
+  afterAll(async () => {
+    await service.stop(); // stopping twice is a no-op
+    await host.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('pushes every control-plane commit to the remote', async () => {
+    expect(project.slug).toBe('shop');
+    expect(remoteFile('projects/shop/project.yaml')).toContain('slug: shop');
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
+  });
+
+  it('keeps both changes when an outside commit lands between fetch and push', async () => {
+    const a = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'outside-edit' })).body;
+    const b = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'api-edit' })).body;
+    // The outside commit reaches the remote only; the service hears nothing of it (no webhook, before a poll).
+    await outsideCommit((checkout) => {
+      rename(path.join(checkout, 'projects/shop/flags/outside-edit.yaml'), 'Renamed outside');
+    }, 'rename outside-edit in a pull request');
+    const res = await admin.put(`/api/v1/flags/${b.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
+    expect(res.status).toBe(200);
+    expect(remoteFile('projects/shop/flags/outside-edit.yaml')).toContain('name: Renamed outside');
+    expect(remoteFile('projects/shop/environments/prod/api-edit.yaml')).toContain('enabled: true');
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
+    expect((await admin.get(`/api/v1/flags/${a.id}`)).body.name).toBe('Renamed outside');
+    // History is linear: the API change was made again on top of the outside commit.
+    expect(git(host.gitdir, 'log', '--format=%s', '-2', 'main').split('\n')[1]).toBe('rename outside-edit in a pull request');
+  });
+
+  it('picks up a merged pull request at once through the webhook', async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'hooked' })).body;
+    const pushed = await outsideCommit((checkout) => {
+      rename(path.join(checkout, 'projects/shop/flags/hooked.yaml'), 'From the hook');
+    }, 'rename hooked');
+    const wrong = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', { headers: { 'x-flagops-webhook-secret': 'nope' } });
+    expect(wrong.status).toBe(401);
+    const hook = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', { headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' }, rawBody: '{"ref":"refs/heads/main"}' });
+    expect(hook.status).toBe(202);
+    expect(hook.body.outcome).toBe('fast-forwarded');
+    expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(pushed);
+    expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('From the hook');
+  });
+
+  it('picks up an outside commit by polling when no webhook comes (FLAGOPS_GIT_POLL_SECONDS)', async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'polled' })).body;
+    await service.stop();
+    const polling = await startService({ ...config, gitRemote: { url: host.url, pollSeconds: 1 } }, silentLogger);
+    try {
+      const pushed = await outsideCommit((checkout) => {
+        rename(path.join(checkout, 'projects/shop/flags/polled.yaml'), 'From polling');
+      }, 'rename polled');
+      const api = httpClient(polling.controlUrl, adminKey);
+      const started = Date.now();
+      let name = '';
+      while (name !== 'From polling' && Date.now() - started < 5_000) {
+        name = (await api.get(`/api/v1/flags/${flag.id}`)).body.name;
+        if (name !== 'From polling') await sleep(50);
+      }
+      expect(name).toBe('From polling');
+      expect(git(polling.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(pushed);
+    } finally {
+      await polling.stop();
+    }
+  });
+});

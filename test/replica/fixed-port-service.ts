@@ -1,0 +1,52 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { generateKey } from '../../src/auth/key-format.js';
+import type { Config } from '../../src/config/config.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { type Service, startService } from '../../src/service.js';
+
+/** A free loopback port: the control plane must come back on the same one for replicas to find it again. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The whole service on a control port that survives stop() and start(), for outage tests. */
+export async function fixedPortService() {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-upstream-'));
+  const admin = generateKey('admin');
+  const config: Config = {
+    dataDir,
+    host: '127.0.0.1',
+    controlPort: await freePort(),
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'acme', key: admin }],
+    planProjectLimit: 25,
+    logLevel: 'error',
+  };
+  let service: Service | null = await startService(config, silentLogger);
+  return {
+    admin,
+    controlUrl: service.controlUrl,
+    get service(): Service {
+      if (!service) throw new Error('stopped');
+      return service;
+    },
+    async stop() {
+      await service?.stop();
+      service = null;
+    },
+    async start() {
+      service = await startService(config, silentLogger);
+    },
+    async destroy() {
+      await service?.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

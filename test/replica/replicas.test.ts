@@ -1,0 +1,155 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/logger.js';
+import { type Replica, startReplica } from '../../src/replica/start-replica.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { fixedPortService } from './fixed-port-service.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<T> {
+  const started = Date.now();
+  let value = await probe();
+  while (!done(value) && Date.now() - started < timeoutMs) {
+    await sleep(10);
+    value = await probe();
+  }
+  return value;
+}
+
+describe('evaluation replicas following a control plane (docs/deployment.md)', () => {
+  let upstream: Awaited<ReturnType<typeof fixedPortService>>;
+  let admin: HttpClient;
+  let sdkKey: string;
+  let project: Json;
+  let flag: Json;
+  const replicas: Replica[] = [];
+  const dirs: string[] = [];
+
+  const startOne = async (dataDir?: string) => {
+    const dir = dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-')));
+    if (!dataDir) dirs.push(dir);
+    const replica = await startReplica({
+      upstream: upstream.controlUrl,
+      token: upstream.admin,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: dir,
+      logger: silentLogger,
+      retryMinMs: 50,
+      retryMaxMs: 200,
+      countsIntervalMs: 200,
+      keysRefreshMs: 200,
+      startTimeoutMs: 500,
+    });
+    return replica;
+  };
+  const evaluate = async (url: string, key = flag.key) => (await httpClient(url, sdkKey).post('/v1/evaluate', { key, context: { userId: 'u1' } })).body[key];
+
+  beforeAll(async () => {
+    upstream = await fixedPortService();
+    admin = httpClient(upstream.controlUrl, upstream.admin);
+    project = (await admin.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+    flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout' })).body;
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
+    sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+    for (let i = 0; i < 3; i++) replicas.push(await startOne());
+  });
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await upstream.destroy();
+    await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+  });
+
+  it('serves the control plane’s snapshot with the same version and ETag, and 304 on a match', async () => {
+    const main = await httpClient(upstream.service.evalUrl, sdkKey).get('/v1/snapshot');
+    for (const replica of replicas) {
+      const res = await httpClient(replica.url, sdkKey).get('/v1/snapshot');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('etag')).toBe(main.headers.get('etag'));
+      expect(res.body).toEqual(main.body);
+      const again = await httpClient(replica.url, sdkKey).request('GET', '/v1/snapshot', { headers: { 'if-none-match': main.headers.get('etag') ?? '' } });
+      expect(again.status).toBe(304);
+      expect(again.headers.get('etag')).toBe(main.headers.get('etag'));
+      expect(await evaluate(replica.url)).toMatchObject({ value: true, reason: 'default' });
+    }
+  });
+
+  it('refuses a bad key with 401 and another environment’s flags stay apart', async () => {
+    const res = await httpClient(replicas[0].url, 'svc_sdk_notarealkey000000000000').post('/v1/evaluate', { key: 'checkout' });
+    expect(res.status).toBe(401);
+    const devKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'dev' })).body.key;
+    const dev = await httpClient(replicas[0].url, devKey).post('/v1/evaluate', { key: 'checkout' });
+    expect(dev.body.checkout.reason).toBe('flag_disabled');
+  });
+
+  it('a kill reaches all three replicas within 1 s', async () => {
+    const killed = Date.now();
+    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+    const results = await Promise.all(replicas.map((r) => until(() => evaluate(r.url), (v) => v.reason === 'killed', 1_000)));
+    expect(Date.now() - killed).toBeLessThan(1_000);
+    for (const result of results) expect(result).toEqual({ value: false, reason: 'killed', variation: 'off' });
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true });
+    await Promise.all(replicas.map((r) => until(() => evaluate(r.url), (v) => v.reason === 'default', 1_000)));
+  });
+
+  it('announces new versions on its own /v1/stream', async () => {
+    const res = await fetch(`${replicas[1].url}/v1/stream`, { headers: { authorization: `Bearer ${sdkKey}` } });
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toMatch(/event: version/);
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 50 });
+    let text = '';
+    while (!text.includes('event: version')) text += new TextDecoder().decode((await reader.read()).value);
+    await reader.cancel();
+    const version = Number(/"version":(\d+)/.exec(text)![1]);
+    const main = await httpClient(upstream.service.evalUrl, sdkKey).get('/v1/snapshot');
+    expect(main.body.version).toBe(version);
+  });
+
+  it('forwards its evaluations to the control plane’s stats', async () => {
+    const stats = async () => {
+      const res = await admin.get(`/api/v1/flags/${flag.id}/environments/prod/stats?period=24h`);
+      return res.body.series.reduce((n: number, h: Json) => n + Object.values(h.variations as Record<string, number>).reduce((a, b) => a + b, 0), 0);
+    };
+    await Promise.all(replicas.map((r) => r.counts.flush())); // what earlier tests evaluated is in before
+    const before = await stats();
+    for (const replica of replicas) for (let i = 0; i < 5; i++) await evaluate(replica.url);
+    const after = await until(stats, (n) => n >= before + 15, 5_000);
+    expect(after).toBe(before + 15);
+  });
+
+  it('keeps serving its last good values while the control plane is down, reports stale, and catches up', async () => {
+    await until(() => evaluate(replicas[0].url), (v) => v.reason === 'rollout', 1_000);
+    await upstream.stop();
+    for (const replica of replicas) {
+      const health = await until(async () => (await httpClient(replica.url).get('/healthz')).body, (b) => b.status === 'stale', 2_000);
+      expect(health).toMatchObject({ status: 'stale', upstream: 'unreachable' });
+      expect(typeof health.lastSyncAt).toBe('string');
+      expect((await evaluate(replica.url)).reason).toBe('rollout');
+    }
+    // A replica restarted meanwhile serves what it saved on disk.
+    await replicas[2].stop();
+    replicas[2] = await startOne(dirs[2]);
+    expect((await evaluate(replicas[2].url)).reason).toBe('rollout');
+    expect((await httpClient(replicas[2].url).get('/healthz')).body.status).toBe('stale');
+
+    await upstream.start();
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 100 });
+    for (const replica of replicas) {
+      expect(await until(() => evaluate(replica.url), (v) => v.reason === 'default', 5_000)).toMatchObject({ reason: 'default' });
+      const health = await until(async () => (await httpClient(replica.url).get('/healthz')).body, (b) => b.status === 'ok', 2_000);
+      expect(health).toMatchObject({ status: 'ok', upstream: 'connected' });
+    }
+  });
+
+  it('drops a revoked key at the next key refresh, and remembers a valid one across a restart', async () => {
+    const created = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body;
+    const client = httpClient(replicas[0].url, created.key);
+    expect((await client.get('/v1/snapshot')).status).toBe(200);
+    await admin.delete(`/api/v1/keys/${created.id}`);
+    expect((await until(() => client.get('/v1/snapshot'), (r) => r.status === 401, 2_000)).status).toBe(401);
+  });
+});
