@@ -12,10 +12,10 @@ import { countsRoute } from './counts/counts-route.js';
 import { cors } from './cors.js';
 import type { EnvironmentView } from './environment-view.js';
 import { parseEvaluateRequest } from './evaluate-request.js';
-import { matchesEtag } from './if-none-match.js';
 import { OFREP_FLAG_PREFIX } from './ofrep/ofrep-paths.js';
 import { ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep/ofrep-routes.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
+import { sendSnapshot } from './send-snapshot.js';
 import { streamRoute } from './stream/stream-route.js';
 
 export interface EvalAppDeps {
@@ -26,10 +26,6 @@ export interface EvalAppDeps {
   health: () => { status: number; body: unknown };
 }
 
-/**
- * The evaluation API (service-spec §4, contract §4). The hot path is deliberately plain: one Map lookup to
- * authenticate, one to find the view, the compiled evaluator, one JSON.stringify.
- */
 export type EvalHandler = (ctx: Koa.Context, deps: EvalAppDeps) => Promise<void> | void;
 
 /** Path → method → handler. Further endpoints (streams, OFREP, count reports) register here. */
@@ -52,6 +48,10 @@ export const coreRoutes: EvalRoutes = {
   },
 };
 
+/**
+ * The evaluation API (service-spec §4, contract §4). The hot path is deliberately plain: one Map lookup to
+ * authenticate, one to find the view, the compiled evaluator, one JSON.stringify.
+ */
 export function createEvalApp(deps: EvalAppDeps, routes: EvalRoutes = coreRoutes): Koa {
   const app = new Koa();
   app.proxy = false;
@@ -97,15 +97,5 @@ async function evaluate(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
 }
 
 function snapshot(ctx: Koa.Context, deps: EvalAppDeps): void {
-  const view = viewFor(ctx, deps);
-  ctx.set('ETag', view.etag);
-  // Caches (a CDN in front of replicas) may keep it but must revalidate; the key decides what is served.
-  ctx.set('Cache-Control', 'no-cache');
-  ctx.set('Vary', 'Authorization');
-  if (matchesEtag(ctx.get('if-none-match'), view.etag)) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.type = 'application/json';
-  ctx.body = view.snapshotJson();
+  sendSnapshot(ctx, viewFor(ctx, deps));
 }

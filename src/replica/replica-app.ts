@@ -5,7 +5,7 @@ import { parseCountReport } from '../eval-server/counts/counts-request.js';
 import { cors } from '../eval-server/cors.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
 import { parseEvaluateRequest } from '../eval-server/evaluate-request.js';
-import { matchesEtag } from '../eval-server/if-none-match.js';
+import { sendSnapshot } from '../eval-server/send-snapshot.js';
 import { streamRequestKey } from '../eval-server/stream/request-key.js';
 import type { StreamHub } from '../eval-server/stream/stream-hub.js';
 import { errorMiddleware } from '../http/error-middleware.js';
@@ -85,16 +85,7 @@ async function evaluate(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
 }
 
 async function snapshot(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
-  const view = await viewOf(bearerToken(ctx.get('authorization')), deps);
-  ctx.set('ETag', view.etag);
-  ctx.set('Cache-Control', 'no-cache');
-  ctx.set('Vary', 'Authorization');
-  if (matchesEtag(ctx.get('if-none-match'), view.etag)) {
-    ctx.status = 304;
-    return;
-  }
-  ctx.type = 'application/json';
-  ctx.body = view.snapshotJson();
+  sendSnapshot(ctx, await viewOf(bearerToken(ctx.get('authorization')), deps));
 }
 
 async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
