@@ -1,45 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvaluationContext, EvaluationResult, FlagKind, JsonValue, SnapshotFlag } from '../../src/model/index.js';
-import { parseRepositoryFile } from '../../src/repository/parse-file.js';
+import type { EvaluationResult } from '../../src/model/index.js';
 import { createClient, type EvaluationDetails } from '../../src/sdk/index.js';
-import { commitFiles, type EvalHarness, projectFiles, sdkKey } from '../eval-server/harness.js';
+import { commitFiles, type EvalHarness, sdkKey } from '../eval-server/harness.js';
+import { servableVectors, vectors as cases } from '../vectors/servable-vectors.js';
 import { quiet, startServiceHarness } from './sdk-harness.js';
-
-interface Vector {
-  name: string;
-  flagKey: string;
-  flag: SnapshotFlag | null;
-  context: EvaluationContext;
-  killedKeys?: string[];
-  expected: EvaluationResult;
-}
-
-const { cases } = JSON.parse(readFileSync(new URL('../vectors/evaluation.json', import.meta.url), 'utf8')) as { cases: Vector[] };
-
-function kindFor(flag: SnapshotFlag): FlagKind {
-  const same = (t: string) => typeof flag.valueOn === t && typeof flag.valueOff === t;
-  return same('boolean') ? 'boolean' : same('string') ? 'string' : same('number') ? 'number' : 'json';
-}
-
-/** The repository files that make `vector` what project `slug` serves in prod: its one flag, killed or not. */
-function vectorProject(vector: Vector, slug: string) {
-  const { flag, flagKey } = vector;
-  if (flag === null) return projectFiles(slug, []);
-  const killed = vector.killedKeys?.includes(flagKey) ?? flag.killed;
-  const spec = {
-    key: flagKey,
-    kind: kindFor(flag),
-    defaultValue: flag.defaultValue as JsonValue,
-    archivedAt: flag.archived ? '2026-02-01T00:00:00.000Z' : null,
-    enabled: flag.enabled,
-    rolloutPct: flag.rolloutPct,
-    valueOn: flag.valueOn,
-    valueOff: flag.valueOff,
-    rules: flag.rules,
-  };
-  return projectFiles(slug, [spec], killed ? { prod: { kills: { [flagKey]: { killedAt: '2026-02-01T00:00:00.000Z', killedBy: 'vectors' } } } } : {});
-}
 
 /** What the SDK answers for a vector's expected result, asked with a null default (which accepts any value). */
 function sdkExpectation(expected: EvaluationResult): Partial<EvaluationDetails> {
@@ -47,10 +11,7 @@ function sdkExpectation(expected: EvaluationResult): Partial<EvaluationDetails> 
   return expected as EvaluationDetails;
 }
 
-// Vectors the schema refuses at write time (wrong value types, keys outside the pattern) cannot be served.
-const servable = cases
-  .map((vector, i) => ({ vector, files: vectorProject(vector, `vec${i}`) }))
-  .filter(({ files }) => files.every((f) => parseRepositoryFile(f.path, f.content).issues.length === 0));
+const servable = servableVectors('vec');
 
 describe('the shared evaluation vectors through the SDK (test/vectors/README.md)', () => {
   let h: EvalHarness;
@@ -60,7 +21,7 @@ describe('the shared evaluation vectors through the SDK (test/vectors/README.md)
     h = await startServiceHarness();
     await commitFiles(h.repo, servable.flatMap((s) => s.files), 'the evaluation vectors');
     await h.service.holder.served('acme');
-    for (const { files } of servable) keys.push(await sdkKey(h, files[0].path.split('/')[1], 'prod'));
+    for (const { slug } of servable) keys.push(await sdkKey(h, slug, 'prod'));
   }, 120_000);
   afterAll(() => h?.stop());
 
