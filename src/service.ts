@@ -64,7 +64,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     return { status: ready ? 200 : 503, body: { status, organisations: report.organisations } };
   };
 
-  const replication = replicaUpstream({ keys, repos, holder, counter });
+  const replication = replicaUpstream({ keys, repos, holder, counter, ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl') });
   const evalApp = createEvalApp({ keys, holder, counter, logger, health });
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },

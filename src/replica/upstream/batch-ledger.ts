@@ -1,33 +1,88 @@
+import { appendFile, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
 /**
  * The count batches already taken, per organisation, so that a replica retrying a batch whose answer it lost
- * is not counted twice. Batch ids are remembered for a day (replicas retry within minutes) and at most
- * `limit` per organisation; memory only, so a control-plane restart forgets them (docs/deployment.md).
+ * is not counted twice — across a control-plane restart too. A batch id is written to the ledger file (and
+ * synced) before its counts are added: a crash in between loses that batch's counts, which the stats already
+ * allow for the last flush interval, and never counts it twice. Ids are kept for a day (replicas retry
+ * within minutes) and at most `limit` per organisation; the file is rewritten without the expired ones at
+ * start.
  */
 export class BatchLedger {
   private readonly seen = new Map<string, Map<string, number>>();
+  private readonly loaded: Promise<void>;
+  private writes: Promise<void> = Promise.resolve();
 
   constructor(
+    private readonly file?: string,
     private readonly limit = 100_000,
     private readonly keepMs = 24 * 3600_000,
     private readonly now: () => number = Date.now,
-  ) {}
-
-  has(org: string, batchId: string): boolean {
-    const at = this.seen.get(org)?.get(batchId);
-    return at !== undefined && this.now() - at < this.keepMs;
+  ) {
+    this.loaded = file === undefined ? Promise.resolve() : this.load(file);
   }
 
-  remember(org: string, batchId: string): void {
+  /**
+   * Claims `batchId` for `org`: false when it was taken before (a retry). Resolves once the claim is durable,
+   * so the caller adds the counts only after that.
+   */
+  async claim(org: string, batchId: string): Promise<boolean> {
+    await this.loaded;
+    const at = this.seen.get(org)?.get(batchId);
+    if (at !== undefined && this.now() - at < this.keepMs) return false;
+    // Claimed in memory before any await, so a concurrent retry of the same batch sees it.
+    this.remember(org, batchId, this.now());
+    if (this.file !== undefined) {
+      const line = `${JSON.stringify({ org, id: batchId, at: this.now() })}\n`;
+      const file = this.file;
+      this.writes = this.writes.then(() => appendSynced(file, line));
+      await this.writes;
+    }
+    return true;
+  }
+
+  private remember(org: string, batchId: string, at: number): void {
     let ids = this.seen.get(org);
     if (!ids) {
       ids = new Map();
       this.seen.set(org, ids);
     }
-    ids.set(batchId, this.now());
+    ids.set(batchId, at);
     // Maps iterate in insertion order: the first entries are the oldest.
-    for (const [id, at] of ids) {
-      if (ids.size <= this.limit && this.now() - at < this.keepMs) break;
+    for (const [id, when] of ids) {
+      if (ids.size <= this.limit && this.now() - when < this.keepMs) break;
       ids.delete(id);
     }
+  }
+
+  private async load(file: string): Promise<void> {
+    await mkdir(path.dirname(file), { recursive: true });
+    let text = '';
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const line of text.split('\n')) {
+      try {
+        const { org, id, at } = JSON.parse(line);
+        if (typeof org === 'string' && typeof id === 'string' && typeof at === 'number' && this.now() - at < this.keepMs) this.remember(org, id, at);
+      } catch {
+        // a blank or torn last line
+      }
+    }
+    const kept = [...this.seen].flatMap(([org, ids]) => [...ids].map(([id, at]) => `${JSON.stringify({ org, id, at })}\n`));
+    await writeFile(file, kept.join(''));
+  }
+}
+
+async function appendSynced(file: string, line: string): Promise<void> {
+  await appendFile(file, line);
+  const handle = await open(file, 'r+');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

@@ -18,6 +18,8 @@ export interface ReplicaUpstreamDeps {
   repos: RepositoryRegistry;
   holder: SnapshotHolder;
   counter: EvaluationCounter;
+  /** Where the ids of count batches already taken are kept across restarts (memory only when absent). */
+  ledgerFile?: string;
 }
 
 /** What the composition root must call on stop: ends the replica streams so the server stops at once. */
@@ -32,7 +34,7 @@ export interface ReplicaUpstream {
  * sdk keys they have not seen, and hand in evaluation counts in idempotent batches.
  */
 export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
-  const ledger = new BatchLedger();
+  const ledger = new BatchLedger(deps.ledgerFile);
   const streams = new Set<() => void>();
   return {
     close: () => {
@@ -86,13 +88,12 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         const { org } = replicaPrincipal(ctx, deps.keys);
         const batch = countsBatch(await readJsonBody(ctx.req), org, deps.holder);
         ctx.status = 202;
-        if (ledger.has(org, batch.batchId)) {
+        if (!(await ledger.claim(org, batch.batchId))) {
           ctx.body = { accepted: 0, duplicate: true };
           return;
         }
         let accepted = 0;
         for (const e of batch.entries) if (deps.counter.add(e.scope, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted++;
-        ledger.remember(org, batch.batchId);
         ctx.body = { accepted, duplicate: false };
       });
     },
