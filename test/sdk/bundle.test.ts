@@ -5,7 +5,6 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain .mjs build script without type declarations
 import { buildSdkBundle } from '../../scripts/build-sdk.mjs';
 import { killRequest, type SdkHarness, startSdkHarness } from './sdk-harness.js';
 

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-// @ts-expect-error: a plain .mjs build script without type declarations
 import { buildSdkBundle } from '../../scripts/build-sdk.mjs';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
 

@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Json, httpClient } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
-import { artifactPath, buildPage, launchChromium, loopbackContext } from '../helpers/browser.js';
+import { artifactPath, buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
 import { addUser } from '../helpers/dashboard-session.js';
 import { startOtherOrigin } from '../helpers/other-origin.js';
 

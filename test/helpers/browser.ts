@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
-import { buildDashboard } from '../../../scripts/build-dashboard.mjs';
+import { buildDashboard } from '../../scripts/build-dashboard.mjs';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url).pathname;
+export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
 /**
  * Debian's chromium, headless, with everything that would reach out to the internet switched off. Missing
@@ -13,7 +13,7 @@ export const ARTIFACTS = new URL('../../../test-artifacts/', import.meta.url).pa
  */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`the dashboard's browser tests need Chromium at ${CHROMIUM} (Debian: apt-get install chromium); it is missing`);
+    throw new Error(`the browser tests need Chromium at ${CHROMIUM} (Debian: apt-get install chromium); it is missing`);
   }
   return chromium.launch({
     executablePath: CHROMIUM,
