@@ -1,10 +1,8 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
 import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState, RepositoryState } from '../model/types.js';
-import { escapePointerSegment } from '../validation/error-messages.js';
 import type { ValidationIssue } from '../validation/issue.js';
-import { configValueKindIssues } from '../validation/value-kind.js';
-import { classifyPath, layout } from './layout.js';
+import { classifyPath } from './layout.js';
 import type { ParsedFile } from './parsed-file.js';
+import { caseCollisionIssue, checkFlagFiles, checkProjectFiles, duplicateIdIssue, ENV_INDEX, orphanIssues, type Slot, serveKills } from './project-checks.js';
 
 /**
  * One file of a commit. Pass every file of the tree: `file` undefined means it is there but failed to parse,
@@ -15,12 +13,6 @@ export interface RepositoryEntry {
   file?: ParsedFile;
 }
 
-/** A file slot: `value` undefined when the file is present but invalid (already reported by the parser). */
-interface Slot<T> {
-  path: string;
-  value: T | undefined;
-}
-
 interface ProjectBucket {
   project?: Slot<ProjectFile>;
   flags: Map<string, Slot<FlagFile>>;
@@ -28,8 +20,6 @@ interface ProjectBucket {
   configs: Map<string, Array<Slot<EnvironmentConfig> | undefined>>;
   kills: Array<Slot<KillsFile> | undefined>;
 }
-
-const ENV_INDEX: Readonly<Record<EnvironmentName, number>> = { dev: 0, staging: 1, prod: 2 };
 
 function bucketOf(buckets: Map<string, ProjectBucket>, slug: string): ProjectBucket {
   let bucket = buckets.get(slug);
@@ -88,69 +78,27 @@ function assembleFlag(
   ids: IdRegistry,
   issues: ValidationIssue[],
 ): FlagState | undefined {
-  const meta = slot.value;
-  if (!meta) return undefined;
-  let ok = true;
-  if (meta.key !== key) {
-    issues.push({ file: slot.path, path: '/key', message: `must equal the file name "${key}" (found "${meta.key}")` });
-    ok = false;
-  }
-  const sameId = ids.flags.get(meta.id);
-  if (sameId !== undefined) {
-    issues.push({ file: slot.path, path: '/id', message: `id "${meta.id}" is already used by ${sameId}; flag ids must be unique` });
-    ok = false;
-  } else {
-    ids.flags.set(meta.id, slot.path);
-  }
-  const environments = {} as Record<EnvironmentName, EnvironmentConfig>;
-  for (let i = 0; i < ENVIRONMENTS.length; i++) {
-    const env = ENVIRONMENTS[i];
-    const config = configs?.[i];
-    if (!config) {
-      issues.push({ file: slot.path, message: `has no config in ${env} (expected ${layout.configFile(slug, env, key)})` });
-      ok = false;
-    } else if (!config.value) {
-      ok = false;
-    } else {
-      const kindIssues = configValueKindIssues(meta.kind, config.value, config.path);
-      if (kindIssues.length > 0) {
-        issues.push(...kindIssues);
-        ok = false;
-      }
-      environments[env] = config.value;
-    }
-  }
-  return ok ? { meta, environments } : undefined;
+  const check = checkFlagFiles(slug, key, slot, configs);
+  if (!check.meta) return undefined;
+  if (check.keyIssue) issues.push(check.keyIssue);
+  const sameId = ids.flags.get(check.meta.id);
+  if (sameId !== undefined) issues.push(duplicateIdIssue('flag', slot.path, check.meta.id, sameId));
+  else ids.flags.set(check.meta.id, slot.path);
+  issues.push(...check.configIssues);
+  return sameId === undefined ? check.state : undefined;
 }
 
 function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, issues: ValidationIssue[]): ProjectState | undefined {
-  const project = bucket.project?.value;
-  let ok = project !== undefined;
-  if (!bucket.project) {
-    issues.push({ file: layout.projectFile(slug), message: `is missing: the folder projects/${slug} needs one; its ${bucket.flags.size} flag(s) are not served` });
-  } else if (project && project.slug !== slug) {
-    issues.push({ file: bucket.project.path, path: '/slug', message: `must equal the folder name "${slug}" (found "${project.slug}")` });
-    ok = false;
-  } else if (project) {
-    const sameId = ids.projects.get(project.id);
-    if (sameId !== undefined) {
-      issues.push({ file: bucket.project.path, path: '/id', message: `id "${project.id}" is already used by ${sameId}; project ids must be unique` });
-      ok = false;
-    } else {
-      ids.projects.set(project.id, bucket.project.path);
-    }
-  }
-  for (const kills of bucket.kills) {
-    if (kills && !kills.value) {
-      issues.push({ file: kills.path, message: `project "${slug}" is not served while this file is invalid, so that no killed flag comes back on` });
-      ok = false;
-    }
-  }
-  // Orphan configs are reported even when the project is left out: they need fixing either way.
+  const claimId = (id: string, path: string) => {
+    const holder = ids.projects.get(id);
+    if (holder === undefined) ids.projects.set(id, path);
+    return holder;
+  };
+  const ok = checkProjectFiles(slug, bucket.project, bucket.flags.size, bucket.kills, claimId, issues);
   for (const [key, slots] of bucket.configs) {
-    if (bucket.flags.has(key)) continue;
-    for (const slot of slots) if (slot) issues.push({ file: slot.path, message: `has no flag file (expected ${layout.flagFile(slug, key)})` });
+    if (!bucket.flags.has(key)) orphanIssues(slug, key, slots, issues);
   }
+  const project = bucket.project?.value;
   if (!ok || !project) return undefined;
 
   const flags = new Map<string, FlagState>();
@@ -160,27 +108,14 @@ function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, i
     const lower = key.toLowerCase();
     const twin = byLowerCase.get(lower);
     if (twin !== undefined) {
-      issues.push({ file: slot.path, message: `differs from flag "${twin}" only in letter case; the two files collide on case-insensitive file systems` });
+      issues.push(caseCollisionIssue(slot.path, twin));
       continue;
     }
     byLowerCase.set(lower, key);
     const flag = assembleFlag(slug, key, slot, bucket.configs.get(key), ids, issues);
     if (flag) flags.set(key, flag);
   }
-
-  const kills = {} as Record<EnvironmentName, KillsFile>;
-  for (let i = 0; i < ENVIRONMENTS.length; i++) {
-    const slot = bucket.kills[i];
-    const served: KillsFile = { kills: {} };
-    for (const [key, kill] of Object.entries(slot?.value?.kills ?? {})) {
-      if (flags.has(key)) served.kills[key] = kill;
-      else if (!bucket.flags.has(key)) {
-        issues.push({ file: slot!.path, path: `/kills/${escapePointerSegment(key)}`, message: `names flag "${key}", which has no flag file in project "${slug}"` });
-      }
-      // A kill of a flag left out for its own issues is simply not served: the flag is not either.
-    }
-    kills[ENVIRONMENTS[i]] = served;
-  }
+  const kills = serveKills(slug, bucket.kills, flags, (key) => bucket.flags.has(key), issues);
   return { project, flags, kills };
 }
 

@@ -189,9 +189,10 @@ export class FlagRepository {
       message: formatCommitMessage(change.meta),
     };
     const content = serializeCommit(commit);
-    // Written before the new state is validated, so that its fsync overlaps the assembly; a refused change
-    // leaves it unreferenced, as it does the change's blobs and trees (git gc prunes them).
+    // Written before the new state is validated, so that the objects' fsyncs overlap the assembly; a refused
+    // change leaves it unreferenced, as it does the change's blobs and trees (git gc prunes them).
     const oid = batch.write('commit', content);
+    batch.flush();
     const next = await this.loader.loadTree(tree, oid, known);
     const introduced = newIssues(current.issues, next.issues);
     if (introduced.length > 0) throw issuesError(introduced);

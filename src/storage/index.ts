@@ -21,7 +21,7 @@
  * Reading — `readState(commit?)` → `{ commit, state, issues }`. Files under `projects/` are parsed with
  * parseRepositoryFile and assembled with assembleState one project at a time; parsed files are reused by
  * blob oid, directories by tree oid and projects' state by their tree, so a new head that changed one file
- * costs one blob and one project's assembly. The state is shared between callers: never mutate it (parsed
+ * costs one blob and re-checking that file's flag. The state is shared between callers: never mutate it (parsed
  * values are frozen; an in-place edit throws). `issues` lists what was left out of `state` and why.
  *
  * Writing — `update(fn)` makes exactly one commit, authored by `meta.actor` (committer

@@ -26,6 +26,12 @@ export class ObjectNotFoundError extends Error {
   }
 }
 
+/** A parsed tree, with its serialized content when that is exactly what serializeTree(entries) writes. */
+export interface CachedTree {
+  entries: readonly TreeEntry[];
+  content?: Buffer;
+}
+
 export interface ObjectStoreOptions {
   /** fsync each object before it is renamed into place (so the ref never points at a lost object). */
   durable?: boolean;
@@ -37,8 +43,11 @@ export interface ObjectStoreOptions {
  * `git push` and `git gc` leave, are read by PackReader; isomorphic-git reads the packs it cannot (index v1).
  */
 export class ObjectStore {
-  /** Parsed trees, weighed by entry count: old versions of a 10,000-flag directory must not pile up. */
-  private readonly trees = new Lru<string, readonly TreeEntry[]>(200_000, (entries) => entries.length + 1);
+  /**
+   * Parsed trees, weighed by entry count: old versions of a 10,000-flag directory must not pile up. Most keep
+   * their bytes too (for spliceTree), ~40 bytes an entry on top of the parsed entry.
+   */
+  private readonly trees = new Lru<string, CachedTree>(200_000, (tree) => tree.entries.length + 1);
   private readonly commits = new Lru<string, CommitObject>(10_000);
   /** isomorphic-git's cache of pack indexes and packs; shared across reads so a pack is loaded once. */
   private readonly packCache = {};
@@ -102,11 +111,24 @@ export class ObjectStore {
 
   /** A tree's entries; parsed trees are cached by oid (objects never change), so treat them as read-only. */
   async readTree(oid: string): Promise<readonly TreeEntry[]> {
+    return (await this.readTreeObject(oid)).entries;
+  }
+
+  /**
+   * A tree's entries and, when serializing them gives back the same bytes (nearly always), its content:
+   * what TreeWriter splices a changed entry into instead of serializing 10,000 entries again.
+   */
+  async readTreeObject(oid: string): Promise<CachedTree> {
     const cached = this.trees.get(oid);
     if (cached) return cached;
-    const entries = oid === EMPTY_TREE_OID ? [] : parseTree(await this.readTyped(oid, 'tree'));
-    this.trees.set(oid, entries);
-    return entries;
+    const content = oid === EMPTY_TREE_OID ? Buffer.alloc(0) : await this.readTyped(oid, 'tree');
+    const entries = parseTree(content);
+    // serializeTree writes a directory's mode as 40000 (old git wrote 040000) and names as UTF-8, which
+    // a name that is not valid UTF-8 (decoded with U+FFFD) does not survive: such trees are re-serialized.
+    const canonical = entries.every((entry) => entry.mode !== '040000' && !entry.name.includes('\uFFFD'));
+    const tree = canonical ? { entries, content } : { entries };
+    this.trees.set(oid, tree);
+    return tree;
   }
 
   async readCommit(oid: string): Promise<CommitObject> {
@@ -121,9 +143,10 @@ export class ObjectStore {
    * Writes one object atomically (temp file, fsync, rename); one already present is not rewritten.
    * Metadata calls (exists, open, write, close, rename) are synchronous: each takes microseconds, while
    * going through the thread pool costs more CPU than the call. Only the fsync, which waits on the disk,
-   * runs on the pool, so the objects of one commit are flushed in parallel.
+   * runs on the pool, so the objects of one commit are flushed in parallel. The fsync waits for `flushing`:
+   * see WriteBatch.flush.
    */
-  async writeFramed(oid: string, framed: Buffer): Promise<void> {
+  async writeFramed(oid: string, framed: Buffer, flushing: Promise<void> = Promise.resolve()): Promise<void> {
     const path = this.loosePath(oid);
     if (fs.existsSync(path)) {
       // As git does: touch it, so a concurrent `git gc` does not prune it as old and unreachable before
@@ -142,6 +165,7 @@ export class ObjectStore {
     const fd = openCreating(dir, tmp);
     try {
       fs.writeSync(fd, deflateSync(framed, { level: 1 }));
+      await flushing;
       if (this.durable) await fsync(fd);
     } catch (err) {
       fs.closeSync(fd);
@@ -173,9 +197,9 @@ export class ObjectStore {
     this.packs.close();
   }
 
-  /** Records a tree we built ourselves so reading it back costs nothing. */
-  rememberTree(oid: string, entries: readonly TreeEntry[]): void {
-    this.trees.set(oid, entries);
+  /** Records a tree we built ourselves (`content` is serializeTree(entries)) so reading it back costs nothing. */
+  rememberTree(oid: string, entries: readonly TreeEntry[], content: Buffer): void {
+    this.trees.set(oid, { entries, content });
   }
 
   rememberCommit(oid: string, commit: CommitObject): void {
@@ -200,29 +224,46 @@ const BATCH_CONCURRENCY = 16;
 /**
  * A commit's objects, written in parallel. `write` hashes at once and returns the oid, so trees can name
  * their children before those are on disk; nothing may reference the batch (the ref) before `done`.
+ *
+ * Each object's temp file is created and written at once, but fsynced only from `flush` on (or `done`),
+ * all together: a commit's file creations then do not queue behind journal commits forced by the fsyncs of
+ * its own first objects, and its fsyncs can share journal commits. The ref still moves only once every
+ * object is fsynced and renamed. The first BATCH_CONCURRENCY objects wait for the flush; more (an import)
+ * wait for their turn and are flushed as they come.
  */
 export class WriteBatch {
   private readonly pending: Promise<unknown>[] = [];
   private readonly limit = createLimiter(BATCH_CONCURRENCY);
+  private startFlush!: () => void;
+  private readonly flushing = new Promise<void>((resolve) => {
+    this.startFlush = resolve;
+  });
 
   constructor(private readonly store: ObjectStore) {}
 
   write(type: ObjectType, content: Buffer): string {
     const framed = frameObject(type, content);
     const oid = hashFramed(framed);
-    const writing = this.limit(() => this.store.writeFramed(oid, framed));
+    const writing = this.limit(() => this.store.writeFramed(oid, framed, this.flushing));
     // Failures surface in done(); this only keeps an early one from being reported as unhandled.
     writing.catch(() => {});
     this.pending.push(writing);
     return oid;
   }
 
+  /** Starts making the objects written so far (and any written after) durable. */
+  flush(): void {
+    this.startFlush();
+  }
+
   async done(): Promise<void> {
+    this.flush();
     await Promise.all(this.pending);
   }
 
   /** Waits for every write to finish, failed or not: nothing is left writing after an aborted commit. */
   async settled(): Promise<void> {
+    this.flush();
     await Promise.allSettled(this.pending);
   }
 }

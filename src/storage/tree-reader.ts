@@ -1,4 +1,5 @@
 import type { RepositoryEntry } from '../repository/assemble-state.js';
+import type { EntryChange } from '../repository/project-assembler.js';
 import type { ParsedFile } from '../repository/parsed-file.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { isTreeMode } from './git-objects.js';
@@ -17,6 +18,16 @@ export interface DirNode {
   path: string;
   dirs: ReadonlyMap<string, DirNode>;
   files: ReadonlyMap<string, FileNode>;
+  /** Its files that differ from those of the version it was read against (by tree oid, not by reference). */
+  delta?: FilesDelta;
+}
+
+/** What readDir noticed anyway while reusing the unchanged files, so diffFiles need not compare them again. */
+interface FilesDelta {
+  fromOid: string;
+  /** Added or changed. */
+  changed: readonly FileNode[];
+  removed: readonly string[];
 }
 
 export type ParseFile = (path: string, text: string) => { file?: ParsedFile; issues: ValidationIssue[] };
@@ -33,6 +44,8 @@ const SLICE_MS = 5;
  */
 export class TreeReader {
   private sliceStart = performance.now();
+  /** Files read from their blob and parsed, ever: what a read cost. */
+  parsed = 0;
 
   constructor(
     private readonly objects: ObjectStore,
@@ -45,6 +58,9 @@ export class TreeReader {
     const dirs: Array<Promise<[string, DirNode]>> = [];
     const files = new Map<string, FileNode | undefined>();
     const toRead: Array<{ name: string; path: string; oid: string }> = [];
+    const changed: string[] = [];
+    // Files of `previous` still here, changed or not: when fewer than it had, some were removed.
+    let kept = 0;
     for (const entry of entries) {
       const name = entry.name;
       if (isTreeMode(entry.mode)) {
@@ -55,10 +71,12 @@ export class TreeReader {
       if (entry.mode !== '100644' && entry.mode !== '100755') continue;
       // The common case, an unchanged file in a changed directory, builds no path string.
       const reused = previous?.files.get(name);
+      if (reused) kept++;
       if (reused?.oid === entry.oid) {
         files.set(name, reused);
         continue;
       }
+      if (previous) changed.push(name);
       const childPath = `${path}/${name}`;
       const hint = known?.get(childPath);
       if (hint?.oid === entry.oid) files.set(name, hint);
@@ -70,7 +88,12 @@ export class TreeReader {
     }
     for (const file of toRead) files.set(file.name, await this.readFile(file.path, file.oid));
     const dirEntries = await Promise.all(dirs);
-    return { oid, path, dirs: new Map(dirEntries), files: files as Map<string, FileNode> };
+    const dir: DirNode = { oid, path, dirs: new Map(dirEntries), files: files as Map<string, FileNode> };
+    if (previous) {
+      const removed = kept < previous.files.size ? [...previous.files].flatMap(([name, file]) => (files.has(name) ? [] : [file.entry.path])) : [];
+      dir.delta = { fromOid: previous.oid, changed: changed.map((name) => files.get(name)!), removed };
+    }
+    return dir;
   }
 
   async readFile(path: string, oid: string): Promise<FileNode> {
@@ -79,6 +102,7 @@ export class TreeReader {
     await this.yieldNow();
     const object = await this.objects.read(oid);
     if (object.type !== 'blob') throw new Error(`git object ${oid} at ${path} is a ${object.type}, not a blob`);
+    this.parsed++;
     return parsedFileNode(path, oid, this.parse(path, object.content.toString('utf8')));
   }
 
@@ -99,12 +123,39 @@ export function parsedFileNode(path: string, oid: string, parsed: { file?: Parse
   return { oid, entry: file ? { path, file } : { path }, issues: parsed.issues };
 }
 
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/** Calls `fn` for every file below a directory, in tree order (a directory's files, then its directories). */
+export function forEachFile(dir: DirNode, fn: (file: FileNode) => void): void {
+  for (const file of dir.files.values()) fn(file);
+  for (const sub of dir.dirs.values()) forEachFile(sub, fn);
+}
+
+/**
+ * The files that differ between two versions of a directory: added or changed with their new entry, removed
+ * with null. Subtrees with the same oid are skipped, so this costs the size of the directories that changed.
+ */
+export function diffFiles(before: DirNode | undefined, after: DirNode | undefined, out: EntryChange[]): void {
+  if (before?.oid === after?.oid) return;
+  if (before && after?.delta?.fromOid === before.oid) {
+    for (const file of after.delta.changed) out.push({ path: file.entry.path, entry: file.entry });
+    for (const path of after.delta.removed) out.push({ path, entry: null });
+  } else {
+    if (after) {
+      for (const [name, file] of after.files) {
+        if (before?.files.get(name)?.oid !== file.oid) out.push({ path: file.entry.path, entry: file.entry });
+      }
+    }
+    if (before) for (const [name, file] of before.files) if (!after?.files.has(name)) out.push({ path: file.entry.path, entry: null });
+  }
+  if (after) for (const [name, sub] of after.dirs) diffFiles(before?.dirs.get(name), sub, out);
+  if (before) for (const [name, sub] of before.dirs) if (!after?.dirs.has(name)) diffFiles(sub, undefined, out);
 }
 
 /** Every file entry and every issue below a directory. */

@@ -13,7 +13,8 @@ interface DirChanges {
 /**
  * Writes the trees of `base` with `changes` applied, bottom-up, and returns the new root tree oid. Only the
  * trees on a changed path are rebuilt: the rest of the commit is shared by oid. Entries stay in git order by
- * binary-search insertion, so a one-file change in a directory of 10,000 files sorts nothing.
+ * binary-search insertion, so a one-file change in a directory of 10,000 files sorts nothing, and the
+ * unchanged entries are copied from the base tree's bytes rather than serialized again.
  */
 export async function writeTreeChanges(objects: ObjectStore, batch: WriteBatch, base: string | null, changes: BlobChanges): Promise<string> {
   const root: DirChanges = { files: new Map(), dirs: new Map() };
@@ -35,7 +36,8 @@ export async function writeTreeChanges(objects: ObjectStore, batch: WriteBatch, 
 
 /** The new tree oid, or null when the directory ends up empty (git has no empty directories). */
 async function writeDir(objects: ObjectStore, batch: WriteBatch, path: string, base: string | null, changes: DirChanges): Promise<string | null> {
-  const entries = base ? [...(await objects.readTree(base))] : [];
+  const baseTree = base ? await objects.readTreeObject(base) : undefined;
+  const entries = baseTree ? [...baseTree.entries] : [];
   for (const [name, oid] of changes.files) {
     const at = find(entries, name);
     const existing = at >= 0 ? entries[at] : undefined;
@@ -67,9 +69,52 @@ async function writeDir(objects: ObjectStore, batch: WriteBatch, path: string, b
     }
   }
   if (entries.length === 0) return null;
-  const oid = batch.write('tree', serializeTree(entries));
-  objects.rememberTree(oid, entries);
+  const content = baseTree?.content ? spliceTree(baseTree.entries, baseTree.content, entries) : serializeTree(entries);
+  const oid = batch.write('tree', content);
+  objects.rememberTree(oid, entries, content);
   return oid;
+}
+
+/**
+ * serializeTree(entries), for entries made from `base` by replacing, inserting and deleting a few: runs of
+ * entries that are still the same objects as in `base` are copied from `content` (base's bytes), so the
+ * cost is finding entry boundaries (one indexOf each) rather than encoding names and ids again.
+ */
+export function spliceTree(base: readonly TreeEntry[], content: Buffer, entries: readonly TreeEntry[]): Buffer {
+  const parts: Buffer[] = [];
+  let j = 0;
+  let offset = 0; // where base[j] starts in content
+  let run = 0; // where the run of unchanged entries being copied starts
+  const skip = () => {
+    offset = content.indexOf(0, offset) + 21;
+    j++;
+  };
+  const flush = () => {
+    if (offset > run) parts.push(content.subarray(run, offset));
+  };
+  for (const entry of entries) {
+    if (base[j] === entry) {
+      skip();
+      continue;
+    }
+    // Base entries sorting before this one are gone: leave them out of the run.
+    while (j < base.length && base[j] !== entry && compareTreeEntries(base[j], entry) < 0) {
+      flush();
+      skip();
+      run = offset;
+    }
+    if (base[j] === entry) {
+      skip();
+      continue;
+    }
+    flush();
+    parts.push(serializeTree([entry]));
+    // A replaced entry (same name and kind) takes the place of the base's.
+    if (j < base.length && compareTreeEntries(base[j], entry) === 0) skip();
+    run = offset;
+  }
+  flush();
+  return Buffer.concat(parts);
 }
 
 function join(dir: string, name: string): string {

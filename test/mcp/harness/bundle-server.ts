@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -19,6 +19,8 @@ export interface BundledServer {
  * Packages stay external and the file goes under node_modules/.cache so node resolves them from the project.
  */
 export async function bundleServer(): Promise<BundledServer> {
+  // A fresh `npm ci` has no node_modules/.cache yet.
+  await mkdir(path.join(ROOT, 'node_modules/.cache'), { recursive: true });
   const dir = await mkdtemp(path.join(ROOT, 'node_modules/.cache/flagops-mcp-test-'));
   const file = path.join(dir, 'flagops-mcp.mjs');
   const result = await build({

@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readRepositoryFiles } from '../../src/repository/read-repository.js';
+import { serializeCommit } from '../../src/storage/git-objects.js';
+import { FlagRepository } from '../../src/storage/index.js';
+import { ObjectStore } from '../../src/storage/object-store.js';
+import { compareAndSwapRef, MAIN_REF, readRef } from '../../src/storage/refs.js';
+import { writeTreeChanges } from '../../src/storage/tree-writer.js';
+import { formatIssue } from '../../src/validation/issue.js';
+import { agent, configYaml, meta, tempDir, track } from './helpers.js';
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+const PROJECTS = ['shop', 'web', 'a-b', 'a'];
+const KEYS = ['a', 'A', 'b', 'c', 'a-b'];
+const ENVS = ['dev', 'staging', 'prod'];
+
+/** A random file of the layout, valid or not, with ids shared across projects now and then. */
+function randomFile(random: () => number): [string, string | null] {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
+  const project = pick(PROJECTS);
+  const key = pick(KEYS);
+  const roll = random();
+  if (random() < 0.1) return [`projects/${project}/flags/${key}.yaml`, null];
+  if (roll < 0.08) return [`projects/${project}/project.yaml`, `id: ${random() < 0.9 ? `prj_${project}` : 'prj_same'}\nname: P\nslug: ${random() < 0.9 ? project : 'other'}\n`];
+  if (roll < 0.16) {
+    const killed = KEYS.filter(() => random() < 0.2);
+    const body = killed.map((k) => `  ${k}:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n`).join('');
+    return [`projects/${project}/environments/${pick(ENVS)}/kills.yaml`, random() < 0.9 ? `kills:${body ? `\n${body}` : ' {}\n'}` : 'kills: [\n'];
+  }
+  if (roll < 0.45) {
+    const id = random() < 0.7 ? `flg_${project}_${key.toLowerCase()}` : pick(['flg_x', 'flg_y']);
+    return [`projects/${project}/flags/${key}.yaml`, random() < 0.92 ? `id: ${id}\nkey: ${key}\nkind: boolean\n` : 'key: [\n'];
+  }
+  const text = random() < 0.85 ? configYaml({ enabled: random() < 0.5, version: Math.floor(random() * 100) }) : random() < 0.5 ? 'enabled: maybe\n' : 'enabled: true\nrolloutPct: 0\nvalueOn: "on"\nvalueOff: false\n';
+  return [`projects/${project}/environments/${pick(ENVS)}/${key}.yaml`, text];
+}
+
+describe('the state of each new head, brought up to date from the previous one', () => {
+  it('equals the state a fresh instance reads, and what assembling every file gives, through random pushes', async () => {
+    const gitdir = join(tempDir(), 'org.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, durable: false, parseCache: false }));
+    const objects = new ObjectStore(gitdir, { durable: false });
+    const random = rng(42);
+    const files = new Map<string, string>();
+    const commits: string[] = [];
+    // Every project starts whole and valid, so that random changes break and mend flags that are served.
+    const seed = new Map<string, string>();
+    for (const project of PROJECTS) {
+      seed.set(`projects/${project}/project.yaml`, `id: prj_${project}\nname: P\nslug: ${project}\n`);
+      for (const key of KEYS.filter((k) => k !== 'A')) {
+        seed.set(`projects/${project}/flags/${key}.yaml`, `id: flg_${project}_${key}\nkey: ${key}\nkind: boolean\n`);
+        for (const env of ENVS) seed.set(`projects/${project}/environments/${env}/${key}.yaml`, configYaml());
+      }
+    }
+    await repo.update(() => ({ changes: [...seed].map(([path, content]) => ({ path, content })), meta: meta('import'), result: undefined }));
+    for (const [path, content] of seed) files.set(path, content);
+    try {
+      for (let step = 0; step < 60; step++) {
+        const head = await readRef(gitdir, MAIN_REF);
+        // Mostly pushes (anything goes), sometimes an update through the validating write path.
+        if (step % 7 === 6) {
+          const [path] = randomFile(random);
+          const content = configYaml({ version: step });
+          const config = path.replace(/\/flags\/([^/]+)$/, '/environments/dev/$1');
+          if (!config.includes('/environments/')) continue;
+          const ok = await repo.update(() => ({ changes: [{ path: config, content }], meta: meta('config_update'), result: true })).catch(() => false);
+          if (ok) files.set(config, content);
+        } else {
+          const changes = new Map<string, string | null>();
+          for (let i = 1 + Math.floor(random() * 3); i > 0; i--) {
+            const [path, content] = randomFile(random);
+            if (content === null && !files.has(path)) continue;
+            changes.set(path, content);
+          }
+          const batch = objects.batch();
+          const blobs = new Map([...changes].map(([path, content]) => [path, content === null ? null : batch.write('blob', Buffer.from(content))]));
+          const tree = await writeTreeChanges(objects, batch, head ? (await objects.readCommit(head)).tree : null, blobs);
+          const who = { name: agent.name, email: 'bot@example.com', timestamp: 1_700_000_000 + step, timezoneOffset: 0 };
+          const commit = batch.write('commit', serializeCommit({ tree, parents: head ? [head] : [], author: who, committer: who, message: `step ${step}\n` }));
+          await batch.done();
+          expect((await compareAndSwapRef(gitdir, MAIN_REF, head, commit, { durable: false })).ok).toBe(true);
+          for (const [path, content] of changes) {
+            if (content === null) files.delete(path);
+            else files.set(path, content);
+          }
+        }
+        const at = (await readRef(gitdir, MAIN_REF))!;
+        commits.push(at);
+        const held = await repo.readState();
+        const fresh = await track(await FlagRepository.open({ gitdir, parseCache: false })).readState();
+        expect(held, `step ${step}`).toEqual(fresh);
+        const whole = readRepositoryFiles([...files].map(([path, text]) => ({ path, text })), at);
+        expect(held.state, `step ${step}`).toEqual(whole.state);
+        expect(held.issues.map(formatIssue).sort(), `step ${step}`).toEqual(whole.issues.map(formatIssue).sort());
+        // Now and then an older commit, so the next head is brought up to date from further back.
+        if (step % 5 === 4) {
+          const older = commits[Math.floor(random() * commits.length)];
+          expect(await repo.readState(older)).toEqual(await track(await FlagRepository.open({ gitdir, parseCache: false })).readState(older));
+        }
+      }
+    } finally {
+      objects.close();
+    }
+  });
+});
