@@ -1,14 +1,8 @@
 import { ENVIRONMENTS, type EnvironmentName } from '../../model/environments.js';
-import type { FlagKind, JsonValue, Rule } from '../../model/types.js';
+import type { EnvironmentConfig, FlagKind, JsonValue } from '../../model/types.js';
 import type { FlagRef } from '../state-lookup.js';
 
-export interface EnvironmentConfigView {
-  enabled: boolean;
-  rolloutPct: number;
-  valueOn: JsonValue;
-  valueOff: JsonValue;
-  version: number;
-  rules: Rule[];
+export interface EnvironmentConfigView extends EnvironmentConfig {
   /** Contract §3: an active kill, from the environment's kills.yaml; killedAt/killedBy only while killed. */
   killed: boolean;
   killedAt?: string;

@@ -1,4 +1,4 @@
-import type { AuditEntry, EnvironmentName, FlagKind, JsonValue, Rule } from '../../model/index.js';
+import type { AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '../../model/index.js';
 
 /** The wire shapes the MCP server reads from the control plane (service-spec §4, contract §3). */
 
@@ -10,27 +10,14 @@ export interface ProjectResponse {
 }
 
 /** One environment of a flag response: the config plus the kill state (contract §3). */
-export interface EnvironmentState {
-  enabled: boolean;
-  rolloutPct: number;
-  valueOn: JsonValue;
-  valueOff: JsonValue;
-  version: number;
-  rules: Rule[];
+export interface EnvironmentState extends EnvironmentConfig {
   killed: boolean;
   killedAt?: string;
   killedBy?: string;
   killReason?: string;
 }
 
-export interface FlagResponse {
-  id: string;
-  key: string;
-  name?: string;
-  description?: string;
-  kind: FlagKind;
-  defaultValue?: JsonValue;
-  archivedAt: string | null;
+export interface FlagResponse extends FlagFile {
   environments: Record<EnvironmentName, EnvironmentState>;
   /** Only on a kill's answer: the flag was killed already and nothing changed. */
   alreadyKilled?: boolean;
