@@ -8,10 +8,16 @@ import path from 'node:path';
  * service's bare repository, commit and push. Only local paths are ever used.
  */
 export function git(cwd: string, ...args: string[]): string {
+  return gitWith(cwd, {}, ...args);
+}
+
+/** `git` with extra environment (a fixed date, another author) or standard input. */
+export function gitWith(cwd: string, options: { env?: Record<string, string>; input?: string }, ...args: string[]): string {
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
+    input: options.input,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH,
       HOME: cwd,
@@ -20,6 +26,7 @@ export function git(cwd: string, ...args: string[]): string {
       GIT_AUTHOR_EMAIL: 'erin@example.com',
       GIT_COMMITTER_NAME: 'Erin Engineer',
       GIT_COMMITTER_EMAIL: 'erin@example.com',
+      ...options.env,
     },
   }).trim();
 }

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { afterEach } from 'vitest';
 import type { Actor, EnvironmentName } from '../../src/model/index.js';
 import { layout } from '../../src/repository/layout.js';
 import type { CommitMeta, FileChange, FlagRepository } from '../../src/storage/index.js';
+import { git } from '../helpers/git-cli.js';
 
 const made: string[] = [];
 const opened: FlagRepository[] = [];
@@ -27,29 +27,7 @@ export function track<T extends FlagRepository>(repo: T): T {
   return repo;
 }
 
-/** The git CLI with no user or system config, as an engineer with a clean setup would run it. */
-export function git(cwd: string, ...args: string[]): string {
-  return gitWith(cwd, {}, ...args);
-}
-
-export function gitWith(cwd: string, options: { env?: Record<string, string>; input?: string }, ...args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    input: options.input,
-    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'Erin Engineer',
-      GIT_AUTHOR_EMAIL: 'erin@example.com',
-      GIT_COMMITTER_NAME: 'Erin Engineer',
-      GIT_COMMITTER_EMAIL: 'erin@example.com',
-      ...options.env,
-    },
-  }).trim();
-}
+export { git, gitWith } from '../helpers/git-cli.js';
 
 export const agent: Actor = { type: 'agent', name: 'deploy-bot', keyPrefix: 'svc_agt_3kq9x2ab' };
 export const admin: Actor = { type: 'admin', name: 'ops-admin', keyPrefix: 'svc_adm_7hd82kqa' };

@@ -1,19 +1,9 @@
-import { readFileSync } from 'node:fs';
-import type { EvaluationContext, EvaluationResult, FlagKind, KillsFile, SnapshotFlag } from '../../src/model/index.js';
+import type { FlagKind, KillsFile, SnapshotFlag } from '../../src/model/index.js';
 import { parseRepositoryFile } from '../../src/repository/parse-file.js';
 import { projectFiles } from '../eval-server/harness.js';
+import { loadVectors, type Vector } from '../evaluation/support.js';
 
-/** One case of test/vectors/evaluation.json (README.md beside it). */
-export interface Vector {
-  name: string;
-  flagKey: string;
-  flag: SnapshotFlag | null;
-  context: EvaluationContext;
-  killedKeys?: string[];
-  expected: EvaluationResult;
-}
-
-export const vectors: Vector[] = JSON.parse(readFileSync(new URL('./evaluation.json', import.meta.url), 'utf8')).cases;
+export const vectors: Vector[] = loadVectors();
 
 function kindOf(flag: SnapshotFlag): FlagKind {
   for (const kind of ['boolean', 'string', 'number'] as const) if (typeof flag.valueOn === kind && typeof flag.valueOff === kind) return kind;
