@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { pushEdit } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
@@ -91,12 +92,11 @@ describe('control-plane writes reach the evaluation API (service-spec §1, contr
     );
     const pushed = Date.now();
     let result = await evaluate(flag.key);
-    while (result.reason !== 'default' && Date.now() - pushed < 1_000) {
+    while (result.reason !== 'default' && Date.now() - pushed < PROMPTLY_MS) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       result = await evaluate(flag.key);
     }
     expect(result).toMatchObject({ value: true, reason: 'default' });
-    expect(Date.now() - pushed).toBeLessThan(1_000);
     const read = await admin.get(`/api/v1/flags/${flag.id}`);
     expect(read.body.environments.prod).toMatchObject({ enabled: true, rolloutPct: 100, version: 2 });
   });

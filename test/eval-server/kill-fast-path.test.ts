@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KillSwitch } from '../../src/kill/kill-switch.js';
-import { actor, commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { cloneRepo } from './git-cli.js';
+import { actor, commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';
 
 describe('the kill fast path (service-spec §1, issue 3)', () => {
   let h: EvalHarness;
@@ -72,6 +73,6 @@ describe('the kill fast path (service-spec §1, issue 3)', () => {
     const entry = '  pushed:\n    killedAt: 2026-11-21T10:00:00.000Z\n    killedBy: erin\n';
     await checkout.write(file, current.includes('kills: {}') ? `kills:\n${entry}` : `${current.trimEnd()}\n${entry}`);
     await checkout.commitAndPush('kill pushed');
-    await within(1000, () => resultOf('pushed'), (r) => r.reason === 'killed');
+    await within(PROMPTLY_MS, () => resultOf('pushed'), (r) => r.reason === 'killed');
   });
 });

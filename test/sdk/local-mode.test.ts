@@ -87,8 +87,9 @@ describe('the SDK in local mode (docs/sdk.md)', () => {
     await h.kills.kill(killRequest(h, 'new-checkout'));
     await changed;
     expect(c.details('new-checkout', true, eu)).toStrictEqual({ value: false, reason: 'killed', variation: 'off' });
+    const cleared = nextEvent(c, 'change', (e) => e.keys.includes('new-checkout'));
     await h.kills.clear(killRequest(h, 'new-checkout'));
-    await nextEvent(c, 'change', (e) => e.keys.includes('new-checkout'));
+    await cleared;
     expect(c.boolean('new-checkout', false, eu)).toBe(true);
   });
 

