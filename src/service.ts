@@ -6,16 +6,16 @@ import type { Config } from './config/config.js';
 import { createControlApp } from './control-plane/control-app.js';
 import { createDashboard } from './dashboard/dashboard.js';
 import { readDashboardSettings } from './dashboard/dashboard-settings.js';
-import { ensureFirstAdminKey } from './first-run.js';
-import { createEvalApp } from './eval-server/eval-app.js';
-import { registerGitHttp } from './git-http/git-http-routes.js';
-import { replicaUpstream } from './replica/upstream/replica-routes.js';
-import { RemoteMode } from './remote/remote-mode.js';
+import { createEvalApp, evalFastPath } from './eval-server/eval-app.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
+import { ensureFirstAdminKey } from './first-run.js';
+import { registerGitHttp } from './git-http/git-http-routes.js';
 import { listen, type RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
+import { RemoteMode } from './remote/remote-mode.js';
+import { replicaUpstream } from './replica/upstream/replica-routes.js';
 import { EvaluationCounter } from './stats/evaluation-counter.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
 
@@ -65,7 +65,8 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   };
 
   const replication = replicaUpstream({ keys, repos, holder, counter, ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl') });
-  const evalApp = createEvalApp({ keys, holder, counter, logger, health });
+  const evalDeps = { keys, holder, counter, logger, health };
+  const evalApp = createEvalApp(evalDeps);
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
@@ -74,7 +75,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const servers: RunningServer[] = [];
   try {
     servers.push(await listen(controlApp, config.host, config.controlPort));
-    servers.push(await listen(evalApp, config.host, config.evalPort));
+    servers.push(await listen(evalApp, config.host, config.evalPort, evalFastPath(evalDeps)));
     if (remote) {
       await repos.get(remote.org);
       await remote.start(); // fetch before serving: the remote is the truth

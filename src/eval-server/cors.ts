@@ -2,11 +2,16 @@ import type { Context, Next } from 'koa';
 
 /**
  * SDK keys are publishable (service-spec §5), so any origin may call the evaluation API from a browser.
- * Preflights answer at once; ETag is exposed so browser SDKs can send If-None-Match.
+ * ETag is exposed so browser SDKs can send If-None-Match.
  */
+export const CORS_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': 'ETag',
+});
+
+/** Every answer carries CORS_HEADERS; preflights answer at once. */
 export async function cors(ctx: Context, next: Next): Promise<void> {
-  ctx.set('Access-Control-Allow-Origin', '*');
-  ctx.set('Access-Control-Expose-Headers', 'ETag');
+  ctx.set(CORS_HEADERS);
   if (ctx.method === 'OPTIONS') {
     ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
     ctx.set('Access-Control-Allow-Headers', 'Authorization, Content-Type, If-None-Match');

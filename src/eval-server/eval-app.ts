@@ -1,21 +1,22 @@
 import Koa from 'koa';
-import type { KeyService } from '../auth/key-service.js';
 import { bearerToken } from '../auth/bearer-token.js';
+import type { KeyService } from '../auth/key-service.js';
 import { NotFoundError } from '../errors/kinds.js';
 import { errorMiddleware } from '../http/error-middleware.js';
 import { readJsonBody } from '../http/read-json-body.js';
+import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
-import type { EvaluationResult } from '../model/index.js';
 import type { EvaluationCounter } from '../stats/evaluation-counter.js';
 import { statsScope } from '../stats/stats-scope.js';
-import { countsRoute } from './counts/counts-route.js';
 import { cors } from './cors.js';
+import { countsRoute } from './counts/counts-route.js';
 import type { EnvironmentView } from './environment-view.js';
-import { parseEvaluateRequest } from './evaluate-request.js';
+import { evaluateAnswer, type RecordVariation } from './evaluate-answer.js';
+import { evalServerFastPath } from './fast-path.js';
 import { OFREP_FLAG_PREFIX } from './ofrep/ofrep-paths.js';
 import { ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep/ofrep-routes.js';
-import type { SnapshotHolder } from './snapshot-holder.js';
 import { sendSnapshot } from './send-snapshot.js';
+import type { SnapshotHolder } from './snapshot-holder.js';
 import { streamRoute } from './stream/stream-route.js';
 
 export interface EvalAppDeps {
@@ -76,24 +77,49 @@ function methodNotAllowed(ctx: Koa.Context, allow: string): void {
 
 /** The SDK key fixes organisation, project and environment (service-spec §5 rule 2). */
 export function viewFor(ctx: Koa.Context, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
-  const principal = deps.keys.evaluationPrincipal(bearerToken(ctx.get('authorization')));
+  return viewForAuthorization(ctx.get('authorization'), deps);
+}
+
+export function viewForAuthorization(authorization: string | undefined, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
+  const principal = deps.keys.evaluationPrincipal(bearerToken(authorization));
   const view = deps.holder.view(principal.org, principal.projectId!, principal.environment!);
   if (!view) throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
   return view;
 }
 
+/** Counts into the stats of the view's organisation, project and environment. */
+function recordInto(counter: EvaluationCounter, view: EnvironmentView): RecordVariation {
+  const scope = statsScope(view.org, view.projectId, view.environment);
+  return (flagKey, variation) => counter.record(scope, flagKey, variation);
+}
+
+/** recordInto, made once per view (views are replaced, never changed) instead of once per request. */
+function cachedRecorders(counter: EvaluationCounter): (view: EnvironmentView) => RecordVariation {
+  const recorders = new WeakMap<EnvironmentView, RecordVariation>();
+  return (view) => {
+    let record = recorders.get(view);
+    if (record === undefined) {
+      record = recordInto(counter, view);
+      recorders.set(view, record);
+    }
+    return record;
+  };
+}
+
+/** POST /v1/evaluate for requests the fast path leaves to Koa (a query string, say); the same answer. */
 async function evaluate(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
   const view = viewFor(ctx, deps);
-  const request = parseEvaluateRequest(await readJsonBody(ctx.req));
-  const scope = statsScope(view.org, view.projectId, view.environment);
-  const out: Record<string, EvaluationResult> = {};
-  for (const key of request.keys) {
-    const result = view.compiled.evaluate(key, request.context, view.killed);
-    if (result.variation !== undefined) deps.counter.record(scope, key, result.variation);
-    out[key] = result;
-  }
   ctx.type = 'application/json';
-  ctx.body = JSON.stringify(out);
+  ctx.body = evaluateAnswer(view, await readJsonBody(ctx.req), recordInto(deps.counter, view));
+}
+
+/** The main server's POST /v1/evaluate and GET /v1/snapshot without Koa (src/eval-server/fast-path.ts). */
+export function evalFastPath(deps: EvalAppDeps): FastPath {
+  return evalServerFastPath({
+    view: (authorization) => viewForAuthorization(authorization, deps),
+    recorder: cachedRecorders(deps.counter),
+    logger: deps.logger,
+  });
 }
 
 function snapshot(ctx: Koa.Context, deps: EvalAppDeps): void {

@@ -5,6 +5,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;
+  if (header === 'application/json') return true; // what nearly every client sends: no string work
   const type = header.split(';', 1)[0].trim().toLowerCase();
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }

@@ -1,4 +1,4 @@
-import http from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 
@@ -10,9 +10,13 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Answers a request itself (true) or leaves it to the app (false), before Koa sees it. */
+export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
+
 /** Listens on host:port (0 = a free port) and resolves once listening. */
-export async function listen(app: Koa, host: string, port: number): Promise<RunningServer> {
-  const server = http.createServer(app.callback());
+export async function listen(app: Koa, host: string, port: number, fastPath?: FastPath): Promise<RunningServer> {
+  const callback = app.callback();
+  const server = http.createServer(fastPath ? (req, res) => fastPath(req, res) || callback(req, res) : callback);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

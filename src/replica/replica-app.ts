@@ -1,17 +1,18 @@
 import Koa from 'koa';
 import { bearerToken } from '../auth/bearer-token.js';
 import { NotFoundError } from '../errors/kinds.js';
-import { parseCountReport } from '../eval-server/counts/counts-request.js';
 import { cors } from '../eval-server/cors.js';
+import { parseCountReport } from '../eval-server/counts/counts-request.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
-import { parseEvaluateRequest } from '../eval-server/evaluate-request.js';
+import { evaluateAnswer, type RecordVariation } from '../eval-server/evaluate-answer.js';
+import { evalServerFastPath } from '../eval-server/fast-path.js';
 import { sendSnapshot } from '../eval-server/send-snapshot.js';
 import { streamRequestKey } from '../eval-server/stream/request-key.js';
 import type { StreamHub } from '../eval-server/stream/stream-hub.js';
 import { errorMiddleware } from '../http/error-middleware.js';
 import { readJsonBody } from '../http/read-json-body.js';
+import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
-import type { EvaluationResult } from '../model/index.js';
 import type { ReplicaCounts } from './replica-counts.js';
 import type { ReplicaHolder } from './replica-holder.js';
 import type { ReplicaKeys } from './replica-keys.js';
@@ -71,17 +72,24 @@ async function viewOf(rawKey: string | null, deps: ReplicaAppDeps): Promise<Envi
   return view;
 }
 
+function recorder(view: EnvironmentView, counts: ReplicaCounts): RecordVariation {
+  return (flagKey, variation) => counts.record(view.projectId, view.environment, flagKey, variation);
+}
+
+/** POST /v1/evaluate for requests the fast path leaves to Koa; the same answer. */
 async function evaluate(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
   const view = await viewOf(bearerToken(ctx.get('authorization')), deps);
-  const request = parseEvaluateRequest(await readJsonBody(ctx.req));
-  const out: Record<string, EvaluationResult> = {};
-  for (const key of request.keys) {
-    const result = view.compiled.evaluate(key, request.context, view.killed);
-    if (result.variation !== undefined) deps.counts.record(view.projectId, view.environment, key, result.variation);
-    out[key] = result;
-  }
   ctx.type = 'application/json';
-  ctx.body = JSON.stringify(out);
+  ctx.body = evaluateAnswer(view, await readJsonBody(ctx.req), recorder(view, deps.counts));
+}
+
+/** A replica's POST /v1/evaluate and GET /v1/snapshot without Koa, as on the main server. */
+export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
+  return evalServerFastPath({
+    view: (authorization) => viewOf(bearerToken(authorization), deps),
+    recorder: (view) => recorder(view, deps.counts),
+    logger: deps.logger,
+  });
 }
 
 async function snapshot(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {

@@ -1,7 +1,7 @@
 import { StreamHub } from '../eval-server/stream/stream-hub.js';
 import { listen } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
-import { createReplicaApp } from './replica-app.js';
+import { createReplicaApp, replicaFastPath } from './replica-app.js';
 import { ReplicaCounts } from './replica-counts.js';
 import { ReplicaHolder } from './replica-holder.js';
 import { ReplicaKeys } from './replica-keys.js';
@@ -53,7 +53,8 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     if (!connected && holder.entries().length === 0) return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
     return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
   };
-  const server = await listen(createReplicaApp({ holder, keys, counts, hub, logger, health }), options.host, options.port);
+  const appDeps = { holder, keys, counts, hub, logger, health };
+  const server = await listen(createReplicaApp(appDeps), options.host, options.port, replicaFastPath(appDeps));
   logger.info('replica started', { url: server.url, upstream: options.upstream });
 
   let stopping: Promise<void> | undefined;

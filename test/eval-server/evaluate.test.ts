@@ -1,11 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness } from './harness.js';
+import { ADMIN_KEY, commitFiles, type EvalHarness, projectFiles, sdkKey, startHarness } from './harness.js';
 
-describe('POST /v1/evaluate (service-spec §4, contract §4)', () => {
+// The server answers POST /v1/evaluate before Koa (src/eval-server/evaluate-fast-path.ts) and leaves anything
+// unusual, such as a query string, to the Koa app: both must give the same answers, so every test runs on both.
+const ROUTES = [
+  ['the fast path', '/v1/evaluate'],
+  ['the Koa app', '/v1/evaluate?via=koa'],
+] as const;
+
+describe.each(ROUTES)('POST /v1/evaluate through %s (service-spec §4, contract §4)', (_, route) => {
   let h: EvalHarness;
   let key: string;
   const raw = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
-    fetch(`${h.service.evalUrl}/v1/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body });
+    fetch(`${h.service.evalUrl}${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body });
+  const evaluate = (_h: EvalHarness, sdkKey: string, body: unknown) =>
+    fetch(`${h.service.evalUrl}${route}`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
   beforeAll(async () => {
     h = await startHarness();
@@ -15,10 +24,35 @@ describe('POST /v1/evaluate (service-spec §4, contract §4)', () => {
   });
   afterAll(() => h?.stop());
 
-  it('answers the single-key form keyed by the flag key', async () => {
+  it('answers the single-key form keyed by the flag key, with JSON and CORS headers', async () => {
     const res = await evaluate(h, key, { key: 'a', context: { userId: 'u1' } });
     expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
     expect(await res.json()).toEqual({ a: { value: true, reason: 'default', variation: 'on' } });
+  });
+
+  it('refuses a missing, unknown or non-SDK key with 401 and the error body', async () => {
+    for (const authorization of [undefined, 'Bearer svc_sdk_notakeyatall0000000', `Bearer ${ADMIN_KEY}`]) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (authorization) headers.authorization = authorization;
+      const res = await fetch(`${h.service.evalUrl}${route}`, { method: 'POST', headers, body: '{"key":"a"}' });
+      expect(res.status).toBe(401);
+      expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect((await res.json()).error).toMatchObject({ code: 'unauthorized', message: expect.any(String) });
+    }
+  });
+
+  it('counts every served variation in the flag’s stats', async () => {
+    const admin = { authorization: `Bearer ${ADMIN_KEY}` };
+    const flag = await (await fetch(`${h.service.controlUrl}/api/v1/flags/lookup?projectSlug=shop&key=a`, { headers: admin })).json();
+    const served = async () => {
+      const stats = await (await fetch(`${h.service.controlUrl}/api/v1/flags/${flag.id}/environments/prod/stats?period=24h`, { headers: admin })).json();
+      return stats.series.reduce((n: number, hour: { variations: Record<string, number> }) => n + (hour.variations.on ?? 0), 0);
+    };
+    const before = await served();
+    for (let i = 0; i < 3; i++) await evaluate(h, key, { keys: ['a', 'b'] });
+    expect(await served()).toBe(before + 3);
   });
 
   it('answers the multi-key form with the same keyed shape', async () => {

@@ -3,12 +3,17 @@ import { layout } from '../../src/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
 import { commitFiles, type EvalHarness, projectFiles, sdkKey, startHarness } from './harness.js';
 
-describe('GET /v1/snapshot (service-spec §4, contract §4)', () => {
+// Answered before Koa (src/eval-server/fast-path.ts); a query string leaves it to the Koa app. Both, alike.
+const ROUTES = [
+  ['the fast path', '/v1/snapshot'],
+  ['the Koa app', '/v1/snapshot?via=koa'],
+] as const;
+
+describe.each(ROUTES)('GET /v1/snapshot through %s (service-spec §4, contract §4)', (_, route) => {
   let h: EvalHarness;
   let prodKey: string;
   let devKey: string;
-  const get = (key: string, headers: Record<string, string> = {}) =>
-    fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+  const get = (key: string, headers: Record<string, string> = {}) => fetch(`${h.service.evalUrl}${route}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
 
   beforeAll(async () => {
     h = await startHarness();
@@ -46,10 +51,24 @@ describe('GET /v1/snapshot (service-spec §4, contract §4)', () => {
     const first = await get(prodKey);
     const etag = first.headers.get('etag')!;
     await first.arrayBuffer();
-    const res = await get(prodKey, { 'if-none-match': etag });
-    expect(res.status).toBe(304);
-    expect(res.headers.get('etag')).toBe(etag);
-    expect(await res.text()).toBe('');
+    for (const ifNoneMatch of [etag, `"v0", W/${etag}`, '*']) {
+      const res = await get(prodKey, { 'if-none-match': ifNoneMatch });
+      expect(res.status).toBe(304);
+      expect(res.headers.get('etag')).toBe(etag);
+      expect(await res.text()).toBe('');
+    }
+  });
+
+  it('tells caches to revalidate, per key, on 200 and 304 alike', async () => {
+    const first = await get(prodKey);
+    await first.arrayBuffer();
+    const notModified = await get(prodKey, { 'if-none-match': first.headers.get('etag')! });
+    for (const res of [first, notModified]) {
+      expect(res.headers.get('cache-control')).toBe('no-cache');
+      expect(res.headers.get('vary')).toBe('Authorization');
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    }
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
   });
 
   it('answers a stale ETag with 200 and the current snapshot', async () => {
@@ -86,7 +105,7 @@ describe('GET /v1/snapshot (service-spec §4, contract §4)', () => {
 
   it('refuses a missing, malformed or non-sdk key with 401 and the error body', async () => {
     for (const headers of [{} as Record<string, string>, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${'svc_adm_evalserveradmin0000001'}` }]) {
-      const res = await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers });
+      const res = await fetch(`${h.service.evalUrl}${route}`, { headers });
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');
     }

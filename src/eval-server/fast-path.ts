@@ -1,0 +1,69 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toHttpError } from '../errors/http-status.js';
+import { readJsonBody } from '../http/read-json-body.js';
+import type { FastPath } from '../http/serve.js';
+import type { Logger } from '../log/logger.js';
+import { CORS_HEADERS } from './cors.js';
+import type { EnvironmentView } from './environment-view.js';
+import { evaluateAnswer, type RecordVariation } from './evaluate-answer.js';
+import { matchesEtag } from './if-none-match.js';
+import { snapshotHeaders } from './send-snapshot.js';
+
+export interface FastPathDeps {
+  /** The view an `Authorization` header's SDK key fixes; throws the typed error of a bad key. */
+  view(authorization: string | undefined): EnvironmentView | Promise<EnvironmentView>;
+  recorder(view: EnvironmentView): RecordVariation;
+  logger: Logger;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * POST /v1/evaluate and GET /v1/snapshot, the two endpoints SDKs call all the time, answered on node's
+ * request and response before Koa: Koa's context, middleware chain and response handling cost more than half
+ * of a 1-key evaluate's CPU (docs/performance.md). Everything else (other paths and methods, query strings,
+ * preflights) goes to the app, which answers these two paths the same way.
+ */
+export function evalServerFastPath(deps: FastPathDeps): FastPath {
+  return (req, res) => {
+    if (req.method === 'POST' && req.url === '/v1/evaluate') void evaluate(req, res, deps);
+    else if (req.method === 'GET' && req.url === '/v1/snapshot') void snapshot(req, res, deps);
+    else return false;
+    return true;
+  };
+}
+
+async function evaluate(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): Promise<void> {
+  try {
+    const view = await deps.view(req.headers.authorization);
+    send(res, 200, evaluateAnswer(view, await readJsonBody(req), deps.recorder(view)));
+  } catch (err) {
+    fail(req, res, err, deps.logger);
+  }
+}
+
+async function snapshot(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): Promise<void> {
+  try {
+    const view = await deps.view(req.headers.authorization);
+    if (matchesEtag(req.headers['if-none-match'], view.etag)) {
+      res.writeHead(304, { ...snapshotHeaders(view.etag), ...CORS_HEADERS });
+      res.end();
+    } else {
+      send(res, 200, view.snapshotJson(), snapshotHeaders(view.etag));
+    }
+  } catch (err) {
+    fail(req, res, err, deps.logger);
+  }
+}
+
+function send(res: ServerResponse, status: number, json: string, headers?: Record<string, string>): void {
+  res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(json), ...CORS_HEADERS });
+  res.end(json);
+}
+
+/** The contract §3 error body, as the app's error middleware gives it; unexpected errors are logged once. */
+function fail(req: IncomingMessage, res: ServerResponse, err: unknown, logger: Logger): void {
+  const failure = toHttpError(err);
+  if (!failure.expected) logger.error('request failed', { method: req.method, path: req.url, err });
+  send(res, failure.status, JSON.stringify(failure.body));
+}
