@@ -4,17 +4,10 @@ import { readJsonBody } from '../http/read-json-body.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
 import { CORS_HEADERS } from './cors.js';
-import type { EnvironmentView } from './environment-view.js';
-import { evaluateAnswer, type RecordVariation } from './evaluate-answer.js';
+import { evaluateAnswer } from './evaluate-answer.js';
 import { matchesEtag } from './if-none-match.js';
 import { snapshotHeaders } from './send-snapshot.js';
-
-export interface FastPathDeps {
-  /** The view an `Authorization` header's SDK key fixes; throws the typed error of a bad key. */
-  view(authorization: string | undefined): EnvironmentView | Promise<EnvironmentView>;
-  recorder(view: EnvironmentView): RecordVariation;
-  logger: Logger;
-}
+import type { ViewSource } from './view-source.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -24,27 +17,27 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * of a 1-key evaluate's CPU (docs/performance.md). Everything else (other paths and methods, query strings,
  * preflights) goes to the app, which answers these two paths the same way.
  */
-export function evalServerFastPath(deps: FastPathDeps): FastPath {
+export function evalServerFastPath(source: ViewSource, logger: Logger): FastPath {
   return (req, res) => {
-    if (req.method === 'POST' && req.url === '/v1/evaluate') void evaluate(req, res, deps);
-    else if (req.method === 'GET' && req.url === '/v1/snapshot') void snapshot(req, res, deps);
+    if (req.method === 'POST' && req.url === '/v1/evaluate') void evaluate(req, res, source, logger);
+    else if (req.method === 'GET' && req.url === '/v1/snapshot') void snapshot(req, res, source, logger);
     else return false;
     return true;
   };
 }
 
-async function evaluate(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): Promise<void> {
+async function evaluate(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger): Promise<void> {
   try {
-    const view = await deps.view(req.headers.authorization);
-    send(res, 200, evaluateAnswer(view, await readJsonBody(req), deps.recorder(view)));
+    const view = await source.view(req.headers.authorization);
+    send(res, 200, evaluateAnswer(view, await readJsonBody(req), source.recorder(view)));
   } catch (err) {
-    fail(req, res, err, deps.logger);
+    fail(req, res, err, logger);
   }
 }
 
-async function snapshot(req: IncomingMessage, res: ServerResponse, deps: FastPathDeps): Promise<void> {
+async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger): Promise<void> {
   try {
-    const view = await deps.view(req.headers.authorization);
+    const view = await source.view(req.headers.authorization);
     if (matchesEtag(req.headers['if-none-match'], view.etag)) {
       res.writeHead(304, { ...snapshotHeaders(view.etag), ...CORS_HEADERS });
       res.end();
@@ -52,7 +45,7 @@ async function snapshot(req: IncomingMessage, res: ServerResponse, deps: FastPat
       send(res, 200, view.snapshotJson(), snapshotHeaders(view.etag));
     }
   } catch (err) {
-    fail(req, res, err, deps.logger);
+    fail(req, res, err, logger);
   }
 }
 

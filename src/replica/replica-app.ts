@@ -1,15 +1,16 @@
-import Koa from 'koa';
+import type Koa from 'koa';
 import { bearerToken } from '../auth/bearer-token.js';
 import { NotFoundError } from '../errors/kinds.js';
-import { cors } from '../eval-server/cors.js';
 import { parseCountReport } from '../eval-server/counts/counts-request.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
-import { evaluateAnswer, type RecordVariation } from '../eval-server/evaluate-answer.js';
 import { evalServerFastPath } from '../eval-server/fast-path.js';
-import { sendSnapshot } from '../eval-server/send-snapshot.js';
+import { OFREP_FLAG_PREFIX } from '../eval-server/ofrep/ofrep-paths.js';
+import { ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from '../eval-server/ofrep/ofrep-routes.js';
+import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
 import { streamRequestKey } from '../eval-server/stream/request-key.js';
 import type { StreamHub } from '../eval-server/stream/stream-hub.js';
-import { errorMiddleware } from '../http/error-middleware.js';
+import { evaluateRoute, snapshotRoute } from '../eval-server/view-routes.js';
+import { recorderPerView, type ViewSource } from '../eval-server/view-source.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
@@ -26,43 +27,47 @@ export interface ReplicaAppDeps {
   health: () => { status: number; body: unknown };
 }
 
-type Handler = (ctx: Koa.Context, deps: ReplicaAppDeps) => Promise<void> | void;
+interface ServedDeps extends ReplicaAppDeps {
+  source: ViewSource;
+}
+
+const replicaRoutes: EvalRoutes<ServedDeps> = {
+  '/v1/evaluate': { POST: evaluateRoute },
+  '/v1/snapshot': { GET: snapshotRoute },
+  '/v1/stream': { GET: stream },
+  '/v1/counts': { POST: counts },
+  '/ofrep/v1/evaluate/flags': { POST: ofrepBulkRoute },
+  [OFREP_FLAG_PREFIX]: { POST: ofrepFlagRoute },
+  '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },
+  '/healthz': {
+    GET: (ctx, deps) => {
+      const { status, body } = deps.health();
+      ctx.status = status;
+      ctx.body = body;
+    },
+  },
+};
 
 /**
- * The evaluation API of a replica: /v1/evaluate, /v1/snapshot, /v1/stream, /v1/counts and /healthz, with
- * the main server's request parsing, evaluation core, ETags and stream hub; only where keys and views come
- * from differs (ReplicaKeys, ReplicaHolder).
+ * The evaluation API of a replica: the main server's endpoints (/v1/evaluate, /v1/snapshot, /v1/stream,
+ * /v1/counts, OFREP, /healthz) with its request parsing, evaluation core, ETags and stream hub; only where
+ * keys and views come from differs (ReplicaKeys, ReplicaHolder).
  */
 export function createReplicaApp(deps: ReplicaAppDeps): Koa {
-  const routes: Record<string, Partial<Record<'GET' | 'POST', Handler>>> = {
-    '/v1/evaluate': { POST: evaluate },
-    '/v1/snapshot': { GET: snapshot },
-    '/v1/stream': { GET: stream },
-    '/v1/counts': { POST: counts },
-    '/healthz': {
-      GET: (ctx) => {
-        const { status, body } = deps.health();
-        ctx.status = status;
-        ctx.body = body;
-      },
-    },
+  return createRoutedApp<ServedDeps>({ ...deps, source: replicaViewSource(deps) }, deps.logger, replicaRoutes);
+}
+
+/** A replica's POST /v1/evaluate and GET /v1/snapshot without Koa, as on the main server. */
+export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
+  return evalServerFastPath(replicaViewSource(deps), deps.logger);
+}
+
+/** Views from what this replica synced; counts batched for upstream's stats. */
+function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
+  return {
+    view: (authorization) => viewOf(bearerToken(authorization), deps),
+    recorder: recorderPerView((view) => (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation)),
   };
-  const app = new Koa();
-  app.use(errorMiddleware(deps.logger));
-  app.use(cors);
-  app.use(async (ctx) => {
-    const byMethod = routes[ctx.path];
-    if (byMethod === undefined) return;
-    const handler = byMethod[(ctx.method === 'HEAD' ? 'GET' : ctx.method) as 'GET' | 'POST'];
-    if (handler === undefined) {
-      ctx.status = 405;
-      ctx.set('Allow', Object.keys(byMethod).join(', '));
-      ctx.body = { error: { code: 'invalid_input', message: `${ctx.method} is not allowed on ${ctx.path}` } };
-      return;
-    }
-    await handler(ctx, deps);
-  });
-  return app;
 }
 
 async function viewOf(rawKey: string | null, deps: ReplicaAppDeps): Promise<EnvironmentView> {
@@ -70,30 +75,6 @@ async function viewOf(rawKey: string | null, deps: ReplicaAppDeps): Promise<Envi
   const view = deps.holder.org === null ? undefined : deps.holder.view(deps.holder.org, verdict.projectId, verdict.environment);
   if (!view) throw new NotFoundError(`project ${verdict.projectId} of this sdk key`);
   return view;
-}
-
-function recorder(view: EnvironmentView, counts: ReplicaCounts): RecordVariation {
-  return (flagKey, variation) => counts.record(view.projectId, view.environment, flagKey, variation);
-}
-
-/** POST /v1/evaluate for requests the fast path leaves to Koa; the same answer. */
-async function evaluate(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
-  const view = await viewOf(bearerToken(ctx.get('authorization')), deps);
-  ctx.type = 'application/json';
-  ctx.body = evaluateAnswer(view, await readJsonBody(ctx.req), recorder(view, deps.counts));
-}
-
-/** A replica's POST /v1/evaluate and GET /v1/snapshot without Koa, as on the main server. */
-export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
-  return evalServerFastPath({
-    view: (authorization) => viewOf(bearerToken(authorization), deps),
-    recorder: (view) => recorder(view, deps.counts),
-    logger: deps.logger,
-  });
-}
-
-async function snapshot(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
-  sendSnapshot(ctx, await viewOf(bearerToken(ctx.get('authorization')), deps));
 }
 
 async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {

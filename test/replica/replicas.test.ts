@@ -78,6 +78,20 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     }
   });
 
+  it('answers OFREP as the main server does, and through Koa as through its fast path', async () => {
+    const main = httpClient(upstream.service.evalUrl, sdkKey);
+    const replica = httpClient(replicas[1].url, sdkKey);
+    const one = `/ofrep/v1/evaluate/flags/${flag.key}`;
+    const body = { context: { targetingKey: 'u1' } };
+    expect((await replica.post(one, body)).body).toEqual((await main.post(one, body)).body);
+    expect((await replica.post(one, body)).body).toMatchObject({ key: flag.key, value: true, reason: 'DEFAULT', variant: 'on' });
+    expect((await replica.post('/ofrep/v1/evaluate/flags', body)).body).toEqual((await main.post('/ofrep/v1/evaluate/flags', body)).body);
+    expect((await replica.post('/ofrep/v1/evaluate/flags/no-such-flag', body)).status).toBe(404);
+    expect((await replica.get('/ofrep/v1/configuration')).body).toEqual((await main.get('/ofrep/v1/configuration')).body);
+    expect((await replica.post('/v1/evaluate?via=koa', { key: flag.key })).body).toEqual((await replica.post('/v1/evaluate', { key: flag.key })).body);
+    expect((await httpClient(replicas[1].url).post(one, body)).status).toBe(401);
+  });
+
   it('refuses a bad key with 401 and another environment’s flags stay apart', async () => {
     const res = await httpClient(replicas[0].url, 'svc_sdk_notarealkey000000000000').post('/v1/evaluate', { key: 'checkout' });
     expect(res.status).toBe(401);

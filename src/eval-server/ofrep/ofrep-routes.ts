@@ -1,7 +1,6 @@
 import type Koa from 'koa';
-import { statsScope } from '../../stats/stats-scope.js';
-import { type EvalAppDeps, viewFor } from '../eval-app.js';
 import { matchesEtag } from '../if-none-match.js';
+import type { ViewSource } from '../view-source.js';
 import { bulkEtag } from './ofrep-etag.js';
 import { OFREP_FLAG_PREFIX } from './ofrep-paths.js';
 import { readOfrepRequest } from './ofrep-request.js';
@@ -9,14 +8,15 @@ import { ofrepSuccess } from './ofrep-result.js';
 
 /**
  * The OpenFeature Remote Evaluation Protocol (github.com/open-feature/protocol, service/openapi.yaml) over the
- * same views as /v1/evaluate: any OFREP provider can read flagops flags with an SDK key as its bearer token.
+ * same views as /v1/evaluate: any OFREP provider can read flagops flags with an SDK key as its bearer token,
+ * from the main server or a replica.
  */
 export { OFREP_FLAG_PREFIX };
 
 /** POST /ofrep/v1/evaluate/flags/{key}: one flag, evaluated and counted like POST /v1/evaluate. */
-export async function ofrepFlagRoute(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
+export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
   const encoded = ctx.path.slice(OFREP_FLAG_PREFIX.length);
-  const view = viewFor(ctx, deps);
+  const view = await source.view(ctx.get('authorization'));
   let key: string;
   try {
     key = decodeURIComponent(encoded);
@@ -37,7 +37,7 @@ export async function ofrepFlagRoute(ctx: Koa.Context, deps: EvalAppDeps): Promi
     ctx.body = { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `this environment has no flag ${key}` };
     return;
   }
-  if (result.variation !== undefined) deps.counter.record(statsScope(view.org, view.projectId, view.environment), key, result.variation);
+  if (result.variation !== undefined) source.recorder(view)(key, result.variation);
   ctx.body = ofrepSuccess(key, result);
 }
 
@@ -45,8 +45,8 @@ export async function ofrepFlagRoute(ctx: Koa.Context, deps: EvalAppDeps): Promi
  * POST /ofrep/v1/evaluate/flags: every flag of the environment for one context, with an ETag (If-None-Match →
  * 304). Not counted in stats: a web provider fetches them all to cache them, and which it reads is unknown here.
  */
-export async function ofrepBulkRoute(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
-  const view = viewFor(ctx, deps);
+export async function ofrepBulkRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
+  const view = await source.view(ctx.get('authorization'));
   const request = await readOfrepRequest(ctx);
   if (!request.ok) {
     ctx.status = 400;
@@ -66,8 +66,8 @@ export async function ofrepBulkRoute(ctx: Koa.Context, deps: EvalAppDeps): Promi
 }
 
 /** GET /ofrep/v1/configuration (an OFREP extension): what providers may rely on. */
-export function ofrepConfigurationRoute(ctx: Koa.Context, deps: EvalAppDeps): void {
-  viewFor(ctx, deps);
+export async function ofrepConfigurationRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
+  await source.view(ctx.get('authorization'));
   ctx.body = {
     name: 'flagops',
     capabilities: {

@@ -1,0 +1,27 @@
+import type { EnvironmentView } from './environment-view.js';
+import type { RecordVariation } from './evaluate-answer.js';
+
+/**
+ * Where an evaluation endpoint gets the view an SDK key fixes, and where it counts what it served. The main
+ * server reads its keys and snapshot holder; a replica, what it synced from upstream. The endpoints written
+ * against this (evaluate, snapshot, OFREP) are the same code on both.
+ */
+export interface ViewSource {
+  /** The view an `Authorization` header's SDK key fixes; throws the typed error of a bad key. */
+  view(authorization: string | undefined): EnvironmentView | Promise<EnvironmentView>;
+  /** Counts a served variation into the stats of the view's environment. */
+  recorder(view: EnvironmentView): RecordVariation;
+}
+
+/** A recorder made once per view (views are replaced, never changed) instead of once per request. */
+export function recorderPerView(make: (view: EnvironmentView) => RecordVariation): (view: EnvironmentView) => RecordVariation {
+  const recorders = new WeakMap<EnvironmentView, RecordVariation>();
+  return (view) => {
+    let record = recorders.get(view);
+    if (record === undefined) {
+      record = make(view);
+      recorders.set(view, record);
+    }
+    return record;
+  };
+}
