@@ -203,7 +203,10 @@ export class FlagRepository {
   private async swapMain(expected: string | null, next: string): Promise<boolean> {
     try {
       const options = { lockTimeoutMs: this.options.lockTimeoutMs, durable: this.options.durable };
-      return (await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options)).ok;
+      const swapped = await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options);
+      // Already at our commit: in remote mode a poll can fetch what `publish` just pushed and fast-forward
+      // main to it before we get here. The change is on main exactly once; running it again would repeat it.
+      return swapped.ok || swapped.current === next;
     } catch (err) {
       if (err instanceof RefLockedError) throw new WriteConflictError(err.message);
       throw err;

@@ -56,3 +56,31 @@ describe('concurrent writers', () => {
     expect(git(gitdir, 'fsck', '--full', '--no-dangling')).toBe('');
   }, 120_000);
 });
+
+describe('a commit published and moved onto main by someone else first (remote mode: a poll between push and ref move)', () => {
+  it('counts as committed, once, instead of running the change again', async () => {
+    const gitdir = join(tempDir(), 'published.git');
+    let runs = 0;
+    const repo = track(
+      await FlagRepository.open({
+        gitdir,
+        create: true,
+        durable: false,
+        // What the poller does when it fetches the pushed commit: fast-forward main to it.
+        publish: async (dir, commit, parent) => {
+          if (parent !== null) git(dir, 'update-ref', 'refs/heads/main', commit, parent);
+          return true;
+        },
+      }),
+    );
+    const seeded = await seedShop(repo);
+    const outcome = await repo.update(() => {
+      runs++;
+      return { changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ rolloutPct: 40, version: 2 }) }], meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }), result: 'done' };
+    });
+    expect(runs).toBe(1);
+    expect(outcome).toMatchObject({ committed: true, parent: seeded, result: 'done' });
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(outcome.commit);
+    expect(git(gitdir, 'rev-list', '--count', 'main')).toBe('2');
+  });
+});
