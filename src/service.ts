@@ -70,7 +70,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
-    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
+    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
   const servers: RunningServer[] = [];
   try {

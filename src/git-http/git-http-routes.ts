@@ -15,6 +15,8 @@ export interface GitHttpDeps {
   repos: RepositoryRegistry;
   holder: SnapshotHolder;
   logger: Logger;
+  /** Called once an accepted push is served (remote mode passes it on to the git remote at once). */
+  onPush?: (org: string) => void;
 }
 
 const REALM = 'Basic realm="flagops", charset="UTF-8"';
@@ -66,6 +68,9 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
       logger: deps.logger,
     });
     // Serve an accepted push at once rather than when the repository watcher notices it.
-    if (push && ctx.method === 'POST') await deps.holder.served(principal.org);
+    if (push && ctx.method === 'POST') {
+      await deps.holder.served(principal.org);
+      deps.onPush?.(principal.org);
+    }
   });
 }

@@ -56,6 +56,11 @@ export class RemoteMode {
     clearInterval(this.timer);
   }
 
+  /** A push through /git/<org>.git moved main: pass it on to the remote now rather than at the next poll. */
+  pushedLocally(org: string): void {
+    if (org === this.settings.org) void this.pullLogged('git push');
+  }
+
   /** POST /api/v1/hooks/git: a merged pull request (any push to main) announced by the git host. */
   register(router: Router): void {
     router.post(WEBHOOK_PATH, async (ctx) => {

@@ -104,6 +104,21 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('From the hook');
   });
 
+  it('passes a push to /git/<org>.git on to the remote at once, with no poll and no webhook', async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed-here' })).body;
+    const checkout = path.join(work, 'through-flagops');
+    const url = `${service.controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
+    expect((await gitAsync(work, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+    rename(path.join(checkout, 'projects/shop/flags/pushed-here.yaml'), 'Pushed to flagops');
+    git(checkout, 'commit', '--quiet', '-am', 'rename pushed-here through flagops');
+    expect((await gitAsync(checkout, 'push', '--quiet', 'origin', 'HEAD:main')).ok).toBe(true);
+    const pushed = git(checkout, 'rev-parse', 'HEAD');
+    const started = Date.now();
+    while (git(host.gitdir, 'rev-parse', 'main') !== pushed && Date.now() - started < 10_000) await sleep(50);
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(pushed);
+    expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('Pushed to flagops');
+  });
+
   it('picks up an outside commit by polling when no webhook comes (FLAGOPS_GIT_POLL_SECONDS)', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'polled' })).body;
     await service.stop();
