@@ -9,12 +9,10 @@ import { statsScope } from '../stats/stats-scope.js';
 import { countsRoute } from './counts/counts-route.js';
 import type { EnvironmentView } from './environment-view.js';
 import { evalServerFastPath } from './fast-path.js';
-import { OFREP_FLAG_PREFIX } from './ofrep/ofrep-paths.js';
-import { ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep/ofrep-routes.js';
 import { createRoutedApp, type EvalRoutes } from './routed-app.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 import { streamRoute } from './stream/stream-route.js';
-import { evaluateRoute, snapshotRoute } from './view-routes.js';
+import { evaluationRoutes } from './view-routes.js';
 import { recorderPerView, type ViewSource } from './view-source.js';
 
 export interface EvalAppDeps {
@@ -30,22 +28,7 @@ export interface ServedDeps extends EvalAppDeps {
   source: ViewSource;
 }
 
-export const coreRoutes: EvalRoutes<ServedDeps> = {
-  '/v1/evaluate': { POST: evaluateRoute },
-  '/v1/snapshot': { GET: snapshotRoute },
-  '/v1/stream': { GET: streamRoute },
-  '/v1/counts': { POST: countsRoute },
-  '/ofrep/v1/evaluate/flags': { POST: ofrepBulkRoute },
-  [OFREP_FLAG_PREFIX]: { POST: ofrepFlagRoute },
-  '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },
-  '/healthz': {
-    GET: (ctx, deps) => {
-      const { status, body } = deps.health();
-      ctx.status = status;
-      ctx.body = body;
-    },
-  },
-};
+export const coreRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream: streamRoute, counts: countsRoute });
 
 /**
  * The evaluation API (service-spec §4, contract §4). The hot path is deliberately plain: one Map lookup to

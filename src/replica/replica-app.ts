@@ -4,12 +4,10 @@ import { NotFoundError } from '../errors/kinds.js';
 import { parseCountReport } from '../eval-server/counts/counts-request.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
 import { evalServerFastPath } from '../eval-server/fast-path.js';
-import { OFREP_FLAG_PREFIX } from '../eval-server/ofrep/ofrep-paths.js';
-import { ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from '../eval-server/ofrep/ofrep-routes.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
 import { streamRequestKey } from '../eval-server/stream/request-key.js';
 import type { StreamHub } from '../eval-server/stream/stream-hub.js';
-import { evaluateRoute, snapshotRoute } from '../eval-server/view-routes.js';
+import { evaluationRoutes } from '../eval-server/view-routes.js';
 import { recorderPerView, type ViewSource } from '../eval-server/view-source.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { FastPath } from '../http/serve.js';
@@ -31,22 +29,7 @@ interface ServedDeps extends ReplicaAppDeps {
   source: ViewSource;
 }
 
-const replicaRoutes: EvalRoutes<ServedDeps> = {
-  '/v1/evaluate': { POST: evaluateRoute },
-  '/v1/snapshot': { GET: snapshotRoute },
-  '/v1/stream': { GET: stream },
-  '/v1/counts': { POST: counts },
-  '/ofrep/v1/evaluate/flags': { POST: ofrepBulkRoute },
-  [OFREP_FLAG_PREFIX]: { POST: ofrepFlagRoute },
-  '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },
-  '/healthz': {
-    GET: (ctx, deps) => {
-      const { status, body } = deps.health();
-      ctx.status = status;
-      ctx.body = body;
-    },
-  },
-};
+const replicaRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream, counts });
 
 /**
  * The evaluation API of a replica: the main server's endpoints (/v1/evaluate, /v1/snapshot, /v1/stream,
