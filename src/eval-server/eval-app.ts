@@ -31,8 +31,8 @@ export interface ServedDeps extends EvalAppDeps {
 export const coreRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream: streamRoute, counts: countsRoute });
 
 /**
- * The evaluation API (service-spec §4, contract §4). The hot path is deliberately plain: one Map lookup to
- * authenticate, one to find the view, the compiled evaluator, one JSON.stringify.
+ * The evaluation API (service-spec §4, contract §4) as a Koa app. The service listens with evalFastPath in
+ * front of it, which answers evaluate and snapshot requests first; the app answers them the same way.
  */
 export function createEvalApp(deps: EvalAppDeps, routes: EvalRoutes<ServedDeps> = coreRoutes): Koa {
   return createRoutedApp<ServedDeps>({ ...deps, source: mainViewSource(deps) }, deps.logger, routes);
