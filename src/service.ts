@@ -44,7 +44,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const remoteOrg = config.gitRemote ? (config.gitRemote.org ?? config.bootstrapKeys[0]?.org ?? keys.organisations()[0]?.name) : undefined;
   let remote: RemoteMode | undefined;
   const publish = (gitdir: string, commit: string, parent: string | null) => (remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true));
-  const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger, ...(config.gitRemote ? { repository: { publish } } : {}) });
+  const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger, gcEveryCommits: config.gitGcCommits, ...(config.gitRemote ? { repository: { publish } } : {}) });
   if (config.gitRemote) {
     if (!remoteOrg) throw new Error('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS');
     remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));

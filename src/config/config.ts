@@ -10,6 +10,8 @@ export interface Config {
   bootstrapKeys: Array<{ org: string; key: string }>;
   planProjectLimit: number;
   logLevel: LogLevel;
+  /** FLAGOPS_GIT_GC_COMMITS: pack a repository (`git gc --auto`) after this many commits; 0: never. Default 1000. */
+  gitGcCommits?: number;
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
   gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
 }
@@ -40,6 +42,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const limit = env.FLAGOPS_PLAN_PROJECT_LIMIT;
   const planProjectLimit = limit === undefined || limit === '' ? 25 : Number(limit);
   if (!Number.isInteger(planProjectLimit) || planProjectLimit < 0) throw new ConfigError('FLAGOPS_PLAN_PROJECT_LIMIT must be a whole number');
+  const gc = env.FLAGOPS_GIT_GC_COMMITS;
+  const gitGcCommits = gc === undefined || gc === '' ? 1000 : Number(gc);
+  if (!Number.isInteger(gitGcCommits) || gitGcCommits < 0) throw new ConfigError('FLAGOPS_GIT_GC_COMMITS must be a whole number of commits (0: never pack)');
   const logLevel = (env.FLAGOPS_LOG_LEVEL ?? 'info') as LogLevel;
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError('FLAGOPS_LOG_LEVEL must be debug, info, warn or error');
   return {
@@ -49,6 +54,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     evalPort: port('FLAGOPS_EVAL_PORT', env.FLAGOPS_EVAL_PORT, 4001),
     bootstrapKeys: parseBootstrapKeys(env.FLAGOPS_BOOTSTRAP_KEYS),
     planProjectLimit,
+    gitGcCommits,
     logLevel,
     ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
   };

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
-import { redact } from './git-run.js';
+import { redact } from './redact.js';
 import { RemoteSync } from './remote-sync.js';
 import { secretMatches } from './webhook-secret.js';
 

@@ -1,6 +1,7 @@
 import { FlagopsError } from '../errors/flagops-error.js';
 import type { Logger } from '../log/logger.js';
-import { gitRun, redact } from './git-run.js';
+import { gitRun } from '../storage/git-cli.js';
+import { redact } from './redact.js';
 
 const TRACKING_REF = 'refs/flagops/remote-main';
 const ZERO = '0000000000000000000000000000000000000000';

@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors/index.js';
-import { silentLogger, type Logger } from '../log/logger.js';
+import { type Logger, silentLogger } from '../log/logger.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
+import { Housekeeping } from './housekeeping.js';
 
 /** Organisation names become directory names, so they are kept to a set that cannot leave the data dir. */
 export const ORG_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -13,15 +14,19 @@ export interface RegistryOptions {
   watch?: boolean;
   /** Passed to every FlagRepository.open (clock, durable, ...). */
   repository?: Omit<OpenOptions, 'gitdir' | 'dir' | 'create' | 'logger'>;
+  /** Pack a repository after this many moves of its main (default 1000; 0: never); housekeeping.ts. */
+  gcEveryCommits?: number;
 }
 
 /** Every organisation's repository, at `<dataDir>/repos/<org>.git`, created on first use, one instance each. */
 export class RepositoryRegistry {
   private readonly repos = new Map<string, Promise<FlagRepository>>();
   private readonly logger: Logger;
+  readonly housekeeping: Housekeeping;
 
   constructor(private readonly options: RegistryOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.housekeeping = new Housekeeping({ everyCommits: options.gcEveryCommits ?? 1000, logger: this.logger });
   }
 
   gitdirOf(org: string): string {
@@ -51,11 +56,13 @@ export class RepositoryRegistry {
 
   private async openRepository(org: string, gitdir: string): Promise<FlagRepository> {
     const repo = await FlagRepository.open({ ...this.options.repository, gitdir, create: true, logger: this.logger.child({ org }) });
+    repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir));
     if (this.options.watch ?? true) await repo.watch();
     return repo;
   }
 
   async closeAll(): Promise<void> {
+    await this.housekeeping.close();
     const opened = [...this.repos.values()];
     this.repos.clear();
     await Promise.all(opened.map((p) => p.then((repo) => repo.close()).catch(() => {})));

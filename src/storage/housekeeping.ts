@@ -1,0 +1,65 @@
+import type { Logger } from '../log/logger.js';
+import { gitRun } from './git-cli.js';
+
+export interface HousekeepingOptions {
+  /** Pack a repository after this many moves of its main (0: never). */
+  everyCommits: number;
+  logger: Logger;
+}
+
+/** Long enough for a 10,000-flag repository with years of history on a small machine. */
+const GC_TIMEOUT_MS = 30 * 60_000;
+
+/**
+ * Every commit adds loose objects, and in a big project a new copy of its environment's tree (~0.4 MB at
+ * 10,000 flags), so repositories are packed now and then, as git hosts do: `git repack -d` puts the loose
+ * objects into one new pack (as deltas of each other: a tree's versions shrink to their differences), then
+ * `git gc --auto` combines packs once they pile up and prunes what nothing has referenced for two weeks. Both
+ * run in the foreground of their own process (not detached, so a stop can end them) with one pack thread,
+ * leaving the other core to serving. Git's own locks make them safe beside the store's writes; interrupted,
+ * they leave only temporary files that the next run removes.
+ */
+export class Housekeeping {
+  private readonly moves = new Map<string, number>();
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly stopping = new AbortController();
+
+  constructor(private readonly options: HousekeepingOptions) {}
+
+  /** Counts one move of main; every `everyCommits` moves, packs the repository in the background. */
+  mainMoved(gitdir: string): void {
+    const every = this.options.everyCommits;
+    if (every <= 0 || this.stopping.signal.aborted) return;
+    const moves = (this.moves.get(gitdir) ?? 0) + 1;
+    this.moves.set(gitdir, moves % every);
+    if (moves < every || this.running.has(gitdir)) return;
+    const run = this.gc(gitdir).finally(() => this.running.delete(gitdir));
+    this.running.set(gitdir, run);
+  }
+
+  /** Resolves when no gc is running (tests, and stop). */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all(this.running.values());
+  }
+
+  /** Ends a gc under way and waits for it to exit. */
+  async close(): Promise<void> {
+    this.stopping.abort();
+    await this.idle();
+  }
+
+  private async gc(gitdir: string): Promise<void> {
+    const started = performance.now();
+    const config = ['-c', 'gc.autoDetach=false', '-c', 'pack.threads=1'];
+    for (const step of [['repack', '-d', '-q'], ['gc', '--auto', '--quiet']]) {
+      const result = await gitRun(gitdir, [...config, ...step], { timeoutMs: GC_TIMEOUT_MS, signal: this.stopping.signal });
+      if (this.stopping.signal.aborted) return;
+      if (result.code !== 0) {
+        const stderr = result.stderr || 'no output (is the git CLI installed?)';
+        this.options.logger.warn('packing the repository failed; it stays as it is until the next try', { gitdir, step: `git ${step[0]}`, code: result.code, stderr });
+        return;
+      }
+    }
+    this.options.logger.info('repository packed', { gitdir, ms: Math.round(performance.now() - started) });
+  }
+}

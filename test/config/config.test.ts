@@ -1,0 +1,62 @@
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
+
+describe('configuration from the environment (contract §1)', () => {
+  it('works with nothing set', () => {
+    expect(loadConfig({})).toEqual({
+      dataDir: path.resolve('./data'),
+      host: '127.0.0.1',
+      controlPort: 4000,
+      evalPort: 4001,
+      bootstrapKeys: [],
+      planProjectLimit: 25,
+      gitGcCommits: 1000,
+      logLevel: 'info',
+    });
+  });
+
+  it('reads every setting', () => {
+    const config = loadConfig({
+      FLAGOPS_DATA_DIR: '/srv/flagops',
+      FLAGOPS_HOST: '0.0.0.0',
+      FLAGOPS_CONTROL_PORT: '8000',
+      FLAGOPS_EVAL_PORT: '8001',
+      FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_aaaaaaaaaaaa, globex:svc_agt_bbbbbbbbbbbb',
+      FLAGOPS_PLAN_PROJECT_LIMIT: '3',
+      FLAGOPS_GIT_GC_COMMITS: '0',
+      FLAGOPS_LOG_LEVEL: 'debug',
+      FLAGOPS_GIT_REMOTE: 'https://git.example/flags.git',
+      FLAGOPS_GIT_POLL_SECONDS: '5',
+    });
+    expect(config).toMatchObject({
+      dataDir: '/srv/flagops',
+      host: '0.0.0.0',
+      controlPort: 8000,
+      evalPort: 8001,
+      bootstrapKeys: [
+        { org: 'acme', key: 'svc_adm_aaaaaaaaaaaa' },
+        { org: 'globex', key: 'svc_agt_bbbbbbbbbbbb' },
+      ],
+      planProjectLimit: 3,
+      gitGcCommits: 0,
+      logLevel: 'debug',
+      gitRemote: { url: 'https://git.example/flags.git', pollSeconds: 5 },
+    });
+  });
+
+  const bad: Array<[string, string, RegExp]> = [
+    ['FLAGOPS_CONTROL_PORT', '70000', /FLAGOPS_CONTROL_PORT must be a port number/],
+    ['FLAGOPS_EVAL_PORT', 'x', /FLAGOPS_EVAL_PORT must be a port number/],
+    ['FLAGOPS_PLAN_PROJECT_LIMIT', '-1', /FLAGOPS_PLAN_PROJECT_LIMIT must be a whole number/],
+    ['FLAGOPS_GIT_GC_COMMITS', '1.5', /FLAGOPS_GIT_GC_COMMITS must be a whole number/],
+    ['FLAGOPS_LOG_LEVEL', 'loud', /FLAGOPS_LOG_LEVEL must be/],
+    ['FLAGOPS_BOOTSTRAP_KEYS', 'svc_adm_nokeyorg', /is not org:key/],
+  ];
+  for (const [name, value, message] of bad) {
+    it(`refuses ${name}=${value} with a message naming it`, () => {
+      expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ [name]: value })).toThrow(message);
+    });
+  }
+});

@@ -1,0 +1,84 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { layout } from '../../src/repository/layout.js';
+import { FlagRepository, RepositoryRegistry } from '../../src/storage/index.js';
+import { configYaml, git, meta, seedShop, tempDir } from './helpers.js';
+
+const setRollout = (rolloutPct: number, version: number) => () => ({
+  changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ rolloutPct, version }) }],
+  meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
+  result: undefined,
+});
+
+const looseObjects = (gitdir: string) => Number(/^count: (\d+)$/m.exec(git(gitdir, 'count-objects', '-v'))![1]);
+const packs = (gitdir: string) => (existsSync(join(gitdir, 'objects/pack')) ? readdirSync(join(gitdir, 'objects/pack')).filter((n) => n.endsWith('.pack')).length : 0);
+
+describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
+  it('packs a repository every N commits, and reads and writes go on from the pack', async () => {
+    const dataDir = tempDir();
+    const registry = new RepositoryRegistry({ dataDir, watch: false, gcEveryCommits: 3 });
+    try {
+      const repo = await registry.get('acme');
+      await seedShop(repo);
+      await repo.update(setRollout(10, 2));
+      expect(packs(repo.gitdir)).toBe(0); // two commits: not yet
+      await repo.update(setRollout(20, 3));
+      await registry.housekeeping.idle();
+      expect(packs(repo.gitdir)).toBeGreaterThanOrEqual(1);
+      expect(looseObjects(repo.gitdir)).toBe(0);
+      expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
+
+      await repo.update(setRollout(30, 4));
+      const reopened = await FlagRepository.open({ gitdir: repo.gitdir, parseCache: false });
+      const { state, issues } = await reopened.readState();
+      await reopened.close();
+      expect(issues).toEqual([]);
+      expect(state.projects.get('shop')!.flags.get('a')!.environments.prod).toMatchObject({ rolloutPct: 30, version: 4 });
+      expect(git(repo.gitdir, 'rev-list', '--count', 'main')).toBe('4');
+    } finally {
+      await registry.closeAll();
+    }
+  });
+
+  it('loses nothing when writers keep committing while it packs', async () => {
+    const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits: 10 });
+    try {
+      const repo = await registry.get('acme');
+      await seedShop(repo);
+      const keys = ['a', 'b'] as const;
+      await Promise.all(
+        keys.map(async (key) => {
+          for (let version = 2; version <= 31; version++) {
+            await repo.update(() => ({
+              changes: [{ path: layout.configFile('shop', 'dev', key), content: configYaml({ rolloutPct: version, version }) }],
+              meta: meta('config_update', { project: 'shop', flag: key, environment: 'dev' }),
+              result: undefined,
+            }));
+          }
+        }),
+      );
+      await registry.housekeeping.idle();
+      expect(packs(repo.gitdir)).toBeGreaterThanOrEqual(1);
+      expect(git(repo.gitdir, 'rev-list', '--count', 'main')).toBe('61');
+      expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
+      const { state } = await repo.readState();
+      for (const key of keys) expect(state.projects.get('shop')!.flags.get(key)!.environments.dev).toMatchObject({ rolloutPct: 31, version: 31 });
+    } finally {
+      await registry.closeAll();
+    }
+  });
+
+  it('never packs with 0', async () => {
+    const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits: 0 });
+    try {
+      const repo = await registry.get('acme');
+      await seedShop(repo);
+      for (let v = 2; v < 6; v++) await repo.update(setRollout(v, v));
+      await registry.housekeeping.idle();
+      expect(packs(repo.gitdir)).toBe(0);
+    } finally {
+      await registry.closeAll();
+    }
+  });
+});
