@@ -1,4 +1,4 @@
-// Evaluation server on loopback against a fixed-JSON Koa handler (issue 3 benchmark).
+// Evaluation server on loopback against a fixed-JSON Koa handler (issue 3 benchmark), and node:http alone.
 // Server pinned to core 0, load generator (autocannon, 50 keep-alive connections) to core 1.
 // Run: npm run build && npm run bench -- eval-server-http
 import { spawn, spawnSync } from 'node:child_process';
@@ -39,6 +39,11 @@ const baseline = await startChild('koa-fixed-child.mjs');
 await load(`${baseline.evalUrl}/v1/evaluate`, { method: 'POST', duration: 1, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: 'flag-0', context: contexts }) });
 rows.push(row('Koa + router + bodyparser, fixed JSON (baseline)', await load(`${baseline.evalUrl}/v1/evaluate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: 'flag-0', context: contexts }) })));
 baseline.child.kill('SIGTERM');
+
+const floor = await startChild('node-fixed-child.mjs');
+await load(`${floor.evalUrl}/v1/evaluate`, { method: 'POST', duration: 1, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: 'flag-0', context: contexts }) });
+rows.push(row('node:http alone, fixed JSON (floor: no framework, no evaluation)', await load(`${floor.evalUrl}/v1/evaluate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key: 'flag-0', context: contexts }) })));
+floor.child.kill('SIGTERM');
 
 const ours = await startChild('eval-server-child.mjs');
 const auth = { authorization: `Bearer ${ours.key}`, 'content-type': 'application/json' };
