@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { WriteConflictError } from '../errors/index.js';
-import { silentLogger, type Logger } from '../log/logger.js';
+import { type Logger, silentLogger } from '../log/logger.js';
 import type { Actor, RepositoryState } from '../model/types.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
@@ -12,8 +12,8 @@ import { initBareRepository, isRepository } from './init-repository.js';
 import { ObjectStore, type WriteBatch } from './object-store.js';
 import { ParseCache } from './parse-cache.js';
 import { type FileChange, issuesError, writeChange } from './prepare-change.js';
-import { watchMainRef, type RefWatcher } from './ref-watcher.js';
-import { compareAndSwapRef, MAIN_REF, readRef, RefLockedError } from './refs.js';
+import { type RefWatcher, watchMainRef } from './ref-watcher.js';
+import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from './refs.js';
 import { resolveRevision } from './revision.js';
 import { type LoadedState, StateLoader } from './state-loader.js';
 
@@ -240,6 +240,11 @@ export class FlagRepository {
     return this.serialized(async () => {
       if (!this.closed) this.observe(await this.head(), 'external');
     }).catch((err) => this.logger.warn('reading main failed', { err }));
+  }
+
+  /** The repository was repacked (housekeeping.ts): read from the new packs, close the removed ones. */
+  packsChanged(): void {
+    if (!this.closed) this.objects.packsChanged();
   }
 
   async close(): Promise<void> {

@@ -26,14 +26,22 @@ export class Housekeeping {
 
   constructor(private readonly options: HousekeepingOptions) {}
 
-  /** Counts one move of main; every `everyCommits` moves, packs the repository in the background. */
-  mainMoved(gitdir: string): void {
+  /**
+   * Counts one move of main; every `everyCommits` moves, packs the repository in the background and then
+   * calls `packed` (so that readers let go of packs that were combined and removed).
+   */
+  mainMoved(gitdir: string, packed: () => void = () => {}): void {
     const every = this.options.everyCommits;
     if (every <= 0 || this.stopping.signal.aborted) return;
     const moves = (this.moves.get(gitdir) ?? 0) + 1;
     this.moves.set(gitdir, moves % every);
     if (moves < every || this.running.has(gitdir)) return;
-    const run = this.gc(gitdir).finally(() => this.running.delete(gitdir));
+    const run = this.gc(gitdir)
+      .then((done) => {
+        if (done) packed();
+      })
+      .catch((err) => this.options.logger.error('after packing the repository', { gitdir, err }))
+      .finally(() => this.running.delete(gitdir));
     this.running.set(gitdir, run);
   }
 
@@ -48,18 +56,20 @@ export class Housekeeping {
     await this.idle();
   }
 
-  private async gc(gitdir: string): Promise<void> {
+  /** True once both steps succeeded. */
+  private async gc(gitdir: string): Promise<boolean> {
     const started = performance.now();
     const config = ['-c', 'gc.autoDetach=false', '-c', 'pack.threads=1'];
     for (const step of [['repack', '-d', '-q'], ['gc', '--auto', '--quiet']]) {
       const result = await gitRun(gitdir, [...config, ...step], { timeoutMs: GC_TIMEOUT_MS, signal: this.stopping.signal });
-      if (this.stopping.signal.aborted) return;
+      if (this.stopping.signal.aborted) return false;
       if (result.code !== 0) {
         const stderr = result.stderr || 'no output (is the git CLI installed?)';
         this.options.logger.warn('packing the repository failed; it stays as it is until the next try', { gitdir, step: `git ${step[0]}`, code: result.code, stderr });
-        return;
+        return false;
       }
     }
     this.options.logger.info('repository packed', { gitdir, ms: Math.round(performance.now() - started) });
+    return true;
   }
 }

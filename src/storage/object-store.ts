@@ -4,6 +4,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
 import git from 'isomorphic-git';
+import { fsync } from './fsync.js';
 import {
   type CommitObject,
   EMPTY_TREE_OID,
@@ -15,7 +16,6 @@ import {
   type TreeEntry,
   unframeObject,
 } from './git-objects.js';
-import { fsync } from './fsync.js';
 import { createLimiter } from './limiter.js';
 import { Lru } from './lru.js';
 import { PackReader } from './pack-reader.js';
@@ -193,6 +193,11 @@ export class ObjectStore {
     return new WriteBatch(this);
   }
 
+  /** Someone repacked the repository: let go of removed packs (their open files hold disk space). */
+  packsChanged(): void {
+    this.packs.refresh();
+  }
+
   close(): void {
     this.packs.close();
   }
@@ -207,14 +212,19 @@ export class ObjectStore {
   }
 }
 
-/** Opens a new read-only file (as git leaves objects), creating its directory when `git prune` removed it. */
+/**
+ * Opens a new read-only file (as git leaves objects), creating its directory when git removed it. A repack
+ * running beside us removes fan-out directories it emptied, possibly again right after we created one: try
+ * again, as git's own object writer does.
+ */
 function openCreating(dir: string, file: string): number {
-  try {
-    return fs.openSync(file, 'wx', 0o444);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    fs.mkdirSync(dir, { recursive: true });
-    return fs.openSync(file, 'wx', 0o444);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return fs.openSync(file, 'wx', 0o444);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 10) throw err;
+      fs.mkdirSync(dir, { recursive: true });
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import type { ObjectType } from './git-objects.js';
@@ -18,6 +18,8 @@ const REF_DELTA = 7;
 
 interface PackIndex {
   fd: number;
+  /** The pack file's inode when opened: a pack rewritten under the same name has another. */
+  ino: number;
   /** The whole pack, when small enough to hold: one read instead of one per object. */
   data: Buffer | undefined;
   count: number;
@@ -74,6 +76,11 @@ export class PackReader {
     return [...out];
   }
 
+  /** Opens packs that appeared and closes those that are gone (after a repack), without waiting for a miss. */
+  refresh(): void {
+    this.rescan();
+  }
+
   close(): void {
     for (const pack of this.packs.values()) closeSync(pack.fd);
     this.packs.clear();
@@ -88,9 +95,10 @@ export class PackReader {
       names = [];
     }
     let changed = false;
-    for (const name of this.packs.keys()) {
-      if (!names.includes(name)) {
-        closeSync(this.packs.get(name)!.fd);
+    for (const [name, pack] of this.packs) {
+      // Gone, or replaced by a pack of the same name (a repack of the same objects): the open file is stale.
+      if (!names.includes(name) || inodeOf(join(this.packDir, `${name}.pack`)) !== pack.ino) {
+        closeSync(pack.fd);
         this.packs.delete(name);
         changed = true;
       }
@@ -156,6 +164,14 @@ export class PackReader {
   }
 }
 
+function inodeOf(file: string): number | undefined {
+  try {
+    return statSync(file).ino;
+  } catch {
+    return undefined;
+  }
+}
+
 function openPack(base: string): PackIndex | null {
   const idxFd = openSync(`${base}.idx`, 'r');
   let idx: Buffer;
@@ -177,7 +193,7 @@ function openPack(base: string): PackIndex | null {
     offsets[i] = small & 0x80000000 ? Number(idx.readBigUInt64BE(largeAt + (small & 0x7fffffff) * 8)) : small;
   }
   const fd = openSync(`${base}.pack`, 'r');
-  const packSize = fstatSync(fd).size;
+  const { size: packSize, ino } = fstatSync(fd);
   let data: Buffer | undefined;
   if (packSize <= HOLD_PACK_BYTES) data = readFully(fd, packSize, 0);
   const sorted = [...offsets].sort((a, b) => a - b);
@@ -186,7 +202,7 @@ function openPack(base: string): PackIndex | null {
   const oids = Buffer.from(idx.subarray(oidsAt, oidsAt + count * 20));
   const prefixes = new Uint32Array(count);
   for (let i = 0; i < count; i++) prefixes[i] = oids.readUInt32BE(i * 20);
-  return { fd, data, count, fanout, oids, prefixes, offsets, ends };
+  return { fd, ino, data, count, fanout, oids, prefixes, offsets, ends };
 }
 
 /** `length` bytes from `position`: readSync may return fewer than asked for. */

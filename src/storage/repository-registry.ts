@@ -56,7 +56,7 @@ export class RepositoryRegistry {
 
   private async openRepository(org: string, gitdir: string): Promise<FlagRepository> {
     const repo = await FlagRepository.open({ ...this.options.repository, gitdir, create: true, logger: this.logger.child({ org }) });
-    repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir));
+    repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir, () => repo.packsChanged()));
     if (this.options.watch ?? true) await repo.watch();
     return repo;
   }

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
@@ -64,6 +64,38 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
       const { state } = await repo.readState();
       for (const key of keys) expect(state.projects.get('shop')!.flags.get(key)!.environments.dev).toMatchObject({ rolloutPct: 31, version: 31 });
+    } finally {
+      await registry.closeAll();
+    }
+  });
+
+  it('lets go of packs a repack removed, so their disk space is freed', async () => {
+    // Open files of this process that are packs deleted from disk (Linux: /proc/self/fd links end " (deleted)").
+    const deletedPacksOpen = () =>
+      readdirSync('/proc/self/fd').filter((fd) => {
+        try {
+          const target = readlinkSync(`/proc/self/fd/${fd}`);
+          return target.includes('/objects/pack/') && target.endsWith(' (deleted)');
+        } catch {
+          return false; // closed meanwhile
+        }
+      }).length;
+    const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits: 2 });
+    try {
+      const repo = await registry.get('acme');
+      await seedShop(repo);
+      await repo.update(setRollout(10, 2));
+      await registry.housekeeping.idle();
+      await repo.readState(); // reads through the pack the first run made
+      // Combine everything into one new pack, removing the old one, as gc --auto does once packs pile up.
+      git(repo.gitdir, 'repack', '-a', '-d', '-q');
+      expect(deletedPacksOpen()).toBeGreaterThan(0);
+      repo.packsChanged();
+      expect(deletedPacksOpen()).toBe(0);
+      await repo.update(setRollout(20, 3));
+      const reopened = await FlagRepository.open({ gitdir: repo.gitdir, parseCache: false });
+      expect((await reopened.readState()).state.projects.get('shop')!.flags.get('a')!.environments.prod.rolloutPct).toBe(20);
+      await reopened.close();
     } finally {
       await registry.closeAll();
     }
