@@ -1,26 +1,58 @@
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { EnvironmentName } from '../../src/model/index.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, RepositoryRegistry } from '../../src/storage/index.js';
 import { configYaml, git, meta, seedShop, tempDir } from './helpers.js';
 
-const setRollout = (rolloutPct: number, version: number) => () => ({
-  changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ rolloutPct, version }) }],
-  meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
-  result: undefined,
-});
+/** A config update of flag `key` (a or b of the shop) as the control plane makes it. */
+const setRollout =
+  (rolloutPct: number, version: number, key = 'a', environment: EnvironmentName = 'prod') =>
+  () => ({
+    changes: [{ path: layout.configFile('shop', environment, key), content: configYaml({ rolloutPct, version }) }],
+    meta: meta('config_update', { project: 'shop', flag: key, environment }),
+    result: undefined,
+  });
+
+/** A registry packing every `gcEveryCommits` commits, with the shop seeded in organisation acme. */
+async function withShop(gcEveryCommits: number, run: (repo: FlagRepository, registry: RepositoryRegistry) => Promise<void>): Promise<void> {
+  const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits });
+  try {
+    const repo = await registry.get('acme');
+    await seedShop(repo);
+    await run(repo, registry);
+  } finally {
+    await registry.closeAll();
+  }
+}
+
+async function readFresh(gitdir: string) {
+  const reopened = await FlagRepository.open({ gitdir, parseCache: false });
+  try {
+    return await reopened.readState();
+  } finally {
+    await reopened.close();
+  }
+}
 
 const looseObjects = (gitdir: string) => Number(/^count: (\d+)$/m.exec(git(gitdir, 'count-objects', '-v'))![1]);
 const packs = (gitdir: string) => (existsSync(join(gitdir, 'objects/pack')) ? readdirSync(join(gitdir, 'objects/pack')).filter((n) => n.endsWith('.pack')).length : 0);
 
-describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
-  it('packs a repository every N commits, and reads and writes go on from the pack', async () => {
-    const dataDir = tempDir();
-    const registry = new RepositoryRegistry({ dataDir, watch: false, gcEveryCommits: 3 });
+/** Open files of this process that are packs deleted from disk (Linux: /proc/self/fd links end " (deleted)"). */
+const deletedPacksOpen = () =>
+  readdirSync('/proc/self/fd').filter((fd) => {
     try {
-      const repo = await registry.get('acme');
-      await seedShop(repo);
+      const target = readlinkSync(`/proc/self/fd/${fd}`);
+      return target.includes('/objects/pack/') && target.endsWith(' (deleted)');
+    } catch {
+      return false; // closed meanwhile
+    }
+  }).length;
+
+describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
+  it('packs a repository every N commits, and reads and writes go on from the pack', () =>
+    withShop(3, async (repo, registry) => {
       await repo.update(setRollout(10, 2));
       expect(packs(repo.gitdir)).toBe(0); // two commits: not yet
       await repo.update(setRollout(20, 3));
@@ -30,32 +62,18 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
 
       await repo.update(setRollout(30, 4));
-      const reopened = await FlagRepository.open({ gitdir: repo.gitdir, parseCache: false });
-      const { state, issues } = await reopened.readState();
-      await reopened.close();
+      const { state, issues } = await readFresh(repo.gitdir);
       expect(issues).toEqual([]);
       expect(state.projects.get('shop')!.flags.get('a')!.environments.prod).toMatchObject({ rolloutPct: 30, version: 4 });
       expect(git(repo.gitdir, 'rev-list', '--count', 'main')).toBe('4');
-    } finally {
-      await registry.closeAll();
-    }
-  });
+    }));
 
-  it('loses nothing when writers keep committing while it packs', async () => {
-    const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits: 10 });
-    try {
-      const repo = await registry.get('acme');
-      await seedShop(repo);
-      const keys = ['a', 'b'] as const;
+  it('loses nothing when writers keep committing while it packs', () =>
+    withShop(10, async (repo, registry) => {
+      const keys = ['a', 'b'];
       await Promise.all(
         keys.map(async (key) => {
-          for (let version = 2; version <= 31; version++) {
-            await repo.update(() => ({
-              changes: [{ path: layout.configFile('shop', 'dev', key), content: configYaml({ rolloutPct: version, version }) }],
-              meta: meta('config_update', { project: 'shop', flag: key, environment: 'dev' }),
-              result: undefined,
-            }));
-          }
+          for (let version = 2; version <= 31; version++) await repo.update(setRollout(version, version, key, 'dev'));
         }),
       );
       await registry.housekeeping.idle();
@@ -64,26 +82,10 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
       const { state } = await repo.readState();
       for (const key of keys) expect(state.projects.get('shop')!.flags.get(key)!.environments.dev).toMatchObject({ rolloutPct: 31, version: 31 });
-    } finally {
-      await registry.closeAll();
-    }
-  });
+    }));
 
-  it('lets go of packs a repack removed, so their disk space is freed', async () => {
-    // Open files of this process that are packs deleted from disk (Linux: /proc/self/fd links end " (deleted)").
-    const deletedPacksOpen = () =>
-      readdirSync('/proc/self/fd').filter((fd) => {
-        try {
-          const target = readlinkSync(`/proc/self/fd/${fd}`);
-          return target.includes('/objects/pack/') && target.endsWith(' (deleted)');
-        } catch {
-          return false; // closed meanwhile
-        }
-      }).length;
-    const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits: 2 });
-    try {
-      const repo = await registry.get('acme');
-      await seedShop(repo);
+  it('lets go of packs a repack removed, so their disk space is freed', () =>
+    withShop(2, async (repo, registry) => {
       await repo.update(setRollout(10, 2));
       await registry.housekeeping.idle();
       await repo.readState(); // reads through the pack the first run made
@@ -93,24 +95,13 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       repo.packsChanged();
       expect(deletedPacksOpen()).toBe(0);
       await repo.update(setRollout(20, 3));
-      const reopened = await FlagRepository.open({ gitdir: repo.gitdir, parseCache: false });
-      expect((await reopened.readState()).state.projects.get('shop')!.flags.get('a')!.environments.prod.rolloutPct).toBe(20);
-      await reopened.close();
-    } finally {
-      await registry.closeAll();
-    }
-  });
+      expect((await readFresh(repo.gitdir)).state.projects.get('shop')!.flags.get('a')!.environments.prod.rolloutPct).toBe(20);
+    }));
 
-  it('never packs with 0', async () => {
-    const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits: 0 });
-    try {
-      const repo = await registry.get('acme');
-      await seedShop(repo);
+  it('never packs with 0', () =>
+    withShop(0, async (repo, registry) => {
       for (let v = 2; v < 6; v++) await repo.update(setRollout(v, v));
       await registry.housekeeping.idle();
       expect(packs(repo.gitdir)).toBe(0);
-    } finally {
-      await registry.closeAll();
-    }
-  });
+    }));
 });
