@@ -1,6 +1,5 @@
-import { readFile } from 'node:fs/promises';
 import { isEnvironmentName } from '../model/environments.js';
-import { writeFileAtomic } from './atomic-write.js';
+import { readJsonStateFile, writeJsonStateFile } from './json-state-file.js';
 import { isKeyKind, isOrgName } from './key-format.js';
 import type { KeyRecord, Organisation } from './principal.js';
 
@@ -19,24 +18,12 @@ export function emptyKeyFile(): KeyFileContent {
 
 /** The file's content, or null when it does not exist yet (first start). */
 export async function readKeyFile(file: string): Promise<KeyFileContent | null> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
-  }
-  return checkContent(file, data);
+  const data = await readJsonStateFile(file);
+  return data === undefined ? null : checkContent(file, data);
 }
 
 export async function writeKeyFile(file: string, content: KeyFileContent): Promise<void> {
-  await writeFileAtomic(file, `${JSON.stringify(content, null, 2)}\n`, 0o600);
+  await writeJsonStateFile(file, content);
 }
 
 function checkContent(file: string, data: unknown): KeyFileContent {

@@ -1,5 +1,4 @@
-import { readFile } from 'node:fs/promises';
-import { writeFileAtomic } from '../../auth/atomic-write.js';
+import { readJsonStateFile, writeJsonStateFile } from '../../auth/json-state-file.js';
 
 /**
  * One signed-in browser. The cookie's token is never stored: only its SHA-256, so a copy of the file cannot
@@ -26,19 +25,8 @@ export interface SessionFileContent {
 export const SESSION_FILE = 'sessions.json';
 
 export async function readSessionFile(file: string): Promise<SessionFileContent> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, sessions: [] };
-    throw err;
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${file} is not valid JSON: ${(err as Error).message}; remove it to sign everybody out`);
-  }
+  const data = await readJsonStateFile(file, '; remove it to sign everybody out');
+  if (data === undefined) return { version: 1, sessions: [] };
   const content = data as Partial<SessionFileContent> | null;
   if (content === null || typeof content !== 'object' || content.version !== 1 || !Array.isArray(content.sessions)) {
     throw new Error(`${file}: expected { "version": 1, "sessions": [...] }; remove it to sign everybody out`);
@@ -53,5 +41,5 @@ export async function readSessionFile(file: string): Promise<SessionFileContent>
 }
 
 export async function writeSessionFile(file: string, content: SessionFileContent): Promise<void> {
-  await writeFileAtomic(file, `${JSON.stringify(content, null, 2)}\n`, 0o600);
+  await writeJsonStateFile(file, content);
 }

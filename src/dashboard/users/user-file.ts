@@ -1,5 +1,5 @@
-import { readFile, stat } from 'node:fs/promises';
-import { writeFileAtomic } from '../../auth/atomic-write.js';
+import { stat } from 'node:fs/promises';
+import { readJsonStateFile, writeJsonStateFile } from '../../auth/json-state-file.js';
 import { isOrgName } from '../../auth/key-format.js';
 import { isPasswordHash } from './password-hash.js';
 import { isUsername } from './user-input.js';
@@ -47,19 +47,8 @@ export function sameStamp(a: FileStamp | null, b: FileStamp | null): boolean {
 }
 
 export async function readUserFile(file: string): Promise<UserFileContent> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, users: [] };
-    throw err;
-  }
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`${file} is not valid JSON: ${(err as Error).message}`);
-  }
+  const data = await readJsonStateFile(file);
+  if (data === undefined) return { version: 1, users: [] };
   const content = data as Partial<UserFileContent> | null;
   if (content === null || typeof content !== 'object' || content.version !== 1 || !Array.isArray(content.users)) {
     throw new Error(`${file}: expected { "version": 1, "users": [...] }`);
@@ -72,7 +61,7 @@ export async function readUserFile(file: string): Promise<UserFileContent> {
 }
 
 export async function writeUserFile(file: string, content: UserFileContent): Promise<void> {
-  await writeFileAtomic(file, `${JSON.stringify(content, null, 2)}\n`, 0o600);
+  await writeJsonStateFile(file, content);
 }
 
 function recordProblem(value: unknown): string | null {
