@@ -11,7 +11,7 @@ import type { RepositoryRegistry } from '../../storage/repository-registry.js';
 import { BatchLedger } from './batch-ledger.js';
 import { replicaPrincipal } from './replica-principal.js';
 import { openReplicaStream } from './replica-stream.js';
-import { listing, servedViews, viewBody } from './replica-views.js';
+import { listing, servedOrg, servedViews, viewBody } from './replica-views.js';
 
 export interface ReplicaUpstreamDeps {
   keys: KeyService;
@@ -50,7 +50,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         const { org } = replicaPrincipal(ctx, deps.keys);
         const env = ctx.params.env;
         if (!isEnvironmentName(env)) throw new NotFoundError(`environment ${env}`);
-        await deps.holder.served(org);
+        await servedOrg(org, deps.holder);
         const view = deps.holder.view(org, ctx.params.projectId, env);
         if (!view) throw new NotFoundError(`project ${ctx.params.projectId}`);
         ctx.set('ETag', view.etag);

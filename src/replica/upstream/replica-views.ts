@@ -1,3 +1,4 @@
+import { FlagopsError } from '../../errors/flagops-error.js';
 import type { EnvironmentView } from '../../eval-server/environment-view.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { ENVIRONMENTS } from '../../model/index.js';
@@ -31,9 +32,18 @@ export const listing = (view: EnvironmentView): ReplicaListing => ({
   version: view.version,
 });
 
+/**
+ * Waits until the holder serves `org`'s head. While the service is still starting it serves nothing yet, and
+ * an empty answer would make replicas drop every view they serve: 503, and they retry.
+ */
+export async function servedOrg(org: string, holder: SnapshotHolder): Promise<void> {
+  if (!holder.has(org)) throw new FlagopsError('unavailable', 'the control plane is starting; try again shortly');
+  await holder.served(org);
+}
+
 /** Every view the holder serves for `org`. The project ids come from main; the holder has the views. */
 export async function servedViews(org: string, repos: RepositoryRegistry, holder: SnapshotHolder): Promise<EnvironmentView[]> {
-  await holder.served(org);
+  await servedOrg(org, holder);
   const { state } = await (await repos.get(org)).readState();
   const views: EnvironmentView[] = [];
   for (const project of state.projects.values()) {
