@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import { bearerToken } from '../auth/bearer-token.js';
 import type { KeyService } from '../auth/key-service.js';
+import { FlagopsError } from '../errors/flagops-error.js';
 import { NotFoundError } from '../errors/kinds.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
@@ -49,10 +50,16 @@ export function viewFor(ctx: Koa.Context, deps: Pick<EvalAppDeps, 'keys' | 'hold
 }
 
 function viewForAuthorization(authorization: string | undefined, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
-  const principal = deps.keys.evaluationPrincipal(bearerToken(authorization));
+  return viewForKey(bearerToken(authorization), deps);
+}
+
+/** The view an SDK key (null: none sent) fixes; 503 while the service is starting and serves nothing yet. */
+export function viewForKey(rawKey: string | null, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
+  const principal = deps.keys.evaluationPrincipal(rawKey);
   const view = deps.holder.view(principal.org, principal.projectId!, principal.environment!);
-  if (!view) throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
-  return view;
+  if (view) return view;
+  if (!deps.holder.has(principal.org)) throw new FlagopsError('unavailable', 'the evaluation server is starting; try again shortly');
+  throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
 }
 
 /** Views from this server's keys and snapshot holder; counts into the stats of the view's environment. */

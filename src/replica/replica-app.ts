@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { bearerToken } from '../auth/bearer-token.js';
+import { FlagopsError } from '../errors/flagops-error.js';
 import { NotFoundError } from '../errors/kinds.js';
 import { parseCountReport } from '../eval-server/counts/counts-request.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
@@ -55,7 +56,9 @@ function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
 
 async function viewOf(rawKey: string | null, deps: ReplicaAppDeps): Promise<EnvironmentView> {
   const verdict = (rawKey !== null && deps.keys.known(rawKey)) || (await deps.keys.verify(rawKey));
-  const view = deps.holder.org === null ? undefined : deps.holder.view(deps.holder.org, verdict.projectId, verdict.environment);
+  // Before its first sync (nothing on disk either) a replica serves nothing yet: retry, rather than a 404.
+  if (deps.holder.org === null) throw new FlagopsError('unavailable', 'the replica has not synced with the control plane yet; try again shortly');
+  const view = deps.holder.view(deps.holder.org, verdict.projectId, verdict.environment);
   if (!view) throw new NotFoundError(`project ${verdict.projectId} of this sdk key`);
   return view;
 }

@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import { FlagopsError } from '../../errors/flagops-error.js';
-import { NotFoundError } from '../../errors/kinds.js';
-import type { EvalAppDeps } from '../eval-app.js';
+import { type EvalAppDeps, viewForKey } from '../eval-app.js';
 import { streamRequestKey } from './request-key.js';
 import { streamHubFor } from './stream-hubs.js';
 
@@ -12,9 +11,7 @@ import { streamHubFor } from './stream-hubs.js';
  */
 export function streamRoute(ctx: Koa.Context, deps: EvalAppDeps): void {
   const rawKey = streamRequestKey(ctx);
-  const principal = deps.keys.evaluationPrincipal(rawKey);
-  const view = deps.holder.view(principal.org, principal.projectId!, principal.environment!);
-  if (!view) throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
+  const view = viewForKey(rawKey, deps);
   const hub = streamHubFor(deps.holder);
   if (hub.closed) throw new FlagopsError('unavailable', 'the evaluation server is stopping; reconnect shortly');
   if (ctx.method === 'HEAD') {
@@ -37,7 +34,7 @@ export function streamRoute(ctx: Koa.Context, deps: EvalAppDeps): void {
     Connection: 'close',
     'X-Accel-Buffering': 'no', // nginx: pass events through unbuffered
   });
-  const { org, projectId, environment } = principal;
+  const { org, projectId, environment } = view;
   hub.open(ctx.res, view, () => {
     const now = rawKey === null ? null : deps.keys.authenticate(rawKey);
     return now !== null && now.kind === 'sdk' && now.org === org && now.projectId === projectId && now.environment === environment;

@@ -1,0 +1,61 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEvalApp, evalFastPath } from '../../src/eval-server/eval-app.js';
+import { SnapshotHolder } from '../../src/eval-server/snapshot-holder.js';
+import { attachStreamHub } from '../../src/eval-server/stream/stream-hubs.js';
+import { listen } from '../../src/http/serve.js';
+import { silentLogger } from '../../src/log/logger.js';
+import { EvaluationCounter } from '../../src/stats/evaluation-counter.js';
+import { ORG, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
+
+describe('an evaluation server that is listening but does not serve the organisation yet (starting)', () => {
+  let h: SdkHarness;
+  let dataDir: string;
+  let counter: EvaluationCounter;
+  let holder: SnapshotHolder;
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  beforeAll(async () => {
+    h = await startSdkHarness();
+    dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-starting-'));
+    counter = await EvaluationCounter.open({ dataDir });
+    holder = new SnapshotHolder(silentLogger); // the organisation is added only in the test, as service.ts does after listening
+    attachStreamHub(holder);
+    const deps = { keys: h.service.keys, holder, counter, logger: silentLogger, health: () => ({ status: 503, body: { status: 'starting' } }) };
+    server = await listen(createEvalApp(deps), '127.0.0.1', 0, evalFastPath(deps));
+  });
+  afterAll(async () => {
+    await server?.close();
+    holder?.close();
+    await counter?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    await h?.stop();
+  });
+
+  const requests: Array<[string, string, string | undefined]> = [
+    ['POST', '/v1/evaluate', '{"key":"new-checkout"}'],
+    ['POST', '/v1/evaluate?via=koa', '{"key":"new-checkout"}'],
+    ['GET', '/v1/snapshot', undefined],
+    ['GET', '/v1/stream', undefined],
+    ['POST', '/ofrep/v1/evaluate/flags/new-checkout', '{"context":{}}'],
+  ];
+
+  it('answers a valid SDK key 503 unavailable (retry), not 404 (which says the key has no project)', async () => {
+    for (const [method, route, body] of requests) {
+      const res = await fetch(`${server.url}${route}`, { method, body, headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' } });
+      expect(res.status, `${method} ${route}`).toBe(503);
+      expect((await res.json()).error.code).toBe('unavailable');
+    }
+    const unknown = await fetch(`${server.url}/v1/snapshot`, { headers: { authorization: 'Bearer svc_sdk_notakeyatall0000000' } });
+    expect(unknown.status).toBe(401); // keys are checked first, as always
+  });
+
+  it('serves once the organisation is added', async () => {
+    await holder.add(ORG, h.repo);
+    const res = await fetch(`${server.url}/v1/evaluate`, { method: 'POST', body: '{"key":"new-checkout"}', headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' } });
+    expect(res.status).toBe(200);
+    expect((await res.json())['new-checkout'].reason).toBeDefined();
+  });
+});
