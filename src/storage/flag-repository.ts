@@ -61,7 +61,10 @@ export interface OpenOptions {
   publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
   maxAttempts?: number;
-  /** Wait this long for another writer's `refs/heads/main.lock`. */
+  /**
+   * Wait this long for another writer's `refs/heads/main.lock` (default 5 s), then give up with
+   * WriteConflictError. Kills and cleared kills wait as long as it takes: they never fail for a lock.
+   */
   lockTimeoutMs?: number;
   /** fsync objects and the ref (default true). */
   durable?: boolean;
@@ -162,7 +165,7 @@ export class FlagRepository {
         await batch.done();
         await this.options.beforeRefUpdate?.();
         const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head));
-        if (published && (await this.swapMain(head, commit.oid))) {
+        if (published && (await this.swapMain(head, commit.oid, change.meta.action))) {
           this.loader.remember(commit.next);
           this.observe(commit.oid, 'local');
           return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
@@ -200,15 +203,23 @@ export class FlagRepository {
     return { oid, next };
   }
 
-  private async swapMain(expected: string | null, next: string): Promise<boolean> {
+  private async swapMain(expected: string | null, next: string, action: CommitMeta['action']): Promise<boolean> {
+    const kill = action === 'kill' || action === 'clear_kill';
+    const options = {
+      lockTimeoutMs: kill ? Number.POSITIVE_INFINITY : this.options.lockTimeoutMs,
+      durable: this.options.durable,
+      onWaiting: (waitedMs: number) =>
+        this.logger.warn(`a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`, {
+          waitedMs,
+        }),
+    };
     try {
-      const options = { lockTimeoutMs: this.options.lockTimeoutMs, durable: this.options.durable };
       const swapped = await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options);
       // Already at our commit: in remote mode a poll can fetch what `publish` just pushed and fast-forward
       // main to it before we get here. The change is on main exactly once; running it again would repeat it.
       return swapped.ok || swapped.current === next;
     } catch (err) {
-      if (err instanceof RefLockedError) throw new WriteConflictError(err.message);
+      if (err instanceof RefLockedError) throw new WriteConflictError('another write to this repository holds the lock on main; try again');
       throw err;
     }
   }

@@ -76,7 +76,7 @@ describe('the service process (contract §1)', () => {
       FLAGOPS_DATA_DIR: dataDir,
       FLAGOPS_CONTROL_PORT: String(control),
       FLAGOPS_EVAL_PORT: String(evaluation),
-      FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_processtestadmin000001',
+      FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_processtestadmin0000000000001',
     });
     await waitHealthy(`http://127.0.0.1:${control}/healthz`, child);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -1,10 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WriteConflictError } from '../../src/errors/index.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
+import { removeLeftoverRefLocks } from '../../src/storage/refs.js';
 import { configYaml, git, meta, seedShop, tempDir, track } from './helpers.js';
 
 const enableA = () => ({
@@ -67,26 +68,87 @@ describe('a write interrupted between its object writes and the ref update', () 
 });
 
 describe('a lock on main held by someone else', () => {
-  it('is waited for, then reported as a write conflict, without touching main', async () => {
+  it('is waited for, then reported as a write conflict naming no path, without touching main', async () => {
     const gitdir = join(tempDir(), 'r.git');
     const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 200 }));
     const seeded = await seedShop(repo);
     writeFileSync(join(gitdir, 'refs/heads/main.lock'), '');
-    await expect(repo.update(enableA)).rejects.toBeInstanceOf(WriteConflictError);
+    const attempt = repo.update(enableA);
+    await expect(attempt).rejects.toBeInstanceOf(WriteConflictError);
+    await expect(attempt).rejects.not.toThrow(gitdir);
+    await expect(attempt).rejects.not.toThrow('/');
     expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
     expect(existsSync(join(gitdir, 'refs/heads/main.lock'))).toBe(true);
   });
 
-  it('is removed when stale (left by a crashed process), and the write goes through', async () => {
+  it('is never taken from its holder, however old: git never does, and a slow writer would lose its lock', async () => {
     const gitdir = join(tempDir(), 'r.git');
     const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 200 }));
     const seeded = await seedShop(repo);
     const lock = join(gitdir, 'refs/heads/main.lock');
     writeFileSync(lock, '');
-    const aMinuteAgo = new Date(Date.now() - 60_000);
-    utimesSync(lock, aMinuteAgo, aMinuteAgo);
+    const anHourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(lock, anHourAgo, anHourAgo);
+    await expect(repo.update(enableA)).rejects.toBeInstanceOf(WriteConflictError);
+    expect(existsSync(lock)).toBe(true);
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
+  });
+
+  it('does not fail a kill: the kill waits until the lock is released, then commits', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 200 }));
+    const seeded = await seedShop(repo);
+    const lock = join(gitdir, 'refs/heads/main.lock');
+    writeFileSync(lock, '');
+    const kill = repo.update(() => ({
+      changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' }],
+      meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
+      result: undefined,
+    }));
+    // A config update on another instance gives up meanwhile; the kill is still waiting.
+    const other = track(await FlagRepository.open({ gitdir, lockTimeoutMs: 200 }));
+    await expect(other.update(enableA)).rejects.toBeInstanceOf(WriteConflictError);
+    let settled = false;
+    void kill.finally(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(false);
+    rmSync(lock);
+    const { parent, committed } = await kill;
+    expect({ parent, committed }).toEqual({ parent: seeded, committed: true });
+    expect((await repo.readState()).state.projects.get('shop')!.kills.prod.kills).toHaveProperty('a');
+  });
+});
+
+describe('ref locks left by a crash (removeLeftoverRefLocks, at the start of the process that owns the repository)', () => {
+  it('removes a lock that stays, and names it relative to the repository', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 200 }));
+    const seeded = await seedShop(repo);
+    writeFileSync(join(gitdir, 'refs/heads/main.lock'), '');
+    writeFileSync(join(gitdir, 'packed-refs.lock'), '');
+    expect(await removeLeftoverRefLocks(gitdir, 100)).toEqual([{ file: 'packed-refs.lock' }, { file: 'refs/heads/main.lock' }]);
+    expect(existsSync(join(gitdir, 'refs/heads/main.lock'))).toBe(false);
     const { parent } = await repo.update(enableA);
     expect(parent).toBe(seeded);
-    expect(existsSync(lock)).toBe(false);
+  });
+
+  it('leaves alone a lock its writer releases within the grace period', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    track(await FlagRepository.open({ gitdir, create: true }));
+    const lock = join(gitdir, 'refs/heads/main.lock');
+    writeFileSync(lock, '');
+    const removing = removeLeftoverRefLocks(gitdir, 5_000);
+    rmSync(lock);
+    writeFileSync(lock, 'a new writer');
+    expect(await removing).toEqual([]);
+    expect(existsSync(lock)).toBe(true);
+  });
+
+  it('finds nothing to do in a clean repository', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    await seedShop(track(await FlagRepository.open({ gitdir, create: true })));
+    expect(await removeLeftoverRefLocks(gitdir)).toEqual([]);
   });
 });
