@@ -62,8 +62,8 @@ export interface OpenOptions {
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
   maxAttempts?: number;
   /**
-   * Wait this long for another writer's `refs/heads/main.lock` (default 5 s), then give up with
-   * WriteConflictError. Kills and cleared kills wait as long as it takes: they never fail for a lock.
+   * How long an update waits for its turn and for another writer's `refs/heads/main.lock` (default 5 s)
+   * before it gives up with WriteConflictError; `update(fn, { waitForLock: true })` waits as long as it takes.
    */
   lockTimeoutMs?: number;
   /** fsync objects and the ref (default true). */
@@ -77,6 +77,17 @@ export interface OpenOptions {
 }
 
 const COMMITTER = { name: 'flagops', email: 'flagops@localhost' };
+
+/** What a write that could not get the lock on main answers; no path, as it reaches API callers. */
+const LOCKED_MESSAGE = 'another write to this repository holds the lock on main; try again';
+
+export interface UpdateOptions {
+  /**
+   * Wait for the lock on main as long as it takes, never failing for it (kills and cleared kills). Other
+   * updates give up with WriteConflictError after `lockTimeoutMs`, counted from the call, queue included.
+   */
+  waitForLock?: boolean;
+}
 
 /** The author of a commit is the actor; keys are recognisable by their prefix in the email. */
 export function authorIdentity(actor: Actor, when: Date): GitIdentity {
@@ -143,12 +154,36 @@ export class FlagRepository {
    * update of this instance and compare-and-swap on `main` against everyone else: when `main` moved meanwhile,
    * `fn` runs again on the new head (so it must be safe to re-run; throwing aborts with nothing committed).
    */
-  update<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>): Promise<UpdateResult<T>> {
+  update<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    return this.serialized(() => this.tryUpdate(fn));
+    if (options.waitForLock) return this.serialized(() => this.tryUpdate(fn, Number.POSITIVE_INFINITY));
+    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    return this.serializedUntil(deadline, () => this.tryUpdate(fn, deadline));
   }
 
-  private async tryUpdate<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>): Promise<UpdateResult<T>> {
+  /**
+   * Runs `task` in the queue like `serialized`, but gives up with WriteConflictError if its turn has not come
+   * by `deadline` (an update ahead of it is waiting for a lock: a kill waits as long as it takes). Once
+   * started, the task runs to its end, so a write is never reported failed while it may still commit.
+   */
+  private serializedUntil<T>(deadline: number, task: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let state: 'queued' | 'started' | 'abandoned' = 'queued';
+      const timer = setTimeout(() => {
+        if (state !== 'queued') return;
+        state = 'abandoned';
+        reject(new WriteConflictError(LOCKED_MESSAGE));
+      }, Math.max(0, deadline - Date.now()));
+      this.serialized(async () => {
+        clearTimeout(timer);
+        if (state === 'abandoned') return undefined;
+        state = 'started';
+        return task();
+      }).then((value) => resolve(value as T), reject);
+    });
+  }
+
+  private async tryUpdate<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>, lockDeadline: number): Promise<UpdateResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const head = await this.head();
@@ -165,7 +200,7 @@ export class FlagRepository {
         await batch.done();
         await this.options.beforeRefUpdate?.();
         const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head));
-        if (published && (await this.swapMain(head, commit.oid, change.meta.action))) {
+        if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action))) {
           this.loader.remember(commit.next);
           this.observe(commit.oid, 'local');
           return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
@@ -203,10 +238,9 @@ export class FlagRepository {
     return { oid, next };
   }
 
-  private async swapMain(expected: string | null, next: string, action: CommitMeta['action']): Promise<boolean> {
-    const kill = action === 'kill' || action === 'clear_kill';
+  private async swapMain(expected: string | null, next: string, lockDeadline: number, action: CommitMeta['action']): Promise<boolean> {
     const options = {
-      lockTimeoutMs: kill ? Number.POSITIVE_INFINITY : this.options.lockTimeoutMs,
+      lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
       durable: this.options.durable,
       onWaiting: (waitedMs: number) =>
         this.logger.warn(`a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`, {
@@ -219,7 +253,7 @@ export class FlagRepository {
       // main to it before we get here. The change is on main exactly once; running it again would repeat it.
       return swapped.ok || swapped.current === next;
     } catch (err) {
-      if (err instanceof RefLockedError) throw new WriteConflictError('another write to this repository holds the lock on main; try again');
+      if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
       throw err;
     }
   }

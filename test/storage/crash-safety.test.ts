@@ -94,30 +94,35 @@ describe('a lock on main held by someone else', () => {
     expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
   });
 
-  it('does not fail a kill: the kill waits until the lock is released, then commits', async () => {
+  it('does not fail a kill (waitForLock): the kill waits until the lock is released, then commits', async () => {
     const gitdir = join(tempDir(), 'r.git');
     const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 200 }));
     const seeded = await seedShop(repo);
     const lock = join(gitdir, 'refs/heads/main.lock');
     writeFileSync(lock, '');
-    const kill = repo.update(() => ({
-      changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' }],
-      meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
-      result: undefined,
-    }));
-    // A config update on another instance gives up meanwhile; the kill is still waiting.
-    const other = track(await FlagRepository.open({ gitdir, lockTimeoutMs: 200 }));
-    await expect(other.update(enableA)).rejects.toBeInstanceOf(WriteConflictError);
+    const kill = repo.update(
+      () => ({
+        changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' }],
+        meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
+        result: undefined,
+      }),
+      { waitForLock: true },
+    );
     let settled = false;
     void kill.finally(() => {
       settled = true;
     });
-    await new Promise((resolve) => setImmediate(resolve));
+    // Other writes give up after their bound: one queued behind the waiting kill, one of another instance.
+    await expect(repo.update(enableA)).rejects.toThrow(new WriteConflictError('another write to this repository holds the lock on main; try again'));
+    const other = track(await FlagRepository.open({ gitdir, lockTimeoutMs: 200 }));
+    await expect(other.update(enableA)).rejects.toBeInstanceOf(WriteConflictError);
     expect(settled).toBe(false);
     rmSync(lock);
     const { parent, committed } = await kill;
     expect({ parent, committed }).toEqual({ parent: seeded, committed: true });
     expect((await repo.readState()).state.projects.get('shop')!.kills.prod.kills).toHaveProperty('a');
+    // The queued update that gave up never ran: main holds the kill only.
+    expect(git(gitdir, 'rev-list', '--count', 'main')).toBe('2');
   });
 });
 
