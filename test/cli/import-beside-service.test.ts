@@ -78,5 +78,8 @@ describe('flagops import beside a running service', () => {
     expect(checkout.environments.prod).toMatchObject({ killed: true, killedBy: agentPrefix });
     // The sample's own prod kill (search-ranking) is not applied to a project that exists.
     expect((await shopFlag('search-ranking')).environments.prod.killed).toBe(false);
+    const banner = await shopFlag('holiday-banner');
+    const bannerTrail = (await admin.get(`/api/v1/audit?flagId=${banner.id}`)).body.entries as Json[];
+    expect(bannerTrail.map((e) => [e.id, e.action, e.actor.name])).toEqual([[commit, 'flag_create', 'alice']]);
   });
 });
