@@ -1,16 +1,17 @@
 #!/usr/bin/env node
-import { type Config, ConfigError, loadConfig } from './config/config.js';
-import { createLogger } from './log/logger.js';
+import { ConfigError, loadConfig } from './config/config.js';
+import { createLogger, type Logger } from './log/logger.js';
 import { StartupError } from './process/startup-error.js';
 import { type Service, startService } from './service.js';
 
 /** `npm start`: control plane and evaluation API in one process (contract §1). */
 async function main(): Promise<void> {
-  let config: Config;
+  let logger: Logger;
   let service: Service;
   try {
-    config = loadConfig();
-    service = await startService(config, createLogger({ level: config.logLevel }));
+    const config = loadConfig();
+    logger = createLogger({ level: config.logLevel });
+    service = await startService(config, logger);
   } catch (err) {
     // A setting to change or a directory or port in use: the message says which, a stack trace would not.
     if (err instanceof ConfigError || err instanceof StartupError) {
@@ -19,7 +20,6 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = createLogger({ level: config.logLevel });
   const shutdown = (signal: string) => {
     logger.info('stopping', { signal });
     service.stop().then(

@@ -10,6 +10,8 @@ export const LOCK_FILE = 'flagops.lock';
 /** What the lock file holds: enough to tell a running holder from a dead one whose pid was handed on. */
 export interface LockHolder {
   pid: number;
+  /** What holds it: `flagops service`, `flagops eval replica`. */
+  what?: string;
   /** The holder's start time in clock ticks since boot (Linux `/proc/<pid>/stat`), when known. */
   processStart?: number;
   /** The kernel's boot id (Linux), when known: a lock from before a reboot is always stale. */
@@ -58,7 +60,7 @@ export class DataDirLock {
   static acquire(dataDir: string, options: DataDirLockOptions): DataDirLock {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = path.join(dataDir, LOCK_FILE);
-    const mine = ownHolder();
+    const mine = ownHolder(options.what);
     for (let attempt = 0; attempt < 10; attempt++) {
       if (createExclusive(file, mine)) {
         heldHere.add(file);
@@ -101,7 +103,7 @@ export class DataDirLock {
 
 function inUse(dataDir: string, holder: LockHolder, options: DataDirLockOptions): StartupError {
   return new StartupError(
-    `the data directory ${dataDir} is in use by another ${options.what} (pid ${holder.pid}); stop that one first, or set ${options.setting} to another directory`,
+    `the data directory ${dataDir} is in use by another ${holder.what ?? options.what} (pid ${holder.pid}); stop that one first, or set ${options.setting} to another directory`,
   );
 }
 
@@ -166,8 +168,8 @@ function isRunning(holder: LockHolder, file: string): boolean {
   return true;
 }
 
-function ownHolder(): LockHolder {
-  const holder: LockHolder = { pid: process.pid, token: randomBytes(12).toString('hex'), startedAt: new Date().toISOString() };
+function ownHolder(what: string): LockHolder {
+  const holder: LockHolder = { pid: process.pid, what, token: randomBytes(12).toString('hex'), startedAt: new Date().toISOString() };
   const start = processStart(process.pid);
   const bootId = readBootId();
   if (start !== undefined) holder.processStart = start;

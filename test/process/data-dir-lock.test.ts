@@ -43,6 +43,16 @@ describe('the data directory lock', () => {
     DataDirLock.acquire(dir, options().options).release();
   });
 
+  it('names what holds it, whichever program asks', () => {
+    const dir = dataDir();
+    const replica = DataDirLock.acquire(dir, { ...options().options, what: 'flagops eval replica', setting: '--data-dir' });
+    try {
+      expect(() => DataDirLock.assertFree(dir, options().options)).toThrow(`is in use by another flagops eval replica (pid ${process.pid}); stop that one first, or set FLAGOPS_DATA_DIR`);
+    } finally {
+      replica.release();
+    }
+  });
+
   it('creates a missing data directory owner-only, and its lock file 0600', () => {
     const dir = path.join(dataDir(), 'new', 'data');
     const lock = DataDirLock.acquire(dir, options().options);
