@@ -62,8 +62,9 @@ export interface OpenOptions {
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
   maxAttempts?: number;
   /**
-   * How long an update waits for its turn and for another writer's `refs/heads/main.lock` (default 5 s)
-   * before it gives up with WriteConflictError; `update(fn, { waitForLock: true })` waits as long as it takes.
+   * How long an update waits for another writer's `refs/heads/main.lock` (default 5 s, counted from the call,
+   * so also while queued behind an update that waits for it) before it gives up with WriteConflictError;
+   * `update(fn, { waitForLock: true })` waits as long as it takes.
    */
   lockTimeoutMs?: number;
   /** fsync objects and the ref (default true). */
@@ -84,7 +85,8 @@ const LOCKED_MESSAGE = 'another write to this repository holds the lock on main;
 export interface UpdateOptions {
   /**
    * Wait for the lock on main as long as it takes, never failing for it (kills and cleared kills). Other
-   * updates give up with WriteConflictError after `lockTimeoutMs`, counted from the call, queue included.
+   * updates give up with WriteConflictError after `lockTimeoutMs`, counted from the call: waiting for the
+   * lock, or queued behind an update that waits for it.
    */
   waitForLock?: boolean;
 }
@@ -106,6 +108,8 @@ export class FlagRepository {
   private watcher: RefWatcher | undefined;
   private watching: Promise<void> | undefined;
   private closed = false;
+  /** True while the running update waits for a `main.lock` someone else holds. */
+  private blockedByLock = false;
 
   private constructor(
     readonly gitdir: string,
@@ -162,18 +166,24 @@ export class FlagRepository {
   }
 
   /**
-   * Runs `task` in the queue like `serialized`, but gives up with WriteConflictError if its turn has not come
-   * by `deadline` (an update ahead of it is waiting for a lock: a kill waits as long as it takes). Once
-   * started, the task runs to its end, so a write is never reported failed while it may still commit.
+   * Runs `task` in the queue like `serialized`, but gives up with WriteConflictError when, past `deadline`,
+   * its turn has not come while the update ahead of it waits for someone else's lock (a kill waits as long as
+   * it takes). A queue that is merely long is waited for. Once started, the task runs to its end, so a write
+   * is never reported failed while it may still commit.
    */
   private serializedUntil<T>(deadline: number, task: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       let state: 'queued' | 'started' | 'abandoned' = 'queued';
-      const timer = setTimeout(() => {
+      const check = () => {
         if (state !== 'queued') return;
+        if (!this.blockedByLock) {
+          timer = setTimeout(check, 100);
+          return;
+        }
         state = 'abandoned';
         reject(new WriteConflictError(LOCKED_MESSAGE));
-      }, Math.max(0, deadline - Date.now()));
+      };
+      let timer = setTimeout(check, Math.max(0, deadline - Date.now()));
       this.serialized(async () => {
         clearTimeout(timer);
         if (state === 'abandoned') return undefined;
@@ -242,10 +252,13 @@ export class FlagRepository {
     const options = {
       lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
       durable: this.options.durable,
-      onWaiting: (waitedMs: number) =>
+      onWaiting: (waitedMs: number) => {
+        this.blockedByLock = true;
+        if (waitedMs === 0) return;
         this.logger.warn(`a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`, {
           waitedMs,
-        }),
+        });
+      },
     };
     try {
       const swapped = await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options);
@@ -255,6 +268,8 @@ export class FlagRepository {
     } catch (err) {
       if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
       throw err;
+    } finally {
+      this.blockedByLock = false;
     }
   }
 

@@ -30,9 +30,9 @@
  *   (`refs/heads/main.lock`), so a push or another process landing meanwhile is never overwritten: `fn`
  *   runs again on the new head (it must be safe to re-run; throwing, e.g. VersionConflictError, aborts with
  *   nothing committed). After `maxAttempts` (10) runs: WriteConflictError.
- * - A lock is never taken from its holder. An update waits `lockTimeoutMs` (5 s, its turn in the queue
- *   included) and then gives up with WriteConflictError; `update(fn, { waitForLock: true })` (kills) waits as
- *   long as it takes, logging every 5 s. Locks a crash left are removed by the process that owns the data
+ * - A lock is never taken from its holder. An update waits for it up to `lockTimeoutMs` (5 s from the call,
+ *   also while queued behind an update that waits for it) and then gives up with WriteConflictError;
+ *   `update(fn, { waitForLock: true })` (kills) waits as long as it takes, logging every 5 s. Locks a crash left are removed by the process that owns the data
  *   directory, at its start (`RepositoryRegistry.removeLeftoverLocks`).
  * - Every changed file is parsed first; any issue, or a cross-file issue the change would introduce:
  *   InvalidInputError naming the file and JSON path, nothing committed.

@@ -58,7 +58,7 @@ export interface RefLockOptions {
    * (`removeLeftoverRefLocks`, at start).
    */
   lockTimeoutMs?: number;
-  /** Called every `waitingEveryMs` (default 5 s) while the wait goes on: to say in the log who is waiting. */
+  /** Called when the lock is first found held (`waitedMs` 0), then every `waitingEveryMs` (default 5 s) of waiting. */
   onWaiting?: (waitedMs: number) => void;
   waitingEveryMs?: number;
   /** fsync the new ref value before renaming it into place (default true). */
@@ -108,7 +108,7 @@ async function acquireLock(ref: string, lockPath: string, options: RefLockOption
   const started = Date.now();
   const deadline = started + (options.lockTimeoutMs ?? 5_000);
   const waitingEvery = options.waitingEveryMs ?? 5_000;
-  let nextWaitingCall = started + waitingEvery;
+  let nextWaitingCall = started;
   let delay = 1;
   for (;;) {
     try {

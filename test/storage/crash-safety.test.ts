@@ -126,6 +126,24 @@ describe('a lock on main held by someone else', () => {
   });
 });
 
+describe('a long queue of updates, with no lock held by anyone else', () => {
+  it('is waited for past lockTimeoutMs: only a lock held elsewhere makes a write give up', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, lockTimeoutMs: 20 }));
+    await seedShop(repo);
+    const slow = (version: number) => async () => {
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      return {
+        changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: version % 2 === 0, version }) }],
+        meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
+        result: version,
+      };
+    };
+    const results = await Promise.all([2, 3, 4, 5, 6, 7].map((v) => repo.update(slow(v))));
+    expect(results.map((r) => r.committed)).toEqual([true, true, true, true, true, true]);
+  });
+});
+
 describe('ref locks left by a crash (removeLeftoverRefLocks, at the start of the process that owns the repository)', () => {
   it('removes a lock that stays, and names it relative to the repository', async () => {
     const gitdir = join(tempDir(), 'r.git');
