@@ -1,22 +1,25 @@
 #!/usr/bin/env node
-import { type Config, ConfigError, loadConfig } from './config/config.js';
-import { createLogger } from './log/logger.js';
-import { startService } from './service.js';
+import { ConfigError, loadConfig } from './config/config.js';
+import { createLogger, type Logger } from './log/logger.js';
+import { StartupError } from './process/startup-error.js';
+import { type Service, startService } from './service.js';
 
 /** `npm start`: control plane and evaluation API in one process (contract §1). */
 async function main(): Promise<void> {
-  let config: Config;
+  let logger: Logger;
+  let service: Service;
   try {
-    config = loadConfig();
+    const config = loadConfig();
+    logger = createLogger({ level: config.logLevel });
+    service = await startService(config, logger);
   } catch (err) {
-    if (err instanceof ConfigError) {
+    // A setting to change or a directory or port in use: the message says which, a stack trace would not.
+    if (err instanceof ConfigError || err instanceof StartupError) {
       process.stderr.write(`flagops: ${err.message}\n`);
-      process.exit(2);
+      process.exit(err instanceof StartupError ? err.exitCode : 2);
     }
     throw err;
   }
-  const logger = createLogger({ level: config.logLevel });
-  const service = await startService(config, logger);
   const shutdown = (signal: string) => {
     logger.info('stopping', { signal });
     service.stop().then(

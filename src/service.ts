@@ -1,6 +1,7 @@
 import path from 'node:path';
 import type Router from '@koa/router';
 import { AuditRegistry } from './audit/audit-registry.js';
+import { checkBootstrapEntry } from './auth/bootstrap-entry.js';
 import { KeyService } from './auth/key-service.js';
 import type { Config } from './config/config.js';
 import { createControlApp } from './control-plane/control-app.js';
@@ -11,9 +12,12 @@ import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
 import { ensureFirstAdminKey } from './first-run.js';
 import { registerGitHttp } from './git-http/git-http-routes.js';
-import { listen, type RunningServer } from './http/serve.js';
+import type { RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
+import { type BoundPort, bindPort } from './process/bind-port.js';
+import { DataDirLock } from './process/data-dir-lock.js';
+import { StartupError } from './process/startup-error.js';
 import { RemoteMode } from './remote/remote-mode.js';
 import { replicaUpstream } from './replica/upstream/replica-routes.js';
 import { EvaluationCounter } from './stats/evaluation-counter.js';
@@ -31,10 +35,49 @@ export interface Service {
 
 /**
  * The composition root: the one place that wires storage, credentials, the evaluation server, the kill fast
- * path and the control plane together. Both ports listen at once and answer /healthz 503 until every
+ * path and the control plane together.
+ *
+ * Start-up order: settings are checked, then the data directory's lock is looked at and both ports are
+ * bound, and only then is anything written, so a second service on the same directory or a port in use stops
+ * the start with a StartupError and an untouched directory. Both ports answer /healthz 503 until every
  * organisation's current snapshot is served.
  */
 export async function startService(config: Config, logger: Logger): Promise<Service> {
+  for (const [i, pair] of config.bootstrapKeys.entries()) checkBootstrapEntry(pair.org, pair.key, i);
+  const lockOptions = { what: 'flagops service', setting: 'FLAGOPS_DATA_DIR', logger };
+  DataDirLock.assertFree(config.dataDir, lockOptions);
+  const ports = await bindPorts(config);
+  let lock: DataDirLock;
+  try {
+    lock = DataDirLock.acquire(config.dataDir, lockOptions);
+  } catch (err) {
+    await Promise.all(ports.map((p) => p.running.close()));
+    throw err;
+  }
+  try {
+    return await startOnLockedDirectory(config, logger, ports, lock);
+  } catch (err) {
+    await Promise.all(ports.map((p) => p.running.close()));
+    lock.release();
+    throw err;
+  }
+}
+
+/** Binds the control port, then the evaluation port; a failure closes what was bound. */
+async function bindPorts(config: Config): Promise<[BoundPort, BoundPort]> {
+  if (config.controlPort !== 0 && config.controlPort === config.evalPort) {
+    throw new StartupError(`FLAGOPS_CONTROL_PORT and FLAGOPS_EVAL_PORT are both ${config.controlPort}; give them different ports`, 2);
+  }
+  const control = await bindPort(config.host, config.controlPort, { port: 'FLAGOPS_CONTROL_PORT', host: 'FLAGOPS_HOST' });
+  try {
+    return [control, await bindPort(config.host, config.evalPort, { port: 'FLAGOPS_EVAL_PORT', host: 'FLAGOPS_HOST' })];
+  } catch (err) {
+    await control.running.close();
+    throw err;
+  }
+}
+
+async function startOnLockedDirectory(config: Config, logger: Logger, ports: [BoundPort, BoundPort], lock: DataDirLock): Promise<Service> {
   const keys = await KeyService.open({ dataDir: config.dataDir });
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
@@ -45,8 +88,11 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   let remote: RemoteMode | undefined;
   const publish = (gitdir: string, commit: string, parent: string | null) => (remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true));
   const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger, gcEveryCommits: config.gitGcCommits, ...(config.gitRemote ? { repository: { publish } } : {}) });
+  // This service alone owns the data directory, so a ref lock there now is a leftover of its own crash.
+  const owned = new Set([...keys.organisations().map((o) => o.name), ...(remoteOrg ? [remoteOrg] : [])]);
+  await Promise.all([...owned].map((org) => repos.removeLeftoverLocks(org)));
   if (config.gitRemote) {
-    if (!remoteOrg) throw new Error('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS');
+    if (!remoteOrg) throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
     remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
   }
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
@@ -72,10 +118,11 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
     [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
-  const servers: RunningServer[] = [];
+  const [controlPort, evalPort] = ports;
+  controlPort.serve(controlApp);
+  evalPort.serve(evalApp, evalFastPath(evalDeps));
+  const servers: RunningServer[] = [controlPort.running, evalPort.running];
   try {
-    servers.push(await listen(controlApp, config.host, config.controlPort));
-    servers.push(await listen(evalApp, config.host, config.evalPort, evalFastPath(evalDeps)));
     if (remote) {
       await repos.get(remote.org);
       await remote.start(); // fetch before serving: the remote is the truth
@@ -86,11 +133,13 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       await holder.add(org.name, repo);
       await audit.get(org.name); // build the audit index now, not on the first request
     }
+    lock.verify();
   } catch (err) {
+    // startService closes the ports and releases the lock.
     streams.close();
     replication.close();
     remote?.close();
-    await Promise.all(servers.map((s) => s.close()));
+    await dashboard.close();
     holder.close();
     await audit.closeAll();
     await counter.close();
@@ -119,6 +168,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
         await audit.closeAll();
         await counter.close();
         await repos.closeAll();
+        lock.release();
         logger.info('flagops stopped');
       })();
       return stopping;

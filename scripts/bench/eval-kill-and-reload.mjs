@@ -18,7 +18,7 @@ const PUSHES = Number(process.env.BENCH_PUSHES ?? 20);
 async function withService(fn) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-kill-'));
   const service = await startService(
-    { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbench000001' }], planProjectLimit: 25, logLevel: 'error' },
+    { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }], planProjectLimit: 25, logLevel: 'error' },
     silentLogger,
   );
   try {

@@ -32,7 +32,7 @@ if (process.argv[2] === '--child') {
   const { KillSwitch } = await load('kill/kill-switch.js');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-sdk-'));
   const service = await startService(
-    { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbench000001' }], planProjectLimit: 25, logLevel: 'error' },
+    { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }], planProjectLimit: 25, logLevel: 'error' },
     silentLogger,
   );
   const repo = await service.repos.get('bench');

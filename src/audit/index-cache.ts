@@ -10,7 +10,7 @@ import { EntryLog } from './entry-log.js';
  * It is only a cache: the entries of a commit follow from the commit, so a missing, unreadable or outdated
  * file just means reading more of the log. Bump FORMAT whenever the rules that describe a commit change.
  */
-const FORMAT = 1;
+const FORMAT = 2;
 
 interface CacheFile {
   format: number;
@@ -43,7 +43,7 @@ export async function writeIndexCache(file: string, log: EntryLog): Promise<void
   await mkdir(dirname(file), { recursive: true });
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   try {
-    await writeFile(tmp, JSON.stringify(cache));
+    await writeFile(tmp, JSON.stringify(cache), { mode: 0o600 });
     await rename(tmp, file);
   } catch (err) {
     await unlink(tmp).catch(() => {});

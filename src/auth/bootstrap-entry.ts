@@ -3,8 +3,12 @@ import { KIND_PREFIX, type KeyKind, isOrgName, keyPrefix, kindOfKey, secretOf } 
 
 /** Longer keys are refused everywhere, so nobody can make us hash megabytes per request. */
 export const MAX_SECRET_LENGTH = 256;
-/** Below this many secret characters a bootstrap key is accepted with a warning. */
-export const RECOMMENDED_SECRET_LENGTH = 16;
+/** Fewer secret characters than this and a bootstrap key is refused: a hand-made key must still resist guessing. */
+export const MIN_BOOTSTRAP_SECRET_LENGTH = 24;
+/** What generated keys have, and what the error recommends. */
+export const RECOMMENDED_SECRET_LENGTH = 32;
+/** A secret made of fewer different characters than this is accepted with a warning: it looks typed, not random. */
+const MIN_DISTINCT_CHARACTERS = 10;
 
 export interface BootstrapEntry {
   org: string;
@@ -36,13 +40,17 @@ export function checkBootstrapEntry(org: string, key: string, index: number): Bo
     );
   }
   const secret = secretOf(key);
-  if (secret.length === 0) throw new ConfigError(`${where} (organisation ${org}): the key has nothing after its ${KIND_PREFIX[kind]} prefix`);
+  if (secret.length < MIN_BOOTSTRAP_SECRET_LENGTH) {
+    throw new ConfigError(
+      `${where} (organisation ${org}): the key has ${secret.length} characters after its ${KIND_PREFIX[kind]} prefix; a bootstrap key needs at least ${MIN_BOOTSTRAP_SECRET_LENGTH} (${RECOMMENDED_SECRET_LENGTH} random ones recommended, e.g. ${KIND_PREFIX[kind]}$(openssl rand -hex 16))`,
+    );
+  }
   if (secret.length > MAX_SECRET_LENGTH) throw new ConfigError(`${where} (organisation ${org}): the key is longer than ${MAX_SECRET_LENGTH} characters after its prefix`);
   if (!PRINTABLE.test(secret)) throw new ConfigError(`${where} (organisation ${org}): the key may contain only printable ASCII characters, no spaces`);
   const prefix = keyPrefix(key);
   const entry: BootstrapEntry = { org, key, kind, prefix };
-  if (secret.length < RECOMMENDED_SECRET_LENGTH) {
-    entry.warning = `bootstrap key ${prefix}… of organisation ${org} has only ${secret.length} characters after its prefix; use at least ${RECOMMENDED_SECRET_LENGTH} random ones (32 recommended)`;
+  if (new Set(secret).size < MIN_DISTINCT_CHARACTERS) {
+    entry.warning = `bootstrap key ${prefix}… of organisation ${org} uses only ${new Set(secret).size} different characters after its prefix; use random ones (${RECOMMENDED_SECRET_LENGTH} recommended)`;
   }
   return entry;
 }

@@ -64,6 +64,7 @@ export class KillSwitch {
   private async change(request: KillRequest, edit: (kills: KillsFile, at: Date) => KillsFile | null): Promise<KillOutcome> {
     const { repo, projectSlug: slug, flagKey, environment: env } = request;
     let written: KillsFile | null = null;
+    // A kill never fails because someone holds the lock on main: it waits for it.
     const outcome = await repo.update((state) => {
       const project = state.projects.get(slug);
       if (!project?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
@@ -75,7 +76,7 @@ export class KillSwitch {
         meta: this.meta(request, action),
         result: null,
       };
-    });
+    }, { waitForLock: true });
     if (!outcome.committed || written === null || outcome.commit === null) {
       return { changed: false, commit: outcome.commit, state: outcome.state };
     }

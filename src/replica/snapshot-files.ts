@@ -20,7 +20,7 @@ export class SnapshotFiles {
 
   async save(org: string, body: ViewBody): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    await writeFileAtomic(this.file(body.projectId, body.environment), JSON.stringify({ org, view: body }), 0o644);
+    await writeFileAtomic(this.file(body.projectId, body.environment), JSON.stringify({ org, view: body }), 0o600);
   }
 
   async remove(projectId: string, env: string): Promise<void> {

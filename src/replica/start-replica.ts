@@ -1,6 +1,7 @@
 import { StreamHub } from '../eval-server/stream/stream-hub.js';
-import { listen } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
+import { bindPort } from '../process/bind-port.js';
+import { DataDirLock } from '../process/data-dir-lock.js';
 import { createReplicaApp, replicaFastPath } from './replica-app.js';
 import { ReplicaCounts } from './replica-counts.js';
 import { ReplicaHolder } from './replica-holder.js';
@@ -31,30 +32,56 @@ export interface Replica {
   stop(): Promise<void>;
 }
 
-/** An evaluation replica (docs/deployment.md): the evaluation API, fed by a control plane it follows. */
+/**
+ * An evaluation replica (docs/deployment.md): the evaluation API, fed by a control plane it follows. Like the
+ * service, one replica per data directory, and its port is bound before anything is written there.
+ */
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { logger } = options;
+  const lockOptions = { what: 'flagops eval replica', setting: '--data-dir', logger };
+  DataDirLock.assertFree(options.dataDir, lockOptions);
+  const bound = await bindPort(options.host, options.port, { port: '--port (or FLAGOPS_EVAL_PORT)', host: '--host (or FLAGOPS_HOST)' });
+  let lock: DataDirLock;
+  try {
+    lock = DataDirLock.acquire(options.dataDir, lockOptions);
+  } catch (err) {
+    await bound.running.close();
+    throw err;
+  }
   const upstream = new UpstreamClient({ origin: options.upstream, token: options.token });
   const holder = new ReplicaHolder();
-  const keys = await ReplicaKeys.open(options.dataDir, upstream);
-  const files = new SnapshotFiles(options.dataDir);
-  const sync = new ReplicaSync(upstream, holder, files, keys, logger, options);
   const counts = new ReplicaCounts(upstream, logger);
-  const hub = new StreamHub(holder, { logger });
+  let sync: ReplicaSync | undefined;
+  let hub: StreamHub | undefined;
+  try {
+    const keys = await ReplicaKeys.open(options.dataDir, upstream);
+    const files = new SnapshotFiles(options.dataDir);
+    sync = new ReplicaSync(upstream, holder, files, keys, logger, options);
+    hub = new StreamHub(holder, { logger });
 
-  await sync.start();
-  if (!(await sync.synced(options.startTimeoutMs ?? 5_000))) {
-    logger.warn('control plane not reachable at start; serving the snapshots saved on disk', { upstream: options.upstream, views: holder.entries().length });
+    await sync.start();
+    if (!(await sync.synced(options.startTimeoutMs ?? 5_000))) {
+      logger.warn('control plane not reachable at start; serving the snapshots saved on disk', { upstream: options.upstream, views: holder.entries().length });
+    }
+    counts.start(options.countsIntervalMs ?? 2_000);
+
+    const status = sync.status;
+    const health = () => {
+      const { connected, lastSyncAt } = status;
+      if (!connected && holder.entries().length === 0) return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
+      return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
+    };
+    const appDeps = { holder, keys, counts, hub, logger, health };
+    bound.serve(createReplicaApp(appDeps), replicaFastPath(appDeps));
+  } catch (err) {
+    hub?.close();
+    await bound.running.close();
+    await sync?.close();
+    await counts.close();
+    lock.release();
+    throw err;
   }
-  counts.start(options.countsIntervalMs ?? 2_000);
-
-  const health = () => {
-    const { connected, lastSyncAt } = sync.status;
-    if (!connected && holder.entries().length === 0) return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
-    return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
-  };
-  const appDeps = { holder, keys, counts, hub, logger, health };
-  const server = await listen(createReplicaApp(appDeps), options.host, options.port, replicaFastPath(appDeps));
+  const server = bound.running;
   logger.info('replica started', { url: server.url, upstream: options.upstream });
 
   let stopping: Promise<void> | undefined;
@@ -68,6 +95,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
         await server.close();
         await sync.close();
         await counts.close();
+        lock.release();
       })();
       return stopping;
     },

@@ -61,7 +61,11 @@ export interface OpenOptions {
   publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
   maxAttempts?: number;
-  /** Wait this long for another writer's `refs/heads/main.lock`. */
+  /**
+   * How long an update waits for another writer's `refs/heads/main.lock` (default 5 s, counted from the call,
+   * so also while queued behind an update that waits for it) before it gives up with WriteConflictError;
+   * `update(fn, { waitForLock: true })` waits as long as it takes.
+   */
   lockTimeoutMs?: number;
   /** fsync objects and the ref (default true). */
   durable?: boolean;
@@ -74,6 +78,18 @@ export interface OpenOptions {
 }
 
 const COMMITTER = { name: 'flagops', email: 'flagops@localhost' };
+
+/** What a write that could not get the lock on main answers; no path, as it reaches API callers. */
+const LOCKED_MESSAGE = 'another write to this repository holds the lock on main; try again';
+
+export interface UpdateOptions {
+  /**
+   * Wait for the lock on main as long as it takes, never failing for it (kills and cleared kills). Other
+   * updates give up with WriteConflictError after `lockTimeoutMs`, counted from the call: waiting for the
+   * lock, or queued behind an update that waits for it.
+   */
+  waitForLock?: boolean;
+}
 
 /** The author of a commit is the actor; keys are recognisable by their prefix in the email. */
 export function authorIdentity(actor: Actor, when: Date): GitIdentity {
@@ -92,6 +108,8 @@ export class FlagRepository {
   private watcher: RefWatcher | undefined;
   private watching: Promise<void> | undefined;
   private closed = false;
+  /** True while the running update waits for a `main.lock` someone else holds. */
+  private blockedByLock = false;
 
   private constructor(
     readonly gitdir: string,
@@ -140,12 +158,42 @@ export class FlagRepository {
    * update of this instance and compare-and-swap on `main` against everyone else: when `main` moved meanwhile,
    * `fn` runs again on the new head (so it must be safe to re-run; throwing aborts with nothing committed).
    */
-  update<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>): Promise<UpdateResult<T>> {
+  update<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    return this.serialized(() => this.tryUpdate(fn));
+    if (options.waitForLock) return this.serialized(() => this.tryUpdate(fn, Number.POSITIVE_INFINITY));
+    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    return this.serializedUntil(deadline, () => this.tryUpdate(fn, deadline));
   }
 
-  private async tryUpdate<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>): Promise<UpdateResult<T>> {
+  /**
+   * Runs `task` in the queue like `serialized`, but gives up with WriteConflictError when, past `deadline`,
+   * its turn has not come while the update ahead of it waits for someone else's lock (a kill waits as long as
+   * it takes). A queue that is merely long is waited for. Once started, the task runs to its end, so a write
+   * is never reported failed while it may still commit.
+   */
+  private serializedUntil<T>(deadline: number, task: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let state: 'queued' | 'started' | 'abandoned' = 'queued';
+      const check = () => {
+        if (state !== 'queued') return;
+        if (!this.blockedByLock) {
+          timer = setTimeout(check, 100);
+          return;
+        }
+        state = 'abandoned';
+        reject(new WriteConflictError(LOCKED_MESSAGE));
+      };
+      let timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+      this.serialized(async () => {
+        clearTimeout(timer);
+        if (state === 'abandoned') return undefined;
+        state = 'started';
+        return task();
+      }).then((value) => resolve(value as T), reject);
+    });
+  }
+
+  private async tryUpdate<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>, lockDeadline: number): Promise<UpdateResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const head = await this.head();
@@ -162,7 +210,7 @@ export class FlagRepository {
         await batch.done();
         await this.options.beforeRefUpdate?.();
         const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head));
-        if (published && (await this.swapMain(head, commit.oid))) {
+        if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action))) {
           this.loader.remember(commit.next);
           this.observe(commit.oid, 'local');
           return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
@@ -200,16 +248,28 @@ export class FlagRepository {
     return { oid, next };
   }
 
-  private async swapMain(expected: string | null, next: string): Promise<boolean> {
+  private async swapMain(expected: string | null, next: string, lockDeadline: number, action: CommitMeta['action']): Promise<boolean> {
+    const options = {
+      lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
+      durable: this.options.durable,
+      onWaiting: (waitedMs: number) => {
+        this.blockedByLock = true;
+        if (waitedMs === 0) return;
+        this.logger.warn(`a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`, {
+          waitedMs,
+        });
+      },
+    };
     try {
-      const options = { lockTimeoutMs: this.options.lockTimeoutMs, durable: this.options.durable };
       const swapped = await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options);
       // Already at our commit: in remote mode a poll can fetch what `publish` just pushed and fast-forward
       // main to it before we get here. The change is on main exactly once; running it again would repeat it.
       return swapped.ok || swapped.current === next;
     } catch (err) {
-      if (err instanceof RefLockedError) throw new WriteConflictError(err.message);
+      if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
       throw err;
+    } finally {
+      this.blockedByLock = false;
     }
   }
 

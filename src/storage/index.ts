@@ -30,14 +30,17 @@
  *   (`refs/heads/main.lock`), so a push or another process landing meanwhile is never overwritten: `fn`
  *   runs again on the new head (it must be safe to re-run; throwing, e.g. VersionConflictError, aborts with
  *   nothing committed). After `maxAttempts` (10) runs: WriteConflictError.
+ * - A lock is never taken from its holder. An update waits for it up to `lockTimeoutMs` (5 s from the call,
+ *   also while queued behind an update that waits for it) and then gives up with WriteConflictError;
+ *   `update(fn, { waitForLock: true })` (kills) waits as long as it takes, logging every 5 s. Locks a crash left are removed by the process that owns the data
+ *   directory, at its start (`RepositoryRegistry.removeLeftoverLocks`).
  * - Every changed file is parsed first; any issue, or a cross-file issue the change would introduce:
  *   InvalidInputError naming the file and JSON path, nothing committed.
  * - Changes that leave the tree as it is make no commit: the result has `committed: false` and `commit`
  *   is the unchanged head.
  * - Objects are written atomically (temp file + rename, fsync) before the ref, so a crash at any point
- *   leaves `main` at the last complete commit and a repository `git fsck` accepts. A `main.lock` older
- *   than 10 s is taken for a crashed writer's and removed. `beforeRefUpdate` (an open option) runs between
- *   the two, for tests that simulate the crash.
+ *   leaves `main` at the last complete commit and a repository `git fsck` accepts. `beforeRefUpdate` (an
+ *   open option) runs between the two, for tests that simulate the crash.
  * - Returns `{ commit, parent, committed, result, state }`: `state` is the new commit's.
  * - Listeners of `onMainMoved` hear our own commits synchronously, before `update` resolves.
  *
@@ -54,7 +57,7 @@
  */
 export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage } from './commit-message.js';
 export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
-export { type Change, FlagRepository, type MainMoved, type OpenOptions, type UpdateResult, authorIdentity } from './flag-repository.js';
+export { type Change, FlagRepository, type MainMoved, type OpenOptions, type UpdateOptions, type UpdateResult, authorIdentity } from './flag-repository.js';
 export type { GitIdentity } from './git-objects.js';
 export type { ChangedPath, ChangeType, CommitInfo } from './history.js';
 export type { FileChange } from './prepare-change.js';

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, type Dirent, type Stats, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fsync } from './fsync.js';
 
@@ -51,17 +51,27 @@ async function readIfExists(path: string): Promise<string | null> {
 }
 
 export interface RefLockOptions {
-  /** How long to wait for another writer's `<ref>.lock` to go away. */
+  /**
+   * How long to wait for another writer's `<ref>.lock` to go away (default 5 s); Infinity waits as long as it
+   * takes. A lock is never taken from its holder: git holds one for milliseconds, so a lock that stays is a
+   * slow writer's, or a crashed one's, which only the process that owns the repository may remove
+   * (`removeLeftoverRefLocks`, at start).
+   */
   lockTimeoutMs?: number;
-  /** A lock older than this (default 10 s; git holds one for milliseconds) was left by a crashed process: removed. */
-  staleLockMs?: number;
+  /** Called when the lock is first found held (`waitedMs` 0), then every `waitingEveryMs` (default 5 s) of waiting. */
+  onWaiting?: (waitedMs: number) => void;
+  waitingEveryMs?: number;
   /** fsync the new ref value before renaming it into place (default true). */
   durable?: boolean;
 }
 
 export class RefLockedError extends Error {
-  constructor(readonly lockPath: string) {
-    super(`${lockPath} is held by another writer; if no git process is running, remove it`);
+  constructor(
+    readonly ref: string,
+    readonly lockPath: string,
+  ) {
+    // The message names the ref, not where the repository is: it may reach API callers.
+    super(`${ref}.lock is held by another writer`);
   }
 }
 
@@ -75,7 +85,7 @@ export async function compareAndSwapRef(gitdir: string, ref: string, expected: s
   const refPath = join(gitdir, ref);
   const lockPath = `${refPath}.lock`;
   mkdirSync(dirname(refPath), { recursive: true });
-  const fd = await acquireLock(lockPath, options);
+  const fd = await acquireLock(ref, lockPath, options);
   let closed = false;
   let renamed = false;
   try {
@@ -94,10 +104,11 @@ export async function compareAndSwapRef(gitdir: string, ref: string, expected: s
   }
 }
 
-async function acquireLock(lockPath: string, options: RefLockOptions): Promise<number> {
-  const timeout = options.lockTimeoutMs ?? 5_000;
-  const stale = options.staleLockMs ?? 10_000;
-  const deadline = Date.now() + timeout;
+async function acquireLock(ref: string, lockPath: string, options: RefLockOptions): Promise<number> {
+  const started = Date.now();
+  const deadline = started + (options.lockTimeoutMs ?? 5_000);
+  const waitingEvery = options.waitingEveryMs ?? 5_000;
+  let nextWaitingCall = started;
   let delay = 1;
   for (;;) {
     try {
@@ -105,21 +116,78 @@ async function acquireLock(lockPath: string, options: RefLockOptions): Promise<n
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const age = lockAge(lockPath);
-    if (age !== null && age > stale) {
-      rmSync(lockPath, { force: true });
-      continue;
+    const now = Date.now();
+    if (now >= deadline) throw new RefLockedError(ref, lockPath);
+    if (options.onWaiting && now >= nextWaitingCall) {
+      options.onWaiting(now - started);
+      nextWaitingCall = now + waitingEvery;
     }
-    if (Date.now() >= deadline) throw new RefLockedError(lockPath);
     await new Promise((resolve) => setTimeout(resolve, delay));
     delay = Math.min(delay * 2, 50);
   }
 }
 
-function lockAge(lockPath: string): number | null {
+export interface LeftoverLock {
+  /** Relative to the repository: `refs/heads/main.lock`, `packed-refs.lock`. */
+  file: string;
+}
+
+/**
+ * Removes the ref locks a crashed writer left in `gitdir` (`refs/**\/*.lock`, `packed-refs.lock`,
+ * `HEAD.lock`), for the one process that owns the repository, at its start, when none of its own writes can
+ * be in flight. Git holds a ref lock for milliseconds, so a lock still there, unchanged, after `graceMs`
+ * belongs to no running writer (a `flagops import` or an on-disk `git push` that happened to be mid-write
+ * gets that long to finish). Returns what was removed.
+ */
+export async function removeLeftoverRefLocks(gitdir: string, graceMs = 1_000): Promise<LeftoverLock[]> {
+  const found = findRefLocks(gitdir);
+  if (found.length === 0) return [];
+  const deadline = Date.now() + graceMs;
+  let waiting = found;
+  while (waiting.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    waiting = waiting.filter((lock) => sameFile(statOrNull(join(gitdir, lock.file)), lock.stat));
+  }
+  const removed: LeftoverLock[] = [];
+  for (const lock of waiting) {
+    const path = join(gitdir, lock.file);
+    if (!sameFile(statOrNull(path), lock.stat)) continue;
+    rmSync(path, { force: true });
+    removed.push({ file: lock.file });
+  }
+  return removed;
+}
+
+function findRefLocks(gitdir: string): Array<{ file: string; stat: Stats }> {
+  const files = ['HEAD.lock', 'packed-refs.lock', ...listLocks(gitdir, 'refs')];
+  return files.flatMap((file) => {
+    const stat = statOrNull(join(gitdir, file));
+    return stat?.isFile() ? [{ file, stat }] : [];
+  });
+}
+
+function listLocks(gitdir: string, dir: string): string[] {
+  let entries: Dirent[];
   try {
-    return Date.now() - statSync(lockPath).mtimeMs;
+    entries = readdirSync(join(gitdir, dir), { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((entry) => {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return listLocks(gitdir, rel);
+    return entry.isFile() && entry.name.endsWith('.lock') ? [rel] : [];
+  });
+}
+
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
   } catch {
     return null;
   }
+}
+
+function sameFile(a: Stats | null | undefined, b: Stats): boolean {
+  return a != null && a.ino === b.ino && a.mtimeMs === b.mtimeMs && a.size === b.size;
 }

@@ -3,6 +3,7 @@ import { InvalidInputError } from '../errors/index.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
 import { Housekeeping } from './housekeeping.js';
+import { removeLeftoverRefLocks } from './refs.js';
 
 /** Organisation names become directory names, so they are kept to a set that cannot leave the data dir. */
 export const ORG_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -32,6 +33,17 @@ export class RepositoryRegistry {
   gitdirOf(org: string): string {
     if (!ORG_NAME.test(org)) throw new InvalidInputError(`organisation name ${JSON.stringify(org)} must match ${ORG_NAME.source}`, 'org');
     return join(resolve(this.options.dataDir), 'repos', `${org}.git`);
+  }
+
+  /**
+   * Removes the ref locks a crash left in the organisation's repository (refs.ts removeLeftoverRefLocks),
+   * logging each by organisation and name. Only for the service that owns the data directory, at its start,
+   * before it writes: while it runs, a lock is never taken from its holder.
+   */
+  async removeLeftoverLocks(org: string): Promise<void> {
+    for (const lock of await removeLeftoverRefLocks(this.gitdirOf(org))) {
+      this.logger.warn('removed a ref lock left by a crash', { org, lock: lock.file });
+    }
   }
 
   get(org: string): Promise<FlagRepository> {

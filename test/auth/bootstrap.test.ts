@@ -65,28 +65,39 @@ describe('bootstrap keys (contract §1)', () => {
     await expect(unknown).rejects.toThrow(/entry 1 \(organisation acme\): the key must start with svc_adm_ \(admin\) or svc_agt_ \(agent\)/);
     await expect(unknown).rejects.not.toThrow(/secret-token-123/);
     await expect(keys.bootstrap([{ org: 'Acme Corp', key: ADMIN }])).rejects.toThrow(/organisation "Acme Corp" is not a valid name/);
-    await expect(keys.bootstrap([{ org: 'acme', key: 'svc_adm_' }])).rejects.toThrow(/nothing after its svc_adm_ prefix/);
-    await expect(keys.bootstrap([{ org: 'acme', key: 'svc_adm_has space' }])).rejects.toThrow(/printable ASCII/);
+    await expect(keys.bootstrap([{ org: 'acme', key: 'svc_adm_has space in it, and long enough' }])).rejects.toThrow(/printable ASCII/);
   });
 
-  it('accept a short key with a warning, and its prefix shows only half of it', async () => {
+  it('refuse a key with fewer than 24 characters after its prefix, saying how many it needs', async () => {
     const keys = await KeyService.open({ dataDir: await tempDir() });
-    const { warnings } = await keys.bootstrap([{ org: 'acme', key: 'svc_adm_devkey42' }]);
-    expect(warnings).toEqual([expect.stringMatching(/svc_adm_devk… of organisation acme has only 8 characters/)]);
-    expect(keys.authenticate('svc_adm_devkey42')?.prefix).toBe('svc_adm_devk');
+    for (const key of ['svc_adm_', 'svc_adm_x', 'svc_agt_devkey42', 'svc_adm_Kq3v9XbT2mLp8RwZ4nYc7Hd']) {
+      const attempt = keys.bootstrap([{ org: 'acme', key }]);
+      await expect(attempt).rejects.toThrow(ConfigError);
+      await expect(attempt).rejects.toThrow(`the key has ${key.length - 8} characters after its ${key.slice(0, 8)} prefix; a bootstrap key needs at least 24`);
+      if (key.length > 12) await expect(attempt).rejects.not.toThrow(key.slice(8));
+    }
+    expect(keys.organisations()).toEqual([]);
+    await expect(keys.bootstrap([{ org: 'acme', key: 'svc_adm_Kq3v9XbT2mLp8RwZ4nYc7HdJ' }])).resolves.toEqual({ warnings: [] });
+  });
+
+  it('accept a long key typed by hand with a warning, and show only its prefix', async () => {
+    const keys = await KeyService.open({ dataDir: await tempDir() });
+    const { warnings } = await keys.bootstrap([{ org: 'acme', key: 'svc_adm_devkeydevkeydevkeydevkey' }]);
+    expect(warnings).toEqual([expect.stringMatching(/svc_adm_devkeyde… of organisation acme uses only 5 different characters/)]);
+    expect(keys.authenticate('svc_adm_devkeydevkeydevkeydevkey')?.prefix).toBe('svc_adm_devkeyde');
   });
 
   it('tell apart two hand-made keys that share a prefix, with a warning', async () => {
     const keys = await KeyService.open({ dataDir: await tempDir() });
-    const one = 'svc_adm_localdev-admin-one';
-    const two = 'svc_adm_localdev-admin-two';
+    const one = 'svc_adm_localdev-admin-number-one';
+    const two = 'svc_adm_localdev-admin-number-two';
     const { warnings } = await keys.bootstrap([
       { org: 'acme', key: one },
       { org: 'acme', key: two },
     ]);
     expect(warnings).toEqual([expect.stringMatching(/svc_adm_localdev… shares its prefix/)]);
     expect(keys.authenticate(one)?.keyId).not.toBe(keys.authenticate(two)?.keyId);
-    expect(keys.authenticate('svc_adm_localdev-admin-six')).toBeNull();
+    expect(keys.authenticate('svc_adm_localdev-admin-number-six')).toBeNull();
   });
 
   it('do not bring back a revoked key on restart', async () => {

@@ -1,9 +1,12 @@
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import { flagops, sampleCopy } from './cli-harness.js';
+
+const PROD_KILLS = 'kills:\n  checkout-v2:\n    killedAt: 2026-11-21T12:34:37.000Z\n    killedBy: svc_agt_lC8YX7RM\n    reason: error rate above 5%\n';
 
 describe('flagops import', () => {
   let dataDir: string;
@@ -18,58 +21,165 @@ describe('flagops import', () => {
     for (const cleanup of cleanups.splice(0)) cleanup();
   });
 
-  async function readMain() {
+  async function withRepo<T>(fn: (repo: FlagRepository) => Promise<T>): Promise<T> {
     const repo = await FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') });
     try {
-      const head = await repo.head();
-      return { head, loaded: await repo.readState(), commit: head ? await repo.readCommit(head) : null };
+      return await fn(repo);
     } finally {
       await repo.close();
     }
   }
 
-  it('commits the sample repository into the organisation, as one import commit', async () => {
-    const result = await flagops(['import', 'flags', '--org', 'acme', '--data-dir', dataDir, '--actor', 'alice']);
+  const readMain = () =>
+    withRepo(async (repo) => {
+      const head = await repo.head();
+      return { head, loaded: await repo.readState(), commit: head ? await repo.readCommit(head) : null };
+    });
+
+  /** What the service's kill does: rewrite the environment's kills.yaml in one commit. */
+  const killCheckoutInProd = () =>
+    withRepo((repo) =>
+      repo.update(() => ({
+        changes: [{ path: layout.killsFile('shop', 'prod'), content: PROD_KILLS }],
+        meta: { action: 'kill', summary: 'kill checkout-v2 in prod', actor: { type: 'agent', name: 'ops-bot', keyPrefix: 'svc_agt_lC8YX7RM' }, project: 'shop', flag: 'checkout-v2', environment: 'prod' },
+        result: undefined,
+      })),
+    );
+
+  const importSample = (...extra: string[]) => flagops(['import', 'flags', '--org', 'acme', '--data-dir', dataDir, ...extra]);
+
+  it('commits the sample repository into a new organisation (--create), as one import commit', async () => {
+    const result = await importSample('--actor', 'alice', '--create');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^imported 1 project\(s\), 4 flag\(s\) into acme: commit [0-9a-f]{40}\n$/);
+    expect(result.stdout).toMatch(/^imported 1 project\(s\), 4 flag\(s\) into acme: commit [0-9a-f]{40}\ncreated the repository of organisation acme; /);
 
     const { loaded, commit } = await readMain();
     expect(loaded.issues).toEqual([]);
     expect([...loaded.state.projects.get('shop')!.flags.keys()]).toEqual(['checkout-v2', 'holiday-banner', 'max-cart-items', 'search-ranking']);
+    // A new project arrives with the kills its directory has.
     expect(Object.keys(loaded.state.projects.get('shop')!.kills.staging.kills)).toEqual(['search-ranking']);
     expect(commit!.flagops).toMatchObject({ action: 'import', project: 'shop', actor: { type: 'admin', name: 'alice' } });
   });
 
-  it('makes no commit when the repository already holds the same files', async () => {
-    await flagops(['import', 'flags', '--org', 'acme', '--data-dir', dataDir]);
-    const { head } = await readMain();
-    const again = await flagops(['import', 'flags', '--org', 'acme', '--data-dir', dataDir]);
-    expect(again).toMatchObject({ code: 0, stdout: 'nothing to import: acme already holds 1 project(s), 4 flag(s) as in flags\n' });
-    expect((await readMain()).head).toBe(head);
+  describe('a data directory or organisation that does not exist', () => {
+    it('is refused when --data-dir names no directory, which stays uncreated', async () => {
+      const typo = join(dataDir, 'dta');
+      const result = await flagops(['import', 'flags', '--org', 'acme', '--data-dir', typo]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toBe(`flagops import: there is no data directory ${typo}; check --data-dir (or FLAGOPS_DATA_DIR), or pass --create to start a new one; nothing was imported\n`);
+      expect(existsSync(typo)).toBe(false);
+    });
+
+    it('is refused when the organisation has no repository there, naming the ones it has', async () => {
+      await importSample('--create');
+      const result = await flagops(['import', 'flags', '--org', 'acne', '--data-dir', dataDir]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`organisation acne has no repository in ${dataDir} (organisations there: acme); check --org, or pass --create`);
+      expect(readdirSync(join(dataDir, 'repos'))).toEqual(['acme.git']);
+    });
+
+    it('is accepted for an organisation the service has keys for, before its repository exists', async () => {
+      mkdirSync(join(dataDir, 'state'));
+      writeFileSync(join(dataDir, 'state/keys.json'), JSON.stringify({ version: 1, organisations: [{ name: 'acme', createdAt: '2026-01-01T00:00:00.000Z' }], keys: [] }));
+      expect(await importSample()).toMatchObject({ code: 0, stderr: '' });
+    });
   });
 
-  it('mirrors an imported project: a flag the directory no longer has is deleted', async () => {
-    await flagops(['import', 'flags', '--org', 'acme', '--data-dir', dataDir]);
-    const copy = sampleCopy();
-    cleanups.push(copy.remove);
-    for (const path of ['flags', 'environments/dev', 'environments/staging', 'environments/prod']) unlinkSync(join(copy.dir, 'projects/shop', path, 'max-cart-items.yaml'));
-    expect((await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir])).code).toBe(0);
-    expect([...(await readMain()).loaded.state.projects.get('shop')!.flags.keys()]).not.toContain('max-cart-items');
+  describe('a project the organisation already has', () => {
+    it('is not replaced without --replace: the import refuses, naming it, and commits nothing', async () => {
+      await importSample('--create');
+      const { head } = await readMain();
+      const copy = sampleCopy();
+      cleanups.push(copy.remove);
+      unlinkSync(join(copy.dir, 'projects/shop/flags/holiday-banner.yaml'));
+      for (const env of ['dev', 'staging', 'prod']) unlinkSync(join(copy.dir, 'projects/shop/environments', env, 'holiday-banner.yaml'));
+      const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir]);
+      expect(result).toMatchObject({
+        code: 1,
+        stdout: '',
+        stderr: 'flagops import: project shop already exists in organisation acme; pass --replace to replace it (its kills are kept); nothing was imported\n',
+      });
+      expect((await readMain()).head).toBe(head);
+    });
+
+    it('makes no commit with --replace when the repository already holds the same files', async () => {
+      await importSample('--create');
+      const { head } = await readMain();
+      const again = await importSample('--replace');
+      expect(again).toMatchObject({ code: 0, stdout: 'nothing to import: acme already holds 1 project(s), 4 flag(s) as in flags\n' });
+      expect((await readMain()).head).toBe(head);
+    });
+
+    it('is mirrored with --replace: a flag the directory no longer has is deleted', async () => {
+      await importSample('--create');
+      const copy = sampleCopy();
+      cleanups.push(copy.remove);
+      for (const path of ['flags', 'environments/dev', 'environments/staging', 'environments/prod']) unlinkSync(join(copy.dir, 'projects/shop', path, 'max-cart-items.yaml'));
+      expect((await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace'])).code).toBe(0);
+      expect([...(await readMain()).loaded.state.projects.get('shop')!.flags.keys()]).not.toContain('max-cart-items');
+    });
+
+    it('keeps its kills with --replace: a kill is never lifted, and the directory’s kills.yaml is not applied', async () => {
+      await importSample('--create');
+      await killCheckoutInProd();
+      const result = await importSample('--replace');
+      // The directory's prod kills.yaml kills search-ranking instead; neither lifts nor adds anything.
+      expect(result.stdout).toBe('nothing to import: acme already holds 1 project(s), 4 flag(s) as in flags\n');
+
+      const copy = sampleCopy();
+      cleanups.push(copy.remove);
+      writeFileSync(join(copy.dir, 'projects/shop/environments/prod/kills.yaml'), 'kills: {}\n');
+      writeFileSync(join(copy.dir, 'projects/shop/flags/checkout-v2.yaml'), 'key: checkout-v2\nname: Checkout v2 (imported)\nkind: boolean\ndefaultValue: false\narchivedAt: null\n');
+      const replaced = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace']);
+      expect(replaced.code).toBe(0);
+      expect(replaced.stdout).toContain('kept the kills of shop as they were (an import never changes a kill)\n');
+      const { loaded } = await readMain();
+      const shop = loaded.state.projects.get('shop')!;
+      expect(shop.flags.get('checkout-v2')!.meta.name).toBe('Checkout v2 (imported)');
+      expect(shop.kills.prod.kills).toEqual({ 'checkout-v2': expect.objectContaining({ killedBy: 'svc_agt_lC8YX7RM', reason: 'error rate above 5%' }) });
+      expect(Object.keys(shop.kills.staging.kills)).toEqual(['search-ranking']);
+    });
+
+    it('says with --replace which ids the directory changes, since API paths and sdk keys name them', async () => {
+      await importSample('--create');
+      const copy = sampleCopy();
+      cleanups.push(copy.remove);
+      writeFileSync(join(copy.dir, 'projects/shop/project.yaml'), 'id: prj_from_elsewhere\nname: Shop\nslug: shop\n');
+      const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/\nids now as in .+: project shop prj_[0-9a-f]{16} → prj_from_elsewhere; API paths and sdk keys that name an old id no longer find it/);
+    });
+
+    it('refuses with --replace to delete a killed flag, naming it, and commits nothing', async () => {
+      await importSample('--create');
+      await killCheckoutInProd();
+      const { head } = await readMain();
+      const copy = sampleCopy();
+      cleanups.push(copy.remove);
+      unlinkSync(join(copy.dir, 'projects/shop/flags/checkout-v2.yaml'));
+      for (const env of ['dev', 'staging', 'prod']) unlinkSync(join(copy.dir, 'projects/shop/environments', env, 'checkout-v2.yaml'));
+      const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace']);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('flag checkout-v2 of project shop is killed in prod');
+      expect(result.stderr).toContain('an import never lifts a kill: clear the kill first, or keep the flag; nothing was imported');
+      expect((await readMain()).head).toBe(head);
+    });
   });
 
   it('refuses an invalid directory with its issues and writes nothing', async () => {
     const copy = sampleCopy();
     cleanups.push(copy.remove);
     writeFileSync(join(copy.dir, 'projects/shop/flags/checkout-v2.yaml'), 'key: checkout\n');
-    const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir]);
+    const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--create']);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('projects/shop/flags/checkout-v2.yaml: /key: must equal the file name "checkout-v2" (found "checkout")');
     expect(result.stderr).toContain('nothing was imported');
     await expect(FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') })).rejects.toThrow(/not a git repository/);
   });
 
-  it('needs --org', async () => {
+  it('needs --org, and an organisation name that can be one', async () => {
     expect(await flagops(['import', 'flags', '--data-dir', dataDir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--org is required') });
+    expect(await flagops(['import', 'flags', '--org', '../acme', '--data-dir', dataDir])).toMatchObject({ code: 2, stderr: expect.stringContaining('is not an organisation name') });
   });
 });

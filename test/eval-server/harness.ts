@@ -9,7 +9,7 @@ import { type Service, startService } from '../../src/service.js';
 import type { FlagRepository } from '../../src/storage/flag-repository.js';
 
 export const ORG = 'acme';
-export const ADMIN_KEY = 'svc_adm_evalserveradmin0000001';
+export const ADMIN_KEY = 'svc_adm_evalserveradmin00000000000001';
 export const actor: Actor = { type: 'admin', name: 'test', keyPrefix: ADMIN_KEY.slice(0, 16) };
 
 export interface EvalHarness {

@@ -104,7 +104,7 @@ describe.each(ROUTES)('GET /v1/snapshot through %s (service-spec ยง4, contract ย
   });
 
   it('refuses a missing, malformed or non-sdk key with 401 and the error body', async () => {
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${'svc_adm_evalserveradmin0000001'}` }]) {
+    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${'svc_adm_evalserveradmin00000000000001'}` }]) {
       const res = await fetch(`${h.service.evalUrl}${route}`, { headers });
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');

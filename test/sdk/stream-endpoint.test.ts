@@ -43,7 +43,7 @@ describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
   });
 
   it('refuses a missing, unknown or non-sdk key with 401 and the contract error body', async () => {
-    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Bearer svc_adm_evalserveradmin0000001' }];
+    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Bearer svc_adm_evalserveradmin00000000000001' }];
     for (const headers of attempts) {
       const res = await fetch(url(), { headers });
       expect(res.status).toBe(401);

@@ -1,57 +1,23 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-
-/** `npm start` as a user runs it: the composition root bundled from source, in its own process. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitHealthy(url: string, child: ChildProcess, ms = 10_000): Promise<void> {
-  const started = Date.now();
-  while (Date.now() - started < ms) {
-    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(url)).status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`${url} not healthy within ${ms} ms`);
-}
+import { bundleMain, freePort, startProcess, waitHealthy } from './service-process.js';
 
 describe('the service process (contract §1)', () => {
   let dir: string;
-  let entry: string;
+  let bundle: Awaited<ReturnType<typeof bundleMain>>;
 
   beforeAll(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'flagops-process-'));
-    // Two folders below the project root, as dist/main.js is: external packages resolve from node_modules
-    // and the schemas from ../../schemas, exactly as in the built package.
-    entry = path.join(process.cwd(), 'test-artifacts', 'bundle', `main-${process.pid}.mjs`);
-    await build({ entryPoints: ['src/main.ts'], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: entry, logLevel: 'silent' });
+    bundle = await bundleMain();
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
-    await rm(entry, { force: true });
+    await bundle.remove();
   });
 
-  function start(env: Record<string, string>) {
-    const stderr: string[] = [];
-    const child = spawn(process.execPath, [entry], { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stderr!.on('data', (chunk) => stderr.push(String(chunk)));
-    return { child, stderr };
-  }
+  const start = (env: Record<string, string>) => startProcess(bundle.entry, env);
 
   it('starts with zero configuration, answers /healthz on both ports, and hands out a first admin key', async () => {
     const dataDir = path.join(dir, 'zero');
@@ -76,7 +42,7 @@ describe('the service process (contract §1)', () => {
       FLAGOPS_DATA_DIR: dataDir,
       FLAGOPS_CONTROL_PORT: String(control),
       FLAGOPS_EVAL_PORT: String(evaluation),
-      FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_processtestadmin000001',
+      FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_processtestadmin0000000000001',
     });
     await waitHealthy(`http://127.0.0.1:${control}/healthz`, child);
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -7,7 +7,7 @@ import path from 'node:path';
  * synced) before its counts are added: a crash in between loses that batch's counts, which the stats already
  * allow for the last flush interval, and never counts it twice. Ids are kept for a day (replicas retry
  * within minutes) and at most `limit` per organisation; the file is rewritten without the expired ones at
- * start.
+ * start. Owner-only (0600), as all state is.
  */
 export class BatchLedger {
   private readonly seen = new Map<string, Map<string, number>>();
@@ -73,12 +73,14 @@ export class BatchLedger {
       }
     }
     const kept = [...this.seen].flatMap(([org, ids]) => [...ids].map(([id, at]) => `${JSON.stringify({ org, id, at })}\n`));
-    await writeFile(file, kept.join(''));
+    await writeFile(file, kept.join(''), { mode: 0o600 });
+    // The mode above applies to a new file only; one written by an earlier version was 0644.
+    await chmod(file, 0o600);
   }
 }
 
 async function appendSynced(file: string, line: string): Promise<void> {
-  await appendFile(file, line);
+  await appendFile(file, line, { mode: 0o600 });
   const handle = await open(file, 'r+');
   try {
     await handle.sync();

@@ -1,0 +1,65 @@
+/**
+ * `npm start` as a user runs it, for process-level tests: the composition root bundled from source and run in
+ * its own process, so exit codes, stderr and signals are real.
+ *
+ * ```ts
+ * const entry = await bundleMain();                        // once per file, in beforeAll
+ * const svc = startProcess(entry, { FLAGOPS_DATA_DIR: dir, FLAGOPS_CONTROL_PORT: String(await freePort()) });
+ * await waitHealthy(`http://127.0.0.1:${port}/healthz`, svc.child);
+ * svc.child.kill('SIGTERM'); expect(await svc.exit).toBe(0);
+ * ```
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** Everything written to stderr so far (the JSON log lines, or the one-line start-up refusal). */
+  stderr: string[];
+  /** Resolves with the exit code (null after a signal). */
+  exit: Promise<number | null>;
+}
+
+/**
+ * Bundles src/main.ts two folders below the project root, as dist/main.js is: external packages resolve
+ * from node_modules and the schemas from ../../schemas, exactly as in the built package. Remove it after.
+ */
+export async function bundleMain(): Promise<{ entry: string; remove: () => Promise<void> }> {
+  const entry = path.join(process.cwd(), 'test-artifacts', 'bundle', `main-${process.pid}-${Math.random().toString(36).slice(2)}.mjs`);
+  await build({ entryPoints: ['src/main.ts'], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: entry, logLevel: 'silent' });
+  return { entry, remove: () => rm(entry, { force: true }) };
+}
+
+export function startProcess(entry: string, env: Record<string, string>): ServiceProcess {
+  const stderr: string[] = [];
+  const child = spawn(process.execPath, [entry], { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stderr!.on('data', (chunk) => stderr.push(String(chunk)));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, stderr, exit };
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export async function waitHealthy(url: string, child: ChildProcess, ms = 20_000): Promise<void> {
+  const started = Date.now();
+  while (Date.now() - started < ms) {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${url} not healthy within ${ms} ms`);
+}

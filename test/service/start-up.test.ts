@@ -1,0 +1,235 @@
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/auth/key-format.js';
+import { httpClient } from '../helpers/http-client.js';
+import { bundleMain, freePort, type ServiceProcess, startProcess, waitHealthy } from './service-process.js';
+
+/** Every file and folder under `dir` with its size and modification time: what "changes nothing" compares. */
+function snapshotOf(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(dir, rel)).sort()) {
+      const file = path.join(rel, name);
+      const info = statSync(path.join(dir, file));
+      out.push(`${file} ${info.isDirectory() ? 'dir' : info.size} ${info.mtimeMs} ${(info.mode & 0o777).toString(8)}`);
+      if (info.isDirectory()) walk(file);
+    }
+  };
+  walk('');
+  return out;
+}
+
+/** Files (not folders) under `dir` whose mode lets anyone but the owner read or write them. */
+function readableByOthers(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (rel: string) => {
+    for (const name of readdirSync(path.join(dir, rel))) {
+      const file = path.join(rel, name);
+      const info = statSync(path.join(dir, file));
+      if (info.isDirectory()) walk(file);
+      else if ((info.mode & 0o077) !== 0) out.push(`${file} ${(info.mode & 0o777).toString(8)}`);
+    }
+  };
+  walk('');
+  return out;
+}
+
+const stackTrace = /\n\s+at /;
+
+describe('starting the service (one service per data directory, ports first)', () => {
+  let dir: string;
+  let bundle: Awaited<ReturnType<typeof bundleMain>>;
+  const running: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'flagops-start-up-'));
+    bundle = await bundleMain();
+  });
+  afterAll(async () => {
+    for (const p of running) p.child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+    await bundle.remove();
+  });
+
+  async function settings(name: string, extra: Record<string, string> = {}) {
+    const control = await freePort();
+    const evaluation = await freePort();
+    const env = { FLAGOPS_DATA_DIR: path.join(dir, name), FLAGOPS_CONTROL_PORT: String(control), FLAGOPS_EVAL_PORT: String(evaluation), ...extra };
+    return { env, dataDir: env.FLAGOPS_DATA_DIR, controlUrl: `http://127.0.0.1:${control}` };
+  }
+
+  function start(env: Record<string, string>): ServiceProcess {
+    const p = startProcess(bundle.entry, env);
+    running.push(p);
+    return p;
+  }
+
+  async function startHealthy(env: Record<string, string>, controlUrl: string): Promise<ServiceProcess> {
+    const p = start(env);
+    await waitHealthy(`${controlUrl}/healthz`, p.child);
+    return p;
+  }
+
+  it('refuses a second start on a data directory in use at once, naming the directory and the pid, and changes nothing there', async () => {
+    const { env, dataDir, controlUrl } = await settings('twice');
+    const first = await startHealthy(env, controlUrl);
+    const before = snapshotOf(dataDir);
+
+    // As a user would: the same command again, ports included.
+    const second = start(env);
+    expect(await second.exit).toBe(1);
+    const message = second.stderr.join('');
+    expect(message).toBe(
+      `flagops: the data directory ${dataDir} is in use by another flagops service (pid ${first.child.pid}); stop that one first, or set FLAGOPS_DATA_DIR to another directory\n`,
+    );
+    // Other ports, same directory: refused all the same.
+    const other = await settings('twice');
+    const third = start(other.env);
+    expect(await third.exit).toBe(1);
+    expect(third.stderr.join('')).toContain(`is in use by another flagops service (pid ${first.child.pid})`);
+
+    expect(snapshotOf(dataDir)).toEqual(before);
+    expect((await fetch(`${controlUrl}/healthz`)).status).toBe(200);
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+  });
+
+  it('is not blocked by a SIGKILLed service, and a clean stop (SIGTERM) removes the lock', async () => {
+    const { env, dataDir, controlUrl } = await settings('crash');
+    const crashed = await startHealthy(env, controlUrl);
+    expect(existsSync(path.join(dataDir, 'flagops.lock'))).toBe(true);
+    crashed.child.kill('SIGKILL');
+    await crashed.exit;
+
+    const next = await startHealthy(env, controlUrl);
+    const logs = next.stderr.join('').trim().split('\n').map((line) => JSON.parse(line));
+    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'removed the lock of a flagops service that is no longer running', pid: crashed.child.pid }));
+    next.child.kill('SIGTERM');
+    expect(await next.exit).toBe(0);
+    expect(existsSync(path.join(dataDir, 'flagops.lock'))).toBe(false);
+
+    const again = await startHealthy(env, controlUrl);
+    expect(again.stderr.join('')).not.toContain('removed the lock');
+    again.child.kill('SIGTERM');
+    expect(await again.exit).toBe(0);
+  });
+
+  describe('a port in use', () => {
+    let squatter: Server;
+    let taken: number;
+    beforeAll(async () => {
+      squatter = createServer();
+      await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+      taken = (squatter.address() as { port: number }).port;
+    });
+    afterAll(() => new Promise<void>((resolve) => squatter.close(() => resolve())));
+
+    it('exits non-zero naming FLAGOPS_CONTROL_PORT, without a stack trace, before the data directory is even made', async () => {
+      const { env, dataDir } = await settings('control-port-taken', {});
+      const p = start({ ...env, FLAGOPS_CONTROL_PORT: String(taken) });
+      expect(await p.exit).toBe(1);
+      const message = p.stderr.join('');
+      expect(message).toBe(`flagops: port ${taken} on 127.0.0.1 is in use; stop what uses it, or set FLAGOPS_CONTROL_PORT to a free port\n`);
+      expect(message).not.toMatch(stackTrace);
+      expect(existsSync(dataDir)).toBe(false);
+    });
+
+    it('exits non-zero naming FLAGOPS_EVAL_PORT, leaving an existing data directory empty: no keys, no repository', async () => {
+      const { env, dataDir } = await settings('eval-port-taken');
+      await mkdir(dataDir);
+      const p = start({ ...env, FLAGOPS_EVAL_PORT: String(taken) });
+      expect(await p.exit).toBe(1);
+      expect(p.stderr.join('')).toContain('set FLAGOPS_EVAL_PORT to a free port');
+      expect(readdirSync(dataDir)).toEqual([]);
+    });
+
+    it('names FLAGOPS_HOST when the address is not one of this machine', async () => {
+      const { env, dataDir } = await settings('bad-host', { FLAGOPS_HOST: '192.0.2.1' });
+      const p = start(env);
+      expect(await p.exit).toBe(1);
+      expect(p.stderr.join('')).toContain('cannot listen on 192.0.2.1: it is not an address of this machine; set FLAGOPS_HOST');
+      expect(existsSync(dataDir)).toBe(false);
+    });
+  });
+
+  it('refuses a bootstrap key shorter than 24 characters after its prefix, with a clear message, writing nothing', async () => {
+    const { env, dataDir } = await settings('short-key', { FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_devkey42' });
+    const p = start(env);
+    expect(await p.exit).toBe(2);
+    expect(p.stderr.join('')).toBe(
+      'flagops: FLAGOPS_BOOTSTRAP_KEYS entry 1 (organisation acme): the key has 8 characters after its svc_adm_ prefix; a bootstrap key needs at least 24 (32 random ones recommended, e.g. svc_adm_$(openssl rand -hex 16))\n',
+    );
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('removes a ref lock left by a crash at start, so the first kill and config update succeed; while running it takes no lock from its holder and its 409 names no path', async () => {
+    const admin = generateKey('admin');
+    const { env, dataDir, controlUrl } = await settings('ref-lock', { FLAGOPS_BOOTSTRAP_KEYS: `acme:${admin}` });
+    const api = () => httpClient(controlUrl, admin);
+    const first = await startHealthy(env, controlUrl);
+    const project = (await api().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+    const flag = (await api().post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2' })).body;
+    first.child.kill('SIGKILL');
+    await first.exit;
+    // What a SIGKILL between taking git's lock on main and renaming it over main leaves behind.
+    const lock = path.join(dataDir, 'repos', 'acme.git', 'refs', 'heads', 'main.lock');
+    writeFileSync(lock, '');
+
+    const next = await startHealthy(env, controlUrl);
+    expect(existsSync(lock)).toBe(false);
+    const removed = next.stderr
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes('removed a ref lock'));
+    expect(removed.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ level: 'warn', org: 'acme', lock: 'refs/heads/main.lock' })]);
+    expect(removed[0]).not.toContain(dataDir);
+
+    expect((await api().post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'errors' })).status).toBe(200);
+    const update = await api().put(`/api/v1/flags/${flag.id}/environments/dev/config`, { enabled: true });
+    expect(update.status).toBe(200);
+    expect(update.body.environments.dev.enabled).toBe(true);
+
+    // A lock taken while the service runs belongs to someone (a git process): writes wait, then give up
+    // with 409 naming no path; a kill waits until the lock is released and then succeeds.
+    writeFileSync(lock, '');
+    const kill = api().post(`/api/v1/flags/${flag.id}/environments/staging/kill`, {});
+    const conflict = await api().put(`/api/v1/flags/${flag.id}/environments/dev/config`, { enabled: false });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error.code).toBe('conflict');
+    expect(conflict.body.error.message).not.toContain(dir);
+    expect(conflict.body.error.message).not.toMatch(/\/(tmp|repos|refs)\//);
+    expect(existsSync(lock)).toBe(true);
+    let killAnswered = false;
+    void kill.then(() => {
+      killAnswered = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(killAnswered).toBe(false);
+    await rm(lock);
+    expect((await kill).status).toBe(200);
+    next.child.kill('SIGTERM');
+    expect(await next.exit).toBe(0);
+  }, 30_000);
+
+  it('keeps what it creates under the data directory owner-only: the directory 0700, state files 0600', async () => {
+    const { env, dataDir, controlUrl } = await settings('modes');
+    const p = await startHealthy(env, controlUrl);
+    const key = (await readFile(path.join(dataDir, 'state', 'initial-admin-key'), 'utf8')).trim();
+    const api = httpClient(controlUrl, key);
+    await api.post('/api/v1/keys', { kind: 'agent', name: 'ops-bot' });
+    await api.post('/api/v1/projects', { name: 'Shop', slug: 'shop' });
+    expect(existsSync(path.join(dataDir, 'state', 'replica-batches.jsonl'))).toBe(true);
+    p.child.kill('SIGTERM');
+    expect(await p.exit).toBe(0);
+
+    expect(statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(dataDir, 'state')).mode & 0o777).toBe(0o700);
+    expect(existsSync(path.join(dataDir, 'state', 'audit', 'default.json'))).toBe(true);
+    expect(readableByOthers(path.join(dataDir, 'state'))).toEqual([]);
+    expect(readableByOthers(path.join(dataDir, 'stats'))).toEqual([]);
+  });
+});
