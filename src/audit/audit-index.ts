@@ -51,7 +51,7 @@ export class AuditIndex {
     index.unsubscribe = options.repo.onMainMoved(() => void index.follow());
     await index.follow();
     if (index.failure !== null) {
-      index.close();
+      await index.close();
       throw index.failure;
     }
     index.logger.info('audit index built', { commits: index.log.commitCount, fromCache: cached, entries: index.log.size, ms: Math.round(performance.now() - started) });
@@ -67,14 +67,20 @@ export class AuditIndex {
     return this.log.page(query);
   }
 
-  /** Stops following main; what is not yet in the cache on disk is written (see `saved`). */
-  close(): void {
-    if (this.closed) return;
-    this.closed = true;
-    this.unsubscribe();
-    // A pass already under way finishes first, so what it indexes is written too.
-    const pending = this.running ?? Promise.resolve();
-    this.saving = this.saving.then(() => pending).then(() => this.writeCache());
+  /**
+   * Stops following main and resolves once what was indexed is in the cache on disk: every write started
+   * before, and one more for what they did not cover. Whoever removes the cache's directory (a stop, a test)
+   * awaits it, or a write still under way would recreate a file in it.
+   */
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.unsubscribe();
+      // A pass already under way finishes first, so what it indexes is written too.
+      const pending = this.running ?? Promise.resolve();
+      this.saving = this.saving.then(() => pending).then(() => this.writeCache());
+    }
+    return this.saving;
   }
 
   /** Resolves when the cache writes started so far have finished (for shutdown and tests). */

@@ -53,10 +53,7 @@ export class AuditRegistry {
     await Promise.all(
       opened.map((index) =>
         index.then(
-          (i) => {
-            i.close();
-            return i.saved();
-          },
+          (i) => i.close(),
           () => {},
         ),
       ),

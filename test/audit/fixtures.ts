@@ -16,6 +16,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** Runs `cleanup` after the test, before what was set up earlier in it is removed. */
+export function afterTest(cleanup: () => void | Promise<void>): void {
+  cleanups.push(cleanup);
+}
+
 export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'flagops-audit-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
