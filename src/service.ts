@@ -44,7 +44,13 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const remoteOrg = config.gitRemote ? (config.gitRemote.org ?? config.bootstrapKeys[0]?.org ?? keys.organisations()[0]?.name) : undefined;
   let remote: RemoteMode | undefined;
   const publish = (gitdir: string, commit: string, parent: string | null) => (remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true));
-  const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger, gcEveryCommits: config.gitGcCommits, ...(config.gitRemote ? { repository: { publish } } : {}) });
+  const repos = new RepositoryRegistry({
+    dataDir: config.dataDir,
+    logger,
+    gcEveryCommits: config.gitGcCommits,
+    commitSigningKey: config.commitSigningKey,
+    ...(config.gitRemote ? { repository: { publish } } : {}),
+  });
   if (config.gitRemote) {
     if (!remoteOrg) throw new Error('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS');
     remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
@@ -52,7 +58,8 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
   const killSwitch = new KillSwitch(holder);
   const streams = attachStreamHub(holder, { logger });
-  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit') });
+  const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
+  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   // The lead may move FLAGOPS_TRUST_PROXY into Config; until then the dashboard reads it here.
   const dashboard = await createDashboard({ dataDir: config.dataDir, logger, ...readDashboardSettings(process.env) });
 
@@ -70,7 +77,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
-    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
+    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, audit, logger, planProjectLimit: config.planProjectLimit, pushLogDir, processes: config.gitProcesses, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
   const servers: RunningServer[] = [];
   try {

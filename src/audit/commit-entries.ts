@@ -1,25 +1,36 @@
-import type { AuditEntry } from '../model/index.js';
+import type { AuditEntry, Pusher } from '../model/index.js';
 import type { CommitInfo } from '../storage/index.js';
 import { commitReason } from './commit-reason.js';
 import { type DerivedChange, type DiffReader, describeDiff } from './diff-entries.js';
 import { entryFromTrailers, isoTime } from './trailer-entry.js';
 
+/** What the index knows about a commit beyond the commit itself. */
+export interface CommitContext {
+  /** The commit is older than commit signing (commit-trust.ts): its unsigned trailers are believed. */
+  trustUnsigned?: boolean;
+  /** The key that pushed it over git over HTTP (push-log.ts). */
+  pushedBy?: Pusher;
+}
+
 /**
  * The audit entries of one commit on main's first-parent line: one from its trailers when the control plane
- * made it, else one per (project, flag, environment) its diff changed, attributed to its git author. A
- * merge commit is its diff against the first parent, attributed to whoever made the merge. A commit that
- * changed nothing under projects/ still gets one `change` entry, so that every commit on main is in the trail.
- * Entries are frozen: the index hands the same objects to every reader.
+ * made it (its signature proves it), else one per (project, flag, environment) its diff changed, attributed
+ * to its git author, with the key that pushed it when it came over git over HTTP. Trailers without a valid
+ * signature are not believed: anyone can write them. A merge commit is its diff against the first parent,
+ * attributed to whoever made the merge. A commit that changed nothing under projects/ still gets one
+ * `change` entry, so that every commit on main is in the trail. Entries are frozen: the index hands the
+ * same objects to every reader.
  */
-export async function describeCommit(commit: CommitInfo, reader: DiffReader): Promise<readonly AuditEntry[]> {
-  if (commit.flagops) return [freezeEntry(entryFromTrailers(commit, commit.flagops))];
+export async function describeCommit(commit: CommitInfo, reader: DiffReader, context: CommitContext = {}): Promise<readonly AuditEntry[]> {
+  const trailers = commit.flagops ?? (context.trustUnsigned ? commit.unsignedFlagops : null);
+  if (trailers) return [freezeEntry(entryFromTrailers(commit, trailers))];
   const changes = await describeDiff(commit.oid, reader);
   if (changes.length === 0) changes.push({ action: 'change', projectSlug: null, flagKey: null, environment: null });
   const reason = commitReason(commit);
-  return changes.map((change) => freezeEntry(gitEntry(commit, change, reason)));
+  return changes.map((change) => freezeEntry(gitEntry(commit, change, reason, context.pushedBy)));
 }
 
-function gitEntry(commit: CommitInfo, change: DerivedChange, commitReason: string | undefined): AuditEntry {
+function gitEntry(commit: CommitInfo, change: DerivedChange, commitReason: string | undefined, pushedBy: Pusher | undefined): AuditEntry {
   const entry: AuditEntry = {
     id: commit.oid,
     at: isoTime(commit.author.timestamp),
@@ -29,6 +40,7 @@ function gitEntry(commit: CommitInfo, change: DerivedChange, commitReason: strin
     environment: change.environment,
     actor: { type: 'git', name: commit.author.name },
   };
+  if (pushedBy) entry.pushedBy = { ...pushedBy };
   if (commit.summary) entry.message = commit.summary;
   // The kill's own entry in kills.yaml says why more precisely than the commit message.
   const reason = change.reason ?? commitReason;
@@ -39,5 +51,6 @@ function gitEntry(commit: CommitInfo, change: DerivedChange, commitReason: strin
 /** Entries are shared by every reader of the index (and the cache), so nobody may change one. */
 export function freezeEntry(entry: AuditEntry): AuditEntry {
   Object.freeze(entry.actor);
+  if (entry.pushedBy) Object.freeze(entry.pushedBy);
   return Object.freeze(entry);
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log/logger.js';
 import { cgiHeadEnd, parseCgiHead } from './cgi-headers.js';
@@ -14,12 +15,30 @@ export interface BackendRequest {
   /** Extra environment for git and its hooks. */
   env?: Record<string, string>;
   logger: Logger;
+  /** Runs after git has finished and before the response ends: the client's command returns after it. */
+  beforeEnd?: () => Promise<void>;
+}
+
+/** What is kept of git's stderr for the log: enough to see why it failed, never unbounded. */
+const STDERR_LIMIT = 16 * 1024;
+
+/**
+ * git runs at the lowest priority (when `nice` is there) and packs with one thread, so that a clone of a big
+ * repository takes the CPU the evaluation server leaves idle rather than the other way round
+ * (docs/performance.md, "Git over HTTP beside evaluation").
+ */
+const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(file));
+const GIT_SETTINGS = ['-c', 'pack.threads=1'];
+
+function command(args: string[]): [string, string[]] {
+  return NICE ? [NICE, ['-n', '19', 'git', ...args]] : ['git', args];
 }
 
 /**
  * Runs `git http-backend` (git's own smart-HTTP server, as a CGI program) for one request: the request body
- * streams into it, its CGI head becomes the HTTP status and headers, and the rest streams out. git inflates
- * a gzip-encoded body itself when told the encoding (it sends `Content-Encoding: gzip` for large posts).
+ * streams into it, its CGI head becomes the HTTP status and headers, and the rest streams out, as fast as the
+ * client reads it (git waits while the client is slow, so a slow clone never piles up in memory). git
+ * inflates a gzip-encoded body itself when told the encoding (it sends `Content-Encoding: gzip` for large posts).
  */
 export function runHttpBackend(req: IncomingMessage, res: ServerResponse, request: BackendRequest): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
@@ -41,30 +60,49 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
   if (req.headers['content-length'] !== undefined) env.CONTENT_LENGTH = req.headers['content-length'];
   if (req.headers['content-encoding'] !== undefined) env.HTTP_CONTENT_ENCODING = req.headers['content-encoding'];
   if (req.headers['git-protocol'] !== undefined) env.GIT_PROTOCOL = String(req.headers['git-protocol']);
-  const args = request.allowPush ? ['-c', 'http.receivepack=true', 'http-backend'] : ['-c', 'http.receivepack=false', 'http-backend'];
+  const [file, args] = command([...GIT_SETTINGS, '-c', `http.receivepack=${request.allowPush}`, 'http-backend']);
 
+  // The client went away while the request waited for its turn: nobody would read git's answer.
+  if (res.destroyed || req.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
-    const child = spawn('git', args, { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Its own process group, so that a client going away stops git's children too (upload-pack, pack-objects).
+    const child = spawn(file, args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     let head: Buffer | null = Buffer.alloc(0);
     let stderr = '';
     req.pipe(child.stdin);
     child.stdin.on('error', () => {}); // git may answer (e.g. 403) before reading the whole body
-    child.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString('utf8');
-    });
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (head === null) {
-        res.write(chunk);
-        return;
+    // A client that goes away ends git too, rather than leaving it to pack for nobody or wait for more input.
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      req.unpipe(child.stdin);
+      child.stdin.destroy();
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
+      } catch {
+        // already gone
       }
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8', 0, Math.min(chunk.length, STDERR_LIMIT - stderr.length));
+    });
+    const write = (chunk: Buffer) => {
+      if (chunk.length === 0 || res.writableEnded) return;
+      if (!res.write(chunk)) {
+        child.stdout.pause();
+        res.once('drain', () => child.stdout.resume());
+      }
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (head === null) return write(chunk);
       head = Buffer.concat([head, chunk]);
       const end = cgiHeadEnd(head);
       if (end < 0) return;
       const { status, headers } = parseCgiHead(head.subarray(0, end).toString('latin1'));
       res.statusCode = status;
       for (const [name, value] of headers) res.appendHeader(name, value);
-      res.write(head.subarray(end));
+      const body = head.subarray(end);
       head = null;
+      write(body);
     });
     child.on('error', (err) => {
       request.logger.error('git http-backend could not start', { err });
@@ -72,9 +110,14 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
       res.end();
       resolve();
     });
-    child.on('close', (code) => {
-      if (code !== 0) request.logger.warn('git http-backend failed', { code, path: request.pathInfo, stderr: stderr.trim() });
+    child.on('close', async (code, signal) => {
+      if (code !== 0 && !res.destroyed) request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr: stderr.trim() });
       if (head !== null && !res.headersSent) res.statusCode = 502; // it ended before a complete head
+      try {
+        await request.beforeEnd?.();
+      } catch (err) {
+        request.logger.error('finishing a git request failed', { err });
+      }
       res.end();
       resolve();
     });

@@ -2,9 +2,35 @@ import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Pusher } from '../model/index.js';
+import type { PushContext } from './push-check.js';
 
 /** Set in the environment of pushes that come through the service; the hook checks only those (docs/deployment.md). */
 export const PUSH_CHECK_ENV = 'FLAGOPS_PUSH_CHECK';
+/** The key that pushes, as JSON `{ type, keyPrefix, name }`: what the push is held to and recorded with. */
+export const PUSHER_ENV = 'FLAGOPS_PUSHER';
+export const PUSH_LOG_ENV = 'FLAGOPS_PUSH_LOG';
+export const PROJECT_LIMIT_ENV = 'FLAGOPS_PLAN_PROJECT_LIMIT';
+
+/** The environment git passes to the hook for a push through the service. */
+export function pushContextEnv(context: PushContext): Record<string, string> {
+  const env: Record<string, string> = { [PUSH_CHECK_ENV]: '1', [PUSHER_ENV]: JSON.stringify(context.pusher) };
+  if (context.pushLog !== undefined) env[PUSH_LOG_ENV] = context.pushLog;
+  if (context.projectLimit !== undefined) env[PROJECT_LIMIT_ENV] = String(context.projectLimit);
+  return env;
+}
+
+/** What pushContextEnv set, or undefined when the hook runs for a push that did not come through the service. */
+export function readPushContext(env: NodeJS.ProcessEnv): PushContext | undefined {
+  if (env[PUSH_CHECK_ENV] !== '1' || !env[PUSHER_ENV]) return undefined;
+  const pusher = JSON.parse(env[PUSHER_ENV]) as Pusher;
+  const limit = env[PROJECT_LIMIT_ENV];
+  return {
+    pusher,
+    ...(env[PUSH_LOG_ENV] ? { pushLog: env[PUSH_LOG_ENV] } : {}),
+    ...(limit !== undefined && limit !== '' && Number.isInteger(Number(limit)) ? { projectLimit: Number(limit) } : {}),
+  };
+}
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
@@ -25,9 +51,9 @@ export function validatorCommand(): string[] {
 
 export function hookScript(command: readonly string[] = validatorCommand()): string {
   return `#!/bin/sh
-# Installed by flagops: refuses pushes through the service that would put an invalid file on main.
-# Pushes made on this machine straight into the repository are not checked here: what they put on main is
-# reported and never served (contract §2).
+# Installed by flagops: checks pushes that come through the service (git over HTTP): validity, limits, and
+# the pushing key's permissions. Pushes made on this machine straight into the repository are not checked
+# here: what they put on main is checked when it arrives, and an invalid file is never served.
 [ "$${PUSH_CHECK_ENV}" = "1" ] || exit 0
 exec ${command.map(quote).join(' ')}
 `;

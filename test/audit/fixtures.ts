@@ -32,12 +32,16 @@ export const admin: Actor = { type: 'admin', name: 'ops-admin', keyPrefix: 'svc_
 
 export const START = Date.UTC(2026, 0, 1, 9, 0, 0);
 
+/** The installation key the control plane signs its commits with (a fixed one: stable commit ids). */
+export const SIGNING_KEY = Buffer.alloc(32, 7);
+
 /** A bare organisation repository whose commits are one minute apart from START (stable times in entries). */
 export async function openRepository(): Promise<FlagRepository> {
   let minute = 0;
   const repo = await FlagRepository.open({
     gitdir: join(tempDir(), 'acme.git'),
     create: true,
+    signingKey: SIGNING_KEY,
     durable: false,
     clock: () => new Date(START + minute++ * 60_000),
   });
