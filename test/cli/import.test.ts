@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadSigningKey } from '../../src/storage/commit-trust.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import { flagops, sampleCopy } from './cli-harness.js';
 
@@ -19,7 +20,8 @@ describe('flagops import', () => {
   });
 
   async function readMain() {
-    const repo = await FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') });
+    // With the data directory's signing key, as the service reads it, so the import's trailers are believed.
+    const repo = await FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git'), signingKey: await loadSigningKey(join(dataDir, 'state')) });
     try {
       const head = await repo.head();
       return { head, loaded: await repo.readState(), commit: head ? await repo.readCommit(head) : null };
