@@ -110,6 +110,19 @@ describe('a push over git over HTTP', () => {
       });
     });
 
+    it('has every pushed commit when git push returns, without waiting for the repository watcher', async () => {
+      for (let round = 0; round < 3; round++) {
+        const checkout = await ws.clone(svc.admin);
+        write(checkout, 'projects/shop/environments/dev/banner.yaml', ON.replace('version: 2', `version: ${10 + round}`));
+        const first = commit(checkout, `banner in dev, round ${round}`);
+        write(checkout, 'projects/shop/environments/staging/banner.yaml', ON.replace('version: 2', `version: ${10 + round}`));
+        const second = commit(checkout, `banner in staging, round ${round}`);
+        expect((await push(checkout)).ok).toBe(true);
+        const ids = (await admin.get('/api/v1/audit?limit=2')).body.entries.map((e: Json) => e.id);
+        expect(ids).toEqual([second, first]);
+      }
+    });
+
     it('keeps the pusher across a restart and a rebuild of the audit index', async () => {
       const head = git(svc.gitdir(), 'rev-parse', 'main');
       await svc.service.stop();
