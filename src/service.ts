@@ -11,6 +11,7 @@ import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
 import { ensureFirstAdminKey } from './first-run.js';
 import { registerGitHttp } from './git-http/git-http-routes.js';
+import { GitRunner } from './git-http/git-runner.js';
 import { listen, type RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
@@ -59,6 +60,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const killSwitch = new KillSwitch(holder);
   const streams = attachStreamHub(holder, { logger });
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
+  const gitRunner = new GitRunner(logger);
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   // The lead may move FLAGOPS_TRUST_PROXY into Config; until then the dashboard reads it here.
   const dashboard = await createDashboard({ dataDir: config.dataDir, logger, ...readDashboardSettings(process.env) });
@@ -77,7 +79,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
-    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, audit, logger, planProjectLimit: config.planProjectLimit, pushLogDir, processes: config.gitProcesses, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
+    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, audit, logger, planProjectLimit: config.planProjectLimit, pushLogDir, processes: config.gitProcesses, runner: gitRunner, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
   const servers: RunningServer[] = [];
   try {
@@ -99,6 +101,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     remote?.close();
     await Promise.all(servers.map((s) => s.close()));
     holder.close();
+    await gitRunner.close();
     await audit.closeAll();
     await counter.close();
     await repos.closeAll();
@@ -123,6 +126,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
         await Promise.all(servers.map((s) => s.close()));
         await dashboard.close();
         holder.close();
+        await gitRunner.close();
         await audit.closeAll();
         await counter.close();
         await repos.closeAll();

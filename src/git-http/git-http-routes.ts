@@ -9,6 +9,7 @@ import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import type { Logger } from '../log/logger.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
 import { basicPassword } from './basic-auth.js';
+import type { GitRunner } from './git-runner.js';
 import { runHttpBackend } from './http-backend.js';
 import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
 import { ProcessGate } from './process-gate.js';
@@ -25,6 +26,8 @@ export interface GitHttpDeps {
   pushLogDir: string;
   /** git processes at once, and requests waiting for one, before 503 (FLAGOPS_GIT_MAX_PROCESSES, FLAGOPS_GIT_QUEUE). */
   processes?: { max: number; queue: number };
+  /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
+  runner?: GitRunner;
   /** Called once an accepted push is served (remote mode passes it on to the git remote at once). */
   onPush?: (org: string) => void;
 }
@@ -107,6 +110,7 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
         allowPush: true,
         env: pushContextEnv({ pusher, pushLog: pushLogPath(deps.pushLogDir, org), projectLimit: deps.planProjectLimit }),
         logger: deps.logger,
+        runner: deps.runner,
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.
         beforeEnd: flags

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../log/logger.js';
 import { cgiHeadEnd, parseCgiHead } from './cgi-headers.js';
+import { type GitRunner, runGitDirectly } from './git-runner.js';
 
 export interface BackendRequest {
   /** The directory holding the bare repositories (`<dataDir>/repos`). */
@@ -15,6 +14,8 @@ export interface BackendRequest {
   /** Extra environment for git and its hooks. */
   env?: Record<string, string>;
   logger: Logger;
+  /** Where git runs (git-runner.ts); without one, from this process. */
+  runner?: GitRunner;
   /** Runs after git has finished and before the response ends: the client's command returns after it. */
   beforeEnd?: () => Promise<void>;
 }
@@ -22,17 +23,8 @@ export interface BackendRequest {
 /** What is kept of git's stderr for the log: enough to see why it failed, never unbounded. */
 const STDERR_LIMIT = 16 * 1024;
 
-/**
- * git runs at the lowest priority (when `nice` is there) and packs with one thread, so that a clone of a big
- * repository takes the CPU the evaluation server leaves idle rather than the other way round
- * (docs/performance.md, "Git over HTTP beside evaluation").
- */
-const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(file));
+/** One pack thread: a clone takes the CPU the evaluation server leaves idle, not the other way round. */
 const GIT_SETTINGS = ['-c', 'pack.threads=1'];
-
-function command(args: string[]): [string, string[]] {
-  return NICE ? [NICE, ['-n', '19', 'git', ...args]] : ['git', args];
-}
 
 /**
  * Runs `git http-backend` (git's own smart-HTTP server, as a CGI program) for one request: the request body
@@ -42,8 +34,8 @@ function command(args: string[]): [string, string[]] {
  */
 export function runHttpBackend(req: IncomingMessage, res: ServerResponse, request: BackendRequest): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://localhost');
-  const env: NodeJS.ProcessEnv = {
-    PATH: process.env.PATH,
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
     GIT_PROJECT_ROOT: request.projectRoot,
     GIT_HTTP_EXPORT_ALL: '1',
     GIT_CONFIG_NOSYSTEM: '1',
@@ -60,13 +52,12 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
   if (req.headers['content-length'] !== undefined) env.CONTENT_LENGTH = req.headers['content-length'];
   if (req.headers['content-encoding'] !== undefined) env.HTTP_CONTENT_ENCODING = req.headers['content-encoding'];
   if (req.headers['git-protocol'] !== undefined) env.GIT_PROTOCOL = String(req.headers['git-protocol']);
-  const [file, args] = command([...GIT_SETTINGS, '-c', `http.receivepack=${request.allowPush}`, 'http-backend']);
+  const args = [...GIT_SETTINGS, '-c', `http.receivepack=${request.allowPush}`, 'http-backend'];
 
   // The client went away while the request waited for its turn: nobody would read git's answer.
   if (res.destroyed || req.destroyed) return Promise.resolve();
   return new Promise((resolve) => {
-    // Its own process group, so that a client going away stops git's children too (upload-pack, pack-objects).
-    const child = spawn(file, args, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    const child = request.runner ? request.runner.run(args, env) : runGitDirectly(args, env);
     let head: Buffer | null = Buffer.alloc(0);
     let stderr = '';
     req.pipe(child.stdin);
@@ -75,12 +66,7 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
     res.once('close', () => {
       if (res.writableFinished) return;
       req.unpipe(child.stdin);
-      child.stdin.destroy();
-      try {
-        if (child.pid !== undefined) process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
+      child.stop();
     });
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8', 0, Math.min(chunk.length, STDERR_LIMIT - stderr.length));
@@ -104,13 +90,13 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
       head = null;
       write(body);
     });
-    child.on('error', (err) => {
+    child.on('error', (err: Error) => {
       request.logger.error('git http-backend could not start', { err });
       if (!res.headersSent) res.statusCode = 500;
       res.end();
       resolve();
     });
-    child.on('close', async (code, signal) => {
+    child.on('close', async (code: number | null, signal: string | null) => {
       if (code !== 0 && !res.destroyed) request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr: stderr.trim() });
       if (head !== null && !res.headersSent) res.statusCode = 502; // it ended before a complete head
       try {

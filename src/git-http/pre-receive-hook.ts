@@ -1,8 +1,7 @@
-import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Pusher } from '../model/index.js';
+import { nodeEntry } from './node-entry.js';
 import type { PushContext } from './push-check.js';
 
 /** Set in the environment of pushes that come through the service; the hook checks only those (docs/deployment.md). */
@@ -34,19 +33,9 @@ export function readPushContext(env: NodeJS.ProcessEnv): PushContext | undefined
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
-/**
- * How the hook runs `flagops validate-push`, by absolute paths so it works whatever PATH git gives hooks:
- * this node binary and the CLI entry next to this module — dist/cli/main.js when built, or src/cli/main.ts
- * through vite-node when the service runs from source (the test suite).
- */
+/** How the hook runs `flagops validate-push`: the CLI entry of this package (node-entry.ts). */
 export function validatorCommand(): string[] {
-  const here = fileURLToPath(import.meta.url);
-  const cliDir = path.join(path.dirname(here), '..', 'cli');
-  if (here.endsWith('.js')) return [process.execPath, path.join(cliDir, 'main.js'), 'validate-push'];
-  const root = path.resolve(path.dirname(here), '..', '..');
-  const viteNode = path.join(root, 'node_modules', 'vite-node', 'vite-node.mjs');
-  if (!existsSync(viteNode)) throw new Error('running from source needs vite-node to run the push validator; build with npm run build');
-  return [process.execPath, viteNode, path.join(cliDir, 'main.ts'), 'validate-push'];
+  return [...nodeEntry(import.meta.url, '../cli/main'), 'validate-push'];
 }
 
 export function hookScript(command: readonly string[] = validatorCommand()): string {
