@@ -1,7 +1,9 @@
 // Git over HTTP beside evaluation: POST /v1/evaluate latency at a steady rate, first alone, then while six
 // clients clone a big flags repository (lib/git-service-child.mjs: 10,000 flags and 100 commits of loose
-// objects by default) over /git/<org>.git at once. The clients run at the lowest priority (as they would on
-// other machines), so what competes with the evaluation server is the service's own git processes.
+// objects by default) over /git/<org>.git at once, then, as a control, while six clones of the same
+// repository on disk run without the service. The clients run at the lowest priority (as they would on
+// other machines), so what competes with the evaluation server is the service's own git processes; the
+// control shows what the same git work costs the machine anyway.
 //
 //   npm run build && npm run bench -- git-clones
 //
@@ -96,7 +98,8 @@ function summary(latencies) {
  * forking process for milliseconds, which would be counted against the server). It prints each clone's seconds.
  */
 function clonesOnSignal(url, dir, count) {
-  const script = `read go; for i in $(seq 1 ${count}); do ( s=$(date +%s.%N); nice -n 19 git clone --quiet --bare "$1" "$2/clone-$i.git" || exit 1; e=$(date +%s.%N); echo "$s $e" ) & done; wait`;
+  // --no-local: a clone of a path packs the objects as one over HTTP does, instead of hard-linking them.
+  const script = `read go; for i in $(seq 1 ${count}); do ( s=$(date +%s.%N); nice -n 19 git clone --quiet --bare --no-local "$1" "$2/clone-$i.git" || exit 1; e=$(date +%s.%N); echo "$s $e" ) & done; wait`;
   const shell = spawn('sh', ['-c', script, 'clones', url, dir], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' },
@@ -119,28 +122,35 @@ function clonesOnSignal(url, dir, count) {
 const ms = (value) => value.toFixed(1);
 const row = (name, r, seconds, extra = '') => `| ${name} | ${Math.round(r.n / seconds).toLocaleString('en')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${extra} |`;
 
-const work = mkdtempSync(path.join(tmpdir(), 'flagops-bench-clones-'));
-const run = clonesOnSignal(`${info.controlUrl.replace('://', `://bench:${info.adminKey}@`)}/git/bench.git`, work, clones);
+/** Runs the clones of `url` under the load and returns the latencies of that window and the clone times. */
+async function clonesUnderLoad(load, url) {
+  const work = mkdtempSync(path.join(tmpdir(), 'flagops-bench-clones-'));
+  const run = clonesOnSignal(url, work, clones);
+  await new Promise((resolve) => setTimeout(resolve, 1000)); // the shell is up before the window opens
+  const from = performance.now();
+  run.start();
+  const durations = (await run.done).sort((a, b) => a - b);
+  const to = performance.now();
+  rmSync(work, { recursive: true, force: true });
+  return { window: load.window(from, to), seconds: (to - from) / 1000, durations };
+}
+
 const load = evaluations();
 await new Promise((resolve) => setTimeout(resolve, 2000)); // warm-up: connections open, code compiled
 const aloneFrom = performance.now();
 await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
-const aloneTo = performance.now();
-
-const clonesFrom = performance.now();
-run.start();
-const durations = await run.done;
-const clonesTo = performance.now();
+const alone = load.window(aloneFrom, performance.now());
+const served = await clonesUnderLoad(load, `${info.controlUrl.replace('://', `://bench:${info.adminKey}@`)}/git/bench.git`);
+// The same git work on the same machine, but not through the service: what the machine itself adds.
+const control = await clonesUnderLoad(load, info.gitdir);
 await load.stop();
-rmSync(work, { recursive: true, force: true });
 child.kill('SIGTERM');
 
-const alone = load.window(aloneFrom, aloneTo);
-const during = load.window(clonesFrom, clonesTo);
-const wall = (clonesTo - clonesFrom) / 1000;
-const sorted = durations.sort((a, b) => a - b);
+const clonesCell = (run) => `all done in ${run.seconds.toFixed(1)} s (each ${run.durations[0].toFixed(1)}–${run.durations[run.durations.length - 1].toFixed(1)} s)`;
 console.log(`\nPOST /v1/evaluate at ${rate}/s (open loop, 10 keep-alive connections); ${clones} bare clones of the ${info.repoMiB} MiB repository at once\n`);
 console.log('| load | evaluations/s | p50 ms | p99 ms | max ms | clones |\n|---|---|---|---|---|---|');
 console.log(row(`evaluations alone, ${seconds} s`, summary(alone.latencies), seconds));
-console.log(row(`evaluations while ${clones} clones run`, summary(during.latencies), wall, `all done in ${wall.toFixed(1)} s (each ${sorted[0].toFixed(1)}–${sorted[sorted.length - 1].toFixed(1)} s)`));
-if (during.errors > 0) console.log(`\n${during.errors} evaluations failed`);
+console.log(row(`… while ${clones} clones run over /git/bench.git`, summary(served.window.latencies), served.seconds, clonesCell(served)));
+console.log(row(`… while ${clones} clones of the repository on disk run (control: not through the service)`, summary(control.window.latencies), control.seconds, clonesCell(control)));
+const { errors } = load.window(0, Number.POSITIVE_INFINITY);
+if (errors > 0) console.log(`\n${errors} evaluations failed`);

@@ -32,7 +32,7 @@ for (let i = 0; i < commits; i++) {
 await service.holder.served('bench');
 const { key: sdkKey } = await service.keys.createKey('bench', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
 const repoKiB = Number(execFileSync('du', ['-sk', service.repos.gitdirOf('bench')], { encoding: 'utf8' }).split('\t')[0]);
-process.stdout.write(`${JSON.stringify({ controlUrl: service.controlUrl, evalUrl: service.evalUrl, sdkKey, adminKey, repoMiB: Math.round(repoKiB / 102.4) / 10 })}\n`);
+process.stdout.write(`${JSON.stringify({ controlUrl: service.controlUrl, evalUrl: service.evalUrl, sdkKey, adminKey, repoMiB: Math.round(repoKiB / 102.4) / 10, gitdir: service.repos.gitdirOf('bench') })}\n`);
 process.on('SIGTERM', () =>
   service
     .stop()
