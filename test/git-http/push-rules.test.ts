@@ -139,26 +139,30 @@ describe('a push over git over HTTP', () => {
     });
   });
 
+  /** Pushes, expects the push refused with main where it was, and returns the `remote:` lines saying why. */
+  async function refusal(checkout: string): Promise<string[]> {
+    const before = git(svc.gitdir(), 'rev-parse', 'main');
+    const pushed = await push(checkout);
+    expect(pushed.ok).toBe(false);
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+    return pushed.stderr.split('\n').filter((line) => line.includes(': an agent key may not')).map((line) => line.trimEnd());
+  }
+  const needsAdmin = 'it needs an admin key or a session';
+
   describe('by an agent key', () => {
     it('may not create a project', async () => {
       const checkout = await ws.clone(svc.agent);
       write(checkout, 'projects/blog/project.yaml', 'name: Blog\nslug: blog\n');
-      const made = commit(checkout, 'a blog');
-      const pushed = await push(checkout);
-      expect(pushed.ok).toBe(false);
-      expect(pushed.stderr).toContain('remote: projects/blog/project.yaml: an agent key may not create projects; it needs an admin key or a session');
-      expect(git(svc.gitdir(), 'rev-parse', 'main')).not.toBe(made);
+      commit(checkout, 'a blog');
+      expect(await refusal(checkout)).toEqual([`remote: projects/blog/project.yaml: an agent key may not create projects; ${needsAdmin}`]);
     });
 
     it('may not archive a flag', async () => {
       const checkout = await ws.clone(svc.agent);
-      const file = path.join(checkout, 'projects/shop/flags/search.yaml');
-      write(checkout, 'projects/shop/flags/search.yaml', git(checkout, 'show', 'HEAD:projects/shop/flags/search.yaml').replace('archivedAt: null', 'archivedAt: 2026-01-02T10:00:00Z'));
-      expect(file).toBeTruthy();
+      const flagFile = 'projects/shop/flags/search.yaml';
+      write(checkout, flagFile, git(checkout, 'show', `HEAD:${flagFile}`).replace('archivedAt: null', 'archivedAt: 2026-01-02T10:00:00Z'));
       commit(checkout, 'archive search');
-      const pushed = await push(checkout);
-      expect(pushed.ok).toBe(false);
-      expect(pushed.stderr).toContain('remote: projects/shop/flags/search.yaml: an agent key may not archive flags; it needs an admin key or a session');
+      expect(await refusal(checkout)).toEqual([`remote: ${flagFile}: an agent key may not archive flags; ${needsAdmin}`]);
     });
 
     it('may not delete a flag (its files): one line for the flag, not one per file', async () => {
@@ -167,19 +171,14 @@ describe('a push over git over HTTP', () => {
         unlinkSync(path.join(checkout, 'projects/shop', file));
       }
       commit(checkout, 'remove search');
-      const pushed = await push(checkout);
-      expect(pushed.ok).toBe(false);
-      const lines = pushed.stderr.split('\n').filter((l) => l.includes('may not')).map((l) => l.trimEnd());
-      expect(lines).toEqual(['remote: projects/shop/flags/search.yaml: an agent key may not delete flags or their configs; it needs an admin key or a session']);
+      expect(await refusal(checkout)).toEqual([`remote: projects/shop/flags/search.yaml: an agent key may not delete flags or their configs; ${needsAdmin}`]);
     });
 
     it('may not delete a project', async () => {
       const checkout = await ws.clone(svc.agent);
       git(checkout, 'rm', '-r', '--quiet', 'projects/shop');
       commit(checkout, 'remove everything');
-      const pushed = await push(checkout);
-      expect(pushed.ok).toBe(false);
-      expect(pushed.stderr).toContain('remote: projects/shop/project.yaml: an agent key may not delete projects or their files; it needs an admin key or a session');
+      expect(await refusal(checkout)).toEqual([`remote: projects/shop/project.yaml: an agent key may not delete projects or their files; ${needsAdmin}`]);
     });
   });
 
