@@ -12,6 +12,7 @@ import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
 import { ensureFirstAdminKey } from './first-run.js';
 import { registerGitHttp } from './git-http/git-http-routes.js';
+import { GitRunner } from './git-http/git-runner.js';
 import type { RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
@@ -87,7 +88,13 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   const remoteOrg = config.gitRemote ? (config.gitRemote.org ?? config.bootstrapKeys[0]?.org ?? keys.organisations()[0]?.name) : undefined;
   let remote: RemoteMode | undefined;
   const publish = (gitdir: string, commit: string, parent: string | null) => (remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true));
-  const repos = new RepositoryRegistry({ dataDir: config.dataDir, logger, gcEveryCommits: config.gitGcCommits, ...(config.gitRemote ? { repository: { publish } } : {}) });
+  const repos = new RepositoryRegistry({
+    dataDir: config.dataDir,
+    logger,
+    gcEveryCommits: config.gitGcCommits,
+    commitSigningKey: config.commitSigningKey,
+    ...(config.gitRemote ? { repository: { publish } } : {}),
+  });
   // This service alone owns the data directory, so a ref lock there now is a leftover of its own crash.
   const owned = new Set([...keys.organisations().map((o) => o.name), ...(remoteOrg ? [remoteOrg] : [])]);
   await Promise.all([...owned].map((org) => repos.removeLeftoverLocks(org)));
@@ -98,7 +105,9 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
   const killSwitch = new KillSwitch(holder);
   const streams = attachStreamHub(holder, { logger });
-  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit') });
+  const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
+  const gitRunner = new GitRunner(logger);
+  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   // The lead may move FLAGOPS_TRUST_PROXY into Config; until then the dashboard reads it here.
   const dashboard = await createDashboard({ dataDir: config.dataDir, logger, ...readDashboardSettings(process.env) });
 
@@ -116,7 +125,7 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
-    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
+    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, audit, logger, planProjectLimit: config.planProjectLimit, pushLogDir, processes: config.gitProcesses, runner: gitRunner, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
   const [controlPort, evalPort] = ports;
   controlPort.serve(controlApp);
@@ -141,6 +150,7 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
     remote?.close();
     await dashboard.close();
     holder.close();
+    await gitRunner.close();
     await audit.closeAll();
     await counter.close();
     await repos.closeAll();
@@ -165,6 +175,7 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
         await Promise.all(servers.map((s) => s.close()));
         await dashboard.close();
         holder.close();
+        await gitRunner.close();
         await audit.closeAll();
         await counter.close();
         await repos.closeAll();

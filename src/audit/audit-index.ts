@@ -2,17 +2,21 @@ import { silentLogger, type Logger } from '../log/logger.js';
 import type { FlagRepository } from '../storage/index.js';
 import { type AuditPage, type AuditQuery, checkQuery } from './audit-query.js';
 import { EntryLog } from './entry-log.js';
+import { PushLog } from './push-log.js';
 import { readIndexCache, writeIndexCache } from './index-cache.js';
 import { readNewCommits } from './read-new-commits.js';
 
 /** What the index needs of an organisation's repository. */
-export type AuditSource = Pick<FlagRepository, 'head' | 'firstParentLog' | 'changedPaths' | 'readBlob' | 'onMainMoved'>;
+export type AuditSource = Pick<FlagRepository, 'head' | 'firstParentLog' | 'changedPaths' | 'readBlob' | 'onMainMoved'> &
+  Partial<Pick<FlagRepository, 'unsignedTrailersUpTo'>>;
 
 export interface AuditIndexOptions {
   repo: AuditSource;
   logger?: Logger;
   /** Keeps the index between restarts (e.g. `<dataDir>/state/audit/<org>.json`); without it, memory only. */
   cacheFile?: string;
+  /** Who pushed which commit over git over HTTP (`<dataDir>/state/pushes/<org>.jsonl`, push-log.ts). */
+  pushLogFile?: string;
 }
 
 /** Commits indexed before the cache on disk is written again: a restart re-reads at most about this many. */
@@ -35,15 +39,19 @@ export class AuditIndex {
   /** Commits indexed since the cache was last written. */
   private unsaved = 0;
   private saving: Promise<void> = Promise.resolve();
+  private readonly pushes: PushLog | undefined;
 
   private constructor(
     private readonly repo: AuditSource,
     private readonly logger: Logger,
     private readonly cacheFile: string | undefined,
-  ) {}
+    pushLogFile: string | undefined,
+  ) {
+    this.pushes = pushLogFile === undefined ? undefined : new PushLog(pushLogFile);
+  }
 
   static async open(options: AuditIndexOptions): Promise<AuditIndex> {
-    const index = new AuditIndex(options.repo, options.logger ?? silentLogger, options.cacheFile);
+    const index = new AuditIndex(options.repo, options.logger ?? silentLogger, options.cacheFile, options.pushLogFile);
     const started = performance.now();
     if (options.cacheFile) index.log = (await readIndexCache(options.cacheFile)) ?? index.log;
     const cached = index.log.commitCount;
@@ -51,7 +59,7 @@ export class AuditIndex {
     index.unsubscribe = options.repo.onMainMoved(() => void index.follow());
     await index.follow();
     if (index.failure !== null) {
-      index.close();
+      await index.close();
       throw index.failure;
     }
     index.logger.info('audit index built', { commits: index.log.commitCount, fromCache: cached, entries: index.log.size, ms: Math.round(performance.now() - started) });
@@ -67,14 +75,30 @@ export class AuditIndex {
     return this.log.page(query);
   }
 
-  /** Stops following main; what is not yet in the cache on disk is written (see `saved`). */
-  close(): void {
+  /**
+   * Resolves once the index holds main as it is now, announced or not: what a push's answer waits for, so
+   * that an audit query right after it sees the pushed commits.
+   */
+  async caughtUp(): Promise<void> {
     if (this.closed) return;
-    this.closed = true;
-    this.unsubscribe();
-    // A pass already under way finishes first, so what it indexes is written too.
-    const pending = this.running ?? Promise.resolve();
-    this.saving = this.saving.then(() => pending).then(() => this.writeCache());
+    await this.follow();
+    if (this.failure !== null) throw this.failure;
+  }
+
+  /**
+   * Stops following main and resolves once what was indexed is in the cache on disk: every write started
+   * before, and one more for what they did not cover. Whoever removes the cache's directory (a stop, a test)
+   * awaits it, or a write still under way would recreate a file in it.
+   */
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.unsubscribe();
+      // A pass already under way finishes first, so what it indexes is written too.
+      const pending = this.running ?? Promise.resolve();
+      this.saving = this.saving.then(() => pending).then(() => this.writeCache());
+    }
+    return this.saving;
   }
 
   /** Resolves when the cache writes started so far have finished (for shutdown and tests). */
@@ -114,7 +138,10 @@ export class AuditIndex {
       this.log = new EntryLog();
       return;
     }
-    const { commits, reachedUntil } = await readNewCommits(this.repo, head, indexed, this.log);
+    // Pushed commits are in the push log before main can move to them.
+    await this.pushes?.refresh();
+    const facts = { unsignedTrailersUpTo: this.repo.unsignedTrailersUpTo ?? null, pusherOf: (commit: string) => this.pushes?.pusherOf(commit) };
+    const { commits, reachedUntil } = await readNewCommits(this.repo, head, indexed, this.log, facts);
     let log = this.log;
     if (!reachedUntil) {
       // The old head is not on the new first-parent line: the walk went down to the root, so `commits` is all of it.

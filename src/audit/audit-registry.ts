@@ -3,12 +3,15 @@ import { InvalidInputError } from '../errors/index.js';
 import { silentLogger, type Logger } from '../log/logger.js';
 import { ORG_NAME } from '../storage/index.js';
 import { AuditIndex, type AuditSource } from './audit-index.js';
+import { pushLogPath } from './push-log.js';
 
 export interface AuditRegistryOptions {
   repos: { get(org: string): Promise<AuditSource> };
   logger?: Logger;
   /** Keep each organisation's index between restarts as `<cacheDir>/<org>.json` (e.g. `<dataDir>/state/audit`). */
   cacheDir?: string;
+  /** Where git over HTTP records who pushed what, `<pushLogDir>/<org>.jsonl` (e.g. `<dataDir>/state/pushes`). */
+  pushLogDir?: string;
 }
 
 /** One AuditIndex per organisation, built on first use; concurrent first calls share the one build. */
@@ -36,11 +39,14 @@ export class AuditRegistry {
 
   private async open(org: string): Promise<AuditIndex> {
     const repo = await this.options.repos.get(org);
-    const { cacheDir } = this.options;
+    const { cacheDir, pushLogDir } = this.options;
     // The name becomes a file name: the same rule as for the repository's directory.
-    if (cacheDir !== undefined && !ORG_NAME.test(org)) throw new InvalidInputError(`organisation name ${JSON.stringify(org)} must match ${ORG_NAME.source}`, 'org');
+    if ((cacheDir !== undefined || pushLogDir !== undefined) && !ORG_NAME.test(org)) {
+      throw new InvalidInputError(`organisation name ${JSON.stringify(org)} must match ${ORG_NAME.source}`, 'org');
+    }
     const cacheFile = cacheDir === undefined ? undefined : join(cacheDir, `${org}.json`);
-    return AuditIndex.open({ repo, cacheFile, logger: this.logger.child({ org, component: 'audit' }) });
+    const pushLogFile = pushLogDir === undefined ? undefined : pushLogPath(pushLogDir, org);
+    return AuditIndex.open({ repo, cacheFile, pushLogFile, logger: this.logger.child({ org, component: 'audit' }) });
   }
 
   /**
@@ -53,10 +59,7 @@ export class AuditRegistry {
     await Promise.all(
       opened.map((index) =>
         index.then(
-          (i) => {
-            i.close();
-            return i.saved();
-          },
+          (i) => i.close(),
           () => {},
         ),
       ),

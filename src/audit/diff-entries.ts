@@ -21,13 +21,17 @@ export interface DerivedChange {
 
 /**
  * Describes a commit without `Flagops-*` trailers (an engineer's push) from its diff against its first parent:
- * project.yaml added → project_create; a flag file added → flag_create (its new configs are part of it),
+ * project.yaml added → project_create, deleted → project_delete; a flag file added → flag_create (its new configs are part of it),
  * deleted → flag_delete, modified → flag_archive when archivedAt became set, else flag_update; a config added
  * or modified → config_update; a kills.yaml change → kill / clear_kill per flag key; anything else under
  * projects/ → change. Files outside projects/ are not flags and give nothing. Sorted, without duplicates.
  */
 export async function describeDiff(oid: string, reader: DiffReader): Promise<DerivedChange[]> {
-  const paths = await reader.changedPaths(oid);
+  return describeChanges(await reader.changedPaths(oid), reader);
+}
+
+/** The changes a set of changed files makes, by the rules of describeDiff (also what a push is checked by). */
+export async function describeChanges(paths: readonly ChangedPath[], reader: Pick<DiffReader, 'readBlob'>): Promise<DerivedChange[]> {
   const flagFiles = new Map<string, ChangeType>();
   for (const p of paths) {
     const where = classifyPath(p.path);
@@ -37,12 +41,14 @@ export async function describeDiff(oid: string, reader: DiffReader): Promise<Der
   return sortUnique(described.flat());
 }
 
-async function describePath(p: ChangedPath, flagFiles: ReadonlyMap<string, ChangeType>, reader: DiffReader): Promise<DerivedChange[]> {
+const PROJECT_FILE_ACTION: Readonly<Record<ChangeType, AuditAction>> = { added: 'project_create', deleted: 'project_delete', modified: 'change' };
+
+async function describePath(p: ChangedPath, flagFiles: ReadonlyMap<string, ChangeType>, reader: Pick<DiffReader, 'readBlob'>): Promise<DerivedChange[]> {
   const where = classifyPath(p.path);
   const none = { projectSlug: null, flagKey: null, environment: null };
   switch (where.kind) {
     case 'project':
-      return [{ ...none, action: p.change === 'added' ? 'project_create' : 'change', projectSlug: where.project }];
+      return [{ ...none, action: PROJECT_FILE_ACTION[p.change], projectSlug: where.project }];
     case 'flag': {
       const at = { ...none, projectSlug: where.project, flagKey: where.flag };
       if (p.change === 'added') return [{ ...at, action: 'flag_create' }];
@@ -65,18 +71,18 @@ async function describePath(p: ChangedPath, flagFiles: ReadonlyMap<string, Chang
 }
 
 /** True when a modified flag file went from active to archived. Unreadable versions count as an update. */
-async function archivedNow(p: ChangedPath, reader: DiffReader): Promise<boolean> {
+async function archivedNow(p: ChangedPath, reader: Pick<DiffReader, 'readBlob'>): Promise<boolean> {
   const [before, after] = await Promise.all([readFlagArchivedAt(p.path, p.oldOid, reader), readFlagArchivedAt(p.path, p.newOid, reader)]);
   return before === null && typeof after === 'string';
 }
 
-async function readFlagArchivedAt(path: string, oid: string | undefined, reader: DiffReader): Promise<string | null | undefined> {
+async function readFlagArchivedAt(path: string, oid: string | undefined, reader: Pick<DiffReader, 'readBlob'>): Promise<string | null | undefined> {
   if (!oid) return undefined;
   const { file } = parseRepositoryFile(path, await reader.readBlob(oid));
   return file?.kind === 'flag' ? file.value.archivedAt : undefined;
 }
 
-async function killEntries(p: ChangedPath, project: string, environment: EnvironmentName, reader: DiffReader): Promise<DerivedChange[]> {
+async function killEntries(p: ChangedPath, project: string, environment: EnvironmentName, reader: Pick<DiffReader, 'readBlob'>): Promise<DerivedChange[]> {
   const read = async (oid: string | undefined) => (oid ? readKills(p.path, await reader.readBlob(oid)) : {});
   const [before, after] = await Promise.all([read(p.oldOid), read(p.newOid)]);
   // An invalid version cannot be compared flag by flag: say that the environment's kills changed.

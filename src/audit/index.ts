@@ -8,9 +8,10 @@
  * const next = await index.query({ flagKey: 'checkout-v2', environment: 'prod', limit: 50, cursor: page.nextCursor! });
  * ```
  *
- * - Newest first along main's first parents. A commit the control plane made is one entry from its
- *   `Flagops-*` trailers; an engineer's commit is one entry per (project, flag, environment) its diff changed,
- *   actor `{ type: 'git', name: <author> }` (docs/audit.md has the rules).
+ * - Newest first along main's first parents. A commit the control plane made (its signature proves it) is
+ *   one entry from its `Flagops-*` trailers; any other commit is one entry per (project, flag, environment)
+ *   its diff changed, actor `{ type: 'git', name: <author> }`, plus `pushedBy` (the key) when it came over
+ *   git over HTTP (`pushLogDir`). docs/audit.md has the rules.
  * - Cursors are opaque; a bad one is InvalidInputError naming `cursor`. Commits that land between two pages
  *   come before the cursor, so paging neither repeats nor skips entries.
  * - `query` waits for moves of main already announced (onMainMoved), so a caller sees the commit it just made.

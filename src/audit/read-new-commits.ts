@@ -1,10 +1,17 @@
-import type { AuditEntry } from '../model/index.js';
+import type { AuditEntry, Pusher } from '../model/index.js';
 import type { FlagRepository } from '../storage/index.js';
 import { describeCommit } from './commit-entries.js';
 import type { EntryLog } from './entry-log.js';
 import { createLimiter } from '../storage/limiter.js';
 
 export type CommitReader = Pick<FlagRepository, 'firstParentLog' | 'changedPaths' | 'readBlob'>;
+
+export interface CommitFacts {
+  /** The commit up to which unsigned trailers are believed (FlagRepository.unsignedTrailersUpTo); null: none. */
+  unsignedTrailersUpTo?: string | null;
+  /** The key that pushed a commit over git over HTTP, when one did. */
+  pusherOf?: (commit: string) => Pusher | undefined;
+}
 
 export interface NewCommits {
   /** Oldest first, each with its entries. */
@@ -21,16 +28,20 @@ const DESCRIBE_CONCURRENCY = 8;
  * already holds keep their entries (a commit never changes). The walk is read in chunks and each chunk is
  * described while the next is read, so a long history costs about the walk, not the walk plus the diffs.
  */
-export async function readNewCommits(repo: CommitReader, head: string, until: string | null, known: EntryLog): Promise<NewCommits> {
+export async function readNewCommits(repo: CommitReader, head: string, until: string | null, known: EntryLog, facts: CommitFacts = {}): Promise<NewCommits> {
   const limit = createLimiter(DESCRIBE_CONCURRENCY);
   const oids: string[] = [];
   const described: Array<readonly AuditEntry[] | Promise<readonly AuditEntry[]>> = [];
+  // Newest first: once the walk reaches the last commit from before signing, it and all below it are old.
+  let beforeSigning = false;
   let from: string | undefined = head;
   while (from !== undefined && from !== until) {
     const chunk = await repo.firstParentLog({ from, until, limit: CHUNK });
     for (const commit of chunk) {
       oids.push(commit.oid);
-      const entries = known.entriesOf(commit.oid) ?? limit(() => describeCommit(commit, repo));
+      if (commit.oid === facts.unsignedTrailersUpTo) beforeSigning = true;
+      const context = { trustUnsigned: beforeSigning, pushedBy: facts.pusherOf?.(commit.oid) };
+      const entries = known.entriesOf(commit.oid) ?? limit(() => describeCommit(commit, repo, context));
       // Awaited below; until then a failure must not count as unhandled.
       if (entries instanceof Promise) entries.catch(() => {});
       described.push(entries);

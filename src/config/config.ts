@@ -12,6 +12,10 @@ export interface Config {
   logLevel: LogLevel;
   /** FLAGOPS_GIT_GC_COMMITS: pack a repository (`git gc --auto`) after this many commits; 0: never. Default 1000. */
   gitGcCommits?: number;
+  /** FLAGOPS_COMMIT_SIGNING_KEY: the key the service signs its commits with; default a key kept in `<dataDir>/state`. */
+  commitSigningKey?: string;
+  /** FLAGOPS_GIT_MAX_PROCESSES and FLAGOPS_GIT_QUEUE: git over HTTP processes run at once, and requests waiting for one. */
+  gitProcesses?: { max: number; queue: number };
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
   gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
 }
@@ -56,8 +60,23 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     planProjectLimit,
     gitGcCommits,
     logLevel,
+    ...(env.FLAGOPS_COMMIT_SIGNING_KEY ? { commitSigningKey: signingKey(env.FLAGOPS_COMMIT_SIGNING_KEY) } : {}),
+    gitProcesses: { max: count(env, 'FLAGOPS_GIT_MAX_PROCESSES', 4, 1), queue: count(env, 'FLAGOPS_GIT_QUEUE', 16, 0) },
     ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
   };
+}
+
+function signingKey(value: string): string {
+  if (Buffer.byteLength(value) < 32) throw new ConfigError('FLAGOPS_COMMIT_SIGNING_KEY must have at least 32 characters (e.g. openssl rand -hex 32)');
+  return value;
+}
+
+function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const value = env[name];
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be a whole number of at least ${min}`);
+  return n;
 }
 
 function gitRemoteSettings(env: NodeJS.ProcessEnv, url: string): NonNullable<Config['gitRemote']> {

@@ -1,43 +1,72 @@
 import path from 'node:path';
 import type Router from '@koa/router';
 import type Koa from 'koa';
+import type { AuditRegistry } from '../audit/audit-registry.js';
+import { pushLogPath } from '../audit/push-log.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { Principal } from '../auth/principal.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import type { Logger } from '../log/logger.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
 import { basicPassword } from './basic-auth.js';
+import type { GitRunner } from './git-runner.js';
 import { runHttpBackend } from './http-backend.js';
-import { installPreReceiveHook, PUSH_CHECK_ENV } from './pre-receive-hook.js';
+import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
+import { ProcessGate } from './process-gate.js';
 
 export interface GitHttpDeps {
   keys: KeyService;
   repos: RepositoryRegistry;
   holder: SnapshotHolder;
+  audit: Pick<AuditRegistry, 'get'>;
   logger: Logger;
+  /** FLAGOPS_PLAN_PROJECT_LIMIT: a push may not take an organisation past it. */
+  planProjectLimit: number;
+  /** Where each organisation's push log is kept (`<dataDir>/state/pushes`); audit/push-log.ts. */
+  pushLogDir: string;
+  /** git processes at once, and requests waiting for one, before 503 (FLAGOPS_GIT_MAX_PROCESSES, FLAGOPS_GIT_QUEUE). */
+  processes?: { max: number; queue: number };
+  /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
+  runner?: GitRunner;
   /** Called once an accepted push is served (remote mode passes it on to the git remote at once). */
   onPush?: (org: string) => void;
 }
 
 const REALM = 'Basic realm="flagops", charset="UTF-8"';
+/** Seconds a client turned away for load is told to wait. */
+const RETRY_AFTER_SECONDS = 5;
+/** The smart-HTTP endpoints git clients use; nothing else is passed to git (no dumb protocol, no other paths). */
+const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
 
-function isPush(ctx: Koa.Context, rest: string): boolean {
-  return rest === 'git-receive-pack' || (rest === 'info/refs' && ctx.query.service === 'git-receive-pack');
-}
+type Refusal = { status: 400 | 401 | 404 | 503; code: string; message: string };
 
-function refuse(ctx: Koa.Context, status: 401 | 404, message: string): void {
+function refuse(ctx: Koa.Context, { status, code, message }: Refusal): void {
   ctx.status = status;
   if (status === 401) ctx.set('WWW-Authenticate', REALM);
-  ctx.body = { error: { code: status === 401 ? 'unauthorized' : 'not_found', message } };
+  if (status === 503) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
+  ctx.body = { error: { code, message } };
+}
+
+/** Why `rest` (the path after `<org>.git/`) is not a request git should see, or null when it is one. */
+function badPath(ctx: Koa.Context, rest: string): Refusal | null {
+  const bad = (message: string): Refusal => ({ status: 400, code: 'invalid_input', message });
+  if (rest === 'info/refs') {
+    const service = ctx.query.service;
+    return typeof service === 'string' && SERVICES.has(service) ? null : bad('info/refs needs ?service=git-upload-pack or ?service=git-receive-pack');
+  }
+  if (SERVICES.has(rest)) return ctx.method === 'POST' ? null : bad(`${rest} takes POST`);
+  return bad('not a git smart-HTTP path: only info/refs, git-upload-pack and git-receive-pack are served');
 }
 
 /**
  * `{base_url}/git/<org>.git`: each organisation's flags repository over git's smart HTTP protocol (clone,
  * fetch, push), served by `git http-backend`. HTTP basic auth with an admin or agent key as the password;
- * another organisation's repository is 404, as everywhere. Both kinds may push: contract §5 lets an agent
- * change configs in every environment, and a push is checked by the pre-receive hook like any API write.
+ * another organisation's repository is 404, as everywhere. Both kinds may push: a push is checked by the
+ * pre-receive hook, which holds it to the pushing key's permissions as the API would, and records the key
+ * as the pusher of its commits for the audit trail. A push answers once it is served and in the audit trail.
  */
 export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
+  const gate = new ProcessGate(deps.processes?.max ?? 4, deps.processes?.queue ?? 16);
   const hooks = new Map<string, Promise<void>>();
   const ensureRepository = (org: string): Promise<void> => {
     let ready = hooks.get(org);
@@ -52,25 +81,50 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
   router.all('/git/:repo/{*rest}', async (ctx) => {
     const password = basicPassword(ctx.get('authorization'));
     const principal: Principal | null = password === null ? null : deps.keys.authenticate(password);
-    if (principal === null || principal.kind === 'sdk') return refuse(ctx, 401, 'git over HTTP needs an admin or agent key as the password');
+    if (principal === null || (principal.kind !== 'admin' && principal.kind !== 'agent')) {
+      return refuse(ctx, { status: 401, code: 'unauthorized', message: 'git over HTTP needs an admin or agent key as the password' });
+    }
     const repo = ctx.params.repo;
+    if (repo !== `${principal.org}.git`) return refuse(ctx, { status: 404, code: 'not_found', message: `repository ${repo} not found` });
     const rest = ctx.params.rest ?? '';
-    if (repo !== `${principal.org}.git`) return refuse(ctx, 404, `repository ${repo} not found`);
-    await ensureRepository(principal.org);
-    const push = isPush(ctx, rest);
-    ctx.respond = false; // http-backend writes the response itself
-    await runHttpBackend(ctx.req, ctx.res, {
-      projectRoot: path.dirname(deps.repos.gitdirOf(principal.org)),
-      pathInfo: `/${repo}/${rest}`,
-      remoteUser: principal.prefix,
-      allowPush: true,
-      env: { [PUSH_CHECK_ENV]: '1' },
-      logger: deps.logger,
-    });
-    // Serve an accepted push at once rather than when the repository watcher notices it.
-    if (push && ctx.method === 'POST') {
-      await deps.holder.served(principal.org);
-      deps.onPush?.(principal.org);
+    const pathProblem = badPath(ctx, rest);
+    if (pathProblem) return refuse(ctx, pathProblem);
+
+    const release = await gate.enter((giveUp) => ctx.res.once('close', giveUp));
+    if (release === null) {
+      if (ctx.res.destroyed) return;
+      return refuse(ctx, { status: 503, code: 'unavailable', message: 'too many git requests at once; try again in a few seconds' });
+    }
+    try {
+      await ensureRepository(principal.org);
+      const org = principal.org;
+      const push = rest === 'git-receive-pack';
+      const flags = push ? await deps.repos.get(org) : undefined;
+      const before = flags ? await flags.head() : null;
+      const pusher = { type: principal.kind, keyPrefix: principal.prefix, name: principal.name };
+      ctx.respond = false; // http-backend writes the response itself
+      await runHttpBackend(ctx.req, ctx.res, {
+        projectRoot: path.dirname(deps.repos.gitdirOf(org)),
+        pathInfo: `/${repo}/${rest}`,
+        remoteUser: principal.prefix,
+        allowPush: true,
+        env: pushContextEnv({ pusher, pushLog: pushLogPath(deps.pushLogDir, org), projectLimit: deps.planProjectLimit }),
+        logger: deps.logger,
+        runner: deps.runner,
+        // An accepted push answers once it is served and in the audit trail, as an API change does, rather
+        // than when the repository watcher notices it.
+        beforeEnd: flags
+          ? async () => {
+              if ((await flags.head()) === before) return;
+              await flags.refresh();
+              await deps.holder.served(org);
+              await (await deps.audit.get(org)).caughtUp();
+              deps.onPush?.(org);
+            }
+          : undefined,
+      });
+    } finally {
+      release();
     }
   });
 }

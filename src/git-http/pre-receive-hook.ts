@@ -1,33 +1,48 @@
-import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { Pusher } from '../model/index.js';
+import { nodeEntry } from './node-entry.js';
+import type { PushContext } from './push-check.js';
 
 /** Set in the environment of pushes that come through the service; the hook checks only those (docs/deployment.md). */
 export const PUSH_CHECK_ENV = 'FLAGOPS_PUSH_CHECK';
+/** The key that pushes, as JSON `{ type, keyPrefix, name }`: what the push is held to and recorded with. */
+export const PUSHER_ENV = 'FLAGOPS_PUSHER';
+export const PUSH_LOG_ENV = 'FLAGOPS_PUSH_LOG';
+export const PROJECT_LIMIT_ENV = 'FLAGOPS_PLAN_PROJECT_LIMIT';
+
+/** The environment git passes to the hook for a push through the service. */
+export function pushContextEnv(context: PushContext): Record<string, string> {
+  const env: Record<string, string> = { [PUSH_CHECK_ENV]: '1', [PUSHER_ENV]: JSON.stringify(context.pusher) };
+  if (context.pushLog !== undefined) env[PUSH_LOG_ENV] = context.pushLog;
+  if (context.projectLimit !== undefined) env[PROJECT_LIMIT_ENV] = String(context.projectLimit);
+  return env;
+}
+
+/** What pushContextEnv set, or undefined when the hook runs for a push that did not come through the service. */
+export function readPushContext(env: NodeJS.ProcessEnv): PushContext | undefined {
+  if (env[PUSH_CHECK_ENV] !== '1' || !env[PUSHER_ENV]) return undefined;
+  const pusher = JSON.parse(env[PUSHER_ENV]) as Pusher;
+  const limit = env[PROJECT_LIMIT_ENV];
+  return {
+    pusher,
+    ...(env[PUSH_LOG_ENV] ? { pushLog: env[PUSH_LOG_ENV] } : {}),
+    ...(limit !== undefined && limit !== '' && Number.isInteger(Number(limit)) ? { projectLimit: Number(limit) } : {}),
+  };
+}
 
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 
-/**
- * How the hook runs `flagops validate-push`, by absolute paths so it works whatever PATH git gives hooks:
- * this node binary and the CLI entry next to this module — dist/cli/main.js when built, or src/cli/main.ts
- * through vite-node when the service runs from source (the test suite).
- */
+/** How the hook runs `flagops validate-push`: the CLI entry of this package (node-entry.ts). */
 export function validatorCommand(): string[] {
-  const here = fileURLToPath(import.meta.url);
-  const cliDir = path.join(path.dirname(here), '..', 'cli');
-  if (here.endsWith('.js')) return [process.execPath, path.join(cliDir, 'main.js'), 'validate-push'];
-  const root = path.resolve(path.dirname(here), '..', '..');
-  const viteNode = path.join(root, 'node_modules', 'vite-node', 'vite-node.mjs');
-  if (!existsSync(viteNode)) throw new Error('running from source needs vite-node to run the push validator; build with npm run build');
-  return [process.execPath, viteNode, path.join(cliDir, 'main.ts'), 'validate-push'];
+  return [...nodeEntry(import.meta.url, '../cli/main'), 'validate-push'];
 }
 
 export function hookScript(command: readonly string[] = validatorCommand()): string {
   return `#!/bin/sh
-# Installed by flagops: refuses pushes through the service that would put an invalid file on main.
-# Pushes made on this machine straight into the repository are not checked here: what they put on main is
-# reported and never served (contract §2).
+# Installed by flagops: checks pushes that come through the service (git over HTTP): validity, limits, and
+# the pushing key's permissions. Pushes made on this machine straight into the repository are not checked
+# here: what they put on main is checked when it arrives, and an invalid file is never served.
 [ "$${PUSH_CHECK_ENV}" = "1" ] || exit 0
 exec ${command.map(quote).join(' ')}
 `;

@@ -1,15 +1,29 @@
-import { spawn } from 'node:child_process';
+import { appendPushRecords } from '../audit/push-log.js';
+import type { Pusher } from '../model/index.js';
 import { readRepositoryFiles } from '../repository/read-repository.js';
-import { layout } from '../repository/layout.js';
 import { formatIssue } from '../validation/issue.js';
+import { checkCommitLimits } from './push-limits.js';
+import { checkPushPermissions } from './push-permissions.js';
+import { isAncestor, netChanges, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
 
-export const ZERO_OID = '0000000000000000000000000000000000000000';
+export { ZERO_OID } from './pushed-objects.js';
+
 const MAIN = 'refs/heads/main';
+const PROJECT_FILE = /^projects\/[^/]+\/project\.yaml$/;
 
 export interface RefUpdate {
   oldOid: string;
   newOid: string;
   ref: string;
+}
+
+/** Who pushes, and what the service holds them to; absent when the check runs as a git server's own hook. */
+export interface PushContext {
+  pusher: Pusher;
+  /** The plan's project limit (FLAGOPS_PLAN_PROJECT_LIMIT). */
+  projectLimit?: number;
+  /** Where the accepted push's commits are recorded with their pusher (audit/push-log.ts). */
+  pushLog?: string;
 }
 
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
@@ -24,60 +38,16 @@ export function parseRefUpdates(text: string): RefUpdate[] {
     });
 }
 
-/** Runs git in the repository the hook runs in; its environment carries git's quarantine variables. */
-function gitOut(args: string[], input?: Buffer): Promise<{ code: number; stdout: Buffer; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    let err = '';
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => {
-      err += chunk.toString('utf8');
-    });
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: err }));
-    child.stdin.end(input);
-  });
-}
-
-/** The YAML files under projects/ of a pushed commit, read with git itself: only git knows the quarantine. */
-export async function readPushedFiles(commit: string): Promise<Array<{ path: string; text: string }>> {
-  const listing = await gitOut(['ls-tree', '-r', '-z', '--full-tree', commit, '--', `${layout.projectsDir}/`]);
-  if (listing.code !== 0) throw new Error(`git ls-tree ${commit} failed: ${listing.stderr.trim()}`);
-  const blobs: Array<{ oid: string; path: string }> = [];
-  for (const entry of listing.stdout.toString('utf8').split('\0')) {
-    const tab = entry.indexOf('\t');
-    if (tab < 0) continue;
-    const [, type, oid] = entry.slice(0, tab).split(' ');
-    const path = entry.slice(tab + 1);
-    if (type === 'blob' && /\.ya?ml$/.test(path)) blobs.push({ oid, path });
-  }
-  if (blobs.length === 0) return [];
-  const batch = await gitOut(['cat-file', '--batch'], Buffer.from(`${blobs.map((b) => b.oid).join('\n')}\n`));
-  if (batch.code !== 0) throw new Error(`git cat-file failed: ${batch.stderr.trim()}`);
-  // --batch answers each request with "<oid> <type> <size>\n<content>\n", in order.
-  const files: Array<{ path: string; text: string }> = [];
-  let at = 0;
-  for (const blob of blobs) {
-    const eol = batch.stdout.indexOf(0x0a, at);
-    const size = Number(batch.stdout.subarray(at, eol).toString('utf8').split(' ')[2]);
-    files.push({ path: blob.path, text: batch.stdout.subarray(eol + 1, eol + 1 + size).toString('utf8') });
-    at = eol + 1 + size + 1;
-  }
-  return files;
-}
-
-async function isAncestor(ancestor: string, descendant: string): Promise<boolean> {
-  return (await gitOut(['merge-base', '--is-ancestor', ancestor, descendant])).code === 0;
-}
-
 /**
- * Why a push must be refused, one line each, or nothing. Only `main` exists (contract §2); it may move only
- * forward (the log is the audit trail) and only to a commit whose every file is valid, so nothing invalid
- * ever lands through a push.
+ * Why a push must be refused, one line each saying what and where, or nothing. Only `main` exists; it may
+ * move only forward (the log is the audit trail), only to a commit whose every file is valid, and only by
+ * commits within the limits of push-limits.ts. Through the service, the pushing key must also be allowed
+ * everything the push does (push-permissions.ts), and an accepted push's commits are recorded with it before
+ * git may move `main` to them.
  */
-export async function checkPush(updates: readonly RefUpdate[]): Promise<string[]> {
+export async function checkPush(updates: readonly RefUpdate[], context?: PushContext): Promise<string[]> {
   const problems: string[] = [];
+  const accepted: string[] = [];
   for (const { oldOid, newOid, ref } of updates) {
     if (ref !== MAIN) {
       problems.push(`${ref}: only ${MAIN} can be pushed; open changes against main`);
@@ -91,8 +61,23 @@ export async function checkPush(updates: readonly RefUpdate[]): Promise<string[]
       problems.push(`${ref}: non-fast-forward push refused; fetch, rebase on main and push again`);
       continue;
     }
-    const { issues } = readRepositoryFiles(await readPushedFiles(newOid), newOid);
+    const commits = await pushedCommits(oldOid, newOid);
+    const overLimits = await checkCommitLimits(commits, { through: context !== undefined });
+    problems.push(...overLimits);
+    // Files over the limits are not read: one could be a gigabyte.
+    if (overLimits.length > 0) continue;
+    const files = await readPushedFiles(newOid);
+    const { issues } = readRepositoryFiles(files, newOid);
     for (const issue of issues) problems.push(formatIssue(issue));
+    if (context) {
+      const projectsAfter = files.filter((f) => PROJECT_FILE.test(f.path)).length;
+      problems.push(...(await checkPushPermissions(await netChanges(oldOid, newOid), { pusher: context.pusher, projectLimit: context.projectLimit, projectsAfter })));
+    }
+    accepted.push(...commits);
+  }
+  if (problems.length === 0 && context?.pushLog) {
+    const at = new Date().toISOString();
+    await appendPushRecords(context.pushLog, accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })));
   }
   return problems;
 }

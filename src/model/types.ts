@@ -132,6 +132,7 @@ export const AUDIT_ACTIONS = [
   'flag_archive',
   'flag_delete',
   'project_create',
+  'project_delete',
   'import',
   'change',
 ] as const;
@@ -146,6 +147,16 @@ export interface AuditEntry {
   environment: EnvironmentName | null;
   fromEnvironment?: EnvironmentName;
   actor: { type: Actor['type']; keyPrefix?: string; name?: string };
+  /** The credential that pushed the commit over git over HTTP; absent for commits that arrived otherwise. */
+  pushedBy?: Pusher;
   message?: string;
   reason?: string;
+}
+
+/** A key that pushed commits over git over HTTP, as recorded when the push was accepted. */
+export interface Pusher {
+  type: 'admin' | 'agent';
+  keyPrefix: string;
+  /** The key's name. */
+  name?: string;
 }

@@ -6,6 +6,7 @@ import type { Actor, RepositoryState } from '../model/types.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { type CommitMeta, formatCommitMessage } from './commit-message.js';
+import { CommitSigner } from './commit-signature.js';
 import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, serializeCommit } from './git-objects.js';
 import { type ChangedPath, type CommitInfo, History } from './history.js';
 import { initBareRepository, isRepository } from './init-repository.js';
@@ -75,6 +76,13 @@ export interface OpenOptions {
    */
   parseCache?: boolean;
   watchDebounceMs?: number;
+  /**
+   * Signs every commit this instance makes (commit-signature.ts), and believes `Flagops-*` trailers only on
+   * commits signed with it. Without it nothing is signed and no commit's trailers are believed.
+   */
+  signingKey?: Buffer;
+  /** The commit up to which unsigned trailers are believed: the head when signing began (commit-trust.ts). */
+  unsignedTrailersUpTo?: string | null;
 }
 
 const COMMITTER = { name: 'flagops', email: 'flagops@localhost' };
@@ -110,6 +118,7 @@ export class FlagRepository {
   private closed = false;
   /** True while the running update waits for a `main.lock` someone else holds. */
   private blockedByLock = false;
+  private readonly signer: CommitSigner | null;
 
   private constructor(
     readonly gitdir: string,
@@ -118,9 +127,10 @@ export class FlagRepository {
     private readonly logger: Logger,
   ) {
     this.objects = new ObjectStore(gitdir, { durable: options.durable });
+    this.signer = options.signingKey ? new CommitSigner(options.signingKey) : null;
     const cache = !readOnly && options.parseCache !== false ? ParseCache.open(gitdir, logger) : undefined;
     this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
-    this.history = new History(this.objects);
+    this.history = new History(this.objects, this.signer);
   }
 
   static async open(options: OpenOptions): Promise<FlagRepository> {
@@ -141,6 +151,11 @@ export class FlagRepository {
     const repo = new FlagRepository(gitdir, false, options, logger);
     repo.lastHead = await repo.head();
     return repo;
+  }
+
+  /** The commit up to which unsigned `Flagops-*` trailers are believed (OpenOptions), or null: none are. */
+  get unsignedTrailersUpTo(): string | null {
+    return this.options.unsignedTrailersUpTo ?? null;
   }
 
   /** The commit `main` points at, or null before the first commit. */
@@ -229,13 +244,14 @@ export class FlagRepository {
     const { tree, known } = await writeChange(this.objects, batch, parseRepositoryFile, baseTree, change.changes);
     if (tree === (baseTree ?? EMPTY_TREE_OID)) return null;
     const author = authorIdentity(change.meta.actor, (this.options.clock ?? (() => new Date()))());
-    const commit: CommitObject = {
+    const unsigned: CommitObject = {
       tree,
       parents: head ? [head] : [],
       author,
       committer: { ...COMMITTER, timestamp: author.timestamp, timezoneOffset: 0 },
       message: formatCommitMessage(change.meta),
     };
+    const commit = this.signer ? this.signer.sign(unsigned) : unsigned;
     const content = serializeCommit(commit);
     // Written before the new state is validated, so that the objects' fsyncs overlap the assembly; a refused
     // change leaves it unreferenced, as it does the change's blobs and trees (git gc prunes them).

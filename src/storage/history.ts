@@ -1,5 +1,6 @@
 import { type CommitObject, type GitIdentity, isTreeMode, type TreeEntry } from './git-objects.js';
 import { type FlagopsTrailers, type GitTrailer, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
+import type { CommitSigner } from './commit-signature.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
 
@@ -16,8 +17,16 @@ export interface CommitInfo {
   body: string;
   /** Every git trailer of the message, in order. */
   trailers: GitTrailer[];
-  /** The `Flagops-*` trailers, or null for a commit flagops did not write (an engineer's push). */
+  /**
+   * The `Flagops-*` trailers of a commit this service made, proven by its signature (commit-signature.ts);
+   * null for every other commit, whatever its message says.
+   */
   flagops: FlagopsTrailers | null;
+  /**
+   * What the `Flagops-*` trailers of a commit without a valid signature claim, or null. Believed only for
+   * commits older than signing (commit-trust.ts); otherwise anyone could have written them.
+   */
+  unsignedFlagops: FlagopsTrailers | null;
 }
 
 export type ChangeType = 'added' | 'modified' | 'deleted';
@@ -30,8 +39,11 @@ export interface ChangedPath {
   newOid?: string;
 }
 
-export function toCommitInfo(oid: string, commit: CommitObject): CommitInfo {
+/** The commit's fields and what its message says; `signer` decides whether its trailers are this service's. */
+export function toCommitInfo(oid: string, commit: CommitObject, signer: CommitSigner | null = null): CommitInfo {
   const { summary, body, trailers } = parseCommitMessage(commit.message);
+  const claimed = readFlagopsTrailers(trailers);
+  const signed = claimed !== null && signer?.verify(oid, commit) === true;
   return {
     oid,
     parents: [...commit.parents],
@@ -42,17 +54,21 @@ export function toCommitInfo(oid: string, commit: CommitObject): CommitInfo {
     summary,
     body,
     trailers,
-    flagops: readFlagopsTrailers(trailers),
+    flagops: signed ? claimed : null,
+    unsignedFlagops: signed ? null : claimed,
   };
 }
 
 export class History {
   private readonly heights = new Lru<string, number>(100_000);
 
-  constructor(private readonly objects: ObjectStore) {}
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly signer: CommitSigner | null = null,
+  ) {}
 
   async readCommit(oid: string): Promise<CommitInfo> {
-    return toCommitInfo(oid, await this.objects.readCommit(oid));
+    return toCommitInfo(oid, await this.objects.readCommit(oid), this.signer);
   }
 
   /** Commits from `from` back along first parents, newest first, stopping before `until` or after `limit`. */

@@ -1,9 +1,11 @@
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors/index.js';
 import { type Logger, silentLogger } from '../log/logger.js';
+import { loadSigningKey, unsignedTrailersUpTo } from './commit-trust.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
 import { Housekeeping } from './housekeeping.js';
-import { removeLeftoverRefLocks } from './refs.js';
+import { isRepository } from './init-repository.js';
+import { MAIN_REF, readRef, removeLeftoverRefLocks } from './refs.js';
 
 /** Organisation names become directory names, so they are kept to a set that cannot leave the data dir. */
 export const ORG_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -17,12 +19,15 @@ export interface RegistryOptions {
   repository?: Omit<OpenOptions, 'gitdir' | 'dir' | 'create' | 'logger'>;
   /** Pack a repository after this many moves of its main (default 1000; 0: never); housekeeping.ts. */
   gcEveryCommits?: number;
+  /** FLAGOPS_COMMIT_SIGNING_KEY: the key commits are signed with; default `<dataDir>/state/commit-signing-key` (commit-trust.ts). */
+  commitSigningKey?: string;
 }
 
 /** Every organisation's repository, at `<dataDir>/repos/<org>.git`, created on first use, one instance each. */
 export class RepositoryRegistry {
   private readonly repos = new Map<string, Promise<FlagRepository>>();
   private readonly logger: Logger;
+  private signingKey: Promise<Buffer> | undefined;
   readonly housekeeping: Housekeeping;
 
   constructor(private readonly options: RegistryOptions) {
@@ -67,7 +72,17 @@ export class RepositoryRegistry {
   }
 
   private async openRepository(org: string, gitdir: string): Promise<FlagRepository> {
-    const repo = await FlagRepository.open({ ...this.options.repository, gitdir, create: true, logger: this.logger.child({ org }) });
+    const stateDir = join(resolve(this.options.dataDir), 'state');
+    this.signingKey ??= loadSigningKey(stateDir, this.options.commitSigningKey);
+    const signingKey = await this.signingKey.catch((err) => {
+      this.signingKey = undefined;
+      throw err;
+    });
+    // Read before opening creates anything: a repository this version has never opened holds only commits
+    // made before signing began (or none).
+    const upTo = await unsignedTrailersUpTo(stateDir, org, async () => ((await isRepository(gitdir)) ? readRef(gitdir, MAIN_REF) : null));
+    const trust = { signingKey, unsignedTrailersUpTo: upTo };
+    const repo = await FlagRepository.open({ ...this.options.repository, ...trust, gitdir, create: true, logger: this.logger.child({ org }) });
     repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir, () => repo.packsChanged()));
     if (this.options.watch ?? true) await repo.watch();
     return repo;

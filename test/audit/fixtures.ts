@@ -16,6 +16,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** Runs `cleanup` after the test, before what was set up earlier in it is removed. */
+export function afterTest(cleanup: () => void | Promise<void>): void {
+  cleanups.push(cleanup);
+}
+
 export function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'flagops-audit-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -27,12 +32,16 @@ export const admin: Actor = { type: 'admin', name: 'ops-admin', keyPrefix: 'svc_
 
 export const START = Date.UTC(2026, 0, 1, 9, 0, 0);
 
+/** The installation key the control plane signs its commits with (a fixed one: stable commit ids). */
+export const SIGNING_KEY = Buffer.alloc(32, 7);
+
 /** A bare organisation repository whose commits are one minute apart from START (stable times in entries). */
 export async function openRepository(): Promise<FlagRepository> {
   let minute = 0;
   const repo = await FlagRepository.open({
     gitdir: join(tempDir(), 'acme.git'),
     create: true,
+    signingKey: SIGNING_KEY,
     durable: false,
     clock: () => new Date(START + minute++ * 60_000),
   });

@@ -103,7 +103,7 @@ describe('an audit index following main', () => {
     await seedShop(repo);
     const index = await openIndex(repo);
     const before = await index.query({ limit: 500 });
-    index.close();
+    await index.close();
     await enable(repo, 2);
     expect(await index.query({ limit: 500 })).toEqual(before);
   });
@@ -127,7 +127,7 @@ describe('AuditRegistry', () => {
     expect(two).toBe(three);
     expect(asked).toEqual(['acme']);
     expect((await one.query({ limit: 500 })).entries).toHaveLength(3);
-    registry.closeAll();
+    await registry.closeAll();
   });
 
   it('does not remember a failed build, and closeAll stops every index following', async () => {
@@ -145,11 +145,11 @@ describe('AuditRegistry', () => {
     await expect(registry.get('acme')).rejects.toThrow('no repository for acme');
     fail = false;
     const index = await registry.get('acme');
-    registry.closeAll();
+    await registry.closeAll();
     await enable(repo, 2);
     expect((await index.query({ limit: 500 })).entries).toHaveLength(3);
     expect(await registry.get('acme')).not.toBe(index);
-    registry.closeAll();
+    await registry.closeAll();
   });
 
   it('fails to build while main names a commit that cannot be read, and builds on the next call', async () => {
@@ -162,6 +162,6 @@ describe('AuditRegistry', () => {
     await expect(registry.get('acme')).rejects.toThrow(/not found/);
     writeFileSync(ref, `${head}\n`);
     expect((await (await registry.get('acme')).query({ limit: 500 })).entries).toHaveLength(3);
-    registry.closeAll();
+    await registry.closeAll();
   });
 });

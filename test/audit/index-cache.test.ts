@@ -1,11 +1,11 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AuditIndex, AuditRegistry, type AuditSource } from '../../src/audit/index.js';
 import { createLogger } from '../../src/log/logger.js';
 import { layout } from '../../src/repository/layout.js';
 import type { FlagRepository } from '../../src/storage/index.js';
-import { apiCommit, Checkout, configYaml, git, killsYaml, openIndex, openRepository, seedShop, tempDir } from './fixtures.js';
+import { afterTest, apiCommit, Checkout, configYaml, git, killsYaml, openIndex, openRepository, seedShop, tempDir } from './fixtures.js';
 
 /** The real repository, counting the commits the index walks and the diffs it reads. */
 function counted(repo: FlagRepository) {
@@ -30,6 +30,8 @@ function counted(repo: FlagRepository) {
 async function openCached(repo: FlagRepository, cacheFile: string) {
   const { source, counts } = counted(repo);
   const index = await AuditIndex.open({ repo: source, cacheFile });
+  // Closed (its cache writes finished) before the temp dirs go, whatever the test did.
+  afterTest(() => index.close());
   return { index, counts };
 }
 
@@ -56,7 +58,7 @@ describe('the index kept on disk between restarts', () => {
     await first.index.saved();
     expect(first.counts).toEqual({ walked: 5, diffs: 1 });
     expect(existsSync(cacheFile)).toBe(true);
-    first.index.close();
+    await first.index.close();
 
     const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'a' });
     const second = await openCached(repo, cacheFile);
@@ -65,7 +67,7 @@ describe('the index kept on disk between restarts', () => {
     const page = await second.index.query({ limit: 500 });
     expect(page.entries[0].id).toBe(landed);
     expect(page).toEqual(await fresh.query({ limit: 500 }));
-    second.index.close();
+    await second.index.close();
   });
 
   it('writes what it indexed since on close', async () => {
@@ -81,6 +83,19 @@ describe('the index kept on disk between restarts', () => {
     expect(readFileSync(cacheFile, 'utf8')).toContain(landed);
   });
 
+  it('close() resolves once everything indexed is in the cache on disk, so the directory can be removed', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const dir = tempDir();
+    const cacheFile = join(dir, 'acme.json');
+    const { index } = await openCached(repo, cacheFile);
+    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'a' });
+    await index.query({ limit: 1 });
+    await index.close();
+    expect(readFileSync(cacheFile, 'utf8')).toContain(landed);
+    expect(readdirSync(dir)).toEqual(['acme.json']);
+  });
+
   it('is ignored when unreadable or not what it claims, and the log is read instead', async () => {
     const repo = await openRepository();
     await history(repo);
@@ -88,7 +103,7 @@ describe('the index kept on disk between restarts', () => {
     const cacheFile = join(tempDir(), 'acme.json');
     const { index } = await openCached(repo, cacheFile);
     await index.saved();
-    index.close();
+    await index.close();
     const good = JSON.parse(readFileSync(cacheFile, 'utf8'));
     const wrongId = structuredClone(good);
     wrongId.commits[1][1][0].id = 'f'.repeat(40);
@@ -99,8 +114,7 @@ describe('the index kept on disk between restarts', () => {
       const { index: reopened, counts } = await openCached(repo, cacheFile);
       expect(counts.walked, bad.slice(0, 40)).toBe(5);
       expect(await reopened.query({ limit: 500 })).toEqual(expected);
-      reopened.close();
-      await reopened.saved(); // close() rewrites the cache; the next bad file must not race with it
+      await reopened.close(); // close() rewrites the cache; the next bad file must not race with it
     }
   });
 
@@ -110,7 +124,7 @@ describe('the index kept on disk between restarts', () => {
     const cacheFile = join(tempDir(), 'acme.json');
     const first = await openCached(repo, cacheFile);
     await first.index.saved();
-    first.index.close();
+    await first.index.close();
 
     git(repo.gitdir, ['update-ref', 'refs/heads/main', `${await repo.head()}~1`]);
     await repo.refresh();
@@ -121,7 +135,7 @@ describe('the index kept on disk between restarts', () => {
     const page = await second.index.query({ limit: 500 });
     expect(page.entries.map((e) => e.action)).toEqual(['config_update', 'kill', 'flag_create', 'flag_create', 'project_create']);
     expect(page.entries[0].id).toBe(replacement);
-    second.index.close();
+    await second.index.close();
   });
 
   it('costs only a warning when it cannot be written', async () => {
@@ -135,7 +149,7 @@ describe('the index kept on disk between restarts', () => {
     await index.saved();
     expect((await index.query({ limit: 500 })).entries).toHaveLength(5);
     expect(lines.map((line) => JSON.parse(line))).toMatchObject([{ level: 'warn', msg: expect.stringContaining('audit index cache') }]);
-    index.close();
+    await index.close();
   });
 
   it('lives at <cacheDir>/<org>.json for the registry', async () => {
@@ -146,7 +160,7 @@ describe('the index kept on disk between restarts', () => {
     const index = await registry.get('acme');
     await index.saved();
     expect(JSON.parse(readFileSync(join(cacheDir, 'acme.json'), 'utf8')).commits).toHaveLength(5);
-    registry.closeAll();
+    await registry.closeAll();
     await expect(registry.get('../escape')).rejects.toMatchObject({ code: 'invalid_input', field: 'org' });
   });
 });

@@ -11,9 +11,11 @@ const KINDS: PrincipalKind[] = ['admin', 'session', 'agent', 'sdk'];
 const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolean, boolean, boolean]]> = [
   ['read', undefined, [true, true, true, false]],
   ['project.create', undefined, [true, true, false, false]],
+  ['project.delete', undefined, [true, true, false, false]],
   ['flag.create', undefined, [true, true, true, false]],
   ['flag.update', undefined, [true, true, true, false]],
   ['flag.archive', undefined, [true, true, false, false]],
+  ['flag.delete', undefined, [true, true, false, false]],
   ['config.update', undefined, [true, true, true, false]],
   ['kill', undefined, [true, true, true, false]],
   ['clear_kill', undefined, [true, true, true, false]],

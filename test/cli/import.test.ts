@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
+import { loadSigningKey } from '../../src/storage/commit-trust.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import { flagops, sampleCopy } from './cli-harness.js';
 
@@ -22,7 +23,8 @@ describe('flagops import', () => {
   });
 
   async function withRepo<T>(fn: (repo: FlagRepository) => Promise<T>): Promise<T> {
-    const repo = await FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') });
+    // With the data directory's signing key, as the service reads it, so the import's trailers are believed.
+    const repo = await FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git'), signingKey: await loadSigningKey(join(dataDir, 'state')) });
     try {
       return await fn(repo);
     } finally {

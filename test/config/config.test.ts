@@ -13,6 +13,7 @@ describe('configuration from the environment (contract §1)', () => {
       planProjectLimit: 25,
       gitGcCommits: 1000,
       logLevel: 'info',
+      gitProcesses: { max: 4, queue: 16 },
     });
   });
 
@@ -28,6 +29,9 @@ describe('configuration from the environment (contract §1)', () => {
       FLAGOPS_LOG_LEVEL: 'debug',
       FLAGOPS_GIT_REMOTE: 'https://git.example/flags.git',
       FLAGOPS_GIT_POLL_SECONDS: '5',
+      FLAGOPS_COMMIT_SIGNING_KEY: 'shared-by-every-control-plane-0123456789',
+      FLAGOPS_GIT_MAX_PROCESSES: '2',
+      FLAGOPS_GIT_QUEUE: '0',
     });
     expect(config).toMatchObject({
       dataDir: '/srv/flagops',
@@ -42,6 +46,8 @@ describe('configuration from the environment (contract §1)', () => {
       gitGcCommits: 0,
       logLevel: 'debug',
       gitRemote: { url: 'https://git.example/flags.git', pollSeconds: 5 },
+      commitSigningKey: 'shared-by-every-control-plane-0123456789',
+      gitProcesses: { max: 2, queue: 0 },
     });
   });
 
@@ -52,6 +58,9 @@ describe('configuration from the environment (contract §1)', () => {
     ['FLAGOPS_GIT_GC_COMMITS', '1.5', /FLAGOPS_GIT_GC_COMMITS must be a whole number/],
     ['FLAGOPS_LOG_LEVEL', 'loud', /FLAGOPS_LOG_LEVEL must be/],
     ['FLAGOPS_BOOTSTRAP_KEYS', 'svc_adm_nokeyorg', /is not org:key/],
+    ['FLAGOPS_COMMIT_SIGNING_KEY', 'short', /FLAGOPS_COMMIT_SIGNING_KEY must have at least 32 characters/],
+    ['FLAGOPS_GIT_MAX_PROCESSES', '0', /FLAGOPS_GIT_MAX_PROCESSES must be a whole number of at least 1/],
+    ['FLAGOPS_GIT_QUEUE', '-1', /FLAGOPS_GIT_QUEUE must be a whole number of at least 0/],
   ];
   for (const [name, value, message] of bad) {
     it(`refuses ${name}=${value} with a message naming it`, () => {

@@ -39,6 +39,8 @@ export interface TestServiceOptions {
   logLevel?: LogLevel;
   /** Keep the data dir after stop() (default: deleted). */
   keepDataDir?: boolean;
+  /** FLAGOPS_GIT_MAX_PROCESSES and FLAGOPS_GIT_QUEUE. Default 4 and 16, as in production. */
+  gitProcesses?: { max: number; queue: number };
 }
 
 export interface TestService {
@@ -75,6 +77,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ]),
     planProjectLimit: options.planProjectLimit ?? 25,
     logLevel: options.logLevel ?? 'error',
+    ...(options.gitProcesses ? { gitProcesses: options.gitProcesses } : {}),
   };
   const logger = options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger;
 

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
-import { admin, agent, git, pushFromOutside, seedShop, tempDir, track } from './helpers.js';
+import { admin, agent, git, pushFromOutside, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
 describe('commit messages (docs/architecture.md "Commits and trailers"; contract §2: the git log is the audit trail)', () => {
   it('are a summary, the free-text body and the Flagops trailers, in that order', () => {
@@ -78,7 +78,7 @@ describe('commit messages (docs/architecture.md "Commits and trailers"; contract
 
 describe('readCommit', () => {
   it('returns the author, message parts and trailers of a commit the store wrote', async () => {
-    const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true, clock: () => new Date('2024-05-01T12:00:00Z') }));
+    const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true, clock: () => new Date('2024-05-01T12:00:00Z'), signingKey: SIGNING_KEY }));
     const seeded = await seedShop(repo);
     const { commit } = await repo.update(() => ({
       changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: "2024-05-01T12:00:00Z"\n    killedBy: svc_agt_3kq9x2ab\n' }],
@@ -108,5 +108,15 @@ describe('readCommit', () => {
     );
     const info = await repo.readCommit(pushed);
     expect(info).toMatchObject({ author: { name: 'Erin Engineer', email: 'erin@example.com' }, summary: 'Remove flag b', body: 'No longer used.', flagops: null });
+  });
+
+  it('offers the trailers of a commit without this store’s signature only as unsignedFlagops', async () => {
+    const unsigned = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true }));
+    const head = await seedShop(unsigned);
+    expect((await unsigned.readCommit(head)).flagops).toBeNull();
+    const signing = track(await FlagRepository.open({ gitdir: unsigned.gitdir, signingKey: SIGNING_KEY }));
+    expect(await signing.readCommit(head)).toMatchObject({ flagops: null, unsignedFlagops: { action: 'project_create', project: 'shop' } });
+    const forged = pushFromOutside(signing.gitdir, (checkout) => git(checkout, 'rm', '--quiet', 'projects/shop/environments/dev/b.yaml'), 'x\n\nFlagops-Action: kill\nFlagops-Actor-Type: admin');
+    expect(await signing.readCommit(forged)).toMatchObject({ flagops: null, unsignedFlagops: { action: 'kill', actor: { type: 'admin' } } });
   });
 });

@@ -29,6 +29,9 @@ export function track<T extends FlagRepository>(repo: T): T {
 
 export { git, gitWith } from '../helpers/git-cli.js';
 
+/** The key the control plane signs its commits with; trailers are believed only on commits signed with it. */
+export const SIGNING_KEY = Buffer.alloc(32, 5);
+
 export const agent: Actor = { type: 'agent', name: 'deploy-bot', keyPrefix: 'svc_agt_3kq9x2ab' };
 export const admin: Actor = { type: 'admin', name: 'ops-admin', keyPrefix: 'svc_adm_7hd82kqa' };
 

@@ -4,11 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../src/errors/index.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { configYaml, git, meta, newFlagFiles, seedShop, tempDir, track } from './helpers.js';
+import { configYaml, git, meta, newFlagFiles, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
 /** shop seeded (a, b), then: a's prod config changed; c created and b deleted in one commit. */
 async function history() {
-  const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'org.git'), create: true }));
+  const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'org.git'), create: true, signingKey: SIGNING_KEY }));
   const first = await seedShop(repo);
   const second = (
     await repo.update(() => ({

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { configYaml, git, gitWith, meta, newFlagFiles, projectYaml, pushFromOutside, seedShop, tempDir, track } from './helpers.js';
+import { configYaml, git, gitWith, meta, newFlagFiles, projectYaml, pushFromOutside, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
 async function twoProjects() {
-  const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'org.git'), create: true }));
+  const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'org.git'), create: true, signingKey: SIGNING_KEY }));
   await seedShop(repo);
   await repo.update(() => ({
     changes: [{ path: layout.projectFile('blog'), content: projectYaml('blog') }, ...newFlagFiles('blog', 'comments')],
@@ -99,7 +99,7 @@ describe('a repository packed by git gc', () => {
       git(repo.gitdir, 'prune-packed');
       expect(git(repo.gitdir, 'count-objects', '-v')).toMatch(/^count: 0$/m);
       expect(git(repo.gitdir, 'verify-pack', '-v', ...packIndexes(repo.gitdir))).toMatch(/chain length = \d+: \d+ objects?/);
-      const packed = track(await FlagRepository.open({ gitdir: repo.gitdir }));
+      const packed = track(await FlagRepository.open({ gitdir: repo.gitdir, signingKey: SIGNING_KEY }));
       expect(await packed.readState(head)).toEqual(expected.head);
       expect(await packed.readState(older)).toEqual(expected.older);
       expect(await packed.changedPaths(older)).toEqual(expected.changes);

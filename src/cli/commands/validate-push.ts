@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { readPushContext } from '../../git-http/pre-receive-hook.js';
 import { checkPush, parseRefUpdates } from '../../git-http/push-check.js';
 import { type Command, UsageError } from '../command.js';
 import { type CliIo, EXIT } from '../io.js';
@@ -6,16 +7,18 @@ import { type CliIo, EXIT } from '../io.js';
 const help = `Usage: flagops validate-push
 
 A git pre-receive hook: reads "<old> <new> <ref>" lines on stdin and refuses the push (exit 1) unless it moves
-main forward to a commit whose every file is valid. Refusals are printed one per line on stderr, as
-file:line:column: path: message, which git shows the pusher. The flagops control plane installs it in each
-repository it serves over HTTP; a self-hosted git server can run it as its pre-receive hook too.
+main forward to a commit whose every file is valid, by commits with no file over 1 MiB, no symbolic link
+and no submodule. Refusals are printed one per line on stderr, saying what and where (file, commit), which
+git shows the pusher. The flagops control plane installs it in each repository it serves over HTTP, where it
+also holds the push to the pushing key's permissions and refuses Flagops-* trailers and files outside
+projects/; a self-hosted git server can run it as its pre-receive hook too.
 `;
 
 async function run(args: string[], io: CliIo): Promise<number> {
   if (args.length > 0) throw new UsageError('validate-push takes no arguments; it reads ref updates on stdin');
   // Read fd 0 synchronously: git writes every ref line and closes the pipe before waiting on the hook, and a
   // stdin stream that has ended leaves nothing to keep node alive under some loaders (vite-node in tests).
-  const problems = await checkPush(parseRefUpdates(readFileSync(0, 'utf8')));
+  const problems = await checkPush(parseRefUpdates(readFileSync(0, 'utf8')), readPushContext(process.env));
   if (problems.length === 0) return EXIT.ok;
   io.stderr(`flagops: push refused\n${problems.map((p) => `${p}\n`).join('')}`);
   return EXIT.failed;

@@ -1,0 +1,93 @@
+import { appendFile, mkdir, open } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import type { Pusher } from '../model/index.js';
+
+/**
+ * Who pushed each commit that came in over git over HTTP, as git hosts record the pusher beside the author a
+ * commit claims. One JSON line per commit, `{ commit, pushedBy, at }`, in `<dataDir>/state/pushes/<org>.jsonl`:
+ * appended by the push check before git accepts the push (so it is there before `main` can move), kept
+ * across restarts and rebuilds of the audit index. A commit recorded twice (a push git accepted but could
+ * not apply, then pushed again) belongs to the last record. Commits that arrived otherwise have none.
+ */
+
+export interface PushRecord {
+  commit: string;
+  pushedBy: Pusher;
+  /** When the push was checked, ISO-8601. */
+  at: string;
+}
+
+const OID = /^[0-9a-f]{40}$/;
+
+/** The push log of `org` in `dir` (`<dataDir>/state/pushes`); `org` is a checked organisation name. */
+export function pushLogPath(dir: string, org: string): string {
+  return join(dir, `${org}.jsonl`);
+}
+
+/** Appends the records and fsyncs them: once this resolves, a crash cannot lose them. */
+export async function appendPushRecords(file: string, records: readonly PushRecord[]): Promise<void> {
+  if (records.length === 0) return;
+  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+  const text = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+  await appendFile(file, text, { mode: 0o600 });
+  const handle = await open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The push log of one organisation, read once and then only what was appended since. */
+export class PushLog {
+  private readonly pushers = new Map<string, Pusher>();
+  private offset = 0;
+
+  constructor(private readonly file: string) {}
+
+  /** Reads the lines appended since the last call. A line cut short by a crash is skipped. */
+  async refresh(): Promise<void> {
+    const handle = await open(this.file, 'r').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? null : Promise.reject(err)));
+    if (handle === null) return;
+    try {
+      const { size } = await handle.stat();
+      if (size <= this.offset) return;
+      const buffer = Buffer.alloc(size - this.offset);
+      await handle.read(buffer, 0, buffer.length, this.offset);
+      const end = buffer.lastIndexOf(0x0a);
+      if (end < 0) return;
+      // Only whole lines: an append under way finishes its line later.
+      this.offset += end + 1;
+      for (const line of buffer.subarray(0, end).toString('utf8').split('\n')) this.take(line);
+    } finally {
+      await handle.close();
+    }
+  }
+
+  pusherOf(commit: string): Pusher | undefined {
+    return this.pushers.get(commit);
+  }
+
+  private take(line: string): void {
+    let record: Partial<PushRecord> | null;
+    try {
+      record = JSON.parse(line) as Partial<PushRecord> | null;
+    } catch {
+      return;
+    }
+    const by = record?.pushedBy;
+    if (typeof record?.commit !== 'string' || !OID.test(record.commit) || !isPusher(by)) return;
+    this.pushers.set(record.commit, Object.freeze({ type: by.type, keyPrefix: by.keyPrefix, ...(by.name ? { name: by.name } : {}) }));
+  }
+}
+
+function isPusher(value: unknown): value is Pusher {
+  const by = value as Partial<Pusher> | null;
+  return (
+    typeof by === 'object' &&
+    by !== null &&
+    (by.type === 'admin' || by.type === 'agent') &&
+    typeof by.keyPrefix === 'string' &&
+    (by.name === undefined || typeof by.name === 'string')
+  );
+}

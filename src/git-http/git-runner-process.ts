@@ -1,0 +1,79 @@
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { encodeFrame, FRAME_EXIT, FRAME_STDERR, FRAME_STDOUT, MAX_REQUEST_LINE, type RunRequest } from './runner-protocol.js';
+
+/**
+ * The git runner: a small process that starts git processes for the service (git-runner.ts explains why)
+ * and relays their input and output over a Unix socket. Started at the lowest priority, so every git it
+ * starts runs there too. Exits when the service closes its standard input (or dies).
+ *
+ *   node git-runner-process.js <socket path>     prints "ready" once it listens
+ */
+
+function serve(connection: net.Socket): void {
+  let header = Buffer.alloc(0);
+  connection.on('error', () => {});
+  const onData = (chunk: Buffer) => {
+    header = Buffer.concat([header, chunk]);
+    const eol = header.indexOf(0x0a);
+    if (eol < 0) {
+      if (header.length > MAX_REQUEST_LINE) connection.destroy();
+      return;
+    }
+    connection.off('data', onData);
+    connection.pause();
+    run(connection, JSON.parse(header.subarray(0, eol).toString('utf8')) as RunRequest, header.subarray(eol + 1));
+  };
+  connection.on('data', onData);
+}
+
+function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): void {
+  // Its own process group, so that stopping it stops what it started (upload-pack, pack-objects).
+  const child = spawn('git', request.args, { env: request.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  let exited = false;
+  child.stdin.on('error', () => {}); // git may exit before reading all of its input
+  if (firstInput.length > 0) child.stdin.write(firstInput);
+  connection.pipe(child.stdin);
+
+  let waiting = false;
+  const send = (type: number, data: Buffer) => {
+    if (connection.write(encodeFrame(type, data)) || waiting) return;
+    waiting = true;
+    child.stdout.pause();
+    child.stderr.pause();
+    connection.once('drain', () => {
+      waiting = false;
+      child.stdout.resume();
+      child.stderr.resume();
+    });
+  };
+  child.stdout.on('data', (data: Buffer) => send(FRAME_STDOUT, data));
+  child.stderr.on('data', (data: Buffer) => send(FRAME_STDERR, data));
+  child.on('error', (err) => {
+    exited = true;
+    connection.end(encodeFrame(FRAME_EXIT, JSON.stringify({ code: null, signal: null, error: err.message })));
+  });
+  child.on('close', (code, signal) => {
+    exited = true;
+    connection.end(encodeFrame(FRAME_EXIT, JSON.stringify({ code, signal })));
+  });
+  // The service went away from this request (its client did): stop git and its children.
+  connection.on('close', () => {
+    if (exited || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      // already gone
+    }
+  });
+}
+
+const socketPath = process.argv[2];
+if (!socketPath) {
+  process.stderr.write('usage: git-runner-process <socket path>\n');
+  process.exit(2);
+}
+const server = net.createServer({ allowHalfOpen: true }, serve);
+server.listen(socketPath, () => process.stdout.write('ready\n'));
+process.stdin.on('end', () => process.exit(0));
+process.stdin.resume();

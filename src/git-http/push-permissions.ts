@@ -1,0 +1,104 @@
+import { describeChanges } from '../audit/diff-entries.js';
+import { authorize, type Permission } from '../auth/permissions.js';
+import type { AuditAction, EnvironmentName, Pusher } from '../model/index.js';
+import { classifyPath, layout } from '../repository/layout.js';
+import type { ChangedPath } from '../storage/index.js';
+import { readBlobs } from './pushed-objects.js';
+
+/**
+ * A push is held to the permission table the API uses (src/auth/permissions.ts), for the key that pushes
+ * it: what it does is read from its diff (old head → new head) by the audit trail's own rules, each change is
+ * the operation the API would perform for it, and each operation the key may not perform is one refusal.
+ * Deleting files is an admin's act: the API never deletes a flag or a project, so a push that does is held to
+ * `flag.delete` (a flag file or a config) or `project.delete` (anything else of a project: project.yaml,
+ * kills.yaml, other files).
+ */
+
+const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
+  project_create: 'project.create',
+  flag_create: 'flag.create',
+  flag_update: 'flag.update',
+  flag_archive: 'flag.archive',
+  config_update: 'config.update',
+  kill: 'kill',
+  clear_kill: 'clear_kill',
+  // Any other edit of a project's files is the kind of change a config update is.
+  change: 'config.update',
+};
+
+export interface PushScope {
+  pusher: Pusher;
+  /** FLAGOPS_PLAN_PROJECT_LIMIT. */
+  projectLimit?: number;
+  /** Projects on main after the push (every `projects/<slug>/project.yaml`). */
+  projectsAfter: number;
+}
+
+export async function checkPushPermissions(changes: readonly ChangedPath[], scope: PushScope): Promise<string[]> {
+  const problems: string[] = [];
+  const refuse = (path: string, permission: Permission) => {
+    try {
+      authorize({ kind: scope.pusher.type }, permission);
+    } catch (err) {
+      problems.push(`${path}: ${(err as Error).message}`);
+    }
+  };
+
+  for (const { path, permission } of deletions(changes)) refuse(path, permission);
+
+  const kept = changes.filter((c) => c.change !== 'deleted');
+  const blobs = await readBlobs(kept.flatMap((c) => [c.oldOid, c.newOid]).filter((oid): oid is string => oid !== undefined));
+  const described = await describeChanges(kept, { readBlob: async (oid) => blobs.get(oid) ?? '' });
+  const created: string[] = [];
+  for (const change of described) {
+    const permission = ACTION_PERMISSION[change.action];
+    if (permission === undefined || change.projectSlug === null) continue;
+    const path = pathOf(change.projectSlug, change.flagKey, change.environment, change.action);
+    if (change.action === 'project_create') created.push(path);
+    refuse(path, permission);
+  }
+
+  const limit = scope.projectLimit;
+  if (limit !== undefined && created.length > 0 && scope.projectsAfter > limit) {
+    for (const path of created) problems.push(`${path}: the plan allows at most ${limit} projects; this push would make ${scope.projectsAfter}`);
+  }
+  return problems;
+}
+
+/**
+ * One refusal per thing deleted: a deleted project is its project.yaml (its other files go with it), a
+ * deleted flag its flag file (its configs go with it); any other deleted file of a project stands alone.
+ */
+function deletions(changes: readonly ChangedPath[]): Array<{ path: string; permission: Permission }> {
+  const deleted = changes.filter((c) => c.change === 'deleted' && c.path.startsWith(`${layout.projectsDir}/`));
+  const projects = new Set<string>();
+  const flags = new Set<string>();
+  for (const { path } of deleted) {
+    const where = classifyPath(path);
+    if (where.kind === 'project') projects.add(where.project);
+    if (where.kind === 'flag') flags.add(`${where.project}/${where.flag}`);
+  }
+  const out: Array<{ path: string; permission: Permission }> = [];
+  for (const { path } of deleted) {
+    const where = classifyPath(path);
+    const project = path.split('/')[1];
+    if (projects.has(project)) {
+      if (where.kind === 'project') out.push({ path, permission: 'project.delete' });
+    } else if (where.kind === 'flag') {
+      out.push({ path, permission: 'flag.delete' });
+    } else if (where.kind === 'config') {
+      if (!flags.has(`${where.project}/${where.flag}`)) out.push({ path, permission: 'flag.delete' });
+    } else {
+      out.push({ path, permission: 'project.delete' });
+    }
+  }
+  return out;
+}
+
+function pathOf(project: string, flag: string | null, environment: EnvironmentName | null, action: AuditAction): string {
+  if (action === 'project_create') return layout.projectFile(project);
+  if ((action === 'kill' || action === 'clear_kill') && environment) return layout.killsFile(project, environment);
+  if (flag !== null && environment !== null) return layout.configFile(project, environment, flag);
+  if (flag !== null) return layout.flagFile(project, flag);
+  return `${layout.projectsDir}/${project}/`;
+}

@@ -1,0 +1,71 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { GitRunner, type GitProcess } from '../../src/git-http/git-runner.js';
+import { silentLogger } from '../../src/log/logger.js';
+
+const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' };
+
+/** Everything a git process wrote, and how it ended. */
+function outcome(git: GitProcess): Promise<{ stdout: string; stderr: string; code: number | null; signal: string | null }> {
+  let stdout = '';
+  let stderr = '';
+  git.stdout.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString('utf8');
+  });
+  git.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString('utf8');
+  });
+  return new Promise((resolve, reject) => {
+    git.once('error', reject);
+    git.once('close', (code: number | null, signal: string | null) => resolve({ stdout, stderr, code, signal }));
+  });
+}
+
+describe('the git runner', () => {
+  const runner = new GitRunner(silentLogger);
+  afterAll(() => runner.close());
+
+  it('runs git in a process of its own, not forked from this one', async () => {
+    // An alias starting with ! runs in a shell whose parent is git; the parent of git is whoever started it.
+    const git = runner.run(['-c', 'alias.parent=!ps -o ppid= -p $PPID', 'parent'], env);
+    git.stdin.end();
+    const { stdout, code } = await outcome(git);
+    expect(code).toBe(0);
+    expect(Number(stdout.trim())).toBeGreaterThan(0);
+    expect(Number(stdout.trim())).not.toBe(process.pid);
+  });
+
+  it('passes standard input in and output out, with the exit status', async () => {
+    const git = runner.run(['hash-object', '--stdin'], env);
+    git.stdin.end('hello\n');
+    expect(await outcome(git)).toEqual({ stdout: 'ce013625030ba8dba906f756967f9e9ca394464a\n', stderr: '', code: 0, signal: null });
+    const failing = runner.run(['no-such-command'], env);
+    failing.stdin.end();
+    const failed = await outcome(failing);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toContain('no-such-command');
+  });
+
+  it('streams a large output whole, at the pace it is read', async () => {
+    const git = runner.run(['-c', 'alias.big=!head -c 20000000 /dev/zero', 'big'], env);
+    git.stdin.end();
+    let bytes = 0;
+    git.stdout.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+      // A slow reader: the runner must wait rather than buffer everything.
+      git.stdout.pause();
+      setImmediate(() => git.stdout.resume());
+    });
+    const code = await new Promise((resolve) => git.once('close', resolve));
+    expect(code).toBe(0);
+    expect(bytes).toBe(20_000_000);
+  });
+
+  it('stops a git that is still running, and what it started', async () => {
+    const git = runner.run(['cat-file', '--batch'], env); // waits for input that never comes
+    const ended = outcome(git);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    git.stop();
+    const { code } = await ended;
+    expect(code).toBeNull();
+  });
+});

@@ -1,0 +1,308 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { git, gitWith } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { gitAsync } from './git-async.js';
+
+const FORGED = 'Flagops-Action: config_update\nFlagops-Environment: dev\nFlagops-Actor-Type: admin\nFlagops-Key-Prefix: svc_adm_someone1';
+
+/** One service, and engineers who clone over HTTP with a key, commit and push. */
+function workspace(svcOf: () => TestService) {
+  let work = '';
+  let n = 0;
+  return {
+    setUp() {
+      work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-rules-'));
+    },
+    tearDown() {
+      rmSync(work, { recursive: true, force: true });
+    },
+    async clone(key: string): Promise<string> {
+      const svc = svcOf();
+      const dir = path.join(work, `checkout-${n++}`);
+      const url = `${svc.controlUrl.replace('://', `://engineer:${key}@`)}/git/acme.git`;
+      const cloned = await gitAsync(work, 'clone', '--quiet', url, dir);
+      if (!cloned.ok) throw new Error(cloned.stderr);
+      return dir;
+    },
+  };
+}
+
+function write(checkout: string, file: string, content: string | Buffer): void {
+  mkdirSync(path.dirname(path.join(checkout, file)), { recursive: true });
+  writeFileSync(path.join(checkout, file), content);
+}
+
+function commit(checkout: string, message: string): string {
+  git(checkout, 'add', '-A');
+  git(checkout, 'commit', '--quiet', '-m', message);
+  return git(checkout, 'rev-parse', 'HEAD');
+}
+
+const push = (checkout: string) => gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+const short = (oid: string) => oid.slice(0, 12);
+const ON = 'enabled: true\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\nversion: 2\nrules: []\n';
+
+describe('a push over git over HTTP', () => {
+  let svc: TestService;
+  let admin: HttpClient;
+  let agentPrefix: string;
+  let adminPrefix: string;
+  /** The commit the agent key pushed in 'names the pushing key …'. */
+  let agentPushed = '';
+  const ws = workspace(() => svc);
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    admin = httpClient(svc.controlUrl, svc.admin);
+    const project = await createProject(admin, 'shop');
+    for (const key of ['checkout', 'search', 'banner']) await createFlag(admin, project.id, { key });
+    const keys: Json[] = (await admin.get('/api/v1/keys')).body.keys;
+    agentPrefix = keys.find((k) => k.kind === 'agent').prefix;
+    adminPrefix = keys.find((k) => k.kind === 'admin').prefix;
+    ws.setUp();
+  });
+  afterAll(async () => {
+    await svc.stop();
+    ws.tearDown();
+  });
+
+  describe('with Flagops-* trailers', () => {
+    it('is refused, naming each commit that carries them, the tip or not, and main does not move', async () => {
+      const checkout = await ws.clone(svc.admin);
+      const before = git(svc.gitdir(), 'rev-parse', 'main');
+      write(checkout, 'projects/shop/environments/prod/checkout.yaml', ON);
+      const forged = commit(checkout, `turn checkout on\n\n${FORGED}`);
+      write(checkout, 'projects/shop/environments/prod/search.yaml', ON);
+      commit(checkout, 'turn search on');
+      const pushed = await push(checkout);
+      expect(pushed.ok).toBe(false);
+      expect(pushed.stderr).toContain(`remote: commit ${short(forged)}: its message carries a Flagops-Action trailer; only flagops writes Flagops-* trailers`);
+      expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+    });
+  });
+
+  describe('in the audit trail', () => {
+    it('names the pushing key beside the author the commit claims, as soon as git push returns', async () => {
+      const checkout = await ws.clone(svc.agent);
+      write(checkout, 'projects/shop/environments/prod/banner.yaml', ON);
+      const env = { GIT_AUTHOR_NAME: 'Ada Admin', GIT_AUTHOR_EMAIL: 'ada@example.com' };
+      git(checkout, 'add', '-A');
+      gitWith(checkout, { env }, 'commit', '--quiet', '-m', 'turn banner on in dev (really)');
+      const head = git(checkout, 'rev-parse', 'HEAD');
+      agentPushed = head;
+      expect((await push(checkout)).ok).toBe(true);
+
+      const { entries } = (await admin.get('/api/v1/audit?limit=5')).body;
+      expect(entries[0]).toEqual({
+        id: head,
+        at: expect.any(String),
+        action: 'config_update',
+        projectSlug: 'shop',
+        flagKey: 'banner',
+        environment: 'prod',
+        actor: { type: 'git', name: 'Ada Admin' },
+        pushedBy: { type: 'agent', keyPrefix: agentPrefix, name: 'bootstrap' },
+        message: 'turn banner on in dev (really)',
+      });
+    });
+
+    it('has every pushed commit when git push returns, without waiting for the repository watcher', async () => {
+      for (let round = 0; round < 3; round++) {
+        const checkout = await ws.clone(svc.admin);
+        write(checkout, 'projects/shop/environments/dev/banner.yaml', ON.replace('version: 2', `version: ${10 + round}`));
+        const first = commit(checkout, `banner in dev, round ${round}`);
+        write(checkout, 'projects/shop/environments/staging/banner.yaml', ON.replace('version: 2', `version: ${10 + round}`));
+        const second = commit(checkout, `banner in staging, round ${round}`);
+        expect((await push(checkout)).ok).toBe(true);
+        const ids = (await admin.get('/api/v1/audit?limit=2')).body.entries.map((e: Json) => e.id);
+        expect(ids).toEqual([second, first]);
+      }
+    });
+
+    it('keeps the pusher across a restart and a rebuild of the audit index', async () => {
+      await svc.service.stop();
+      rmSync(path.join(svc.dataDir, 'state', 'audit'), { recursive: true, force: true });
+      await svc.restart();
+      admin = httpClient(svc.controlUrl, svc.admin);
+      const { entries } = (await admin.get('/api/v1/audit?limit=50')).body;
+      expect(entries.find((e: Json) => e.id === agentPushed)).toMatchObject({ pushedBy: { type: 'agent', keyPrefix: agentPrefix } });
+      // The control plane's own commits show no pusher.
+      expect((await admin.get('/api/v1/audit?action=flag_create&limit=1')).body.entries[0]).toMatchObject({ actor: { type: 'admin' } });
+      expect((await admin.get('/api/v1/audit?action=flag_create&limit=1')).body.entries[0]).not.toHaveProperty('pushedBy');
+    });
+  });
+
+  /** Pushes, expects the push refused with main where it was, and returns the `remote:` lines saying why. */
+  async function refusal(checkout: string): Promise<string[]> {
+    const before = git(svc.gitdir(), 'rev-parse', 'main');
+    const pushed = await push(checkout);
+    expect(pushed.ok).toBe(false);
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+    return pushed.stderr.split('\n').filter((line) => line.includes(': an agent key may not')).map((line) => line.trimEnd());
+  }
+  const needsAdmin = 'it needs an admin key or a session';
+
+  describe('by an agent key', () => {
+    it('may not create a project', async () => {
+      const checkout = await ws.clone(svc.agent);
+      write(checkout, 'projects/blog/project.yaml', 'name: Blog\nslug: blog\n');
+      commit(checkout, 'a blog');
+      expect(await refusal(checkout)).toEqual([`remote: projects/blog/project.yaml: an agent key may not create projects; ${needsAdmin}`]);
+    });
+
+    it('may not archive a flag', async () => {
+      const checkout = await ws.clone(svc.agent);
+      const flagFile = 'projects/shop/flags/search.yaml';
+      write(checkout, flagFile, git(checkout, 'show', `HEAD:${flagFile}`).replace('archivedAt: null', 'archivedAt: 2026-01-02T10:00:00Z'));
+      commit(checkout, 'archive search');
+      expect(await refusal(checkout)).toEqual([`remote: ${flagFile}: an agent key may not archive flags; ${needsAdmin}`]);
+    });
+
+    it('may not delete a flag (its files): one line for the flag, not one per file', async () => {
+      const checkout = await ws.clone(svc.agent);
+      for (const file of ['flags/search.yaml', 'environments/dev/search.yaml', 'environments/staging/search.yaml', 'environments/prod/search.yaml']) {
+        unlinkSync(path.join(checkout, 'projects/shop', file));
+      }
+      commit(checkout, 'remove search');
+      expect(await refusal(checkout)).toEqual([`remote: projects/shop/flags/search.yaml: an agent key may not delete flags or their configs; ${needsAdmin}`]);
+    });
+
+    it('may not delete a project', async () => {
+      const checkout = await ws.clone(svc.agent);
+      git(checkout, 'rm', '-r', '--quiet', 'projects/shop');
+      commit(checkout, 'remove everything');
+      expect(await refusal(checkout)).toEqual([`remote: projects/shop/project.yaml: an agent key may not delete projects or their files; ${needsAdmin}`]);
+    });
+  });
+
+  it('by an admin key may delete a flag, which the audit trail shows as flag_delete pushed by that key', async () => {
+    const checkout = await ws.clone(svc.admin);
+    git(checkout, 'rm', '--quiet', 'projects/shop/flags/search.yaml', 'projects/shop/environments/dev/search.yaml', 'projects/shop/environments/staging/search.yaml', 'projects/shop/environments/prod/search.yaml');
+    const head = commit(checkout, 'retire search');
+    expect((await push(checkout)).ok).toBe(true);
+    const { entries } = (await admin.get('/api/v1/audit?limit=1')).body;
+    expect(entries[0]).toMatchObject({ id: head, action: 'flag_delete', flagKey: 'search', pushedBy: { type: 'admin', keyPrefix: adminPrefix } });
+  });
+
+  it('holds only files under projects/ (and a README.md), none over 1 MiB, no symbolic link, no submodule', async () => {
+    const checkout = await ws.clone(svc.admin);
+    write(checkout, 'scripts/deploy.sh', 'echo hi\n');
+    const outside = commit(checkout, 'a script');
+    write(checkout, 'projects/shop/assets/big.bin', randomBytes(2 * 1024 * 1024));
+    const big = commit(checkout, 'a big file');
+    symlinkSync('../project.yaml', path.join(checkout, 'projects/shop/flags/alias'));
+    const link = commit(checkout, 'a link');
+    git(checkout, 'update-index', '--add', '--cacheinfo', `160000,${outside},projects/shop/vendor`);
+    git(checkout, 'commit', '--quiet', '-m', 'a submodule');
+    const gitlink = git(checkout, 'rev-parse', 'HEAD');
+    const pushed = await push(checkout);
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(`remote: scripts/deploy.sh (commit ${short(outside)}): only files under projects/ (and a README.md at the root) may be pushed`);
+    expect(pushed.stderr).toContain(`remote: projects/shop/assets/big.bin (commit ${short(big)}): 2.0 MiB is over the limit of 1 MiB per file`);
+    expect(pushed.stderr).toContain(`remote: projects/shop/flags/alias (commit ${short(link)}): symbolic links are not allowed`);
+    expect(pushed.stderr).toContain(`remote: projects/shop/vendor (commit ${short(gitlink)}): submodules are not allowed`);
+
+    const readme = await ws.clone(svc.admin);
+    write(readme, 'README.md', '# Our flags\n');
+    commit(readme, 'a readme');
+    expect((await push(readme)).ok).toBe(true);
+  });
+});
+
+describe('a push past the plan’s project limit', () => {
+  let svc: TestService;
+  const ws = workspace(() => svc);
+  beforeAll(async () => {
+    svc = await startTestService({ planProjectLimit: 1 });
+    await createProject(httpClient(svc.controlUrl, svc.admin), 'shop');
+    ws.setUp();
+  });
+  afterAll(async () => {
+    await svc.stop();
+    ws.tearDown();
+  });
+
+  it('is refused, even for an admin key, naming the project it would add', async () => {
+    const checkout = await ws.clone(svc.admin);
+    write(checkout, 'projects/blog/project.yaml', 'name: Blog\nslug: blog\n');
+    commit(checkout, 'a blog');
+    const pushed = await push(checkout);
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain('remote: projects/blog/project.yaml: the plan allows at most 1 projects; this push would make 2');
+  });
+});
+
+/** A request with the path exactly as given: fetch() would resolve `..` before sending it. */
+function rawRequest(base: string, pathname: string, key: string, options: { method?: string; body?: 'hang' } = {}) {
+  const url = new URL(base);
+  let request!: http.ClientRequest;
+  const response = new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+    request = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: pathname,
+        method: options.method ?? 'GET',
+        headers: {
+          authorization: `Basic ${Buffer.from(`x:${key}`).toString('base64')}`,
+          ...(options.body ? { 'content-type': 'application/x-git-receive-pack-request', 'transfer-encoding': 'chunked' } : {}),
+        },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
+    request.on('error', reject);
+  });
+  if (options.body === 'hang') request.write('0000'.slice(0, 2));
+  else request.end();
+  return { response, request };
+}
+
+describe('git over HTTP paths and load', () => {
+  let svc: TestService;
+  beforeAll(async () => {
+    svc = await startTestService({ orgs: ['acme', 'globex'], gitProcesses: { max: 1, queue: 0 } });
+  });
+  afterAll(() => svc.stop());
+
+  it('answers 400 to a path that leaves the repository or is not a smart-HTTP endpoint, and runs no git for it', async () => {
+    for (const bad of ['/git/acme.git/../globex.git/info/refs?service=git-upload-pack', '/git/acme.git/%2e%2e/globex.git/info/refs?service=git-upload-pack', '/git/acme.git/objects/info/packs', '/git/acme.git/HEAD', '/git/acme.git/info/refs']) {
+      const { response } = rawRequest(svc.controlUrl, bad, svc.admin);
+      const res = await response;
+      expect(res.status, bad).toBe(400);
+      expect(JSON.parse(res.body).error.code, bad).toBe('invalid_input');
+    }
+  });
+
+  it('answers 503 with Retry-After when every git process is taken, and serves again once one is free', async () => {
+    const hanging = rawRequest(svc.controlUrl, '/git/acme.git/git-receive-pack', svc.admin, { method: 'POST', body: 'hang' });
+    hanging.response.catch(() => {});
+    let turnedAway: { status: number; headers: http.IncomingHttpHeaders; body: string } | undefined;
+    for (let i = 0; i < 100 && !turnedAway; i++) {
+      const res = await rawRequest(svc.controlUrl, '/git/acme.git/info/refs?service=git-upload-pack', svc.admin).response;
+      if (res.status === 503) turnedAway = res;
+      else await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(turnedAway?.headers['retry-after']).toBe('5');
+    expect(JSON.parse(turnedAway!.body).error.code).toBe('unavailable');
+    hanging.request.destroy();
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = (await rawRequest(svc.controlUrl, '/git/acme.git/info/refs?service=git-upload-pack', svc.admin).response).status;
+      if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(status).toBe(200);
+  });
+});
