@@ -1,16 +1,17 @@
 import path from 'node:path';
 import type Router from '@koa/router';
 import { AuditRegistry } from './audit/audit-registry.js';
+import { AuthGuard } from './auth/auth-guard.js';
 import { KeyService } from './auth/key-service.js';
 import type { Config } from './config/config.js';
 import { createControlApp } from './control-plane/control-app.js';
 import { createDashboard } from './dashboard/dashboard.js';
-import { readDashboardSettings } from './dashboard/dashboard-settings.js';
 import { createEvalApp, evalFastPath } from './eval-server/eval-app.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
 import { ensureFirstAdminKey } from './first-run.js';
 import { registerGitHttp } from './git-http/git-http-routes.js';
+import { trustProxies } from './http/client-address.js';
 import { listen, type RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
@@ -35,7 +36,8 @@ export interface Service {
  * organisation's current snapshot is served.
  */
 export async function startService(config: Config, logger: Logger): Promise<Service> {
-  const keys = await KeyService.open({ dataDir: config.dataDir });
+  const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
+  const keys = await KeyService.open({ dataDir: config.dataDir, guard });
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
   await ensureFirstAdminKey(keys, config.dataDir, logger);
@@ -53,8 +55,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const killSwitch = new KillSwitch(holder);
   const streams = attachStreamHub(holder, { logger });
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit') });
-  // The lead may move FLAGOPS_TRUST_PROXY into Config; until then the dashboard reads it here.
-  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, ...readDashboardSettings(process.env) });
+  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard });
 
   let ready = false;
   const health = () => {
@@ -67,11 +68,13 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const replication = replicaUpstream({ keys, repos, holder, counter, ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl') });
   const evalDeps = { keys, holder, counter, logger, health };
   const evalApp = createEvalApp(evalDeps);
+  trustProxies(evalApp, config.trustProxy ?? 0);
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
     [{ register: (router) => registerGitHttp(router, { keys, repos, holder, logger, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
+  trustProxies(controlApp, config.trustProxy ?? 0);
   const servers: RunningServer[] = [];
   try {
     servers.push(await listen(controlApp, config.host, config.controlPort));

@@ -1,5 +1,4 @@
-import { CompiledEnvironment } from '../evaluation/index.js';
-import { setOwn } from '../evaluation/own-property.js';
+import { CompiledEnvironment, setOwn } from '../evaluation/index.js';
 import type { EnvironmentName, KillsFile, SnapshotFlag } from '../model/index.js';
 
 /**

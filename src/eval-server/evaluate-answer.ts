@@ -1,4 +1,4 @@
-import { setOwn } from '../evaluation/own-property.js';
+import { setOwn } from '../evaluation/index.js';
 import type { EvaluationResult } from '../model/index.js';
 import type { EnvironmentView } from './environment-view.js';
 import { parseEvaluateRequest } from './evaluate-request.js';

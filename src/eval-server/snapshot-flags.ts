@@ -1,4 +1,4 @@
-import { setOwn } from '../evaluation/own-property.js';
+import { setOwn } from '../evaluation/index.js';
 import type { EnvironmentName, FlagState, JsonValue, ProjectState, SnapshotFlag } from '../model/index.js';
 
 /** The snapshot entry of one flag in one environment, kill state aside (the kill overlay adds it). */

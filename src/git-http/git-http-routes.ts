@@ -51,7 +51,7 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
 
   router.all('/git/:repo/{*rest}', async (ctx) => {
     const password = basicPassword(ctx.get('authorization'));
-    const principal: Principal | null = password === null ? null : deps.keys.authenticate(password);
+    const principal: Principal | null = password === null ? null : deps.keys.authenticateRequest(password, ctx.req, 'git');
     if (principal === null || principal.kind === 'sdk') return refuse(ctx, 401, 'git over HTTP needs an admin or agent key as the password');
     const repo = ctx.params.repo;
     const rest = ctx.params.rest ?? '';

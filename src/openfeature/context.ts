@@ -1,5 +1,5 @@
 import type { EvaluationContext as OpenFeatureContext } from '@openfeature/core';
-import { setOwn } from '../evaluation/own-property.js';
+import { setOwn } from '../evaluation/index.js';
 import type { EvaluationContext } from '../model/index.js';
 
 /**

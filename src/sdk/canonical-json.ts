@@ -1,4 +1,4 @@
-import { setOwn } from '../evaluation/own-property.js';
+import { setOwn } from '../evaluation/index.js';
 
 /**
  * JSON with object keys sorted at every level, so that two contexts that differ only in key order share a

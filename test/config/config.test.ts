@@ -13,6 +13,7 @@ describe('configuration from the environment (contract §1)', () => {
       planProjectLimit: 25,
       gitGcCommits: 1000,
       logLevel: 'info',
+      trustProxy: 0,
     });
   });
 

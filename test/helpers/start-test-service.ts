@@ -12,14 +12,15 @@
  *   `svc.admin` / `svc.agent` are the first organisation's.
  * - `svc.gitdir(org)` is the organisation's bare flags repository (`<dataDir>/repos/<org>.git`), for git CLI pushes.
  * - `svc.restart()` stops and starts again on the same data dir and keys (the ports change: read the URLs again).
- * - Logs are dropped unless `logLevel` is given (they go to stderr then).
+ * - Logs are dropped unless `logLevel` is given (they go to stderr then) or a `logger` is.
+ * - `trustProxy` is FLAGOPS_TRUST_PROXY (reverse proxies whose X-Forwarded-For is believed).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKey } from '../../src/auth/key-format.js';
 import type { Config } from '../../src/config/config.js';
-import { createLogger, type LogLevel, silentLogger } from '../../src/log/logger.js';
+import { createLogger, type Logger, type LogLevel, silentLogger } from '../../src/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 
 export interface TestOrg {
@@ -39,6 +40,10 @@ export interface TestServiceOptions {
   logLevel?: LogLevel;
   /** Keep the data dir after stop() (default: deleted). */
   keepDataDir?: boolean;
+  /** Where the service logs (default: nowhere, or stderr with `logLevel`). */
+  logger?: Logger;
+  /** FLAGOPS_TRUST_PROXY. Default 0. */
+  trustProxy?: number;
 }
 
 export interface TestService {
@@ -75,8 +80,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ]),
     planProjectLimit: options.planProjectLimit ?? 25,
     logLevel: options.logLevel ?? 'error',
+    trustProxy: options.trustProxy ?? 0,
   };
-  const logger = options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger;
+  const logger = options.logger ?? (options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger);
 
   let service: Service;
   try {

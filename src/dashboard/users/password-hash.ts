@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { FlagopsError } from '../../errors/flagops-error.js';
 
 /**
  * scrypt cost. N = 2^15, r = 8 needs 32 MiB and ~50–100 ms per check: people choose passwords, so a copy
@@ -18,7 +19,43 @@ const MAX_MEMORY = 256 * 1024 * 1024;
 /** A tampered or future file must not make one sign-in burn minutes of CPU. */
 const MAX_N = 2 ** 20;
 
+/**
+ * scrypt runs at most this many at once, in the whole process: each holds 128·N·r bytes (32 MiB at the default
+ * cost), so a burst of sign-ins must queue rather than add up to hundreds of MiB.
+ */
+export const MAX_CONCURRENT_HASHES = 2;
+/** Beyond this many waiting, a password check is refused (503 with Retry-After) instead of queued. */
+export const MAX_WAITING_HASHES = 32;
+
+let running = 0;
+const waiting: Array<() => void> = [];
+
+/** How many password hashes run and wait now. */
+export function hashingLoad(): { running: number; waiting: number } {
+  return { running, waiting: waiting.length };
+}
+
+async function withHashingSlot<T>(task: () => Promise<T>): Promise<T> {
+  while (running >= MAX_CONCURRENT_HASHES) {
+    if (waiting.length >= MAX_WAITING_HASHES) {
+      throw new FlagopsError('unavailable', 'too many password checks at once; try again in a moment', { retryAfterSeconds: 1 });
+    }
+    await new Promise<void>((resolve) => waiting.push(resolve));
+  }
+  running++;
+  try {
+    return await task();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
 function derive(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
+  return withHashingSlot(() => deriveNow(password, salt, cost));
+}
+
+function deriveNow(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // NFC: the same password typed on two systems can arrive as different code point sequences.
     scrypt(password.normalize('NFC'), salt, KEY_BYTES, { N: cost.N, r: cost.r, p: cost.p, maxmem: MAX_MEMORY }, (err, key) =>
