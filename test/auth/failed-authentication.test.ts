@@ -1,7 +1,11 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authFailureCounts } from '../../src/auth/auth-failures.js';
 import { generateKey } from '../../src/auth/key-format.js';
-import { createLogger } from '../../src/log/logger.js';
+import { createLogger, silentLogger } from '../../src/log/logger.js';
+import { startReplica } from '../../src/replica/start-replica.js';
 import { createProject } from '../control-plane/fixtures.js';
 import { addUser } from '../dashboard/helpers/dashboard-session.js';
 import { httpClient } from '../helpers/http-client.js';
@@ -186,6 +190,34 @@ describe('failed authentication (docs/credentials.md, "Failed authentication")',
       }
       expect(failures[99].throttled).toBe('further attempts from this address must wait');
       expect(log.raw.some((line) => /svc_sdk_[0-9A-Za-z]{32}/.test(line))).toBe(false);
+    });
+  });
+
+  describe('an evaluation replica', () => {
+    it('throttles wrong keys per address as the main server does, keeping known keys working', async () => {
+      const svc = await startTestService();
+      const admin = httpClient(svc.controlUrl, svc.admin);
+      const project = await createProject(admin, 'shop');
+      const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-auth-'));
+      const replica = await startReplica({ upstream: svc.controlUrl, token: svc.admin, host: '127.0.0.1', port: 0, dataDir, logger: silentLogger });
+      try {
+        const snapshot = (key: string) => httpClient(replica.url, key).get('/v1/snapshot');
+        expect((await snapshot(sdkKey)).status).toBe(200);
+        const results = await pooled(
+          Array.from({ length: 130 }, () => () => snapshot(generateKey('sdk'))),
+          10,
+        );
+        expect(results.filter((r) => r.status === 401).length).toBeGreaterThanOrEqual(100);
+        const limited = results.filter((r) => r.status === 429);
+        expect(limited.length).toBeGreaterThanOrEqual(20);
+        expect(limited[0].body.error.code).toBe('rate_limited');
+        expect((await snapshot(sdkKey)).status).toBe(200);
+      } finally {
+        await replica.stop();
+        await svc.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      }
     });
   });
 
