@@ -139,6 +139,12 @@ describe('the size limits of a committed config (docs/flags-repository.md)', () 
     expect(validateDocument('environment-config', inList(1001))).toEqual([{ path: '/rules/0/conditions/0/value', message: 'must list at most 1,000 values' }]);
   });
 
+  it('reports an oversized list of rules or conditions once, without checking each item', () => {
+    expect(validateDocument('environment-config', config({ rules: Array(100_000).fill(1) }))).toEqual([{ path: '/rules', message: 'must have at most 64 rules' }]);
+    const conditions = config({ rules: [rule('r', { conditions: Array(100_000).fill(1) })] });
+    expect(validateDocument('environment-config', conditions)).toEqual([{ path: '/rules/0/conditions', message: 'must have at most 32 conditions' }]);
+  });
+
   it('refuses a condition string longer than 65,536 characters', () => {
     const eq = (length: number) => config({ rules: [rule('r', { conditions: [condition('contains', 'x'.repeat(length))] })] });
     expect(validateDocument('environment-config', eq(65_536))).toEqual([]);
