@@ -52,6 +52,12 @@ describe('limits on flag values and condition values (docs/api.md, "Limits")', (
       await refused(() => api.post(`/api/v1/projects/${project.id}/flags`, { key: 'deep', kind: 'json', defaultValue: nested(65) }), 'defaultValue: must not nest');
     });
 
+    it('refuses a number JSON cannot carry (1e309 parses to Infinity, which would be served as null)', async () => {
+      const raw = (text: string) => api.request('PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { rawBody: text, headers: { 'content-type': 'application/json' } });
+      await refused(() => raw('{"valueOn":{"limit":1e309}}'), 'valueOn: must hold finite numbers only');
+      await refused(() => raw('{"valueOff":-1e309}'), 'valueOff: must hold finite numbers only');
+    });
+
     it('refuses a body nested 1,000 levels deep with 400 before reading it', async () => {
       await refused(() => put({ valueOn: nested(1000) }), 'the body nests arrays and objects more than 100 levels deep');
       let arrays: unknown = [];
