@@ -64,30 +64,39 @@ export class AuthGuard {
     return clientAddress(req, this.proxies);
   }
 
-  /** Checks a key presented by `req` with `check` (synchronous): its result, or null when the key is wrong. */
-  checkKey<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => T | null): T | null {
-    const attempt = this.beginKey(req);
-    let failed = false; // a check that throws (the key's verdict is unknown) is no failure of the key
+  /**
+   * Checks a key presented by `req` with `check`: its result, or null when the key is wrong. `check` may answer
+   * at once (the service's own keys) or later (a replica asking its control plane). A check that throws leaves
+   * the key's verdict unknown, which is no failure of the key.
+   */
+  checkKey<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => T | null): T | null;
+  checkKey<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => Promise<T | null>): Promise<T | null>;
+  checkKey<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => T | null | Promise<T | null>): T | null | Promise<T | null> {
+    const address = this.address(req);
+    const key = addressKey(address);
+    this.admit(this.perAddress.begin(key));
+    const settle = (failed: boolean) => this.settle(key, failed, { kind: 'api_key', channel, address, hint });
+    let result: T | null | Promise<T | null>;
     try {
-      const result = check();
-      failed = result === null;
-      return result;
-    } finally {
-      this.settle(attempt.key, failed, { kind: 'api_key', channel, address: attempt.address, hint });
+      result = check();
+    } catch (err) {
+      settle(false);
+      throw err;
     }
-  }
-
-  /** As checkKey, for a check that must wait (a replica asking its control plane). */
-  async checkKeyAsync<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => Promise<T | null>): Promise<T | null> {
-    const attempt = this.beginKey(req);
-    let failed = false;
-    try {
-      const result = await check();
-      failed = result === null;
+    if (!(result instanceof Promise)) {
+      settle(result === null);
       return result;
-    } finally {
-      this.settle(attempt.key, failed, { kind: 'api_key', channel, address: attempt.address, hint });
     }
+    return result.then(
+      (verdict) => {
+        settle(verdict === null);
+        return verdict;
+      },
+      (err: unknown) => {
+        settle(false);
+        throw err;
+      },
+    );
   }
 
   /**
@@ -113,13 +122,6 @@ export class AuthGuard {
       this.perAccount.settle(accountKey, failed);
       this.settle(key, failed, { kind: 'password', channel: 'dashboard sign-in', address, hint: known(usernameKey) ? { username: usernameKey } : {} });
     }
-  }
-
-  private beginKey(req: IncomingMessage): { address: string; key: string } {
-    const address = this.address(req);
-    const key = addressKey(address);
-    this.admit(this.perAddress.begin(key));
-    return { address, key };
   }
 
   private admit(admission: Admission): void {

@@ -72,7 +72,7 @@ async function viewOf(rawKey: string | null, req: IncomingMessage, deps: Replica
 async function verifyNewKey(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<SdkVerdict> {
   if (rawKey === null) throw new UnauthorizedError();
   const hint = kindOfKey(rawKey) === null ? {} : { keyPrefix: keyPrefix(rawKey) };
-  const verdict = await deps.guard.checkKeyAsync(req, 'evaluation', hint, () =>
+  const verdict = await deps.guard.checkKey(req, 'evaluation', hint, () =>
     deps.keys.verify(rawKey).catch((err: unknown) => {
       if (err instanceof UnauthorizedError) return null;
       throw err;

@@ -1,5 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { FlagopsError } from '../../errors/flagops-error.js';
+import { createLimiter } from '../../storage/limiter.js';
 
 /**
  * scrypt cost. N = 2^15, r = 8 needs 32 MiB and ~50–100 ms per check: people choose passwords, so a copy
@@ -27,32 +28,18 @@ export const MAX_CONCURRENT_HASHES = 2;
 /** Beyond this many waiting, a password check is refused (503 with Retry-After) instead of queued. */
 export const MAX_WAITING_HASHES = 32;
 
-let running = 0;
-const waiting: Array<() => void> = [];
+const hashing = createLimiter(MAX_CONCURRENT_HASHES, {
+  maxWaiting: MAX_WAITING_HASHES,
+  refuse: () => new FlagopsError('unavailable', 'too many password checks at once; try again in a moment', { retryAfterSeconds: 1 }),
+});
 
 /** How many password hashes run and wait now. */
 export function hashingLoad(): { running: number; waiting: number } {
-  return { running, waiting: waiting.length };
-}
-
-async function withHashingSlot<T>(task: () => Promise<T>): Promise<T> {
-  while (running >= MAX_CONCURRENT_HASHES) {
-    if (waiting.length >= MAX_WAITING_HASHES) {
-      throw new FlagopsError('unavailable', 'too many password checks at once; try again in a moment', { retryAfterSeconds: 1 });
-    }
-    await new Promise<void>((resolve) => waiting.push(resolve));
-  }
-  running++;
-  try {
-    return await task();
-  } finally {
-    running--;
-    waiting.shift()?.();
-  }
+  return { running: hashing.running, waiting: hashing.waiting };
 }
 
 function derive(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
-  return withHashingSlot(() => deriveNow(password, salt, cost));
+  return hashing(() => deriveNow(password, salt, cost));
 }
 
 function deriveNow(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
