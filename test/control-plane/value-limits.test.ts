@@ -54,7 +54,7 @@ describe('limits on flag values and condition values (docs/api.md, "Limits")', (
 
     it('refuses a number JSON cannot carry (1e309 parses to Infinity, which would be served as null)', async () => {
       const raw = (text: string) => api.request('PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { rawBody: text, headers: { 'content-type': 'application/json' } });
-      await refused(() => raw('{"valueOn":{"limit":1e309}}'), 'valueOn: must hold finite numbers only');
+      await refused(() => raw('{"valueOn":{"limit":1e309}}'), 'valueOn.limit: must hold finite numbers only');
       await refused(() => raw('{"valueOff":-1e309}'), 'valueOff: must hold finite numbers only');
     });
 

@@ -1,5 +1,6 @@
 import { type Document, parseDocument } from 'yaml';
 import { offsetOfPointer, SourcePositions } from '../../repository/yaml-position.js';
+import { nonFinitePointers } from '../../validation/json-value.js';
 
 export interface YamlIssue {
   message: string;
@@ -15,16 +16,6 @@ export interface ParsedRulesYaml {
   issues: YamlIssue[];
   /** Line and column of the node a JSON pointer (relative to the rules list) names, for schema issues. */
   positionOf(pointer: string): { line: number; column: number } | undefined;
-}
-
-function nonFinitePointers(value: unknown, pointer: string, out: string[]): void {
-  if (typeof value === 'number' && !Number.isFinite(value)) out.push(pointer);
-  else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) nonFinitePointers(value[i], `${pointer}/${i}`, out);
-  }
-  else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) nonFinitePointers(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, out);
-  }
 }
 
 /** How much YAML aliases (`*name`) may expand: rules need few, and an alias bomb needs many. */
@@ -47,11 +38,11 @@ export function parseRulesYaml(text: string): ParsedRulesYaml {
   const positions = new SourcePositions(text);
   let doc: Document;
   let value: unknown;
-  const bad: string[] = [];
+  let bad: string[];
   try {
     doc = parseDocument(text, { prettyErrors: false });
     value = doc.errors.length > 0 ? undefined : (doc.toJS({ maxAliasCount: MAX_ALIASES }) ?? []);
-    nonFinitePointers(value, '', bad);
+    bad = nonFinitePointers(value);
   } catch (err) {
     return { issues: [{ message: unreadableMessage(err) }], positionOf: () => undefined };
   }
