@@ -99,7 +99,7 @@ export class KeyService {
   authenticateRequest(rawKey: string, req: IncomingMessage, channel: AuthChannel): Principal | null {
     const known = this.authenticated.get(rawKey);
     if (known) return known;
-    const hint = typeof rawKey === 'string' && kindOfKey(rawKey) !== null ? { keyPrefix: keyPrefix(rawKey) } : {};
+    const hint = kindOfKey(rawKey) !== null ? { keyPrefix: keyPrefix(rawKey) } : {};
     return this.guard.checkKey(req, channel, hint, () => this.authenticate(rawKey));
   }
 
