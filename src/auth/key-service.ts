@@ -104,7 +104,7 @@ export class KeyService {
   }
 
   /**
-   * An admin or agent principal, or UnauthorizedError: no, bad, revoked or sdk key (contract §5: sdk → 401).
+   * An admin or agent principal, or UnauthorizedError: no, bad, revoked or sdk key (an sdk key is 401 here).
    * With `req`, a wrong key is a failed authentication of that request (authenticateRequest).
    */
   controlPlanePrincipal(rawKey: string | null | undefined, req?: IncomingMessage): Principal {
