@@ -1,18 +1,19 @@
 import path from 'node:path';
 import type Router from '@koa/router';
 import { AuditRegistry } from './audit/audit-registry.js';
+import { AuthGuard } from './auth/auth-guard.js';
 import { checkBootstrapEntry } from './auth/bootstrap-entry.js';
 import { KeyService } from './auth/key-service.js';
 import type { Config } from './config/config.js';
 import { createControlApp } from './control-plane/control-app.js';
 import { createDashboard } from './dashboard/dashboard.js';
-import { readDashboardSettings } from './dashboard/dashboard-settings.js';
 import { createEvalApp, evalFastPath } from './eval-server/eval-app.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
 import { ensureFirstAdminKey } from './first-run.js';
 import { registerGitHttp } from './git-http/git-http-routes.js';
 import { GitRunner } from './git-http/git-runner.js';
+import { trustProxies } from './http/client-address.js';
 import type { RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
@@ -79,7 +80,8 @@ async function bindPorts(config: Config): Promise<[BoundPort, BoundPort]> {
 }
 
 async function startOnLockedDirectory(config: Config, logger: Logger, ports: [BoundPort, BoundPort], lock: DataDirLock): Promise<Service> {
-  const keys = await KeyService.open({ dataDir: config.dataDir });
+  const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
+  const keys = await KeyService.open({ dataDir: config.dataDir, guard });
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
   await ensureFirstAdminKey(keys, config.dataDir, logger);
@@ -108,8 +110,7 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger);
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
-  // The lead may move FLAGOPS_TRUST_PROXY into Config; until then the dashboard reads it here.
-  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, ...readDashboardSettings(process.env) });
+  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard });
 
   let ready = false;
   const health = () => {
@@ -122,11 +123,13 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   const replication = replicaUpstream({ keys, repos, holder, counter, ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl') });
   const evalDeps = { keys, holder, counter, logger, health };
   const evalApp = createEvalApp(evalDeps);
+  trustProxies(evalApp, config.trustProxy ?? 0);
   const controlApp = createControlApp(
     { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
     [{ register: (router) => registerGitHttp(router, { keys, repos, holder, audit, logger, planProjectLimit: config.planProjectLimit, pushLogDir, processes: config.gitProcesses, runner: gitRunner, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
   );
+  trustProxies(controlApp, config.trustProxy ?? 0);
   const [controlPort, evalPort] = ports;
   controlPort.serve(controlApp);
   evalPort.serve(evalApp, evalFastPath(evalDeps));

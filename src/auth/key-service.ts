@@ -1,9 +1,11 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { ConfigError } from '../config/config.js';
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import { type EnvironmentName, isEnvironmentName } from '../model/environments.js';
+import { type AuthChannel, AuthGuard } from './auth-guard.js';
 import { MAX_SECRET_LENGTH, checkBootstrapEntry } from './bootstrap-entry.js';
 import { KEY_FILE, type KeyFileContent, emptyKeyFile, readKeyFile, writeKeyFile } from './key-file.js';
 import { type KeyKind, generateKey, isKeyKind, isOrgName, keyPrefix, kindOfKey } from './key-format.js';
@@ -15,6 +17,8 @@ export interface KeyServiceOptions {
   now?: () => Date;
   newId?: () => string;
   random?: (size: number) => Buffer;
+  /** Watches keys presented by requests (throttle, log, count of failures); the service shares one. */
+  guard?: AuthGuard;
 }
 
 export interface CreateKeyInput {
@@ -40,8 +44,9 @@ interface IndexedKey {
 export class KeyService {
   private content: KeyFileContent = emptyKeyFile();
   private byPrefix = new Map<string, IndexedKey[]>();
-  /** raw key → principal, for keys that authenticated; cleared on every write, so a revoke takes effect at once. */
+  /** raw key → principal, for keys that authenticated; pruned on every write, so a revoke takes effect at once. */
   private readonly authenticated = new Map<string, Principal>();
+  private readonly guard: AuthGuard;
   private writes: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
   private readonly newId: () => string;
@@ -56,6 +61,7 @@ export class KeyService {
     this.now = options.now ?? (() => new Date());
     this.newId = options.newId ?? randomUUID;
     this.random = options.random ?? randomBytes;
+    this.guard = options.guard ?? new AuthGuard();
     this.install(content);
   }
 
@@ -84,17 +90,33 @@ export class KeyService {
     return principal;
   }
 
-  /** An admin or agent principal, or UnauthorizedError: no, bad, revoked or sdk key (contract §5: sdk → 401). */
-  controlPlanePrincipal(rawKey: string | null | undefined): Principal {
-    const principal = rawKey ? this.authenticate(rawKey) : null;
+  /**
+   * authenticate() for a key presented by a request: a wrong key counts against the request's address (the
+   * guard logs and counts it), and an address that failed too often gets RateLimitedError before its key is
+   * checked. A key that already authenticated is answered from memory, unthrottled, so applications behind an
+   * address someone else is failing from keep working.
+   */
+  authenticateRequest(rawKey: string, req: IncomingMessage, channel: AuthChannel): Principal | null {
+    const known = this.authenticated.get(rawKey);
+    if (known) return known;
+    const hint = kindOfKey(rawKey) !== null ? { keyPrefix: keyPrefix(rawKey) } : {};
+    return this.guard.checkKey(req, channel, hint, () => this.authenticate(rawKey));
+  }
+
+  /**
+   * An admin or agent principal, or UnauthorizedError: no, bad, revoked or sdk key (an sdk key is 401 here).
+   * With `req`, a wrong key is a failed authentication of that request (authenticateRequest).
+   */
+  controlPlanePrincipal(rawKey: string | null | undefined, req?: IncomingMessage): Principal {
+    const principal = !rawKey ? null : req ? this.authenticateRequest(rawKey, req, 'control plane') : this.authenticate(rawKey);
     if (!principal) throw new UnauthorizedError();
     if (principal.kind === 'sdk') throw new UnauthorizedError('an sdk key is for the evaluation API only; the control plane needs an admin or agent key');
     return principal;
   }
 
-  /** An sdk principal (with its project and environment), or UnauthorizedError. */
-  evaluationPrincipal(rawKey: string | null | undefined): Principal {
-    const principal = rawKey ? this.authenticate(rawKey) : null;
+  /** An sdk principal (with its project and environment), or UnauthorizedError; `req` as for controlPlanePrincipal. */
+  evaluationPrincipal(rawKey: string | null | undefined, req?: IncomingMessage): Principal {
+    const principal = !rawKey ? null : req ? this.authenticateRequest(rawKey, req, 'evaluation') : this.authenticate(rawKey);
     if (!principal) throw new UnauthorizedError();
     if (principal.kind !== 'sdk') throw new UnauthorizedError('the evaluation API needs an sdk key');
     return principal;
@@ -212,7 +234,9 @@ export class KeyService {
     }
     this.content = content;
     this.byPrefix = byPrefix;
-    this.authenticated.clear();
+    // Keys are never edited, only added and revoked: a cached principal stays right while its key is live.
+    const live = new Set(content.keys.filter((k) => !k.revokedAt).map((k) => k.id));
+    for (const [rawKey, principal] of this.authenticated) if (!live.has(principal.keyId)) this.authenticated.delete(rawKey);
   }
 
   private ensureOrganisation(next: KeyFileContent, org: string): void {

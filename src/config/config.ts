@@ -16,6 +16,11 @@ export interface Config {
   commitSigningKey?: string;
   /** FLAGOPS_GIT_MAX_PROCESSES and FLAGOPS_GIT_QUEUE: git over HTTP processes run at once, and requests waiting for one. */
   gitProcesses?: { max: number; queue: number };
+  /**
+   * FLAGOPS_TRUST_PROXY: how many reverse proxies stand in front of both ports; their X-Forwarded-For (the
+   * client's address), -Proto and -Host are believed. 0 (the default): none, the headers are ignored.
+   */
+  trustProxy?: number;
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
   gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
 }
@@ -26,6 +31,18 @@ function port(name: string, value: string | undefined, fallback: number): number
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name} must be a port number 0..65535, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** FLAGOPS_TRUST_PROXY: a number of proxies; `true` is one, `false` or empty none. */
+export function parseTrustProxy(value: string | undefined): number {
+  const text = (value ?? '').trim().toLowerCase();
+  if (text === '' || text === 'false') return 0;
+  if (text === 'true') return 1;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 16) {
+    throw new ConfigError(`FLAGOPS_TRUST_PROXY must be the number of reverse proxies in front of flagops (0 for none, 1 for one), got ${JSON.stringify(value)}`);
+  }
   return n;
 }
 
@@ -62,6 +79,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel,
     ...(env.FLAGOPS_COMMIT_SIGNING_KEY ? { commitSigningKey: signingKey(env.FLAGOPS_COMMIT_SIGNING_KEY) } : {}),
     gitProcesses: { max: count(env, 'FLAGOPS_GIT_MAX_PROCESSES', 4, 1), queue: count(env, 'FLAGOPS_GIT_QUEUE', 16, 0) },
+    trustProxy: parseTrustProxy(env.FLAGOPS_TRUST_PROXY),
     ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
   };
 }

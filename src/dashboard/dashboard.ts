@@ -1,20 +1,21 @@
+import type { AuthGuard } from '../auth/auth-guard.js';
 import type { ControlAppExtension } from '../control-plane/control-app.js';
 import type { PrincipalResolver } from '../control-plane/http/authenticate.js';
 import type { Logger } from '../log/logger.js';
-import type { DashboardSettings } from './dashboard-settings.js';
 import { AssetFiles } from './static/asset-files.js';
 import { registerPageRoutes } from './static/page-routes.js';
 import { registerSessionRoutes } from './sessions/session-routes.js';
 import { sessionResolver } from './sessions/session-resolver.js';
 import { SessionStore } from './sessions/session-store.js';
-import { SignInThrottle } from './sessions/sign-in-throttle.js';
 import type { ScryptCost } from './users/password-hash.js';
 import { userRoutes } from './users/user-routes.js';
 import { UserStore } from './users/user-store.js';
 import { validateConfigRoute } from './validation/validate-route.js';
 
-export interface DashboardOptions extends DashboardSettings {
+export interface DashboardOptions {
   dataDir: string;
+  /** Throttles, logs and counts failed sign-ins, sharing each address's budget with failed API keys. */
+  guard: AuthGuard;
   logger: Logger;
   /** The built page (default dist/dashboard-web). */
   assetsDir?: string;
@@ -39,15 +40,13 @@ export async function createDashboard(options: DashboardOptions): Promise<Dashbo
   const now = options.now ?? (() => new Date());
   const users = await UserStore.open({ dataDir: options.dataDir, now, ...(options.passwordCost ? { cost: options.passwordCost } : {}) });
   const sessions = await SessionStore.open({ dataDir: options.dataDir, logger: options.logger, idleMs: options.idleMs, absoluteMs: options.absoluteMs, now });
-  const origin = { trustProxy: options.trustProxy };
-  const throttle = new SignInThrottle({ now: () => now().getTime() });
   const assets = new AssetFiles(options.assetsDir);
   return {
-    resolver: sessionResolver({ sessions, users, origin }),
+    resolver: sessionResolver({ sessions, users }),
     extension: {
       routes: [...userRoutes({ users, sessions }), validateConfigRoute],
       register(router) {
-        registerSessionRoutes(router, { sessions, users, origin, throttle });
+        registerSessionRoutes(router, { sessions, users, guard: options.guard });
         registerPageRoutes(router, assets);
       },
     },

@@ -9,6 +9,7 @@ export const ERROR_CODES = [
   'version_conflict',
   'unsupported_media_type',
   'payload_too_large',
+  'rate_limited',
   'internal',
   'unavailable',
 ] as const;

@@ -11,6 +11,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   version_conflict: 409,
   unsupported_media_type: 415,
   payload_too_large: 413,
+  rate_limited: 429,
   internal: 500,
   unavailable: 503,
 };
@@ -19,9 +20,23 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string };
 }
 
-export function toHttpError(err: unknown): { status: number; body: ErrorBody; expected: boolean } {
+export interface HttpError {
+  status: number;
+  body: ErrorBody;
+  /** Retry-After, for an error that says when to try again (429, some 503). */
+  headers?: Record<string, string>;
+  expected: boolean;
+}
+
+export function toHttpError(err: unknown): HttpError {
   if (err instanceof FlagopsError) {
-    return { status: STATUS[err.code], body: { error: { code: err.code, message: err.message } }, expected: err.code !== 'internal' };
+    const retryAfter = err.details?.retryAfterSeconds;
+    return {
+      status: STATUS[err.code],
+      body: { error: { code: err.code, message: err.message } },
+      ...(typeof retryAfter === 'number' ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
+      expected: err.code !== 'internal',
+    };
   }
   return { status: 500, body: { error: { code: 'internal', message: 'internal error' } }, expected: false };
 }

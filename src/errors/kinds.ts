@@ -63,6 +63,13 @@ export class PayloadTooLargeError extends FlagopsError {
   }
 }
 
+/** Too many failed attempts from the caller's address: try again after `retryAfterSeconds` (Retry-After). */
+export class RateLimitedError extends FlagopsError {
+  constructor(message: string, retryAfterMs: number) {
+    super('rate_limited', message, { retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)) });
+  }
+}
+
 /** The store could not apply a write because main moved in a way that conflicts with it. */
 export class WriteConflictError extends FlagopsError {
   constructor(message: string) {

@@ -1,4 +1,4 @@
-import { CompiledEnvironment } from '../evaluation/index.js';
+import { CompiledEnvironment, setOwn } from '../evaluation/index.js';
 import type { EnvironmentName, KillsFile, SnapshotFlag } from '../model/index.js';
 
 /**
@@ -52,7 +52,7 @@ export class EnvironmentView {
       const flags: Record<string, SnapshotFlag> = {};
       for (const key of Object.keys(this.flags)) {
         const entry = this.flags[key];
-        flags[key] = this.killed.has(key) ? { ...entry, killed: true } : entry;
+        setOwn(flags, key, this.killed.has(key) ? { ...entry, killed: true } : entry);
       }
       this.snapshotText = JSON.stringify({ version: this.version, environment: this.environment, flags });
     }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { bearerToken } from '../auth/bearer-token.js';
 import type { KeyService } from '../auth/key-service.js';
@@ -46,16 +47,19 @@ export function evalFastPath(deps: EvalAppDeps): FastPath {
 
 /** The SDK key fixes organisation, project and environment (service-spec §5 rule 2). */
 export function viewFor(ctx: Koa.Context, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
-  return viewForAuthorization(ctx.get('authorization'), deps);
+  return viewForRequest(ctx.req, deps);
 }
 
-function viewForAuthorization(authorization: string | undefined, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
-  return viewForKey(bearerToken(authorization), deps);
+function viewForRequest(req: IncomingMessage, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
+  return viewForKey(bearerToken(req.headers.authorization), req, deps);
 }
 
-/** The view an SDK key (null: none sent) fixes; 503 while the service is starting and serves nothing yet. */
-export function viewForKey(rawKey: string | null, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
-  const principal = deps.keys.evaluationPrincipal(rawKey);
+/**
+ * The view an SDK key (null: none sent) presented by `req` fixes; 503 while the service is starting and serves
+ * nothing yet.
+ */
+export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
+  const principal = deps.keys.evaluationPrincipal(rawKey, req);
   const view = deps.holder.view(principal.org, principal.projectId!, principal.environment!);
   if (view) return view;
   if (!deps.holder.has(principal.org)) throw new FlagopsError('unavailable', 'the evaluation server is starting; try again shortly');
@@ -65,7 +69,7 @@ export function viewForKey(rawKey: string | null, deps: Pick<EvalAppDeps, 'keys'
 /** Views from this server's keys and snapshot holder; counts into the stats of the view's environment. */
 function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter'>): ViewSource {
   return {
-    view: (authorization) => viewForAuthorization(authorization, deps),
+    view: (req) => viewForRequest(req, deps),
     recorder: recorderPerView((view) => {
       const scope = statsScope(view.org, view.projectId, view.environment);
       return (flagKey, variation) => deps.counter.record(scope, flagKey, variation);

@@ -1,3 +1,4 @@
+import { setOwn } from '../evaluation/index.js';
 import type { EvaluationResult } from '../model/index.js';
 import type { EnvironmentView } from './environment-view.js';
 import { parseEvaluateRequest } from './evaluate-request.js';
@@ -16,7 +17,7 @@ export function evaluateAnswer(view: EnvironmentView, body: unknown, record: Rec
   for (const key of request.keys) {
     const result = view.compiled.evaluate(key, request.context, view.killed);
     if (result.variation !== undefined) record(key, result.variation);
-    out[key] = result;
+    setOwn(out, key, result); // a key such as "__proto__" is answered like any other
   }
   return JSON.stringify(out);
 }

@@ -28,7 +28,7 @@ export function evalServerFastPath(source: ViewSource, logger: Logger): FastPath
 
 async function evaluate(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger): Promise<void> {
   try {
-    const view = await source.view(req.headers.authorization);
+    const view = await source.view(req);
     send(res, 200, evaluateAnswer(view, await readJsonBody(req), source.recorder(view)));
   } catch (err) {
     fail(req, res, err, logger);
@@ -37,7 +37,7 @@ async function evaluate(req: IncomingMessage, res: ServerResponse, source: ViewS
 
 async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger): Promise<void> {
   try {
-    const view = await source.view(req.headers.authorization);
+    const view = await source.view(req);
     if (matchesEtag(req.headers['if-none-match'], view.etag)) {
       res.writeHead(304, { ...snapshotHeaders(view.etag), ...CORS_HEADERS });
       res.end();
@@ -58,5 +58,5 @@ function send(res: ServerResponse, status: number, json: string, headers?: Recor
 function fail(req: IncomingMessage, res: ServerResponse, err: unknown, logger: Logger): void {
   const failure = toHttpError(err);
   if (!failure.expected) logger.error('request failed', { method: req.method, path: req.url, err });
-  send(res, failure.status, JSON.stringify(failure.body));
+  send(res, failure.status, JSON.stringify(failure.body), failure.headers);
 }

@@ -1,3 +1,4 @@
+import { setOwn } from '../evaluation/index.js';
 import type { EnvironmentName, FlagState, JsonValue, ProjectState, SnapshotFlag } from '../model/index.js';
 
 /** The snapshot entry of one flag in one environment, kill state aside (the kill overlay adds it). */
@@ -21,6 +22,6 @@ export function snapshotFlag(flag: FlagState, env: EnvironmentName, killed: bool
  */
 export function snapshotFlags(project: ProjectState, env: EnvironmentName): Record<string, SnapshotFlag> {
   const out: Record<string, SnapshotFlag> = {};
-  for (const [key, flag] of project.flags) out[key] = snapshotFlag(flag, env, false);
+  for (const [key, flag] of project.flags) setOwn(out, key, snapshotFlag(flag, env, false));
   return out;
 }

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { EnvironmentView } from './environment-view.js';
 import type { RecordVariation } from './evaluate-answer.js';
 
@@ -7,8 +8,11 @@ import type { RecordVariation } from './evaluate-answer.js';
  * against this (evaluate, snapshot, OFREP) are the same code on both.
  */
 export interface ViewSource {
-  /** The view an `Authorization` header's SDK key fixes; throws the typed error of a bad key. */
-  view(authorization: string | undefined): EnvironmentView | Promise<EnvironmentView>;
+  /**
+   * The view the SDK key of the request's `Authorization` header fixes; throws the typed error of a bad key (a
+   * wrong one counts against the request's address).
+   */
+  view(req: IncomingMessage): EnvironmentView | Promise<EnvironmentView>;
   /** Counts a served variation into the stats of the view's environment. */
   recorder(view: EnvironmentView): RecordVariation;
 }

@@ -32,6 +32,8 @@ export class CompiledCondition {
   readonly attribute: string;
   /** `userId` also resolves to context.userId (contract §4). */
   readonly readsUserId: boolean;
+  /** The name is also a property every object inherits ("constructor", "__proto__"): read own properties only. */
+  readonly ownOnly: boolean;
   readonly op: number;
   /** eq/neq/contains operand: always a JSON scalar, never NaN. */
   readonly scalar: unknown;
@@ -45,6 +47,7 @@ export class CompiledCondition {
   constructor(source: Condition) {
     this.attribute = String(source.attribute);
     this.readsUserId = this.attribute === 'userId';
+    this.ownOnly = this.attribute in Object.prototype;
     const value: unknown = source.value;
     let op = NEVER; // fail closed: an unknown operator or an operand of the wrong type matches nothing
     let scalar: unknown = null;

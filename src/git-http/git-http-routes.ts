@@ -80,7 +80,7 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
 
   router.all('/git/:repo/{*rest}', async (ctx) => {
     const password = basicPassword(ctx.get('authorization'));
-    const principal: Principal | null = password === null ? null : deps.keys.authenticate(password);
+    const principal: Principal | null = password === null ? null : deps.keys.authenticateRequest(password, ctx.req, 'git');
     if (principal === null || (principal.kind !== 'admin' && principal.kind !== 'agent')) {
       return refuse(ctx, { status: 401, code: 'unauthorized', message: 'git over HTTP needs an admin or agent key as the password' });
     }

@@ -12,9 +12,10 @@ export function errorMiddleware(logger: Logger) {
         ctx.body = { error: { code: 'not_found', message: `no route for ${ctx.method} ${ctx.path}` } };
       }
     } catch (err) {
-      const { status, body, expected } = toHttpError(err);
+      const { status, body, headers, expected } = toHttpError(err);
       if (!expected) logger.error('request failed', { method: ctx.method, path: ctx.path, err });
       ctx.status = status;
+      if (headers) ctx.set(headers);
       ctx.body = body;
     }
   };

@@ -2,6 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import { InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/kinds.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Arrays and objects nest at most this deep in a request body: flag values may nest 64 levels, and the body
+ * around them a few more. Anything deeper is refused before it is parsed, so no handler, validator or
+ * serializer ever recurses through it.
+ */
+export const MAX_BODY_DEPTH = 100;
 
 function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false;
@@ -12,7 +18,8 @@ function isJsonContentType(header: string | undefined): boolean {
 
 /**
  * Reads a JSON request body (contract §3): not application/json → 415, over the limit → 413,
- * malformed → 400. An empty body reads as `undefined` so routes with optional bodies can accept it.
+ * malformed or nested deeper than MAX_BODY_DEPTH → 400. An empty body reads as `undefined` so routes with
+ * optional bodies can accept it.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
   const declared = req.headers['content-length'];
@@ -25,11 +32,35 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   }
   const { size, text } = await readText(req, limit);
   if (size === 0) return undefined;
+  if (nestsDeeperThan(text, MAX_BODY_DEPTH)) {
+    throw new InvalidInputError(`the body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`, 'body');
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new InvalidInputError(`the body is not valid JSON: ${(err as Error).message}`, 'body');
   }
+}
+
+/**
+ * Whether brackets outside strings nest deeper than `limit` in JSON text. A text shorter than twice the limit
+ * cannot (valid JSON closes what it opens), which spares the scan for the small bodies of the hot paths.
+ */
+function nestsDeeperThan(text: string, limit: number): boolean {
+  if (text.length <= 2 * limit) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
 }
 
 /** Collects the body with plain stream events: cheaper per request than an async iterator. */

@@ -16,7 +16,12 @@ export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 /** Listens on host:port (0 = a free port) and resolves once listening. */
 export async function listen(app: Koa, host: string, port: number, fastPath?: FastPath): Promise<RunningServer> {
   const callback = app.callback();
-  const server = http.createServer(fastPath ? (req, res) => fastPath(req, res) || callback(req, res) : callback);
+  const server = http.createServer((req, res) => {
+    // Every answer of every server, errors and 304s included: no browser may sniff JSON (or a flag value in
+    // it) into HTML or script.
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (!fastPath?.(req, res)) callback(req, res);
+  });
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

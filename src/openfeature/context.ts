@@ -1,4 +1,5 @@
 import type { EvaluationContext as OpenFeatureContext } from '@openfeature/core';
+import { setOwn } from '../evaluation/index.js';
 import type { EvaluationContext } from '../model/index.js';
 
 /**
@@ -10,7 +11,7 @@ export function toFlagopsContext(context: OpenFeatureContext | undefined): Evalu
   if (context === undefined) return {};
   const attributes: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(context)) {
-    if (name !== 'targetingKey') attributes[name] = value instanceof Date ? value.toISOString() : value;
+    if (name !== 'targetingKey') setOwn(attributes, name, value instanceof Date ? value.toISOString() : value);
   }
   const { targetingKey } = context;
   return typeof targetingKey === 'string' && targetingKey !== '' ? { userId: targetingKey, attributes } : { attributes };

@@ -1,7 +1,10 @@
+import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
+import type { AuthGuard } from '../auth/auth-guard.js';
 import { bearerToken } from '../auth/bearer-token.js';
+import { keyPrefix, kindOfKey } from '../auth/key-format.js';
 import { FlagopsError } from '../errors/flagops-error.js';
-import { NotFoundError } from '../errors/kinds.js';
+import { NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import { parseCountReport } from '../eval-server/counts/counts-request.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
 import { evalServerFastPath } from '../eval-server/fast-path.js';
@@ -15,13 +18,15 @@ import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
 import type { ReplicaCounts } from './replica-counts.js';
 import type { ReplicaHolder } from './replica-holder.js';
-import type { ReplicaKeys } from './replica-keys.js';
+import type { ReplicaKeys, SdkVerdict } from './replica-keys.js';
 
 export interface ReplicaAppDeps {
   holder: ReplicaHolder;
   keys: ReplicaKeys;
   counts: ReplicaCounts;
   hub: StreamHub;
+  /** Throttles, logs and counts wrong keys per client address. */
+  guard: AuthGuard;
   logger: Logger;
   health: () => { status: number; body: unknown };
 }
@@ -49,13 +54,13 @@ export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
 /** Views from what this replica synced; counts batched for upstream's stats. */
 function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
   return {
-    view: (authorization) => viewOf(bearerToken(authorization), deps),
+    view: (req) => viewOf(bearerToken(req.headers.authorization), req, deps),
     recorder: recorderPerView((view) => (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation)),
   };
 }
 
-async function viewOf(rawKey: string | null, deps: ReplicaAppDeps): Promise<EnvironmentView> {
-  const verdict = (rawKey !== null && deps.keys.known(rawKey)) || (await deps.keys.verify(rawKey));
+async function viewOf(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<EnvironmentView> {
+  const verdict = (rawKey !== null && deps.keys.known(rawKey)) || (await verifyNewKey(rawKey, req, deps));
   // Before its first sync (nothing on disk either) a replica serves nothing yet: retry, rather than a 404.
   if (deps.holder.org === null) throw new FlagopsError('unavailable', 'the replica has not synced with the control plane yet; try again shortly');
   const view = deps.holder.view(deps.holder.org, verdict.projectId, verdict.environment);
@@ -63,9 +68,23 @@ async function viewOf(rawKey: string | null, deps: ReplicaAppDeps): Promise<Envi
   return view;
 }
 
+/** A key this replica has not seen: asked upstream, a wrong one counting against the request's address. */
+async function verifyNewKey(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<SdkVerdict> {
+  if (rawKey === null) throw new UnauthorizedError();
+  const hint = kindOfKey(rawKey) === null ? {} : { keyPrefix: keyPrefix(rawKey) };
+  const verdict = await deps.guard.checkKey(req, 'evaluation', hint, () =>
+    deps.keys.verify(rawKey).catch((err: unknown) => {
+      if (err instanceof UnauthorizedError) return null;
+      throw err;
+    }),
+  );
+  if (verdict === null) throw new UnauthorizedError();
+  return verdict;
+}
+
 async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
   const rawKey = streamRequestKey(ctx);
-  const view = await viewOf(rawKey, deps);
+  const view = await viewOf(rawKey, ctx.req, deps);
   if (ctx.method === 'HEAD') {
     ctx.status = 200;
     ctx.type = 'text/event-stream';
@@ -79,7 +98,7 @@ async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
 }
 
 async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
-  const view = await viewOf(bearerToken(ctx.get('authorization')), deps);
+  const view = await viewOf(bearerToken(ctx.get('authorization')), ctx.req, deps);
   const entries = parseCountReport(await readJsonBody(ctx.req), { hasFlag: (key) => view.compiled.has(key), now: Date.now() });
   for (const e of entries) deps.counts.add(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
   ctx.status = 202;

@@ -14,6 +14,8 @@ export interface SdkVerdict {
 }
 
 const NEGATIVE_TTL_MS = 10_000;
+/** Wrong keys remembered at most (the oldest forgotten first), so a flood of them cannot grow memory. */
+const MAX_REFUSED = 10_000;
 const MAX_KEY_LENGTH = 200;
 
 /**
@@ -90,6 +92,7 @@ export class ReplicaKeys {
     } catch (err) {
       if (err instanceof UpstreamError && err.status === 404) {
         this.refused.set(rawKey, Date.now() + NEGATIVE_TTL_MS);
+        if (this.refused.size > MAX_REFUSED) this.refused.delete(this.refused.keys().next().value as string);
         throw new UnauthorizedError();
       }
       throw new UpstreamUnavailableError('this replica cannot verify a new sdk key while the control plane is unreachable; retry shortly');

@@ -1,4 +1,6 @@
+import { AuthGuard } from '../auth/auth-guard.js';
 import { StreamHub } from '../eval-server/stream/stream-hub.js';
+import { trustProxies } from '../http/client-address.js';
 import type { Logger } from '../log/logger.js';
 import { bindPort } from '../process/bind-port.js';
 import { DataDirLock } from '../process/data-dir-lock.js';
@@ -18,6 +20,8 @@ export interface ReplicaOptions extends SyncOptions {
   host: string;
   port: number;
   dataDir: string;
+  /** FLAGOPS_TRUST_PROXY: reverse proxies in front of the replica whose X-Forwarded-For is believed (default 0). */
+  trustProxy?: number;
   /** How often evaluation counts are forwarded (default 2 s, so stats show them within 5 s). */
   countsIntervalMs?: number;
   /** How long start waits for the first sync before serving what is on disk (default 5 s). */
@@ -71,8 +75,11 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       if (!connected && holder.entries().length === 0) return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
       return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
     };
-    const appDeps = { holder, keys, counts, hub, logger, health };
-    bound.serve(createReplicaApp(appDeps), replicaFastPath(appDeps));
+    const guard = new AuthGuard({ logger, trustedProxies: options.trustProxy ?? 0 });
+    const appDeps = { holder, keys, counts, hub, guard, logger, health };
+    const app = createReplicaApp(appDeps);
+    trustProxies(app, options.trustProxy ?? 0);
+    bound.serve(app, replicaFastPath(appDeps));
   } catch (err) {
     hub?.close();
     await bound.running.close();

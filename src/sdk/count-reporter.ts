@@ -4,6 +4,10 @@ import type { Scheduler, SdkLogger } from './types.js';
 
 /** The server takes at most this many entries per report (docs/sdk.md, "Evaluation counts"). */
 export const MAX_REPORT_ENTRIES = 1000;
+/** ... and at most this count in one entry, each flag, variation and hour named once per report. */
+export const MAX_ENTRY_COUNT = 1_000_000;
+/** Reports one send may post; what is left waits for the next interval (a backlog after a long outage). */
+const MAX_REPORTS_PER_SEND = 100;
 
 /** close() waits at most this long for the last report, so that stopping an application stays quick. */
 const CLOSE_REPORT_TIMEOUT_MS = 2_000;
@@ -60,8 +64,10 @@ export class CountReporter {
   private async send(timeoutMs?: number): Promise<void> {
     const entries = this.buffer.drain(); // even when empty: it moves the buffer into the current hour
     if (entries.length === 0) return;
-    for (let i = 0; i < entries.length; i += MAX_REPORT_ENTRIES) {
-      const batch = entries.slice(i, i + MAX_REPORT_ENTRIES);
+    const reports = splitIntoReports(entries);
+    if (reports.length > MAX_REPORTS_PER_SEND) this.buffer.restore(reports.splice(MAX_REPORTS_PER_SEND).flat());
+    for (let i = 0; i < reports.length; i++) {
+      const batch = reports[i];
       try {
         await this.post(batch, timeoutMs);
       } catch (err) {
@@ -70,7 +76,7 @@ export class CountReporter {
           continue;
         }
         this.logger.warn('could not send evaluation counts; will retry', { error: describeError(err) });
-        if (!this.stopped) this.buffer.restore(entries.slice(i));
+        if (!this.stopped) this.buffer.restore(reports.slice(i).flat());
         return;
       }
     }
@@ -83,4 +89,24 @@ export class CountReporter {
       await discardBody(res);
     });
   }
+}
+
+/**
+ * Reports the server takes: at most MAX_REPORT_ENTRIES entries, no count above MAX_ENTRY_COUNT, each flag,
+ * variation and hour at most once. A larger count goes in parts, the nth part in the nth report.
+ */
+export function splitIntoReports(entries: readonly CountReportEntry[]): CountReportEntry[][] {
+  const rounds: CountReportEntry[][] = [];
+  for (const entry of entries) {
+    let left = entry.count;
+    for (let round = 0; left > 0; round++) {
+      const part = Math.min(left, MAX_ENTRY_COUNT);
+      rounds[round] ??= [];
+      rounds[round].push(part === entry.count ? entry : { ...entry, count: part });
+      left -= part;
+    }
+  }
+  const reports: CountReportEntry[][] = [];
+  for (const round of rounds) for (let i = 0; i < round.length; i += MAX_REPORT_ENTRIES) reports.push(round.slice(i, i + MAX_REPORT_ENTRIES));
+  return reports;
 }

@@ -90,7 +90,7 @@ export class RemoteClient extends ClientRuntime {
       .call('/v1/evaluate', { method: 'POST', headers: { 'content-type': 'application/json' }, body }, async (res) => {
         if (res.status !== 200) throw await httpError(res, 'POST /v1/evaluate');
         const results = (await res.json()) as Record<string, EvaluationResult>;
-        const result = results[flagKey];
+        const result = Object.hasOwn(results, flagKey) ? results[flagKey] : undefined;
         if (typeof result !== 'object' || result === null || typeof result.reason !== 'string') throw new Error(`POST /v1/evaluate answered without ${flagKey}`);
         // Frozen like local mode's values: a caller changing a value must not change the cache.
         return { ...result, value: frozenCopy(result.value) };

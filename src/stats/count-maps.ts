@@ -16,6 +16,14 @@ export interface CountEntry {
   count: number;
 }
 
+/**
+ * `a + b`, but never beyond Number.MAX_SAFE_INTEGER: a count the stats file could not give back exactly would
+ * be refused when it is read again, and the count would be lost on restart.
+ */
+export function addCounts(a: number, b: number): number {
+  return Math.min(Number.MAX_SAFE_INTEGER, a + b);
+}
+
 export function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
   let value = map.get(key);
   if (value === undefined) {
@@ -28,13 +36,13 @@ export function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 export function addPending(pending: PendingCounts, e: CountEntry): void {
   const scopes = child(pending, e.hour, () => new Map());
   const variations = child(child(scopes, e.scope, () => new Map()), e.flagKey, () => new Map());
-  variations.set(e.variation, (variations.get(e.variation) ?? 0) + e.count);
+  variations.set(e.variation, addCounts(variations.get(e.variation) ?? 0, e.count));
 }
 
 export function addDurable(durable: DurableCounts, e: CountEntry): void {
   const flags = child(durable, e.scope, () => new Map());
   const variations = child(child(flags, e.flagKey, () => new Map()), e.hour, () => new Map());
-  variations.set(e.variation, (variations.get(e.variation) ?? 0) + e.count);
+  variations.set(e.variation, addCounts(variations.get(e.variation) ?? 0, e.count));
 }
 
 export function* pendingEntries(pending: PendingCounts): Generator<CountEntry> {

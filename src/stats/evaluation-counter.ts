@@ -3,6 +3,7 @@ import path from 'node:path';
 import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import {
+  addCounts,
   type DurableCounts,
   type HourCounts,
   type PendingCounts,
@@ -159,7 +160,7 @@ export class EvaluationCounter {
       const totals = new Map<string, number>();
       const sources = [durableHours?.get(hour), this.inFlight?.get(hour)?.get(query.scope)?.get(query.flagKey), this.pending.get(hour)?.get(query.scope)?.get(query.flagKey)];
       for (const counts of sources) {
-        if (counts) for (const [variation, n] of counts) totals.set(variation, (totals.get(variation) ?? 0) + n);
+        if (counts) for (const [variation, n] of counts) totals.set(variation, addCounts(totals.get(variation) ?? 0, n));
       }
       series.push({ hour: new Date(hour).toISOString(), variations: Object.fromEntries(totals) });
     }

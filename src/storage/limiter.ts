@@ -1,9 +1,23 @@
-/** Runs at most `concurrency` tasks at once; the rest wait in order. Keeps file descriptors bounded. */
-export function createLimiter(concurrency: number): <T>(task: () => Promise<T>) => Promise<T> {
+/** Runs a task when a slot is free; `running` and `waiting` say how busy it is. */
+export interface Limiter {
+  <T>(task: () => Promise<T>): Promise<T>;
+  readonly running: number;
+  readonly waiting: number;
+}
+
+/**
+ * Runs at most `concurrency` tasks at once; the rest wait in order. Keeps file descriptors (or memory) bounded.
+ * With `maxWaiting`, a task arriving when that many already wait is refused at once with `refuse()`.
+ */
+export function createLimiter(concurrency: number, options: { maxWaiting?: number; refuse?: () => Error } = {}): Limiter {
+  const maxWaiting = options.maxWaiting ?? Number.POSITIVE_INFINITY;
   let active = 0;
   const waiting: Array<() => void> = [];
-  return async (task) => {
-    while (active >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+  const limit = async <T>(task: () => Promise<T>): Promise<T> => {
+    while (active >= concurrency) {
+      if (waiting.length >= maxWaiting) throw options.refuse?.() ?? new Error('too many tasks waiting');
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
     active++;
     try {
       return await task();
@@ -12,4 +26,8 @@ export function createLimiter(concurrency: number): <T>(task: () => Promise<T>) 
       waiting.shift()?.();
     }
   };
+  return Object.defineProperties(limit, {
+    running: { get: () => active },
+    waiting: { get: () => waiting.length },
+  }) as Limiter;
 }

@@ -1,5 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import { isDateTime } from './date-time.js';
+import { nestsDeeperThan } from './json-value.js';
 import {
   API_SCHEMAS,
   type ApiSchemaName,
@@ -29,6 +30,14 @@ const ajv = new Ajv2020({
 ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
 // Annotation only: a readable message for errors on the schema that carries it (string, or per keyword).
 ajv.addKeyword({ keyword: 'x-error', schemaType: ['string', 'object'] });
+// Flag values may be any JSON, but not nested without end: every writer and reader of them recurses.
+ajv.addKeyword({
+  keyword: 'x-max-depth',
+  schemaType: 'number',
+  type: ['object', 'array'],
+  errors: false,
+  validate: (maxDepth: number, data: unknown) => !nestsDeeperThan(data, maxDepth),
+});
 
 for (const schema of loadSchemaFiles()) ajv.addSchema(schema);
 

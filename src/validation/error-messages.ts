@@ -102,9 +102,10 @@ export function ajvErrorsToIssues(errors: readonly ErrorObject[], document: unkn
       push(`${error.instancePath}/${escapePointerSegment(error.propertyName)}`, `this key ${annotation(error) ?? defaultMessage(error)}`);
       continue;
     }
-    // A condition's `value` has no constraint of its own: every error on it is about its operator.
+    // A condition's `value` is constrained by its operator: a wrong type is reported as the operator's
+    // expectation; only the size limits (annotated) speak for themselves.
     const condition = CONDITION_VALUE.exec(error.instancePath);
-    if (condition) {
+    if (condition && annotation(error) === undefined) {
       const op = (valueAt(document, condition[1]) as { op?: Operator } | undefined)?.op;
       if (op !== undefined && op in OPERATOR_VALUE_TYPE) {
         push(`${condition[1]}/value`, operatorValueMessage(op));

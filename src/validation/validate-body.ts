@@ -3,6 +3,7 @@ import { apiValidators } from './ajv-instance.js';
 import type { ApiBodies } from './api-bodies.js';
 import { ajvErrorsToIssues } from './error-messages.js';
 import type { ValidationIssue } from './issue.js';
+import { nonFinitePointers } from './json-value.js';
 import { duplicateRuleIdIssues } from './rule-ids.js';
 import type { ApiSchemaName } from './schema-files.js';
 
@@ -23,6 +24,10 @@ export function bodyIssues(schema: ApiSchemaName, body: unknown): ValidationIssu
   const issues = validate(body) ? [] : ajvErrorsToIssues(validate.errors ?? [], body);
   if (schema === 'config-update' && body !== null && typeof body === 'object') {
     issues.push(...duplicateRuleIdIssues((body as { rules?: unknown }).rules));
+  }
+  // JSON.parse reads 1e309 as Infinity, which no schema type catches where any value is allowed (flag values).
+  for (const path of nonFinitePointers(body)) {
+    if (!issues.some((issue) => issue.path === path)) issues.push({ path, message: 'must hold finite numbers only (JSON has no Infinity: 1e309 is too large)' });
   }
   return issues;
 }

@@ -14,6 +14,7 @@ describe('configuration from the environment (contract §1)', () => {
       gitGcCommits: 1000,
       logLevel: 'info',
       gitProcesses: { max: 4, queue: 16 },
+      trustProxy: 0,
     });
   });
 

@@ -53,3 +53,31 @@ describe('GET /flags/:id/environments/:env/stats (contract §3 "Stats")', () => 
     expect((await api.get('/api/v1/flags/flg_nope/environments/prod/stats')).status).toBe(404);
   });
 });
+
+describe('stats across a restart, with hostile count reports', () => {
+  let svc: TestService;
+
+  beforeAll(async () => {
+    svc = await startTestService();
+  });
+  afterAll(() => svc.stop());
+
+  it('show the same numbers before and after the restart', async () => {
+    const admin = httpClient(svc.controlUrl, svc.admin);
+    const project = await createProject(admin, 'shop');
+    const flag = await createFlag(admin, project.id, { key: 'checkout' });
+    const sdk = httpClient(svc.evalUrl, (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key);
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+    const counts = (count: number, times = 1) => ({ counts: Array.from({ length: times }, () => ({ flagKey: 'checkout', variation: 'off', hour, count })) });
+    await sdk.post('/v1/evaluate', { key: 'checkout' });
+    await sdk.post('/v1/counts', counts(41));
+    // What a publishable key could send to poison the chart: each is taken whole or refused whole.
+    await sdk.post('/v1/counts', counts(Number.MAX_SAFE_INTEGER, 2));
+    await sdk.post('/v1/counts', counts(Number.MAX_SAFE_INTEGER));
+    const series = async () => (await httpClient(svc.controlUrl, svc.admin).get(`/api/v1/flags/${flag.id}/environments/prod/stats`)).body.series;
+    const before = await series();
+    expect(before.at(-1).variations).toEqual({ off: 42 });
+    await svc.restart();
+    expect(await series()).toEqual(before);
+  });
+});

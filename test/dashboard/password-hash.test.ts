@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_COST, hashPassword, isPasswordHash, verifyPassword } from '../../src/dashboard/users/password-hash.js';
+import {
+  DEFAULT_COST,
+  hashingLoad,
+  hashPassword,
+  isPasswordHash,
+  MAX_CONCURRENT_HASHES,
+  MAX_WAITING_HASHES,
+  verifyPassword,
+} from '../../src/dashboard/users/password-hash.js';
+import type { FlagopsError } from '../../src/errors/flagops-error.js';
 import { CHEAP_COST } from './helpers/temp-dir.js';
 
 describe('password hashing (scrypt)', () => {
@@ -38,5 +47,28 @@ describe('password hashing (scrypt)', () => {
       expect(await verifyPassword('secret password', stored), stored).toBe(false);
     }
     expect(isPasswordHash(good)).toBe(true);
+  });
+});
+
+describe('concurrent password hashing', () => {
+  it('runs at most two scrypt at once; the rest wait their turn, and too many waiting are refused with 503', async () => {
+    const stored = await hashPassword('pw-for-the-queue', CHEAP_COST);
+    let peak = 0;
+    const watch = setInterval(() => {
+      peak = Math.max(peak, hashingLoad().running);
+    }, 0);
+    const checks = Array.from({ length: MAX_CONCURRENT_HASHES + MAX_WAITING_HASHES + 5 }, () =>
+      verifyPassword('pw-for-the-queue', stored).then(
+        (ok) => ({ ok }),
+        (err: FlagopsError) => ({ code: err.code, retryAfter: err.details?.retryAfterSeconds }),
+      ),
+    );
+    expect(hashingLoad()).toEqual({ running: MAX_CONCURRENT_HASHES, waiting: MAX_WAITING_HASHES });
+    const results = await Promise.all(checks);
+    clearInterval(watch);
+    expect(peak).toBeLessThanOrEqual(MAX_CONCURRENT_HASHES);
+    expect(results.filter((r) => 'ok' in r && r.ok)).toHaveLength(MAX_CONCURRENT_HASHES + MAX_WAITING_HASHES);
+    expect(results.filter((r) => 'code' in r)).toEqual(Array(5).fill({ code: 'unavailable', retryAfter: 1 }));
+    expect(hashingLoad()).toEqual({ running: 0, waiting: 0 });
   });
 });

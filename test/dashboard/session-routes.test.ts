@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readDashboardSettings } from '../../src/dashboard/dashboard-settings.js';
+import { AuthGuard } from '../../src/auth/auth-guard.js';
 import { registerSessionRoutes } from '../../src/dashboard/sessions/session-routes.js';
 import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
-import { SignInThrottle } from '../../src/dashboard/sessions/sign-in-throttle.js';
 import { UserStore } from '../../src/dashboard/users/user-store.js';
-import { ConfigError } from '../../src/config/config.js';
+import { ConfigError, loadConfig, parseTrustProxy } from '../../src/config/config.js';
+import { trustProxies } from '../../src/http/client-address.js';
 import { errorMiddleware } from '../../src/http/error-middleware.js';
 import { listen, type RunningServer } from '../../src/http/serve.js';
 import { silentLogger } from '../../src/log/logger.js';
@@ -24,7 +24,8 @@ describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () =
     const sessions = await SessionStore.open({ dataDir, logger: silentLogger });
     const app = new Koa();
     const router = new Router();
-    registerSessionRoutes(router, { users, sessions, origin: { trustProxy }, throttle: new SignInThrottle() });
+    registerSessionRoutes(router, { users, sessions, guard: new AuthGuard({ trustedProxies: trustProxy ? 1 : 0 }) });
+    trustProxies(app, trustProxy ? 1 : 0);
     app.use(errorMiddleware(silentLogger));
     app.use(router.routes());
     server = await listen(app, '127.0.0.1', 0);
@@ -57,10 +58,13 @@ describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () =
     expect(plain.headers.get('set-cookie')).toMatch(/^flagops_session=.*; Max-Age=43200$/);
   });
 
-  it('reads FLAGOPS_TRUST_PROXY as true or false, default false', () => {
-    expect(readDashboardSettings({})).toEqual({ trustProxy: false });
-    expect(readDashboardSettings({ FLAGOPS_TRUST_PROXY: 'true' })).toEqual({ trustProxy: true });
-    expect(readDashboardSettings({ FLAGOPS_TRUST_PROXY: '0' })).toEqual({ trustProxy: false });
-    expect(() => readDashboardSettings({ FLAGOPS_TRUST_PROXY: 'yes please' })).toThrow(ConfigError);
+  it('reads FLAGOPS_TRUST_PROXY as a number of proxies (true: one), default none', () => {
+    expect(loadConfig({}).trustProxy).toBe(0);
+    expect(parseTrustProxy('true')).toBe(1);
+    expect(parseTrustProxy('false')).toBe(0);
+    expect(parseTrustProxy('0')).toBe(0);
+    expect(parseTrustProxy('2')).toBe(2);
+    expect(loadConfig({ FLAGOPS_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    for (const bad of ['yes please', '-1', '1.5', '100']) expect(() => parseTrustProxy(bad), bad).toThrow(ConfigError);
   });
 });

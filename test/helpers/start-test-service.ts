@@ -12,14 +12,15 @@
  *   `svc.admin` / `svc.agent` are the first organisation's.
  * - `svc.gitdir(org)` is the organisation's bare flags repository (`<dataDir>/repos/<org>.git`), for git CLI pushes.
  * - `svc.restart()` stops and starts again on the same data dir and keys (the ports change: read the URLs again).
- * - Logs are dropped unless `logLevel` is given (they go to stderr then).
+ * - Logs are dropped unless `logLevel` is given (they go to stderr then) or a `logger` is.
+ * - `trustProxy` is FLAGOPS_TRUST_PROXY (reverse proxies whose X-Forwarded-For is believed).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKey } from '../../src/auth/key-format.js';
 import type { Config } from '../../src/config/config.js';
-import { createLogger, type LogLevel, silentLogger } from '../../src/log/logger.js';
+import { createLogger, type Logger, type LogLevel, silentLogger } from '../../src/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 
 export interface TestOrg {
@@ -41,6 +42,10 @@ export interface TestServiceOptions {
   keepDataDir?: boolean;
   /** FLAGOPS_GIT_MAX_PROCESSES and FLAGOPS_GIT_QUEUE. Default 4 and 16, as in production. */
   gitProcesses?: { max: number; queue: number };
+  /** Where the service logs (default: nowhere, or stderr with `logLevel`). */
+  logger?: Logger;
+  /** FLAGOPS_TRUST_PROXY. Default 0. */
+  trustProxy?: number;
 }
 
 export interface TestService {
@@ -78,8 +83,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     planProjectLimit: options.planProjectLimit ?? 25,
     logLevel: options.logLevel ?? 'error',
     ...(options.gitProcesses ? { gitProcesses: options.gitProcesses } : {}),
+    trustProxy: options.trustProxy ?? 0,
   };
-  const logger = options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger;
+  const logger = options.logger ?? (options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger);
 
   let service: Service;
   try {

@@ -109,6 +109,13 @@ describe('serializing a repository file', () => {
       expect(parseRepositoryFile(path, serializeRepositoryFile(file))).toEqual({ file, issues: [] });
     });
 
+    it('gives back values nested as deeply as the schemas allow (64 levels), "__proto__" keys included', () => {
+      let value: unknown = JSON.parse('{"__proto__":[1]}');
+      for (let i = 1; i < 63; i++) value = i % 2 ? [value] : { deeper: value }; // 2 + 62 levels
+      const file: ParsedFile = { kind: 'config', value: { ...CONFIG.value, valueOn: value } } as ParsedFile;
+      expect(parseRepositoryFile('projects/shop/environments/prod/x.yaml', serializeRepositoryFile(file))).toEqual({ file, issues: [] });
+    });
+
     it.each(sampleFiles())('gives the same value back for the sample file %s', (path) => {
       const parsed = parseRepositoryFile(path, readFileSync(join(SAMPLE, path), 'utf8'));
       expect(parsed.issues).toEqual([]);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { splitIntoReports } from '../../src/sdk/count-reporter.js';
 import { createClient } from '../../src/sdk/index.js';
 import { ManualScheduler } from './manual-scheduler.js';
 import { ADMIN_KEY, quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';
@@ -78,6 +79,32 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
         expect(error.message).toContain(field === 'body' ? 'body' : field.replace(/^counts\[0\]\./, ''));
       });
     }
+
+    it('takes counts up to 1,000,000 per entry and refuses a poisoned report whole', async () => {
+      expect((await report({ counts: [entry({ flagKey: 'old-banner', count: 1_000_000 })] })).status).toBe(202);
+      const before = await stats('old-banner');
+      const poisoned = await report({ counts: [entry({ flagKey: 'old-banner', variation: 'off', count: 3 }), entry({ flagKey: 'old-banner', count: Number.MAX_SAFE_INTEGER })] });
+      expect(poisoned.status).toBe(400);
+      expect((await poisoned.json()).error.message).toContain('counts[1].count must be a whole number from 1 to 1,000,000');
+      expect(await stats('old-banner')).toEqual(before);
+    });
+
+    it('refuses a report naming the same flag, variation and hour twice', async () => {
+      const res = await report({ counts: [entry({ count: 1_000_000 }), entry({ count: 1_000_000 })] });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error.message).toContain('counts[1] repeats the flag, variation and hour');
+    });
+
+    it('takes the reports the SDK splits a larger count into', async () => {
+      const before = (await stats('max-items')).off ?? 0;
+      const reports = splitIntoReports([
+        { flagKey: 'max-items', variation: 'off', hour: thisHour(), count: 2_500_001 },
+        { flagKey: 'max-items', variation: 'on', hour: thisHour(), count: 3 },
+      ]);
+      expect(reports.map((r) => r.map((e) => e.count))).toEqual([[1_000_000, 3], [1_000_000], [500_001]]);
+      for (const counts of reports) expect((await report({ counts })).status).toBe(202);
+      expect(((await stats('max-items')).off ?? 0) - before).toBe(2_500_001);
+    });
 
     it('keeps nothing of a report with one bad entry', async () => {
       const before = await stats('dark-mode');

@@ -158,6 +158,22 @@ describe('durability', () => {
     expect(series.at(-6)?.variations).toEqual({ off: 7 });
   });
 
+  it('never writes a count it could not read back: sums stop at the largest safe integer', async () => {
+    const dataDir = await tempDir();
+    const clock = { now: T0 };
+    const first = await openCounter(dataDir, clock);
+    first.add(SCOPE, 'checkout', 'on', T0, Number.MAX_SAFE_INTEGER);
+    first.add(SCOPE, 'checkout', 'on', T0, Number.MAX_SAFE_INTEGER);
+    first.add(SCOPE, 'checkout', 'off', T0, 5);
+    await first.flush();
+    first.add(SCOPE, 'checkout', 'on', T0, 1);
+    await first.close();
+    const before = lastHour(first)?.variations;
+    const second = await openCounter(dataDir, clock);
+    expect(before).toEqual({ on: Number.MAX_SAFE_INTEGER, off: 5 });
+    expect(lastHour(second)?.variations).toEqual(before);
+  });
+
   it('writes one line per (scope, flag, variation, hour) delta per flush', async () => {
     const dataDir = await tempDir();
     const counter = await openCounter(dataDir, { now: T0 });

@@ -117,3 +117,37 @@ describe('an environment config', () => {
     });
   });
 });
+
+describe('the size limits of a committed config (docs/flags-repository.md)', () => {
+  const nested = (levels: number) => {
+    let value: unknown = true;
+    for (let i = 0; i < levels; i++) value = [value];
+    return value;
+  };
+
+  it('accepts values nested 64 levels deep and refuses 65, in valueOn and valueOff alike', () => {
+    expect(validateDocument('environment-config', config({ valueOn: nested(64), valueOff: nested(64) }))).toEqual([]);
+    expect(validateDocument('environment-config', config({ valueOn: nested(65), valueOff: nested(65) }), FILE)).toEqual([
+      { file: FILE, path: '/valueOn', message: 'must not nest arrays and objects more than 64 levels deep' },
+      { file: FILE, path: '/valueOff', message: 'must not nest arrays and objects more than 64 levels deep' },
+    ]);
+  });
+
+  it('accepts 1,000 values in an in list and refuses 1,001', () => {
+    const inList = (n: number) => config({ rules: [rule('r', { conditions: [condition('in', Array.from({ length: n }, (_, i) => i))] })] });
+    expect(validateDocument('environment-config', inList(1000))).toEqual([]);
+    expect(validateDocument('environment-config', inList(1001))).toEqual([{ path: '/rules/0/conditions/0/value', message: 'must list at most 1,000 values' }]);
+  });
+
+  it('reports an oversized list of rules or conditions once, without checking each item', () => {
+    expect(validateDocument('environment-config', config({ rules: Array(100_000).fill(1) }))).toEqual([{ path: '/rules', message: 'must have at most 64 rules' }]);
+    const conditions = config({ rules: [rule('r', { conditions: Array(100_000).fill(1) })] });
+    expect(validateDocument('environment-config', conditions)).toEqual([{ path: '/rules/0/conditions', message: 'must have at most 32 conditions' }]);
+  });
+
+  it('refuses a condition string longer than 65,536 characters', () => {
+    const eq = (length: number) => config({ rules: [rule('r', { conditions: [condition('contains', 'x'.repeat(length))] })] });
+    expect(validateDocument('environment-config', eq(65_536))).toEqual([]);
+    expect(validateDocument('environment-config', eq(65_537))).toEqual([{ path: '/rules/0/conditions/0/value', message: 'must be at most 65,536 characters long' }]);
+  });
+});

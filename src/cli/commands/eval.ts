@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { ConfigError, parseTrustProxy } from '../../config/config.js';
 import { createLogger } from '../../log/logger.js';
 import { startReplica } from '../../replica/start-replica.js';
 import { type Command, UsageError } from '../command.js';
@@ -20,6 +21,9 @@ Options:
   --host H             address to listen on (default 127.0.0.1, or FLAGOPS_HOST)
   --data-dir D         where the last good snapshots are kept (default ./replica-data)
   -h, --help           show this help
+
+FLAGOPS_TRUST_PROXY is the number of reverse proxies in front of the replica whose X-Forwarded-For is
+believed (default 0), as for the service.
 `;
 
 async function run(args: string[], io: CliIo): Promise<number> {
@@ -33,6 +37,13 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (!token) throw new UsageError('--token (or FLAGOPS_REPLICA_TOKEN) must be an admin key');
   const port = Number(values.port ?? io.env.FLAGOPS_EVAL_PORT ?? 4001);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
+  let trustProxy: number;
+  try {
+    trustProxy = parseTrustProxy(io.env.FLAGOPS_TRUST_PROXY);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
   const logger = createLogger({ level: (io.env.FLAGOPS_LOG_LEVEL as 'info') ?? 'info' });
   const replica = await startReplica({
     upstream,
@@ -40,6 +51,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     port,
     host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
     dataDir: path.resolve(io.cwd, values['data-dir'] ?? 'replica-data'),
+    trustProxy,
     logger,
   });
   io.stdout(`flagops eval: serving ${replica.url}, following ${upstream}\n`);

@@ -17,7 +17,7 @@ export function bearerKeyResolver(keys: KeyService): PrincipalResolver {
     if (header === '') return null;
     const token = bearerToken(header);
     if (token === null) throw new UnauthorizedError('the Authorization header must be "Bearer <key>"');
-    return keys.controlPlanePrincipal(token);
+    return keys.controlPlanePrincipal(token, ctx.req);
   };
 }
 

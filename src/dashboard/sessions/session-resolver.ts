@@ -1,7 +1,6 @@
 import type { PrincipalResolver } from '../../control-plane/http/authenticate.js';
 import { UnauthorizedError } from '../../errors/kinds.js';
 import { checkCsrf } from '../http/csrf.js';
-import type { OriginSettings } from '../http/request-origin.js';
 import { lookUpSession, type SessionDeps, sessionPrincipal } from './current-session.js';
 
 /**
@@ -9,12 +8,12 @@ import { lookUpSession, type SessionDeps, sessionPrincipal } from './current-ses
  * Plugged in after the bearer resolver, so it is consulted only for requests without Authorization. A
  * state-changing request must pass the CSRF checks before anything reads its body or acts on it.
  */
-export function sessionResolver(deps: SessionDeps & { origin: OriginSettings }): PrincipalResolver {
+export function sessionResolver(deps: SessionDeps): PrincipalResolver {
   return (ctx) => {
     const found = lookUpSession(ctx, deps);
     if (found.kind === 'none') return null;
     if (found.kind === 'invalid') throw new UnauthorizedError('the session has expired or was signed out; sign in again');
-    checkCsrf(ctx, found.token, deps.origin);
+    checkCsrf(ctx, found.token);
     return sessionPrincipal(found);
   };
 }

@@ -1,20 +1,19 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
+import type { AuthGuard } from '../../auth/auth-guard.js';
 import { InvalidInputError, UnauthorizedError } from '../../errors/kinds.js';
 import { readJsonBody } from '../../http/read-json-body.js';
 import { checkCsrf, requireSameOrigin } from '../http/csrf.js';
-import { clientAddress, isSecureRequest, type OriginSettings } from '../http/request-origin.js';
 import { clearedSessionCookies, readSessionToken, sessionCookie } from '../http/session-cookie.js';
 import { usernameKey } from '../users/user-input.js';
 import { type CurrentSession, lookUpSession, type SessionDeps } from './current-session.js';
 import { csrfTokenOf } from './session-token.js';
-import type { SignInThrottle } from './sign-in-throttle.js';
 
 export const SESSION_PATH = '/dashboard/api/session';
 
 export interface SessionRouteDeps extends SessionDeps {
-  origin: OriginSettings;
-  throttle: SignInThrottle;
+  /** Throttles failed sign-ins per address and per address and username, logs and counts them. */
+  guard: AuthGuard;
 }
 
 /** What the page learns about its session: who, until when, and the CSRF token to send with changes. */
@@ -35,8 +34,8 @@ function signInInput(body: unknown): { username: string; password: string } {
   return { username: input.username, password: input.password };
 }
 
-function clearCookies(ctx: Context, deps: SessionRouteDeps): void {
-  ctx.set('Set-Cookie', clearedSessionCookies(isSecureRequest(ctx, deps.origin)));
+function clearCookies(ctx: Context): void {
+  ctx.set('Set-Cookie', clearedSessionCookies(ctx.secure));
 }
 
 /** Sign in (POST), who am I (GET), sign out (DELETE), at /dashboard/api/session. */
@@ -44,28 +43,18 @@ export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): v
   router.post(SESSION_PATH, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     // Login CSRF: another site must not sign a visitor into an account of its choosing.
-    requireSameOrigin(ctx, deps.origin);
+    requireSameOrigin(ctx);
     const { username, password } = signInInput(await readJsonBody(ctx.req));
-    const throttleKey = `${clientAddress(ctx, deps.origin)}\n${usernameKey(username)}`;
-    const waitMs = deps.throttle.retryAfterMs(throttleKey);
-    if (waitMs > 0) {
-      const seconds = Math.ceil(waitMs / 1000);
-      ctx.status = 429;
-      ctx.set('Retry-After', String(seconds));
-      ctx.body = { error: { code: 'rate_limited', message: `too many failed sign-ins; try again in ${seconds} s` } };
-      return;
-    }
-    const user = await deps.users.verify(username, password);
-    if (!user) {
-      deps.throttle.failed(throttleKey);
-      throw new UnauthorizedError('unknown username or wrong password');
-    }
-    deps.throttle.succeeded(throttleKey);
+    // Reserved before the password is checked, so concurrent guesses cannot all pass a throttle still counting.
+    const user = await deps.guard.checkPassword(ctx.req, usernameKey(username), () => deps.users.verify(username, password), (name) =>
+      deps.users.hasUsername(name),
+    );
+    if (!user) throw new UnauthorizedError('unknown username or wrong password');
     const previous = readSessionToken(ctx.get('cookie'));
     if (previous !== null) await deps.sessions.revoke(previous);
     const { token, session } = await deps.sessions.create(user);
     const maxAgeSeconds = (Date.parse(session.expiresAt) - Date.parse(session.createdAt)) / 1000;
-    ctx.set('Set-Cookie', sessionCookie(token, { secure: isSecureRequest(ctx, deps.origin), maxAgeSeconds }));
+    ctx.set('Set-Cookie', sessionCookie(token, { secure: ctx.secure, maxAgeSeconds }));
     ctx.body = sessionBody({ token, session, user }, deps.sessions.idleMs);
   });
 
@@ -73,7 +62,7 @@ export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): v
     ctx.set('Cache-Control', 'no-store');
     const found = lookUpSession(ctx, deps);
     if (found.kind !== 'live') {
-      if (found.kind === 'invalid') clearCookies(ctx, deps);
+      if (found.kind === 'invalid') clearCookies(ctx);
       throw new UnauthorizedError(found.kind === 'none' ? 'not signed in' : 'the session has expired or was signed out; sign in again');
     }
     ctx.body = sessionBody(found, deps.sessions.idleMs);
@@ -84,10 +73,10 @@ export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): v
     const found = lookUpSession(ctx, deps);
     if (found.kind === 'live') {
       // Without this a page of another origin could sign people out at will.
-      checkCsrf(ctx, found.token, deps.origin);
+      checkCsrf(ctx, found.token);
       await deps.sessions.revoke(found.token);
     }
-    clearCookies(ctx, deps);
+    clearCookies(ctx);
     ctx.body = { signedOut: true };
   });
 }

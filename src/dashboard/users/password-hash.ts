@@ -1,4 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { FlagopsError } from '../../errors/flagops-error.js';
+import { createLimiter } from '../../storage/limiter.js';
 
 /**
  * scrypt cost. N = 2^15, r = 8 needs 32 MiB and ~50–100 ms per check: people choose passwords, so a copy
@@ -18,7 +20,29 @@ const MAX_MEMORY = 256 * 1024 * 1024;
 /** A tampered or future file must not make one sign-in burn minutes of CPU. */
 const MAX_N = 2 ** 20;
 
+/**
+ * scrypt runs at most this many at once, in the whole process: each holds 128·N·r bytes (32 MiB at the default
+ * cost), so a burst of sign-ins must queue rather than add up to hundreds of MiB.
+ */
+export const MAX_CONCURRENT_HASHES = 2;
+/** Beyond this many waiting, a password check is refused (503 with Retry-After) instead of queued. */
+export const MAX_WAITING_HASHES = 32;
+
+const hashing = createLimiter(MAX_CONCURRENT_HASHES, {
+  maxWaiting: MAX_WAITING_HASHES,
+  refuse: () => new FlagopsError('unavailable', 'too many password checks at once; try again in a moment', { retryAfterSeconds: 1 }),
+});
+
+/** How many password hashes run and wait now. */
+export function hashingLoad(): { running: number; waiting: number } {
+  return { running: hashing.running, waiting: hashing.waiting };
+}
+
 function derive(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
+  return hashing(() => deriveNow(password, salt, cost));
+}
+
+function deriveNow(password: string, salt: Buffer, cost: ScryptCost): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     // NFC: the same password typed on two systems can arrive as different code point sequences.
     scrypt(password.normalize('NFC'), salt, KEY_BYTES, { N: cost.N, r: cost.r, p: cost.p, maxmem: MAX_MEMORY }, (err, key) =>

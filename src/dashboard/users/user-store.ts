@@ -89,6 +89,11 @@ export class UserStore {
     });
   }
 
+  /** Whether an account has this username (as of the last read of the file). */
+  hasUsername(username: string): boolean {
+    return this.content.users.some((u) => usernameKey(u.username) === usernameKey(username));
+  }
+
   /** The user whose username and password these are, or null. Takes one scrypt either way. */
   async verify(username: string, password: string): Promise<UserView | null> {
     await this.refresh();

@@ -1,5 +1,6 @@
 import { type Document, parseDocument } from 'yaml';
 import { offsetOfPointer, SourcePositions } from '../../repository/yaml-position.js';
+import { nonFinitePointers } from '../../validation/json-value.js';
 
 export interface YamlIssue {
   message: string;
@@ -17,14 +18,16 @@ export interface ParsedRulesYaml {
   positionOf(pointer: string): { line: number; column: number } | undefined;
 }
 
-function nonFinitePointers(value: unknown, pointer: string, out: string[]): void {
-  if (typeof value === 'number' && !Number.isFinite(value)) out.push(pointer);
-  else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) nonFinitePointers(value[i], `${pointer}/${i}`, out);
+/** How much YAML aliases (`*name`) may expand: rules need few, and an alias bomb needs many. */
+const MAX_ALIASES = 100;
+
+/** Why the `yaml` package gave up on a text that parses: aliases that expand without end, or nesting too deep. */
+function unreadableMessage(err: unknown): string {
+  if (err instanceof ReferenceError && /alias/i.test(err.message)) {
+    return 'the rules use YAML aliases (*name) that expand to too much data; write the rules out without aliases';
   }
-  else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) nonFinitePointers(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, out);
-  }
+  if (err instanceof RangeError) return 'the rules nest too deeply to be read';
+  return `the rules cannot be read as YAML: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 /**
@@ -33,7 +36,16 @@ function nonFinitePointers(value: unknown, pointer: string, out: string[]): void
  */
 export function parseRulesYaml(text: string): ParsedRulesYaml {
   const positions = new SourcePositions(text);
-  const doc: Document = parseDocument(text, { prettyErrors: false });
+  let doc: Document;
+  let value: unknown;
+  let bad: string[];
+  try {
+    doc = parseDocument(text, { prettyErrors: false });
+    value = doc.errors.length > 0 ? undefined : (doc.toJS({ maxAliasCount: MAX_ALIASES }) ?? []);
+    bad = nonFinitePointers(value);
+  } catch (err) {
+    return { issues: [{ message: unreadableMessage(err) }], positionOf: () => undefined };
+  }
   const positionOf = (pointer: string) => {
     const offset = offsetOfPointer(doc, pointer);
     return offset === undefined ? undefined : positions.at(offset);
@@ -41,9 +53,6 @@ export function parseRulesYaml(text: string): ParsedRulesYaml {
   if (doc.errors.length > 0) {
     return { issues: doc.errors.map((e) => ({ message: `YAML syntax error: ${e.message}`, ...positions.at(e.pos[0]) })), positionOf };
   }
-  const value = doc.toJS({ maxAliasCount: 100 }) ?? [];
-  const bad: string[] = [];
-  nonFinitePointers(value, '', bad);
   // JSON, and so the API and the snapshot, cannot carry .inf or .nan.
   const issues = bad.map((pointer) => ({ message: 'must be a finite number (JSON has no .inf or .nan)', pointer, ...positionOf(pointer) }));
   return issues.length > 0 ? { issues, positionOf } : { value, issues, positionOf };

@@ -4,6 +4,13 @@ import { HOUR_MS, hourStart, oldestKeptHour } from '../../stats/hours.js';
 /** At most this many entries in one POST /v1/counts; SDKs split larger reports. */
 export const MAX_COUNT_ENTRIES = 1000;
 
+/**
+ * The largest count one entry of a report may carry: 100,000 evaluations a second of one flag in one
+ * process, over the SDK's default 10 s interval. SDK keys are publishable, so whoever holds one can report;
+ * the bound keeps one report from burying a chart under made-up numbers. SDKs split larger counts.
+ */
+export const MAX_ENTRY_COUNT = 1_000_000;
+
 /** The variations the evaluation core serves (docs/evaluation.md); anything else cannot come from an SDK. */
 const VARIATIONS = new Set(['on', 'off', 'default']);
 
@@ -19,6 +26,8 @@ export interface CountRules {
   hasFlag(flagKey: string): boolean;
   /** Epoch milliseconds. */
   now: number;
+  /** The largest count an entry may carry (default MAX_ENTRY_COUNT). */
+  maxCount?: number;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -39,7 +48,16 @@ export function parseCountReport(body: unknown, rules: CountRules): CountReportE
   if (counts.length > MAX_COUNT_ENTRIES) throw new InvalidInputError(`counts may hold at most ${MAX_COUNT_ENTRIES} entries per report, got ${counts.length}`, 'counts');
   const oldest = oldestKeptHour(rules.now);
   const newest = hourStart(rules.now) + HOUR_MS; // an hour ahead allows for clock skew
-  return counts.map((entry, i) => parseEntry(entry, `counts[${i}]`, rules, oldest, newest));
+  const seen = new Set<string>();
+  return counts.map((entry, i) => {
+    const at = `counts[${i}]`;
+    const parsed = parseEntry(entry, at, rules, oldest, newest);
+    // One entry per flag, variation and hour: repeating one would add up past the bound of an entry.
+    const cell = `${parsed.flagKey}\u0000${parsed.variation}\u0000${parsed.hourStartMs}`;
+    if (seen.has(cell)) throw new InvalidInputError(`${at} repeats the flag, variation and hour of an earlier entry; add them up into one`, at);
+    seen.add(cell);
+    return parsed;
+  });
 }
 
 function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: number, newest: number): CountReportEntry {
@@ -59,8 +77,9 @@ function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: numbe
   }
   if (hourMs < oldest) throw new InvalidInputError(`${at}.hour is more than 30 days old; such counts are no longer kept`, `${at}.hour`);
   if (hourMs > newest) throw new InvalidInputError(`${at}.hour is in the future`, `${at}.hour`);
-  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count <= 0) {
-    throw new InvalidInputError(`${at}.count must be a positive whole number`, `${at}.count`);
+  const maxCount = rules.maxCount ?? MAX_ENTRY_COUNT;
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count <= 0 || count > maxCount) {
+    throw new InvalidInputError(`${at}.count must be a whole number from 1 to ${maxCount.toLocaleString('en-US')}`, `${at}.count`);
   }
   return { flagKey, variation, hourStartMs: hourMs, count };
 }

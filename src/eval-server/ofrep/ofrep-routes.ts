@@ -16,7 +16,7 @@ export { OFREP_FLAG_PREFIX };
 /** POST /ofrep/v1/evaluate/flags/{key}: one flag, evaluated and counted like POST /v1/evaluate. */
 export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
   const encoded = ctx.path.slice(OFREP_FLAG_PREFIX.length);
-  const view = await source.view(ctx.get('authorization'));
+  const view = await source.view(ctx.req);
   let key: string;
   try {
     key = decodeURIComponent(encoded);
@@ -46,7 +46,7 @@ export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: Vie
  * 304). Not counted in stats: a web provider fetches them all to cache them, and which it reads is unknown here.
  */
 export async function ofrepBulkRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
-  const view = await source.view(ctx.get('authorization'));
+  const view = await source.view(ctx.req);
   const request = await readOfrepRequest(ctx);
   if (!request.ok) {
     ctx.status = 400;
@@ -67,7 +67,7 @@ export async function ofrepBulkRoute(ctx: Koa.Context, { source }: { source: Vie
 
 /** GET /ofrep/v1/configuration (an OFREP extension): what providers may rely on. */
 export async function ofrepConfigurationRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
-  await source.view(ctx.get('authorization'));
+  await source.view(ctx.req);
   ctx.body = {
     name: 'flagops',
     capabilities: {

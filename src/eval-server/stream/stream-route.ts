@@ -11,7 +11,7 @@ import { streamHubFor } from './stream-hubs.js';
  */
 export function streamRoute(ctx: Koa.Context, deps: EvalAppDeps): void {
   const rawKey = streamRequestKey(ctx);
-  const view = viewForKey(rawKey, deps);
+  const view = viewForKey(rawKey, ctx.req, deps);
   const hub = streamHubFor(deps.holder);
   if (hub.closed) throw new FlagopsError('unavailable', 'the evaluation server is stopping; reconnect shortly');
   if (ctx.method === 'HEAD') {

@@ -33,7 +33,10 @@ export function countsBatch(body: unknown, org: string, holder: SnapshotHolder):
     const view = holder.view(org, s.projectId, s.environment);
     if (!view) throw new NotFoundError(`project ${s.projectId}`);
     const scope = statsScope(org, s.projectId, s.environment);
-    for (const e of parseCountReport({ counts: s.counts }, { hasFlag: (key) => view.compiled.has(key), now })) entries.push({ scope, ...e });
+    // A replica adds up what it served and what SDKs reported to it (each report bounded there) for as long as
+    // upstream was away: its entries are not bound per entry, only by what the stats can hold.
+    const rules = { hasFlag: (key: string) => view.compiled.has(key), now, maxCount: Number.MAX_SAFE_INTEGER };
+    for (const e of parseCountReport({ counts: s.counts }, rules)) entries.push({ scope, ...e });
   });
   return { batchId, entries };
 }

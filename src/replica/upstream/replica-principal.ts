@@ -9,7 +9,7 @@ import { ForbiddenError } from '../../errors/kinds.js';
  * which is more than an agent key may (contract §5 keeps key matters to admins).
  */
 export function replicaPrincipal(ctx: Koa.Context, keys: KeyService): Principal {
-  const principal = keys.controlPlanePrincipal(bearerToken(ctx.get('authorization')));
+  const principal = keys.controlPlanePrincipal(bearerToken(ctx.get('authorization')), ctx.req);
   if (principal.kind !== 'admin') throw new ForbiddenError('replication needs an admin key');
   return principal;
 }

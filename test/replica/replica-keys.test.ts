@@ -1,0 +1,33 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/auth/key-format.js';
+import { UnauthorizedError } from '../../src/errors/kinds.js';
+import { ReplicaKeys } from '../../src/replica/replica-keys.js';
+import { UpstreamClient } from '../../src/replica/upstream-client.js';
+
+describe('a replica\'s refused sdk keys', () => {
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('are remembered for a while, at most 10,000 of them, the oldest forgotten first', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-keys-'));
+    const asked: string[] = [];
+    // The control plane as a fake fetch: every key is unknown (404).
+    const fetch = (async (_url: string, init: RequestInit) => {
+      asked.push(JSON.parse(String(init.body)).key as string);
+      return new Response('{"error":{"code":"not_found","message":"sdk key not found"}}', { status: 404 });
+    }) as typeof globalThis.fetch;
+    const keys = await ReplicaKeys.open(dir, new UpstreamClient({ origin: 'http://upstream.invalid', token: 'svc_adm_x', fetch }));
+    const first = generateKey('sdk');
+    await expect(keys.verify(first)).rejects.toThrow(UnauthorizedError);
+    await expect(keys.verify(first)).rejects.toThrow(UnauthorizedError);
+    expect(asked).toEqual([first]); // the second refusal came from memory
+    for (let i = 0; i < 10_000; i++) await keys.verify(generateKey('sdk')).catch(() => undefined);
+    await expect(keys.verify(first)).rejects.toThrow(UnauthorizedError);
+    expect(asked.at(-1)).toBe(first); // forgotten to bound memory: asked again
+  });
+});
