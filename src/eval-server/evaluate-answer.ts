@@ -16,7 +16,9 @@ export function evaluateAnswer(view: EnvironmentView, body: unknown, record: Rec
   for (const key of request.keys) {
     const result = view.compiled.evaluate(key, request.context, view.killed);
     if (result.variation !== undefined) record(key, result.variation);
-    out[key] = result;
+    // A plain assignment to "__proto__" would set the prototype, and the key would vanish from the answer.
+    if (key === '__proto__') Object.defineProperty(out, key, { value: result, enumerable: true, writable: true, configurable: true });
+    else out[key] = result;
   }
   return JSON.stringify(out);
 }
