@@ -9,6 +9,10 @@ export function frozenCopy(value: JsonValue | undefined): JsonValue {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return Object.freeze(value.map(frozenCopy)) as JsonValue;
   const copy: { [key: string]: JsonValue } = {};
-  for (const key of Object.keys(value)) copy[key] = frozenCopy(value[key]);
+  for (const key of Object.keys(value)) {
+    // JSON may carry a "__proto__" key; a plain assignment would set the copy's prototype instead.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: frozenCopy(value[key]), enumerable: true, writable: true, configurable: true });
+    else copy[key] = frozenCopy(value[key]);
+  }
   return Object.freeze(copy);
 }
