@@ -5,7 +5,8 @@
  * or undefined the moment it meets anything else (anchors, tags, block scalars, multi-line or unusual
  * scalars, a syntax error...), and the caller falls back to `yaml`, which also reports errors with positions.
  * Why: `yaml` spends ~80-300 µs on a typical config, and a 10,000-flag repository has 40,000 files.
- * test/repository/fast-yaml.test.ts checks the agreement with `yaml` on mutated and generated documents.
+ * test/repository/fast-yaml.test.ts and test/fuzz/yaml-reader.property.test.ts check the agreement with `yaml`
+ * on mutated and generated documents.
  */
 
 class NotSimple extends Error {}
