@@ -5,7 +5,8 @@
  * or undefined the moment it meets anything else (anchors, tags, block scalars, multi-line or unusual
  * scalars, a syntax error...), and the caller falls back to `yaml`, which also reports errors with positions.
  * Why: `yaml` spends ~80-300 µs on a typical config, and a 10,000-flag repository has 40,000 files.
- * test/repository/fast-yaml.test.ts checks the agreement with `yaml` on mutated and generated documents.
+ * test/repository/fast-yaml.test.ts and test/fuzz/yaml-reader.property.test.ts check the agreement with `yaml`
+ * on mutated and generated documents.
  */
 
 class NotSimple extends Error {}
@@ -37,6 +38,20 @@ const FLOW_PLAIN_BODY = /^[\p{L}\p{N}\p{M} _./@+()=;!?%&*~$^<>-]*$/u;
 const PLAIN_ASCII = /^(?:[A-Za-z0-9_/(]|-(?=\S))[A-Za-z0-9 _./@+()=,;'"!?%&*~$^:<>-]*$/;
 const FLOW_PLAIN_ASCII = /^(?:[A-Za-z0-9_/(]|-(?=\S))[A-Za-z0-9 _./@+()=;!?%&*~$^<>-]*$/;
 const KEY_LINE = /^([A-Za-z0-9_][A-Za-z0-9_.-]*):(?: +(.*))?$/;
+
+// YAML's white space is the space and the tab (tabs are refused up front). JavaScript's trim() also removes
+// U+00A0, U+3000 and the other Unicode spaces, which in YAML are content: `name: <U+00A0>` is that string.
+function trimSpacesEnd(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0x20) end--;
+  return end === text.length ? text : text.slice(0, end);
+}
+
+function trimSpacesStart(text: string): string {
+  let start = 0;
+  while (start < text.length && text.charCodeAt(start) === 0x20) start++;
+  return start === 0 ? text : text.slice(start);
+}
 
 function resolvePlain(text: string, flow: boolean): unknown {
   // The ASCII test first: it is several times faster than the Unicode one and covers nearly every value.
@@ -100,7 +115,7 @@ function readFlowList(text: string): unknown[] {
       } else {
         let end = i;
         while (end < text.length && text[end] !== ',' && text[end] !== ']') end++;
-        items.push(resolvePlain(text.slice(i, end).trimEnd(), true));
+        items.push(resolvePlain(trimSpacesEnd(text.slice(i, end)), true));
         i = end;
       }
       skipSpaces();
@@ -165,7 +180,7 @@ class Reader {
     while (this.isItem(this.lines[this.pos], indent)) {
       const line = this.lines[this.pos];
       const rest = line.text.slice(1);
-      const content = rest.trimStart();
+      const content = trimSpacesStart(rest);
       if (content === '' || content.startsWith('-')) throw notSimple;
       if (KEY_LINE.test(content)) {
         // `- key: value` opens a mapping whose keys sit at the column of `key`.
@@ -190,8 +205,8 @@ export function readSimpleYaml(text: string): unknown {
   if (/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\uFEFF]/.test(text)) return undefined;
   const lines: Line[] = [];
   for (const raw of text.split('\n')) {
-    const content = raw.trimEnd();
-    const body = content.trimStart();
+    const content = trimSpacesEnd(raw);
+    const body = trimSpacesStart(content);
     if (body === '' || body[0] === '#') continue;
     // Directives and document markers.
     if (content.startsWith('%') || content.startsWith('---') || content.startsWith('...')) return undefined;

@@ -69,6 +69,14 @@ describe.each(ROUTES)('POST /v1/evaluate through %s (service-spec §4, contract 
     expect(await (await evaluate(h, key, { key: 'nope' })).json()).toEqual({ nope: { value: null, reason: 'flag_not_found' } });
   });
 
+  it('answers every key asked for, __proto__ and constructor too, with flag_not_found', async () => {
+    const text = await (await evaluate(h, key, { keys: ['__proto__', 'constructor', 'a'] })).text();
+    expect(JSON.parse(text)).toEqual(
+      JSON.parse('{"__proto__":{"value":null,"reason":"flag_not_found"},"constructor":{"value":null,"reason":"flag_not_found"},"a":{"value":true,"reason":"default","variation":"on"}}'),
+    );
+    expect(Object.keys(JSON.parse(text))).toEqual(['__proto__', 'constructor', 'a']);
+  });
+
   it('accepts 1000 keys and refuses 1001 with 400 invalid_input', async () => {
     const thousand = Array.from({ length: 1000 }, (_, i) => `k${i}`);
     expect((await evaluate(h, key, { keys: thousand })).status).toBe(200);

@@ -165,6 +165,14 @@ describe('a compiled environment', () => {
     expect(env.evaluate('f', {}).value).toStrictEqual({ tags: ['a'] });
   });
 
+  it('serves a value with a "__proto__" key as it is in the snapshot, key included', () => {
+    const value = JSON.parse('{"__proto__": {"admin": true}, "plan": "pro"}');
+    const env = compileEnvironment({ f: flag({ rolloutPct: 100, valueOn: value }) });
+    const served = env.evaluate('f', {}).value as Record<string, unknown>;
+    expect(JSON.stringify(served)).toBe('{"__proto__":{"admin":true},"plan":"pro"}');
+    expect(Object.getPrototypeOf(served)).toBe(Object.prototype);
+  });
+
   it('evaluates a context without attributes, or none at all, without throwing', () => {
     const env = compileEnvironment({ f: flag({ rolloutPct: 50, rules: [{ id: 'r', serve: 'on', conditions: [{ attribute: 'a', op: 'neq', value: 1 }] }] }) });
     expect(env.evaluate('f', {}).reason).toBe('rollout');

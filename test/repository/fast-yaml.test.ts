@@ -77,6 +77,17 @@ describe('the fast YAML reader', () => {
     expect(readSimpleYaml(text)).toBeUndefined();
   });
 
+  // JavaScript's trim() also removes U+00A0 and the other Unicode spaces; in YAML they are content.
+  it.each([
+    ['a: \u00a0\n', { a: '\u00a0' }],
+    ['a: x\u3000\nb: 1\n', { a: 'x\u3000', b: 1 }],
+    ['list: [x, \u2003]\n', { list: ['x', '\u2003'] }],
+    ['- \u00a0\n', ['\u00a0']],
+  ])('keeps Unicode spaces that yaml keeps: %j', (text, expected) => {
+    expect(yamlValue(text)).toStrictEqual(expected);
+    expect([undefined, expected]).toContainEqual(readSimpleYaml(text));
+  });
+
   it('reads every sample file and every serialized file itself, so loading a large repository stays fast', () => {
     for (const text of sampleTexts()) {
       expect(readSimpleYaml(text), text).not.toBeUndefined();

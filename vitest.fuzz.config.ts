@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+// npm run fuzz (scripts/fuzz.mjs): only the property tests, with no time limit per test, since a run of
+// thousands of cases takes minutes; the properties bound every request they send, so a hang still fails.
+export default defineConfig({
+  test: {
+    include: ['test/fuzz/**/*.test.ts'],
+    testTimeout: 0,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
