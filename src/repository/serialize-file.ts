@@ -26,8 +26,15 @@ function toPlain(file: ParsedFile): unknown {
 export function serializeRepositoryFile(file: ParsedFile): string {
   const doc = new Document(toPlain(file));
   visit(doc, {
+    // yaml writes a string of only blank lines as a `|+` block without an indentation indicator, which reads
+    // back without its leading spaces: quote it instead.
+    Scalar(_, node) {
+      if (isMultiline(node.value) && /^[ \t\n]*$/.test(node.value)) node.type = 'QUOTE_DOUBLE';
+    },
     Seq(_, node) {
-      if (node.items.length > 0 && node.items.every((item) => isScalar(item)) && JSON.stringify(node.toJSON()).length <= INLINE_LIST_MAX) {
+      // A multi-line string inside a flow list would be written as a block scalar, which flow lists cannot hold.
+      const inline = node.items.every((item) => isScalar(item) && !isMultiline(item.value));
+      if (node.items.length > 0 && inline && JSON.stringify(node.toJSON()).length <= INLINE_LIST_MAX) {
         node.flow = true;
       }
     },
@@ -35,3 +42,7 @@ export function serializeRepositoryFile(file: ParsedFile): string {
   return doc.toString({ indent: 2, indentSeq: true, lineWidth: 0, flowCollectionPadding: false });
 }
 
+
+function isMultiline(value: unknown): value is string {
+  return typeof value === 'string' && value.includes('\n');
+}

@@ -116,6 +116,16 @@ describe('serializing a repository file', () => {
       expect(parseRepositoryFile('projects/shop/environments/prod/x.yaml', serializeRepositoryFile(file))).toEqual({ file, issues: [] });
     });
 
+    it.each([
+      ['a string of only blank lines keeps its leading spaces', ' \n'],
+      ['blank lines and tabs', '\t\n  \n'],
+      ['a multi-line string in a short list', ['-\nx']],
+      ['multi-line strings beside others in a short list', ['a', 'b\nc']],
+    ])('gives back %s', (_name, valueOn) => {
+      const file = { kind: 'config', value: { ...CONFIG.value, valueOn } } as ParsedFile;
+      expect(parseRepositoryFile('projects/shop/environments/prod/x.yaml', serializeRepositoryFile(file))).toEqual({ file, issues: [] });
+    });
+
     it.each(sampleFiles())('gives the same value back for the sample file %s', (path) => {
       const parsed = parseRepositoryFile(path, readFileSync(join(SAMPLE, path), 'utf8'));
       expect(parsed.issues).toEqual([]);
