@@ -28,6 +28,27 @@ describe('parsing a repository file', () => {
     });
   });
 
+  describe('a file that cannot be read', () => {
+    // Nine levels of nine aliases: a few hundred bytes that stand for 387 million values.
+    const letters = 'abcdefghi';
+    const bomb = [
+      `a: &a [${Array(9).fill('"lol"').join(',')}]`,
+      ...[...letters].slice(1).map((letter, i) => `${letter}: &${letter} [${Array(9).fill(`*${letters[i]}`).join(',')}]`),
+    ].join('\n');
+
+    it('is an issue naming the file and the first alias, never an exception (a YAML alias bomb)', () => {
+      const result = parseRepositoryFile(CONFIG, bomb);
+      expect(result.file).toBeUndefined();
+      expect(result.issues).toEqual([{ file: CONFIG, line: 2, column: 8, message: expect.stringContaining('aliases expand to too many values') }]);
+    });
+
+    it('is the same for every kind of file', () => {
+      for (const path of ['projects/shop/project.yaml', 'projects/shop/flags/a.yaml', 'projects/shop/environments/dev/kills.yaml']) {
+        expect(parseRepositoryFile(path, bomb).issues[0]).toMatchObject({ file: path, message: expect.stringContaining('aliases') });
+      }
+    });
+  });
+
   describe('YAML syntax errors', () => {
     it('are reported with file, line and column', () => {
       const { file, issues } = parseRepositoryFile(CONFIG, 'enabled: true\nrolloutPct: [10\nvalueOn: true\n');
