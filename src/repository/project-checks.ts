@@ -85,14 +85,13 @@ export function orphanIssues(slug: string, key: string, slots: ReadonlyArray<Slo
 export function checkProjectFiles(
   slug: string,
   project: Slot<ProjectFile> | undefined,
-  flagFiles: number,
   kills: ReadonlyArray<Slot<KillsFile> | undefined>,
   claimId: ((id: string, path: string) => string | undefined) | undefined,
   issues: ValidationIssue[],
 ): boolean {
   let ok = project?.value !== undefined;
   if (!project) {
-    issues.push({ file: layout.projectFile(slug), message: `is missing: the folder projects/${slug} needs one; its ${flagFiles} flag(s) are not served` });
+    issues.push({ file: layout.projectFile(slug), message: `is missing: the folder projects/${slug} needs one` });
   } else if (project.value && project.value.slug !== slug) {
     issues.push({ file: project.path, path: '/slug', message: `must equal the folder name "${slug}" (found "${project.value.slug}")` });
     ok = false;
@@ -103,12 +102,8 @@ export function checkProjectFiles(
       ok = false;
     }
   }
-  for (const slot of kills) {
-    if (slot && !slot.value) {
-      issues.push({ file: slot.path, message: `project "${slug}" is not served while this file is invalid, so that no killed flag comes back on` });
-      ok = false;
-    }
-  }
+  // An invalid kills file is reported by the parser; the project is left out rather than un-kill its flags.
+  if (kills.some((slot) => slot && !slot.value)) ok = false;
   return ok;
 }
 

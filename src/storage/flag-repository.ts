@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { WriteConflictError } from '../errors/index.js';
 import { type Logger, silentLogger } from '../log/logger.js';
+import type { EnvironmentName } from '../model/environments.js';
 import type { Actor, RepositoryState } from '../model/types.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
@@ -12,9 +13,11 @@ import { initBareRepository, isRepository } from './init-repository.js';
 import { ObjectStore, type WriteBatch } from './object-store.js';
 import { ParseCache } from './parse-cache.js';
 import { type FileChange, issuesError, writeChange } from './prepare-change.js';
+import { ProjectFolders } from './project-folders.js';
 import { type RefWatcher, watchMainRef } from './ref-watcher.js';
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from './refs.js';
 import { resolveRevision } from './revision.js';
+import { type ServedState, ServedStates } from './served-state.js';
 import { type LoadedState, StateLoader } from './state-loader.js';
 
 export interface Change<T> {
@@ -86,6 +89,7 @@ export class FlagRepository {
   private readonly objects: ObjectStore;
   private readonly loader: StateLoader;
   private readonly history: History;
+  private readonly served: ServedStates;
   private readonly listeners = new Set<(event: MainMoved) => void>();
   private queue: Promise<unknown> = Promise.resolve();
   private lastHead: string | null = null;
@@ -103,6 +107,7 @@ export class FlagRepository {
     const cache = !readOnly && options.parseCache !== false ? ParseCache.open(gitdir, logger) : undefined;
     this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
     this.history = new History(this.objects);
+    this.served = new ServedStates(this.loader, this.objects, new ProjectFolders(this.objects, this.history, parseRepositoryFile));
   }
 
   static async open(options: OpenOptions): Promise<FlagRepository> {
@@ -133,6 +138,19 @@ export class FlagRepository {
   /** The typed state at a commit (default: `main`). Shared and read-only; `issues` lists what was left out. */
   readState(commit?: string | null): Promise<LoadedState> {
     return commit === undefined ? this.head().then((head) => this.loader.load(head)) : this.loader.load(commit);
+  }
+
+  /**
+   * What a commit (default: `main`) serves: as committed, except what invalid files hold back, which keeps its
+   * last valid state (served-state.ts). What the evaluation server serves and the control plane shows.
+   */
+  readServed(commit?: string | null): Promise<ServedState> {
+    return commit === undefined ? this.head().then((head) => this.served.read(head)) : this.served.read(commit);
+  }
+
+  /** The environments of a project whose served snapshot may differ between `commit` and its first parent. */
+  servedChanges(commit: string, slug: string): Promise<ReadonlySet<EnvironmentName>> {
+    return this.served.changedEnvironments(commit, slug);
   }
 
   /**
@@ -308,10 +326,15 @@ export class FlagRepository {
   }
 }
 
-/** Issues in `after` that `before` did not have: what a change would make worse. */
+/**
+ * Issues in `after` that `before` did not have: what a change would make worse. Compared without line and
+ * column, so that rewriting a file another issue points into (a kills file naming a deleted flag) does not
+ * count as a new problem: a valid write is never refused for what others left invalid.
+ */
 function newIssues(before: readonly ValidationIssue[], after: readonly ValidationIssue[]): ValidationIssue[] {
-  const known = new Set(before.map(formatIssue));
-  return after.filter((issue) => !known.has(formatIssue(issue)));
+  const where = (issue: ValidationIssue) => formatIssue({ file: issue.file, path: issue.path, message: issue.message });
+  const known = new Set(before.map(where));
+  return after.filter((issue) => !known.has(where(issue)));
 }
 
 /** `<dir>/.git`, following a `gitdir:` file (worktrees, submodules). */

@@ -59,4 +59,5 @@ export type { GitIdentity } from './git-objects.js';
 export type { ChangedPath, ChangeType, CommitInfo } from './history.js';
 export type { FileChange } from './prepare-change.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
+export { heldBackBy, type ServedState } from './served-state.js';
 export type { LoadedState } from './state-loader.js';

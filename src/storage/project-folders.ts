@@ -1,0 +1,186 @@
+import { ENVIRONMENTS } from '../model/environments.js';
+import type { EnvironmentConfig, FlagFile, KillsFile, ProjectFile } from '../model/types.js';
+import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
+import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
+import type { Slot } from '../repository/project-checks.js';
+import { isTreeMode } from './git-objects.js';
+import type { History } from './history.js';
+import { Lru } from './lru.js';
+import type { ObjectStore } from './object-store.js';
+import { deepFreeze, type ParseFile } from './tree-reader.js';
+
+const YAML = '.yaml';
+
+/** One project folder of a commit, by object ids: what it takes to tell which of its units are valid. */
+export interface ProjectFolder {
+  oid: string;
+  slug: string;
+  projectFile: string | undefined;
+  flagsDir: string | undefined;
+  /** The tree of each environment's folder, in ENVIRONMENTS order. */
+  envDirs: ReadonlyArray<string | undefined>;
+}
+
+/** A directory's files: name → blob oid. */
+type Files = ReadonlyMap<string, string>;
+
+const NO_FILES: Files = new Map();
+
+/**
+ * Reads project folders of any commit by object id, for what serving needs of history (the last valid state
+ * of a held-back flag or project, and whether a commit changed what an environment serves) without
+ * assembling whole commits: folders are cached by tree oid, directory listings by tree oid, parsed files by
+ * blob oid and path. Everything read is immutable, so nothing here is ever stale.
+ */
+export class ProjectFolders {
+  private readonly folders = new Lru<string, ProjectFolder>(1024);
+  /** Weighed by entries: a 10,000-flag environment folder counts for 10,000. */
+  private readonly listings = new Lru<string, Files>(400_000, (files) => files.size + 1);
+  private readonly parsed = new Lru<string, { value: unknown }>(20_000);
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly history: History,
+    private readonly parse: ParseFile,
+  ) {}
+
+  /** The folder `projects/<slug>` at `commit`, or undefined when the commit has none. */
+  async at(commit: string, slug: string): Promise<ProjectFolder | undefined> {
+    const oid = await this.history.treeOid(commit, layout.projectDir(slug));
+    if (oid === null) return undefined;
+    // The same tree under another slug names other paths: both are part of the key.
+    const key = `${oid} ${slug}`;
+    let folder = this.folders.get(key);
+    if (!folder) {
+      folder = await this.read(oid, slug);
+      this.folders.set(key, folder);
+    }
+    return folder;
+  }
+
+  /** The project folders (slugs) of a commit. */
+  async slugs(commit: string): Promise<string[]> {
+    const oid = await this.history.treeOid(commit, layout.projectsDir);
+    if (oid === null) return [];
+    return (await this.objects.readTree(oid)).filter((entry) => isTreeMode(entry.mode)).map((entry) => entry.name);
+  }
+
+  /** The files of one flag, parsed. */
+  async flagFiles(folder: ProjectFolder, key: string): Promise<FlagFiles> {
+    const flagOid = (await this.files(folder.flagsDir)).get(`${key}${YAML}`);
+    const flag = flagOid === undefined ? undefined : await this.slot<FlagFile>(layout.flagFile(folder.slug, key), flagOid);
+    const configs = await Promise.all(
+      ENVIRONMENTS.map(async (env, i) => {
+        const oid = (await this.files(folder.envDirs[i])).get(`${key}${YAML}`);
+        return oid === undefined ? undefined : this.slot<EnvironmentConfig>(layout.configFile(folder.slug, env, key), oid);
+      }),
+    );
+    return { flag, configs };
+  }
+
+  /** The blob oids of one flag's files, joined (equal strings: the same files); undefined when it has none. */
+  async flagSignature(folder: ProjectFolder, key: string): Promise<string | undefined> {
+    const name = `${key}${YAML}`;
+    const oids = [(await this.files(folder.flagsDir)).get(name)];
+    for (const dir of folder.envDirs) oids.push((await this.files(dir)).get(name));
+    return oids.every((oid) => oid === undefined) ? undefined : oids.map((oid) => oid ?? '-').join(' ');
+  }
+
+  /** The project's own files, parsed. */
+  async projectFiles(folder: ProjectFolder): Promise<ProjectFiles> {
+    const project = folder.projectFile === undefined ? undefined : await this.slot<ProjectFile>(layout.projectFile(folder.slug), folder.projectFile);
+    const kills = await Promise.all(ENVIRONMENTS.map((env) => this.killsSlot(folder, env)));
+    return { project, kills };
+  }
+
+  /** The blob oids of the project's own files, joined. */
+  async projectSignature(folder: ProjectFolder): Promise<string> {
+    const oids = [folder.projectFile];
+    for (const dir of folder.envDirs) oids.push((await this.files(dir)).get(KILLS_FILE_NAME));
+    return oids.map((oid) => oid ?? '-').join(' ');
+  }
+
+  async killsSlot(folder: ProjectFolder, env: (typeof ENVIRONMENTS)[number]): Promise<Slot<KillsFile> | undefined> {
+    const oid = (await this.files(folder.envDirs[ENVIRONMENTS.indexOf(env)])).get(KILLS_FILE_NAME);
+    return oid === undefined ? undefined : this.slot<KillsFile>(layout.killsFile(folder.slug, env), oid);
+  }
+
+  async killsOid(folder: ProjectFolder, envIndex: number): Promise<string | undefined> {
+    return (await this.files(folder.envDirs[envIndex])).get(KILLS_FILE_NAME);
+  }
+
+  /** Keys with a flag file in the folder. */
+  async flagKeys(folder: ProjectFolder): Promise<Set<string>> {
+    return keysOf(await this.files(folder.flagsDir));
+  }
+
+  /** Flag keys whose files differ between two versions of a folder (only changed directories are read). */
+  async touchedKeys(before: ProjectFolder, after: ProjectFolder): Promise<Set<string>> {
+    const touched = new Set<string>();
+    const compare = async (a: string | undefined, b: string | undefined) => {
+      if (a === b) return;
+      const [left, right] = await Promise.all([this.files(a), this.files(b)]);
+      for (const [name, oid] of right) if (left.get(name) !== oid && name !== KILLS_FILE_NAME && name.endsWith(YAML)) touched.add(name.slice(0, -YAML.length));
+      for (const name of left.keys()) if (!right.has(name) && name !== KILLS_FILE_NAME && name.endsWith(YAML)) touched.add(name.slice(0, -YAML.length));
+    };
+    await compare(before.flagsDir, after.flagsDir);
+    for (let i = 0; i < ENVIRONMENTS.length; i++) await compare(before.envDirs[i], after.envDirs[i]);
+    return touched;
+  }
+
+  /** Whether one flag's definition, or its config in one environment, differs between two folders. */
+  async fileDiffers(before: ProjectFolder, after: ProjectFolder, key: string, envIndex: number | 'flag'): Promise<boolean> {
+    const dir = (folder: ProjectFolder) => (envIndex === 'flag' ? folder.flagsDir : folder.envDirs[envIndex]);
+    if (dir(before) === dir(after)) return false;
+    const name = `${key}${YAML}`;
+    return (await this.files(dir(before))).get(name) !== (await this.files(dir(after))).get(name);
+  }
+
+  private async read(oid: string, slug: string): Promise<ProjectFolder> {
+    const entries = await this.objects.readTree(oid);
+    const blob = (name: string) => entries.find((e) => e.name === name && !isTreeMode(e.mode) && isFileMode(e.mode))?.oid;
+    const tree = (list: typeof entries, name: string) => list.find((e) => e.name === name && isTreeMode(e.mode))?.oid;
+    const environments = tree(entries, 'environments');
+    const envEntries = environments === undefined ? [] : await this.objects.readTree(environments);
+    return {
+      oid,
+      slug,
+      projectFile: blob('project.yaml'),
+      flagsDir: tree(entries, 'flags'),
+      envDirs: ENVIRONMENTS.map((env) => tree(envEntries, env)),
+    };
+  }
+
+  private async files(dir: string | undefined): Promise<Files> {
+    if (dir === undefined) return NO_FILES;
+    let files = this.listings.get(dir);
+    if (!files) {
+      const entries = await this.objects.readTree(dir);
+      files = new Map(entries.filter((e) => isFileMode(e.mode)).map((e) => [e.name, e.oid]));
+      this.listings.set(dir, files);
+    }
+    return files;
+  }
+
+  /** A file's slot: its value when it is valid on its own, undefined when it is present but invalid. */
+  private async slot<T>(path: string, oid: string): Promise<Slot<T>> {
+    const key = `${oid} ${path}`;
+    let parsed = this.parsed.get(key);
+    if (!parsed) {
+      const result = this.parse(path, (await this.objects.readTyped(oid, 'blob')).toString('utf8'));
+      parsed = { value: result.file && result.issues.length === 0 ? deepFreeze(result.file.value) : undefined };
+      this.parsed.set(key, parsed);
+    }
+    return { path, value: parsed.value as T | undefined };
+  }
+}
+
+function isFileMode(mode: string): boolean {
+  return mode === '100644' || mode === '100755';
+}
+
+function keysOf(files: Files): Set<string> {
+  const keys = new Set<string>();
+  for (const name of files.keys()) if (name.endsWith(YAML)) keys.add(name.slice(0, -YAML.length));
+  return keys;
+}
