@@ -141,10 +141,13 @@ export class ServedStates {
       const current = validKills(own);
       const flagFiles = await this.folders.flagKeys(folder);
       const kills = {} as Record<EnvironmentName, KillsFile>;
+      const rewrite = {} as Record<EnvironmentName, KillsFile>;
       for (const env of ENVIRONMENTS) {
-        kills[env] = current[env] ?? killsOfFlags(await this.lastValidKills(slug, env, parent), (key) => flagFiles.has(key));
+        kills[env] = current[env] ?? (await this.lastValidKills(slug, env, parent));
+        // Written back, kills of flags without a flag file would make the file invalid again.
+        rewrite[env] = current[env] ?? killsOfFlags(kills[env], (key) => flagFiles.has(key));
       }
-      killFiles.set(slug, kills);
+      killFiles.set(slug, rewrite);
       entries.push({ slug, served, kills, held: !valid });
     }
     return { commit, state: { commit, projects: mergeServed(entries) }, issues: loaded.issues, heldProjects, heldFlags, killFiles };
