@@ -3,7 +3,7 @@ import type { EnvironmentConfig, FlagFile, KillsFile, ProjectFile } from '../mod
 import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
 import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
 import type { Slot } from '../repository/project-checks.js';
-import { isTreeMode } from './git-objects.js';
+import { isTreeMode, type TreeEntry } from './git-objects.js';
 import type { History } from './history.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
@@ -21,21 +21,16 @@ export interface ProjectFolder {
   envDirs: ReadonlyArray<string | undefined>;
 }
 
-/** A directory's files: name → blob oid. */
-type Files = ReadonlyMap<string, string>;
-
-const NO_FILES: Files = new Map();
-
 /**
  * Reads project folders of any commit by object id, for what serving needs of history (the last valid state
  * of a held-back flag or project, and whether a commit changed what an environment serves) without
- * assembling whole commits: folders are cached by tree oid, directory listings by tree oid, parsed files by
- * blob oid and path. Everything read is immutable, so nothing here is ever stale.
+ * assembling whole commits: folders are cached by tree oid, parsed files by blob oid and path, and trees by
+ * the object store. Everything read is immutable, so nothing here is ever stale. A file is found by scanning
+ * its directory's entries rather than through a map built for it: a commit's new 10,000-file directory is
+ * looked into a few times, and building a map would cost more than the scans.
  */
 export class ProjectFolders {
   private readonly folders = new Lru<string, ProjectFolder>(1024);
-  /** Weighed by entries: a 10,000-flag environment folder counts for 10,000. */
-  private readonly listings = new Lru<string, Files>(400_000, (files) => files.size + 1);
   private readonly parsed = new Lru<string, { value: unknown }>(20_000);
 
   constructor(
@@ -67,11 +62,11 @@ export class ProjectFolders {
 
   /** The files of one flag, parsed. */
   async flagFiles(folder: ProjectFolder, key: string): Promise<FlagFiles> {
-    const flagOid = (await this.files(folder.flagsDir)).get(`${key}${YAML}`);
+    const flagOid = await this.oidIn(folder.flagsDir, `${key}${YAML}`);
     const flag = flagOid === undefined ? undefined : await this.slot<FlagFile>(layout.flagFile(folder.slug, key), flagOid);
     const configs = await Promise.all(
       ENVIRONMENTS.map(async (env, i) => {
-        const oid = (await this.files(folder.envDirs[i])).get(`${key}${YAML}`);
+        const oid = await this.oidIn(folder.envDirs[i], `${key}${YAML}`);
         return oid === undefined ? undefined : this.slot<EnvironmentConfig>(layout.configFile(folder.slug, env, key), oid);
       }),
     );
@@ -81,8 +76,8 @@ export class ProjectFolders {
   /** The blob oids of one flag's files, joined (equal strings: the same files); undefined when it has none. */
   async flagSignature(folder: ProjectFolder, key: string): Promise<string | undefined> {
     const name = `${key}${YAML}`;
-    const oids = [(await this.files(folder.flagsDir)).get(name)];
-    for (const dir of folder.envDirs) oids.push((await this.files(dir)).get(name));
+    const oids = [await this.oidIn(folder.flagsDir, name)];
+    for (const dir of folder.envDirs) oids.push(await this.oidIn(dir, name));
     return oids.every((oid) => oid === undefined) ? undefined : oids.map((oid) => oid ?? '-').join(' ');
   }
 
@@ -96,35 +91,36 @@ export class ProjectFolders {
   /** The blob oids of the project's own files, joined. */
   async projectSignature(folder: ProjectFolder): Promise<string> {
     const oids = [folder.projectFile];
-    for (const dir of folder.envDirs) oids.push((await this.files(dir)).get(KILLS_FILE_NAME));
+    for (const dir of folder.envDirs) oids.push(await this.oidIn(dir, KILLS_FILE_NAME));
     return oids.map((oid) => oid ?? '-').join(' ');
   }
 
   async killsSlot(folder: ProjectFolder, env: (typeof ENVIRONMENTS)[number]): Promise<Slot<KillsFile> | undefined> {
-    const oid = (await this.files(folder.envDirs[ENVIRONMENTS.indexOf(env)])).get(KILLS_FILE_NAME);
+    const oid = await this.oidIn(folder.envDirs[ENVIRONMENTS.indexOf(env)], KILLS_FILE_NAME);
     return oid === undefined ? undefined : this.slot<KillsFile>(layout.killsFile(folder.slug, env), oid);
   }
 
   async killsOid(folder: ProjectFolder, envIndex: number): Promise<string | undefined> {
-    return (await this.files(folder.envDirs[envIndex])).get(KILLS_FILE_NAME);
+    return this.oidIn(folder.envDirs[envIndex], KILLS_FILE_NAME);
   }
 
   /** Keys with a flag file in the folder. */
   async flagKeys(folder: ProjectFolder): Promise<Set<string>> {
-    return keysOf(await this.files(folder.flagsDir));
+    const keys = new Set<string>();
+    for (const { name } of await this.fileEntries(folder.flagsDir)) if (name.endsWith(YAML)) keys.add(name.slice(0, -YAML.length));
+    return keys;
   }
 
   /** Flag keys whose files differ between two versions of a folder (only changed directories are read). */
   async touchedKeys(before: ProjectFolder, after: ProjectFolder): Promise<Set<string>> {
     const touched = new Set<string>();
-    const compare = async (a: string | undefined, b: string | undefined) => {
-      if (a === b) return;
-      const [left, right] = await Promise.all([this.files(a), this.files(b)]);
-      for (const [name, oid] of right) if (left.get(name) !== oid && name !== KILLS_FILE_NAME && name.endsWith(YAML)) touched.add(name.slice(0, -YAML.length));
-      for (const name of left.keys()) if (!right.has(name) && name !== KILLS_FILE_NAME && name.endsWith(YAML)) touched.add(name.slice(0, -YAML.length));
-    };
-    await compare(before.flagsDir, after.flagsDir);
-    for (let i = 0; i < ENVIRONMENTS.length; i++) await compare(before.envDirs[i], after.envDirs[i]);
+    const pairs: Array<[string | undefined, string | undefined]> = [[before.flagsDir, after.flagsDir], ...before.envDirs.map((dir, i): [string | undefined, string | undefined] => [dir, after.envDirs[i]])];
+    for (const [a, b] of pairs) {
+      if (a === b) continue;
+      for (const name of differingNames(await this.fileEntries(a), await this.fileEntries(b))) {
+        if (name !== KILLS_FILE_NAME && name.endsWith(YAML)) touched.add(name.slice(0, -YAML.length));
+      }
+    }
     return touched;
   }
 
@@ -133,7 +129,7 @@ export class ProjectFolders {
     const dir = (folder: ProjectFolder) => (envIndex === 'flag' ? folder.flagsDir : folder.envDirs[envIndex]);
     if (dir(before) === dir(after)) return false;
     const name = `${key}${YAML}`;
-    return (await this.files(dir(before))).get(name) !== (await this.files(dir(after))).get(name);
+    return (await this.oidIn(dir(before), name)) !== (await this.oidIn(dir(after), name));
   }
 
   private async read(oid: string, slug: string): Promise<ProjectFolder> {
@@ -151,15 +147,16 @@ export class ProjectFolders {
     };
   }
 
-  private async files(dir: string | undefined): Promise<Files> {
-    if (dir === undefined) return NO_FILES;
-    let files = this.listings.get(dir);
-    if (!files) {
-      const entries = await this.objects.readTree(dir);
-      files = new Map(entries.filter((e) => isFileMode(e.mode)).map((e) => [e.name, e.oid]));
-      this.listings.set(dir, files);
-    }
-    return files;
+  /** The files (not subdirectories, symlinks or submodules) of a directory, in tree order. */
+  private async fileEntries(dir: string | undefined): Promise<readonly TreeEntry[]> {
+    if (dir === undefined) return [];
+    return (await this.objects.readTree(dir)).filter((entry) => isFileMode(entry.mode));
+  }
+
+  private async oidIn(dir: string | undefined, name: string): Promise<string | undefined> {
+    if (dir === undefined) return undefined;
+    for (const entry of await this.objects.readTree(dir)) if (entry.name === name && isFileMode(entry.mode)) return entry.oid;
+    return undefined;
   }
 
   /** A file's slot: its value when it is valid on its own, undefined when it is present but invalid. */
@@ -179,8 +176,29 @@ function isFileMode(mode: string): boolean {
   return mode === '100644' || mode === '100755';
 }
 
-function keysOf(files: Files): Set<string> {
-  const keys = new Set<string>();
-  for (const name of files.keys()) if (name.endsWith(YAML)) keys.add(name.slice(0, -YAML.length));
-  return keys;
+/**
+ * Names whose blob differs between two listings (added, removed or changed), by one merge of the two in tree
+ * order. Were the two not in one order (names git sorts differently from JavaScript), a name would come out as
+ * removed and added: reported, never missed.
+ */
+function differingNames(before: readonly TreeEntry[], after: readonly TreeEntry[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const a = before[i];
+    const b = after[j];
+    if (b === undefined || (a !== undefined && a.name < b.name)) {
+      out.push(a.name);
+      i++;
+    } else if (a === undefined || b.name < a.name) {
+      out.push(b.name);
+      j++;
+    } else {
+      if (a.oid !== b.oid) out.push(a.name);
+      i++;
+      j++;
+    }
+  }
+  return out;
 }

@@ -139,13 +139,18 @@ export class ServedStates {
       const served = valid ? await this.projectAt(commit, slug) : await this.lastValidProject(slug, parent);
       if (!served) continue;
       const current = validKills(own);
-      const flagFiles = await this.folders.flagKeys(folder);
       const kills = {} as Record<EnvironmentName, KillsFile>;
       const rewrite = {} as Record<EnvironmentName, KillsFile>;
       for (const env of ENVIRONMENTS) {
-        kills[env] = current[env] ?? (await this.lastValidKills(slug, env, parent));
+        const valid = current[env];
+        if (valid) {
+          kills[env] = rewrite[env] = valid;
+          continue;
+        }
+        kills[env] = await this.lastValidKills(slug, env, parent);
         // Written back, kills of flags without a flag file would make the file invalid again.
-        rewrite[env] = current[env] ?? killsOfFlags(kills[env], (key) => flagFiles.has(key));
+        const flagFiles = await this.folders.flagKeys(folder);
+        rewrite[env] = killsOfFlags(kills[env], (key) => flagFiles.has(key));
       }
       killFiles.set(slug, rewrite);
       entries.push({ slug, served, kills, held: !valid });
