@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deriveFlagId, deriveProjectId, parseRepositoryFile } from '../../src/repository/index.js';
+import { deriveFlagId, deriveProjectId, parseRepositoryFile, readRepositoryFiles } from '../../src/repository/index.js';
+import { formatIssue } from '../../src/validation/issue.js';
 
 const CONFIG = 'projects/shop/environments/prod/checkout-v2.yaml';
 
@@ -40,6 +41,11 @@ describe('parsing a repository file', () => {
       const result = parseRepositoryFile(CONFIG, bomb);
       expect(result.file).toBeUndefined();
       expect(result.issues).toEqual([{ file: CONFIG, line: 2, column: 8, message: expect.stringContaining('aliases expand to too many values') }]);
+    });
+
+    it('is reported, file first, by what the push check reads a pushed commit with (readRepositoryFiles)', () => {
+      const { issues } = readRepositoryFiles([{ path: CONFIG, text: bomb }], null);
+      expect(issues.map(formatIssue)[0]).toEqual(`${CONFIG}:2:8: could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)`);
     });
 
     it('is the same for every kind of file', () => {
