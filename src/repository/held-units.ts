@@ -2,7 +2,7 @@ import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
 import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile } from '../model/types.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { classifyPath } from './layout.js';
-import { checkFlagFiles, checkProjectFiles, type Slot } from './project-checks.js';
+import { checkFlagFiles, checkProjectFiles, isClash, type Slot } from './project-checks.js';
 
 // What an invalid file holds back. Every file of the layout belongs to one unit: a flag (its definition and
 // its config in each environment) or a project (project.yaml and the kills file of each environment). While a
@@ -24,6 +24,14 @@ export function unitOfPath(path: string): HeldUnit | undefined {
     case 'other':
       return undefined;
   }
+}
+
+/**
+ * Whether an issue makes the unit of its file invalid on its own. A clash between units (an id used twice, keys
+ * differing only in letter case, a kill of a flag without a flag file) does not: it holds nothing back.
+ */
+export function holdsBack(issue: ValidationIssue): boolean {
+  return !isClash(issue);
 }
 
 /** `<slug>/<key>`: how held flags are keyed (slugs contain no `/`). */

@@ -11,6 +11,9 @@ import { deepFreeze, type ParseFile } from './tree-reader.js';
 
 const YAML = '.yaml';
 
+/** Lookups into one directory answered by scanning its entries before a map of them is built. */
+const SCANS_BEFORE_MAP = 16;
+
 /** One project folder of a commit, by object ids: what it takes to tell which of its units are valid. */
 export interface ProjectFolder {
   oid: string;
@@ -26,12 +29,15 @@ export interface ProjectFolder {
  * of a held-back flag or project, and whether a commit changed what an environment serves) without
  * assembling whole commits: folders are cached by tree oid, parsed files by blob oid and path, and trees by
  * the object store. Everything read is immutable, so nothing here is ever stale. A file is found by scanning
- * its directory's entries rather than through a map built for it: a commit's new 10,000-file directory is
- * looked into a few times, and building a map would cost more than the scans.
+ * its directory's entries, until the directory has been looked into a few times: a commit's new 10,000-file
+ * directory is usually looked into once or twice, where building a map would cost more than the scans, but a
+ * push that breaks a thousand flags looks into it a thousand times.
  */
 export class ProjectFolders {
   private readonly folders = new Lru<string, ProjectFolder>(1024);
   private readonly parsed = new Lru<string, { value: unknown }>(20_000);
+  /** Per directory, how often it was looked into, and past SCANS_BEFORE_MAP lookups its files by name. */
+  private readonly lookups = new Lru<string, { count: number; byName?: Map<string, string> }>(400_000, (entry) => 1 + (entry.byName?.size ?? 0));
 
   constructor(
     private readonly objects: ObjectStore,
@@ -155,7 +161,18 @@ export class ProjectFolders {
 
   private async oidIn(dir: string | undefined, name: string): Promise<string | undefined> {
     if (dir === undefined) return undefined;
-    for (const entry of await this.objects.readTree(dir)) if (entry.name === name && isFileMode(entry.mode)) return entry.oid;
+    const entries = await this.objects.readTree(dir);
+    let seen = this.lookups.get(dir);
+    if (!seen) {
+      seen = { count: 0 };
+      this.lookups.set(dir, seen);
+    }
+    if (!seen.byName && ++seen.count > SCANS_BEFORE_MAP) {
+      seen.byName = new Map(entries.filter((entry) => isFileMode(entry.mode)).map((entry) => [entry.name, entry.oid]));
+      this.lookups.set(dir, seen); // weighed again, now with its map
+    }
+    if (seen.byName) return seen.byName.get(name);
+    for (const entry of entries) if (entry.name === name && isFileMode(entry.mode)) return entry.oid;
     return undefined;
   }
 

@@ -1,10 +1,10 @@
 import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
 import type { FlagState, KillsFile, ProjectFile, ProjectState, RepositoryState } from '../model/types.js';
-import { emptyKills, flagUnitKey, killsOfFlags, projectFilesValid, unitOfPath, validFlag, validKills } from '../repository/held-units.js';
+import { emptyKills, flagUnitKey, holdsBack, killsOfFlags, projectFilesValid, unitOfPath, validFlag, validKills } from '../repository/held-units.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
-import type { ProjectFolders } from './project-folders.js';
+import type { ProjectFolder, ProjectFolders } from './project-folders.js';
 import type { StateLoader } from './state-loader.js';
 
 /**
@@ -49,6 +49,9 @@ interface Entry {
   held: boolean;
 }
 
+/** Held-back flags in one project past which their parent commit is read whole rather than flag by flag. */
+const PRELOAD_PARENT_AFTER = 32;
+
 const ALL: ReadonlySet<EnvironmentName> = new Set(ENVIRONMENTS);
 const NONE: ReadonlySet<EnvironmentName> = new Set();
 
@@ -65,7 +68,8 @@ const NONE: ReadonlySet<EnvironmentName> = new Set();
 export class ServedStates {
   private readonly byCommit = new Lru<string, Promise<ServedState>>(8);
   private readonly projectsAt = new Lru<string, Promise<ProjectServed | undefined>>(256);
-  private readonly lastFlags = new Lru<string, Promise<FlagState | undefined>>(4096);
+  /** Small entries (a promise of a shared FlagState): room for a push that breaks every flag of a big project. */
+  private readonly lastFlags = new Lru<string, Promise<FlagState | undefined>>(200_000);
   private readonly lastProjects = new Lru<string, Promise<ProjectServed | undefined>>(256);
   private readonly lastKills = new Lru<string, Promise<KillsFile>>(1024);
 
@@ -105,19 +109,33 @@ export class ServedStates {
     // A held-back project serves what it served at the parent, kills aside.
     if (!validAfter) return changed;
     for (const key of await this.folders.touchedKeys(before, after)) {
-      const [now, then] = await Promise.all([this.folders.flagFiles(after, key), this.folders.flagFiles(before, key)]);
-      const validNow = validFlag(slug, key, now) !== undefined;
-      const validThen = validFlag(slug, key, then) !== undefined;
-      if (validNow && validThen) {
-        if (await this.folders.fileDiffers(before, after, key, 'flag')) return ALL;
-        for (let i = 0; i < ENVIRONMENTS.length; i++) if (await this.folders.fileDiffers(before, after, key, i)) changed.add(ENVIRONMENTS[i]);
-      } else if (validNow || (!now.flag && now.configs.every((slot) => !slot))) {
-        // Valid again (served from its files now, not from history), or gone.
-        return ALL;
-      }
-      // Otherwise it is held back at `commit`: it serves what it served at the parent.
+      const now = await this.flagValidity(commit, after, key);
+      // Gone: what it served (if anything) is no longer served.
+      if (now === 'absent') return ALL;
+      // Held back at `commit`: it serves what it served at the parent.
+      if (now === 'invalid') continue;
+      // Valid again: served from its files now, no longer from history.
+      if ((await this.flagValidity(parent!, before, key)) !== 'valid') return ALL;
+      if (await this.folders.fileDiffers(before, after, key, 'flag')) return ALL;
+      for (let i = 0; i < ENVIRONMENTS.length; i++) if (await this.folders.fileDiffers(before, after, key, i)) changed.add(ENVIRONMENTS[i]);
     }
     return changed;
+  }
+
+  /**
+   * Whether a flag's own files are valid at a commit. A commit whose state is at hand answers without parsing
+   * (a push that breaks thousands of flags must not parse them all again): a flag in its project's state is
+   * valid, one with an issue that holds back is not. Otherwise its files are read, stopping at the first bad one.
+   */
+  private async flagValidity(commit: string, folder: ProjectFolder, key: string): Promise<'valid' | 'invalid' | 'absent'> {
+    const loaded = await this.loader.peek(commit);
+    const project = loaded?.state.projects.get(folder.slug);
+    if (loaded && project) {
+      if (project.flags.has(key)) return 'valid';
+      if (issuesByUnit(loaded.issues).flagIssues.get(folder.slug)?.get(key)?.some(holdsBack)) return 'invalid';
+    }
+    if ((await this.folders.flagSignature(folder, key)) === undefined) return 'absent';
+    return validFlag(folder.slug, key, await this.folders.flagFiles(folder, key)) ? 'valid' : 'invalid';
   }
 
   private async compute(commit: string): Promise<ServedState> {
@@ -131,11 +149,10 @@ export class ServedStates {
     for (const slug of (await this.folders.slugs(commit)).sort()) {
       const folder = (await this.folders.at(commit, slug))!;
       const own = await this.folders.projectFiles(folder);
-      const valid = projectFilesValid(slug, own);
-      if (!valid) heldProjects.set(slug, projectIssues.get(slug) ?? []);
-      for (const [key, issues] of flagIssues.get(slug) ?? []) {
-        if (!validFlag(slug, key, await this.folders.flagFiles(folder, key))) heldFlags.set(flagUnitKey(slug, key), issues);
-      }
+      // The issues say which units' own files are invalid: the parser's and the checks of each unit's files.
+      const valid = !projectIssues.get(slug)?.some(holdsBack);
+      if (!valid) heldProjects.set(slug, projectIssues.get(slug)!);
+      for (const [key, issues] of flagIssues.get(slug) ?? []) if (issues.some(holdsBack)) heldFlags.set(flagUnitKey(slug, key), issues);
       const served = valid ? await this.projectAt(commit, slug) : await this.lastValidProject(slug, parent);
       if (!served) continue;
       const current = validKills(own);
@@ -167,14 +184,14 @@ export class ServedStates {
       if (!base) return undefined;
       const held = issuesByUnit(loaded.issues).flagIssues.get(slug);
       if (!held) return { project: base.project, flags: base.flags, carried: new Set() };
-      const folder = (await this.folders.at(commit, slug))!;
       const parent = await this.parentOf(commit);
       const extra = new Map<string, FlagState>();
-      for (const key of held.keys()) {
-        if (base.flags.has(key)) continue;
-        const files = await this.folders.flagFiles(folder, key);
-        // Its own files are valid, so it is left out for clashing with another flag (reported): not served.
-        if (validFlag(slug, key, files)) continue;
+      // Many flags broken at once (a bulk edit): reading the parent whole, incrementally from this commit,
+      // parses only what differs, where looking each flag up on its own parses all four files of each.
+      if (parent !== null && countHeld(held) > PRELOAD_PARENT_AFTER) await this.loader.load(parent);
+      for (const [key, issues] of held) {
+        // Left out only for clashing with another flag (reported): not served, and nothing to hold back.
+        if (base.flags.has(key) || !issues.some(holdsBack)) continue;
         const last = await this.lastValidFlag(slug, key, parent);
         if (last) extra.set(key, last);
       }
@@ -195,6 +212,9 @@ export class ServedStates {
           const known = this.lastFlags.peek(`${commit} ${slug} ${key}`);
           if (known) return known;
         }
+        // A commit whose state is at hand (the one served before, usually) has the flag parsed already.
+        const served = (await this.loader.peek(commit))?.state.projects.get(slug)?.flags.get(key);
+        if (served) return served;
         const folder = await this.folders.at(commit, slug);
         if (!folder) return undefined;
         const signature = await this.folders.flagSignature(folder, key);
@@ -252,6 +272,12 @@ export class ServedStates {
   private async parentOf(commit: string): Promise<string | null> {
     return (await this.objects.readCommit(commit)).parents[0] ?? null;
   }
+}
+
+function countHeld(flags: ReadonlyMap<string, readonly ValidationIssue[]>): number {
+  let count = 0;
+  for (const issues of flags.values()) if (issues.some(holdsBack)) count++;
+  return count;
 }
 
 /** A promise kept per key; a failed one is dropped, so the next call tries again. */
