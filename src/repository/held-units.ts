@@ -99,3 +99,38 @@ export function killsOfFlags(kills: KillsFile, hasFlag: (key: string) => boolean
 
 export const emptyKills = (): KillsFile => NO_KILLS;
 
+export interface IssuesByUnit {
+  projectIssues: Map<string, ValidationIssue[]>;
+  flagIssues: Map<string, Map<string, ValidationIssue[]>>;
+}
+
+// Issue lists are shared per commit: grouped once.
+const grouped = new WeakMap<readonly ValidationIssue[], IssuesByUnit>();
+
+/** Issues by the unit their file belongs to: per project slug, and per project slug and flag key. */
+export function issuesByUnit(issues: readonly ValidationIssue[]): IssuesByUnit {
+  const known = grouped.get(issues);
+  if (known) return known;
+  const projectIssues = new Map<string, ValidationIssue[]>();
+  const flagIssues = new Map<string, Map<string, ValidationIssue[]>>();
+  for (const issue of issues) {
+    const unit = issue.file === undefined ? undefined : unitOfPath(issue.file);
+    if (unit?.kind === 'project') {
+      const list = projectIssues.get(unit.project) ?? [];
+      list.push(issue);
+      projectIssues.set(unit.project, list);
+    } else if (unit?.kind === 'flag') {
+      let byKey = flagIssues.get(unit.project);
+      if (!byKey) {
+        byKey = new Map();
+        flagIssues.set(unit.project, byKey);
+      }
+      const list = byKey.get(unit.flag) ?? [];
+      list.push(issue);
+      byKey.set(unit.flag, list);
+    }
+  }
+  const result = { projectIssues, flagIssues };
+  grouped.set(issues, result);
+  return result;
+}

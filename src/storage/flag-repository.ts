@@ -17,6 +17,7 @@ import { ProjectFolders } from './project-folders.js';
 import { type RefWatcher, watchMainRef } from './ref-watcher.js';
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from './refs.js';
 import { resolveRevision } from './revision.js';
+import { ServedHistoryCache } from './served-history-cache.js';
 import { type ServedState, ServedStates } from './served-state.js';
 import { type LoadedState, StateLoader } from './state-loader.js';
 
@@ -70,7 +71,8 @@ export interface OpenOptions {
   durable?: boolean;
   /**
    * Keep what parsing the files gave under `<gitdir>/flagops-cache/` (default true; never for a checkout
-   * opened read-only), so that a restart parses only the files that changed since (parse-cache.ts).
+   * opened read-only), so that a restart parses only the files that changed since (parse-cache.ts), and what
+   * serving learned of history, so that it does not walk back through it again (served-history-cache.ts).
    */
   parseCache?: boolean;
   watchDebounceMs?: number;
@@ -90,6 +92,7 @@ export class FlagRepository {
   private readonly loader: StateLoader;
   private readonly history: History;
   private readonly served: ServedStates;
+  private readonly servedCache: ServedHistoryCache | undefined;
   private readonly listeners = new Set<(event: MainMoved) => void>();
   private queue: Promise<unknown> = Promise.resolve();
   private lastHead: string | null = null;
@@ -104,10 +107,13 @@ export class FlagRepository {
     private readonly logger: Logger,
   ) {
     this.objects = new ObjectStore(gitdir, { durable: options.durable });
-    const cache = !readOnly && options.parseCache !== false ? ParseCache.open(gitdir, logger) : undefined;
+    const caching = !readOnly && options.parseCache !== false;
+    const cache = caching ? ParseCache.open(gitdir, logger) : undefined;
     this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
     this.history = new History(this.objects);
-    this.served = new ServedStates(this.loader, this.objects, new ProjectFolders(this.objects, this.history, parseRepositoryFile));
+    this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
+    const folders = new ProjectFolders(this.objects, this.history, parseRepositoryFile);
+    this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache);
   }
 
   static async open(options: OpenOptions): Promise<FlagRepository> {
@@ -272,6 +278,7 @@ export class FlagRepository {
     this.watcher = undefined;
     this.listeners.clear();
     await this.loader.close();
+    await this.servedCache?.close();
     this.objects.close();
   }
 

@@ -220,7 +220,7 @@ function survivesJson(value: unknown): boolean {
 let fingerprint: string | null | undefined = null;
 
 /** A hash of everything a parse result depends on; computed once per process (the code does not change). */
-function parserFingerprint(): string | undefined {
+export function parserFingerprint(): string | undefined {
   if (fingerprint !== null) return fingerprint;
   try {
     // Node's version too: its Unicode tables decide what the YAML reader's and the schemas' patterns match.

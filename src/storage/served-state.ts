@@ -1,10 +1,12 @@
 import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
-import type { FlagState, KillsFile, ProjectFile, ProjectState, RepositoryState } from '../model/types.js';
-import { emptyKills, flagUnitKey, holdsBack, killsOfFlags, projectFilesValid, unitOfPath, validFlag, validKills } from '../repository/held-units.js';
+import type { FlagState, KillsFile, RepositoryState } from '../model/types.js';
+import { emptyKills, flagUnitKey, holdsBack, issuesByUnit, killsOfFlags, projectFilesValid, validFlag, validKills } from '../repository/held-units.js';
+import { mergeServed, type ProjectServed, type ServedEntry } from '../repository/merge-served.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
 import type { ProjectFolder, ProjectFolders } from './project-folders.js';
+import type { ServedHistoryCache } from './served-history-cache.js';
 import type { StateLoader } from './state-loader.js';
 
 /**
@@ -34,19 +36,10 @@ export function heldBackBy(served: ServedState, slug: string, key?: string): Val
   return [...(served.heldProjects.get(slug) ?? []), ...(own ?? [])];
 }
 
-/** A project as served at one commit; `carried` names flags served from an earlier commit. */
-interface ProjectServed {
-  project: ProjectFile;
-  flags: ReadonlyMap<string, FlagState>;
-  carried: ReadonlySet<string>;
-}
-
-interface Entry {
-  slug: string;
-  served: ProjectServed;
-  kills: Record<EnvironmentName, KillsFile>;
-  /** The whole project is its last valid state. */
-  held: boolean;
+/** What a walk back through history learns of a unit at one commit. */
+interface Probe {
+  status: 'valid' | 'invalid' | 'gone';
+  signature?: string;
 }
 
 /** Held-back flags in one project past which their parent commit is read whole rather than flag by flag. */
@@ -68,15 +61,14 @@ const NONE: ReadonlySet<EnvironmentName> = new Set();
 export class ServedStates {
   private readonly byCommit = new Lru<string, Promise<ServedState>>(8);
   private readonly projectsAt = new Lru<string, Promise<ProjectServed | undefined>>(256);
-  /** Small entries (a promise of a shared FlagState): room for a push that breaks every flag of a big project. */
-  private readonly lastFlags = new Lru<string, Promise<FlagState | undefined>>(200_000);
-  private readonly lastProjects = new Lru<string, Promise<ProjectServed | undefined>>(256);
-  private readonly lastKills = new Lru<string, Promise<KillsFile>>(1024);
+  /** Per unit and commit, the commit its last valid state is from. Small entries: room for a push that breaks every flag of a big project. */
+  private readonly lastValid = new Lru<string, Promise<string | null>>(200_000);
 
   constructor(
     private readonly loader: StateLoader,
     private readonly objects: ObjectStore,
     private readonly folders: ProjectFolders,
+    private readonly cache?: ServedHistoryCache,
   ) {}
 
   read(commit: string | null): Promise<ServedState> {
@@ -97,6 +89,16 @@ export class ServedStates {
     const before = parent === null ? undefined : await this.folders.at(parent, slug);
     if (after?.oid === before?.oid) return NONE;
     if (!after || !before) return ALL;
+    await this.cache?.load();
+    const key = `changes ${commit} ${slug}`;
+    const recorded = this.cache?.get(key);
+    if (recorded !== undefined) return new Set(ENVIRONMENTS.filter((_, i) => recorded.includes(String(i))));
+    const changed = await this.changedIn(commit, parent!, slug, after, before);
+    this.cache?.set(key, ENVIRONMENTS.map((env, i) => (changed.has(env) ? String(i) : '')).join('') || '-');
+    return changed;
+  }
+
+  private async changedIn(commit: string, parent: string, slug: string, after: ProjectFolder, before: ProjectFolder): Promise<ReadonlySet<EnvironmentName>> {
     const [ownAfter, ownBefore] = await Promise.all([this.folders.projectFiles(after), this.folders.projectFiles(before)]);
     const validAfter = projectFilesValid(slug, ownAfter);
     if (validAfter && !projectFilesValid(slug, ownBefore)) return ALL;
@@ -115,7 +117,7 @@ export class ServedStates {
       // Held back at `commit`: it serves what it served at the parent.
       if (now === 'invalid') continue;
       // Valid again: served from its files now, no longer from history.
-      if ((await this.flagValidity(parent!, before, key)) !== 'valid') return ALL;
+      if ((await this.flagValidity(parent, before, key)) !== 'valid') return ALL;
       if (await this.folders.fileDiffers(before, after, key, 'flag')) return ALL;
       for (let i = 0; i < ENVIRONMENTS.length; i++) if (await this.folders.fileDiffers(before, after, key, i)) changed.add(ENVIRONMENTS[i]);
     }
@@ -125,7 +127,7 @@ export class ServedStates {
   /**
    * Whether a flag's own files are valid at a commit. A commit whose state is at hand answers without parsing
    * (a push that breaks thousands of flags must not parse them all again): a flag in its project's state is
-   * valid, one with an issue that holds back is not. Otherwise its files are read, stopping at the first bad one.
+   * valid, one with an issue that holds back is not. Otherwise its files are read.
    */
   private async flagValidity(commit: string, folder: ProjectFolder, key: string): Promise<'valid' | 'invalid' | 'absent'> {
     const loaded = await this.loader.peek(commit);
@@ -145,7 +147,7 @@ export class ServedStates {
     const heldProjects = new Map<string, readonly ValidationIssue[]>();
     const heldFlags = new Map<string, readonly ValidationIssue[]>();
     const killFiles = new Map<string, Record<EnvironmentName, KillsFile>>();
-    const entries: Entry[] = [];
+    const entries: ServedEntry[] = [];
     for (const slug of (await this.folders.slugs(commit)).sort()) {
       const folder = (await this.folders.at(commit, slug))!;
       const own = await this.folders.projectFiles(folder);
@@ -203,69 +205,83 @@ export class ServedStates {
   }
 
   /** The flag at the newest commit from `from` back at which its own files were valid; undefined past its creation. */
-  private lastValidFlag(slug: string, key: string, from: string | null): Promise<FlagState | undefined> {
-    if (from === null) return Promise.resolve(undefined);
-    return memo(this.lastFlags, `${from} ${slug} ${key}`, async () => {
-      let seen: string | undefined;
-      for (let commit: string | null = from; commit !== null; commit = await this.parentOf(commit)) {
-        if (commit !== from) {
-          const known = this.lastFlags.peek(`${commit} ${slug} ${key}`);
-          if (known) return known;
-        }
-        // A commit whose state is at hand (the one served before, usually) has the flag parsed already.
-        const served = (await this.loader.peek(commit))?.state.projects.get(slug)?.flags.get(key);
-        if (served) return served;
-        const folder = await this.folders.at(commit, slug);
-        if (!folder) return undefined;
-        const signature = await this.folders.flagSignature(folder, key);
-        if (signature === undefined) return undefined;
-        if (signature === seen) continue;
-        seen = signature;
-        const state = validFlag(slug, key, await this.folders.flagFiles(folder, key));
-        if (state) return state;
-      }
-      return undefined;
+  private async lastValidFlag(slug: string, key: string, from: string | null): Promise<FlagState | undefined> {
+    const at = await this.lastValidCommit('flag', `${slug} ${key}`, from, async (commit, seen) => {
+      // A commit whose state is at hand (the one served before, usually) has the flag parsed already.
+      if ((await this.loader.peek(commit))?.state.projects.get(slug)?.flags.has(key)) return { status: 'valid' };
+      const folder = await this.folders.at(commit, slug);
+      const signature = folder && (await this.folders.flagSignature(folder, key));
+      if (!folder || signature === undefined) return { status: 'gone' };
+      if (signature === seen) return { status: 'invalid', signature };
+      return { status: validFlag(slug, key, await this.folders.flagFiles(folder, key)) ? 'valid' : 'invalid', signature };
     });
+    return at === null ? undefined : this.flagAt(at, slug, key);
+  }
+
+  private async flagAt(commit: string, slug: string, key: string): Promise<FlagState | undefined> {
+    const served = (await this.loader.peek(commit))?.state.projects.get(slug)?.flags.get(key);
+    if (served) return served;
+    const folder = await this.folders.at(commit, slug);
+    return folder && validFlag(slug, key, await this.folders.flagFiles(folder, key));
   }
 
   /** The project as served at the newest commit from `from` back at which its own files were valid. */
-  private lastValidProject(slug: string, from: string | null): Promise<ProjectServed | undefined> {
-    if (from === null) return Promise.resolve(undefined);
-    return memo(this.lastProjects, `${from} ${slug}`, async () => {
-      let seen: string | undefined;
-      for (let commit: string | null = from; commit !== null; commit = await this.parentOf(commit)) {
-        if (commit !== from) {
-          const known = this.lastProjects.peek(`${commit} ${slug}`);
-          if (known) return known;
-        }
-        const folder = await this.folders.at(commit, slug);
-        if (!folder) return undefined;
-        const signature = await this.folders.projectSignature(folder);
-        if (signature === seen) continue;
-        seen = signature;
-        if (projectFilesValid(slug, await this.folders.projectFiles(folder))) return this.projectAt(commit, slug);
-      }
-      return undefined;
+  private async lastValidProject(slug: string, from: string | null): Promise<ProjectServed | undefined> {
+    const at = await this.lastValidCommit('project', slug, from, async (commit, seen) => {
+      const folder = await this.folders.at(commit, slug);
+      if (!folder) return { status: 'gone' };
+      const signature = await this.folders.projectSignature(folder);
+      if (signature === seen) return { status: 'invalid', signature };
+      return { status: projectFilesValid(slug, await this.folders.projectFiles(folder)) ? 'valid' : 'invalid', signature };
     });
+    return at === null ? undefined : this.projectAt(at, slug);
   }
 
   /** An environment's kills at the newest commit from `from` back at which its kills file was valid (or absent). */
-  private lastValidKills(slug: string, env: EnvironmentName, from: string | null): Promise<KillsFile> {
-    if (from === null) return Promise.resolve(emptyKills());
+  private async lastValidKills(slug: string, env: EnvironmentName, from: string | null): Promise<KillsFile> {
     const index = ENVIRONMENTS.indexOf(env);
-    return memo(this.lastKills, `${from} ${slug} ${env}`, async () => {
+    const at = await this.lastValidCommit('kills', `${slug} ${env}`, from, async (commit, seen) => {
+      const folder = await this.folders.at(commit, slug);
+      if (!folder) return { status: 'gone' };
+      const oid = await this.folders.killsOid(folder, index);
+      if (oid === undefined) return { status: 'valid' };
+      if (oid === seen) return { status: 'invalid', signature: oid };
+      return { status: (await this.folders.killsSlot(folder, env))?.value ? 'valid' : 'invalid', signature: oid };
+    });
+    const folder = at === null ? undefined : await this.folders.at(at, slug);
+    return (folder && (await this.folders.killsSlot(folder, env))?.value) ?? emptyKills();
+  }
+
+  /**
+   * The newest commit from `from` back (first parents) at which a unit is valid, or null when there is none
+   * since its files appeared. `probe` says whether it is valid at a commit, or gone (the walk ends), with a
+   * signature of its files: given the previous commit's, it may answer without reading them. Results are
+   * kept per commit, in memory and on disk, and a walk stops early at any commit it knows the answer for.
+   */
+  private lastValidCommit(kind: string, unit: string, from: string | null, probe: (commit: string, seen: string | undefined) => Promise<Probe>): Promise<string | null> {
+    if (from === null) return Promise.resolve(null);
+    const key = (commit: string) => `${kind} ${commit} ${unit}`;
+    return memo(this.lastValid, key(from), async () => {
+      await this.cache?.load();
       let seen: string | undefined;
+      let found: string | null = null;
       for (let commit: string | null = from; commit !== null; commit = await this.parentOf(commit)) {
-        const folder = await this.folders.at(commit, slug);
-        if (!folder) return emptyKills();
-        const oid = await this.folders.killsOid(folder, index);
-        if (oid === undefined) return emptyKills();
-        if (oid === seen) continue;
-        seen = oid;
-        const slot = await this.folders.killsSlot(folder, env);
-        if (slot?.value) return slot.value;
+        const known = commit === from ? undefined : this.lastValid.peek(key(commit));
+        const recorded = this.cache?.get(key(commit));
+        if (known || recorded !== undefined) {
+          found = known ? await known : recorded === '-' ? null : recorded!;
+          break;
+        }
+        const { status, signature } = await probe(commit, seen);
+        if (status === 'gone') break;
+        if (status === 'valid') {
+          found = commit;
+          break;
+        }
+        seen = signature;
       }
-      return emptyKills();
+      this.cache?.set(key(from), found ?? '-');
+      return found;
     });
   }
 
@@ -292,77 +308,4 @@ function memo<T>(cache: Lru<string, Promise<T>>, key: string, compute: () => Pro
     });
   }
   return promise;
-}
-
-interface IssuesByUnit {
-  projectIssues: Map<string, ValidationIssue[]>;
-  flagIssues: Map<string, Map<string, ValidationIssue[]>>;
-}
-
-const grouped = new WeakMap<readonly ValidationIssue[], IssuesByUnit>();
-
-/** Issues by the unit their file belongs to: per project slug, and per project slug and flag key. */
-function issuesByUnit(issues: readonly ValidationIssue[]): IssuesByUnit {
-  const known = grouped.get(issues);
-  if (known) return known;
-  const projectIssues = new Map<string, ValidationIssue[]>();
-  const flagIssues = new Map<string, Map<string, ValidationIssue[]>>();
-  for (const issue of issues) {
-    const unit = issue.file === undefined ? undefined : unitOfPath(issue.file);
-    if (unit?.kind === 'project') {
-      const list = projectIssues.get(unit.project) ?? [];
-      list.push(issue);
-      projectIssues.set(unit.project, list);
-    } else if (unit?.kind === 'flag') {
-      let byKey = flagIssues.get(unit.project);
-      if (!byKey) {
-        byKey = new Map();
-        flagIssues.set(unit.project, byKey);
-      }
-      const list = byKey.get(unit.flag) ?? [];
-      list.push(issue);
-      byKey.set(unit.flag, list);
-    }
-  }
-  const result = { projectIssues, flagIssues };
-  grouped.set(issues, result);
-  return result;
-}
-
-/**
- * The served projects, ids kept unique (API paths name flags and projects by id alone): what is served as
- * committed keeps its ids, and a last valid state that would reuse one of them is left out.
- */
-function mergeServed(entries: readonly Entry[]): Map<string, ProjectState> {
-  const projectIds = new Set<string>();
-  const flagIds = new Set<string>();
-  const carried = (entry: Entry, key: string) => entry.held || entry.served.carried.has(key);
-  for (const entry of entries) {
-    if (entry.held) continue;
-    projectIds.add(entry.served.project.id);
-    for (const [key, flag] of entry.served.flags) if (!carried(entry, key)) flagIds.add(flag.meta.id);
-  }
-  const projects = new Map<string, ProjectState>();
-  for (const entry of entries) {
-    const { project } = entry.served;
-    if (entry.held) {
-      if (projectIds.has(project.id)) continue;
-      projectIds.add(project.id);
-    }
-    let flags = entry.served.flags as Map<string, FlagState>;
-    if (entry.held || entry.served.carried.size > 0) {
-      flags = new Map();
-      for (const [key, flag] of entry.served.flags) {
-        if (carried(entry, key)) {
-          if (flagIds.has(flag.meta.id)) continue;
-          flagIds.add(flag.meta.id);
-        }
-        flags.set(key, flag);
-      }
-    }
-    const kills = {} as Record<EnvironmentName, KillsFile>;
-    for (const env of ENVIRONMENTS) kills[env] = killsOfFlags(entry.kills[env], (key) => flags.has(key));
-    projects.set(entry.slug, { project, flags, kills });
-  }
-  return projects;
 }

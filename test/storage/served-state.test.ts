@@ -1,3 +1,4 @@
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { snapshotFlags } from '../../src/eval-server/snapshot-flags.js';
@@ -142,6 +143,47 @@ describe('what a commit serves while invalid files are on main', () => {
     expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['a', 'b']);
     expect(served.issues.map((issue) => issue.file)).toContain(layout.flagFile('shop', 'z'));
     expect(served.heldFlags.has('shop/z')).toBe(false);
+  });
+});
+
+describe('what serving learned of history, kept on disk (flagops-cache/served-history.txt)', () => {
+  async function scenario() {
+    const changes: Files[] = [seed(), { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG }];
+    for (let i = 0; i < 12; i++) changes.push({ [layout.configFile('shop', 'dev', 'b')]: config(i, i + 2) });
+    const { gitdir, oids } = await history(changes);
+    const read = async (repo: FlagRepository) => {
+      const served = await repo.readServed();
+      const versions = await snapshotVersions(repo, oids.at(-1)!, allVersionKeys(served.state.projects.keys()));
+      return { state: served.state, versions };
+    };
+    return { gitdir, read };
+  }
+  const withCache = async (gitdir: string) => track(await FlagRepository.open({ gitdir }));
+  const cacheFile = (gitdir: string) => join(gitdir, 'flagops-cache', 'served-history.txt');
+
+  it('gives a restart the same served state and versions, read from the records instead of walked again', async () => {
+    const { gitdir, read } = await scenario();
+    const first = await withCache(gitdir);
+    const walked = await read(first);
+    await first.close();
+    const records = readFileSync(cacheFile(gitdir), 'utf8').split('\n');
+    expect(records[0]).toMatch(/^flagops served history 1 [0-9a-f]{40}$/);
+    expect(records.some((line) => line.startsWith('changes '))).toBe(true);
+    expect(records.some((line) => line.startsWith('flag ') && line.includes(' shop a\t'))).toBe(true);
+    expect(await read(await withCache(gitdir))).toEqual(walked);
+    expect(walked.versions.get(versionKey('shop', 'prod'))).toBe(1);
+  });
+
+  it('ignores a record cut short by a crash, and a file another version of the code wrote', async () => {
+    const { gitdir, read } = await scenario();
+    const first = await withCache(gitdir);
+    const walked = await read(first);
+    await first.close();
+    const text = readFileSync(cacheFile(gitdir), 'utf8');
+    writeFileSync(cacheFile(gitdir), text.slice(0, -3));
+    expect(await read(await withCache(gitdir))).toEqual(walked);
+    writeFileSync(cacheFile(gitdir), text.replace(/^flagops served history 1 [0-9a-f]+/, 'flagops served history 1 0000'));
+    expect(await read(await withCache(gitdir))).toEqual(walked);
   });
 });
 
