@@ -1,14 +1,13 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
-import { extname, join } from 'node:path';
+import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../log/logger.js';
-import { parserFingerprint } from './parse-cache.js';
+import { PARSE_CACHE_DIR, parserFingerprint } from './parse-cache.js';
 
 /** Bump when what is recorded, or what a record means, changes. */
 const FORMAT = 1;
-const CACHE_DIR = 'flagops-cache';
 const CACHE_FILE = 'served-history.txt';
 /** Records are written in batches, this long after the first of a batch. */
 const FLUSH_AFTER_MS = 200;
@@ -23,7 +22,6 @@ const FLUSH_AFTER_MS = 200;
  * One line per record, `key<TAB>value`, appended; a line cut short by a crash is ignored.
  */
 export class ServedHistoryCache {
-  private readonly path: string;
   private readonly records = new Map<string, string>();
   private loaded: Promise<void> | undefined;
   /** Whether the file on disk is ours (right header): otherwise the next write starts it over. */
@@ -34,17 +32,18 @@ export class ServedHistoryCache {
   private closed = false;
 
   private constructor(
-    private readonly gitdir: string,
+    /** `<gitdir>/flagops-cache/served-history.txt`. */
+    private readonly path: string,
+    /** The first line: format and fingerprint. A file with another is not ours. */
     private readonly header: string,
     private readonly logger: Logger,
-  ) {
-    this.path = join(gitdir, CACHE_DIR, CACHE_FILE);
-  }
+  ) {}
 
-  /** Undefined when the sources cannot be found to fingerprint (a bundled build): no cache then. */
+  /** Undefined when the sources cannot be found to fingerprint (a bundled build): then nothing is kept. */
   static open(gitdir: string, logger: Logger): ServedHistoryCache | undefined {
     const fingerprint = servedFingerprint();
-    return fingerprint === undefined ? undefined : new ServedHistoryCache(gitdir, `flagops served history ${FORMAT} ${fingerprint}`, logger);
+    if (fingerprint === undefined) return undefined;
+    return new ServedHistoryCache(join(gitdir, PARSE_CACHE_DIR, CACHE_FILE), `flagops served history ${FORMAT} ${fingerprint}`, logger);
   }
 
   /** Reads the file once; every later call resolves at once. */
@@ -97,7 +96,7 @@ export class ServedHistoryCache {
     this.writing = this.writing
       .then(async () => {
         // Not recursive: if the gitdir itself is gone (a removed repository), there is nothing to keep.
-        await mkdir(join(this.gitdir, CACHE_DIR)).catch((err: NodeJS.ErrnoException) => {
+        await mkdir(dirname(this.path)).catch((err: NodeJS.ErrnoException) => {
           if (err.code !== 'EEXIST') throw err;
         });
         if (this.fileIsOurs) await appendFile(this.path, lines);
