@@ -10,10 +10,12 @@ import { allVersionKeys, snapshotVersions, type VersionKey, versionKey } from '.
 type ProjectViews = Record<EnvironmentName, EnvironmentView>;
 
 /**
- * What one organisation serves, and the one place it changes. Reloads are serialized and coalesced (always to
+ * What one organisation serves, and the one place it changes: the served state of main's head (as committed,
+ * with what invalid files hold back at its last valid state). Reloads are serialized and coalesced (always to
  * the newest head); each builds new views off to the side and swaps them in with no await in between, so a
  * request sees either the old views or the new ones. A kill made by this process skips the queue when the
- * served commit is the kill commit's parent: only that environment's kill overlay is swapped.
+ * served commit is the kill commit's parent and that kills file was valid: only that environment's kill
+ * overlay is swapped.
  */
 export class OrganisationServing {
   private byProjectId = new Map<string, ProjectViews>();
