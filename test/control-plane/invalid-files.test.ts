@@ -179,6 +179,10 @@ describe('an invalid project.yaml (contract §10)', () => {
     expect(await served(w.evalOther(), 'c')).toMatchObject({ reason: 'flag_disabled' });
     const projects = (await w.admin().get('/api/v1/projects')).body.projects;
     expect(projects.map((p: Json) => p.slug).sort()).toEqual(['other', 'shop']);
+    expect(projects.find((p: Json) => p.slug === 'shop').invalidFiles[0].file).toBe('projects/shop/project.yaml');
+    expect(projects.find((p: Json) => p.slug === 'other')).not.toHaveProperty('invalidFiles');
+    const listed = (await w.admin().get('/api/v1/invalid-files')).body;
+    expect(listed.invalidFiles).toEqual([{ file: 'projects/shop/project.yaml', line: 3, message: expect.stringMatching(/^YAML syntax error/) }]);
   });
 
   it('marks every flag of the project and refuses writes to them and new flags in it', async () => {
