@@ -115,7 +115,7 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   let ready = false;
   const health = () => {
     const report = holder.health();
-    const degraded = report.organisations.some((o) => o.problem !== null);
+    const degraded = report.organisations.some((o) => o.invalidFiles.length > 0);
     const status = !ready ? 'starting' : degraded ? 'degraded' : 'ok';
     return { status: ready ? 200 : 503, body: { status, organisations: report.organisations } };
   };

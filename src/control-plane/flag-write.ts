@@ -1,6 +1,8 @@
 import type { EnvironmentName } from '../model/environments.js';
 import type { AuditAction } from '../model/types.js';
 import type { FileChange } from '../storage/prepare-change.js';
+import { type FlagView, servedFlagView } from './flags/flag-view.js';
+import { refuseHeldBack } from './held-back.js';
 import type { Workspace } from './http/workspace.js';
 import { type FlagRef, flagById } from './state-lookup.js';
 
@@ -14,15 +16,18 @@ export interface FlagEdit {
 }
 
 export interface FlagWriteResult {
-  /** The flag as it is on main after the write. */
+  /** The flag as served after the write. */
   ref: FlagRef;
+  view: FlagView;
   committed: boolean;
 }
 
 /**
- * One commit editing one flag, found by id on the head the edit runs on. `edit` runs inside
+ * One commit editing one flag, found by id in what main's head serves. `edit` runs inside
  * FlagRepository.update, so it is re-run when main moved meanwhile: every check (existence, expectedVersion)
- * belongs in it. Waits until evaluation serves the commit, so the caller reads its change back at once.
+ * belongs in it. An edit that would commit something to a flag an invalid file holds back is refused (409
+ * invalid_in_repository); one that changes nothing is not. Waits until evaluation serves the commit, so the
+ * caller reads its change back at once.
  */
 export async function writeFlag(
   ws: Workspace,
@@ -30,11 +35,13 @@ export async function writeFlag(
   action: AuditAction,
   edit: (ref: FlagRef, now: Date) => FlagEdit | null,
 ): Promise<FlagWriteResult> {
-  const outcome = await ws.repo.update((state) => {
-    const ref = flagById(state, flagId);
+  const outcome = await ws.repo.update(async (_committed, head) => {
+    const served = await ws.repo.readServed(head);
+    const ref = flagById(served.state, flagId);
     const slug = ref.project.project.slug;
     const key = ref.flag.meta.key;
     const planned = edit(ref, ws.now());
+    if (planned && planned.changes.length > 0) refuseHeldBack(served, slug, key);
     return {
       changes: planned?.changes ?? [],
       meta: {
@@ -51,5 +58,7 @@ export async function writeFlag(
     };
   });
   if (outcome.committed) await ws.served();
-  return { ref: flagById(outcome.state, flagId), committed: outcome.committed };
+  const served = await ws.repo.readServed(outcome.commit);
+  const ref = flagById(served.state, flagId);
+  return { ref, view: servedFlagView(served, ref), committed: outcome.committed };
 }

@@ -2,6 +2,7 @@ import { auditRoutes } from './audit/audit-routes.js';
 import { environmentRoutes } from './environments/environment-routes.js';
 import { flagRoutes } from './flags/flag-routes.js';
 import type { Route } from './http/route.js';
+import { invalidFilesRoutes } from './invalid-files/invalid-files-routes.js';
 import { keyRoutes } from './keys/key-routes.js';
 import { projectRoutes } from './projects/project-routes.js';
 import { statsRoutes } from './stats/stats-routes.js';
@@ -14,4 +15,5 @@ export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...statsRoutes,
   ...keyRoutes,
   ...auditRoutes,
+  ...invalidFilesRoutes,
 ];

@@ -7,6 +7,7 @@ export const ERROR_CODES = [
   'invalid_input',
   'conflict',
   'version_conflict',
+  'invalid_in_repository',
   'unsupported_media_type',
   'payload_too_large',
   'rate_limited',

@@ -9,6 +9,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_input: 400,
   conflict: 409,
   version_conflict: 409,
+  invalid_in_repository: 409,
   unsupported_media_type: 415,
   payload_too_large: 413,
   rate_limited: 429,

@@ -76,3 +76,19 @@ export class WriteConflictError extends FlagopsError {
     super('conflict', message);
   }
 }
+
+/**
+ * A write to a flag (or a project) that an invalid file on main holds back: the change would be committed
+ * but not served until the file is fixed, so it is refused. `files` are repository paths, never disk paths.
+ */
+export class InvalidInRepositoryError extends FlagopsError {
+  constructor(
+    what: string,
+    readonly files: ReadonlyArray<{ file: string; line: number | null; message: string }>,
+  ) {
+    const listed = files.map((f) => `${f.file}${f.line === null ? '' : `:${f.line}`}: ${f.message}`).join('; ');
+    super('invalid_in_repository', `${what} is held back by an invalid file on main (${listed}); fix or revert that file first`, {
+      files: files.map((f) => f.file),
+    });
+  }
+}

@@ -1,24 +1,21 @@
 import { type EnvironmentName, ENVIRONMENTS, type KillsFile, type RepositoryState } from '../model/index.js';
 import type { Logger } from '../log/logger.js';
-import type { ValidationIssue } from '../validation/issue.js';
+import { layout } from '../repository/layout.js';
+import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { EnvironmentView } from './environment-view.js';
 import type { ServingRepository } from './serving-repository.js';
 import { snapshotFlags } from './snapshot-flags.js';
 import { allVersionKeys, snapshotVersions, type VersionKey, versionKey } from './snapshot-versions.js';
 
-export interface ServingProblem {
-  /** The commit on main that could not be served. */
-  commit: string;
-  issues: ValidationIssue[];
-}
-
 type ProjectViews = Record<EnvironmentName, EnvironmentView>;
 
 /**
- * What one organisation serves, and the one place it changes. Reloads are serialized and coalesced (always to
+ * What one organisation serves, and the one place it changes: the served state of main's head (as committed,
+ * with what invalid files hold back at its last valid state). Reloads are serialized and coalesced (always to
  * the newest head); each builds new views off to the side and swaps them in with no await in between, so a
  * request sees either the old views or the new ones. A kill made by this process skips the queue when the
- * served commit is the kill commit's parent: only that environment's kill overlay is swapped.
+ * served commit is the kill commit's parent and that kills file was valid: only that environment's kill
+ * overlay is swapped.
  */
 export class OrganisationServing {
   private byProjectId = new Map<string, ProjectViews>();
@@ -28,7 +25,8 @@ export class OrganisationServing {
   private servedHead: string | null = null;
   private state: RepositoryState | null = null;
   private queue: Promise<void> = Promise.resolve();
-  problem: ServingProblem | null = null;
+  /** The problems of the served commit: files that are invalid, and what they hold back keeps its last valid state. */
+  issues: readonly ValidationIssue[] = [];
 
   constructor(
     readonly org: string,
@@ -74,10 +72,14 @@ export class OrganisationServing {
    */
   async applyKills(slug: string, env: EnvironmentName, kills: KillsFile, commit: string, parent: string | null): Promise<void> {
     const version = await this.repo.height(commit);
-    const projectId = this.state?.projects.get(slug)?.project.id;
-    const views = projectId === undefined ? undefined : this.byProjectId.get(projectId);
-    if (this.servedHead !== parent || views === undefined) return this.reloadToHead();
-    const next = views[env].withKills(kills, version, commit);
+    const project = this.state?.projects.get(slug);
+    const views = project === undefined ? undefined : this.byProjectId.get(project.project.id);
+    // A kill that rewrote an invalid kills file may release the project it held back: that is a full reload.
+    const killsFile = layout.killsFile(slug, env);
+    if (this.servedHead !== parent || views === undefined || this.issues.some((issue) => issue.file === killsFile)) return this.reloadToHead();
+    const served: KillsFile = { kills: {} };
+    for (const [key, entry] of Object.entries(kills.kills)) if (project!.flags.has(key)) served.kills[key] = entry;
+    const next = views[env].withKills(served, version, commit);
     views[env] = next;
     this.versions.set(versionKey(slug, env), version);
     this.servedHead = commit;
@@ -88,44 +90,27 @@ export class OrganisationServing {
     const started = performance.now();
     if (commit === null) {
       this.swap(null, { commit: null, projects: new Map() }, new Map());
+      this.issues = [];
       return;
     }
-    const { state, issues } = await this.repo.readState(commit);
+    // What is valid is served as committed; what an invalid file holds back keeps its last valid state.
+    const { state, issues } = await this.repo.readServed(commit);
     const keys = allVersionKeys(state.projects.keys());
     const known = this.servedHead === null ? undefined : { commit: this.servedHead, versions: this.versions };
     const versions = await snapshotVersions(this.repo, commit, keys, known);
     if (known && this.servedHead !== known.commit) return this.reload(commit); // the fast path moved on meanwhile
-    if (issues.length > 0) {
-      // Never serve an invalid commit (contract §2): keep the last good flags and report the problem. The
-      // kills files are read on their own (the fast path), so valid kills in it still take effect.
-      if (this.problem?.commit !== commit) {
-        for (const issue of issues) this.logger.error('invalid file on main; not served', { org: this.org, commit, ...issue });
-      }
-      this.problem = { commit, issues };
-      this.applyKillsOnly(state, versions);
-      return;
-    }
+    this.logNewIssues(commit, issues);
     this.swap(commit, state, versions);
-    this.problem = null;
-    this.logger.info('serving', { org: this.org, commit, projects: state.projects.size, ms: Math.round(performance.now() - started) });
+    this.issues = issues;
+    this.logger.info('serving', { org: this.org, commit, projects: state.projects.size, invalidFiles: issues.length, ms: Math.round(performance.now() - started) });
   }
 
-  /** Swaps in the kill overlays of `state` where they differ from what is served, leaving the flags as they are. */
-  private applyKillsOnly(state: RepositoryState, versions: Map<VersionKey, number>): void {
-    const changed: EnvironmentView[] = [];
-    for (const [slug, project] of state.projects) {
-      const views = this.byProjectId.get(project.project.id);
-      if (!views) continue;
-      for (const env of ENVIRONMENTS) {
-        const old = views[env];
-        const version = versions.get(versionKey(slug, env)) ?? old.version;
-        if (JSON.stringify(old.kills) === JSON.stringify(project.kills[env]) || version < old.version) continue;
-        views[env] = old.withKills(project.kills[env], version, old.commit);
-        this.versions.set(versionKey(slug, env), version);
-        changed.push(views[env]);
-      }
+  /** Each problem is logged once, when it first appears on main, not at every reload while it stays. */
+  private logNewIssues(commit: string, issues: readonly ValidationIssue[]): void {
+    const before = new Set(this.issues.map(formatIssue));
+    for (const issue of issues) {
+      if (!before.has(formatIssue(issue))) this.logger.error('invalid file on main; what it belongs to keeps its last valid state', { org: this.org, commit, ...issue });
     }
-    if (changed.length > 0) this.onSwap(changed);
   }
 
   /** Builds the changed views and swaps them in; synchronous, so no request sees half of it. */

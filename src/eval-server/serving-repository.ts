@@ -1,13 +1,15 @@
+import type { EnvironmentName, RepositoryState } from '../model/index.js';
 import type { MainMoved } from '../storage/flag-repository.js';
-import type { RepositoryState } from '../model/index.js';
 import type { ValidationIssue } from '../validation/issue.js';
 
 /** What the evaluation side needs of a flags repository (the storage module's FlagRepository fits it). */
 export interface ServingRepository {
   head(): Promise<string | null>;
-  readState(commit?: string): Promise<{ commit: string | null; state: RepositoryState; issues: ValidationIssue[] }>;
+  /** What a commit serves: as committed, but with what invalid files hold back at its last valid state. */
+  readServed(commit: string): Promise<{ commit: string | null; state: RepositoryState; issues: ValidationIssue[] }>;
+  /** The environments of a project whose served snapshot may differ between `commit` and its first parent. */
+  servedChanges(commit: string, slug: string): Promise<ReadonlySet<EnvironmentName>>;
   onMainMoved(listener: (event: MainMoved) => void): () => void;
   height(oid: string): Promise<number>;
-  treeOid(commit: string, path: string): Promise<string | null>;
   readCommit(oid: string): Promise<{ parents: string[] }>;
 }

@@ -1,12 +1,14 @@
 import type { Logger } from '../log/logger.js';
 import type { EnvironmentName, KillsFile } from '../model/index.js';
 import type { EnvironmentView } from './environment-view.js';
-import { OrganisationServing, type ServingProblem } from './organisation-serving.js';
+import { type InvalidFile, invalidFile } from '../repository/held-units.js';
+import { OrganisationServing } from './organisation-serving.js';
 import type { ServingRepository } from './serving-repository.js';
 
 export interface HolderHealth {
   ready: boolean;
-  organisations: Array<{ org: string; commit: string | null; problem: ServingProblem | null }>;
+  /** Per organisation, the served commit and the invalid files on it (empty when there are none). */
+  organisations: Array<{ org: string; commit: string | null; invalidFiles: InvalidFile[] }>;
 }
 
 /**
@@ -54,7 +56,7 @@ export class SnapshotHolder {
   }
 
   health(): HolderHealth {
-    const organisations = [...this.orgs.values()].map((o) => ({ org: o.org, commit: o.head, problem: o.problem }));
+    const organisations = [...this.orgs.values()].map((o) => ({ org: o.org, commit: o.head, invalidFiles: o.issues.map(invalidFile) }));
     return { ready: true, organisations };
   }
 

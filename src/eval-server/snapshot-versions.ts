@@ -1,38 +1,17 @@
 import { type EnvironmentName, ENVIRONMENTS } from '../model/index.js';
-import { layout } from '../repository/layout.js';
 import type { ServingRepository } from './serving-repository.js';
 
 /**
  * Snapshot versions (contract §4): the version of (project, environment) at commit C is the height (first-parent
- * commit count) of the newest first-parent ancestor-or-self of C in which that environment's folder or the
- * project's flags folder changed. It depends on history alone, so every server reading the same commit
- * computes the same number; it grows with every change that touches the environment, kills included, and
- * stays put when another environment or project changes.
+ * commit count) of the newest first-parent ancestor-or-self of C that changed what that environment serves
+ * (ServingRepository.servedChanges: its flags, configs or kills, and nothing that only touched files an
+ * invalid file holds back). It depends on history alone, so every server reading the same commit computes the
+ * same number; it grows with every change of the served snapshot, kills included, and stays put when another
+ * environment or project changes, or when a commit only touches a held-back flag.
  */
 export type VersionKey = `${string}/${EnvironmentName}`;
 
 export const versionKey = (slug: string, env: EnvironmentName): VersionKey => `${slug}/${env}`;
-
-type Fingerprints = Map<VersionKey, string>;
-
-async function fingerprints(repo: ServingRepository, commit: string, keys: Iterable<VersionKey>): Promise<Fingerprints> {
-  const out: Fingerprints = new Map();
-  const bySlug = new Map<string, { project: string | null; flags: string | null }>();
-  for (const key of keys) {
-    const slash = key.lastIndexOf('/');
-    const slug = key.slice(0, slash);
-    const env = key.slice(slash + 1) as EnvironmentName;
-    let dirs = bySlug.get(slug);
-    if (!dirs) {
-      const project = await repo.treeOid(commit, layout.projectDir(slug));
-      dirs = { project, flags: project === null ? null : await repo.treeOid(commit, layout.flagsDir(slug)) };
-      bySlug.set(slug, dirs);
-    }
-    const envTree = dirs.project === null ? null : await repo.treeOid(commit, layout.environmentDir(slug, env));
-    out.set(key, `${dirs.flags}:${envTree}`);
-  }
-  return out;
-}
 
 /** Every (project, environment) key of the given project slugs. */
 export function allVersionKeys(slugs: Iterable<string>): VersionKey[] {
@@ -41,9 +20,15 @@ export function allVersionKeys(slugs: Iterable<string>): VersionKey[] {
   return keys;
 }
 
+function splitKey(key: VersionKey): { slug: string; env: EnvironmentName } {
+  const slash = key.lastIndexOf('/');
+  return { slug: key.slice(0, slash), env: key.slice(slash + 1) as EnvironmentName };
+}
+
 /**
  * The versions of `keys` at `head`. With `known` (the versions at an earlier commit on the same first-parent
- * chain) only the commits since it are read; otherwise the walk goes back until every key is resolved.
+ * chain) only the commits since it are read; otherwise the walk goes back until every key is resolved. A key
+ * whose project appears nowhere back to the root commit is 0.
  */
 export async function snapshotVersions(
   repo: ServingRepository,
@@ -52,31 +37,32 @@ export async function snapshotVersions(
   known?: { commit: string; versions: ReadonlyMap<VersionKey, number> },
 ): Promise<Map<VersionKey, number>> {
   const result = new Map<VersionKey, number>();
-  const pending = new Set(keys);
-  let commit = head;
-  let current = await fingerprints(repo, commit, pending);
-  while (pending.size > 0) {
-    if (known && commit === known.commit) {
-      for (const key of pending) result.set(key, known.versions.get(key) ?? 0);
-      break;
-    }
-    const parent = (await repo.readCommit(commit)).parents[0];
-    if (parent === undefined) {
-      const height = await repo.height(commit);
-      for (const key of pending) result.set(key, current.get(key) === 'null:null' ? 0 : height);
-      break;
-    }
-    const before = await fingerprints(repo, parent, pending);
-    let height: number | undefined;
-    for (const key of [...pending]) {
-      if (current.get(key) !== before.get(key)) {
-        height ??= await repo.height(commit);
-        result.set(key, current.get(key) === 'null:null' ? 0 : height);
-        pending.delete(key);
-      }
-    }
-    commit = parent;
-    current = before;
+  const pending = new Map<string, Set<EnvironmentName>>();
+  for (const key of keys) {
+    const { slug, env } = splitKey(key);
+    const envs = pending.get(slug) ?? new Set<EnvironmentName>();
+    envs.add(env);
+    pending.set(slug, envs);
   }
+  let commit: string | undefined = head;
+  while (pending.size > 0 && commit !== undefined) {
+    if (known && commit === known.commit) {
+      for (const [slug, envs] of pending) for (const env of envs) result.set(versionKey(slug, env), known.versions.get(versionKey(slug, env)) ?? 0);
+      return result;
+    }
+    let height: number | undefined;
+    for (const [slug, envs] of [...pending]) {
+      const changed = await repo.servedChanges(commit, slug);
+      for (const env of envs) {
+        if (!changed.has(env)) continue;
+        height ??= await repo.height(commit);
+        result.set(versionKey(slug, env), height);
+        envs.delete(env);
+      }
+      if (envs.size === 0) pending.delete(slug);
+    }
+    commit = (await repo.readCommit(commit)).parents[0];
+  }
+  for (const [slug, envs] of pending) for (const env of envs) result.set(versionKey(slug, env), 0);
   return result;
 }

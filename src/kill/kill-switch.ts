@@ -64,11 +64,13 @@ export class KillSwitch {
   private async change(request: KillRequest, edit: (kills: KillsFile, at: Date) => KillsFile | null): Promise<KillOutcome> {
     const { repo, projectSlug: slug, flagKey, environment: env } = request;
     let written: KillsFile | null = null;
-    // A kill never fails because someone holds the lock on main: it waits for it.
-    const outcome = await repo.update((state) => {
-      const project = state.projects.get(slug);
-      if (!project?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
-      written = edit(project.kills[env], this.clock());
+    // A kill never fails because someone holds the lock on main: it waits for it. It works on what is served,
+    // held-back flags and projects included: an invalid kills file is rewritten from its last valid kills
+    // (ServedState.killFiles), which makes it valid again.
+    const outcome = await repo.update(async (_committed, head) => {
+      const served = await repo.readServed(head);
+      if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
+      written = edit(served.killFiles.get(slug)![env], this.clock());
       if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
       const action = Object.hasOwn(written.kills, flagKey) ? 'kill' : 'clear_kill';
       return {

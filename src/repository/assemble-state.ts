@@ -94,7 +94,7 @@ function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, i
     if (holder === undefined) ids.projects.set(id, path);
     return holder;
   };
-  const ok = checkProjectFiles(slug, bucket.project, bucket.flags.size, bucket.kills, claimId, issues);
+  const ok = checkProjectFiles(slug, bucket.project, bucket.kills, claimId, issues);
   for (const [key, slots] of bucket.configs) {
     if (!bucket.flags.has(key)) orphanIssues(slug, key, slots, issues);
   }

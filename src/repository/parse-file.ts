@@ -1,4 +1,4 @@
-import { type Document, parseDocument } from 'yaml';
+import { type Document, parseDocument, visit } from 'yaml';
 import type { ValidationIssue } from '../validation/issue.js';
 import type { DocumentSchemaName } from '../validation/schema-files.js';
 import { validateDocument } from '../validation/validate-document.js';
@@ -53,6 +53,36 @@ function withPositions(issues: ValidationIssue[], doc: Document, positions: Sour
  * (README.md, .gitignore) give nothing, but a YAML file under projects/ in an unexpected place is an issue.
  */
 export function parseRepositoryFile(path: string, text: string): ParseResult {
+  try {
+    return parseLayoutFile(path, text);
+  } catch (err) {
+    // A file that cannot be read is an invalid file like any other (held back, reported), never a crash.
+    return { issues: [unreadableIssue(path, text, err)] };
+  }
+}
+
+/**
+ * Why a file could not be read, in words: `yaml` refuses to expand aliases past a limit (a few hundred bytes
+ * of `&a [*b, *b, ...]` can stand for billions of values), and anything else unexpected is named by kind.
+ */
+function unreadableIssue(path: string, text: string, err: unknown): ValidationIssue {
+  const message = err instanceof Error ? err.message : String(err);
+  if (/alias/i.test(message)) {
+    const doc = parseDocument(text, { prettyErrors: false });
+    let offset = 0;
+    visit(doc, {
+      Alias(_, node) {
+        offset = node.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    const position = new SourcePositions(text).at(offset);
+    return { file: path, ...position, message: 'could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)' };
+  }
+  return { file: path, line: 1, column: 1, message: `could not be read as a flags repository file (${err instanceof Error ? err.name : 'error'})` };
+}
+
+function parseLayoutFile(path: string, text: string): ParseResult {
   const where = classifyPath(path);
   if (where.kind === 'other') {
     if (path.startsWith(`${layout.projectsDir}/`) && /\.ya?ml$/.test(path)) return { issues: [{ file: path, message: LAYOUT_HINT }] };

@@ -254,7 +254,7 @@ export class ProjectAssembler {
     if (!this.project && !this.kills.some(Boolean) && this.units.size === 0) return { state: undefined, issues: [] };
     const issues: ValidationIssue[] = [];
     // Ids are unique within one project folder by construction: one project.yaml, so nothing to claim.
-    const ok = checkProjectFiles(this.slug, this.project, this.keys.length, this.kills, undefined, issues);
+    const ok = checkProjectFiles(this.slug, this.project, this.kills, undefined, issues);
     for (const key of this.orphansInTreeOrder()) orphanIssues(this.slug, key, this.units.get(key)!.configs, issues);
     const project = this.project?.value;
     if (!ok || !project) return { state: undefined, issues };

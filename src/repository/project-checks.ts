@@ -65,12 +65,28 @@ export function checkFlagFiles(
   return { meta, keyIssue, configIssues: configIssues.length > 0 ? configIssues : NO_ISSUES, state: ok ? { meta, environments } : undefined };
 }
 
+/**
+ * Issues about files clashing with each other (one id used twice, keys that differ only in letter case, a kill
+ * of a flag that has no flag file), as opposed to a file invalid on its own. A clash does not make a flag's
+ * or project's own files invalid, so it holds nothing back (held-units.ts); the loser is simply left out.
+ */
+const clashes = new WeakSet<ValidationIssue>();
+
+export function isClash(issue: ValidationIssue): boolean {
+  return clashes.has(issue);
+}
+
+function clash(issue: ValidationIssue): ValidationIssue {
+  clashes.add(issue);
+  return issue;
+}
+
 export function duplicateIdIssue(kind: 'flag' | 'project', path: string, id: string, holder: string): ValidationIssue {
-  return { file: path, path: '/id', message: `id "${id}" is already used by ${holder}; ${kind} ids must be unique` };
+  return clash({ file: path, path: '/id', message: `id "${id}" is already used by ${holder}; ${kind} ids must be unique` });
 }
 
 export function caseCollisionIssue(path: string, twin: string): ValidationIssue {
-  return { file: path, message: `differs from flag "${twin}" only in letter case; the two files collide on case-insensitive file systems` };
+  return clash({ file: path, message: `differs from flag "${twin}" only in letter case; the two files collide on case-insensitive file systems` });
 }
 
 /** Configs of a key that has no flag file: reported even when the project is left out, as they need fixing. */
@@ -85,14 +101,13 @@ export function orphanIssues(slug: string, key: string, slots: ReadonlyArray<Slo
 export function checkProjectFiles(
   slug: string,
   project: Slot<ProjectFile> | undefined,
-  flagFiles: number,
   kills: ReadonlyArray<Slot<KillsFile> | undefined>,
   claimId: ((id: string, path: string) => string | undefined) | undefined,
   issues: ValidationIssue[],
 ): boolean {
   let ok = project?.value !== undefined;
   if (!project) {
-    issues.push({ file: layout.projectFile(slug), message: `is missing: the folder projects/${slug} needs one; its ${flagFiles} flag(s) are not served` });
+    issues.push({ file: layout.projectFile(slug), message: `is missing: the folder projects/${slug} needs one` });
   } else if (project.value && project.value.slug !== slug) {
     issues.push({ file: project.path, path: '/slug', message: `must equal the folder name "${slug}" (found "${project.value.slug}")` });
     ok = false;
@@ -103,12 +118,8 @@ export function checkProjectFiles(
       ok = false;
     }
   }
-  for (const slot of kills) {
-    if (slot && !slot.value) {
-      issues.push({ file: slot.path, message: `project "${slug}" is not served while this file is invalid, so that no killed flag comes back on` });
-      ok = false;
-    }
-  }
+  // An invalid kills file is reported by the parser; the project is left out rather than un-kill its flags.
+  if (kills.some((slot) => slot && !slot.value)) ok = false;
   return ok;
 }
 
@@ -127,7 +138,7 @@ export function serveKills(
     for (const [key, kill] of Object.entries(slot?.value?.kills ?? {})) {
       if (flags.has(key)) served.kills[key] = kill;
       else if (!hasFlagFile(key)) {
-        issues.push({ file: slot!.path, path: `/kills/${escapePointerSegment(key)}`, message: `names flag "${key}", which has no flag file in project "${slug}"` });
+        issues.push(clash({ file: slot!.path, path: `/kills/${escapePointerSegment(key)}`, message: `names flag "${key}", which has no flag file in project "${slug}"` }));
       }
       // A kill of a flag left out for its own issues is simply not served: the flag is not either.
     }

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { WriteConflictError } from '../errors/index.js';
 import { type Logger, silentLogger } from '../log/logger.js';
+import type { EnvironmentName } from '../model/environments.js';
 import type { Actor, RepositoryState } from '../model/types.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
@@ -13,9 +14,12 @@ import { initBareRepository, isRepository } from './init-repository.js';
 import { ObjectStore, type WriteBatch } from './object-store.js';
 import { ParseCache } from './parse-cache.js';
 import { type FileChange, issuesError, writeChange } from './prepare-change.js';
+import { ProjectFolders } from './project-folders.js';
 import { type RefWatcher, watchMainRef } from './ref-watcher.js';
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from './refs.js';
 import { resolveRevision } from './revision.js';
+import { ServedHistoryCache } from './served-history-cache.js';
+import { type ServedState, ServedStates } from './served-state.js';
 import { type LoadedState, StateLoader } from './state-loader.js';
 
 export interface Change<T> {
@@ -72,7 +76,8 @@ export interface OpenOptions {
   durable?: boolean;
   /**
    * Keep what parsing the files gave under `<gitdir>/flagops-cache/` (default true; never for a checkout
-   * opened read-only), so that a restart parses only the files that changed since (parse-cache.ts).
+   * opened read-only), so that a restart parses only the files that changed since (parse-cache.ts), and what
+   * serving learned of history, so that it does not walk back through it again (served-history-cache.ts).
    */
   parseCache?: boolean;
   watchDebounceMs?: number;
@@ -110,6 +115,8 @@ export class FlagRepository {
   private readonly objects: ObjectStore;
   private readonly loader: StateLoader;
   private readonly history: History;
+  private readonly served: ServedStates;
+  private readonly servedCache: ServedHistoryCache | undefined;
   private readonly listeners = new Set<(event: MainMoved) => void>();
   private queue: Promise<unknown> = Promise.resolve();
   private lastHead: string | null = null;
@@ -128,9 +135,13 @@ export class FlagRepository {
   ) {
     this.objects = new ObjectStore(gitdir, { durable: options.durable });
     this.signer = options.signingKey ? new CommitSigner(options.signingKey) : null;
-    const cache = !readOnly && options.parseCache !== false ? ParseCache.open(gitdir, logger) : undefined;
+    const caching = !readOnly && options.parseCache !== false;
+    const cache = caching ? ParseCache.open(gitdir, logger) : undefined;
     this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
     this.history = new History(this.objects, this.signer);
+    this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
+    const folders = new ProjectFolders(this.objects, this.history, parseRepositoryFile);
+    this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache);
   }
 
   static async open(options: OpenOptions): Promise<FlagRepository> {
@@ -166,6 +177,19 @@ export class FlagRepository {
   /** The typed state at a commit (default: `main`). Shared and read-only; `issues` lists what was left out. */
   readState(commit?: string | null): Promise<LoadedState> {
     return commit === undefined ? this.head().then((head) => this.loader.load(head)) : this.loader.load(commit);
+  }
+
+  /**
+   * What a commit (default: `main`) serves: as committed, except what invalid files hold back, which keeps its
+   * last valid state (served-state.ts). What the evaluation server serves and the control plane shows.
+   */
+  readServed(commit?: string | null): Promise<ServedState> {
+    return commit === undefined ? this.head().then((head) => this.served.read(head)) : this.served.read(commit);
+  }
+
+  /** The environments of a project whose served snapshot may differ between `commit` and its first parent. */
+  servedChanges(commit: string, slug: string): Promise<ReadonlySet<EnvironmentName>> {
+    return this.served.changedEnvironments(commit, slug);
   }
 
   /**
@@ -330,6 +354,7 @@ export class FlagRepository {
     this.watcher = undefined;
     this.listeners.clear();
     await this.loader.close();
+    await this.servedCache?.close();
     this.objects.close();
   }
 
@@ -384,10 +409,15 @@ export class FlagRepository {
   }
 }
 
-/** Issues in `after` that `before` did not have: what a change would make worse. */
+/**
+ * Issues in `after` that `before` did not have: what a change would make worse. Compared without line and
+ * column, so that rewriting a file another issue points into (a kills file naming a deleted flag) does not
+ * count as a new problem: a valid write is never refused for what others left invalid.
+ */
 function newIssues(before: readonly ValidationIssue[], after: readonly ValidationIssue[]): ValidationIssue[] {
-  const known = new Set(before.map(formatIssue));
-  return after.filter((issue) => !known.has(formatIssue(issue)));
+  const where = (issue: ValidationIssue) => formatIssue({ file: issue.file, path: issue.path, message: issue.message });
+  const known = new Set(before.map(where));
+  return after.filter((issue) => !known.has(where(issue)));
 }
 
 /** `<dir>/.git`, following a `gitdir:` file (worktrees, submodules). */

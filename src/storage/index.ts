@@ -18,7 +18,7 @@
  * const stop = repo.onMainMoved(({ from, to, origin }) => { ... });   // origin 'local' | 'external'
  * ```
  *
- * Reading — `readState(commit?)` → `{ commit, state, issues }`. Files under `projects/` are parsed with
+ * Reading — `readState(commit?)` → `{ commit, state, issues }`: what is valid in the commit itself. Files under `projects/` are parsed with
  * parseRepositoryFile and assembled with assembleState one project at a time; parsed files are reused by
  * blob oid, directories by tree oid and projects' state by their tree, so a new head that changed one file
  * costs one blob and re-checking that file's flag. The state is shared between callers: never mutate it (parsed
@@ -53,6 +53,12 @@
  * `treeOid(commit, path)`, `readBlob(oid)` (a file version changedPaths names), `resolveRevision(rev)` (HEAD,
  * branch, tag, full or abbreviated id, `~n`, `^n`).
  *
+ * Serving — `readServed(commit?)` → `{ commit, state, issues, heldProjects, heldFlags, killFiles }`: what a
+ * commit serves (served-state.ts): as committed, except flags and projects whose own files are invalid, which
+ * keep their state at the newest first-parent ancestor where those files were valid. What evaluation serves
+ * and the control plane shows. `servedChanges(commit, slug)`: the environments whose served snapshot the
+ * commit may have changed (snapshot versions).
+ *
  * `FlagRepository.open({ dir })` opens a checkout read-only (for `flagops diff`): reads work, `update` rejects.
  */
 export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage } from './commit-message.js';
@@ -62,4 +68,5 @@ export type { GitIdentity } from './git-objects.js';
 export type { ChangedPath, ChangeType, CommitInfo } from './history.js';
 export type { FileChange } from './prepare-change.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
+export { heldBackBy, type ServedState } from './served-state.js';
 export type { LoadedState } from './state-loader.js';

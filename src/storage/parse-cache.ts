@@ -12,7 +12,8 @@ import { type DirNode, deepFreeze, type FileNode } from './tree-reader.js';
 
 /** Bump when the file's layout changes; parser changes are caught by the fingerprint. */
 const FORMAT = 1;
-const CACHE_DIR = 'flagops-cache';
+/** Under the gitdir: every cache of what is derived from the repository's objects. */
+export const PARSE_CACHE_DIR = 'flagops-cache';
 const CACHE_FILE = 'parsed-projects.jsonl';
 /** A temp file this old was left by a process that died while saving. */
 const STALE_TEMP_MS = 60 * 60 * 1000;
@@ -51,7 +52,7 @@ export class ParseCache {
     private readonly fingerprint: string,
     private readonly logger: Logger,
   ) {
-    this.path = join(gitdir, CACHE_DIR, CACHE_FILE);
+    this.path = join(gitdir, PARSE_CACHE_DIR, CACHE_FILE);
   }
 
   /** Undefined when the parser's sources cannot be found to fingerprint (a bundled build): no cache then. */
@@ -103,7 +104,7 @@ export class ParseCache {
     await encode(dir, lines, new Slicer());
     const body = lines.join('\n');
     const header: Header = { format: FORMAT, fingerprint: this.fingerprint, crc32: crc32(body) };
-    const cacheDir = join(this.gitdir, CACHE_DIR);
+    const cacheDir = join(this.gitdir, PARSE_CACHE_DIR);
     // Not recursive: if the gitdir itself is gone (a removed repository), there is nothing to cache.
     await mkdir(cacheDir).catch((err: NodeJS.ErrnoException) => {
       if (err.code !== 'EEXIST') throw err;
@@ -220,7 +221,7 @@ function survivesJson(value: unknown): boolean {
 let fingerprint: string | null | undefined = null;
 
 /** A hash of everything a parse result depends on; computed once per process (the code does not change). */
-function parserFingerprint(): string | undefined {
+export function parserFingerprint(): string | undefined {
   if (fingerprint !== null) return fingerprint;
   try {
     // Node's version too: its Unicode tables decide what the YAML reader's and the schemas' patterns match.

@@ -109,6 +109,11 @@ export class StateLoader {
     return this.cache?.close() ?? Promise.resolve();
   }
 
+  /** The state of a commit if it is read already (or being read), without reading it. */
+  peek(commit: string): Promise<LoadedState> | undefined {
+    return this.byCommit.peek(commit);
+  }
+
   /** Records the state of a commit we just wrote, so reading it back costs nothing. */
   remember(loaded: LoadedState): void {
     if (loaded.commit !== null) this.byCommit.set(loaded.commit, Promise.resolve(loaded));

@@ -104,6 +104,32 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('From the hook');
   });
 
+  it('holds back only the flag of an invalid file arriving from the git host; everything else is served and pushed (contract §10)', async () => {
+    const broken = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'broken-remotely' })).body;
+    const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'still-fine' })).body;
+    const sdk = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+    const file = 'projects/shop/environments/prod/broken-remotely.yaml';
+    const hook = () => httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', { headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' }, rawBody: '{}' });
+    await outsideCommit((checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 250\n'), 'a broken rollout, merged on the host');
+    expect((await hook()).body.outcome).toBe('fast-forwarded');
+
+    const held = (await admin.get(`/api/v1/flags/${broken.id}`)).body;
+    expect(held.invalidFiles.length).toBeGreaterThan(0);
+    expect(held.invalidFiles.every((entry: Json) => entry.file === file)).toBe(true);
+    expect(held.environments.prod).toMatchObject({ enabled: false, rolloutPct: 0 });
+    expect((await admin.put(`/api/v1/flags/${broken.id}/environments/prod/config`, { enabled: true })).body.error.code).toBe('invalid_in_repository');
+    const change = await admin.put(`/api/v1/flags/${other.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
+    expect(change.status).toBe(200);
+    expect(remoteFile('projects/shop/environments/prod/still-fine.yaml')).toContain('rolloutPct: 100');
+    const served = (await httpClient(service.evalUrl, sdk).post('/v1/evaluate', { keys: ['broken-remotely', 'still-fine'] })).body;
+    expect(served['still-fine']).toMatchObject({ value: true });
+    expect(served['broken-remotely']).toMatchObject({ value: false, reason: 'flag_disabled' });
+
+    await outsideCommit((checkout) => writeFileSync(path.join(checkout, file), 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nversion: 2\n'), 'fix the rollout');
+    expect((await hook()).body.outcome).toBe('fast-forwarded');
+    expect((await admin.get(`/api/v1/flags/${broken.id}`)).body).not.toHaveProperty('invalidFiles');
+  });
+
   it('passes a push to /git/<org>.git on to the remote at once, with no poll and no webhook', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed-here' })).body;
     const checkout = path.join(work, 'through-flagops');

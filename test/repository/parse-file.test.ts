@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deriveFlagId, deriveProjectId, parseRepositoryFile } from '../../src/repository/index.js';
+import { deriveFlagId, deriveProjectId, parseRepositoryFile, readRepositoryFiles } from '../../src/repository/index.js';
+import { formatIssue } from '../../src/validation/issue.js';
 
 const CONFIG = 'projects/shop/environments/prod/checkout-v2.yaml';
 
@@ -25,6 +26,32 @@ describe('parsing a repository file', () => {
       'projects/shop/settings.yaml',
     ])('reports a YAML file in an unexpected place under projects/: %s', (path) => {
       expect(parseRepositoryFile(path, 'key: x\n').issues).toEqual([{ file: path, message: expect.stringContaining('is not part of the repository layout') }]);
+    });
+  });
+
+  describe('a file that cannot be read', () => {
+    // Nine levels of nine aliases: a few hundred bytes that stand for 387 million values.
+    const letters = 'abcdefghi';
+    const bomb = [
+      `a: &a [${Array(9).fill('"lol"').join(',')}]`,
+      ...[...letters].slice(1).map((letter, i) => `${letter}: &${letter} [${Array(9).fill(`*${letters[i]}`).join(',')}]`),
+    ].join('\n');
+
+    it('is an issue naming the file and the first alias, never an exception (a YAML alias bomb)', () => {
+      const result = parseRepositoryFile(CONFIG, bomb);
+      expect(result.file).toBeUndefined();
+      expect(result.issues).toEqual([{ file: CONFIG, line: 2, column: 8, message: expect.stringContaining('aliases expand to too many values') }]);
+    });
+
+    it('is reported, file first, by what the push check reads a pushed commit with (readRepositoryFiles)', () => {
+      const { issues } = readRepositoryFiles([{ path: CONFIG, text: bomb }], null);
+      expect(issues.map(formatIssue)[0]).toEqual(`${CONFIG}:2:8: could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)`);
+    });
+
+    it('is the same for every kind of file', () => {
+      for (const path of ['projects/shop/project.yaml', 'projects/shop/flags/a.yaml', 'projects/shop/environments/dev/kills.yaml']) {
+        expect(parseRepositoryFile(path, bomb).issues[0]).toMatchObject({ file: path, message: expect.stringContaining('aliases') });
+      }
     });
   });
 

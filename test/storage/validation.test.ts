@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors/index.js';
@@ -73,5 +73,16 @@ describe('what update writes is validated first (contract §2: an invalid file t
     const { committed, state: after } = await repo.update(() => ({ changes: newFlagFiles('shop', 'c'), meta: meta('flag_create', { flag: 'c' }), result: undefined }));
     expect(committed).toBe(true);
     expect([...after.projects.get('shop')!.flags.keys()]).toEqual(['a', 'c']);
+  });
+
+  it('does not refuse a valid write for problems other files had before it, even where their words could change', async () => {
+    const { repo } = await openSeeded();
+    // A project folder without project.yaml: a problem of that project's, before any write.
+    pushFromOutside(repo.gitdir, (checkout) => rmSync(join(checkout, layout.projectFile('shop'))));
+    const before = (await repo.readState()).issues;
+    expect(before.map((i) => i.file)).toEqual([layout.projectFile('shop')]);
+    const { committed } = await repo.update(() => ({ changes: newFlagFiles('shop', 'c'), meta: meta('flag_create', { flag: 'c' }), result: undefined }));
+    expect(committed).toBe(true);
+    expect((await repo.readState()).issues).toEqual(before);
   });
 });

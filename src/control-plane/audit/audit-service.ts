@@ -21,7 +21,7 @@ export interface AuditRequest {
 export async function readAudit(ws: Workspace, request: AuditRequest): Promise<AuditPage> {
   const query: AuditQuery = { limit: request.limit };
   if (request.projectId !== undefined || request.flagId !== undefined) {
-    const { state } = await ws.repo.readState();
+    const { state } = await ws.repo.readServed();
     if (request.projectId !== undefined) query.projectSlug = projectById(state, request.projectId).project.slug;
     if (request.flagId !== undefined) {
       const { project, flag } = flagById(state, request.flagId);

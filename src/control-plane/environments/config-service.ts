@@ -7,7 +7,7 @@ import { serializeRepositoryFile } from '../../repository/serialize-file.js';
 import type { ConfigUpdateBody } from '../../validation/api-bodies.js';
 import { pointerToField } from '../../validation/validate-body.js';
 import { configValueKindIssues } from '../../validation/value-kind.js';
-import { type FlagView, flagView } from '../flags/flag-view.js';
+import { type FlagView, servedFlagView } from '../flags/flag-view.js';
 import { writeFlag } from '../flag-write.js';
 import type { Workspace } from '../http/workspace.js';
 import { flagById } from '../state-lookup.js';
@@ -22,7 +22,7 @@ const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules'] 
  * kills.yaml), so the moment the kill lifts the new config is already what serves.
  */
 export async function updateConfig(ws: Workspace, flagId: string, env: EnvironmentName, body: ConfigUpdateBody): Promise<FlagView> {
-  const { ref } = await writeFlag(ws, flagId, 'config_update', ({ project, flag }) => {
+  const { ref, view } = await writeFlag(ws, flagId, 'config_update', ({ project, flag }) => {
     const current = flag.environments[env];
     if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
       throw new VersionConflictError(current.version, body.expectedVersion);
@@ -49,7 +49,7 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
       environment: env,
     };
   });
-  if (!body.clearKill) return flagView(ref);
+  if (!body.clearKill) return view;
   await ws.deps.killSwitch.clear({
     org: ws.org,
     repo: ws.repo,
@@ -58,6 +58,6 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
     environment: env,
     actor: ws.actor,
   });
-  const { state } = await ws.repo.readState();
-  return flagView(flagById(state, flagId));
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagById(served.state, flagId));
 }

@@ -1,5 +1,5 @@
 import type { EnvironmentName } from '../../model/environments.js';
-import { type FlagView, flagView } from '../flags/flag-view.js';
+import { type FlagView, servedFlagView } from '../flags/flag-view.js';
 import type { Workspace } from '../http/workspace.js';
 import { flagById } from '../state-lookup.js';
 
@@ -13,7 +13,7 @@ export interface KillView extends FlagView {
  * serves valueOff, so the response never runs ahead of the edge. The config file and its version are untouched.
  */
 export async function killFlag(ws: Workspace, flagId: string, env: EnvironmentName, reason?: string): Promise<KillView> {
-  const { state } = await ws.repo.readState();
+  const { state } = await ws.repo.readServed();
   const { project, flag } = flagById(state, flagId);
   const outcome = await ws.deps.killSwitch.kill({
     org: ws.org,
@@ -24,5 +24,6 @@ export async function killFlag(ws: Workspace, flagId: string, env: EnvironmentNa
     actor: ws.actor,
     reason,
   });
-  return { ...flagView(flagById(outcome.state, flagId)), alreadyKilled: !outcome.changed };
+  const served = await ws.repo.readServed(outcome.commit);
+  return { ...servedFlagView(served, flagById(served.state, flagId)), alreadyKilled: !outcome.changed };
 }

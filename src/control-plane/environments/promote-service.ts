@@ -3,7 +3,7 @@ import type { EnvironmentName } from '../../model/environments.js';
 import type { EnvironmentConfig } from '../../model/types.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';
-import { type FlagView, flagView } from '../flags/flag-view.js';
+import type { FlagView } from '../flags/flag-view.js';
 import { writeFlag } from '../flag-write.js';
 import type { Workspace } from '../http/workspace.js';
 
@@ -14,7 +14,7 @@ import type { Workspace } from '../http/workspace.js';
  */
 export async function promoteFlag(ws: Workspace, flagId: string, to: EnvironmentName, from: EnvironmentName): Promise<FlagView> {
   if (from === to) throw new InvalidInputError(`fromEnv: must differ from the destination environment ${to}`, 'fromEnv');
-  const { ref } = await writeFlag(ws, flagId, 'promote', ({ project, flag }) => {
+  const { view } = await writeFlag(ws, flagId, 'promote', ({ project, flag }) => {
     const source = flag.environments[from];
     const next: EnvironmentConfig = {
       enabled: source.enabled,
@@ -32,5 +32,5 @@ export async function promoteFlag(ws: Workspace, flagId: string, to: Environment
       fromEnvironment: from,
     };
   });
-  return flagView(ref);
+  return view;
 }

@@ -6,34 +6,38 @@ import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';
 import type { FlagCreateBody, FlagPatchBody } from '../../validation/api-bodies.js';
 import { writeFlag } from '../flag-write.js';
+import { refuseHeldBack } from '../held-back.js';
 import type { Workspace } from '../http/workspace.js';
 import { flagById, flagByKey, projectById } from '../state-lookup.js';
-import { type FlagView, flagView } from './flag-view.js';
+import { type FlagView, servedFlagView } from './flag-view.js';
 import { initialConfig, initialDefaultValue } from './initial-config.js';
 
-/** Every flag of a project, archived ones too, or the one with `key` (none: an empty list). */
+/** Every flag of a project as served, archived ones too, or the one with `key` (none: an empty list). */
 export async function listFlags(ws: Workspace, projectId: string, key?: string): Promise<FlagView[]> {
-  const { state } = await ws.repo.readState();
-  const project = projectById(state, projectId);
+  const served = await ws.repo.readServed();
+  const project = projectById(served.state, projectId);
   const flags = key === undefined ? [...project.flags.values()] : [project.flags.get(key)].filter((f) => f !== undefined);
-  return flags.map((flag) => flagView({ project, flag }));
+  return flags.map((flag) => servedFlagView(served, { project, flag }));
 }
 
 export async function getFlag(ws: Workspace, id: string): Promise<FlagView> {
-  const { state } = await ws.repo.readState();
-  return flagView(flagById(state, id));
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagById(served.state, id));
 }
 
 export async function lookupFlag(ws: Workspace, projectSlug: string, key: string): Promise<FlagView> {
-  const { state } = await ws.repo.readState();
-  return flagView(flagByKey(state, projectSlug, key));
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagByKey(served.state, projectSlug, key));
 }
 
 /** One commit: the flag file and its config in dev, staging and prod, all off at 0%. */
 export async function createFlag(ws: Workspace, projectId: string, body: FlagCreateBody): Promise<FlagView> {
-  const outcome = await ws.repo.update(async (state, head) => {
-    const project = projectById(state, projectId);
+  const outcome = await ws.repo.update(async (_committed, head) => {
+    const served = await ws.repo.readServed(head);
+    const project = projectById(served.state, projectId);
     const slug = project.project.slug;
+    // A new flag in a project that an invalid file holds back would not be served.
+    refuseHeldBack(served, slug);
     const lower = body.key.toLowerCase();
     // Keys differing only in case would collide as file names on case-insensitive file systems.
     const taken =
@@ -56,12 +60,13 @@ export async function createFlag(ws: Workspace, projectId: string, body: FlagCre
     };
   });
   await ws.served();
-  return flagView(flagById(outcome.state, outcome.result));
+  const served = await ws.repo.readServed(outcome.commit);
+  return servedFlagView(served, flagById(served.state, outcome.result));
 }
 
 /** Metadata only (service-spec §4); fields left out keep their value. */
 export async function patchFlag(ws: Workspace, id: string, body: FlagPatchBody): Promise<FlagView> {
-  const { ref } = await writeFlag(ws, id, 'flag_update', ({ project, flag }) => {
+  const { view } = await writeFlag(ws, id, 'flag_update', ({ project, flag }) => {
     const changed = (['name', 'description'] as const).filter((f) => body[f] !== undefined && body[f] !== flag.meta[f]);
     if (changed.length === 0) return null;
     const next: FlagFile = { ...flag.meta };
@@ -72,12 +77,12 @@ export async function patchFlag(ws: Workspace, id: string, body: FlagPatchBody):
       summary: `update ${next.key}: ${changed.join(', ')}`,
     };
   });
-  return flagView(ref);
+  return view;
 }
 
 /** Soft archive (service-spec §3): archivedAt is set once; archiving an archived flag changes nothing. */
 export async function archiveFlag(ws: Workspace, id: string): Promise<FlagView> {
-  const { ref } = await writeFlag(ws, id, 'flag_archive', ({ project, flag }, now) => {
+  const { view } = await writeFlag(ws, id, 'flag_archive', ({ project, flag }, now) => {
     if (flag.meta.archivedAt !== null) return null;
     const next: FlagFile = { ...flag.meta, archivedAt: now.toISOString() };
     return {
@@ -85,5 +90,5 @@ export async function archiveFlag(ws: Workspace, id: string): Promise<FlagView> 
       summary: `archive ${next.key}`,
     };
   });
-  return flagView(ref);
+  return view;
 }

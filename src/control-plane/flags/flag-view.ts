@@ -1,5 +1,7 @@
 import { ENVIRONMENTS, type EnvironmentName } from '../../model/environments.js';
 import type { EnvironmentConfig, FlagKind, JsonValue } from '../../model/types.js';
+import { type InvalidFile, invalidFile } from '../../repository/held-units.js';
+import { heldBackBy, type ServedState } from '../../storage/served-state.js';
 import type { FlagRef } from '../state-lookup.js';
 
 export interface EnvironmentConfigView extends EnvironmentConfig {
@@ -21,9 +23,22 @@ export interface FlagView {
   projectId: string;
   projectSlug: string;
   environments: Record<EnvironmentName, EnvironmentConfigView>;
+  /**
+   * Only while an invalid file on main holds the flag back (one of its own files, or its project's
+   * project.yaml or a kills.yaml): the flag shows, and serves, its last valid state until they are fixed.
+   */
+  invalidFiles?: InvalidFile[];
 }
 
-/** The flag response of every flag endpoint. A flag without a name is shown by its key. */
+/** The flag response of every flag endpoint, from the served state: with invalidFiles while it is held back. */
+export function servedFlagView(served: ServedState, ref: FlagRef): FlagView {
+  const view = flagView(ref);
+  const held = heldBackBy(served, ref.project.project.slug, ref.flag.meta.key);
+  if (held.length > 0) view.invalidFiles = held.map(invalidFile);
+  return view;
+}
+
+/** A flag as served. A flag without a name is shown by its key. */
 export function flagView({ project, flag }: FlagRef): FlagView {
   const { meta } = flag;
   const environments = {} as Record<EnvironmentName, EnvironmentConfigView>;

@@ -6,7 +6,7 @@ import { projectById } from '../state-lookup.js';
 /** An sdk key is scoped to a project of the caller's organisation: another organisation's project is 404. */
 export async function createKey(ws: Workspace, body: KeyCreateBody): Promise<CreatedKey> {
   if (body.kind === 'sdk') {
-    const { state } = await ws.repo.readState();
+    const { state } = await ws.repo.readServed();
     projectById(state, body.projectId!);
   }
   return ws.deps.keys.createKey(ws.org, body);

@@ -4,13 +4,15 @@ import type { ProjectFile } from '../../model/types.js';
 import { deriveProjectId } from '../../repository/ids.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';
+import { invalidFile } from '../../repository/held-units.js';
+import { heldBackBy } from '../../storage/served-state.js';
 import type { ProjectCreateBody } from '../../validation/api-bodies.js';
 import type { Workspace } from '../http/workspace.js';
 import { type ProjectView, projectView } from './project-view.js';
 
 export async function listProjects(ws: Workspace): Promise<ProjectView[]> {
-  const { state } = await ws.repo.readState();
-  return [...state.projects.values()].map((p) => projectView(p.project));
+  const served = await ws.repo.readServed();
+  return [...served.state.projects.values()].map((p) => projectView(p.project, heldBackBy(served, p.project.slug).map(invalidFile)));
 }
 
 /**
@@ -20,7 +22,8 @@ export async function listProjects(ws: Workspace): Promise<ProjectView[]> {
 export async function createProject(ws: Workspace, body: ProjectCreateBody): Promise<ProjectView> {
   const limit = ws.deps.planProjectLimit;
   const { slug, name } = body;
-  const { result } = await ws.repo.update(async (state, head) => {
+  const { result } = await ws.repo.update(async (_committed, head) => {
+    const { state } = await ws.repo.readServed(head);
     // A folder left out of the state for its own issues still owns the slug.
     const taken = state.projects.has(slug) || (head !== null && (await ws.repo.treeOid(head, layout.projectDir(slug))) !== null);
     if (taken) throw new ConflictError(`a project with slug ${JSON.stringify(slug)} already exists`);

@@ -1,11 +1,14 @@
 import { ENVIRONMENTS, type EnvironmentName } from '../../model/environments.js';
 import type { ProjectFile } from '../../model/types.js';
+import type { InvalidFile } from '../../repository/held-units.js';
 
 export interface ProjectView {
   id: string;
   name: string;
   slug: string;
   environments: Array<{ id: string; name: EnvironmentName }>;
+  /** Only while an invalid project.yaml or kills.yaml holds the whole project back at its last valid state. */
+  invalidFiles?: InvalidFile[];
 }
 
 /**
@@ -16,11 +19,13 @@ export function environmentId(projectId: string, env: EnvironmentName): string {
   return `${projectId}:${env}`;
 }
 
-export function projectView(project: ProjectFile): ProjectView {
-  return {
+export function projectView(project: ProjectFile, invalidFiles: InvalidFile[] = []): ProjectView {
+  const view: ProjectView = {
     id: project.id,
     name: project.name,
     slug: project.slug,
     environments: ENVIRONMENTS.map((env) => ({ id: environmentId(project.id, env), name: env })),
   };
+  if (invalidFiles.length > 0) view.invalidFiles = invalidFiles;
+  return view;
 }

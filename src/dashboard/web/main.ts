@@ -9,11 +9,14 @@ import { projectsPage } from './pages/projects-page.js';
 import { signInPage } from './pages/sign-in-page.js';
 import { hrefOf, parseHash, type View } from './route.js';
 import type { SessionInfo } from './types.js';
+import { invalidFilesBanner } from './ui/invalid-files-banner.js';
 
 /** The dashboard's entry point: find out whether we are signed in, then show the view the hash names. */
 const root = document.getElementById('app')!;
 let session: SessionInfo | null = null;
 let page: Page | null = null;
+/** Stops the invalid-files banner's polling. */
+let stopBanner: (() => void) | null = null;
 
 const api = createApi({
   csrfToken: () => session?.csrfToken ?? null,
@@ -59,6 +62,9 @@ async function signOut(): Promise<void> {
 
 function showApp(signedIn: SessionInfo): void {
   session = signedIn;
+  stopBanner?.();
+  const invalidFiles = invalidFilesBanner(api);
+  stopBanner = invalidFiles.dispose;
   replace(
     root,
     h(
@@ -69,6 +75,7 @@ function showApp(signedIn: SessionInfo): void {
       h('span', { class: 'who', title: `${signedIn.user.username} in ${signedIn.user.org}` }, signedIn.user.name),
       h('button', { type: 'button', class: 'secondary small', onclick: () => void signOut() }, 'Sign out'),
     ),
+    invalidFiles.element,
     h('main', { id: 'view' }),
   );
   showView();
@@ -77,6 +84,8 @@ function showApp(signedIn: SessionInfo): void {
 function showSignIn(notice?: string): void {
   page?.dispose?.();
   page = null;
+  stopBanner?.();
+  stopBanner = null;
   session = null;
   document.title = 'Sign in · flagops';
   replace(root, signInPage(api, showApp, notice));

@@ -17,8 +17,17 @@ export interface EnvironmentState extends EnvironmentConfig {
   killReason?: string;
 }
 
+/** An invalid file on main, as flag responses name it. */
+export interface InvalidFileResponse {
+  file: string;
+  line: number | null;
+  message: string;
+}
+
 export interface FlagResponse extends FlagFile {
   environments: Record<EnvironmentName, EnvironmentState>;
+  /** Only while an invalid file on main holds the flag back at its last valid state. */
+  invalidFiles?: InvalidFileResponse[];
   /** Only on a kill's answer: the flag was killed already and nothing changed. */
   alreadyKilled?: boolean;
 }

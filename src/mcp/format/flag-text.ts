@@ -1,5 +1,5 @@
 import { ENVIRONMENTS, type EnvironmentName } from '../../model/index.js';
-import type { EnvironmentState, FlagResponse } from '../api/api-types.js';
+import type { EnvironmentState, FlagResponse, InvalidFileResponse } from '../api/api-types.js';
 
 const show = (value: unknown): string => JSON.stringify(value) ?? 'undefined';
 
@@ -29,9 +29,26 @@ export function flagHeadline(flag: FlagResponse): string {
   return `${flag.key}${name} (${flag.kind}, id ${flag.id}${archived})`;
 }
 
+const where = (entry: InvalidFileResponse) => `${entry.file}${entry.line === null ? '' : `:${entry.line}`}`;
+
+/**
+ * While an invalid file on main holds the flag back: what serves (its last valid state, shown below), what
+ * is refused (every change but kills) and which file to fix, so an agent neither retries nor misreads the state.
+ */
+export function heldBackText(flag: FlagResponse): string | undefined {
+  if (!flag.invalidFiles?.length) return undefined;
+  const files = flag.invalidFiles.map((entry) => `    ${where(entry)}: ${entry.message}`);
+  return [
+    '  HELD BACK: an invalid file on main keeps this flag at its last valid state (what is shown and served below).',
+    '  Changes other than kills are refused (invalid_in_repository) until a human fixes or reverts:',
+    ...files,
+  ].join('\n');
+}
+
 /** A flag with every environment, one line each. */
 export function flagText(flag: FlagResponse): string {
-  return [flagHeadline(flag), ...ENVIRONMENTS.map((env) => `  ${environmentLine(env, flag.environments[env])}`)].join('\n');
+  const held = heldBackText(flag);
+  return [flagHeadline(flag), ...(held ? [held] : []), ...ENVIRONMENTS.map((env) => `  ${environmentLine(env, flag.environments[env])}`)].join('\n');
 }
 
 /** A flag in one line, for lists: the state of each environment in a word or two. */
@@ -42,5 +59,6 @@ export function flagSummaryLine(flag: FlagResponse): string {
     if (!s.enabled) return `${env} off`;
     return `${env} on ${s.rolloutPct}%${s.rules.length ? ` +${s.rules.length} rule${s.rules.length === 1 ? '' : 's'}` : ''}`;
   });
-  return `${flag.key}${flag.archivedAt ? ' (archived)' : ''}: ${envs.join(' · ')}`;
+  const held = flag.invalidFiles?.length ? ` — HELD BACK by invalid ${[...new Set(flag.invalidFiles.map(where))].join(', ')}` : '';
+  return `${flag.key}${flag.archivedAt ? ' (archived)' : ''}: ${envs.join(' · ')}${held}`;
 }

@@ -10,6 +10,8 @@ const NEXT_STEP: Readonly<Record<string, string>> = {
   not_found: 'Check the key with list_flags; environments are dev, staging and prod.',
   invalid_input: 'Fix the named field and call again.',
   conflict: 'It exists already: read it with get_flag instead of creating it.',
+  invalid_in_repository:
+    'An invalid file on main holds this flag (or its project) back. Do not retry: a human must fix or revert the file named. Kills and cleared kills still work.',
   timeout:
     'No answer arrived in time. A write may or may not have happened: call get_flag (or get_audit_log) to see the current state before you retry.',
   unreachable: 'The control plane is not reachable at FLAGOPS_URL. Nothing was changed; retry later or tell a human.',

@@ -44,7 +44,7 @@ export async function servedOrg(org: string, holder: SnapshotHolder): Promise<vo
 /** Every view the holder serves for `org`. The project ids come from main; the holder has the views. */
 export async function servedViews(org: string, repos: RepositoryRegistry, holder: SnapshotHolder): Promise<EnvironmentView[]> {
   await servedOrg(org, holder);
-  const { state } = await (await repos.get(org)).readState();
+  const { state } = await (await repos.get(org)).readServed();
   const views: EnvironmentView[] = [];
   for (const project of state.projects.values()) {
     for (const env of ENVIRONMENTS) {

@@ -1,6 +1,9 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactPath, buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { pushEdit } from '../../helpers/git-cli.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
@@ -235,6 +238,25 @@ describe('the dashboard in Chromium', () => {
     expect((await flagNow()).environments.dev.killed).toBe(false);
     const kills = await admin().get(`/api/v1/audit?flagId=${flagId}&environment=dev&action=kill`);
     expect(kills.body.entries).toEqual([]);
+  });
+
+  it('names each invalid file and line in a banner on every page while one is on main, and marks the held-back flag', async () => {
+    const file = 'projects/web-shop/environments/prod/checkout-v2.yaml';
+    pushEdit(svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\n'), 'a broken rollout');
+    const banner = alice.locator('.invalid-banner');
+    for (const hash of ['#/projects', '#/audit', `#/projects/${encodeURIComponent(projectId)}`]) {
+      await alice.goto(`${svc.controlUrl}/${hash}`);
+      await expect.poll(() => banner.locator(`li[data-file="${file}"]`).textContent(), { timeout: 10_000 }).toMatch(new RegExp(`^${file}:2 — /rolloutPct: `));
+    }
+    const row = alice.locator('tr[data-flag="checkout-v2"]');
+    await expect.poll(() => row.getAttribute('class')).toContain('held-back');
+    expect(await row.locator('.tag.held').textContent()).toBe('held back');
+    await alice.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(flagId)}/prod`);
+    await expect.poll(() => alice.locator('.held-back-notice').textContent()).toContain(`${file}:2`);
+
+    pushEdit(svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 35\nvalueOn: true\nvalueOff: false\nversion: 9\n'), 'fix the rollout');
+    await expect.poll(() => banner.count(), { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => alice.locator('.held-back-notice').count()).toBe(0);
   });
 
   it('signs out: the browser drops the cookie and the server forgets the session', async () => {

@@ -10,6 +10,7 @@ import { confirmDialog } from '../ui/confirm-dialog.js';
 import { envCellContent } from '../ui/env-cell.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
 import { errorText } from '../ui/error-text.js';
+import { invalidFileLine } from '../ui/invalid-files-banner.js';
 import { killBanner } from '../ui/kill-banner.js';
 import { promotePanel } from '../ui/promote-panel.js';
 import { statsPanel } from '../ui/stats-panel.js';
@@ -57,6 +58,18 @@ function header(ctx: PageContext, flag: FlagView, onChanged: (flag: FlagView) =>
   );
 }
 
+/** While an invalid file holds the flag back: what is shown, what is refused, and which file to fix. */
+function heldBackNotice(flag: FlagView): HTMLElement | null {
+  if (!flag.invalidFiles?.length) return null;
+  return h(
+    'div',
+    { class: 'held-back-notice', role: 'status' },
+    h('strong', null, 'Held back. '),
+    'An invalid file on main keeps this flag at its last valid state, shown and served here. Changes other than kills are refused until it is fixed:',
+    h('ul', null, flag.invalidFiles.map((entry) => h('li', { class: 'mono' }, invalidFileLine(entry)))),
+  );
+}
+
 /** One flag: every environment at a glance, the chosen one's editor, promotion with a preview, and stats. */
 export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName): Page {
   const crumbs = h('p', { class: 'crumbs' }, h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects'));
@@ -72,7 +85,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     if (fingerprint === drawn) return;
     drawn = fingerprint;
     replace(crumbs, h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects'), ' / ', h('a', { href: hrefOf({ name: 'flags', projectId: fresh.projectId }) }, fresh.projectSlug));
-    replace(top, header(ctx, fresh, changed), killBanner(killedEntries([fresh]), Date.now(), false), tabs(fresh, env));
+    replace(top, header(ctx, fresh, changed), heldBackNotice(fresh), killBanner(killedEntries([fresh]), Date.now(), false), tabs(fresh, env));
   };
   /** A newer flag from any source: redraw the summary, tell the editor and the promotion preview. */
   function changed(fresh: FlagView): void {

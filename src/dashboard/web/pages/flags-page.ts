@@ -8,6 +8,7 @@ import { hrefOf } from '../route.js';
 import type { FlagView, Project } from '../types.js';
 import { envCellContent } from '../ui/env-cell.js';
 import { errorText } from '../ui/error-text.js';
+import { invalidFileLine } from '../ui/invalid-files-banner.js';
 import { killBanner } from '../ui/kill-banner.js';
 
 /** How often the list is re-read while visible: a kill elsewhere shows here within about a second. */
@@ -15,7 +16,8 @@ export const FLAGS_POLL_MS = 1000;
 
 function flagRow(flag: FlagView): HTMLElement {
   const killed = ENVIRONMENTS.some((env) => flag.environments[env].killed);
-  const classes = ['flag-row', flag.archivedAt ? 'archived' : '', killed ? 'has-kill' : ''].filter(Boolean).join(' ');
+  const held = flag.invalidFiles !== undefined && flag.invalidFiles.length > 0;
+  const classes = ['flag-row', flag.archivedAt ? 'archived' : '', killed ? 'has-kill' : '', held ? 'held-back' : ''].filter(Boolean).join(' ');
   return h(
     'tr',
     { class: classes, 'data-flag': flag.key },
@@ -25,6 +27,7 @@ function flagRow(flag: FlagView): HTMLElement {
       h('a', { href: hrefOf({ name: 'flag', flagId: flag.id, env: 'prod' }), class: 'flag-key' }, flag.key),
       flag.name !== flag.key ? h('div', { class: 'muted' }, flag.name) : null,
       flag.archivedAt ? h('span', { class: 'tag' }, 'archived') : null,
+      held ? h('span', { class: 'tag held', title: flag.invalidFiles!.map(invalidFileLine).join('\n') }, 'held back') : null,
     ),
     h('td', { class: 'muted' }, flag.kind),
     ENVIRONMENTS.map((env) =>

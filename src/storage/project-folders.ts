@@ -1,0 +1,221 @@
+import { ENVIRONMENTS } from '../model/environments.js';
+import type { EnvironmentConfig, FlagFile, KillsFile, ProjectFile } from '../model/types.js';
+import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
+import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
+import type { Slot } from '../repository/project-checks.js';
+import { isTreeMode, type TreeEntry } from './git-objects.js';
+import type { History } from './history.js';
+import { Lru } from './lru.js';
+import type { ObjectStore } from './object-store.js';
+import { deepFreeze, type ParseFile } from './tree-reader.js';
+
+const YAML = '.yaml';
+
+/** Lookups into one directory answered by scanning its entries before a map of them is built. */
+const SCANS_BEFORE_MAP = 16;
+
+/** One project folder of a commit, by object ids: what it takes to tell which of its units are valid. */
+export interface ProjectFolder {
+  oid: string;
+  slug: string;
+  projectFile: string | undefined;
+  flagsDir: string | undefined;
+  /** The tree of each environment's folder, in ENVIRONMENTS order. */
+  envDirs: ReadonlyArray<string | undefined>;
+}
+
+/**
+ * Reads project folders of any commit by object id, for what serving needs of history (the last valid state
+ * of a held-back flag or project, and whether a commit changed what an environment serves) without
+ * assembling whole commits: folders are cached by tree oid, parsed files by blob oid and path, and trees by
+ * the object store. Everything read is immutable, so nothing here is ever stale. A file is found by scanning
+ * its directory's entries, until the directory has been looked into a few times: a commit's new 10,000-file
+ * directory is usually looked into once or twice, where building a map would cost more than the scans, but a
+ * push that breaks a thousand flags looks into it a thousand times.
+ */
+export class ProjectFolders {
+  private readonly folders = new Lru<string, ProjectFolder>(1024);
+  private readonly parsed = new Lru<string, { value: unknown }>(20_000);
+  /** Per directory, how often it was looked into, and past SCANS_BEFORE_MAP lookups its files by name. */
+  private readonly lookups = new Lru<string, { count: number; byName?: Map<string, string> }>(400_000, (entry) => 1 + (entry.byName?.size ?? 0));
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly history: History,
+    private readonly parse: ParseFile,
+  ) {}
+
+  /** The folder `projects/<slug>` at `commit`, or undefined when the commit has none. */
+  async at(commit: string, slug: string): Promise<ProjectFolder | undefined> {
+    const oid = await this.history.treeOid(commit, layout.projectDir(slug));
+    if (oid === null) return undefined;
+    // The same tree under another slug names other paths: both are part of the key.
+    const key = `${oid} ${slug}`;
+    let folder = this.folders.get(key);
+    if (!folder) {
+      folder = await this.read(oid, slug);
+      this.folders.set(key, folder);
+    }
+    return folder;
+  }
+
+  /** The project folders (slugs) of a commit. */
+  async slugs(commit: string): Promise<string[]> {
+    const oid = await this.history.treeOid(commit, layout.projectsDir);
+    if (oid === null) return [];
+    return (await this.objects.readTree(oid)).filter((entry) => isTreeMode(entry.mode)).map((entry) => entry.name);
+  }
+
+  /** The files of one flag, parsed. */
+  async flagFiles(folder: ProjectFolder, key: string): Promise<FlagFiles> {
+    const flagOid = await this.oidIn(folder.flagsDir, `${key}${YAML}`);
+    const flag = flagOid === undefined ? undefined : await this.slot<FlagFile>(layout.flagFile(folder.slug, key), flagOid);
+    const configs = await Promise.all(
+      ENVIRONMENTS.map(async (env, i) => {
+        const oid = await this.oidIn(folder.envDirs[i], `${key}${YAML}`);
+        return oid === undefined ? undefined : this.slot<EnvironmentConfig>(layout.configFile(folder.slug, env, key), oid);
+      }),
+    );
+    return { flag, configs };
+  }
+
+  /** The blob oids of one flag's files, joined (equal strings: the same files); undefined when it has none. */
+  async flagSignature(folder: ProjectFolder, key: string): Promise<string | undefined> {
+    const name = `${key}${YAML}`;
+    const oids = [await this.oidIn(folder.flagsDir, name)];
+    for (const dir of folder.envDirs) oids.push(await this.oidIn(dir, name));
+    return oids.every((oid) => oid === undefined) ? undefined : oids.map((oid) => oid ?? '-').join(' ');
+  }
+
+  /** The project's own files, parsed. */
+  async projectFiles(folder: ProjectFolder): Promise<ProjectFiles> {
+    const project = folder.projectFile === undefined ? undefined : await this.slot<ProjectFile>(layout.projectFile(folder.slug), folder.projectFile);
+    const kills = await Promise.all(ENVIRONMENTS.map((env) => this.killsSlot(folder, env)));
+    return { project, kills };
+  }
+
+  /** The blob oids of the project's own files, joined. */
+  async projectSignature(folder: ProjectFolder): Promise<string> {
+    const oids = [folder.projectFile];
+    for (const dir of folder.envDirs) oids.push(await this.oidIn(dir, KILLS_FILE_NAME));
+    return oids.map((oid) => oid ?? '-').join(' ');
+  }
+
+  async killsSlot(folder: ProjectFolder, env: (typeof ENVIRONMENTS)[number]): Promise<Slot<KillsFile> | undefined> {
+    const oid = await this.oidIn(folder.envDirs[ENVIRONMENTS.indexOf(env)], KILLS_FILE_NAME);
+    return oid === undefined ? undefined : this.slot<KillsFile>(layout.killsFile(folder.slug, env), oid);
+  }
+
+  async killsOid(folder: ProjectFolder, envIndex: number): Promise<string | undefined> {
+    return this.oidIn(folder.envDirs[envIndex], KILLS_FILE_NAME);
+  }
+
+  /** Keys with a flag file in the folder. */
+  async flagKeys(folder: ProjectFolder): Promise<Set<string>> {
+    const keys = new Set<string>();
+    for (const { name } of await this.fileEntries(folder.flagsDir)) if (name.endsWith(YAML)) keys.add(name.slice(0, -YAML.length));
+    return keys;
+  }
+
+  /** Flag keys whose files differ between two versions of a folder (only changed directories are read). */
+  async touchedKeys(before: ProjectFolder, after: ProjectFolder): Promise<Set<string>> {
+    const touched = new Set<string>();
+    const pairs: Array<[string | undefined, string | undefined]> = [[before.flagsDir, after.flagsDir], ...before.envDirs.map((dir, i): [string | undefined, string | undefined] => [dir, after.envDirs[i]])];
+    for (const [a, b] of pairs) {
+      if (a === b) continue;
+      for (const name of differingNames(await this.fileEntries(a), await this.fileEntries(b))) {
+        if (name !== KILLS_FILE_NAME && name.endsWith(YAML)) touched.add(name.slice(0, -YAML.length));
+      }
+    }
+    return touched;
+  }
+
+  /** Whether one flag's definition, or its config in one environment, differs between two folders. */
+  async fileDiffers(before: ProjectFolder, after: ProjectFolder, key: string, envIndex: number | 'flag'): Promise<boolean> {
+    const dir = (folder: ProjectFolder) => (envIndex === 'flag' ? folder.flagsDir : folder.envDirs[envIndex]);
+    if (dir(before) === dir(after)) return false;
+    const name = `${key}${YAML}`;
+    return (await this.oidIn(dir(before), name)) !== (await this.oidIn(dir(after), name));
+  }
+
+  private async read(oid: string, slug: string): Promise<ProjectFolder> {
+    const entries = await this.objects.readTree(oid);
+    const blob = (name: string) => entries.find((e) => e.name === name && !isTreeMode(e.mode) && isFileMode(e.mode))?.oid;
+    const tree = (list: typeof entries, name: string) => list.find((e) => e.name === name && isTreeMode(e.mode))?.oid;
+    const environments = tree(entries, 'environments');
+    const envEntries = environments === undefined ? [] : await this.objects.readTree(environments);
+    return {
+      oid,
+      slug,
+      projectFile: blob('project.yaml'),
+      flagsDir: tree(entries, 'flags'),
+      envDirs: ENVIRONMENTS.map((env) => tree(envEntries, env)),
+    };
+  }
+
+  /** The files (not subdirectories, symlinks or submodules) of a directory, in tree order. */
+  private async fileEntries(dir: string | undefined): Promise<readonly TreeEntry[]> {
+    if (dir === undefined) return [];
+    return (await this.objects.readTree(dir)).filter((entry) => isFileMode(entry.mode));
+  }
+
+  private async oidIn(dir: string | undefined, name: string): Promise<string | undefined> {
+    if (dir === undefined) return undefined;
+    const entries = await this.objects.readTree(dir);
+    let seen = this.lookups.get(dir);
+    if (!seen) {
+      seen = { count: 0 };
+      this.lookups.set(dir, seen);
+    }
+    if (!seen.byName && ++seen.count > SCANS_BEFORE_MAP) {
+      seen.byName = new Map(entries.filter((entry) => isFileMode(entry.mode)).map((entry) => [entry.name, entry.oid]));
+      this.lookups.set(dir, seen); // weighed again, now with its map
+    }
+    if (seen.byName) return seen.byName.get(name);
+    for (const entry of entries) if (entry.name === name && isFileMode(entry.mode)) return entry.oid;
+    return undefined;
+  }
+
+  /** A file's slot: its value when it is valid on its own, undefined when it is present but invalid. */
+  private async slot<T>(path: string, oid: string): Promise<Slot<T>> {
+    const key = `${oid} ${path}`;
+    let parsed = this.parsed.get(key);
+    if (!parsed) {
+      const result = this.parse(path, (await this.objects.readTyped(oid, 'blob')).toString('utf8'));
+      parsed = { value: result.file && result.issues.length === 0 ? deepFreeze(result.file.value) : undefined };
+      this.parsed.set(key, parsed);
+    }
+    return { path, value: parsed.value as T | undefined };
+  }
+}
+
+function isFileMode(mode: string): boolean {
+  return mode === '100644' || mode === '100755';
+}
+
+/**
+ * Names whose blob differs between two listings (added, removed or changed), by one merge of the two in tree
+ * order. Were the two not in one order (names git sorts differently from JavaScript), a name would come out as
+ * removed and added: reported, never missed.
+ */
+function differingNames(before: readonly TreeEntry[], after: readonly TreeEntry[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < before.length || j < after.length) {
+    const a = before[i];
+    const b = after[j];
+    if (b === undefined || (a !== undefined && a.name < b.name)) {
+      out.push(a.name);
+      i++;
+    } else if (a === undefined || b.name < a.name) {
+      out.push(b.name);
+      j++;
+    } else {
+      if (a.oid !== b.oid) out.push(a.name);
+      i++;
+      j++;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,263 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { snapshotFlags } from '../../src/eval-server/snapshot-flags.js';
+import { allVersionKeys, snapshotVersions, type VersionKey, versionKey } from '../../src/eval-server/snapshot-versions.js';
+import { ENVIRONMENTS, type EnvironmentName } from '../../src/model/index.js';
+import { unitOfPath } from '../../src/repository/held-units.js';
+import { layout } from '../../src/repository/layout.js';
+import { FlagRepository, type ServedState } from '../../src/storage/index.js';
+import { configYaml, flagYaml, git, gitWith, projectYaml, tempDir, track } from './helpers.js';
+
+// Contract §10: what a commit serves while invalid files are on main, derived from history alone.
+
+type Files = Record<string, string | null>;
+
+/** A bare repository whose main has one commit per entry, each applying its files (null deletes), via git fast-import. */
+async function history(commits: Files[]): Promise<{ gitdir: string; oids: string[] }> {
+  const gitdir = join(tempDir(), 'org.git');
+  git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', gitdir);
+  let stream = '';
+  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
+  commits.forEach((files, i) => {
+    stream += `commit refs/heads/main\ncommitter Erin <erin@example.com> ${1_700_000_000 + i} +0000\n${data(`commit ${i}`)}`;
+    for (const [path, text] of Object.entries(files)) stream += text === null ? `D ${path}\n` : `M 100644 inline ${path}\n${data(text)}`;
+    stream += '\n';
+  });
+  gitWith(gitdir, { input: stream }, 'fast-import', '--quiet');
+  const oids = git(gitdir, 'rev-list', '--first-parent', '--reverse', 'main').split('\n');
+  return { gitdir, oids };
+}
+
+/** A fresh instance, as another server or a restart would open it: nothing remembered. */
+const cold = async (gitdir: string) => track(await FlagRepository.open({ gitdir, parseCache: false }));
+
+const config = (rolloutPct: number, version = 1) => configYaml({ enabled: true, rolloutPct, version });
+const BROKEN_CONFIG = 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\n';
+
+function flagFiles(slug: string, key: string, rolloutPct = 0, id = `flg_${key}`): Files {
+  const files: Files = { [layout.flagFile(slug, key)]: flagYaml(key, id) };
+  for (const env of ENVIRONMENTS) files[layout.configFile(slug, env, key)] = config(rolloutPct);
+  return files;
+}
+
+const seed = (): Files => ({ [layout.projectFile('shop')]: projectYaml('shop'), ...flagFiles('shop', 'a'), ...flagFiles('shop', 'b') });
+const rollout = (served: ServedState, key: string, env: EnvironmentName) => served.state.projects.get('shop')?.flags.get(key)?.environments[env].rolloutPct;
+
+describe('what a commit serves while invalid files are on main', () => {
+  it('keeps a held-back flag at the newest commit where its own files were valid, the same on a cold instance', async () => {
+    const { gitdir, oids } = await history([
+      seed(),
+      { [layout.configFile('shop', 'prod', 'a')]: config(20) },
+      { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG },
+      { [layout.configFile('shop', 'prod', 'a')]: config(30) },
+      { [layout.configFile('shop', 'prod', 'b')]: config(40) },
+    ]);
+    const repo = await cold(gitdir);
+    const served = await repo.readServed();
+    expect(rollout(served, 'a', 'prod')).toBe(20);
+    expect(rollout(served, 'b', 'prod')).toBe(40);
+    expect([...served.heldFlags.keys()]).toEqual(['shop/a']);
+    expect(served.heldFlags.get('shop/a')![0]).toMatchObject({ file: layout.configFile('shop', 'dev', 'a'), line: 2 });
+    expect(served.heldProjects.size).toBe(0);
+    // Walking forward commit by commit gives what a cold read of the head gives.
+    const warm = await cold(gitdir);
+    for (const oid of oids) await warm.readServed(oid);
+    expect((await warm.readServed(oids[4])).state).toEqual(served.state);
+  });
+
+  it('serves a flag’s files again once they are valid', async () => {
+    const { gitdir } = await history([
+      seed(),
+      { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG },
+      { [layout.configFile('shop', 'prod', 'a')]: config(30) },
+      { [layout.configFile('shop', 'dev', 'a')]: config(5) },
+    ]);
+    const served = await (await cold(gitdir)).readServed();
+    expect(rollout(served, 'a', 'prod')).toBe(30);
+    expect(served.heldFlags.size).toBe(0);
+  });
+
+  it('does not serve a flag that was never valid since its files appeared, and reports it', async () => {
+    const { gitdir } = await history([
+      seed(),
+      { ...flagFiles('shop', 'a', 60) },
+      { [layout.flagFile('shop', 'a')]: null, [layout.configFile('shop', 'dev', 'a')]: null, [layout.configFile('shop', 'staging', 'a')]: null, [layout.configFile('shop', 'prod', 'a')]: null },
+      { ...flagFiles('shop', 'a', 70), [layout.configFile('shop', 'prod', 'a')]: BROKEN_CONFIG },
+      { ...flagFiles('shop', 'x'), [layout.flagFile('shop', 'x')]: 'key: x\nkind: maybe\n' },
+    ]);
+    const served = await (await cold(gitdir)).readServed();
+    // a was deleted in between: its state from before the deletion does not come back.
+    expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['b']);
+    expect([...served.heldFlags.keys()].sort()).toEqual(['shop/a', 'shop/x']);
+  });
+
+  it('holds back a whole project without project.yaml, with its kills as committed', async () => {
+    const kills = layout.killsFile('shop', 'prod');
+    const { gitdir } = await history([
+      seed(),
+      { [layout.configFile('shop', 'dev', 'b')]: BROKEN_CONFIG },
+      { [layout.configFile('shop', 'prod', 'a')]: config(10) },
+      { [layout.projectFile('shop')]: null },
+      { [layout.configFile('shop', 'prod', 'a')]: config(90), ...flagFiles('shop', 'c') },
+      { [kills]: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: ops\n' },
+    ]);
+    const served = await (await cold(gitdir)).readServed();
+    const shop = served.state.projects.get('shop')!;
+    // As served at the third commit: a at 10%, b at its last valid state (the seed's), no c.
+    expect([...shop.flags.keys()]).toEqual(['a', 'b']);
+    expect(shop.flags.get('a')!.environments.prod.rolloutPct).toBe(10);
+    expect(shop.kills.prod.kills.a).toMatchObject({ killedBy: 'ops' });
+    expect(served.heldProjects.get('shop')).toEqual([expect.objectContaining({ file: layout.projectFile('shop') })]);
+  });
+
+  it('keeps the last valid kills of an invalid kills file, and the project as it was', async () => {
+    const kills = layout.killsFile('shop', 'prod');
+    const killsOf = (...keys: string[]) => `kills:\n${keys.map((key) => `  ${key}:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: ops\n`).join('')}`;
+    const { gitdir } = await history([
+      { ...seed(), ...flagFiles('shop', 'c') },
+      { [kills]: killsOf('a', 'c') },
+      { [kills]: 'kills: [a]\n' },
+      { [layout.configFile('shop', 'prod', 'b')]: config(50) },
+      { [layout.flagFile('shop', 'c')]: null, [layout.configFile('shop', 'dev', 'c')]: null, [layout.configFile('shop', 'staging', 'c')]: null, [layout.configFile('shop', 'prod', 'c')]: null },
+    ]);
+    const served = await (await cold(gitdir)).readServed();
+    const shop = served.state.projects.get('shop')!;
+    expect(Object.keys(shop.kills.prod.kills).sort()).toEqual(['a', 'c']);
+    expect(shop.flags.get('b')!.environments.prod.rolloutPct).toBe(0);
+    expect(served.heldProjects.get('shop')![0].file).toBe(kills);
+    // What a kill rewrites from: the last valid kills, without flags that have no flag file any more.
+    expect(Object.keys(served.killFiles.get('shop')!.prod.kills)).toEqual(['a']);
+  });
+
+  it('leaves out a last valid state whose id a flag served as committed now uses', async () => {
+    const { gitdir } = await history([seed(), { [layout.flagFile('shop', 'a')]: 'key: a\nkind: maybe\n' }, flagFiles('shop', 'z', 0, 'flg_a')]);
+    const served = await (await cold(gitdir)).readServed();
+    expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['b', 'z']);
+    expect(served.heldFlags.has('shop/a')).toBe(true);
+  });
+
+  it('keeps a held-back flag’s id when a new flag copies it: the new one is reported and not served', async () => {
+    const { gitdir } = await history([seed(), { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG }, flagFiles('shop', 'z', 0, 'flg_a')]);
+    const served = await (await cold(gitdir)).readServed();
+    expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['a', 'b']);
+    expect(served.issues.map((issue) => issue.file)).toContain(layout.flagFile('shop', 'z'));
+    expect(served.heldFlags.has('shop/z')).toBe(false);
+  });
+});
+
+describe('what serving learned of history, kept on disk (flagops-cache/served-history.txt)', () => {
+  async function scenario() {
+    const changes: Files[] = [seed(), { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG }];
+    for (let i = 0; i < 12; i++) changes.push({ [layout.configFile('shop', 'dev', 'b')]: config(i, i + 2) });
+    const { gitdir, oids } = await history(changes);
+    const read = async (repo: FlagRepository) => {
+      const served = await repo.readServed();
+      const versions = await snapshotVersions(repo, oids.at(-1)!, allVersionKeys(served.state.projects.keys()));
+      return { state: served.state, versions };
+    };
+    return { gitdir, read };
+  }
+  const withCache = async (gitdir: string) => track(await FlagRepository.open({ gitdir }));
+  const cacheFile = (gitdir: string) => join(gitdir, 'flagops-cache', 'served-history.txt');
+
+  it('gives a restart the same served state and versions, read from the records instead of walked again', async () => {
+    const { gitdir, read } = await scenario();
+    const first = await withCache(gitdir);
+    const walked = await read(first);
+    await first.close();
+    const records = readFileSync(cacheFile(gitdir), 'utf8').split('\n');
+    expect(records[0]).toMatch(/^flagops served history 1 [0-9a-f]{40}$/);
+    expect(records.some((line) => line.startsWith('changes '))).toBe(true);
+    expect(records.some((line) => line.startsWith('flag ') && line.includes(' shop a\t'))).toBe(true);
+    expect(await read(await withCache(gitdir))).toEqual(walked);
+    expect(walked.versions.get(versionKey('shop', 'prod'))).toBe(1);
+  });
+
+  it('ignores a record cut short by a crash, and a file another version of the code wrote', async () => {
+    const { gitdir, read } = await scenario();
+    const first = await withCache(gitdir);
+    const walked = await read(first);
+    await first.close();
+    const text = readFileSync(cacheFile(gitdir), 'utf8');
+    writeFileSync(cacheFile(gitdir), text.slice(0, -3));
+    expect(await read(await withCache(gitdir))).toEqual(walked);
+    writeFileSync(cacheFile(gitdir), text.replace(/^flagops served history 1 [0-9a-f]+/, 'flagops served history 1 0000'));
+    expect(await read(await withCache(gitdir))).toEqual(walked);
+  });
+});
+
+/** A small deterministic PRNG, so a failing sequence can be replayed. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** One random change: mostly valid edits, with invalid files, fixes, kills and deletions among them. */
+function randomChange(next: () => number, step: number): Files {
+  const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
+  const key = pick(['a', 'b', 'c']);
+  const env = pick(ENVIRONMENTS);
+  switch (pick(['config', 'config', 'config', 'break-config', 'break-flag', 'fix-flag', 'kills', 'break-kills', 'project', 'delete', 'add'])) {
+    case 'config':
+      return { [layout.configFile('shop', env, key)]: config(Math.floor(next() * 101), step) };
+    case 'break-config':
+      return { [layout.configFile('shop', env, key)]: `${BROKEN_CONFIG}version: ${step}\n` };
+    case 'break-flag':
+      return { [layout.flagFile('shop', key)]: `key: ${key}\nkind: maybe${step}\n` };
+    case 'fix-flag':
+      return { [layout.flagFile('shop', key)]: flagYaml(key) };
+    case 'kills':
+      return { [layout.killsFile('shop', env)]: next() < 0.5 ? 'kills: {}\n' : `kills:\n  ${key}:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: step${step}\n` };
+    case 'break-kills':
+      return { [layout.killsFile('shop', env)]: `kills: ${step}\n` };
+    case 'project':
+      return { [layout.projectFile('shop')]: next() < 0.5 ? `id: prj_shop\nname: [${step}\n` : projectYaml('shop') };
+    case 'delete':
+      return Object.fromEntries(Object.keys(flagFiles('shop', key)).map((path) => [path, null]));
+    default:
+      return flagFiles('shop', key, Math.floor(next() * 101));
+  }
+}
+
+const snapshotText = (served: ServedState, env: EnvironmentName) => {
+  const project = served.state.projects.get('shop');
+  return project === undefined ? 'absent' : JSON.stringify({ flags: snapshotFlags(project, env), kills: project.kills[env] });
+};
+
+describe('snapshot versions over a random history with invalid files (contract §4)', () => {
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])('are the same computed cold or step by step, move with every served change and never for held-back files alone (seed %i)', async (seed) => {
+    const next = random(seed);
+    const changes: Files[] = [{ [layout.projectFile('shop')]: projectYaml('shop'), ...flagFiles('shop', 'a'), ...flagFiles('shop', 'b'), ...flagFiles('shop', 'c') }];
+    for (let step = 1; step <= 40; step++) changes.push(randomChange(next, step));
+    const { gitdir, oids } = await history(changes);
+    const warm = await cold(gitdir);
+    let previous: { commit: string; served: ServedState; versions: Map<VersionKey, number> } | undefined;
+    for (const oid of oids) {
+      const served = await warm.readServed(oid);
+      const keys = allVersionKeys(served.state.projects.keys());
+      const stepped = await snapshotVersions(warm, oid, keys, previous && { commit: previous.commit, versions: previous.versions });
+      expect(await snapshotVersions(await cold(gitdir), oid, keys)).toEqual(stepped);
+      if (previous && served.state.projects.has('shop') && previous.served.state.projects.has('shop')) {
+        const changed = await warm.changedPaths(oid);
+        // Every changed file is a file of a flag that is held back after the commit.
+        const heldOnly = changed.every(({ path }) => {
+          const unit = unitOfPath(path);
+          return unit?.kind === 'flag' && served.heldFlags.has(`shop/${unit.flag}`) && !served.heldProjects.has('shop');
+        });
+        for (const env of ENVIRONMENTS) {
+          const key = versionKey('shop', env);
+          if (snapshotText(served, env) !== snapshotText(previous.served, env)) expect(stepped.get(key), `${env} at step ${oids.indexOf(oid)}`).toBeGreaterThan(previous.versions.get(key)!);
+          if (heldOnly) expect(stepped.get(key), `${env} at step ${oids.indexOf(oid)}`).toBe(previous.versions.get(key));
+        }
+      }
+      previous = { commit: oid, served, versions: stepped };
+    }
+  });
+});
