@@ -12,7 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { buildSdkBundle } from '../build-sdk.mjs';
+import { buildSdkBundle } from '../build-packages.mjs';
 import { ruleFlagConfig } from './lib/seed.mjs';
 
 const dist = path.resolve(process.env.FLAGOPS_DIST ?? 'dist');

@@ -8,9 +8,8 @@
 import { deepStrictEqual } from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucket, compileEnvironment } from '../../src/evaluation/index.js';
-import type { EvaluationContext, EvaluationResult, JsonValue, Snapshot, SnapshotFlag } from '../../src/model/index.js';
-import { createClient, silentSdkLogger } from '../../src/sdk/index.js';
+import { bucket, compileEnvironment, type EvaluationContext, type EvaluationResult, type JsonValue, type Snapshot, type SnapshotFlag } from '@flagops/core';
+import { createClient, silentSdkLogger } from '@flagops/sdk';
 import { referenceBucket } from '../evaluation/support.js';
 import { ManualScheduler } from '../sdk/manual-scheduler.js';
 import { anyString, context, flagKey, snapshotFlag, snapshotFlags } from './arbitraries.js';

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSdkBundle } from '../../scripts/build-sdk.mjs';
+import { buildSdkBundle } from '../../scripts/build-packages.mjs';
 import { launchChromium, loopbackContext } from '../helpers/browser.js';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type SseEvent, SseParser } from '../../src/sdk/sse-parser.js';
+import { type SseEvent, SseParser } from '@flagops/sdk/sse';
 
 function parse(chunks: string[]): SseEvent[] {
   const events: SseEvent[] = [];
