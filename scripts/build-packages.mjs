@@ -5,7 +5,7 @@
 // application installs only @flagops/sdk and @flagops/core.
 //   node scripts/build-packages.mjs                   → packages/*/dist/*.js, packages/sdk/dist/browser/flagops-sdk.js
 //   node scripts/build-packages.mjs --sdk-bundle <path> → only the browser bundle, written to <path> (tests, benchmarks)
-import { readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -23,19 +23,30 @@ const PACKAGES = {
 /** What must never appear in browser code: it would fail to load in a browser. */
 const NODE_ONLY = [/\bfrom\s*["']node:/, /\bimport\(\s*["']node:/, /\brequire\(/, /\bprocess\.\w/, /\bBuffer\./];
 
-async function assertBrowserSafe(file) {
-  const code = await readFile(file, 'utf8');
+function assertBrowserSafe(file, code) {
   const found = NODE_ONLY.find((re) => re.test(code));
   if (found) throw new Error(`${file} uses something browsers lack (${found}); the SDK must stay platform-neutral`);
-  return code;
+}
+
+/**
+ * Writes what esbuild built, each file replaced in one step and only when it changed: a service or a test
+ * running from these files meanwhile never reads half of one.
+ */
+async function writeOutputs(outputFiles) {
+  for (const { path: file, contents } of outputFiles) {
+    const before = await readFile(file).catch(() => null);
+    if (before !== null && Buffer.compare(before, contents) === 0) continue;
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(`${file}.tmp`, contents);
+    await rename(`${file}.tmp`, file);
+  }
 }
 
 /** One package's modules: platform-neutral ES2022 for Node 20 and for browsers through the application's bundler. */
 export async function buildPackage(name) {
   const dir = path.join(root, 'packages', name);
   const outdir = path.join(dir, 'dist');
-  await rm(path.join(outdir, 'chunks'), { recursive: true, force: true }); // chunk names change with their content
-  const result = await build({
+  const { outputFiles } = await build({
     entryPoints: PACKAGES[name].map((file) => path.join(dir, 'src', file)),
     outdir,
     bundle: true,
@@ -47,16 +58,21 @@ export async function buildPackage(name) {
     packages: 'external',
     minify: true,
     legalComments: 'none',
-    metafile: true,
+    write: false,
     logLevel: 'warning',
   });
-  for (const file of Object.keys(result.metafile.outputs)) await assertBrowserSafe(path.resolve(root, file));
+  for (const { path: file, text } of outputFiles) assertBrowserSafe(file, text);
+  // Chunk names change with their content: remove the ones this build did not write.
+  const chunks = path.join(outdir, 'chunks');
+  const keep = new Set(outputFiles.map((f) => f.path));
+  for (const old of await readdir(chunks).catch(() => [])) if (!keep.has(path.join(chunks, old))) await rm(path.join(chunks, old), { force: true });
+  await writeOutputs(outputFiles);
   return outdir;
 }
 
 /** The SDK as one ES module for a `<script type="module">`: the evaluation core inside, no imports, no Node API. */
 export async function buildSdkBundle({ outfile = path.join(root, 'packages/sdk/dist/browser/flagops-sdk.js'), minify = true } = {}) {
-  await build({
+  const { outputFiles } = await build({
     entryPoints: [path.join(root, 'packages/sdk/src/index.ts')],
     outfile,
     bundle: true,
@@ -68,10 +84,13 @@ export async function buildSdkBundle({ outfile = path.join(root, 'packages/sdk/d
     legalComments: 'none',
     banner: { js: '// @flagops/sdk for browsers: createClient and the rest of the SDK in one ES module' },
     plugins: [packageSourcesPlugin],
+    write: false,
     logLevel: 'warning',
   });
-  const code = await assertBrowserSafe(outfile);
-  return { outfile, bytes: Buffer.byteLength(code) };
+  const [bundle] = outputFiles;
+  assertBrowserSafe(outfile, bundle.text);
+  await writeOutputs(outputFiles);
+  return { outfile, bytes: bundle.contents.byteLength };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
