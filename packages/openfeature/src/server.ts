@@ -1,13 +1,6 @@
 /** @flagops/openfeature: the OpenFeature server provider, for Node. The web provider is `@flagops/openfeature/web`. */
 import { type ClientOptions, createClient, type FlagopsClient } from '@flagops/sdk';
-import {
-  type EvaluationContext,
-  type JsonValue,
-  OpenFeatureEventEmitter,
-  type Provider,
-  ProviderEvents,
-  type ResolutionDetails,
-} from '@openfeature/server-sdk';
+import { type EvaluationContext, type JsonValue, OpenFeatureEventEmitter, type Provider, ProviderEvents, type ResolutionDetails } from '@openfeature/server-sdk';
 import { FlagopsProviderBase, toFlagopsContext, toResolution } from './provider-base.js';
 
 export { toFlagopsContext };
