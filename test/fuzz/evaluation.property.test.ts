@@ -1,8 +1,8 @@
 /**
- * Invariants of evaluation (src/evaluation), for random snapshots and contexts: a kill wins over everything,
+ * Invariants of evaluation (@flagops/core), for random snapshots and contexts: a kill wins over everything,
  * an archived flag serves its defaultValue, the same inputs give the same result, the bucket is in [0, 100)
  * with two decimals and is the reference MurmurHash3's, a rule with rolloutPct never applies without a
- * userId, every result serves the value its variation names, and the SDK's local mode (src/sdk), fed the
+ * userId, every result serves the value its variation names, and the SDK's local mode (@flagops/sdk), fed the
  * snapshot as JSON, gives exactly the core's results.
  */
 import { deepStrictEqual } from 'node:assert/strict';
