@@ -9,9 +9,9 @@
 // of real work). Nothing leaves the process: LaunchDarkly runs on TestData with events off,
 // Unleash on bootstrap data with polling off.
 //
-//   node scripts/bench/evaluation.mjs [module]   (default dist/evaluation/index.js; build with
-//   `npx tsc -p tsconfig.build.json`, or `npx esbuild src/evaluation/index.ts --bundle
-//   --format=esm --outfile=.bench-tmp/evaluation.mjs` and pass that path)
+//   node scripts/bench/evaluation.mjs [module]   (default packages/core/dist/index.js, the built
+//   @flagops/core: `npm run build`; or pass another build of the core, e.g. `npx esbuild
+//   packages/core/src/index.ts --bundle --format=esm --outfile=.bench-tmp/evaluation.mjs`)
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
@@ -30,9 +30,9 @@ const collectGarbage = runInNewContext('gc');
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const FLAG = 'new-checkout';
 
-const modulePath = resolve(process.argv[2] ?? 'dist/evaluation/index.js');
+const modulePath = resolve(process.argv[2] ?? 'packages/core/dist/index.js');
 if (!existsSync(modulePath)) {
-  console.error(`${modulePath} not found: run \`npx tsc -p tsconfig.build.json\` first, or pass a bundled module path`);
+  console.error(`${modulePath} not found: run \`npm run build\` first, or pass a bundled module path`);
   process.exit(2);
 }
 const { compileEnvironment } = await import(pathToFileURL(modulePath).href);

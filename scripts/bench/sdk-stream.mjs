@@ -2,7 +2,7 @@
 // Kill-to-SDK delay over the stream: the service runs here, a local-mode SDK client in a child process (an
 // application of its own, as in production). Each of BENCH_KILLS kills goes through KillSwitch (as the kill
 // endpoint does); the child reports the moment its getter serves `killed`. Clears are timed the same way.
-//   npx tsc -p tsconfig.build.json && node scripts/bench/sdk-stream.mjs     (or npm run bench -- sdk-stream)
+//   npm run build && node scripts/bench/sdk-stream.mjs     (or npm run bench -- sdk-stream)
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -17,7 +17,7 @@ const now = () => performance.timeOrigin + performance.now(); // comparable acro
 
 if (process.argv[2] === '--child') {
   // The application: waits for changes and says when it serves flag-1 killed or not.
-  const { createClient } = await load('sdk/index.js');
+  const { createClient } = await import('@flagops/sdk');
   const client = createClient({ evalUrl: process.env.FLAGOPS_EVAL_URL, sdkKey: process.env.FLAGOPS_SDK_KEY, pollIntervalMs: 3_600_000, sendCounts: false });
   await client.ready();
   const report = () => process.stdout.write(`${JSON.stringify({ at: now(), reason: client.details('flag-1', false, { userId: 'u' }).reason })}\n`);

@@ -4,20 +4,18 @@
 // of the browser bundle. No network: the client is bootstrapped and its fetch answers 304 (snapshot) or 202
 // (counts) without leaving the process.
 //
-//   npx tsc -p tsconfig.build.json && node --expose-gc scripts/bench/sdk.mjs
-//   (or npm run bench -- sdk; FLAGOPS_DIST=<dir> to use another build of src/)
+//   npm run build && node --expose-gc scripts/bench/sdk.mjs     (or npm run bench -- sdk)
+// It runs the built packages, @flagops/sdk and @flagops/core, as an application would.
 import { mkdtemp } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { buildSdkBundle } from '../build-sdk.mjs';
+import { compileEnvironment } from '@flagops/core';
+import { createClient } from '@flagops/sdk';
+import { buildSdkBundle } from '../build-packages.mjs';
 import { ruleFlagConfig } from './lib/seed.mjs';
 
-const dist = path.resolve(process.env.FLAGOPS_DIST ?? 'dist');
-const { createClient } = await import(pathToFileURL(path.join(dist, 'sdk/index.js')).href);
-const { compileEnvironment } = await import(pathToFileURL(path.join(dist, 'evaluation/index.js')).href);
 
 const USERS = 100_000;
 const ROUNDS = 7;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes test/vectors/evaluation.json: the shared contract §4 evaluation cases that the core, the
 // evaluation server and every SDK run. Expectations are written by hand here; buckets come from
-// murmurhash-js over the UTF-8 bytes, never from src/evaluation, so the vectors check that code
+// murmurhash-js over the UTF-8 bytes, never from @flagops/core, so the vectors check that code
 // rather than echo it. Run: node scripts/vectors/evaluation.mjs
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

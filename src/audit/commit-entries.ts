@@ -1,4 +1,4 @@
-import type { AuditEntry, Pusher } from '../model/index.js';
+import type { AuditEntry, Pusher } from '@flagops/core';
 import type { CommitInfo } from '../storage/index.js';
 import { commitReason } from './commit-reason.js';
 import { type DerivedChange, type DiffReader, describeDiff } from './diff-entries.js';

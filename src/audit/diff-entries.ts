@@ -1,4 +1,4 @@
-import { type AuditAction, ENVIRONMENTS, type EnvironmentName } from '../model/index.js';
+import { type AuditAction, ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import { classifyPath, layout } from '../repository/layout.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import type { ChangedPath, ChangeType } from '../storage/index.js';

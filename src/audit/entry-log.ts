@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../model/index.js';
+import type { AuditEntry } from '@flagops/core';
 import { decodeCursor, encodeCursor, invalidCursor } from './audit-cursor.js';
 import { type AuditPage, type AuditQuery, matchesQuery } from './audit-query.js';
 

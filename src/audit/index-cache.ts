@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { AUDIT_ACTIONS, type AuditEntry, isEnvironmentName } from '../model/index.js';
+import { AUDIT_ACTIONS, type AuditEntry, isEnvironmentName } from '@flagops/core';
 import { freezeEntry } from './commit-entries.js';
 import { EntryLog } from './entry-log.js';
 

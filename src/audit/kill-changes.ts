@@ -1,4 +1,4 @@
-import type { KillEntry, KillsFile } from '../model/index.js';
+import type { KillEntry, KillsFile } from '@flagops/core';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 
 export interface KillChange {

@@ -1,6 +1,6 @@
 import { appendFile, mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { Pusher } from '../model/index.js';
+import type { Pusher } from '@flagops/core';
 
 /**
  * Who pushed each commit that came in over git over HTTP, as git hosts record the pusher beside the author a

@@ -1,4 +1,4 @@
-import type { AuditEntry, Pusher } from '../model/index.js';
+import type { AuditEntry, Pusher } from '@flagops/core';
 import type { FlagRepository } from '../storage/index.js';
 import { describeCommit } from './commit-entries.js';
 import type { EntryLog } from './entry-log.js';

@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../model/index.js';
+import type { AuditEntry } from '@flagops/core';
 import type { CommitInfo, FlagopsTrailers } from '../storage/index.js';
 import { commitReason } from './commit-reason.js';
 

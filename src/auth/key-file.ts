@@ -1,4 +1,4 @@
-import { isEnvironmentName } from '../model/environments.js';
+import { isEnvironmentName } from '@flagops/core';
 import { readJsonStateFile, writeJsonStateFile } from './json-state-file.js';
 import { isKeyKind, isOrgName } from './key-format.js';
 import type { KeyRecord, Organisation } from './principal.js';

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
 import { ConfigError } from '../config/config.js';
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
-import { type EnvironmentName, isEnvironmentName } from '../model/environments.js';
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { type AuthChannel, AuthGuard } from './auth-guard.js';
 import { MAX_SECRET_LENGTH, checkBootstrapEntry } from './bootstrap-entry.js';
 import { KEY_FILE, type KeyFileContent, emptyKeyFile, readKeyFile, writeKeyFile } from './key-file.js';

@@ -1,4 +1,4 @@
-import type { EnvironmentName } from '../model/environments.js';
+import type { EnvironmentName } from '@flagops/core';
 import type { KeyKind } from './key-format.js';
 
 /** Who is calling: a key of one of the three kinds, or a dashboard session (contract §5). */

@@ -1,5 +1,4 @@
-import type { EnvironmentName } from '../model/environments.js';
-import type { AuditAction } from '../model/types.js';
+import type { AuditAction, EnvironmentName } from '@flagops/core';
 import type { FileChange } from '../storage/prepare-change.js';
 import { type FlagView, servedFlagView } from './flags/flag-view.js';
 import { refuseHeldBack } from './held-back.js';

@@ -1,5 +1,4 @@
-import { CompiledEnvironment, setOwn } from '../evaluation/index.js';
-import type { EnvironmentName, KillsFile, SnapshotFlag } from '../model/index.js';
+import { CompiledEnvironment, type EnvironmentName, type KillsFile, setOwn, type SnapshotFlag } from '@flagops/core';
 
 /**
  * What one (project, environment) serves, immutable: a change builds a new view and swaps it in, so a

@@ -1,5 +1,4 @@
-import { setOwn } from '../evaluation/index.js';
-import type { EvaluationResult } from '../model/index.js';
+import { type EvaluationResult, setOwn } from '@flagops/core';
 import type { EnvironmentView } from './environment-view.js';
 import { parseEvaluateRequest } from './evaluate-request.js';
 

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../errors/kinds.js';
-import type { EvaluationContext } from '../model/index.js';
+import type { EvaluationContext } from '@flagops/core';
 
 /** At most this many flag keys in one evaluate request (contract §4). */
 export const MAX_EVALUATE_KEYS = 1000;

@@ -1,4 +1,4 @@
-import { type EnvironmentName, ENVIRONMENTS, type KillsFile, type RepositoryState } from '../model/index.js';
+import { type EnvironmentName, ENVIRONMENTS, type KillsFile, type RepositoryState } from '@flagops/core';
 import type { Logger } from '../log/logger.js';
 import { layout } from '../repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';

@@ -1,4 +1,4 @@
-import type { EnvironmentName, RepositoryState } from '../model/index.js';
+import type { EnvironmentName, RepositoryState } from '@flagops/core';
 import type { MainMoved } from '../storage/flag-repository.js';
 import type { ValidationIssue } from '../validation/issue.js';
 

@@ -1,5 +1,4 @@
-import { setOwn } from '../evaluation/index.js';
-import type { EnvironmentName, FlagState, JsonValue, ProjectState, SnapshotFlag } from '../model/index.js';
+import { type EnvironmentName, type FlagState, type JsonValue, type ProjectState, setOwn, type SnapshotFlag } from '@flagops/core';
 
 /** The snapshot entry of one flag in one environment, kill state aside (the kill overlay adds it). */
 export function snapshotFlag(flag: FlagState, env: EnvironmentName, killed: boolean): SnapshotFlag {

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js';
-import type { EnvironmentName, KillsFile } from '../model/index.js';
+import type { EnvironmentName, KillsFile } from '@flagops/core';
 import type { EnvironmentView } from './environment-view.js';
 import { type InvalidFile, invalidFile } from '../repository/held-units.js';
 import { OrganisationServing } from './organisation-serving.js';

@@ -1,4 +1,4 @@
-import { type EnvironmentName, ENVIRONMENTS } from '../model/index.js';
+import { type EnvironmentName, ENVIRONMENTS } from '@flagops/core';
 import type { ServingRepository } from './serving-repository.js';
 
 /**

@@ -1,6 +1,6 @@
 import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Pusher } from '../model/index.js';
+import type { Pusher } from '@flagops/core';
 import { nodeEntry } from './node-entry.js';
 import type { PushContext } from './push-check.js';
 

@@ -1,5 +1,5 @@
 import { appendPushRecords } from '../audit/push-log.js';
-import type { Pusher } from '../model/index.js';
+import type { Pusher } from '@flagops/core';
 import { readRepositoryFiles } from '../repository/read-repository.js';
 import { formatIssue } from '../validation/issue.js';
 import { checkCommitLimits } from './push-limits.js';

@@ -1,6 +1,6 @@
 import { describeChanges } from '../audit/diff-entries.js';
 import { authorize, type Permission } from '../auth/permissions.js';
-import type { AuditAction, EnvironmentName, Pusher } from '../model/index.js';
+import type { AuditAction, EnvironmentName, Pusher } from '@flagops/core';
 import { classifyPath, layout } from '../repository/layout.js';
 import type { ChangedPath } from '../storage/index.js';
 import { readBlobs } from './pushed-objects.js';

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../errors/kinds.js';
-import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } from '../model/index.js';
+import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } from '@flagops/core';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
 import type { FlagRepository } from '../storage/flag-repository.js';

@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../auth/atomic-write.js';
 import { KeyHasher, loadPepper } from '../auth/key-hash.js';
 import { kindOfKey } from '../auth/key-format.js';
 import { UnauthorizedError } from '../errors/kinds.js';
-import type { EnvironmentName } from '../model/index.js';
+import type { EnvironmentName } from '@flagops/core';
 import { type UpstreamClient, UpstreamError, UpstreamUnavailableError } from './upstream-client.js';
 
 export interface SdkVerdict {

@@ -1,8 +1,8 @@
+import { readEventStream } from '@flagops/sdk/sse';
 import type { Logger } from '../log/logger.js';
 import type { ReplicaHolder } from './replica-holder.js';
 import type { ReplicaKeys } from './replica-keys.js';
 import type { SnapshotFiles } from './snapshot-files.js';
-import { readSse } from './sse-reader.js';
 import { failure, type UpstreamClient } from './upstream-client.js';
 import { isViewBody, type ViewListing } from './view-body.js';
 
@@ -100,7 +100,7 @@ export class ReplicaSync {
     const idleMs = this.options.idleTimeoutMs ?? 45_000;
     let idle = setTimeout(() => this.abort?.abort(), idleMs);
     try {
-      await readSse(
+      await readEventStream(
         res.body,
         (event) => {
           const data = JSON.parse(event.data) as unknown;

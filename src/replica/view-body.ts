@@ -1,4 +1,4 @@
-import type { EnvironmentName, KillsFile, SnapshotFlag } from '../model/index.js';
+import type { EnvironmentName, KillsFile, SnapshotFlag } from '@flagops/core';
 
 /** What the control plane sends for one (project, environment): GET /api/v1/replica/snapshots/:projectId/:env. */
 export interface ViewBody {

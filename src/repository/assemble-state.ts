@@ -1,4 +1,4 @@
-import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState, RepositoryState } from '../model/types.js';
+import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState, RepositoryState } from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import { classifyPath } from './layout.js';
 import type { ParsedFile } from './parsed-file.js';

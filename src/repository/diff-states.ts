@@ -1,5 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
-import type { EnvironmentConfig, FlagFile, FlagKind, FlagState, JsonValue, KillEntry, ProjectState, RepositoryState, Rule } from '../model/types.js';
+import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagFile, type FlagKind, type FlagState, type JsonValue, type KillEntry, type ProjectState, type RepositoryState, type Rule } from '@flagops/core';
 import { jsonEqual } from './json-equal.js';
 
 export type ConfigField = 'enabled' | 'rolloutPct' | 'valueOn' | 'valueOff';

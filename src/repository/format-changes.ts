@@ -1,4 +1,4 @@
-import type { JsonValue } from '../model/types.js';
+import type { JsonValue } from '@flagops/core';
 import type { ChangeItem, FlagChange } from './diff-states.js';
 
 const MAX_VALUE_LENGTH = 40;

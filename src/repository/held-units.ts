@@ -1,5 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
-import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile } from '../model/types.js';
+import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagFile, type FlagState, type KillsFile, type ProjectFile } from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import { classifyPath } from './layout.js';
 import { checkFlagFiles, checkProjectFiles, isClash, type Slot } from './project-checks.js';

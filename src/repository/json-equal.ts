@@ -1,4 +1,4 @@
-import type { JsonValue } from '../model/types.js';
+import type { JsonValue } from '@flagops/core';
 
 /** Structural equality of JSON values; object key order does not matter. */
 export function jsonEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {

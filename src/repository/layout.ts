@@ -1,4 +1,4 @@
-import { type EnvironmentName, isEnvironmentName } from '../model/environments.js';
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 
 /** Paths of the flags repository (contract §2). The only place that spells them. */
 export const layout = {

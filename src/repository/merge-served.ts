@@ -1,5 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
-import type { FlagState, KillsFile, ProjectFile, ProjectState } from '../model/types.js';
+import { type EnvironmentName, ENVIRONMENTS, type FlagState, type KillsFile, type ProjectFile, type ProjectState } from '@flagops/core';
 import { killsOfFlags } from './held-units.js';
 
 /** A project as served at one commit; `carried` names flags served from an earlier commit. */

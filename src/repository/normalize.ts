@@ -1,4 +1,4 @@
-import type { Condition, EnvironmentConfig, FlagFile, JsonValue, KillEntry, KillsFile, ProjectFile, Rule } from '../model/types.js';
+import type { Condition, EnvironmentConfig, FlagFile, JsonValue, KillEntry, KillsFile, ProjectFile, Rule } from '@flagops/core';
 import { deriveFlagId, deriveProjectId } from './ids.js';
 
 // Schema-valid values → typed objects with defaults filled in and keys in one fixed order, so that

@@ -1,4 +1,4 @@
-import type { EnvironmentConfig, FlagFile, KillsFile, ProjectFile } from '../model/types.js';
+import type { EnvironmentConfig, FlagFile, KillsFile, ProjectFile } from '@flagops/core';
 
 /** One repository file, parsed, validated and typed; `kind` matches classifyPath of its path. */
 export type ParsedFile =

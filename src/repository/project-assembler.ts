@@ -1,4 +1,4 @@
-import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState } from '../model/types.js';
+import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState } from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import type { RepositoryEntry } from './assemble-state.js';
 import { classifyPath, type RepositoryPath } from './layout.js';

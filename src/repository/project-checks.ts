@@ -1,5 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
-import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile } from '../model/types.js';
+import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagFile, type FlagState, type KillsFile, type ProjectFile } from '@flagops/core';
 import { escapePointerSegment } from '../validation/error-messages.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { configValueKindIssues } from '../validation/value-kind.js';

@@ -1,4 +1,4 @@
-import type { RepositoryState } from '../model/types.js';
+import type { RepositoryState } from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import { assembleState, type RepositoryEntry } from './assemble-state.js';
 import { parseRepositoryFile } from './parse-file.js';

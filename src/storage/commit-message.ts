@@ -1,4 +1,4 @@
-import { type Actor, AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '../model/index.js';
+import { type Actor, AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '@flagops/core';
 
 /**
  * Commit messages as docs/architecture.md "Commits and trailers" fixes them: a one-line summary, a blank line,

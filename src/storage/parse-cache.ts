@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '../log/logger.js';
@@ -228,7 +228,9 @@ export function parserFingerprint(): string | undefined {
     const hash = createHash('sha1').update(`format ${FORMAT}\nnode ${process.version}\n`);
     const require = createRequire(import.meta.url);
     for (const pkg of ['yaml', 'ajv']) hash.update(`${pkg} ${(require(`${pkg}/package.json`) as { version: string }).version}\n`);
-    for (const dir of ['../repository/', '../validation/', '../model/', '../../schemas/']) hashTree(hash, fileURLToPath(new URL(dir, import.meta.url)));
+    for (const dir of ['../repository/', '../validation/', '../../schemas/']) hashTree(hash, fileURLToPath(new URL(dir, import.meta.url)));
+    // The model (environments, operators, kinds) comes from @flagops/core: its whole package, sources or build.
+    hashTree(hash, dirname(require.resolve('@flagops/core/package.json')));
     fingerprint = hash.digest('hex');
   } catch {
     fingerprint = undefined;

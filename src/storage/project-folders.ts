@@ -1,5 +1,4 @@
-import { ENVIRONMENTS } from '../model/environments.js';
-import type { EnvironmentConfig, FlagFile, KillsFile, ProjectFile } from '../model/types.js';
+import { type EnvironmentConfig, ENVIRONMENTS, type FlagFile, type KillsFile, type ProjectFile } from '@flagops/core';
 import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
 import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
 import type { Slot } from '../repository/project-checks.js';

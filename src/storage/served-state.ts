@@ -1,5 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../model/environments.js';
-import type { FlagState, KillsFile, RepositoryState } from '../model/types.js';
+import { type EnvironmentName, ENVIRONMENTS, type FlagState, type KillsFile, type RepositoryState } from '@flagops/core';
 import { emptyKills, flagUnitKey, holdsBack, issuesByUnit, killsOfFlags, projectFilesValid, validFlag, validKills } from '../repository/held-units.js';
 import { mergeServed, type ProjectServed, type ServedEntry } from '../repository/merge-served.js';
 import type { ValidationIssue } from '../validation/issue.js';

@@ -1,4 +1,4 @@
-import type { ProjectState, RepositoryState } from '../model/types.js';
+import type { ProjectState, RepositoryState } from '@flagops/core';
 import { assembleState, type RepositoryEntry } from '../repository/assemble-state.js';
 import { layout } from '../repository/layout.js';
 import { type EntryChange, type ProjectAssembly, ProjectAssembler } from '../repository/project-assembler.js';

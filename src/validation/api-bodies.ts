@@ -1,5 +1,4 @@
-import type { EnvironmentName } from '../model/environments.js';
-import type { Condition, FlagKind, JsonValue } from '../model/types.js';
+import type { Condition, EnvironmentName, FlagKind, JsonValue } from '@flagops/core';
 
 /** The request bodies the schemas in schemas/api/ accept, typed for the control plane. */
 export interface ProjectCreateBody {

@@ -1,4 +1,4 @@
-import type { FlagKind, JsonValue } from '../model/types.js';
+import type { FlagKind, JsonValue } from '@flagops/core';
 import type { ValidationIssue } from './issue.js';
 
 /**

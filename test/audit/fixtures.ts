@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach } from 'vitest';
 import { AuditIndex } from '../../src/audit/index.js';
-import type { Actor, AuditAction, EnvironmentName } from '../../src/model/index.js';
+import type { Actor, AuditAction, EnvironmentName } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import { type CommitMeta, type FileChange, FlagRepository } from '../../src/storage/index.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PERMISSIONS, type Permission, authorize, can } from '../../src/auth/permissions.js';
 import type { PrincipalKind } from '../../src/auth/principal.js';
 import { ForbiddenError } from '../../src/errors/kinds.js';
-import type { EnvironmentName } from '../../src/model/environments.js';
+import type { EnvironmentName } from '@flagops/core';
 
 const KINDS: PrincipalKind[] = ['admin', 'session', 'agent', 'sdk'];
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OPERATORS } from '../../src/model/operators.js';
+import { OPERATORS } from '@flagops/core';
 import { readRepositoryFiles } from '../../src/repository/index.js';
 import { readRepositoryDirectory } from '../../src/cli/read-directory.js';
 import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';

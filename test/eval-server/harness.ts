@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { silentLogger } from '../../src/log/logger.js';
-import type { Actor, EnvironmentName, FlagKind, JsonValue, KillsFile, Rule } from '../../src/model/index.js';
+import type { Actor, EnvironmentName, FlagKind, JsonValue, KillsFile, Rule } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
 import { type Service, startService } from '../../src/service.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvaluationResult } from '../../src/model/index.js';
+import type { EvaluationResult } from '@flagops/core';
 import { servableVectors, vectors } from '../vectors/servable-vectors.js';
 import { commitFiles, type EvalHarness, evaluate, sdkKey, startHarness } from './harness.js';
 

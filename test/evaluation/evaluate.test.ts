@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileEnvironment } from '../../src/evaluation/index.js';
-import type { Rule } from '../../src/model/index.js';
+import { compileEnvironment, type Rule } from '@flagops/core';
 import { evaluateOne, findUser, flag } from './support.js';
 
 const always = (id: string, serve: 'on' | 'off', rolloutPct?: number): Rule =>

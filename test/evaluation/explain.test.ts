@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainEvaluation } from '../../src/evaluation/index.js';
+import { explainEvaluation } from '@flagops/core';
 import { findUser, flag } from './support.js';
 
 const euRule = {

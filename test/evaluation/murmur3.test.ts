@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bucket, murmur3_32 } from '../../src/evaluation/index.js';
+import { bucket, murmur3_32 } from '@flagops/core';
 import { referenceBucket, referenceMurmur, seeded } from './support.js';
 
 function randomString(random: () => number, maxLength: number): string {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPERATORS } from '../../src/model/index.js';
+import { OPERATORS } from '@flagops/core';
 import { holds } from './support.js';
 
 const withAttr = (value: unknown) => ({ userId: 'u1', attributes: { a: value } });

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileEnvironment } from '../../src/evaluation/index.js';
-import type { JsonValue, SnapshotFlag } from '../../src/model/index.js';
-import { toFlagopsContext } from '../../src/openfeature/index.js';
-import { createClient } from '../../src/sdk/index.js';
+import { compileEnvironment, type JsonValue, type SnapshotFlag } from '@flagops/core';
+import { toFlagopsContext } from '@flagops/openfeature';
+import { createClient } from '@flagops/sdk';
 import { evaluate } from '../eval-server/harness.js';
 import { quiet, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import murmurhash from 'murmurhash-js';
-import { compileEnvironment } from '../../src/evaluation/index.js';
-import type { Condition, EvaluationContext, EvaluationResult, SnapshotFlag } from '../../src/model/index.js';
+import { compileEnvironment, type Condition, type EvaluationContext, type EvaluationResult, type SnapshotFlag } from '@flagops/core';
 
 /** Reference MurmurHash3 of a string's UTF-8 bytes, from murmurhash-js (not the code under test). */
 export function referenceMurmur(s: string, seed = 0): number {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compileEnvironment, explainEvaluation } from '../../src/evaluation/index.js';
-import { OPERATORS } from '../../src/model/index.js';
+import { compileEnvironment, explainEvaluation, OPERATORS } from '@flagops/core';
 import { loadVectors, referenceBucket, type Vector } from './support.js';
 
 const vectors = loadVectors();

@@ -5,7 +5,7 @@
  * the evaluation properties to reach every step.
  */
 import fc from 'fast-check';
-import type { Condition, EnvironmentConfig, EvaluationContext, JsonValue, Rule, SnapshotFlag } from '../../src/model/index.js';
+import type { Condition, EnvironmentConfig, EvaluationContext, JsonValue, Rule, SnapshotFlag } from '@flagops/core';
 
 /** Objects as JSON.parse and yaml make them, with Object's prototype (fast-check also makes null-prototype ones). */
 const PLAIN = { noNullPrototype: true } as const;

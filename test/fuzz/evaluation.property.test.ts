@@ -1,16 +1,15 @@
 /**
- * Invariants of evaluation (src/evaluation), for random snapshots and contexts: a kill wins over everything,
+ * Invariants of evaluation (@flagops/core), for random snapshots and contexts: a kill wins over everything,
  * an archived flag serves its defaultValue, the same inputs give the same result, the bucket is in [0, 100)
  * with two decimals and is the reference MurmurHash3's, a rule with rolloutPct never applies without a
- * userId, every result serves the value its variation names, and the SDK's local mode (src/sdk), fed the
+ * userId, every result serves the value its variation names, and the SDK's local mode (@flagops/sdk), fed the
  * snapshot as JSON, gives exactly the core's results.
  */
 import { deepStrictEqual } from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucket, compileEnvironment } from '../../src/evaluation/index.js';
-import type { EvaluationContext, EvaluationResult, JsonValue, Snapshot, SnapshotFlag } from '../../src/model/index.js';
-import { createClient, silentSdkLogger } from '../../src/sdk/index.js';
+import { bucket, compileEnvironment, type EvaluationContext, type EvaluationResult, type JsonValue, type Snapshot, type SnapshotFlag } from '@flagops/core';
+import { createClient, silentSdkLogger } from '@flagops/sdk';
 import { referenceBucket } from '../evaluation/support.js';
 import { ManualScheduler } from '../sdk/manual-scheduler.js';
 import { anyString, context, flagKey, snapshotFlag, snapshotFlags } from './arbitraries.js';

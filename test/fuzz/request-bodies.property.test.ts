@@ -9,7 +9,7 @@
 import { deepStrictEqual } from 'node:assert/strict';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonValue } from '../../src/model/index.js';
+import type { JsonValue } from '@flagops/core';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { anyString, context, deeplyNested, flagKey, jsonValue, percentage, rule } from './arbitraries.js';
 import { runs } from './fuzz-settings.js';

@@ -9,7 +9,7 @@ import { deepStrictEqual } from 'node:assert/strict';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, type ToStringOptions, stringify } from 'yaml';
-import type { JsonValue } from '../../src/model/index.js';
+import type { JsonValue } from '@flagops/core';
 import { readSimpleYaml } from '../../src/repository/fast-yaml.js';
 import { type ParsedFile, parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
 import { anyString, environmentConfig, finiteNumber, flagKey, jsonValue, TRICKY_STRINGS } from './arbitraries.js';

@@ -11,11 +11,11 @@ afterAll(async () => {
 
 // docs/architecture.md: "mcp/ — a client of the control-plane HTTP API, nothing more".
 describe('what flagops-mcp is built from', () => {
-  it('only its own code, the model, the pure evaluation core and the logger: never storage or the control plane', () => {
-    const ours = server.inputs.filter((input) => input.startsWith('src/'));
+  it('only its own code, the logger and @flagops/core (the model and the pure evaluation core): never storage or the control plane', () => {
+    const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
     expect(ours).toContain('src/mcp/main.ts');
-    expect(ours).toContain('src/evaluation/explain.ts');
-    const outside = ours.filter((input) => !/^src\/(mcp|model|evaluation)\//.test(input) && input !== 'src/log/logger.ts');
+    expect(ours).toContain('packages/core/src/explain.ts');
+    const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && input !== 'src/log/logger.ts');
     expect(outside).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEntry } from '../../src/model/index.js';
+import type { AuditEntry } from '@flagops/core';
 import { type BundledServer, bundleServer } from './harness/bundle-server.js';
 import { type HttpMcpProcess, startHttpMcp } from './harness/http-mcp.js';
 import { type McpService, PROJECT, startMcpService } from './harness/mcp-service.js';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEntry } from '../../src/model/index.js';
+import type { AuditEntry } from '@flagops/core';
 import { useMcpSuite } from './harness/mcp-suite.js';
 import { textOf } from './harness/spawn-mcp.js';
 

@@ -1,7 +1,7 @@
 import { OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bucket } from '../../src/evaluation/index.js';
-import { FlagopsProvider } from '../../src/openfeature/index.js';
+import { bucket } from '@flagops/core';
+import { FlagopsProvider } from '@flagops/openfeature';
 import { killRequest, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from '../sdk/sdk-harness.js';
 
 const eu = { targetingKey: 'user-1', country: 'DE', appVersion: '2.4.0' };

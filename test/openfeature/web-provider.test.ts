@@ -1,7 +1,7 @@
 import { type EventDetails, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FlagopsWebProvider } from '../../src/openfeature/web.js';
-import { createClient } from '../../src/sdk/index.js';
+import { FlagopsWebProvider } from '@flagops/openfeature/web';
+import { createClient } from '@flagops/sdk';
 import { killRequest, quiet, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
 describe('the OpenFeature web provider (@openfeature/web-sdk)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EnvironmentConfig, FlagFile, KillsFile } from '../../src/model/types.js';
+import type { EnvironmentConfig, FlagFile, KillsFile } from '@flagops/core';
 import { assembleState, type RepositoryEntry } from '../../src/repository/assemble-state.js';
 import type { ParsedFile } from '../../src/repository/parsed-file.js';
 import { type EntryChange, ProjectAssembler } from '../../src/repository/project-assembler.js';

@@ -1,12 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSdkBundle } from '../../scripts/build-sdk.mjs';
+import { buildSdkBundle } from '../../scripts/build-packages.mjs';
 import { launchChromium, loopbackContext } from '../helpers/browser.js';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
 
 /**
- * The browser bundle in a real browser (issue 6): Debian's Chromium loads dist/browser/flagops-sdk.js from an
+ * The browser bundle in a real browser (issue 6): Debian's Chromium loads the SDK's browser bundle (flagops-sdk.js) from an
  * application page on another loopback origin, and the SDK polls and streams from the evaluation server
  * across origins (CORS), evaluating locally.
  */

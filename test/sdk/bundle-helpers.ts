@@ -3,12 +3,13 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { packageSourcesPlugin } from '../../scripts/package-sources.mjs';
 
-/** Bundles a TypeScript entry (and the src/ it imports) into one ESM file Node can run as is. */
+/** Bundles a TypeScript entry (and the sources it imports, the @flagops packages' included) into one ESM file Node can run as is. */
 export async function bundleForNode(entry: string, alias: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'flagops-bundle-'));
   const outfile = path.join(dir, `${path.basename(entry).replace(/\.[a-z]+$/, '')}.mjs`);
-  await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', alias, logLevel: 'silent', packages: 'external' });
+  await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', alias, logLevel: 'silent', packages: 'external', plugins: [packageSourcesPlugin] });
   return outfile;
 }
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSdkBundle } from '../../scripts/build-sdk.mjs';
+import { buildSdkBundle } from '../../scripts/build-packages.mjs';
 import { killRequest, type SdkHarness, startSdkHarness } from './sdk-harness.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
@@ -15,7 +15,7 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
  * only fetch, timers, AbortController and TextDecoder. A test in a real browser waits for chromium
  * (the dashboard's browser tests).
  */
-describe('the browser bundle (scripts/build-sdk.mjs)', () => {
+describe('the browser bundle (scripts/build-packages.mjs)', () => {
   let h: SdkHarness;
   let bundle: string;
 

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type Scheduler } from '../../src/sdk/index.js';
+import { createClient, type Scheduler } from '@flagops/sdk';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { bundleForNode, runNode } from './bundle-helpers.js';
 import { quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { splitIntoReports } from '../../src/sdk/count-reporter.js';
-import { createClient } from '../../src/sdk/index.js';
+import { splitIntoReports } from '../../packages/sdk/src/counts.js';
+import { createClient } from '@flagops/sdk';
 import { ManualScheduler } from './manual-scheduler.js';
 import { ADMIN_KEY, quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';
 

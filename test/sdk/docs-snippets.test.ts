@@ -6,7 +6,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSdkBundle } from '../../scripts/build-sdk.mjs';
+import { buildSdkBundle } from '../../scripts/build-packages.mjs';
+import { PACKAGE_SOURCES } from '../../scripts/package-sources.mjs';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
 
 /**
@@ -39,18 +40,14 @@ function snippets(): Snippet[] {
   return found;
 }
 
-/** `flagops/...` as the package exports will name them, mapped to the sources. */
+/** What the docs import: the packages (`@flagops/...`) and the service's re-exports of them (`flagops/...`), from their sources. */
 const flagopsPackage: Plugin = {
   name: 'flagops-package',
   setup(b) {
-    const entries: Record<string, string> = {
-      'flagops/sdk': 'src/sdk/index.ts',
-      'flagops/openfeature': 'src/openfeature/index.ts',
-      'flagops/openfeature/web': 'src/openfeature/web.ts',
-    };
-    b.onResolve({ filter: /^flagops\// }, (args) => {
-      const file = entries[args.path];
-      return file ? { path: path.join(root, file) } : { errors: [{ text: `no package export ${args.path}` }] };
+    b.onResolve({ filter: /^@?flagops\// }, (args) => {
+      const specifier = args.path.startsWith('flagops/') ? `@${args.path}` : args.path;
+      const file = Object.hasOwn(PACKAGE_SOURCES, specifier) ? PACKAGE_SOURCES[specifier] : undefined;
+      return file ? { path: file } : { errors: [{ text: `no package export ${args.path}` }] };
     });
   },
 };

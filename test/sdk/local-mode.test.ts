@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type LocalClient } from '../../src/sdk/index.js';
+import { createClient, type LocalClient } from '@flagops/sdk';
 import { killRequest, nextEvent, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 const eu = { userId: 'user-1', attributes: { country: 'DE', appVersion: '2.4.0' } };

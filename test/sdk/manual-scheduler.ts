@@ -1,4 +1,4 @@
-import type { Scheduler } from '../../src/sdk/index.js';
+import type { Scheduler } from '@flagops/sdk';
 
 /** A clock and timers that move only when told to: `advanceTo` runs every timer due by then, in time order. */
 export class ManualScheduler implements Scheduler {

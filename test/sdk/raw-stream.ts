@@ -1,4 +1,4 @@
-import { type SseEvent, SseParser } from '../../src/sdk/sse-parser.js';
+import { type SseEvent, SseParser } from '@flagops/sdk/sse';
 
 export interface RawStream {
   response: Response;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backoffDelay } from '../../src/sdk/backoff.js';
-import { createClient, type LocalClient, type RemoteClient, type StatusEvent } from '../../src/sdk/index.js';
+import { backoffDelay } from '../../packages/sdk/src/updates.js';
+import { createClient, type LocalClient, type RemoteClient, type StatusEvent } from '@flagops/sdk';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { killRequest, nextEvent, quiet, restart, type SdkHarness, setConfig, startSdkHarness, stopKeepingData, untilStatus } from './sdk-harness.js';
 

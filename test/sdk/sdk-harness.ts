@@ -2,10 +2,10 @@ import { rm } from 'node:fs/promises';
 import { startService } from '../../src/service.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { KillSwitch } from '../../src/kill/kill-switch.js';
-import type { EnvironmentName } from '../../src/model/index.js';
+import type { EnvironmentName } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
-import type { ClientEvents, FetchFunction } from '../../src/sdk/index.js';
+import type { ClientEvents, FetchFunction } from '@flagops/sdk';
 import { actor, ADMIN_KEY, commitFiles, type EvalHarness, type FlagSpec, ORG, projectFiles, sdkKey, startHarness } from '../eval-server/harness.js';
 
 export { ADMIN_KEY, ORG };

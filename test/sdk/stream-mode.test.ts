@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type LocalClient, type RemoteClient } from '../../src/sdk/index.js';
+import { createClient, type LocalClient, type RemoteClient } from '@flagops/sdk';
 import { killRequest, nextEvent, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 const eu = { userId: 'user-1', attributes: { country: 'FR', appVersion: '3.1.0' } };

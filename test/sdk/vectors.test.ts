@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvaluationResult } from '../../src/model/index.js';
-import { createClient, type EvaluationDetails } from '../../src/sdk/index.js';
+import type { EvaluationResult } from '@flagops/core';
+import { createClient, type EvaluationDetails } from '@flagops/sdk';
 import { commitFiles, type EvalHarness, sdkKey } from '../eval-server/harness.js';
 import { servableVectors, vectors as cases } from '../vectors/servable-vectors.js';
 import { quiet, startServiceHarness } from './sdk-harness.js';

@@ -14,6 +14,7 @@ import { rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { packageSourcesPlugin } from '../../scripts/package-sources.mjs';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -25,11 +26,12 @@ export interface ServiceProcess {
 
 /**
  * Bundles src/main.ts two folders below the project root, as dist/main.js is: external packages resolve
- * from node_modules and the schemas from ../../schemas, exactly as in the built package. Remove it after.
+ * from node_modules and the schemas from ../../schemas, exactly as in the built package; the @flagops packages
+ * come from their sources. Remove it after.
  */
 export async function bundleMain(): Promise<{ entry: string; remove: () => Promise<void> }> {
   const entry = path.join(process.cwd(), 'test-artifacts', 'bundle', `main-${process.pid}-${Math.random().toString(36).slice(2)}.mjs`);
-  await build({ entryPoints: ['src/main.ts'], bundle: true, platform: 'node', format: 'esm', packages: 'external', outfile: entry, logLevel: 'silent' });
+  await build({ entryPoints: ['src/main.ts'], bundle: true, platform: 'node', format: 'esm', packages: 'external', plugins: [packageSourcesPlugin], outfile: entry, logLevel: 'silent' });
   return { entry, remove: () => rm(entry, { force: true }) };
 }
 

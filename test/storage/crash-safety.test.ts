@@ -53,7 +53,7 @@ describe('a write interrupted between its object writes and the ref update', () 
   it('leaves the same when the process is killed there (SIGKILL, no cleanup)', async () => {
     const gitdir = join(tempDir(), 'r.git');
     const seeded = await seedShop(track(await FlagRepository.open({ gitdir, create: true })));
-    const child = spawnSync(resolve('node_modules/.bin/vite-node'), [resolve('test/storage/fixtures/crash-during-update.ts'), gitdir], { encoding: 'utf8', timeout: 60_000 });
+    const child = spawnSync(resolve('node_modules/.bin/vite-node'), ['--config', resolve('vitest.config.ts'), resolve('test/storage/fixtures/crash-during-update.ts'), gitdir], { encoding: 'utf8', timeout: 60_000 });
     expect(child.signal).toBe('SIGKILL');
     expect(child.stdout).not.toContain('survived');
     expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
-import type { Actor, EnvironmentName } from '../../src/model/index.js';
+import type { Actor, EnvironmentName } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import type { CommitMeta, FileChange, FlagRepository } from '../../src/storage/index.js';
 import { git } from '../helpers/git-cli.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { EnvironmentName } from '../../src/model/index.js';
+import type { EnvironmentName } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, RepositoryRegistry } from '../../src/storage/index.js';
 import { configYaml, git, meta, seedShop, tempDir } from './helpers.js';

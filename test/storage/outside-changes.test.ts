@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { VersionConflictError, WriteConflictError } from '../../src/errors/index.js';
-import type { RepositoryState } from '../../src/model/index.js';
+import type { RepositoryState } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, type MainMoved } from '../../src/storage/index.js';
 import { configYaml, git, meta, pushFromOutside, seedShop, tempDir, track, waitFor } from './helpers.js';

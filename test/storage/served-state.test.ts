@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { snapshotFlags } from '../../src/eval-server/snapshot-flags.js';
 import { allVersionKeys, snapshotVersions, type VersionKey, versionKey } from '../../src/eval-server/snapshot-versions.js';
-import { ENVIRONMENTS, type EnvironmentName } from '../../src/model/index.js';
+import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import { unitOfPath } from '../../src/repository/held-units.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, type ServedState } from '../../src/storage/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OPERATORS } from '../../src/model/operators.js';
+import { OPERATORS } from '@flagops/core';
 import { validateDocument } from '../../src/validation/index.js';
 import { condition, config, rule } from './fixtures.js';
 

@@ -1,4 +1,4 @@
-import type { FlagKind, KillsFile, SnapshotFlag } from '../../src/model/index.js';
+import type { FlagKind, KillsFile, SnapshotFlag } from '@flagops/core';
 import { parseRepositoryFile } from '../../src/repository/parse-file.js';
 import { projectFiles } from '../eval-server/harness.js';
 import { loadVectors, type Vector } from '../evaluation/support.js';

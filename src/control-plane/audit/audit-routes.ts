@@ -1,7 +1,6 @@
 import { MAX_LIMIT } from '../../audit/audit-query.js';
 import { InvalidInputError } from '../../errors/kinds.js';
-import { isEnvironmentName } from '../../model/environments.js';
-import { AUDIT_ACTIONS, type AuditAction } from '../../model/types.js';
+import { AUDIT_ACTIONS, type AuditAction, isEnvironmentName } from '@flagops/core';
 import { integerQuery, optionalQuery } from '../http/params.js';
 import { route } from '../http/route.js';
 import { type AuditRequest, readAudit } from './audit-service.js';

@@ -1,6 +1,5 @@
 import type { AuditPage, AuditQuery } from '../../audit/audit-query.js';
-import type { EnvironmentName } from '../../model/environments.js';
-import type { AuditAction } from '../../model/types.js';
+import type { AuditAction, EnvironmentName } from '@flagops/core';
 import type { Workspace } from '../http/workspace.js';
 import { flagById, projectById } from '../state-lookup.js';
 

@@ -1,6 +1,5 @@
 import { InvalidInputError, VersionConflictError } from '../../errors/kinds.js';
-import type { EnvironmentName } from '../../model/environments.js';
-import type { EnvironmentConfig } from '../../model/types.js';
+import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
 import { jsonEqual } from '../../repository/json-equal.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';

@@ -1,4 +1,4 @@
-import type { EnvironmentName } from '../../model/environments.js';
+import type { EnvironmentName } from '@flagops/core';
 import { type FlagView, servedFlagView } from '../flags/flag-view.js';
 import type { Workspace } from '../http/workspace.js';
 import { flagById } from '../state-lookup.js';

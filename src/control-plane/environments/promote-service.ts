@@ -1,6 +1,5 @@
 import { InvalidInputError } from '../../errors/kinds.js';
-import type { EnvironmentName } from '../../model/environments.js';
-import type { EnvironmentConfig } from '../../model/types.js';
+import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';
 import type { FlagView } from '../flags/flag-view.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Condition, Rule } from '../../model/types.js';
+import type { Condition, Rule } from '@flagops/core';
 import { jsonEqual } from '../../repository/json-equal.js';
 import type { RuleInput } from '../../validation/api-bodies.js';
 

@@ -1,6 +1,5 @@
 import { ConflictError } from '../../errors/kinds.js';
-import { ENVIRONMENTS } from '../../model/environments.js';
-import type { FlagFile } from '../../model/types.js';
+import { ENVIRONMENTS, type FlagFile } from '@flagops/core';
 import { deriveFlagId } from '../../repository/ids.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';

@@ -1,5 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../../model/environments.js';
-import type { EnvironmentConfig, FlagKind, JsonValue } from '../../model/types.js';
+import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagKind, type JsonValue } from '@flagops/core';
 import { type InvalidFile, invalidFile } from '../../repository/held-units.js';
 import { heldBackBy, type ServedState } from '../../storage/served-state.js';
 import type { FlagRef } from '../state-lookup.js';

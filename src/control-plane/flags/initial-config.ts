@@ -1,4 +1,4 @@
-import type { EnvironmentConfig, FlagKind, JsonValue } from '../../model/types.js';
+import type { EnvironmentConfig, FlagKind, JsonValue } from '@flagops/core';
 
 /** The value a flag of each kind falls back to when the creator gave none. */
 const ZERO: Readonly<Record<FlagKind, JsonValue>> = { boolean: false, string: '', number: 0, json: null };

@@ -1,7 +1,7 @@
 import type Router from '@koa/router';
 import { authorize } from '../../auth/permissions.js';
 import { readJsonBody } from '../../http/read-json-body.js';
-import type { EnvironmentName } from '../../model/environments.js';
+import type { EnvironmentName } from '@flagops/core';
 import { validateBody } from '../../validation/validate-body.js';
 import type { ControlPlaneDeps } from '../control-deps.js';
 import { authenticate, bearerKeyResolver } from './authenticate.js';

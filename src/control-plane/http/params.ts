@@ -1,6 +1,6 @@
 import { FlagopsError } from '../../errors/flagops-error.js';
 import { InvalidInputError } from '../../errors/kinds.js';
-import { type EnvironmentName, isEnvironmentName } from '../../model/environments.js';
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 
 /** An `:env` path segment: an unknown environment is a resource that does not exist (contract §3: 404). */
 export function environmentParam(value: string): EnvironmentName {

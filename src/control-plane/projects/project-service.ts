@@ -1,6 +1,5 @@
 import { ConflictError, PlanLimitError } from '../../errors/kinds.js';
-import { ENVIRONMENTS } from '../../model/environments.js';
-import type { ProjectFile } from '../../model/types.js';
+import { ENVIRONMENTS, type ProjectFile } from '@flagops/core';
 import { deriveProjectId } from '../../repository/ids.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';

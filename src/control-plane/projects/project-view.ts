@@ -1,5 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../../model/environments.js';
-import type { ProjectFile } from '../../model/types.js';
+import { type EnvironmentName, ENVIRONMENTS, type ProjectFile } from '@flagops/core';
 import type { InvalidFile } from '../../repository/held-units.js';
 
 export interface ProjectView {

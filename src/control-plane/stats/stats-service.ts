@@ -1,4 +1,4 @@
-import type { EnvironmentName } from '../../model/environments.js';
+import type { EnvironmentName } from '@flagops/core';
 import type { StatsPeriod } from '../../stats/hours.js';
 import { statsScope } from '../../stats/stats-scope.js';
 import type { Workspace } from '../http/workspace.js';

@@ -1,5 +1,5 @@
 import { InvalidInputError } from '../../errors/kinds.js';
-import { FLAG_KINDS, type FlagKind, type JsonValue } from '../../model/types.js';
+import { FLAG_KINDS, type FlagKind, type JsonValue } from '@flagops/core';
 import { bodyIssues, pointerToField } from '../../validation/validate-body.js';
 import { configValueKindIssues } from '../../validation/value-kind.js';
 import { parseRulesYaml } from './rules-yaml.js';

@@ -1,4 +1,4 @@
-import { type EnvironmentName, isEnvironmentName } from '../../model/environments.js';
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 
 export interface AuditFilters {
   projectId?: string;

@@ -1,6 +1,6 @@
 import type Koa from 'koa';
 import { readJsonBody } from '../../http/read-json-body.js';
-import type { EvaluationContext } from '../../model/index.js';
+import type { EvaluationContext } from '@flagops/core';
 
 /** The OFREP error codes a request itself can cause (OFREP openapi: evaluationFailure). */
 export type OfrepRequestErrorCode = 'PARSE_ERROR' | 'INVALID_CONTEXT';

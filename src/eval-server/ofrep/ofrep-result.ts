@@ -1,5 +1,4 @@
-import type { EvaluationResult, JsonValue } from '../../model/index.js';
-import { flagMetadata, openFeatureReason } from '../../openfeature/reasons.js';
+import { type EvaluationResult, flagMetadata, type JsonValue, openFeatureReason } from '@flagops/core';
 
 export interface OfrepSuccess {
   key: string;

@@ -1,4 +1,4 @@
-import type { AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '../../model/index.js';
+import type { AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '@flagops/core';
 
 /** The wire shapes the MCP server reads from the control plane (service-spec §4, contract §3). */
 

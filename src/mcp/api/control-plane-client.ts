@@ -1,4 +1,4 @@
-import type { EnvironmentName } from '../../model/index.js';
+import type { EnvironmentName } from '@flagops/core';
 import { ApiError } from './api-error.js';
 import type { AuditPage, AuditQuery, ConfigUpdate, FlagCreate, FlagResponse, ProjectResponse } from './api-types.js';
 

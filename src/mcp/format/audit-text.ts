@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../../model/index.js';
+import type { AuditEntry } from '@flagops/core';
 
 /** "agent svc_agt_3kq9x2ab (deploy-bot)": the key prefix is what identifies a key action (service-spec §1). */
 function actorText(actor: AuditEntry['actor']): string {

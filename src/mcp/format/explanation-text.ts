@@ -1,4 +1,4 @@
-import type { EvaluationExplanation, EvaluationStep } from '../../evaluation/index.js';
+import type { EvaluationExplanation, EvaluationStep } from '@flagops/core';
 
 const show = (value: unknown): string => JSON.stringify(value) ?? 'missing';
 

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../../model/index.js';
+import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import type { EnvironmentState, FlagResponse, InvalidFileResponse } from '../api/api-types.js';
 
 const show = (value: unknown): string => JSON.stringify(value) ?? 'undefined';

@@ -1,5 +1,4 @@
-import { explainEvaluation } from '../../evaluation/index.js';
-import type { SnapshotFlag } from '../../model/index.js';
+import { explainEvaluation, type SnapshotFlag } from '@flagops/core';
 import { explanationText } from '../format/explanation-text.js';
 import { defineTool } from './define-tool.js';
 import { environment, evaluationContext, flagKey } from './inputs.js';

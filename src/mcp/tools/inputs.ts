@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ENVIRONMENTS, FLAG_KINDS, OPERATORS } from '../../model/index.js';
+import { ENVIRONMENTS, FLAG_KINDS, OPERATORS } from '@flagops/core';
 
 /**
  * Input fields shared by the tools. They check shape and range so an agent gets a precise error before any

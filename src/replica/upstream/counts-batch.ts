@@ -1,7 +1,7 @@
 import { parseCountReport } from '../../eval-server/counts/counts-request.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
-import { isEnvironmentName } from '../../model/environments.js';
+import { isEnvironmentName } from '@flagops/core';
 import { statsScope } from '../../stats/stats-scope.js';
 
 export interface BatchEntry {

@@ -5,7 +5,7 @@ import { countsBatch } from './counts-batch.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { matchesEtag } from '../../eval-server/if-none-match.js';
 import { readJsonBody } from '../../http/read-json-body.js';
-import { isEnvironmentName } from '../../model/environments.js';
+import { isEnvironmentName } from '@flagops/core';
 import type { EvaluationCounter } from '../../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
 import { BatchLedger } from './batch-ledger.js';

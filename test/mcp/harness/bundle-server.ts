@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { packageSourcesPlugin } from '../../../scripts/package-sources.mjs';
 
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -16,7 +17,8 @@ export interface BundledServer {
 /**
  * Builds src/mcp/main.ts into one ESM file, from the sources as they are now. Only the server's own import
  * graph is compiled, so a test never runs a stale dist/ nor waits on other files that do not compile yet.
- * Packages stay external and the file goes under node_modules/.cache so node resolves them from the project.
+ * Packages stay external, but for the @flagops ones, built from their sources; the file goes under
+ * node_modules/.cache so node resolves the external ones from the project.
  */
 export async function bundleServer(): Promise<BundledServer> {
   // A fresh `npm ci` has no node_modules/.cache yet.
@@ -30,6 +32,7 @@ export async function bundleServer(): Promise<BundledServer> {
     format: 'esm',
     target: 'node20',
     packages: 'external',
+    plugins: [packageSourcesPlugin],
     outfile: file,
     logLevel: 'silent',
     metafile: true,

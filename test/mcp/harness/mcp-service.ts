@@ -1,4 +1,4 @@
-import type { EnvironmentName } from '../../../src/model/index.js';
+import type { EnvironmentName } from '@flagops/core';
 import { type HttpClient, httpClient } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 

@@ -1,6 +1,7 @@
 import type { EnvironmentConfigView, Rule } from '../types.js';
 import { describeRule } from './describe-rule.js';
-import { canonicalJson, shortValue } from './json-text.js';
+import { canonicalJson } from '@flagops/core';
+import { shortValue } from './json-text.js';
 
 export interface FieldChange {
   field: 'enabled' | 'rolloutPct' | 'valueOn' | 'valueOff';

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../../../model/environments.js';
+import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import type { EnvironmentConfigView, FlagView } from '../types.js';
 
 export interface EnvCell {

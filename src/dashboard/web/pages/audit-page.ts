@@ -1,5 +1,4 @@
-import { ENVIRONMENTS } from '../../../model/environments.js';
-import { AUDIT_ACTIONS } from '../../../model/types.js';
+import { AUDIT_ACTIONS, ENVIRONMENTS } from '@flagops/core';
 import { h, replace } from '../dom.js';
 import { localTime } from '../logic/time-text.js';
 import type { Page, PageContext } from '../page.js';

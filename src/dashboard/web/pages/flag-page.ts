@@ -1,7 +1,6 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../../../model/environments.js';
+import { canonicalJson, type EnvironmentName, ENVIRONMENTS } from '@flagops/core';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
-import { canonicalJson } from '../logic/json-text.js';
 import type { Page, PageContext } from '../page.js';
 import { startPolling } from '../poller.js';
 import { hrefOf } from '../route.js';

@@ -1,8 +1,7 @@
-import type { EnvironmentName } from '../../../model/environments.js';
+import { canonicalJson, type EnvironmentName } from '@flagops/core';
 import { ApiError } from '../api.js';
 import { h, replace } from '../dom.js';
 import { draftMessages, type FieldSlot, hasMessages } from '../logic/draft-messages.js';
-import { canonicalJson } from '../logic/json-text.js';
 import { ago } from '../logic/time-text.js';
 import { inputToValue, parseRollout } from '../logic/value-input.js';
 import type { PageContext } from '../page.js';

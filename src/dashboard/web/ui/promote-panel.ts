@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '../../../model/environments.js';
+import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import { h, replace } from '../dom.js';
 import { type PromotionPreview, promotionPreview } from '../logic/config-diff.js';
 import type { PageContext } from '../page.js';

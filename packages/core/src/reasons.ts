@@ -1,0 +1,41 @@
+import type { EvaluationResult } from './model.js';
+
+/** Every reason an evaluation result can carry; `error` is the SDKs' own, for failures on their side. */
+export const REASONS = ['killed', 'archived', 'flag_disabled', 'rule_match', 'rollout', 'default', 'flag_not_found', 'error'] as const;
+export type Reason = (typeof REASONS)[number];
+
+export type Variation = 'on' | 'off' | 'default';
+
+/**
+ * flagops reasons in OpenFeature's vocabulary (openfeature.dev/specification/types#resolution-reason), shared
+ * by the OpenFeature providers and the OFREP endpoints so both say the same thing.
+ */
+const OPENFEATURE_REASON: Readonly<Record<Reason, string>> = {
+  killed: 'DISABLED',
+  flag_disabled: 'DISABLED',
+  rule_match: 'TARGETING_MATCH',
+  rollout: 'SPLIT',
+  default: 'DEFAULT',
+  archived: 'DEFAULT',
+  flag_not_found: 'ERROR',
+  error: 'ERROR',
+};
+
+export function openFeatureReason(reason: Reason): string {
+  return OPENFEATURE_REASON[reason] ?? 'UNKNOWN';
+}
+
+export type FlagMetadata = Record<string, string | number | boolean>;
+
+/**
+ * What OpenFeature's flag metadata carries beyond the reason: flagops' own reason (two of them map to
+ * DISABLED and two to DEFAULT), the rule, the bucket, and the kill, so a hook or a log line can tell them apart.
+ */
+export function flagMetadata(result: Pick<EvaluationResult, 'reason' | 'ruleId' | 'bucket'>): FlagMetadata {
+  const metadata: FlagMetadata = { flagopsReason: result.reason };
+  if (result.ruleId !== undefined) metadata.ruleId = result.ruleId;
+  if (result.bucket !== undefined) metadata.bucket = result.bucket;
+  if (result.reason === 'killed') metadata.killed = true;
+  if (result.reason === 'archived') metadata.archived = true;
+  return metadata;
+}

@@ -1,0 +1,2 @@
+/** `flagops/sdk/browser`: the SDK's prebuilt browser bundle, re-exported from @flagops/sdk/browser. */
+export * from '@flagops/sdk/browser';

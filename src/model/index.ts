@@ -1,4 +1,0 @@
-export * from './environments.js';
-export * from './operators.js';
-export * from './reasons.js';
-export * from './types.js';
