@@ -33,7 +33,11 @@ export async function buildDashboard({ outdir = path.join(root, 'dist/dashboard-
     logLevel: 'warning',
   });
   await copyFile(path.join(web, 'index.html'), path.join(outdir, 'index.html'));
-  const files = { js: await readFile(path.join(outdir, 'app.js'), 'utf8'), css: await readFile(path.join(outdir, 'style.css'), 'utf8'), html: await readFile(path.join(outdir, 'index.html'), 'utf8') };
+  const files = {
+    js: await readFile(path.join(outdir, 'app.js'), 'utf8'),
+    css: await readFile(path.join(outdir, 'style.css'), 'utf8'),
+    html: await readFile(path.join(outdir, 'index.html'), 'utf8'),
+  };
   for (const [name, text] of Object.entries(files)) {
     const external = name === 'js' ? null : EXTERNAL.find((re) => re.test(text));
     if (external) throw new Error(`the dashboard's ${name} loads something from another host (${external}); it must work offline`);

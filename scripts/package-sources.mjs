@@ -27,6 +27,8 @@ export function sourceAliases() {
 export const packageSourcesPlugin = {
   name: 'flagops-package-sources',
   setup(build) {
-    build.onResolve({ filter: /^@flagops\// }, (args) => (Object.hasOwn(PACKAGE_SOURCES, args.path) ? { path: PACKAGE_SOURCES[args.path] } : undefined));
+    build.onResolve({ filter: /^@flagops\// }, (args) =>
+      Object.hasOwn(PACKAGE_SOURCES, args.path) ? { path: PACKAGE_SOURCES[args.path] } : undefined,
+    );
   },
 };

@@ -16,5 +16,8 @@ export async function ensureFirstAdminKey(keys: KeyService, dataDir: string, log
   const created = await keys.createKey(DEFAULT_ORG, { kind: 'admin', name: 'initial admin' });
   const file = path.join(dataDir, 'state', INITIAL_KEY_FILE);
   await writeFile(file, `${created.key}\n`, { mode: 0o600 });
-  logger.warn('first start: created organisation "default" with an admin key; read it from the file, then delete the file', { file, prefix: created.prefix });
+  logger.warn('first start: created organisation "default" with an admin key; read it from the file, then delete the file', {
+    file,
+    prefix: created.prefix,
+  });
 }

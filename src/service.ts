@@ -89,7 +89,8 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   // Remote mode: one organisation's repository follows FLAGOPS_GIT_REMOTE (default: the first organisation).
   const remoteOrg = config.gitRemote ? (config.gitRemote.org ?? config.bootstrapKeys[0]?.org ?? keys.organisations()[0]?.name) : undefined;
   let remote: RemoteMode | undefined;
-  const publish = (gitdir: string, commit: string, parent: string | null) => (remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true));
+  const publish = (gitdir: string, commit: string, parent: string | null) =>
+    remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true);
   const repos = new RepositoryRegistry({
     dataDir: config.dataDir,
     logger,
@@ -101,7 +102,8 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
   const owned = new Set([...keys.organisations().map((o) => o.name), ...(remoteOrg ? [remoteOrg] : [])]);
   await Promise.all([...owned].map((org) => repos.removeLeftoverLocks(org)));
   if (config.gitRemote) {
-    if (!remoteOrg) throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
+    if (!remoteOrg)
+      throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
     remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
   }
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
@@ -120,14 +122,50 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
     return { status: ready ? 200 : 503, body: { status, organisations: report.organisations } };
   };
 
-  const replication = replicaUpstream({ keys, repos, holder, counter, ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl') });
+  const replication = replicaUpstream({
+    keys,
+    repos,
+    holder,
+    counter,
+    ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl'),
+  });
   const evalDeps = { keys, holder, counter, logger, health };
   const evalApp = createEvalApp(evalDeps);
   trustProxies(evalApp, config.trustProxy ?? 0);
   const controlApp = createControlApp(
-    { keys, repos, holder, killSwitch, counter, audit, logger, health, planProjectLimit: config.planProjectLimit, principalResolvers: [dashboard.resolver] },
+    {
+      keys,
+      repos,
+      holder,
+      killSwitch,
+      counter,
+      audit,
+      logger,
+      health,
+      planProjectLimit: config.planProjectLimit,
+      principalResolvers: [dashboard.resolver],
+    },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
-    [{ register: (router) => registerGitHttp(router, { keys, repos, holder, audit, logger, planProjectLimit: config.planProjectLimit, pushLogDir, processes: config.gitProcesses, runner: gitRunner, onPush: (org) => remote?.pushedLocally(org) }) }, { register: replication.register }, ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []), dashboard.extension],
+    [
+      {
+        register: (router) =>
+          registerGitHttp(router, {
+            keys,
+            repos,
+            holder,
+            audit,
+            logger,
+            planProjectLimit: config.planProjectLimit,
+            pushLogDir,
+            processes: config.gitProcesses,
+            runner: gitRunner,
+            onPush: (org) => remote?.pushedLocally(org),
+          }),
+      },
+      { register: replication.register },
+      ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []),
+      dashboard.extension,
+    ],
   );
   trustProxies(controlApp, config.trustProxy ?? 0);
   const [controlPort, evalPort] = ports;

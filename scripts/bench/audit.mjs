@@ -97,7 +97,9 @@ function history(commits) {
       if (roll < 0.85) {
         stats.api++;
         const agentKey = pick(2) === 0;
-        const actor = agentKey ? { 'Actor-Type': 'agent', Actor: 'deploy-bot', 'Key-Prefix': 'svc_agt_benchbench' } : { 'Actor-Type': 'session', Actor: 'Alice' };
+        const actor = agentKey
+          ? { 'Actor-Type': 'agent', Actor: 'deploy-bot', 'Key-Prefix': 'svc_agt_benchbench' }
+          : { 'Actor-Type': 'session', Actor: 'Alice' };
         author = agentKey ? 'deploy-bot <svc_agt_benchbench@keys.flagops>' : 'Alice <session@users.flagops>';
         let action = 'config_update';
         let body = '';
@@ -125,7 +127,9 @@ function history(commits) {
         }
       }
     }
-    out.push(`commit refs/heads/main\nmark :${n + 1}\nauthor ${author} ${when} +0000\ncommitter flagops <flagops@localhost> ${when} +0000\n${data(message)}`);
+    out.push(
+      `commit refs/heads/main\nmark :${n + 1}\nauthor ${author} ${when} +0000\ncommitter flagops <flagops@localhost> ${when} +0000\n${data(message)}`,
+    );
     if (n > 0) out.push(`from :${n}\n`);
     // Only the last version of a path in one commit counts; fast-import applies them in order.
     for (const [path, content] of files) out.push(`M 100644 inline ${path}\n${data(content)}`);
@@ -135,7 +139,13 @@ function history(commits) {
 }
 
 function git(cwd, args, input) {
-  return execFileSync('git', args, { cwd, input, encoding: 'utf8', maxBuffer: 1 << 30, env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1' } });
+  return execFileSync('git', args, {
+    cwd,
+    input,
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1' },
+  });
 }
 
 function percentiles(times) {
@@ -227,7 +237,9 @@ try {
   const queries = {
     'first page, unfiltered (limit 50)': percentiles(await time(() => index.query({ limit: 50 }), RUNS)),
     'first page, one flag (limit 50)': percentiles(await time(() => index.query({ flagKey: 'flag-007', limit: 50 }), RUNS)),
-    'one flag, prod, kills only (limit 50)': percentiles(await time(() => index.query({ flagKey: 'flag-007', environment: 'prod', action: 'kill', limit: 50 }), RUNS)),
+    'one flag, prod, kills only (limit 50)': percentiles(
+      await time(() => index.query({ flagKey: 'flag-007', environment: 'prod', action: 'kill', limit: 50 }), RUNS),
+    ),
     'deep page, cursor 9,000 in (limit 50)': percentiles(await time(() => index.query({ limit: 50, cursor: deep }), RUNS)),
     'rare action, scans everything (limit 50)': percentiles(await time(() => index.query({ action: 'project_create', limit: 50 }), RUNS)),
   };
@@ -237,7 +249,14 @@ try {
   const commitOne = () =>
     repo.update(() => ({
       changes: [{ path: 'projects/bench/environments/dev/flag-001.yaml', content: configYaml(version % 101, version++) }],
-      meta: { action: 'config_update', summary: 'bench', actor: { type: 'agent', name: 'bench', keyPrefix: 'svc_agt_benchbench' }, project: 'bench', flag: 'flag-001', environment: 'dev' },
+      meta: {
+        action: 'config_update',
+        summary: 'bench',
+        actor: { type: 'agent', name: 'bench', keyPrefix: 'svc_agt_benchbench' },
+        project: 'bench',
+        flag: 'flag-001',
+        environment: 'dev',
+      },
       result: undefined,
     }));
   const followTimes = [];
@@ -269,8 +288,11 @@ try {
   };
   if (values.json) console.log(JSON.stringify(result, null, 2));
   else {
-    console.log(`${COMMITS} commits (${result.apiCommits} with trailers, ${result.pushedCommits} pushed), ${entries} entries; fast-import ${result.importMs} ms; cache file ${result.cacheFileKiB} KiB`);
-    for (const [name, b] of Object.entries(builds)) console.log(`startup (AuditIndex.open), ${name}: median ${b.medianMs} ms (runs ${b.runsMs.join(', ')} ms), ~${b.heapMiB} MiB heap`);
+    console.log(
+      `${COMMITS} commits (${result.apiCommits} with trailers, ${result.pushedCommits} pushed), ${entries} entries; fast-import ${result.importMs} ms; cache file ${result.cacheFileKiB} KiB`,
+    );
+    for (const [name, b] of Object.entries(builds))
+      console.log(`startup (AuditIndex.open), ${name}: median ${b.medianMs} ms (runs ${b.runsMs.join(', ')} ms), ~${b.heapMiB} MiB heap`);
     for (const [name, q] of Object.entries(queries)) console.log(`${name}: p50 ${q.p50} ms, p99 ${q.p99} ms`);
     const f = result['first page right after a commit'];
     console.log(`first page right after a commit (catch-up included): p50 ${f.p50} ms, p99 ${f.p99} ms`);

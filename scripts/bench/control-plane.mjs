@@ -34,7 +34,15 @@ const ADMIN = 'svc_adm_benchbenchbenchbenchbench0001';
 const dataDir = mkdtempSync(join(os.tmpdir(), 'flagops-bench-cp-'));
 const loadBefore = os.loadavg()[0];
 const service = await startService(
-  { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: ADMIN }], planProjectLimit: 25, logLevel: 'error' },
+  {
+    dataDir,
+    host: '127.0.0.1',
+    controlPort: 0,
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'bench', key: ADMIN }],
+    planProjectLimit: 25,
+    logLevel: 'error',
+  },
   silentLogger,
 );
 
@@ -53,7 +61,12 @@ const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor(
 const round = (n) => Math.round(n * 10) / 10;
 function summary(latencies, elapsedMs) {
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { ops: latencies.length, perSecond: round((latencies.length / elapsedMs) * 1000), p50Ms: round(percentile(sorted, 50)), p99Ms: round(percentile(sorted, 99)) };
+  return {
+    ops: latencies.length,
+    perSecond: round((latencies.length / elapsedMs) * 1000),
+    p50Ms: round(percentile(sorted, 50)),
+    p99Ms: round(percentile(sorted, 99)),
+  };
 }
 
 /** `clients` loops, each updating its own flags round-robin, for SECONDS. */
@@ -78,7 +91,8 @@ async function configUpdates(flags, clients) {
 try {
   const project = await call('POST', '/api/v1/projects', { name: 'Bench', slug: 'bench' });
   const flags = [];
-  for (let i = 0; i < Math.max(FLAGS, KILLS); i++) flags.push(await call('POST', `/api/v1/projects/${project.id}/flags`, { key: `flag-${i}` }));
+  for (let i = 0; i < Math.max(FLAGS, KILLS); i++)
+    flags.push(await call('POST', `/api/v1/projects/${project.id}/flags`, { key: `flag-${i}` }));
   // Warm-up: JIT and caches, not measured.
   for (let i = 0; i < 20; i++) await call('PUT', `/api/v1/flags/${flags[i % flags.length].id}/environments/dev/config`, { rolloutPct: i });
 
@@ -107,9 +121,15 @@ try {
   };
   if (values.json) console.log(JSON.stringify(result));
   else {
-    console.log(`control plane: ${result.flags} flags in one project, ${result.cpus} cpus, load average ${result.loadAverageBefore} before / ${result.loadAverageAfter} after`);
-    console.log(`  config updates, 1 client:   ${sequential.perSecond}/s  p50 ${sequential.p50Ms} ms  p99 ${sequential.p99Ms} ms  (${sequential.ops} in ${SECONDS} s)`);
-    console.log(`  config updates, ${CONCURRENCY} clients:  ${concurrent.perSecond}/s  p50 ${concurrent.p50Ms} ms  p99 ${concurrent.p99Ms} ms  (${concurrent.ops} in ${SECONDS} s)`);
+    console.log(
+      `control plane: ${result.flags} flags in one project, ${result.cpus} cpus, load average ${result.loadAverageBefore} before / ${result.loadAverageAfter} after`,
+    );
+    console.log(
+      `  config updates, 1 client:   ${sequential.perSecond}/s  p50 ${sequential.p50Ms} ms  p99 ${sequential.p99Ms} ms  (${sequential.ops} in ${SECONDS} s)`,
+    );
+    console.log(
+      `  config updates, ${CONCURRENCY} clients:  ${concurrent.perSecond}/s  p50 ${concurrent.p50Ms} ms  p99 ${concurrent.p99Ms} ms  (${concurrent.ops} in ${SECONDS} s)`,
+    );
     console.log(`  kills (sequential):         p50 ${kills.p50Ms} ms  p99 ${kills.p99Ms} ms  (${kills.ops} kills, ${kills.perSecond}/s)`);
   }
 } finally {

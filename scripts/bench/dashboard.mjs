@@ -34,14 +34,26 @@ const admin = generateKey('admin');
 const dataDir = await mkdtemp(join(tmpdir(), 'flagops-bench-dashboard-'));
 const loadBefore = loadavg()[0];
 const service = await startService(
-  { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'acme', key: admin }], planProjectLimit: 25, logLevel: 'error' },
+  {
+    dataDir,
+    host: '127.0.0.1',
+    controlPort: 0,
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'acme', key: admin }],
+    planProjectLimit: 25,
+    logLevel: 'error',
+  },
   silentLogger,
 );
 const url = service.controlUrl;
 let browser;
 
 async function api(method, path, body) {
-  const res = await fetch(`${url}${path}`, { method, headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.json();
 }
@@ -100,7 +112,16 @@ try {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 
   const flagsPath = `/#/projects/${encodeURIComponent(project.id)}`;
@@ -115,11 +136,29 @@ try {
   const failed = [...signInForm, ...flagsPage].filter((r) => Number.isNaN(r.usable));
   if (failed.length > 0) throw new Error(`${failed.length} visits never set the flagops:usable mark`);
 
-  console.log(`dashboard usable after navigation (${RUNS} fresh contexts each, headless Chromium, ${cpus().length} cores, load ${loadBefore.toFixed(2)} before / ${loadavg()[0].toFixed(2)} after)`);
+  console.log(
+    `dashboard usable after navigation (${RUNS} fresh contexts each, headless Chromium, ${cpus().length} cores, load ${loadBefore.toFixed(2)} before / ${loadavg()[0].toFixed(2)} after)`,
+  );
   console.log(`  cold first visits (not counted): sign-in ${cold[0].usable.toFixed(0)} ms, flags ${cold[1].usable.toFixed(0)} ms`);
-  console.log(line('sign-in form, flagops:usable', signInForm.map((r) => r.usable)));
-  console.log(line('flags page signed in, flagops:usable', flagsPage.map((r) => r.usable)));
-  console.log(line(`flags page, ${FLAGS} rows drawn`, flagsPage.map((r) => r.rows), false));
+  console.log(
+    line(
+      'sign-in form, flagops:usable',
+      signInForm.map((r) => r.usable),
+    ),
+  );
+  console.log(
+    line(
+      'flags page signed in, flagops:usable',
+      flagsPage.map((r) => r.usable),
+    ),
+  );
+  console.log(
+    line(
+      `flags page, ${FLAGS} rows drawn`,
+      flagsPage.map((r) => r.rows),
+      false,
+    ),
+  );
   console.log(`  goal: usable within ${GOAL_MS / 1000} s of navigating, on loopback (met = every run under it)`);
 } finally {
   await browser?.close();

@@ -18,7 +18,15 @@ const PUSHES = Number(process.env.BENCH_PUSHES ?? 20);
 async function withService(fn) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-kill-'));
   const service = await startService(
-    { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }], planProjectLimit: 25, logLevel: 'error' },
+    {
+      dataDir,
+      host: '127.0.0.1',
+      controlPort: 0,
+      evalPort: 0,
+      bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }],
+      planProjectLimit: 25,
+      logLevel: 'error',
+    },
     silentLogger,
   );
   try {
@@ -33,7 +41,11 @@ async function withService(fn) {
 async function killLatency() {
   return withService(async (service) => {
     const repo = await service.repos.get('bench');
-    await repo.update(() => ({ changes: projectWithFlags('shop', KILLS), meta: { action: 'change', summary: 'seed', actor: benchActor }, result: null }));
+    await repo.update(() => ({
+      changes: projectWithFlags('shop', KILLS),
+      meta: { action: 'change', summary: 'seed', actor: benchActor },
+      result: null,
+    }));
     await service.holder.served('bench');
     const kills = new KillSwitch(service.holder);
     const calls = [];
@@ -63,7 +75,11 @@ async function pushToServed() {
   return withService(async (service, dataDir) => {
     const repo = await service.repos.get('bench');
     const seedStarted = performance.now();
-    await repo.update(() => ({ changes: projectWithFlags('big', FLAGS), meta: { action: 'change', summary: 'seed', actor: benchActor }, result: null }));
+    await repo.update(() => ({
+      changes: projectWithFlags('big', FLAGS),
+      meta: { action: 'change', summary: 'seed', actor: benchActor },
+      result: null,
+    }));
     const loadStarted = performance.now();
     await service.holder.served('bench');
     const firstServe = performance.now() - loadStarted;
@@ -73,8 +89,15 @@ async function pushToServed() {
     for (let i = 0; i < PUSHES; i++) {
       const key = `flag-${1 + i}`;
       const rolloutPct = 100 - (i % 2);
-      const content = serializeRepositoryFile({ kind: 'config', value: { enabled: true, rolloutPct, valueOn: true, valueOff: false, version: 2 + i, rules: [] } });
-      await outside.update(() => ({ changes: [{ path: layout.configFile('big', 'prod', key), content }], meta: { action: 'config_update', summary: 'outside', actor: benchActor }, result: null }));
+      const content = serializeRepositoryFile({
+        kind: 'config',
+        value: { enabled: true, rolloutPct, valueOn: true, valueOff: false, version: 2 + i, rules: [] },
+      });
+      await outside.update(() => ({
+        changes: [{ path: layout.configFile('big', 'prod', key), content }],
+        meta: { action: 'config_update', summary: 'outside', actor: benchActor },
+        result: null,
+      }));
       const committed = performance.now();
       for (;;) {
         const view = service.holder.view('bench', 'prj_big', 'prod');
@@ -96,4 +119,6 @@ console.log(`  whole kill call (durable commit + overlay swap): ${ms(kill.call)}
 const push = await pushToServed();
 console.log(`\nOutside commit → served, ${FLAGS.toLocaleString('en')} flags × 3 environments, ${push.n} commits:`);
 console.log(`  seed commit ${Math.round(push.seedMs)} ms; first load + compile ${Math.round(push.firstServe)} ms`);
-console.log(`  p50 ${push.p50.toFixed(1)} ms, p99 ${push.p99.toFixed(1)} ms, max ${push.max.toFixed(1)} ms (includes the watcher's debounce)`);
+console.log(
+  `  p50 ${push.p50.toFixed(1)} ms, p99 ${push.p99.toFixed(1)} ms, max ${push.max.toFixed(1)} ms (includes the watcher's debounce)`,
+);

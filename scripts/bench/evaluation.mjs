@@ -15,11 +15,11 @@
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { pathToFileURL } from 'node:url';
-import { FlagdCore } from '@openfeature/flagd-core';
 import * as ld from '@launchdarkly/node-server-sdk';
+import { FlagdCore } from '@openfeature/flagd-core';
 import { InMemStorageProvider, Unleash } from 'unleash-client';
 
 const USERS = 100_000;
@@ -92,7 +92,12 @@ flagd.setConfigurations(
         targeting: {
           if: [
             { and: [{ in: [{ var: 'country' }, ['DE', 'FR']] }, { sem_ver: [{ var: 'appVersion' }, '>', '2.0.0'] }] },
-            { fractional: [['on', 30], ['off', 70]] },
+            {
+              fractional: [
+                ['on', 30],
+                ['off', 70],
+              ],
+            },
             'off',
           ],
         },
@@ -121,7 +126,12 @@ await td.usePreconfiguredFlag({
         { contextKind: 'user', attribute: 'country', op: 'in', values: ['DE', 'FR'], negate: false },
         { contextKind: 'user', attribute: 'appVersion', op: 'semVerGreaterThan', values: ['2.0.0'], negate: false },
       ],
-      rollout: { variations: [{ variation: 0, weight: 30000 }, { variation: 1, weight: 70000 }] },
+      rollout: {
+        variations: [
+          { variation: 0, weight: 30000 },
+          { variation: 1, weight: 70000 },
+        ],
+      },
     },
   ],
 });
@@ -169,11 +179,36 @@ const unleashContexts = fromJson(users.map((u) => ({ userId: u.id, properties: {
 // ---- Each runner evaluates every user once and records the decisions. ----
 const on = new Uint8Array(USERS);
 const runners = [
-  ['flagops core (SDK path)', () => { for (let i = 0; i < USERS; i++) on[i] = ours.evaluate(FLAG, ourContexts[i]).value === true ? 1 : 0; }],
-  ['flagops core (server path, kill overlay)', () => { for (let i = 0; i < USERS; i++) on[i] = ours.evaluate(FLAG, ourContexts[i], noKills).value === true ? 1 : 0; }],
-  ['@openfeature/flagd-core', () => { for (let i = 0; i < USERS; i++) on[i] = flagd.resolveBooleanEvaluation(FLAG, false, flagdContexts[i], silent).value ? 1 : 0; }],
-  ['@launchdarkly/node-server-sdk', async () => { for (let i = 0; i < USERS; i++) on[i] = (await ldClient.variation(FLAG, ldContexts[i], false)) ? 1 : 0; }],
-  ['unleash-client', () => { for (let i = 0; i < USERS; i++) on[i] = unleash.isEnabled(FLAG, unleashContexts[i]) ? 1 : 0; }],
+  [
+    'flagops core (SDK path)',
+    () => {
+      for (let i = 0; i < USERS; i++) on[i] = ours.evaluate(FLAG, ourContexts[i]).value === true ? 1 : 0;
+    },
+  ],
+  [
+    'flagops core (server path, kill overlay)',
+    () => {
+      for (let i = 0; i < USERS; i++) on[i] = ours.evaluate(FLAG, ourContexts[i], noKills).value === true ? 1 : 0;
+    },
+  ],
+  [
+    '@openfeature/flagd-core',
+    () => {
+      for (let i = 0; i < USERS; i++) on[i] = flagd.resolveBooleanEvaluation(FLAG, false, flagdContexts[i], silent).value ? 1 : 0;
+    },
+  ],
+  [
+    '@launchdarkly/node-server-sdk',
+    async () => {
+      for (let i = 0; i < USERS; i++) on[i] = (await ldClient.variation(FLAG, ldContexts[i], false)) ? 1 : 0;
+    },
+  ],
+  [
+    'unleash-client',
+    () => {
+      for (let i = 0; i < USERS; i++) on[i] = unleash.isEnabled(FLAG, unleashContexts[i]) ? 1 : 0;
+    },
+  ],
 ];
 
 function check(name) {
@@ -181,7 +216,10 @@ function check(name) {
   let onMatching = 0;
   let onOther = 0;
   for (let i = 0; i < USERS; i++) {
-    if (matches[i]) { matching++; onMatching += on[i]; } else onOther += on[i];
+    if (matches[i]) {
+      matching++;
+      onMatching += on[i];
+    } else onOther += on[i];
   }
   const fraction = onMatching / matching;
   const ok = onOther === 0 && fraction > 0.28 && fraction < 0.32;
@@ -192,11 +230,13 @@ function check(name) {
 const wall = new Map(runners.map(([name]) => [name, []]));
 const cpu = new Map(runners.map(([name]) => [name, []]));
 const checks = [];
-for (const [name, run] of runners) { // warm-up, and the correctness check
+for (const [name, run] of runners) {
+  // warm-up, and the correctness check
   for (let w = 0; w < 3; w++) await run();
   checks.push(check(name));
 }
-for (let r = 0; r < ROUNDS; r++) { // interleaved, so a burst of load from other work hits everyone alike
+for (let r = 0; r < ROUNDS; r++) {
+  // interleaved, so a burst of load from other work hits everyone alike
   for (const [name, run] of runners) {
     collectGarbage({ type: 'minor' });
     const cpuStart = process.cpuUsage();
@@ -211,7 +251,11 @@ for (let r = 0; r < ROUNDS; r++) { // interleaved, so a burst of load from other
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const oursWall = median(wall.get(runners[0][0]));
 const oursCpu = median(cpu.get(runners[0][0]));
-console.log(`node ${process.version}, ${cpus().length} cpus (${cpus()[0].model}), load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `node ${process.version}, ${cpus().length} cpus (${cpus()[0].model}), load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 console.log(`${USERS} users, ${checks[0].matching} match the rule; median of ${ROUNDS} rounds after 3 warm-up rounds\n`);
 console.log('| evaluator | ns/op wall | wall min–max | vs flagops | ns/op CPU | vs flagops | on among matching | on among others |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|');

@@ -10,8 +10,8 @@
 // BENCH_SECONDS (baseline load, default 8), BENCH_RATE (evaluations/s, default 1000), BENCH_CLONES (6),
 // BENCH_GIT_FLAGS and BENCH_GIT_COMMITS (repository size), FLAGOPS_GIT_MAX_PROCESSES (the service's cap).
 import { spawn } from 'node:child_process';
-import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -39,7 +39,14 @@ const target = new URL(`${info.evalUrl}/v1/evaluate`);
 function evaluate() {
   return new Promise((resolve) => {
     const req = http.request(
-      { host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { authorization: `Bearer ${info.sdkKey}`, 'content-type': 'application/json' } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: { authorization: `Bearer ${info.sdkKey}`, 'content-type': 'application/json' },
+      },
       (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode === 200));
@@ -118,9 +125,9 @@ function clonesOnSignal(url, dir, count) {
   return { start: () => shell.stdin.write('go\n'), done };
 }
 
-
 const ms = (value) => value.toFixed(1);
-const row = (name, r, seconds, extra = '') => `| ${name} | ${Math.round(r.n / seconds).toLocaleString('en')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${extra} |`;
+const row = (name, r, seconds, extra = '') =>
+  `| ${name} | ${Math.round(r.n / seconds).toLocaleString('en')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${extra} |`;
 
 /** Runs the clones of `url` under the load and returns the latencies of that window and the clone times. */
 async function clonesUnderLoad(load, url) {
@@ -146,11 +153,21 @@ const control = await clonesUnderLoad(load, info.gitdir);
 await load.stop();
 child.kill('SIGTERM');
 
-const clonesCell = (run) => `all done in ${run.seconds.toFixed(1)} s (each ${run.durations[0].toFixed(1)}–${run.durations[run.durations.length - 1].toFixed(1)} s)`;
-console.log(`\nPOST /v1/evaluate at ${rate}/s (open loop, 10 keep-alive connections); ${clones} bare clones of the ${info.repoMiB} MiB repository at once\n`);
+const clonesCell = (run) =>
+  `all done in ${run.seconds.toFixed(1)} s (each ${run.durations[0].toFixed(1)}–${run.durations[run.durations.length - 1].toFixed(1)} s)`;
+console.log(
+  `\nPOST /v1/evaluate at ${rate}/s (open loop, 10 keep-alive connections); ${clones} bare clones of the ${info.repoMiB} MiB repository at once\n`,
+);
 console.log('| load | evaluations/s | p50 ms | p99 ms | max ms | clones |\n|---|---|---|---|---|---|');
 console.log(row(`evaluations alone, ${seconds} s`, summary(alone.latencies), seconds));
 console.log(row(`… while ${clones} clones run over /git/bench.git`, summary(served.window.latencies), served.seconds, clonesCell(served)));
-console.log(row(`… while ${clones} clones of the repository on disk run (control: not through the service)`, summary(control.window.latencies), control.seconds, clonesCell(control)));
+console.log(
+  row(
+    `… while ${clones} clones of the repository on disk run (control: not through the service)`,
+    summary(control.window.latencies),
+    control.seconds,
+    clonesCell(control),
+  ),
+);
 const { errors } = load.window(0, Number.POSITIVE_INFINITY);
 if (errors > 0) console.log(`\n${errors} evaluations failed`);

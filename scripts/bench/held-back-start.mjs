@@ -18,14 +18,25 @@ import { benchActor, projectWithFlags } from './lib/seed.mjs';
 const FLAGS = Number(process.env.BENCH_FLAGS ?? 10_000);
 const COMMITS = Number(process.env.BENCH_COMMITS ?? 500);
 
-const git = (gitdir, args, env = {}) => execFileSync('git', args, { cwd: gitdir, encoding: 'utf8', env: { ...process.env, ...env } }).trim();
+const git = (gitdir, args, env = {}) =>
+  execFileSync('git', args, { cwd: gitdir, encoding: 'utf8', env: { ...process.env, ...env } }).trim();
 
 /** Puts an invalid dev config for each of `keys` on main in one commit, as a push straight into the repository would. */
 function breakFlags(gitdir, keys) {
   const index = path.join(gitdir, 'bench-index');
-  const env = { GIT_INDEX_FILE: index, GIT_AUTHOR_NAME: 'Erin', GIT_AUTHOR_EMAIL: 'erin@example.com', GIT_COMMITTER_NAME: 'Erin', GIT_COMMITTER_EMAIL: 'erin@example.com' };
+  const env = {
+    GIT_INDEX_FILE: index,
+    GIT_AUTHOR_NAME: 'Erin',
+    GIT_AUTHOR_EMAIL: 'erin@example.com',
+    GIT_COMMITTER_NAME: 'Erin',
+    GIT_COMMITTER_EMAIL: 'erin@example.com',
+  };
   git(gitdir, ['read-tree', 'main'], env);
-  const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: gitdir, input: 'enabled: true\nrolloutPct: 250\n', encoding: 'utf8' }).trim();
+  const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], {
+    cwd: gitdir,
+    input: 'enabled: true\nrolloutPct: 250\n',
+    encoding: 'utf8',
+  }).trim();
   const lines = keys.map((key) => `100644 ${blob}\t${layout.configFile('big', 'dev', key)}\n`).join('');
   execFileSync('git', ['update-index', '--index-info'], { cwd: gitdir, env: { ...process.env, ...env }, input: lines });
   const tree = git(gitdir, ['write-tree'], env);
@@ -51,15 +62,30 @@ async function scenario(broken) {
   const gitdir = path.join(await mkdtemp(path.join(tmpdir(), 'flagops-bench-held-')), 'bench.git');
   try {
     const repo = await FlagRepository.open({ gitdir, create: true, durable: false });
-    await repo.update(() => ({ changes: projectWithFlags('big', FLAGS), meta: { action: 'change', summary: 'seed', actor: benchActor }, result: null }));
+    await repo.update(() => ({
+      changes: projectWithFlags('big', FLAGS),
+      meta: { action: 'change', summary: 'seed', actor: benchActor },
+      result: null,
+    }));
     if (broken === 'one') breakFlags(gitdir, ['flag-1']);
     for (let i = 0; i < COMMITS; i++) {
       const key = `flag-${2 + (i % (FLAGS - 2))}`;
-      const content = serializeRepositoryFile({ kind: 'config', value: { enabled: true, rolloutPct: i % 101, valueOn: true, valueOff: false, version: 2 + i, rules: [] } });
-      await repo.update(() => ({ changes: [{ path: layout.configFile('big', 'dev', key), content }], meta: { action: 'config_update', summary: 'dev', actor: benchActor }, result: null }));
+      const content = serializeRepositoryFile({
+        kind: 'config',
+        value: { enabled: true, rolloutPct: i % 101, valueOn: true, valueOff: false, version: 2 + i, rules: [] },
+      });
+      await repo.update(() => ({
+        changes: [{ path: layout.configFile('big', 'dev', key), content }],
+        meta: { action: 'config_update', summary: 'dev', actor: benchActor },
+        result: null,
+      }));
     }
     await repo.close();
-    if (broken === 'all') breakFlags(gitdir, Array.from({ length: FLAGS }, (_, i) => `flag-${i}`));
+    if (broken === 'all')
+      breakFlags(
+        gitdir,
+        Array.from({ length: FLAGS }, (_, i) => `flag-${i}`),
+      );
     // The writer saved the parse cache, as a running service does; what serving learns of history is saved by
     // the first start (a service saves it as it serves each commit) and read by the restart.
     return { first: await measureStart(gitdir), restart: await measureStart(gitdir) };
@@ -76,7 +102,10 @@ const TITLES = {
 for (const broken of ['none', 'one', 'all']) {
   const { first, restart } = await scenario(broken);
   console.log(`${TITLES[broken]}: ${FLAGS} flags, ${COMMITS} commits (held-back flags: ${first.held})`);
-  for (const [name, r] of [['first start', first], ['restart', restart]]) {
+  for (const [name, r] of [
+    ['first start', first],
+    ['restart', restart],
+  ]) {
     console.log(`  ${name}: read of what main serves ${r.readMs} ms, snapshot versions from history ${r.versionsMs} ms`);
   }
 }

@@ -16,7 +16,9 @@ const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', st
 
 try {
   const packs = path.join(dir, 'packs');
-  const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '-w', '@flagops/core', '-w', '@flagops/sdk', '--pack-destination', packs], root));
+  const packed = JSON.parse(
+    npm(['pack', '--json', '--ignore-scripts', '-w', '@flagops/core', '-w', '@flagops/sdk', '--pack-destination', packs], root),
+  );
   const app = path.join(dir, 'app');
   const dependencies = Object.fromEntries(packed.map((p) => [p.name, `file:${path.join(packs, p.filename)}`]));
   await mkdir(app);
@@ -26,7 +28,9 @@ try {
   const installed = [];
   for (const entry of await readdir(path.join(app, 'node_modules'), { withFileTypes: true })) {
     if (entry.name.startsWith('.')) continue;
-    const names = entry.name.startsWith('@') ? (await readdir(path.join(app, 'node_modules', entry.name))).map((n) => `${entry.name}/${n}`) : [entry.name];
+    const names = entry.name.startsWith('@')
+      ? (await readdir(path.join(app, 'node_modules', entry.name))).map((n) => `${entry.name}/${n}`)
+      : [entry.name];
     installed.push(...names);
   }
   console.log(`npm install @flagops/sdk: ${installed.length} packages (${installed.sort().join(', ')})`);
@@ -46,7 +50,9 @@ try {
     }
   }
   const kb = (n) => `${(n / 1000).toFixed(1)} kB`;
-  console.log(`\ninstalled: ${kb(total)} (modules ${kb(byKind.code)}, types ${kb(byKind.types)}, browser bundle ${kb(byKind.bundle)}, package.json and README ${kb(byKind.other)})`);
+  console.log(
+    `\ninstalled: ${kb(total)} (modules ${kb(byKind.code)}, types ${kb(byKind.types)}, browser bundle ${kb(byKind.bundle)}, package.json and README ${kb(byKind.other)})`,
+  );
   for (const p of packed) console.log(`tarball ${p.filename}: ${kb(p.size)}`);
   const bundle = await readFile(path.join(app, 'node_modules/@flagops/sdk/dist/browser/flagops-sdk.js'));
   console.log(`browser bundle: ${kb(bundle.length)}, ${kb(gzipSync(bundle).length)} gzipped`);

@@ -27,7 +27,15 @@ const tmp = async (name) => {
 
 const admin = generateKey('admin');
 const service = await startService(
-  { dataDir: await tmp('flagops-bench-cp-'), host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'acme', key: admin }], planProjectLimit: 25, logLevel: 'error' },
+  {
+    dataDir: await tmp('flagops-bench-cp-'),
+    host: '127.0.0.1',
+    controlPort: 0,
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'acme', key: admin }],
+    planProjectLimit: 25,
+    logLevel: 'error',
+  },
   silentLogger,
 );
 const api = async (method, path, body) => {
@@ -45,7 +53,16 @@ const sdk = (await api('POST', '/api/v1/keys', { kind: 'sdk', projectId: project
 
 const replicas = [];
 for (let i = 0; i < REPLICAS; i++) {
-  replicas.push(await startReplica({ upstream: service.controlUrl, token: admin, host: '127.0.0.1', port: 0, dataDir: await tmp('flagops-bench-replica-'), logger: silentLogger }));
+  replicas.push(
+    await startReplica({
+      upstream: service.controlUrl,
+      token: admin,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: await tmp('flagops-bench-replica-'),
+      logger: silentLogger,
+    }),
+  );
 }
 
 /** Opens a replica's SDK stream; `next(version)` resolves when that version (or a newer one) is announced. */
@@ -98,7 +115,9 @@ const pct = (values, p) => {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 };
 const ms = (v) => `${v.toFixed(1)} ms`;
-console.log(`kill → announced on every replica's /v1/stream (${KILLS} kills, ${REPLICAS} replicas, ${cpus().length} cores, load ${loadavg()[0].toFixed(2)})`);
+console.log(
+  `kill → announced on every replica's /v1/stream (${KILLS} kills, ${REPLICAS} replicas, ${cpus().length} cores, load ${loadavg()[0].toFixed(2)})`,
+);
 console.log(`  all three: p50 ${ms(pct(all, 50))}  p99 ${ms(pct(all, 99))}  max ${ms(Math.max(...all))}`);
 console.log(`  each one:  p50 ${ms(pct(each, 50))}  p99 ${ms(pct(each, 99))}`);
 

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const wanted = process.argv.slice(2);
 if (wanted.includes('--help')) {
-  console.log('usage: npm run bench [-- name ...]\n\nRuns scripts/bench/*.mjs (all, or those whose name contains one of the given words).\nBuild first: npm run build.');
+  console.log(
+    'usage: npm run bench [-- name ...]\n\nRuns scripts/bench/*.mjs (all, or those whose name contains one of the given words).\nBuild first: npm run build.',
+  );
   process.exit(0);
 }
 const benches = readdirSync(here)

@@ -18,9 +18,15 @@ const now = () => performance.timeOrigin + performance.now(); // comparable acro
 if (process.argv[2] === '--child') {
   // The application: waits for changes and says when it serves flag-1 killed or not.
   const { createClient } = await import('@flagops/sdk');
-  const client = createClient({ evalUrl: process.env.FLAGOPS_EVAL_URL, sdkKey: process.env.FLAGOPS_SDK_KEY, pollIntervalMs: 3_600_000, sendCounts: false });
+  const client = createClient({
+    evalUrl: process.env.FLAGOPS_EVAL_URL,
+    sdkKey: process.env.FLAGOPS_SDK_KEY,
+    pollIntervalMs: 3_600_000,
+    sendCounts: false,
+  });
   await client.ready();
-  const report = () => process.stdout.write(`${JSON.stringify({ at: now(), reason: client.details('flag-1', false, { userId: 'u' }).reason })}\n`);
+  const report = () =>
+    process.stdout.write(`${JSON.stringify({ at: now(), reason: client.details('flag-1', false, { userId: 'u' }).reason })}\n`);
   client.on('change', report);
   report();
   process.stdin.on('end', () => client.close());
@@ -32,11 +38,23 @@ if (process.argv[2] === '--child') {
   const { KillSwitch } = await load('kill/kill-switch.js');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-sdk-'));
   const service = await startService(
-    { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }], planProjectLimit: 25, logLevel: 'error' },
+    {
+      dataDir,
+      host: '127.0.0.1',
+      controlPort: 0,
+      evalPort: 0,
+      bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }],
+      planProjectLimit: 25,
+      logLevel: 'error',
+    },
     silentLogger,
   );
   const repo = await service.repos.get('bench');
-  await repo.update(() => ({ changes: projectWithFlags('shop', 20), meta: { action: 'change', summary: 'seed', actor: benchActor }, result: null }));
+  await repo.update(() => ({
+    changes: projectWithFlags('shop', 20),
+    meta: { action: 'change', summary: 'seed', actor: benchActor },
+    result: null,
+  }));
   await service.holder.served('bench');
   const { key } = await service.keys.createKey('bench', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
 
@@ -53,7 +71,10 @@ if (process.argv[2] === '--child') {
   const fromCall = { kill: [], clear: [] };
   const fromServed = { kill: [], clear: [] };
   for (let i = 0; i < KILLS; i++) {
-    for (const [what, act, reason] of [['kill', () => kills.kill(request), 'killed'], ['clear', () => kills.clear(request), null]]) {
+    for (const [what, act, reason] of [
+      ['kill', () => kills.kill(request), 'killed'],
+      ['clear', () => kills.clear(request), null],
+    ]) {
       const started = now();
       await act();
       const served = now();
@@ -70,7 +91,9 @@ if (process.argv[2] === '--child') {
   await rm(dataDir, { recursive: true, force: true });
 
   const ms = (x) => `${x.toFixed(1)} ms`;
-  console.log(`\nKill to SDK over the stream, ${KILLS} kills and ${KILLS} clears; SDK in its own process; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`);
+  console.log(
+    `\nKill to SDK over the stream, ${KILLS} kills and ${KILLS} clears; SDK in its own process; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`,
+  );
   console.log('| interval | p50 | p99 | max |\n|---|---|---|---|');
   for (const [name, samples] of [
     ['kill() called → SDK serves `killed`', fromCall.kill],

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 // SDK, local mode, in process: ns per evaluation of the issue-3 flag (country in [DE, FR] and appVersion
 // semver_gt 2.0.0 → on, else a 30 % rollout), the heap a 10,000-flag snapshot takes in a client, and the size
 // of the browser bundle. No network: the client is bootstrapped and its fetch answers 304 (snapshot) or 202
@@ -7,7 +8,6 @@
 //   npm run build && node --expose-gc scripts/bench/sdk.mjs     (or npm run bench -- sdk)
 // It runs the built packages, @flagops/sdk and @flagops/core, as an application would.
 import { mkdtemp } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -15,7 +15,6 @@ import { compileEnvironment } from '@flagops/core';
 import { createClient } from '@flagops/sdk';
 import { buildSdkBundle } from '../build-packages.mjs';
 import { ruleFlagConfig } from './lib/seed.mjs';
-
 
 const USERS = 100_000;
 const ROUNDS = 7;
@@ -38,7 +37,10 @@ const contexts = JSON.parse(
   JSON.stringify(
     Array.from({ length: USERS }, (_, i) => ({
       userId: `user-${i}-${Math.floor(random() * 1e9).toString(36)}`,
-      attributes: { country: COUNTRIES[Math.floor(random() * COUNTRIES.length)], appVersion: VERSIONS[Math.floor(random() * VERSIONS.length)] },
+      attributes: {
+        country: COUNTRIES[Math.floor(random() * COUNTRIES.length)],
+        appVersion: VERSIONS[Math.floor(random() * VERSIONS.length)],
+      },
     })),
   ),
 );
@@ -69,8 +71,24 @@ function nsPerOp(variants) {
 
 // ---- 1. Evaluation cost ----
 const flags = { 'new-checkout': entry(ruleFlagConfig) };
-const counting = createClient({ evalUrl: 'http://bench.invalid', sdkKey: 'svc_sdk_bench', bootstrap: snapshotOf(flags), stream: false, fetch: offline, logger: quiet, countsIntervalMs: 3_600_000 });
-const notCounting = createClient({ evalUrl: 'http://bench.invalid', sdkKey: 'svc_sdk_bench', bootstrap: snapshotOf(flags), stream: false, fetch: offline, logger: quiet, sendCounts: false });
+const counting = createClient({
+  evalUrl: 'http://bench.invalid',
+  sdkKey: 'svc_sdk_bench',
+  bootstrap: snapshotOf(flags),
+  stream: false,
+  fetch: offline,
+  logger: quiet,
+  countsIntervalMs: 3_600_000,
+});
+const notCounting = createClient({
+  evalUrl: 'http://bench.invalid',
+  sdkKey: 'svc_sdk_bench',
+  bootstrap: snapshotOf(flags),
+  stream: false,
+  fetch: offline,
+  logger: quiet,
+  sendCounts: false,
+});
 const core = compileEnvironment(flags);
 const rows = nsPerOp([
   ['core `compiled.evaluate(key, context)` (the server path, for reference)', (c) => core.evaluate('new-checkout', c).value],
@@ -86,7 +104,9 @@ function bigSnapshot(n) {
   const out = {};
   for (let i = 0; i < n; i++) {
     // A quarter with the two-condition rule, the rest plain rollouts; string keys like real ones.
-    out[`team-${i % 40}-feature-${i}`] = entry(i % 4 === 0 ? ruleFlagConfig : { enabled: true, rolloutPct: (i * 7) % 101, valueOn: true, valueOff: false, rules: [] });
+    out[`team-${i % 40}-feature-${i}`] = entry(
+      i % 4 === 0 ? ruleFlagConfig : { enabled: true, rolloutPct: (i * 7) % 101, valueOn: true, valueOff: false, rules: [] },
+    );
   }
   return snapshotOf(out);
 }
@@ -100,7 +120,15 @@ const heap = () => {
 };
 const before = heap();
 const loadStarted = performance.now();
-let big = createClient({ evalUrl: 'http://bench.invalid', sdkKey: 'svc_sdk_bench', bootstrap: JSON.parse(text), stream: false, fetch: offline, logger: quiet, sendCounts: false });
+let big = createClient({
+  evalUrl: 'http://bench.invalid',
+  sdkKey: 'svc_sdk_bench',
+  bootstrap: JSON.parse(text),
+  stream: false,
+  fetch: offline,
+  logger: quiet,
+  sendCounts: false,
+});
 const loadMs = performance.now() - loadStarted;
 const retained = heap() - before;
 const bigCheck = big.boolean('team-0-feature-0', false, contexts[0]);
@@ -108,11 +136,17 @@ await big.close();
 big = null;
 
 // ---- 3. The browser bundle ----
-const { outfile, bytes } = await buildSdkBundle({ outfile: path.join(await mkdtemp(path.join(tmpdir(), 'flagops-bench-')), 'flagops-sdk.js') });
+const { outfile, bytes } = await buildSdkBundle({
+  outfile: path.join(await mkdtemp(path.join(tmpdir(), 'flagops-bench-')), 'flagops-sdk.js'),
+});
 const gzipped = gzipSync(readFileSync(outfile)).length;
 
-console.log(`\nSDK local evaluation, ${USERS.toLocaleString('en')} users, median of ${ROUNDS} passes; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`);
+console.log(
+  `\nSDK local evaluation, ${USERS.toLocaleString('en')} users, median of ${ROUNDS} passes; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`,
+);
 console.log('| what | ns/op | share on |\n|---|---|---|');
 for (const [name, r] of rows) console.log(`| ${name} | ${r.ns.toFixed(0)} | ${(r.onShare * 100).toFixed(1)} % |`);
-console.log(`\n10,000-flag snapshot: ${(text.length / 1024 / 1024).toFixed(2)} MiB of JSON; client heap ${(retained / 1024 / 1024).toFixed(1)} MiB; parse+compile ${loadMs.toFixed(0)} ms (check: ${bigCheck})`);
+console.log(
+  `\n10,000-flag snapshot: ${(text.length / 1024 / 1024).toFixed(2)} MiB of JSON; client heap ${(retained / 1024 / 1024).toFixed(1)} MiB; parse+compile ${loadMs.toFixed(0)} ms (check: ${bigCheck})`,
+);
 console.log(`browser bundle: ${(bytes / 1024).toFixed(1)} KiB, ${(gzipped / 1024).toFixed(1)} KiB gzipped`);

@@ -52,7 +52,10 @@ async function startService() {
   });
   const url = `http://127.0.0.1:${controlPort}`;
   for (let i = 0; i < 200; i++) {
-    const ok = await fetch(`${url}/healthz`).then((r) => r.status === 200, () => false);
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) return { child, url, dataDir };
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -74,7 +77,10 @@ async function spray(shape) {
           'x-forwarded-for': shape === 'one address' ? '203.0.113.1' : `10.${i >> 8}.${i & 255}.1`,
         },
         body: JSON.stringify({ username: `user-${i}`, password: 'Winter2026!' }),
-      }).then((r) => r.status, () => 'error'),
+      }).then(
+        (r) => r.status,
+        () => 'error',
+      ),
     ),
   );
   const ms = performance.now() - started;

@@ -17,7 +17,11 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
-  options: { scenarios: { type: 'string', default: '1000x1,10000x1,10000x25' }, seconds: { type: 'string', default: '3' }, json: { type: 'boolean', default: false } },
+  options: {
+    scenarios: { type: 'string', default: '1000x1,10000x1,10000x25' },
+    seconds: { type: 'string', default: '3' },
+    json: { type: 'boolean', default: false },
+  },
 });
 const dist = resolve(process.env.FLAGOPS_DIST ?? new URL('../../dist', import.meta.url).pathname);
 const { FlagRepository } = await import(pathToFileURL(join(dist, 'storage/index.js')).href);
@@ -39,7 +43,10 @@ function rng(seed) {
 
 /** Every flag's configs differ from every other flag's, as in a real repository (no blob is shared). */
 function configYaml(key, random, version) {
-  const rules = random() < 0.3 ? `rules:\n  - id: beta\n    serve: on\n    conditions:\n      - attribute: country\n        op: in\n        value: [DE, FR]\n` : 'rules: []\n';
+  const rules =
+    random() < 0.3
+      ? `rules:\n  - id: beta\n    serve: on\n    conditions:\n      - attribute: country\n        op: in\n        value: [DE, FR]\n`
+      : 'rules: []\n';
   return `enabled: ${random() < 0.5}\nrolloutPct: ${Math.floor(random() * 101)}\nvalueOn: ${key}-on\nvalueOff: "off"\nversion: ${version}\n${rules}`;
 }
 
@@ -48,7 +55,10 @@ const projectOf = (i, projects) => `p${String(i % projects).padStart(2, '0')}`;
 
 function flagFiles(project, key, random) {
   return [
-    { path: `projects/${project}/flags/${key}.yaml`, content: `id: flg_${key}\nkey: ${key}\nname: Flag ${key}\nkind: string\ndefaultValue: "off"\narchivedAt: null\n` },
+    {
+      path: `projects/${project}/flags/${key}.yaml`,
+      content: `id: flg_${key}\nkey: ${key}\nname: Flag ${key}\nkind: string\ndefaultValue: "off"\narchivedAt: null\n`,
+    },
     ...ENVS.map((env) => ({ path: `projects/${project}/environments/${env}/${key}.yaml`, content: configYaml(key, random, 1) })),
   ];
 }
@@ -178,10 +188,17 @@ if (values.json) {
   for (const r of results.scenarios) {
     const c = r.commits;
     console.log(`${r.flags} flags in ${r.projects} project(s), ${r.files} files (seeded in ${r.seedMs} ms):`);
-    console.log(`  config-update commits: ${c.perSecond}/s (${c.commits} commits; p50 ${c.p50Ms} ms, p95 ${c.p95Ms} ms; CPU ${c.cpuMsPerCommit} ms/commit)`);
-    console.log(`  load, cold:   ${r.cold.ms} ms (CPU ${r.cold.cpuMs} ms, heap +${r.cold.heapDeltaMiB} MiB, rss +${r.cold.rssDeltaMiB} MiB)`);
+    console.log(
+      `  config-update commits: ${c.perSecond}/s (${c.commits} commits; p50 ${c.p50Ms} ms, p95 ${c.p95Ms} ms; CPU ${c.cpuMsPerCommit} ms/commit)`,
+    );
+    console.log(
+      `  load, cold:   ${r.cold.ms} ms (CPU ${r.cold.cpuMs} ms, heap +${r.cold.heapDeltaMiB} MiB, rss +${r.cold.rssDeltaMiB} MiB)`,
+    );
     console.log(`  load, restart (parse cache): ${r.restart.ms} ms (CPU ${r.restart.cpuMs} ms, heap +${r.restart.heapDeltaMiB} MiB)`);
     console.log(`  load, warm after a one-file change: ${r.warmAfterOneFileChange.ms} ms (CPU ${r.warmAfterOneFileChange.cpuMs} ms)`);
-    if (r.coldPacked) console.log(`  load, cold after git gc (packed, no parse cache): ${r.coldPacked.ms} ms (CPU ${r.coldPacked.cpuMs} ms, heap +${r.coldPacked.heapDeltaMiB} MiB)`);
+    if (r.coldPacked)
+      console.log(
+        `  load, cold after git gc (packed, no parse cache): ${r.coldPacked.ms} ms (CPU ${r.coldPacked.cpuMs} ms, heap +${r.coldPacked.heapDeltaMiB} MiB)`,
+      );
   }
 }

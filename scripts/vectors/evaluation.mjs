@@ -18,7 +18,17 @@ const OFF = 'grey';
 const DEFAULT = 'legacy';
 
 function flag(overrides = {}) {
-  return { enabled: true, rolloutPct: 0, valueOn: ON, valueOff: OFF, rules: [], killed: false, archived: false, defaultValue: DEFAULT, ...overrides };
+  return {
+    enabled: true,
+    rolloutPct: 0,
+    valueOn: ON,
+    valueOff: OFF,
+    rules: [],
+    killed: false,
+    archived: false,
+    defaultValue: DEFAULT,
+    ...overrides,
+  };
 }
 
 const served = {
@@ -29,8 +39,20 @@ const served = {
   defaultOff: { value: OFF, reason: 'default', variation: 'off' },
   rolloutOffNoUser: { value: OFF, reason: 'rollout', variation: 'off' },
 };
-const ruleOn = (ruleId, bucket) => ({ value: ON, reason: 'rule_match', variation: 'on', ruleId, ...(bucket === undefined ? {} : { bucket }) });
-const ruleOff = (ruleId, bucket) => ({ value: OFF, reason: 'rule_match', variation: 'off', ruleId, ...(bucket === undefined ? {} : { bucket }) });
+const ruleOn = (ruleId, bucket) => ({
+  value: ON,
+  reason: 'rule_match',
+  variation: 'on',
+  ruleId,
+  ...(bucket === undefined ? {} : { bucket }),
+});
+const ruleOff = (ruleId, bucket) => ({
+  value: OFF,
+  reason: 'rule_match',
+  variation: 'off',
+  ruleId,
+  ...(bucket === undefined ? {} : { bucket }),
+});
 const rollout = (on, bucket) => ({ value: on ? ON : OFF, reason: 'rollout', variation: on ? 'on' : 'off', bucket });
 
 const cases = [];
@@ -137,8 +159,18 @@ condition('newer minor holds', sv('semver_gt', '2.0.0'), attrs({ appVersion: '2.
 condition('same version fails', sv('semver_gt', '2.0.0'), attrs({ appVersion: '2.0.0' }), false);
 condition('numbers compare numerically, not as text', sv('semver_gt', '9.0.0'), attrs({ appVersion: '10.0.0' }), true);
 condition('a release is greater than its prerelease', sv('semver_gt', '2.0.0-rc.1'), attrs({ appVersion: '2.0.0' }), true);
-condition('numeric prerelease identifiers compare numerically', sv('semver_gt', '1.0.0-beta.2'), attrs({ appVersion: '1.0.0-beta.11' }), true);
-condition('alphanumeric identifiers outrank numeric ones', sv('semver_gt', '1.0.0-alpha.1'), attrs({ appVersion: '1.0.0-alpha.beta' }), true);
+condition(
+  'numeric prerelease identifiers compare numerically',
+  sv('semver_gt', '1.0.0-beta.2'),
+  attrs({ appVersion: '1.0.0-beta.11' }),
+  true,
+);
+condition(
+  'alphanumeric identifiers outrank numeric ones',
+  sv('semver_gt', '1.0.0-alpha.1'),
+  attrs({ appVersion: '1.0.0-alpha.beta' }),
+  true,
+);
 condition('more prerelease fields outrank fewer', sv('semver_gt', '1.0.0-alpha'), attrs({ appVersion: '1.0.0-alpha.1' }), true);
 condition('prerelease identifiers compare in ASCII order', sv('semver_gt', '1.0.0-beta'), attrs({ appVersion: '1.0.0-alpha' }), false);
 condition('leading zero makes the version invalid', sv('semver_gt', '1.0.0'), attrs({ appVersion: '01.2.0' }), false);
@@ -156,8 +188,18 @@ condition('unknown operator never holds', { attribute: 'a', op: 'regex', value: 
 condition('unknown operator fails even when the attribute is missing', { attribute: 'a', op: 'not_equals', value: 'x' }, attrs({}), false);
 
 condition('userId resolves to context.userId', { attribute: 'userId', op: 'eq', value: 'user-1' }, { userId: 'user-1' }, true);
-condition('userId falls back to attributes.userId', { attribute: 'userId', op: 'eq', value: 'user-9' }, { attributes: { userId: 'user-9' } }, true);
-condition('context.userId wins over attributes.userId', { attribute: 'userId', op: 'eq', value: 'user-9' }, { userId: 'user-1', attributes: { userId: 'user-9' } }, false);
+condition(
+  'userId falls back to attributes.userId',
+  { attribute: 'userId', op: 'eq', value: 'user-9' },
+  { attributes: { userId: 'user-9' } },
+  true,
+);
+condition(
+  'context.userId wins over attributes.userId',
+  { attribute: 'userId', op: 'eq', value: 'user-9' },
+  { userId: 'user-1', attributes: { userId: 'user-9' } },
+  false,
+);
 condition('userId in a list', { attribute: 'userId', op: 'in', value: ['user-1', 'user-2'] }, { userId: 'user-2' }, true);
 condition('inherited property "constructor" is missing', { attribute: 'constructor', op: 'neq', value: 'x' }, attrs({}), false);
 
@@ -171,7 +213,13 @@ add('rule: all conditions hold', 'rules', rule2(), attrs({ country: 'DE', appVer
 add('rule: one failing condition fails the rule', 'rules', rule2(), attrs({ country: 'DE', appVersion: '1.9.0' }), served.defaultOff);
 add('rule: one missing attribute fails the rule', 'rules', rule2(), attrs({ country: 'FR' }), served.defaultOff);
 add('rule: without conditions always matches', 'rules', flag({ rules: [{ id: 'all', conditions: [], serve: 'on' }] }), {}, ruleOn('all'));
-add('rule: serve off serves valueOff', 'rules', flag({ rolloutPct: 100, rules: [{ id: 'deny', conditions: [eq('x')], serve: 'off' }] }), attrs({ a: 'x' }), ruleOff('deny'));
+add(
+  'rule: serve off serves valueOff',
+  'rules',
+  flag({ rolloutPct: 100, rules: [{ id: 'deny', conditions: [eq('x')], serve: 'off' }] }),
+  attrs({ a: 'x' }),
+  ruleOff('deny'),
+);
 const ordered = flag({
   rolloutPct: 100,
   rules: [
@@ -181,7 +229,13 @@ const ordered = flag({
   ],
 });
 add('order: the first matching rule wins', 'ordered', ordered, attrs({ plan: 'free', country: 'DE' }), ruleOff('first'));
-add('order: a later rule applies when earlier ones do not match', 'ordered', ordered, attrs({ plan: 'pro', country: 'DE' }), ruleOn('second'));
+add(
+  'order: a later rule applies when earlier ones do not match',
+  'ordered',
+  ordered,
+  attrs({ plan: 'pro', country: 'DE' }),
+  ruleOn('second'),
+);
 add('order: the catch-all rule serves before the rollout', 'ordered', ordered, attrs({ plan: 'pro', country: 'US' }), ruleOff('third'));
 
 // ---- Rule rollout: pick users on either side of the rule's percentage with the reference bucket. ----
@@ -198,11 +252,29 @@ function userWith(flagKey, predicate, from = 0) {
   const matching = { country: 'FR', appVersion: '3.0.0' };
   const inside = userWith(key, (b) => b < 30);
   const outside = userWith(key, (b) => b >= 30);
-  add('rule rollout: bucket below rolloutPct applies the rule, with bucket', key, f, { userId: inside.userId, attributes: matching }, ruleOn('eu-new', inside.b));
-  add('rule rollout: bucket at or above rolloutPct skips the rule', key, f, { userId: outside.userId, attributes: matching }, served.defaultOff);
+  add(
+    'rule rollout: bucket below rolloutPct applies the rule, with bucket',
+    key,
+    f,
+    { userId: inside.userId, attributes: matching },
+    ruleOn('eu-new', inside.b),
+  );
+  add(
+    'rule rollout: bucket at or above rolloutPct skips the rule',
+    key,
+    f,
+    { userId: outside.userId, attributes: matching },
+    served.defaultOff,
+  );
   add('rule rollout: no userId skips the rule', key, f, { attributes: matching }, served.defaultOff);
   add('rule rollout: empty userId counts as no userId', key, f, { userId: '', attributes: matching }, served.defaultOff);
-  add('rule rollout: conditions still decide first', key, f, { userId: inside.userId, attributes: { ...matching, country: 'US' } }, served.defaultOff);
+  add(
+    'rule rollout: conditions still decide first',
+    key,
+    f,
+    { userId: inside.userId, attributes: { ...matching, country: 'US' } },
+    served.defaultOff,
+  );
 
   const edge = userWith(key, (b) => b > 1 && b < 99);
   const at = flag({ rules: [{ id: 'edge', conditions: [], serve: 'on', rolloutPct: edge.b }] });
@@ -224,7 +296,13 @@ function userWith(flagKey, predicate, from = 0) {
     ],
   });
   const notCanary = userWith(key, (b) => b >= 10);
-  add('rule rollout: a skipped rule falls through to the next rule (no bucket reported)', key, chain, { userId: notCanary.userId }, ruleOn('everyone'));
+  add(
+    'rule rollout: a skipped rule falls through to the next rule (no bucket reported)',
+    key,
+    chain,
+    { userId: notCanary.userId },
+    ruleOn('everyone'),
+  );
   add('rule rollout: without userId the next rule applies', key, chain, {}, ruleOn('everyone'));
   const canary = userWith(key, (b) => b < 10);
   add('rule rollout: a canary user gets the first rule', key, chain, { userId: canary.userId }, ruleOff('canary', canary.b));
@@ -245,12 +323,30 @@ function userWith(flagKey, predicate, from = 0) {
   add('rollout between, no userId: valueOff, reason rollout, no bucket', key, flag({ rolloutPct: 50 }), {}, served.rolloutOffNoUser);
   add('rollout between, empty userId: as no userId', key, flag({ rolloutPct: 50 }), { userId: '' }, served.rolloutOffNoUser);
   add('rollout: bucket equal to rolloutPct serves valueOff', key, flag({ rolloutPct: u.b }), { userId: u.userId }, rollout(false, u.b));
-  add('rollout: bucket just below rolloutPct serves valueOn', key, flag({ rolloutPct: Math.round(u.b * 100 + 1) / 100 }), { userId: u.userId }, rollout(true, u.b));
-  add('rollout: bucket just above rolloutPct serves valueOff', key, flag({ rolloutPct: Math.round(u.b * 100 - 1) / 100 }), { userId: u.userId }, rollout(false, u.b));
+  add(
+    'rollout: bucket just below rolloutPct serves valueOn',
+    key,
+    flag({ rolloutPct: Math.round(u.b * 100 + 1) / 100 }),
+    { userId: u.userId },
+    rollout(true, u.b),
+  );
+  add(
+    'rollout: bucket just above rolloutPct serves valueOff',
+    key,
+    flag({ rolloutPct: Math.round(u.b * 100 - 1) / 100 }),
+    { userId: u.userId },
+    rollout(false, u.b),
+  );
   const low = userWith(key, (b) => b < 0.5);
   add('rollout 0.5: a user in the lowest buckets is on', key, flag({ rolloutPct: 0.5 }), { userId: low.userId }, rollout(true, low.b));
   const high = userWith(key, (b) => b >= 99.5);
-  add('rollout 99.5: a user in the highest buckets is off', key, flag({ rolloutPct: 99.5 }), { userId: high.userId }, rollout(false, high.b));
+  add(
+    'rollout 99.5: a user in the highest buckets is off',
+    key,
+    flag({ rolloutPct: 99.5 }),
+    { userId: high.userId },
+    rollout(false, high.b),
+  );
   for (let i = 0; i < 12; i++) {
     const userId = `acct-${(i * 7919) % 10007}`;
     const b = referenceBucket(key, userId);
@@ -286,20 +382,83 @@ function userWith(flagKey, predicate, from = 0) {
   add('killed: serves valueOff even when a rule matches', 'k', flag({ ...everything, killed: true }), { userId: 'u' }, served.killed);
   add('killed: beats archived', 'k', flag({ killed: true, archived: true }), {}, served.killed);
   add('killed: beats disabled', 'k', flag({ killed: true, enabled: false }), {}, served.killed);
-  add('killed: serves a JSON valueOff', 'k', flag({ killed: true, valueOff: { theme: 'dark', n: [1, 2] } }), {}, { value: { theme: 'dark', n: [1, 2] }, reason: 'killed', variation: 'off' });
+  add(
+    'killed: serves a JSON valueOff',
+    'k',
+    flag({ killed: true, valueOff: { theme: 'dark', n: [1, 2] } }),
+    {},
+    { value: { theme: 'dark', n: [1, 2] }, reason: 'killed', variation: 'off' },
+  );
   add('kill overlay: a listed key is killed though the snapshot says not', 'k', flag(everything), { userId: 'u' }, served.killed, ['k']);
-  add('kill overlay: an unlisted key is not killed though the snapshot says killed', 'k', flag({ ...everything, killed: true }), { userId: 'u' }, ruleOn('all'), ['other']);
+  add(
+    'kill overlay: an unlisted key is not killed though the snapshot says killed',
+    'k',
+    flag({ ...everything, killed: true }),
+    { userId: 'u' },
+    ruleOn('all'),
+    ['other'],
+  );
   add('kill overlay: an empty overlay means nothing is killed', 'k', flag({ ...everything, killed: true }), {}, ruleOn('all'), []);
-  add('archived: serves defaultValue even when a rule matches', 'a', flag({ ...everything, archived: true }), { userId: 'u' }, served.archived);
+  add(
+    'archived: serves defaultValue even when a rule matches',
+    'a',
+    flag({ ...everything, archived: true }),
+    { userId: 'u' },
+    served.archived,
+  );
   add('archived: beats disabled', 'a', flag({ archived: true, enabled: false }), {}, served.archived);
-  add('archived: defaultValue null serves null', 'a', flag({ archived: true, defaultValue: null }), {}, { value: null, reason: 'archived', variation: 'default' });
-  add('archived: a false defaultValue is served as false', 'a', flag({ archived: true, valueOn: true, valueOff: false, defaultValue: false }), {}, { value: false, reason: 'archived', variation: 'default' });
-  add('disabled: serves valueOff even when a rule matches and rollout is 100', 'd', flag({ ...everything, enabled: false }), { userId: 'u' }, served.disabled);
-  add('disabled: serves a numeric valueOff', 'd', flag({ enabled: false, valueOn: 10, valueOff: 0 }), {}, { value: 0, reason: 'flag_disabled', variation: 'off' });
-  add('unknown flag key: value null, reason flag_not_found', 'no-such-flag', null, { userId: 'u' }, { value: null, reason: 'flag_not_found' });
-  add('unknown flag key: even when the overlay lists it', 'no-such-flag', null, {}, { value: null, reason: 'flag_not_found' }, ['no-such-flag']);
-  add('boolean flag: rule serves true', 'bool', flag({ valueOn: true, valueOff: false, rules: [{ id: 'r', conditions: [], serve: 'on' }] }), {}, { value: true, reason: 'rule_match', variation: 'on', ruleId: 'r' });
-  add('json flag: rollout 100 serves the JSON valueOn', 'json', flag({ rolloutPct: 100, valueOn: { limit: 5, tags: ['a'] }, valueOff: {} }), {}, { value: { limit: 5, tags: ['a'] }, reason: 'default', variation: 'on' });
+  add(
+    'archived: defaultValue null serves null',
+    'a',
+    flag({ archived: true, defaultValue: null }),
+    {},
+    { value: null, reason: 'archived', variation: 'default' },
+  );
+  add(
+    'archived: a false defaultValue is served as false',
+    'a',
+    flag({ archived: true, valueOn: true, valueOff: false, defaultValue: false }),
+    {},
+    { value: false, reason: 'archived', variation: 'default' },
+  );
+  add(
+    'disabled: serves valueOff even when a rule matches and rollout is 100',
+    'd',
+    flag({ ...everything, enabled: false }),
+    { userId: 'u' },
+    served.disabled,
+  );
+  add(
+    'disabled: serves a numeric valueOff',
+    'd',
+    flag({ enabled: false, valueOn: 10, valueOff: 0 }),
+    {},
+    { value: 0, reason: 'flag_disabled', variation: 'off' },
+  );
+  add(
+    'unknown flag key: value null, reason flag_not_found',
+    'no-such-flag',
+    null,
+    { userId: 'u' },
+    { value: null, reason: 'flag_not_found' },
+  );
+  add('unknown flag key: even when the overlay lists it', 'no-such-flag', null, {}, { value: null, reason: 'flag_not_found' }, [
+    'no-such-flag',
+  ]);
+  add(
+    'boolean flag: rule serves true',
+    'bool',
+    flag({ valueOn: true, valueOff: false, rules: [{ id: 'r', conditions: [], serve: 'on' }] }),
+    {},
+    { value: true, reason: 'rule_match', variation: 'on', ruleId: 'r' },
+  );
+  add(
+    'json flag: rollout 100 serves the JSON valueOn',
+    'json',
+    flag({ rolloutPct: 100, valueOn: { limit: 5, tags: ['a'] }, valueOff: {} }),
+    {},
+    { value: { limit: 5, tags: ['a'] }, reason: 'default', variation: 'on' },
+  );
 }
 
 export const vectors = {

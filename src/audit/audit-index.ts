@@ -1,9 +1,9 @@
-import { silentLogger, type Logger } from '../log/logger.js';
+import { type Logger, silentLogger } from '../log/logger.js';
 import type { FlagRepository } from '../storage/index.js';
 import { type AuditPage, type AuditQuery, checkQuery } from './audit-query.js';
 import { EntryLog } from './entry-log.js';
-import { PushLog } from './push-log.js';
 import { readIndexCache, writeIndexCache } from './index-cache.js';
+import { PushLog } from './push-log.js';
 import { readNewCommits } from './read-new-commits.js';
 
 /** What the index needs of an organisation's repository. */
@@ -62,7 +62,12 @@ export class AuditIndex {
       await index.close();
       throw index.failure;
     }
-    index.logger.info('audit index built', { commits: index.log.commitCount, fromCache: cached, entries: index.log.size, ms: Math.round(performance.now() - started) });
+    index.logger.info('audit index built', {
+      commits: index.log.commitCount,
+      fromCache: cached,
+      entries: index.log.size,
+      ms: Math.round(performance.now() - started),
+    });
     index.save();
     return index;
   }
@@ -140,7 +145,10 @@ export class AuditIndex {
     }
     // Pushed commits are in the push log before main can move to them.
     await this.pushes?.refresh();
-    const facts = { unsignedTrailersUpTo: this.repo.unsignedTrailersUpTo ?? null, pusherOf: (commit: string) => this.pushes?.pusherOf(commit) };
+    const facts = {
+      unsignedTrailersUpTo: this.repo.unsignedTrailersUpTo ?? null,
+      pusherOf: (commit: string) => this.pushes?.pusherOf(commit),
+    };
     const { commits, reachedUntil } = await readNewCommits(this.repo, head, indexed, this.log, facts);
     let log = this.log;
     if (!reachedUntil) {

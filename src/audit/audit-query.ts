@@ -1,5 +1,5 @@
-import { InvalidInputError } from '../errors/index.js';
 import { AUDIT_ACTIONS, type AuditAction, type AuditEntry, type EnvironmentName, isEnvironmentName } from '@flagops/core';
+import { InvalidInputError } from '../errors/index.js';
 
 /** A read of the audit trail (contract §3 "Audit API"); the route maps projectId/flagId to slug/key. */
 export interface AuditQuery {

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { InvalidInputError } from '../errors/index.js';
-import { silentLogger, type Logger } from '../log/logger.js';
+import { type Logger, silentLogger } from '../log/logger.js';
 import { ORG_NAME } from '../storage/index.js';
 import { AuditIndex, type AuditSource } from './audit-index.js';
 import { pushLogPath } from './push-log.js';

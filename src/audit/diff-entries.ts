@@ -41,9 +41,17 @@ export async function describeChanges(paths: readonly ChangedPath[], reader: Pic
   return sortUnique(described.flat());
 }
 
-const PROJECT_FILE_ACTION: Readonly<Record<ChangeType, AuditAction>> = { added: 'project_create', deleted: 'project_delete', modified: 'change' };
+const PROJECT_FILE_ACTION: Readonly<Record<ChangeType, AuditAction>> = {
+  added: 'project_create',
+  deleted: 'project_delete',
+  modified: 'change',
+};
 
-async function describePath(p: ChangedPath, flagFiles: ReadonlyMap<string, ChangeType>, reader: Pick<DiffReader, 'readBlob'>): Promise<DerivedChange[]> {
+async function describePath(
+  p: ChangedPath,
+  flagFiles: ReadonlyMap<string, ChangeType>,
+  reader: Pick<DiffReader, 'readBlob'>,
+): Promise<DerivedChange[]> {
   const where = classifyPath(p.path);
   const none = { projectSlug: null, flagKey: null, environment: null };
   switch (where.kind) {
@@ -58,7 +66,14 @@ async function describePath(p: ChangedPath, flagFiles: ReadonlyMap<string, Chang
     case 'config': {
       // Creating or deleting a flag writes its configs too; the flag file's entry already says so.
       if (p.change !== 'modified' && flagFiles.get(`${where.project}/${where.flag}`) === p.change) return [];
-      return [{ projectSlug: where.project, flagKey: where.flag, environment: where.environment, action: p.change === 'deleted' ? 'change' : 'config_update' }];
+      return [
+        {
+          projectSlug: where.project,
+          flagKey: where.flag,
+          environment: where.environment,
+          action: p.change === 'deleted' ? 'change' : 'config_update',
+        },
+      ];
     }
     case 'kills':
       return killEntries(p, where.project, where.environment, reader);
@@ -76,13 +91,22 @@ async function archivedNow(p: ChangedPath, reader: Pick<DiffReader, 'readBlob'>)
   return before === null && typeof after === 'string';
 }
 
-async function readFlagArchivedAt(path: string, oid: string | undefined, reader: Pick<DiffReader, 'readBlob'>): Promise<string | null | undefined> {
+async function readFlagArchivedAt(
+  path: string,
+  oid: string | undefined,
+  reader: Pick<DiffReader, 'readBlob'>,
+): Promise<string | null | undefined> {
   if (!oid) return undefined;
   const { file } = parseRepositoryFile(path, await reader.readBlob(oid));
   return file?.kind === 'flag' ? file.value.archivedAt : undefined;
 }
 
-async function killEntries(p: ChangedPath, project: string, environment: EnvironmentName, reader: Pick<DiffReader, 'readBlob'>): Promise<DerivedChange[]> {
+async function killEntries(
+  p: ChangedPath,
+  project: string,
+  environment: EnvironmentName,
+  reader: Pick<DiffReader, 'readBlob'>,
+): Promise<DerivedChange[]> {
   const read = async (oid: string | undefined) => (oid ? readKills(p.path, await reader.readBlob(oid)) : {});
   const [before, after] = await Promise.all([read(p.oldOid), read(p.newOid)]);
   // An invalid version cannot be compared flag by flag: say that the environment's kills changed.

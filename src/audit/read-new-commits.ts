@@ -1,8 +1,8 @@
 import type { AuditEntry, Pusher } from '@flagops/core';
 import type { FlagRepository } from '../storage/index.js';
+import { createLimiter } from '../storage/limiter.js';
 import { describeCommit } from './commit-entries.js';
 import type { EntryLog } from './entry-log.js';
-import { createLimiter } from '../storage/limiter.js';
 
 export type CommitReader = Pick<FlagRepository, 'firstParentLog' | 'changedPaths' | 'readBlob'>;
 
@@ -28,7 +28,13 @@ const DESCRIBE_CONCURRENCY = 8;
  * already holds keep their entries (a commit never changes). The walk is read in chunks and each chunk is
  * described while the next is read, so a long history costs about the walk, not the walk plus the diffs.
  */
-export async function readNewCommits(repo: CommitReader, head: string, until: string | null, known: EntryLog, facts: CommitFacts = {}): Promise<NewCommits> {
+export async function readNewCommits(
+  repo: CommitReader,
+  head: string,
+  until: string | null,
+  known: EntryLog,
+  facts: CommitFacts = {},
+): Promise<NewCommits> {
   const limit = createLimiter(DESCRIBE_CONCURRENCY);
   const oids: string[] = [];
   const described: Array<readonly AuditEntry[] | Promise<readonly AuditEntry[]>> = [];

@@ -2,8 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { RateLimitedError } from '../errors/kinds.js';
 import { clientAddress } from '../http/client-address.js';
 import { type Logger, silentLogger } from '../log/logger.js';
-import { type AuthFailureKind, countAuthFailure } from './auth-failures.js';
 import { type Admission, AttemptThrottle, type ThrottleOptions } from './attempt-throttle.js';
+import { type AuthFailureKind, countAuthFailure } from './auth-failures.js';
 
 /** Where a credential was presented, for the log line of a failure. */
 export type AuthChannel = 'control plane' | 'evaluation' | 'git' | 'dashboard sign-in';
@@ -71,7 +71,12 @@ export class AuthGuard {
    */
   checkKey<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => T | null): T | null;
   checkKey<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => Promise<T | null>): Promise<T | null>;
-  checkKey<T>(req: IncomingMessage, channel: AuthChannel, hint: CredentialHint, check: () => T | null | Promise<T | null>): T | null | Promise<T | null> {
+  checkKey<T>(
+    req: IncomingMessage,
+    channel: AuthChannel,
+    hint: CredentialHint,
+    check: () => T | null | Promise<T | null>,
+  ): T | null | Promise<T | null> {
     const address = this.address(req);
     const key = addressKey(address);
     this.admit(this.perAddress.begin(key));
@@ -103,7 +108,12 @@ export class AuthGuard {
    * A dashboard sign-in: throttled per address (across usernames and keys) and per address and username.
    * `check` runs only when both admit the attempt; `usernameKey` is the username as accounts are keyed.
    */
-  async checkPassword<T>(req: IncomingMessage, usernameKey: string, check: () => Promise<T | null>, known: (user: string) => boolean): Promise<T | null> {
+  async checkPassword<T>(
+    req: IncomingMessage,
+    usernameKey: string,
+    check: () => Promise<T | null>,
+    known: (user: string) => boolean,
+  ): Promise<T | null> {
     const address = this.address(req);
     const key = addressKey(address);
     const accountKey = `${key}\n${usernameKey}`;
@@ -120,7 +130,12 @@ export class AuthGuard {
       return result;
     } finally {
       this.perAccount.settle(accountKey, failed);
-      this.settle(key, failed, { kind: 'password', channel: 'dashboard sign-in', address, hint: known(usernameKey) ? { username: usernameKey } : {} });
+      this.settle(key, failed, {
+        kind: 'password',
+        channel: 'dashboard sign-in',
+        address,
+        hint: known(usernameKey) ? { username: usernameKey } : {},
+      });
     }
   }
 
@@ -128,10 +143,17 @@ export class AuthGuard {
     if (admission.admitted) return;
     countAuthFailure('rate_limited');
     const seconds = Math.max(1, Math.ceil(admission.retryAfterMs / 1000));
-    throw new RateLimitedError(`too many failed authentication attempts from this address; try again in ${seconds} s`, admission.retryAfterMs);
+    throw new RateLimitedError(
+      `too many failed authentication attempts from this address; try again in ${seconds} s`,
+      admission.retryAfterMs,
+    );
   }
 
-  private settle(key: string, failed: boolean, failure: { kind: AuthFailureKind; channel: AuthChannel; address: string; hint: CredentialHint }): void {
+  private settle(
+    key: string,
+    failed: boolean,
+    failure: { kind: AuthFailureKind; channel: AuthChannel; address: string; hint: CredentialHint },
+  ): void {
     const blocks = this.perAddress.settle(key, failed);
     if (!failed) return;
     countAuthFailure(failure.kind);

@@ -1,5 +1,5 @@
 import { ConfigError } from '../config/config.js';
-import { KIND_PREFIX, type KeyKind, isOrgName, keyPrefix, kindOfKey, secretOf } from './key-format.js';
+import { isOrgName, type KeyKind, KIND_PREFIX, keyPrefix, kindOfKey, secretOf } from './key-format.js';
 
 /** Longer keys are refused everywhere, so nobody can make us hash megabytes per request. */
 export const MAX_SECRET_LENGTH = 256;
@@ -33,7 +33,10 @@ export function checkBootstrapEntry(org: string, key: string, index: number): Bo
     );
   }
   const kind = kindOfKey(key);
-  if (kind === null) throw new ConfigError(`${where} (organisation ${org}): the key must start with ${KIND_PREFIX.admin} (admin) or ${KIND_PREFIX.agent} (agent)`);
+  if (kind === null)
+    throw new ConfigError(
+      `${where} (organisation ${org}): the key must start with ${KIND_PREFIX.admin} (admin) or ${KIND_PREFIX.agent} (agent)`,
+    );
   if (kind === 'sdk') {
     throw new ConfigError(
       `${where} (organisation ${org}): an sdk key belongs to one project and environment, which a bootstrap entry cannot name; create sdk keys with POST /api/v1/keys`,
@@ -45,8 +48,10 @@ export function checkBootstrapEntry(org: string, key: string, index: number): Bo
       `${where} (organisation ${org}): the key has ${secret.length} characters after its ${KIND_PREFIX[kind]} prefix; a bootstrap key needs at least ${MIN_BOOTSTRAP_SECRET_LENGTH} (${RECOMMENDED_SECRET_LENGTH} random ones recommended, e.g. ${KIND_PREFIX[kind]}$(openssl rand -hex 16))`,
     );
   }
-  if (secret.length > MAX_SECRET_LENGTH) throw new ConfigError(`${where} (organisation ${org}): the key is longer than ${MAX_SECRET_LENGTH} characters after its prefix`);
-  if (!PRINTABLE.test(secret)) throw new ConfigError(`${where} (organisation ${org}): the key may contain only printable ASCII characters, no spaces`);
+  if (secret.length > MAX_SECRET_LENGTH)
+    throw new ConfigError(`${where} (organisation ${org}): the key is longer than ${MAX_SECRET_LENGTH} characters after its prefix`);
+  if (!PRINTABLE.test(secret))
+    throw new ConfigError(`${where} (organisation ${org}): the key may contain only printable ASCII characters, no spaces`);
   const prefix = keyPrefix(key);
   const entry: BootstrapEntry = { org, key, kind, prefix };
   if (new Set(secret).size < MIN_DISTINCT_CHARACTERS) {

@@ -34,7 +34,8 @@ function checkContent(file: string, data: unknown): KeyFileContent {
   if (!Array.isArray(data.organisations)) return fail('organisations', 'expected an array');
   if (!Array.isArray(data.keys)) return fail('keys', 'expected an array');
   data.organisations.forEach((org, i) => {
-    if (!isObject(org) || !isOrgName(org.name) || typeof org.createdAt !== 'string') fail(`organisations[${i}]`, 'expected { name, createdAt }');
+    if (!isObject(org) || !isOrgName(org.name) || typeof org.createdAt !== 'string')
+      fail(`organisations[${i}]`, 'expected { name, createdAt }');
   });
   data.keys.forEach((key, i) => {
     const problem = recordProblem(key);

@@ -54,7 +54,9 @@ export async function loadPepper(stateDir: string, mayCreate: boolean): Promise<
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     if (!mayCreate) {
-      throw new Error(`${file} is missing but keys.json holds keys hashed with it; restore it from a backup of the state directory, or remove keys.json to start with no keys`);
+      throw new Error(
+        `${file} is missing but keys.json holds keys hashed with it; restore it from a backup of the state directory, or remove keys.json to start with no keys`,
+      );
     }
     const pepper = randomBytes(PEPPER_BYTES);
     await writeFileAtomic(file, `${pepper.toString('base64')}\n`, 0o600);

@@ -2,13 +2,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import path from 'node:path';
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { ConfigError } from '../config/config.js';
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
-import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { type AuthChannel, AuthGuard } from './auth-guard.js';
-import { MAX_SECRET_LENGTH, checkBootstrapEntry } from './bootstrap-entry.js';
-import { KEY_FILE, type KeyFileContent, emptyKeyFile, readKeyFile, writeKeyFile } from './key-file.js';
-import { type KeyKind, generateKey, isKeyKind, isOrgName, keyPrefix, kindOfKey } from './key-format.js';
+import { checkBootstrapEntry, MAX_SECRET_LENGTH } from './bootstrap-entry.js';
+import { emptyKeyFile, KEY_FILE, type KeyFileContent, readKeyFile, writeKeyFile } from './key-file.js';
+import { generateKey, isKeyKind, isOrgName, type KeyKind, keyPrefix, kindOfKey } from './key-format.js';
 import { KeyHasher, loadPepper } from './key-hash.js';
 import type { CreatedKey, KeyRecord, KeyView, Organisation, Principal } from './principal.js';
 
@@ -110,7 +110,8 @@ export class KeyService {
   controlPlanePrincipal(rawKey: string | null | undefined, req?: IncomingMessage): Principal {
     const principal = !rawKey ? null : req ? this.authenticateRequest(rawKey, req, 'control plane') : this.authenticate(rawKey);
     if (!principal) throw new UnauthorizedError();
-    if (principal.kind === 'sdk') throw new UnauthorizedError('an sdk key is for the evaluation API only; the control plane needs an admin or agent key');
+    if (principal.kind === 'sdk')
+      throw new UnauthorizedError('an sdk key is for the evaluation API only; the control plane needs an admin or agent key');
     return principal;
   }
 
@@ -187,7 +188,10 @@ export class KeyService {
         }
         this.ensureOrganisation(next, entry.org);
         if (existing) {
-          if (existing.revokedAt) warnings.push(`bootstrap key ${entry.prefix}… of organisation ${entry.org} was revoked; it stays revoked, remove it from FLAGOPS_BOOTSTRAP_KEYS`);
+          if (existing.revokedAt)
+            warnings.push(
+              `bootstrap key ${entry.prefix}… of organisation ${entry.org} was revoked; it stays revoked, remove it from FLAGOPS_BOOTSTRAP_KEYS`,
+            );
           continue;
         }
         if (next.keys.some((k) => k.prefix === entry.prefix)) {
@@ -258,11 +262,14 @@ function checkCreateInput(org: string, input: CreateKeyInput): CreateKeyInput {
   }
   if (kind === 'sdk') {
     if (typeof projectId !== 'string' || projectId === '') throw new InvalidInputError('projectId is required for an sdk key', 'projectId');
-    if (!isEnvironmentName(environment)) throw new InvalidInputError('environment must be dev, staging or prod for an sdk key', 'environment');
+    if (!isEnvironmentName(environment))
+      throw new InvalidInputError('environment must be dev, staging or prod for an sdk key', 'environment');
     return { kind, name: name?.trim(), projectId, environment };
   }
-  if (projectId !== undefined) throw new InvalidInputError(`projectId is only for sdk keys; an ${kind} key covers the whole organisation`, 'projectId');
-  if (environment !== undefined) throw new InvalidInputError(`environment is only for sdk keys; an ${kind} key covers every environment`, 'environment');
+  if (projectId !== undefined)
+    throw new InvalidInputError(`projectId is only for sdk keys; an ${kind} key covers the whole organisation`, 'projectId');
+  if (environment !== undefined)
+    throw new InvalidInputError(`environment is only for sdk keys; an ${kind} key covers every environment`, 'environment');
   return { kind, name: name?.trim() };
 }
 

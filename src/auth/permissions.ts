@@ -1,5 +1,5 @@
-import { ForbiddenError } from '../errors/kinds.js';
 import type { EnvironmentName } from '@flagops/core';
+import { ForbiddenError } from '../errors/kinds.js';
 import type { Principal, PrincipalKind } from './principal.js';
 
 /** Every control-plane operation a credential may or may not perform. */

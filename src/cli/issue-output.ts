@@ -21,7 +21,12 @@ export function formatIssueLine(issue: ValidationIssue, dir: string, format: Iss
   const file = issue.file === undefined ? undefined : dir === '.' ? issue.file : posix.join(dir.replaceAll('\\', '/'), issue.file);
   const shown = { ...issue, file };
   if (format === 'text') return formatIssue(shown);
-  const props = [file && `file=${escapeProperty(file)}`, issue.line && `line=${issue.line}`, issue.column && `col=${issue.column}`, 'title=flagops validate']
+  const props = [
+    file && `file=${escapeProperty(file)}`,
+    issue.line && `line=${issue.line}`,
+    issue.column && `col=${issue.column}`,
+    'title=flagops validate',
+  ]
     .filter(Boolean)
     .join(',');
   const message = issue.path ? `${issue.path}: ${issue.message}` : issue.message;

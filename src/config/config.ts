@@ -30,7 +30,8 @@ export class ConfigError extends Error {}
 function port(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined || value === '') return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new ConfigError(`${name} must be a port number 0..65535, got ${JSON.stringify(value)}`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new ConfigError(`${name} must be a port number 0..65535, got ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -41,7 +42,9 @@ export function parseTrustProxy(value: string | undefined): number {
   if (text === 'true') return 1;
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0 || n > 16) {
-    throw new ConfigError(`FLAGOPS_TRUST_PROXY must be the number of reverse proxies in front of flagops (0 for none, 1 for one), got ${JSON.stringify(value)}`);
+    throw new ConfigError(
+      `FLAGOPS_TRUST_PROXY must be the number of reverse proxies in front of flagops (0 for none, 1 for one), got ${JSON.stringify(value)}`,
+    );
   }
   return n;
 }
@@ -54,7 +57,8 @@ export function parseBootstrapKeys(value: string | undefined): Array<{ org: stri
     .filter(Boolean)
     .map((pair) => {
       const colon = pair.indexOf(':');
-      if (colon <= 0 || colon === pair.length - 1) throw new ConfigError(`FLAGOPS_BOOTSTRAP_KEYS entry ${JSON.stringify(pair)} is not org:key`);
+      if (colon <= 0 || colon === pair.length - 1)
+        throw new ConfigError(`FLAGOPS_BOOTSTRAP_KEYS entry ${JSON.stringify(pair)} is not org:key`);
       return { org: pair.slice(0, colon), key: pair.slice(colon + 1) };
     });
 }
@@ -62,10 +66,12 @@ export function parseBootstrapKeys(value: string | undefined): Array<{ org: stri
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const limit = env.FLAGOPS_PLAN_PROJECT_LIMIT;
   const planProjectLimit = limit === undefined || limit === '' ? 25 : Number(limit);
-  if (!Number.isInteger(planProjectLimit) || planProjectLimit < 0) throw new ConfigError('FLAGOPS_PLAN_PROJECT_LIMIT must be a whole number');
+  if (!Number.isInteger(planProjectLimit) || planProjectLimit < 0)
+    throw new ConfigError('FLAGOPS_PLAN_PROJECT_LIMIT must be a whole number');
   const gc = env.FLAGOPS_GIT_GC_COMMITS;
   const gitGcCommits = gc === undefined || gc === '' ? 1000 : Number(gc);
-  if (!Number.isInteger(gitGcCommits) || gitGcCommits < 0) throw new ConfigError('FLAGOPS_GIT_GC_COMMITS must be a whole number of commits (0: never pack)');
+  if (!Number.isInteger(gitGcCommits) || gitGcCommits < 0)
+    throw new ConfigError('FLAGOPS_GIT_GC_COMMITS must be a whole number of commits (0: never pack)');
   const logLevel = (env.FLAGOPS_LOG_LEVEL ?? 'info') as LogLevel;
   if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError('FLAGOPS_LOG_LEVEL must be debug, info, warn or error');
   return {
@@ -85,7 +91,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 function signingKey(value: string): string {
-  if (Buffer.byteLength(value) < 32) throw new ConfigError('FLAGOPS_COMMIT_SIGNING_KEY must have at least 32 characters (e.g. openssl rand -hex 32)');
+  if (Buffer.byteLength(value) < 32)
+    throw new ConfigError('FLAGOPS_COMMIT_SIGNING_KEY must have at least 32 characters (e.g. openssl rand -hex 32)');
   return value;
 }
 
@@ -100,6 +107,7 @@ function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min: numb
 function gitRemoteSettings(env: NodeJS.ProcessEnv, url: string): NonNullable<Config['gitRemote']> {
   const poll = env.FLAGOPS_GIT_POLL_SECONDS;
   const pollSeconds = poll === undefined || poll === '' ? 30 : Number(poll);
-  if (!Number.isFinite(pollSeconds) || pollSeconds < 0) throw new ConfigError('FLAGOPS_GIT_POLL_SECONDS must be a number of seconds (0: no polling)');
+  if (!Number.isFinite(pollSeconds) || pollSeconds < 0)
+    throw new ConfigError('FLAGOPS_GIT_POLL_SECONDS must be a number of seconds (0: no polling)');
   return { url, org: env.FLAGOPS_GIT_REMOTE_ORG || undefined, webhookSecret: env.FLAGOPS_GIT_WEBHOOK_SECRET || undefined, pollSeconds };
 }

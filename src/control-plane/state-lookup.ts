@@ -1,5 +1,5 @@
-import { NotFoundError } from '../errors/kinds.js';
 import type { FlagState, ProjectState, RepositoryState } from '@flagops/core';
+import { NotFoundError } from '../errors/kinds.js';
 
 /** A flag with the project it lives in. */
 export interface FlagRef {

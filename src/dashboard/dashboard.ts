@@ -2,11 +2,11 @@ import type { AuthGuard } from '../auth/auth-guard.js';
 import type { ControlAppExtension } from '../control-plane/control-app.js';
 import type { PrincipalResolver } from '../control-plane/http/authenticate.js';
 import type { Logger } from '../log/logger.js';
+import { sessionResolver } from './sessions/session-resolver.js';
+import { registerSessionRoutes } from './sessions/session-routes.js';
+import { SessionStore } from './sessions/session-store.js';
 import { AssetFiles } from './static/asset-files.js';
 import { registerPageRoutes } from './static/page-routes.js';
-import { registerSessionRoutes } from './sessions/session-routes.js';
-import { sessionResolver } from './sessions/session-resolver.js';
-import { SessionStore } from './sessions/session-store.js';
 import type { ScryptCost } from './users/password-hash.js';
 import { userRoutes } from './users/user-routes.js';
 import { UserStore } from './users/user-store.js';
@@ -39,7 +39,13 @@ export interface Dashboard {
 export async function createDashboard(options: DashboardOptions): Promise<Dashboard> {
   const now = options.now ?? (() => new Date());
   const users = await UserStore.open({ dataDir: options.dataDir, now, ...(options.passwordCost ? { cost: options.passwordCost } : {}) });
-  const sessions = await SessionStore.open({ dataDir: options.dataDir, logger: options.logger, idleMs: options.idleMs, absoluteMs: options.absoluteMs, now });
+  const sessions = await SessionStore.open({
+    dataDir: options.dataDir,
+    logger: options.logger,
+    idleMs: options.idleMs,
+    absoluteMs: options.absoluteMs,
+    now,
+  });
   const assets = new AssetFiles(options.assetsDir);
   return {
     resolver: sessionResolver({ sessions, users }),

@@ -1,4 +1,4 @@
-import { FlagopsError, type ErrorCode } from './flagops-error.js';
+import { type ErrorCode, FlagopsError } from './flagops-error.js';
 
 /** The one place an error becomes an HTTP status and body (contract §3). */
 const STATUS: Readonly<Record<ErrorCode, number>> = {

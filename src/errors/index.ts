@@ -1,3 +1,3 @@
 export * from './flagops-error.js';
-export * from './kinds.js';
 export * from './http-status.js';
+export * from './kinds.js';

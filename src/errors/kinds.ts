@@ -45,9 +45,13 @@ export class VersionConflictError extends FlagopsError {
     readonly currentVersion: number,
     expectedVersion: number,
   ) {
-    super('version_conflict', `expectedVersion ${expectedVersion} does not match the current version ${currentVersion}; re-read and retry`, {
-      currentVersion,
-    });
+    super(
+      'version_conflict',
+      `expectedVersion ${expectedVersion} does not match the current version ${currentVersion}; re-read and retry`,
+      {
+        currentVersion,
+      },
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import { CompiledEnvironment, type EnvironmentName, type KillsFile, setOwn, type SnapshotFlag } from '@flagops/core';
+import { CompiledEnvironment, type EnvironmentName, type KillsFile, type SnapshotFlag, setOwn } from '@flagops/core';
 
 /**
  * What one (project, environment) serves, immutable: a change builds a new view and swaps it in, so a
@@ -42,7 +42,17 @@ export class EnvironmentView {
 
   /** The same flags with another kill overlay (the fast path). */
   withKills(kills: KillsFile, version: number, commit: string | null): EnvironmentView {
-    return new EnvironmentView(this.org, this.projectId, this.projectSlug, this.environment, this.flags, this.compiled, kills, version, commit);
+    return new EnvironmentView(
+      this.org,
+      this.projectId,
+      this.projectSlug,
+      this.environment,
+      this.flags,
+      this.compiled,
+      kills,
+      version,
+      commit,
+    );
   }
 
   /** The snapshot body (service-spec §2 plus contract §4 fields), serialized once per view. */

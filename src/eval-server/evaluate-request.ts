@@ -1,5 +1,5 @@
-import { InvalidInputError } from '../errors/kinds.js';
 import type { EvaluationContext } from '@flagops/core';
+import { InvalidInputError } from '../errors/kinds.js';
 
 /** At most this many flag keys in one evaluate request (contract §4). */
 export const MAX_EVALUATE_KEYS = 1000;
@@ -22,7 +22,8 @@ export function parseEvaluateRequest(body: unknown): EvaluateRequest {
     if (!ALLOWED.has(field)) throw new InvalidInputError(`unknown field ${field}; expected key, keys and context`, field);
   }
   const { key, keys, context } = body;
-  if (key === undefined && keys === undefined) throw new InvalidInputError('send key (one flag key) or keys (an array of flag keys)', 'key');
+  if (key === undefined && keys === undefined)
+    throw new InvalidInputError('send key (one flag key) or keys (an array of flag keys)', 'key');
   let all: string[];
   if (keys === undefined) {
     all = [];
@@ -39,7 +40,8 @@ export function parseEvaluateRequest(body: unknown): EvaluateRequest {
   }
   if (all.length > MAX_EVALUATE_KEYS) {
     const unique = new Set(all);
-    if (unique.size > MAX_EVALUATE_KEYS) throw new InvalidInputError(`at most ${MAX_EVALUATE_KEYS} keys per request, got ${unique.size}`, 'keys');
+    if (unique.size > MAX_EVALUATE_KEYS)
+      throw new InvalidInputError(`at most ${MAX_EVALUATE_KEYS} keys per request, got ${unique.size}`, 'keys');
     all = [...unique];
   }
   return { keys: all, context: parseContext(context) };
@@ -51,10 +53,12 @@ export function parseContext(context: unknown): EvaluationContext {
   if (context === undefined || context === null) return EMPTY_CONTEXT;
   if (!isPlainObject(context)) throw new InvalidInputError('context must be an object with userId and attributes', 'context');
   for (const field of Object.keys(context)) {
-    if (field !== 'userId' && field !== 'attributes') throw new InvalidInputError(`unknown field context.${field}; expected userId and attributes`, `context.${field}`);
+    if (field !== 'userId' && field !== 'attributes')
+      throw new InvalidInputError(`unknown field context.${field}; expected userId and attributes`, `context.${field}`);
   }
   const { userId, attributes } = context;
-  if (userId !== undefined && userId !== null && typeof userId !== 'string') throw new InvalidInputError('context.userId must be a string', 'context.userId');
+  if (userId !== undefined && userId !== null && typeof userId !== 'string')
+    throw new InvalidInputError('context.userId must be a string', 'context.userId');
   if (attributes !== undefined && attributes !== null && !isPlainObject(attributes)) {
     throw new InvalidInputError('context.attributes must be an object', 'context.attributes');
   }

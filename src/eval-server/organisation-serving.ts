@@ -1,4 +1,4 @@
-import { type EnvironmentName, ENVIRONMENTS, type KillsFile, type RepositoryState } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentName, type KillsFile, type RepositoryState } from '@flagops/core';
 import type { Logger } from '../log/logger.js';
 import { layout } from '../repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
@@ -76,7 +76,8 @@ export class OrganisationServing {
     const views = project === undefined ? undefined : this.byProjectId.get(project.project.id);
     // A kill that rewrote an invalid kills file may release the project it held back: that is a full reload.
     const killsFile = layout.killsFile(slug, env);
-    if (this.servedHead !== parent || views === undefined || this.issues.some((issue) => issue.file === killsFile)) return this.reloadToHead();
+    if (this.servedHead !== parent || views === undefined || this.issues.some((issue) => issue.file === killsFile))
+      return this.reloadToHead();
     const served: KillsFile = { kills: {} };
     for (const [key, entry] of Object.entries(kills.kills)) if (project!.flags.has(key)) served.kills[key] = entry;
     const next = views[env].withKills(served, version, commit);
@@ -102,14 +103,21 @@ export class OrganisationServing {
     this.logNewIssues(commit, issues);
     this.swap(commit, state, versions);
     this.issues = issues;
-    this.logger.info('serving', { org: this.org, commit, projects: state.projects.size, invalidFiles: issues.length, ms: Math.round(performance.now() - started) });
+    this.logger.info('serving', {
+      org: this.org,
+      commit,
+      projects: state.projects.size,
+      invalidFiles: issues.length,
+      ms: Math.round(performance.now() - started),
+    });
   }
 
   /** Each problem is logged once, when it first appears on main, not at every reload while it stays. */
   private logNewIssues(commit: string, issues: readonly ValidationIssue[]): void {
     const before = new Set(this.issues.map(formatIssue));
     for (const issue of issues) {
-      if (!before.has(formatIssue(issue))) this.logger.error('invalid file on main; what it belongs to keeps its last valid state', { org: this.org, commit, ...issue });
+      if (!before.has(formatIssue(issue)))
+        this.logger.error('invalid file on main; what it belongs to keeps its last valid state', { org: this.org, commit, ...issue });
     }
   }
 

@@ -1,4 +1,4 @@
-import { type EnvironmentName, type FlagState, type JsonValue, type ProjectState, setOwn, type SnapshotFlag } from '@flagops/core';
+import { type EnvironmentName, type FlagState, type JsonValue, type ProjectState, type SnapshotFlag, setOwn } from '@flagops/core';
 
 /** The snapshot entry of one flag in one environment, kill state aside (the kill overlay adds it). */
 export function snapshotFlag(flag: FlagState, env: EnvironmentName, killed: boolean): SnapshotFlag {

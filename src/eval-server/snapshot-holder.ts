@@ -1,7 +1,7 @@
-import type { Logger } from '../log/logger.js';
 import type { EnvironmentName, KillsFile } from '@flagops/core';
-import type { EnvironmentView } from './environment-view.js';
+import type { Logger } from '../log/logger.js';
 import { type InvalidFile, invalidFile } from '../repository/held-units.js';
+import type { EnvironmentView } from './environment-view.js';
 import { OrganisationServing } from './organisation-serving.js';
 import type { ServingRepository } from './serving-repository.js';
 
@@ -45,7 +45,14 @@ export class SnapshotHolder {
   }
 
   /** The kill fast path: see OrganisationServing.applyKills. */
-  async applyKills(org: string, slug: string, env: EnvironmentName, kills: KillsFile, commit: string, parent: string | null): Promise<void> {
+  async applyKills(
+    org: string,
+    slug: string,
+    env: EnvironmentName,
+    kills: KillsFile,
+    commit: string,
+    parent: string | null,
+  ): Promise<void> {
     await this.orgs.get(org)?.applyKills(slug, env, kills, commit, parent);
   }
 

@@ -1,4 +1,4 @@
-import { type EnvironmentName, ENVIRONMENTS } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import type { ServingRepository } from './serving-repository.js';
 
 /**
@@ -47,7 +47,8 @@ export async function snapshotVersions(
   let commit: string | undefined = head;
   while (pending.size > 0 && commit !== undefined) {
     if (known && commit === known.commit) {
-      for (const [slug, envs] of pending) for (const env of envs) result.set(versionKey(slug, env), known.versions.get(versionKey(slug, env)) ?? 0);
+      for (const [slug, envs] of pending)
+        for (const env of envs) result.set(versionKey(slug, env), known.versions.get(versionKey(slug, env)) ?? 0);
       return result;
     }
     let height: number | undefined;

@@ -52,7 +52,9 @@ function badPath(ctx: Koa.Context, rest: string): Refusal | null {
   const bad = (message: string): Refusal => ({ status: 400, code: 'invalid_input', message });
   if (rest === 'info/refs') {
     const service = ctx.query.service;
-    return typeof service === 'string' && SERVICES.has(service) ? null : bad('info/refs needs ?service=git-upload-pack or ?service=git-receive-pack');
+    return typeof service === 'string' && SERVICES.has(service)
+      ? null
+      : bad('info/refs needs ?service=git-upload-pack or ?service=git-receive-pack');
   }
   if (SERVICES.has(rest)) return ctx.method === 'POST' ? null : bad(`${rest} takes POST`);
   return bad('not a git smart-HTTP path: only info/refs, git-upload-pack and git-receive-pack are served');

@@ -76,7 +76,9 @@ export class GitRunner {
       await new Promise<void>((resolve, reject) => {
         child.once('error', reject);
         child.once('exit', (code) => reject(new Error(`the git runner exited with ${code}`)));
-        createInterface({ input: child.stdout! }).once('line', (line) => (line === 'ready' ? resolve() : reject(new Error(`the git runner said ${line}`))));
+        createInterface({ input: child.stdout! }).once('line', (line) =>
+          line === 'ready' ? resolve() : reject(new Error(`the git runner said ${line}`)),
+        );
       });
     } catch (err) {
       child.kill();
@@ -195,4 +197,3 @@ class RunnerProcess extends EventEmitter implements GitProcess {
     }
   }
 }
-

@@ -97,7 +97,8 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
       resolve();
     });
     child.on('close', async (code: number | null, signal: string | null) => {
-      if (code !== 0 && !res.destroyed) request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr: stderr.trim() });
+      if (code !== 0 && !res.destroyed)
+        request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr: stderr.trim() });
       if (head !== null && !res.headersSent) res.statusCode = 502; // it ended before a complete head
       try {
         await request.beforeEnd?.();

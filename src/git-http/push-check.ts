@@ -1,5 +1,5 @@
-import { appendPushRecords } from '../audit/push-log.js';
 import type { Pusher } from '@flagops/core';
+import { appendPushRecords } from '../audit/push-log.js';
 import { readRepositoryFiles } from '../repository/read-repository.js';
 import { formatIssue } from '../validation/issue.js';
 import { checkCommitLimits } from './push-limits.js';
@@ -71,13 +71,22 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     for (const issue of issues) problems.push(formatIssue(issue));
     if (context) {
       const projectsAfter = files.filter((f) => PROJECT_FILE.test(f.path)).length;
-      problems.push(...(await checkPushPermissions(await netChanges(oldOid, newOid), { pusher: context.pusher, projectLimit: context.projectLimit, projectsAfter })));
+      problems.push(
+        ...(await checkPushPermissions(await netChanges(oldOid, newOid), {
+          pusher: context.pusher,
+          projectLimit: context.projectLimit,
+          projectsAfter,
+        })),
+      );
     }
     accepted.push(...commits);
   }
   if (problems.length === 0 && context?.pushLog) {
     const at = new Date().toISOString();
-    await appendPushRecords(context.pushLog, accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })));
+    await appendPushRecords(
+      context.pushLog,
+      accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })),
+    );
   }
   return problems;
 }

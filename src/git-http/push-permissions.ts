@@ -1,6 +1,6 @@
+import type { AuditAction, EnvironmentName, Pusher } from '@flagops/core';
 import { describeChanges } from '../audit/diff-entries.js';
 import { authorize, type Permission } from '../auth/permissions.js';
-import type { AuditAction, EnvironmentName, Pusher } from '@flagops/core';
 import { classifyPath, layout } from '../repository/layout.js';
 import type { ChangedPath } from '../storage/index.js';
 import { readBlobs } from './pushed-objects.js';
@@ -60,7 +60,8 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
 
   const limit = scope.projectLimit;
   if (limit !== undefined && created.length > 0 && scope.projectsAfter > limit) {
-    for (const path of created) problems.push(`${path}: the plan allows at most ${limit} projects; this push would make ${scope.projectsAfter}`);
+    for (const path of created)
+      problems.push(`${path}: the plan allows at most ${limit} projects; this push would make ${scope.projectsAfter}`);
   }
   return problems;
 }

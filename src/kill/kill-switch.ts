@@ -1,5 +1,5 @@
-import { NotFoundError } from '../errors/kinds.js';
 import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } from '@flagops/core';
+import { NotFoundError } from '../errors/kinds.js';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
 import type { FlagRepository } from '../storage/flag-repository.js';
@@ -67,18 +67,21 @@ export class KillSwitch {
     // A kill never fails because someone holds the lock on main: it waits for it. It works on what is served,
     // held-back flags and projects included: an invalid kills file is rewritten from its last valid kills
     // (ServedState.killFiles), which makes it valid again.
-    const outcome = await repo.update(async (_committed, head) => {
-      const served = await repo.readServed(head);
-      if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
-      written = edit(served.killFiles.get(slug)![env], this.clock());
-      if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
-      const action = Object.hasOwn(written.kills, flagKey) ? 'kill' : 'clear_kill';
-      return {
-        changes: [{ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: written }) }],
-        meta: this.meta(request, action),
-        result: null,
-      };
-    }, { waitForLock: true });
+    const outcome = await repo.update(
+      async (_committed, head) => {
+        const served = await repo.readServed(head);
+        if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
+        written = edit(served.killFiles.get(slug)![env], this.clock());
+        if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
+        const action = Object.hasOwn(written.kills, flagKey) ? 'kill' : 'clear_kill';
+        return {
+          changes: [{ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: written }) }],
+          meta: this.meta(request, action),
+          result: null,
+        };
+      },
+      { waitForLock: true },
+    );
     if (!outcome.committed || written === null || outcome.commit === null) {
       return { changed: false, commit: outcome.commit, state: outcome.state };
     }

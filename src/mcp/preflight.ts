@@ -22,7 +22,9 @@ export async function preflight(scope: ProjectScope, baseUrl: string): Promise<v
       case 'timeout':
         throw new PreflightError(`${err.message}; is flagops running and FLAGOPS_URL right?`);
       case 'unauthorized':
-        throw new PreflightError(`FLAGOPS_AGENT_KEY was refused by the control plane at ${baseUrl} (401 unauthorized: ${err.message}); is it a valid, unrevoked agent key?`);
+        throw new PreflightError(
+          `FLAGOPS_AGENT_KEY was refused by the control plane at ${baseUrl} (401 unauthorized: ${err.message}); is it a valid, unrevoked agent key?`,
+        );
       case 'bad_response':
         throw new PreflightError(`FLAGOPS_URL ${baseUrl} does not answer like a flagops control plane (${err.message})`);
       case 'not_found':

@@ -45,16 +45,27 @@ export function parseSettings(argv: readonly string[], env: Env): Settings {
   const baseUrl = controlPlaneUrl(required(env, 'FLAGOPS_URL'));
   const agentKey = required(env, 'FLAGOPS_AGENT_KEY');
   if (agentKey.startsWith('svc_sdk_')) {
-    throw new SettingsError('FLAGOPS_AGENT_KEY is an SDK key (svc_sdk_...), which only reads the evaluation API; give an agent key (svc_agt_...)');
+    throw new SettingsError(
+      'FLAGOPS_AGENT_KEY is an SDK key (svc_sdk_...), which only reads the evaluation API; give an agent key (svc_agt_...)',
+    );
   }
   const projectSlug = required(env, 'FLAGOPS_PROJECT');
-  if (!SLUG.test(projectSlug)) throw new SettingsError(`FLAGOPS_PROJECT must be a project slug (${SLUG.source}), got ${JSON.stringify(projectSlug)}`);
-  const settings: Settings = { baseUrl, agentKey, projectSlug, timeoutMs: timeout(env.FLAGOPS_TIMEOUT_MS), logLevel: logLevel(env.FLAGOPS_LOG_LEVEL) };
+  if (!SLUG.test(projectSlug))
+    throw new SettingsError(`FLAGOPS_PROJECT must be a project slug (${SLUG.source}), got ${JSON.stringify(projectSlug)}`);
+  const settings: Settings = {
+    baseUrl,
+    agentKey,
+    projectSlug,
+    timeoutMs: timeout(env.FLAGOPS_TIMEOUT_MS),
+    logLevel: logLevel(env.FLAGOPS_LOG_LEVEL),
+  };
   if (args.http) {
     const token = env.FLAGOPS_MCP_TOKEN || undefined;
     // Whoever reaches the port acts with the agent key: off loopback that must not be anyone on the network.
     if (!isLoopback(args.host) && token === undefined) {
-      throw new SettingsError(`--host ${args.host} is not a loopback address: set FLAGOPS_MCP_TOKEN so that only clients with the token can use the agent key`);
+      throw new SettingsError(
+        `--host ${args.host} is not a loopback address: set FLAGOPS_MCP_TOKEN so that only clients with the token can use the agent key`,
+      );
     }
     settings.http = { host: args.host, port: args.port, token };
   }
@@ -67,7 +78,8 @@ function parseArgs(argv: readonly string[]): { http: boolean; host: string; port
   let port: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [flag, inline] =
+      arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
     const value = () => {
       const v = inline ?? argv[++i];
       if (v === undefined || v === '') throw new SettingsError(`${flag} needs a value`);
@@ -99,21 +111,25 @@ function controlPlaneUrl(raw: string): string {
   } catch {
     throw new SettingsError(`FLAGOPS_URL is not a URL: ${JSON.stringify(raw)} (expected e.g. http://127.0.0.1:4000)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SettingsError(`FLAGOPS_URL must be http:// or https://, got ${JSON.stringify(raw)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new SettingsError(`FLAGOPS_URL must be http:// or https://, got ${JSON.stringify(raw)}`);
   if (/\/api\/v1\/?$/.test(url.pathname)) throw new SettingsError(`FLAGOPS_URL must be the origin without /api/v1, e.g. ${url.origin}`);
-  if (url.search || url.hash || url.username || url.password) throw new SettingsError(`FLAGOPS_URL must not carry a query, fragment or credentials: ${JSON.stringify(raw)}`);
+  if (url.search || url.hash || url.username || url.password)
+    throw new SettingsError(`FLAGOPS_URL must not carry a query, fragment or credentials: ${JSON.stringify(raw)}`);
   return url.origin + url.pathname.replace(/\/+$/, '');
 }
 
 function timeout(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_TIMEOUT_MS;
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < 1 || n > 600_000) throw new SettingsError(`FLAGOPS_TIMEOUT_MS must be a whole number of milliseconds from 1 to 600000, got ${JSON.stringify(raw)}`);
+  if (!/^\d+$/.test(raw) || n < 1 || n > 600_000)
+    throw new SettingsError(`FLAGOPS_TIMEOUT_MS must be a whole number of milliseconds from 1 to 600000, got ${JSON.stringify(raw)}`);
   return n;
 }
 
 function logLevel(raw: string | undefined): LogLevel {
   if (raw === undefined || raw === '') return 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(raw)) throw new SettingsError(`FLAGOPS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
+  if (!(LOG_LEVELS as readonly string[]).includes(raw))
+    throw new SettingsError(`FLAGOPS_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
   return raw as LogLevel;
 }

@@ -43,7 +43,10 @@ export async function bindPort(host: string, port: number, settings: PortSetting
 
 function answerStarting(req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?')[0];
-  const body = path === '/healthz' ? { status: 'starting' } : { error: { code: 'unavailable', message: 'the service is starting; try again shortly' } };
+  const body =
+    path === '/healthz'
+      ? { status: 'starting' }
+      : { error: { code: 'unavailable', message: 'the service is starting; try again shortly' } };
   res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Retry-After': '1' });
   res.end(JSON.stringify(body));
 }
@@ -53,11 +56,15 @@ function portError(err: NodeJS.ErrnoException, host: string, port: number, setti
     case 'EADDRINUSE':
       return new StartupError(`port ${port} on ${host} is in use; stop what uses it, or set ${settings.port} to a free port`);
     case 'EACCES':
-      return new StartupError(`not allowed to listen on port ${port} on ${host}; set ${settings.port} to a port this user may open (above 1023)`);
+      return new StartupError(
+        `not allowed to listen on port ${port} on ${host}; set ${settings.port} to a port this user may open (above 1023)`,
+      );
     case 'EADDRNOTAVAIL':
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new StartupError(`cannot listen on ${host}: it is not an address of this machine; set ${settings.host} to one that is (default 127.0.0.1)`);
+      return new StartupError(
+        `cannot listen on ${host}: it is not an address of this machine; set ${settings.host} to one that is (default 127.0.0.1)`,
+      );
     default:
       return err;
   }

@@ -82,7 +82,9 @@ export class DataDirLock {
         options.logger.warn(`removed the lock of a ${options.what} that is no longer running`, { pid: holder?.pid });
       }
     }
-    throw new StartupError(`could not take the lock of the data directory ${dataDir}: it keeps changing; is another ${options.what} starting?`);
+    throw new StartupError(
+      `could not take the lock of the data directory ${dataDir}: it keeps changing; is another ${options.what} starting?`,
+    );
   }
 
   /** Throws when the lock file no longer names this process (someone removed or replaced it). */

@@ -66,7 +66,8 @@ export class RemoteMode {
     router.post(WEBHOOK_PATH, async (ctx) => {
       const secret = this.settings.webhookSecret;
       if (!secret) throw new NotFoundError('the git webhook (set FLAGOPS_GIT_WEBHOOK_SECRET)');
-      if (!secretMatches(ctx.get(WEBHOOK_SECRET_HEADER) || undefined, secret)) throw new UnauthorizedError(`the ${WEBHOOK_SECRET_HEADER} header does not match`);
+      if (!secretMatches(ctx.get(WEBHOOK_SECRET_HEADER) || undefined, secret))
+        throw new UnauthorizedError(`the ${WEBHOOK_SECRET_HEADER} header does not match`);
       ctx.req.resume(); // the host's payload says nothing the fetch does not
       ctx.status = 202;
       ctx.body = { outcome: await this.sync.pull() };

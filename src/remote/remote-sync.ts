@@ -30,7 +30,10 @@ export class RemoteSync {
     const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`]);
     if (pushed.code === 0) return true;
     if (!/\[rejected\]|non-fast-forward|fetch first/.test(`${pushed.stdout}\n${pushed.stderr}`)) {
-      throw new FlagopsError('unavailable', `the git remote ${redact(this.url)} did not take the change (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`);
+      throw new FlagopsError(
+        'unavailable',
+        `the git remote ${redact(this.url)} did not take the change (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`,
+      );
     }
     const remote = await this.fetch();
     if (remote === null || (parent !== null && !(await this.isAncestor(parent, remote)))) {
@@ -66,7 +69,11 @@ export class RemoteSync {
       await this.pushOrThrow(local); // commits made while the remote was unreachable at push time cannot exist; a crash between push and ref move can
       return 'pushed';
     }
-    this.logger.error('main and the git remote have diverged; serving main as it is until an operator reconciles them', { remote: redact(this.url), local, remoteHead: remote });
+    this.logger.error('main and the git remote have diverged; serving main as it is until an operator reconciles them', {
+      remote: redact(this.url),
+      local,
+      remoteHead: remote,
+    });
     return 'diverged';
   }
 
@@ -96,12 +103,20 @@ export class RemoteSync {
    */
   private async fastForward(from: string | null, to: string): Promise<boolean> {
     if (from !== null && !(await this.isAncestor(from, to))) return false;
-    const moved = await gitRun(this.gitdir, ['update-ref', '-m', 'flagops: fast-forward to the git remote', 'refs/heads/main', to, from ?? ZERO]);
+    const moved = await gitRun(this.gitdir, [
+      'update-ref',
+      '-m',
+      'flagops: fast-forward to the git remote',
+      'refs/heads/main',
+      to,
+      from ?? ZERO,
+    ]);
     return moved.code === 0;
   }
 
   private async pushOrThrow(commit: string): Promise<void> {
     const pushed = await gitRun(this.gitdir, ['push', '--quiet', this.url, `${commit}:refs/heads/main`]);
-    if (pushed.code !== 0) throw new FlagopsError('unavailable', `pushing to the git remote ${redact(this.url)} failed: ${redact(pushed.stderr).slice(0, 300)}`);
+    if (pushed.code !== 0)
+      throw new FlagopsError('unavailable', `pushing to the git remote ${redact(this.url)} failed: ${redact(pushed.stderr).slice(0, 300)}`);
   }
 }

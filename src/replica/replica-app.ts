@@ -62,7 +62,8 @@ function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
 async function viewOf(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<EnvironmentView> {
   const verdict = (rawKey !== null && deps.keys.known(rawKey)) || (await verifyNewKey(rawKey, req, deps));
   // Before its first sync (nothing on disk either) a replica serves nothing yet: retry, rather than a 404.
-  if (deps.holder.org === null) throw new FlagopsError('unavailable', 'the replica has not synced with the control plane yet; try again shortly');
+  if (deps.holder.org === null)
+    throw new FlagopsError('unavailable', 'the replica has not synced with the control plane yet; try again shortly');
   const view = deps.holder.view(deps.holder.org, verdict.projectId, verdict.environment);
   if (!view) throw new NotFoundError(`project ${verdict.projectId} of this sdk key`);
   return view;
@@ -93,7 +94,12 @@ async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
   ctx.respond = false;
-  ctx.res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'close', 'X-Accel-Buffering': 'no' });
+  ctx.res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'close',
+    'X-Accel-Buffering': 'no',
+  });
   deps.hub.open(ctx.res, view, () => rawKey !== null && deps.keys.known(rawKey) !== undefined);
 }
 

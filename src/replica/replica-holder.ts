@@ -1,5 +1,5 @@
-import { EnvironmentView } from '../eval-server/environment-view.js';
 import type { EnvironmentName } from '@flagops/core';
+import { EnvironmentView } from '../eval-server/environment-view.js';
 import type { ViewBody } from './view-body.js';
 
 const keyOf = (projectId: string, env: string) => `${projectId}\u0000${env}`;

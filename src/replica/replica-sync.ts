@@ -104,10 +104,12 @@ export class ReplicaSync {
         res.body,
         (event) => {
           const data = JSON.parse(event.data) as unknown;
-          this.queue = this.queue.then(() => this.handle(event.event, data)).catch((err) => {
-            this.logger.error('replica sync step failed', { err });
-            this.abort?.abort(); // reconnecting reconciles from the full listing
-          });
+          this.queue = this.queue
+            .then(() => this.handle(event.event, data))
+            .catch((err) => {
+              this.logger.error('replica sync step failed', { err });
+              this.abort?.abort(); // reconnecting reconciles from the full listing
+            });
         },
         () => {
           clearTimeout(idle);

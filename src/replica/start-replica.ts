@@ -65,14 +65,18 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
 
     await sync.start();
     if (!(await sync.synced(options.startTimeoutMs ?? 5_000))) {
-      logger.warn('control plane not reachable at start; serving the snapshots saved on disk', { upstream: options.upstream, views: holder.entries().length });
+      logger.warn('control plane not reachable at start; serving the snapshots saved on disk', {
+        upstream: options.upstream,
+        views: holder.entries().length,
+      });
     }
     counts.start(options.countsIntervalMs ?? 2_000);
 
     const status = sync.status;
     const health = () => {
       const { connected, lastSyncAt } = status;
-      if (!connected && holder.entries().length === 0) return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
+      if (!connected && holder.entries().length === 0)
+        return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
       return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
     };
     const guard = new AuthGuard({ logger, trustedProxies: options.trustProxy ?? 0 });

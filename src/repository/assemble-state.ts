@@ -2,7 +2,16 @@ import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, Pr
 import type { ValidationIssue } from '../validation/issue.js';
 import { classifyPath } from './layout.js';
 import type { ParsedFile } from './parsed-file.js';
-import { caseCollisionIssue, checkFlagFiles, checkProjectFiles, duplicateIdIssue, ENV_INDEX, orphanIssues, type Slot, serveKills } from './project-checks.js';
+import {
+  caseCollisionIssue,
+  checkFlagFiles,
+  checkProjectFiles,
+  duplicateIdIssue,
+  ENV_INDEX,
+  orphanIssues,
+  type Slot,
+  serveKills,
+} from './project-checks.js';
 
 /**
  * One file of a commit. Pass every file of the tree: `file` undefined means it is there but failed to parse,
@@ -128,7 +137,10 @@ function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, i
  * missing or invalid is left out whole; the issues say why. Everything else is kept, so callers may keep
  * serving it. Linear in the number of files (plus sorting flag keys, for a stable order).
  */
-export function assembleState(entries: Iterable<RepositoryEntry>, commit: string | null): { state: RepositoryState; issues: ValidationIssue[] } {
+export function assembleState(
+  entries: Iterable<RepositoryEntry>,
+  commit: string | null,
+): { state: RepositoryState; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = [];
   const buckets = sortFiles(entries, issues);
   const ids: IdRegistry = { projects: new Map(), flags: new Map() };

@@ -1,4 +1,16 @@
-import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagFile, type FlagKind, type FlagState, type JsonValue, type KillEntry, type ProjectState, type RepositoryState, type Rule } from '@flagops/core';
+import {
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type EnvironmentName,
+  type FlagFile,
+  type FlagKind,
+  type FlagState,
+  type JsonValue,
+  type KillEntry,
+  type ProjectState,
+  type RepositoryState,
+  type Rule,
+} from '@flagops/core';
 import { jsonEqual } from './json-equal.js';
 
 export type ConfigField = 'enabled' | 'rolloutPct' | 'valueOn' | 'valueOff';
@@ -16,7 +28,11 @@ export type ChangeItem =
   | { type: 'field_changed'; field: ConfigField | MetaField; before: JsonValue | undefined; after: JsonValue | undefined }
   | { type: 'rule_added'; ruleId: string }
   | { type: 'rule_removed'; ruleId: string }
-  | { type: 'rule_changed'; ruleId: string; fields: Array<{ field: RuleField; before: JsonValue | undefined; after: JsonValue | undefined }> }
+  | {
+      type: 'rule_changed';
+      ruleId: string;
+      fields: Array<{ field: RuleField; before: JsonValue | undefined; after: JsonValue | undefined }>;
+    }
   | { type: 'rules_reordered' }
   | { type: 'killed'; killedBy: string; reason?: string }
   | { type: 'unkilled' };
@@ -68,7 +84,12 @@ function configChanges(
   killAfter: KillEntry | undefined,
 ): ChangeItem[] {
   const out: ChangeItem[] = [];
-  if (killAfter && !killBefore) out.push(killAfter.reason === undefined ? { type: 'killed', killedBy: killAfter.killedBy } : { type: 'killed', killedBy: killAfter.killedBy, reason: killAfter.reason });
+  if (killAfter && !killBefore)
+    out.push(
+      killAfter.reason === undefined
+        ? { type: 'killed', killedBy: killAfter.killedBy }
+        : { type: 'killed', killedBy: killAfter.killedBy, reason: killAfter.reason },
+    );
   if (killBefore && !killAfter) out.push({ type: 'unkilled' });
   field(out, 'enabled', before.enabled, after.enabled);
   field(out, 'rolloutPct', before.rolloutPct, after.rolloutPct);
@@ -92,7 +113,12 @@ function flagChanges(project: string, key: string, before: ProjectState | undefi
   const meta = old ? metaChanges(old.meta, now.meta) : [{ type: 'flag_added', kind: now.meta.kind } as ChangeItem];
   if (meta.length > 0) out.push({ project, flag: key, environment: null, changes: meta });
   for (const env of ENVIRONMENTS) {
-    const changes = configChanges(old ? old.environments[env] : NEW_FLAG_CONFIG, now.environments[env], before?.kills[env].kills[key], after.kills[env].kills[key]);
+    const changes = configChanges(
+      old ? old.environments[env] : NEW_FLAG_CONFIG,
+      now.environments[env],
+      before?.kills[env].kills[key],
+      after.kills[env].kills[key],
+    );
     if (changes.length > 0) out.push({ project, flag: key, environment: env, changes });
   }
 }

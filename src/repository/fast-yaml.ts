@@ -55,12 +55,15 @@ function trimSpacesStart(text: string): string {
 
 function resolvePlain(text: string, flow: boolean): unknown {
   // The ASCII test first: it is several times faster than the Unicode one and covers nearly every value.
-  const allowed = flow ? FLOW_PLAIN_ASCII.test(text) || (PLAIN_FIRST.test(text) && FLOW_PLAIN_BODY.test(text)) : PLAIN_ASCII.test(text) || (PLAIN_FIRST.test(text) && PLAIN_BODY.test(text));
+  const allowed = flow
+    ? FLOW_PLAIN_ASCII.test(text) || (PLAIN_FIRST.test(text) && FLOW_PLAIN_BODY.test(text))
+    : PLAIN_ASCII.test(text) || (PLAIN_FIRST.test(text) && PLAIN_BODY.test(text));
   if (!allowed || text.includes(': ') || text.endsWith(':') || text.endsWith(' ')) throw notSimple;
   const first = text.charCodeAt(0);
   // Only these first characters can begin a null, a boolean or a number in the core schema.
   if (first === 0x6e || first === 0x4e) return CORE_NULL.test(text) ? null : text; // n N
-  if (first === 0x74 || first === 0x54 || first === 0x66 || first === 0x46) return CORE_BOOL.test(text) ? first === 0x74 || first === 0x54 : text; // t T f F
+  if (first === 0x74 || first === 0x54 || first === 0x66 || first === 0x46)
+    return CORE_BOOL.test(text) ? first === 0x74 || first === 0x54 : text; // t T f F
   if ((first >= 0x30 && first <= 0x39) || first === 0x2d) {
     if (CORE_NUMBER.some((re) => re.test(text))) {
       if (!SIMPLE_NUMBER.test(text)) throw notSimple;

@@ -1,4 +1,12 @@
-import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagFile, type FlagState, type KillsFile, type ProjectFile } from '@flagops/core';
+import {
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type EnvironmentName,
+  type FlagFile,
+  type FlagState,
+  type KillsFile,
+  type ProjectFile,
+} from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import { classifyPath } from './layout.js';
 import { checkFlagFiles, checkProjectFiles, isClash, type Slot } from './project-checks.js';

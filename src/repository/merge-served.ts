@@ -1,4 +1,4 @@
-import { type EnvironmentName, ENVIRONMENTS, type FlagState, type KillsFile, type ProjectFile, type ProjectState } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentName, type FlagState, type KillsFile, type ProjectFile, type ProjectState } from '@flagops/core';
 import { killsOfFlags } from './held-units.js';
 
 /** A project as served at one commit; `carried` names flags served from an earlier commit. */

@@ -2,8 +2,8 @@ import { type Document, parseDocument, visit } from 'yaml';
 import type { ValidationIssue } from '../validation/issue.js';
 import type { DocumentSchemaName } from '../validation/schema-files.js';
 import { validateDocument } from '../validation/validate-document.js';
-import { classifyPath, layout } from './layout.js';
 import { readSimpleYaml } from './fast-yaml.js';
+import { classifyPath, layout } from './layout.js';
 import { normalizeConfig, normalizeFlag, normalizeKills, normalizeProject } from './normalize.js';
 import type { ParsedFile, ParsedFileKind } from './parsed-file.js';
 import { offsetOfPointer, SourcePositions } from './yaml-position.js';
@@ -34,7 +34,8 @@ function nonFiniteIssues(value: unknown, pointer: string, file: string, out: Val
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) nonFiniteIssues(value[i], `${pointer}/${i}`, file, out);
   } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) nonFiniteIssues(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, file, out);
+    for (const [key, item] of Object.entries(value))
+      nonFiniteIssues(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, file, out);
   }
 }
 
@@ -77,9 +78,18 @@ function unreadableIssue(path: string, text: string, err: unknown): ValidationIs
       },
     });
     const position = new SourcePositions(text).at(offset);
-    return { file: path, ...position, message: 'could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)' };
+    return {
+      file: path,
+      ...position,
+      message: 'could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)',
+    };
   }
-  return { file: path, line: 1, column: 1, message: `could not be read as a flags repository file (${err instanceof Error ? err.name : 'error'})` };
+  return {
+    file: path,
+    line: 1,
+    column: 1,
+    message: `could not be read as a flags repository file (${err instanceof Error ? err.name : 'error'})`,
+  };
 }
 
 function parseLayoutFile(path: string, text: string): ParseResult {
@@ -95,7 +105,9 @@ function parseLayoutFile(path: string, text: string): ParseResult {
     // prettyErrors off: its messages span several lines; the position is reported separately instead.
     doc = parseDocument(text, { prettyErrors: false });
     if (doc.errors.length > 0) {
-      return { issues: doc.errors.map((error) => ({ file: path, ...positions.at(error.pos[0]), message: `YAML syntax error: ${error.message}` })) };
+      return {
+        issues: doc.errors.map((error) => ({ file: path, ...positions.at(error.pos[0]), message: `YAML syntax error: ${error.message}` })),
+      };
     }
     value = doc.toJS();
   }

@@ -122,7 +122,13 @@ export class ProjectAssembler {
   }
 
   /** Puts a file in its slot (or empties it); `touchedIds` collects the flag ids it takes or gives up. */
-  private place(where: LayoutPath, path: string, entry: RepositoryEntry | null, dirty: Set<string>, touchedIds: Set<string> | undefined): void {
+  private place(
+    where: LayoutPath,
+    path: string,
+    entry: RepositoryEntry | null,
+    dirty: Set<string>,
+    touchedIds: Set<string> | undefined,
+  ): void {
     const slot = entry ? { path, value: entry.file?.value } : undefined;
     switch (where.kind) {
       case 'project':
@@ -239,7 +245,8 @@ export class ProjectAssembler {
     const winsCase = (other: string) => this.byLower.first(other.toLowerCase()) === other;
     const first = this.byId.first(check.meta.id)!;
     const holder = winsCase(first) ? first : this.byId.members(check.meta.id).find(winsCase)!;
-    const idIssue = holder === key ? undefined : duplicateIdIssue('flag', unit.flag.path, check.meta.id, this.units.get(holder)!.flag!.path);
+    const idIssue =
+      holder === key ? undefined : duplicateIdIssue('flag', unit.flag.path, check.meta.id, this.units.get(holder)!.flag!.path);
     const state = idIssue ? undefined : check.state;
     if (!check.keyIssue && !idIssue && check.configIssues.length === 0) return { state, issues: NO_ISSUES };
     const issues: ValidationIssue[] = [];
@@ -272,7 +279,10 @@ export class ProjectAssembler {
     const first = new Map<string, Buffer>();
     for (const key of this.orphans) {
       const paths = this.units.get(key)!.configs.flatMap((slot) => (slot ? [Buffer.from(slot.path)] : []));
-      first.set(key, paths.reduce((a, b) => (Buffer.compare(a, b) <= 0 ? a : b)));
+      first.set(
+        key,
+        paths.reduce((a, b) => (Buffer.compare(a, b) <= 0 ? a : b)),
+      );
     }
     return [...this.orphans].sort((a, b) => Buffer.compare(first.get(a)!, first.get(b)!));
   }

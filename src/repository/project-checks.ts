@@ -1,4 +1,12 @@
-import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagFile, type FlagState, type KillsFile, type ProjectFile } from '@flagops/core';
+import {
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type EnvironmentName,
+  type FlagFile,
+  type FlagState,
+  type KillsFile,
+  type ProjectFile,
+} from '@flagops/core';
 import { escapePointerSegment } from '../validation/error-messages.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { configValueKindIssues } from '../validation/value-kind.js';
@@ -61,7 +69,12 @@ export function checkFlagFiles(
     }
   }
   // The empty array is not kept: ProjectAssembler holds a check per flag, nearly all without issues.
-  return { meta, keyIssue, configIssues: configIssues.length > 0 ? configIssues : NO_ISSUES, state: ok ? { meta, environments } : undefined };
+  return {
+    meta,
+    keyIssue,
+    configIssues: configIssues.length > 0 ? configIssues : NO_ISSUES,
+    state: ok ? { meta, environments } : undefined,
+  };
 }
 
 /**
@@ -85,12 +98,21 @@ export function duplicateIdIssue(kind: 'flag' | 'project', path: string, id: str
 }
 
 export function caseCollisionIssue(path: string, twin: string): ValidationIssue {
-  return clash({ file: path, message: `differs from flag "${twin}" only in letter case; the two files collide on case-insensitive file systems` });
+  return clash({
+    file: path,
+    message: `differs from flag "${twin}" only in letter case; the two files collide on case-insensitive file systems`,
+  });
 }
 
 /** Configs of a key that has no flag file: reported even when the project is left out, as they need fixing. */
-export function orphanIssues(slug: string, key: string, slots: ReadonlyArray<Slot<EnvironmentConfig> | undefined>, issues: ValidationIssue[]): void {
-  for (const slot of slots) if (slot) issues.push({ file: slot.path, message: `has no flag file (expected ${layout.flagFile(slug, key)})` });
+export function orphanIssues(
+  slug: string,
+  key: string,
+  slots: ReadonlyArray<Slot<EnvironmentConfig> | undefined>,
+  issues: ValidationIssue[],
+): void {
+  for (const slot of slots)
+    if (slot) issues.push({ file: slot.path, message: `has no flag file (expected ${layout.flagFile(slug, key)})` });
 }
 
 /**
@@ -137,7 +159,13 @@ export function serveKills(
     for (const [key, kill] of Object.entries(slot?.value?.kills ?? {})) {
       if (flags.has(key)) served.kills[key] = kill;
       else if (!hasFlagFile(key)) {
-        issues.push(clash({ file: slot!.path, path: `/kills/${escapePointerSegment(key)}`, message: `names flag "${key}", which has no flag file in project "${slug}"` }));
+        issues.push(
+          clash({
+            file: slot!.path,
+            path: `/kills/${escapePointerSegment(key)}`,
+            message: `names flag "${key}", which has no flag file in project "${slug}"`,
+          }),
+        );
       }
       // A kill of a flag left out for its own issues is simply not served: the flag is not either.
     }

@@ -42,7 +42,6 @@ export function serializeRepositoryFile(file: ParsedFile): string {
   return doc.toString({ indent: 2, indentSeq: true, lineWidth: 0, flowCollectionPadding: false });
 }
 
-
 function isMultiline(value: unknown): value is string {
   return typeof value === 'string' && value.includes('\n');
 }

@@ -35,13 +35,21 @@ export function child<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 
 export function addPending(pending: PendingCounts, e: CountEntry): void {
   const scopes = child(pending, e.hour, () => new Map());
-  const variations = child(child(scopes, e.scope, () => new Map()), e.flagKey, () => new Map());
+  const variations = child(
+    child(scopes, e.scope, () => new Map()),
+    e.flagKey,
+    () => new Map(),
+  );
   variations.set(e.variation, addCounts(variations.get(e.variation) ?? 0, e.count));
 }
 
 export function addDurable(durable: DurableCounts, e: CountEntry): void {
   const flags = child(durable, e.scope, () => new Map());
-  const variations = child(child(flags, e.flagKey, () => new Map()), e.hour, () => new Map());
+  const variations = child(
+    child(flags, e.flagKey, () => new Map()),
+    e.hour,
+    () => new Map(),
+  );
   variations.set(e.variation, addCounts(variations.get(e.variation) ?? 0, e.count));
 }
 

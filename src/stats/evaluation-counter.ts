@@ -4,16 +4,16 @@ import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import {
   addCounts,
-  type DurableCounts,
-  type HourCounts,
-  type PendingCounts,
   addDurable,
   addPending,
+  type DurableCounts,
   durableEntries,
+  type HourCounts,
+  type PendingCounts,
   pendingEntries,
   pruneDurable,
 } from './count-maps.js';
-import { HOUR_MS, PERIOD_HOURS, type StatsPeriod, hourStart, isStatsPeriod, oldestKeptHour } from './hours.js';
+import { HOUR_MS, hourStart, isStatsPeriod, oldestKeptHour, PERIOD_HOURS, type StatsPeriod } from './hours.js';
 import { STATS_LOG_FILE, StatsLog } from './stats-log.js';
 
 /** Schedules `fn` every `ms`; returns how to stop. Injected so tests control time. */
@@ -158,7 +158,11 @@ export class EvaluationCounter {
     const series: StatsSeries['series'] = [];
     for (let hour = start; hour <= end; hour += HOUR_MS) {
       const totals = new Map<string, number>();
-      const sources = [durableHours?.get(hour), this.inFlight?.get(hour)?.get(query.scope)?.get(query.flagKey), this.pending.get(hour)?.get(query.scope)?.get(query.flagKey)];
+      const sources = [
+        durableHours?.get(hour),
+        this.inFlight?.get(hour)?.get(query.scope)?.get(query.flagKey),
+        this.pending.get(hour)?.get(query.scope)?.get(query.flagKey),
+      ];
       for (const counts of sources) {
         if (counts) for (const [variation, n] of counts) totals.set(variation, addCounts(totals.get(variation) ?? 0, n));
       }

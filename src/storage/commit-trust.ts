@@ -23,7 +23,8 @@ const OID = /^[0-9a-f]{40}$/;
 export async function loadSigningKey(stateDir: string, configured?: string): Promise<Buffer> {
   if (configured !== undefined) {
     const key = Buffer.from(configured, 'utf8');
-    if (key.length < MIN_SIGNING_KEY_BYTES) throw new Error(`FLAGOPS_COMMIT_SIGNING_KEY must have at least ${MIN_SIGNING_KEY_BYTES} characters`);
+    if (key.length < MIN_SIGNING_KEY_BYTES)
+      throw new Error(`FLAGOPS_COMMIT_SIGNING_KEY must have at least ${MIN_SIGNING_KEY_BYTES} characters`);
     return key;
   }
   const file = join(stateDir, SIGNING_KEY_FILE);

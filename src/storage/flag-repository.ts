@@ -1,8 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { Actor, EnvironmentName, RepositoryState } from '@flagops/core';
 import { WriteConflictError } from '../errors/index.js';
 import { type Logger, silentLogger } from '../log/logger.js';
-import type { Actor, EnvironmentName, RepositoryState } from '@flagops/core';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { type CommitMeta, formatCommitMessage } from './commit-message.js';
@@ -196,7 +196,10 @@ export class FlagRepository {
    * update of this instance and compare-and-swap on `main` against everyone else: when `main` moved meanwhile,
    * `fn` runs again on the new head (so it must be safe to re-run; throwing aborts with nothing committed).
    */
-  update<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
+  update<T>(
+    fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>,
+    options: UpdateOptions = {},
+  ): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     if (options.waitForLock) return this.serialized(() => this.tryUpdate(fn, Number.POSITIVE_INFINITY));
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
@@ -231,7 +234,10 @@ export class FlagRepository {
     });
   }
 
-  private async tryUpdate<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>, lockDeadline: number): Promise<UpdateResult<T>> {
+  private async tryUpdate<T>(
+    fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>,
+    lockDeadline: number,
+  ): Promise<UpdateResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const head = await this.head();
@@ -262,7 +268,12 @@ export class FlagRepository {
   }
 
   /** Writes the change's objects and commit into `batch`; null when the tree would not change. */
-  private async commitChange<T>(batch: WriteBatch, head: string | null, current: LoadedState, change: Change<T>): Promise<{ oid: string; next: LoadedState } | null> {
+  private async commitChange<T>(
+    batch: WriteBatch,
+    head: string | null,
+    current: LoadedState,
+    change: Change<T>,
+  ): Promise<{ oid: string; next: LoadedState } | null> {
     const baseTree = head ? (await this.objects.readCommit(head)).tree : null;
     const { tree, known } = await writeChange(this.objects, batch, parseRepositoryFile, baseTree, change.changes);
     if (tree === (baseTree ?? EMPTY_TREE_OID)) return null;
@@ -294,9 +305,12 @@ export class FlagRepository {
       onWaiting: (waitedMs: number) => {
         this.blockedByLock = true;
         if (waitedMs === 0) return;
-        this.logger.warn(`a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`, {
-          waitedMs,
-        });
+        this.logger.warn(
+          `a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`,
+          {
+            waitedMs,
+          },
+        );
       },
     };
     try {

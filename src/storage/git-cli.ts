@@ -10,7 +10,11 @@ export interface GitResult {
  * Runs the git CLI on a bare repository. Prompts are off (a missing credential fails instead of hanging) and
  * no user or system config applies, so what runs is what the caller says. `signal` stops it early.
  */
-export function gitRun(gitdir: string, args: readonly string[], options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<GitResult> {
+export function gitRun(
+  gitdir: string,
+  args: readonly string[],
+  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<GitResult> {
   return new Promise((resolve) => {
     execFile(
       'git',

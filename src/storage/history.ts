@@ -1,6 +1,6 @@
-import { type CommitObject, type GitIdentity, isTreeMode, type TreeEntry } from './git-objects.js';
 import { type FlagopsTrailers, type GitTrailer, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
 import type { CommitSigner } from './commit-signature.js';
+import { type CommitObject, type GitIdentity, isTreeMode, type TreeEntry } from './git-objects.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
 

@@ -60,12 +60,20 @@ export class Housekeeping {
   private async gc(gitdir: string): Promise<boolean> {
     const started = performance.now();
     const config = ['-c', 'gc.autoDetach=false', '-c', 'pack.threads=1'];
-    for (const step of [['repack', '-d', '-q'], ['gc', '--auto', '--quiet']]) {
+    for (const step of [
+      ['repack', '-d', '-q'],
+      ['gc', '--auto', '--quiet'],
+    ]) {
       const result = await gitRun(gitdir, [...config, ...step], { timeoutMs: GC_TIMEOUT_MS, signal: this.stopping.signal });
       if (this.stopping.signal.aborted) return false;
       if (result.code !== 0) {
         const stderr = result.stderr || 'no output (is the git CLI installed?)';
-        this.options.logger.warn('packing the repository failed; it stays as it is until the next try', { gitdir, step: `git ${step[0]}`, code: result.code, stderr });
+        this.options.logger.warn('packing the repository failed; it stays as it is until the next try', {
+          gitdir,
+          step: `git ${step[0]}`,
+          code: result.code,
+          stderr,
+        });
         return false;
       }
     }

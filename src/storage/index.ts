@@ -63,7 +63,15 @@
  */
 export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage } from './commit-message.js';
 export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
-export { type Change, FlagRepository, type MainMoved, type OpenOptions, type UpdateOptions, type UpdateResult, authorIdentity } from './flag-repository.js';
+export {
+  authorIdentity,
+  type Change,
+  FlagRepository,
+  type MainMoved,
+  type OpenOptions,
+  type UpdateOptions,
+  type UpdateResult,
+} from './flag-repository.js';
 export type { GitIdentity } from './git-objects.js';
 export type { ChangedPath, ChangeType, CommitInfo } from './history.js';
 export type { FileChange } from './prepare-change.js';

@@ -90,7 +90,9 @@ export class PackReader {
   private rescan(): boolean {
     let names: string[];
     try {
-      names = readdirSync(this.packDir).filter((n) => n.endsWith('.idx')).map((n) => n.slice(0, -4));
+      names = readdirSync(this.packDir)
+        .filter((n) => n.endsWith('.idx'))
+        .map((n) => n.slice(0, -4));
     } catch {
       names = [];
     }

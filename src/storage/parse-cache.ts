@@ -26,7 +26,9 @@ const SLICE_MS = 5;
  * After a header line, one line per directory, parents first, each followed by lines of its files in tree
  * order. A directory's oid is '' when something below it was left out (see encode).
  */
-type Line = ['dir', path: string, oid: string] | ['files', dir: string, names: string[], oids: string[], files: Array<ParsedFile | null>, issues: ValidationIssue[][]];
+type Line =
+  | ['dir', path: string, oid: string]
+  | ['files', dir: string, names: string[], oids: string[], files: Array<ParsedFile | null>, issues: ValidationIssue[][]];
 
 interface Header {
   format: number;
@@ -198,7 +200,11 @@ async function decode(lines: readonly string[]): Promise<DirNode> {
       for (let i = 0; i < names.length; i++) {
         const filePath = `${path}/${names[i]}`;
         const file = files[i];
-        dir.files.set(names[i], { oid: oids[i], entry: file ? { path: filePath, file: deepFreeze(file) } : { path: filePath }, issues: issues[i] });
+        dir.files.set(names[i], {
+          oid: oids[i],
+          entry: file ? { path: filePath, file: deepFreeze(file) } : { path: filePath },
+          issues: issues[i],
+        });
       }
     }
     await slicer.yield();

@@ -17,7 +17,11 @@ const MAX_LISTED_ISSUES = 5;
 /** Relative, `/`-separated, no empty, `.` or `..` segments, nothing inside `.git`. */
 export function assertRepositoryPath(path: string): void {
   const parts = path.split('/');
-  const bad = path === '' || path.includes('\\') || path.includes('\0') || parts.some((p) => p === '' || p === '.' || p === '..' || p.toLowerCase() === '.git');
+  const bad =
+    path === '' ||
+    path.includes('\\') ||
+    path.includes('\0') ||
+    parts.some((p) => p === '' || p === '.' || p === '..' || p.toLowerCase() === '.git');
   if (bad) throw new InvalidInputError(`${JSON.stringify(path)} is not a valid repository path`, path);
 }
 

@@ -1,4 +1,4 @@
-import { type EnvironmentConfig, ENVIRONMENTS, type FlagFile, type KillsFile, type ProjectFile } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type KillsFile, type ProjectFile } from '@flagops/core';
 import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
 import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
 import type { Slot } from '../repository/project-checks.js';
@@ -36,7 +36,10 @@ export class ProjectFolders {
   private readonly folders = new Lru<string, ProjectFolder>(1024);
   private readonly parsed = new Lru<string, { value: unknown }>(20_000);
   /** Per directory, how often it was looked into, and past SCANS_BEFORE_MAP lookups its files by name. */
-  private readonly lookups = new Lru<string, { count: number; byName?: Map<string, string> }>(400_000, (entry) => 1 + (entry.byName?.size ?? 0));
+  private readonly lookups = new Lru<string, { count: number; byName?: Map<string, string> }>(
+    400_000,
+    (entry) => 1 + (entry.byName?.size ?? 0),
+  );
 
   constructor(
     private readonly objects: ObjectStore,
@@ -88,7 +91,8 @@ export class ProjectFolders {
 
   /** The project's own files, parsed. */
   async projectFiles(folder: ProjectFolder): Promise<ProjectFiles> {
-    const project = folder.projectFile === undefined ? undefined : await this.slot<ProjectFile>(layout.projectFile(folder.slug), folder.projectFile);
+    const project =
+      folder.projectFile === undefined ? undefined : await this.slot<ProjectFile>(layout.projectFile(folder.slug), folder.projectFile);
     const kills = await Promise.all(ENVIRONMENTS.map((env) => this.killsSlot(folder, env)));
     return { project, kills };
   }
@@ -119,7 +123,10 @@ export class ProjectFolders {
   /** Flag keys whose files differ between two versions of a folder (only changed directories are read). */
   async touchedKeys(before: ProjectFolder, after: ProjectFolder): Promise<Set<string>> {
     const touched = new Set<string>();
-    const pairs: Array<[string | undefined, string | undefined]> = [[before.flagsDir, after.flagsDir], ...before.envDirs.map((dir, i): [string | undefined, string | undefined] => [dir, after.envDirs[i]])];
+    const pairs: Array<[string | undefined, string | undefined]> = [
+      [before.flagsDir, after.flagsDir],
+      ...before.envDirs.map((dir, i): [string | undefined, string | undefined] => [dir, after.envDirs[i]]),
+    ];
     for (const [a, b] of pairs) {
       if (a === b) continue;
       for (const name of differingNames(await this.fileEntries(a), await this.fileEntries(b))) {

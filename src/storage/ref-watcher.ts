@@ -10,7 +10,11 @@ export interface RefWatcher {
  * renames `main.lock` over `main`, `git pack-refs` rewrites `packed-refs`. chokidar 4 has no globs, so the
  * two directories are watched one level deep and events filtered by path. Resolves once watching.
  */
-export async function watchMainRef(gitdir: string, onChange: () => void, options: { debounceMs?: number; onError?: (err: unknown) => void } = {}): Promise<RefWatcher> {
+export async function watchMainRef(
+  gitdir: string,
+  onChange: () => void,
+  options: { debounceMs?: number; onError?: (err: unknown) => void } = {},
+): Promise<RefWatcher> {
   const root = resolve(gitdir);
   const heads = join(root, 'refs', 'heads');
   const relevant = new Set([join(heads, 'main'), join(root, 'packed-refs'), heads]);

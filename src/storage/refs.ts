@@ -1,4 +1,16 @@
-import { closeSync, type Dirent, type Stats, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  type Dirent,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  type Stats,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fsync } from './fsync.js';
 
@@ -81,7 +93,13 @@ export type CasResult = { ok: true } | { ok: false; current: string | null };
  * Points `ref` at `next` if it still points at `expected` (null: the ref must not exist yet).
  * Protocol as in git: create `<ref>.lock` exclusively, compare, write, fsync, rename over the ref.
  */
-export async function compareAndSwapRef(gitdir: string, ref: string, expected: string | null, next: string, options: RefLockOptions = {}): Promise<CasResult> {
+export async function compareAndSwapRef(
+  gitdir: string,
+  ref: string,
+  expected: string | null,
+  next: string,
+  options: RefLockOptions = {},
+): Promise<CasResult> {
   const refPath = join(gitdir, ref);
   const lockPath = `${refPath}.lock`;
   mkdirSync(dirname(refPath), { recursive: true });

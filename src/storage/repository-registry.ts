@@ -82,7 +82,13 @@ export class RepositoryRegistry {
     // made before signing began (or none).
     const upTo = await unsignedTrailersUpTo(stateDir, org, async () => ((await isRepository(gitdir)) ? readRef(gitdir, MAIN_REF) : null));
     const trust = { signingKey, unsignedTrailersUpTo: upTo };
-    const repo = await FlagRepository.open({ ...this.options.repository, ...trust, gitdir, create: true, logger: this.logger.child({ org }) });
+    const repo = await FlagRepository.open({
+      ...this.options.repository,
+      ...trust,
+      gitdir,
+      create: true,
+      logger: this.logger.child({ org }),
+    });
     repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir, () => repo.packsChanged()));
     if (this.options.watch ?? true) await repo.watch();
     return repo;

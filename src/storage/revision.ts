@@ -38,7 +38,14 @@ async function resolveBase(gitdir: string, objects: ObjectStore, name: string): 
   if (FULL_OID.test(name)) return name;
   // The lookup order of git's `rev-parse`: the name itself, refs/, tags, branches, remotes.
   if (!name.includes('..') && !name.startsWith('/')) {
-    for (const ref of [name, `refs/${name}`, `refs/tags/${name}`, `refs/heads/${name}`, `refs/remotes/${name}`, `refs/remotes/${name}/HEAD`]) {
+    for (const ref of [
+      name,
+      `refs/${name}`,
+      `refs/tags/${name}`,
+      `refs/heads/${name}`,
+      `refs/remotes/${name}`,
+      `refs/remotes/${name}/HEAD`,
+    ]) {
       if (ref !== 'HEAD' && !ref.startsWith('refs/')) continue;
       const oid = await readRef(gitdir, ref);
       if (oid !== null) return oid;

@@ -1,5 +1,14 @@
-import { type EnvironmentName, ENVIRONMENTS, type FlagState, type KillsFile, type RepositoryState } from '@flagops/core';
-import { emptyKills, flagUnitKey, holdsBack, issuesByUnit, killsOfFlags, projectFilesValid, validFlag, validKills } from '../repository/held-units.js';
+import { ENVIRONMENTS, type EnvironmentName, type FlagState, type KillsFile, type RepositoryState } from '@flagops/core';
+import {
+  emptyKills,
+  flagUnitKey,
+  holdsBack,
+  issuesByUnit,
+  killsOfFlags,
+  projectFilesValid,
+  validFlag,
+  validKills,
+} from '../repository/held-units.js';
 import { mergeServed, type ProjectServed, type ServedEntry } from '../repository/merge-served.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { Lru } from './lru.js';
@@ -72,7 +81,9 @@ export class ServedStates {
 
   read(commit: string | null): Promise<ServedState> {
     if (commit === null) {
-      return this.loader.load(null).then(({ state, issues }) => ({ commit, state, issues, heldProjects: new Map(), heldFlags: new Map(), killFiles: new Map() }));
+      return this.loader
+        .load(null)
+        .then(({ state, issues }) => ({ commit, state, issues, heldProjects: new Map(), heldFlags: new Map(), killFiles: new Map() }));
     }
     return memo(this.byCommit, commit, () => this.compute(commit));
   }
@@ -97,7 +108,13 @@ export class ServedStates {
     return changed;
   }
 
-  private async changedIn(commit: string, parent: string, slug: string, after: ProjectFolder, before: ProjectFolder): Promise<ReadonlySet<EnvironmentName>> {
+  private async changedIn(
+    commit: string,
+    parent: string,
+    slug: string,
+    after: ProjectFolder,
+    before: ProjectFolder,
+  ): Promise<ReadonlySet<EnvironmentName>> {
     const [ownAfter, ownBefore] = await Promise.all([this.folders.projectFiles(after), this.folders.projectFiles(before)]);
     const validAfter = projectFilesValid(slug, ownAfter);
     if (validAfter && !projectFilesValid(slug, ownBefore)) return ALL;
@@ -105,7 +122,8 @@ export class ServedStates {
     const killsAfter = validKills(ownAfter);
     for (let i = 0; i < ENVIRONMENTS.length; i++) {
       // An invalid kills file serves its last valid kills: what the parent served.
-      if (killsAfter[ENVIRONMENTS[i]] !== undefined && (await this.folders.killsOid(after, i)) !== (await this.folders.killsOid(before, i))) changed.add(ENVIRONMENTS[i]);
+      if (killsAfter[ENVIRONMENTS[i]] !== undefined && (await this.folders.killsOid(after, i)) !== (await this.folders.killsOid(before, i)))
+        changed.add(ENVIRONMENTS[i]);
     }
     // A held-back project serves what it served at the parent, kills aside.
     if (!validAfter) return changed;
@@ -257,7 +275,12 @@ export class ServedStates {
    * signature of its files: given the previous commit's, it may answer without reading them. Results are
    * kept per commit, in memory and on disk, and a walk stops early at any commit it knows the answer for.
    */
-  private lastValidCommit(kind: string, unit: string, from: string | null, probe: (commit: string, seen: string | undefined) => Promise<Probe>): Promise<string | null> {
+  private lastValidCommit(
+    kind: string,
+    unit: string,
+    from: string | null,
+    probe: (commit: string, seen: string | undefined) => Promise<Probe>,
+  ): Promise<string | null> {
     if (from === null) return Promise.resolve(null);
     const key = (commit: string) => `${kind} ${commit} ${unit}`;
     return memo(this.lastValid, key(from), async () => {

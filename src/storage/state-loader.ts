@@ -1,7 +1,7 @@
 import type { ProjectState, RepositoryState } from '@flagops/core';
 import { assembleState, type RepositoryEntry } from '../repository/assemble-state.js';
 import { layout } from '../repository/layout.js';
-import { type EntryChange, type ProjectAssembly, ProjectAssembler } from '../repository/project-assembler.js';
+import { type EntryChange, ProjectAssembler, type ProjectAssembly } from '../repository/project-assembler.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { isTreeMode } from './git-objects.js';
 import { Lru } from './lru.js';

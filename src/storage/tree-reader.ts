@@ -1,6 +1,6 @@
 import type { RepositoryEntry } from '../repository/assemble-state.js';
-import type { EntryChange } from '../repository/project-assembler.js';
 import type { ParsedFile } from '../repository/parsed-file.js';
+import type { EntryChange } from '../repository/project-assembler.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { isTreeMode } from './git-objects.js';
 import type { ObjectStore } from './object-store.js';
@@ -90,7 +90,8 @@ export class TreeReader {
     const dirEntries = await Promise.all(dirs);
     const dir: DirNode = { oid, path, dirs: new Map(dirEntries), files: files as Map<string, FileNode> };
     if (previous) {
-      const removed = kept < previous.files.size ? [...previous.files].flatMap(([name, file]) => (files.has(name) ? [] : [file.entry.path])) : [];
+      const removed =
+        kept < previous.files.size ? [...previous.files].flatMap(([name, file]) => (files.has(name) ? [] : [file.entry.path])) : [];
       dir.delta = { fromOid: previous.oid, changed: changed.map((name) => files.get(name)!), removed };
     }
     return dir;

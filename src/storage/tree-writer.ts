@@ -16,7 +16,12 @@ interface DirChanges {
  * binary-search insertion, so a one-file change in a directory of 10,000 files sorts nothing, and the
  * unchanged entries are copied from the base tree's bytes rather than serialized again.
  */
-export async function writeTreeChanges(objects: ObjectStore, batch: WriteBatch, base: string | null, changes: BlobChanges): Promise<string> {
+export async function writeTreeChanges(
+  objects: ObjectStore,
+  batch: WriteBatch,
+  base: string | null,
+  changes: BlobChanges,
+): Promise<string> {
   const root: DirChanges = { files: new Map(), dirs: new Map() };
   for (const [path, oid] of changes) {
     const parts = path.split('/');
@@ -35,13 +40,20 @@ export async function writeTreeChanges(objects: ObjectStore, batch: WriteBatch, 
 }
 
 /** The new tree oid, or null when the directory ends up empty (git has no empty directories). */
-async function writeDir(objects: ObjectStore, batch: WriteBatch, path: string, base: string | null, changes: DirChanges): Promise<string | null> {
+async function writeDir(
+  objects: ObjectStore,
+  batch: WriteBatch,
+  path: string,
+  base: string | null,
+  changes: DirChanges,
+): Promise<string | null> {
   const baseTree = base ? await objects.readTreeObject(base) : undefined;
   const entries = baseTree ? [...baseTree.entries] : [];
   for (const [name, oid] of changes.files) {
     const at = find(entries, name);
     const existing = at >= 0 ? entries[at] : undefined;
-    if (existing && isTreeMode(existing.mode)) throw new InvalidInputError(`${join(path, name)} is a directory, not a file`, join(path, name));
+    if (existing && isTreeMode(existing.mode))
+      throw new InvalidInputError(`${join(path, name)} is a directory, not a file`, join(path, name));
     if (oid === null) {
       if (at >= 0) entries.splice(at, 1);
     } else if (existing) {
@@ -54,7 +66,8 @@ async function writeDir(objects: ObjectStore, batch: WriteBatch, path: string, b
     [...changes.dirs].map(async ([name, sub]) => {
       const at = find(entries, name);
       const existing = at >= 0 ? entries[at] : undefined;
-      if (existing && !isTreeMode(existing.mode)) throw new InvalidInputError(`${join(path, name)} is a file, not a directory`, join(path, name));
+      if (existing && !isTreeMode(existing.mode))
+        throw new InvalidInputError(`${join(path, name)} is a file, not a directory`, join(path, name));
       return { name, oid: await writeDir(objects, batch, join(path, name), existing?.oid ?? null, sub) };
     }),
   );

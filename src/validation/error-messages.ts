@@ -1,5 +1,5 @@
-import type { ErrorObject } from 'ajv/dist/2020.js';
 import { OPERATOR_VALUE_TYPE, type Operator } from '@flagops/core';
+import type { ErrorObject } from 'ajv/dist/2020.js';
 import type { ValidationIssue } from './issue.js';
 
 /** JSON pointer segment escaping (RFC 6901). */

@@ -1,4 +1,13 @@
-export type { ApiBodies, ConfigUpdateBody, FlagCreateBody, FlagPatchBody, KeyCreateBody, ProjectCreateBody, PromoteBody, RuleInput } from './api-bodies.js';
+export type {
+  ApiBodies,
+  ConfigUpdateBody,
+  FlagCreateBody,
+  FlagPatchBody,
+  KeyCreateBody,
+  ProjectCreateBody,
+  PromoteBody,
+  RuleInput,
+} from './api-bodies.js';
 export { isDateTime } from './date-time.js';
 export { escapePointerSegment, operatorValueMessage } from './error-messages.js';
 export { formatIssue, type ValidationIssue } from './issue.js';

@@ -20,7 +20,8 @@ export function nonFinitePointers(value: unknown, pointer = '', out: string[] = 
   } else if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) nonFinitePointers(value[i], `${pointer}/${i}`, out);
   } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) nonFinitePointers(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, out);
+    for (const [key, item] of Object.entries(value))
+      nonFinitePointers(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, out);
   }
   return out;
 }

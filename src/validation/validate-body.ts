@@ -27,7 +27,8 @@ export function bodyIssues(schema: ApiSchemaName, body: unknown): ValidationIssu
   }
   // JSON.parse reads 1e309 as Infinity, which no schema type catches where any value is allowed (flag values).
   for (const path of nonFinitePointers(body)) {
-    if (!issues.some((issue) => issue.path === path)) issues.push({ path, message: 'must hold finite numbers only (JSON has no Infinity: 1e309 is too large)' });
+    if (!issues.some((issue) => issue.path === path))
+      issues.push({ path, message: 'must hold finite numbers only (JSON has no Infinity: 1e309 is too large)' });
   }
   return issues;
 }

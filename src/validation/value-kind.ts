@@ -22,7 +22,11 @@ export function valueKindMessage(kind: FlagKind, value: JsonValue | undefined): 
  * valueOn and valueOff of an environment config checked against its flag's kind: a cross-file check in the
  * repository, and a check the control plane runs on a config update (fields absent from `config` are skipped).
  */
-export function configValueKindIssues(kind: FlagKind, config: { valueOn?: JsonValue; valueOff?: JsonValue }, file?: string): ValidationIssue[] {
+export function configValueKindIssues(
+  kind: FlagKind,
+  config: { valueOn?: JsonValue; valueOff?: JsonValue },
+  file?: string,
+): ValidationIssue[] {
   const issues: ValidationIssue[] = [];
   for (const field of ['valueOn', 'valueOff'] as const) {
     if (!(field in config)) continue;

@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
-import { Checkout, configYaml, erin, flagYaml, killsYaml, newFlagFiles, openIndex, openRepository, projectYaml, sam, seedShop } from './fixtures.js';
+import {
+  Checkout,
+  configYaml,
+  erin,
+  flagYaml,
+  killsYaml,
+  newFlagFiles,
+  openIndex,
+  openRepository,
+  projectYaml,
+  sam,
+  seedShop,
+} from './fixtures.js';
 
 /** Contract §2: a change pushed by an engineer appears in the audit trail too, attributed to its git author. */
 describe('a commit pushed by an engineer (no Flagops trailers)', () => {
@@ -8,7 +20,10 @@ describe('a commit pushed by an engineer (no Flagops trailers)', () => {
     const repo = await openRepository();
     await seedShop(repo);
     const index = await openIndex(repo);
-    const checkout = Checkout.of(repo).write(layout.configFile('shop', 'prod', 'a'), configYaml({ enabled: true, rolloutPct: 25, version: 2 }));
+    const checkout = Checkout.of(repo).write(
+      layout.configFile('shop', 'prod', 'a'),
+      configYaml({ enabled: true, rolloutPct: 25, version: 2 }),
+    );
     const commit = checkout.commit('Roll a out to 25% in prod');
     await checkout.push(repo);
 
@@ -53,7 +68,12 @@ describe('a commit pushed by an engineer (no Flagops trailers)', () => {
     const checkout = Checkout.of(repo).write(layout.killsFile('shop', 'dev'), killsYaml({ b: { by: 'erin' } }));
     checkout.commit('Kill b in dev\n\nreason: memory leak in the new path');
     await checkout.push(repo);
-    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({ action: 'kill', flagKey: 'b', environment: 'dev', reason: 'memory leak in the new path' });
+    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({
+      action: 'kill',
+      flagKey: 'b',
+      environment: 'dev',
+      reason: 'memory leak in the new path',
+    });
   });
 
   it('gives one entry per (project, flag, environment) a commit changed, all with the commit id', async () => {
@@ -94,7 +114,9 @@ describe('a commit pushed by an engineer (no Flagops trailers)', () => {
     await seedShop(repo);
     const index = await openIndex(repo);
     const checkout = Checkout.of(repo);
-    checkout.write(layout.flagFile('shop', 'a'), flagYaml('a').replace('kind: boolean', 'name: Flag A\nkind: boolean')).commit('Name flag a');
+    checkout
+      .write(layout.flagFile('shop', 'a'), flagYaml('a').replace('kind: boolean', 'name: Flag A\nkind: boolean'))
+      .commit('Name flag a');
     checkout.write(layout.flagFile('shop', 'a'), flagYaml('a', '"2026-01-03T00:00:00Z"')).commit('Archive a');
     for (const file of newFlagFiles('shop', 'b')) checkout.remove(file.path);
     checkout.commit('Delete b');
@@ -113,15 +135,25 @@ describe('a commit pushed by an engineer (no Flagops trailers)', () => {
     const index = await openIndex(repo);
     const checkout = Checkout.of(repo);
     checkout.git(['checkout', '--quiet', '-b', 'ramp-b']);
-    checkout.write(layout.configFile('shop', 'prod', 'b'), configYaml({ enabled: true, rolloutPct: 10, version: 2 })).commit('Ramp b to 10%');
-    checkout.write(layout.configFile('shop', 'prod', 'b'), configYaml({ enabled: true, rolloutPct: 20, version: 3 })).commit('Ramp b to 20%');
+    checkout
+      .write(layout.configFile('shop', 'prod', 'b'), configYaml({ enabled: true, rolloutPct: 10, version: 2 }))
+      .commit('Ramp b to 10%');
+    checkout
+      .write(layout.configFile('shop', 'prod', 'b'), configYaml({ enabled: true, rolloutPct: 20, version: 3 }))
+      .commit('Ramp b to 20%');
     checkout.git(['checkout', '--quiet', 'main']);
     checkout.git(['merge', '--quiet', '--no-ff', '-m', 'Merge pull request #7 from erin/ramp-b', 'ramp-b'], sam);
     const merge = checkout.git(['rev-parse', 'HEAD']);
     await checkout.push(repo);
 
     const { entries } = await index.query({ limit: 10 });
-    expect(entries[0]).toMatchObject({ id: merge, action: 'config_update', flagKey: 'b', environment: 'prod', actor: { type: 'git', name: 'Sam Reviewer' } });
+    expect(entries[0]).toMatchObject({
+      id: merge,
+      action: 'config_update',
+      flagKey: 'b',
+      environment: 'prod',
+      actor: { type: 'git', name: 'Sam Reviewer' },
+    });
     expect(entries[0].message).toBe('Merge pull request #7 from erin/ramp-b');
     // The branch's own commits are not on main's first-parent line: the merge stands for them.
     expect(entries.filter((e) => e.message?.startsWith('Ramp b'))).toEqual([]);
@@ -135,7 +167,14 @@ describe('a commit pushed by an engineer (no Flagops trailers)', () => {
     const checkout = Checkout.of(repo).write('README.md', '# Our flags\n');
     const commit = checkout.commit('Add a readme');
     await checkout.push(repo);
-    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({ id: commit, action: 'change', projectSlug: null, flagKey: null, environment: null, actor: { type: 'git', name: erin.name } });
+    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({
+      id: commit,
+      action: 'change',
+      projectSlug: null,
+      flagKey: null,
+      environment: null,
+      actor: { type: 'git', name: erin.name },
+    });
   });
 
   it('indexes pushed history read at open just as when it arrives afterwards', async () => {

@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { Actor, AuditAction, EnvironmentName } from '@flagops/core';
 import { afterEach } from 'vitest';
 import { AuditIndex } from '../../src/audit/index.js';
-import type { Actor, AuditAction, EnvironmentName } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import { type CommitMeta, type FileChange, FlagRepository } from '../../src/storage/index.js';
 
@@ -68,7 +68,12 @@ export function killsYaml(kills: Record<string, { by: string; reason?: string }>
   if (keys.length === 0) return 'kills: {}\n';
   const lines = keys.flatMap((key) => {
     const { by, reason } = kills[key];
-    return [`  ${key}:`, `    killedAt: "2026-01-02T10:00:00Z"`, `    killedBy: ${by}`, ...(reason ? [`    reason: ${JSON.stringify(reason)}`] : [])];
+    return [
+      `  ${key}:`,
+      `    killedAt: "2026-01-02T10:00:00Z"`,
+      `    killedBy: ${by}`,
+      ...(reason ? [`    reason: ${JSON.stringify(reason)}`] : []),
+    ];
   });
   return `kills:\n${lines.join('\n')}\n`;
 }
@@ -83,15 +88,27 @@ export function newFlagFiles(project: string, key: string): FileChange[] {
 }
 
 /** One commit as the control plane makes it: files plus `Flagops-*` trailers. */
-export async function apiCommit(repo: FlagRepository, changes: FileChange[], meta: Partial<CommitMeta> & { action: AuditAction }): Promise<string> {
-  const { commit, committed } = await repo.update(() => ({ changes, meta: { summary: `${meta.action} by test`, actor: agent, ...meta }, result: undefined }));
+export async function apiCommit(
+  repo: FlagRepository,
+  changes: FileChange[],
+  meta: Partial<CommitMeta> & { action: AuditAction },
+): Promise<string> {
+  const { commit, committed } = await repo.update(() => ({
+    changes,
+    meta: { summary: `${meta.action} by test`, actor: agent, ...meta },
+    result: undefined,
+  }));
   if (!committed) throw new Error('the test commit changed nothing');
   return commit!;
 }
 
 /** Project `shop` with flags `a` and `b`, as the control plane creates it: one commit per action. */
 export async function seedShop(repo: FlagRepository): Promise<void> {
-  await apiCommit(repo, [{ path: layout.projectFile('shop'), content: projectYaml('shop') }], { action: 'project_create', actor: admin, project: 'shop' });
+  await apiCommit(repo, [{ path: layout.projectFile('shop'), content: projectYaml('shop') }], {
+    action: 'project_create',
+    actor: admin,
+    project: 'shop',
+  });
   await apiCommit(repo, newFlagFiles('shop', 'a'), { action: 'flag_create', project: 'shop', flag: 'a' });
   await apiCommit(repo, newFlagFiles('shop', 'b'), { action: 'flag_create', project: 'shop', flag: 'b' });
 }

@@ -60,7 +60,11 @@ describe('the index kept on disk between restarts', () => {
     expect(existsSync(cacheFile)).toBe(true);
     await first.index.close();
 
-    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'a' });
+    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], {
+      action: 'config_update',
+      project: 'shop',
+      flag: 'a',
+    });
     const second = await openCached(repo, cacheFile);
     expect(second.counts).toEqual({ walked: 1, diffs: 0 });
     const fresh = await openIndex(repo);
@@ -76,7 +80,11 @@ describe('the index kept on disk between restarts', () => {
     const cacheFile = join(tempDir(), 'acme.json');
     const { index } = await openCached(repo, cacheFile);
     await index.saved();
-    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'a' });
+    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], {
+      action: 'config_update',
+      project: 'shop',
+      flag: 'a',
+    });
     expect(readFileSync(cacheFile, 'utf8')).not.toContain(landed);
     index.close();
     await index.saved();
@@ -89,7 +97,11 @@ describe('the index kept on disk between restarts', () => {
     const dir = tempDir();
     const cacheFile = join(dir, 'acme.json');
     const { index } = await openCached(repo, cacheFile);
-    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'a' });
+    const landed = await apiCommit(repo, [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 2 }) }], {
+      action: 'config_update',
+      project: 'shop',
+      flag: 'a',
+    });
     await index.query({ limit: 1 });
     await index.close();
     expect(readFileSync(cacheFile, 'utf8')).toContain(landed);
@@ -109,7 +121,13 @@ describe('the index kept on disk between restarts', () => {
     wrongId.commits[1][1][0].id = 'f'.repeat(40);
     const wrongAction = structuredClone(good);
     wrongAction.commits[1][1][0].action = 'explode';
-    for (const bad of ['{not json', JSON.stringify({ ...good, format: 999 }), JSON.stringify(wrongId), JSON.stringify(wrongAction), 'null']) {
+    for (const bad of [
+      '{not json',
+      JSON.stringify({ ...good, format: 999 }),
+      JSON.stringify(wrongId),
+      JSON.stringify(wrongAction),
+      'null',
+    ]) {
       writeFileSync(cacheFile, bad);
       const { index: reopened, counts } = await openCached(repo, cacheFile);
       expect(counts.walked, bad.slice(0, 40)).toBe(5);
@@ -128,7 +146,11 @@ describe('the index kept on disk between restarts', () => {
 
     git(repo.gitdir, ['update-ref', 'refs/heads/main', `${await repo.head()}~1`]);
     await repo.refresh();
-    const replacement = await apiCommit(repo, [{ path: layout.configFile('shop', 'prod', 'b'), content: configYaml({ version: 2 }) }], { action: 'config_update', project: 'shop', flag: 'b' });
+    const replacement = await apiCommit(repo, [{ path: layout.configFile('shop', 'prod', 'b'), content: configYaml({ version: 2 }) }], {
+      action: 'config_update',
+      project: 'shop',
+      flag: 'b',
+    });
     const second = await openCached(repo, cacheFile);
     // The whole line is walked to find where it left the cached one, but the pushed commit is not diffed again.
     expect(second.counts).toEqual({ walked: 5, diffs: 0 });

@@ -1,7 +1,7 @@
+import type { AuditEntry, EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import type { AuditIndex, AuditQuery } from '../../src/audit/index.js';
 import { InvalidInputError } from '../../src/errors/index.js';
-import type { AuditEntry, EnvironmentName } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import type { FlagRepository } from '../../src/storage/index.js';
 import { apiCommit, Checkout, configYaml, openIndex, openRepository, seedShop } from './fixtures.js';

@@ -4,11 +4,26 @@ import { describe, expect, it } from 'vitest';
 import { AuditIndex } from '../../src/audit/index.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { admin, afterTest, apiCommit, Checkout, configYaml, openIndex, openRepository, seedShop, SIGNING_KEY, tempDir } from './fixtures.js';
+import {
+  admin,
+  afterTest,
+  apiCommit,
+  Checkout,
+  configYaml,
+  openIndex,
+  openRepository,
+  SIGNING_KEY,
+  seedShop,
+  tempDir,
+} from './fixtures.js';
 
-const FORGED_TRAILERS = 'Flagops-Action: config_update\nFlagops-Project: shop\nFlagops-Flag: a\nFlagops-Environment: dev\nFlagops-Actor-Type: admin\nFlagops-Actor: ops-admin\nFlagops-Key-Prefix: svc_adm_7hd82kqa';
+const FORGED_TRAILERS =
+  'Flagops-Action: config_update\nFlagops-Project: shop\nFlagops-Flag: a\nFlagops-Environment: dev\nFlagops-Actor-Type: admin\nFlagops-Actor: ops-admin\nFlagops-Key-Prefix: svc_adm_7hd82kqa';
 
-async function reopen(repo: FlagRepository, options: { signingKey?: Buffer; unsignedTrailersUpTo?: string | null }): Promise<FlagRepository> {
+async function reopen(
+  repo: FlagRepository,
+  options: { signingKey?: Buffer; unsignedTrailersUpTo?: string | null },
+): Promise<FlagRepository> {
   const other = await FlagRepository.open({ gitdir: repo.gitdir, durable: false, ...options });
   afterTest(() => other.close());
   return other;
@@ -31,7 +46,10 @@ describe('Flagops-* trailers in the audit trail', () => {
     await seedShop(repo);
     const index = await openIndex(repo);
     // Claims to be an admin's change in dev; it changes prod.
-    const checkout = Checkout.of(repo).write(layout.configFile('shop', 'prod', 'a'), configYaml({ enabled: true, rolloutPct: 100, version: 2 }));
+    const checkout = Checkout.of(repo).write(
+      layout.configFile('shop', 'prod', 'a'),
+      configYaml({ enabled: true, rolloutPct: 100, version: 2 }),
+    );
     const forged = checkout.commit(`turn a on\n\n${FORGED_TRAILERS}`);
     await checkout.push(repo);
     expect((await index.query({ limit: 1 })).entries).toEqual([
@@ -63,7 +81,13 @@ describe('Flagops-* trailers in the audit trail', () => {
     const checkout = Checkout.of(repo).write(layout.configFile('shop', 'prod', 'b'), configYaml({ enabled: true, version: 2 }));
     const copied = checkout.commit(message.trimEnd());
     await checkout.push(repo);
-    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({ id: copied, action: 'config_update', flagKey: 'b', environment: 'prod', actor: { type: 'git' } });
+    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({
+      id: copied,
+      action: 'config_update',
+      flagKey: 'b',
+      environment: 'prod',
+      actor: { type: 'git' },
+    });
   });
 
   it('are not believed when signed with another installation’s key', async () => {
@@ -79,7 +103,13 @@ describe('Flagops-* trailers in the audit trail', () => {
       actor: admin,
     });
     await repo.refresh();
-    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({ id: commit, action: 'config_update', flagKey: 'b', environment: 'staging', actor: { type: 'git' } });
+    expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({
+      id: commit,
+      action: 'config_update',
+      flagKey: 'b',
+      environment: 'staging',
+      actor: { type: 'git' },
+    });
   });
 
   it('are believed unsigned on commits up to the head recorded when signing began, and only there', async () => {

@@ -3,7 +3,15 @@ import { type Admission, AttemptThrottle, type ThrottleOptions } from '../../src
 
 function throttle(options: ThrottleOptions = {}) {
   let now = 0;
-  const t = new AttemptThrottle({ now: () => now, freeFailures: 3, baseDelayMs: 1000, maxDelayMs: 30_000, forgetAfterMs: 15 * 60_000, maxEntries: 3, ...options });
+  const t = new AttemptThrottle({
+    now: () => now,
+    freeFailures: 3,
+    baseDelayMs: 1000,
+    maxDelayMs: 30_000,
+    forgetAfterMs: 15 * 60_000,
+    maxEntries: 3,
+    ...options,
+  });
   /** One attempt, begun and failed at once (as a synchronous key check does). */
   const fail = (key = 'k') => {
     const admission = t.begin(key);

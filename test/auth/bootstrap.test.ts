@@ -60,9 +60,13 @@ describe('bootstrap keys (contract §1)', () => {
 
   it('refuse an sdk key, a key of no known kind and a bad organisation name, without echoing the key', async () => {
     const keys = await KeyService.open({ dataDir: await tempDir() });
-    await expect(keys.bootstrap([{ org: 'acme', key: 'svc_sdk_Vb6nM1qW8eR3tY5uI9oP2aSd' }])).rejects.toThrow(/sdk key belongs to one project and environment/);
+    await expect(keys.bootstrap([{ org: 'acme', key: 'svc_sdk_Vb6nM1qW8eR3tY5uI9oP2aSd' }])).rejects.toThrow(
+      /sdk key belongs to one project and environment/,
+    );
     const unknown = keys.bootstrap([{ org: 'acme', key: 'secret-token-123' }]);
-    await expect(unknown).rejects.toThrow(/entry 1 \(organisation acme\): the key must start with svc_adm_ \(admin\) or svc_agt_ \(agent\)/);
+    await expect(unknown).rejects.toThrow(
+      /entry 1 \(organisation acme\): the key must start with svc_adm_ \(admin\) or svc_agt_ \(agent\)/,
+    );
     await expect(unknown).rejects.not.toThrow(/secret-token-123/);
     await expect(keys.bootstrap([{ org: 'Acme Corp', key: ADMIN }])).rejects.toThrow(/organisation "Acme Corp" is not a valid name/);
     await expect(keys.bootstrap([{ org: 'acme', key: 'svc_adm_has space in it, and long enough' }])).rejects.toThrow(/printable ASCII/);
@@ -73,7 +77,9 @@ describe('bootstrap keys (contract §1)', () => {
     for (const key of ['svc_adm_', 'svc_adm_x', 'svc_agt_devkey42', 'svc_adm_Kq3v9XbT2mLp8RwZ4nYc7Hd']) {
       const attempt = keys.bootstrap([{ org: 'acme', key }]);
       await expect(attempt).rejects.toThrow(ConfigError);
-      await expect(attempt).rejects.toThrow(`the key has ${key.length - 8} characters after its ${key.slice(0, 8)} prefix; a bootstrap key needs at least 24`);
+      await expect(attempt).rejects.toThrow(
+        `the key has ${key.length - 8} characters after its ${key.slice(0, 8)} prefix; a bootstrap key needs at least 24`,
+      );
       if (key.length > 12) await expect(attempt).rejects.not.toThrow(key.slice(8));
     }
     expect(keys.organisations()).toEqual([]);

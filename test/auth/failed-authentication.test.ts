@@ -31,7 +31,11 @@ async function signIn(svc: TestService, username: string, password: string, head
     headers: { 'content-type': 'application/json', origin: svc.controlUrl, 'sec-fetch-site': 'same-origin', ...headers },
     body: JSON.stringify({ username, password }),
   });
-  return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error?: { code: string; message: string } } };
+  return {
+    status: res.status,
+    retryAfter: res.headers.get('retry-after'),
+    body: (await res.json()) as { error?: { code: string; message: string } },
+  };
 }
 
 /** Runs `tasks` with at most `limit` at once; resolves with their results in order. */
@@ -111,7 +115,6 @@ describe('failed authentication (docs/credentials.md, "Failed authentication")',
       // An unknown username may be a password typed in the wrong box: it is not logged.
       expect(log.lines.filter((l) => l.credential === 'password').every((l) => l.username === undefined)).toBe(true);
     });
-
   });
 
   describe('one budget per address for every kind of credential', () => {
@@ -177,7 +180,8 @@ describe('failed authentication (docs/credentials.md, "Failed authentication")',
       expect((await evaluate(sdkKey)).status).toBe(200);
       expect((await httpClient(svc.controlUrl, svc.admin).get('/api/v1/projects')).status).toBe(200);
       // A key this server has not seen yet waits like any other.
-      const fresh = (await httpClient(svc.controlUrl, svc.admin).post('/api/v1/keys', { kind: 'sdk', projectId, environment: 'dev' })).body.key;
+      const fresh = (await httpClient(svc.controlUrl, svc.admin).post('/api/v1/keys', { kind: 'sdk', projectId, environment: 'dev' })).body
+        .key;
       expect((await evaluate(fresh)).status).toBe(429);
     });
 
@@ -200,7 +204,14 @@ describe('failed authentication (docs/credentials.md, "Failed authentication")',
       const project = await createProject(admin, 'shop');
       const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-auth-'));
-      const replica = await startReplica({ upstream: svc.controlUrl, token: svc.admin, host: '127.0.0.1', port: 0, dataDir, logger: silentLogger });
+      const replica = await startReplica({
+        upstream: svc.controlUrl,
+        token: svc.admin,
+        host: '127.0.0.1',
+        port: 0,
+        dataDir,
+        logger: silentLogger,
+      });
       try {
         const snapshot = (key: string) => httpClient(replica.url, key).get('/v1/snapshot');
         expect((await snapshot(sdkKey)).status).toBe(200);
@@ -233,7 +244,8 @@ describe('failed authentication (docs/credentials.md, "Failed authentication")',
     it('throttles by the address the proxy saw, whatever the client put in front of it', async () => {
       const viaProxy = (client: string, spoofed: string) => ({ 'x-forwarded-for': `${spoofed}, ${client}` });
       const statuses: number[] = [];
-      for (let i = 0; i < 5; i++) statuses.push((await signIn(svc, 'dave', `wrong-${i}`, viaProxy('203.0.113.7', `198.51.100.${i}`))).status);
+      for (let i = 0; i < 5; i++)
+        statuses.push((await signIn(svc, 'dave', `wrong-${i}`, viaProxy('203.0.113.7', `198.51.100.${i}`))).status);
       expect(statuses).toEqual([401, 401, 401, 429, 429]);
       // Another client behind the same proxy is not affected.
       expect((await signIn(svc, 'dave', 'dave-password-1', viaProxy('203.0.113.8', '198.51.100.1'))).status).toBe(200);

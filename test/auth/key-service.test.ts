@@ -1,4 +1,4 @@
-import { readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { KeyService } from '../../src/auth/key-service.js';
@@ -14,9 +14,21 @@ describe('a created key', () => {
     const keys = await KeyService.open({ dataDir: await tempDir(), now: fixedNow });
     const created = await keys.createKey('acme', { kind: 'agent', name: 'deploy-bot' });
     expect(created.key).toMatch(/^svc_agt_[0-9A-Za-z]{32}$/);
-    expect(created).toMatchObject({ org: 'acme', kind: 'agent', name: 'deploy-bot', prefix: created.key.slice(0, 16), createdAt: '2025-03-01T12:00:00.000Z' });
+    expect(created).toMatchObject({
+      org: 'acme',
+      kind: 'agent',
+      name: 'deploy-bot',
+      prefix: created.key.slice(0, 16),
+      createdAt: '2025-03-01T12:00:00.000Z',
+    });
     expect(created).not.toHaveProperty('hash');
-    expect(keys.authenticate(created.key)).toEqual({ org: 'acme', kind: 'agent', keyId: created.id, prefix: created.prefix, name: 'deploy-bot' });
+    expect(keys.authenticate(created.key)).toEqual({
+      org: 'acme',
+      kind: 'agent',
+      keyId: created.id,
+      prefix: created.prefix,
+      name: 'deploy-bot',
+    });
   });
 
   it('of kind sdk carries its project and environment into the principal', async () => {
@@ -137,9 +149,17 @@ describe('listing keys', () => {
 describe('creating a key with bad input', () => {
   it('refuses an sdk key without project or environment, naming the field', async () => {
     const keys = await KeyService.open({ dataDir: await tempDir() });
-    await expect(keys.createKey('acme', { kind: 'sdk', environment: 'dev' })).rejects.toMatchObject({ code: 'invalid_input', field: 'projectId' });
-    await expect(keys.createKey('acme', { kind: 'sdk', projectId: 'p1' })).rejects.toMatchObject({ code: 'invalid_input', field: 'environment' });
-    await expect(keys.createKey('acme', { kind: 'sdk', projectId: 'p1', environment: 'qa' as 'dev' })).rejects.toMatchObject({ field: 'environment' });
+    await expect(keys.createKey('acme', { kind: 'sdk', environment: 'dev' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      field: 'projectId',
+    });
+    await expect(keys.createKey('acme', { kind: 'sdk', projectId: 'p1' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      field: 'environment',
+    });
+    await expect(keys.createKey('acme', { kind: 'sdk', projectId: 'p1', environment: 'qa' as 'dev' })).rejects.toMatchObject({
+      field: 'environment',
+    });
   });
 
   it('refuses an unknown kind, a project on an admin key, and an empty name', async () => {

@@ -1,8 +1,8 @@
+import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { PERMISSIONS, type Permission, authorize, can } from '../../src/auth/permissions.js';
+import { authorize, can, PERMISSIONS, type Permission } from '../../src/auth/permissions.js';
 import type { PrincipalKind } from '../../src/auth/principal.js';
 import { ForbiddenError } from '../../src/errors/kinds.js';
-import type { EnvironmentName } from '@flagops/core';
 
 const KINDS: PrincipalKind[] = ['admin', 'session', 'agent', 'sdk'];
 
@@ -47,7 +47,9 @@ describe('the permission table (contract §5)', () => {
 describe('a refusal', () => {
   it('names what the credential may not do and who may', () => {
     expect(() => authorize({ kind: 'agent' }, 'keys.manage')).toThrow('an agent key may not manage keys; it needs an admin key');
-    expect(() => authorize({ kind: 'agent' }, 'project.create')).toThrow('an agent key may not create projects; it needs an admin key or a session');
+    expect(() => authorize({ kind: 'agent' }, 'project.create')).toThrow(
+      'an agent key may not create projects; it needs an admin key or a session',
+    );
   });
 
   it('explains that promoting into prod needs an admin key or a session', () => {

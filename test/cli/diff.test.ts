@@ -9,7 +9,13 @@ function git(dir: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=Alice', '-c', 'user.email=alice@example.com', '-c', 'commit.gpgsign=false', ...args], {
     cwd: dir,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_DATE: '2025-03-01T10:00:00Z', GIT_COMMITTER_DATE: '2025-03-01T10:00:00Z' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: dir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_DATE: '2025-03-01T10:00:00Z',
+      GIT_COMMITTER_DATE: '2025-03-01T10:00:00Z',
+    },
   }).trim();
 }
 
@@ -31,7 +37,11 @@ describe('flagops diff', () => {
     first = git(repo.dir, 'rev-parse', 'HEAD');
     edit(repo.dir, 'projects/shop/environments/prod/checkout-v2.yaml', (t) => t.replace('rolloutPct: 10', 'rolloutPct: 50'));
     git(repo.dir, 'commit', '-q', '-am', 'roll out checkout');
-    edit(repo.dir, 'projects/shop/environments/prod/kills.yaml', () => 'kills:\n  checkout-v2:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n');
+    edit(
+      repo.dir,
+      'projects/shop/environments/prod/kills.yaml',
+      () => 'kills:\n  checkout-v2:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n',
+    );
     git(repo.dir, 'commit', '-q', '-am', 'kill checkout');
     edit(repo.dir, 'projects/shop/environments/dev/checkout-v2.yaml', (t) => t.replace('enabled: true', 'enabled: false'));
   });

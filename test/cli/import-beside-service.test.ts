@@ -69,11 +69,13 @@ describe('flagops import beside a running service', () => {
       ['flag_create', 'max-cart-items', null],
       ['flag_create', 'search-ranking', null],
     ]);
-    for (const entry of entries) expect(entry).toMatchObject({ projectSlug: 'shop', actor: { type: 'admin', name: 'alice' }, message: 'import shop from flags' });
+    for (const entry of entries)
+      expect(entry).toMatchObject({ projectSlug: 'shop', actor: { type: 'admin', name: 'alice' }, message: 'import shop from flags' });
     expect((await admin.get(`/api/v1/audit?action=clear_kill`)).body.entries).toEqual([]);
 
     const deadline = Date.now() + PROMPTLY_MS;
-    while ((await shopFlag('holiday-banner')) === undefined && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while ((await shopFlag('holiday-banner')) === undefined && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const checkout = await shopFlag('checkout-v2');
     expect(checkout.environments.prod).toMatchObject({ killed: true, killedBy: agentPrefix });
     // The sample's own prod kill (search-ranking) is not applied to a project that exists.

@@ -7,7 +7,8 @@ import { loadSigningKey } from '../../src/storage/commit-trust.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import { flagops, sampleCopy } from './cli-harness.js';
 
-const PROD_KILLS = 'kills:\n  checkout-v2:\n    killedAt: 2026-11-21T12:34:37.000Z\n    killedBy: svc_agt_lC8YX7RM\n    reason: error rate above 5%\n';
+const PROD_KILLS =
+  'kills:\n  checkout-v2:\n    killedAt: 2026-11-21T12:34:37.000Z\n    killedBy: svc_agt_lC8YX7RM\n    reason: error rate above 5%\n';
 
 describe('flagops import', () => {
   let dataDir: string;
@@ -24,7 +25,10 @@ describe('flagops import', () => {
 
   async function withRepo<T>(fn: (repo: FlagRepository) => Promise<T>): Promise<T> {
     // With the data directory's signing key, as the service reads it, so the import's trailers are believed.
-    const repo = await FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git'), signingKey: await loadSigningKey(join(dataDir, 'state')) });
+    const repo = await FlagRepository.open({
+      gitdir: join(dataDir, 'repos/acme.git'),
+      signingKey: await loadSigningKey(join(dataDir, 'state')),
+    });
     try {
       return await fn(repo);
     } finally {
@@ -43,7 +47,14 @@ describe('flagops import', () => {
     withRepo((repo) =>
       repo.update(() => ({
         changes: [{ path: layout.killsFile('shop', 'prod'), content: PROD_KILLS }],
-        meta: { action: 'kill', summary: 'kill checkout-v2 in prod', actor: { type: 'agent', name: 'ops-bot', keyPrefix: 'svc_agt_lC8YX7RM' }, project: 'shop', flag: 'checkout-v2', environment: 'prod' },
+        meta: {
+          action: 'kill',
+          summary: 'kill checkout-v2 in prod',
+          actor: { type: 'agent', name: 'ops-bot', keyPrefix: 'svc_agt_lC8YX7RM' },
+          project: 'shop',
+          flag: 'checkout-v2',
+          environment: 'prod',
+        },
         result: undefined,
       })),
     );
@@ -54,11 +65,18 @@ describe('flagops import', () => {
     const result = await importSample('--actor', 'alice', '--create');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^imported 1 project\(s\), 4 flag\(s\) into acme: commit [0-9a-f]{40}\ncreated the repository of organisation acme; /);
+    expect(result.stdout).toMatch(
+      /^imported 1 project\(s\), 4 flag\(s\) into acme: commit [0-9a-f]{40}\ncreated the repository of organisation acme; /,
+    );
 
     const { loaded, commit } = await readMain();
     expect(loaded.issues).toEqual([]);
-    expect([...loaded.state.projects.get('shop')!.flags.keys()]).toEqual(['checkout-v2', 'holiday-banner', 'max-cart-items', 'search-ranking']);
+    expect([...loaded.state.projects.get('shop')!.flags.keys()]).toEqual([
+      'checkout-v2',
+      'holiday-banner',
+      'max-cart-items',
+      'search-ranking',
+    ]);
     // A new project arrives with the kills its directory has.
     expect(Object.keys(loaded.state.projects.get('shop')!.kills.staging.kills)).toEqual(['search-ranking']);
     expect(commit!.flagops).toMatchObject({ action: 'import', project: 'shop', actor: { type: 'admin', name: 'alice' } });
@@ -69,7 +87,9 @@ describe('flagops import', () => {
       const typo = join(dataDir, 'dta');
       const result = await flagops(['import', 'flags', '--org', 'acme', '--data-dir', typo]);
       expect(result.code).toBe(1);
-      expect(result.stderr).toBe(`flagops import: there is no data directory ${typo}; check --data-dir (or FLAGOPS_DATA_DIR), or pass --create to start a new one; nothing was imported\n`);
+      expect(result.stderr).toBe(
+        `flagops import: there is no data directory ${typo}; check --data-dir (or FLAGOPS_DATA_DIR), or pass --create to start a new one; nothing was imported\n`,
+      );
       expect(existsSync(typo)).toBe(false);
     });
 
@@ -77,13 +97,18 @@ describe('flagops import', () => {
       await importSample('--create');
       const result = await flagops(['import', 'flags', '--org', 'acne', '--data-dir', dataDir]);
       expect(result.code).toBe(1);
-      expect(result.stderr).toContain(`organisation acne has no repository in ${dataDir} (organisations there: acme); check --org, or pass --create`);
+      expect(result.stderr).toContain(
+        `organisation acne has no repository in ${dataDir} (organisations there: acme); check --org, or pass --create`,
+      );
       expect(readdirSync(join(dataDir, 'repos'))).toEqual(['acme.git']);
     });
 
     it('is accepted for an organisation the service has keys for, before its repository exists', async () => {
       mkdirSync(join(dataDir, 'state'));
-      writeFileSync(join(dataDir, 'state/keys.json'), JSON.stringify({ version: 1, organisations: [{ name: 'acme', createdAt: '2026-01-01T00:00:00.000Z' }], keys: [] }));
+      writeFileSync(
+        join(dataDir, 'state/keys.json'),
+        JSON.stringify({ version: 1, organisations: [{ name: 'acme', createdAt: '2026-01-01T00:00:00.000Z' }], keys: [] }),
+      );
       expect(await importSample()).toMatchObject({ code: 0, stderr: '' });
     });
   });
@@ -100,7 +125,8 @@ describe('flagops import', () => {
       expect(result).toMatchObject({
         code: 1,
         stdout: '',
-        stderr: 'flagops import: project shop already exists in organisation acme; pass --replace to replace it (its kills are kept); nothing was imported\n',
+        stderr:
+          'flagops import: project shop already exists in organisation acme; pass --replace to replace it (its kills are kept); nothing was imported\n',
       });
       expect((await readMain()).head).toBe(head);
     });
@@ -117,7 +143,8 @@ describe('flagops import', () => {
       await importSample('--create');
       const copy = sampleCopy();
       cleanups.push(copy.remove);
-      for (const path of ['flags', 'environments/dev', 'environments/staging', 'environments/prod']) unlinkSync(join(copy.dir, 'projects/shop', path, 'max-cart-items.yaml'));
+      for (const path of ['flags', 'environments/dev', 'environments/staging', 'environments/prod'])
+        unlinkSync(join(copy.dir, 'projects/shop', path, 'max-cart-items.yaml'));
       expect((await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace'])).code).toBe(0);
       expect([...(await readMain()).loaded.state.projects.get('shop')!.flags.keys()]).not.toContain('max-cart-items');
     });
@@ -132,14 +159,19 @@ describe('flagops import', () => {
       const copy = sampleCopy();
       cleanups.push(copy.remove);
       writeFileSync(join(copy.dir, 'projects/shop/environments/prod/kills.yaml'), 'kills: {}\n');
-      writeFileSync(join(copy.dir, 'projects/shop/flags/checkout-v2.yaml'), 'key: checkout-v2\nname: Checkout v2 (imported)\nkind: boolean\ndefaultValue: false\narchivedAt: null\n');
+      writeFileSync(
+        join(copy.dir, 'projects/shop/flags/checkout-v2.yaml'),
+        'key: checkout-v2\nname: Checkout v2 (imported)\nkind: boolean\ndefaultValue: false\narchivedAt: null\n',
+      );
       const replaced = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace']);
       expect(replaced.code).toBe(0);
       expect(replaced.stdout).toContain('kept the kills of shop as they were (an import never changes a kill)\n');
       const { loaded } = await readMain();
       const shop = loaded.state.projects.get('shop')!;
       expect(shop.flags.get('checkout-v2')!.meta.name).toBe('Checkout v2 (imported)');
-      expect(shop.kills.prod.kills).toEqual({ 'checkout-v2': expect.objectContaining({ killedBy: 'svc_agt_lC8YX7RM', reason: 'error rate above 5%' }) });
+      expect(shop.kills.prod.kills).toEqual({
+        'checkout-v2': expect.objectContaining({ killedBy: 'svc_agt_lC8YX7RM', reason: 'error rate above 5%' }),
+      });
       expect(Object.keys(shop.kills.staging.kills)).toEqual(['search-ranking']);
     });
 
@@ -150,7 +182,9 @@ describe('flagops import', () => {
       writeFileSync(join(copy.dir, 'projects/shop/project.yaml'), 'id: prj_from_elsewhere\nname: Shop\nslug: shop\n');
       const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace']);
       expect(result.code).toBe(0);
-      expect(result.stdout).toMatch(/\nids now as in .+: project shop prj_[0-9a-f]{16} → prj_from_elsewhere; API paths and sdk keys that name an old id no longer find it/);
+      expect(result.stdout).toMatch(
+        /\nids now as in .+: project shop prj_[0-9a-f]{16} → prj_from_elsewhere; API paths and sdk keys that name an old id no longer find it/,
+      );
     });
 
     it('refuses with --replace to delete a killed flag, naming it, and commits nothing', async () => {
@@ -175,13 +209,21 @@ describe('flagops import', () => {
     writeFileSync(join(copy.dir, 'projects/shop/flags/checkout-v2.yaml'), 'key: checkout\n');
     const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--create']);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('projects/shop/flags/checkout-v2.yaml: /key: must equal the file name "checkout-v2" (found "checkout")');
+    expect(result.stdout).toContain(
+      'projects/shop/flags/checkout-v2.yaml: /key: must equal the file name "checkout-v2" (found "checkout")',
+    );
     expect(result.stderr).toContain('nothing was imported');
     await expect(FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') })).rejects.toThrow(/not a git repository/);
   });
 
   it('needs --org, and an organisation name that can be one', async () => {
-    expect(await flagops(['import', 'flags', '--data-dir', dataDir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--org is required') });
-    expect(await flagops(['import', 'flags', '--org', '../acme', '--data-dir', dataDir])).toMatchObject({ code: 2, stderr: expect.stringContaining('is not an organisation name') });
+    expect(await flagops(['import', 'flags', '--data-dir', dataDir])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--org is required'),
+    });
+    expect(await flagops(['import', 'flags', '--org', '../acme', '--data-dir', dataDir])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('is not an organisation name'),
+    });
   });
 });

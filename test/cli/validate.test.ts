@@ -1,10 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
 import { OPERATORS } from '@flagops/core';
-import { readRepositoryFiles } from '../../src/repository/index.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { readRepositoryDirectory } from '../../src/cli/read-directory.js';
+import { readRepositoryFiles } from '../../src/repository/index.js';
 import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';
 
 describe('flagops validate', () => {
@@ -58,7 +58,9 @@ describe('flagops validate', () => {
         writeFileSync(path, readFileSync(path, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 150'));
       });
       expect(result.code).toBe(1);
-      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/environments/prod/checkout-v2.yaml:2:13: /rolloutPct: must be a number from 0 to 100\n`);
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/environments/prod/checkout-v2.yaml:2:13: /rolloutPct: must be a number from 0 to 100\n`,
+      );
     });
 
     it('for a flag missing an environment', async () => {
@@ -75,7 +77,9 @@ describe('flagops validate', () => {
         writeFileSync(path, readFileSync(path, 'utf8').replace('key: search-ranking', 'key: search'));
       });
       expect(result.code).toBe(1);
-      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/flags/search-ranking.yaml: /key: must equal the file name "search-ranking" (found "search")\n`);
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/flags/search-ranking.yaml: /key: must equal the file name "search-ranking" (found "search")\n`,
+      );
     });
 
     it('as GitHub annotations with --format github', async () => {
@@ -106,8 +110,17 @@ describe('flagops validate', () => {
   });
 
   it('exits 2 on a missing directory or a bad option', async () => {
-    expect(await flagops(['validate', 'no-such-dir'])).toMatchObject({ code: 2, stderr: expect.stringContaining('no-such-dir is not a directory') });
-    expect(await flagops(['validate', '--format', 'xml'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--format must be one of text, github') });
-    expect(await flagops(['validate', '--strict'])).toMatchObject({ code: 2, stderr: expect.stringContaining("Unknown option '--strict'") });
+    expect(await flagops(['validate', 'no-such-dir'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('no-such-dir is not a directory'),
+    });
+    expect(await flagops(['validate', '--format', 'xml'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--format must be one of text, github'),
+    });
+    expect(await flagops(['validate', '--strict'])).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("Unknown option '--strict'"),
+    });
   });
 });

@@ -52,7 +52,12 @@ describe('GET /api/v1/audit (service-spec §1, contract §3 "Audit API")', () =>
       environment: 'prod',
       actor: { type: 'agent', keyPrefix: svc.agent.slice(0, 16) },
     });
-    expect(res.body.entries[2]).toMatchObject({ action: 'promote', environment: 'prod', fromEnvironment: 'staging', actor: { type: 'admin' } });
+    expect(res.body.entries[2]).toMatchObject({
+      action: 'promote',
+      environment: 'prod',
+      fromEnvironment: 'staging',
+      actor: { type: 'admin' },
+    });
   });
 
   it('filters by projectId, flagId, environment and action', async () => {

@@ -45,7 +45,10 @@ describe('control-plane authentication (contract §5)', () => {
   it('an sdk key, a non-bearer header and no credential at all are 401', async () => {
     const cases: Array<Record<string, string>> = [{ authorization: `Bearer ${sdkKey}` }, { authorization: `Basic ${adminKey}` }, {}];
     for (const headers of cases) {
-      await expect(authenticate(request(headers), [bearerKeyResolver(keys), cookieResolver]), JSON.stringify(headers)).rejects.toBeInstanceOf(UnauthorizedError);
+      await expect(
+        authenticate(request(headers), [bearerKeyResolver(keys), cookieResolver]),
+        JSON.stringify(headers),
+      ).rejects.toBeInstanceOf(UnauthorizedError);
     }
   });
 });

@@ -37,7 +37,13 @@ describe('concurrent writes (contract §2: every change is one commit)', () => {
     });
 
     expect(commitCount(svc.gitdir())).toBe(before + 2 * FLAGS);
-    const log = git(svc.gitdir(), 'log', `-${2 * FLAGS}`, '--format=%(trailers:key=Flagops-Action,valueonly,separator=)/%(trailers:key=Flagops-Flag,valueonly,separator=)', 'main');
+    const log = git(
+      svc.gitdir(),
+      'log',
+      `-${2 * FLAGS}`,
+      '--format=%(trailers:key=Flagops-Action,valueonly,separator=)/%(trailers:key=Flagops-Flag,valueonly,separator=)',
+      'main',
+    );
     const changes = log.split('\n').filter(Boolean);
     expect(new Set(changes).size).toBe(2 * FLAGS);
     for (const flag of flags) {

@@ -23,7 +23,15 @@ describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §
     const before = commitCount(svc.gitdir());
     const res = await put(flag, 'prod', { enabled: true, rolloutPct: 25 });
     expect(res.status).toBe(200);
-    expect(res.body.environments.prod).toEqual({ enabled: true, rolloutPct: 25, valueOn: true, valueOff: false, version: 2, rules: [], killed: false });
+    expect(res.body.environments.prod).toEqual({
+      enabled: true,
+      rolloutPct: 25,
+      valueOn: true,
+      valueOff: false,
+      version: 2,
+      rules: [],
+      killed: false,
+    });
     expect(res.body.environments.dev).toEqual(flag.environments.dev);
     expect(commitCount(svc.gitdir())).toBe(before + 1);
     expect(headTrailer(svc.gitdir(), 'Flagops-Action')).toBe('config_update');
@@ -63,7 +71,10 @@ describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §
 
     it('two concurrent PUTs with the same expectedVersion: exactly one 200 and one 409', async () => {
       const flag = await newFlag();
-      const results = await Promise.all([put(flag, 'prod', { rolloutPct: 10, expectedVersion: 1 }), put(flag, 'prod', { rolloutPct: 90, expectedVersion: 1 })]);
+      const results = await Promise.all([
+        put(flag, 'prod', { rolloutPct: 10, expectedVersion: 1 }),
+        put(flag, 'prod', { rolloutPct: 90, expectedVersion: 1 }),
+      ]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
       const winner = results.find((r) => r.status === 200)!;
       const now = (await api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
@@ -77,7 +88,12 @@ describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §
 
     it('gives a rule sent without id one, and keeps a sent id', async () => {
       const flag = await newFlag();
-      const res = await put(flag, 'dev', { rules: [{ conditions: [condition], serve: 'on' }, { id: 'beta', serve: 'off', rolloutPct: 10 }] });
+      const res = await put(flag, 'dev', {
+        rules: [
+          { conditions: [condition], serve: 'on' },
+          { id: 'beta', serve: 'off', rolloutPct: 10 },
+        ],
+      });
       expect(res.status).toBe(200);
       const [first, second] = res.body.environments.dev.rules;
       expect(first).toEqual({ id: expect.stringMatching(/^r_[a-z0-9]{8}$/), serve: 'on', conditions: [condition] });
@@ -98,7 +114,15 @@ describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §
     it('refuses duplicate rule ids, a bad condition value and too many rules with 400 naming the field', async () => {
       const flag = await newFlag();
       const cases: Array<[unknown, string]> = [
-        [{ rules: [{ id: 'a', serve: 'on' }, { id: 'a', serve: 'off' }] }, 'rules[1].id'],
+        [
+          {
+            rules: [
+              { id: 'a', serve: 'on' },
+              { id: 'a', serve: 'off' },
+            ],
+          },
+          'rules[1].id',
+        ],
         [{ rules: [{ serve: 'on', conditions: [{ attribute: 'age', op: 'gt', value: 'old' }] }] }, 'rules[0].conditions[0].value'],
         [{ rules: [{ serve: 'sometimes' }] }, 'rules[0].serve'],
         [{ rules: Array.from({ length: 65 }, () => ({ serve: 'on' })) }, 'rules'],

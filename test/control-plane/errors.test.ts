@@ -23,23 +23,43 @@ describe('errors (contract §3: { error: { code, message } })', () => {
   };
 
   it('malformed JSON is 400 invalid_input', async () => {
-    expectError(await api.request('PUT', configPath, { rawBody: '{"enabled": tru', headers: { 'content-type': 'application/json' } }), 400, 'invalid_input');
+    expectError(
+      await api.request('PUT', configPath, { rawBody: '{"enabled": tru', headers: { 'content-type': 'application/json' } }),
+      400,
+      'invalid_input',
+    );
   });
 
   it('a body that is not a JSON object is 400 invalid_input', async () => {
     for (const raw of ['[]', '"enabled"', 'null', '3']) {
-      expectError(await api.request('PUT', configPath, { rawBody: raw, headers: { 'content-type': 'application/json' } }), 400, 'invalid_input');
+      expectError(
+        await api.request('PUT', configPath, { rawBody: raw, headers: { 'content-type': 'application/json' } }),
+        400,
+        'invalid_input',
+      );
     }
   });
 
   it('a body that is not application/json is 415 unsupported_media_type', async () => {
-    expectError(await api.request('PUT', configPath, { rawBody: 'enabled=true', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'unsupported_media_type');
-    expectError(await api.request('POST', '/api/v1/projects', { rawBody: '{"name":"x","slug":"x"}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+    expectError(
+      await api.request('PUT', configPath, { rawBody: 'enabled=true', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'unsupported_media_type',
+    );
+    expectError(
+      await api.request('POST', '/api/v1/projects', { rawBody: '{"name":"x","slug":"x"}', headers: { 'content-type': 'text/plain' } }),
+      415,
+      'unsupported_media_type',
+    );
   });
 
   it('a body over 1 MiB is 413 payload_too_large', async () => {
     const big = JSON.stringify({ name: 'x'.repeat(1024 * 1024), slug: 'big' });
-    expectError(await api.request('POST', '/api/v1/projects', { rawBody: big, headers: { 'content-type': 'application/json' } }), 413, 'payload_too_large');
+    expectError(
+      await api.request('POST', '/api/v1/projects', { rawBody: big, headers: { 'content-type': 'application/json' } }),
+      413,
+      'payload_too_large',
+    );
   });
 
   it('a missing body where one is required is 400', async () => {

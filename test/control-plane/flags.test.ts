@@ -16,7 +16,11 @@ describe('flags (service-spec §4, contract §3)', () => {
 
   describe('creating a flag', () => {
     it('answers 201 with the flag, off at 0% in every environment, version 1 (service-spec §2)', async () => {
-      const res = await api.post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2', name: 'Checkout v2', description: 'new checkout' });
+      const res = await api.post(`/api/v1/projects/${project.id}/flags`, {
+        key: 'checkout-v2',
+        name: 'Checkout v2',
+        description: 'new checkout',
+      });
       expect(res.status).toBe(201);
       const config = { enabled: false, rolloutPct: 0, valueOn: true, valueOff: false, version: 1, rules: [], killed: false };
       expect(res.body).toEqual({

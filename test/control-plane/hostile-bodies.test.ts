@@ -69,7 +69,13 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
   const control = (path: () => string) => () => `${svc.controlUrl}${path()}`;
   const flagPath = (rest: string) => () => `/api/v1/flags/${flag.id}${rest}`;
   const targets: Target[] = [
-    { name: 'POST /projects', method: 'POST', url: control(() => '/api/v1/projects'), key: () => svc.admin, fields: { name: '"P"', slug: '"p-slug"' } },
+    {
+      name: 'POST /projects',
+      method: 'POST',
+      url: control(() => '/api/v1/projects'),
+      key: () => svc.admin,
+      fields: { name: '"P"', slug: '"p-slug"' },
+    },
     {
       name: 'POST /projects/:id/flags',
       method: 'POST',
@@ -77,7 +83,13 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
       key: () => svc.admin,
       fields: { key: '"k"', name: '"n"', description: '"d"', kind: '"json"', defaultValue: '{}' },
     },
-    { name: 'PATCH /flags/:id', method: 'PATCH', url: control(flagPath('')), key: () => svc.agent, fields: { name: '"n"', description: '"d"' } },
+    {
+      name: 'PATCH /flags/:id',
+      method: 'PATCH',
+      url: control(flagPath('')),
+      key: () => svc.agent,
+      fields: { name: '"n"', description: '"d"' },
+    },
     {
       name: 'PUT .../config',
       method: 'PUT',
@@ -85,7 +97,13 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
       key: () => svc.agent,
       fields: { enabled: 'true', rolloutPct: '50', valueOn: '{}', valueOff: '{}', rules: '[]', clearKill: 'false' },
     },
-    { name: 'PUT .../config (expectedVersion)', method: 'PUT', url: control(flagPath('/environments/prod/config')), key: () => svc.agent, fields: { expectedVersion: '1' } },
+    {
+      name: 'PUT .../config (expectedVersion)',
+      method: 'PUT',
+      url: control(flagPath('/environments/prod/config')),
+      key: () => svc.agent,
+      fields: { expectedVersion: '1' },
+    },
     {
       name: 'PUT .../config (a rule)',
       method: 'PUT',
@@ -93,10 +111,34 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
       key: () => svc.agent,
       fields: { rules: '[{"serve":"on","conditions":[{"attribute":"a","op":"in","value":["x"]}]}]' },
     },
-    { name: 'POST .../kill', method: 'POST', url: control(flagPath('/environments/staging/kill')), key: () => svc.agent, fields: { reason: '"r"' } },
-    { name: 'POST .../promote', method: 'POST', url: control(flagPath('/environments/staging/promote')), key: () => svc.agent, fields: { fromEnv: '"dev"' } },
-    { name: 'POST /keys', method: 'POST', url: control(() => '/api/v1/keys'), key: () => svc.admin, fields: { kind: '"sdk"', name: '"n"', projectId: '"PROJECT_ID"', environment: '"dev"' } },
-    { name: 'POST /users', method: 'POST', url: control(() => '/api/v1/users'), key: () => svc.admin, fields: { username: '"u"', name: '"n"', password: '"long-enough-password"' } },
+    {
+      name: 'POST .../kill',
+      method: 'POST',
+      url: control(flagPath('/environments/staging/kill')),
+      key: () => svc.agent,
+      fields: { reason: '"r"' },
+    },
+    {
+      name: 'POST .../promote',
+      method: 'POST',
+      url: control(flagPath('/environments/staging/promote')),
+      key: () => svc.agent,
+      fields: { fromEnv: '"dev"' },
+    },
+    {
+      name: 'POST /keys',
+      method: 'POST',
+      url: control(() => '/api/v1/keys'),
+      key: () => svc.admin,
+      fields: { kind: '"sdk"', name: '"n"', projectId: '"PROJECT_ID"', environment: '"dev"' },
+    },
+    {
+      name: 'POST /users',
+      method: 'POST',
+      url: control(() => '/api/v1/users'),
+      key: () => svc.admin,
+      fields: { username: '"u"', name: '"n"', password: '"long-enough-password"' },
+    },
     {
       name: 'POST /dashboard/api/validate-config',
       method: 'POST',
@@ -104,7 +146,13 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
       key: () => svc.admin,
       fields: { kind: '"json"', config: '{}', rulesYaml: '"- serve: on"' },
     },
-    { name: 'POST /v1/evaluate', method: 'POST', url: () => `${svc.evalUrl}/v1/evaluate`, key: () => sdkKey, fields: { key: '"checkout"', keys: '["checkout"]', context: '{"userId":"u","attributes":{"a":1}}' } },
+    {
+      name: 'POST /v1/evaluate',
+      method: 'POST',
+      url: () => `${svc.evalUrl}/v1/evaluate`,
+      key: () => sdkKey,
+      fields: { key: '"checkout"', keys: '["checkout"]', context: '{"userId":"u","attributes":{"a":1}}' },
+    },
     {
       name: 'POST /v1/evaluate (context fields)',
       method: 'POST',
@@ -117,7 +165,9 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
       method: 'POST',
       url: () => `${svc.evalUrl}/v1/counts`,
       key: () => sdkKey,
-      fields: { counts: `[{"flagKey":"checkout","variation":"on","hour":"${new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString()}","count":1}]` },
+      fields: {
+        counts: `[{"flagKey":"checkout","variation":"on","hour":"${new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString()}","count":1}]`,
+      },
     },
   ];
 
@@ -131,7 +181,10 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
       }
     }
     // Unique keys and slugs for creates, so that a well-formed body creates something new each time.
-    return out.map(([what, text]) => [what, text.replace('"k"', `"k-${++n}"`).replace('"p-slug"', `"p-${++n}"`).replace('"u"', `"user-${++n}"`).replace('PROJECT_ID', project.id)]);
+    return out.map(([what, text]) => [
+      what,
+      text.replace('"k"', `"k-${++n}"`).replace('"p-slug"', `"p-${++n}"`).replace('"u"', `"user-${++n}"`).replace('PROJECT_ID', project.id),
+    ]);
   }
 
   for (const target of targets) {
@@ -147,7 +200,8 @@ describe('hostile request bodies get 2xx or a 4xx with the error body, never a 5
         if (res.status >= 500) wrong.push(`${what}: ${res.status} ${body.slice(0, 200)}`);
         else if (res.status >= 400) {
           const parsed = JSON.parse(body) as { error?: { code?: unknown; message?: unknown } };
-          if (typeof parsed.error?.code !== 'string' || typeof parsed.error.message !== 'string') wrong.push(`${what}: ${res.status} without the error body: ${body.slice(0, 200)}`);
+          if (typeof parsed.error?.code !== 'string' || typeof parsed.error.message !== 'string')
+            wrong.push(`${what}: ${res.status} without the error body: ${body.slice(0, 200)}`);
         }
       }
       expect(wrong).toEqual([]);

@@ -87,7 +87,10 @@ describe('an invalid environment config pushed for one flag (contract §10)', ()
   beforeAll(async () => {
     w = await world();
     push(w.svc, { [broken]: configYaml({ rolloutPct: 250, enabled: false }) }, 'a broken rollout');
-    await until(() => health(w.svc.controlUrl), (h) => h.body.status === 'degraded');
+    await until(
+      () => health(w.svc.controlUrl),
+      (h) => h.body.status === 'degraded',
+    );
   });
   afterAll(() => w?.svc.stop());
 
@@ -154,7 +157,10 @@ describe('an invalid environment config pushed for one flag (contract §10)', ()
 
   it('serves the fixed file once a push repairs it, and clears invalidFiles and the degraded status', async () => {
     push(w.svc, { [broken]: configYaml({ rolloutPct: 0, enabled: true, version: 11 }) }, 'fix the rollout');
-    await until(() => served(w.evalShop(), 'a'), (r) => r.value === false && r.reason === 'default');
+    await until(
+      () => served(w.evalShop(), 'a'),
+      (r) => r.value === false && r.reason === 'default',
+    );
     const flag = (await w.admin().get(`/api/v1/flags/${w.a.id}`)).body;
     expect(flag.environments.prod.rolloutPct).toBe(0);
     expect(flag).not.toHaveProperty('invalidFiles');
@@ -168,7 +174,10 @@ describe('an invalid project.yaml (contract §10)', () => {
   beforeAll(async () => {
     w = await world();
     push(w.svc, { 'projects/shop/project.yaml': 'id: prj_shop\nname: [unclosed\n' }, 'break the project');
-    await until(() => health(w.svc.controlUrl), (h) => h.body.status === 'degraded');
+    await until(
+      () => health(w.svc.controlUrl),
+      (h) => h.body.status === 'degraded',
+    );
   });
   afterAll(() => w?.svc.stop());
 
@@ -182,7 +191,9 @@ describe('an invalid project.yaml (contract §10)', () => {
     expect(projects.find((p: Json) => p.slug === 'shop').invalidFiles[0].file).toBe('projects/shop/project.yaml');
     expect(projects.find((p: Json) => p.slug === 'other')).not.toHaveProperty('invalidFiles');
     const listed = (await w.admin().get('/api/v1/invalid-files')).body;
-    expect(listed.invalidFiles).toEqual([{ file: 'projects/shop/project.yaml', line: 3, message: expect.stringMatching(/^YAML syntax error/) }]);
+    expect(listed.invalidFiles).toEqual([
+      { file: 'projects/shop/project.yaml', line: 3, message: expect.stringMatching(/^YAML syntax error/) },
+    ]);
   });
 
   it('marks every flag of the project and refuses writes to them and new flags in it', async () => {
@@ -191,7 +202,10 @@ describe('an invalid project.yaml (contract §10)', () => {
     const before = commitCount(w.svc.gitdir());
     const write = await w.admin().put(`/api/v1/flags/${w.b.id}/environments/prod/config`, { rolloutPct: 50 });
     expect(write.status).toBe(409);
-    expect(write.body.error).toMatchObject({ code: 'invalid_in_repository', message: expect.stringContaining('projects/shop/project.yaml') });
+    expect(write.body.error).toMatchObject({
+      code: 'invalid_in_repository',
+      message: expect.stringContaining('projects/shop/project.yaml'),
+    });
     const create = await w.admin().post(`/api/v1/projects/${w.shop.id}/flags`, { key: 'new-flag' });
     expect(create.status).toBe(409);
     expect(create.body.error.code).toBe('invalid_in_repository');
@@ -212,7 +226,10 @@ describe('an invalid kills.yaml (contract §10)', () => {
     w = await world();
     expect((await w.admin().post(`/api/v1/flags/${w.a.id}/environments/prod/kill`)).status).toBe(200);
     push(w.svc, { [kills]: 'kills: [not, a, map]\n' }, 'break the kills');
-    await until(() => health(w.svc.controlUrl), (h) => h.body.status === 'degraded');
+    await until(
+      () => health(w.svc.controlUrl),
+      (h) => h.body.status === 'degraded',
+    );
   });
   afterAll(() => w?.svc.stop());
 
@@ -230,7 +247,10 @@ describe('an invalid kills.yaml (contract §10)', () => {
     expect(await served(w.evalShop(), 'b')).toMatchObject({ value: false, reason: 'killed' });
     expect(await served(w.evalShop(), 'a')).toMatchObject({ value: false, reason: 'killed' });
     // The rewritten file is valid again, so nothing is held back any more.
-    await until(() => health(w.svc.evalUrl), (h) => h.body.status === 'ok');
+    await until(
+      () => health(w.svc.evalUrl),
+      (h) => h.body.status === 'ok',
+    );
     expect((await w.admin().get(`/api/v1/flags/${w.b.id}`)).body).not.toHaveProperty('invalidFiles');
   });
 });
@@ -246,7 +266,10 @@ describe('a restart with an invalid file still on main (contract §10)', () => {
     push(w.svc, { 'projects/shop/environments/dev/a.yaml': 'enabled: maybe\n' }, 'a broken dev config');
     // Another valid change after the broken one, so the last valid state is not simply main's parent.
     push(w.svc, { 'projects/shop/environments/prod/b.yaml': configYaml({ rolloutPct: 0, version: 11 }) }, 'roll b back');
-    await until(() => served(w.evalShop(), 'b'), (r) => r.value === false);
+    await until(
+      () => served(w.evalShop(), 'b'),
+      (r) => r.value === false,
+    );
     const before = (await w.admin().get(`/api/v1/flags/${w.a.id}`)).body;
     const etag = (await w.evalShop().get('/v1/snapshot')).headers.get('etag');
 
@@ -274,10 +297,23 @@ describe('snapshot versions with a held-back flag (contract §4, §10)', () => {
   it('stays put for commits that touch only the held-back flag, and moves for any other change', async () => {
     const first = await etag();
     push(w.svc, { 'projects/shop/environments/prod/a.yaml': configYaml({ rolloutPct: 'lots' }) }, 'break a');
-    await until(() => health(w.svc.evalUrl), (h) => h.body.status === 'degraded');
+    await until(
+      () => health(w.svc.evalUrl),
+      (h) => h.body.status === 'degraded',
+    );
     expect(await etag()).toEqual(first);
-    const stillBroken = push(w.svc, { 'projects/shop/environments/prod/a.yaml': configYaml({ rolloutPct: 'even more' }), 'projects/shop/environments/dev/a.yaml': configYaml({ rolloutPct: 7 }) }, 'still broken');
-    await until(() => health(w.svc.evalUrl), (h) => h.body.organisations[0].commit === stillBroken);
+    const stillBroken = push(
+      w.svc,
+      {
+        'projects/shop/environments/prod/a.yaml': configYaml({ rolloutPct: 'even more' }),
+        'projects/shop/environments/dev/a.yaml': configYaml({ rolloutPct: 7 }),
+      },
+      'still broken',
+    );
+    await until(
+      () => health(w.svc.evalUrl),
+      (h) => h.body.organisations[0].commit === stillBroken,
+    );
     expect(await etag()).toEqual(first);
 
     expect((await w.admin().put(`/api/v1/flags/${w.b.id}/environments/prod/config`, { rolloutPct: 40 })).status).toBe(200);
@@ -286,7 +322,10 @@ describe('snapshot versions with a held-back flag (contract §4, §10)', () => {
 
     // The fix makes a's current files served: its prod snapshot changes, and so does the version.
     push(w.svc, { 'projects/shop/environments/prod/a.yaml': configYaml({ rolloutPct: 60, version: 12 }) }, 'fix a');
-    await until(() => served(w.evalShop(), 'a'), (r) => r.reason === 'rollout');
+    await until(
+      () => served(w.evalShop(), 'a'),
+      (r) => r.reason === 'rollout',
+    );
     expect((await etag()).version).toBeGreaterThan(afterB.version);
   });
 });
@@ -304,7 +343,10 @@ describe('a YAML alias bomb committed on main (issue 18)', () => {
   beforeAll(async () => {
     w = await world();
     push(w.svc, { [bombFile]: bomb }, 'an alias bomb');
-    await until(() => health(w.svc.controlUrl), (h) => h.body.status === 'degraded');
+    await until(
+      () => health(w.svc.controlUrl),
+      (h) => h.body.status === 'degraded',
+    );
   });
   afterAll(() => w?.svc.stop());
 
@@ -318,6 +360,8 @@ describe('a YAML alias bomb committed on main (issue 18)', () => {
     expect((await w.admin().put(`/api/v1/flags/${w.b.id}/environments/prod/config`, { rolloutPct: 0 })).status).toBe(200);
     const { status, body } = await health(w.svc.evalUrl);
     expect(status).toBe(200);
-    expect(body.organisations[0].invalidFiles).toEqual([{ file: bombFile, line: expect.any(Number), message: expect.stringMatching(/alias/i) }]);
+    expect(body.organisations[0].invalidFiles).toEqual([
+      { file: bombFile, line: expect.any(Number), message: expect.stringMatching(/alias/i) },
+    ]);
   });
 });

@@ -34,7 +34,8 @@ describe('projects (service-spec §4, contract §3)', () => {
     expect(commitCount(svc.gitdir())).toBe(before + 1);
     expect(headTrailer(svc.gitdir(), 'Flagops-Action')).toBe('project_create');
     expect(committedFile(svc.gitdir(), 'projects/shop/project.yaml')).toContain('slug: shop');
-    for (const env of ['dev', 'staging', 'prod']) expect(committedFile(svc.gitdir(), `projects/shop/environments/${env}/kills.yaml`)).toBe('kills: {}');
+    for (const env of ['dev', 'staging', 'prod'])
+      expect(committedFile(svc.gitdir(), `projects/shop/environments/${env}/kills.yaml`)).toBe('kills: {}');
     const list = await api.get('/api/v1/projects');
     expect(list.body.projects).toEqual([res.body]);
   });
@@ -45,12 +46,15 @@ describe('projects (service-spec §4, contract §3)', () => {
     expect(res.body.error.code).toBe('conflict');
   });
 
-  it.each([['Shop'], ['-shop'], ['shop_1'], ['a'.repeat(64)], [''], [42]])('refuses slug %j with 400 invalid_input naming slug', async (slug) => {
-    const res = await httpClient(svc.controlUrl, svc.admin).post('/api/v1/projects', { name: 'Bad', slug });
-    expect(res.status).toBe(400);
-    expect(res.body.error.code).toBe('invalid_input');
-    expect(res.body.error.message).toContain('slug');
-  });
+  it.each([['Shop'], ['-shop'], ['shop_1'], ['a'.repeat(64)], [''], [42]])(
+    'refuses slug %j with 400 invalid_input naming slug',
+    async (slug) => {
+      const res = await httpClient(svc.controlUrl, svc.admin).post('/api/v1/projects', { name: 'Bad', slug });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_input');
+      expect(res.body.error.message).toContain('slug');
+    },
+  );
 
   it('refuses a missing name and unknown fields with 400 naming them', async () => {
     const api = httpClient(svc.controlUrl, svc.admin);

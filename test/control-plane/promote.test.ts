@@ -14,7 +14,13 @@ describe('POST /flags/:id/environments/:env/promote (service-spec §3–4, contr
   /** A flag whose staging config differs from prod in every field. */
   async function stagedFlag(): Promise<Json> {
     const flag = await createFlag(admin, project.id, { key: `promo-${++n}` });
-    const res = await admin.put(`/api/v1/flags/${flag.id}/environments/staging/config`, { enabled: true, rolloutPct: 40, valueOn: false, valueOff: true, rules });
+    const res = await admin.put(`/api/v1/flags/${flag.id}/environments/staging/config`, {
+      enabled: true,
+      rolloutPct: 40,
+      valueOn: false,
+      valueOff: true,
+      rules,
+    });
     return res.body;
   }
 

@@ -16,7 +16,8 @@ describe('GET /flags/:id/environments/:env/stats (contract §3 "Stats")', () => 
     await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
     const sdk = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
     const evaluation = httpClient(svc.evalUrl, sdk);
-    for (let i = 0; i < 3; i++) expect((await evaluation.post('/v1/evaluate', { key: 'checkout', context: { userId: `u${i}` } })).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await evaluation.post('/v1/evaluate', { key: 'checkout', context: { userId: `u${i}` } })).status).toBe(200);
   });
   afterAll(() => svc.stop());
 
@@ -66,15 +67,21 @@ describe('stats across a restart, with hostile count reports', () => {
     const admin = httpClient(svc.controlUrl, svc.admin);
     const project = await createProject(admin, 'shop');
     const flag = await createFlag(admin, project.id, { key: 'checkout' });
-    const sdk = httpClient(svc.evalUrl, (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key);
+    const sdk = httpClient(
+      svc.evalUrl,
+      (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key,
+    );
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
-    const counts = (count: number, times = 1) => ({ counts: Array.from({ length: times }, () => ({ flagKey: 'checkout', variation: 'off', hour, count })) });
+    const counts = (count: number, times = 1) => ({
+      counts: Array.from({ length: times }, () => ({ flagKey: 'checkout', variation: 'off', hour, count })),
+    });
     await sdk.post('/v1/evaluate', { key: 'checkout' });
     await sdk.post('/v1/counts', counts(41));
     // What a publishable key could send to poison the chart: each is taken whole or refused whole.
     await sdk.post('/v1/counts', counts(Number.MAX_SAFE_INTEGER, 2));
     await sdk.post('/v1/counts', counts(Number.MAX_SAFE_INTEGER));
-    const series = async () => (await httpClient(svc.controlUrl, svc.admin).get(`/api/v1/flags/${flag.id}/environments/prod/stats`)).body.series;
+    const series = async () =>
+      (await httpClient(svc.controlUrl, svc.admin).get(`/api/v1/flags/${flag.id}/environments/prod/stats`)).body.series;
     const before = await series();
     expect(before.at(-1).variations).toEqual({ off: 42 });
     await svc.restart();

@@ -49,11 +49,18 @@ describe('limits on flag values and condition values (docs/api.md, "Limits")', (
     });
 
     it('refuses a defaultValue 65 levels deep when a flag is created', async () => {
-      await refused(() => api.post(`/api/v1/projects/${project.id}/flags`, { key: 'deep', kind: 'json', defaultValue: nested(65) }), 'defaultValue: must not nest');
+      await refused(
+        () => api.post(`/api/v1/projects/${project.id}/flags`, { key: 'deep', kind: 'json', defaultValue: nested(65) }),
+        'defaultValue: must not nest',
+      );
     });
 
     it('refuses a number JSON cannot carry (1e309 parses to Infinity, which would be served as null)', async () => {
-      const raw = (text: string) => api.request('PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { rawBody: text, headers: { 'content-type': 'application/json' } });
+      const raw = (text: string) =>
+        api.request('PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, {
+          rawBody: text,
+          headers: { 'content-type': 'application/json' },
+        });
       await refused(() => raw('{"valueOn":{"limit":1e309}}'), 'valueOn.limit: must hold finite numbers only');
       await refused(() => raw('{"valueOff":-1e309}'), 'valueOff: must hold finite numbers only');
     });
@@ -74,8 +81,13 @@ describe('limits on flag values and condition values (docs/api.md, "Limits")', (
     });
 
     it('refuses 1,001 values in an in or not_in list', async () => {
-      await refused(() => put(inRule(Array.from({ length: 1001 }, (_, i) => i))), 'rules[0].conditions[0].value: must list at most 1,000 values');
-      const notIn = { rules: [{ serve: 'on', conditions: [{ attribute: 'country', op: 'not_in', value: Array.from({ length: 1001 }, (_, i) => i) }] }] };
+      await refused(
+        () => put(inRule(Array.from({ length: 1001 }, (_, i) => i))),
+        'rules[0].conditions[0].value: must list at most 1,000 values',
+      );
+      const notIn = {
+        rules: [{ serve: 'on', conditions: [{ attribute: 'country', op: 'not_in', value: Array.from({ length: 1001 }, (_, i) => i) }] }],
+      };
       await refused(() => put(notIn), 'must list at most 1,000 values');
     });
 
@@ -83,7 +95,10 @@ describe('limits on flag values and condition values (docs/api.md, "Limits")', (
       const eq = (value: string) => ({ rules: [{ serve: 'on', conditions: [{ attribute: 'note', op: 'eq', value }] }] });
       expect((await put(eq('x'.repeat(65_536)))).status).toBe(200);
       await refused(() => put(eq('x'.repeat(65_537))), 'rules[0].conditions[0].value: must be at most 65,536 characters long');
-      await refused(() => put(inRule(['ok', 'y'.repeat(65_537)])), 'rules[0].conditions[0].value[1]: must be at most 65,536 characters long');
+      await refused(
+        () => put(inRule(['ok', 'y'.repeat(65_537)])),
+        'rules[0].conditions[0].value[1]: must be at most 65,536 characters long',
+      );
     });
 
     it('still names the operator when the value has the wrong type', async () => {
@@ -92,7 +107,7 @@ describe('limits on flag values and condition values (docs/api.md, "Limits")', (
   });
 });
 
-describe('the dashboard\'s rules check with a YAML alias bomb', () => {
+describe("the dashboard's rules check with a YAML alias bomb", () => {
   let svc: TestService;
 
   beforeAll(async () => {
@@ -103,7 +118,13 @@ describe('the dashboard\'s rules check with a YAML alias bomb', () => {
   it('answers with an issue under the rules instead of a 500', async () => {
     const levels = 'abcdefgh'.split('');
     const bomb = levels
-      .map((name, i) => (i === 0 ? `${name}: &${name} ["x","x","x","x","x","x","x","x","x"]` : `${name}: &${name} [${Array(9).fill(`*${levels[i - 1]}`).join(',')}]`))
+      .map((name, i) =>
+        i === 0
+          ? `${name}: &${name} ["x","x","x","x","x","x","x","x","x"]`
+          : `${name}: &${name} [${Array(9)
+              .fill(`*${levels[i - 1]}`)
+              .join(',')}]`,
+      )
       .join('\n');
     const res = await httpClient(svc.controlUrl, svc.admin).post('/dashboard/api/validate-config', { kind: 'boolean', rulesYaml: bomb });
     expect(res.status).toBe(200);
@@ -112,7 +133,10 @@ describe('the dashboard\'s rules check with a YAML alias bomb', () => {
   });
 
   it('answers with an issue for rules nested too deeply for the YAML reader', async () => {
-    const res = await httpClient(svc.controlUrl, svc.admin).post('/dashboard/api/validate-config', { kind: 'boolean', rulesYaml: `${'['.repeat(100_000)}${']'.repeat(100_000)}` });
+    const res = await httpClient(svc.controlUrl, svc.admin).post('/dashboard/api/validate-config', {
+      kind: 'boolean',
+      rulesYaml: `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+    });
     expect(res.status).toBe(200);
     expect(res.body.rules).toBeNull();
     expect(res.body.issues.length).toBeGreaterThan(0);

@@ -15,9 +15,13 @@ const RULES = `- id: eu
       value: "18"
 `;
 
-describe('checking a config draft (the editor\'s live validation)', () => {
+describe("checking a config draft (the editor's live validation)", () => {
   it('turns valid rules YAML into the rules a config update sends', () => {
-    const result = checkConfigDraft({ kind: 'boolean', config: { enabled: true, rolloutPct: 25, valueOn: true, valueOff: false }, rulesYaml: RULES.replace('"18"', '18') });
+    const result = checkConfigDraft({
+      kind: 'boolean',
+      config: { enabled: true, rolloutPct: 25, valueOn: true, valueOff: false },
+      rulesYaml: RULES.replace('"18"', '18'),
+    });
     expect(result.issues).toEqual([]);
     expect(result.rules).toEqual([
       { id: 'eu', serve: 'on', conditions: [{ attribute: 'country', op: 'in', value: ['DE', 'FR'] }] },
@@ -28,13 +32,19 @@ describe('checking a config draft (the editor\'s live validation)', () => {
   it('reports a schema problem inside the rules with its field path and line in the text (contract §4 operator types)', () => {
     const result = checkConfigDraft({ kind: 'boolean', rulesYaml: RULES });
     expect(result.rules).toBeNull();
-    expect(result.issues).toEqual([{ field: 'rules[1].conditions[0].value', message: 'must be a number for op "gt"', line: 11, column: 14 }]);
+    expect(result.issues).toEqual([
+      { field: 'rules[1].conditions[0].value', message: 'must be a number for op "gt"', line: 11, column: 14 },
+    ]);
   });
 
   it('reports YAML syntax errors with their line', () => {
     const result = checkConfigDraft({ kind: 'boolean', rulesYaml: '- serve: on\n  conditions: [\n' });
     expect(result.rules).toBeNull();
-    expect(result.issues[0]).toMatchObject({ field: 'rules', message: expect.stringMatching(/^YAML syntax error/), line: expect.any(Number) });
+    expect(result.issues[0]).toMatchObject({
+      field: 'rules',
+      message: expect.stringMatching(/^YAML syntax error/),
+      line: expect.any(Number),
+    });
   });
 
   it('reads an empty text as no rules', () => {
@@ -46,7 +56,7 @@ describe('checking a config draft (the editor\'s live validation)', () => {
     expect(result.issues).toEqual([{ field: 'rules[0].rolloutPct', message: expect.stringContaining('finite'), line: 2, column: 15 }]);
   });
 
-  it('applies the API\'s limits and checks: rollout range, rule count, duplicate ids, values of the flag\'s kind', () => {
+  it("applies the API's limits and checks: rollout range, rule count, duplicate ids, values of the flag's kind", () => {
     const many = Array.from({ length: 65 }, (_, i) => `- id: r${i}\n  serve: on\n`).join('');
     const fields = (input: unknown) => checkConfigDraft(input).issues.map((i) => i.field);
     expect(fields({ kind: 'boolean', config: { rolloutPct: 101 } })).toEqual(['rolloutPct']);

@@ -2,16 +2,21 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Context } from 'koa';
 import { describe, expect, it } from 'vitest';
 import { checkCsrf, ownOrigin, requireSameOrigin } from '../../src/dashboard/http/csrf.js';
-import { clientAddress, trustProxies } from '../../src/http/client-address.js';
 import { clearedSessionCookies, readSessionToken, sessionCookie } from '../../src/dashboard/http/session-cookie.js';
 import { csrfTokenOf } from '../../src/dashboard/sessions/session-token.js';
 import { ForbiddenError } from '../../src/errors/kinds.js';
+import { clientAddress, trustProxies } from '../../src/http/client-address.js';
 
 /**
  * A Koa context of an app trusting `proxies` reverse proxies (FLAGOPS_TRUST_PROXY), for a request with these
  * method, headers and socket.
  */
-function request(method: string, headers: Record<string, string>, socket: { encrypted?: boolean; remoteAddress?: string } = {}, proxies = 0): Context {
+function request(
+  method: string,
+  headers: Record<string, string>,
+  socket: { encrypted?: boolean; remoteAddress?: string } = {},
+  proxies = 0,
+): Context {
   const app = new Koa();
   trustProxies(app, proxies);
   const lower = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
@@ -41,12 +46,20 @@ describe('the session cookie', () => {
   });
 
   it('is cleared under both names on https, with Max-Age=0', () => {
-    expect(clearedSessionCookies(true)).toEqual([expect.stringMatching(/^flagops_session=; .*Max-Age=0/), expect.stringMatching(/^__Host-flagops_session=; .*Max-Age=0; Secure/)]);
+    expect(clearedSessionCookies(true)).toEqual([
+      expect.stringMatching(/^flagops_session=; .*Max-Age=0/),
+      expect.stringMatching(/^__Host-flagops_session=; .*Max-Age=0; Secure/),
+    ]);
   });
 });
 
 describe('the request origin and the client address', () => {
-  const forwarded = { host: '127.0.0.1:4000', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'flags.example.com', 'x-forwarded-for': '203.0.113.9' };
+  const forwarded = {
+    host: '127.0.0.1:4000',
+    'x-forwarded-proto': 'https',
+    'x-forwarded-host': 'flags.example.com',
+    'x-forwarded-for': '203.0.113.9',
+  };
 
   it('ignores X-Forwarded-* unless proxies are trusted', () => {
     const ctx = request('GET', forwarded);
@@ -84,7 +97,12 @@ describe('the request origin and the client address', () => {
 });
 
 describe('CSRF protection of cookie-authenticated changes', () => {
-  const same = { host: '127.0.0.1:4000', origin: 'http://127.0.0.1:4000', 'sec-fetch-site': 'same-origin', 'x-csrf-token': csrfTokenOf(token) };
+  const same = {
+    host: '127.0.0.1:4000',
+    origin: 'http://127.0.0.1:4000',
+    'sec-fetch-site': 'same-origin',
+    'x-csrf-token': csrfTokenOf(token),
+  };
 
   it('lets a same-origin change with the CSRF token through', () => {
     expect(() => checkCsrf(request('POST', same), token)).not.toThrow();
@@ -108,14 +126,19 @@ describe('CSRF protection of cookie-authenticated changes', () => {
     }
   });
 
-  it('refuses a change without the token, or with another session\'s token', () => {
+  it("refuses a change without the token, or with another session's token", () => {
     const { 'x-csrf-token': _, ...noToken } = same;
     expect(() => checkCsrf(request('DELETE', noToken), token)).toThrow(/CSRF token/);
     expect(() => checkCsrf(request('DELETE', { ...same, 'x-csrf-token': csrfTokenOf('B'.repeat(43)) }), token)).toThrow(/CSRF token/);
   });
 
-  it('checks the Origin against the proxy\'s public origin when proxies are trusted', () => {
-    const headers = { host: '10.0.0.5:4000', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'flags.example.com', origin: 'https://flags.example.com' };
+  it("checks the Origin against the proxy's public origin when proxies are trusted", () => {
+    const headers = {
+      host: '10.0.0.5:4000',
+      'x-forwarded-proto': 'https',
+      'x-forwarded-host': 'flags.example.com',
+      origin: 'https://flags.example.com',
+    };
     expect(() => requireSameOrigin(request('POST', headers, {}, 1))).not.toThrow();
     expect(() => requireSameOrigin(request('POST', headers))).toThrow(ForbiddenError);
   });

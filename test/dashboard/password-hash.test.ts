@@ -41,7 +41,14 @@ describe('password hashing (scrypt)', () => {
   it('never matches a hash in an unknown or damaged form, nor one with an absurd cost', async () => {
     const good = await hashPassword('secret password', CHEAP_COST);
     const parts = good.split('$');
-    const variants = ['', 'plain', `bcrypt$${parts.slice(1).join('$')}`, [...parts.slice(0, 1), '1000', ...parts.slice(2)].join('$'), [...parts.slice(0, 1), String(2 ** 24), ...parts.slice(2)].join('$'), `${good}$x`];
+    const variants = [
+      '',
+      'plain',
+      `bcrypt$${parts.slice(1).join('$')}`,
+      [...parts.slice(0, 1), '1000', ...parts.slice(2)].join('$'),
+      [...parts.slice(0, 1), String(2 ** 24), ...parts.slice(2)].join('$'),
+      `${good}$x`,
+    ];
     for (const stored of variants) {
       expect(isPasswordHash(stored), stored).toBe(false);
       expect(await verifyPassword('secret password', stored), stored).toBe(false);

@@ -2,10 +2,10 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuthGuard } from '../../src/auth/auth-guard.js';
+import { ConfigError, loadConfig, parseTrustProxy } from '../../src/config/config.js';
 import { registerSessionRoutes } from '../../src/dashboard/sessions/session-routes.js';
 import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
 import { UserStore } from '../../src/dashboard/users/user-store.js';
-import { ConfigError, loadConfig, parseTrustProxy } from '../../src/config/config.js';
 import { trustProxies } from '../../src/http/client-address.js';
 import { errorMiddleware } from '../../src/http/error-middleware.js';
 import { listen, type RunningServer } from '../../src/http/serve.js';
@@ -34,7 +34,11 @@ describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () =
 
   const proxied = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'flags.example.com' };
   const signIn = (url: string, headers: Record<string, string>) =>
-    fetch(`${url}/dashboard/api/session`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ username: 'alice', password: 'alice-password-1' }) });
+    fetch(`${url}/dashboard/api/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify({ username: 'alice', password: 'alice-password-1' }),
+    });
 
   it('sets a Secure __Host- cookie when the proxy says the browser came over https', async () => {
     const url = await serve(true);
@@ -45,10 +49,16 @@ describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () =
     const me = await fetch(`${url}/dashboard/api/session`, { headers: { ...proxied, cookie: cookie.split(';', 1)[0] } });
     expect(me.status).toBe(200);
     const { csrfToken } = (await me.json()) as { csrfToken: string };
-    const out = await fetch(`${url}/dashboard/api/session`, { method: 'DELETE', headers: { ...proxied, cookie: cookie.split(';', 1)[0], origin: 'https://flags.example.com', 'x-csrf-token': csrfToken } });
+    const out = await fetch(`${url}/dashboard/api/session`, {
+      method: 'DELETE',
+      headers: { ...proxied, cookie: cookie.split(';', 1)[0], origin: 'https://flags.example.com', 'x-csrf-token': csrfToken },
+    });
     expect(out.status).toBe(200);
     const cleared = out.headers.getSetCookie();
-    expect(cleared).toEqual([expect.stringMatching(/^flagops_session=;.*Max-Age=0/), expect.stringMatching(/^__Host-flagops_session=;.*Max-Age=0; Secure/)]);
+    expect(cleared).toEqual([
+      expect.stringMatching(/^flagops_session=;.*Max-Age=0/),
+      expect.stringMatching(/^__Host-flagops_session=;.*Max-Age=0; Secure/),
+    ]);
   });
 
   it('without trusting proxies, the same headers make the sign-in look cross-origin, and refused', async () => {

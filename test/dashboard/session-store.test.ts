@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
 import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { manualClock, useDataDir } from './helpers/temp-dir.js';
 
 const HOUR = 3_600_000;
@@ -90,7 +90,7 @@ describe('dashboard sessions (state/sessions.json)', () => {
     expect((await open(dir, clock)).resolve(token)).not.toBeNull();
   });
 
-  it("revokes every session of a user (the user was removed) and drops expired ones from the file", async () => {
+  it('revokes every session of a user (the user was removed) and drops expired ones from the file', async () => {
     const dir = await dataDir();
     const clock = manualClock();
     const sessions = await open(dir, clock);

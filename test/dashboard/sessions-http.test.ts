@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Json, httpClient } from '../helpers/http-client.js';
+import { httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { addUser, type SignedIn, sessionHeaders, signIn } from './helpers/dashboard-session.js';
 
@@ -31,7 +31,11 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
       expect(alice.setCookie).toMatch(/^flagops_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
       const me = await withSession('GET', '/dashboard/api/session', alice);
       expect(me.status).toBe(200);
-      expect(me.body).toMatchObject({ user: { username: 'alice', name: 'Alice Martin', org: 'acme' }, csrfToken: alice.csrfToken, idleTimeoutSeconds: 7200 });
+      expect(me.body).toMatchObject({
+        user: { username: 'alice', name: 'Alice Martin', org: 'acme' },
+        csrfToken: alice.csrfToken,
+        idleTimeoutSeconds: 7200,
+      });
       expect(me.headers.get('cache-control')).toBe('no-store');
     });
 
@@ -46,8 +50,15 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
     });
 
     it('refuses a wrong password or an unknown user with the same 401, and sets no cookie', async () => {
-      for (const [username, password] of [['alice', 'not-her-password'], ['mallory', 'whatever-password']]) {
-        const res = await fetch(`${svc.controlUrl}/dashboard/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
+      for (const [username, password] of [
+        ['alice', 'not-her-password'],
+        ['mallory', 'whatever-password'],
+      ]) {
+        const res = await fetch(`${svc.controlUrl}/dashboard/api/session`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username, password }),
+        });
         expect(res.status).toBe(401);
         expect(await res.json()).toEqual({ error: { code: 'unauthorized', message: 'unknown username or wrong password' } });
         expect(res.headers.get('set-cookie')).toBeNull();
@@ -65,14 +76,22 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
     });
 
     it('refuses a form post (not JSON) with 415', async () => {
-      const res = await fetch(`${svc.controlUrl}/dashboard/api/session`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'username=alice&password=alice-password-1' });
+      const res = await fetch(`${svc.controlUrl}/dashboard/api/session`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'username=alice&password=alice-password-1',
+      });
       expect(res.status).toBe(415);
     });
 
     it('slows down guessing: after three failures the next attempt waits (429 with Retry-After), even with the right password', async () => {
       await addUser(svc, 'carol', 'Carol');
       const attempt = (password: string) =>
-        fetch(`${svc.controlUrl}/dashboard/api/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'carol', password }) });
+        fetch(`${svc.controlUrl}/dashboard/api/session`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ username: 'carol', password }),
+        });
       for (let i = 0; i < 3; i++) expect((await attempt('wrong-password-x')).status).toBe(401);
       const blocked = await attempt('carol-password-1');
       expect(blocked.status).toBe(429);
@@ -86,11 +105,17 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
   describe('acting with the session', () => {
     it('reads and changes the control plane like an admin key', async () => {
       expect((await withSession('GET', '/api/v1/projects', alice)).body.projects.map((p: Json) => p.slug)).toEqual(['shop']);
-      const put = await withSession('PUT', `/api/v1/flags/${flagId}/environments/prod/config`, alice, { enabled: true, rolloutPct: 10, expectedVersion: 1 });
+      const put = await withSession('PUT', `/api/v1/flags/${flagId}/environments/prod/config`, alice, {
+        enabled: true,
+        rolloutPct: 10,
+        expectedVersion: 1,
+      });
       expect(put.status).toBe(200);
       expect(put.body.environments.prod).toMatchObject({ enabled: true, rolloutPct: 10, version: 2 });
       // promote into prod is a deploy: an agent key may not, a session may (contract §5)
-      expect((await withSession('POST', `/api/v1/flags/${flagId}/environments/prod/promote`, alice, { fromEnv: 'staging' })).status).toBe(200);
+      expect((await withSession('POST', `/api/v1/flags/${flagId}/environments/prod/promote`, alice, { fromEnv: 'staging' })).status).toBe(
+        200,
+      );
     });
 
     it('is attributed to the person in the audit trail (actor.type session) and in kills', async () => {
@@ -98,12 +123,21 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
       expect(kill.status).toBe(200);
       expect(kill.body.environments.staging).toMatchObject({ killed: true, killedBy: 'Alice Martin' });
       const audit = await httpClient(svc.controlUrl, svc.admin).get(`/api/v1/audit?flagId=${flagId}&action=kill`);
-      expect(audit.body.entries[0]).toMatchObject({ action: 'kill', environment: 'staging', actor: { type: 'session', name: 'Alice Martin' } });
+      expect(audit.body.entries[0]).toMatchObject({
+        action: 'kill',
+        environment: 'staging',
+        actor: { type: 'session', name: 'Alice Martin' },
+      });
       expect(audit.body.entries[0].actor).not.toHaveProperty('keyPrefix');
     });
 
     it('may not manage keys or users (403), which are for admin keys', async () => {
-      for (const [method, path, body] of [['GET', '/api/v1/keys'], ['POST', '/api/v1/keys', { kind: 'agent' }], ['GET', '/api/v1/users'], ['POST', '/api/v1/users', { username: 'x', name: 'X', password: 'x-password-12' }]] as const) {
+      for (const [method, path, body] of [
+        ['GET', '/api/v1/keys'],
+        ['POST', '/api/v1/keys', { kind: 'agent' }],
+        ['GET', '/api/v1/users'],
+        ['POST', '/api/v1/users', { username: 'x', name: 'X', password: 'x-password-12' }],
+      ] as const) {
         const res = await withSession(method, path, alice, body);
         expect(res.status, `${method} ${path}`).toBe(403);
         expect(res.body.error.code).toBe('forbidden');
@@ -120,13 +154,20 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
   describe('cross-site request forgery', () => {
     const killPath = () => `/api/v1/flags/${flagId}/environments/dev/kill`;
     const devKilled = async () => (await httpClient(svc.controlUrl, svc.admin).get(`/api/v1/flags/${flagId}`)).body.environments.dev.killed;
-    const kills = async () => (await httpClient(svc.controlUrl, svc.admin).get(`/api/v1/audit?flagId=${flagId}&environment=dev&action=kill`)).body.entries.length;
+    const kills = async () =>
+      (await httpClient(svc.controlUrl, svc.admin).get(`/api/v1/audit?flagId=${flagId}&environment=dev&action=kill`)).body.entries.length;
 
     it('refuses a write carrying the cookie from another Origin (403) and changes nothing', async () => {
       const before = await kills();
-      const res = await fetch(`${svc.controlUrl}${killPath()}`, { method: 'POST', headers: { cookie: alice.cookie, origin: 'http://evil.example' } });
+      const res = await fetch(`${svc.controlUrl}${killPath()}`, {
+        method: 'POST',
+        headers: { cookie: alice.cookie, origin: 'http://evil.example' },
+      });
       expect(res.status).toBe(403);
-      expect((await res.json()).error).toMatchObject({ code: 'forbidden', message: expect.stringContaining('cross-origin request refused') });
+      expect((await res.json()).error).toMatchObject({
+        code: 'forbidden',
+        message: expect.stringContaining('cross-origin request refused'),
+      });
       expect(await devKilled()).toBe(false);
       expect(await kills()).toBe(before);
     });
@@ -165,7 +206,10 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
   describe('signing out and ending sessions', () => {
     it('sign-out needs the CSRF token, then revokes the session at once', async () => {
       const bob = await signIn(svc.controlUrl, (await addUser(svc, 'bob', 'Bob Stone')).username);
-      const forged = await fetch(`${svc.controlUrl}/dashboard/api/session`, { method: 'DELETE', headers: { cookie: bob.cookie, origin: 'http://evil.example' } });
+      const forged = await fetch(`${svc.controlUrl}/dashboard/api/session`, {
+        method: 'DELETE',
+        headers: { cookie: bob.cookie, origin: 'http://evil.example' },
+      });
       expect(forged.status).toBe(403);
       expect((await withSession('GET', '/api/v1/projects', bob)).status).toBe(200);
       const out = await withSession('DELETE', '/dashboard/api/session', bob);
@@ -194,11 +238,17 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
   });
 
   describe('the users API (admin keys only)', () => {
-    it('creates, lists and removes users of the admin key\'s organisation; never shows a hash', async () => {
+    it("creates, lists and removes users of the admin key's organisation; never shows a hash", async () => {
       const admin = httpClient(svc.controlUrl, svc.orgs.globex.admin);
       const created = await admin.post('/api/v1/users', { username: 'gina', name: 'Gina', password: 'gina-password-1' });
       expect(created.status).toBe(201);
-      expect(created.body).toEqual({ id: expect.stringMatching(/^usr_/), org: 'globex', username: 'gina', name: 'Gina', createdAt: expect.any(String) });
+      expect(created.body).toEqual({
+        id: expect.stringMatching(/^usr_/),
+        org: 'globex',
+        username: 'gina',
+        name: 'Gina',
+        createdAt: expect.any(String),
+      });
       const listed = await admin.get('/api/v1/users');
       expect(listed.body.users.map((u: Json) => u.username)).toEqual(['gina']);
       expect(JSON.stringify(listed.body)).not.toMatch(/scrypt|password/);
@@ -216,15 +266,23 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
   });
 
   describe('the dry-run validation endpoint', () => {
-    it('checks a draft with the server\'s schemas and writes nothing', async () => {
-      const res = await withSession('POST', '/dashboard/api/validate-config', alice, { kind: 'boolean', config: { rolloutPct: 150 }, rulesYaml: '- serve: maybe\n' });
+    it("checks a draft with the server's schemas and writes nothing", async () => {
+      const res = await withSession('POST', '/dashboard/api/validate-config', alice, {
+        kind: 'boolean',
+        config: { rolloutPct: 150 },
+        rulesYaml: '- serve: maybe\n',
+      });
       expect(res.status).toBe(200);
       expect(res.body.rules).toBeNull();
       expect(res.body.issues.map((i: Json) => i.field)).toEqual(['rolloutPct', 'rules[0].serve']);
     });
 
     it('needs a credential like every API call', async () => {
-      const res = await fetch(`${svc.controlUrl}/dashboard/api/validate-config`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"kind":"boolean"}' });
+      const res = await fetch(`${svc.controlUrl}/dashboard/api/validate-config`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"kind":"boolean"}',
+      });
       expect(res.status).toBe(401);
     });
   });

@@ -1,8 +1,8 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { KeyService } from '../../src/auth/key-service.js';
-import { run } from '../../src/cli/run.js';
 import { createUserCommand } from '../../src/cli/commands/user.js';
+import { run } from '../../src/cli/run.js';
 import { firstLine, readNewPassword } from '../../src/dashboard/users/read-password.js';
 import { UserStore } from '../../src/dashboard/users/user-store.js';
 import { useDataDir } from './helpers/temp-dir.js';
@@ -44,14 +44,21 @@ describe('flagops user add', () => {
     await keys.createKey('acme', { kind: 'admin' });
     await keys.createKey('globex', { kind: 'admin' });
     const args = ['add', '--username', 'gary', '--name', 'Gary'];
-    await expect(userAdd(args, 'gary-password-1', { FLAGOPS_DATA_DIR: dir })).resolves.toMatchObject({ code: -1, stderr: expect.stringContaining('choose one with --org') });
-    await expect(userAdd([...args, '--org', 'initech'], 'gary-password-1', { FLAGOPS_DATA_DIR: dir })).resolves.toMatchObject({ stderr: expect.stringContaining('does not exist') });
+    await expect(userAdd(args, 'gary-password-1', { FLAGOPS_DATA_DIR: dir })).resolves.toMatchObject({
+      code: -1,
+      stderr: expect.stringContaining('choose one with --org'),
+    });
+    await expect(userAdd([...args, '--org', 'initech'], 'gary-password-1', { FLAGOPS_DATA_DIR: dir })).resolves.toMatchObject({
+      stderr: expect.stringContaining('does not exist'),
+    });
     await expect(userAdd([...args, '--org', 'globex'], 'gary-password-1', { FLAGOPS_DATA_DIR: dir })).resolves.toMatchObject({ code: 0 });
   });
 
   it('refuses a data dir without organisations, a short password and a taken username, creating nothing', async () => {
     const empty = await dataDir();
-    expect((await userAdd(['add', '--data-dir', empty, '--username', 'a', '--name', 'A'], 'long-enough-pw')).stderr).toMatch(/holds no organisation yet/);
+    expect((await userAdd(['add', '--data-dir', empty, '--username', 'a', '--name', 'A'], 'long-enough-pw')).stderr).toMatch(
+      /holds no organisation yet/,
+    );
     const dir = await dataDir();
     await (await KeyService.open({ dataDir: dir })).createKey('acme', { kind: 'admin' });
     const base = ['add', '--data-dir', dir, '--username', 'alice', '--name', 'Alice'];
@@ -63,7 +70,12 @@ describe('flagops user add', () => {
 
   it('exits 2 with the help on a command-line mistake', async () => {
     let err = '';
-    const code = await run(['user', 'add', '--name', 'No Username'], { stdout: () => undefined, stderr: (t) => (err += t), cwd: '/', env: {} });
+    const code = await run(['user', 'add', '--name', 'No Username'], {
+      stdout: () => undefined,
+      stderr: (t) => (err += t),
+      cwd: '/',
+      env: {},
+    });
     expect(code).toBe(2);
     expect(err).toContain('--username is required');
     expect(err).toContain('Usage: flagops user add');

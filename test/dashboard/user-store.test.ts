@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConflictError, InvalidInputError, NotFoundError } from '../../src/errors/kinds.js';
 import { UserStore } from '../../src/dashboard/users/user-store.js';
+import { ConflictError, InvalidInputError, NotFoundError } from '../../src/errors/kinds.js';
 import { CHEAP_COST, useDataDir } from './helpers/temp-dir.js';
 
 const alice = { username: 'alice', name: 'Alice Martin', password: 'alice-password-1' };

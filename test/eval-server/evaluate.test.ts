@@ -14,7 +14,11 @@ describe.each(ROUTES)('POST /v1/evaluate through %s (service-spec §4, contract 
   const raw = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>
     fetch(`${h.service.evalUrl}${route}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body });
   const evaluate = (_h: EvalHarness, sdkKey: string, body: unknown) =>
-    fetch(`${h.service.evalUrl}${route}`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${h.service.evalUrl}${route}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sdkKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     h = await startHarness();
@@ -47,7 +51,9 @@ describe.each(ROUTES)('POST /v1/evaluate through %s (service-spec §4, contract 
     const admin = { authorization: `Bearer ${ADMIN_KEY}` };
     const flag = await (await fetch(`${h.service.controlUrl}/api/v1/flags/lookup?projectSlug=shop&key=a`, { headers: admin })).json();
     const served = async () => {
-      const stats = await (await fetch(`${h.service.controlUrl}/api/v1/flags/${flag.id}/environments/prod/stats?period=24h`, { headers: admin })).json();
+      const stats = await (
+        await fetch(`${h.service.controlUrl}/api/v1/flags/${flag.id}/environments/prod/stats?period=24h`, { headers: admin })
+      ).json();
       return stats.series.reduce((n: number, hour: { variations: Record<string, number> }) => n + (hour.variations.on ?? 0), 0);
     };
     const before = await served();
@@ -57,7 +63,10 @@ describe.each(ROUTES)('POST /v1/evaluate through %s (service-spec §4, contract 
 
   it('answers the multi-key form with the same keyed shape', async () => {
     const body = await (await evaluate(h, key, { keys: ['a', 'b'] })).json();
-    expect(body).toEqual({ a: { value: true, reason: 'default', variation: 'on' }, b: { value: false, reason: 'flag_disabled', variation: 'off' } });
+    expect(body).toEqual({
+      a: { value: true, reason: 'default', variation: 'on' },
+      b: { value: false, reason: 'flag_disabled', variation: 'off' },
+    });
   });
 
   it('evaluates the union when key and keys are both sent', async () => {
@@ -72,7 +81,9 @@ describe.each(ROUTES)('POST /v1/evaluate through %s (service-spec §4, contract 
   it('answers every key asked for, __proto__ and constructor too, with flag_not_found', async () => {
     const text = await (await evaluate(h, key, { keys: ['__proto__', 'constructor', 'a'] })).text();
     expect(JSON.parse(text)).toEqual(
-      JSON.parse('{"__proto__":{"value":null,"reason":"flag_not_found"},"constructor":{"value":null,"reason":"flag_not_found"},"a":{"value":true,"reason":"default","variation":"on"}}'),
+      JSON.parse(
+        '{"__proto__":{"value":null,"reason":"flag_not_found"},"constructor":{"value":null,"reason":"flag_not_found"},"a":{"value":true,"reason":"default","variation":"on"}}',
+      ),
     );
     expect(Object.keys(JSON.parse(text))).toEqual(['__proto__', 'constructor', 'a']);
   });

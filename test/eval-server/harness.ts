@@ -1,8 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { silentLogger } from '../../src/log/logger.js';
 import type { Actor, EnvironmentName, FlagKind, JsonValue, KillsFile, Rule } from '@flagops/core';
+import { silentLogger } from '../../src/log/logger.js';
 import { layout } from '../../src/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
 import { type Service, startService } from '../../src/service.js';
@@ -62,14 +62,23 @@ export interface FlagSpec {
 /** The files of one project with the given flags, the same config in all three environments. */
 export function projectFiles(slug: string, flags: FlagSpec[], kills: Partial<Record<EnvironmentName, KillsFile>> = {}) {
   const files: Array<{ path: string; content: string }> = [
-    { path: layout.projectFile(slug), content: serializeRepositoryFile({ kind: 'project', value: { id: `prj_${slug}`, name: slug, slug } }) },
+    {
+      path: layout.projectFile(slug),
+      content: serializeRepositoryFile({ kind: 'project', value: { id: `prj_${slug}`, name: slug, slug } }),
+    },
   ];
   for (const f of flags) {
     files.push({
       path: layout.flagFile(slug, f.key),
       content: serializeRepositoryFile({
         kind: 'flag',
-        value: { id: `flg_${slug}_${f.key}`, key: f.key, kind: f.kind ?? 'boolean', defaultValue: f.defaultValue, archivedAt: f.archivedAt ?? null },
+        value: {
+          id: `flg_${slug}_${f.key}`,
+          key: f.key,
+          kind: f.kind ?? 'boolean',
+          defaultValue: f.defaultValue,
+          archivedAt: f.archivedAt ?? null,
+        },
       }),
     });
     for (const env of ['dev', 'staging', 'prod'] as const) {
@@ -90,7 +99,10 @@ export function projectFiles(slug: string, flags: FlagSpec[], kills: Partial<Rec
     }
   }
   for (const env of ['dev', 'staging', 'prod'] as const) {
-    files.push({ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: kills[env] ?? { kills: {} } }) });
+    files.push({
+      path: layout.killsFile(slug, env),
+      content: serializeRepositoryFile({ kind: 'kills', value: kills[env] ?? { kills: {} } }),
+    });
   }
   return files;
 }

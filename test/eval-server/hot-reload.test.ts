@@ -12,12 +12,19 @@ const config = (rolloutPct: number, version: number) =>
 describe('hot reload when main moves (issue 3)', () => {
   let h: EvalHarness;
   let key: string;
-  const resultOf = async (flag: string) => ((await (await evaluate(h, key, { key: flag, context: {} })).json()) as Record<string, { value: unknown }>)[flag];
+  const resultOf = async (flag: string) =>
+    ((await (await evaluate(h, key, { key: flag, context: {} })).json()) as Record<string, { value: unknown }>)[flag];
   const health = async () => (await fetch(`${h.service.evalUrl}/healthz`)).json();
 
   beforeAll(async () => {
     h = await startHarness();
-    await commitFiles(h.repo, projectFiles('shop', [{ key: 'a', rolloutPct: 0 }, { key: 'b', rolloutPct: 0 }]));
+    await commitFiles(
+      h.repo,
+      projectFiles('shop', [
+        { key: 'a', rolloutPct: 0 },
+        { key: 'b', rolloutPct: 0 },
+      ]),
+    );
     await h.service.holder.served('acme');
     key = await sdkKey(h, 'shop', 'prod');
   });
@@ -25,19 +32,30 @@ describe('hot reload when main moves (issue 3)', () => {
 
   it('serves our own commit without a restart', async () => {
     await commitFiles(h.repo, [{ path: layout.configFile('shop', 'prod', 'a'), content: config(100, 2) }]);
-    await within(PROMPTLY_MS, () => resultOf('a'), (r) => r.value === true);
+    await within(
+      PROMPTLY_MS,
+      () => resultOf('a'),
+      (r) => r.value === true,
+    );
   });
 
   it('serves an engineer’s git push without a restart', async () => {
     const checkout = await cloneRepo(h.repo.gitdir);
     await checkout.write(path.join('projects/shop/environments/prod/b.yaml'), config(100, 2));
     await checkout.commitAndPush('roll b out');
-    await within(PROMPTLY_MS, () => resultOf('b'), (r) => r.value === true);
+    await within(
+      PROMPTLY_MS,
+      () => resultOf('b'),
+      (r) => r.value === true,
+    );
   });
 
   it('never serves an invalid pushed file: the last valid state keeps serving and /healthz names the file', async () => {
     const checkout = await cloneRepo(h.repo.gitdir);
-    await checkout.write('projects/shop/environments/prod/a.yaml', 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\nversion: 3\nrules: []\n');
+    await checkout.write(
+      'projects/shop/environments/prod/a.yaml',
+      'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\nversion: 3\nrules: []\n',
+    );
     await checkout.commitAndPush('a broken rollout');
     await within(PROMPTLY_MS, health, (body) => body.status === 'degraded');
     const report = await health();
@@ -47,7 +65,11 @@ describe('hot reload when main moves (issue 3)', () => {
 
     await checkout.write('projects/shop/environments/prod/a.yaml', config(0, 3));
     await checkout.commitAndPush('fix the rollout');
-    await within(PROMPTLY_MS, () => resultOf('a'), (r) => r.value === false);
+    await within(
+      PROMPTLY_MS,
+      () => resultOf('a'),
+      (r) => r.value === false,
+    );
     expect((await health()).status).toBe('ok');
   });
 

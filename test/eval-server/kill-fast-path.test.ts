@@ -9,9 +9,23 @@ describe('the kill fast path (service-spec §1, issue 3)', () => {
   let key: string;
   let kills: KillSwitch;
   const resultOf = async (flag: string) =>
-    ((await (await evaluate(h, key, { key: flag, context: { userId: 'u1', attributes: { plan: 'beta' } } })).json()) as Record<string, { value: unknown; reason: string }>)[flag];
-  const version = async () => (await (await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${key}` } })).json()).version;
-  const request = (flagKey: string, reason?: string) => ({ org: 'acme', repo: h.repo, projectSlug: 'shop', flagKey, environment: 'prod' as const, actor, reason });
+    (
+      (await (await evaluate(h, key, { key: flag, context: { userId: 'u1', attributes: { plan: 'beta' } } })).json()) as Record<
+        string,
+        { value: unknown; reason: string }
+      >
+    )[flag];
+  const version = async () =>
+    (await (await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${key}` } })).json()).version;
+  const request = (flagKey: string, reason?: string) => ({
+    org: 'acme',
+    repo: h.repo,
+    projectSlug: 'shop',
+    flagKey,
+    environment: 'prod' as const,
+    actor,
+    reason,
+  });
 
   beforeAll(async () => {
     h = await startHarness();
@@ -73,6 +87,10 @@ describe('the kill fast path (service-spec §1, issue 3)', () => {
     const entry = '  pushed:\n    killedAt: 2026-11-21T10:00:00.000Z\n    killedBy: erin\n';
     await checkout.write(file, current.includes('kills: {}') ? `kills:\n${entry}` : `${current.trimEnd()}\n${entry}`);
     await checkout.commitAndPush('kill pushed');
-    await within(PROMPTLY_MS, () => resultOf('pushed'), (r) => r.reason === 'killed');
+    await within(
+      PROMPTLY_MS,
+      () => resultOf('pushed'),
+      (r) => r.reason === 'killed',
+    );
   });
 });

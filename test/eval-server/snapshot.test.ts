@@ -13,13 +13,18 @@ describe.each(ROUTES)('GET /v1/snapshot through %s (service-spec ยง4, contract ย
   let h: EvalHarness;
   let prodKey: string;
   let devKey: string;
-  const get = (key: string, headers: Record<string, string> = {}) => fetch(`${h.service.evalUrl}${route}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
+  const get = (key: string, headers: Record<string, string> = {}) =>
+    fetch(`${h.service.evalUrl}${route}`, { headers: { authorization: `Bearer ${key}`, ...headers } });
 
   beforeAll(async () => {
     h = await startHarness();
     await commitFiles(h.repo, [
       ...projectFiles('shop', [
-        { key: 'checkout', rolloutPct: 30, rules: [{ id: 'beta', conditions: [{ attribute: 'plan', op: 'eq', value: 'beta' }], serve: 'on' }] },
+        {
+          key: 'checkout',
+          rolloutPct: 30,
+          rules: [{ id: 'beta', conditions: [{ attribute: 'plan', op: 'eq', value: 'beta' }], serve: 'on' }],
+        },
         { key: 'old-banner', archivedAt: '2026-01-01T00:00:00.000Z', defaultValue: false, enabled: false },
       ]),
     ]);
@@ -36,7 +41,14 @@ describe.each(ROUTES)('GET /v1/snapshot through %s (service-spec ยง4, contract ย
     expect(body.environment).toBe('prod');
     expect(Number.isInteger(body.version)).toBe(true);
     expect(Object.keys(body.flags).sort()).toEqual(['checkout', 'old-banner']);
-    expect(body.flags.checkout).toMatchObject({ enabled: true, rolloutPct: 30, valueOn: true, valueOff: false, killed: false, archived: false });
+    expect(body.flags.checkout).toMatchObject({
+      enabled: true,
+      rolloutPct: 30,
+      valueOn: true,
+      valueOff: false,
+      killed: false,
+      archived: false,
+    });
     expect(body.flags.checkout.rules[0].id).toBe('beta');
     expect(body.flags['old-banner']).toMatchObject({ archived: true, defaultValue: false, enabled: false });
   });
@@ -83,7 +95,10 @@ describe.each(ROUTES)('GET /v1/snapshot through %s (service-spec ยง4, contract ย
     await commitFiles(h.repo, [
       {
         path: layout.configFile('shop', 'dev', 'checkout'),
-        content: serializeRepositoryFile({ kind: 'config', value: { enabled: true, rolloutPct: 55, valueOn: true, valueOff: false, version: 2, rules: [] } }),
+        content: serializeRepositoryFile({
+          kind: 'config',
+          value: { enabled: true, rolloutPct: 55, valueOn: true, valueOff: false, version: 2, rules: [] },
+        }),
       },
     ]);
     await h.service.holder.served('acme');
@@ -104,7 +119,12 @@ describe.each(ROUTES)('GET /v1/snapshot through %s (service-spec ยง4, contract ย
   });
 
   it('refuses a missing, malformed or non-sdk key with 401 and the error body', async () => {
-    for (const headers of [{} as Record<string, string>, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Basic abc' }, { authorization: `Bearer ${'svc_adm_evalserveradmin00000000000001'}` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: 'Bearer svc_sdk_nope' },
+      { authorization: 'Basic abc' },
+      { authorization: `Bearer ${'svc_adm_evalserveradmin00000000000001'}` },
+    ]) {
       const res = await fetch(`${h.service.evalUrl}${route}`, { headers });
       expect(res.status).toBe(401);
       expect((await res.json()).error.code).toBe('unauthorized');

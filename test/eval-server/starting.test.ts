@@ -23,7 +23,13 @@ describe('an evaluation server that is listening but does not serve the organisa
     counter = await EvaluationCounter.open({ dataDir });
     holder = new SnapshotHolder(silentLogger); // the organisation is added only in the test, as service.ts does after listening
     attachStreamHub(holder);
-    const deps = { keys: h.service.keys, holder, counter, logger: silentLogger, health: () => ({ status: 503, body: { status: 'starting' } }) };
+    const deps = {
+      keys: h.service.keys,
+      holder,
+      counter,
+      logger: silentLogger,
+      health: () => ({ status: 503, body: { status: 'starting' } }),
+    };
     server = await listen(createEvalApp(deps), '127.0.0.1', 0, evalFastPath(deps));
   });
   afterAll(async () => {
@@ -44,7 +50,11 @@ describe('an evaluation server that is listening but does not serve the organisa
 
   it('answers a valid SDK key 503 unavailable (retry), not 404 (which says the key has no project)', async () => {
     for (const [method, route, body] of requests) {
-      const res = await fetch(`${server.url}${route}`, { method, body, headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' } });
+      const res = await fetch(`${server.url}${route}`, {
+        method,
+        body,
+        headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+      });
       expect(res.status, `${method} ${route}`).toBe(503);
       expect((await res.json()).error.code).toBe('unavailable');
     }
@@ -54,7 +64,11 @@ describe('an evaluation server that is listening but does not serve the organisa
 
   it('serves once the organisation is added', async () => {
     await holder.add(ORG, h.repo);
-    const res = await fetch(`${server.url}/v1/evaluate`, { method: 'POST', body: '{"key":"new-checkout"}', headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' } });
+    const res = await fetch(`${server.url}/v1/evaluate`, {
+      method: 'POST',
+      body: '{"key":"new-checkout"}',
+      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(200);
     expect((await res.json())['new-checkout'].reason).toBeDefined();
   });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvaluationResult } from '@flagops/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servableVectors, vectors } from '../vectors/servable-vectors.js';
 import { commitFiles, type EvalHarness, evaluate, sdkKey, startHarness } from './harness.js';
 
@@ -11,7 +11,11 @@ describe('the shared evaluation vectors through POST /v1/evaluate (contract §4)
 
   beforeAll(async () => {
     h = await startHarness();
-    await commitFiles(h.repo, servable.flatMap((s) => s.files), 'the evaluation vectors');
+    await commitFiles(
+      h.repo,
+      servable.flatMap((s) => s.files),
+      'the evaluation vectors',
+    );
     await h.service.holder.served('acme');
     for (const { slug } of servable) keys.push(await sdkKey(h, slug, 'prod'));
   }, 120_000);

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { compileEnvironment, type Rule } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { evaluateOne, findUser, flag } from './support.js';
 
 const always = (id: string, serve: 'on' | 'off', rolloutPct?: number): Rule =>
@@ -9,7 +9,11 @@ const matchingEverything = { rolloutPct: 100, rules: [always('all', 'on')] };
 describe('contract §4 evaluation order', () => {
   describe('a killed flag (step 1)', () => {
     it('serves valueOff, variation off, reason killed, even when a rule matches and rollout is 100', () => {
-      expect(evaluateOne(flag({ ...matchingEverything, killed: true }), { userId: 'u' })).toStrictEqual({ value: 'grey', reason: 'killed', variation: 'off' });
+      expect(evaluateOne(flag({ ...matchingEverything, killed: true }), { userId: 'u' })).toStrictEqual({
+        value: 'grey',
+        reason: 'killed',
+        variation: 'off',
+      });
     });
     it('is killed before it is archived or disabled', () => {
       expect(evaluateOne(flag({ killed: true, archived: true, enabled: false }), {}).reason).toBe('killed');
@@ -35,7 +39,11 @@ describe('contract §4 evaluation order', () => {
 
   describe('an archived flag (step 2)', () => {
     it('serves defaultValue with variation default, even when a rule matches', () => {
-      expect(evaluateOne(flag({ ...matchingEverything, archived: true }), { userId: 'u' })).toStrictEqual({ value: 'legacy', reason: 'archived', variation: 'default' });
+      expect(evaluateOne(flag({ ...matchingEverything, archived: true }), { userId: 'u' })).toStrictEqual({
+        value: 'legacy',
+        reason: 'archived',
+        variation: 'default',
+      });
     });
     it('serves null when the flag has no defaultValue', () => {
       const { defaultValue: _, ...withoutDefault } = flag({ archived: true });
@@ -48,12 +56,20 @@ describe('contract §4 evaluation order', () => {
 
   describe('a disabled flag (step 3)', () => {
     it('serves valueOff, variation off, reason flag_disabled, even when a rule matches and rollout is 100', () => {
-      expect(evaluateOne(flag({ ...matchingEverything, enabled: false }), { userId: 'u' })).toStrictEqual({ value: 'grey', reason: 'flag_disabled', variation: 'off' });
+      expect(evaluateOne(flag({ ...matchingEverything, enabled: false }), { userId: 'u' })).toStrictEqual({
+        value: 'grey',
+        reason: 'flag_disabled',
+        variation: 'off',
+      });
     });
   });
 
   describe('rules (step 4)', () => {
-    const country = (id: string, value: string, serve: 'on' | 'off'): Rule => ({ id, conditions: [{ attribute: 'country', op: 'eq', value }], serve });
+    const country = (id: string, value: string, serve: 'on' | 'off'): Rule => ({
+      id,
+      conditions: [{ attribute: 'country', op: 'eq', value }],
+      serve,
+    });
 
     it('a rule matches when all its conditions hold', () => {
       const rule: Rule = {
@@ -68,11 +84,21 @@ describe('contract §4 evaluation order', () => {
       expect(evaluateOne(flag({ rules: [rule] }), { attributes: { country: 'DE', plan: 'free' } }).reason).toBe('default');
     });
     it('a rule without conditions always matches', () => {
-      expect(evaluateOne(flag({ rules: [always('all', 'on')] }), {})).toStrictEqual({ value: 'blue', reason: 'rule_match', variation: 'on', ruleId: 'all' });
+      expect(evaluateOne(flag({ rules: [always('all', 'on')] }), {})).toStrictEqual({
+        value: 'blue',
+        reason: 'rule_match',
+        variation: 'on',
+        ruleId: 'all',
+      });
     });
     it('the first rule that applies decides, in order', () => {
       const f = flag({ rules: [country('de', 'DE', 'off'), always('rest', 'on')] });
-      expect(evaluateOne(f, { attributes: { country: 'DE' } })).toStrictEqual({ value: 'grey', reason: 'rule_match', variation: 'off', ruleId: 'de' });
+      expect(evaluateOne(f, { attributes: { country: 'DE' } })).toStrictEqual({
+        value: 'grey',
+        reason: 'rule_match',
+        variation: 'off',
+        ruleId: 'de',
+      });
       expect(evaluateOne(f, { attributes: { country: 'FR' } }).ruleId).toBe('rest');
     });
     it('serve off serves valueOff even when the rollout would serve valueOn', () => {
@@ -82,13 +108,24 @@ describe('contract §4 evaluation order', () => {
     describe('a rule with rolloutPct', () => {
       it('applies when the bucket is below it, reporting the bucket', () => {
         const { userId, bucket } = findUser('f', (b) => b < 40);
-        expect(evaluateOne(flag({ rules: [always('r', 'on', 40)] }), { userId })).toStrictEqual({ value: 'blue', reason: 'rule_match', variation: 'on', ruleId: 'r', bucket });
+        expect(evaluateOne(flag({ rules: [always('r', 'on', 40)] }), { userId })).toStrictEqual({
+          value: 'blue',
+          reason: 'rule_match',
+          variation: 'on',
+          ruleId: 'r',
+          bucket,
+        });
       });
       it('does not apply when the bucket equals or exceeds it; evaluation moves on', () => {
         const { userId, bucket } = findUser('f', (b) => b >= 40);
         expect(evaluateOne(flag({ rules: [always('r', 'on', 40)] }), { userId }).reason).toBe('default');
         expect(evaluateOne(flag({ rules: [always('r', 'on', bucket)] }), { userId }).reason).toBe('default');
-        expect(evaluateOne(flag({ rules: [always('r', 'on', 40), always('next', 'off')] }), { userId })).toStrictEqual({ value: 'grey', reason: 'rule_match', variation: 'off', ruleId: 'next' });
+        expect(evaluateOne(flag({ rules: [always('r', 'on', 40), always('next', 'off')] }), { userId })).toStrictEqual({
+          value: 'grey',
+          reason: 'rule_match',
+          variation: 'off',
+          ruleId: 'next',
+        });
       });
       it('does not apply without a userId, even at 100', () => {
         expect(evaluateOne(flag({ rules: [always('r', 'on', 100)] }), { attributes: {} }).reason).toBe('default');
@@ -96,7 +133,12 @@ describe('contract §4 evaluation order', () => {
       });
       it('shares its bucket with the flag rollout', () => {
         const { userId, bucket } = findUser('f', (b) => b >= 10 && b < 60);
-        expect(evaluateOne(flag({ rolloutPct: 60, rules: [always('r', 'on', 10)] }), { userId })).toStrictEqual({ value: 'blue', reason: 'rollout', variation: 'on', bucket });
+        expect(evaluateOne(flag({ rolloutPct: 60, rules: [always('r', 'on', 10)] }), { userId })).toStrictEqual({
+          value: 'blue',
+          reason: 'rollout',
+          variation: 'on',
+          bucket,
+        });
       });
     });
   });
@@ -104,23 +146,39 @@ describe('contract §4 evaluation order', () => {
   describe('the rollout (step 5)', () => {
     const { userId, bucket } = findUser('f', (b) => b > 1 && b < 99);
     it('100 serves valueOn, reason default, no bucket, with or without userId', () => {
-      for (const context of [{ userId }, {}]) expect(evaluateOne(flag({ rolloutPct: 100 }), context)).toStrictEqual({ value: 'blue', reason: 'default', variation: 'on' });
+      for (const context of [{ userId }, {}])
+        expect(evaluateOne(flag({ rolloutPct: 100 }), context)).toStrictEqual({ value: 'blue', reason: 'default', variation: 'on' });
     });
     it('0 serves valueOff, reason default, no bucket, with or without userId', () => {
-      for (const context of [{ userId }, {}]) expect(evaluateOne(flag({ rolloutPct: 0 }), context)).toStrictEqual({ value: 'grey', reason: 'default', variation: 'off' });
+      for (const context of [{ userId }, {}])
+        expect(evaluateOne(flag({ rolloutPct: 0 }), context)).toStrictEqual({ value: 'grey', reason: 'default', variation: 'off' });
     });
     it('in between, serves valueOn when the bucket is below rolloutPct, reason rollout, with bucket', () => {
-      expect(evaluateOne(flag({ rolloutPct: bucket + 0.01 }), { userId })).toStrictEqual({ value: 'blue', reason: 'rollout', variation: 'on', bucket });
+      expect(evaluateOne(flag({ rolloutPct: bucket + 0.01 }), { userId })).toStrictEqual({
+        value: 'blue',
+        reason: 'rollout',
+        variation: 'on',
+        bucket,
+      });
     });
     it('in between, serves valueOff when the bucket is not below rolloutPct', () => {
-      expect(evaluateOne(flag({ rolloutPct: bucket }), { userId })).toStrictEqual({ value: 'grey', reason: 'rollout', variation: 'off', bucket });
+      expect(evaluateOne(flag({ rolloutPct: bucket }), { userId })).toStrictEqual({
+        value: 'grey',
+        reason: 'rollout',
+        variation: 'off',
+        bucket,
+      });
     });
     it('in between without userId serves valueOff, reason rollout, no bucket', () => {
       expect(evaluateOne(flag({ rolloutPct: 50 }), {})).toStrictEqual({ value: 'grey', reason: 'rollout', variation: 'off' });
     });
     it('treats an empty or non-string userId as no userId', () => {
       expect(evaluateOne(flag({ rolloutPct: 50 }), { userId: '' })).toStrictEqual({ value: 'grey', reason: 'rollout', variation: 'off' });
-      expect(evaluateOne(flag({ rolloutPct: 50 }), { userId: 42 as never })).toStrictEqual({ value: 'grey', reason: 'rollout', variation: 'off' });
+      expect(evaluateOne(flag({ rolloutPct: 50 }), { userId: 42 as never })).toStrictEqual({
+        value: 'grey',
+        reason: 'rollout',
+        variation: 'off',
+      });
     });
     it('serves about rolloutPct percent of many users', () => {
       const env = compileEnvironment({ f: flag({ rolloutPct: 25 }) });
@@ -149,7 +207,11 @@ describe('a compiled environment', () => {
   });
 
   it('is unaffected by later changes to the snapshot it was compiled from', () => {
-    const source = flag({ rolloutPct: 100, valueOn: { limit: 5 }, rules: [{ id: 'r', serve: 'off', conditions: [{ attribute: 'c', op: 'in', value: ['DE'] }] }] });
+    const source = flag({
+      rolloutPct: 100,
+      valueOn: { limit: 5 },
+      rules: [{ id: 'r', serve: 'off', conditions: [{ attribute: 'c', op: 'in', value: ['DE'] }] }],
+    });
     const env = compileEnvironment({ f: source });
     (source.valueOn as { limit: number }).limit = 99;
     (source.rules[0].conditions[0].value as string[]).push('FR');
@@ -173,7 +235,9 @@ describe('a compiled environment', () => {
   });
 
   it('evaluates a context without attributes, or none at all, without throwing', () => {
-    const env = compileEnvironment({ f: flag({ rolloutPct: 50, rules: [{ id: 'r', serve: 'on', conditions: [{ attribute: 'a', op: 'neq', value: 1 }] }] }) });
+    const env = compileEnvironment({
+      f: flag({ rolloutPct: 50, rules: [{ id: 'r', serve: 'on', conditions: [{ attribute: 'a', op: 'neq', value: 1 }] }] }),
+    });
     expect(env.evaluate('f', {}).reason).toBe('rollout');
     expect(env.evaluate('f', undefined as never).reason).toBe('rollout');
     expect(env.evaluate('f', { attributes: null as never }).reason).toBe('rollout');

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { explainEvaluation } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { findUser, flag } from './support.js';
 
 const euRule = {
@@ -33,7 +33,10 @@ describe('explainEvaluation (which step of contract §4 decided, and why)', () =
   });
 
   it('shows every condition of a rule that did not match, with the value it tested', () => {
-    const { result, steps } = explainEvaluation(flag({ rules: [euRule] }), 'f', { userId: 'u', attributes: { country: 'US', appVersion: '2.1.0' } });
+    const { result, steps } = explainEvaluation(flag({ rules: [euRule] }), 'f', {
+      userId: 'u',
+      attributes: { country: 'US', appVersion: '2.1.0' },
+    });
     expect(result.reason).toBe('default');
     const rule = steps.find((s) => s.step === 'rule');
     expect(rule?.ruleId).toBe('eu-new');
@@ -66,12 +69,19 @@ describe('explainEvaluation (which step of contract §4 decided, and why)', () =
     );
     const out = explainEvaluation(f, 'f', { userId: outside.userId, attributes }).steps;
     expect(out.at(-2)?.outcome).toBe(`matches, but bucket ${outside.bucket} is not below rolloutPct 30: does not apply`);
-    expect(explainEvaluation(f, 'f', { attributes }).steps.at(-2)?.outcome).toBe('matches, but its rolloutPct 30 needs a userId: does not apply');
+    expect(explainEvaluation(f, 'f', { attributes }).steps.at(-2)?.outcome).toBe(
+      'matches, but its rolloutPct 30 needs a userId: does not apply',
+    );
   });
 
   it('explains the rollout step with the bucket, or the missing userId', () => {
     const { userId, bucket } = findUser('f', (b) => b < 50);
-    expect(explainEvaluation(flag({ rolloutPct: 50 }), 'f', { userId }).steps.at(-1)).toEqual({ step: 'rollout', outcome: `bucket ${bucket} < rolloutPct 50: serves valueOn` });
-    expect(explainEvaluation(flag({ rolloutPct: 50 }), 'f', {}).steps.at(-1)?.outcome).toBe('rolloutPct 50 needs a userId to bucket: serves valueOff');
+    expect(explainEvaluation(flag({ rolloutPct: 50 }), 'f', { userId }).steps.at(-1)).toEqual({
+      step: 'rollout',
+      outcome: `bucket ${bucket} < rolloutPct 50: serves valueOn`,
+    });
+    expect(explainEvaluation(flag({ rolloutPct: 50 }), 'f', {}).steps.at(-1)?.outcome).toBe(
+      'rolloutPct 50 needs a userId to bucket: serves valueOff',
+    );
   });
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { bucket, murmur3_32 } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { referenceBucket, referenceMurmur, seeded } from './support.js';
 
 function randomString(random: () => number, maxLength: number): string {
@@ -8,8 +8,10 @@ function randomString(random: () => number, maxLength: number): string {
   for (let i = 0; i < length; i++) {
     const r = random();
     if (r < 0.5) s += String.fromCharCode(0x20 + Math.floor(random() * 0x5f));
-    else if (r < 0.65) s += String.fromCharCode(0x80 + Math.floor(random() * 0x780)); // 2-byte UTF-8
-    else if (r < 0.85) s += String.fromCharCode(0x800 + Math.floor(random() * 0xf7ff)); // 3-byte, lone surrogates too
+    else if (r < 0.65)
+      s += String.fromCharCode(0x80 + Math.floor(random() * 0x780)); // 2-byte UTF-8
+    else if (r < 0.85)
+      s += String.fromCharCode(0x800 + Math.floor(random() * 0xf7ff)); // 3-byte, lone surrogates too
     else s += String.fromCodePoint(0x10000 + Math.floor(random() * 0xfffff)); // surrogate pair, 4-byte
   }
   return s;
@@ -28,7 +30,8 @@ describe('murmur3_32 (contract §4: MurmurHash3 x86 32-bit of the UTF-8 string)'
   });
 
   it('honours the seed', () => {
-    for (const seed of [1, 42, 0x9747b28c, 0xffffffff]) expect(murmur3_32('checkout/user-1', seed)).toBe(referenceMurmur('checkout/user-1', seed));
+    for (const seed of [1, 42, 0x9747b28c, 0xffffffff])
+      expect(murmur3_32('checkout/user-1', seed)).toBe(referenceMurmur('checkout/user-1', seed));
   });
 
   it.each([

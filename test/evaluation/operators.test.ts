@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { OPERATORS } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { holds } from './support.js';
 
 const withAttr = (value: unknown) => ({ userId: 'u1', attributes: { a: value } });
@@ -8,8 +8,18 @@ const on = (op: string, value: unknown) => ({ attribute: 'a', op, value });
 describe('contract §4 conditions', () => {
   describe('a missing attribute', () => {
     const values: Record<string, unknown> = {
-      eq: 'x', neq: 'x', in: ['x'], not_in: ['x'], contains: 'x',
-      gt: 1, gte: 1, lt: 1, lte: 1, semver_eq: '1.0.0', semver_gt: '1.0.0', semver_lt: '1.0.0',
+      eq: 'x',
+      neq: 'x',
+      in: ['x'],
+      not_in: ['x'],
+      contains: 'x',
+      gt: 1,
+      gte: 1,
+      lt: 1,
+      lte: 1,
+      semver_eq: '1.0.0',
+      semver_gt: '1.0.0',
+      semver_lt: '1.0.0',
     };
     it.each(OPERATORS)('makes %s false, neq and not_in included', (op) => {
       expect(holds(on(op, values[op]), { userId: 'u1', attributes: { other: 'x' } })).toBe(false);
@@ -137,10 +147,38 @@ describe('contract §4 conditions', () => {
   });
 
   describe.each<[string, Array<[number, boolean]>]>([
-    ['gt', [[19, true], [18, false], [17, false]]],
-    ['gte', [[19, true], [18, true], [17, false]]],
-    ['lt', [[19, false], [18, false], [17, true]]],
-    ['lte', [[19, false], [18, true], [17, true]]],
+    [
+      'gt',
+      [
+        [19, true],
+        [18, false],
+        [17, false],
+      ],
+    ],
+    [
+      'gte',
+      [
+        [19, true],
+        [18, true],
+        [17, false],
+      ],
+    ],
+    [
+      'lt',
+      [
+        [19, false],
+        [18, false],
+        [17, true],
+      ],
+    ],
+    [
+      'lte',
+      [
+        [19, false],
+        [18, true],
+        [17, true],
+      ],
+    ],
   ])('%s', (op, table) => {
     it.each(table)(`compares the number %d with 18: %s`, (attribute, expected) => {
       expect(holds(on(op, 18), withAttr(attribute))).toBe(expected);

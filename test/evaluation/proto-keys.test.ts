@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileEnvironment, type JsonValue, type SnapshotFlag } from '@flagops/core';
 import { toFlagopsContext } from '@flagops/openfeature';
 import { createClient } from '@flagops/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluate } from '../eval-server/harness.js';
 import { quiet, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
@@ -37,7 +37,9 @@ describe('keys named __proto__ or constructor (flag values, flag keys, attribute
   describe('POST /v1/evaluate', () => {
     it('serves a json value with a "__proto__" key exactly as the snapshot holds it', async () => {
       const evaluated = await (await evaluate(h, h.key, { key: 'config' })).text();
-      const snapshot = (await (await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${h.key}` } })).json()) as {
+      const snapshot = (await (
+        await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${h.key}` } })
+      ).json()) as {
         flags: Record<string, SnapshotFlag>;
       };
       expect(evaluated).toBe('{"config":{"value":{"__proto__":{"polluted":true},"plain":1},"reason":"default","variation":"on"}}');
@@ -46,11 +48,15 @@ describe('keys named __proto__ or constructor (flag values, flag keys, attribute
 
     it('answers the key "__proto__" like any unknown key', async () => {
       const text = await (await evaluate(h, h.key, { keys: ['__proto__', 'constructor'] })).text();
-      expect(text).toBe('{"__proto__":{"value":null,"reason":"flag_not_found"},"constructor":{"value":"built","reason":"default","variation":"on"}}');
+      expect(text).toBe(
+        '{"__proto__":{"value":null,"reason":"flag_not_found"},"constructor":{"value":"built","reason":"default","variation":"on"}}',
+      );
     });
 
     it('reads an attribute "__proto__" sent in the context, and no inherited "constructor"', async () => {
-      const body = await (await evaluate(h, h.key, { keys: ['proto-rule', 'constructor-rule'], context: { attributes: PROTO_ATTRIBUTES } })).json();
+      const body = await (
+        await evaluate(h, h.key, { keys: ['proto-rule', 'constructor-rule'], context: { attributes: PROTO_ATTRIBUTES } })
+      ).json();
       expect(body['proto-rule']).toMatchObject({ reason: 'rule_match', ruleId: 'has-proto' });
       expect(body['constructor-rule']).toMatchObject({ reason: 'default', variation: 'off' });
     });

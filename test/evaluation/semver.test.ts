@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { compareSemver, parseSemver } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 
 // The regular expression semver.org 2.0.0 publishes for valid versions: an independent check of validity.
 const SEMVER_ORG =

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { type Condition, compileEnvironment, type EvaluationContext, type EvaluationResult, type SnapshotFlag } from '@flagops/core';
 import murmurhash from 'murmurhash-js';
-import { compileEnvironment, type Condition, type EvaluationContext, type EvaluationResult, type SnapshotFlag } from '@flagops/core';
 
 /** Reference MurmurHash3 of a string's UTF-8 bytes, from murmurhash-js (not the code under test). */
 export function referenceMurmur(s: string, seed = 0): number {
@@ -61,7 +61,6 @@ export function seeded(seed: number): () => number {
     return state / 2 ** 32;
   };
 }
-
 
 /** Evaluates one flag under the key "f". */
 export function evaluateOne(f: SnapshotFlag, context: EvaluationContext, killedKeys?: ReadonlySet<string>): EvaluationResult {

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { compileEnvironment, explainEvaluation, OPERATORS } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { loadVectors, referenceBucket, type Vector } from './support.js';
 
 const vectors = loadVectors();
@@ -17,7 +17,8 @@ describe('the shared evaluation vectors (test/vectors/evaluation.json)', () => {
 
   it('cover every reason of contract §4 and every operator', () => {
     const reasons = new Set(vectors.map((v) => v.expected.reason));
-    for (const reason of ['killed', 'archived', 'flag_disabled', 'rule_match', 'rollout', 'default', 'flag_not_found']) expect(reasons).toContain(reason);
+    for (const reason of ['killed', 'archived', 'flag_disabled', 'rule_match', 'rollout', 'default', 'flag_not_found'])
+      expect(reasons).toContain(reason);
     const ops = new Set(vectors.flatMap((v) => v.flag?.rules.flatMap((r) => r.conditions.map((c) => c.op)) ?? []));
     for (const op of OPERATORS) expect(ops).toContain(op);
   });

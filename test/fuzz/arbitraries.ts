@@ -4,19 +4,94 @@
  * small shared pools as often as from the whole space, so that rules match (and fail to) often enough for
  * the evaluation properties to reach every step.
  */
-import fc from 'fast-check';
+
 import type { Condition, EnvironmentConfig, EvaluationContext, JsonValue, Rule, SnapshotFlag } from '@flagops/core';
+import fc from 'fast-check';
 
 /** Objects as JSON.parse and yaml make them, with Object's prototype (fast-check also makes null-prototype ones). */
 const PLAIN = { noNullPrototype: true } as const;
 
 /** Strings YAML and our readers treat specially: they look like other types, or hold syntax. */
 export const TRICKY_STRINGS = [
-  '', ' ', 'on', 'off', 'yes', 'No', 'y', 'null', 'Null', 'NULL', '~', 'true', 'True', 'TRUE', 'false', 'tRue', '0', '-0', '+5', '007',
-  '0x1F', '0o17', '1e3', '1E-3', '.5', '5.', '1_000', '1.2.3', '4.1.0-rc.1', '.inf', '-.Inf', '.nan', '12:30', '2001-12-14', ' x', 'x ',
-  'a: b', 'a:b', ':', '- x', '-', '#x', 'x #y', '[x]', '{x}', 'a,b', '!tag', '&a', '*a', '|', '>', '%x', '@x', '`x', '?', '? x', '"q"',
-  "it's", '\\', '\\n', '\t', '\r\n', '\n', 'a\nb', 'é', 'e\u0301', '日本', '🚀', '\u2028', '\uFEFF', '\u0085', '\u00a0', '__proto__',
-  'constructor', 'toString', 'http://example.com/a?b=c#d', '@example.com', '---', '...',
+  '',
+  ' ',
+  'on',
+  'off',
+  'yes',
+  'No',
+  'y',
+  'null',
+  'Null',
+  'NULL',
+  '~',
+  'true',
+  'True',
+  'TRUE',
+  'false',
+  'tRue',
+  '0',
+  '-0',
+  '+5',
+  '007',
+  '0x1F',
+  '0o17',
+  '1e3',
+  '1E-3',
+  '.5',
+  '5.',
+  '1_000',
+  '1.2.3',
+  '4.1.0-rc.1',
+  '.inf',
+  '-.Inf',
+  '.nan',
+  '12:30',
+  '2001-12-14',
+  ' x',
+  'x ',
+  'a: b',
+  'a:b',
+  ':',
+  '- x',
+  '-',
+  '#x',
+  'x #y',
+  '[x]',
+  '{x}',
+  'a,b',
+  '!tag',
+  '&a',
+  '*a',
+  '|',
+  '>',
+  '%x',
+  '@x',
+  '`x',
+  '?',
+  '? x',
+  '"q"',
+  "it's",
+  '\\',
+  '\\n',
+  '\t',
+  '\r\n',
+  '\n',
+  'a\nb',
+  'é',
+  'e\u0301',
+  '日本',
+  '🚀',
+  '\u2028',
+  '\uFEFF',
+  '\u0085',
+  '\u00a0',
+  '__proto__',
+  'constructor',
+  'toString',
+  'http://example.com/a?b=c#d',
+  '@example.com',
+  '---',
+  '...',
 ];
 
 /** Any string: ASCII, grapheme and raw UTF-16 (lone surrogates too), or one of the tricky ones. */
@@ -65,21 +140,42 @@ const poolScalar = fc.constantFrom(...POOL_SCALARS);
 const semverText = fc.oneof(
   fc.constantFrom('1.2.3', '2.0.0', '1.2.3-beta.1', '1.2.3-alpha', '0.0.0', '10.20.30+build.5', '1.0.0-0.3.7'),
   fc
-    .tuple(fc.nat(12), fc.nat(12), fc.nat(12), fc.option(fc.constantFrom('rc.1', 'alpha', 'beta.2', '0')), fc.option(fc.constantFrom('build', 'sha.5')))
+    .tuple(
+      fc.nat(12),
+      fc.nat(12),
+      fc.nat(12),
+      fc.option(fc.constantFrom('rc.1', 'alpha', 'beta.2', '0')),
+      fc.option(fc.constantFrom('build', 'sha.5')),
+    )
     .map(([a, b, c, pre, build]) => `${a}.${b}.${c}${pre === null ? '' : `-${pre}`}${build === null ? '' : `+${build}`}`),
 );
 const conditionScalar = fc.oneof(poolScalar, jsonScalar);
 const ruleNumber = fc.oneof(fc.constantFrom(0, 1, 10, -3.5, 99.99), finiteNumber);
 
 export const ATTRIBUTES = ['country', 'plan', 'appVersion', 'age', 'tags', 'userId', 'email'] as const;
-const attributeName = fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...ATTRIBUTES) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) });
+const attributeName = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom(...ATTRIBUTES) },
+  { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 12 }) },
+);
 
 /** A condition whose value has the type its operator needs (what the schema accepts). */
 export const condition: fc.Arbitrary<Condition> = fc.oneof(
-  fc.record({ attribute: attributeName, op: fc.constantFrom('eq' as const, 'neq' as const, 'contains' as const), value: conditionScalar }, PLAIN),
-  fc.record({ attribute: attributeName, op: fc.constantFrom('in' as const, 'not_in' as const), value: fc.array(conditionScalar, { maxLength: 5 }) }, PLAIN),
-  fc.record({ attribute: attributeName, op: fc.constantFrom('gt' as const, 'gte' as const, 'lt' as const, 'lte' as const), value: ruleNumber }, PLAIN),
-  fc.record({ attribute: attributeName, op: fc.constantFrom('semver_eq' as const, 'semver_gt' as const, 'semver_lt' as const), value: semverText }, PLAIN),
+  fc.record(
+    { attribute: attributeName, op: fc.constantFrom('eq' as const, 'neq' as const, 'contains' as const), value: conditionScalar },
+    PLAIN,
+  ),
+  fc.record(
+    { attribute: attributeName, op: fc.constantFrom('in' as const, 'not_in' as const), value: fc.array(conditionScalar, { maxLength: 5 }) },
+    PLAIN,
+  ),
+  fc.record(
+    { attribute: attributeName, op: fc.constantFrom('gt' as const, 'gte' as const, 'lt' as const, 'lte' as const), value: ruleNumber },
+    PLAIN,
+  ),
+  fc.record(
+    { attribute: attributeName, op: fc.constantFrom('semver_eq' as const, 'semver_gt' as const, 'semver_lt' as const), value: semverText },
+    PLAIN,
+  ),
 );
 
 /** A percentage from 0 to 100: the edges, whole numbers and fractions. */
@@ -120,30 +216,40 @@ export const flagKey = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._-]{0,20}$/).fi
 
 /** An environment config as the repository holds it. */
 export function environmentConfig(value: fc.Arbitrary<JsonValue> = jsonValue()): fc.Arbitrary<EnvironmentConfig> {
-  return fc.record({
-    enabled: fc.boolean(),
-    rolloutPct: percentage,
-    valueOn: value,
-    valueOff: value,
-    version: fc.nat(1_000_000),
-    rules,
-  }, PLAIN);
+  return fc.record(
+    {
+      enabled: fc.boolean(),
+      rolloutPct: percentage,
+      valueOn: value,
+      valueOff: value,
+      version: fc.nat(1_000_000),
+      rules,
+    },
+    PLAIN,
+  );
 }
 
 /** A snapshot entry: an environment config plus killed, archived and defaultValue. */
-export const snapshotFlag: fc.Arbitrary<SnapshotFlag> = fc.record({
-  enabled: fc.boolean(),
-  rolloutPct: percentage,
-  valueOn: jsonValue(2),
-  valueOff: jsonValue(2),
-  rules,
-  killed: fc.boolean(),
-  archived: fc.boolean(),
-  defaultValue: jsonValue(2),
-}, PLAIN);
+export const snapshotFlag: fc.Arbitrary<SnapshotFlag> = fc.record(
+  {
+    enabled: fc.boolean(),
+    rolloutPct: percentage,
+    valueOn: jsonValue(2),
+    valueOff: jsonValue(2),
+    rules,
+    killed: fc.boolean(),
+    archived: fc.boolean(),
+    defaultValue: jsonValue(2),
+  },
+  PLAIN,
+);
 
 /** A snapshot's flags: up to five, keyed by flag key. */
-export const snapshotFlags: fc.Arbitrary<Record<string, SnapshotFlag>> = fc.dictionary(flagKey, snapshotFlag, { minKeys: 1, maxKeys: 5, noNullPrototype: true });
+export const snapshotFlags: fc.Arbitrary<Record<string, SnapshotFlag>> = fc.dictionary(flagKey, snapshotFlag, {
+  minKeys: 1,
+  maxKeys: 5,
+  noNullPrototype: true,
+});
 
 const attributeValue: fc.Arbitrary<unknown> = fc.oneof(
   poolScalar,

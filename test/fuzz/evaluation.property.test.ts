@@ -6,10 +6,18 @@
  * snapshot as JSON, gives exactly the core's results.
  */
 import { deepStrictEqual } from 'node:assert/strict';
+import {
+  bucket,
+  compileEnvironment,
+  type EvaluationContext,
+  type EvaluationResult,
+  type JsonValue,
+  type Snapshot,
+  type SnapshotFlag,
+} from '@flagops/core';
+import { createClient, silentSdkLogger } from '@flagops/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bucket, compileEnvironment, type EvaluationContext, type EvaluationResult, type JsonValue, type Snapshot, type SnapshotFlag } from '@flagops/core';
-import { createClient, silentSdkLogger } from '@flagops/sdk';
 import { referenceBucket } from '../evaluation/support.js';
 import { ManualScheduler } from '../sdk/manual-scheduler.js';
 import { anyString, context, flagKey, snapshotFlag, snapshotFlags } from './arbitraries.js';
@@ -23,7 +31,12 @@ const anonymousContext: fc.Arbitrary<EvaluationContext> = fc
   .tuple(context, fc.boolean())
   .map(([{ userId: _userId, ...rest }, empty]) => (empty ? { ...rest, userId: '' } : rest));
 
-function evaluate(flags: Record<string, SnapshotFlag>, key: string, ctx: EvaluationContext, killedKeys?: ReadonlySet<string>): EvaluationResult {
+function evaluate(
+  flags: Record<string, SnapshotFlag>,
+  key: string,
+  ctx: EvaluationContext,
+  killedKeys?: ReadonlySet<string>,
+): EvaluationResult {
   return compileEnvironment(flags).evaluate(key, ctx, killedKeys);
 }
 
@@ -48,7 +61,11 @@ describe('evaluation, for any snapshot and context', () => {
   it('serves the defaultValue of an archived flag that is not killed', () => {
     fc.assert(
       fc.property(snapshotFlag, flagKey, context, (flag, key, ctx) => {
-        deepStrictEqual(evaluate({ [key]: { ...flag, archived: true, killed: false } }, key, ctx), { value: flag.defaultValue, reason: 'archived', variation: 'default' });
+        deepStrictEqual(evaluate({ [key]: { ...flag, archived: true, killed: false } }, key, ctx), {
+          value: flag.defaultValue,
+          reason: 'archived',
+          variation: 'default',
+        });
       }),
       runs({ test: 300, fuzz: 50_000 }),
     );
@@ -141,7 +158,8 @@ describe("the SDK's local evaluation", () => {
         const client = localClient(flags);
         try {
           for (const key of Object.keys(flags)) {
-            for (const ctx of contexts) deepStrictEqual(client.details(key, null, ctx), core.evaluate(key, ctx), `${key} for ${JSON.stringify(ctx)}`);
+            for (const ctx of contexts)
+              deepStrictEqual(client.details(key, null, ctx), core.evaluate(key, ctx), `${key} for ${JSON.stringify(ctx)}`);
           }
         } finally {
           await client.close();

@@ -7,9 +7,9 @@
  * in. One real service runs for the whole file, with a project, a flag and an SDK key to aim at.
  */
 import { deepStrictEqual } from 'node:assert/strict';
+import type { JsonValue } from '@flagops/core';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { JsonValue } from '@flagops/core';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { anyString, context, deeplyNested, flagKey, jsonValue, percentage, rule } from './arbitraries.js';
 import { runs } from './fuzz-settings.js';
@@ -74,7 +74,12 @@ function sentObject(body: Body): Record<string, unknown> | null {
 /** After a 2xx: each of `fields` that was sent is in `held` exactly as sent. */
 function expectHeldAsSent(what: string, fields: readonly string[], sent: Record<string, unknown>, held: Record<string, unknown>): void {
   for (const name of fields) {
-    if (name in sent) deepStrictEqual(held[name], sent[name], `${what}: ${name} sent as ${JSON.stringify(sent[name])} is held as ${JSON.stringify(held[name])}`);
+    if (name in sent)
+      deepStrictEqual(
+        held[name],
+        sent[name],
+        `${what}: ${name} sent as ${JSON.stringify(sent[name])} is held as ${JSON.stringify(held[name])}`,
+      );
   }
 }
 
@@ -91,7 +96,10 @@ const flagValue = fc.oneof({ weight: 9, arbitrary: jsonValue() }, { weight: 1, a
  * optional ones, and now and then an unknown field. Most such bodies are valid, so the routes' success paths
  * (commits included) are exercised as well as their refusals.
  */
-function shapedLike(required: Record<string, fc.Arbitrary<unknown>>, optional: Record<string, fc.Arbitrary<unknown>> = {}): fc.Arbitrary<Body> {
+function shapedLike(
+  required: Record<string, fc.Arbitrary<unknown>>,
+  optional: Record<string, fc.Arbitrary<unknown>> = {},
+): fc.Arbitrary<Body> {
   const fields: Record<string, fc.Arbitrary<unknown>> = {};
   for (const [key, arbitrary] of Object.entries(required)) fields[key] = fc.option(arbitrary, { freq: 12, nil: undefined });
   for (const [key, arbitrary] of Object.entries(optional)) fields[key] = fc.option(arbitrary, { freq: 2, nil: undefined });
@@ -109,13 +117,17 @@ const anyBody: fc.Arbitrary<Body> = fc.oneof(
   fc.jsonValue().map((json) => ({ json })),
   jsonValue().map((json) => ({ json })),
   deeplyNested(1500).map((json) => ({ json })),
-  fc.oneof(fc.json(), fc.string(), fc.constantFrom('{', '[1,', '{"a":}', 'null', '""', '\u0000', '{"__proto__": {"x": 1}}')).map((text) => ({ text })),
+  fc
+    .oneof(fc.json(), fc.string(), fc.constantFrom('{', '[1,', '{"a":}', 'null', '""', '\u0000', '{"__proto__": {"x": 1}}'))
+    .map((text) => ({ text })),
   fc.constant({ none: true as const }),
 );
 
 const name = field(fc.oneof(anyString, fc.string({ minLength: 1, maxLength: 300 })));
 const description = field(fc.oneof(anyString, fc.string({ maxLength: 5000 })));
-const environment = field(fc.oneof({ weight: 4, arbitrary: fc.constantFrom('dev', 'staging', 'prod') }, { weight: 1, arbitrary: anyString }));
+const environment = field(
+  fc.oneof({ weight: 4, arbitrary: fc.constantFrom('dev', 'staging', 'prod') }, { weight: 1, arbitrary: anyString }),
+);
 const slug = field(fc.oneof({ weight: 4, arbitrary: fc.stringMatching(/^[a-z0-9][a-z0-9-]{0,12}$/) }, { weight: 1, arbitrary: anyString }));
 
 /** A rule as a caller may send it: valid, without an id, or with fields and conditions of the wrong type. */
@@ -168,7 +180,12 @@ const CASES: Case[] = [
     body: () =>
       shapedLike(
         { key: field(fc.oneof({ weight: 4, arbitrary: flagKey }, { weight: 1, arbitrary: anyString })) },
-        { name, description, kind: field(fc.constantFrom('boolean', 'string', 'number', 'json', 'json')), defaultValue: fc.oneof(fc.boolean(), anyString, flagValue) },
+        {
+          name,
+          description,
+          kind: field(fc.constantFrom('boolean', 'string', 'number', 'json', 'json')),
+          defaultValue: fc.oneof(fc.boolean(), anyString, flagValue),
+        },
       ),
     held: (what, sent, answer) => expectHeldAsSent(what, ['key', 'name', 'description', 'kind', 'defaultValue'], sent, answer),
     runs: 25,
@@ -215,7 +232,11 @@ const CASES: Case[] = [
     route: 'POST /api/v1/flags/:id/environments/:env/kill',
     method: 'POST',
     path: (t, env) => `/api/v1/flags/${t.flagId}/environments/${env}/kill`,
-    body: () => fc.oneof(fc.constant({ none: true as const }), shapedLike({}, { reason: field(fc.oneof(anyString, fc.string({ maxLength: 5000 }))) })),
+    body: () =>
+      fc.oneof(
+        fc.constant({ none: true as const }),
+        shapedLike({}, { reason: field(fc.oneof(anyString, fc.string({ maxLength: 5000 }))) }),
+      ),
     runs: 20,
   },
   {
@@ -231,7 +252,12 @@ const CASES: Case[] = [
     },
     // Key names are kept trimmed (a label shown in lists), so the name is compared trimmed.
     held: (what, sent, answer) =>
-      expectHeldAsSent(what, ['kind', 'name', 'projectId', 'environment'], typeof sent.name === 'string' ? { ...sent, name: sent.name.trim() } : sent, answer),
+      expectHeldAsSent(
+        what,
+        ['kind', 'name', 'projectId', 'environment'],
+        typeof sent.name === 'string' ? { ...sent, name: sent.name.trim() } : sent,
+        answer,
+      ),
     runs: 20,
   },
 ];
@@ -257,27 +283,48 @@ afterAll(async () => {
 });
 
 describe('any body sent to a control-plane write route', () => {
-  it.each(CASES)('$route answers 2xx, holding what was sent, or a 4xx error body; never 5xx', async ({ route, method, path, body, held, runs: count }) => {
-    const statuses = new Set<number>();
-    const env = fc.oneof({ weight: 19, arbitrary: fc.constantFrom('dev', 'staging', 'prod') }, { weight: 1, arbitrary: fc.constantFrom('qa', 'PROD', '%2e%2e') });
-    const who = fc.constantFrom('admin' as const, 'agent' as const);
-    await fc.assert(
-      fc.asyncProperty(fc.oneof({ weight: 3, arbitrary: body(target) }, { weight: 1, arbitrary: anyBody }), env, who, async (sent, environmentName, credential) => {
-        const answer = await send(`${target.service.controlUrl}${path(target, environmentName)}`, method, target.service[credential], sent);
-        statuses.add(Math.floor(answer.status / 100));
-        const what = `${route} (${credential}, ${environmentName}) with ${JSON.stringify(sent).slice(0, 300)}`;
-        expectContractAnswer(what, answer);
-        const object = sentObject(sent);
-        if (answer.status < 300 && held !== undefined && object !== null) held(what, object, JSON.parse(answer.text), environmentName);
-      }),
-      runs({ test: count, fuzz: count * 40 }),
-    );
-    // Not vacuous: some bodies were accepted (and committed) and some refused.
-    expect([...statuses].sort()).toEqual([2, 4]);
-  });
+  it.each(CASES)(
+    '$route answers 2xx, holding what was sent, or a 4xx error body; never 5xx',
+    async ({ route, method, path, body, held, runs: count }) => {
+      const statuses = new Set<number>();
+      const env = fc.oneof(
+        { weight: 19, arbitrary: fc.constantFrom('dev', 'staging', 'prod') },
+        { weight: 1, arbitrary: fc.constantFrom('qa', 'PROD', '%2e%2e') },
+      );
+      const who = fc.constantFrom('admin' as const, 'agent' as const);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof({ weight: 3, arbitrary: body(target) }, { weight: 1, arbitrary: anyBody }),
+          env,
+          who,
+          async (sent, environmentName, credential) => {
+            const answer = await send(
+              `${target.service.controlUrl}${path(target, environmentName)}`,
+              method,
+              target.service[credential],
+              sent,
+            );
+            statuses.add(Math.floor(answer.status / 100));
+            const what = `${route} (${credential}, ${environmentName}) with ${JSON.stringify(sent).slice(0, 300)}`;
+            expectContractAnswer(what, answer);
+            const object = sentObject(sent);
+            if (answer.status < 300 && held !== undefined && object !== null) held(what, object, JSON.parse(answer.text), environmentName);
+          },
+        ),
+        runs({ test: count, fuzz: count * 40 }),
+      );
+      // Not vacuous: some bodies were accepted (and committed) and some refused.
+      expect([...statuses].sort()).toEqual([2, 4]);
+    },
+  );
 
   it('leaves the service serving: every read still answers 200 afterwards', async () => {
-    for (const path of ['/api/v1/projects', `/api/v1/projects/${target.projectId}/flags`, `/api/v1/flags/${target.flagId}`, '/api/v1/audit']) {
+    for (const path of [
+      '/api/v1/projects',
+      `/api/v1/projects/${target.projectId}/flags`,
+      `/api/v1/flags/${target.flagId}`,
+      '/api/v1/audit',
+    ]) {
       const answer = await send(`${target.service.controlUrl}${path}`, 'GET', target.service.admin, { none: true });
       expect(answer.status, `${path}: ${answer.text.slice(0, 300)}`).toBe(200);
     }
@@ -304,7 +351,10 @@ describe('any body sent to POST /v1/evaluate', () => {
         expectContractAnswer(what, answer);
         const object = sentObject(sent);
         if (answer.status === 200 && object !== null) {
-          const asked = new Set([...(typeof object.key === 'string' ? [object.key] : []), ...((object.keys as string[] | undefined) ?? [])]);
+          const asked = new Set([
+            ...(typeof object.key === 'string' ? [object.key] : []),
+            ...((object.keys as string[] | undefined) ?? []),
+          ]);
           expect(Object.keys(JSON.parse(answer.text)).sort(), what).toEqual([...asked].sort());
         }
       }),

@@ -6,10 +6,10 @@
  * tokens, and from random edits of all of these.
  */
 import { deepStrictEqual } from 'node:assert/strict';
+import type { JsonValue } from '@flagops/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseDocument, type ToStringOptions, stringify } from 'yaml';
-import type { JsonValue } from '@flagops/core';
+import { parseDocument, stringify, type ToStringOptions } from 'yaml';
 import { readSimpleYaml } from '../../src/repository/fast-yaml.js';
 import { type ParsedFile, parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
 import { anyString, environmentConfig, finiteNumber, flagKey, jsonValue, TRICKY_STRINGS } from './arbitraries.js';
@@ -35,13 +35,17 @@ const PATHS = [
   'projects/shop/environments/dev/kills.yaml',
 ];
 
-const timestamp = fc.date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString());
+const timestamp = fc
+  .date({ min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z'), noInvalidDate: true })
+  .map((d) => d.toISOString());
 const name = anyString.filter((s) => s.length > 0);
 const id = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9_-]{0,20}$/);
 
 /** Files as the control plane would write them: every field in the order and form normalize.ts gives. */
 const parsedFile: fc.Arbitrary<{ path: string; file: ParsedFile }> = fc.oneof(
-  fc.record({ id, name, slug: fc.constant('shop') }, { noNullPrototype: true }).map((value) => ({ path: PATHS[0], file: { kind: 'project', value } as ParsedFile })),
+  fc
+    .record({ id, name, slug: fc.constant('shop') }, { noNullPrototype: true })
+    .map((value) => ({ path: PATHS[0], file: { kind: 'project', value } as ParsedFile })),
   fc
     .record(
       {
@@ -68,7 +72,10 @@ const parsedFile: fc.Arbitrary<{ path: string; file: ParsedFile }> = fc.oneof(
   fc
     .dictionary(
       flagKey,
-      fc.record({ killedAt: timestamp, killedBy: name.filter((s) => s.length <= 256), reason: anyString }, { requiredKeys: ['killedAt', 'killedBy'], noNullPrototype: true }),
+      fc.record(
+        { killedAt: timestamp, killedBy: name.filter((s) => s.length <= 256), reason: anyString },
+        { requiredKeys: ['killedAt', 'killedBy'], noNullPrototype: true },
+      ),
       { maxKeys: 3, noNullPrototype: true },
     )
     .map((kills) => {
@@ -88,7 +95,13 @@ const stringifyOptions: fc.Arbitrary<ToStringOptions> = fc.record(
     flowCollectionPadding: fc.boolean(),
     lineWidth: fc.constantFrom(0, 20, 80),
     minContentWidth: fc.constantFrom(0, 20),
-    defaultStringType: fc.constantFrom('PLAIN' as const, 'QUOTE_DOUBLE' as const, 'QUOTE_SINGLE' as const, 'BLOCK_LITERAL' as const, 'BLOCK_FOLDED' as const),
+    defaultStringType: fc.constantFrom(
+      'PLAIN' as const,
+      'QUOTE_DOUBLE' as const,
+      'QUOTE_SINGLE' as const,
+      'BLOCK_LITERAL' as const,
+      'BLOCK_FOLDED' as const,
+    ),
     defaultKeyType: fc.constantFrom(null, 'PLAIN' as const, 'QUOTE_DOUBLE' as const, 'QUOTE_SINGLE' as const),
     singleQuote: fc.constantFrom(null, true, false),
     doubleQuotedAsJSON: fc.boolean(),
@@ -102,21 +115,70 @@ const stringifyOptions: fc.Arbitrary<ToStringOptions> = fc.record(
 
 /** Structured documents written by yaml itself: a mapping at the root, as every repository file has. */
 const stringifiedDocument = fc
-  .tuple(fc.dictionary(fc.oneof(flagKey, anyString), fc.oneof(jsonValue(), finiteNumber.map((n): JsonValue => n)), { minKeys: 1, maxKeys: 5, noNullPrototype: true }), stringifyOptions)
+  .tuple(
+    fc.dictionary(
+      fc.oneof(flagKey, anyString),
+      fc.oneof(
+        jsonValue(),
+        finiteNumber.map((n): JsonValue => n),
+      ),
+      { minKeys: 1, maxKeys: 5, noNullPrototype: true },
+    ),
+    stringifyOptions,
+  )
   .map(([value, options]) => stringify(value, options));
 
 const TOKENS = [
   ...TRICKY_STRINGS,
-  '  ', '- ', ': ', ' # c', '"', "'", '[', ']', ', ', '{', '}', '{}', '[]', '\n', '\n  ', '\n- ', '\n    ', '&a ', '*a', '!x ', '!!str ',
-  '|-', '>+', '\\x41', '\\u00e9', "''", '%YAML 1.2\n', '? ', 'key: value', 'list: [a, b]', '\r', '\u0000',
+  '  ',
+  '- ',
+  ': ',
+  ' # c',
+  '"',
+  "'",
+  '[',
+  ']',
+  ', ',
+  '{',
+  '}',
+  '{}',
+  '[]',
+  '\n',
+  '\n  ',
+  '\n- ',
+  '\n    ',
+  '&a ',
+  '*a',
+  '!x ',
+  '!!str ',
+  '|-',
+  '>+',
+  '\\x41',
+  '\\u00e9',
+  "''",
+  '%YAML 1.2\n',
+  '? ',
+  'key: value',
+  'list: [a, b]',
+  '\r',
+  '\u0000',
 ];
 
-const tokenText = fc.array(fc.oneof(fc.constantFrom(...TOKENS), fc.string({ maxLength: 3 }), fc.string({ unit: 'binary', maxLength: 2 })), { maxLength: 30 }).map((parts) => parts.join(''));
+const tokenText = fc
+  .array(fc.oneof(fc.constantFrom(...TOKENS), fc.string({ maxLength: 3 }), fc.string({ unit: 'binary', maxLength: 2 })), { maxLength: 30 })
+  .map((parts) => parts.join(''));
 
-type Edit = { at: number; kind: 'insert'; token: string } | { at: number; kind: 'delete'; length: number } | { at: number; kind: 'indent'; width: number };
+type Edit =
+  | { at: number; kind: 'insert'; token: string }
+  | { at: number; kind: 'delete'; length: number }
+  | { at: number; kind: 'indent'; width: number };
 
 const edit: fc.Arbitrary<Edit> = fc.oneof(
-  fc.record({ at: fc.nat(), kind: fc.constant('insert' as const), token: fc.oneof(fc.constantFrom(...TOKENS), fc.string({ maxLength: 2 })) }),
+  fc.record({
+    at: fc.nat(),
+    kind: fc.constant('insert' as const),
+    token: fc.oneof(fc.constantFrom(...TOKENS), fc.string({ maxLength: 2 })),
+  }),
   fc.record({ at: fc.nat(), kind: fc.constant('delete' as const), length: fc.integer({ min: 1, max: 4 }) }),
   fc.record({ at: fc.nat(), kind: fc.constant('indent' as const), width: fc.integer({ min: 1, max: 3 }) }),
 );
@@ -136,7 +198,9 @@ function applyEdits(text: string, edits: Edit[]): string {
   return out;
 }
 
-const mutatedText = fc.tuple(fc.oneof(serializedFile, stringifiedDocument), fc.array(edit, { minLength: 1, maxLength: 4 })).map(([text, edits]) => applyEdits(text, edits));
+const mutatedText = fc
+  .tuple(fc.oneof(serializedFile, stringifiedDocument), fc.array(edit, { minLength: 1, maxLength: 4 }))
+  .map(([text, edits]) => applyEdits(text, edits));
 
 /** Every kind of text the reader may meet. */
 const anyText = fc.oneof(serializedFile, stringifiedDocument, tokenText, mutatedText);

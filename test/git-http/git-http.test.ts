@@ -5,9 +5,9 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { git } from '../helpers/git-cli.js';
-import { gitAsync } from './git-async.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { gitAsync } from './git-async.js';
 
 const ON_IN_PROD = 'enabled: true\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\nversion: 2\nrules: []\n';
 
@@ -56,13 +56,21 @@ describe('the flags repository over git smart HTTP (/git/<org>.git)', () => {
       entry = (await admin.get('/api/v1/audit?limit=10')).body.entries.find((e: Json) => e.id === head);
       if (!entry) await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    expect(entry).toMatchObject({ action: 'config_update', flagKey: flag.key, environment: 'prod', actor: { type: 'git', name: 'Erin Engineer' } });
+    expect(entry).toMatchObject({
+      action: 'config_update',
+      flagKey: flag.key,
+      environment: 'prod',
+      actor: { type: 'git', name: 'Erin Engineer' },
+    });
   });
 
   it('an agent key may fetch and push too', async () => {
     const checkout = path.join(work, 'agent');
     expect((await gitAsync(work, 'clone', '--quiet', remote(svc.agent), checkout)).ok).toBe(true);
-    writeFileSync(path.join(checkout, 'projects/shop/project.yaml'), git(checkout, 'show', 'HEAD:projects/shop/project.yaml').replace(/name: .*/, 'name: Shop renamed'));
+    writeFileSync(
+      path.join(checkout, 'projects/shop/project.yaml'),
+      git(checkout, 'show', 'HEAD:projects/shop/project.yaml').replace(/name: .*/, 'name: Shop renamed'),
+    );
     git(checkout, 'commit', '--quiet', '-am', 'rename the shop');
     expect((await gitAsync(checkout, 'push', 'origin', 'HEAD:main')).ok).toBe(true);
     expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(git(checkout, 'rev-parse', 'HEAD'));
@@ -72,7 +80,10 @@ describe('the flags repository over git smart HTTP (/git/<org>.git)', () => {
     const checkout = path.join(work, 'invalid');
     expect((await gitAsync(work, 'clone', '--quiet', remote(svc.admin), checkout)).ok).toBe(true);
     const before = git(svc.gitdir(), 'rev-parse', 'main');
-    writeFileSync(path.join(checkout, 'projects/shop/environments/prod/pushed-over-http.yaml'), ON_IN_PROD.replace('rolloutPct: 100', 'rolloutPct: 250'));
+    writeFileSync(
+      path.join(checkout, 'projects/shop/environments/prod/pushed-over-http.yaml'),
+      ON_IN_PROD.replace('rolloutPct: 100', 'rolloutPct: 250'),
+    );
     git(checkout, 'commit', '--quiet', '-am', 'an impossible rollout');
     const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
     expect(pushed.ok).toBe(false);

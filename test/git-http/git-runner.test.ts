@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { GitRunner, type GitProcess } from '../../src/git-http/git-runner.js';
+import { type GitProcess, GitRunner } from '../../src/git-http/git-runner.js';
 import { silentLogger } from '../../src/log/logger.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' };

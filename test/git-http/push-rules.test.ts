@@ -83,7 +83,9 @@ describe('a push over git over HTTP', () => {
       commit(checkout, 'turn search on');
       const pushed = await push(checkout);
       expect(pushed.ok).toBe(false);
-      expect(pushed.stderr).toContain(`remote: commit ${short(forged)}: its message carries a Flagops-Action trailer; only flagops writes Flagops-* trailers`);
+      expect(pushed.stderr).toContain(
+        `remote: commit ${short(forged)}: its message carries a Flagops-Action trailer; only flagops writes Flagops-* trailers`,
+      );
       expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
     });
   });
@@ -145,7 +147,10 @@ describe('a push over git over HTTP', () => {
     const pushed = await push(checkout);
     expect(pushed.ok).toBe(false);
     expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
-    return pushed.stderr.split('\n').filter((line) => line.includes(': an agent key may not')).map((line) => line.trimEnd());
+    return pushed.stderr
+      .split('\n')
+      .filter((line) => line.includes(': an agent key may not'))
+      .map((line) => line.trimEnd());
   }
   const needsAdmin = 'it needs an admin key or a session';
 
@@ -167,28 +172,50 @@ describe('a push over git over HTTP', () => {
 
     it('may not delete a flag (its files): one line for the flag, not one per file', async () => {
       const checkout = await ws.clone(svc.agent);
-      for (const file of ['flags/search.yaml', 'environments/dev/search.yaml', 'environments/staging/search.yaml', 'environments/prod/search.yaml']) {
+      for (const file of [
+        'flags/search.yaml',
+        'environments/dev/search.yaml',
+        'environments/staging/search.yaml',
+        'environments/prod/search.yaml',
+      ]) {
         unlinkSync(path.join(checkout, 'projects/shop', file));
       }
       commit(checkout, 'remove search');
-      expect(await refusal(checkout)).toEqual([`remote: projects/shop/flags/search.yaml: an agent key may not delete flags or their configs; ${needsAdmin}`]);
+      expect(await refusal(checkout)).toEqual([
+        `remote: projects/shop/flags/search.yaml: an agent key may not delete flags or their configs; ${needsAdmin}`,
+      ]);
     });
 
     it('may not delete a project', async () => {
       const checkout = await ws.clone(svc.agent);
       git(checkout, 'rm', '-r', '--quiet', 'projects/shop');
       commit(checkout, 'remove everything');
-      expect(await refusal(checkout)).toEqual([`remote: projects/shop/project.yaml: an agent key may not delete projects or their files; ${needsAdmin}`]);
+      expect(await refusal(checkout)).toEqual([
+        `remote: projects/shop/project.yaml: an agent key may not delete projects or their files; ${needsAdmin}`,
+      ]);
     });
   });
 
   it('by an admin key may delete a flag, which the audit trail shows as flag_delete pushed by that key', async () => {
     const checkout = await ws.clone(svc.admin);
-    git(checkout, 'rm', '--quiet', 'projects/shop/flags/search.yaml', 'projects/shop/environments/dev/search.yaml', 'projects/shop/environments/staging/search.yaml', 'projects/shop/environments/prod/search.yaml');
+    git(
+      checkout,
+      'rm',
+      '--quiet',
+      'projects/shop/flags/search.yaml',
+      'projects/shop/environments/dev/search.yaml',
+      'projects/shop/environments/staging/search.yaml',
+      'projects/shop/environments/prod/search.yaml',
+    );
     const head = commit(checkout, 'retire search');
     expect((await push(checkout)).ok).toBe(true);
     const { entries } = (await admin.get('/api/v1/audit?limit=1')).body;
-    expect(entries[0]).toMatchObject({ id: head, action: 'flag_delete', flagKey: 'search', pushedBy: { type: 'admin', keyPrefix: adminPrefix } });
+    expect(entries[0]).toMatchObject({
+      id: head,
+      action: 'flag_delete',
+      flagKey: 'search',
+      pushedBy: { type: 'admin', keyPrefix: adminPrefix },
+    });
   });
 
   it('holds only files under projects/ (and a README.md), none over 1 MiB, no symbolic link, no submodule', async () => {
@@ -204,8 +231,12 @@ describe('a push over git over HTTP', () => {
     const gitlink = git(checkout, 'rev-parse', 'HEAD');
     const pushed = await push(checkout);
     expect(pushed.ok).toBe(false);
-    expect(pushed.stderr).toContain(`remote: scripts/deploy.sh (commit ${short(outside)}): only files under projects/ (and a README.md at the root) may be pushed`);
-    expect(pushed.stderr).toContain(`remote: projects/shop/assets/big.bin (commit ${short(big)}): 2.0 MiB is over the limit of 1 MiB per file`);
+    expect(pushed.stderr).toContain(
+      `remote: scripts/deploy.sh (commit ${short(outside)}): only files under projects/ (and a README.md at the root) may be pushed`,
+    );
+    expect(pushed.stderr).toContain(
+      `remote: projects/shop/assets/big.bin (commit ${short(big)}): 2.0 MiB is over the limit of 1 MiB per file`,
+    );
     expect(pushed.stderr).toContain(`remote: projects/shop/flags/alias (commit ${short(link)}): symbolic links are not allowed`);
     expect(pushed.stderr).toContain(`remote: projects/shop/vendor (commit ${short(gitlink)}): submodules are not allowed`);
 
@@ -278,7 +309,13 @@ describe('git over HTTP paths and load', () => {
   afterAll(() => svc.stop());
 
   it('answers 400 to a path that leaves the repository or is not a smart-HTTP endpoint, and runs no git for it', async () => {
-    for (const bad of ['/git/acme.git/../globex.git/info/refs?service=git-upload-pack', '/git/acme.git/%2e%2e/globex.git/info/refs?service=git-upload-pack', '/git/acme.git/objects/info/packs', '/git/acme.git/HEAD', '/git/acme.git/info/refs']) {
+    for (const bad of [
+      '/git/acme.git/../globex.git/info/refs?service=git-upload-pack',
+      '/git/acme.git/%2e%2e/globex.git/info/refs?service=git-upload-pack',
+      '/git/acme.git/objects/info/packs',
+      '/git/acme.git/HEAD',
+      '/git/acme.git/info/refs',
+    ]) {
       const { response } = rawRequest(svc.controlUrl, bad, svc.admin);
       const res = await response;
       expect(res.status, bad).toBe(400);

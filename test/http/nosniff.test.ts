@@ -21,7 +21,14 @@ describe('X-Content-Type-Options: nosniff on every answer of every port', () => 
     await createFlag(api, project.id, { key: 'checkout' });
     sdkKey = (await api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
     replicaDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-nosniff-'));
-    replica = await startReplica({ upstream: svc.controlUrl, token: svc.admin, host: '127.0.0.1', port: 0, dataDir: replicaDir, logger: silentLogger });
+    replica = await startReplica({
+      upstream: svc.controlUrl,
+      token: svc.admin,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: replicaDir,
+      logger: silentLogger,
+    });
   });
   afterAll(async () => {
     await replica?.stop();
@@ -33,19 +40,61 @@ describe('X-Content-Type-Options: nosniff on every answer of every port', () => 
   const cases: Array<[string, () => [string, RequestInit]]> = [
     ['control plane: a list', () => [`${svc.controlUrl}/api/v1/projects`, { headers: { authorization: `Bearer ${svc.admin}` } }]],
     ['control plane: 401', () => [`${svc.controlUrl}/api/v1/projects`, {}]],
-    ['control plane: 400', () => [`${svc.controlUrl}/api/v1/projects`, { method: 'POST', headers: { authorization: `Bearer ${svc.admin}`, ...json }, body: '{' }]],
+    [
+      'control plane: 400',
+      () => [
+        `${svc.controlUrl}/api/v1/projects`,
+        { method: 'POST', headers: { authorization: `Bearer ${svc.admin}`, ...json }, body: '{' },
+      ],
+    ],
     ['control plane: 404', () => [`${svc.controlUrl}/api/v1/nothing`, {}]],
     ['control plane: /healthz', () => [`${svc.controlUrl}/healthz`, {}]],
-    ['evaluation: evaluate (fast path)', () => [`${svc.evalUrl}/v1/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{"key":"checkout"}' }]],
-    ['evaluation: evaluate 400 (fast path)', () => [`${svc.evalUrl}/v1/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{}' }]],
-    ['evaluation: evaluate 401 (fast path)', () => [`${svc.evalUrl}/v1/evaluate`, { method: 'POST', headers: json, body: '{"key":"checkout"}' }]],
+    [
+      'evaluation: evaluate (fast path)',
+      () => [
+        `${svc.evalUrl}/v1/evaluate`,
+        { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{"key":"checkout"}' },
+      ],
+    ],
+    [
+      'evaluation: evaluate 400 (fast path)',
+      () => [`${svc.evalUrl}/v1/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{}' }],
+    ],
+    [
+      'evaluation: evaluate 401 (fast path)',
+      () => [`${svc.evalUrl}/v1/evaluate`, { method: 'POST', headers: json, body: '{"key":"checkout"}' }],
+    ],
     ['evaluation: snapshot (fast path)', () => [`${svc.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${sdkKey}` } }]],
-    ['evaluation: snapshot 304 (fast path)', () => [`${svc.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${sdkKey}`, 'if-none-match': '*' } }]],
-    ['evaluation: evaluate through Koa', () => [`${svc.evalUrl}/v1/evaluate?via=koa`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{"key":"checkout"}' }]],
-    ['evaluation: OFREP', () => [`${svc.evalUrl}/ofrep/v1/evaluate/flags`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{}' }]],
-    ['evaluation: counts 400', () => [`${svc.evalUrl}/v1/counts`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{}' }]],
+    [
+      'evaluation: snapshot 304 (fast path)',
+      () => [`${svc.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${sdkKey}`, 'if-none-match': '*' } }],
+    ],
+    [
+      'evaluation: evaluate through Koa',
+      () => [
+        `${svc.evalUrl}/v1/evaluate?via=koa`,
+        { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{"key":"checkout"}' },
+      ],
+    ],
+    [
+      'evaluation: OFREP',
+      () => [
+        `${svc.evalUrl}/ofrep/v1/evaluate/flags`,
+        { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{}' },
+      ],
+    ],
+    [
+      'evaluation: counts 400',
+      () => [`${svc.evalUrl}/v1/counts`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{}' }],
+    ],
     ['evaluation: 404', () => [`${svc.evalUrl}/nothing`, {}]],
-    ['replica: evaluate', () => [`${replica.url}/v1/evaluate`, { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{"key":"checkout"}' }]],
+    [
+      'replica: evaluate',
+      () => [
+        `${replica.url}/v1/evaluate`,
+        { method: 'POST', headers: { authorization: `Bearer ${sdkKey}`, ...json }, body: '{"key":"checkout"}' },
+      ],
+    ],
     ['replica: 401', () => [`${replica.url}/v1/snapshot`, {}]],
   ];
 

@@ -5,13 +5,23 @@ import { textOf } from './harness/spawn-mcp.js';
 const suite = useMcpSuite();
 
 interface FlagBody {
-  environments: Record<string, { enabled: boolean; rolloutPct: number; version: number; rules: Array<{ id: string }>; valueOn: unknown; killed: boolean }>;
+  environments: Record<
+    string,
+    { enabled: boolean; rolloutPct: number; version: number; rules: Array<{ id: string }>; valueOn: unknown; killed: boolean }
+  >;
 }
-const read = async (key: string): Promise<FlagBody> => (await suite.service.admin.get(`/api/v1/flags/lookup?projectSlug=shop&key=${key}`)).body;
+const read = async (key: string): Promise<FlagBody> =>
+  (await suite.service.admin.get(`/api/v1/flags/lookup?projectSlug=shop&key=${key}`)).body;
 
 beforeAll(async () => {
   await suite.service.flag('banner');
-  await suite.service.flag('pricing', { dev: { enabled: true, rolloutPct: 40, rules: [{ id: 'beta', serve: 'on', conditions: [{ attribute: 'plan', op: 'eq', value: 'beta' }] }] } });
+  await suite.service.flag('pricing', {
+    dev: {
+      enabled: true,
+      rolloutPct: 40,
+      rules: [{ id: 'beta', serve: 'on', conditions: [{ attribute: 'plan', op: 'eq', value: 'beta' }] }],
+    },
+  });
 });
 
 describe('set_rollout', () => {
@@ -85,7 +95,12 @@ describe('promote_flag', () => {
     const result = await suite.mcp.call('promote_flag', { key: 'pricing', fromEnv: 'dev', toEnv: 'staging' });
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toContain('Promoted pricing from dev to staging.');
-    expect((await read('pricing')).environments.staging).toMatchObject({ enabled: true, rolloutPct: 40, rules: [{ id: 'beta' }], version: 2 });
+    expect((await read('pricing')).environments.staging).toMatchObject({
+      enabled: true,
+      rolloutPct: 40,
+      rules: [{ id: 'beta' }],
+      version: 2,
+    });
   });
 
   it('into prod is refused for an agent key: isError forbidden, a human must do it, prod unchanged', async () => {
@@ -99,7 +114,9 @@ describe('promote_flag', () => {
 
   it('is audited as promote from dev to staging', async () => {
     const result = await suite.mcp.call('get_audit_log', { key: 'pricing', action: 'promote' });
-    expect(result.structuredContent).toMatchObject({ entries: [{ action: 'promote', fromEnvironment: 'dev', environment: 'staging', actor: { type: 'agent' } }] });
+    expect(result.structuredContent).toMatchObject({
+      entries: [{ action: 'promote', fromEnvironment: 'dev', environment: 'staging', actor: { type: 'agent' } }],
+    });
     expect(textOf(result)).toContain('promote pricing dev → staging by agent');
   });
 });

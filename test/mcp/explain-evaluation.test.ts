@@ -40,7 +40,9 @@ describe('explain_evaluation (contract §4)', () => {
     const { text, data } = await explain('checkout', { attributes: { country: 'US' } });
     expect(data.result).toMatchObject({ value: false, reason: 'default' });
     expect(data.decidedBy.step).toBe('rollout');
-    expect(data.steps.find((s) => s.step === 'rule')?.conditions).toEqual([expect.objectContaining({ attribute: 'country', actual: 'US', holds: false })]);
+    expect(data.steps.find((s) => s.step === 'rule')?.conditions).toEqual([
+      expect.objectContaining({ attribute: 'country', actual: 'US', holds: false }),
+    ]);
     expect(text).toContain('country in ["DE","FR"] — actual "US": does not hold');
   });
 

@@ -11,7 +11,9 @@ const broken = 'projects/shop/environments/prod/pricing.yaml';
 beforeAll(async () => {
   await suite.service.flag('banner');
   await suite.service.flag('pricing', { prod: { enabled: true, rolloutPct: 40 } });
-  pushEdit(suite.service.svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, broken), 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\n'));
+  pushEdit(suite.service.svc.gitdir(), (checkout) =>
+    writeFileSync(path.join(checkout, broken), 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\n'),
+  );
   const started = Date.now();
   while (Date.now() - started < 10_000) {
     const flag = (await suite.service.admin.get('/api/v1/flags/lookup?projectSlug=shop&key=pricing')).body;

@@ -1,9 +1,9 @@
 import { request } from 'node:http';
+import type { AuditEntry } from '@flagops/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuditEntry } from '@flagops/core';
 import { type BundledServer, bundleServer } from './harness/bundle-server.js';
 import { type HttpMcpProcess, startHttpMcp } from './harness/http-mcp.js';
 import { type McpService, PROJECT, startMcpService } from './harness/mcp-service.js';
@@ -31,7 +31,10 @@ async function connect(url: string, headers: Record<string, string> = {}): Promi
 }
 
 /** A raw request, for what the SDK client cannot send (another Host header, a GET). */
-function raw(url: string, options: { method: string; headers?: Record<string, string>; body?: string }): Promise<{ status: number; body: string }> {
+function raw(
+  url: string,
+  options: { method: string; headers?: Record<string, string>; body?: string },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { method: options.method, headers: options.headers }, (res) => {
       let body = '';
@@ -73,7 +76,10 @@ describe('flagops-mcp --http (Streamable HTTP, stateless)', () => {
   it('kills through the control plane, audited under the agent key', async () => {
     const client = await connect(http.url);
     try {
-      const kill = (await client.callTool({ name: 'kill_flag', arguments: { key: 'checkout-v2', env: 'staging', reason: 'over http' } })) as CallToolResult;
+      const kill = (await client.callTool({
+        name: 'kill_flag',
+        arguments: { key: 'checkout-v2', env: 'staging', reason: 'over http' },
+      })) as CallToolResult;
       expect(kill.isError, textOf(kill)).toBeFalsy();
       const sdk = await service.sdkKey('staging');
       expect(await service.evaluate(sdk, 'checkout-v2')).toMatchObject({ reason: 'killed' });
@@ -91,7 +97,9 @@ describe('flagops-mcp --http (Streamable HTTP, stateless)', () => {
   it('answers concurrent clients independently', async () => {
     const clients = await Promise.all([connect(http.url), connect(http.url), connect(http.url)]);
     try {
-      const results = (await Promise.all(clients.map((c) => c.callTool({ name: 'get_flag', arguments: { key: 'checkout-v2' } })))) as CallToolResult[];
+      const results = (await Promise.all(
+        clients.map((c) => c.callTool({ name: 'get_flag', arguments: { key: 'checkout-v2' } })),
+      )) as CallToolResult[];
       for (const r of results) expect(r.structuredContent).toMatchObject({ flag: { key: 'checkout-v2' } });
     } finally {
       await Promise.all(clients.map((c) => c.close()));

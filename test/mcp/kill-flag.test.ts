@@ -1,5 +1,5 @@
-import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuditEntry } from '@flagops/core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useMcpSuite } from './harness/mcp-suite.js';
 import { textOf } from './harness/spawn-mcp.js';
 
@@ -114,7 +114,10 @@ describe('clear_kill', () => {
     expect(textOf(result)).toContain('Cleared the kill of checkout-v2 in prod');
     expect(await suite.service.evaluate(prodSdk, 'checkout-v2')).toMatchObject({ value: true, reason: 'default' });
     const audit = await suite.mcp.call('get_audit_log', { key: 'checkout-v2', action: 'clear_kill' });
-    expect((audit.structuredContent as { entries: AuditEntry[] }).entries[0]).toMatchObject({ environment: 'prod', actor: { type: 'agent' } });
+    expect((audit.structuredContent as { entries: AuditEntry[] }).entries[0]).toMatchObject({
+      environment: 'prod',
+      actor: { type: 'agent' },
+    });
   });
 
   it('with a stale expectedVersion is refused with version_conflict and leaves the kill', async () => {

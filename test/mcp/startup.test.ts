@@ -24,7 +24,8 @@ describe('flagops-mcp --help', () => {
   it('prints the usage with every setting and exits 0', async () => {
     const out = await runToExit(server.file, ['--help'], {});
     expect(out.code).toBe(0);
-    for (const name of ['FLAGOPS_URL', 'FLAGOPS_AGENT_KEY', 'FLAGOPS_PROJECT', '--http', '--port', '--host']) expect(out.stdout).toContain(name);
+    for (const name of ['FLAGOPS_URL', 'FLAGOPS_AGENT_KEY', 'FLAGOPS_PROJECT', '--http', '--port', '--host'])
+      expect(out.stdout).toContain(name);
   });
 });
 
@@ -57,14 +58,18 @@ describe('the start check against the control plane (exit 1)', () => {
   it('a refused agent key', async () => {
     const out = await run({ FLAGOPS_AGENT_KEY: 'svc_agt_notarealkey0000000000000000' });
     expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(/^flagops-mcp: FLAGOPS_AGENT_KEY was refused by the control plane at http:\/\/127\.0\.0\.1:\d+ \(401 unauthorized/);
+    expect(out.stderr).toMatch(
+      /^flagops-mcp: FLAGOPS_AGENT_KEY was refused by the control plane at http:\/\/127\.0\.0\.1:\d+ \(401 unauthorized/,
+    );
     expect(out.stdout).toBe('');
   });
 
   it('a URL where nothing listens', async () => {
     const out = await run({ FLAGOPS_URL: `http://127.0.0.1:${await closedPort()}` });
     expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(/^flagops-mcp: cannot reach the control plane at .* \(ECONNREFUSED\); is flagops running and FLAGOPS_URL right\?/);
+    expect(out.stderr).toMatch(
+      /^flagops-mcp: cannot reach the control plane at .* \(ECONNREFUSED\); is flagops running and FLAGOPS_URL right\?/,
+    );
   });
 
   it('a control plane that never answers: gives up after FLAGOPS_TIMEOUT_MS instead of hanging', async () => {

@@ -2,13 +2,18 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { useMcpSuite } from './harness/mcp-suite.js';
 import { PROJECT } from './harness/mcp-service.js';
+import { useMcpSuite } from './harness/mcp-suite.js';
 
 const suite = useMcpSuite();
 
 const messages = [
-  { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+  {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  },
   { jsonrpc: '2.0', method: 'notifications/initialized' },
   { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_flags', arguments: {} } },
   { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_flag', arguments: { key: 'missing' } } },
@@ -19,7 +24,12 @@ const messages = [
 describe('flagops-mcp over stdio, byte for byte', () => {
   it('writes only JSON-RPC messages on stdout, logs JSON lines on stderr, and exits 0 when stdin closes', async () => {
     const child = spawn(process.execPath, [suite.server.file], {
-      env: { PATH: process.env.PATH ?? '', FLAGOPS_URL: suite.service.svc.controlUrl, FLAGOPS_AGENT_KEY: suite.service.svc.agent, FLAGOPS_PROJECT: PROJECT },
+      env: {
+        PATH: process.env.PATH ?? '',
+        FLAGOPS_URL: suite.service.svc.controlUrl,
+        FLAGOPS_AGENT_KEY: suite.service.svc.agent,
+        FLAGOPS_PROJECT: PROJECT,
+      },
     });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
@@ -38,7 +48,9 @@ describe('flagops-mcp over stdio, byte for byte', () => {
     const [code] = await exited;
 
     // Requests run concurrently, so answers may come in any order.
-    const parsed = lines.map((l) => JSON.parse(l) as { jsonrpc: string; id: number; result: { isError?: boolean } }).sort((a, b) => a.id - b.id);
+    const parsed = lines
+      .map((l) => JSON.parse(l) as { jsonrpc: string; id: number; result: { isError?: boolean } })
+      .sort((a, b) => a.id - b.id);
     expect(parsed.map((m) => [m.jsonrpc, m.id])).toEqual([
       ['2.0', 1],
       ['2.0', 2],
@@ -46,7 +58,10 @@ describe('flagops-mcp over stdio, byte for byte', () => {
     ]);
     expect(parsed[2].result.isError).toBe(true);
     expect(code).toBe(0);
-    const logs = stderr.trim().split('\n').map((l) => JSON.parse(l) as { msg: string; service: string });
+    const logs = stderr
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { msg: string; service: string });
     expect(logs.map((l) => l.msg)).toEqual(['flagops-mcp serving on stdio', 'tool call', 'tool call']);
     expect(stderr).not.toContain(suite.service.svc.agent);
   });

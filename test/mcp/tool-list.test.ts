@@ -15,7 +15,18 @@ describe('the flagops MCP server over stdio', () => {
     it('every tool of issue 5, each with a description and a JSON-schema input', async () => {
       const all = await tools();
       expect([...all.keys()].sort()).toEqual(
-        ['clear_kill', 'create_flag', 'explain_evaluation', 'get_audit_log', 'get_flag', 'kill_flag', 'list_flags', 'promote_flag', 'set_rollout', 'update_flag_config'].sort(),
+        [
+          'clear_kill',
+          'create_flag',
+          'explain_evaluation',
+          'get_audit_log',
+          'get_flag',
+          'kill_flag',
+          'list_flags',
+          'promote_flag',
+          'set_rollout',
+          'update_flag_config',
+        ].sort(),
       );
       for (const tool of all.values()) {
         expect(tool.description?.length, tool.name).toBeGreaterThan(80);

@@ -11,7 +11,8 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
       headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
-  const flag = (key: string, body: unknown = { context: eu }, headers?: Record<string, string>) => post(`/ofrep/v1/evaluate/flags/${key}`, body, headers);
+  const flag = (key: string, body: unknown = { context: eu }, headers?: Record<string, string>) =>
+    post(`/ofrep/v1/evaluate/flags/${key}`, body, headers);
   const bulk = (body: unknown = { context: eu }, headers?: Record<string, string>) => post('/ofrep/v1/evaluate/flags', body, headers);
 
   beforeAll(async () => {
@@ -24,20 +25,51 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
       const res = await flag('new-checkout');
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
-      expect(await res.json()).toEqual({ key: 'new-checkout', value: true, reason: 'TARGETING_MATCH', variant: 'on', metadata: { flagopsReason: 'rule_match', ruleId: 'eu-new-app' } });
-      expect(await (await flag('new-checkout', { context: { targetingKey: 'user-42' } })).json()).toMatchObject({ value: false, reason: 'SPLIT', variant: 'off' });
-      expect(await (await flag('dark-mode', {})).json()).toMatchObject({ value: false, reason: 'DISABLED', metadata: { flagopsReason: 'flag_disabled' } });
+      expect(await res.json()).toEqual({
+        key: 'new-checkout',
+        value: true,
+        reason: 'TARGETING_MATCH',
+        variant: 'on',
+        metadata: { flagopsReason: 'rule_match', ruleId: 'eu-new-app' },
+      });
+      expect(await (await flag('new-checkout', { context: { targetingKey: 'user-42' } })).json()).toMatchObject({
+        value: false,
+        reason: 'SPLIT',
+        variant: 'off',
+      });
+      expect(await (await flag('dark-mode', {})).json()).toMatchObject({
+        value: false,
+        reason: 'DISABLED',
+        metadata: { flagopsReason: 'flag_disabled' },
+      });
       expect(await (await flag('banner-text')).json()).toMatchObject({ value: 'Spring sale', reason: 'DEFAULT' });
     });
 
     it('serves an archived flag as DEFAULT, leaving value out when there is no defaultValue (OFREP ADR-0006)', async () => {
-      expect(await (await flag('old-search')).json()).toEqual({ key: 'old-search', value: false, reason: 'DEFAULT', variant: 'default', metadata: { flagopsReason: 'archived', archived: true } });
-      expect(await (await flag('old-banner')).json()).toEqual({ key: 'old-banner', reason: 'DEFAULT', variant: 'default', metadata: { flagopsReason: 'archived', archived: true } });
+      expect(await (await flag('old-search')).json()).toEqual({
+        key: 'old-search',
+        value: false,
+        reason: 'DEFAULT',
+        variant: 'default',
+        metadata: { flagopsReason: 'archived', archived: true },
+      });
+      expect(await (await flag('old-banner')).json()).toEqual({
+        key: 'old-banner',
+        reason: 'DEFAULT',
+        variant: 'default',
+        metadata: { flagopsReason: 'archived', archived: true },
+      });
     });
 
     it('serves a kill as DISABLED with killed in the metadata', async () => {
       await h.kills.kill(killRequest(h, 'max-items'));
-      expect(await (await flag('max-items')).json()).toEqual({ key: 'max-items', value: 10, reason: 'DISABLED', variant: 'off', metadata: { flagopsReason: 'killed', killed: true } });
+      expect(await (await flag('max-items')).json()).toEqual({
+        key: 'max-items',
+        value: 10,
+        reason: 'DISABLED',
+        variant: 'off',
+        metadata: { flagopsReason: 'killed', killed: true },
+      });
       await h.kills.clear(killRequest(h, 'max-items'));
     });
 
@@ -72,7 +104,9 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
 
     it('is counted in the flag stats like POST /v1/evaluate', async () => {
       const statsOf = async () => {
-        const res = await fetch(`${h.service.controlUrl}/api/v1/flags/flg_shop_theme/environments/prod/stats`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+        const res = await fetch(`${h.service.controlUrl}/api/v1/flags/flg_shop_theme/environments/prod/stats`, {
+          headers: { authorization: `Bearer ${ADMIN_KEY}` },
+        });
         return ((await res.json()).series as Array<{ variations: Record<string, number> }>).reduce((n, s) => n + (s.variations.on ?? 0), 0);
       };
       const before = await statsOf();
@@ -88,8 +122,22 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
       expect(res.status).toBe(200);
       expect(res.headers.get('etag')).toMatch(/^"v\d+-[\w-]+"$/);
       const body = await res.json();
-      expect(body.flags.map((f: { key: string }) => f.key).sort()).toEqual(['banner-text', 'dark-mode', 'max-items', 'new-checkout', 'old-banner', 'old-search', 'theme']);
-      expect(body.flags.find((f: { key: string }) => f.key === 'new-checkout')).toEqual({ key: 'new-checkout', value: true, reason: 'TARGETING_MATCH', variant: 'on', metadata: { flagopsReason: 'rule_match', ruleId: 'eu-new-app' } });
+      expect(body.flags.map((f: { key: string }) => f.key).sort()).toEqual([
+        'banner-text',
+        'dark-mode',
+        'max-items',
+        'new-checkout',
+        'old-banner',
+        'old-search',
+        'theme',
+      ]);
+      expect(body.flags.find((f: { key: string }) => f.key === 'new-checkout')).toEqual({
+        key: 'new-checkout',
+        value: true,
+        reason: 'TARGETING_MATCH',
+        variant: 'on',
+        metadata: { flagopsReason: 'rule_match', ruleId: 'eu-new-app' },
+      });
       expect(body.metadata).toEqual({ version: h.service.holder.view('acme', 'prj_shop', 'prod')!.version });
     });
 
@@ -131,7 +179,11 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
     it('lets browsers send If-None-Match and read the ETag (CORS)', async () => {
       const pre = await fetch(`${h.service.evalUrl}/ofrep/v1/evaluate/flags`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,if-none-match' },
+        headers: {
+          origin: 'https://app.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type,if-none-match',
+        },
       });
       expect(pre.status).toBe(204);
       expect(pre.headers.get('access-control-allow-headers')).toMatch(/if-none-match/i);

@@ -1,7 +1,7 @@
 import { OFREPProvider } from '@openfeature/ofrep-provider';
 import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
 import { OpenFeature as ServerOpenFeature } from '@openfeature/server-sdk';
-import { OpenFeature as WebOpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk';
+import { ProviderEvents, ProviderStatus, OpenFeature as WebOpenFeature } from '@openfeature/web-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SdkHarness, setConfig, startSdkHarness } from '../sdk/sdk-harness.js';
 
@@ -34,26 +34,51 @@ describe('flagops through the official OFREP providers', () => {
     let client: ReturnType<typeof ServerOpenFeature.getClient>;
 
     beforeAll(async () => {
-      await ServerOpenFeature.setProviderAndWait('ofrep', new OFREPProvider({ baseUrl: h.service.evalUrl, headers: [['Authorization', `Bearer ${h.key}`]] }));
+      await ServerOpenFeature.setProviderAndWait(
+        'ofrep',
+        new OFREPProvider({ baseUrl: h.service.evalUrl, headers: [['Authorization', `Bearer ${h.key}`]] }),
+      );
       client = ServerOpenFeature.getClient('ofrep');
     });
 
     it('resolves each type with reason, variant and metadata', async () => {
-      expect(await client.getBooleanDetails('new-checkout', false, eu)).toMatchObject({ value: true, reason: 'TARGETING_MATCH', variant: 'on', flagMetadata: { ruleId: 'eu-new-app' } });
-      expect(await client.getBooleanDetails('new-checkout', true, { targetingKey: 'user-42' })).toMatchObject({ value: false, reason: 'SPLIT' });
+      expect(await client.getBooleanDetails('new-checkout', false, eu)).toMatchObject({
+        value: true,
+        reason: 'TARGETING_MATCH',
+        variant: 'on',
+        flagMetadata: { ruleId: 'eu-new-app' },
+      });
+      expect(await client.getBooleanDetails('new-checkout', true, { targetingKey: 'user-42' })).toMatchObject({
+        value: false,
+        reason: 'SPLIT',
+      });
       expect(await client.getStringValue('banner-text', 'x')).toBe('Spring sale');
       expect(await client.getNumberValue('max-items', 0)).toBe(50);
       expect(await client.getObjectValue('theme', {})).toEqual({ color: 'teal', dense: true });
     });
 
     it('gets FLAG_NOT_FOUND for an unknown flag and TYPE_MISMATCH for a wrong type', async () => {
-      expect(await client.getBooleanDetails('no-such-flag', true)).toMatchObject({ value: true, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' });
-      expect(await client.getBooleanDetails('banner-text', true)).toMatchObject({ value: true, reason: 'ERROR', errorCode: 'TYPE_MISMATCH' });
+      expect(await client.getBooleanDetails('no-such-flag', true)).toMatchObject({
+        value: true,
+        reason: 'ERROR',
+        errorCode: 'FLAG_NOT_FOUND',
+      });
+      expect(await client.getBooleanDetails('banner-text', true)).toMatchObject({
+        value: true,
+        reason: 'ERROR',
+        errorCode: 'TYPE_MISMATCH',
+      });
     });
 
     it('falls back to the default when the key is refused', async () => {
-      await ServerOpenFeature.setProviderAndWait('ofrep-refused', new OFREPProvider({ baseUrl: h.service.evalUrl, headers: [['Authorization', 'Bearer svc_sdk_nope']] }));
-      expect(await ServerOpenFeature.getClient('ofrep-refused').getBooleanDetails('new-checkout', true, eu)).toMatchObject({ value: true, reason: 'ERROR' });
+      await ServerOpenFeature.setProviderAndWait(
+        'ofrep-refused',
+        new OFREPProvider({ baseUrl: h.service.evalUrl, headers: [['Authorization', 'Bearer svc_sdk_nope']] }),
+      );
+      expect(await ServerOpenFeature.getClient('ofrep-refused').getBooleanDetails('new-checkout', true, eu)).toMatchObject({
+        value: true,
+        reason: 'ERROR',
+      });
     });
   });
 
@@ -89,7 +114,9 @@ describe('flagops through the official OFREP providers', () => {
       expect(recording.statuses[0]).toBe(200);
       expect(recording.statuses.slice(1).length).toBeGreaterThanOrEqual(2);
       expect(new Set(recording.statuses.slice(1))).toEqual(new Set([304]));
-      const changed = new Promise<{ flagsChanged?: string[] }>((resolve) => client.addHandler(ProviderEvents.ConfigurationChanged, (d) => resolve(d ?? {})));
+      const changed = new Promise<{ flagsChanged?: string[] }>((resolve) =>
+        client.addHandler(ProviderEvents.ConfigurationChanged, (d) => resolve(d ?? {})),
+      );
       await setConfig(h, 'banner-text', { valueOn: 'OFREP sale', valueOff: 'Welcome' });
       expect((await changed).flagsChanged).toEqual(['banner-text']);
       expect(client.getStringValue('banner-text', 'x')).toBe('OFREP sale');

@@ -1,7 +1,7 @@
-import { OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/server-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bucket } from '@flagops/core';
 import { FlagopsProvider } from '@flagops/openfeature';
+import { OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/server-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRequest, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from '../sdk/sdk-harness.js';
 
 const eu = { targetingKey: 'user-1', country: 'DE', appVersion: '2.4.0' };
@@ -35,7 +35,10 @@ describe('the OpenFeature server provider (@openfeature/server-sdk)', () => {
       let client: ReturnType<typeof OpenFeature.getClient>;
 
       beforeAll(async () => {
-        await OpenFeature.setProviderAndWait(`server-${mode}`, new FlagopsProvider({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode, logger: quiet }));
+        await OpenFeature.setProviderAndWait(
+          `server-${mode}`,
+          new FlagopsProvider({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode, logger: quiet }),
+        );
         client = OpenFeature.getClient(`server-${mode}`);
       });
 
@@ -55,12 +58,25 @@ describe('the OpenFeature server provider (@openfeature/server-sdk)', () => {
 
       it('maps a rollout to SPLIT, bucketing on targetingKey as userId', async () => {
         const details = await client.getBooleanDetails('new-checkout', true, { targetingKey: 'user-42' });
-        expect(details).toMatchObject({ value: false, reason: 'SPLIT', variant: 'off', flagMetadata: { flagopsReason: 'rollout', bucket: bucket('new-checkout', 'user-42') } });
+        expect(details).toMatchObject({
+          value: false,
+          reason: 'SPLIT',
+          variant: 'off',
+          flagMetadata: { flagopsReason: 'rollout', bucket: bucket('new-checkout', 'user-42') },
+        });
       });
 
       it('maps flag_disabled to DISABLED and archived to DEFAULT', async () => {
-        expect(await client.getBooleanDetails('dark-mode', true)).toMatchObject({ value: false, reason: 'DISABLED', flagMetadata: { flagopsReason: 'flag_disabled' } });
-        expect(await client.getBooleanDetails('old-search', true)).toMatchObject({ value: false, reason: 'DEFAULT', flagMetadata: { archived: true } });
+        expect(await client.getBooleanDetails('dark-mode', true)).toMatchObject({
+          value: false,
+          reason: 'DISABLED',
+          flagMetadata: { flagopsReason: 'flag_disabled' },
+        });
+        expect(await client.getBooleanDetails('old-search', true)).toMatchObject({
+          value: false,
+          reason: 'DEFAULT',
+          flagMetadata: { archived: true },
+        });
       });
 
       it('resolves strings, numbers and objects', async () => {
@@ -70,16 +86,29 @@ describe('the OpenFeature server provider (@openfeature/server-sdk)', () => {
       });
 
       it('answers an unknown flag with ERROR and FLAG_NOT_FOUND, and a wrong type with TYPE_MISMATCH', async () => {
-        expect(await client.getBooleanDetails('no-such-flag', true)).toMatchObject({ value: true, reason: 'ERROR', errorCode: 'FLAG_NOT_FOUND' });
+        expect(await client.getBooleanDetails('no-such-flag', true)).toMatchObject({
+          value: true,
+          reason: 'ERROR',
+          errorCode: 'FLAG_NOT_FOUND',
+        });
         expect(await client.getNumberDetails('banner-text', 3)).toMatchObject({ value: 3, reason: 'ERROR', errorCode: 'TYPE_MISMATCH' });
-        expect(await client.getObjectDetails('max-items', { a: 1 })).toMatchObject({ value: { a: 1 }, reason: 'ERROR', errorCode: 'TYPE_MISMATCH' });
+        expect(await client.getObjectDetails('max-items', { a: 1 })).toMatchObject({
+          value: { a: 1 },
+          reason: 'ERROR',
+          errorCode: 'TYPE_MISMATCH',
+        });
       });
 
       it('maps a kill to DISABLED with killed in the metadata, and says so with ConfigurationChanged', async () => {
         const changed = nextProviderEvent(client, ProviderEvents.ConfigurationChanged);
         await h.kills.kill(killRequest(h, 'max-items'));
         expect(await changed).toMatchObject({ flagsChanged: mode === 'local' ? ['max-items'] : expect.any(Array) });
-        expect(await client.getNumberDetails('max-items', 0)).toMatchObject({ value: 10, reason: 'DISABLED', variant: 'off', flagMetadata: { flagopsReason: 'killed', killed: true } });
+        expect(await client.getNumberDetails('max-items', 0)).toMatchObject({
+          value: 10,
+          reason: 'DISABLED',
+          variant: 'off',
+          flagMetadata: { flagopsReason: 'killed', killed: true },
+        });
         await h.kills.clear(killRequest(h, 'max-items'));
       });
     });
@@ -88,7 +117,16 @@ describe('the OpenFeature server provider (@openfeature/server-sdk)', () => {
   it('reports STALE while the server cannot be reached and READY again after, by provider events', async () => {
     let down = false;
     const recording = recordingFetch(() => down);
-    const provider = new FlagopsProvider({ evalUrl: h.service.evalUrl, sdkKey: h.key, fetch: recording.fetch, stream: false, pollIntervalMs: 30, retryInitialMs: 20, retryMaxMs: 50, logger: quiet });
+    const provider = new FlagopsProvider({
+      evalUrl: h.service.evalUrl,
+      sdkKey: h.key,
+      fetch: recording.fetch,
+      stream: false,
+      pollIntervalMs: 30,
+      retryInitialMs: 20,
+      retryMaxMs: 50,
+      logger: quiet,
+    });
     await OpenFeature.setProviderAndWait('server-outage', provider);
     const client = OpenFeature.getClient('server-outage');
     const stale = nextProviderEvent(client, ProviderEvents.Stale);
@@ -107,7 +145,11 @@ describe('the OpenFeature server provider (@openfeature/server-sdk)', () => {
     await expect(OpenFeature.setProviderAndWait('server-refused', provider)).rejects.toThrow();
     const client = OpenFeature.getClient('server-refused');
     expect(client.providerStatus).toBe(ProviderStatus.ERROR);
-    expect(await client.getBooleanDetails('new-checkout', true, eu)).toMatchObject({ value: true, reason: 'ERROR', errorCode: 'PROVIDER_NOT_READY' });
+    expect(await client.getBooleanDetails('new-checkout', true, eu)).toMatchObject({
+      value: true,
+      reason: 'ERROR',
+      errorCode: 'PROVIDER_NOT_READY',
+    });
   });
 
   it('closes the client it made when OpenFeature closes the provider', async () => {

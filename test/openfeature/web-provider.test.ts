@@ -1,7 +1,7 @@
-import { type EventDetails, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlagopsWebProvider } from '@flagops/openfeature/web';
 import { createClient } from '@flagops/sdk';
+import { type EventDetails, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRequest, quiet, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
 describe('the OpenFeature web provider (@openfeature/web-sdk)', () => {
@@ -23,7 +23,12 @@ describe('the OpenFeature web provider (@openfeature/web-sdk)', () => {
 
   it('is READY and resolves synchronously with the static context: targetingKey as userId, the rest as attributes', () => {
     expect(client.providerStatus).toBe(ProviderStatus.READY);
-    expect(client.getBooleanDetails('new-checkout', false)).toMatchObject({ value: true, reason: 'TARGETING_MATCH', variant: 'on', flagMetadata: { ruleId: 'eu-new-app' } });
+    expect(client.getBooleanDetails('new-checkout', false)).toMatchObject({
+      value: true,
+      reason: 'TARGETING_MATCH',
+      variant: 'on',
+      flagMetadata: { ruleId: 'eu-new-app' },
+    });
     expect(client.getStringValue('banner-text', 'x')).toBe('Spring sale');
     expect(client.getNumberValue('max-items', 0)).toBe(50);
     expect(client.getObjectValue('theme', {})).toEqual({ color: 'teal', dense: true });
@@ -31,7 +36,11 @@ describe('the OpenFeature web provider (@openfeature/web-sdk)', () => {
 
   it('follows a context change without a request: the next resolution uses the new context', async () => {
     await OpenFeature.setContext({ targetingKey: 'user-42' });
-    expect(client.getBooleanDetails('new-checkout', true)).toMatchObject({ value: false, reason: 'SPLIT', flagMetadata: { bucket: expect.any(Number) } });
+    expect(client.getBooleanDetails('new-checkout', true)).toMatchObject({
+      value: false,
+      reason: 'SPLIT',
+      flagMetadata: { bucket: expect.any(Number) },
+    });
     await OpenFeature.setContext({ targetingKey: 'user-1', country: 'DE', appVersion: '2.4.0' });
   });
 
@@ -50,7 +59,11 @@ describe('the OpenFeature web provider (@openfeature/web-sdk)', () => {
     });
     await h.kills.kill(killRequest(h, 'new-checkout'));
     expect((await changed).flagsChanged).toEqual(['new-checkout']);
-    expect(client.getBooleanDetails('new-checkout', true)).toMatchObject({ value: false, reason: 'DISABLED', flagMetadata: { killed: true } });
+    expect(client.getBooleanDetails('new-checkout', true)).toMatchObject({
+      value: false,
+      reason: 'DISABLED',
+      flagMetadata: { killed: true },
+    });
     await h.kills.clear(killRequest(h, 'new-checkout'));
   });
 

@@ -49,7 +49,11 @@ export function run(command: string, args: string[], cwd: string, env: Record<st
 /** npm pack of the three packages and the service into `dir`, without running their scripts (build first). */
 export async function packAll(dir: string): Promise<PackedTarball[]> {
   await mkdir(dir, { recursive: true });
-  const out = await run('npm', ['pack', '--json', '--ignore-scripts', '--workspaces', '--include-workspace-root', '--pack-destination', dir], ROOT);
+  const out = await run(
+    'npm',
+    ['pack', '--json', '--ignore-scripts', '--workspaces', '--include-workspace-root', '--pack-destination', dir],
+    ROOT,
+  );
   return JSON.parse(out) as PackedTarball[];
 }
 
@@ -65,7 +69,16 @@ function locate(packages: Record<string, LockEntry>, from: string, name: string)
   }
 }
 
-const MANIFEST_FIELDS = ['version', 'license', 'dependencies', 'bundleDependencies', 'peerDependencies', 'peerDependenciesMeta', 'engines', 'bin'];
+const MANIFEST_FIELDS = [
+  'version',
+  'license',
+  'dependencies',
+  'bundleDependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+  'engines',
+  'bin',
+];
 
 async function manifestFields(dir: string): Promise<Record<string, unknown>> {
   const manifest = JSON.parse(await readFile(path.join(ROOT, dir, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -103,12 +116,19 @@ export async function writeApp(app: string, packed: Map<string, string>, fromReg
   if (service !== undefined) {
     const fields = await manifestFields('.');
     packages['node_modules/flagops'] = { ...fields, resolved: `file:${service}` };
-    for (const [name, dir] of Object.entries(workspaces)) packages[`node_modules/flagops/node_modules/${name}`] = { ...(await manifestFields(dir)), inBundle: true };
+    for (const [name, dir] of Object.entries(workspaces))
+      packages[`node_modules/flagops/node_modules/${name}`] = { ...(await manifestFields(dir)), inBundle: true };
     for (const name of Object.keys(fields.dependencies as Record<string, string>)) if (!name.startsWith('@flagops/')) visit('', name);
   }
 
-  await writeFile(path.join(app, 'package.json'), `${JSON.stringify({ name: 'app', private: true, type: 'module', dependencies }, null, 2)}\n`);
-  await writeFile(path.join(app, 'package-lock.json'), `${JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }, null, 2)}\n`);
+  await writeFile(
+    path.join(app, 'package.json'),
+    `${JSON.stringify({ name: 'app', private: true, type: 'module', dependencies }, null, 2)}\n`,
+  );
+  await writeFile(
+    path.join(app, 'package-lock.json'),
+    `${JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }, null, 2)}\n`,
+  );
 }
 
 /** Every file under `dir` with its size in bytes. */

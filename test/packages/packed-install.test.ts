@@ -61,7 +61,10 @@ describe('the packed packages, installed in an empty application', () => {
     for (const p of packed) {
       const files = p.files.map((f) => f.path);
       expect(files, p.name).toContain('README.md');
-      expect(files.filter((f) => /(^|\/)src\/|\.tsbuildinfo$|\.test\./.test(f)), p.name).toEqual([]);
+      expect(
+        files.filter((f) => /(^|\/)src\/|\.tsbuildinfo$|\.test\./.test(f)),
+        p.name,
+      ).toEqual([]);
     }
   });
 
@@ -77,7 +80,9 @@ describe('the packed packages, installed in an empty application', () => {
 
   it('runs every export in Node against a flagops service, with the result the server gives', async () => {
     await copyFile(path.join(ROOT, 'test/packages/fixtures/node-app.mjs'), path.join(app, 'node-app.mjs'));
-    const out = JSON.parse(await run(process.execPath, ['node-app.mjs'], app, { FLAGOPS_EVAL_URL: h.service.evalUrl, FLAGOPS_SDK_KEY: h.key }));
+    const out = JSON.parse(
+      await run(process.execPath, ['node-app.mjs'], app, { FLAGOPS_EVAL_URL: h.service.evalUrl, FLAGOPS_SDK_KEY: h.key }),
+    );
     expect(serverResult).toMatchObject({ value: true, reason: 'rule_match', ruleId: 'eu-new-app' });
     expect(out.core).toEqual(serverResult);
     for (const name of ['sdkLocal', 'sdkRemote', 'sdkBrowserModule', 'serviceSdk', 'serviceSdkBrowser']) {
@@ -85,9 +90,19 @@ describe('the packed packages, installed in an empty application', () => {
       expect(out[name], name).toEqual(serverResult);
     }
     for (const name of ['openfeature', 'openfeatureWeb']) {
-      expect(out[name], name).toMatchObject({ value: true, reason: 'TARGETING_MATCH', variant: 'on', flagMetadata: { ruleId: 'eu-new-app' } });
+      expect(out[name], name).toMatchObject({
+        value: true,
+        reason: 'TARGETING_MATCH',
+        variant: 'on',
+        flagMetadata: { ruleId: 'eu-new-app' },
+      });
     }
-    expect(out.exports).toEqual({ sse: 'function', serviceEvaluation: true, serviceOpenfeature: 'function', serviceOpenfeatureWeb: 'function' });
+    expect(out.exports).toEqual({
+      sse: 'function',
+      serviceEvaluation: true,
+      serviceOpenfeature: 'function',
+      serviceOpenfeatureWeb: 'function',
+    });
     // The service package has no main export: importing it starts nothing.
     expect(out.serviceMain).toBe('ERR_PACKAGE_PATH_NOT_EXPORTED');
   });
@@ -102,7 +117,11 @@ describe('the packed packages, installed in an empty application', () => {
   it('gives every export its types (tsc, strict, declaration files checked too)', async () => {
     await copyFile(path.join(ROOT, 'test/packages/fixtures/types-check.ts'), path.join(app, 'check.ts'));
     const types = ['--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules/@types')];
-    await run(process.execPath, [TSC, '--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', ...types, 'check.ts'], app);
+    await run(
+      process.execPath,
+      [TSC, '--noEmit', '--strict', '--module', 'nodenext', '--target', 'es2022', '--lib', 'es2022,dom', ...types, 'check.ts'],
+      app,
+    );
   });
 
   it('loads the browser bundle from the installed package in Chromium, evaluating as the server does', async () => {

@@ -35,7 +35,9 @@ describe('the data directory lock', () => {
     const dir = dataDir();
     const lock = DataDirLock.acquire(dir, options().options);
     expect(() => DataDirLock.acquire(dir, options().options)).toThrow(
-      new StartupError(`the data directory ${dir} is in use by another flagops service (pid ${process.pid}); stop that one first, or set FLAGOPS_DATA_DIR to another directory`),
+      new StartupError(
+        `the data directory ${dir} is in use by another flagops service (pid ${process.pid}); stop that one first, or set FLAGOPS_DATA_DIR to another directory`,
+      ),
     );
     expect(() => DataDirLock.assertFree(dir, options().options)).toThrow(StartupError);
     lock.release();
@@ -47,7 +49,9 @@ describe('the data directory lock', () => {
     const dir = dataDir();
     const replica = DataDirLock.acquire(dir, { ...options().options, what: 'flagops eval replica', setting: '--data-dir' });
     try {
-      expect(() => DataDirLock.assertFree(dir, options().options)).toThrow(`is in use by another flagops eval replica (pid ${process.pid}); stop that one first, or set FLAGOPS_DATA_DIR`);
+      expect(() => DataDirLock.assertFree(dir, options().options)).toThrow(
+        `is in use by another flagops eval replica (pid ${process.pid}); stop that one first, or set FLAGOPS_DATA_DIR`,
+      );
     } finally {
       replica.release();
     }
@@ -71,17 +75,25 @@ describe('the data directory lock', () => {
     DataDirLock.assertFree(dir, options().options);
     const { lines, options: opts } = options();
     const lock = DataDirLock.acquire(dir, opts);
-    expect(lines.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: 'warn', msg: 'removed the lock of a flagops service that is no longer running', pid })]);
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      expect.objectContaining({ level: 'warn', msg: 'removed the lock of a flagops service that is no longer running', pid }),
+    ]);
     expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
     lock.release();
   });
 
   // Start times come from /proc (Linux); elsewhere a running pid counts as the holder.
-  it.runIf(existsSync('/proc/self/stat'))('takes over the lock of a pid that runs now but is another process (a reused pid: other start time)', () => {
-    const dir = dataDir();
-    writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: process.ppid, processStart: 1, token: 'reused', startedAt: '2026-01-01T00:00:00.000Z' }));
-    DataDirLock.acquire(dir, options().options).release();
-  });
+  it.runIf(existsSync('/proc/self/stat'))(
+    'takes over the lock of a pid that runs now but is another process (a reused pid: other start time)',
+    () => {
+      const dir = dataDir();
+      writeFileSync(
+        path.join(dir, LOCK_FILE),
+        JSON.stringify({ pid: process.ppid, processStart: 1, token: 'reused', startedAt: '2026-01-01T00:00:00.000Z' }),
+      );
+      DataDirLock.acquire(dir, options().options).release();
+    },
+  );
 
   it('takes over a lock cut short by a crash between creating and writing it', () => {
     const dir = dataDir();

@@ -20,7 +20,13 @@ export async function startGitServer() {
   const server = http.createServer((req, res) => {
     requests++;
     const url = new URL(req.url ?? '/', 'http://localhost');
-    void runHttpBackend(req, res, { projectRoot: root, pathInfo: url.pathname, remoteUser: 'flagops', allowPush: true, logger: silentLogger });
+    void runHttpBackend(req, res, {
+      projectRoot: root,
+      pathInfo: url.pathname,
+      remoteUser: 'flagops',
+      allowPush: true,
+      logger: silentLogger,
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,5 +1,5 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,9 +95,14 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     const pushed = await outsideCommit((checkout) => {
       rename(path.join(checkout, 'projects/shop/flags/hooked.yaml'), 'From the hook');
     }, 'rename hooked');
-    const wrong = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', { headers: { 'x-flagops-webhook-secret': 'nope' } });
+    const wrong = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+      headers: { 'x-flagops-webhook-secret': 'nope' },
+    });
     expect(wrong.status).toBe(401);
-    const hook = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', { headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' }, rawBody: '{"ref":"refs/heads/main"}' });
+    const hook = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+      rawBody: '{"ref":"refs/heads/main"}',
+    });
     expect(hook.status).toBe(202);
     expect(hook.body.outcome).toBe('fast-forwarded');
     expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(pushed);
@@ -109,15 +114,24 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'still-fine' })).body;
     const sdk = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
     const file = 'projects/shop/environments/prod/broken-remotely.yaml';
-    const hook = () => httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', { headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' }, rawBody: '{}' });
-    await outsideCommit((checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 250\n'), 'a broken rollout, merged on the host');
+    const hook = () =>
+      httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+        headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+        rawBody: '{}',
+      });
+    await outsideCommit(
+      (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 250\n'),
+      'a broken rollout, merged on the host',
+    );
     expect((await hook()).body.outcome).toBe('fast-forwarded');
 
     const held = (await admin.get(`/api/v1/flags/${broken.id}`)).body;
     expect(held.invalidFiles.length).toBeGreaterThan(0);
     expect(held.invalidFiles.every((entry: Json) => entry.file === file)).toBe(true);
     expect(held.environments.prod).toMatchObject({ enabled: false, rolloutPct: 0 });
-    expect((await admin.put(`/api/v1/flags/${broken.id}/environments/prod/config`, { enabled: true })).body.error.code).toBe('invalid_in_repository');
+    expect((await admin.put(`/api/v1/flags/${broken.id}/environments/prod/config`, { enabled: true })).body.error.code).toBe(
+      'invalid_in_repository',
+    );
     const change = await admin.put(`/api/v1/flags/${other.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
     expect(change.status).toBe(200);
     expect(remoteFile('projects/shop/environments/prod/still-fine.yaml')).toContain('rolloutPct: 100');
@@ -125,7 +139,10 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect(served['still-fine']).toMatchObject({ value: true });
     expect(served['broken-remotely']).toMatchObject({ value: false, reason: 'flag_disabled' });
 
-    await outsideCommit((checkout) => writeFileSync(path.join(checkout, file), 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nversion: 2\n'), 'fix the rollout');
+    await outsideCommit(
+      (checkout) => writeFileSync(path.join(checkout, file), 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nversion: 2\n'),
+      'fix the rollout',
+    );
     expect((await hook()).body.outcome).toBe('fast-forwarded');
     expect((await admin.get(`/api/v1/flags/${broken.id}`)).body).not.toHaveProperty('invalidFiles');
   });

@@ -12,7 +12,10 @@ describe('count batches from replicas reach the stats exactly once', () => {
   let flag: Json;
   const total = async () => {
     const res = await admin.get(`/api/v1/flags/${flag.id}/environments/dev/stats?period=24h`);
-    return res.body.series.reduce((n: number, h: Json) => n + Object.values(h.variations as Record<string, number>).reduce((a, b) => a + b, 0), 0);
+    return res.body.series.reduce(
+      (n: number, h: Json) => n + Object.values(h.variations as Record<string, number>).reduce((a, b) => a + b, 0),
+      0,
+    );
   };
 
   beforeAll(async () => {

@@ -45,7 +45,9 @@ describe('a replica’s data directory (one replica each, like the service)', ()
     try {
       const second = startReplica(options(dataDir));
       await expect(second).rejects.toBeInstanceOf(StartupError);
-      await expect(second).rejects.toThrow(`the data directory ${dataDir} is in use by another flagops eval replica (pid ${process.pid}); stop that one first, or set --data-dir to another directory`);
+      await expect(second).rejects.toThrow(
+        `the data directory ${dataDir} is in use by another flagops eval replica (pid ${process.pid}); stop that one first, or set --data-dir to another directory`,
+      );
     } finally {
       await first.stop();
     }
@@ -57,7 +59,9 @@ describe('a replica’s data directory (one replica each, like the service)', ()
   it('refuses a port in use, naming --port, before its data directory is made', async () => {
     const dataDir = path.join(dir, 'port-taken');
     const attempt = startReplica(options(dataDir, taken));
-    await expect(attempt).rejects.toThrow(`port ${taken} on 127.0.0.1 is in use; stop what uses it, or set --port (or FLAGOPS_EVAL_PORT) to a free port`);
+    await expect(attempt).rejects.toThrow(
+      `port ${taken} on 127.0.0.1 is in use; stop what uses it, or set --port (or FLAGOPS_EVAL_PORT) to a free port`,
+    );
     expect(existsSync(dataDir)).toBe(false);
   });
 

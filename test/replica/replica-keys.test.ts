@@ -7,7 +7,7 @@ import { UnauthorizedError } from '../../src/errors/kinds.js';
 import { ReplicaKeys } from '../../src/replica/replica-keys.js';
 import { UpstreamClient } from '../../src/replica/upstream-client.js';
 
-describe('a replica\'s refused sdk keys', () => {
+describe("a replica's refused sdk keys", () => {
   let dir: string | undefined;
   afterEach(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });

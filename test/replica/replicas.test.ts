@@ -47,7 +47,8 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     });
     return replica;
   };
-  const evaluate = async (url: string, key = flag.key) => (await httpClient(url, sdkKey).post('/v1/evaluate', { key, context: { userId: 'u1' } })).body[key];
+  const evaluate = async (url: string, key = flag.key) =>
+    (await httpClient(url, sdkKey).post('/v1/evaluate', { key, context: { userId: 'u1' } })).body[key];
 
   beforeAll(async () => {
     upstream = await fixedPortService();
@@ -71,7 +72,9 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
       expect(res.status).toBe(200);
       expect(res.headers.get('etag')).toBe(main.headers.get('etag'));
       expect(res.body).toEqual(main.body);
-      const again = await httpClient(replica.url, sdkKey).request('GET', '/v1/snapshot', { headers: { 'if-none-match': main.headers.get('etag') ?? '' } });
+      const again = await httpClient(replica.url, sdkKey).request('GET', '/v1/snapshot', {
+        headers: { 'if-none-match': main.headers.get('etag') ?? '' },
+      });
       expect(again.status).toBe(304);
       expect(again.headers.get('etag')).toBe(main.headers.get('etag'));
       expect(await evaluate(replica.url)).toMatchObject({ value: true, reason: 'default' });
@@ -88,7 +91,9 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     expect((await replica.post('/ofrep/v1/evaluate/flags', body)).body).toEqual((await main.post('/ofrep/v1/evaluate/flags', body)).body);
     expect((await replica.post('/ofrep/v1/evaluate/flags/no-such-flag', body)).status).toBe(404);
     expect((await replica.get('/ofrep/v1/configuration')).body).toEqual((await main.get('/ofrep/v1/configuration')).body);
-    expect((await replica.post('/v1/evaluate?via=koa', { key: flag.key })).body).toEqual((await replica.post('/v1/evaluate', { key: flag.key })).body);
+    expect((await replica.post('/v1/evaluate?via=koa', { key: flag.key })).body).toEqual(
+      (await replica.post('/v1/evaluate', { key: flag.key })).body,
+    );
     expect((await httpClient(replicas[1].url).post(one, body)).status).toBe(401);
   });
 
@@ -102,10 +107,26 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
 
   it('a kill reaches all three replicas over the stream (timed by scripts/bench/replica.mjs)', async () => {
     expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
-    const results = await Promise.all(replicas.map((r) => until(() => evaluate(r.url), (v) => v.reason === 'killed', PROMPTLY_MS)));
+    const results = await Promise.all(
+      replicas.map((r) =>
+        until(
+          () => evaluate(r.url),
+          (v) => v.reason === 'killed',
+          PROMPTLY_MS,
+        ),
+      ),
+    );
     for (const result of results) expect(result).toEqual({ value: false, reason: 'killed', variation: 'off' });
     await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true });
-    await Promise.all(replicas.map((r) => until(() => evaluate(r.url), (v) => v.reason === 'default', PROMPTLY_MS)));
+    await Promise.all(
+      replicas.map((r) =>
+        until(
+          () => evaluate(r.url),
+          (v) => v.reason === 'default',
+          PROMPTLY_MS,
+        ),
+      ),
+    );
   });
 
   it('announces new versions on its own /v1/stream', async () => {
@@ -125,7 +146,10 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
   it('forwards its evaluations to the control plane’s stats', async () => {
     const stats = async () => {
       const res = await admin.get(`/api/v1/flags/${flag.id}/environments/prod/stats?period=24h`);
-      return res.body.series.reduce((n: number, h: Json) => n + Object.values(h.variations as Record<string, number>).reduce((a, b) => a + b, 0), 0);
+      return res.body.series.reduce(
+        (n: number, h: Json) => n + Object.values(h.variations as Record<string, number>).reduce((a, b) => a + b, 0),
+        0,
+      );
     };
     await Promise.all(replicas.map((r) => r.counts.flush())); // what earlier tests evaluated is in before
     const before = await stats();
@@ -135,10 +159,18 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
   });
 
   it('keeps serving its last good values while the control plane is down, reports stale, and catches up', async () => {
-    await until(() => evaluate(replicas[0].url), (v) => v.reason === 'rollout', PROMPTLY_MS);
+    await until(
+      () => evaluate(replicas[0].url),
+      (v) => v.reason === 'rollout',
+      PROMPTLY_MS,
+    );
     await upstream.stop();
     for (const replica of replicas) {
-      const health = await until(async () => (await httpClient(replica.url).get('/healthz')).body, (b) => b.status === 'stale', PROMPTLY_MS);
+      const health = await until(
+        async () => (await httpClient(replica.url).get('/healthz')).body,
+        (b) => b.status === 'stale',
+        PROMPTLY_MS,
+      );
       expect(health).toMatchObject({ status: 'stale', upstream: 'unreachable' });
       expect(typeof health.lastSyncAt).toBe('string');
       expect((await evaluate(replica.url)).reason).toBe('rollout');
@@ -152,8 +184,18 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     await upstream.start();
     await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 100 });
     for (const replica of replicas) {
-      expect(await until(() => evaluate(replica.url), (v) => v.reason === 'default', PROMPTLY_MS)).toMatchObject({ reason: 'default' });
-      const health = await until(async () => (await httpClient(replica.url).get('/healthz')).body, (b) => b.status === 'ok', PROMPTLY_MS);
+      expect(
+        await until(
+          () => evaluate(replica.url),
+          (v) => v.reason === 'default',
+          PROMPTLY_MS,
+        ),
+      ).toMatchObject({ reason: 'default' });
+      const health = await until(
+        async () => (await httpClient(replica.url).get('/healthz')).body,
+        (b) => b.status === 'ok',
+        PROMPTLY_MS,
+      );
       expect(health).toMatchObject({ status: 'ok', upstream: 'connected' });
     }
   });
@@ -163,6 +205,14 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     const client = httpClient(replicas[0].url, created.key);
     expect((await client.get('/v1/snapshot')).status).toBe(200);
     await admin.delete(`/api/v1/keys/${created.id}`);
-    expect((await until(() => client.get('/v1/snapshot'), (r) => r.status === 401, PROMPTLY_MS)).status).toBe(401);
+    expect(
+      (
+        await until(
+          () => client.get('/v1/snapshot'),
+          (r) => r.status === 401,
+          PROMPTLY_MS,
+        )
+      ).status,
+    ).toBe(401);
   });
 });

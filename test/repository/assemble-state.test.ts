@@ -50,7 +50,10 @@ describe('assembling a commit into state', () => {
       const files = validRepository();
       delete files['projects/shop/environments/prod/search.yaml'];
       expect(read(files).issues).toEqual([
-        { file: 'projects/shop/flags/search.yaml', message: 'has no config in prod (expected projects/shop/environments/prod/search.yaml)' },
+        {
+          file: 'projects/shop/flags/search.yaml',
+          message: 'has no config in prod (expected projects/shop/environments/prod/search.yaml)',
+        },
       ]);
       expect(flagKeys(files)).toEqual(['checkout-v2']);
     });
@@ -58,7 +61,9 @@ describe('assembling a commit into state', () => {
     it('a flag whose key is not its file name', () => {
       const files = validRepository();
       files['projects/shop/flags/search.yaml'] = 'key: search-v2\n';
-      expect(read(files).issues).toEqual([{ file: 'projects/shop/flags/search.yaml', path: '/key', message: 'must equal the file name "search" (found "search-v2")' }]);
+      expect(read(files).issues).toEqual([
+        { file: 'projects/shop/flags/search.yaml', path: '/key', message: 'must equal the file name "search" (found "search-v2")' },
+      ]);
       expect(flagKeys(files)).toEqual(['checkout-v2']);
     });
 
@@ -66,7 +71,9 @@ describe('assembling a commit into state', () => {
       const files = validRepository();
       files['projects/shop/project.yaml'] = 'name: Shop\nslug: store\n';
       const { state, issues } = read(files);
-      expect(issues).toEqual([{ file: 'projects/shop/project.yaml', path: '/slug', message: 'must equal the folder name "shop" (found "store")' }]);
+      expect(issues).toEqual([
+        { file: 'projects/shop/project.yaml', path: '/slug', message: 'must equal the folder name "shop" (found "store")' },
+      ]);
       expect(state.projects.size).toBe(0);
     });
 
@@ -83,7 +90,11 @@ describe('assembling a commit into state', () => {
       files['projects/shop/environments/dev/kills.yaml'] = 'kills:\n  ghost:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n';
       const { state, issues } = read(files);
       expect(issues).toEqual([
-        { file: 'projects/shop/environments/dev/kills.yaml', path: '/kills/ghost', message: 'names flag "ghost", which has no flag file in project "shop"' },
+        {
+          file: 'projects/shop/environments/dev/kills.yaml',
+          path: '/kills/ghost',
+          message: 'names flag "ghost", which has no flag file in project "shop"',
+        },
       ]);
       expect(state.projects.get('shop')!.kills.dev).toEqual({ kills: {} });
     });
@@ -92,8 +103,16 @@ describe('assembling a commit into state', () => {
       const files = validRepository();
       files['projects/shop/environments/staging/search.yaml'] = 'enabled: true\nrolloutPct: 100\nvalueOn: "true"\nvalueOff: 0\n';
       expect(read(files).issues).toEqual([
-        { file: 'projects/shop/environments/staging/search.yaml', path: '/valueOn', message: "must be true or false, as the flag's kind is boolean" },
-        { file: 'projects/shop/environments/staging/search.yaml', path: '/valueOff', message: "must be true or false, as the flag's kind is boolean" },
+        {
+          file: 'projects/shop/environments/staging/search.yaml',
+          path: '/valueOn',
+          message: "must be true or false, as the flag's kind is boolean",
+        },
+        {
+          file: 'projects/shop/environments/staging/search.yaml',
+          path: '/valueOff',
+          message: "must be true or false, as the flag's kind is boolean",
+        },
       ]);
       expect(flagKeys(files)).toEqual(['checkout-v2']);
     });
@@ -103,7 +122,11 @@ describe('assembling a commit into state', () => {
       files['projects/shop/flags/checkout-v2.yaml'] = 'id: flg_same\nkey: checkout-v2\n';
       files['projects/shop/flags/search.yaml'] = 'id: flg_same\nkey: search\n';
       expect(read(files).issues).toEqual([
-        { file: 'projects/shop/flags/search.yaml', path: '/id', message: 'id "flg_same" is already used by projects/shop/flags/checkout-v2.yaml; flag ids must be unique' },
+        {
+          file: 'projects/shop/flags/search.yaml',
+          path: '/id',
+          message: 'id "flg_same" is already used by projects/shop/flags/checkout-v2.yaml; flag ids must be unique',
+        },
       ]);
       expect(flagKeys(files)).toEqual(['checkout-v2']);
     });
@@ -114,7 +137,11 @@ describe('assembling a commit into state', () => {
       files['projects/web/project.yaml'] = 'id: prj_same\nname: Web\nslug: web\n';
       const { state, issues } = read(files);
       expect(issues).toEqual([
-        { file: 'projects/web/project.yaml', path: '/id', message: 'id "prj_same" is already used by projects/shop/project.yaml; project ids must be unique' },
+        {
+          file: 'projects/web/project.yaml',
+          path: '/id',
+          message: 'id "prj_same" is already used by projects/shop/project.yaml; project ids must be unique',
+        },
       ]);
       expect([...state.projects.keys()]).toEqual(['shop']);
     });
@@ -122,9 +149,13 @@ describe('assembling a commit into state', () => {
     it('two flag keys that differ only in letter case', () => {
       const files = validRepository();
       files['projects/shop/flags/Search.yaml'] = 'key: Search\n';
-      for (const env of ['dev', 'staging', 'prod']) files[`projects/shop/environments/${env}/Search.yaml`] = files[`projects/shop/environments/${env}/search.yaml`];
+      for (const env of ['dev', 'staging', 'prod'])
+        files[`projects/shop/environments/${env}/Search.yaml`] = files[`projects/shop/environments/${env}/search.yaml`];
       expect(read(files).issues).toEqual([
-        { file: 'projects/shop/flags/search.yaml', message: 'differs from flag "Search" only in letter case; the two files collide on case-insensitive file systems' },
+        {
+          file: 'projects/shop/flags/search.yaml',
+          message: 'differs from flag "Search" only in letter case; the two files collide on case-insensitive file systems',
+        },
       ]);
       expect(flagKeys(files)).toEqual(['Search', 'checkout-v2']);
     });
@@ -136,7 +167,10 @@ describe('assembling a commit into state', () => {
       files['projects/shop/environments/dev/search.yaml'] = 'enabled: [\n';
       const { issues } = read(files);
       expect(issues).toHaveLength(1);
-      expect(issues[0]).toMatchObject({ file: 'projects/shop/environments/dev/search.yaml', message: expect.stringMatching(/^YAML syntax error/) });
+      expect(issues[0]).toMatchObject({
+        file: 'projects/shop/environments/dev/search.yaml',
+        message: expect.stringMatching(/^YAML syntax error/),
+      });
       expect(flagKeys(files)).toEqual(['checkout-v2']);
     });
 
@@ -152,7 +186,11 @@ describe('assembling a commit into state', () => {
       files['projects/shop/environments/prod/kills.yaml'] = 'kills:\n  search:\n    killedBy: alice\n';
       const { state, issues } = read(files);
       expect(issues).toEqual([
-        expect.objectContaining({ file: 'projects/shop/environments/prod/kills.yaml', path: '/kills/search/killedAt', message: 'is required' }),
+        expect.objectContaining({
+          file: 'projects/shop/environments/prod/kills.yaml',
+          path: '/kills/search/killedAt',
+          message: 'is required',
+        }),
       ]);
       expect(state.projects.size).toBe(0);
     });

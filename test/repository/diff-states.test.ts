@@ -3,7 +3,8 @@ import { diffStates, formatChanges, readRepositoryFiles } from '../../src/reposi
 import { entries, validRepository } from './repo-fixture.js';
 
 const PROD = 'projects/shop/environments/prod/checkout-v2.yaml';
-const BASE_CONFIG = 'enabled: true\nrolloutPct: 10\nvalueOn: true\nvalueOff: false\nversion: 4\nrules:\n  - id: staff\n    serve: on\n    conditions:\n      - attribute: email\n        op: contains\n        value: "@example.com"\n';
+const BASE_CONFIG =
+  'enabled: true\nrolloutPct: 10\nvalueOn: true\nvalueOff: false\nversion: 4\nrules:\n  - id: staff\n    serve: on\n    conditions:\n      - attribute: email\n        op: contains\n        value: "@example.com"\n';
 
 function repo(change: (files: Record<string, string>) => void = () => {}) {
   const files = validRepository();
@@ -28,7 +29,8 @@ describe('the difference between two states, in words', () => {
   it('names rollout, an added rule and a kill on one line per flag and environment', () => {
     const text = diff((f) => {
       f[PROD] = `${BASE_CONFIG.replace('rolloutPct: 10', 'rolloutPct: 50')}  - id: beta-users\n    serve: on\n    conditions: []\n`;
-      f['projects/shop/environments/prod/kills.yaml'] = 'kills:\n  checkout-v2:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: deploy-bot\n    reason: error rate\n';
+      f['projects/shop/environments/prod/kills.yaml'] =
+        'kills:\n  checkout-v2:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: deploy-bot\n    reason: error rate\n';
     });
     expect(text).toBe('shop/checkout-v2 prod: killed by deploy-bot (error rate); rolloutPct 10 → 50; rule beta-users added');
   });
@@ -38,19 +40,24 @@ describe('the difference between two states, in words', () => {
   });
 
   it('shows changed values', () => {
-    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('valueOff: false', 'valueOff: true')))).toBe('shop/checkout-v2 prod: valueOff false → true');
+    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('valueOff: false', 'valueOff: true')))).toBe(
+      'shop/checkout-v2 prod: valueOff false → true',
+    );
   });
 
   it('names a removed rule and what changed in a kept one', () => {
-    expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('serve: on', 'serve: off\n    rolloutPct: 20').replace('"@example.com"', '"@example.org"')))).toBe(
-      'shop/checkout-v2 prod: rule staff changed (serve on → off, rolloutPct (none) → 20, conditions changed)',
-    );
+    expect(
+      diff(
+        (f) => (f[PROD] = BASE_CONFIG.replace('serve: on', 'serve: off\n    rolloutPct: 20').replace('"@example.com"', '"@example.org"')),
+      ),
+    ).toBe('shop/checkout-v2 prod: rule staff changed (serve on → off, rolloutPct (none) → 20, conditions changed)');
     expect(diff((f) => (f[PROD] = BASE_CONFIG.replace(/rules:[\s\S]*$/, 'rules: []\n')))).toBe('shop/checkout-v2 prod: rule staff removed');
   });
 
   it('notices rules that swapped places, since the first match wins', () => {
     const two = `${BASE_CONFIG}  - id: beta\n    serve: off\n`;
-    const swapped = 'enabled: true\nrolloutPct: 10\nvalueOn: true\nvalueOff: false\nversion: 4\nrules:\n  - id: beta\n    serve: off\n  - id: staff\n    serve: on\n    conditions:\n      - attribute: email\n        op: contains\n        value: "@example.com"\n';
+    const swapped =
+      'enabled: true\nrolloutPct: 10\nvalueOn: true\nvalueOff: false\nversion: 4\nrules:\n  - id: beta\n    serve: off\n  - id: staff\n    serve: on\n    conditions:\n      - attribute: email\n        op: contains\n        value: "@example.com"\n';
     const before = repo((f) => (f[PROD] = two));
     const after = repo((f) => (f[PROD] = swapped));
     expect(formatChanges(diffStates(before, after))).toBe('shop/checkout-v2 prod: rules reordered');
@@ -64,12 +71,21 @@ describe('the difference between two states, in words', () => {
   });
 
   it('reports flag metadata on its own line: archived, unarchived, renamed, kind', () => {
-    expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\narchivedAt: 2025-01-15T09:30:00Z\n'))).toBe('shop/search: archived');
-    expect(formatChanges(diffStates(repo((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\narchivedAt: 2025-01-15T09:30:00Z\n')), repo()))).toBe(
-      'shop/search: unarchived',
+    expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\narchivedAt: 2025-01-15T09:30:00Z\n'))).toBe(
+      'shop/search: archived',
     );
+    expect(
+      formatChanges(
+        diffStates(
+          repo((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\narchivedAt: 2025-01-15T09:30:00Z\n')),
+          repo(),
+        ),
+      ),
+    ).toBe('shop/search: unarchived');
     expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\nname: Search\n'))).toBe('shop/search: name (none) → "Search"');
-    expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\ndescription: Ranking\n'))).toBe('shop/search: description changed');
+    expect(diff((f) => (f['projects/shop/flags/search.yaml'] = 'key: search\ndescription: Ranking\n'))).toBe(
+      'shop/search: description changed',
+    );
   });
 
   it('reports an added flag with what goes live in each environment, compared with a new flag (off at 0%)', () => {
@@ -100,9 +116,14 @@ describe('the difference between two states, in words', () => {
 
   it('lists changes in a stable order: project, flag, then dev, staging, prod', () => {
     const text = diff((f) => {
-      for (const env of ['prod', 'dev']) f[`projects/shop/environments/${env}/search.yaml`] = 'enabled: false\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\n';
+      for (const env of ['prod', 'dev'])
+        f[`projects/shop/environments/${env}/search.yaml`] = 'enabled: false\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\n';
       f[PROD] = BASE_CONFIG.replace('rolloutPct: 10', 'rolloutPct: 0');
     });
-    expect(text.split('\n')).toEqual(['shop/checkout-v2 prod: rolloutPct 10 → 0', 'shop/search dev: disabled', 'shop/search prod: disabled']);
+    expect(text.split('\n')).toEqual([
+      'shop/checkout-v2 prod: rolloutPct 10 → 0',
+      'shop/search dev: disabled',
+      'shop/search prod: disabled',
+    ]);
   });
 });

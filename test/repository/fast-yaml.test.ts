@@ -40,9 +40,71 @@ function expectAgreement(text: string): boolean {
 }
 
 const TOKENS = [
-  ' ', '  ', '-', '- ', ':', ': ', '#', ' # c', '"', "'", '[', ']', ',', '{', '}', '{}', '[]', '\n', '\n  ', '\n- ', '&a ', '*a', '!x ', '|', '>',
-  '~', 'null', 'Null', 'true', 'False', 'yes', 'on', '0x1F', '0o17', '1e3', '.5', '5.', '007', '-0', '+5', '-5', '1.2.3', '.inf', '-.inf', '.nan',
-  '\\', '\\n', '\\x41', '\\u00e9', "''", '---', '...', '%', '@', '`', '?', '? ', 'é', '日本', '__proto__', '\t', '\r\n', 'a: b', ': x', '12345678901234567890',
+  ' ',
+  '  ',
+  '-',
+  '- ',
+  ':',
+  ': ',
+  '#',
+  ' # c',
+  '"',
+  "'",
+  '[',
+  ']',
+  ',',
+  '{',
+  '}',
+  '{}',
+  '[]',
+  '\n',
+  '\n  ',
+  '\n- ',
+  '&a ',
+  '*a',
+  '!x ',
+  '|',
+  '>',
+  '~',
+  'null',
+  'Null',
+  'true',
+  'False',
+  'yes',
+  'on',
+  '0x1F',
+  '0o17',
+  '1e3',
+  '.5',
+  '5.',
+  '007',
+  '-0',
+  '+5',
+  '-5',
+  '1.2.3',
+  '.inf',
+  '-.inf',
+  '.nan',
+  '\\',
+  '\\n',
+  '\\x41',
+  '\\u00e9',
+  "''",
+  '---',
+  '...',
+  '%',
+  '@',
+  '`',
+  '?',
+  '? ',
+  'é',
+  '日本',
+  '__proto__',
+  '\t',
+  '\r\n',
+  'a: b',
+  ': x',
+  '12345678901234567890',
 ];
 
 describe('the fast YAML reader', () => {
@@ -50,9 +112,12 @@ describe('the fast YAML reader', () => {
     ['', null],
     ['# only a comment\n', null],
     ['a: 1\nb: -2.5\nc: true\nd: null\nf:\ng: text with spaces\n', { a: 1, b: -2.5, c: true, d: null, f: null, g: 'text with spaces' }],
-    ['list: [DE, "F,R", \'it\'\'s\', 1, null]\n', { list: ['DE', 'F,R', "it's", 1, null] }],
+    ["list: [DE, \"F,R\", 'it''s', 1, null]\n", { list: ['DE', 'F,R', "it's", 1, null] }],
     ['rules:\n- id: a\n  serve: on\nnext: 1\n', { rules: [{ id: 'a', serve: 'on' }], next: 1 }],
-    ['v: 4.2.0\nw: "4.2"\nx: yes\ny: http://example.com/a?b=c\nz: "\\u00e9\\n"\n', { v: '4.2.0', w: '4.2', x: 'yes', y: 'http://example.com/a?b=c', z: 'é\n' }],
+    [
+      'v: 4.2.0\nw: "4.2"\nx: yes\ny: http://example.com/a?b=c\nz: "\\u00e9\\n"\n',
+      { v: '4.2.0', w: '4.2', x: 'yes', y: 'http://example.com/a?b=c', z: 'é\n' },
+    ],
   ])('reads %j as yaml does', (text, expected) => {
     expect(readSimpleYaml(text)).toStrictEqual(expected);
     expect(yamlValue(text)).toStrictEqual(expected);
@@ -93,7 +158,9 @@ describe('the fast YAML reader', () => {
       expect(readSimpleYaml(text), text).not.toBeUndefined();
       expect(expectAgreement(text)).toBe(true);
     }
-    const serialized = serializeRepositoryFile(parseRepositoryFile('projects/shop/environments/prod/x.yaml', sampleTexts().find((t) => t.includes('rules:\n  -'))!).file!);
+    const serialized = serializeRepositoryFile(
+      parseRepositoryFile('projects/shop/environments/prod/x.yaml', sampleTexts().find((t) => t.includes('rules:\n  -'))!).file!,
+    );
     expect(expectAgreement(serialized)).toBe(true);
   });
 
@@ -124,7 +191,32 @@ describe('the fast YAML reader', () => {
   it('agrees with yaml on 2,000 generated documents written by yaml itself', () => {
     const random = rng(7);
     const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
-    const strings = ['DE', 'a b', 'on', 'yes', 'No', '1.2.3', '4.1.0-rc.1', '@example.com', 'true', '0', '-1', '1e3', 'null', '', ' x', 'x ', "it's", 'a: b', '#x', 'é', '- x', '[x]', 'a,b', 'http://x/y'];
+    const strings = [
+      'DE',
+      'a b',
+      'on',
+      'yes',
+      'No',
+      '1.2.3',
+      '4.1.0-rc.1',
+      '@example.com',
+      'true',
+      '0',
+      '-1',
+      '1e3',
+      'null',
+      '',
+      ' x',
+      'x ',
+      "it's",
+      'a: b',
+      '#x',
+      'é',
+      '- x',
+      '[x]',
+      'a,b',
+      'http://x/y',
+    ];
     const scalars: unknown[] = [...strings, 0, 1, -3, 2.5, 100, 0.2, true, false, null];
     const keys = ['id', 'key', 'enabled', 'rolloutPct', 'value', 'checkout-v2', 'search.ranking', 'a_b', '9lives'];
     const generate = (depth: number): unknown => {

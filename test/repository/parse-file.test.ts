@@ -25,7 +25,9 @@ describe('parsing a repository file', () => {
       'projects/shop/flags/nested/checkout-v2.yaml',
       'projects/shop/settings.yaml',
     ])('reports a YAML file in an unexpected place under projects/: %s', (path) => {
-      expect(parseRepositoryFile(path, 'key: x\n').issues).toEqual([{ file: path, message: expect.stringContaining('is not part of the repository layout') }]);
+      expect(parseRepositoryFile(path, 'key: x\n').issues).toEqual([
+        { file: path, message: expect.stringContaining('is not part of the repository layout') },
+      ]);
     });
   });
 
@@ -40,12 +42,16 @@ describe('parsing a repository file', () => {
     it('is an issue naming the file and the first alias, never an exception (a YAML alias bomb)', () => {
       const result = parseRepositoryFile(CONFIG, bomb);
       expect(result.file).toBeUndefined();
-      expect(result.issues).toEqual([{ file: CONFIG, line: 2, column: 8, message: expect.stringContaining('aliases expand to too many values') }]);
+      expect(result.issues).toEqual([
+        { file: CONFIG, line: 2, column: 8, message: expect.stringContaining('aliases expand to too many values') },
+      ]);
     });
 
     it('is reported, file first, by what the push check reads a pushed commit with (readRepositoryFiles)', () => {
       const { issues } = readRepositoryFiles([{ path: CONFIG, text: bomb }], null);
-      expect(issues.map(formatIssue)[0]).toEqual(`${CONFIG}:2:8: could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)`);
+      expect(issues.map(formatIssue)[0]).toEqual(
+        `${CONFIG}:2:8: could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)`,
+      );
     });
 
     it('is the same for every kind of file', () => {
@@ -74,15 +80,36 @@ describe('parsing a repository file', () => {
 
   describe('schema errors', () => {
     it('name the file and the JSON path, with the line and column of the offending value', () => {
-      const text = ['enabled: true', 'rolloutPct: 50', 'valueOn: true', 'valueOff: false', 'rules:', '  - id: beta', '    serve: on', '    conditions:', '      - attribute: plan', '        op: in', '        value: beta', ''].join('\n');
+      const text = [
+        'enabled: true',
+        'rolloutPct: 50',
+        'valueOn: true',
+        'valueOff: false',
+        'rules:',
+        '  - id: beta',
+        '    serve: on',
+        '    conditions:',
+        '      - attribute: plan',
+        '        op: in',
+        '        value: beta',
+        '',
+      ].join('\n');
       expect(parseRepositoryFile(CONFIG, text).issues).toEqual([
-        { file: CONFIG, path: '/rules/0/conditions/0/value', line: 11, column: 16, message: 'must be an array of strings, numbers, booleans or nulls for op "in"' },
+        {
+          file: CONFIG,
+          path: '/rules/0/conditions/0/value',
+          line: 11,
+          column: 16,
+          message: 'must be an array of strings, numbers, booleans or nulls for op "in"',
+        },
       ]);
     });
 
     it('point a missing field at the mapping that lacks it', () => {
       const text = 'enabled: true\nrolloutPct: 50\nvalueOn: true\nvalueOff: false\nrules:\n  - serve: on\n';
-      expect(parseRepositoryFile(CONFIG, text).issues).toEqual([{ file: CONFIG, path: '/rules/0/id', line: 6, column: 5, message: 'is required' }]);
+      expect(parseRepositoryFile(CONFIG, text).issues).toEqual([
+        { file: CONFIG, path: '/rules/0/id', line: 6, column: 5, message: 'is required' },
+      ]);
     });
 
     it('are listed in the order of the file', () => {
@@ -92,21 +119,31 @@ describe('parsing a repository file', () => {
 
     it('refuse .inf and .nan, which JSON cannot carry', () => {
       const { issues } = parseRepositoryFile(CONFIG, 'enabled: true\nrolloutPct: 5\nvalueOn: .inf\nvalueOff: false\n');
-      expect(issues).toEqual([{ file: CONFIG, path: '/valueOn', line: 3, column: 10, message: 'must be a finite number (JSON has no .inf or .nan)' }]);
+      expect(issues).toEqual([
+        { file: CONFIG, path: '/valueOn', line: 3, column: 10, message: 'must be a finite number (JSON has no .inf or .nan)' },
+      ]);
     });
   });
 
   it('reads YAML 1.2: on, off, yes and no are strings, and a dotted version stays a string', () => {
-    const text = 'enabled: true\nrolloutPct: 5\nvalueOn: yes\nvalueOff: no\nrules:\n  - id: r\n    serve: on\n    conditions:\n      - attribute: v\n        op: semver_gt\n        value: 4.2.0\n';
+    const text =
+      'enabled: true\nrolloutPct: 5\nvalueOn: yes\nvalueOff: no\nrules:\n  - id: r\n    serve: on\n    conditions:\n      - attribute: v\n        op: semver_gt\n        value: 4.2.0\n';
     const parsed = parseRepositoryFile(CONFIG, text);
     expect(parsed.issues).toEqual([]);
-    expect(parsed.file?.value).toMatchObject({ valueOn: 'yes', valueOff: 'no', rules: [{ serve: 'on', conditions: [{ value: '4.2.0' }] }] });
+    expect(parsed.file?.value).toMatchObject({
+      valueOn: 'yes',
+      valueOff: 'no',
+      rules: [{ serve: 'on', conditions: [{ value: '4.2.0' }] }],
+    });
   });
 
   describe('an empty file', () => {
     it('is a valid kills.yaml, as are `kills:` and `kills: {}`: nothing killed', () => {
       for (const text of ['', '\n', '# no kills\n', 'kills:\n', 'kills: {}\n']) {
-        expect(parseRepositoryFile('projects/shop/environments/dev/kills.yaml', text)).toEqual({ file: { kind: 'kills', value: { kills: {} } }, issues: [] });
+        expect(parseRepositoryFile('projects/shop/environments/dev/kills.yaml', text)).toEqual({
+          file: { kind: 'kills', value: { kills: {} } },
+          issues: [],
+        });
       }
     });
 
@@ -125,7 +162,12 @@ describe('parsing a repository file', () => {
     it('derives a flag id from project slug and key when the file has none: flg_ + 16 hex of sha1("<slug>/<key>")', () => {
       const parsed = parseRepositoryFile('projects/shop/flags/checkout-v2.yaml', 'key: checkout-v2\n');
       expect(deriveFlagId('shop', 'checkout-v2')).toBe('flg_204eaf85c7816425');
-      expect(parsed.file?.value).toEqual({ id: deriveFlagId('shop', 'checkout-v2'), key: 'checkout-v2', kind: 'boolean', archivedAt: null });
+      expect(parsed.file?.value).toEqual({
+        id: deriveFlagId('shop', 'checkout-v2'),
+        key: 'checkout-v2',
+        kind: 'boolean',
+        archivedAt: null,
+      });
       expect(deriveFlagId('shop', 'checkout-v2')).not.toBe(deriveFlagId('web', 'checkout-v2'));
     });
 
@@ -134,8 +176,18 @@ describe('parsing a repository file', () => {
     });
 
     it('fills a config with version 0 and no rules, and a rule with no conditions', () => {
-      const parsed = parseRepositoryFile(CONFIG, 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nrules:\n  - id: all\n    serve: off\n');
-      expect(parsed.file?.value).toEqual({ enabled: false, rolloutPct: 0, valueOn: true, valueOff: false, version: 0, rules: [{ id: 'all', serve: 'off', conditions: [] }] });
+      const parsed = parseRepositoryFile(
+        CONFIG,
+        'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nrules:\n  - id: all\n    serve: off\n',
+      );
+      expect(parsed.file?.value).toEqual({
+        enabled: false,
+        rolloutPct: 0,
+        valueOn: true,
+        valueOff: false,
+        version: 0,
+        rules: [{ id: 'all', serve: 'off', conditions: [] }],
+      });
     });
   });
 });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import type { EnvironmentConfig, FlagFile, KillsFile } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { assembleState, type RepositoryEntry } from '../../src/repository/assemble-state.js';
 import type { ParsedFile } from '../../src/repository/parsed-file.js';
 import { type EntryChange, ProjectAssembler } from '../../src/repository/project-assembler.js';
@@ -62,17 +62,30 @@ function randomFile(random: () => number, keys: readonly string[]): [string, Par
   }
   if (roll < 0.12) {
     const kills: KillsFile = { kills: {} };
-    for (const key of [...new Set(keys.filter(() => random() < 0.15))].sort()) kills.kills[key] = { killedAt: '2025-03-02T14:05:00Z', killedBy: 'alice' };
+    for (const key of [...new Set(keys.filter(() => random() < 0.15))].sort())
+      kills.kills[key] = { killedAt: '2025-03-02T14:05:00Z', killedBy: 'alice' };
     return [`projects/${SLUG}/environments/${pick(ENVS)}/kills.yaml`, invalid ? undefined : { kind: 'kills', value: kills }];
   }
   if (roll < 0.16) return [`projects/${SLUG}/README.md`, undefined];
   const key = pick(keys);
   if (roll < 0.5) {
-    const value: FlagFile = { id: random() < 0.8 ? `flg_${key.toLowerCase()}` : pick(['flg_x', 'flg_y']), key: random() < 0.9 ? key : 'wrong', kind: pick(['boolean', 'string']), archivedAt: null };
+    const value: FlagFile = {
+      id: random() < 0.8 ? `flg_${key.toLowerCase()}` : pick(['flg_x', 'flg_y']),
+      key: random() < 0.9 ? key : 'wrong',
+      kind: pick(['boolean', 'string']),
+      archivedAt: null,
+    };
     return [`projects/${SLUG}/flags/${key}.yaml`, invalid ? undefined : { kind: 'flag', value }];
   }
   const boolean = random() < 0.7;
-  const value: EnvironmentConfig = { enabled: random() < 0.5, rolloutPct: 100, valueOn: boolean ? true : 'on', valueOff: boolean ? false : 'off', version: Math.floor(random() * 1000), rules: [] };
+  const value: EnvironmentConfig = {
+    enabled: random() < 0.5,
+    rolloutPct: 100,
+    valueOn: boolean ? true : 'on',
+    valueOff: boolean ? false : 'off',
+    version: Math.floor(random() * 1000),
+    rules: [],
+  };
   return [`projects/${SLUG}/environments/${pick(ENVS)}/${key}.yaml`, invalid ? undefined : { kind: 'config', value }];
 }
 
@@ -98,7 +111,8 @@ describe('a project assembled file by file', () => {
         const count = 1 + Math.floor(random() * 3);
         for (let i = 0; i < count; i++) {
           const existing = [...files.keys()];
-          const [path, file] = random() < 0.25 && existing.length > 0 ? [existing[Math.floor(random() * existing.length)], null] : randomFile(random, keys);
+          const [path, file] =
+            random() < 0.25 && existing.length > 0 ? [existing[Math.floor(random() * existing.length)], null] : randomFile(random, keys);
           if (changes.some((c) => c.path === path)) continue;
           if (file === null) files.delete(path);
           else files.set(path, file);
@@ -113,9 +127,15 @@ describe('a project assembled file by file', () => {
   it('reuses the FlagState of every flag a change did not touch, and never changes a result it handed out', () => {
     const files = new Map<string, ParsedFile | undefined>();
     files.set(`projects/${SLUG}/project.yaml`, { kind: 'project', value: { id: 'prj_1', name: 'Shop', slug: SLUG } });
-    const config = (version: number): ParsedFile => ({ kind: 'config', value: { enabled: true, rolloutPct: 100, valueOn: true, valueOff: false, version, rules: [] } });
+    const config = (version: number): ParsedFile => ({
+      kind: 'config',
+      value: { enabled: true, rolloutPct: 100, valueOn: true, valueOff: false, version, rules: [] },
+    });
     for (const key of ['a', 'b', 'c']) {
-      files.set(`projects/${SLUG}/flags/${key}.yaml`, { kind: 'flag', value: { id: `flg_${key}`, key, kind: 'boolean', archivedAt: null } });
+      files.set(`projects/${SLUG}/flags/${key}.yaml`, {
+        kind: 'flag',
+        value: { id: `flg_${key}`, key, kind: 'boolean', archivedAt: null },
+      });
       for (const env of ENVS) files.set(`projects/${SLUG}/environments/${env}/${key}.yaml`, config(1));
     }
     const { assembler, result: before } = ProjectAssembler.build(SLUG, inTreeOrder(files))!;

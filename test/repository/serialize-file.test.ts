@@ -100,9 +100,23 @@ describe('serializing a repository file', () => {
       ['projects/shop/project.yaml', { kind: 'project', value: { id: 'prj_1', name: 'Shop: "the" store', slug: 'shop' } }],
       [
         'projects/shop/flags/x.yaml',
-        { kind: 'flag', value: { id: 'flg_1', key: 'x', name: 'true', description: 'line one\nline two', kind: 'string', defaultValue: '0123', archivedAt: '2025-01-15T09:30:00Z' } },
+        {
+          kind: 'flag',
+          value: {
+            id: 'flg_1',
+            key: 'x',
+            name: 'true',
+            description: 'line one\nline two',
+            kind: 'string',
+            defaultValue: '0123',
+            archivedAt: '2025-01-15T09:30:00Z',
+          },
+        },
       ],
-      ['projects/shop/environments/dev/kills.yaml', { kind: 'kills', value: { kills: { x: { killedAt: '2025-03-02T14:05:00Z', killedBy: '#bot: x' } } } }],
+      [
+        'projects/shop/environments/dev/kills.yaml',
+        { kind: 'kills', value: { kills: { x: { killedAt: '2025-03-02T14:05:00Z', killedBy: '#bot: x' } } } },
+      ],
     ];
 
     it.each(cases)('gives the same %s back', (path, file) => {

@@ -55,10 +55,18 @@ describe('the browser bundle in headless Chromium', () => {
       expect(first.status).toBe('ready');
       expect(first.details).toMatchObject({ value: true, reason: 'rule_match', ruleId: 'eu-new-app' });
 
-      await h.kills.kill({ org: 'acme', repo: h.repo, projectSlug: 'shop', flagKey: 'new-checkout', environment: 'prod', actor: { type: 'admin', name: 'test' } });
+      await h.kills.kill({
+        org: 'acme',
+        repo: h.repo,
+        projectSlug: 'shop',
+        flagKey: 'new-checkout',
+        environment: 'prod',
+        actor: { type: 'admin', name: 'test' },
+      });
       const killed = await page.waitForFunction(
         () => {
-          const client = (window as unknown as { client: { details: (k: string, d: boolean) => { reason: string; value: unknown } } }).client;
+          const client = (window as unknown as { client: { details: (k: string, d: boolean) => { reason: string; value: unknown } } })
+            .client;
           const d = client.details('new-checkout', false);
           return d.reason === 'killed' ? d : null;
         },

@@ -9,7 +9,18 @@ import { packageSourcesPlugin } from '../../scripts/package-sources.mjs';
 export async function bundleForNode(entry: string, alias: Record<string, string> = {}): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'flagops-bundle-'));
   const outfile = path.join(dir, `${path.basename(entry).replace(/\.[a-z]+$/, '')}.mjs`);
-  await build({ entryPoints: [entry], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', alias, logLevel: 'silent', packages: 'external', plugins: [packageSourcesPlugin] });
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    alias,
+    logLevel: 'silent',
+    packages: 'external',
+    plugins: [packageSourcesPlugin],
+  });
   return outfile;
 }
 

@@ -33,10 +33,14 @@ describe('the browser bundle (scripts/build-packages.mjs)', () => {
   });
 
   it('loads, evaluates and follows a kill over the stream in a context with only browser APIs', async () => {
-    const child = spawn(process.execPath, ['--experimental-vm-modules', '--no-warnings', fixture('run-bundle-in-vm.mjs'), bundle, fixture('bundle-app.js')], {
-      env: { ...process.env, FLAGOPS_EVAL_URL: h.service.evalUrl, FLAGOPS_SDK_KEY: h.key },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--experimental-vm-modules', '--no-warnings', fixture('run-bundle-in-vm.mjs'), bundle, fixture('bundle-app.js')],
+      {
+        env: { ...process.env, FLAGOPS_EVAL_URL: h.service.evalUrl, FLAGOPS_SDK_KEY: h.key },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));

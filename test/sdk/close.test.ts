@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type Scheduler } from '@flagops/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { bundleForNode, runNode } from './bundle-helpers.js';
 import { quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';
@@ -40,7 +40,16 @@ describe('close() (docs/sdk.md, "Closing")', () => {
     it(`leaves no timer pending and makes no request afterwards (${mode} mode, stream and polling)`, async () => {
       const { scheduler, state } = watchedScheduler();
       const recording = recordingFetch();
-      const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode, scheduler, fetch: recording.fetch, pollIntervalMs: 30, countsIntervalMs: 30, logger: quiet });
+      const c = createClient({
+        evalUrl: h.service.evalUrl,
+        sdkKey: h.key,
+        mode,
+        scheduler,
+        fetch: recording.fetch,
+        pollIntervalMs: 30,
+        countsIntervalMs: 30,
+        logger: quiet,
+      });
       await c.ready();
       await c.details('new-checkout', false, { userId: 'u1' });
       await new Promise((r) => setTimeout(r, 150));
@@ -71,7 +80,14 @@ describe('close() (docs/sdk.md, "Closing")', () => {
   it('does not wait forever for a fetch that ignores its abort signal: the last report has a 2 s deadline', async () => {
     let hang = false;
     const stubborn: typeof fetch = (input, init) => (hang ? new Promise(() => {}) : fetch(input, { ...init, signal: undefined }));
-    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, fetch: stubborn, stream: false, countsIntervalMs: 3_600_000, logger: quiet });
+    const c = createClient({
+      evalUrl: h.service.evalUrl,
+      sdkKey: h.key,
+      fetch: stubborn,
+      stream: false,
+      countsIntervalMs: 3_600_000,
+      logger: quiet,
+    });
     await c.ready();
     c.boolean('new-checkout', false, { userId: 'u1' }); // a count to report on close
     hang = true;

@@ -1,6 +1,6 @@
+import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitIntoReports } from '../../packages/sdk/src/counts.js';
-import { createClient } from '@flagops/sdk';
 import { ManualScheduler } from './manual-scheduler.js';
 import { ADMIN_KEY, quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';
 
@@ -38,7 +38,12 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
 
   describe('POST /v1/counts', () => {
     it('answers 202 and adds the counts to the flag stats of the key environment', async () => {
-      const res = await report({ counts: [{ flagKey: 'banner-text', variation: 'on', hour: thisHour(), count: 7 }, { flagKey: 'banner-text', variation: 'off', hour: thisHour(), count: 2 }] });
+      const res = await report({
+        counts: [
+          { flagKey: 'banner-text', variation: 'on', hour: thisHour(), count: 7 },
+          { flagKey: 'banner-text', variation: 'off', hour: thisHour(), count: 2 },
+        ],
+      });
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ accepted: 2 });
       expect(await stats('banner-text')).toEqual({ on: 7, off: 2 });
@@ -47,7 +52,9 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
     it('counts an hour of yesterday in that hour', async () => {
       const yesterday = new Date(Math.floor(Date.now() / HOUR) * HOUR - 24 * HOUR).toISOString();
       expect((await report({ counts: [{ flagKey: 'max-items', variation: 'on', hour: yesterday, count: 3 }] })).status).toBe(202);
-      const res = await fetch(`${h.service.controlUrl}/api/v1/flags/flg_shop_max-items/environments/prod/stats?period=7d`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+      const res = await fetch(`${h.service.controlUrl}/api/v1/flags/flg_shop_max-items/environments/prod/stats?period=7d`, {
+        headers: { authorization: `Bearer ${ADMIN_KEY}` },
+      });
       const series = (await res.json()).series as Array<{ hour: string; variations: Record<string, number> }>;
       expect(series.find((s) => s.hour === yesterday)?.variations).toEqual({ on: 3 });
     });
@@ -83,7 +90,12 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
     it('takes counts up to 1,000,000 per entry and refuses a poisoned report whole', async () => {
       expect((await report({ counts: [entry({ flagKey: 'old-banner', count: 1_000_000 })] })).status).toBe(202);
       const before = await stats('old-banner');
-      const poisoned = await report({ counts: [entry({ flagKey: 'old-banner', variation: 'off', count: 3 }), entry({ flagKey: 'old-banner', count: Number.MAX_SAFE_INTEGER })] });
+      const poisoned = await report({
+        counts: [
+          entry({ flagKey: 'old-banner', variation: 'off', count: 3 }),
+          entry({ flagKey: 'old-banner', count: Number.MAX_SAFE_INTEGER }),
+        ],
+      });
       expect(poisoned.status).toBe(400);
       expect((await poisoned.json()).error.message).toContain('counts[1].count must be a whole number from 1 to 1,000,000');
       expect(await stats('old-banner')).toEqual(before);
@@ -146,7 +158,9 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
       const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, countsIntervalMs: 50, logger: quiet, fetch: recording.fetch });
       await c.ready();
       for (let i = 0; i < 6; i++) c.number('max-items', 0);
-      await expect.poll(() => recording.requests.filter((r) => r.path === '/v1/counts').length, { timeout: 2_000 }).toBeGreaterThanOrEqual(2);
+      await expect
+        .poll(() => recording.requests.filter((r) => r.path === '/v1/counts').length, { timeout: 2_000 })
+        .toBeGreaterThanOrEqual(2);
       const before = (await stats('max-items')).on ?? 0;
       failing = false;
       await expect.poll(async () => ((await stats('max-items')).on ?? 0) - before, { timeout: 2_000, interval: 50 }).toBe(6);
@@ -160,7 +174,15 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
       const nextHour = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
       const clock = new ManualScheduler(nextHour - 30_000);
       const recording = recordingFetch();
-      const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, scheduler: clock, fetch: recording.fetch, stream: false, countsIntervalMs: 20_000, logger: quiet });
+      const c = createClient({
+        evalUrl: h.service.evalUrl,
+        sdkKey: h.key,
+        scheduler: clock,
+        fetch: recording.fetch,
+        stream: false,
+        countsIntervalMs: 20_000,
+        logger: quiet,
+      });
       await c.ready(60_000);
       const reports = () => recording.requests.filter((r) => r.path === '/v1/counts');
       c.boolean('dark-mode', true); // 29 s before the hour
@@ -188,7 +210,14 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
   describe('the SDK in remote mode', () => {
     it('sends no counts: the server counted each evaluation it answered, once', async () => {
       const recording = recordingFetch();
-      const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode: 'remote', countsIntervalMs: 50, logger: quiet, fetch: recording.fetch });
+      const c = createClient({
+        evalUrl: h.service.evalUrl,
+        sdkKey: h.key,
+        mode: 'remote',
+        countsIntervalMs: 50,
+        logger: quiet,
+        fetch: recording.fetch,
+      });
       await c.ready();
       const before = (await stats('banner-text')).on ?? 0;
       for (let i = 0; i < 3; i++) await c.string('banner-text', 'x', { userId: `remote-${i}` });

@@ -100,12 +100,32 @@ describe('the code in the docs (docs/*.md, marked snippets)', () => {
       if (snippet.name.startsWith('browser')) {
         const app = path.join(dir, `${snippet.name}.js`);
         await writeFile(app, code);
-        result = await run(['--experimental-vm-modules', '--no-warnings', fileURLToPath(new URL('./fixtures/run-bundle-in-vm.mjs', import.meta.url)), bundle, app], env, lines);
+        result = await run(
+          [
+            '--experimental-vm-modules',
+            '--no-warnings',
+            fileURLToPath(new URL('./fixtures/run-bundle-in-vm.mjs', import.meta.url)),
+            bundle,
+            app,
+          ],
+          env,
+          lines,
+        );
       } else {
         const source = path.join(dir, `${snippet.name}.src.mjs`);
         const outfile = path.join(dir, `${snippet.name}.mjs`);
         await writeFile(source, code);
-        await build({ entryPoints: [source], outfile, bundle: true, platform: 'node', format: 'esm', target: 'node20', plugins: [flagopsPackage], nodePaths: [path.join(root, 'node_modules')], logLevel: 'silent' });
+        await build({
+          entryPoints: [source],
+          outfile,
+          bundle: true,
+          platform: 'node',
+          format: 'esm',
+          target: 'node20',
+          plugins: [flagopsPackage],
+          nodePaths: [path.join(root, 'node_modules')],
+          logLevel: 'silent',
+        });
         result = await run([outfile], env, lines);
         expect(result.code, result.stderr).toBe(0); // a script ends by itself once it has closed its client
       }

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type LocalClient } from '@flagops/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRequest, nextEvent, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 const eu = { userId: 'user-1', attributes: { country: 'DE', appVersion: '2.4.0' } };
@@ -39,9 +39,19 @@ describe('the SDK in local mode (docs/sdk.md)', () => {
     });
 
     it('explains each result as the server does: rule, rollout bucket, disabled, archived', () => {
-      expect(c.details('new-checkout', false, eu)).toStrictEqual({ value: true, reason: 'rule_match', variation: 'on', ruleId: 'eu-new-app' });
+      expect(c.details('new-checkout', false, eu)).toStrictEqual({
+        value: true,
+        reason: 'rule_match',
+        variation: 'on',
+        ruleId: 'eu-new-app',
+      });
       // new-checkout's bucket for user-42 is 95.9, above the 30% rollout
-      expect(c.details('new-checkout', true, { userId: 'user-42' })).toStrictEqual({ value: false, reason: 'rollout', variation: 'off', bucket: expect.any(Number) });
+      expect(c.details('new-checkout', true, { userId: 'user-42' })).toStrictEqual({
+        value: false,
+        reason: 'rollout',
+        variation: 'off',
+        bucket: expect.any(Number),
+      });
       expect(c.details('dark-mode', true)).toStrictEqual({ value: false, reason: 'flag_disabled', variation: 'off' });
       expect(c.details('old-search', true)).toStrictEqual({ value: false, reason: 'archived', variation: 'default' });
       // archived without a defaultValue: the caller's default is the fallback
@@ -95,7 +105,11 @@ describe('the SDK in local mode (docs/sdk.md)', () => {
 
   it('starts ready from a bootstrap snapshot without a request, then refreshes in the background', async () => {
     const snapshot = await (await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${h.key}` } })).json();
-    const stale = { ...snapshot, version: snapshot.version - 1, flags: { ...snapshot.flags, 'max-items': { ...snapshot.flags['max-items'], valueOn: 7 } } };
+    const stale = {
+      ...snapshot,
+      version: snapshot.version - 1,
+      flags: { ...snapshot.flags, 'max-items': { ...snapshot.flags['max-items'], valueOn: 7 } },
+    };
     const recording = recordingFetch();
     const c = client({ stream: false, bootstrap: stale, fetch: recording.fetch });
     expect(c.status).toBe('ready');

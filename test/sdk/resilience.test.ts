@@ -1,8 +1,18 @@
+import { createClient, type LocalClient, type RemoteClient, type StatusEvent } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../packages/sdk/src/updates.js';
-import { createClient, type LocalClient, type RemoteClient, type StatusEvent } from '@flagops/sdk';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
-import { killRequest, nextEvent, quiet, restart, type SdkHarness, setConfig, startSdkHarness, stopKeepingData, untilStatus } from './sdk-harness.js';
+import {
+  killRequest,
+  nextEvent,
+  quiet,
+  restart,
+  type SdkHarness,
+  setConfig,
+  startSdkHarness,
+  stopKeepingData,
+  untilStatus,
+} from './sdk-harness.js';
 
 const eu = { userId: 'user-1', attributes: { country: 'DE', appVersion: '2.4.0' } };
 
@@ -38,7 +48,11 @@ describe('when the evaluation server goes away (docs/sdk.md, "Status")', () => {
     expect(polling.boolean('new-checkout', false, eu)).toBe(true);
     expect(await remote.boolean('new-checkout', false, eu)).toBe(true); // cached before the outage
     // Nothing cached for this context, and nobody to ask: the caller's default, never an exception.
-    expect(await remote.details('new-checkout', false, { userId: 'someone-new' })).toMatchObject({ value: false, reason: 'error', errorCode: 'GENERAL' });
+    expect(await remote.details('new-checkout', false, { userId: 'someone-new' })).toMatchObject({
+      value: false,
+      reason: 'error',
+      errorCode: 'GENERAL',
+    });
 
     await restart(h, ports);
     await Promise.all([streaming, polling, remote].map((c) => untilStatus(c, 'ready', PROMPTLY_MS)));
@@ -161,7 +175,12 @@ describe('an SDK that must never throw at its caller (style.md habit 10)', () =>
     ['a boolean getter on a string flag', (c) => c.details('banner-text', true), true, 'TYPE_MISMATCH'],
     ['a number getter on a boolean flag', (c) => c.details('new-checkout', 3), 3, 'TYPE_MISMATCH'],
     ['an object default on a number flag', (c) => c.details('max-items', { a: 1 }), { a: 1 }, 'TYPE_MISMATCH'],
-    ['a userId that is not a string', (c) => c.details('new-checkout', false, { userId: 42 as unknown as string }), false, 'INVALID_CONTEXT'],
+    [
+      'a userId that is not a string',
+      (c) => c.details('new-checkout', false, { userId: 42 as unknown as string }),
+      false,
+      'INVALID_CONTEXT',
+    ],
     ['attributes that are not an object', (c) => c.details('new-checkout', false, { attributes: 'DE' as never }), false, 'INVALID_CONTEXT'],
     ['a context that is not an object', (c) => c.details('new-checkout', false, 'user-1' as never), false, 'INVALID_CONTEXT'],
   ];

@@ -1,12 +1,22 @@
 import { rm } from 'node:fs/promises';
-import { startService } from '../../src/service.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { KillSwitch } from '../../src/kill/kill-switch.js';
 import type { EnvironmentName } from '@flagops/core';
+import type { ClientEvents, FetchFunction } from '@flagops/sdk';
+import { KillSwitch } from '../../src/kill/kill-switch.js';
+import { silentLogger } from '../../src/log/logger.js';
 import { layout } from '../../src/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
-import type { ClientEvents, FetchFunction } from '@flagops/sdk';
-import { actor, ADMIN_KEY, commitFiles, type EvalHarness, type FlagSpec, ORG, projectFiles, sdkKey, startHarness } from '../eval-server/harness.js';
+import { startService } from '../../src/service.js';
+import {
+  ADMIN_KEY,
+  actor,
+  commitFiles,
+  type EvalHarness,
+  type FlagSpec,
+  ORG,
+  projectFiles,
+  sdkKey,
+  startHarness,
+} from '../eval-server/harness.js';
 
 export { ADMIN_KEY, ORG };
 
@@ -73,7 +83,11 @@ export async function setConfig(h: EvalHarness, flagKey: string, config: Partial
     version: config.version ?? 2,
     rules: config.rules ?? [],
   };
-  await commitFiles(h.repo, [{ path: layout.configFile(slug, env, flagKey), content: serializeRepositoryFile({ kind: 'config', value }) }], `change ${flagKey}`);
+  await commitFiles(
+    h.repo,
+    [{ path: layout.configFile(slug, env, flagKey), content: serializeRepositoryFile({ kind: 'config', value }) }],
+    `change ${flagKey}`,
+  );
   await h.service.holder.served(ORG);
 }
 
@@ -115,7 +129,12 @@ export function recordingFetch(fail?: (path: string) => boolean): { fetch: Fetch
 type Listenable = { on<E extends keyof ClientEvents>(event: E, listener: (payload: ClientEvents[E]) => void): () => void };
 
 /** Resolves with the first `event` that satisfies `check`, or rejects after `ms`. */
-export function nextEvent<E extends keyof ClientEvents>(client: Listenable, event: E, check: (payload: ClientEvents[E]) => boolean = () => true, ms = 5_000) {
+export function nextEvent<E extends keyof ClientEvents>(
+  client: Listenable,
+  event: E,
+  check: (payload: ClientEvents[E]) => boolean = () => true,
+  ms = 5_000,
+) {
   return new Promise<ClientEvents[E]>((resolve, reject) => {
     const timer = setTimeout(() => {
       off();
@@ -131,7 +150,11 @@ export function nextEvent<E extends keyof ClientEvents>(client: Listenable, even
 }
 
 /** Resolves once the client's status is `status` (at once if it already is), or rejects after `ms`. */
-export async function untilStatus(client: Listenable & { status: string }, status: ClientEvents['status']['status'], ms = 5_000): Promise<void> {
+export async function untilStatus(
+  client: Listenable & { status: string },
+  status: ClientEvents['status']['status'],
+  ms = 5_000,
+): Promise<void> {
   if (client.status === status) return;
   await nextEvent(client, 'status', (e) => e.status === status, ms);
 }
@@ -147,7 +170,15 @@ export async function stopKeepingData(h: SdkHarness): Promise<{ evalPort: number
 /** Starts the service again on the same ports and data directory. */
 export async function restart(h: SdkHarness, ports: { evalPort: number; controlPort: number }): Promise<void> {
   const service = await startService(
-    { dataDir: h.dataDir, host: '127.0.0.1', controlPort: ports.controlPort, evalPort: ports.evalPort, bootstrapKeys: [{ org: ORG, key: ADMIN_KEY }], planProjectLimit: 1000, logLevel: 'error' },
+    {
+      dataDir: h.dataDir,
+      host: '127.0.0.1',
+      controlPort: ports.controlPort,
+      evalPort: ports.evalPort,
+      bootstrapKeys: [{ org: ORG, key: ADMIN_KEY }],
+      planProjectLimit: 1000,
+      logLevel: 'error',
+    },
     silentLogger,
   );
   h.service = service;

@@ -65,7 +65,11 @@ const bytes = (text: string) => new TextEncoder().encode(text);
 async function read(chunks: Uint8Array[]): Promise<{ events: SseEvent[]; arrivals: number }> {
   const events: SseEvent[] = [];
   let arrivals = 0;
-  await readEventStream(body(chunks), (e) => events.push(e), () => arrivals++);
+  await readEventStream(
+    body(chunks),
+    (e) => events.push(e),
+    () => arrivals++,
+  );
   return { events, arrivals };
 }
 

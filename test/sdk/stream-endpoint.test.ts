@@ -12,7 +12,8 @@ import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { openRawStream } from './raw-stream.js';
 import { killRequest, ORG, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
-const versionsOf = (events: Array<{ event: string; data: string }>) => events.filter((e) => e.event === 'version').map((e) => JSON.parse(e.data).version as number);
+const versionsOf = (events: Array<{ event: string; data: string }>) =>
+  events.filter((e) => e.event === 'version').map((e) => JSON.parse(e.data).version as number);
 
 describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
   let h: SdkHarness;
@@ -31,7 +32,11 @@ describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
     expect(stream.response.headers.get('cache-control')).toMatch(/no-cache/);
     expect(stream.response.headers.get('access-control-allow-origin')).toBe('*');
     await stream.until(() => stream.events.length >= 1);
-    expect(stream.events[0]).toEqual({ event: 'version', data: JSON.stringify({ version: currentVersion() }), id: String(currentVersion()) });
+    expect(stream.events[0]).toEqual({
+      event: 'version',
+      data: JSON.stringify({ version: currentVersion() }),
+      id: String(currentVersion()),
+    });
     stream.close();
   });
 
@@ -43,7 +48,11 @@ describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
   });
 
   it('refuses a missing, unknown or non-sdk key with 401 and the contract error body', async () => {
-    const attempts: Array<Record<string, string>> = [{}, { authorization: 'Bearer svc_sdk_nope' }, { authorization: 'Bearer svc_adm_evalserveradmin00000000000001' }];
+    const attempts: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer svc_sdk_nope' },
+      { authorization: 'Bearer svc_adm_evalserveradmin00000000000001' },
+    ];
     for (const headers of attempts) {
       const res = await fetch(url(), { headers });
       expect(res.status).toBe(401);

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type LocalClient, type RemoteClient } from '@flagops/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killRequest, nextEvent, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 const eu = { userId: 'user-1', attributes: { country: 'FR', appVersion: '3.1.0' } };
@@ -18,7 +18,9 @@ describe('the SDK over the stream', () => {
     await Promise.all(clients.map((c) => c.close()));
     await h?.stop();
     const fmt = (xs: number[]) => xs.map((x) => `${x.toFixed(1)} ms`).join(', ');
-    console.log(`stream delays, from the write call to the SDK serving it: config change ${fmt(delays.change)}; kill ${fmt(delays.kill)}; kill (remote mode) ${fmt(delays.remoteKill)}`);
+    console.log(
+      `stream delays, from the write call to the SDK serving it: config change ${fmt(delays.change)}; kill ${fmt(delays.kill)}; kill (remote mode) ${fmt(delays.remoteKill)}`,
+    );
   });
 
   it('sees a config change with no polling at all', async () => {
@@ -73,7 +75,15 @@ describe('the SDK over the stream', () => {
 
   it('falls back to polling when the stream cannot be opened, and still sees changes', async () => {
     const recording = recordingFetch((path) => path === '/v1/stream');
-    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: 50, retryInitialMs: 20, retryMaxMs: 200, fetch: recording.fetch, logger: quiet });
+    const c = createClient({
+      evalUrl: h.service.evalUrl,
+      sdkKey: h.key,
+      pollIntervalMs: 50,
+      retryInitialMs: 20,
+      retryMaxMs: 200,
+      fetch: recording.fetch,
+      logger: quiet,
+    });
     clients.push(c);
     expect(await c.ready()).toBe('ready');
     const seen = nextEvent(c, 'change', (e) => e.keys.includes('max-items'));
@@ -88,7 +98,14 @@ describe('the SDK over the stream', () => {
 
   it('stops polling while the stream is connected', async () => {
     const recording = recordingFetch();
-    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, pollIntervalMs: 20, fetch: recording.fetch, logger: quiet, sendCounts: false });
+    const c = createClient({
+      evalUrl: h.service.evalUrl,
+      sdkKey: h.key,
+      pollIntervalMs: 20,
+      fetch: recording.fetch,
+      logger: quiet,
+      sendCounts: false,
+    });
     clients.push(c);
     await c.ready();
     await expect.poll(() => recording.requests.find((r) => r.path === '/v1/stream')?.status).toBe(200);

@@ -1,13 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvaluationResult } from '@flagops/core';
 import { createClient, type EvaluationDetails } from '@flagops/sdk';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commitFiles, type EvalHarness, sdkKey } from '../eval-server/harness.js';
-import { servableVectors, vectors as cases } from '../vectors/servable-vectors.js';
+import { vectors as cases, servableVectors } from '../vectors/servable-vectors.js';
 import { quiet, startServiceHarness } from './sdk-harness.js';
 
 /** What the SDK answers for a vector's expected result, asked with a null default (which accepts any value). */
 function sdkExpectation(expected: EvaluationResult): Partial<EvaluationDetails> {
-  if (expected.reason === 'flag_not_found') return { value: null, reason: 'error', errorCode: 'FLAG_NOT_FOUND', errorMessage: expect.any(String) };
+  if (expected.reason === 'flag_not_found')
+    return { value: null, reason: 'error', errorCode: 'FLAG_NOT_FOUND', errorMessage: expect.any(String) };
   return expected as EvaluationDetails;
 }
 
@@ -19,7 +20,11 @@ describe('the shared evaluation vectors through the SDK (test/vectors/README.md)
 
   beforeAll(async () => {
     h = await startServiceHarness();
-    await commitFiles(h.repo, servable.flatMap((s) => s.files), 'the evaluation vectors');
+    await commitFiles(
+      h.repo,
+      servable.flatMap((s) => s.files),
+      'the evaluation vectors',
+    );
     await h.service.holder.served('acme');
     for (const { slug } of servable) keys.push(await sdkKey(h, slug, 'prod'));
   }, 120_000);

@@ -22,7 +22,11 @@ describe('the service process (contract §1)', () => {
   it('starts with zero configuration, answers /healthz on both ports, and hands out a first admin key', async () => {
     const dataDir = path.join(dir, 'zero');
     const [control, evaluation] = [await freePort(), await freePort()];
-    const { child, stderr } = start({ FLAGOPS_DATA_DIR: dataDir, FLAGOPS_CONTROL_PORT: String(control), FLAGOPS_EVAL_PORT: String(evaluation) });
+    const { child, stderr } = start({
+      FLAGOPS_DATA_DIR: dataDir,
+      FLAGOPS_CONTROL_PORT: String(control),
+      FLAGOPS_EVAL_PORT: String(evaluation),
+    });
     try {
       await waitHealthy(`http://127.0.0.1:${control}/healthz`, child);
       expect((await fetch(`http://127.0.0.1:${evaluation}/healthz`)).status).toBe(200);

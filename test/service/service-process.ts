@@ -31,13 +31,26 @@ export interface ServiceProcess {
  */
 export async function bundleMain(): Promise<{ entry: string; remove: () => Promise<void> }> {
   const entry = path.join(process.cwd(), 'test-artifacts', 'bundle', `main-${process.pid}-${Math.random().toString(36).slice(2)}.mjs`);
-  await build({ entryPoints: ['src/main.ts'], bundle: true, platform: 'node', format: 'esm', packages: 'external', plugins: [packageSourcesPlugin], outfile: entry, logLevel: 'silent' });
+  await build({
+    entryPoints: ['src/main.ts'],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    plugins: [packageSourcesPlugin],
+    outfile: entry,
+    logLevel: 'silent',
+  });
   return { entry, remove: () => rm(entry, { force: true }) };
 }
 
 export function startProcess(entry: string, env: Record<string, string>): ServiceProcess {
   const stderr: string[] = [];
-  const child = spawn(process.execPath, [entry], { cwd: process.cwd(), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], {
+    cwd: process.cwd(),
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stderr!.on('data', (chunk) => stderr.push(String(chunk)));
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, stderr, exit };

@@ -58,7 +58,12 @@ describe('starting the service (one service per data directory, ports first)', (
   async function settings(name: string, extra: Record<string, string> = {}) {
     const control = await freePort();
     const evaluation = await freePort();
-    const env = { FLAGOPS_DATA_DIR: path.join(dir, name), FLAGOPS_CONTROL_PORT: String(control), FLAGOPS_EVAL_PORT: String(evaluation), ...extra };
+    const env = {
+      FLAGOPS_DATA_DIR: path.join(dir, name),
+      FLAGOPS_CONTROL_PORT: String(control),
+      FLAGOPS_EVAL_PORT: String(evaluation),
+      ...extra,
+    };
     return { env, dataDir: env.FLAGOPS_DATA_DIR, controlUrl: `http://127.0.0.1:${control}` };
   }
 
@@ -106,8 +111,18 @@ describe('starting the service (one service per data directory, ports first)', (
     await crashed.exit;
 
     const next = await startHealthy(env, controlUrl);
-    const logs = next.stderr.join('').trim().split('\n').map((line) => JSON.parse(line));
-    expect(logs).toContainEqual(expect.objectContaining({ level: 'warn', msg: 'removed the lock of a flagops service that is no longer running', pid: crashed.child.pid }));
+    const logs = next.stderr
+      .join('')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        msg: 'removed the lock of a flagops service that is no longer running',
+        pid: crashed.child.pid,
+      }),
+    );
     next.child.kill('SIGTERM');
     expect(await next.exit).toBe(0);
     expect(existsSync(path.join(dataDir, 'flagops.lock'))).toBe(false);
@@ -133,7 +148,9 @@ describe('starting the service (one service per data directory, ports first)', (
       const p = start({ ...env, FLAGOPS_CONTROL_PORT: String(taken) });
       expect(await p.exit).toBe(1);
       const message = p.stderr.join('');
-      expect(message).toBe(`flagops: port ${taken} on 127.0.0.1 is in use; stop what uses it, or set FLAGOPS_CONTROL_PORT to a free port\n`);
+      expect(message).toBe(
+        `flagops: port ${taken} on 127.0.0.1 is in use; stop what uses it, or set FLAGOPS_CONTROL_PORT to a free port\n`,
+      );
       expect(message).not.toMatch(stackTrace);
       expect(existsSync(dataDir)).toBe(false);
     });
@@ -185,7 +202,9 @@ describe('starting the service (one service per data directory, ports first)', (
       .join('')
       .split('\n')
       .filter((line) => line.includes('removed a ref lock'));
-    expect(removed.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ level: 'warn', org: 'acme', lock: 'refs/heads/main.lock' })]);
+    expect(removed.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({ level: 'warn', org: 'acme', lock: 'refs/heads/main.lock' }),
+    ]);
     expect(removed[0]).not.toContain(dataDir);
 
     expect((await api().post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'errors' })).status).toBe(200);

@@ -44,7 +44,8 @@ async function openCounter(dataDir: string, clock: { now: number }, extra: Parti
 }
 
 const logFile = (dataDir: string) => path.join(dataDir, 'stats', 'evaluations.jsonl');
-const lastHour = (counter: EvaluationCounter, flagKey = 'checkout') => counter.series({ scope: SCOPE, flagKey, period: '24h' }).series.at(-1);
+const lastHour = (counter: EvaluationCounter, flagKey = 'checkout') =>
+  counter.series({ scope: SCOPE, flagKey, period: '24h' }).series.at(-1);
 
 describe('recorded evaluations', () => {
   it('are counted per variation in the current hour', async () => {
@@ -180,7 +181,10 @@ describe('durability', () => {
     for (let i = 0; i < 100; i++) counter.record(SCOPE, 'checkout', i % 2 ? 'on' : 'off');
     await counter.flush();
     await counter.flush(); // nothing new: writes nothing
-    const lines = (await readFile(logFile(dataDir), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = (await readFile(logFile(dataDir), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toEqual([
       { h: '2025-03-01T12:00:00.000Z', s: SCOPE, f: 'checkout', v: 'off', n: 50 },
       { h: '2025-03-01T12:00:00.000Z', s: SCOPE, f: 'checkout', v: 'on', n: 50 },
@@ -247,7 +251,9 @@ describe('compaction', () => {
     await writeFile(logFile(dataDir), line('2025-01-01T00:00:00.000Z', 9) + line('2025-02-28T00:00:00.000Z', 4));
     const counter = await openCounter(dataDir, { now: T0 });
     expect(await readFile(logFile(dataDir), 'utf8')).toBe(line('2025-02-28T00:00:00.000Z', 4));
-    const total = counter.series({ scope: SCOPE, flagKey: 'checkout', period: '30d' }).series.reduce((sum, s) => sum + (s.variations.on ?? 0), 0);
+    const total = counter
+      .series({ scope: SCOPE, flagKey: 'checkout', period: '30d' })
+      .series.reduce((sum, s) => sum + (s.variations.on ?? 0), 0);
     expect(total).toBe(4);
   });
 });

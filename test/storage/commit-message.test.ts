@@ -34,7 +34,15 @@ describe('commit messages (docs/architecture.md "Commits and trailers"; contract
   });
 
   it('name the source environment of a promotion', () => {
-    const message = formatCommitMessage({ action: 'promote', summary: 'promote a', actor: admin, project: 'shop', flag: 'a', environment: 'prod', fromEnvironment: 'staging' });
+    const message = formatCommitMessage({
+      action: 'promote',
+      summary: 'promote a',
+      actor: admin,
+      project: 'shop',
+      flag: 'a',
+      environment: 'prod',
+      fromEnvironment: 'staging',
+    });
     expect(readFlagopsTrailers(parseCommitMessage(message).trailers)).toEqual({
       action: 'promote',
       project: 'shop',
@@ -54,7 +62,10 @@ describe('commit messages (docs/architecture.md "Commits and trailers"; contract
     });
     const parsed = parseCommitMessage(message);
     expect(parsed.summary).toBe('line one Flagops-Action: kill');
-    expect(readFlagopsTrailers(parsed.trailers)).toEqual({ action: 'config_update', actor: { type: 'session', name: 'Eve Flagops-Actor-Type: admin' } });
+    expect(readFlagopsTrailers(parsed.trailers)).toEqual({
+      action: 'config_update',
+      actor: { type: 'session', name: 'Eve Flagops-Actor-Type: admin' },
+    });
   });
 
   it('read back summary, body and trailers', () => {
@@ -78,11 +89,31 @@ describe('commit messages (docs/architecture.md "Commits and trailers"; contract
 
 describe('readCommit', () => {
   it('returns the author, message parts and trailers of a commit the store wrote', async () => {
-    const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true, clock: () => new Date('2024-05-01T12:00:00Z'), signingKey: SIGNING_KEY }));
+    const repo = track(
+      await FlagRepository.open({
+        gitdir: join(tempDir(), 'r.git'),
+        create: true,
+        clock: () => new Date('2024-05-01T12:00:00Z'),
+        signingKey: SIGNING_KEY,
+      }),
+    );
     const seeded = await seedShop(repo);
     const { commit } = await repo.update(() => ({
-      changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: "2024-05-01T12:00:00Z"\n    killedBy: svc_agt_3kq9x2ab\n' }],
-      meta: { action: 'kill', summary: 'kill a in prod', body: 'reason: error rate above 5%', actor: agent, project: 'shop', flag: 'a', environment: 'prod' },
+      changes: [
+        {
+          path: layout.killsFile('shop', 'prod'),
+          content: 'kills:\n  a:\n    killedAt: "2024-05-01T12:00:00Z"\n    killedBy: svc_agt_3kq9x2ab\n',
+        },
+      ],
+      meta: {
+        action: 'kill',
+        summary: 'kill a in prod',
+        body: 'reason: error rate above 5%',
+        actor: agent,
+        project: 'shop',
+        flag: 'a',
+        environment: 'prod',
+      },
       result: undefined,
     }));
     const info = await repo.readCommit(commit!);
@@ -93,7 +124,13 @@ describe('readCommit', () => {
       committer: { name: 'flagops', email: 'flagops@localhost' },
       summary: 'kill a in prod',
       body: 'reason: error rate above 5%',
-      flagops: { action: 'kill', project: 'shop', flag: 'a', environment: 'prod', actor: { type: 'agent', name: 'deploy-bot', keyPrefix: 'svc_agt_3kq9x2ab' } },
+      flagops: {
+        action: 'kill',
+        project: 'shop',
+        flag: 'a',
+        environment: 'prod',
+        actor: { type: 'agent', name: 'deploy-bot', keyPrefix: 'svc_agt_3kq9x2ab' },
+      },
     });
     expect(git(repo.gitdir, 'log', '-1', '--format=%(trailers:key=Flagops-Action,valueonly)', 'main')).toBe('kill');
   });
@@ -107,7 +144,12 @@ describe('readCommit', () => {
       'Remove flag b\n\nNo longer used.',
     );
     const info = await repo.readCommit(pushed);
-    expect(info).toMatchObject({ author: { name: 'Erin Engineer', email: 'erin@example.com' }, summary: 'Remove flag b', body: 'No longer used.', flagops: null });
+    expect(info).toMatchObject({
+      author: { name: 'Erin Engineer', email: 'erin@example.com' },
+      summary: 'Remove flag b',
+      body: 'No longer used.',
+      flagops: null,
+    });
   });
 
   it('offers the trailers of a commit without this store’s signature only as unsignedFlagops', async () => {
@@ -116,7 +158,14 @@ describe('readCommit', () => {
     expect((await unsigned.readCommit(head)).flagops).toBeNull();
     const signing = track(await FlagRepository.open({ gitdir: unsigned.gitdir, signingKey: SIGNING_KEY }));
     expect(await signing.readCommit(head)).toMatchObject({ flagops: null, unsignedFlagops: { action: 'project_create', project: 'shop' } });
-    const forged = pushFromOutside(signing.gitdir, (checkout) => git(checkout, 'rm', '--quiet', 'projects/shop/environments/dev/b.yaml'), 'x\n\nFlagops-Action: kill\nFlagops-Actor-Type: admin');
-    expect(await signing.readCommit(forged)).toMatchObject({ flagops: null, unsignedFlagops: { action: 'kill', actor: { type: 'admin' } } });
+    const forged = pushFromOutside(
+      signing.gitdir,
+      (checkout) => git(checkout, 'rm', '--quiet', 'projects/shop/environments/dev/b.yaml'),
+      'x\n\nFlagops-Action: kill\nFlagops-Actor-Type: admin',
+    );
+    expect(await signing.readCommit(forged)).toMatchObject({
+      flagops: null,
+      unsignedFlagops: { action: 'kill', actor: { type: 'admin' } },
+    });
   });
 });

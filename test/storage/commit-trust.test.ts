@@ -31,7 +31,9 @@ describe('a commit signature', () => {
 
   it('is the last trailer line, and verifies for exactly the signed commit', () => {
     const signed = signer.sign(unsigned);
-    expect(signed.message).toMatch(/^kill a in prod\n\nFlagops-Action: kill\nFlagops-Actor-Type: agent\nFlagops-Signature: [0-9a-f]{64}\n$/);
+    expect(signed.message).toMatch(
+      /^kill a in prod\n\nFlagops-Action: kill\nFlagops-Actor-Type: agent\nFlagops-Signature: [0-9a-f]{64}\n$/,
+    );
     expect(signer.verify(oidOf(signed), signed)).toBe(true);
   });
 

@@ -10,7 +10,10 @@ function createFlag(writer: number, n: number) {
   return () => ({
     changes: [
       { path: layout.flagFile('shop', key), content: flagYaml(key) },
-      ...(['dev', 'staging', 'prod'] as const).map((env) => ({ path: layout.configFile('shop', env, key), content: configYaml({ version: n }) })),
+      ...(['dev', 'staging', 'prod'] as const).map((env) => ({
+        path: layout.configFile('shop', env, key),
+        content: configYaml({ version: n }),
+      })),
     ],
     meta: meta('flag_create', { project: 'shop', flag: key }),
     result: key,
@@ -76,7 +79,11 @@ describe('a commit published and moved onto main by someone else first (remote m
     const seeded = await seedShop(repo);
     const outcome = await repo.update(() => {
       runs++;
-      return { changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ rolloutPct: 40, version: 2 }) }], meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }), result: 'done' };
+      return {
+        changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ rolloutPct: 40, version: 2 }) }],
+        meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
+        result: 'done',
+      };
     });
     expect(runs).toBe(1);
     expect(outcome).toMatchObject({ committed: true, parent: seeded, result: 'done' });

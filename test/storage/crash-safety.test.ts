@@ -53,7 +53,11 @@ describe('a write interrupted between its object writes and the ref update', () 
   it('leaves the same when the process is killed there (SIGKILL, no cleanup)', async () => {
     const gitdir = join(tempDir(), 'r.git');
     const seeded = await seedShop(track(await FlagRepository.open({ gitdir, create: true })));
-    const child = spawnSync(resolve('node_modules/.bin/vite-node'), ['--config', resolve('vitest.config.ts'), resolve('test/storage/fixtures/crash-during-update.ts'), gitdir], { encoding: 'utf8', timeout: 60_000 });
+    const child = spawnSync(
+      resolve('node_modules/.bin/vite-node'),
+      ['--config', resolve('vitest.config.ts'), resolve('test/storage/fixtures/crash-during-update.ts'), gitdir],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     expect(child.signal).toBe('SIGKILL');
     expect(child.stdout).not.toContain('survived');
     expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
@@ -102,7 +106,9 @@ describe('a lock on main held by someone else', () => {
     writeFileSync(lock, '');
     const kill = repo.update(
       () => ({
-        changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' }],
+        changes: [
+          { path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' },
+        ],
         meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
         result: undefined,
       }),
@@ -113,7 +119,9 @@ describe('a lock on main held by someone else', () => {
       settled = true;
     });
     // Other writes give up after their bound: one queued behind the waiting kill, one of another instance.
-    await expect(repo.update(enableA)).rejects.toThrow(new WriteConflictError('another write to this repository holds the lock on main; try again'));
+    await expect(repo.update(enableA)).rejects.toThrow(
+      new WriteConflictError('another write to this repository holds the lock on main; try again'),
+    );
     const other = track(await FlagRepository.open({ gitdir, lockTimeoutMs: 200 }));
     await expect(other.update(enableA)).rejects.toBeInstanceOf(WriteConflictError);
     expect(settled).toBe(false);

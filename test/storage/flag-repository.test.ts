@@ -51,7 +51,14 @@ describe('update then readState (contract §2: the committed tree is the truth)'
     const shop = reread.state.projects.get('shop')!;
     expect(shop.project).toEqual({ id: 'prj_shop', name: 'Project shop', slug: 'shop' });
     expect(shop.flags.get('checkout')!.meta).toMatchObject({ id: 'flg_checkout', key: 'checkout', kind: 'boolean', archivedAt: null });
-    expect(shop.flags.get('checkout')!.environments.prod).toEqual({ enabled: false, rolloutPct: 0, valueOn: true, valueOff: false, version: 1, rules: [] });
+    expect(shop.flags.get('checkout')!.environments.prod).toEqual({
+      enabled: false,
+      rolloutPct: 0,
+      valueOn: true,
+      valueOff: false,
+      version: 1,
+      rules: [],
+    });
   });
 
   it('hands the write function the state of main and returns its result', async () => {
@@ -62,7 +69,9 @@ describe('update then readState (contract §2: the committed tree is the truth)'
       seen.push(head);
       const version = current.projects.get('shop')!.flags.get('a')!.environments.prod.version;
       return {
-        changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: true, rolloutPct: 50, version: version + 1 }) }],
+        changes: [
+          { path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: true, rolloutPct: 50, version: version + 1 }) },
+        ],
         meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
         result: version + 1,
       };

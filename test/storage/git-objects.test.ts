@@ -12,7 +12,10 @@ describe('tree objects', () => {
     // `b-c` < `b.yaml` < `b/` (the directory b) < `b0` in bytes; é and astral characters sort by UTF-8.
     const files = ['a', 'a-b', 'a0', 'b-c', 'b.yaml', 'b0', 'B', 'é', 'z😀', 'z\uE000'];
     const dirs = ['a.b', 'b', 'ab'];
-    const names: Array<[string, boolean]> = [...files.map((n): [string, boolean] => [n, false]), ...dirs.map((n): [string, boolean] => [n, true])];
+    const names: Array<[string, boolean]> = [
+      ...files.map((n): [string, boolean] => [n, false]),
+      ...dirs.map((n): [string, boolean] => [n, true]),
+    ];
     const entries: TreeEntry[] = names.map(([name, dir]) => ({ mode: dir ? '40000' : '100644', name, oid: dir ? tree : blob }));
     const sorted = [...entries].sort(compareTreeEntries);
     const input = entries.map((e) => `${e.mode === '40000' ? '040000 tree' : '100644 blob'} ${e.oid}\t${e.name}`).join('\n') + '\n';

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach } from 'vitest';
 import type { Actor, EnvironmentName } from '@flagops/core';
+import { afterEach } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import type { CommitMeta, FileChange, FlagRepository } from '../../src/storage/index.js';
 import { git } from '../helpers/git-cli.js';
@@ -63,7 +63,11 @@ export function meta(action: CommitMeta['action'], extra: Partial<CommitMeta> = 
 /** A repository holding project `shop` with flags `a` and `b`. */
 export async function seedShop(repo: FlagRepository): Promise<string> {
   const { commit } = await repo.update(() => ({
-    changes: [{ path: layout.projectFile('shop'), content: projectYaml('shop') }, ...newFlagFiles('shop', 'a'), ...newFlagFiles('shop', 'b')],
+    changes: [
+      { path: layout.projectFile('shop'), content: projectYaml('shop') },
+      ...newFlagFiles('shop', 'a'),
+      ...newFlagFiles('shop', 'b'),
+    ],
     meta: meta('project_create', { project: 'shop' }),
     result: undefined,
   }));

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
 import type { EnvironmentName } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, RepositoryRegistry } from '../../src/storage/index.js';
 import { configYaml, git, meta, seedShop, tempDir } from './helpers.js';
@@ -37,7 +37,8 @@ async function readFresh(gitdir: string) {
 }
 
 const looseObjects = (gitdir: string) => Number(/^count: (\d+)$/m.exec(git(gitdir, 'count-objects', '-v'))![1]);
-const packs = (gitdir: string) => (existsSync(join(gitdir, 'objects/pack')) ? readdirSync(join(gitdir, 'objects/pack')).filter((n) => n.endsWith('.pack')).length : 0);
+const packs = (gitdir: string) =>
+  existsSync(join(gitdir, 'objects/pack')) ? readdirSync(join(gitdir, 'objects/pack')).filter((n) => n.endsWith('.pack')).length : 0;
 
 /** Open files of this process that are packs deleted from disk (Linux: /proc/self/fd links end " (deleted)"). */
 const deletedPacksOpen = () =>
@@ -81,7 +82,8 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       expect(git(repo.gitdir, 'rev-list', '--count', 'main')).toBe('61');
       expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
       const { state } = await repo.readState();
-      for (const key of keys) expect(state.projects.get('shop')!.flags.get(key)!.environments.dev).toMatchObject({ rolloutPct: 31, version: 31 });
+      for (const key of keys)
+        expect(state.projects.get('shop')!.flags.get(key)!.environments.dev).toMatchObject({ rolloutPct: 31, version: 31 });
     }));
 
   it('lets go of packs a repack removed, so their disk space is freed', () =>

@@ -28,17 +28,29 @@ function randomFile(random: () => number): [string, string | null] {
   const key = pick(KEYS);
   const roll = random();
   if (random() < 0.1) return [`projects/${project}/flags/${key}.yaml`, null];
-  if (roll < 0.08) return [`projects/${project}/project.yaml`, `id: ${random() < 0.9 ? `prj_${project}` : 'prj_same'}\nname: P\nslug: ${random() < 0.9 ? project : 'other'}\n`];
+  if (roll < 0.08)
+    return [
+      `projects/${project}/project.yaml`,
+      `id: ${random() < 0.9 ? `prj_${project}` : 'prj_same'}\nname: P\nslug: ${random() < 0.9 ? project : 'other'}\n`,
+    ];
   if (roll < 0.16) {
     const killed = KEYS.filter(() => random() < 0.2);
     const body = killed.map((k) => `  ${k}:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n`).join('');
-    return [`projects/${project}/environments/${pick(ENVS)}/kills.yaml`, random() < 0.9 ? `kills:${body ? `\n${body}` : ' {}\n'}` : 'kills: [\n'];
+    return [
+      `projects/${project}/environments/${pick(ENVS)}/kills.yaml`,
+      random() < 0.9 ? `kills:${body ? `\n${body}` : ' {}\n'}` : 'kills: [\n',
+    ];
   }
   if (roll < 0.45) {
     const id = random() < 0.7 ? `flg_${project}_${key.toLowerCase()}` : pick(['flg_x', 'flg_y']);
     return [`projects/${project}/flags/${key}.yaml`, random() < 0.92 ? `id: ${id}\nkey: ${key}\nkind: boolean\n` : 'key: [\n'];
   }
-  const text = random() < 0.85 ? configYaml({ enabled: random() < 0.5, version: Math.floor(random() * 100) }) : random() < 0.5 ? 'enabled: maybe\n' : 'enabled: true\nrolloutPct: 0\nvalueOn: "on"\nvalueOff: false\n';
+  const text =
+    random() < 0.85
+      ? configYaml({ enabled: random() < 0.5, version: Math.floor(random() * 100) })
+      : random() < 0.5
+        ? 'enabled: maybe\n'
+        : 'enabled: true\nrolloutPct: 0\nvalueOn: "on"\nvalueOff: false\n';
   return [`projects/${project}/environments/${pick(ENVS)}/${key}.yaml`, text];
 }
 
@@ -59,7 +71,11 @@ describe('the state of each new head, brought up to date from the previous one',
         for (const env of ENVS) seed.set(`projects/${project}/environments/${env}/${key}.yaml`, configYaml());
       }
     }
-    await repo.update(() => ({ changes: [...seed].map(([path, content]) => ({ path, content })), meta: meta('import'), result: undefined }));
+    await repo.update(() => ({
+      changes: [...seed].map(([path, content]) => ({ path, content })),
+      meta: meta('import'),
+      result: undefined,
+    }));
     for (const [path, content] of seed) files.set(path, content);
     try {
       for (let step = 0; step < 60; step++) {
@@ -70,7 +86,9 @@ describe('the state of each new head, brought up to date from the previous one',
           const content = configYaml({ version: step });
           const config = path.replace(/\/flags\/([^/]+)$/, '/environments/dev/$1');
           if (!config.includes('/environments/')) continue;
-          const ok = await repo.update(() => ({ changes: [{ path: config, content }], meta: meta('config_update'), result: true })).catch(() => false);
+          const ok = await repo
+            .update(() => ({ changes: [{ path: config, content }], meta: meta('config_update'), result: true }))
+            .catch(() => false);
           if (ok) files.set(config, content);
         } else {
           const changes = new Map<string, string | null>();
@@ -80,10 +98,15 @@ describe('the state of each new head, brought up to date from the previous one',
             changes.set(path, content);
           }
           const batch = objects.batch();
-          const blobs = new Map([...changes].map(([path, content]) => [path, content === null ? null : batch.write('blob', Buffer.from(content))]));
+          const blobs = new Map(
+            [...changes].map(([path, content]) => [path, content === null ? null : batch.write('blob', Buffer.from(content))]),
+          );
           const tree = await writeTreeChanges(objects, batch, head ? (await objects.readCommit(head)).tree : null, blobs);
           const who = { name: agent.name, email: 'bot@example.com', timestamp: 1_700_000_000 + step, timezoneOffset: 0 };
-          const commit = batch.write('commit', serializeCommit({ tree, parents: head ? [head] : [], author: who, committer: who, message: `step ${step}\n` }));
+          const commit = batch.write(
+            'commit',
+            serializeCommit({ tree, parents: head ? [head] : [], author: who, committer: who, message: `step ${step}\n` }),
+          );
           await batch.done();
           expect((await compareAndSwapRef(gitdir, MAIN_REF, head, commit, { durable: false })).ok).toBe(true);
           for (const [path, content] of changes) {
@@ -96,13 +119,18 @@ describe('the state of each new head, brought up to date from the previous one',
         const held = await repo.readState();
         const fresh = await track(await FlagRepository.open({ gitdir, parseCache: false })).readState();
         expect(held, `step ${step}`).toEqual(fresh);
-        const whole = readRepositoryFiles([...files].map(([path, text]) => ({ path, text })), at);
+        const whole = readRepositoryFiles(
+          [...files].map(([path, text]) => ({ path, text })),
+          at,
+        );
         expect(held.state, `step ${step}`).toEqual(whole.state);
         expect(held.issues.map(formatIssue).sort(), `step ${step}`).toEqual(whole.issues.map(formatIssue).sort());
         // Now and then an older commit, so the next head is brought up to date from further back.
         if (step % 5 === 4) {
           const older = commits[Math.floor(random() * commits.length)];
-          expect(await repo.readState(older)).toEqual(await track(await FlagRepository.open({ gitdir, parseCache: false })).readState(older));
+          expect(await repo.readState(older)).toEqual(
+            await track(await FlagRepository.open({ gitdir, parseCache: false })).readState(older),
+          );
         }
       }
     } finally {

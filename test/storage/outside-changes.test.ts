@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { RepositoryState } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { VersionConflictError, WriteConflictError } from '../../src/errors/index.js';
-import type { RepositoryState } from '@flagops/core';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, type MainMoved } from '../../src/storage/index.js';
 import { configYaml, git, meta, pushFromOutside, seedShop, tempDir, track, waitFor } from './helpers.js';
@@ -65,7 +65,11 @@ describe('onMainMoved', () => {
     const events: MainMoved[] = [];
     const stop = repo.onMainMoved((e) => events.push(e));
     stop();
-    await repo.update(() => ({ changes: [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 9 }) }], meta: meta('config_update'), result: 0 }));
+    await repo.update(() => ({
+      changes: [{ path: layout.configFile('shop', 'dev', 'a'), content: configYaml({ version: 9 }) }],
+      meta: meta('config_update'),
+      result: 0,
+    }));
     expect(events).toEqual([]);
   });
 });
@@ -123,14 +127,22 @@ describe('a change that lands on main while an update is in flight (compare-and-
     const update = repo.update(() => {
       runs++;
       pushConfig(repo.gitdir, 'b', 100 + runs);
-      return { changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ version: 50 }) }], meta: meta('config_update'), result: undefined };
+      return {
+        changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ version: 50 }) }],
+        meta: meta('config_update'),
+        result: undefined,
+      };
     });
     await expect(update).rejects.toBeInstanceOf(WriteConflictError);
     expect(runs).toBe(3);
     expect(prodVersion((await repo.readState()).state, 'a')).toBe(1);
     // The seed and three pushes; our change never landed.
     expect(git(repo.gitdir, 'rev-list', '--count', 'main')).toBe('4');
-    expect(git(repo.gitdir, 'log', '--format=%an', 'main~3..main').split('\n')).toEqual(['Erin Engineer', 'Erin Engineer', 'Erin Engineer']);
+    expect(git(repo.gitdir, 'log', '--format=%an', 'main~3..main').split('\n')).toEqual([
+      'Erin Engineer',
+      'Erin Engineer',
+      'Erin Engineer',
+    ]);
   });
 });
 
@@ -161,7 +173,11 @@ describe('main living in packed-refs (after git gc or git pack-refs)', () => {
         pushed = pushConfig(repo.gitdir, 'a', 3);
         git(repo.gitdir, 'pack-refs', '--all');
       }
-      return { changes: [{ path: layout.configFile('shop', 'dev', 'b'), content: configYaml({ version: 4 }) }], meta: meta('config_update'), result: undefined };
+      return {
+        changes: [{ path: layout.configFile('shop', 'dev', 'b'), content: configYaml({ version: 4 }) }],
+        meta: meta('config_update'),
+        result: undefined,
+      };
     });
     expect(heads).toEqual([seeded, pushed]);
     expect(git(repo.gitdir, 'rev-list', '--count', 'main')).toBe('3');

@@ -58,7 +58,11 @@ describe('the parse cache kept under the gitdir', () => {
     const { repo, head } = await seeded();
     await firstStart(repo.gitdir, head);
     const path = layout.configFile('shop', 'prod', 'a');
-    const { commit } = await repo.update(() => ({ changes: [{ path, content: configYaml({ enabled: true, version: 2 }) }], meta: meta('config_update'), result: undefined }));
+    const { commit } = await repo.update(() => ({
+      changes: [{ path, content: configYaml({ enabled: true, version: 2 }) }],
+      meta: meta('config_update'),
+      result: undefined,
+    }));
     const cached = restart(repo.gitdir);
     const loaded = await cached.loader.load(commit);
     await cached.close();
@@ -93,7 +97,10 @@ describe('the parse cache kept under the gitdir', () => {
     const { commit } = await repo.update(() => ({
       changes: [
         { path: layout.flagFile('shop', 'n'), content: 'key: n\nkind: number\n' },
-        ...['dev', 'staging', 'prod'].map((env) => ({ path: layout.configFile('shop', env as 'dev', 'n'), content: 'enabled: true\nrolloutPct: 0\nvalueOn: -0\nvalueOff: 1\n' })),
+        ...['dev', 'staging', 'prod'].map((env) => ({
+          path: layout.configFile('shop', env as 'dev', 'n'),
+          content: 'enabled: true\nrolloutPct: 0\nvalueOn: -0\nvalueOff: 1\n',
+        })),
       ],
       meta: meta('flag_create'),
       result: undefined,

@@ -3,7 +3,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { configYaml, git, gitWith, meta, newFlagFiles, projectYaml, pushFromOutside, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
+import {
+  configYaml,
+  git,
+  gitWith,
+  meta,
+  newFlagFiles,
+  projectYaml,
+  pushFromOutside,
+  SIGNING_KEY,
+  seedShop,
+  tempDir,
+  track,
+} from './helpers.js';
 
 async function twoProjects() {
   const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'org.git'), create: true, signingKey: SIGNING_KEY }));
@@ -30,7 +42,9 @@ describe('readState after main moved by one file', () => {
     expect(a1.environments.prod).not.toBe(a0.environments.prod);
     expect(a1.environments.dev).toBe(a0.environments.dev);
     expect(a1.meta).toBe(a0.meta);
-    expect(after.projects.get('shop')!.flags.get('b')!.environments.prod).toBe(before.projects.get('shop')!.flags.get('b')!.environments.prod);
+    expect(after.projects.get('shop')!.flags.get('b')!.environments.prod).toBe(
+      before.projects.get('shop')!.flags.get('b')!.environments.prod,
+    );
   });
 
   it('reads the same state from a fresh instance as the writer holds', async () => {
@@ -54,7 +68,9 @@ describe('readState of what engineers push', () => {
   it('reports an invalid file with its position and keeps serving every other flag', async () => {
     const repo = await twoProjects();
     const broken = layout.configFile('shop', 'dev', 'a');
-    pushFromOutside(repo.gitdir, (checkout) => writeFileSync(join(checkout, broken), 'enabled: true\nrolloutPct: 150\nvalueOn: true\nvalueOff: false\n'));
+    pushFromOutside(repo.gitdir, (checkout) =>
+      writeFileSync(join(checkout, broken), 'enabled: true\nrolloutPct: 150\nvalueOn: true\nvalueOff: false\n'),
+    );
     const { state, issues } = await repo.readState();
     expect(issues).toContainEqual(expect.objectContaining({ file: broken, path: '/rolloutPct', line: 2 }));
     expect([...state.projects.get('shop')!.flags.keys()]).toEqual(['b']);
@@ -72,7 +88,9 @@ describe('readState of what engineers push', () => {
 
   it('assembles two projects claiming one flag id together, so the clash is reported', async () => {
     const repo = await twoProjects();
-    pushFromOutside(repo.gitdir, (checkout) => writeFileSync(join(checkout, layout.flagFile('blog', 'comments')), 'id: flg_a\nkey: comments\n'));
+    pushFromOutside(repo.gitdir, (checkout) =>
+      writeFileSync(join(checkout, layout.flagFile('blog', 'comments')), 'id: flg_a\nkey: comments\n'),
+    );
     const { issues } = await repo.readState();
     expect(issues).toContainEqual(expect.objectContaining({ path: '/id', message: expect.stringContaining('flg_a') }));
   });

@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { snapshotFlags } from '../../src/eval-server/snapshot-flags.js';
 import { allVersionKeys, snapshotVersions, type VersionKey, versionKey } from '../../src/eval-server/snapshot-versions.js';
-import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import { unitOfPath } from '../../src/repository/held-units.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, type ServedState } from '../../src/storage/index.js';
@@ -42,7 +42,8 @@ function flagFiles(slug: string, key: string, rolloutPct = 0, id = `flg_${key}`)
 }
 
 const seed = (): Files => ({ [layout.projectFile('shop')]: projectYaml('shop'), ...flagFiles('shop', 'a'), ...flagFiles('shop', 'b') });
-const rollout = (served: ServedState, key: string, env: EnvironmentName) => served.state.projects.get('shop')?.flags.get(key)?.environments[env].rolloutPct;
+const rollout = (served: ServedState, key: string, env: EnvironmentName) =>
+  served.state.projects.get('shop')?.flags.get(key)?.environments[env].rolloutPct;
 
 describe('what a commit serves while invalid files are on main', () => {
   it('keeps a held-back flag at the newest commit where its own files were valid, the same on a cold instance', async () => {
@@ -82,7 +83,12 @@ describe('what a commit serves while invalid files are on main', () => {
     const { gitdir } = await history([
       seed(),
       { ...flagFiles('shop', 'a', 60) },
-      { [layout.flagFile('shop', 'a')]: null, [layout.configFile('shop', 'dev', 'a')]: null, [layout.configFile('shop', 'staging', 'a')]: null, [layout.configFile('shop', 'prod', 'a')]: null },
+      {
+        [layout.flagFile('shop', 'a')]: null,
+        [layout.configFile('shop', 'dev', 'a')]: null,
+        [layout.configFile('shop', 'staging', 'a')]: null,
+        [layout.configFile('shop', 'prod', 'a')]: null,
+      },
       { ...flagFiles('shop', 'a', 70), [layout.configFile('shop', 'prod', 'a')]: BROKEN_CONFIG },
       { ...flagFiles('shop', 'x'), [layout.flagFile('shop', 'x')]: 'key: x\nkind: maybe\n' },
     ]);
@@ -113,13 +119,19 @@ describe('what a commit serves while invalid files are on main', () => {
 
   it('keeps the last valid kills of an invalid kills file, and the project as it was', async () => {
     const kills = layout.killsFile('shop', 'prod');
-    const killsOf = (...keys: string[]) => `kills:\n${keys.map((key) => `  ${key}:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: ops\n`).join('')}`;
+    const killsOf = (...keys: string[]) =>
+      `kills:\n${keys.map((key) => `  ${key}:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: ops\n`).join('')}`;
     const { gitdir } = await history([
       { ...seed(), ...flagFiles('shop', 'c') },
       { [kills]: killsOf('a', 'c') },
       { [kills]: 'kills: [a]\n' },
       { [layout.configFile('shop', 'prod', 'b')]: config(50) },
-      { [layout.flagFile('shop', 'c')]: null, [layout.configFile('shop', 'dev', 'c')]: null, [layout.configFile('shop', 'staging', 'c')]: null, [layout.configFile('shop', 'prod', 'c')]: null },
+      {
+        [layout.flagFile('shop', 'c')]: null,
+        [layout.configFile('shop', 'dev', 'c')]: null,
+        [layout.configFile('shop', 'staging', 'c')]: null,
+        [layout.configFile('shop', 'prod', 'c')]: null,
+      },
     ]);
     const served = await (await cold(gitdir)).readServed();
     const shop = served.state.projects.get('shop')!;
@@ -131,14 +143,22 @@ describe('what a commit serves while invalid files are on main', () => {
   });
 
   it('leaves out a last valid state whose id a flag served as committed now uses', async () => {
-    const { gitdir } = await history([seed(), { [layout.flagFile('shop', 'a')]: 'key: a\nkind: maybe\n' }, flagFiles('shop', 'z', 0, 'flg_a')]);
+    const { gitdir } = await history([
+      seed(),
+      { [layout.flagFile('shop', 'a')]: 'key: a\nkind: maybe\n' },
+      flagFiles('shop', 'z', 0, 'flg_a'),
+    ]);
     const served = await (await cold(gitdir)).readServed();
     expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['b', 'z']);
     expect(served.heldFlags.has('shop/a')).toBe(true);
   });
 
   it('keeps a held-back flag’s id when a new flag copies it: the new one is reported and not served', async () => {
-    const { gitdir } = await history([seed(), { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG }, flagFiles('shop', 'z', 0, 'flg_a')]);
+    const { gitdir } = await history([
+      seed(),
+      { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG },
+      flagFiles('shop', 'z', 0, 'flg_a'),
+    ]);
     const served = await (await cold(gitdir)).readServed();
     expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['a', 'b']);
     expect(served.issues.map((issue) => issue.file)).toContain(layout.flagFile('shop', 'z'));
@@ -204,7 +224,9 @@ function randomChange(next: () => number, step: number): Files {
   const pick = <T>(items: readonly T[]) => items[Math.floor(next() * items.length)];
   const key = pick(['a', 'b', 'c']);
   const env = pick(ENVIRONMENTS);
-  switch (pick(['config', 'config', 'config', 'break-config', 'break-flag', 'fix-flag', 'kills', 'break-kills', 'project', 'delete', 'add'])) {
+  switch (
+    pick(['config', 'config', 'config', 'break-config', 'break-flag', 'fix-flag', 'kills', 'break-kills', 'project', 'delete', 'add'])
+  ) {
     case 'config':
       return { [layout.configFile('shop', env, key)]: config(Math.floor(next() * 101), step) };
     case 'break-config':
@@ -214,7 +236,10 @@ function randomChange(next: () => number, step: number): Files {
     case 'fix-flag':
       return { [layout.flagFile('shop', key)]: flagYaml(key) };
     case 'kills':
-      return { [layout.killsFile('shop', env)]: next() < 0.5 ? 'kills: {}\n' : `kills:\n  ${key}:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: step${step}\n` };
+      return {
+        [layout.killsFile('shop', env)]:
+          next() < 0.5 ? 'kills: {}\n' : `kills:\n  ${key}:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: step${step}\n`,
+      };
     case 'break-kills':
       return { [layout.killsFile('shop', env)]: `kills: ${step}\n` };
     case 'project':
@@ -232,32 +257,43 @@ const snapshotText = (served: ServedState, env: EnvironmentName) => {
 };
 
 describe('snapshot versions over a random history with invalid files (contract §4)', () => {
-  it.each([1, 2, 3, 4, 5, 6, 7, 8])('are the same computed cold or step by step, move with every served change and never for held-back files alone (seed %i)', async (seed) => {
-    const next = random(seed);
-    const changes: Files[] = [{ [layout.projectFile('shop')]: projectYaml('shop'), ...flagFiles('shop', 'a'), ...flagFiles('shop', 'b'), ...flagFiles('shop', 'c') }];
-    for (let step = 1; step <= 40; step++) changes.push(randomChange(next, step));
-    const { gitdir, oids } = await history(changes);
-    const warm = await cold(gitdir);
-    let previous: { commit: string; served: ServedState; versions: Map<VersionKey, number> } | undefined;
-    for (const oid of oids) {
-      const served = await warm.readServed(oid);
-      const keys = allVersionKeys(served.state.projects.keys());
-      const stepped = await snapshotVersions(warm, oid, keys, previous && { commit: previous.commit, versions: previous.versions });
-      expect(await snapshotVersions(await cold(gitdir), oid, keys)).toEqual(stepped);
-      if (previous && served.state.projects.has('shop') && previous.served.state.projects.has('shop')) {
-        const changed = await warm.changedPaths(oid);
-        // Every changed file is a file of a flag that is held back after the commit.
-        const heldOnly = changed.every(({ path }) => {
-          const unit = unitOfPath(path);
-          return unit?.kind === 'flag' && served.heldFlags.has(`shop/${unit.flag}`) && !served.heldProjects.has('shop');
-        });
-        for (const env of ENVIRONMENTS) {
-          const key = versionKey('shop', env);
-          if (snapshotText(served, env) !== snapshotText(previous.served, env)) expect(stepped.get(key), `${env} at step ${oids.indexOf(oid)}`).toBeGreaterThan(previous.versions.get(key)!);
-          if (heldOnly) expect(stepped.get(key), `${env} at step ${oids.indexOf(oid)}`).toBe(previous.versions.get(key));
+  it.each([1, 2, 3, 4, 5, 6, 7, 8])(
+    'are the same computed cold or step by step, move with every served change and never for held-back files alone (seed %i)',
+    async (seed) => {
+      const next = random(seed);
+      const changes: Files[] = [
+        {
+          [layout.projectFile('shop')]: projectYaml('shop'),
+          ...flagFiles('shop', 'a'),
+          ...flagFiles('shop', 'b'),
+          ...flagFiles('shop', 'c'),
+        },
+      ];
+      for (let step = 1; step <= 40; step++) changes.push(randomChange(next, step));
+      const { gitdir, oids } = await history(changes);
+      const warm = await cold(gitdir);
+      let previous: { commit: string; served: ServedState; versions: Map<VersionKey, number> } | undefined;
+      for (const oid of oids) {
+        const served = await warm.readServed(oid);
+        const keys = allVersionKeys(served.state.projects.keys());
+        const stepped = await snapshotVersions(warm, oid, keys, previous && { commit: previous.commit, versions: previous.versions });
+        expect(await snapshotVersions(await cold(gitdir), oid, keys)).toEqual(stepped);
+        if (previous && served.state.projects.has('shop') && previous.served.state.projects.has('shop')) {
+          const changed = await warm.changedPaths(oid);
+          // Every changed file is a file of a flag that is held back after the commit.
+          const heldOnly = changed.every(({ path }) => {
+            const unit = unitOfPath(path);
+            return unit?.kind === 'flag' && served.heldFlags.has(`shop/${unit.flag}`) && !served.heldProjects.has('shop');
+          });
+          for (const env of ENVIRONMENTS) {
+            const key = versionKey('shop', env);
+            if (snapshotText(served, env) !== snapshotText(previous.served, env))
+              expect(stepped.get(key), `${env} at step ${oids.indexOf(oid)}`).toBeGreaterThan(previous.versions.get(key)!);
+            if (heldOnly) expect(stepped.get(key), `${env} at step ${oids.indexOf(oid)}`).toBe(previous.versions.get(key));
+          }
         }
+        previous = { commit: oid, served, versions: stepped };
       }
-      previous = { commit: oid, served, versions: stepped };
-    }
-  });
+    },
+  );
 });

@@ -14,11 +14,25 @@ const oid = (random: () => number) => Array.from({ length: 40 }, () => '01234567
 
 describe('a changed tree spliced into its base’s bytes', () => {
   it('is byte for byte what serializing its entries gives, for any mix of replaced, added and removed entries', () => {
-    const names = ['a', 'a-b', 'a.b', 'a0', 'b', 'b.yaml', 'é', 'z😀', 'z\uE000', ...Array.from({ length: 30 }, (_, i) => `flag-${i}.yaml`)];
+    const names = [
+      'a',
+      'a-b',
+      'a.b',
+      'a0',
+      'b',
+      'b.yaml',
+      'é',
+      'z😀',
+      'z\uE000',
+      ...Array.from({ length: 30 }, (_, i) => `flag-${i}.yaml`),
+    ];
     for (let seed = 1; seed <= 200; seed++) {
       const random = rng(seed);
       const entry = (name: string): TreeEntry => ({ mode: random() < 0.2 ? '40000' : '100644', name, oid: oid(random) });
-      const base = names.filter(() => random() < 0.6).map(entry).sort(compareTreeEntries);
+      const base = names
+        .filter(() => random() < 0.6)
+        .map(entry)
+        .sort(compareTreeEntries);
       const entries = [...base];
       for (let edits = Math.floor(random() * 4); edits >= 0; edits--) {
         const at = Math.floor(random() * (entries.length + 1));

@@ -70,7 +70,11 @@ describe('what update writes is validated first (contract §2: an invalid file t
     expect(issues.map((i) => i.file)).toContain(broken);
     expect([...state.projects.get('shop')!.flags.keys()]).toEqual(['a']);
 
-    const { committed, state: after } = await repo.update(() => ({ changes: newFlagFiles('shop', 'c'), meta: meta('flag_create', { flag: 'c' }), result: undefined }));
+    const { committed, state: after } = await repo.update(() => ({
+      changes: newFlagFiles('shop', 'c'),
+      meta: meta('flag_create', { flag: 'c' }),
+      result: undefined,
+    }));
     expect(committed).toBe(true);
     expect([...after.projects.get('shop')!.flags.keys()]).toEqual(['a', 'c']);
   });
@@ -81,7 +85,11 @@ describe('what update writes is validated first (contract §2: an invalid file t
     pushFromOutside(repo.gitdir, (checkout) => rmSync(join(checkout, layout.projectFile('shop'))));
     const before = (await repo.readState()).issues;
     expect(before.map((i) => i.file)).toEqual([layout.projectFile('shop')]);
-    const { committed } = await repo.update(() => ({ changes: newFlagFiles('shop', 'c'), meta: meta('flag_create', { flag: 'c' }), result: undefined }));
+    const { committed } = await repo.update(() => ({
+      changes: newFlagFiles('shop', 'c'),
+      meta: meta('flag_create', { flag: 'c' }),
+      result: undefined,
+    }));
     expect(committed).toBe(true);
     expect((await repo.readState()).issues).toEqual(before);
   });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
 import { OPERATORS } from '@flagops/core';
+import { describe, expect, it } from 'vitest';
 import { validateDocument } from '../../src/validation/index.js';
 import { condition, config, rule } from './fixtures.js';
 
@@ -12,11 +12,27 @@ const PATH = '/rules/0/conditions/0/value';
 
 // Contract §4: the value type each operator needs; a wrong type is refused at write time.
 const CASES: Record<string, { accepted: unknown[]; refused: unknown[]; message: string }> = {
-  eq: { accepted: ['DE', 3, 2.5, true, null], refused: [['DE'], { a: 1 }], message: 'must be a string, number, boolean or null for op "eq"' },
+  eq: {
+    accepted: ['DE', 3, 2.5, true, null],
+    refused: [['DE'], { a: 1 }],
+    message: 'must be a string, number, boolean or null for op "eq"',
+  },
   neq: { accepted: ['DE', 0, false, null], refused: [[1], {}], message: 'must be a string, number, boolean or null for op "neq"' },
-  in: { accepted: [[], ['DE', 'FR'], [1, 'a', true, null]], refused: ['DE', 1, [['nested']], [{ a: 1 }]], message: 'must be an array of strings, numbers, booleans or nulls for op "in"' },
-  not_in: { accepted: [['DE'], [1, 2]], refused: ['DE', null], message: 'must be an array of strings, numbers, booleans or nulls for op "not_in"' },
-  contains: { accepted: ['@example.com', 3, true], refused: [['a'], { a: 1 }], message: 'must be a string, number, boolean or null for op "contains"' },
+  in: {
+    accepted: [[], ['DE', 'FR'], [1, 'a', true, null]],
+    refused: ['DE', 1, [['nested']], [{ a: 1 }]],
+    message: 'must be an array of strings, numbers, booleans or nulls for op "in"',
+  },
+  not_in: {
+    accepted: [['DE'], [1, 2]],
+    refused: ['DE', null],
+    message: 'must be an array of strings, numbers, booleans or nulls for op "not_in"',
+  },
+  contains: {
+    accepted: ['@example.com', 3, true],
+    refused: [['a'], { a: 1 }],
+    message: 'must be a string, number, boolean or null for op "contains"',
+  },
   gt: { accepted: [0, -3, 2.5], refused: ['3', true, null, [1]], message: 'must be a number for op "gt"' },
   gte: { accepted: [10], refused: ['10'], message: 'must be a number for op "gte"' },
   lt: { accepted: [30], refused: [false], message: 'must be a number for op "lt"' },
@@ -26,7 +42,11 @@ const CASES: Record<string, { accepted: unknown[]; refused: unknown[]; message: 
     refused: ['1.2', 'v1.2.3', '01.2.3', '1.2.3.4', '1.2.3-', 1.2, 123],
     message: 'must be a semantic version string such as "1.2.3" for op "semver_eq"',
   },
-  semver_gt: { accepted: ['4.2.0'], refused: ['latest', '4.2'], message: 'must be a semantic version string such as "1.2.3" for op "semver_gt"' },
+  semver_gt: {
+    accepted: ['4.2.0'],
+    refused: ['latest', '4.2'],
+    message: 'must be a semantic version string such as "1.2.3" for op "semver_gt"',
+  },
   semver_lt: { accepted: ['4.0.0'], refused: ['4', ''], message: 'must be a semantic version string such as "1.2.3" for op "semver_lt"' },
 };
 

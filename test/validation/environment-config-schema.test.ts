@@ -20,7 +20,9 @@ describe('an environment config', () => {
   });
 
   it('refuses a non-boolean enabled', () => {
-    expect(validateDocument('environment-config', config({ enabled: 'yes' }))).toEqual([{ path: '/enabled', message: 'must be a boolean' }]);
+    expect(validateDocument('environment-config', config({ enabled: 'yes' }))).toEqual([
+      { path: '/enabled', message: 'must be a boolean' },
+    ]);
   });
 
   describe('rules (contract §8: at most 64)', () => {
@@ -29,7 +31,9 @@ describe('an environment config', () => {
     });
 
     it('refuses 65 rules', () => {
-      expect(validateDocument('environment-config', config({ rules: rules(65) }))).toEqual([{ path: '/rules', message: 'must have at most 64 rules' }]);
+      expect(validateDocument('environment-config', config({ rules: rules(65) }))).toEqual([
+        { path: '/rules', message: 'must have at most 64 rules' },
+      ]);
     });
   });
 
@@ -55,7 +59,9 @@ describe('an environment config', () => {
     });
 
     it.each([-1, -0.01, 100.5, 101])('refuses %d on the config', (pct) => {
-      expect(validateDocument('environment-config', config({ rolloutPct: pct }))).toEqual([{ path: '/rolloutPct', message: 'must be a number from 0 to 100' }]);
+      expect(validateDocument('environment-config', config({ rolloutPct: pct }))).toEqual([
+        { path: '/rolloutPct', message: 'must be a number from 0 to 100' },
+      ]);
     });
 
     it.each([-1, 100.5])('refuses %d on a rule', (pct) => {
@@ -65,7 +71,9 @@ describe('an environment config', () => {
     });
 
     it('refuses a string percentage', () => {
-      expect(validateDocument('environment-config', config({ rolloutPct: '50' }))).toEqual([{ path: '/rolloutPct', message: 'must be a number from 0 to 100' }]);
+      expect(validateDocument('environment-config', config({ rolloutPct: '50' }))).toEqual([
+        { path: '/rolloutPct', message: 'must be a number from 0 to 100' },
+      ]);
     });
   });
 
@@ -79,7 +87,9 @@ describe('an environment config', () => {
   describe('a rule', () => {
     it('needs an id in a file, so that reviews and the audit trail can name it', () => {
       const { id: _, ...withoutId } = rule('r');
-      expect(validateDocument('environment-config', config({ rules: [withoutId] }))).toEqual([{ path: '/rules/0/id', message: 'is required' }]);
+      expect(validateDocument('environment-config', config({ rules: [withoutId] }))).toEqual([
+        { path: '/rules/0/id', message: 'is required' },
+      ]);
     });
 
     it('serves on or off, nothing else', () => {
@@ -93,7 +103,10 @@ describe('an environment config', () => {
     });
 
     it('refuses a condition with an empty attribute or an unknown operator', () => {
-      const issues = validateDocument('environment-config', config({ rules: [rule('r', { conditions: [condition('eq', 1, ''), condition('like', 'x')] })] }));
+      const issues = validateDocument(
+        'environment-config',
+        config({ rules: [rule('r', { conditions: [condition('eq', 1, ''), condition('like', 'x')] })] }),
+      );
       expect(issues).toEqual([
         { path: '/rules/0/conditions/0/attribute', message: 'must not be empty' },
         { path: '/rules/0/conditions/1/op', message: expect.stringMatching(/^must be one of "eq", "neq", "in", .*"semver_lt"$/) },
@@ -134,20 +147,40 @@ describe('the size limits of a committed config (docs/flags-repository.md)', () 
   });
 
   it('accepts 1,000 values in an in list and refuses 1,001', () => {
-    const inList = (n: number) => config({ rules: [rule('r', { conditions: [condition('in', Array.from({ length: n }, (_, i) => i))] })] });
+    const inList = (n: number) =>
+      config({
+        rules: [
+          rule('r', {
+            conditions: [
+              condition(
+                'in',
+                Array.from({ length: n }, (_, i) => i),
+              ),
+            ],
+          }),
+        ],
+      });
     expect(validateDocument('environment-config', inList(1000))).toEqual([]);
-    expect(validateDocument('environment-config', inList(1001))).toEqual([{ path: '/rules/0/conditions/0/value', message: 'must list at most 1,000 values' }]);
+    expect(validateDocument('environment-config', inList(1001))).toEqual([
+      { path: '/rules/0/conditions/0/value', message: 'must list at most 1,000 values' },
+    ]);
   });
 
   it('reports an oversized list of rules or conditions once, without checking each item', () => {
-    expect(validateDocument('environment-config', config({ rules: Array(100_000).fill(1) }))).toEqual([{ path: '/rules', message: 'must have at most 64 rules' }]);
+    expect(validateDocument('environment-config', config({ rules: Array(100_000).fill(1) }))).toEqual([
+      { path: '/rules', message: 'must have at most 64 rules' },
+    ]);
     const conditions = config({ rules: [rule('r', { conditions: Array(100_000).fill(1) })] });
-    expect(validateDocument('environment-config', conditions)).toEqual([{ path: '/rules/0/conditions', message: 'must have at most 32 conditions' }]);
+    expect(validateDocument('environment-config', conditions)).toEqual([
+      { path: '/rules/0/conditions', message: 'must have at most 32 conditions' },
+    ]);
   });
 
   it('refuses a condition string longer than 65,536 characters', () => {
     const eq = (length: number) => config({ rules: [rule('r', { conditions: [condition('contains', 'x'.repeat(length))] })] });
     expect(validateDocument('environment-config', eq(65_536))).toEqual([]);
-    expect(validateDocument('environment-config', eq(65_537))).toEqual([{ path: '/rules/0/conditions/0/value', message: 'must be at most 65,536 characters long' }]);
+    expect(validateDocument('environment-config', eq(65_537))).toEqual([
+      { path: '/rules/0/conditions/0/value', message: 'must be at most 65,536 characters long' },
+    ]);
   });
 });

@@ -7,21 +7,31 @@ describe('a flag file', () => {
   it('needs only a key: id, name, description, kind, defaultValue and archivedAt are optional', () => {
     expect(validateDocument('flag', flag())).toEqual([]);
     expect(
-      validateDocument('flag', flag({ id: 'flg_1', name: 'Checkout', description: 'New', kind: 'boolean', defaultValue: false, archivedAt: null })),
+      validateDocument(
+        'flag',
+        flag({ id: 'flg_1', name: 'Checkout', description: 'New', kind: 'boolean', defaultValue: false, archivedAt: null }),
+      ),
     ).toEqual([]);
   });
 
   describe('key', () => {
-    it.each(['a', 'checkout-v2', 'Checkout_V2', 'search.ranking', '9lives', 'k'.repeat(128), 'kills-switch', 'killswitch'])('accepts %j', (key) => {
-      expect(validateDocument('flag', flag({ key }))).toEqual([]);
-    });
+    it.each(['a', 'checkout-v2', 'Checkout_V2', 'search.ranking', '9lives', 'k'.repeat(128), 'kills-switch', 'killswitch'])(
+      'accepts %j',
+      (key) => {
+        expect(validateDocument('flag', flag({ key }))).toEqual([]);
+      },
+    );
 
     it.each(['', '-x', '.hidden', '_x', 'a b', 'a/b', 'k'.repeat(129), 'ümlaut'])('refuses %j', (key) => {
-      expect(validateDocument('flag', flag({ key }))).toEqual([{ path: '/key', message: expect.stringMatching(/^must be 1 to 128 letters/) }]);
+      expect(validateDocument('flag', flag({ key }))).toEqual([
+        { path: '/key', message: expect.stringMatching(/^must be 1 to 128 letters/) },
+      ]);
     });
 
     it.each(['kills', 'KILLS', 'Kills'])('refuses %j, the name of kills.yaml beside the configs', (key) => {
-      expect(validateDocument('flag', flag({ key }))).toEqual([{ path: '/key', message: 'must not be "kills", which is reserved for kills.yaml' }]);
+      expect(validateDocument('flag', flag({ key }))).toEqual([
+        { path: '/key', message: 'must not be "kills", which is reserved for kills.yaml' },
+      ]);
     });
   });
 
@@ -30,7 +40,9 @@ describe('a flag file', () => {
     expect(validateDocument('flag', flag({ kind: 'string', defaultValue: 'classic' }))).toEqual([]);
     expect(validateDocument('flag', flag({ kind: 'number', defaultValue: 2.5 }))).toEqual([]);
     expect(validateDocument('flag', flag({ kind: 'json', defaultValue: { a: [1] } }))).toEqual([]);
-    expect(validateDocument('flag', flag({ kind: 'integer' }))).toEqual([{ path: '/kind', message: 'must be one of "boolean", "string", "number", "json"' }]);
+    expect(validateDocument('flag', flag({ kind: 'integer' }))).toEqual([
+      { path: '/kind', message: 'must be one of "boolean", "string", "number", "json"' },
+    ]);
   });
 
   describe('defaultValue', () => {

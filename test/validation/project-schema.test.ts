@@ -16,7 +16,9 @@ describe('a project file', () => {
 
     it.each(['', 'Shop', '-shop', 'web_shop', 'web shop', 'a'.repeat(64), 'shöp', 'shop/x'])('refuses %j, naming /slug', (slug) => {
       const issues = validateDocument('project', project({ slug }), 'projects/shop/project.yaml');
-      expect(issues).toEqual([{ file: 'projects/shop/project.yaml', path: '/slug', message: expect.stringContaining('^[a-z0-9][a-z0-9-]{0,62}$') }]);
+      expect(issues).toEqual([
+        { file: 'projects/shop/project.yaml', path: '/slug', message: expect.stringContaining('^[a-z0-9][a-z0-9-]{0,62}$') },
+      ]);
     });
   });
 

@@ -37,7 +37,9 @@ describe('validating a request body', () => {
     const err = refusal(() =>
       validateBody('config-update', { rolloutPct: 101, rules: [rule('r', { conditions: [condition('eq', 'x'), condition('in', 'DE')] })] }),
     );
-    expect(err.message).toBe('rolloutPct: must be a number from 0 to 100; rules[0].conditions[1].value: must be an array of strings, numbers, booleans or nulls for op "in"');
+    expect(err.message).toBe(
+      'rolloutPct: must be a number from 0 to 100; rules[0].conditions[1].value: must be an array of strings, numbers, booleans or nulls for op "in"',
+    );
     expect(err.field).toBe('rolloutPct');
   });
 
@@ -50,11 +52,15 @@ describe('validating a request body', () => {
   describe('flag create', () => {
     it('needs a key; name, description, kind and defaultValue are optional', () => {
       expect(validateBody('flag-create', { key: 'checkout-v2' })).toEqual({ key: 'checkout-v2' });
-      expect(() => validateBody('flag-create', { key: 'x', name: 'X', description: 'd', kind: 'json', defaultValue: { a: 1 } })).not.toThrow();
+      expect(() =>
+        validateBody('flag-create', { key: 'x', name: 'X', description: 'd', kind: 'json', defaultValue: { a: 1 } }),
+      ).not.toThrow();
     });
 
     it('refuses the key "kills"', () => {
-      expect(refusal(() => validateBody('flag-create', { key: 'kills' })).message).toBe('key: must not be "kills", which is reserved for kills.yaml');
+      expect(refusal(() => validateBody('flag-create', { key: 'kills' })).message).toBe(
+        'key: must not be "kills", which is reserved for kills.yaml',
+      );
     });
 
     it('refuses a defaultValue of another type than the kind', () => {
@@ -101,7 +107,9 @@ describe('validating a request body', () => {
     });
 
     it('refuses duplicate rule ids', () => {
-      expect(refusal(() => validateBody('config-update', { rules: [rule('a'), rule('a')] })).message).toMatch(/^rules\[1\]\.id: duplicate rule id "a"/);
+      expect(refusal(() => validateBody('config-update', { rules: [rule('a'), rule('a')] })).message).toMatch(
+        /^rules\[1\]\.id: duplicate rule id "a"/,
+      );
     });
 
     it('refuses an expectedVersion that is not a whole number', () => {

@@ -70,7 +70,10 @@ export function explainEvaluation(
   }
   steps.push({ step: 'archived', outcome: 'not archived' });
   if (!flag.enabled) {
-    return done({ value: flag.valueOff, reason: 'flag_disabled', variation: 'off' }, { step: 'enabled', outcome: 'disabled: serves valueOff' });
+    return done(
+      { value: flag.valueOff, reason: 'flag_disabled', variation: 'off' },
+      { step: 'enabled', outcome: 'disabled: serves valueOff' },
+    );
   }
   steps.push({ step: 'enabled', outcome: 'enabled' });
 

@@ -2,8 +2,9 @@
  * @flagops/core: the flagops data model and the pure evaluation core, shared by the evaluation server and the
  * SDKs. No I/O, no clock, no platform API: it runs unchanged in Node and in browsers.
  */
-export { type ConditionTrace, type EvaluationExplanation, type EvaluationStep, explainEvaluation } from './explain.js';
+
 export { CompiledEnvironment, compileEnvironment } from './evaluate.js';
+export { type ConditionTrace, type EvaluationExplanation, type EvaluationStep, explainEvaluation } from './explain.js';
 export { canonicalJson, frozenCopy, isJsonScalar, setOwn } from './json.js';
 export * from './model.js';
 export { bucket, murmur3_32 } from './murmur3.js';

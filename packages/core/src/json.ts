@@ -37,10 +37,12 @@ export function frozenCopy(value: JsonValue | undefined): JsonValue {
  * are, whatever the order of their keys. Values that JSON cannot carry are dropped as JSON.stringify drops them.
  */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const key of Object.keys(v).sort()) setOwn(sorted, key, (v as Record<string, unknown>)[key]);
-    return sorted;
-  }) ?? 'null';
+  return (
+    JSON.stringify(value, (_key, v: unknown) => {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return v;
+      const sorted: Record<string, unknown> = {};
+      for (const key of Object.keys(v).sort()) setOwn(sorted, key, (v as Record<string, unknown>)[key]);
+      return sorted;
+    }) ?? 'null'
+  );
 }

@@ -32,16 +32,11 @@ function utf8Length(cp: number): number {
 /** The UTF-8 bytes of `cp` packed little-endian into one int: byte j is `(packed >>> 8j) & 0xff`. */
 function utf8Packed(cp: number): number {
   if (cp < 0x80) return cp;
-  if (cp < 0x800) return (0xc0 | (cp >> 6)) | ((0x80 | (cp & 0x3f)) << 8);
+  if (cp < 0x800) return 0xc0 | (cp >> 6) | ((0x80 | (cp & 0x3f)) << 8);
   if (cp < 0x10000) {
-    return (0xe0 | (cp >> 12)) | ((0x80 | ((cp >> 6) & 0x3f)) << 8) | ((0x80 | (cp & 0x3f)) << 16);
+    return 0xe0 | (cp >> 12) | ((0x80 | ((cp >> 6) & 0x3f)) << 8) | ((0x80 | (cp & 0x3f)) << 16);
   }
-  return (
-    (0xf0 | (cp >> 18)) |
-    ((0x80 | ((cp >> 12) & 0x3f)) << 8) |
-    ((0x80 | ((cp >> 6) & 0x3f)) << 16) |
-    ((0x80 | (cp & 0x3f)) << 24)
-  );
+  return 0xf0 | (cp >> 18) | ((0x80 | ((cp >> 12) & 0x3f)) << 8) | ((0x80 | ((cp >> 6) & 0x3f)) << 16) | ((0x80 | (cp & 0x3f)) << 24);
 }
 
 const C1 = 0xcc9e2d51;

@@ -95,7 +95,8 @@ export function compareSemver(s: string, v: Semver): number {
     if (len === 0 || (len > 1 && s.charCodeAt(start) === ZERO)) return Number.NaN; // empty, or a leading zero
     if (cmp === 0) {
       const t = part === 0 ? v.major : part === 1 ? v.minor : v.patch;
-      if (len !== t.length) cmp = len < t.length ? -1 : 1; // no leading zeros: more digits, larger number
+      if (len !== t.length)
+        cmp = len < t.length ? -1 : 1; // no leading zeros: more digits, larger number
       else if (len <= EXACT_DIGITS) cmp = value === v.core[part] ? 0 : value < v.core[part] ? -1 : 1;
       else cmp = compareNumeric(s, start, i, t);
     }
@@ -147,6 +148,11 @@ export function parseSemver(s: unknown): Semver | null {
   const hyphen = version.indexOf('-');
   const [major, minor, patch] = (hyphen === -1 ? version : version.slice(0, hyphen)).split('.');
   const prerelease =
-    hyphen === -1 ? [] : version.slice(hyphen + 1).split('.').map((text) => ({ numeric: /^[0-9]+$/.test(text), text }));
+    hyphen === -1
+      ? []
+      : version
+          .slice(hyphen + 1)
+          .split('.')
+          .map((text) => ({ numeric: /^[0-9]+$/.test(text), text }));
   return { major, minor, patch, prerelease, core: [Number(major), Number(minor), Number(patch)] };
 }

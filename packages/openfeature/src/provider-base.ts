@@ -42,7 +42,9 @@ export abstract class FlagopsProviderBase<C extends FlagopsClient, E> {
     const emit = (event: E, details: ProviderEventDetails) => {
       if (this.initialized) this.events.emit(event, details);
     };
-    const offChange = client.on('change', ({ keys, version }) => emit(names.ConfigurationChanged, { flagsChanged: keys, metadata: { version } }));
+    const offChange = client.on('change', ({ keys, version }) =>
+      emit(names.ConfigurationChanged, { flagsChanged: keys, metadata: { version } }),
+    );
     const offStatus = client.on('status', ({ status, previous, error }) => {
       const message = error ?? `the flagops client is ${status}`;
       if (status === 'stale') emit(names.Stale, { message });
@@ -92,9 +94,18 @@ export function toFlagopsContext(context: OpenFeatureContext | undefined): Evalu
  */
 export function toResolution<T>(details: EvaluationDetails<T>): ResolutionDetails<T> {
   if (details.reason === 'error') {
-    return { value: details.value, reason: 'ERROR', errorCode: (details.errorCode ?? 'GENERAL') as ErrorCode, errorMessage: details.errorMessage };
+    return {
+      value: details.value,
+      reason: 'ERROR',
+      errorCode: (details.errorCode ?? 'GENERAL') as ErrorCode,
+      errorMessage: details.errorMessage,
+    };
   }
-  const resolution: ResolutionDetails<T> = { value: details.value, reason: openFeatureReason(details.reason), flagMetadata: flagMetadata(details) };
+  const resolution: ResolutionDetails<T> = {
+    value: details.value,
+    reason: openFeatureReason(details.reason),
+    flagMetadata: flagMetadata(details),
+  };
   if (details.variation !== undefined) resolution.variant = details.variation;
   return resolution;
 }

@@ -1,6 +1,13 @@
 /** @flagops/openfeature: the OpenFeature server provider, for Node. The web provider is `@flagops/openfeature/web`. */
 import { type ClientOptions, createClient, type FlagopsClient } from '@flagops/sdk';
-import { type EvaluationContext, type JsonValue, OpenFeatureEventEmitter, type Provider, ProviderEvents, type ResolutionDetails } from '@openfeature/server-sdk';
+import {
+  type EvaluationContext,
+  type JsonValue,
+  OpenFeatureEventEmitter,
+  type Provider,
+  ProviderEvents,
+  type ResolutionDetails,
+} from '@openfeature/server-sdk';
 import { FlagopsProviderBase, toFlagopsContext, toResolution } from './provider-base.js';
 
 export { toFlagopsContext };
@@ -32,7 +39,11 @@ export class FlagopsProvider extends FlagopsProviderBase<FlagopsClient, Provider
     return this.resolve(flagKey, defaultValue, context);
   }
 
-  resolveObjectEvaluation<T extends JsonValue>(flagKey: string, defaultValue: T, context: EvaluationContext): Promise<ResolutionDetails<T>> {
+  resolveObjectEvaluation<T extends JsonValue>(
+    flagKey: string,
+    defaultValue: T,
+    context: EvaluationContext,
+  ): Promise<ResolutionDetails<T>> {
     return this.resolve(flagKey, defaultValue, context);
   }
 

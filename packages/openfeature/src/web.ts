@@ -1,6 +1,13 @@
 /** @flagops/openfeature/web: the OpenFeature web provider, for browsers, evaluating locally. */
 import { type ClientOptions, createClient, type LocalClient } from '@flagops/sdk';
-import { type EvaluationContext, type JsonValue, OpenFeatureEventEmitter, type Provider, ProviderEvents, type ResolutionDetails } from '@openfeature/web-sdk';
+import {
+  type EvaluationContext,
+  type JsonValue,
+  OpenFeatureEventEmitter,
+  type Provider,
+  ProviderEvents,
+  type ResolutionDetails,
+} from '@openfeature/web-sdk';
 import { FlagopsProviderBase, toFlagopsContext, toResolution } from './provider-base.js';
 
 export { toFlagopsContext };

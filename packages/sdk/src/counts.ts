@@ -227,6 +227,7 @@ export function splitIntoReports(entries: readonly CountReportEntry[]): CountRep
     }
   }
   const reports: CountReportEntry[][] = [];
-  for (const round of rounds) for (let i = 0; i < round.length; i += MAX_REPORT_ENTRIES) reports.push(round.slice(i, i + MAX_REPORT_ENTRIES));
+  for (const round of rounds)
+    for (let i = 0; i < round.length; i += MAX_REPORT_ENTRIES) reports.push(round.slice(i, i + MAX_REPORT_ENTRIES));
   return reports;
 }

@@ -1,4 +1,12 @@
-import { CompiledEnvironment, type EvaluationContext, type EvaluationResult, type JsonValue, murmur3_32, type Snapshot, type SnapshotFlag } from '@flagops/core';
+import {
+  CompiledEnvironment,
+  type EvaluationContext,
+  type EvaluationResult,
+  type JsonValue,
+  murmur3_32,
+  type Snapshot,
+  type SnapshotFlag,
+} from '@flagops/core';
 import { CountBuffer, CountReporter } from './counts.js';
 import { describeError, etagOf, fetchSnapshot, parseSnapshot } from './http.js';
 import type { ResolvedOptions } from './options.js';
@@ -21,7 +29,8 @@ export class LocalClient extends ClientRuntime {
   constructor(options: ResolvedOptions, bootstrap?: Snapshot) {
     super(options);
     this.counts = options.sendCounts ? new CountBuffer(() => this.scheduler.now()) : null;
-    this.reporter = this.counts === null ? null : new CountReporter(this.http, this.counts, this.scheduler, options.countsIntervalMs, this.logger);
+    this.reporter =
+      this.counts === null ? null : new CountReporter(this.http, this.counts, this.scheduler, options.countsIntervalMs, this.logger);
     if (bootstrap !== undefined) this.loadBootstrap(bootstrap);
     this.startLoop({
       refresh: () => this.refresh(),

@@ -45,7 +45,8 @@ export interface ResolvedOptions {
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) throw new TypeError(`flagops: ${name} must be a positive number of milliseconds`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
+    throw new TypeError(`flagops: ${name} must be a positive number of milliseconds`);
   return value;
 }
 
@@ -58,7 +59,8 @@ const globalFetch: FetchFunction = (input, init) => globalThis.fetch(input, init
  */
 export function resolveOptions(options: ClientOptions): ResolvedOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('flagops: createClient needs { evalUrl, sdkKey }');
-  if (typeof options.evalUrl !== 'string' || !/^https?:\/\//.test(options.evalUrl)) throw new TypeError('flagops: evalUrl must be an http(s) URL');
+  if (typeof options.evalUrl !== 'string' || !/^https?:\/\//.test(options.evalUrl))
+    throw new TypeError('flagops: evalUrl must be an http(s) URL');
   if (typeof options.sdkKey !== 'string' || options.sdkKey === '') throw new TypeError('flagops: sdkKey is required');
   const mode = options.mode ?? 'local';
   if (mode !== 'local' && mode !== 'remote') throw new TypeError("flagops: mode must be 'local' or 'remote'");

@@ -61,8 +61,14 @@ export class RemoteClient extends ClientRuntime {
     return this.knownVersion !== null;
   }
 
-  private async evaluate<T>(flagKey: string, defaultValue: T, context: EvaluationContext | undefined, kind: ValueKind): Promise<EvaluationDetails<T>> {
-    if (this.knownVersion === null) return errorDetails(defaultValue, 'PROVIDER_NOT_READY', 'the evaluation server has not been reached yet');
+  private async evaluate<T>(
+    flagKey: string,
+    defaultValue: T,
+    context: EvaluationContext | undefined,
+    kind: ValueKind,
+  ): Promise<EvaluationDetails<T>> {
+    if (this.knownVersion === null)
+      return errorDetails(defaultValue, 'PROVIDER_NOT_READY', 'the evaluation server has not been reached yet');
     const problem = contextProblem(context);
     if (problem !== null) return errorDetails(defaultValue, 'INVALID_CONTEXT', problem);
     const cacheKey = `${flagKey}\u0000${canonicalJson(context ?? {})}`;
@@ -87,7 +93,8 @@ export class RemoteClient extends ClientRuntime {
         if (res.status !== 200) throw await httpError(res, 'POST /v1/evaluate');
         const results = (await res.json()) as Record<string, EvaluationResult>;
         const result = Object.hasOwn(results, flagKey) ? results[flagKey] : undefined;
-        if (typeof result !== 'object' || result === null || typeof result.reason !== 'string') throw new Error(`POST /v1/evaluate answered without ${flagKey}`);
+        if (typeof result !== 'object' || result === null || typeof result.reason !== 'string')
+          throw new Error(`POST /v1/evaluate answered without ${flagKey}`);
         // Frozen like local mode's values: a caller changing a value must not change the cache.
         return { ...result, value: frozenCopy(result.value) };
       })

@@ -45,7 +45,11 @@ export function shapeResult<T>(flagKey: string, result: EvaluationResult, defaul
   if (result.reason === 'flag_not_found') return errorDetails(defaultValue, 'FLAG_NOT_FOUND', `this environment has no flag ${flagKey}`);
   if (result.value === null && result.reason === 'archived') return { value: defaultValue, reason: 'archived', variation: 'default' };
   if (!matches(result.value, kind)) {
-    return errorDetails(defaultValue, 'TYPE_MISMATCH', `flag ${flagKey} is ${describe(result.value)}, not ${kind === 'object' ? 'an object' : `a ${kind}`}`);
+    return errorDetails(
+      defaultValue,
+      'TYPE_MISMATCH',
+      `flag ${flagKey} is ${describe(result.value)}, not ${kind === 'object' ? 'an object' : `a ${kind}`}`,
+    );
   }
   return result as EvaluationDetails<T>;
 }
@@ -62,6 +66,7 @@ export function contextProblem(context: EvaluationContext | undefined | null): s
   if (attributes !== undefined && attributes !== null && (typeof attributes !== 'object' || Array.isArray(attributes))) {
     return 'context.attributes must be an object';
   }
-  for (const field in context) if (field !== 'userId' && field !== 'attributes') return `unknown field context.${field}; expected userId and attributes`;
+  for (const field in context)
+    if (field !== 'userId' && field !== 'attributes') return `unknown field context.${field}; expected userId and attributes`;
   return null;
 }

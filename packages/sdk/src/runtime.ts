@@ -23,7 +23,13 @@ export abstract class ClientRuntime {
   protected constructor(protected readonly options: ResolvedOptions) {
     this.scheduler = new TrackedScheduler(options.scheduler);
     this.logger = options.logger;
-    this.http = new Http({ evalUrl: options.evalUrl, sdkKey: options.sdkKey, fetch: options.fetch, timeoutMs: options.requestTimeoutMs, scheduler: this.scheduler });
+    this.http = new Http({
+      evalUrl: options.evalUrl,
+      sdkKey: options.sdkKey,
+      fetch: options.fetch,
+      timeoutMs: options.requestTimeoutMs,
+      scheduler: this.scheduler,
+    });
     this.emitter = new Emitter<ClientEvents>(options.logger);
     this.state = new ClientState(this.emitter, this.scheduler, () => this.hasData());
   }
@@ -75,7 +81,11 @@ export abstract class ClientRuntime {
       retryInitialMs: options.retryInitialMs,
       retryMaxMs: options.retryMaxMs,
       openStream: options.stream
-        ? (handlers) => new StreamConnection({ http: this.http, scheduler: this.scheduler, logger: this.logger, idleTimeoutMs: options.streamIdleTimeoutMs }, handlers)
+        ? (handlers) =>
+            new StreamConnection(
+              { http: this.http, scheduler: this.scheduler, logger: this.logger, idleTimeoutMs: options.streamIdleTimeoutMs },
+              handlers,
+            )
         : null,
       succeeded: () => this.state.succeeded(),
       failed: (error) => this.state.failed(error),

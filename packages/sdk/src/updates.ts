@@ -61,7 +61,10 @@ export class StreamConnection {
       const res = await this.options.http.open('/v1/stream', { accept: 'text/event-stream' }, this.controller);
       const type = res.headers.get('content-type') ?? '';
       if (res.status !== 200 || !type.startsWith('text/event-stream') || res.body === null) {
-        const err = res.status === 200 ? new HttpError(200, `GET /v1/stream answered ${type || 'no content type'}`) : await httpError(res, 'GET /v1/stream');
+        const err =
+          res.status === 200
+            ? new HttpError(200, `GET /v1/stream answered ${type || 'no content type'}`)
+            : await httpError(res, 'GET /v1/stream');
         refused = isRefusal(err);
         throw err;
       }
@@ -204,7 +207,8 @@ export class UpdateLoop {
     if (this.stopped) return;
     let delay: number;
     if (this.failures > 0) delay = this.retryDelay(this.failures);
-    else if (this.streamUp) return; // the stream announces every change
+    else if (this.streamUp)
+      return; // the stream announces every change
     else delay = this.options.pollIntervalMs;
     this.pollTimer = this.options.scheduler.setTimeout(() => {
       this.pollTimer = undefined;
@@ -231,7 +235,8 @@ export class UpdateLoop {
         this.stream = null;
         if (this.stopped) return;
         this.streamFailures++;
-        if (this.streamFailures === 1) this.options.logger.warn('the flag stream dropped; polling until it is back', { error: describeError(error) });
+        if (this.streamFailures === 1)
+          this.options.logger.warn('the flag stream dropped; polling until it is back', { error: describeError(error) });
         // Find out at once whether the server is still there, and poll from here on until the stream is back.
         void this.refresh();
         const delay = refused ? this.options.retryMaxMs : this.retryDelay(this.streamFailures);

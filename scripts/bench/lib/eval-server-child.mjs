@@ -9,11 +9,23 @@ import { benchActor, projectWithFlags } from './seed.mjs';
 
 const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-eval-'));
 const service = await startService(
-  { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }], planProjectLimit: 25, logLevel: 'error' },
+  {
+    dataDir,
+    host: '127.0.0.1',
+    controlPort: 0,
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }],
+    planProjectLimit: 25,
+    logLevel: 'error',
+  },
   silentLogger,
 );
 const repo = await service.repos.get('bench');
-await repo.update(() => ({ changes: projectWithFlags('shop', 20), meta: { action: 'change', summary: 'seed', actor: benchActor }, result: null }));
+await repo.update(() => ({
+  changes: projectWithFlags('shop', 20),
+  meta: { action: 'change', summary: 'seed', actor: benchActor },
+  result: null,
+}));
 await service.holder.served('bench');
 const { key } = await service.keys.createKey('bench', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
 process.stdout.write(`${JSON.stringify({ evalUrl: service.evalUrl, key })}\n`);

@@ -16,7 +16,16 @@ const flags = Number(process.env.BENCH_GIT_FLAGS ?? 10_000);
 const commits = Number(process.env.BENCH_GIT_COMMITS ?? 100);
 const adminKey = 'svc_adm_benchbenchbench000001';
 const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-git-'));
-const config = { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: adminKey }], planProjectLimit: 25, logLevel: 'error', gitGcCommits: 0 };
+const config = {
+  dataDir,
+  host: '127.0.0.1',
+  controlPort: 0,
+  evalPort: 0,
+  bootstrapKeys: [{ org: 'bench', key: adminKey }],
+  planProjectLimit: 25,
+  logLevel: 'error',
+  gitGcCommits: 0,
+};
 if (process.env.FLAGOPS_GIT_MAX_PROCESSES) config.gitProcesses = { max: Number(process.env.FLAGOPS_GIT_MAX_PROCESSES), queue: 16 };
 const service = await startService(config, silentLogger);
 const repo = await service.repos.get('bench');
@@ -32,7 +41,9 @@ for (let i = 0; i < commits; i++) {
 await service.holder.served('bench');
 const { key: sdkKey } = await service.keys.createKey('bench', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
 const repoKiB = Number(execFileSync('du', ['-sk', service.repos.gitdirOf('bench')], { encoding: 'utf8' }).split('\t')[0]);
-process.stdout.write(`${JSON.stringify({ controlUrl: service.controlUrl, evalUrl: service.evalUrl, sdkKey, adminKey, repoMiB: Math.round(repoKiB / 102.4) / 10, gitdir: service.repos.gitdirOf('bench') })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ controlUrl: service.controlUrl, evalUrl: service.evalUrl, sdkKey, adminKey, repoMiB: Math.round(repoKiB / 102.4) / 10, gitdir: service.repos.gitdirOf('bench') })}\n`,
+);
 process.on('SIGTERM', () =>
   service
     .stop()

@@ -25,14 +25,23 @@ export const ruleFlagConfig = {
 
 /** Files of a project `slug` with `count` flags; flag 0 is `ruleFlagConfig`, the others plain rollouts. */
 export function projectWithFlags(slug, count, { prefix = 'flag' } = {}) {
-  const files = [{ path: layout.projectFile(slug), content: serializeRepositoryFile({ kind: 'project', value: { id: `prj_${slug}`, name: slug, slug } }) }];
+  const files = [
+    {
+      path: layout.projectFile(slug),
+      content: serializeRepositoryFile({ kind: 'project', value: { id: `prj_${slug}`, name: slug, slug } }),
+    },
+  ];
   for (const env of ['dev', 'staging', 'prod']) {
     files.push({ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: { kills: {} } }) });
   }
   for (let i = 0; i < count; i++) {
     const key = `${prefix}-${i}`;
-    files.push({ path: layout.flagFile(slug, key), content: serializeRepositoryFile({ kind: 'flag', value: { id: `flg_${slug}_${i}`, key, kind: 'boolean', archivedAt: null } }) });
-    const config = i === 0 ? ruleFlagConfig : { enabled: true, rolloutPct: (i * 7) % 101, valueOn: true, valueOff: false, version: 1, rules: [] };
+    files.push({
+      path: layout.flagFile(slug, key),
+      content: serializeRepositoryFile({ kind: 'flag', value: { id: `flg_${slug}_${i}`, key, kind: 'boolean', archivedAt: null } }),
+    });
+    const config =
+      i === 0 ? ruleFlagConfig : { enabled: true, rolloutPct: (i * 7) % 101, valueOn: true, valueOff: false, version: 1, rules: [] };
     for (const env of ['dev', 'staging', 'prod']) {
       files.push({ path: layout.configFile(slug, env, key), content: serializeRepositoryFile({ kind: 'config', value: config }) });
     }

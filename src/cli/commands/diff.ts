@@ -34,7 +34,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
       [revA, before],
       [revB, after],
     ] as const) {
-      if (loaded.issues.length > 0) io.stderr(`flagops diff: ${rev} has ${loaded.issues.length} issue(s); what they concern is left out of the comparison\n`);
+      if (loaded.issues.length > 0)
+        io.stderr(`flagops diff: ${rev} has ${loaded.issues.length} issue(s); what they concern is left out of the comparison\n`);
     }
     io.stdout(`${formatChanges(diffStates(before.state, after.state))}\n`);
     return EXIT.ok;

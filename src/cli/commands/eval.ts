@@ -29,7 +29,13 @@ believed (default 0), as for the service.
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values } = parseArgs({
     args,
-    options: { upstream: { type: 'string' }, token: { type: 'string' }, port: { type: 'string' }, host: { type: 'string' }, 'data-dir': { type: 'string' } },
+    options: {
+      upstream: { type: 'string' },
+      token: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
   });
   const upstream = values.upstream;
   const token = values.token ?? io.env.FLAGOPS_REPLICA_TOKEN;

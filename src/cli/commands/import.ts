@@ -1,9 +1,9 @@
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { ENVIRONMENTS, type ProjectState, type RepositoryState } from '@flagops/core';
 import { KEY_FILE, readKeyFile } from '../../auth/key-file.js';
 import { isOrgName } from '../../auth/key-format.js';
-import { ENVIRONMENTS, type ProjectState, type RepositoryState } from '@flagops/core';
 import { classifyPath, layout } from '../../repository/layout.js';
 import { parseRepositoryFile } from '../../repository/parse-file.js';
 import { readRepositoryFiles } from '../../repository/read-repository.js';
@@ -90,7 +90,9 @@ async function missingTarget(dataDir: string, org: string): Promise<string | nul
   if (await isDirectory(join(dataDir, 'repos', `${org}.git`))) return null;
   const keyFile = await readKeyFile(join(dataDir, 'state', KEY_FILE)).catch(() => null);
   if (keyFile?.organisations.some((o) => o.name === org)) return null;
-  const known = (await readdir(join(dataDir, 'repos')).catch(() => [] as string[])).filter((n) => n.endsWith('.git')).map((n) => n.slice(0, -4));
+  const known = (await readdir(join(dataDir, 'repos')).catch(() => [] as string[]))
+    .filter((n) => n.endsWith('.git'))
+    .map((n) => n.slice(0, -4));
   const list = known.length > 0 ? `organisations there: ${known.sort().join(', ')}` : 'it has no organisations yet';
   return `organisation ${org} has no repository in ${dataDir} (${list}); check --org, or pass --create to create it`;
 }
@@ -117,7 +119,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (positionals.length !== 1) throw new UsageError('expected one directory to import');
   const org = values.org;
   if (!org) throw new UsageError('--org is required');
-  if (!isOrgName(org)) throw new UsageError(`--org ${JSON.stringify(org)} is not an organisation name (lowercase letters, digits, "_" and "-")`);
+  if (!isOrgName(org))
+    throw new UsageError(`--org ${JSON.stringify(org)} is not an organisation name (lowercase letters, digits, "_" and "-")`);
   const dir = positionals[0];
   const absolute = resolve(io.cwd, dir);
   if (!(await isDirectory(absolute))) throw new UsageError(`${dir} is not a directory`);
@@ -158,13 +161,18 @@ async function run(args: string[], io: CliIo): Promise<number> {
       for (const slug of slugs) {
         const exists = head !== null && (await repo.treeOid(head, layout.projectDir(slug))) !== null;
         if (!exists) continue;
-        if (!values.replace) throw new ImportRefused(`project ${slug} already exists in organisation ${org}; pass --replace to replace it (its kills are kept)`);
+        if (!values.replace)
+          throw new ImportRefused(
+            `project ${slug} already exists in organisation ${org}; pass --replace to replace it (its kills are kept)`,
+          );
         replaced.push(slug);
         const imported = state.projects.get(slug)!;
         newIds.push(...changedIds(current, slug, imported));
         for (const { env, flag } of await killedFlags(repo, head, slug)) {
           if (!imported.flags.has(flag)) {
-            throw new ImportRefused(`flag ${flag} of project ${slug} is killed in ${env} and ${dir} does not have it; an import never lifts a kill: clear the kill first, or keep the flag`);
+            throw new ImportRefused(
+              `flag ${flag} of project ${slug} is killed in ${env} and ${dir} does not have it; an import never lifts a kill: clear the kill first, or keep the flag`,
+            );
           }
         }
         const inProject = (p: string) => p.startsWith(`${layout.projectDir(slug)}/`) && classifyPath(p).kind !== 'kills';
@@ -189,13 +197,22 @@ async function run(args: string[], io: CliIo): Promise<number> {
     let flags = 0;
     for (const project of state.projects.values()) flags += project.flags.size;
     const what = `${slugs.length} project(s), ${flags} flag(s)`;
-    io.stdout(update.committed ? `imported ${what} into ${org}: commit ${update.commit}\n` : `nothing to import: ${org} already holds ${what} as in ${dir}\n`);
-    if (update.committed && replaced.length > 0) io.stdout(`kept the kills of ${replaced.join(', ')} as they were (an import never changes a kill)\n`);
+    io.stdout(
+      update.committed
+        ? `imported ${what} into ${org}: commit ${update.commit}\n`
+        : `nothing to import: ${org} already holds ${what} as in ${dir}\n`,
+    );
+    if (update.committed && replaced.length > 0)
+      io.stdout(`kept the kills of ${replaced.join(', ')} as they were (an import never changes a kill)\n`);
     if (update.committed && newIds.length > 0) {
-      io.stdout(`ids now as in ${dir}: ${newIds.join(', ')}; API paths and sdk keys that name an old id no longer find it (create new sdk keys)\n`);
+      io.stdout(
+        `ids now as in ${dir}: ${newIds.join(', ')}; API paths and sdk keys that name an old id no longer find it (create new sdk keys)\n`,
+      );
     }
     if (missing) {
-      io.stdout(`created the repository of organisation ${org}; a service serves it once the organisation has a key (FLAGOPS_BOOTSTRAP_KEYS=${org}:svc_adm_<32 random characters>)\n`);
+      io.stdout(
+        `created the repository of organisation ${org}; a service serves it once the organisation has a key (FLAGOPS_BOOTSTRAP_KEYS=${org}:svc_adm_<32 random characters>)\n`,
+      );
     }
     return EXIT.ok;
   } catch (err) {

@@ -28,7 +28,8 @@ Options:
 async function organisationOf(dataDir: string, wanted: string | undefined): Promise<string> {
   const keys = await readKeyFile(path.join(dataDir, 'state', KEY_FILE));
   const names = (keys?.organisations ?? []).map((o) => o.name);
-  if (names.length === 0) throw new Error(`${dataDir} holds no organisation yet; start the service once on it (it creates one), then add users`);
+  if (names.length === 0)
+    throw new Error(`${dataDir} holds no organisation yet; start the service once on it (it creates one), then add users`);
   if (wanted !== undefined) {
     if (!names.includes(wanted)) throw new UsageError(`organisation ${wanted} does not exist in ${dataDir}; it has ${names.join(', ')}`);
     return wanted;

@@ -37,7 +37,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (!ISSUE_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${ISSUE_FORMATS.join(', ')}`);
   const dir = positionals[0] ?? '.';
   const absolute = resolve(io.cwd, dir);
-  const isDir = await stat(absolute).then((s) => s.isDirectory(), () => false);
+  const isDir = await stat(absolute).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
   if (!isDir) throw new UsageError(`${dir} is not a directory`);
 
   const files = await readRepositoryDirectory(absolute);
@@ -60,4 +63,9 @@ async function run(args: string[], io: CliIo): Promise<number> {
   return EXIT.failed;
 }
 
-export const validateCommand: Command = { name: 'validate', summary: 'check a flags repository directory (for pull-request CI)', help, run };
+export const validateCommand: Command = {
+  name: 'validate',
+  summary: 'check a flags repository directory (for pull-request CI)',
+  help,
+  run,
+};

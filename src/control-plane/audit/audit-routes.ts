@@ -1,6 +1,6 @@
+import { AUDIT_ACTIONS, type AuditAction, isEnvironmentName } from '@flagops/core';
 import { MAX_LIMIT } from '../../audit/audit-query.js';
 import { InvalidInputError } from '../../errors/kinds.js';
-import { AUDIT_ACTIONS, type AuditAction, isEnvironmentName } from '@flagops/core';
 import { integerQuery, optionalQuery } from '../http/params.js';
 import { route } from '../http/route.js';
 import { type AuditRequest, readAudit } from './audit-service.js';
@@ -22,7 +22,8 @@ function auditRequest(query: Query): AuditRequest {
     request.environment = environment;
   }
   if (action !== undefined) {
-    if (!(AUDIT_ACTIONS as readonly string[]).includes(action)) throw new InvalidInputError(`action: must be one of ${AUDIT_ACTIONS.join(', ')}`, 'action');
+    if (!(AUDIT_ACTIONS as readonly string[]).includes(action))
+      throw new InvalidInputError(`action: must be one of ${AUDIT_ACTIONS.join(', ')}`, 'action');
     request.action = action as AuditAction;
   }
   if (cursor !== undefined) request.cursor = cursor;

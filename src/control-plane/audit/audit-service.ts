@@ -1,5 +1,5 @@
-import type { AuditPage, AuditQuery } from '../../audit/audit-query.js';
 import type { AuditAction, EnvironmentName } from '@flagops/core';
+import type { AuditPage, AuditQuery } from '../../audit/audit-query.js';
 import type { Workspace } from '../http/workspace.js';
 import { flagById, projectById } from '../state-lookup.js';
 

@@ -1,13 +1,13 @@
-import { InvalidInputError, VersionConflictError } from '../../errors/kinds.js';
 import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
+import { InvalidInputError, VersionConflictError } from '../../errors/kinds.js';
 import { jsonEqual } from '../../repository/json-equal.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';
 import type { ConfigUpdateBody } from '../../validation/api-bodies.js';
 import { pointerToField } from '../../validation/validate-body.js';
 import { configValueKindIssues } from '../../validation/value-kind.js';
-import { type FlagView, servedFlagView } from '../flags/flag-view.js';
 import { writeFlag } from '../flag-write.js';
+import { type FlagView, servedFlagView } from '../flags/flag-view.js';
 import type { Workspace } from '../http/workspace.js';
 import { flagById } from '../state-lookup.js';
 import { assignRuleIds } from './rule-ids.js';
@@ -43,7 +43,9 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
     if (changed.length === 0) return null;
     const key = flag.meta.key;
     return {
-      changes: [{ path: layout.configFile(project.project.slug, env, key), content: serializeRepositoryFile({ kind: 'config', value: next }) }],
+      changes: [
+        { path: layout.configFile(project.project.slug, env, key), content: serializeRepositoryFile({ kind: 'config', value: next }) },
+      ],
       summary: `update ${key} in ${env}: ${changed.join(', ')}`,
       environment: env,
     };

@@ -9,7 +9,8 @@ const MAX_REASON_LENGTH = 4096;
  */
 export function parseKillBody(body: unknown): string | undefined {
   if (body === undefined) return undefined;
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('the body must be a JSON object or absent');
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw new InvalidInputError('the body must be a JSON object or absent');
   for (const field of Object.keys(body)) {
     if (field !== 'reason') throw new InvalidInputError(`${field}: is not an allowed field`, field);
   }

@@ -1,9 +1,9 @@
-import { InvalidInputError } from '../../errors/kinds.js';
 import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
+import { InvalidInputError } from '../../errors/kinds.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';
-import type { FlagView } from '../flags/flag-view.js';
 import { writeFlag } from '../flag-write.js';
+import type { FlagView } from '../flags/flag-view.js';
 import type { Workspace } from '../http/workspace.js';
 
 /**
@@ -25,7 +25,9 @@ export async function promoteFlag(ws: Workspace, flagId: string, to: Environment
     };
     const key = flag.meta.key;
     return {
-      changes: [{ path: layout.configFile(project.project.slug, to, key), content: serializeRepositoryFile({ kind: 'config', value: next }) }],
+      changes: [
+        { path: layout.configFile(project.project.slug, to, key), content: serializeRepositoryFile({ kind: 'config', value: next }) },
+      ],
       summary: `promote ${key} from ${from} to ${to}`,
       environment: to,
       fromEnvironment: from,

@@ -36,7 +36,9 @@ export function assignRuleIds(sent: readonly RuleInput[], current: readonly Rule
     if (id === undefined) {
       const same = current[index];
       if (same && !used.has(same.id) && jsonEqual(ruleContent(same) as never, content as never)) id = same.id;
-      else do id = newId(); while (used.has(id));
+      else
+        do id = newId();
+        while (used.has(id));
       used.add(id);
     }
     return { id, ...content };

@@ -1,5 +1,5 @@
-import { ConflictError } from '../../errors/kinds.js';
 import { ENVIRONMENTS, type FlagFile } from '@flagops/core';
+import { ConflictError } from '../../errors/kinds.js';
 import { deriveFlagId } from '../../repository/ids.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';

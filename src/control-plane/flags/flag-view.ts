@@ -1,4 +1,4 @@
-import { type EnvironmentConfig, type EnvironmentName, ENVIRONMENTS, type FlagKind, type JsonValue } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentConfig, type EnvironmentName, type FlagKind, type JsonValue } from '@flagops/core';
 import { type InvalidFile, invalidFile } from '../../repository/held-units.js';
 import { heldBackBy, type ServedState } from '../../storage/served-state.js';
 import type { FlagRef } from '../state-lookup.js';

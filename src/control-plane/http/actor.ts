@@ -1,5 +1,5 @@
-import type { Principal } from '../../auth/principal.js';
 import type { Actor } from '@flagops/core';
+import type { Principal } from '../../auth/principal.js';
 
 /** The commit author and audit actor of a principal: keys are attributed by their prefix (service-spec §1). */
 export function actorOf(principal: Principal): Actor {

@@ -1,7 +1,7 @@
+import type { EnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
 import { authorize } from '../../auth/permissions.js';
 import { readJsonBody } from '../../http/read-json-body.js';
-import type { EnvironmentName } from '@flagops/core';
 import { validateBody } from '../../validation/validate-body.js';
 import type { ControlPlaneDeps } from '../control-deps.js';
 import { authenticate, bearerKeyResolver } from './authenticate.js';
@@ -25,7 +25,8 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
       const raw = entry.body === 'none' ? undefined : await readJsonBody(ctx.req);
       const body = entry.body === 'none' || entry.body === 'json' ? raw : validateBody(entry.body, raw);
       for (const [field, permission] of Object.entries(entry.fieldPermissions ?? {})) {
-        if ((body as Record<string, unknown>)[field] === true) authorize(principal, permission, environment === undefined ? {} : { environment });
+        if ((body as Record<string, unknown>)[field] === true)
+          authorize(principal, permission, environment === undefined ? {} : { environment });
       }
       const call: Call = {
         principal,

@@ -1,10 +1,11 @@
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { FlagopsError } from '../../errors/flagops-error.js';
 import { InvalidInputError } from '../../errors/kinds.js';
-import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 
 /** An `:env` path segment: an unknown environment is a resource that does not exist (contract §3: 404). */
 export function environmentParam(value: string): EnvironmentName {
-  if (!isEnvironmentName(value)) throw new FlagopsError('not_found', `environment ${JSON.stringify(value)} not found; environments are dev, staging and prod`);
+  if (!isEnvironmentName(value))
+    throw new FlagopsError('not_found', `environment ${JSON.stringify(value)} not found; environments are dev, staging and prod`);
   return value;
 }
 

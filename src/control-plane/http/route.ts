@@ -1,6 +1,6 @@
-import type { Principal } from '../../auth/principal.js';
-import type { Permission } from '../../auth/permissions.js';
 import type { EnvironmentName } from '@flagops/core';
+import type { Permission } from '../../auth/permissions.js';
+import type { Principal } from '../../auth/principal.js';
 import type { ApiBodies } from '../../validation/api-bodies.js';
 import type { ApiSchemaName } from '../../validation/schema-files.js';
 import type { Workspace } from './workspace.js';

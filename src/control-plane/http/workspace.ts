@@ -1,5 +1,5 @@
-import type { Principal } from '../../auth/principal.js';
 import type { Actor } from '@flagops/core';
+import type { Principal } from '../../auth/principal.js';
 import type { FlagRepository } from '../../storage/flag-repository.js';
 import type { ControlPlaneDeps } from '../control-deps.js';
 import { actorOf } from './actor.js';

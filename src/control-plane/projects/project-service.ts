@@ -1,9 +1,9 @@
-import { ConflictError, PlanLimitError } from '../../errors/kinds.js';
 import { ENVIRONMENTS, type ProjectFile } from '@flagops/core';
+import { ConflictError, PlanLimitError } from '../../errors/kinds.js';
+import { invalidFile } from '../../repository/held-units.js';
 import { deriveProjectId } from '../../repository/ids.js';
 import { layout } from '../../repository/layout.js';
 import { serializeRepositoryFile } from '../../repository/serialize-file.js';
-import { invalidFile } from '../../repository/held-units.js';
 import { heldBackBy } from '../../storage/served-state.js';
 import type { ProjectCreateBody } from '../../validation/api-bodies.js';
 import type { Workspace } from '../http/workspace.js';

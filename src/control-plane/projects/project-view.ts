@@ -1,4 +1,4 @@
-import { type EnvironmentName, ENVIRONMENTS, type ProjectFile } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentName, type ProjectFile } from '@flagops/core';
 import type { InvalidFile } from '../../repository/held-units.js';
 
 export interface ProjectView {

@@ -28,7 +28,9 @@ export function ownOrigin(ctx: Context): string {
 export function requireSameOrigin(ctx: Context): void {
   const site = ctx.get('sec-fetch-site').toLowerCase();
   if (site !== '' && site !== 'same-origin') {
-    throw new ForbiddenError(`cross-origin request refused: the dashboard accepts changes only from its own pages (Sec-Fetch-Site: ${site})`);
+    throw new ForbiddenError(
+      `cross-origin request refused: the dashboard accepts changes only from its own pages (Sec-Fetch-Site: ${site})`,
+    );
   }
   const origin = ctx.get('origin').toLowerCase();
   if (origin !== '' && origin !== ownOrigin(ctx)) {

@@ -1,8 +1,8 @@
 import type { Context } from 'koa';
 import type { Principal } from '../../auth/principal.js';
+import { readSessionToken } from '../http/session-cookie.js';
 import type { UserView } from '../users/user-file.js';
 import type { UserStore } from '../users/user-store.js';
-import { readSessionToken } from '../http/session-cookie.js';
 import type { SessionRecord } from './session-file.js';
 import type { SessionStore } from './session-store.js';
 

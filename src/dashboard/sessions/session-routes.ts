@@ -46,8 +46,11 @@ export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): v
     requireSameOrigin(ctx);
     const { username, password } = signInInput(await readJsonBody(ctx.req));
     // Reserved before the password is checked, so concurrent guesses cannot all pass a throttle still counting.
-    const user = await deps.guard.checkPassword(ctx.req, usernameKey(username), () => deps.users.verify(username, password), (name) =>
-      deps.users.hasUsername(name),
+    const user = await deps.guard.checkPassword(
+      ctx.req,
+      usernameKey(username),
+      () => deps.users.verify(username, password),
+      (name) => deps.users.hasUsername(name),
     );
     if (!user) throw new UnauthorizedError('unknown username or wrong password');
     const previous = readSessionToken(ctx.get('cookie'));

@@ -27,8 +27,10 @@ export function usernameKey(username: string): string {
 export function checkPassword(password: unknown): string {
   if (typeof password !== 'string') throw new InvalidInputError('password: must be a string', 'password');
   const length = [...password].length;
-  if (length < MIN_PASSWORD_LENGTH) throw new InvalidInputError(`password: must have at least ${MIN_PASSWORD_LENGTH} characters`, 'password');
-  if (length > MAX_PASSWORD_LENGTH) throw new InvalidInputError(`password: must have at most ${MAX_PASSWORD_LENGTH} characters`, 'password');
+  if (length < MIN_PASSWORD_LENGTH)
+    throw new InvalidInputError(`password: must have at least ${MIN_PASSWORD_LENGTH} characters`, 'password');
+  if (length > MAX_PASSWORD_LENGTH)
+    throw new InvalidInputError(`password: must have at most ${MAX_PASSWORD_LENGTH} characters`, 'password');
   return password;
 }
 
@@ -37,10 +39,14 @@ export function checkNewUser(input: unknown): NewUser {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidInputError('the body must be a JSON object');
   const body = input as Record<string, unknown>;
   for (const field of Object.keys(body)) {
-    if (!['username', 'name', 'password'].includes(field)) throw new InvalidInputError(`${field}: unknown field; a user has username, name and password`, field);
+    if (!['username', 'name', 'password'].includes(field))
+      throw new InvalidInputError(`${field}: unknown field; a user has username, name and password`, field);
   }
   if (!isUsername(body.username)) {
-    throw new InvalidInputError("username: must be 1 to 100 letters, digits, '.', '_', '@', '+' or '-', starting with a letter or digit", 'username');
+    throw new InvalidInputError(
+      "username: must be 1 to 100 letters, digits, '.', '_', '@', '+' or '-', starting with a letter or digit",
+      'username',
+    );
   }
   const name = typeof body.name === 'string' ? body.name.trim() : undefined;
   if (name === undefined || name === '' || name.length > MAX_NAME_LENGTH || CONTROL.test(name)) {

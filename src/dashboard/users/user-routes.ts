@@ -1,5 +1,5 @@
-import { route } from '../../control-plane/http/route.js';
 import type { Route } from '../../control-plane/http/route.js';
+import { route } from '../../control-plane/http/route.js';
 import type { SessionStore } from '../sessions/session-store.js';
 import type { UserStore } from './user-store.js';
 

@@ -3,7 +3,17 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { ConflictError, NotFoundError } from '../../errors/kinds.js';
 import { DEFAULT_COST, hashPassword, type ScryptCost, verifyPassword } from './password-hash.js';
-import { type FileStamp, readUserFile, sameStamp, stampOf, USER_FILE, type UserFileContent, type UserRecord, type UserView, writeUserFile } from './user-file.js';
+import {
+  type FileStamp,
+  readUserFile,
+  sameStamp,
+  stampOf,
+  USER_FILE,
+  type UserFileContent,
+  type UserRecord,
+  type UserView,
+  writeUserFile,
+} from './user-file.js';
 import { checkNewUser, usernameKey } from './user-input.js';
 
 export interface UserStoreOptions {
@@ -73,7 +83,14 @@ export class UserStore {
       if (next.users.some((u) => usernameKey(u.username) === usernameKey(user.username))) {
         throw new ConflictError(`username ${JSON.stringify(user.username)} is taken; choose another`);
       }
-      const record: UserRecord = { id: this.newId(), org, username: user.username, name: user.name, passwordHash, createdAt: this.now().toISOString() };
+      const record: UserRecord = {
+        id: this.newId(),
+        org,
+        username: user.username,
+        name: user.name,
+        passwordHash,
+        createdAt: this.now().toISOString(),
+      };
       next.users.push(record);
       return toView(record);
     });

@@ -1,5 +1,5 @@
-import { InvalidInputError } from '../../errors/kinds.js';
 import { FLAG_KINDS, type FlagKind, type JsonValue } from '@flagops/core';
+import { InvalidInputError } from '../../errors/kinds.js';
 import { bodyIssues, pointerToField } from '../../validation/validate-body.js';
 import { configValueKindIssues } from '../../validation/value-kind.js';
 import { parseRulesYaml } from './rules-yaml.js';
@@ -33,10 +33,13 @@ function draftInput(input: unknown): DraftInput {
   const { kind, config = {}, rulesYaml, ...rest } = input as Record<string, unknown>;
   const unknown = Object.keys(rest)[0];
   if (unknown !== undefined) throw new InvalidInputError(`${unknown}: unknown field; send kind, config and rulesYaml`, unknown);
-  if (!(FLAG_KINDS as readonly unknown[]).includes(kind)) throw new InvalidInputError(`kind: must be one of ${FLAG_KINDS.join(', ')}`, 'kind');
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) throw new InvalidInputError('config: must be an object', 'config');
+  if (!(FLAG_KINDS as readonly unknown[]).includes(kind))
+    throw new InvalidInputError(`kind: must be one of ${FLAG_KINDS.join(', ')}`, 'kind');
+  if (config === null || typeof config !== 'object' || Array.isArray(config))
+    throw new InvalidInputError('config: must be an object', 'config');
   const extra = Object.keys(config).find((f) => !(CONFIG_FIELDS as readonly string[]).includes(f));
-  if (extra !== undefined) throw new InvalidInputError(`config.${extra}: not a field of the draft; send ${CONFIG_FIELDS.join(', ')}`, `config.${extra}`);
+  if (extra !== undefined)
+    throw new InvalidInputError(`config.${extra}: not a field of the draft; send ${CONFIG_FIELDS.join(', ')}`, `config.${extra}`);
   if (rulesYaml !== undefined && (typeof rulesYaml !== 'string' || rulesYaml.length > MAX_RULES_TEXT)) {
     throw new InvalidInputError(`rulesYaml: must be a string of at most ${MAX_RULES_TEXT} characters`, 'rulesYaml');
   }
@@ -59,7 +62,10 @@ export function checkConfigDraft(input: unknown): DraftResult {
     }
     if (parsed.value !== undefined) body.rules = parsed.value;
   }
-  for (const issue of [...bodyIssues('config-update', body), ...configValueKindIssues(kind, body as { valueOn?: JsonValue; valueOff?: JsonValue })]) {
+  for (const issue of [
+    ...bodyIssues('config-update', body),
+    ...configValueKindIssues(kind, body as { valueOn?: JsonValue; valueOff?: JsonValue }),
+  ]) {
     const pointer = issue.path ?? '';
     const inRules = pointer === '/rules' || pointer.startsWith('/rules/');
     const at = inRules && parsed ? parsed.positionOf(pointer.slice('/rules'.length)) : undefined;

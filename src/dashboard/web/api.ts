@@ -31,13 +31,23 @@ export function createApi(options: ApiOptions): Api {
     const token = options.csrfToken();
     if (method !== 'GET' && token) headers['x-csrf-token'] = token;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await doFetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+    const res = await doFetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
     const text = await res.text();
     const data = text === '' ? undefined : (JSON.parse(text) as unknown);
     if (res.ok) return data as T;
     const error = (data as { error?: { code?: string; message?: string } } | undefined)?.error;
     const retry = Number(res.headers.get('retry-after'));
-    const failure = new ApiError(res.status, error?.code ?? 'error', error?.message ?? `${res.status} ${res.statusText}`, Number.isFinite(retry) && retry > 0 ? retry : undefined);
+    const failure = new ApiError(
+      res.status,
+      error?.code ?? 'error',
+      error?.message ?? `${res.status} ${res.statusText}`,
+      Number.isFinite(retry) && retry > 0 ? retry : undefined,
+    );
     if (res.status === 401 && path !== '/dashboard/api/session') options.onUnauthorized(failure.message);
     throw failure;
   };

@@ -38,7 +38,15 @@ function pageFor(ctx: PageContext, view: View): Page {
     case 'audit':
       return auditPage(ctx, view.filters);
     case 'not-found':
-      return { element: h('section', { class: 'page' }, h('h1', null, 'Not found'), h('p', null, h('a', { href: '#/projects' }, 'Back to the projects'))), title: 'Not found' };
+      return {
+        element: h(
+          'section',
+          { class: 'page' },
+          h('h1', null, 'Not found'),
+          h('p', null, h('a', { href: '#/projects' }, 'Back to the projects')),
+        ),
+        title: 'Not found',
+      };
   }
 }
 
@@ -95,4 +103,7 @@ function showSignIn(notice?: string): void {
 const usable = () => performance.mark('flagops:usable');
 
 window.addEventListener('hashchange', showView);
-api.get<SessionInfo>('/dashboard/api/session').then(showApp, () => showSignIn()).finally(usable);
+api
+  .get<SessionInfo>('/dashboard/api/session')
+  .then(showApp, () => showSignIn())
+  .finally(usable);

@@ -20,7 +20,12 @@ const realTimers: Timers = {
  * visible: a hidden tab costs the server nothing, and becoming visible again refreshes at once. This is how a
  * kill made by someone else shows up within about a second. Returns the function that stops it.
  */
-export function startPolling(task: () => Promise<void>, intervalMs: number, visibility: Visibility, timers: Timers = realTimers): () => void {
+export function startPolling(
+  task: () => Promise<void>,
+  intervalMs: number,
+  visibility: Visibility,
+  timers: Timers = realTimers,
+): () => void {
   let stopped = false;
   let running = false;
   let handle: unknown;

@@ -42,10 +42,12 @@ const ENTRY_FIELDS = new Set(['flagKey', 'variation', 'hour', 'count']);
  */
 export function parseCountReport(body: unknown, rules: CountRules): CountReportEntry[] {
   if (!isPlainObject(body)) throw new InvalidInputError('the body must be a JSON object { counts: [...] }', 'body');
-  for (const field of Object.keys(body)) if (field !== 'counts') throw new InvalidInputError(`unknown field ${field}; expected counts`, field);
+  for (const field of Object.keys(body))
+    if (field !== 'counts') throw new InvalidInputError(`unknown field ${field}; expected counts`, field);
   const { counts } = body;
   if (!Array.isArray(counts)) throw new InvalidInputError('counts must be an array', 'counts');
-  if (counts.length > MAX_COUNT_ENTRIES) throw new InvalidInputError(`counts may hold at most ${MAX_COUNT_ENTRIES} entries per report, got ${counts.length}`, 'counts');
+  if (counts.length > MAX_COUNT_ENTRIES)
+    throw new InvalidInputError(`counts may hold at most ${MAX_COUNT_ENTRIES} entries per report, got ${counts.length}`, 'counts');
   const oldest = oldestKeptHour(rules.now);
   const newest = hourStart(rules.now) + HOUR_MS; // an hour ahead allows for clock skew
   const seen = new Set<string>();
@@ -54,7 +56,8 @@ export function parseCountReport(body: unknown, rules: CountRules): CountReportE
     const parsed = parseEntry(entry, at, rules, oldest, newest);
     // One entry per flag, variation and hour: repeating one would add up past the bound of an entry.
     const cell = `${parsed.flagKey}\u0000${parsed.variation}\u0000${parsed.hourStartMs}`;
-    if (seen.has(cell)) throw new InvalidInputError(`${at} repeats the flag, variation and hour of an earlier entry; add them up into one`, at);
+    if (seen.has(cell))
+      throw new InvalidInputError(`${at} repeats the flag, variation and hour of an earlier entry; add them up into one`, at);
     seen.add(cell);
     return parsed;
   });
@@ -63,7 +66,8 @@ export function parseCountReport(body: unknown, rules: CountRules): CountReportE
 function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: number, newest: number): CountReportEntry {
   if (!isPlainObject(entry)) throw new InvalidInputError(`${at} must be an object { flagKey, variation, hour, count }`, at);
   for (const field of Object.keys(entry)) {
-    if (!ENTRY_FIELDS.has(field)) throw new InvalidInputError(`unknown field ${at}.${field}; expected flagKey, variation, hour and count`, `${at}.${field}`);
+    if (!ENTRY_FIELDS.has(field))
+      throw new InvalidInputError(`unknown field ${at}.${field}; expected flagKey, variation, hour and count`, `${at}.${field}`);
   }
   const { flagKey, variation, hour, count } = entry;
   if (typeof flagKey !== 'string' || flagKey === '') throw new InvalidInputError(`${at}.flagKey must be a flag key`, `${at}.flagKey`);

@@ -1,12 +1,12 @@
+import type { EvaluationContext } from '@flagops/core';
 import type Koa from 'koa';
 import { readJsonBody } from '../../http/read-json-body.js';
-import type { EvaluationContext } from '@flagops/core';
 
 /** The OFREP error codes a request itself can cause (OFREP openapi: evaluationFailure). */
 export type OfrepRequestErrorCode = 'PARSE_ERROR' | 'INVALID_CONTEXT';
 
 export type OfrepRequest =
-  | { ok: true; context: EvaluationContext; /** The context as sent, for the bulk ETag. */ raw: Record<string, unknown> }
+  | { ok: true; context: EvaluationContext /** The context as sent, for the bulk ETag. */; raw: Record<string, unknown> }
   | { ok: false; errorCode: OfrepRequestErrorCode; errorDetails: string };
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -88,7 +88,8 @@ export class ControlPlaneClient {
     }
     const parsed = parseJson(text);
     if (res.ok) {
-      if (parsed === undefined) throw new ApiError('bad_response', `${method} ${path} answered ${res.status} without a JSON body`, res.status);
+      if (parsed === undefined)
+        throw new ApiError('bad_response', `${method} ${path} answered ${res.status} without a JSON body`, res.status);
       return parsed as T;
     }
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;

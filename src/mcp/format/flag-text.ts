@@ -17,7 +17,11 @@ export function environmentLine(env: EnvironmentName, state: EnvironmentState): 
     `version ${state.version}`,
   ].join(', ');
   if (!state.killed) return `${env}: ${config}`;
-  const since = [state.killedAt && `since ${state.killedAt}`, state.killedBy && `by ${state.killedBy}`, state.killReason && `reason: ${state.killReason}`]
+  const since = [
+    state.killedAt && `since ${state.killedAt}`,
+    state.killedBy && `by ${state.killedBy}`,
+    state.killReason && `reason: ${state.killReason}`,
+  ]
     .filter(Boolean)
     .join(', ');
   return `${env}: KILLED (serves valueOff ${show(state.valueOff)} to everyone${since ? `; ${since}` : ''}) — config underneath: ${config}`;
@@ -48,7 +52,11 @@ export function heldBackText(flag: FlagResponse): string | undefined {
 /** A flag with every environment, one line each. */
 export function flagText(flag: FlagResponse): string {
   const held = heldBackText(flag);
-  return [flagHeadline(flag), ...(held ? [held] : []), ...ENVIRONMENTS.map((env) => `  ${environmentLine(env, flag.environments[env])}`)].join('\n');
+  return [
+    flagHeadline(flag),
+    ...(held ? [held] : []),
+    ...ENVIRONMENTS.map((env) => `  ${environmentLine(env, flag.environments[env])}`),
+  ].join('\n');
 }
 
 /** A flag in one line, for lists: the state of each environment in a word or two. */

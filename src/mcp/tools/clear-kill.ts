@@ -18,7 +18,9 @@ export const clearKill = defineTool({
     const flag = await scope.flag(key);
     const wasKilled = flag.environments[env].killed;
     const after = await scope.api.updateConfig(flag.id, env, { clearKill: true, expectedVersion });
-    const headline = wasKilled ? `Cleared the kill of ${key} in ${env}; its config serves again.` : `${key} was not killed in ${env}; nothing changed.`;
+    const headline = wasKilled
+      ? `Cleared the kill of ${key} in ${env}; its config serves again.`
+      : `${key} was not killed in ${env}; nothing changed.`;
     return toolSuccess(`${headline}\n${environmentLine(env, after.environments[env])}`, { flag: after });
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { flagText } from '../format/flag-text.js';
 import { defineTool } from './define-tool.js';
-import { flagKind, flagKey, jsonValue } from './inputs.js';
+import { flagKey, flagKind, jsonValue } from './inputs.js';
 import { toolSuccess } from './tool-result.js';
 
 export const createFlag = defineTool({

@@ -45,7 +45,12 @@ export function defineTool<S extends ZodRawShapeCompat>(spec: ToolSpec<S>): McpT
       };
       server.registerTool(
         spec.name,
-        { title: spec.title, description: spec.description, inputSchema: spec.input, annotations: { title: spec.title, ...spec.annotations } },
+        {
+          title: spec.title,
+          description: spec.description,
+          inputSchema: spec.input,
+          annotations: { title: spec.title, ...spec.annotations },
+        },
         callback as unknown as ToolCallback<S>,
       );
     },

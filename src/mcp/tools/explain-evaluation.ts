@@ -9,7 +9,7 @@ export const explainEvaluationTool = defineTool({
   title: 'Explain how a flag evaluates for a context',
   description: [
     'Explains which value a flag serves in one environment for a given user context, and why: which step decided',
-    '(killed, archived, disabled, a rule with its id and each condition checked, or the rollout with the user\'s bucket).',
+    "(killed, archived, disabled, a rule with its id and each condition checked, or the rollout with the user's bucket).",
     'Read-only: it evaluates the current config with the same code as the evaluation API and changes nothing. Use it to debug "why does user X get Y".',
   ].join(' '),
   input: {

@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { AUDIT_ACTIONS } from '@flagops/core';
+import { z } from 'zod';
 import type { AuditQuery } from '../api/api-types.js';
 import { auditEntryLine } from '../format/audit-text.js';
 import { defineTool } from './define-tool.js';

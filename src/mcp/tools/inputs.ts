@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { ENVIRONMENTS, FLAG_KINDS, OPERATORS } from '@flagops/core';
+import { z } from 'zod';
 
 /**
  * Input fields shared by the tools. They check shape and range so an agent gets a precise error before any
@@ -27,7 +27,9 @@ export const jsonValue = z.unknown();
 export const condition = z.object({
   attribute: z.string().min(1).max(256).describe('Context attribute to read; "userId" reads the context userId.'),
   op: z.enum(OPERATORS),
-  value: jsonValue.describe('A scalar for eq/neq/contains, an array for in/not_in, a number for gt/gte/lt/lte, a semantic version string for semver_*.'),
+  value: jsonValue.describe(
+    'A scalar for eq/neq/contains, an array for in/not_in, a number for gt/gte/lt/lte, a semantic version string for semver_*.',
+  ),
 });
 
 export const rule = z.object({
@@ -38,7 +40,10 @@ export const rule = z.object({
   rolloutPct: rolloutPct.optional().describe('Apply the rule only to this percentage of matching users (needs a userId).'),
 });
 
-export const rules = z.array(rule).max(64).describe('The whole rule list, in order; it replaces the current rules. The first rule that applies wins.');
+export const rules = z
+  .array(rule)
+  .max(64)
+  .describe('The whole rule list, in order; it replaces the current rules. The first rule that applies wins.');
 
 export const flagKind = z.enum(FLAG_KINDS);
 

@@ -16,7 +16,11 @@ export const killFlag = defineTool({
   input: {
     key: flagKey,
     env: environment,
-    reason: z.string().max(4096).optional().describe('Why you kill it (e.g. "error rate 7% after deploy 1432"); goes into the audit trail.'),
+    reason: z
+      .string()
+      .max(4096)
+      .optional()
+      .describe('Why you kill it (e.g. "error rate 7% after deploy 1432"); goes into the audit trail.'),
   },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run({ key, env, reason }, { scope }) {

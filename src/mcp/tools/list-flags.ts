@@ -12,7 +12,8 @@ export const listFlags = defineTool({
   async run(_args, { scope }) {
     const { flags } = await scope.api.listFlags(await scope.projectId());
     const lines = flags.map(flagSummaryLine);
-    const summary = flags.length === 0 ? `Project ${scope.slug} has no flags.` : [`${flags.length} flag(s) in ${scope.slug}:`, ...lines].join('\n');
+    const summary =
+      flags.length === 0 ? `Project ${scope.slug} has no flags.` : [`${flags.length} flag(s) in ${scope.slug}:`, ...lines].join('\n');
     return toolSuccess(summary, { projectSlug: scope.slug, flags });
   },
 });

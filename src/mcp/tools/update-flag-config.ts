@@ -42,7 +42,11 @@ export const updateFlagConfig = defineTool({
     const after = await scope.api.updateConfig(flag.id, args.env, update);
     const state = after.environments[args.env];
     const changed = Object.keys(update).filter((f) => f !== 'expectedVersion');
-    const summary = [`Updated ${changed.join(', ')} of ${args.key} in ${args.env}.`, environmentLine(args.env, state), ...configNotes(args.env, state)];
+    const summary = [
+      `Updated ${changed.join(', ')} of ${args.key} in ${args.env}.`,
+      environmentLine(args.env, state),
+      ...configNotes(args.env, state),
+    ];
     return toolSuccess(summary.join('\n'), { flag: after });
   },
 });

@@ -16,7 +16,8 @@ export interface Refusal {
 export function refuseRequest(req: IncomingMessage, settings: HttpSettings): Refusal | null {
   if (isLoopback(settings.host)) {
     const hostname = hostnameOf(req.headers.host);
-    if (hostname === null || !isLoopback(hostname)) return { status: 403, message: `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed` };
+    if (hostname === null || !isLoopback(hostname))
+      return { status: 403, message: `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed` };
   }
   if (settings.token !== undefined && !sameSecret(req.headers.authorization ?? '', `Bearer ${settings.token}`)) {
     return { status: 401, message: 'Authorization: Bearer <FLAGOPS_MCP_TOKEN> is required', headers: { 'www-authenticate': 'Bearer' } };

@@ -67,7 +67,8 @@ export class BatchLedger {
     for (const line of text.split('\n')) {
       try {
         const { org, id, at } = JSON.parse(line);
-        if (typeof org === 'string' && typeof id === 'string' && typeof at === 'number' && this.now() - at < this.keepMs) this.remember(org, id, at);
+        if (typeof org === 'string' && typeof id === 'string' && typeof at === 'number' && this.now() - at < this.keepMs)
+          this.remember(org, id, at);
       } catch {
         // a blank or torn last line
       }

@@ -1,7 +1,7 @@
+import { isEnvironmentName } from '@flagops/core';
+import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
 import { parseCountReport } from '../../eval-server/counts/counts-request.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
-import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
-import { isEnvironmentName } from '@flagops/core';
 import { statsScope } from '../../stats/stats-scope.js';
 
 export interface BatchEntry {
@@ -22,7 +22,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export function countsBatch(body: unknown, org: string, holder: SnapshotHolder): { batchId: string; entries: BatchEntry[] } {
   if (!isObject(body)) throw new InvalidInputError('the body must be { batchId, scopes }', 'body');
   const { batchId, scopes } = body;
-  if (typeof batchId !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(batchId)) throw new InvalidInputError('batchId must be 8 to 64 letters, digits or dashes', 'batchId');
+  if (typeof batchId !== 'string' || !/^[A-Za-z0-9-]{8,64}$/.test(batchId))
+    throw new InvalidInputError('batchId must be 8 to 64 letters, digits or dashes', 'batchId');
   if (!Array.isArray(scopes)) throw new InvalidInputError('scopes must be an array', 'scopes');
   const now = Date.now();
   const entries: BatchEntry[] = [];

@@ -1,14 +1,14 @@
+import { isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
 import type { KeyService } from '../../auth/key-service.js';
 import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
-import { countsBatch } from './counts-batch.js';
-import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { matchesEtag } from '../../eval-server/if-none-match.js';
+import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { readJsonBody } from '../../http/read-json-body.js';
-import { isEnvironmentName } from '@flagops/core';
 import type { EvaluationCounter } from '../../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
 import { BatchLedger } from './batch-ledger.js';
+import { countsBatch } from './counts-batch.js';
 import { replicaPrincipal } from './replica-principal.js';
 import { openReplicaStream } from './replica-stream.js';
 import { listing, servedOrg, servedViews, viewBody } from './replica-views.js';
@@ -81,7 +81,12 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
       // Ids only (no hashes): replicas drop cached verdicts of keys revoked since.
       router.get('/api/v1/replica/keys', (ctx) => {
         const { org } = replicaPrincipal(ctx, deps.keys);
-        ctx.body = { keys: deps.keys.listKeys(org).filter((k) => k.kind === 'sdk').map((k) => ({ id: k.id, revoked: k.revokedAt !== undefined })) };
+        ctx.body = {
+          keys: deps.keys
+            .listKeys(org)
+            .filter((k) => k.kind === 'sdk')
+            .map((k) => ({ id: k.id, revoked: k.revokedAt !== undefined })),
+        };
       });
 
       router.post('/api/v1/replica/counts', async (ctx) => {

@@ -1,7 +1,7 @@
+import { ENVIRONMENTS } from '@flagops/core';
 import { FlagopsError } from '../../errors/flagops-error.js';
 import type { EnvironmentView } from '../../eval-server/environment-view.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
-import { ENVIRONMENTS } from '@flagops/core';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
 
 /** One served (project, environment) as a replica lists it. */

@@ -93,11 +93,13 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => alice.locator('.env-tab[data-env="prod"] .rollout').textContent()).toBe('30%');
   });
 
-  it('validates rules as they are typed, with the server\'s schemas, line and field', async () => {
+  it("validates rules as they are typed, with the server's schemas, line and field", async () => {
     const rules = alice.locator('textarea[name="rules"]');
     await rules.fill('- id: adults\n  serve: on\n  conditions:\n    - attribute: age\n      op: gt\n      value: "18"\n');
     const messages = alice.locator('[data-messages="rules"] li');
-    await expect.poll(() => messages.allTextContents()).toEqual(['line 6, column 14: rules[0].conditions[0].value: must be a number for op "gt"']);
+    await expect
+      .poll(() => messages.allTextContents())
+      .toEqual(['line 6, column 14: rules[0].conditions[0].value: must be a number for op "gt"']);
     await alice.locator('[data-action="save"]').click();
     await expect.poll(() => alice.locator('.save-status').textContent()).toBe('Fix the problems shown, then save.');
     expect((await flagNow()).environments.prod.rules).toEqual([]);
@@ -105,7 +107,9 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => messages.count()).toBe(0);
     await alice.locator('[data-action="save"]').click();
     await expect.poll(() => alice.locator('.save-status').textContent()).toBe('Saved.');
-    expect((await flagNow()).environments.prod.rules).toEqual([{ id: 'adults', serve: 'on', conditions: [{ attribute: 'age', op: 'gt', value: 18 }] }]);
+    expect((await flagNow()).environments.prod.rules).toEqual([
+      { id: 'adults', serve: 'on', conditions: [{ attribute: 'age', op: 'gt', value: 18 }] },
+    ]);
   });
 
   it('says clearly when the config changed meanwhile (409), and reloads on request', async () => {
@@ -115,7 +119,9 @@ describe('the dashboard in Chromium', () => {
     await alice.locator('[data-action="save"]').click();
     const conflict = alice.locator('.conflict');
     // the answer to the refused save, not the notice polling may show before it
-    await expect.poll(() => conflict.textContent()).toMatch(/^This config was changed meanwhile by someone else\. Your edits were not saved\./);
+    await expect
+      .poll(() => conflict.textContent())
+      .toMatch(/^This config was changed meanwhile by someone else\. Your edits were not saved\./);
     expect((await flagNow()).environments.prod).toMatchObject({ rolloutPct: 35, version: current + 1 });
     await conflict.locator('[data-action="reload"]').click();
     await expect.poll(() => alice.locator('input[name="rolloutPct"]').inputValue()).toBe('35');
@@ -139,7 +145,11 @@ describe('the dashboard in Chromium', () => {
     await dialog.getByRole('button', { name: 'Kill in prod' }).click();
     await alice.locator('.kill-banner').waitFor();
     const killedAt = Date.now();
-    expect((await flagNow()).environments.prod).toMatchObject({ killed: true, killedBy: 'Alice Martin', killReason: 'error rate above 5%' });
+    expect((await flagNow()).environments.prod).toMatchObject({
+      killed: true,
+      killedBy: 'Alice Martin',
+      killReason: 'error rate above 5%',
+    });
 
     await bobMarker.waitFor({ timeout: 2000 });
     expect(Date.now() - killedAt).toBeLessThan(2000);
@@ -149,7 +159,9 @@ describe('the dashboard in Chromium', () => {
   });
 
   it('shows the flags table with one column per environment, kills in red and archived flags dimmed', async () => {
-    const archived = (await admin().post(`/api/v1/projects/${projectId}/flags`, { key: 'old-banner', kind: 'string', defaultValue: 'none' })).body;
+    const archived = (
+      await admin().post(`/api/v1/projects/${projectId}/flags`, { key: 'old-banner', kind: 'string', defaultValue: 'none' })
+    ).body;
     await admin().delete(`/api/v1/flags/${archived.id}`);
     await admin().post(`/api/v1/projects/${projectId}/flags`, { key: 'search-ranking', kind: 'string', defaultValue: 'classic' });
     const row = (key: string) => bob.locator(`tr[data-flag="${key}"]`);
@@ -166,7 +178,7 @@ describe('the dashboard in Chromium', () => {
     await bob.screenshot({ path: await artifactPath('dashboard-flags.png'), fullPage: true });
   });
 
-  it('lists the kill in the audit log with the person\'s name, and filters it', async () => {
+  it("lists the kill in the audit log with the person's name, and filters it", async () => {
     await alice.goto(`${svc.controlUrl}/#/audit?projectId=${encodeURIComponent(projectId)}`);
     const killRow = alice.locator('tr.audit-row[data-action="kill"]');
     await killRow.first().waitFor();
@@ -174,7 +186,9 @@ describe('the dashboard in Chromium', () => {
     expect(await killRow.first().textContent()).toContain('error rate above 5%');
     await alice.getByLabel('action').selectOption('kill');
     await expect.poll(() => alice.url()).toContain('action=kill');
-    await expect.poll(async () => new Set(await alice.locator('tr.audit-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action'))))).toEqual(new Set(['kill']));
+    await expect
+      .poll(async () => new Set(await alice.locator('tr.audit-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-action')))))
+      .toEqual(new Set(['kill']));
     await alice.screenshot({ path: await artifactPath('dashboard-audit.png'), fullPage: true });
   });
 
@@ -183,13 +197,21 @@ describe('the dashboard in Chromium', () => {
     await alice.getByRole('heading', { name: 'Promote into staging' }).waitFor();
     await alice.getByLabel('Promote from').selectOption('prod');
     const preview = alice.locator('.promote table.diff tbody tr');
-    await expect.poll(() => preview.allTextContents()).toEqual(['enabledoffon', 'rolloutPct0%35%', 'rule adults (added)—serve on if age gt 18', 'version12']);
+    await expect
+      .poll(() => preview.allTextContents())
+      .toEqual(['enabledoffon', 'rolloutPct0%35%', 'rule adults (added)—serve on if age gt 18', 'version12']);
     await alice.locator('[data-action="promote"]').click();
     await alice.getByRole('dialog').getByRole('button', { name: 'Promote to staging' }).click();
-    await expect.poll(async () => (await flagNow()).environments.staging).toMatchObject({ enabled: true, rolloutPct: 35, version: 2, rules: [{ id: 'adults' }] });
-    await expect.poll(() => alice.locator('.promote .preview-slot').textContent()).toContain('already has prod\'s config');
+    await expect
+      .poll(async () => (await flagNow()).environments.staging)
+      .toMatchObject({ enabled: true, rolloutPct: 35, version: 2, rules: [{ id: 'adults' }] });
+    await expect.poll(() => alice.locator('.promote .preview-slot').textContent()).toContain("already has prod's config");
     const audit = await admin().get(`/api/v1/audit?flagId=${flagId}&action=promote`);
-    expect(audit.body.entries[0]).toMatchObject({ environment: 'staging', fromEnvironment: 'prod', actor: { type: 'session', name: 'Alice Martin' } });
+    expect(audit.body.entries[0]).toMatchObject({
+      environment: 'staging',
+      fromEnvironment: 'prod',
+      actor: { type: 'session', name: 'Alice Martin' },
+    });
   });
 
   it('clears the kill after confirmation, and the marker goes away for everyone', async () => {
@@ -205,8 +227,10 @@ describe('the dashboard in Chromium', () => {
   it('draws the hourly evaluations per variation as an inline SVG chart', async () => {
     const sdk = await admin().post('/api/v1/keys', { kind: 'sdk', projectId, environment: 'prod' });
     const evaluate = httpClient(svc.evalUrl, sdk.body.key);
-    for (let i = 0; i < 20; i++) await evaluate.post('/v1/evaluate', { key: 'checkout-v2', context: { userId: `u${i}`, attributes: { age: i < 5 ? 30 : 10 } } });
-    const stats = async () => (await admin().get(`/api/v1/flags/${flagId}/environments/prod/stats?period=24h`)).body.series.at(-1).variations;
+    for (let i = 0; i < 20; i++)
+      await evaluate.post('/v1/evaluate', { key: 'checkout-v2', context: { userId: `u${i}`, attributes: { age: i < 5 ? 30 : 10 } } });
+    const stats = async () =>
+      (await admin().get(`/api/v1/flags/${flagId}/environments/prod/stats?period=24h`)).body.series.at(-1).variations;
     await expect.poll(stats, { timeout: 10_000 }).toEqual({ on: expect.any(Number), off: expect.any(Number) });
     const counts = await stats();
     await alice.reload();
@@ -221,7 +245,7 @@ describe('the dashboard in Chromium', () => {
     await alice.screenshot({ path: await artifactPath('dashboard-flag-stats.png'), fullPage: true });
   });
 
-  it('refuses a change that a page of another origin fires with Alice\'s cookie (403), and nothing changes', async () => {
+  it("refuses a change that a page of another origin fires with Alice's cookie (403), and nothing changes", async () => {
     const target = `${svc.controlUrl}/api/v1/flags/${flagId}/environments/dev/kill`;
     const other = await startOtherOrigin(target);
     try {
@@ -242,11 +266,17 @@ describe('the dashboard in Chromium', () => {
 
   it('names each invalid file and line in a banner on every page while one is on main, and marks the held-back flag', async () => {
     const file = 'projects/web-shop/environments/prod/checkout-v2.yaml';
-    pushEdit(svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\n'), 'a broken rollout');
+    pushEdit(
+      svc.gitdir(),
+      (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\n'),
+      'a broken rollout',
+    );
     const banner = alice.locator('.invalid-banner');
     for (const hash of ['#/projects', '#/audit', `#/projects/${encodeURIComponent(projectId)}`]) {
       await alice.goto(`${svc.controlUrl}/${hash}`);
-      await expect.poll(() => banner.locator(`li[data-file="${file}"]`).textContent(), { timeout: 10_000 }).toMatch(new RegExp(`^${file}:2 — /rolloutPct: `));
+      await expect
+        .poll(() => banner.locator(`li[data-file="${file}"]`).textContent(), { timeout: 10_000 })
+        .toMatch(new RegExp(`^${file}:2 — /rolloutPct: `));
     }
     const row = alice.locator('tr[data-flag="checkout-v2"]');
     await expect.poll(() => row.getAttribute('class')).toContain('held-back');
@@ -254,7 +284,11 @@ describe('the dashboard in Chromium', () => {
     await alice.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(flagId)}/prod`);
     await expect.poll(() => alice.locator('.held-back-notice').textContent()).toContain(`${file}:2`);
 
-    pushEdit(svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 35\nvalueOn: true\nvalueOff: false\nversion: 9\n'), 'fix the rollout');
+    pushEdit(
+      svc.gitdir(),
+      (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 35\nvalueOn: true\nvalueOff: false\nversion: 9\n'),
+      'fix the rollout',
+    );
     await expect.poll(() => banner.count(), { timeout: 10_000 }).toBe(0);
     await expect.poll(() => alice.locator('.held-back-notice').count()).toBe(0);
   });

@@ -8,7 +8,13 @@ export interface SignedIn {
 }
 
 /** Creates a dashboard user through the admin API (the documented way); returns the user. */
-export async function addUser(svc: TestService, username: string, name: string, password = `${username}-password-1`, org = Object.keys(svc.orgs)[0]) {
+export async function addUser(
+  svc: TestService,
+  username: string,
+  name: string,
+  password = `${username}-password-1`,
+  org = Object.keys(svc.orgs)[0],
+) {
   const res = await httpClient(svc.controlUrl, svc.orgs[org].admin).post('/api/v1/users', { username, name, password });
   if (res.status !== 201) throw new Error(`creating user ${username}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as { id: string; username: string; name: string; org: string };

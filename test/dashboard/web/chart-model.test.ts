@@ -3,7 +3,8 @@ import { axisTicks, chartModel, niceCeiling, variationOrder } from '../../../src
 import type { StatsPoint } from '../../../src/dashboard/web/types.js';
 
 const box = { width: 500, height: 220, left: 40, right: 10, top: 10, bottom: 30 };
-const hours = (n: number, start = Date.parse('2026-11-20T12:00:00Z')) => Array.from({ length: n }, (_, i) => new Date(start + i * 3_600_000).toISOString());
+const hours = (n: number, start = Date.parse('2026-11-20T12:00:00Z')) =>
+  Array.from({ length: n }, (_, i) => new Date(start + i * 3_600_000).toISOString());
 
 describe('stats chart scaling', () => {
   it('rounds the axis up to 1, 2 or 5 × 10^k', () => {
@@ -19,10 +20,15 @@ describe('stats chart scaling', () => {
   });
 
   it('orders variations on, off, then the others alphabetically', () => {
-    expect(variationOrder([{ hour: 'h', variations: { zeta: 1, off: 2 } }, { hour: 'h2', variations: { default: 1, on: 3 } }])).toEqual(['on', 'off', 'default', 'zeta']);
+    expect(
+      variationOrder([
+        { hour: 'h', variations: { zeta: 1, off: 2 } },
+        { hour: 'h2', variations: { default: 1, on: 3 } },
+      ]),
+    ).toEqual(['on', 'off', 'default', 'zeta']);
   });
 
-  it('stacks each hour\'s variations into one bar, scaled to the ceiling', () => {
+  it("stacks each hour's variations into one bar, scaled to the ceiling", () => {
     const counts: Array<Record<string, number>> = [{}, { on: 30, off: 10 }, {}, { on: 5 }];
     const series: StatsPoint[] = hours(4).map((hour, i) => ({ hour, variations: counts[i] }));
     const model = chartModel(series, '24h', box);
@@ -41,14 +47,26 @@ describe('stats chart scaling', () => {
   });
 
   it('labels every 6th hour for a day and every 5th midnight for 30 days (UTC)', () => {
-    const day = chartModel(hours(24).map((hour) => ({ hour, variations: {} })), '24h', box);
+    const day = chartModel(
+      hours(24).map((hour) => ({ hour, variations: {} })),
+      '24h',
+      box,
+    );
     expect(day.labels.map((l) => l.text)).toEqual(['12:00', '18:00', '00:00', '06:00']);
-    const month = chartModel(hours(720, Date.parse('2026-10-22T13:00:00Z')).map((hour) => ({ hour, variations: {} })), '30d', box);
+    const month = chartModel(
+      hours(720, Date.parse('2026-10-22T13:00:00Z')).map((hour) => ({ hour, variations: {} })),
+      '30d',
+      box,
+    );
     expect(month.labels.map((l) => l.text)).toEqual(['Oct 23', 'Oct 28', 'Nov 2', 'Nov 7', 'Nov 12', 'Nov 17']);
   });
 
   it('draws an empty period on a 0–1 axis without dividing by zero', () => {
-    const model = chartModel(hours(168).map((hour) => ({ hour, variations: {} })), '7d', box);
+    const model = chartModel(
+      hours(168).map((hour) => ({ hour, variations: {} })),
+      '7d',
+      box,
+    );
     expect(model).toMatchObject({ ceiling: 1, total: 0, bars: [] });
     expect(model.labels).toHaveLength(7);
     expect(model.ticks.every((t) => Number.isFinite(t.y))).toBe(true);

@@ -4,7 +4,13 @@ import { describeRule } from '../../../src/dashboard/web/logic/describe-rule.js'
 import type { EnvironmentConfigView, Rule } from '../../../src/dashboard/web/types.js';
 
 const eu: Rule = { id: 'eu', serve: 'on', conditions: [{ attribute: 'country', op: 'in', value: ['DE', 'FR'] }] };
-const beta: Rule = { id: 'beta', description: 'beta testers', serve: 'on', rolloutPct: 50, conditions: [{ attribute: 'beta', op: 'eq', value: true }] };
+const beta: Rule = {
+  id: 'beta',
+  description: 'beta testers',
+  serve: 'on',
+  rolloutPct: 50,
+  conditions: [{ attribute: 'beta', op: 'eq', value: true }],
+};
 const ios: Rule = { id: 'ios', serve: 'off', conditions: [] };
 
 function config(over: Partial<EnvironmentConfigView>): EnvironmentConfigView {
@@ -31,7 +37,10 @@ describe('the promotion preview', () => {
 
   it('compares rules by id: added, removed, changed and moved', () => {
     const changedBeta: Rule = { ...beta, rolloutPct: 100 };
-    const preview = promotionPreview(config({ rules: [changedBeta, eu, ios] }), config({ rules: [eu, beta, { id: 'old', serve: 'on', conditions: [] }] }));
+    const preview = promotionPreview(
+      config({ rules: [changedBeta, eu, ios] }),
+      config({ rules: [eu, beta, { id: 'old', serve: 'on', conditions: [] }] }),
+    );
     expect(preview.rules).toEqual([
       { kind: 'removed', id: 'old', before: 'serve on always' },
       { kind: 'changed', id: 'beta', before: describeRule(beta), after: describeRule(changedBeta) },

@@ -15,19 +15,25 @@ describe('validation messages in the editor', () => {
       rolloutPct: ['must be a number from 0 to 100'],
       valueOn: [],
       valueOff: ["must be a string, as the flag's kind is string"],
-      rules: ['line 11, column 14: rules[1].conditions[0].value: must be a number for op "gt"', 'line 3, column 1: YAML syntax error: Unexpected flow-seq-end', 'must have at most 64 rules'],
+      rules: [
+        'line 11, column 14: rules[1].conditions[0].value: must be a number for op "gt"',
+        'line 3, column 1: YAML syntax error: Unexpected flow-seq-end',
+        'must have at most 64 rules',
+      ],
       form: [],
     });
     expect(hasMessages(messages)).toBe(true);
   });
 
-  it('keeps a local parse message and drops the server\'s issue for the same field', () => {
+  it("keeps a local parse message and drops the server's issue for the same field", () => {
     const messages = draftMessages([{ field: 'valueOn', message: 'must be a number' }], { valueOn: 'is not valid JSON: Unexpected token' });
     expect(messages.valueOn).toEqual(['is not valid JSON: Unexpected token']);
   });
 
   it('shows an issue it cannot place under the form, with its field', () => {
-    expect(draftMessages([{ field: 'expectedVersion', message: 'must be an integer' }]).form).toEqual(['expectedVersion: must be an integer']);
+    expect(draftMessages([{ field: 'expectedVersion', message: 'must be an integer' }]).form).toEqual([
+      'expectedVersion: must be an integer',
+    ]);
   });
 
   it('has nothing to say about a valid draft', () => {

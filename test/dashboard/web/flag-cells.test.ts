@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { envCell, filterFlags, killedEntries, sortFlags } from '../../../src/dashboard/web/logic/flag-cells.js';
 import type { EnvironmentConfigView, FlagView } from '../../../src/dashboard/web/types.js';
 
-const config = (over: Partial<EnvironmentConfigView> = {}): EnvironmentConfigView => ({ enabled: false, rolloutPct: 0, valueOn: true, valueOff: false, version: 1, rules: [], killed: false, ...over });
+const config = (over: Partial<EnvironmentConfigView> = {}): EnvironmentConfigView => ({
+  enabled: false,
+  rolloutPct: 0,
+  valueOn: true,
+  valueOff: false,
+  version: 1,
+  rules: [],
+  killed: false,
+  ...over,
+});
 const flag = (key: string, over: Partial<FlagView> = {}, prod: Partial<EnvironmentConfigView> = {}): FlagView => ({
   id: `flg_${key}`,
   key,
@@ -20,7 +29,12 @@ const flag = (key: string, over: Partial<FlagView> = {}, prod: Partial<Environme
 describe('a flags table cell', () => {
   it('shows ON with its rollout and rules count', () => {
     const rule = { id: 'r', serve: 'on' as const, conditions: [] };
-    expect(envCell(config({ enabled: true, rolloutPct: 25, rules: [rule, { ...rule, id: 'r2' }] }))).toMatchObject({ state: 'on', label: 'ON', rollout: '25%', rules: '2 rules' });
+    expect(envCell(config({ enabled: true, rolloutPct: 25, rules: [rule, { ...rule, id: 'r2' }] }))).toMatchObject({
+      state: 'on',
+      label: 'ON',
+      rollout: '25%',
+      rules: '2 rules',
+    });
   });
 
   it('shows OFF without a rollout (a disabled flag serves nothing of it)', () => {
@@ -28,7 +42,16 @@ describe('a flags table cell', () => {
   });
 
   it('shows KILLED over everything else, saying who and why', () => {
-    const cell = envCell(config({ enabled: true, rolloutPct: 100, killed: true, killedBy: 'Alice Martin', killedAt: '2026-11-21T10:00:00Z', killReason: 'errors' }));
+    const cell = envCell(
+      config({
+        enabled: true,
+        rolloutPct: 100,
+        killed: true,
+        killedBy: 'Alice Martin',
+        killedAt: '2026-11-21T10:00:00Z',
+        killReason: 'errors',
+      }),
+    );
     expect(cell).toMatchObject({ state: 'killed', label: 'KILLED', rollout: '' });
     expect(cell.title).toBe('killed by Alice Martin at 2026-11-21T10:00:00Z: errors; serves valueOff to everyone');
   });

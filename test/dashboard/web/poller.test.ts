@@ -8,10 +8,14 @@ function fakeDocument() {
     addEventListener: (_: string, fn: () => void) => listeners.add(fn),
     removeEventListener: (_: string, fn: () => void) => listeners.delete(fn),
   };
-  return { doc: doc as Visibility & { hidden: boolean }, set(hidden: boolean) {
-    doc.hidden = hidden;
-    for (const fn of listeners) fn();
-  }, listeners };
+  return {
+    doc: doc as Visibility & { hidden: boolean },
+    set(hidden: boolean) {
+      doc.hidden = hidden;
+      for (const fn of listeners) fn();
+    },
+    listeners,
+  };
 }
 
 describe('polling while the page is visible', () => {

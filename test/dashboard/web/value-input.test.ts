@@ -10,7 +10,14 @@ describe('value inputs', () => {
   });
 
   it('read back what they show, for every kind', () => {
-    for (const [kind, value] of [['string', 'blue'], ['string', ''], ['boolean', false], ['number', -3], ['json', { show: true, text: 'Sale' }], ['json', null]] as const) {
+    for (const [kind, value] of [
+      ['string', 'blue'],
+      ['string', ''],
+      ['boolean', false],
+      ['number', -3],
+      ['json', { show: true, text: 'Sale' }],
+      ['json', null],
+    ] as const) {
       expect(inputToValue(kind, valueToInput(kind, value))).toEqual({ ok: true, value });
     }
   });
@@ -25,6 +32,7 @@ describe('value inputs', () => {
   it('take a rollout from 0 to 100, fractions included', () => {
     expect(parseRollout('12.5')).toEqual({ ok: true, value: 12.5 });
     expect(parseRollout('100')).toEqual({ ok: true, value: 100 });
-    for (const bad of ['', '-1', '100.1', 'half']) expect(parseRollout(bad), bad).toEqual({ ok: false, message: 'must be a number from 0 to 100' });
+    for (const bad of ['', '-1', '100.1', 'half'])
+      expect(parseRollout(bad), bad).toEqual({ ok: false, message: 'must be a number from 0 to 100' });
   });
 });

@@ -12,7 +12,10 @@ export interface HttpMcpProcess {
 /** Starts `flagops-mcp --http --port 0 ...` and waits for the "listening" log line that carries its URL. */
 export function startHttpMcp(serverFile: string, env: McpEnv, args: string[] = []): Promise<HttpMcpProcess> {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, [serverFile, '--http', '--port', '0', ...args], {
-    env: { PATH: process.env.PATH ?? '', ...(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>) },
+    env: {
+      PATH: process.env.PATH ?? '',
+      ...(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>),
+    },
   });
   let stderr = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));

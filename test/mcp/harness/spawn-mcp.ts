@@ -54,7 +54,10 @@ export interface ProcessOutcome {
 /** Runs the server to its exit (a start that must fail); killed after `timeoutMs` so a hang fails the test. */
 export function runToExit(serverFile: string, args: string[], env: McpEnv, timeoutMs = 15_000): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [serverFile, ...args], { env: { PATH: process.env.PATH ?? '', ...definedOnly(env) }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [serverFile, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...definedOnly(env) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));

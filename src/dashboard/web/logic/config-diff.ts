@@ -1,6 +1,6 @@
+import { canonicalJson } from '@flagops/core';
 import type { EnvironmentConfigView, Rule } from '../types.js';
 import { describeRule } from './describe-rule.js';
-import { canonicalJson } from '@flagops/core';
 import { shortValue } from './json-text.js';
 
 export interface FieldChange {
@@ -49,7 +49,8 @@ function ruleChanges(from: Rule[], to: Rule[]): RuleChange[] {
   for (const rule of from) {
     const old = before.get(rule.id);
     if (!old) changes.push({ kind: 'added', id: rule.id, after: describeRule(rule) });
-    else if (content(old) !== content(rule)) changes.push({ kind: 'changed', id: rule.id, before: describeRule(old), after: describeRule(rule) });
+    else if (content(old) !== content(rule))
+      changes.push({ kind: 'changed', id: rule.id, before: describeRule(old), after: describeRule(rule) });
     else if (keptInOldOrder.indexOf(rule.id) !== keptInNewOrder.indexOf(rule.id)) {
       changes.push({ kind: 'moved', id: rule.id, before: `position ${to.indexOf(old) + 1}`, after: `position ${from.indexOf(rule) + 1}` });
     }
@@ -65,7 +66,8 @@ function ruleChanges(from: Rule[], to: Rule[]): RuleChange[] {
 export function promotionPreview(source: EnvironmentConfigView, destination: EnvironmentConfigView): PromotionPreview {
   const fields: FieldChange[] = [];
   for (const field of FIELDS) {
-    if (canonicalJson(source[field]) !== canonicalJson(destination[field])) fields.push({ field, before: show(field, destination), after: show(field, source) });
+    if (canonicalJson(source[field]) !== canonicalJson(destination[field]))
+      fields.push({ field, before: show(field, destination), after: show(field, source) });
   }
   const rules = ruleChanges(source.rules, destination.rules);
   return { fields, rules, unchanged: fields.length === 0 && rules.length === 0, versionAfter: destination.version + 1 };

@@ -20,10 +20,23 @@ export function envCell(config: EnvironmentConfigView): EnvCell {
   const rules = config.rules.length === 0 ? '' : plural(config.rules.length, 'rule');
   if (config.killed) {
     const reason = config.killReason ? `: ${config.killReason}` : '';
-    return { state: 'killed', label: 'KILLED', rollout: '', rules, title: `killed by ${config.killedBy ?? '?'} at ${config.killedAt ?? '?'}${reason}; serves valueOff to everyone` };
+    return {
+      state: 'killed',
+      label: 'KILLED',
+      rollout: '',
+      rules,
+      title: `killed by ${config.killedBy ?? '?'} at ${config.killedAt ?? '?'}${reason}; serves valueOff to everyone`,
+    };
   }
-  if (!config.enabled) return { state: 'off', label: 'OFF', rollout: '', rules, title: `disabled; serves valueOff (version ${config.version})` };
-  return { state: 'on', label: 'ON', rollout: `${config.rolloutPct}%`, rules, title: `enabled, rollout ${config.rolloutPct}%, ${plural(config.rules.length, 'rule')} (version ${config.version})` };
+  if (!config.enabled)
+    return { state: 'off', label: 'OFF', rollout: '', rules, title: `disabled; serves valueOff (version ${config.version})` };
+  return {
+    state: 'on',
+    label: 'ON',
+    rollout: `${config.rolloutPct}%`,
+    rules,
+    title: `enabled, rollout ${config.rolloutPct}%, ${plural(config.rules.length, 'rule')} (version ${config.version})`,
+  };
 }
 
 export interface KilledEntry {
@@ -43,7 +56,9 @@ export function killedEntries(flags: FlagView[]): KilledEntry[] {
 
 /** Active flags by key, archived ones after them. */
 export function sortFlags(flags: FlagView[]): FlagView[] {
-  return [...flags].sort((a, b) => Number(a.archivedAt !== null) - Number(b.archivedAt !== null) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return [...flags].sort(
+    (a, b) => Number(a.archivedAt !== null) - Number(b.archivedAt !== null) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0),
+  );
 }
 
 /** Flags whose key or name contains the filter text, ignoring case. */

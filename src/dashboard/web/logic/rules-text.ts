@@ -1,7 +1,8 @@
 import type { JsonValue, Rule } from '../types.js';
 
 /** Plain scalars YAML 1.2 would read as something other than the same string. */
-const NOT_A_STRING = /^(?:[-+]?(?:\.\d+|\d+(?:\.\d*)?)(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|true|True|TRUE|false|False|FALSE|null|Null|NULL|~)$/;
+const NOT_A_STRING =
+  /^(?:[-+]?(?:\.\d+|\d+(?:\.\d*)?)(?:[eE][-+]?\d+)?|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|true|True|TRUE|false|False|FALSE|null|Null|NULL|~)$/;
 /** Strings that need no quotes: a letter, digit or _ first, then nothing YAML gives a meaning to. */
 const PLAIN = /^[A-Za-z0-9_][A-Za-z0-9_.\-/]*$/;
 
@@ -10,7 +11,9 @@ export function yamlScalar(value: JsonValue): string {
   if (typeof value === 'string') return PLAIN.test(value) && !NOT_A_STRING.test(value) ? value : JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(yamlScalar).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{ ${Object.entries(value).map(([k, v]) => `${yamlScalar(k)}: ${yamlScalar(v)}`).join(', ')} }`;
+    return `{ ${Object.entries(value)
+      .map(([k, v]) => `${yamlScalar(k)}: ${yamlScalar(v)}`)
+      .join(', ')} }`;
   }
   return JSON.stringify(value);
 }

@@ -7,21 +7,35 @@ import type { AuditEntry, FlagView, Project } from '../types.js';
 import { errorText } from '../ui/error-text.js';
 
 function select(name: string, label: string, options: Array<[string, string]>, value: string | undefined): HTMLSelectElement {
-  const el = h('select', { name, 'aria-label': label }, h('option', { value: '' }, `any ${label}`), options.map(([v, text]) => h('option', { value: v }, text)));
+  const el = h(
+    'select',
+    { name, 'aria-label': label },
+    h('option', { value: '' }, `any ${label}`),
+    options.map(([v, text]) => h('option', { value: v }, text)),
+  );
   el.value = value ?? '';
   return el;
 }
 
 function actorText(actor: AuditEntry['actor']): string {
   const who = actor.name ?? actor.keyPrefix ?? 'unknown';
-  const how = actor.type === 'session' ? 'dashboard' : actor.type === 'git' ? 'git push' : `${actor.type} key${actor.keyPrefix ? ` ${actor.keyPrefix}` : ''}`;
+  const how =
+    actor.type === 'session'
+      ? 'dashboard'
+      : actor.type === 'git'
+        ? 'git push'
+        : `${actor.type} key${actor.keyPrefix ? ` ${actor.keyPrefix}` : ''}`;
   return `${who} (${how})`;
 }
 
 function entryRow(entry: AuditEntry): HTMLElement {
   const flag =
     entry.projectSlug && entry.flagKey
-      ? h('a', { href: hrefOf({ name: 'flag-by-key', projectSlug: entry.projectSlug, key: entry.flagKey }) }, `${entry.projectSlug}/${entry.flagKey}`)
+      ? h(
+          'a',
+          { href: hrefOf({ name: 'flag-by-key', projectSlug: entry.projectSlug, key: entry.flagKey }) },
+          `${entry.projectSlug}/${entry.flagKey}`,
+        )
       : (entry.projectSlug ?? '—');
   const where = entry.environment ? (entry.fromEnvironment ? `${entry.fromEnvironment} → ${entry.environment}` : entry.environment) : '—';
   return h(
@@ -43,8 +57,18 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
   const project = select('projectId', 'project', [], filters.projectId);
   const flag = select('flagId', 'flag', [], filters.flagId);
-  const environment = select('environment', 'environment', ENVIRONMENTS.map((e) => [e, e]), filters.environment);
-  const action = select('action', 'action', AUDIT_ACTIONS.map((a) => [a, a]), filters.action);
+  const environment = select(
+    'environment',
+    'environment',
+    ENVIRONMENTS.map((e) => [e, e]),
+    filters.environment,
+  );
+  const action = select(
+    'action',
+    'action',
+    AUDIT_ACTIONS.map((a) => [a, a]),
+    filters.action,
+  );
   let cursor: string | null = null;
 
   const apply = () => {
@@ -59,14 +83,25 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
 
   const loadFlags = async (projectId: string) => {
     const { flags } = await ctx.api.get<{ flags: FlagView[] }>(`/api/v1/projects/${encodeURIComponent(projectId)}/flags`);
-    replace(flag, h('option', { value: '' }, 'any flag'), flags.map((f) => h('option', { value: f.id }, f.key)));
+    replace(
+      flag,
+      h('option', { value: '' }, 'any flag'),
+      flags.map((f) => h('option', { value: f.id }, f.key)),
+    );
     flag.value = filters.flagId ?? '';
   };
-  ctx.api.get<{ projects: Project[] }>('/api/v1/projects').then(({ projects }) => {
-    replace(project, h('option', { value: '' }, 'any project'), projects.map((p) => h('option', { value: p.id }, p.name)));
-    project.value = filters.projectId ?? '';
-    if (filters.projectId) void loadFlags(filters.projectId).catch(() => undefined);
-  }, () => undefined);
+  ctx.api.get<{ projects: Project[] }>('/api/v1/projects').then(
+    ({ projects }) => {
+      replace(
+        project,
+        h('option', { value: '' }, 'any project'),
+        projects.map((p) => h('option', { value: p.id }, p.name)),
+      );
+      project.value = filters.projectId ?? '';
+      if (filters.projectId) void loadFlags(filters.projectId).catch(() => undefined);
+    },
+    () => undefined,
+  );
   flag.disabled = !filters.projectId;
 
   const load = async () => {
@@ -93,11 +128,27 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
     'section',
     { class: 'page' },
     h('h1', null, 'Audit log'),
-    h('div', { class: 'toolbar filters' }, project, flag, environment, action, h('a', { href: hrefOf({ name: 'audit', filters: {} }) }, 'Clear filters')),
+    h(
+      'div',
+      { class: 'toolbar filters' },
+      project,
+      flag,
+      environment,
+      action,
+      h('a', { href: hrefOf({ name: 'audit', filters: {} }) }, 'Clear filters'),
+    ),
     h(
       'table',
       { class: 'grid audit-table' },
-      h('thead', null, h('tr', null, ['When', 'Action', 'Flag', 'Environment', 'Who', 'Details'].map((t) => h('th', null, t)))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          ['When', 'Action', 'Flag', 'Environment', 'Who', 'Details'].map((t) => h('th', null, t)),
+        ),
+      ),
       rows,
     ),
     status,

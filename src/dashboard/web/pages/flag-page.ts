@@ -1,4 +1,4 @@
-import { canonicalJson, type EnvironmentName, ENVIRONMENTS } from '@flagops/core';
+import { canonicalJson, ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
 import type { Page, PageContext } from '../page.js';
@@ -24,7 +24,12 @@ function tabs(flag: FlagView, current: EnvironmentName): HTMLElement {
     ENVIRONMENTS.map((env) =>
       h(
         'a',
-        { href: hrefOf({ name: 'flag', flagId: flag.id, env }), class: env === current ? 'env-tab active' : 'env-tab', 'data-env': env, 'aria-current': env === current ? 'page' : null },
+        {
+          href: hrefOf({ name: 'flag', flagId: flag.id, env }),
+          class: env === current ? 'env-tab active' : 'env-tab',
+          'data-env': env,
+          'aria-current': env === current ? 'page' : null,
+        },
         h('span', { class: 'env-name' }, env),
         envCellContent(flag.environments[env]),
       ),
@@ -36,7 +41,11 @@ function header(ctx: PageContext, flag: FlagView, onChanged: (flag: FlagView) =>
   const archive = async () => {
     const { confirmed } = await confirmDialog({
       title: `Archive ${flag.key}?`,
-      body: h('p', null, `SDKs then serve its default value (${JSON.stringify(flag.defaultValue)}) in every environment, unless it is killed there.`),
+      body: h(
+        'p',
+        null,
+        `SDKs then serve its default value (${JSON.stringify(flag.defaultValue)}) in every environment, unless it is killed there.`,
+      ),
       confirmLabel: 'Archive',
       danger: true,
     });
@@ -45,7 +54,12 @@ function header(ctx: PageContext, flag: FlagView, onChanged: (flag: FlagView) =>
   return h(
     'div',
     { class: 'flag-header' },
-    h('h1', null, h('span', { class: 'mono' }, flag.key), flag.name !== flag.key ? h('span', { class: 'subtitle' }, ` ${flag.name}`) : null),
+    h(
+      'h1',
+      null,
+      h('span', { class: 'mono' }, flag.key),
+      flag.name !== flag.key ? h('span', { class: 'subtitle' }, ` ${flag.name}`) : null,
+    ),
     h(
       'p',
       { class: 'muted' },
@@ -65,7 +79,11 @@ function heldBackNotice(flag: FlagView): HTMLElement | null {
     { class: 'held-back-notice', role: 'status' },
     h('strong', null, 'Held back. '),
     'An invalid file on main keeps this flag at its last valid state, shown and served here. Changes other than kills are refused until it is fixed:',
-    h('ul', null, flag.invalidFiles.map((entry) => h('li', { class: 'mono' }, invalidFileLine(entry)))),
+    h(
+      'ul',
+      null,
+      flag.invalidFiles.map((entry) => h('li', { class: 'mono' }, invalidFileLine(entry))),
+    ),
   );
 }
 
@@ -83,8 +101,19 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     const fingerprint = canonicalJson({ fresh, minute: Math.floor(Date.now() / 60_000) });
     if (fingerprint === drawn) return;
     drawn = fingerprint;
-    replace(crumbs, h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects'), ' / ', h('a', { href: hrefOf({ name: 'flags', projectId: fresh.projectId }) }, fresh.projectSlug));
-    replace(top, header(ctx, fresh, changed), heldBackNotice(fresh), killBanner(killedEntries([fresh]), Date.now(), false), tabs(fresh, env));
+    replace(
+      crumbs,
+      h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects'),
+      ' / ',
+      h('a', { href: hrefOf({ name: 'flags', projectId: fresh.projectId }) }, fresh.projectSlug),
+    );
+    replace(
+      top,
+      header(ctx, fresh, changed),
+      heldBackNotice(fresh),
+      killBanner(killedEntries([fresh]), Date.now(), false),
+      tabs(fresh, env),
+    );
   };
   /** A newer flag from any source: redraw the summary, tell the editor and the promotion preview. */
   function changed(fresh: FlagView): void {
@@ -104,7 +133,17 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
           flag = fresh;
           editor = envEditor(ctx, fresh, env, changed);
           promote = promotePanel(ctx, () => flag!, env, changed);
-          replace(body, editor.element, promote, statsPanel(ctx, flagId, env), h('p', null, h('a', { href: hrefOf({ name: 'audit', filters: { projectId: fresh.projectId, flagId } }) }, 'Audit log of this flag')));
+          replace(
+            body,
+            editor.element,
+            promote,
+            statsPanel(ctx, flagId, env),
+            h(
+              'p',
+              null,
+              h('a', { href: hrefOf({ name: 'audit', filters: { projectId: fresh.projectId, flagId } }) }, 'Audit log of this flag'),
+            ),
+          );
         }
         changed(fresh);
       } catch (err) {

@@ -16,7 +16,9 @@ export const FLAGS_POLL_MS = 1000;
 function flagRow(flag: FlagView): HTMLElement {
   const killed = ENVIRONMENTS.some((env) => flag.environments[env].killed);
   const held = flag.invalidFiles !== undefined && flag.invalidFiles.length > 0;
-  const classes = ['flag-row', flag.archivedAt ? 'archived' : '', killed ? 'has-kill' : '', held ? 'held-back' : ''].filter(Boolean).join(' ');
+  const classes = ['flag-row', flag.archivedAt ? 'archived' : '', killed ? 'has-kill' : '', held ? 'held-back' : '']
+    .filter(Boolean)
+    .join(' ');
   return h(
     'tr',
     { class: classes, 'data-flag': flag.key },
@@ -30,7 +32,11 @@ function flagRow(flag: FlagView): HTMLElement {
     ),
     h('td', { class: 'muted' }, flag.kind),
     ENVIRONMENTS.map((env) =>
-      h('td', { class: 'env-cell', 'data-env': env }, h('a', { href: hrefOf({ name: 'flag', flagId: flag.id, env }) }, envCellContent(flag.environments[env]))),
+      h(
+        'td',
+        { class: 'env-cell', 'data-env': env },
+        h('a', { href: hrefOf({ name: 'flag', flagId: flag.id, env }) }, envCellContent(flag.environments[env])),
+      ),
     ),
   );
 }
@@ -38,7 +44,11 @@ function flagRow(flag: FlagView): HTMLElement {
 function createFlagForm(ctx: PageContext, projectId: string): HTMLElement {
   const key = h('input', { name: 'key', required: true, placeholder: 'checkout-v2', pattern: '[A-Za-z0-9][A-Za-z0-9._-]{0,127}' });
   const name = h('input', { name: 'name', placeholder: 'Checkout v2' });
-  const kind = h('select', { name: 'kind' }, ['boolean', 'string', 'number', 'json'].map((k) => h('option', { value: k }, k)));
+  const kind = h(
+    'select',
+    { name: 'kind' },
+    ['boolean', 'string', 'number', 'json'].map((k) => h('option', { value: k }, k)),
+  );
   const error = h('p', { class: 'form-error', role: 'alert' });
   const form = h(
     'form',
@@ -53,7 +63,8 @@ function createFlagForm(ctx: PageContext, projectId: string): HTMLElement {
     event.preventDefault();
     error.textContent = '';
     try {
-      const body = name.value.trim() === '' ? { key: key.value, kind: kind.value } : { key: key.value, kind: kind.value, name: name.value.trim() };
+      const body =
+        name.value.trim() === '' ? { key: key.value, kind: kind.value } : { key: key.value, kind: kind.value, name: name.value.trim() };
       const flag = await ctx.api.send<FlagView>('POST', `/api/v1/projects/${encodeURIComponent(projectId)}/flags`, body);
       ctx.navigate({ name: 'flag', flagId: flag.id, env: 'dev' });
     } catch (err) {
@@ -82,14 +93,18 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     shown = fingerprint;
     replace(banner, killBanner(killedEntries(flags.filter((f) => !f.archivedAt)), Date.now(), true));
     replace(body, visible.map(flagRow));
-    status.textContent = flags.length === 0 ? 'No flags yet. Create the first one below.' : visible.length === 0 ? 'No flag matches the filter.' : '';
+    status.textContent =
+      flags.length === 0 ? 'No flags yet. Create the first one below.' : visible.length === 0 ? 'No flag matches the filter.' : '';
   };
   filter.addEventListener('input', () => render());
 
-  ctx.api.get<{ projects: Project[] }>('/api/v1/projects').then(({ projects }) => {
-    const project = projects.find((p) => p.id === projectId);
-    if (project) heading.textContent = `${project.name} — flags`;
-  }, () => undefined);
+  ctx.api.get<{ projects: Project[] }>('/api/v1/projects').then(
+    ({ projects }) => {
+      const project = projects.find((p) => p.id === projectId);
+      if (project) heading.textContent = `${project.name} — flags`;
+    },
+    () => undefined,
+  );
 
   let failed = false;
   const stop = startPolling(
@@ -115,11 +130,26 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     h('p', { class: 'crumbs' }, h('a', { href: hrefOf({ name: 'projects' }) }, 'Projects')),
     heading,
     banner,
-    h('div', { class: 'toolbar' }, filter, h('a', { href: hrefOf({ name: 'audit', filters: { projectId } }) }, 'Audit log of this project')),
+    h(
+      'div',
+      { class: 'toolbar' },
+      filter,
+      h('a', { href: hrefOf({ name: 'audit', filters: { projectId } }) }, 'Audit log of this project'),
+    ),
     h(
       'table',
       { class: 'grid flags-table' },
-      h('thead', null, h('tr', null, h('th', null, 'Flag'), h('th', null, 'Kind'), ENVIRONMENTS.map((env) => h('th', null, env)))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', null, 'Flag'),
+          h('th', null, 'Kind'),
+          ENVIRONMENTS.map((env) => h('th', null, env)),
+        ),
+      ),
       body,
     ),
     status,

@@ -23,7 +23,12 @@ export function projectsPage(ctx: PageContext): Page {
   let slugEdited = false;
   slug.addEventListener('input', () => (slugEdited = true));
   name.addEventListener('input', () => {
-    if (!slugEdited) slug.value = name.value.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 63);
+    if (!slugEdited)
+      slug.value = name.value
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '-')
+        .replace(/^-+|-+$/g, '')
+        .slice(0, 63);
   });
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -41,7 +46,14 @@ export function projectsPage(ctx: PageContext): Page {
       status.textContent = projects.length === 0 ? 'No projects yet. Create the first one below.' : '';
       replace(
         list,
-        projects.map((p) => h('tr', null, h('td', null, h('a', { href: hrefOf({ name: 'flags', projectId: p.id }) }, p.name)), h('td', { class: 'mono' }, p.slug))),
+        projects.map((p) =>
+          h(
+            'tr',
+            null,
+            h('td', null, h('a', { href: hrefOf({ name: 'flags', projectId: p.id }) }, p.name)),
+            h('td', { class: 'mono' }, p.slug),
+          ),
+        ),
       );
     },
     (err) => (status.textContent = errorText(err)),

@@ -27,7 +27,8 @@ export function signInPage(api: Api, onSignedIn: (session: SessionInfo) => void,
       onSignedIn(await api.send<SessionInfo>('POST', '/dashboard/api/session', { username: username.value, password: password.value }));
     } catch (err) {
       const wait = err instanceof ApiError && err.status === 429 && err.retryAfterSeconds ? ` Wait ${err.retryAfterSeconds} s.` : '';
-      message.textContent = err instanceof ApiError && err.status === 401 ? 'Unknown username or wrong password.' : `${errorText(err)}${wait}`;
+      message.textContent =
+        err instanceof ApiError && err.status === 401 ? 'Unknown username or wrong password.' : `${errorText(err)}${wait}`;
       password.value = '';
       password.focus();
     } finally {

@@ -63,7 +63,12 @@ export function configForm(kind: FlagKind, onInput: () => void): ConfigForm {
     slots.enabled,
     h('label', null, 'Rollout %', h('span', { class: 'rollout-row' }, slider, rollout)),
     slots.rolloutPct,
-    h('div', { class: 'values' }, h('label', null, 'Value on', valueOn, slots.valueOn), h('label', null, 'Value off', valueOff, slots.valueOff)),
+    h(
+      'div',
+      { class: 'values' },
+      h('label', null, 'Value on', valueOn, slots.valueOn),
+      h('label', null, 'Value off', valueOff, slots.valueOff),
+    ),
     h('label', null, 'Rules (YAML, evaluated in order; the first that applies wins)', rules),
     slots.rules,
     slots.form,
@@ -74,7 +79,13 @@ export function configForm(kind: FlagKind, onInput: () => void): ConfigForm {
   });
   return {
     element,
-    read: () => ({ enabled: enabled.checked, rolloutPct: rollout.value, valueOn: valueOn.value, valueOff: valueOff.value, rules: rules.value }),
+    read: () => ({
+      enabled: enabled.checked,
+      rolloutPct: rollout.value,
+      valueOn: valueOn.value,
+      valueOff: valueOff.value,
+      rules: rules.value,
+    }),
     write(texts) {
       enabled.checked = texts.enabled;
       rollout.value = texts.rolloutPct;

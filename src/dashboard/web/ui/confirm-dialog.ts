@@ -15,7 +15,9 @@ export interface ConfirmOptions {
  */
 export function confirmDialog(options: ConfirmOptions): Promise<{ confirmed: boolean; text: string }> {
   return new Promise((resolve) => {
-    const field = options.input ? h('input', { type: 'text', class: 'dialog-input', placeholder: options.input.placeholder ?? '', maxlength: 4096 }) : null;
+    const field = options.input
+      ? h('input', { type: 'text', class: 'dialog-input', placeholder: options.input.placeholder ?? '', maxlength: 4096 })
+      : null;
     const dialog = h(
       'dialog',
       { class: 'confirm', 'aria-label': options.title },
@@ -26,7 +28,11 @@ export function confirmDialog(options: ConfirmOptions): Promise<{ confirmed: boo
         'div',
         { class: 'dialog-actions' },
         h('button', { type: 'button', class: 'secondary', onclick: () => dialog.close('cancel') }, 'Cancel'),
-        h('button', { type: 'button', class: options.danger ? 'danger' : 'primary', 'data-confirm': true, onclick: () => dialog.close('ok') }, options.confirmLabel),
+        h(
+          'button',
+          { type: 'button', class: options.danger ? 'danger' : 'primary', 'data-confirm': true, onclick: () => dialog.close('ok') },
+          options.confirmLabel,
+        ),
       ),
     );
     dialog.addEventListener('close', () => {

@@ -18,7 +18,10 @@ interface Checked {
 }
 
 /** The form texts parsed as far as the page can: a value or rollout that does not parse gets a local message. */
-function parseTexts(kind: FlagView['kind'], texts: FormTexts): { config: Record<string, JsonValue>; local: Partial<Record<FieldSlot, string>> } {
+function parseTexts(
+  kind: FlagView['kind'],
+  texts: FormTexts,
+): { config: Record<string, JsonValue>; local: Partial<Record<FieldSlot, string>> } {
   const config: Record<string, JsonValue> = { enabled: texts.enabled };
   const local: Partial<Record<FieldSlot, string>> = {};
   const rollout = parseRollout(texts.rolloutPct);

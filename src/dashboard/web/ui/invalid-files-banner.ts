@@ -20,7 +20,11 @@ function banner(files: InvalidFile[]): HTMLElement | null {
     { class: 'invalid-banner', role: 'alert' },
     h('strong', null, `${count} on main. `),
     'What each belongs to (a flag, or its whole project for project.yaml and kills.yaml) keeps serving its last valid state, and changes to it other than kills are refused until the file is fixed.',
-    h('ul', null, files.map((entry) => h('li', { class: 'mono', 'data-file': entry.file }, invalidFileLine(entry)))),
+    h(
+      'ul',
+      null,
+      files.map((entry) => h('li', { class: 'mono', 'data-file': entry.file }, invalidFileLine(entry))),
+    ),
   );
 }
 

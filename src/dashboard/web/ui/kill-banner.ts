@@ -21,6 +21,8 @@ export function killBanner(entries: KilledEntry[], now: number, showFlag: boolea
       config.killReason ? ` — ${config.killReason}` : null,
     ),
   );
-  const title = showFlag ? `${entries.length} kill${entries.length === 1 ? '' : 's'} active: these serve their off value to everyone` : 'This flag is killed: it serves its off value to everyone there';
+  const title = showFlag
+    ? `${entries.length} kill${entries.length === 1 ? '' : 's'} active: these serve their off value to everyone`
+    : 'This flag is killed: it serves its off value to everyone there';
   return h('div', { class: 'kill-banner', role: 'alert' }, h('strong', null, title), h('ul', null, items));
 }

@@ -8,7 +8,11 @@ import { errorText } from './error-text.js';
 
 function previewTable(preview: PromotionPreview, from: EnvironmentName, to: EnvironmentName): HTMLElement {
   if (preview.unchanged) {
-    return h('p', { class: 'muted' }, `${to} already has ${from}'s config; promoting only records the deploy (version ${preview.versionAfter}).`);
+    return h(
+      'p',
+      { class: 'muted' },
+      `${to} already has ${from}'s config; promoting only records the deploy (version ${preview.versionAfter}).`,
+    );
   }
   return h(
     'table',
@@ -17,11 +21,31 @@ function previewTable(preview: PromotionPreview, from: EnvironmentName, to: Envi
     h(
       'tbody',
       null,
-      preview.fields.map((c) => h('tr', { class: 'diff-changed' }, h('td', null, c.field), h('td', { class: 'before' }, c.before), h('td', { class: 'after' }, c.after))),
-      preview.rules.map((r) =>
-        h('tr', { class: `diff-${r.kind}` }, h('td', null, `rule ${r.id} (${r.kind})`), h('td', { class: 'before' }, r.before ?? '—'), h('td', { class: 'after' }, r.after ?? '—')),
+      preview.fields.map((c) =>
+        h(
+          'tr',
+          { class: 'diff-changed' },
+          h('td', null, c.field),
+          h('td', { class: 'before' }, c.before),
+          h('td', { class: 'after' }, c.after),
+        ),
       ),
-      h('tr', null, h('td', null, 'version'), h('td', { class: 'before' }, String(preview.versionAfter - 1)), h('td', { class: 'after' }, String(preview.versionAfter))),
+      preview.rules.map((r) =>
+        h(
+          'tr',
+          { class: `diff-${r.kind}` },
+          h('td', null, `rule ${r.id} (${r.kind})`),
+          h('td', { class: 'before' }, r.before ?? '—'),
+          h('td', { class: 'after' }, r.after ?? '—'),
+        ),
+      ),
+      h(
+        'tr',
+        null,
+        h('td', null, 'version'),
+        h('td', { class: 'before' }, String(preview.versionAfter - 1)),
+        h('td', { class: 'after' }, String(preview.versionAfter)),
+      ),
     ),
   );
 }
@@ -30,9 +54,18 @@ function previewTable(preview: PromotionPreview, from: EnvironmentName, to: Envi
  * Promote into the environment on screen from another one, after a preview of exactly what the destination
  * will look like. The preview is re-computed from the latest flag when the button is pressed.
  */
-export function promotePanel(ctx: PageContext, getFlag: () => FlagView, to: EnvironmentName, onDone: (flag: FlagView) => void): HTMLElement & { refresh(): void } {
+export function promotePanel(
+  ctx: PageContext,
+  getFlag: () => FlagView,
+  to: EnvironmentName,
+  onDone: (flag: FlagView) => void,
+): HTMLElement & { refresh(): void } {
   const sources = ENVIRONMENTS.filter((e) => e !== to);
-  const select = h('select', { 'aria-label': 'Promote from' }, sources.map((e) => h('option', { value: e }, e)));
+  const select = h(
+    'select',
+    { 'aria-label': 'Promote from' },
+    sources.map((e) => h('option', { value: e }, e)),
+  );
   select.value = to === 'prod' ? 'staging' : to === 'staging' ? 'dev' : 'staging';
   const slot = h('div', { class: 'preview-slot' });
   const error = h('p', { class: 'form-error', role: 'alert' });
@@ -60,14 +93,22 @@ export function promotePanel(ctx: PageContext, getFlag: () => FlagView, to: Envi
     });
     if (!confirmed) return;
     try {
-      onDone(await ctx.api.send<FlagView>('POST', `/api/v1/flags/${encodeURIComponent(flag.id)}/environments/${to}/promote`, { fromEnv: from }));
+      onDone(
+        await ctx.api.send<FlagView>('POST', `/api/v1/flags/${encodeURIComponent(flag.id)}/environments/${to}/promote`, { fromEnv: from }),
+      );
     } catch (err) {
       error.textContent = errorText(err);
     }
   });
   show();
   return Object.assign(
-    h('section', { class: 'card promote' }, h('div', { class: 'card-head' }, h('h2', null, `Promote into ${to}`), h('label', { class: 'inline' }, 'from ', select), button), slot, error),
+    h(
+      'section',
+      { class: 'card promote' },
+      h('div', { class: 'card-head' }, h('h2', null, `Promote into ${to}`), h('label', { class: 'inline' }, 'from ', select), button),
+      slot,
+      error,
+    ),
     { refresh: show },
   );
 }

@@ -15,7 +15,14 @@ export function statsChart(model: ChartModel, box: ChartBox): SVGElement {
   const bottom = box.height - box.bottom;
   return svg(
     'svg',
-    { class: 'stats-chart', viewBox: `0 0 ${box.width} ${box.height}`, width: box.width, height: box.height, role: 'img', 'aria-label': 'Evaluations per hour' },
+    {
+      class: 'stats-chart',
+      viewBox: `0 0 ${box.width} ${box.height}`,
+      width: box.width,
+      height: box.height,
+      role: 'img',
+      'aria-label': 'Evaluations per hour',
+    },
     model.ticks.map((t) => [
       svg('line', { x1: box.left, x2: right, y1: t.y, y2: t.y, class: 'grid-line' }),
       svg('text', { x: box.left - 6, y: t.y + 4, 'text-anchor': 'end', class: 'axis-label' }, String(t.value)),
@@ -28,7 +35,14 @@ export function statsChart(model: ChartModel, box: ChartBox): SVGElement {
     model.bars.map((b) =>
       svg(
         'rect',
-        { x: b.x.toFixed(2), y: b.y.toFixed(2), width: b.width.toFixed(2), height: Math.max(0.5, b.height).toFixed(2), fill: variationColor(b.variation, model.variations), 'data-variation': b.variation },
+        {
+          x: b.x.toFixed(2),
+          y: b.y.toFixed(2),
+          width: b.width.toFixed(2),
+          height: Math.max(0.5, b.height).toFixed(2),
+          fill: variationColor(b.variation, model.variations),
+          'data-variation': b.variation,
+        },
         svg('title', null, `${b.hour.slice(0, 13).replace('T', ' ')}:00 UTC — ${b.variation}: ${b.count}`),
       ),
     ),

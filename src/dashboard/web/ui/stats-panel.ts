@@ -19,7 +19,9 @@ export function statsPanel(ctx: PageContext, flagId: string, env: EnvironmentNam
     period = next;
     for (const b of buttons) b.classList.toggle('active', b.dataset.period === period);
     try {
-      const { series } = await ctx.api.get<{ series: StatsPoint[] }>(`/api/v1/flags/${encodeURIComponent(flagId)}/environments/${env}/stats?period=${period}`);
+      const { series } = await ctx.api.get<{ series: StatsPoint[] }>(
+        `/api/v1/flags/${encodeURIComponent(flagId)}/environments/${env}/stats?period=${period}`,
+      );
       if (next !== period) return; // another period was chosen meanwhile
       const model = chartModel(series, period, BOX);
       replace(chart, statsChart(model, BOX));
@@ -29,7 +31,14 @@ export function statsPanel(ctx: PageContext, flagId: string, env: EnvironmentNam
         legend,
         model.total === 0
           ? h('span', { class: 'muted' }, `No evaluations in ${env} during the last ${period}.`)
-          : model.variations.map((v) => h('span', { class: 'legend-item' }, h('span', { class: 'swatch', 'data-color': variationColor(v, model.variations) }), `${v}: ${sums.get(v) ?? 0}`)),
+          : model.variations.map((v) =>
+              h(
+                'span',
+                { class: 'legend-item' },
+                h('span', { class: 'swatch', 'data-color': variationColor(v, model.variations) }),
+                `${v}: ${sums.get(v) ?? 0}`,
+              ),
+            ),
       );
       // The swatch colour comes from the data, set through the CSSOM: the page's CSP allows no inline style attribute.
       legend.querySelectorAll<HTMLElement>('.swatch').forEach((swatch) => {
@@ -44,7 +53,12 @@ export function statsPanel(ctx: PageContext, flagId: string, env: EnvironmentNam
   return h(
     'section',
     { class: 'card stats' },
-    h('div', { class: 'card-head' }, h('h2', null, `Evaluations in ${env}`), h('div', { class: 'segments' }, buttons, h('button', { type: 'button', class: 'segment', onclick: () => load(period) }, '↻'))),
+    h(
+      'div',
+      { class: 'card-head' },
+      h('h2', null, `Evaluations in ${env}`),
+      h('div', { class: 'segments' }, buttons, h('button', { type: 'button', class: 'segment', onclick: () => load(period) }, '↻')),
+    ),
     chart,
     legend,
     h('p', { class: 'hint' }, 'Hourly counts per variation, UTC hours.'),
