@@ -1,5 +1,5 @@
 import type { AuditEntry } from '@flagops/core';
-import { readJsonStateFile, writeJsonStateFile } from '../auth/json-state-file.js';
+import { readJsonStateFile, writeJsonStateFile } from '../state-files/state-files.js';
 
 export interface WebhookRecord {
   id: string;
