@@ -6,6 +6,7 @@ import { FlagopsError } from '../errors/flagops-error.js';
 import { NotFoundError } from '../errors/kinds.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
+import type { EvaluationTotals } from '../metrics/evaluation-totals.js';
 import { type EvaluationCounter, statsScope } from '../stats/evaluation-counter.js';
 import { countsRoute } from './counts.js';
 import type { EnvironmentView } from './environment-view.js';
@@ -19,6 +20,8 @@ export interface EvalAppDeps {
   keys: KeyService;
   holder: SnapshotHolder;
   counter: EvaluationCounter;
+  /** Evaluations for /metrics; absent with FLAGOPS_METRICS=off. */
+  totals?: EvaluationTotals;
   logger: Logger;
   health: () => { status: number; body: unknown };
 }
@@ -64,13 +67,18 @@ export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pi
   throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
 }
 
-/** Views from this server's keys and snapshot holder; counts into the stats of the view's environment. */
-function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter'>): ViewSource {
+/** Views from this server's keys and snapshot holder; counts into the stats of the view's environment (and the metrics). */
+function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter' | 'totals'>): ViewSource {
   return {
     view: (req) => viewForRequest(req, deps),
     recorder: recorderPerView((view) => {
       const scope = statsScope(view.org, view.projectId, view.environment);
-      return (flagKey, variation) => deps.counter.record(scope, flagKey, variation);
+      const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);
+      if (total === undefined) return (flagKey, variation) => deps.counter.record(scope, flagKey, variation);
+      return (flagKey, variation, reason) => {
+        deps.counter.record(scope, flagKey, variation);
+        total(flagKey, variation, reason);
+      };
     }),
   };
 }

@@ -14,6 +14,7 @@ import { evaluationRoutes, recorderPerView, type ViewSource } from '../eval-serv
 import { readJsonBody } from '../http/read-json-body.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
+import type { EvaluationTotals } from '../metrics/evaluation-totals.js';
 import type { ReplicaCounts } from './replica-counts.js';
 import type { ReplicaHolder } from './replica-holder.js';
 import type { ReplicaKeys, SdkVerdict } from './replica-keys.js';
@@ -25,6 +26,8 @@ export interface ReplicaAppDeps {
   hub: StreamHub;
   /** Throttles, logs and counts wrong keys per client address. */
   guard: AuthGuard;
+  /** Evaluations for /metrics; absent with FLAGOPS_METRICS=off. */
+  totals?: EvaluationTotals;
   logger: Logger;
   health: () => { status: number; body: unknown };
 }
@@ -53,7 +56,14 @@ export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
 function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
   return {
     view: (req) => viewOf(bearerToken(req.headers.authorization), req, deps),
-    recorder: recorderPerView((view) => (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation)),
+    recorder: recorderPerView((view) => {
+      const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);
+      if (total === undefined) return (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation);
+      return (flagKey, variation, reason) => {
+        deps.counts.record(view.projectId, view.environment, flagKey, variation);
+        total(flagKey, variation, reason);
+      };
+    }),
   };
 }
 
