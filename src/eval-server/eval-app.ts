@@ -10,7 +10,7 @@ import type { EvaluationTotals } from '../metrics/evaluation-totals.js';
 import { type EvaluationCounter, statsScope } from '../stats/evaluation-counter.js';
 import { countsRoute } from './counts.js';
 import type { EnvironmentView } from './environment-view.js';
-import { evalServerFastPath } from './fast-path.js';
+import { evalServerFastPath, type RequestTimer } from './fast-path.js';
 import { createRoutedApp, type EvalRoutes } from './routed-app.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 import { streamRoute } from './stream.js';
@@ -20,8 +20,9 @@ export interface EvalAppDeps {
   keys: KeyService;
   holder: SnapshotHolder;
   counter: EvaluationCounter;
-  /** Evaluations for /metrics; absent with FLAGOPS_METRICS=off. */
+  /** Evaluations for /metrics, and the timing of what the fast path answers; absent with FLAGOPS_METRICS=off. */
   totals?: EvaluationTotals;
+  timer?: RequestTimer;
   logger: Logger;
   health: () => { status: number; body: unknown };
 }
@@ -43,7 +44,7 @@ export function createEvalApp(deps: EvalAppDeps, routes: EvalRoutes<ServedDeps> 
 
 /** The main server's POST /v1/evaluate and GET /v1/snapshot without Koa (src/eval-server/fast-path.ts). */
 export function evalFastPath(deps: EvalAppDeps): FastPath {
-  return evalServerFastPath(mainViewSource(deps), deps.logger);
+  return evalServerFastPath(mainViewSource(deps), deps.logger, deps.timer);
 }
 
 /** The SDK key fixes organisation, project and environment: a request can name no other. */

@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import { toHttpError } from '../errors/http-status.js';
 import { UnauthorizedError } from '../errors/kinds.js';
-import type { FastPath } from '../http/serve.js';
 import type { ServerMetrics } from './server-metrics.js';
 
 /** The route label of a request no route matched (404s, the dashboard's fallbacks): never the raw path. */
@@ -44,18 +43,4 @@ async function answerMetrics(ctx: Koa.Context, metrics: ServerMetrics): Promise<
   }
   ctx.type = metrics.contentType;
   ctx.body = await metrics.text();
-}
-
-/**
- * Times the requests a fast path answers before Koa. A fast path answers fixed paths only (no parameters, no
- * query string), so the request's path is its route pattern.
- */
-export function timeFastPath(fastPath: FastPath, metrics: ServerMetrics): FastPath {
-  return (req, res) => {
-    const startedAt = performance.now();
-    if (!fastPath(req, res)) return false;
-    const route = req.url ?? UNMATCHED;
-    res.once('finish', () => metrics.observeRequest(route, res.statusCode, startedAt));
-    return true;
-  };
 }

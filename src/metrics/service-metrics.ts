@@ -1,6 +1,5 @@
-import type { FastPath } from '../http/serve.js';
 import { EvaluationTotals } from './evaluation-totals.js';
-import { instrumentApp, timeFastPath } from './metrics-http.js';
+import { instrumentApp } from './metrics-http.js';
 import { type MetricsSettings, ServerMetrics } from './server-metrics.js';
 import { ControlFamilies, registerServingFamilies, type ServedSnapshot } from './service-families.js';
 
@@ -43,9 +42,13 @@ export class ServiceMetrics {
     return app;
   }
 
-  /** The evaluation app and its fast path, with /metrics and request timing in front. */
-  evaluationApp<T extends Koa>(app: T, fastPath: FastPath): [T, FastPath] {
+  /** The evaluation app, with /metrics and request timing in front (its fast path times with `evaluationTimer`). */
+  evaluationApp<T extends Koa>(app: T): T {
     instrumentApp(app, this.evaluation);
-    return [app, timeFastPath(fastPath, this.evaluation)];
+    return app;
   }
+
+  /** Times the requests the evaluation server's fast path answers. */
+  readonly evaluationTimer = (route: string, status: number, startedAt: number): void =>
+    this.evaluation.observeRequest(route, status, startedAt);
 }

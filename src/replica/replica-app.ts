@@ -7,7 +7,7 @@ import { FlagopsError } from '../errors/flagops-error.js';
 import { NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import { parseCountReport } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
-import { evalServerFastPath } from '../eval-server/fast-path.js';
+import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
 import { type StreamHub, streamRequestKey } from '../eval-server/stream.js';
 import { evaluationRoutes, recorderPerView, type ViewSource } from '../eval-server/view-routes.js';
@@ -26,8 +26,9 @@ export interface ReplicaAppDeps {
   hub: StreamHub;
   /** Throttles, logs and counts wrong keys per client address. */
   guard: AuthGuard;
-  /** Evaluations for /metrics; absent with FLAGOPS_METRICS=off. */
+  /** Evaluations for /metrics, and the timing of what the fast path answers; absent with FLAGOPS_METRICS=off. */
   totals?: EvaluationTotals;
+  timer?: RequestTimer;
   logger: Logger;
   health: () => { status: number; body: unknown };
 }
@@ -49,7 +50,7 @@ export function createReplicaApp(deps: ReplicaAppDeps): Koa {
 
 /** A replica's POST /v1/evaluate and GET /v1/snapshot without Koa, as on the main server. */
 export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
-  return evalServerFastPath(replicaViewSource(deps), deps.logger);
+  return evalServerFastPath(replicaViewSource(deps), deps.logger, deps.timer);
 }
 
 /** Views from what this replica synced; counts batched for upstream's stats. */

@@ -3,7 +3,7 @@ import { StreamHub } from '../eval-server/stream.js';
 import { trustProxies } from '../http/client-address.js';
 import type { Logger } from '../log/logger.js';
 import { EvaluationTotals } from '../metrics/evaluation-totals.js';
-import { instrumentApp, timeFastPath } from '../metrics/metrics-http.js';
+import { instrumentApp } from '../metrics/metrics-http.js';
 import { type MetricsSettings, ServerMetrics } from '../metrics/server-metrics.js';
 import { registerReplicaFamilies, registerServingFamilies } from '../metrics/service-families.js';
 import { bindPort } from '../process/bind-port.js';
@@ -88,7 +88,8 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     const guard = new AuthGuard({ logger, trustedProxies: options.trustProxy ?? 0 });
     const metrics = options.metrics?.enabled === false ? undefined : new ServerMetrics('replica', options.metrics?.token);
     const totals = metrics && new EvaluationTotals();
-    const appDeps = { holder, keys, counts, hub, guard, logger, health, totals };
+    const timer = metrics && ((route: string, status: number, startedAt: number) => metrics.observeRequest(route, status, startedAt));
+    const appDeps = { holder, keys, counts, hub, guard, logger, health, totals, timer };
     const app = createReplicaApp(appDeps);
     trustProxies(app, options.trustProxy ?? 0);
     if (metrics && totals) {
@@ -96,7 +97,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       const streams = hub;
       registerServingFamilies(metrics.registry, { snapshots: () => holder.entries(), streamClients: () => streams.size });
       registerReplicaFamilies(metrics.registry, status);
-      bound.serve(instrumentApp(app, metrics), timeFastPath(replicaFastPath(appDeps), metrics));
+      bound.serve(instrumentApp(app, metrics), replicaFastPath(appDeps));
     } else {
       bound.serve(app, replicaFastPath(appDeps));
     }
