@@ -33,7 +33,7 @@ export function killedBy(actor: Actor): string {
 }
 
 /**
- * The kill fast path (service-spec §1): a kill is one commit that touches only the environment's kills file,
+ * The kill fast path: a kill is one commit that touches only the environment's kills file,
  * and the evaluation server gets the new overlay in process before `kill` resolves, so the caller's response
  * is only sent once evaluation serves valueOff. Kills are sticky until `clear`.
  */

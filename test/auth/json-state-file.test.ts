@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readJsonStateFile, writeJsonStateFile } from '../../src/auth/json-state-file.js';
 import { readKeyFile } from '../../src/auth/key-file.js';
-import { readSessionFile } from '../../src/dashboard/sessions/session-file.js';
+import { readSessionFile } from '../../src/dashboard/sessions/session-store.js';
 
 describe('runtime state files (keys, users, sessions)', () => {
   it('read as undefined before the first write, and back as written, readable by the owner only', async () => {

@@ -56,7 +56,7 @@ describe('recorded evaluations', () => {
     expect(lastHour(counter)).toEqual({ hour: '2025-03-01T12:00:00.000Z', variations: { on: 2, off: 1 } });
   });
 
-  it('are visible in the series before any flush, so stats lag by nothing (contract §3: within 5 s)', async () => {
+  it('are visible in the series before any flush, so stats lag by nothing (within 5 s)', async () => {
     const dataDir = await tempDir();
     const counter = await openCounter(dataDir, { now: T0 });
     counter.record(SCOPE, 'checkout', 'on');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/index.js';
+import { InvalidInputError } from '../../src/errors/kinds.js';
 import { validateBody } from '../../src/validation/index.js';
 import { condition, rule, rules } from './fixtures.js';
 
@@ -26,7 +26,7 @@ describe('validating a request body', () => {
     }
   });
 
-  it('throws invalid_input naming the offending field (contract §3)', () => {
+  it('throws invalid_input naming the offending field', () => {
     const err = refusal(() => validateBody('project-create', { name: 'Shop', slug: 'Shop!' }));
     expect(err.code).toBe('invalid_input');
     expect(err.field).toBe('slug');
@@ -130,7 +130,7 @@ describe('validating a request body', () => {
     });
   });
 
-  describe('key create (contract §3)', () => {
+  describe('key create', () => {
     it('accepts admin and agent keys with or without a name', () => {
       expect(() => validateBody('key-create', { kind: 'admin' })).not.toThrow();
       expect(() => validateBody('key-create', { kind: 'agent', name: 'deploy-bot' })).not.toThrow();

@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { bearerToken } from '../../auth/bearer-token.js';
+import { bearerToken } from '../../auth/key-format.js';
 
 /**
  * The SDK key of a stream request: the Authorization header, or `?sdkKey=` because a browser's EventSource

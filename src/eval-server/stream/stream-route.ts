@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { FlagopsError } from '../../errors/flagops-error.js';
+import { FlagopsError } from '../../errors/kinds.js';
 import { type EvalAppDeps, viewForKey } from '../eval-app.js';
 import { streamRequestKey } from './request-key.js';
 import { streamHubFor } from './stream-hubs.js';

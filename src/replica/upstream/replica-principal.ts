@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { bearerToken } from '../../auth/bearer-token.js';
+import { bearerToken } from '../../auth/key-format.js';
 import type { KeyService } from '../../auth/key-service.js';
 import type { Principal } from '../../auth/principal.js';
 import { ForbiddenError } from '../../errors/kinds.js';
