@@ -8,7 +8,7 @@ import type { KillSwitch } from '../kill/kill-switch.js';
 import type { Logger } from '../log/logger.js';
 import { invalidFile } from '../repository/held-units.js';
 import type { EvaluationCounter } from '../stats/evaluation-counter.js';
-import type { RepositoryRegistry } from '../storage/repository-registry.js';
+import type { RepositoryRegistry } from '../storage/index.js';
 import { auditRoutes } from './audit.js';
 import { environmentRoutes } from './environments.js';
 import { flagRoutes } from './flags.js';

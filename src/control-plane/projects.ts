@@ -4,7 +4,7 @@ import { invalidFile } from '../repository/held-units.js';
 import { deriveProjectId } from '../repository/ids.js';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
-import { heldBackBy } from '../storage/served-state.js';
+import { heldBackBy } from '../storage/index.js';
 import type { ProjectCreateBody } from '../validation/api-bodies.js';
 import { route } from './route-table.js';
 import { type ProjectView, projectView } from './views.js';

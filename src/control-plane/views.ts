@@ -1,6 +1,6 @@
 import { ENVIRONMENTS, type EnvironmentConfig, type EnvironmentName, type FlagKind, type JsonValue, type ProjectFile } from '@flagops/core';
 import { type InvalidFile, invalidFile } from '../repository/held-units.js';
-import { heldBackBy, type ServedState } from '../storage/served-state.js';
+import { heldBackBy, type ServedState } from '../storage/index.js';
 import type { FlagRef } from './state-lookup.js';
 
 export interface ProjectView {

@@ -4,7 +4,7 @@ import { bearerToken } from '../auth/key-format.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { Principal } from '../auth/principal.js';
 import { UnauthorizedError } from '../errors/kinds.js';
-import type { FlagRepository } from '../storage/flag-repository.js';
+import type { FlagRepository } from '../storage/index.js';
 import type { ControlPlaneDeps } from './control-app.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } fr
 import { NotFoundError } from '../errors/kinds.js';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
-import type { FlagRepository } from '../storage/flag-repository.js';
+import type { FlagRepository } from '../storage/index.js';
 
 /** Where a kill made by this process is announced before the kill call returns (the evaluation server). */
 export interface KillListener {

@@ -130,6 +130,19 @@ describe('validating a request body', () => {
     });
   });
 
+  describe('kill (schemas/api/kill.schema.json)', () => {
+    it('accepts an empty object and a reason of up to 4096 characters', () => {
+      expect(validateBody('kill', {})).toEqual({});
+      expect(validateBody('kill', { reason: 'x'.repeat(4096) })).toEqual({ reason: 'x'.repeat(4096) });
+    });
+
+    it('refuses any other field, a reason that is not a string, and a longer one, naming the field', () => {
+      expect(refusal(() => validateBody('kill', { reason: 'x', force: true })).field).toBe('force');
+      expect(refusal(() => validateBody('kill', { reason: 5 })).field).toBe('reason');
+      expect(refusal(() => validateBody('kill', { reason: 'x'.repeat(4097) })).field).toBe('reason');
+    });
+  });
+
   describe('key create', () => {
     it('accepts admin and agent keys with or without a name', () => {
       expect(() => validateBody('key-create', { kind: 'admin' })).not.toThrow();
