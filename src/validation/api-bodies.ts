@@ -42,6 +42,10 @@ export interface PromoteBody {
   fromEnv: EnvironmentName;
 }
 
+export interface KillBody {
+  reason?: string;
+}
+
 export interface KeyCreateBody {
   kind: 'admin' | 'agent' | 'sdk';
   name?: string;
@@ -55,5 +59,6 @@ export interface ApiBodies {
   'flag-patch': FlagPatchBody;
   'config-update': ConfigUpdateBody;
   promote: PromoteBody;
+  kill: KillBody;
   'key-create': KeyCreateBody;
 }
