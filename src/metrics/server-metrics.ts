@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
-import { authFailureCounts } from '../auth/auth-failures.js';
+import { authFailureCounts } from '../auth/auth-guard.js';
 import { CheapHistogram } from './cheap-histogram.js';
 
 /** Which server a registry belongs to: the `server` label of the HTTP family. */
