@@ -6,6 +6,7 @@ import { EvaluationTotals } from '../../src/metrics/evaluation-totals.js';
 import { instrumentApp } from '../../src/metrics/metrics-http.js';
 import { ServerMetrics } from '../../src/metrics/server-metrics.js';
 import { ControlFamilies, registerServingFamilies } from '../../src/metrics/service-families.js';
+import { sample } from './prometheus-text.js';
 
 const running: RunningServer[] = [];
 afterEach(async () => {
@@ -23,17 +24,6 @@ async function serve(metrics: ServerMetrics): Promise<string> {
   const server = await listen(app, '127.0.0.1', 0);
   running.push(server);
   return server.url;
-}
-
-/** The value of one series of the exposition, found by its name and labels (in any order). */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(match[3]);
-  }
-  return undefined;
 }
 
 describe('GET /metrics', () => {

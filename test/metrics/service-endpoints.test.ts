@@ -2,17 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
-
-/** The value of the series `name{labels…}` (labels matched in any order, others ignored), or undefined. */
-function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    const match = /^([a-z_:]+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const have = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
-    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(match[3]);
-  }
-  return undefined;
-}
+import { sample } from './prometheus-text.js';
 
 const scrape = async (url: string, authorization?: string) => {
   const res = await fetch(`${url}/metrics`, { headers: authorization ? { authorization } : {} });
