@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addUser, sessionHeaders, signIn } from '../dashboard/helpers/dashboard-session.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
@@ -115,6 +116,22 @@ describe('/api/v1/webhooks on a running service', () => {
     expect((await agent.post('/api/v1/webhooks', { url: receiverUrl })).status).toBe(403);
     expect((await agent.get('/api/v1/webhooks')).status).toBe(403);
     expect((await httpClient(svc.controlUrl, null).get('/api/v1/webhooks')).status).toBe(401);
+  });
+
+  it('a dashboard session manages them as an admin key does', async () => {
+    await addUser(svc, 'alice', 'Alice Martin');
+    const session = await signIn(svc.controlUrl, 'alice');
+    const headers = sessionHeaders(svc.controlUrl, session, { 'content-type': 'application/json' });
+    const created = await fetch(`${svc.controlUrl}/api/v1/webhooks`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: 'https://hooks.example.com/flagops', actions: ['promote'] }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const list = await fetch(`${svc.controlUrl}/api/v1/webhooks`, { headers });
+    expect(((await list.json()) as { webhooks: Array<{ id: string }> }).webhooks.map((w) => w.id)).toContain(id);
+    expect((await fetch(`${svc.controlUrl}/api/v1/webhooks/${id}`, { method: 'DELETE', headers })).status).toBe(200);
   });
 
   it("another organisation's webhook is not found, and theirs are not listed", async () => {
