@@ -87,8 +87,8 @@ export class ControlFamilies {
   }
 }
 
-/** A replica's view of its upstream: whether it is connected and when it last synced, for the sync lag alert. */
-export function registerReplicaFamilies(registry: Registry, status: { connected: boolean; lastSyncAt: string | null }): void {
+/** A replica's view of its upstream: whether it follows it, and when it last heard from it (the sync lag alert). */
+export function registerReplicaFamilies(registry: Registry, status: { connected: boolean; lastContactAt: number | null }): void {
   new Gauge({
     name: 'flagops_replica_upstream_connected',
     help: '1 while the replica is connected to its control plane, 0 otherwise.',
@@ -98,11 +98,11 @@ export function registerReplicaFamilies(registry: Registry, status: { connected:
     },
   });
   new Gauge({
-    name: 'flagops_replica_last_sync_timestamp_seconds',
-    help: 'When the replica last synced with its control plane (Unix seconds); 0 before the first sync.',
+    name: 'flagops_replica_last_contact_timestamp_seconds',
+    help: 'When the replica last heard from its control plane (a change, or the stream heartbeat every 15 s), Unix seconds; 0 before the first contact.',
     registers: [registry],
     collect() {
-      this.set(status.lastSyncAt === null ? 0 : Date.parse(status.lastSyncAt) / 1000);
+      this.set(status.lastContactAt === null ? 0 : status.lastContactAt / 1000);
     },
   });
 }
