@@ -242,6 +242,7 @@ export class WebhookService {
     if (newest === cursor) return;
     const fresh: AuditEntry[] = [];
     let found = cursor === '';
+    let tooMany = false;
     outer: for (;;) {
       for (const entry of page.entries) {
         if (entry.id === cursor) {
@@ -250,13 +251,15 @@ export class WebhookService {
         }
         fresh.push(entry);
       }
-      if (page.nextCursor === null || fresh.length >= CATCH_UP_LIMIT) break;
+      if (fresh.length >= CATCH_UP_LIMIT) tooMany = true;
+      if (page.nextCursor === null || tooMany) break;
       page = await index.query({ limit: 500, cursor: page.nextCursor });
     }
     if (!found) {
-      this.logger.warn('webhooks: the last entry delivered is no longer on main (history was rewritten); continuing from its head', {
-        org,
-      });
+      // Either main was rewritten (the entry is gone), or more entries arrived at once than are worth sending one
+      // by one (a large import): the receivers are not flooded with them, and deliveries continue from the head.
+      const why = tooMany ? `more than ${CATCH_UP_LIMIT} new audit entries at once` : 'the last entry delivered is no longer on main';
+      this.logger.warn(`webhooks: ${why}; those entries are not delivered, deliveries continue from main's head`, { org });
       fresh.length = 0;
     }
     const created: DeliveryRecord[] = [];

@@ -49,19 +49,29 @@ export async function readWebhookState(file: string): Promise<WebhookState> {
 
 /**
  * Writes of the state file, one at a time, each of the state as it is when the write starts: a caller that
- * awaits `save()` knows that what it changed before calling is on disk.
+ * awaits `save()` knows that what it changed before calling is on disk. Saves asked for while a write is
+ * waiting for its turn share that write, so a burst of changes (an import's thousand entries) costs a few
+ * writes of the file, not one per change.
  */
 export class WebhookStateFile {
   private chain: Promise<void> = Promise.resolve();
+  /** The write that has not started yet, which a save asked for now can join. */
+  private waiting: Promise<void> | null = null;
 
   constructor(
     private readonly file: string,
     private readonly state: () => WebhookState,
+    private readonly write: (file: string, content: unknown) => Promise<void> = writeJsonStateFile,
   ) {}
 
   save(): Promise<void> {
-    const write = () => writeJsonStateFile(this.file, this.state());
+    if (this.waiting) return this.waiting;
+    const write = () => {
+      this.waiting = null; // from here on, a change needs the next write
+      return this.write(this.file, this.state());
+    };
     const done = this.chain.then(write, write);
+    this.waiting = done;
     this.chain = done.catch(() => undefined);
     return done;
   }

@@ -9,6 +9,7 @@ import { AuditRegistry } from '../../src/audit/audit-registry.js';
 import { layout } from '../../src/repository/layout.js';
 import { RepositoryRegistry } from '../../src/storage/repository-registry.js';
 import { type RetryPolicy, WebhookService } from '../../src/webhooks/webhook-service.js';
+import { WebhookStateFile } from '../../src/webhooks/webhook-state.js';
 import { configYaml, meta, seedShop } from '../storage/helpers.js';
 
 interface Received {
@@ -219,5 +220,31 @@ describe('webhook management', () => {
     await expect(service.remove('other', created.id)).rejects.toMatchObject({ code: 'not_found' });
     expect(await service.remove('acme', created.id)).toMatchObject({ id: created.id });
     expect(service.list('acme')).toEqual([]);
+  });
+});
+
+describe('the webhook state file', () => {
+  it('writes once for the saves asked for while a write waits its turn, and each save resolves once its changes are written', async () => {
+    const written: unknown[] = [];
+    let release: () => void = () => {};
+    const state = { webhooks: [], cursors: { acme: '' }, deliveries: [] as unknown[] };
+    const file = new WebhookStateFile(
+      'unused',
+      () => structuredClone(state) as never,
+      async (_file, content) => {
+        written.push(content);
+        if (written.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    );
+    const first = file.save(); // starts at once, and is held
+    await new Promise((r) => setTimeout(r, 0));
+    state.cursors.acme = 'c1';
+    const saves = Array.from({ length: 50 }, () => file.save());
+    state.cursors.acme = 'c2';
+    saves.push(file.save());
+    release();
+    await Promise.all([first, ...saves]);
+    expect(written).toHaveLength(2);
+    expect(written[1]).toMatchObject({ cursors: { acme: 'c2' } });
   });
 });
