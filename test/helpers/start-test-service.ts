@@ -46,6 +46,8 @@ export interface TestServiceOptions {
   logger?: Logger;
   /** FLAGOPS_TRUST_PROXY. Default 0. */
   trustProxy?: number;
+  /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN. Default: on, no token. */
+  metrics?: Config['metrics'];
 }
 
 export interface TestService {
@@ -84,6 +86,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logLevel: options.logLevel ?? 'error',
     ...(options.gitProcesses ? { gitProcesses: options.gitProcesses } : {}),
     trustProxy: options.trustProxy ?? 0,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   };
   const logger = options.logger ?? (options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger);
 
