@@ -322,7 +322,7 @@ export function addVariantSegmentPrerequisiteCases({ add, flag }) {
       { name: 'a', value: 1, weight: 50 },
       { name: 'b', value: 2, weight: 50 },
     ];
-    const f = flag({ rolloutPct: 100, valueOn: 0, valueOff: -1, variants });
+    const f = flag({ rolloutPct: 100, valueOn: 0, valueOff: -1, defaultValue: 0, variants });
     for (const userId of ['Zoë', '用户-7', '🙂-smile']) {
       const h = referenceVariantHundredths(key, userId);
       add(
