@@ -153,12 +153,16 @@ export function inSegment(segment: CompiledSegment, context: EvaluationContext):
   return true;
 }
 
-/** Whether a condition holds for a context: a segment condition by membership, any other by its attribute. */
-export function conditionHoldsFor(c: CompiledCondition, context: EvaluationContext): boolean {
-  if (!c.isSegment) return conditionHolds(c, readAttribute(context, c));
+/** Whether a segment condition holds for a context: by membership; one naming an unknown segment never does. */
+export function segmentConditionHolds(c: CompiledCondition, context: EvaluationContext): boolean {
   if (c.op === IN_SEGMENT) return inSegment(c.segment!, context);
   if (c.op === NOT_IN_SEGMENT) return !inSegment(c.segment!, context);
   return false;
+}
+
+/** Whether a condition holds for a context: a segment condition by membership, any other by its attribute. */
+export function conditionHoldsFor(c: CompiledCondition, context: EvaluationContext): boolean {
+  return c.isSegment ? segmentConditionHolds(c, context) : conditionHolds(c, readAttribute(context, c));
 }
 
 /**

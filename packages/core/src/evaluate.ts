@@ -3,7 +3,7 @@
  * archived, disabled, prerequisites, the rules top-down, the rollout. Compiling does the parsing and hashing
  * that every evaluation would otherwise repeat; evaluating only reads fields and allocates only the result.
  */
-import { CompiledCondition, CompiledSegment, conditionHoldsFor } from './conditions.js';
+import { CompiledCondition, CompiledSegment, conditionHolds, readAttribute, segmentConditionHolds } from './conditions.js';
 import { frozenCopy } from './json.js';
 import type { EvaluationContext, EvaluationResult, JsonValue, Rule, SnapshotFlag, SnapshotSegment, Variant } from './model.js';
 import { murmur3Absorb, murmur3Resume, resumeBucket } from './murmur3.js';
@@ -90,6 +90,8 @@ export class CompiledFlag {
   readonly firstWeighted: CompiledVariant | null;
   /** Null when the config has none. */
   readonly prerequisites: readonly CompiledPrerequisite[] | null;
+  /** Neither variants nor prerequisites nor a rule naming a variant: evaluated by evaluatePlain. */
+  readonly plain: boolean;
   /** MurmurHash3 state after `"<key>/"`, kept as plain number fields so the bucket reads no nested object. */
   readonly prefixH: number;
   readonly prefixK: number;
@@ -115,6 +117,7 @@ export class CompiledFlag {
     this.rules = (flag.rules ?? []).map((r) => new CompiledRule(r, this.variants, segments));
     const prerequisites = Array.isArray(flag.prerequisites) ? flag.prerequisites : [];
     this.prerequisites = prerequisites.length > 0 ? prerequisites.map((p) => new CompiledPrerequisite(p.flag, p.variation)) : null;
+    this.plain = this.variants === null && this.prerequisites === null && this.rules.every((r) => r.variant === null);
     const prefix = murmur3Absorb(key + '/');
     this.prefixH = prefix.h;
     this.prefixK = prefix.k;
@@ -132,7 +135,9 @@ export class CompiledFlag {
 export function ruleMatches(rule: CompiledRule, context: EvaluationContext): boolean {
   const conditions = rule.conditions;
   for (let i = 0; i < conditions.length; i++) {
-    if (!conditionHoldsFor(conditions[i], context)) return false;
+    const c = conditions[i];
+    // Attribute conditions take the same path as before segments existed: the hot path of most rules.
+    if (c.isSegment ? !segmentConditionHolds(c, context) : !conditionHolds(c, readAttribute(context, c))) return false;
   }
   return true;
 }
@@ -222,6 +227,46 @@ export function failedPrerequisite(
 }
 
 /**
+ * A flag without variants or prerequisites (most flags): killed, archived, disabled, rules, rollout, serving
+ * valueOn or valueOff. Kept apart from evaluateFlag so that such flags run exactly the code they ran before
+ * variants and prerequisites existed.
+ */
+export function evaluatePlain(flag: CompiledFlag, context: EvaluationContext, killed: boolean): EvaluationResult {
+  if (killed) return { value: flag.valueOff, reason: 'killed', variation: 'off' };
+  if (flag.archived) return { value: flag.defaultValue, reason: 'archived', variation: 'default' };
+  if (!flag.enabled) return { value: flag.valueOff, reason: 'flag_disabled', variation: 'off' };
+
+  const userId = bucketingId(context);
+  let b = -1; // one bucket per evaluation, computed when first needed
+  const rules = flag.rules;
+  for (let r = 0; r < rules.length; r++) {
+    const rule = rules[r];
+    if (!ruleMatches(rule, context)) continue;
+    if (!rule.hasRollout) {
+      return rule.serveOn
+        ? { value: flag.valueOn, reason: 'rule_match', variation: 'on', ruleId: rule.id }
+        : { value: flag.valueOff, reason: 'rule_match', variation: 'off', ruleId: rule.id };
+    }
+    if (userId === null) continue;
+    if (b < 0) b = bucketOf(flag, userId);
+    if (b < rule.rolloutPct) {
+      return rule.serveOn
+        ? { value: flag.valueOn, reason: 'rule_match', variation: 'on', ruleId: rule.id, bucket: b }
+        : { value: flag.valueOff, reason: 'rule_match', variation: 'off', ruleId: rule.id, bucket: b };
+    }
+  }
+
+  const pct = flag.rolloutPct;
+  if (pct >= 100) return { value: flag.valueOn, reason: 'default', variation: 'on' };
+  if (!(pct > 0)) return { value: flag.valueOff, reason: 'default', variation: 'off' };
+  if (userId === null) return { value: flag.valueOff, reason: 'rollout', variation: 'off' };
+  if (b < 0) b = bucketOf(flag, userId);
+  return b < pct
+    ? { value: flag.valueOn, reason: 'rollout', variation: 'on', bucket: b }
+    : { value: flag.valueOff, reason: 'rollout', variation: 'off', bucket: b };
+}
+
+/**
  * One flag's result, in order: killed, archived, disabled, prerequisites, rules, rollout. Allocates only the
  * result (and, for a flag with prerequisites, the memo of one evaluation). `bucket` is reported by the step
  * that used it: a rule with rolloutPct, or a rollout strictly between 0 and 100.
@@ -233,6 +278,7 @@ export function evaluateFlag(
   killedKeys?: ReadonlySet<string>,
   memo?: PrerequisiteMemo,
 ): EvaluationResult {
+  if (flag.plain) return evaluatePlain(flag, context, killed);
   if (killed) return { value: flag.valueOff, reason: 'killed', variation: 'off' };
   if (flag.archived) return { value: flag.defaultValue, reason: 'archived', variation: 'default' };
   if (!flag.enabled) return { value: flag.valueOff, reason: 'flag_disabled', variation: 'off' };
@@ -242,35 +288,23 @@ export function evaluateFlag(
   }
 
   const userId = bucketingId(context);
-  let b = -1; // one bucket per evaluation, computed when first needed
+  let b = -1;
   const rules = flag.rules;
   for (let r = 0; r < rules.length; r++) {
     const rule = rules[r];
     if (!ruleMatches(rule, context)) continue;
-    if (!rule.hasRollout) {
-      if (flag.variants !== null || rule.variant !== null) return serveRule(flag, rule, userId, -1);
-      return rule.serveOn
-        ? { value: flag.valueOn, reason: 'rule_match', variation: 'on', ruleId: rule.id }
-        : { value: flag.valueOff, reason: 'rule_match', variation: 'off', ruleId: rule.id };
-    }
+    if (!rule.hasRollout) return serveRule(flag, rule, userId, -1);
     if (userId === null) continue;
     if (b < 0) b = bucketOf(flag, userId);
-    if (b < rule.rolloutPct) {
-      if (flag.variants !== null || rule.variant !== null) return serveRule(flag, rule, userId, b);
-      return rule.serveOn
-        ? { value: flag.valueOn, reason: 'rule_match', variation: 'on', ruleId: rule.id, bucket: b }
-        : { value: flag.valueOff, reason: 'rule_match', variation: 'off', ruleId: rule.id, bucket: b };
-    }
+    if (b < rule.rolloutPct) return serveRule(flag, rule, userId, b);
   }
 
   const pct = flag.rolloutPct;
-  if (pct >= 100)
-    return flag.variants === null ? { value: flag.valueOn, reason: 'default', variation: 'on' } : serveOn(flag, 'default', userId);
+  if (pct >= 100) return serveOn(flag, 'default', userId);
   if (!(pct > 0)) return { value: flag.valueOff, reason: 'default', variation: 'off' };
   if (userId === null) return { value: flag.valueOff, reason: 'rollout', variation: 'off' };
   if (b < 0) b = bucketOf(flag, userId);
   if (b >= pct) return { value: flag.valueOff, reason: 'rollout', variation: 'off', bucket: b };
-  if (flag.variants === null) return { value: flag.valueOn, reason: 'rollout', variation: 'on', bucket: b };
   const result = serveOn(flag, 'rollout', userId);
   result.bucket = b;
   return result;
@@ -334,6 +368,7 @@ export class CompiledEnvironment {
     const flag = this.flags.get(flagKey);
     if (flag === undefined) return { value: null, reason: 'flag_not_found' };
     const killed = killedKeys === undefined ? flag.killed : killedKeys.has(flagKey);
+    if (flag.plain) return evaluatePlain(flag, context ?? EMPTY_CONTEXT, killed);
     return evaluateFlag(flag, context ?? EMPTY_CONTEXT, killed, killedKeys);
   }
 }
