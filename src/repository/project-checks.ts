@@ -7,6 +7,7 @@ import {
   isSegmentCondition,
   type KillsFile,
   type ProjectFile,
+  type ProjectState,
   type SegmentFile,
 } from '@flagops/core';
 import { configModelIssues } from '../validation/config-model.js';
@@ -331,4 +332,36 @@ function cycleWords(members: readonly string[], prerequisitesOf: (key: string) =
     if (path.indexOf(key) !== path.length - 1) break;
   }
   return path.join(' → ');
+}
+
+/**
+ * What the checks between files say of one flag's config in one environment were it `config`, as issues with
+ * a path into the config and no file: a control-plane write checks this first, so that its 400 names the field.
+ */
+export function configReferenceIssues(
+  project: ProjectState,
+  key: string,
+  env: EnvironmentName,
+  config: EnvironmentConfig,
+): ValidationIssue[] {
+  const slug = project.project.slug;
+  const current = project.flags.get(key);
+  if (!current) return [];
+  const flags = new Map(project.flags);
+  flags.set(key, { meta: current.meta, environments: { ...current.environments, [env]: config } });
+  const issues: ValidationIssue[] = [];
+  checkReferences(slug, flags, (k) => flags.has(k), project.segments ?? new Map(), issues);
+  const file = layout.configFile(slug, env, key);
+  return issues.filter((issue) => issue.file === file).map(({ file: _, ...issue }) => issue);
+}
+
+/** The configs that name a segment: flag key and environment, in key order. */
+export function segmentUsage(project: ProjectState, segmentKey: string): Array<{ flag: string; environment: EnvironmentName }> {
+  const used: Array<{ flag: string; environment: EnvironmentName }> = [];
+  for (const key of [...project.flags.keys()].sort()) {
+    const refs = references(project.flags.get(key)!);
+    for (const env of ENVIRONMENTS)
+      if (refs?.segments.some((s) => s.env === env && s.key === segmentKey)) used.push({ flag: key, environment: env });
+  }
+  return used;
 }

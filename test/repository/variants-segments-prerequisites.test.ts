@@ -1,3 +1,4 @@
+import type { EnvironmentConfig } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import {
   diffStates,
@@ -7,6 +8,7 @@ import {
   serializeRepositoryFile,
 } from '../../src/repository/index.js';
 import { type EntryChange, ProjectAssembler } from '../../src/repository/project-assembler.js';
+import { configReferenceIssues, segmentUsage } from '../../src/repository/project-checks.js';
 import { entries, validRepository } from './repo-fixture.js';
 
 const ENVS = ['dev', 'staging', 'prod'] as const;
@@ -307,5 +309,59 @@ describe('the changes between two states, in words (flagops diff)', () => {
     expect(change(before, after)).toBe('shop: segment beta-testers: 1 user id added, 1 user id removed, conditions changed');
     expect(change(validRepository(), before)).toBe('shop: segment beta-testers added (1 user id, 0 conditions)');
     expect(change(before, validRepository())).toBe('shop: segment beta-testers removed');
+  });
+});
+
+describe('checking one config against its project before a write', () => {
+  const state = () => {
+    const files = validRepository();
+    files['projects/shop/segments/beta.yaml'] = 'key: beta\nuserIds: [ana]\n';
+    withConfig(files, 'rules:\n  - id: b\n    serve: "on"\n    conditions:\n      - op: in_segment\n        value: beta\n', 'search', [
+      'prod',
+    ]);
+    return read(files).state.projects.get('shop')!;
+  };
+  const config = (extra: Partial<EnvironmentConfig>): EnvironmentConfig => ({
+    enabled: true,
+    rolloutPct: 100,
+    valueOn: true,
+    valueOff: false,
+    version: 1,
+    rules: [],
+    ...extra,
+  });
+
+  it('names the field of an unknown segment, an unknown prerequisite flag and a cycle', () => {
+    const project = state();
+    expect(
+      configReferenceIssues(
+        project,
+        'checkout-v2',
+        'dev',
+        config({ rules: [{ id: 'r', serve: 'on', conditions: [{ op: 'in_segment', value: 'gone' }] }] }),
+      ),
+    ).toEqual([
+      {
+        path: '/rules/0/conditions/0/value',
+        message: 'names segment "gone", which project "shop" does not have (expected projects/shop/segments/gone.yaml)',
+      },
+    ]);
+    expect(configReferenceIssues(project, 'checkout-v2', 'dev', config({ prerequisites: [{ flag: 'nope', variation: 'on' }] }))).toEqual([
+      { path: '/prerequisites/0/flag', message: 'names flag "nope", which project "shop" does not have' },
+    ]);
+    const withPrerequisite = read(
+      withConfig(validRepository(), 'prerequisites:\n  - flag: checkout-v2\n    variation: "on"\n', 'search', ['dev']),
+    ).state.projects.get('shop')!;
+    expect(
+      configReferenceIssues(withPrerequisite, 'checkout-v2', 'dev', config({ prerequisites: [{ flag: 'search', variation: 'on' }] })),
+    ).toEqual([{ path: '/prerequisites/0/flag', message: 'is part of a prerequisite cycle: checkout-v2 → search → checkout-v2' }]);
+    expect(configReferenceIssues(project, 'checkout-v2', 'dev', config({ prerequisites: [{ flag: 'search', variation: 'on' }] }))).toEqual(
+      [],
+    );
+  });
+
+  it('finds the configs that use a segment', () => {
+    expect(segmentUsage(state(), 'beta')).toEqual([{ flag: 'search', environment: 'prod' }]);
+    expect(segmentUsage(state(), 'other')).toEqual([]);
   });
 });
