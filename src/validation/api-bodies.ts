@@ -46,6 +46,10 @@ export interface PromoteBody {
   fromEnv: EnvironmentName;
 }
 
+export interface KillBody {
+  reason?: string;
+}
+
 export interface KeyCreateBody {
   kind: 'admin' | 'agent' | 'sdk';
   name?: string;
@@ -68,6 +72,7 @@ export interface ApiBodies {
   'flag-patch': FlagPatchBody;
   'config-update': ConfigUpdateBody;
   promote: PromoteBody;
+  kill: KillBody;
   'key-create': KeyCreateBody;
   'segment-put': SegmentPutBody;
 }

@@ -27,7 +27,7 @@ export function referenceVariantBucket(flagKey: string, userId: string): number 
   return (referenceMurmur(`${flagKey}/variant/${userId}`) % 10000) / 100;
 }
 
-/** Contract §4 bucket computed with the reference hash. */
+/** The bucket, (murmur3("<flagKey>/<userId>") mod 10000) / 100, computed with the reference hash. */
 export function referenceBucket(flagKey: string, userId: string): number {
   return (referenceMurmur(`${flagKey}/${userId}`) % 10000) / 100;
 }
