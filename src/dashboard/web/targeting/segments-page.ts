@@ -1,8 +1,7 @@
 import type { AttributeCondition } from '@flagops/core';
-import { ApiError } from '../api.js';
+import { ApiError, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
-import type { Page, PageContext } from '../page.js';
-import { errorText } from '../ui/error-text.js';
+import type { Page, PageContext } from '../route.js';
 
 /** A segment as the control plane answers it. */
 export interface SegmentView {
