@@ -54,7 +54,12 @@ describe('segments', () => {
   it('upsert_segment creates and replaces, list_segments and get_segment read, delete_segment deletes', async () => {
     const created = await call('upsert_segment', { segment: 'beta-testers', name: 'Beta testers', userIds: ['ana', 'bo'] });
     expect(created.text).toContain('Created segment beta-testers: 2 user ids, 0 conditions.');
-    const replaced = await call('upsert_segment', { segment: 'beta-testers', userIds: ['ana', 'bo', 'chen'], expectedVersion: 1 });
+    const replaced = await call('upsert_segment', {
+      segment: 'beta-testers',
+      name: 'Beta testers',
+      userIds: ['ana', 'bo', 'chen'],
+      expectedVersion: 1,
+    });
     expect(replaced.text).toContain('Replaced segment beta-testers: 3 user ids, 0 conditions.');
     expect((await call('list_segments', {})).text).toContain('beta-testers (Beta testers): 3 user ids, 0 conditions, unused');
     expect((await call('get_segment', { segment: 'beta-testers' })).data.segment.userIds).toEqual(['ana', 'bo', 'chen']);
