@@ -58,4 +58,21 @@ describe('the snapshot and OFREP with variants, segments and prerequisites', () 
     });
     expect(await ofrep.json()).toMatchObject({ key: 'checkout-v2', value: 'g', reason: 'TARGETING_MATCH', variant: 'green' });
   });
+
+  it('takes SDK counts of a variant of the flag, and refuses a variation the flag does not have', async () => {
+    const post = (variation: string) =>
+      fetch(`${svc.evalUrl}/v1/counts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${sdkKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          counts: [
+            { flagKey: 'checkout-v2', variation, hour: new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString(), count: 3 },
+          ],
+        }),
+      });
+    expect((await post('green')).status).toBe(202);
+    const refused = await post('purple');
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as Json).error.message).toContain('must be on, off, default or a variant of the flag');
+  });
 });

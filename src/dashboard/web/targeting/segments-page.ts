@@ -1,7 +1,7 @@
 import type { AttributeCondition } from '@flagops/core';
 import { ApiError, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
-import type { Page, PageContext } from '../route.js';
+import { hrefOf, type Page, type PageContext } from '../route.js';
 
 /** A segment as the control plane answers it. */
 export interface SegmentView {
@@ -16,8 +16,8 @@ export interface SegmentView {
 
 const segmentsPath = (projectId: string) => `/api/v1/projects/${encodeURIComponent(projectId)}/segments`;
 const segmentPath = (projectId: string, key: string) => `${segmentsPath(projectId)}/${encodeURIComponent(key)}`;
-export const segmentsHref = (projectId: string) => `#/projects/${encodeURIComponent(projectId)}/segments`;
-export const segmentHref = (projectId: string, key: string) => `${segmentsHref(projectId)}/${encodeURIComponent(key)}`;
+export const segmentsHref = (projectId: string) => hrefOf({ name: 'segments', projectId });
+const segmentHref = (projectId: string, key: string) => hrefOf({ name: 'segment', projectId, key });
 
 /** User ids typed one per line (or separated by commas): blank entries dropped, order kept, duplicates once. */
 export function parseUserIds(text: string): string[] {
@@ -102,7 +102,7 @@ export function segmentsPage(ctx: PageContext, projectId: string): Page {
     element: h(
       'section',
       { class: 'page segments-page' },
-      h('p', null, h('a', { href: `#/projects/${encodeURIComponent(projectId)}` }, '← Flags')),
+      h('p', null, h('a', { href: hrefOf({ name: 'flags', projectId }) }, '← Flags')),
       h('h1', null, 'Segments'),
       h(
         'p',
