@@ -33,14 +33,13 @@ export function variantsEditor(kind: FlagKind, onInput: () => void): VariantsEdi
     const names = rows.map((r) => r.name);
     replace(
       bar,
-      weightSegments(rows).map((s) =>
-        h('span', {
-          class: 'weight-segment',
-          'data-variant': s.name,
-          title: `${s.name}: ${s.width}%`,
-          style: `width:${s.width}%;background:${variationColor(s.name, names)}`,
-        }),
-      ),
+      weightSegments(rows).map((s) => {
+        const segment = h('span', { class: 'weight-segment', 'data-variant': s.name, title: `${s.name}: ${s.width}%` });
+        // Through the CSSOM: the page's Content-Security-Policy refuses style attributes.
+        segment.style.width = `${s.width}%`;
+        segment.style.background = variationColor(s.name, names);
+        return segment;
+      }),
     );
     const checked = checkVariantRows(kind, rows);
     total.textContent = rows.length === 0 ? 'No variants: the config serves its value on.' : `Total ${checked.total}%`;
