@@ -207,16 +207,19 @@ const referencesOf = new WeakMap<FlagState, References | null>();
 function references(flag: FlagState): References | null {
   let refs = referencesOf.get(flag);
   if (refs !== undefined) return refs;
-  refs = { segments: [], prerequisites: [] };
+  const found: References = { segments: [], prerequisites: [] };
   for (const env of ENVIRONMENTS) {
     const config = flag.environments[env];
-    config.rules.forEach((rule, r) =>
+    config.rules.forEach((rule, r) => {
       rule.conditions.forEach((c, i) => {
-        if (isSegmentCondition(c)) refs!.segments.push({ env, path: `/rules/${r}/conditions/${i}/value`, key: c.value });
-      }),
-    );
-    (config.prerequisites ?? []).forEach((p, index) => refs!.prerequisites.push({ env, index, key: p.flag }));
+        if (isSegmentCondition(c)) found.segments.push({ env, path: `/rules/${r}/conditions/${i}/value`, key: c.value });
+      });
+    });
+    (config.prerequisites ?? []).forEach((p, index) => {
+      found.prerequisites.push({ env, index, key: p.flag });
+    });
   }
+  refs = found;
   if (refs.segments.length === 0 && refs.prerequisites.length === 0) refs = null;
   referencesOf.set(flag, refs);
   return refs;
