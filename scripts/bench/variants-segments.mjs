@@ -17,7 +17,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { compileEnvironment } from '@flagops/core';
 import { build } from 'esbuild';
-import { ruleFlagConfig } from './lib/seed.mjs';
+import { ruleFlagConfig, ruleFlagContexts } from './lib/seed.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -48,21 +48,7 @@ async function baseCore() {
   }
 }
 
-let seed = 42;
-const random = () => {
-  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-  return seed / 2 ** 32;
-};
-const COUNTRIES = ['DE', 'FR', 'US', 'GB', 'IT'];
-const VERSIONS = ['1.9.0', '2.0.0', '2.0.1', '2.1.0', '3.2.5', '10.0.0'];
-const contexts = JSON.parse(
-  JSON.stringify(
-    Array.from({ length: USERS }, (_, i) => ({
-      userId: `user-${i}-${Math.floor(random() * 1e9).toString(36)}`,
-      attributes: { country: COUNTRIES[Math.floor(random() * 5)], appVersion: VERSIONS[Math.floor(random() * 6)] },
-    })),
-  ),
-);
+const contexts = ruleFlagContexts(USERS);
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 

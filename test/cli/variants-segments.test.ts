@@ -19,6 +19,18 @@ describe('flagops validate and diff with variants, segments and prerequisites', 
   let copy: { dir: string; remove: () => void } | undefined;
   afterEach(() => copy?.remove());
 
+  /** checkout-v2's staff rule in staging, made to test the segment "staff" instead of the email. */
+  const staffRuleOnSegment = () => {
+    const staging = join(copy!.dir, 'projects/shop/environments/staging/checkout-v2.yaml');
+    const text = readFileSync(staging, 'utf8');
+    writeFileSync(
+      staging,
+      text.replace(
+        '      - attribute: email\n        op: contains\n        value: "@example.com"',
+        '      - op: in_segment\n        value: staff',
+      ),
+    );
+  };
   const append = (path: string, text: string) => writeFileSync(join(copy!.dir, path), readFileSync(join(copy!.dir, path), 'utf8') + text);
 
   it('prints the checks across files as file:line:column: path: message', async () => {
@@ -36,14 +48,7 @@ describe('flagops validate and diff with variants, segments and prerequisites', 
 
   it('names an unknown segment at its line and column', async () => {
     copy = sampleCopy();
-    const staging = join(copy.dir, 'projects/shop/environments/staging/checkout-v2.yaml');
-    writeFileSync(
-      staging,
-      readFileSync(staging, 'utf8').replace(
-        '      - attribute: email\n        op: contains\n        value: "@example.com"',
-        '      - op: in_segment\n        value: staff',
-      ),
-    );
+    staffRuleOnSegment();
     const result = await flagops(['validate', copy.dir]);
     expect(result.code).toBe(1);
     expect(result.stdout.split('\n').find((l) => l.includes('staging/checkout-v2.yaml'))).toMatch(
@@ -55,14 +60,7 @@ describe('flagops validate and diff with variants, segments and prerequisites', 
     copy = sampleCopy();
     mkdirSync(join(copy.dir, 'projects/shop/segments'));
     writeFileSync(join(copy.dir, 'projects/shop/segments/staff.yaml'), 'key: staff\nuserIds: [ana]\n');
-    const staging = join(copy.dir, 'projects/shop/environments/staging/checkout-v2.yaml');
-    writeFileSync(
-      staging,
-      readFileSync(staging, 'utf8').replace(
-        '      - attribute: email\n        op: contains\n        value: "@example.com"',
-        '      - op: in_segment\n        value: staff',
-      ),
-    );
+    staffRuleOnSegment();
     const result = await flagops(['validate', copy.dir]);
     expect(result.stdout).toContain(': valid (1 valid project, 4 valid flags, 20 files checked)');
   });

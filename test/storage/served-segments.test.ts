@@ -1,29 +1,9 @@
-import { join } from 'node:path';
 import { ENVIRONMENTS } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
-import { FlagRepository } from '../../src/storage/index.js';
-import { configYaml, flagYaml, git, gitWith, projectYaml, tempDir, track } from './helpers.js';
+import { coldRepository as cold, configYaml, type Files, flagYaml, commitHistory as history, projectYaml } from './helpers.js';
 
 // An invalid segment holds back its project; a segment change changes every environment of its project.
-
-type Files = Record<string, string | null>;
-
-async function history(commits: Files[]): Promise<{ gitdir: string; oids: string[] }> {
-  const gitdir = join(tempDir(), 'org.git');
-  git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', gitdir);
-  let stream = '';
-  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-  commits.forEach((files, i) => {
-    stream += `commit refs/heads/main\ncommitter Erin <erin@example.com> ${1_700_000_000 + i} +0000\n${data(`commit ${i}`)}`;
-    for (const [path, text] of Object.entries(files)) stream += text === null ? `D ${path}\n` : `M 100644 inline ${path}\n${data(text)}`;
-    stream += '\n';
-  });
-  gitWith(gitdir, { input: stream }, 'fast-import', '--quiet');
-  return { gitdir, oids: git(gitdir, 'rev-list', '--first-parent', '--reverse', 'main').split('\n') };
-}
-
-const cold = async (gitdir: string) => track(await FlagRepository.open({ gitdir, parseCache: false }));
 
 const segment = (ids: string[]) => `key: beta\nuserIds: [${ids.join(', ')}]\n`;
 const IN_BETA = 'rules:\n  - id: b\n    serve: "on"\n    conditions:\n      - op: in_segment\n        value: beta\n';

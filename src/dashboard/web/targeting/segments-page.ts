@@ -2,17 +2,7 @@ import type { AttributeCondition } from '@flagops/core';
 import { ApiError, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
-
-/** A segment as the control plane answers it. */
-export interface SegmentView {
-  key: string;
-  name: string;
-  description: string;
-  userIds: string[];
-  conditions: AttributeCondition[];
-  version: number;
-  usedBy: string[];
-}
+import type { SegmentView } from '../types.js';
 
 const segmentsPath = (projectId: string) => `/api/v1/projects/${encodeURIComponent(projectId)}/segments`;
 const segmentPath = (projectId: string, key: string) => `${segmentsPath(projectId)}/${encodeURIComponent(key)}`;
