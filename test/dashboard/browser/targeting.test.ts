@@ -68,7 +68,7 @@ describe('variants, prerequisites and segments in the dashboard (Chromium)', () 
         { name: 'blue', value: 'b', weight: 60 },
         { name: 'green', value: 'g', weight: 40 },
       ]);
-    await expect.poll(() => panel.locator('.save-status').textContent()).toBe('Saved.');
+    await expect.poll(() => panel.locator('.targeting-status').textContent()).toBe('Saved.');
   });
 
   it('adds a prerequisite on the flag page', async () => {

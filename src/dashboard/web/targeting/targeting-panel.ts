@@ -27,7 +27,7 @@ export function targetingPanel(
   let flag = initial;
   let projectFlags: FlagView[] = [];
   let shown = '';
-  const status = h('span', { class: 'save-status', role: 'status' });
+  const status = h('span', { class: 'targeting-status', role: 'status' });
   const save = h('button', { type: 'button', class: 'primary', 'data-action': 'save-targeting' }, 'Save variants and prerequisites');
   const refresh = () => {
     save.disabled = !dirty() || variants.read().issues.length > 0;
