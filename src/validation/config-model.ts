@@ -39,12 +39,19 @@ function serveIssues(
   issue: (path: string, message: string) => void,
 ): void {
   rules.forEach((rule, i) => {
+    // A rule that is not an object, or a serve that is not a string, is the schema's to report.
+    if (rule === null || typeof rule !== 'object' || typeof rule.serve !== 'string') return;
     if (rule.serve === 'on' || rule.serve === 'off') return;
     if (!variants?.some((v) => v.name === rule.serve)) {
       const known = variants?.length ? `; its variants are ${variants.map((v) => v.name).join(', ')}` : '; it has no variants';
       issue(`/rules/${i}/serve`, `serves variant "${rule.serve}", which this config does not have${known}`);
     }
   });
+}
+
+function isVariantShaped(value: unknown): value is Variant {
+  const v = value as Partial<Variant> | null;
+  return v !== null && typeof v === 'object' && typeof v.name === 'string' && typeof v.weight === 'number' && Number.isFinite(v.weight);
 }
 
 /**
@@ -58,8 +65,9 @@ export function configModelIssues(
 ): ValidationIssue[] {
   const issues = configValueKindIssues(kind, config, file);
   const issue = (path: string, message: string) => issues.push(file === undefined ? { path, message } : { file, path, message });
-  const variants = config.variants ?? undefined;
+  // Checked only in the shape the schema allows; anything else is the schema's to report.
+  const variants = Array.isArray(config.variants) && config.variants.every(isVariantShaped) ? config.variants : undefined;
   if (variants && variants.length > 0) variantIssues(kind, variants, issue);
-  if (config.rules) serveIssues(config.rules, variants, issue);
+  if (Array.isArray(config.rules)) serveIssues(config.rules, variants, issue);
   return issues;
 }
