@@ -14,7 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { compileEnvironment } from '@flagops/core';
 import { createClient } from '@flagops/sdk';
 import { buildSdkBundle } from '../build-packages.mjs';
-import { ruleFlagConfig } from './lib/seed.mjs';
+import { ruleFlagConfig, ruleFlagContexts } from './lib/seed.mjs';
 
 const USERS = 100_000;
 const ROUNDS = 7;
@@ -26,24 +26,7 @@ const entry = (config) => ({ killed: false, archived: false, defaultValue: null,
 const snapshotOf = (flags) => ({ version: 1, environment: 'prod', flags });
 
 // ---- Users: a fixed pseudo-random mix, parsed from JSON as a request body would be. ----
-let seed = 42;
-const random = () => {
-  seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
-  return seed / 2 ** 32;
-};
-const COUNTRIES = ['DE', 'FR', 'US', 'GB', 'IT'];
-const VERSIONS = ['1.9.0', '2.0.0', '2.0.1', '2.1.0', '3.2.5', '10.0.0'];
-const contexts = JSON.parse(
-  JSON.stringify(
-    Array.from({ length: USERS }, (_, i) => ({
-      userId: `user-${i}-${Math.floor(random() * 1e9).toString(36)}`,
-      attributes: {
-        country: COUNTRIES[Math.floor(random() * COUNTRIES.length)],
-        appVersion: VERSIONS[Math.floor(random() * VERSIONS.length)],
-      },
-    })),
-  ),
-);
+const contexts = ruleFlagContexts(USERS);
 
 function median(xs) {
   const s = [...xs].sort((a, b) => a - b);

@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import murmurhash from 'murmurhash-js';
+import { addVariantSegmentPrerequisiteCases } from './variants-segments-prerequisites.mjs';
 
 /** Reference bucket: murmurhash-js wants a byte string, so feed it the UTF-8 bytes one per char. */
 export function referenceBucket(flagKey, userId) {
@@ -56,8 +57,18 @@ const ruleOff = (ruleId, bucket) => ({
 const rollout = (on, bucket) => ({ value: on ? ON : OFF, reason: 'rollout', variation: on ? 'on' : 'off', bucket });
 
 const cases = [];
-function add(name, flagKey, flagConfig, context, expected, killedKeys) {
-  cases.push({ name, flagKey, flag: flagConfig, context, ...(killedKeys ? { killedKeys } : {}), expected });
+/** `environment`: the other flags of the environment (`flags`) and its `segments`, when the case needs them. */
+function add(name, flagKey, flagConfig, context, expected, killedKeys, environment = {}) {
+  cases.push({
+    name,
+    flagKey,
+    flag: flagConfig,
+    ...(environment.flags ? { flags: environment.flags } : {}),
+    ...(environment.segments ? { segments: environment.segments } : {}),
+    context,
+    ...(killedKeys ? { killedKeys } : {}),
+    expected,
+  });
 }
 
 // ---- Operators: one rule with one condition, serve on; the flag otherwise serves valueOff at 0%. ----
@@ -460,6 +471,8 @@ function userWith(flagKey, predicate, from = 0) {
     { value: { limit: 5, tags: ['a'] }, reason: 'default', variation: 'on' },
   );
 }
+
+addVariantSegmentPrerequisiteCases({ add, flag });
 
 export const vectors = {
   about: 'Evaluation cases (docs/evaluation.md) shared by the core, the evaluation server and the SDKs. See README.md beside this file.',

@@ -47,6 +47,7 @@ function gitEntry(
     environment: change.environment,
     actor: { ...actor },
   };
+  if (change.segmentKey) entry.segmentKey = change.segmentKey;
   if (pushedBy) entry.pushedBy = { ...pushedBy };
   if (commit.summary) entry.message = commit.summary;
   // The kill's own entry in kills.yaml says why more precisely than the commit message.
@@ -84,6 +85,7 @@ export function entryFromTrailers(commit: CommitInfo, trailers: FlagopsTrailers)
     actor,
   };
   if (trailers.fromEnvironment) entry.fromEnvironment = trailers.fromEnvironment;
+  if (trailers.segment) entry.segmentKey = trailers.segment;
   if (commit.summary) entry.message = commit.summary;
   const reason = commitReason(commit);
   if (reason) entry.reason = reason;

@@ -16,13 +16,15 @@ export interface DerivedChange {
   flagKey: string | null;
   environment: EnvironmentName | null;
   reason?: string;
+  /** For segment_update and segment_delete. */
+  segmentKey?: string;
 }
 
 /**
  * Describes a commit without `Flagops-*` trailers (an engineer's push) from its diff against its first parent:
  * project.yaml added → project_create, deleted → project_delete; a flag file added → flag_create (its new configs are part of it),
  * deleted → flag_delete, modified → flag_archive when archivedAt became set, else flag_update; a config added
- * or modified → config_update; a kills.yaml change → kill / clear_kill per flag key; anything else under
+ * or modified → config_update; a kills.yaml change → kill / clear_kill per flag key; a segment file added or modified → segment_update, deleted → segment_delete (with segmentKey); anything else under
  * projects/ → change. Files outside projects/ are not flags and give nothing. Sorted, without duplicates.
  */
 export async function describeDiff(oid: string, reader: DiffReader): Promise<DerivedChange[]> {
@@ -76,6 +78,15 @@ async function describePath(
     }
     case 'kills':
       return killEntries(p, where.project, where.environment, reader);
+    case 'segment':
+      return [
+        {
+          ...none,
+          action: p.change === 'deleted' ? 'segment_delete' : 'segment_update',
+          projectSlug: where.project,
+          segmentKey: where.segment,
+        },
+      ];
     case 'other': {
       const parts = p.path.split('/');
       if (parts[0] !== layout.projectsDir) return [];
@@ -123,7 +134,7 @@ const ENV_ORDER = new Map<EnvironmentName | null, number>([[null, -1], ...ENVIRO
 function sortUnique(changes: DerivedChange[]): DerivedChange[] {
   const seen = new Set<string>();
   const unique = changes.filter((c) => {
-    const key = JSON.stringify([c.action, c.projectSlug, c.flagKey, c.environment]);
+    const key = JSON.stringify([c.action, c.projectSlug, c.flagKey, c.environment, c.segmentKey ?? null]);
     if (seen.has(key)) return false;
     seen.add(key);
     return true;
@@ -133,6 +144,7 @@ function sortUnique(changes: DerivedChange[]): DerivedChange[] {
     (a, b) =>
       compare(text(a.projectSlug), text(b.projectSlug)) ||
       compare(text(a.flagKey), text(b.flagKey)) ||
+      compare(a.segmentKey ?? '', b.segmentKey ?? '') ||
       ENV_ORDER.get(a.environment)! - ENV_ORDER.get(b.environment)! ||
       compare(a.action, b.action),
   );

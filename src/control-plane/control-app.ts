@@ -15,6 +15,7 @@ import { flagRoutes } from './flags.js';
 import { keyRoutes } from './keys.js';
 import { projectRoutes } from './projects.js';
 import { mountRoutes, type Route, route } from './route-table.js';
+import { segmentRoutes } from './segments.js';
 import { statsRoutes } from './stats.js';
 import type { PrincipalResolver } from './workspace.js';
 
@@ -66,6 +67,7 @@ export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...projectRoutes,
   ...flagRoutes,
   ...environmentRoutes,
+  ...segmentRoutes,
   ...statsRoutes,
   ...keyRoutes,
   ...auditRoutes,

@@ -2,10 +2,12 @@ import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
 import { InvalidInputError, VersionConflictError } from '../errors/kinds.js';
 import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
+import { configReferenceIssues } from '../repository/project-checks.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
 import type { ConfigUpdateBody } from '../validation/api-bodies.js';
+import { configModelIssues } from '../validation/config-model.js';
+import type { ValidationIssue } from '../validation/issue.js';
 import { pointerToField } from '../validation/validate-body.js';
-import { configValueKindIssues } from '../validation/value-kind.js';
 import { writeFlag } from './flag-write.js';
 import { route } from './route-table.js';
 import { assignRuleIds } from './rule-ids.js';
@@ -38,7 +40,15 @@ export const environmentRoutes = [
   }),
 ];
 
-const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules'] as const;
+const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules', 'variants', 'prerequisites'] as const;
+
+/** The first issue as a 400 naming its field (`rules[0].conditions[1].value: …`). */
+function refuseIssues(issues: readonly ValidationIssue[]): void {
+  if (issues.length === 0) return;
+  const field = pointerToField(issues[0].path ?? '');
+  const more = issues.length > 1 ? ` (and ${issues.length - 1} more)` : '';
+  throw new InvalidInputError(`${field}: ${issues[0].message}${more}`, field);
+}
 
 /**
  * PUT .../config: the sent fields replace the current ones and the version goes up by one; a request that
@@ -52,11 +62,6 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
     if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
       throw new VersionConflictError(current.version, body.expectedVersion);
     }
-    const kindIssue = configValueKindIssues(flag.meta.kind, body)[0];
-    if (kindIssue) {
-      const field = pointerToField(kindIssue.path ?? '');
-      throw new InvalidInputError(`${field}: ${kindIssue.message}`, field);
-    }
     const next: EnvironmentConfig = {
       enabled: body.enabled ?? current.enabled,
       rolloutPct: body.rolloutPct ?? current.rolloutPct,
@@ -65,6 +70,14 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
       version: current.version + 1,
       rules: body.rules ? assignRuleIds(body.rules, current.rules) : current.rules,
     };
+    // `variants: null` removes them (valueOn is served again); so do `prerequisites: null` and `[]`.
+    const variants = 'variants' in body ? body.variants : current.variants;
+    if (variants) next.variants = variants;
+    const prerequisites = 'prerequisites' in body ? body.prerequisites : current.prerequisites;
+    if (prerequisites && prerequisites.length > 0) next.prerequisites = prerequisites;
+    // Checked here, before the store would refuse the file, so that the 400 names the request's field.
+    refuseIssues(configModelIssues(flag.meta.kind, { ...body, rules: next.rules, variants: next.variants ?? null }));
+    refuseIssues(configReferenceIssues(project, flag.meta.key, env, next));
     const changed = CONFIG_FIELDS.filter((f) => !jsonEqual(next[f] as never, current[f] as never));
     if (changed.length === 0) return null;
     const key = flag.meta.key;
@@ -126,14 +139,8 @@ export async function promoteFlag(ws: Workspace, flagId: string, to: Environment
   if (from === to) throw new InvalidInputError(`fromEnv: must differ from the destination environment ${to}`, 'fromEnv');
   const { view } = await writeFlag(ws, flagId, 'promote', ({ project, flag }) => {
     const source = flag.environments[from];
-    const next: EnvironmentConfig = {
-      enabled: source.enabled,
-      rolloutPct: source.rolloutPct,
-      valueOn: source.valueOn,
-      valueOff: source.valueOff,
-      version: flag.environments[to].version + 1,
-      rules: source.rules,
-    };
+    // The whole config, variants and prerequisites included, with the destination's version + 1.
+    const next: EnvironmentConfig = { ...source, version: flag.environments[to].version + 1 };
     const key = flag.meta.key;
     return {
       changes: [

@@ -81,6 +81,8 @@ export function flagView({ project, flag }: FlagRef): FlagView {
       rules: config.rules,
       killed: kill !== undefined,
     };
+    if (config.variants) view.variants = config.variants;
+    if (config.prerequisites) view.prerequisites = config.prerequisites;
     if (kill) {
       view.killedAt = kill.killedAt;
       view.killedBy = kill.killedBy;

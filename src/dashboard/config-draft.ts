@@ -1,8 +1,8 @@
-import { FLAG_KINDS, type FlagKind, type JsonValue } from '@flagops/core';
+import { FLAG_KINDS, type FlagKind, type JsonValue, type Rule, type Variant } from '@flagops/core';
 import { route } from '../control-plane/route-table.js';
 import { InvalidInputError } from '../errors/kinds.js';
+import { configModelIssues } from '../validation/config-model.js';
 import { bodyIssues, pointerToField } from '../validation/validate-body.js';
-import { configValueKindIssues } from '../validation/value-kind.js';
 import { parseRulesYaml } from './rules-yaml.js';
 
 /** One problem of a draft, named like the API names fields (`rules[0].conditions[1].value`). */
@@ -27,13 +27,17 @@ interface DraftInput {
   kind: FlagKind;
   config: Record<string, unknown>;
   rulesYaml?: string;
+  /** The config's variants, which rules may serve by name; not part of the draft, only what it is checked against. */
+  variants?: Variant[] | null;
 }
 
 function draftInput(input: unknown): DraftInput {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidInputError('the body must be a JSON object');
-  const { kind, config = {}, rulesYaml, ...rest } = input as Record<string, unknown>;
+  const { kind, config = {}, rulesYaml, variants, ...rest } = input as Record<string, unknown>;
   const unknown = Object.keys(rest)[0];
-  if (unknown !== undefined) throw new InvalidInputError(`${unknown}: unknown field; send kind, config and rulesYaml`, unknown);
+  if (unknown !== undefined) throw new InvalidInputError(`${unknown}: unknown field; send kind, config, rulesYaml and variants`, unknown);
+  if (variants !== undefined && variants !== null && !Array.isArray(variants))
+    throw new InvalidInputError('variants: must be the list of the config variants, or null', 'variants');
   if (!(FLAG_KINDS as readonly unknown[]).includes(kind))
     throw new InvalidInputError(`kind: must be one of ${FLAG_KINDS.join(', ')}`, 'kind');
   if (config === null || typeof config !== 'object' || Array.isArray(config))
@@ -44,7 +48,12 @@ function draftInput(input: unknown): DraftInput {
   if (rulesYaml !== undefined && (typeof rulesYaml !== 'string' || rulesYaml.length > MAX_RULES_TEXT)) {
     throw new InvalidInputError(`rulesYaml: must be a string of at most ${MAX_RULES_TEXT} characters`, 'rulesYaml');
   }
-  return { kind: kind as FlagKind, config: config as Record<string, unknown>, ...(rulesYaml === undefined ? {} : { rulesYaml }) };
+  return {
+    kind: kind as FlagKind,
+    config: config as Record<string, unknown>,
+    ...(rulesYaml === undefined ? {} : { rulesYaml }),
+    variants: (variants as Variant[] | null | undefined) ?? null,
+  };
 }
 
 /**
@@ -53,7 +62,7 @@ function draftInput(input: unknown): DraftInput {
  * kind). Nothing is written; the dashboard calls this as people type.
  */
 export function checkConfigDraft(input: unknown): DraftResult {
-  const { kind, config, rulesYaml } = draftInput(input);
+  const { kind, config, rulesYaml, variants } = draftInput(input);
   const body: Record<string, unknown> = { ...config };
   const issues: DraftIssue[] = [];
   const parsed = rulesYaml === undefined ? undefined : parseRulesYaml(rulesYaml);
@@ -65,7 +74,8 @@ export function checkConfigDraft(input: unknown): DraftResult {
   }
   for (const issue of [
     ...bodyIssues('config-update', body),
-    ...configValueKindIssues(kind, body as { valueOn?: JsonValue; valueOff?: JsonValue }),
+    // Values of the flag's kind, and rules serving a variant the config has.
+    ...configModelIssues(kind, { ...(body as { valueOn?: JsonValue; valueOff?: JsonValue; rules?: Rule[] }), variants }),
   ]) {
     const pointer = issue.path ?? '';
     const inRules = pointer === '/rules' || pointer.startsWith('/rules/');

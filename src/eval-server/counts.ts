@@ -3,6 +3,7 @@ import { InvalidInputError } from '../errors/kinds.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import { statsScope } from '../stats/evaluation-counter.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../stats/hours.js';
+import type { EnvironmentView } from './environment-view.js';
 import { type EvalAppDeps, viewFor } from './eval-app.js';
 
 /** At most this many entries in one POST /v1/counts; SDKs split larger reports. */
@@ -15,7 +16,7 @@ export const MAX_COUNT_ENTRIES = 1000;
  */
 export const MAX_ENTRY_COUNT = 1_000_000;
 
-/** The variations the evaluation core serves (docs/evaluation.md); anything else cannot come from an SDK. */
+/** The fixed variations the evaluation core serves (docs/evaluation.md); besides these, only a flag's variants. */
 const VARIATIONS = new Set(['on', 'off', 'default']);
 
 export interface CountReportEntry {
@@ -28,10 +29,21 @@ export interface CountReportEntry {
 export interface CountRules {
   /** Whether the key's environment has this flag. */
   hasFlag(flagKey: string): boolean;
+  /** The names of the flag's variants in this environment; anything else but on, off and default cannot come from an SDK. */
+  variantsOf?(flagKey: string): readonly string[];
   /** Epoch milliseconds. */
   now: number;
   /** The largest count an entry may carry (default MAX_ENTRY_COUNT). */
   maxCount?: number;
+}
+
+/** What a report of counts for one environment's view is checked against: its flags and their variants. */
+export function viewCountRules(view: Pick<EnvironmentView, 'compiled' | 'flags'>, now: number): CountRules {
+  return {
+    hasFlag: (key) => view.compiled.has(key),
+    variantsOf: (key) => (Object.hasOwn(view.flags, key) ? (view.flags[key].variants ?? []).map((v) => v.name) : []),
+    now,
+  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -76,8 +88,8 @@ function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: numbe
   const { flagKey, variation, hour, count } = entry;
   if (typeof flagKey !== 'string' || flagKey === '') throw new InvalidInputError(`${at}.flagKey must be a flag key`, `${at}.flagKey`);
   if (!rules.hasFlag(flagKey)) throw new InvalidInputError(`${at}.flagKey: this environment has no flag ${flagKey}`, `${at}.flagKey`);
-  if (typeof variation !== 'string' || !VARIATIONS.has(variation)) {
-    throw new InvalidInputError(`${at}.variation must be on, off or default`, `${at}.variation`);
+  if (typeof variation !== 'string' || !(VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation))) {
+    throw new InvalidInputError(`${at}.variation must be on, off, default or a variant of the flag`, `${at}.variation`);
   }
   const hourMs = typeof hour === 'string' ? Date.parse(hour) : Number.NaN;
   if (!Number.isFinite(hourMs) || hourMs % HOUR_MS !== 0) {
@@ -98,7 +110,7 @@ function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: numbe
  */
 export async function countsRoute(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
   const view = viewFor(ctx, deps);
-  const entries = parseCountReport(await readJsonBody(ctx.req), { hasFlag: (key) => view.compiled.has(key), now: Date.now() });
+  const entries = parseCountReport(await readJsonBody(ctx.req), viewCountRules(view, Date.now()));
   const scope = statsScope(view.org, view.projectId, view.environment);
   let accepted = 0;
   for (const e of entries) if (deps.counter.add(scope, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted++;

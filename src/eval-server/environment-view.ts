@@ -1,4 +1,4 @@
-import { CompiledEnvironment, type EnvironmentName, type KillsFile, type SnapshotFlag, setOwn } from '@flagops/core';
+import { CompiledEnvironment, type EnvironmentName, type KillsFile, type SnapshotFlag, type SnapshotSegment, setOwn } from '@flagops/core';
 
 /**
  * What one (project, environment) serves, immutable: a change builds a new view and swaps it in, so a
@@ -22,6 +22,8 @@ export class EnvironmentView {
     readonly version: number,
     /** The commit this view was read from. */
     readonly commit: string | null,
+    /** The project's segments, keyed by segment key. */
+    readonly segments: Readonly<Record<string, SnapshotSegment>> = {},
   ) {
     this.etag = `"v${version}"`;
     this.killed = new Set(Object.keys(kills.kills));
@@ -36,8 +38,10 @@ export class EnvironmentView {
     kills: KillsFile,
     version: number,
     commit: string | null,
+    segments: Record<string, SnapshotSegment> = {},
   ): EnvironmentView {
-    return new EnvironmentView(org, projectId, projectSlug, environment, flags, new CompiledEnvironment(flags), kills, version, commit);
+    const compiled = new CompiledEnvironment(flags, segments);
+    return new EnvironmentView(org, projectId, projectSlug, environment, flags, compiled, kills, version, commit, segments);
   }
 
   /** The same flags with another kill overlay (the fast path). */
@@ -52,10 +56,11 @@ export class EnvironmentView {
       kills,
       version,
       commit,
+      this.segments,
     );
   }
 
-  /** The snapshot body `{ version, environment, flags }` (docs/sdk.md), serialized once per view. */
+  /** The snapshot body `{ version, environment, flags, segments }` (docs/sdk.md), serialized once per view. */
   snapshotJson(): string {
     if (this.snapshotText === undefined) {
       const flags: Record<string, SnapshotFlag> = {};
@@ -63,7 +68,7 @@ export class EnvironmentView {
         const entry = this.flags[key];
         setOwn(flags, key, this.killed.has(key) ? { ...entry, killed: true } : entry);
       }
-      this.snapshotText = JSON.stringify({ version: this.version, environment: this.environment, flags });
+      this.snapshotText = JSON.stringify({ version: this.version, environment: this.environment, flags, segments: this.segments });
     }
     return this.snapshotText;
   }

@@ -4,7 +4,7 @@ import { layout } from '../repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { EnvironmentView } from './environment-view.js';
 import type { ServingRepository } from './snapshot-holder.js';
-import { allVersionKeys, snapshotFlags, snapshotVersions, type VersionKey, versionKey } from './snapshot-versions.js';
+import { allVersionKeys, snapshotFlags, snapshotSegments, snapshotVersions, type VersionKey, versionKey } from './snapshot-versions.js';
 
 type ProjectViews = Record<EnvironmentName, EnvironmentView>;
 
@@ -128,18 +128,21 @@ export class OrganisationServing {
     for (const [slug, project] of state.projects) {
       const previous = this.byProjectId.get(project.project.id);
       const views = {} as ProjectViews;
+      const segments = snapshotSegments(project);
+      const segmentsJson = JSON.stringify(segments);
       for (const env of ENVIRONMENTS) {
         const key = versionKey(slug, env);
         const version = versions.get(key) ?? 0;
         const flags = snapshotFlags(project, env);
-        const json = JSON.stringify(flags);
+        // What the compiled view depends on: a segment change recompiles, a kill alone does not.
+        const json = JSON.stringify(flags) + segmentsJson;
         const old = previous?.[env];
         let view: EnvironmentView;
         if (old && old.projectSlug === slug && this.flagsJson.get(key) === json) {
           const killsChanged = JSON.stringify(old.kills) !== JSON.stringify(project.kills[env]);
           view = killsChanged || old.version !== version ? old.withKills(project.kills[env], version, commit) : old;
         } else {
-          view = EnvironmentView.build(this.org, project.project.id, slug, env, flags, project.kills[env], version, commit);
+          view = EnvironmentView.build(this.org, project.project.id, slug, env, flags, project.kills[env], version, commit, segments);
         }
         if (view !== old) changed.push(view);
         views[env] = view;

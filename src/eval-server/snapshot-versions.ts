@@ -5,6 +5,7 @@ import {
   type JsonValue,
   type ProjectState,
   type SnapshotFlag,
+  type SnapshotSegment,
   setOwn,
 } from '@flagops/core';
 import type { ServingRepository } from './snapshot-holder.js';
@@ -21,7 +22,16 @@ export function snapshotFlag(flag: FlagState, env: EnvironmentName, killed: bool
     killed,
     archived: flag.meta.archivedAt !== null,
     defaultValue: (flag.meta.defaultValue ?? null) as JsonValue,
+    ...(config.variants ? { variants: config.variants } : {}),
+    ...(config.prerequisites ? { prerequisites: config.prerequisites } : {}),
   };
+}
+
+/** The project's segments as every environment's snapshot carries them, keyed by segment key. */
+export function snapshotSegments(project: ProjectState): Record<string, SnapshotSegment> {
+  const out: Record<string, SnapshotSegment> = {};
+  for (const [key, segment] of project.segments ?? []) setOwn(out, key, { userIds: segment.userIds, conditions: segment.conditions });
+  return out;
 }
 
 /**

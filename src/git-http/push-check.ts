@@ -67,7 +67,7 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     // Files over the limits are not read: one could be a gigabyte.
     if (overLimits.length > 0) continue;
     const files = await readPushedFiles(newOid);
-    const { issues } = readRepositoryFiles(files, newOid);
+    const { issues } = readRepositoryFiles(files, newOid, { locate: true });
     for (const issue of issues) problems.push(formatIssue(issue));
     if (context) {
       const projectsAfter = files.filter((f) => PROJECT_FILE.test(f.path)).length;

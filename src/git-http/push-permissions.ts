@@ -20,6 +20,7 @@ const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
   flag_update: 'flag.update',
   flag_archive: 'flag.archive',
   config_update: 'config.update',
+  segment_update: 'segment.update',
   kill: 'kill',
   clear_kill: 'clear_kill',
   // Any other edit of a project's files is the kind of change a config update is.
@@ -53,7 +54,10 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
   for (const change of described) {
     const permission = ACTION_PERMISSION[change.action];
     if (permission === undefined || change.projectSlug === null) continue;
-    const path = pathOf(change.projectSlug, change.flagKey, change.environment, change.action);
+    const path =
+      change.segmentKey === undefined
+        ? pathOf(change.projectSlug, change.flagKey, change.environment, change.action)
+        : layout.segmentFile(change.projectSlug, change.segmentKey);
     if (change.action === 'project_create') created.push(path);
     refuse(path, permission);
   }
@@ -89,6 +93,9 @@ function deletions(changes: readonly ChangedPath[]): Array<{ path: string; permi
       out.push({ path, permission: 'flag.delete' });
     } else if (where.kind === 'config') {
       if (!flags.has(`${where.project}/${where.flag}`)) out.push({ path, permission: 'flag.delete' });
+    } else if (where.kind === 'segment') {
+      // The API deletes segments for every credential that may change them.
+      out.push({ path, permission: 'segment.update' });
     } else {
       out.push({ path, permission: 'project.delete' });
     }

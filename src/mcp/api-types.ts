@@ -1,4 +1,4 @@
-import type { AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '@flagops/core';
+import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '@flagops/core';
 
 /** The wire shapes the MCP server reads from the control plane (docs/api.md). */
 
@@ -53,7 +53,30 @@ export interface ConfigUpdate {
   rules?: unknown[];
   valueOn?: unknown;
   valueOff?: unknown;
+  /** null removes them. */
+  variants?: unknown[] | null;
+  prerequisites?: Array<{ flag: string; variation: string }> | null;
   clearKill?: boolean;
+  expectedVersion?: number;
+}
+
+/** A segment as GET/PUT /api/v1/projects/:id/segments/:key answer it. */
+export interface SegmentResponse {
+  key: string;
+  name: string;
+  description: string;
+  userIds: string[];
+  conditions: AttributeCondition[];
+  version: number;
+  usedBy: string[];
+}
+
+/** PUT /api/v1/projects/:id/segments/:key: the whole segment. */
+export interface SegmentPut {
+  name?: string;
+  description?: string;
+  userIds?: string[];
+  conditions?: unknown[];
   expectedVersion?: number;
 }
 

@@ -1,5 +1,14 @@
 import type { EnvironmentName } from '@flagops/core';
-import type { AuditPage, AuditQuery, ConfigUpdate, FlagCreate, FlagResponse, ProjectResponse } from './api-types.js';
+import type {
+  AuditPage,
+  AuditQuery,
+  ConfigUpdate,
+  FlagCreate,
+  FlagResponse,
+  ProjectResponse,
+  SegmentPut,
+  SegmentResponse,
+} from './api-types.js';
 
 /**
  * Codes the MCP server adds to the control plane's own error codes (docs/api.md) for failures that never reached an
@@ -80,11 +89,40 @@ export class ControlPlaneClient {
     return this.#call('POST', `${envPath(flagId, toEnv)}/promote`, { body: { fromEnv } });
   }
 
+  listSegments(projectId: string): Promise<{ segments: SegmentResponse[] }> {
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/segments`);
+  }
+
+  getSegment(projectId: string, key: string): Promise<SegmentResponse> {
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`);
+  }
+
+  /** Creates or replaces; `created` is whether it answered 201. */
+  async putSegment(projectId: string, key: string, body: SegmentPut): Promise<{ created: boolean; segment: SegmentResponse }> {
+    const { status, body: segment } = await this.#exchange<SegmentResponse>(
+      'PUT',
+      `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`,
+      {
+        body,
+      },
+    );
+    return { created: status === 201, segment };
+  }
+
+  deleteSegment(projectId: string, key: string): Promise<SegmentResponse> {
+    return this.#call('DELETE', `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`);
+  }
+
   audit(query: AuditQuery): Promise<AuditPage> {
     return this.#call('GET', '/api/v1/audit', { query: { ...query } });
   }
 
   async #call<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
+    return (await this.#exchange<T>(method, path, options)).body;
+  }
+
+  /** One request; the answer's status with its body (the body alone is what most callers need). */
+  async #exchange<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<{ status: number; body: T }> {
     const url = new URL(this.#base + path);
     for (const [name, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
@@ -110,7 +148,7 @@ export class ControlPlaneClient {
     if (res.ok) {
       if (parsed === undefined)
         throw new ApiError('bad_response', `${method} ${path} answered ${res.status} without a JSON body`, res.status);
-      return parsed as T;
+      return { status: res.status, body: parsed as T };
     }
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
     if (error && typeof error.code === 'string') {

@@ -6,6 +6,7 @@ import type { McpTool, ToolDeps } from './tools/define-tool.js';
 import { explainEvaluationTool } from './tools/explain-tool.js';
 import { createFlag, getFlag, listFlags } from './tools/flag-tools.js';
 import { clearKill, killFlag } from './tools/kill-tools.js';
+import { deleteSegment, getSegment, listSegments, setPrerequisites, setVariants, upsertSegment } from './tools/targeting-tools.js';
 
 /**
  * The package version, read from package.json beside dist/ (src/mcp and dist/mcp are both two levels down).
@@ -28,17 +29,24 @@ export const ALL_TOOLS: readonly McpTool[] = [
   getFlag,
   getAuditLog,
   explainEvaluationTool,
+  listSegments,
+  getSegment,
   killFlag,
   clearKill,
   setRollout,
   updateFlagConfig,
+  setVariants,
+  setPrerequisites,
+  upsertSegment,
+  deleteSegment,
   promoteFlag,
   createFlag,
 ];
 
 const INSTRUCTIONS = [
   'flagops feature flags of one project, through its control plane. Flags are named by key; environments are dev, staging and prod.',
-  'Read with list_flags, get_flag, get_audit_log and explain_evaluation. Every write applies immediately and is audited under this agent key.',
+  'Read with list_flags, get_flag, get_audit_log, explain_evaluation, list_segments and get_segment. Every write applies immediately and is audited under this agent key.',
+  'A/B/n tests: set_variants; reusable audiences: upsert_segment and rules with in_segment; dependencies between flags: set_prerequisites.',
   'kill_flag is the emergency stop (always give a reason). Pass expectedVersion from get_flag to writes; on version_conflict re-read and retry.',
   'Promoting into prod needs a human.',
 ].join(' ');

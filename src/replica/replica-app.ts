@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { AuthGuard } from '../auth/auth-guard.js';
 import { bearerToken, keyPrefix, kindOfKey } from '../auth/key-format.js';
 import { FlagopsError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
-import { parseCountReport } from '../eval-server/counts.js';
+import { parseCountReport, viewCountRules } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
 import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
@@ -112,7 +112,7 @@ async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
 
 async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
   const view = await viewOf(bearerToken(ctx.get('authorization')), ctx.req, deps);
-  const entries = parseCountReport(await readJsonBody(ctx.req), { hasFlag: (key) => view.compiled.has(key), now: Date.now() });
+  const entries = parseCountReport(await readJsonBody(ctx.req), viewCountRules(view, Date.now()));
   for (const e of entries) deps.counts.add(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
   ctx.status = 202;
   ctx.body = { accepted: entries.length };

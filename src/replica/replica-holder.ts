@@ -1,4 +1,4 @@
-import type { EnvironmentName, KillsFile, SnapshotFlag } from '@flagops/core';
+import type { EnvironmentName, KillsFile, SnapshotFlag, SnapshotSegment } from '@flagops/core';
 import { EnvironmentView } from '../eval-server/environment-view.js';
 
 /** What the control plane sends for one (project, environment): GET /api/v1/replica/snapshots/:projectId/:env. */
@@ -10,6 +10,8 @@ export interface ViewBody {
   commit: string | null;
   flags: Record<string, SnapshotFlag>;
   kills: KillsFile;
+  /** The project's segments; absent from a control plane that predates them. */
+  segments?: Record<string, SnapshotSegment>;
 }
 
 /** One entry of the listing and of the stream's `version` events. */
@@ -32,7 +34,8 @@ export function isViewBody(value: unknown): value is ViewBody {
     Number.isSafeInteger(value.version) &&
     isObject(value.flags) &&
     isObject(value.kills) &&
-    isObject(value.kills.kills)
+    isObject(value.kills.kills) &&
+    (value.segments === undefined || isObject(value.segments))
   );
 }
 
@@ -66,9 +69,21 @@ export class ReplicaHolder {
     const current = this.views.get(keyOf(body.projectId, body.environment));
     if (current && current.version >= body.version) return false;
     const view =
-      current && JSON.stringify(current.flags) === JSON.stringify(body.flags)
+      current &&
+      JSON.stringify(current.flags) === JSON.stringify(body.flags) &&
+      JSON.stringify(current.segments) === JSON.stringify(body.segments ?? {})
         ? current.withKills(body.kills, body.version, body.commit) // a kill: keep the compiled flags, as the control plane does
-        : EnvironmentView.build(org, body.projectId, body.projectSlug, body.environment, body.flags, body.kills, body.version, body.commit);
+        : EnvironmentView.build(
+            org,
+            body.projectId,
+            body.projectSlug,
+            body.environment,
+            body.flags,
+            body.kills,
+            body.version,
+            body.commit,
+            body.segments ?? {},
+          );
     this.views.set(keyOf(body.projectId, body.environment), view);
     this.emit([view]);
     return true;

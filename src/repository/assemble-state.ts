@@ -1,4 +1,13 @@
-import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState, RepositoryState } from '@flagops/core';
+import type {
+  EnvironmentConfig,
+  FlagFile,
+  FlagState,
+  KillsFile,
+  ProjectFile,
+  ProjectState,
+  RepositoryState,
+  SegmentFile,
+} from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import { classifyPath } from './layout.js';
 import type { ParsedFile } from './parsed-file.js';
@@ -6,10 +15,12 @@ import {
   caseCollisionIssue,
   checkFlagFiles,
   checkProjectFiles,
+  checkReferences,
   duplicateIdIssue,
   ENV_INDEX,
   orphanIssues,
   type Slot,
+  servedSegments,
   serveKills,
 } from './project-checks.js';
 
@@ -28,12 +39,13 @@ interface ProjectBucket {
   /** Per flag key, one slot per environment in ENVIRONMENTS order. */
   configs: Map<string, Array<Slot<EnvironmentConfig> | undefined>>;
   kills: Array<Slot<KillsFile> | undefined>;
+  segments: Map<string, Slot<SegmentFile>>;
 }
 
 function bucketOf(buckets: Map<string, ProjectBucket>, slug: string): ProjectBucket {
   let bucket = buckets.get(slug);
   if (!bucket) {
-    bucket = { flags: new Map(), configs: new Map(), kills: [undefined, undefined, undefined] };
+    bucket = { flags: new Map(), configs: new Map(), kills: [undefined, undefined, undefined], segments: new Map() };
     buckets.set(slug, bucket);
   }
   return bucket;
@@ -67,6 +79,9 @@ function sortFiles(entries: Iterable<RepositoryEntry>, issues: ValidationIssue[]
       }
       case 'kills':
         bucket.kills[ENV_INDEX[where.environment]] = { path, value: file?.value as KillsFile | undefined };
+        break;
+      case 'segment':
+        bucket.segments.set(where.segment, { path, value: file?.value as SegmentFile | undefined });
         break;
     }
   }
@@ -103,7 +118,7 @@ function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, i
     if (holder === undefined) ids.projects.set(id, path);
     return holder;
   };
-  const ok = checkProjectFiles(slug, bucket.project, bucket.kills, claimId, issues);
+  const ok = checkProjectFiles(slug, bucket.project, bucket.kills, claimId, issues, bucket.segments.values());
   for (const [key, slots] of bucket.configs) {
     if (!bucket.flags.has(key)) orphanIssues(slug, key, slots, issues);
   }
@@ -124,14 +139,17 @@ function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, i
     const flag = assembleFlag(slug, key, slot, bucket.configs.get(key), ids, issues);
     if (flag) flags.set(key, flag);
   }
-  const kills = serveKills(slug, bucket.kills, flags, (key) => bucket.flags.has(key), issues);
-  return { project, flags, kills };
+  const segments = servedSegments(bucket.segments.values());
+  const checked = checkReferences(slug, flags, (key) => bucket.flags.has(key), segments, issues) as Map<string, FlagState>;
+  const kills = serveKills(slug, bucket.kills, checked, (key) => bucket.flags.has(key), issues);
+  return { project, flags: checked, kills, segments };
 }
 
 /**
  * Builds the typed state of one commit from its parsed files, with the cross-file checks: every config has
  * its flag file, every flag has a config in dev, staging and prod, a flag's key is its file name, a project's
- * slug is its folder name, ids are unique, kills name existing flags, values match the flag's kind.
+ * slug is its folder name, ids are unique, kills name existing flags, values match the flag's kind, variants
+ * add up, segments and prerequisites named exist, prerequisites form no cycle.
  *
  * A flag with any issue is left out of the state, and a project whose project.yaml or a kills.yaml is
  * missing or invalid is left out whole; the issues say why. Everything else is kept, so callers may keep

@@ -7,9 +7,12 @@ import {
   type FlagState,
   type JsonValue,
   type KillEntry,
+  type Prerequisite,
   type ProjectState,
   type RepositoryState,
   type Rule,
+  type SegmentFile,
+  type Variant,
 } from '@flagops/core';
 import { jsonEqual } from './json-equal.js';
 
@@ -34,6 +37,20 @@ export type ChangeItem =
       fields: Array<{ field: RuleField; before: JsonValue | undefined; after: JsonValue | undefined }>;
     }
   | { type: 'rules_reordered' }
+  /** One entry per variant whose weight or value changed, or that came or went; `before`/`after` absent: none. */
+  | { type: 'variants_changed'; before: Variant[] | undefined; after: Variant[] | undefined }
+  | { type: 'prerequisite_added'; flag: string; variation: string }
+  | { type: 'prerequisite_removed'; flag: string; variation: string }
+  | { type: 'segment_added'; segmentKey: string; userIds: number; conditions: number }
+  | { type: 'segment_removed'; segmentKey: string }
+  | {
+      type: 'segment_changed';
+      segmentKey: string;
+      userIdsAdded: number;
+      userIdsRemoved: number;
+      conditionsChanged: boolean;
+      fields: Array<'name' | 'description'>;
+    }
   | { type: 'killed'; killedBy: string; reason?: string }
   | { type: 'unkilled' };
 
@@ -96,7 +113,44 @@ function configChanges(
   if ('valueOn' in before) field(out, 'valueOn', before.valueOn, after.valueOn);
   if ('valueOff' in before) field(out, 'valueOff', before.valueOff, after.valueOff);
   ruleChanges(before.rules, after.rules, out);
+  if (!jsonEqual(before.variants as JsonValue | undefined, after.variants as JsonValue | undefined))
+    out.push({ type: 'variants_changed', before: before.variants, after: after.variants });
+  prerequisiteChanges(before.prerequisites ?? [], after.prerequisites ?? [], out);
   return out;
+}
+
+function prerequisiteChanges(before: readonly Prerequisite[], after: readonly Prerequisite[], out: ChangeItem[]): void {
+  const same = (a: Prerequisite) => (b: Prerequisite) => a.flag === b.flag && a.variation === b.variation;
+  for (const p of before) if (!after.some(same(p))) out.push({ type: 'prerequisite_removed', flag: p.flag, variation: p.variation });
+  for (const p of after) if (!before.some(same(p))) out.push({ type: 'prerequisite_added', flag: p.flag, variation: p.variation });
+}
+
+function segmentChanges(
+  before: ReadonlyMap<string, SegmentFile> | undefined,
+  after: ReadonlyMap<string, SegmentFile> | undefined,
+  out: ChangeItem[],
+): void {
+  const keys = [...new Set([...(before?.keys() ?? []), ...(after?.keys() ?? [])])].sort();
+  for (const segmentKey of keys) {
+    const old = before?.get(segmentKey);
+    const now = after?.get(segmentKey);
+    if (!now) {
+      out.push({ type: 'segment_removed', segmentKey });
+      continue;
+    }
+    if (!old) {
+      out.push({ type: 'segment_added', segmentKey, userIds: now.userIds.length, conditions: now.conditions.length });
+      continue;
+    }
+    const oldIds = new Set(old.userIds);
+    const newIds = new Set(now.userIds);
+    const userIdsAdded = [...newIds].filter((id) => !oldIds.has(id)).length;
+    const userIdsRemoved = [...oldIds].filter((id) => !newIds.has(id)).length;
+    const conditionsChanged = !jsonEqual(old.conditions as unknown as JsonValue, now.conditions as unknown as JsonValue);
+    const fields = (['name', 'description'] as const).filter((name) => old[name] !== now[name]);
+    if (userIdsAdded > 0 || userIdsRemoved > 0 || conditionsChanged || fields.length > 0)
+      out.push({ type: 'segment_changed', segmentKey, userIdsAdded, userIdsRemoved, conditionsChanged, fields });
+  }
 }
 
 function metaChanges(before: FlagFile, after: FlagFile): ChangeItem[] {
@@ -144,6 +198,7 @@ export function diffStates(before: RepositoryState, after: RepositoryState): Fla
       field(projectItems, 'id', old.project.id, now.project.id);
       field(projectItems, 'name', old.project.name, now.project.name);
     }
+    segmentChanges(old?.segments, now.segments, projectItems);
     if (projectItems.length > 0) out.push({ project: slug, flag: null, environment: null, changes: projectItems });
     const keys = [...new Set([...(old?.flags.keys() ?? []), ...now.flags.keys()])].sort();
     for (const key of keys) {

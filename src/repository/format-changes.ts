@@ -1,4 +1,4 @@
-import type { JsonValue } from '@flagops/core';
+import type { JsonValue, Variant } from '@flagops/core';
 import type { ChangeItem, FlagChange } from './diff-states.js';
 
 const MAX_VALUE_LENGTH = 40;
@@ -7,6 +7,27 @@ function show(value: JsonValue | undefined): string {
   if (value === undefined) return '(none)';
   const text = JSON.stringify(value);
   return text.length > MAX_VALUE_LENGTH ? `${text.slice(0, MAX_VALUE_LENGTH - 1)}…` : text;
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** `variants blue 50 → 30, green 50 → 70`: per variant, what changed, in the order of the new list. */
+function variantWords(before: readonly Variant[] | undefined, after: readonly Variant[] | undefined): string {
+  if (!after) return 'variants removed (valueOn is served again)';
+  if (!before) return `variants added: ${after.map((v) => `${v.name} ${v.weight}`).join(', ')}`;
+  const parts: string[] = [];
+  const old = new Map(before.map((v) => [v.name, v]));
+  for (const v of after) {
+    const was = old.get(v.name);
+    if (!was) {
+      parts.push(`${v.name} added at ${v.weight}`);
+      continue;
+    }
+    if (was.weight !== v.weight) parts.push(`${v.name} ${was.weight} → ${v.weight}`);
+    if (JSON.stringify(was.value) !== JSON.stringify(v.value)) parts.push(`${v.name} value ${show(was.value)} → ${show(v.value)}`);
+  }
+  for (const v of before) if (!after.some((n) => n.name === v.name)) parts.push(`${v.name} removed`);
+  return parts.length > 0 ? `variants ${parts.join(', ')}` : 'variants reordered or described anew';
 }
 
 function describe(item: ChangeItem): string {
@@ -45,6 +66,24 @@ function describe(item: ChangeItem): string {
       return `killed by ${item.killedBy}${item.reason ? ` (${item.reason})` : ''}`;
     case 'unkilled':
       return 'kill cleared';
+    case 'variants_changed':
+      return variantWords(item.before, item.after);
+    case 'prerequisite_added':
+      return `prerequisite ${item.flag} = ${item.variation} added`;
+    case 'prerequisite_removed':
+      return `prerequisite ${item.flag} = ${item.variation} removed`;
+    case 'segment_added':
+      return `segment ${item.segmentKey} added (${plural(item.userIds, 'user id')}, ${plural(item.conditions, 'condition')})`;
+    case 'segment_removed':
+      return `segment ${item.segmentKey} removed`;
+    case 'segment_changed': {
+      const parts: string[] = [];
+      if (item.userIdsAdded > 0) parts.push(`${plural(item.userIdsAdded, 'user id')} added`);
+      if (item.userIdsRemoved > 0) parts.push(`${plural(item.userIdsRemoved, 'user id')} removed`);
+      if (item.conditionsChanged) parts.push('conditions changed');
+      for (const name of item.fields) parts.push(`${name} changed`);
+      return `segment ${item.segmentKey}: ${parts.join(', ')}`;
+    }
   }
 }
 

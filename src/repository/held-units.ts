@@ -6,6 +6,7 @@ import {
   type FlagState,
   type KillsFile,
   type ProjectFile,
+  type SegmentFile,
 } from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import { classifyPath } from './layout.js';
@@ -21,9 +22,10 @@ export type HeldUnit = { kind: 'project'; project: string } | { kind: 'flag'; pr
 export function unitOfPath(path: string): HeldUnit | undefined {
   const where = classifyPath(path);
   switch (where.kind) {
-    // Segment files (projects/<slug>/segments/<key>.yaml) act on every flag of their project: they belong here.
+    // A segment acts on every flag of its project: it belongs to the project.
     case 'project':
     case 'kills':
+    case 'segment':
       return { kind: 'project', project: where.project };
     case 'flag':
     case 'config':
@@ -78,6 +80,8 @@ export function validFlag(slug: string, key: string, files: FlagFiles): FlagStat
 export interface ProjectFiles {
   project: Slot<ProjectFile> | undefined;
   kills: ReadonlyArray<Slot<KillsFile> | undefined>;
+  /** Every segment file of the project. */
+  segments: ReadonlyArray<Slot<SegmentFile>>;
 }
 
 const NO_KILLS: KillsFile = Object.freeze({ kills: Object.freeze({}) }) as KillsFile;
@@ -92,9 +96,9 @@ export function validKills(files: ProjectFiles): Record<EnvironmentName, KillsFi
   return out;
 }
 
-/** Whether the project's own files are valid: project.yaml present, valid and naming its folder; kills files valid. */
+/** Whether the project's own files are valid: project.yaml present, valid and naming its folder; kills files and segments valid. */
 export function projectFilesValid(slug: string, files: ProjectFiles): boolean {
-  return checkProjectFiles(slug, files.project, files.kills, undefined, []) && files.project?.value !== undefined;
+  return checkProjectFiles(slug, files.project, files.kills, undefined, [], files.segments) && files.project?.value !== undefined;
 }
 
 /** A kills file without the kills of flags that have no flag file (which would make it invalid to write). */

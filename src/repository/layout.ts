@@ -10,6 +10,8 @@ export const layout = {
   environmentDir: (slug: string, env: EnvironmentName) => `projects/${slug}/environments/${env}`,
   configFile: (slug: string, env: EnvironmentName, key: string) => `projects/${slug}/environments/${env}/${key}.yaml`,
   killsFile: (slug: string, env: EnvironmentName) => `projects/${slug}/environments/${env}/kills.yaml`,
+  segmentsDir: (slug: string) => `projects/${slug}/segments`,
+  segmentFile: (slug: string, key: string) => `projects/${slug}/segments/${key}.yaml`,
 } as const;
 
 /** The file name of an environment's kill overrides; no flag may be called `kills`. */
@@ -20,6 +22,7 @@ export type RepositoryPath =
   | { kind: 'flag'; project: string; flag: string }
   | { kind: 'config'; project: string; environment: EnvironmentName; flag: string }
   | { kind: 'kills'; project: string; environment: EnvironmentName }
+  | { kind: 'segment'; project: string; segment: string }
   | { kind: 'other' };
 
 /** What a path in the repository holds, from its position in the layout alone. */
@@ -30,6 +33,9 @@ export function classifyPath(path: string): RepositoryPath {
   if (parts.length === 3 && parts[2] === 'project.yaml') return { kind: 'project', project };
   if (parts.length === 4 && parts[2] === 'flags' && parts[3].endsWith('.yaml')) {
     return { kind: 'flag', project, flag: parts[3].slice(0, -'.yaml'.length) };
+  }
+  if (parts.length === 4 && parts[2] === 'segments' && parts[3].endsWith('.yaml')) {
+    return { kind: 'segment', project, segment: parts[3].slice(0, -'.yaml'.length) };
   }
   if (parts.length === 5 && parts[2] === 'environments' && isEnvironmentName(parts[3]) && parts[4].endsWith('.yaml')) {
     if (parts[4] === KILLS_FILE_NAME) return { kind: 'kills', project, environment: parts[3] };

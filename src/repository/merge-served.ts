@@ -1,4 +1,12 @@
-import { ENVIRONMENTS, type EnvironmentName, type FlagState, type KillsFile, type ProjectFile, type ProjectState } from '@flagops/core';
+import {
+  ENVIRONMENTS,
+  type EnvironmentName,
+  type FlagState,
+  type KillsFile,
+  type ProjectFile,
+  type ProjectState,
+  type SegmentFile,
+} from '@flagops/core';
 import { killsOfFlags } from './held-units.js';
 
 /** A project as served at one commit; `carried` names flags served from an earlier commit. */
@@ -6,6 +14,7 @@ export interface ProjectServed {
   project: ProjectFile;
   flags: ReadonlyMap<string, FlagState>;
   carried: ReadonlySet<string>;
+  segments?: ReadonlyMap<string, SegmentFile>;
 }
 
 export interface ServedEntry {
@@ -49,7 +58,7 @@ export function mergeServed(entries: readonly ServedEntry[]): Map<string, Projec
     }
     const kills = {} as Record<EnvironmentName, KillsFile>;
     for (const env of ENVIRONMENTS) kills[env] = killsOfFlags(entry.kills[env], (key) => flags.has(key));
-    projects.set(entry.slug, { project, flags, kills });
+    projects.set(entry.slug, { project, flags, kills, segments: entry.served.segments ?? new Map() });
   }
   return projects;
 }

@@ -1,4 +1,17 @@
-import type { Condition, EnvironmentConfig, FlagFile, JsonValue, KillEntry, KillsFile, ProjectFile, Rule } from '@flagops/core';
+import type {
+  AttributeCondition,
+  Condition,
+  EnvironmentConfig,
+  FlagFile,
+  JsonValue,
+  KillEntry,
+  KillsFile,
+  Prerequisite,
+  ProjectFile,
+  Rule,
+  SegmentFile,
+  Variant,
+} from '@flagops/core';
 import { deriveFlagId, deriveProjectId } from './ids.js';
 
 // Schema-valid values → typed objects with defaults filled in and keys in one fixed order, so that
@@ -21,7 +34,19 @@ export function normalizeFlag(value: Loose<FlagFile>, projectSlug: string): Flag
 }
 
 function normalizeCondition(value: Condition): Condition {
+  // A segment condition has no attribute.
+  if (value.attribute === undefined) return { op: value.op, value: value.value };
   return { attribute: value.attribute, op: value.op, value: value.value };
+}
+
+function normalizeVariant(value: Variant): Variant {
+  const variant: Variant = { name: value.name, value: value.value, weight: value.weight };
+  if (value.description !== undefined) variant.description = value.description;
+  return variant;
+}
+
+function normalizePrerequisite(value: Prerequisite): Prerequisite {
+  return { flag: value.flag, variation: value.variation };
 }
 
 function normalizeRule(value: Loose<Rule>): Rule {
@@ -34,7 +59,7 @@ function normalizeRule(value: Loose<Rule>): Rule {
 }
 
 export function normalizeConfig(value: Loose<EnvironmentConfig>): EnvironmentConfig {
-  return {
+  const config: EnvironmentConfig = {
     enabled: value.enabled!,
     rolloutPct: value.rolloutPct!,
     valueOn: value.valueOn as JsonValue,
@@ -42,6 +67,20 @@ export function normalizeConfig(value: Loose<EnvironmentConfig>): EnvironmentCon
     version: value.version ?? 0,
     rules: (value.rules ?? []).map(normalizeRule),
   };
+  // Left out when there are none, so configs without them read (and are written) as before.
+  if (value.variants != null && value.variants.length > 0) config.variants = value.variants.map(normalizeVariant);
+  if (value.prerequisites != null && value.prerequisites.length > 0) config.prerequisites = value.prerequisites.map(normalizePrerequisite);
+  return config;
+}
+
+export function normalizeSegment(value: Loose<SegmentFile>): SegmentFile {
+  const segment = { key: value.key! } as SegmentFile;
+  if (value.name !== undefined) segment.name = value.name;
+  if (value.description !== undefined) segment.description = value.description;
+  segment.version = value.version ?? 0;
+  segment.userIds = [...(value.userIds ?? [])];
+  segment.conditions = (value.conditions ?? []).map((c) => normalizeCondition(c) as AttributeCondition);
+  return segment;
 }
 
 function normalizeKill(value: KillEntry): KillEntry {

@@ -4,7 +4,7 @@ import type { DocumentSchemaName } from '../validation/schema-files.js';
 import { validateDocument } from '../validation/validate-document.js';
 import { readSimpleYaml } from './fast-yaml.js';
 import { classifyPath, layout } from './layout.js';
-import { normalizeConfig, normalizeFlag, normalizeKills, normalizeProject } from './normalize.js';
+import { normalizeConfig, normalizeFlag, normalizeKills, normalizeProject, normalizeSegment } from './normalize.js';
 import type { ParsedFile, ParsedFileKind } from './parsed-file.js';
 import { offsetOfPointer, SourcePositions } from './yaml-position.js';
 
@@ -19,11 +19,12 @@ const SCHEMA_OF: Readonly<Record<ParsedFileKind, DocumentSchemaName>> = {
   flag: 'flag',
   config: 'environment-config',
   kills: 'kills',
+  segment: 'segment',
 };
 
 const LAYOUT_HINT =
   'is not part of the repository layout: expected projects/<slug>/project.yaml, projects/<slug>/flags/<key>.yaml, ' +
-  'or projects/<slug>/environments/<dev|staging|prod>/<key>.yaml or kills.yaml';
+  'projects/<slug>/environments/<dev|staging|prod>/<key>.yaml or kills.yaml, or projects/<slug>/segments/<key>.yaml';
 
 // YAML can say .inf and .nan; JSON, and so the API and the snapshot, cannot.
 const NON_FINITE_HINT = /\.(?:inf|nan)\b/i;
@@ -127,5 +128,7 @@ function parseLayoutFile(path: string, text: string): ParseResult {
       return { file: { kind: 'config', value: normalizeConfig(value as object) }, issues };
     case 'kills':
       return { file: { kind: 'kills', value: normalizeKills(value as object) }, issues };
+    case 'segment':
+      return { file: { kind: 'segment', value: normalizeSegment(value as object) }, issues };
   }
 }

@@ -1,4 +1,4 @@
-import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState } from '@flagops/core';
+import type { EnvironmentConfig, FlagFile, FlagState, KillsFile, ProjectFile, ProjectState, SegmentFile } from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
 import type { RepositoryEntry } from './assemble-state.js';
 import { classifyPath, type RepositoryPath } from './layout.js';
@@ -6,11 +6,13 @@ import {
   caseCollisionIssue,
   checkFlagFiles,
   checkProjectFiles,
+  checkReferences,
   duplicateIdIssue,
   ENV_INDEX,
   type FlagCheck,
   orphanIssues,
   type Slot,
+  servedSegments,
   serveKills,
 } from './project-checks.js';
 import { insertSorted, removeSorted, SortedGroups } from './sorted-keys.js';
@@ -61,6 +63,10 @@ type LayoutPath = Exclude<RepositoryPath, { kind: 'other' }>;
 export class ProjectAssembler {
   private project: Slot<ProjectFile> | undefined;
   private readonly kills: Array<Slot<KillsFile> | undefined> = [undefined, undefined, undefined];
+  private readonly segments = new Map<string, Slot<SegmentFile>>();
+  /** The served segments, rebuilt when a segment file changes. */
+  private segmentsServed = new Map<string, SegmentFile>();
+  private segmentsChanged = true;
   /** Every key with a flag file or a config. */
   private readonly units = new Map<string, FlagUnit>();
   /** Keys with a flag file, in the order assembleState checks them (String sort). */
@@ -136,6 +142,11 @@ export class ProjectAssembler {
         break;
       case 'kills':
         this.kills[ENV_INDEX[where.environment]] = slot as Slot<KillsFile> | undefined;
+        break;
+      case 'segment':
+        if (slot) this.segments.set(where.segment, slot as Slot<SegmentFile>);
+        else this.segments.delete(where.segment);
+        this.segmentsChanged = true;
         break;
       case 'flag':
         this.setFlag(where.flag, slot as Slot<FlagFile> | undefined, touchedIds);
@@ -258,16 +269,29 @@ export class ProjectAssembler {
 
   /** The project's state and issues from the indexes: touches only what has issues, plus the kills. */
   private assemble(): ProjectAssembly {
-    if (!this.project && !this.kills.some(Boolean) && this.units.size === 0) return { state: undefined, issues: [] };
+    if (!this.project && !this.kills.some(Boolean) && this.units.size === 0 && this.segments.size === 0)
+      return { state: undefined, issues: [] };
     const issues: ValidationIssue[] = [];
     // Ids are unique within one project folder by construction: one project.yaml, so nothing to claim.
-    const ok = checkProjectFiles(this.slug, this.project, this.kills, undefined, issues);
+    const ok = checkProjectFiles(this.slug, this.project, this.kills, undefined, issues, this.segmentsInTreeOrder());
     for (const key of this.orphansInTreeOrder()) orphanIssues(this.slug, key, this.units.get(key)!.configs, issues);
     const project = this.project?.value;
     if (!ok || !project) return { state: undefined, issues };
     for (const key of [...this.issues.keys()].sort()) issues.push(...this.issues.get(key)!);
-    const kills = serveKills(this.slug, this.kills, this.served, (key) => this.units.get(key)?.flag !== undefined, issues);
-    return { state: { project, flags: this.served, kills }, issues };
+    if (this.segmentsChanged) {
+      this.segmentsServed = servedSegments(this.segments.values());
+      this.segmentsChanged = false;
+    }
+    const hasFlagFile = (key: string) => this.units.get(key)?.flag !== undefined;
+    // Checked on every change: cheap (each flag's references are read once), and any file can break or mend one.
+    const flags = checkReferences(this.slug, this.served, hasFlagFile, this.segmentsServed, issues) as Map<string, FlagState>;
+    const kills = serveKills(this.slug, this.kills, flags, hasFlagFile, issues);
+    return { state: { project, flags, kills, segments: this.segmentsServed }, issues };
+  }
+
+  /** Segment slots in git tree order (their paths differ only in the file name). */
+  private segmentsInTreeOrder(): Slot<SegmentFile>[] {
+    return [...this.segments.values()].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
   }
 
   /**

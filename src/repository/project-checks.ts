@@ -4,12 +4,15 @@ import {
   type EnvironmentName,
   type FlagFile,
   type FlagState,
+  isSegmentCondition,
   type KillsFile,
   type ProjectFile,
+  type ProjectState,
+  type SegmentFile,
 } from '@flagops/core';
+import { configModelIssues } from '../validation/config-model.js';
 import { escapePointerSegment } from '../validation/error-messages.js';
 import type { ValidationIssue } from '../validation/issue.js';
-import { configValueKindIssues } from '../validation/value-kind.js';
 import { layout } from './layout.js';
 
 // The cross-file checks of one project, shared by assembleState (a whole commit at once) and
@@ -32,7 +35,7 @@ export interface FlagCheck {
   meta: FlagFile | undefined;
   /** The flag file's key is not its file name. */
   keyIssue?: ValidationIssue;
-  /** Missing configs and values of the wrong kind, in environment order. */
+  /** Missing configs, values of the wrong kind and variants that do not add up, in environment order. */
   configIssues: readonly ValidationIssue[];
   /** The flag as served, when its own files have no issue (it may still lose its id to another flag). */
   state?: FlagState;
@@ -60,7 +63,7 @@ export function checkFlagFiles(
     } else if (!config.value) {
       ok = false;
     } else {
-      const kindIssues = configValueKindIssues(meta.kind, config.value, config.path);
+      const kindIssues = configModelIssues(meta.kind, config.value, config.path);
       if (kindIssues.length > 0) {
         configIssues.push(...kindIssues);
         ok = false;
@@ -116,7 +119,8 @@ export function orphanIssues(
 }
 
 /**
- * project.yaml and the kills files: whether the project can be served, with the issues that say why not.
+ * project.yaml, the kills files and the segments: whether the project can be served, with the issues that say
+ * why not. A segment acts on every flag of the project, so an invalid one holds back the project.
  * `claimId` registers the project's id across projects and returns the path already holding it, if any.
  */
 export function checkProjectFiles(
@@ -125,8 +129,17 @@ export function checkProjectFiles(
   kills: ReadonlyArray<Slot<KillsFile> | undefined>,
   claimId: ((id: string, path: string) => string | undefined) | undefined,
   issues: ValidationIssue[],
+  segments: Iterable<Slot<SegmentFile>> = [],
 ): boolean {
   let ok = project?.value !== undefined;
+  for (const segment of segments) {
+    // An invalid segment file is reported by the parser.
+    if (!segment.value) ok = false;
+    else if (segment.path !== layout.segmentFile(slug, segment.value.key)) {
+      issues.push({ file: segment.path, path: '/key', message: `must equal the file name (found "${segment.value.key}")` });
+      ok = false;
+    }
+  }
   if (!project) {
     issues.push({ file: layout.projectFile(slug), message: `is missing: the folder projects/${slug} needs one` });
   } else if (project.value && project.value.slug !== slug) {
@@ -172,4 +185,186 @@ export function serveKills(
     kills[ENVIRONMENTS[i]] = served;
   }
   return kills;
+}
+
+/** The segments of a project's valid segment files, by key in key order. */
+export function servedSegments(slots: Iterable<Slot<SegmentFile>>): Map<string, SegmentFile> {
+  const segments = new Map<string, SegmentFile>();
+  for (const slot of [...slots].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)))
+    if (slot.value) segments.set(slot.value.key, slot.value);
+  return segments;
+}
+
+/** What a flag's configs refer to, per environment: segments (with where) and prerequisite flags. */
+interface References {
+  segments: Array<{ env: EnvironmentName; path: string; key: string }>;
+  prerequisites: Array<{ env: EnvironmentName; index: number; key: string }>;
+}
+
+// FlagStates are frozen and shared between the versions that did not change them: read each once.
+const referencesOf = new WeakMap<FlagState, References | null>();
+
+function references(flag: FlagState): References | null {
+  let refs = referencesOf.get(flag);
+  if (refs !== undefined) return refs;
+  const found: References = { segments: [], prerequisites: [] };
+  for (const env of ENVIRONMENTS) {
+    const config = flag.environments[env];
+    config.rules.forEach((rule, r) => {
+      rule.conditions.forEach((c, i) => {
+        if (isSegmentCondition(c)) found.segments.push({ env, path: `/rules/${r}/conditions/${i}/value`, key: c.value });
+      });
+    });
+    (config.prerequisites ?? []).forEach((p, index) => {
+      found.prerequisites.push({ env, index, key: p.flag });
+    });
+  }
+  refs = found;
+  if (refs.segments.length === 0 && refs.prerequisites.length === 0) refs = null;
+  referencesOf.set(flag, refs);
+  return refs;
+}
+
+/**
+ * The checks between a project's flags and segments: every segment a condition names has a segment file,
+ * every prerequisite names a flag of the project, and prerequisites form no cycle in any environment. A flag
+ * failing one is left out (its config holds it back, as an issue of its own files would); the rest are
+ * returned in their order, the same map when none fails.
+ */
+export function checkReferences(
+  slug: string,
+  flags: ReadonlyMap<string, FlagState>,
+  hasFlagFile: (key: string) => boolean,
+  segments: ReadonlyMap<string, SegmentFile>,
+  issues: ValidationIssue[],
+): ReadonlyMap<string, FlagState> {
+  const failed = new Set<string>();
+  const withPrerequisites: string[] = [];
+  for (const [key, flag] of flags) {
+    const refs = references(flag);
+    if (refs === null) continue;
+    for (const ref of refs.segments) {
+      if (segments.has(ref.key)) continue;
+      issues.push({
+        file: layout.configFile(slug, ref.env, key),
+        path: ref.path,
+        message: `names segment "${ref.key}", which project "${slug}" does not have (expected ${layout.segmentFile(slug, ref.key)})`,
+      });
+      failed.add(key);
+    }
+    for (const ref of refs.prerequisites) {
+      if (hasFlagFile(ref.key)) continue;
+      issues.push({
+        file: layout.configFile(slug, ref.env, key),
+        path: `/prerequisites/${ref.index}/flag`,
+        message: `names flag "${ref.key}", which project "${slug}" does not have`,
+      });
+      failed.add(key);
+    }
+    if (refs.prerequisites.length > 0) withPrerequisites.push(key);
+  }
+  for (const env of ENVIRONMENTS) {
+    for (const cycle of prerequisiteCycles(withPrerequisites, (key) => flags.get(key)?.environments[env].prerequisites ?? [])) {
+      for (const key of cycle.members) {
+        const index = flags.get(key)!.environments[env].prerequisites!.findIndex((p) => cycle.members.includes(p.flag));
+        issues.push({
+          file: layout.configFile(slug, env, key),
+          path: `/prerequisites/${index}/flag`,
+          message: `is part of a prerequisite cycle: ${cycle.words}`,
+        });
+        failed.add(key);
+      }
+    }
+  }
+  if (failed.size === 0) return flags;
+  const kept = new Map<string, FlagState>();
+  for (const [key, flag] of flags) if (!failed.has(key)) kept.set(key, flag);
+  return kept;
+}
+
+/**
+ * The cycles among prerequisites (strongly connected components with a cycle, Tarjan's algorithm), each with
+ * its members in key order and the cycle in words (`a → b → a`).
+ */
+function prerequisiteCycles(
+  keys: readonly string[],
+  prerequisitesOf: (key: string) => readonly { flag: string }[],
+): Array<{ members: string[]; words: string }> {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const cycles: Array<{ members: string[]; words: string }> = [];
+  let next = 0;
+  const visit = (key: string) => {
+    index.set(key, next);
+    low.set(key, next++);
+    stack.push(key);
+    onStack.add(key);
+    for (const { flag } of prerequisitesOf(key)) {
+      if (!index.has(flag)) {
+        visit(flag);
+        low.set(key, Math.min(low.get(key)!, low.get(flag)!));
+      } else if (onStack.has(flag)) low.set(key, Math.min(low.get(key)!, index.get(flag)!));
+    }
+    if (low.get(key) !== index.get(key)) return;
+    const members: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      members.push(member);
+    } while (member !== key);
+    const selfLoop = members.length === 1 && prerequisitesOf(key).some((p) => p.flag === key);
+    if (members.length > 1 || selfLoop) {
+      members.sort();
+      cycles.push({ members, words: cycleWords(members, prerequisitesOf) });
+    }
+  };
+  for (const key of [...keys].sort()) if (!index.has(key)) visit(key);
+  return cycles;
+}
+
+/** One cycle through the members, from the first in key order: `a → b → a`. */
+function cycleWords(members: readonly string[], prerequisitesOf: (key: string) => readonly { flag: string }[]): string {
+  const path = [members[0]];
+  for (let key = members[0]; ; ) {
+    key = prerequisitesOf(key).find((p) => members.includes(p.flag))!.flag;
+    path.push(key);
+    if (key === members[0] || path.length > members.length + 1) break;
+    if (path.indexOf(key) !== path.length - 1) break;
+  }
+  return path.join(' → ');
+}
+
+/**
+ * What the checks between files say of one flag's config in one environment were it `config`, as issues with
+ * a path into the config and no file: a control-plane write checks this first, so that its 400 names the field.
+ */
+export function configReferenceIssues(
+  project: ProjectState,
+  key: string,
+  env: EnvironmentName,
+  config: EnvironmentConfig,
+): ValidationIssue[] {
+  const slug = project.project.slug;
+  const current = project.flags.get(key);
+  if (!current) return [];
+  const flags = new Map(project.flags);
+  flags.set(key, { meta: current.meta, environments: { ...current.environments, [env]: config } });
+  const issues: ValidationIssue[] = [];
+  checkReferences(slug, flags, (k) => flags.has(k), project.segments ?? new Map(), issues);
+  const file = layout.configFile(slug, env, key);
+  return issues.filter((issue) => issue.file === file).map(({ file: _, ...issue }) => issue);
+}
+
+/** The configs that name a segment: flag key and environment, in key order. */
+export function segmentUsage(project: ProjectState, segmentKey: string): Array<{ flag: string; environment: EnvironmentName }> {
+  const used: Array<{ flag: string; environment: EnvironmentName }> = [];
+  for (const key of [...project.flags.keys()].sort()) {
+    const refs = references(project.flags.get(key)!);
+    for (const env of ENVIRONMENTS)
+      if (refs?.segments.some((s) => s.env === env && s.key === segmentKey)) used.push({ flag: key, environment: env });
+  }
+  return used;
 }

@@ -1,5 +1,5 @@
 import { Document, isScalar, visit } from 'yaml';
-import { normalizeConfig, normalizeFlag, normalizeKills, normalizeProject } from './normalize.js';
+import { normalizeConfig, normalizeFlag, normalizeKills, normalizeProject, normalizeSegment } from './normalize.js';
 import type { ParsedFile } from './parsed-file.js';
 
 // A list of scalars short enough for one line is written inline (`value: [DE, FR]`): it reads as one value.
@@ -15,6 +15,8 @@ function toPlain(file: ParsedFile): unknown {
       return normalizeConfig(file.value);
     case 'kills':
       return normalizeKills(file.value);
+    case 'segment':
+      return normalizeSegment(file.value);
   }
 }
 

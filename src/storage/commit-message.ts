@@ -16,6 +16,8 @@ export interface CommitMeta {
   flag?: string;
   environment?: EnvironmentName;
   fromEnvironment?: EnvironmentName;
+  /** The segment a segment_update or segment_delete changed. */
+  segment?: string;
 }
 
 export interface GitTrailer {
@@ -30,6 +32,7 @@ export interface FlagopsTrailers {
   flag?: string;
   environment?: EnvironmentName;
   fromEnvironment?: EnvironmentName;
+  segment?: string;
   actor: { type: Actor['type']; name?: string; keyPrefix?: string };
 }
 
@@ -52,6 +55,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
     ['Flagops-Flag', meta.flag],
     ['Flagops-Environment', meta.environment],
     ['Flagops-From-Environment', meta.fromEnvironment],
+    ['Flagops-Segment', meta.segment],
     ['Flagops-Actor-Type', meta.actor.type],
     ['Flagops-Actor', meta.actor.name],
     ['Flagops-Key-Prefix', meta.actor.keyPrefix],
@@ -120,7 +124,9 @@ export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTra
   const flag = get('Flagops-Flag');
   const name = get('Flagops-Actor');
   const keyPrefix = get('Flagops-Key-Prefix');
+  const segment = get('Flagops-Segment');
   if (project) result.project = project;
+  if (segment) result.segment = segment;
   if (flag) result.flag = flag;
   if (isEnvironmentName(environment)) result.environment = environment;
   if (isEnvironmentName(fromEnvironment)) result.fromEnvironment = fromEnvironment;

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type KillsFile, type ProjectFile } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type KillsFile, type ProjectFile, type SegmentFile } from '@flagops/core';
 import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
 import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
 import type { Slot } from '../repository/project-checks.js';
@@ -21,6 +21,7 @@ export interface ProjectFolder {
   flagsDir: string | undefined;
   /** The tree of each environment's folder, in ENVIRONMENTS order. */
   envDirs: ReadonlyArray<string | undefined>;
+  segmentsDir: string | undefined;
 }
 
 /**
@@ -94,12 +95,17 @@ export class ProjectFolders {
     const project =
       folder.projectFile === undefined ? undefined : await this.slot<ProjectFile>(layout.projectFile(folder.slug), folder.projectFile);
     const kills = await Promise.all(ENVIRONMENTS.map((env) => this.killsSlot(folder, env)));
-    return { project, kills };
+    const segments = await Promise.all(
+      (await this.fileEntries(folder.segmentsDir))
+        .filter(({ name }) => name.endsWith(YAML))
+        .map(({ name, oid }) => this.slot<SegmentFile>(layout.segmentFile(folder.slug, name.slice(0, -YAML.length)), oid)),
+    );
+    return { project, kills, segments };
   }
 
-  /** The blob oids of the project's own files, joined. */
+  /** The blob oids of the project's own files, joined (the segments folder by its tree). */
   async projectSignature(folder: ProjectFolder): Promise<string> {
-    const oids = [folder.projectFile];
+    const oids = [folder.projectFile, folder.segmentsDir];
     for (const dir of folder.envDirs) oids.push(await this.oidIn(dir, KILLS_FILE_NAME));
     return oids.map((oid) => oid ?? '-').join(' ');
   }
@@ -156,6 +162,7 @@ export class ProjectFolders {
       projectFile: blob('project.yaml'),
       flagsDir: tree(entries, 'flags'),
       envDirs: ENVIRONMENTS.map((env) => tree(envEntries, env)),
+      segmentsDir: tree(entries, 'segments'),
     };
   }
 

@@ -118,6 +118,8 @@ export class ServedStates {
     const [ownAfter, ownBefore] = await Promise.all([this.folders.projectFiles(after), this.folders.projectFiles(before)]);
     const validAfter = projectFilesValid(slug, ownAfter);
     if (validAfter && !projectFilesValid(slug, ownBefore)) return ALL;
+    // Segments are served in every environment's snapshot, and act on its flags.
+    if (validAfter && after.segmentsDir !== before.segmentsDir) return ALL;
     const changed = new Set<EnvironmentName>();
     const killsAfter = validKills(ownAfter);
     for (let i = 0; i < ENVIRONMENTS.length; i++) {
@@ -202,7 +204,8 @@ export class ServedStates {
       const base = loaded.state.projects.get(slug);
       if (!base) return undefined;
       const held = issuesByUnit(loaded.issues).flagIssues.get(slug);
-      if (!held) return { project: base.project, flags: base.flags, carried: new Set() };
+      const segments = base.segments;
+      if (!held) return { project: base.project, flags: base.flags, carried: new Set(), segments };
       const parent = await this.parentOf(commit);
       const extra = new Map<string, FlagState>();
       // Many flags broken at once (a bulk edit): reading the parent whole, incrementally from this commit,
@@ -214,10 +217,10 @@ export class ServedStates {
         const last = await this.lastValidFlag(slug, key, parent);
         if (last) extra.set(key, last);
       }
-      if (extra.size === 0) return { project: base.project, flags: base.flags, carried: new Set() };
+      if (extra.size === 0) return { project: base.project, flags: base.flags, carried: new Set(), segments };
       const flags = new Map<string, FlagState>();
       for (const key of [...base.flags.keys(), ...extra.keys()].sort()) flags.set(key, base.flags.get(key) ?? extra.get(key)!);
-      return { project: base.project, flags, carried: new Set(extra.keys()) };
+      return { project: base.project, flags, carried: new Set(extra.keys()), segments };
     });
   }
 

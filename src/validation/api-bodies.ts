@@ -1,4 +1,4 @@
-import type { Condition, EnvironmentName, FlagKind, JsonValue } from '@flagops/core';
+import type { AttributeCondition, Condition, EnvironmentName, FlagKind, JsonValue, Prerequisite, Serve, Variant } from '@flagops/core';
 
 /** The request bodies the schemas in schemas/api/ accept, typed for the control plane. */
 export interface ProjectCreateBody {
@@ -24,7 +24,7 @@ export interface RuleInput {
   id?: string;
   description?: string;
   conditions?: Condition[];
-  serve: 'on' | 'off';
+  serve: Serve;
   rolloutPct?: number;
 }
 
@@ -34,6 +34,10 @@ export interface ConfigUpdateBody {
   rules?: RuleInput[];
   valueOn?: JsonValue;
   valueOff?: JsonValue;
+  /** null removes them. */
+  variants?: Variant[] | null;
+  /** null or [] removes them. */
+  prerequisites?: Prerequisite[] | null;
   clearKill?: boolean;
   expectedVersion?: number;
 }
@@ -53,6 +57,15 @@ export interface KeyCreateBody {
   environment?: EnvironmentName;
 }
 
+/** PUT /projects/:id/segments/:key: the whole segment; fields left out are empty. */
+export interface SegmentPutBody {
+  name?: string;
+  description?: string;
+  userIds?: string[];
+  conditions?: AttributeCondition[];
+  expectedVersion?: number;
+}
+
 export interface ApiBodies {
   'project-create': ProjectCreateBody;
   'flag-create': FlagCreateBody;
@@ -61,4 +74,5 @@ export interface ApiBodies {
   promote: PromoteBody;
   kill: KillBody;
   'key-create': KeyCreateBody;
+  'segment-put': SegmentPutBody;
 }

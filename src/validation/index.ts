@@ -8,6 +8,7 @@ export type {
   PromoteBody,
   RuleInput,
 } from './api-bodies.js';
+export { configModelIssues } from './config-model.js';
 export { isDateTime } from './date-time.js';
 export { escapePointerSegment, operatorValueMessage } from './error-messages.js';
 export { formatIssue, type ValidationIssue } from './issue.js';

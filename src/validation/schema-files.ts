@@ -1,11 +1,20 @@
 import { readFileSync } from 'node:fs';
 
 /** Documents of the flags repository, each with a schema in schemas/ (docs/flags-repository.md). */
-export const DOCUMENT_SCHEMAS = ['project', 'flag', 'environment-config', 'kills'] as const;
+export const DOCUMENT_SCHEMAS = ['project', 'flag', 'environment-config', 'kills', 'segment'] as const;
 export type DocumentSchemaName = (typeof DOCUMENT_SCHEMAS)[number];
 
 /** Control-plane request bodies, each with a schema in schemas/api/. */
-export const API_SCHEMAS = ['project-create', 'flag-create', 'flag-patch', 'config-update', 'promote', 'kill', 'key-create'] as const;
+export const API_SCHEMAS = [
+  'project-create',
+  'flag-create',
+  'flag-patch',
+  'config-update',
+  'promote',
+  'kill',
+  'key-create',
+  'segment-put',
+] as const;
 export type ApiSchemaName = (typeof API_SCHEMAS)[number];
 
 export const SCHEMA_BASE_URI = 'https://flagops.dev/schemas/';

@@ -188,3 +188,22 @@ describe('a commit pushed by an engineer (no Flagops trailers)', () => {
     expect(await atOpen.query({ limit: 50 })).toEqual(await following.query({ limit: 50 }));
   });
 });
+
+describe('segment files pushed by an engineer', () => {
+  it('are segment_update when added or changed and segment_delete when deleted, with segmentKey', async () => {
+    const repo = await openRepository();
+    await seedShop(repo);
+    const index = await openIndex(repo);
+    const checkout = Checkout.of(repo);
+    const added = checkout.write(layout.segmentFile('shop', 'beta-testers'), 'key: beta-testers\nuserIds: [ana]\n').commit('Beta testers');
+    await checkout.push(repo);
+    const removed = checkout.remove(layout.segmentFile('shop', 'beta-testers')).commit('No more beta');
+    await checkout.push(repo);
+
+    const { entries } = await index.query({ limit: 2 });
+    expect(entries.map((e) => [e.id, e.action, e.projectSlug, e.segmentKey, e.flagKey, e.actor.type])).toEqual([
+      [removed, 'segment_delete', 'shop', 'beta-testers', null, 'git'],
+      [added, 'segment_update', 'shop', 'beta-testers', null, 'git'],
+    ]);
+  });
+});

@@ -17,6 +17,7 @@ const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolea
   ['flag.archive', undefined, [true, true, false, false]],
   ['flag.delete', undefined, [true, true, false, false]],
   ['config.update', undefined, [true, true, true, false]],
+  ['segment.update', undefined, [true, true, true, false]],
   ['kill', undefined, [true, true, true, false]],
   ['clear_kill', undefined, [true, true, true, false]],
   ['promote', 'dev', [true, true, true, false]],

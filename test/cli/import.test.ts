@@ -210,7 +210,7 @@ describe('flagops import', () => {
     const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--create']);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      'projects/shop/flags/checkout-v2.yaml: /key: must equal the file name "checkout-v2" (found "checkout")',
+      'projects/shop/flags/checkout-v2.yaml:1:6: /key: must equal the file name "checkout-v2" (found "checkout")',
     );
     expect(result.stderr).toContain('nothing was imported');
     await expect(FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') })).rejects.toThrow(/not a git repository/);

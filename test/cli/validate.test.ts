@@ -78,7 +78,7 @@ describe('flagops validate', () => {
       });
       expect(result.code).toBe(1);
       expect(result.stdout).toContain(
-        `${copy!.dir}/projects/shop/flags/search-ranking.yaml: /key: must equal the file name "search-ranking" (found "search")\n`,
+        `${copy!.dir}/projects/shop/flags/search-ranking.yaml:1:6: /key: must equal the file name "search-ranking" (found "search")\n`,
       );
     });
 

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Actor, EnvironmentName, FlagKind, JsonValue, KillsFile, Rule } from '@flagops/core';
+import type { Actor, EnvironmentName, FlagKind, JsonValue, KillsFile, Prerequisite, Rule, Variant } from '@flagops/core';
 import { silentLogger } from '../../src/log/logger.js';
 import { layout } from '../../src/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
@@ -57,6 +57,8 @@ export interface FlagSpec {
   valueOff?: JsonValue;
   rules?: Rule[];
   version?: number;
+  variants?: Variant[];
+  prerequisites?: Prerequisite[];
 }
 
 /** The files of one project with the given flags, the same config in all three environments. */
@@ -93,6 +95,8 @@ export function projectFiles(slug: string, flags: FlagSpec[], kills: Partial<Rec
             valueOff: f.valueOff ?? false,
             version: f.version ?? 1,
             rules: f.rules ?? [],
+            ...(f.variants ? { variants: f.variants } : {}),
+            ...(f.prerequisites ? { prerequisites: f.prerequisites } : {}),
           },
         }),
       });

@@ -1,5 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { type Condition, compileEnvironment, type EvaluationContext, type EvaluationResult, type SnapshotFlag } from '@flagops/core';
+import {
+  type Condition,
+  compileEnvironment,
+  type EvaluationContext,
+  type EvaluationResult,
+  type SnapshotFlag,
+  type SnapshotSegment,
+} from '@flagops/core';
 import murmurhash from 'murmurhash-js';
 
 /** Reference MurmurHash3 of a string's UTF-8 bytes, from murmurhash-js (not the code under test). */
@@ -8,6 +15,16 @@ export function referenceMurmur(s: string, seed = 0): number {
   let byteString = '';
   for (const b of bytes) byteString += String.fromCharCode(b);
   return murmurhash.murmur3(byteString, seed);
+}
+
+/** The environment a vector describes: its flag under its key, beside the other flags it names. */
+export function vectorFlags(v: Vector): Record<string, SnapshotFlag> {
+  return v.flag === null ? { ...v.flags } : { ...v.flags, [v.flagKey]: v.flag };
+}
+
+/** The variant bucket, (murmur3("<flagKey>/variant/<userId>") mod 10000) / 100, with the reference hash. */
+export function referenceVariantBucket(flagKey: string, userId: string): number {
+  return (referenceMurmur(`${flagKey}/variant/${userId}`) % 10000) / 100;
 }
 
 /** The bucket, (murmur3("<flagKey>/<userId>") mod 10000) / 100, computed with the reference hash. */
@@ -43,6 +60,10 @@ export interface Vector {
   name: string;
   flagKey: string;
   flag: SnapshotFlag | null;
+  /** The other flags of the environment (prerequisites). */
+  flags?: Record<string, SnapshotFlag>;
+  /** The environment's segments. */
+  segments?: Record<string, SnapshotSegment>;
   context: EvaluationContext;
   killedKeys?: string[];
   expected: EvaluationResult;

@@ -1,11 +1,11 @@
 import { compileEnvironment, explainEvaluation, OPERATORS } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { loadVectors, referenceBucket, type Vector } from './support.js';
+import { loadVectors, referenceBucket, referenceVariantBucket, type Vector, vectorFlags } from './support.js';
 
 const vectors = loadVectors();
 
 function run(v: Vector) {
-  const env = compileEnvironment(v.flag === null ? {} : { [v.flagKey]: v.flag });
+  const env = compileEnvironment(vectorFlags(v), v.segments);
   return env.evaluate(v.flagKey, v.context, v.killedKeys === undefined ? undefined : new Set(v.killedKeys));
 }
 
@@ -29,6 +29,19 @@ describe('the shared evaluation vectors (test/vectors/evaluation.json)', () => {
     for (const v of withBucket) expect(v.expected.bucket, v.name).toBe(referenceBucket(v.flagKey, v.context.userId as string));
   });
 
+  it('carry variant buckets computed by the reference hash', () => {
+    const withVariantBucket = vectors.filter((v) => v.expected.variantBucket !== undefined);
+    expect(withVariantBucket.length).toBeGreaterThan(30);
+    for (const v of withVariantBucket)
+      expect(v.expected.variantBucket, v.name).toBe(referenceVariantBucket(v.flagKey, v.context.userId as string));
+  });
+
+  it('cover variants, segments and prerequisites', () => {
+    expect(vectors.filter((v) => v.flag?.variants !== undefined).length).toBeGreaterThanOrEqual(40);
+    expect(vectors.filter((v) => v.segments !== undefined).length).toBeGreaterThanOrEqual(20);
+    expect(vectors.filter((v) => v.expected.reason === 'prerequisite_failed').length).toBeGreaterThanOrEqual(15);
+  });
+
   it.each(vectors.map((v) => [v.name, v] as const))('%s', (_, v) => {
     expect(JSON.parse(JSON.stringify(run(v)))).toStrictEqual(v.expected);
   });
@@ -39,7 +52,8 @@ describe('explainEvaluation', () => {
     for (const v of vectors) {
       if (v.flag === null) continue;
       const killed = v.killedKeys === undefined ? undefined : v.killedKeys.includes(v.flagKey);
-      expect(explainEvaluation(v.flag, v.flagKey, v.context, killed).result, v.name).toStrictEqual(run(v));
+      const environment = { flags: v.flags, segments: v.segments, killedKeys: v.killedKeys };
+      expect(explainEvaluation(v.flag, v.flagKey, v.context, killed, environment).result, v.name).toStrictEqual(run(v));
     }
   });
 });

@@ -26,6 +26,12 @@ describe('the flagops MCP server over stdio', () => {
           'promote_flag',
           'set_rollout',
           'update_flag_config',
+          'set_variants',
+          'set_prerequisites',
+          'list_segments',
+          'get_segment',
+          'upsert_segment',
+          'delete_segment',
         ].sort(),
       );
       for (const tool of all.values()) {

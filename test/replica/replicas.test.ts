@@ -129,6 +129,32 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     );
   });
 
+  it('serves the segments, variants and prerequisites of the control plane’s snapshot', async () => {
+    const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'experiment' })).body;
+    expect((await admin.put(`/api/v1/projects/${project.id}/segments/testers`, { userIds: ['u1'] })).status).toBe(201);
+    const config = await admin.put(`/api/v1/flags/${other.id}/environments/prod/config`, {
+      enabled: true,
+      variants: [
+        { name: 'a', value: true, weight: 50 },
+        { name: 'b', value: false, weight: 50 },
+      ],
+      prerequisites: [{ flag: flag.key, variation: 'on' }],
+      rules: [{ id: 'testers', serve: 'b', conditions: [{ op: 'in_segment', value: 'testers' }] }],
+    });
+    expect(config.status).toBe(200);
+    const main = (await httpClient(upstream.service.evalUrl, sdkKey).get('/v1/snapshot')).body;
+    expect(main.segments).toEqual({ testers: { userIds: ['u1'], conditions: [] } });
+    for (const replica of replicas) {
+      const served = await until(
+        () => evaluate(replica.url, 'experiment'),
+        (v) => v?.variation === 'b',
+        PROMPTLY_MS,
+      );
+      expect(served).toEqual({ value: false, reason: 'rule_match', variation: 'b', ruleId: 'testers' });
+      expect((await httpClient(replica.url, sdkKey).get('/v1/snapshot')).body.segments).toEqual(main.segments);
+    }
+  });
+
   it('announces new versions on its own /v1/stream', async () => {
     const res = await fetch(`${replicas[1].url}/v1/stream`, { headers: { authorization: `Bearer ${sdkKey}` } });
     const reader = res.body!.getReader();

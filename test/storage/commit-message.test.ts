@@ -169,3 +169,21 @@ describe('readCommit', () => {
     });
   });
 });
+
+describe('the segment trailer', () => {
+  it('is written for segment changes and read back', () => {
+    const message = formatCommitMessage({
+      action: 'segment_update',
+      summary: 'update segment beta-testers',
+      project: 'shop',
+      segment: 'beta-testers',
+      actor: { type: 'agent', name: 'bot', keyPrefix: 'svc_agt_12345678' },
+    });
+    expect(message).toContain('Flagops-Segment: beta-testers\n');
+    expect(readFlagopsTrailers(parseCommitMessage(message).trailers)).toMatchObject({
+      action: 'segment_update',
+      project: 'shop',
+      segment: 'beta-testers',
+    });
+  });
+});

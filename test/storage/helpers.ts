@@ -5,7 +5,8 @@ import type { Actor, EnvironmentName } from '@flagops/core';
 import { afterEach } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import type { CommitMeta, FileChange, FlagRepository } from '../../src/storage/index.js';
-import { git } from '../helpers/git-cli.js';
+import { FlagRepository as Repository } from '../../src/storage/index.js';
+import { git, gitWith } from '../helpers/git-cli.js';
 
 const made: string[] = [];
 const opened: FlagRepository[] = [];
@@ -97,3 +98,25 @@ export function waitFor<T>(check: () => T | undefined, timeoutMs = 5_000): Promi
     poll();
   });
 }
+
+/** Repository files by path; null deletes the file. */
+export type Files = Record<string, string | null>;
+
+/** A bare repository whose main has one commit per entry, each applying its files (null deletes), via git fast-import. */
+export async function commitHistory(commits: Files[]): Promise<{ gitdir: string; oids: string[] }> {
+  const gitdir = join(tempDir(), 'org.git');
+  git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', gitdir);
+  let stream = '';
+  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
+  commits.forEach((files, i) => {
+    stream += `commit refs/heads/main\ncommitter Erin <erin@example.com> ${1_700_000_000 + i} +0000\n${data(`commit ${i}`)}`;
+    for (const [path, text] of Object.entries(files)) stream += text === null ? `D ${path}\n` : `M 100644 inline ${path}\n${data(text)}`;
+    stream += '\n';
+  });
+  gitWith(gitdir, { input: stream }, 'fast-import', '--quiet');
+  const oids = git(gitdir, 'rev-list', '--first-parent', '--reverse', 'main').split('\n');
+  return { gitdir, oids };
+}
+
+/** A fresh instance, as another server or a restart would open it: nothing remembered. */
+export const coldRepository = async (gitdir: string) => track(await Repository.open({ gitdir, parseCache: false }));

@@ -6,30 +6,9 @@ import { allVersionKeys, snapshotFlags, snapshotVersions, type VersionKey, versi
 import { unitOfPath } from '../../src/repository/held-units.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, type ServedState } from '../../src/storage/index.js';
-import { configYaml, flagYaml, git, gitWith, projectYaml, tempDir, track } from './helpers.js';
+import { coldRepository as cold, configYaml, type Files, flagYaml, commitHistory as history, projectYaml, track } from './helpers.js';
 
 // Contract §10: what a commit serves while invalid files are on main, derived from history alone.
-
-type Files = Record<string, string | null>;
-
-/** A bare repository whose main has one commit per entry, each applying its files (null deletes), via git fast-import. */
-async function history(commits: Files[]): Promise<{ gitdir: string; oids: string[] }> {
-  const gitdir = join(tempDir(), 'org.git');
-  git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', gitdir);
-  let stream = '';
-  const data = (text: string) => `data ${Buffer.byteLength(text)}\n${text}\n`;
-  commits.forEach((files, i) => {
-    stream += `commit refs/heads/main\ncommitter Erin <erin@example.com> ${1_700_000_000 + i} +0000\n${data(`commit ${i}`)}`;
-    for (const [path, text] of Object.entries(files)) stream += text === null ? `D ${path}\n` : `M 100644 inline ${path}\n${data(text)}`;
-    stream += '\n';
-  });
-  gitWith(gitdir, { input: stream }, 'fast-import', '--quiet');
-  const oids = git(gitdir, 'rev-list', '--first-parent', '--reverse', 'main').split('\n');
-  return { gitdir, oids };
-}
-
-/** A fresh instance, as another server or a restart would open it: nothing remembered. */
-const cold = async (gitdir: string) => track(await FlagRepository.open({ gitdir, parseCache: false }));
 
 const config = (rolloutPct: number, version = 1) => configYaml({ enabled: true, rolloutPct, version });
 const BROKEN_CONFIG = 'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\n';

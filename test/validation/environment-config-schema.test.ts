@@ -92,10 +92,11 @@ describe('an environment config', () => {
       ]);
     });
 
-    it('serves on or off, nothing else', () => {
-      expect(validateDocument('environment-config', config({ rules: [rule('r', { serve: 'maybe' })] }))).toEqual([
-        { path: '/rules/0/serve', message: 'must be one of "on", "off"' },
-      ]);
+    it('serves on, off or a variant name, nothing else', () => {
+      for (const serve of ['Maybe', 'default', '', 3])
+        expect(validateDocument('environment-config', config({ rules: [rule('r', { serve })] })), String(serve)).toEqual([
+          { path: '/rules/0/serve', message: 'must be on, off or the name of a variant' },
+        ]);
     });
 
     it('refuses an id with spaces', () => {
@@ -109,7 +110,10 @@ describe('an environment config', () => {
       );
       expect(issues).toEqual([
         { path: '/rules/0/conditions/0/attribute', message: 'must not be empty' },
-        { path: '/rules/0/conditions/1/op', message: expect.stringMatching(/^must be one of "eq", "neq", "in", .*"semver_lt"$/) },
+        {
+          path: '/rules/0/conditions/1/op',
+          message: expect.stringMatching(/^must be one of "eq", "neq", "in", .*"semver_lt", "in_segment", "not_in_segment"$/),
+        },
       ]);
     });
   });

@@ -1,5 +1,5 @@
 import { isJsonScalar } from './json.js';
-import type { Condition, EvaluationContext } from './model.js';
+import type { AttributeCondition, Condition, EvaluationContext, SnapshotSegment } from './model.js';
 import { compareSemver, parseSemver, type Semver } from './semver.js';
 
 /**
@@ -22,6 +22,8 @@ const LTE = 11;
 const SEMVER_EQ = 12;
 const SEMVER_GT = 13;
 const SEMVER_LT = 14;
+const IN_SEGMENT = 15;
+const NOT_IN_SEGMENT = 16;
 
 /** Above this many members a linear scan loses to a Set lookup. */
 const SET_THRESHOLD = 8;
@@ -43,9 +45,14 @@ export class CompiledCondition {
   readonly list: readonly unknown[];
   readonly set: ReadonlySet<unknown> | null;
   readonly semver: Semver | null;
+  /** in_segment/not_in_segment: the segment, or null when the snapshot has no segment of that key (never holds). */
+  readonly segment: CompiledSegment | null;
+  /** Whether this is a segment condition, which reads the whole context rather than one attribute. */
+  readonly isSegment: boolean;
 
-  constructor(source: Condition) {
-    this.attribute = String(source.attribute);
+  /** `segments` resolves segment conditions; without it (inside a segment) they never hold. */
+  constructor(source: Condition, segments?: ReadonlyMap<string, CompiledSegment>) {
+    this.attribute = 'attribute' in source ? String(source.attribute) : '';
     this.readsUserId = this.attribute === 'userId';
     this.ownOnly = this.attribute in Object.prototype;
     const value: unknown = source.value;
@@ -54,7 +61,14 @@ export class CompiledCondition {
     let num = 0;
     let list = NO_MEMBERS;
     let semver: Semver | null = null;
+    let segment: CompiledSegment | null = null;
     switch (source.op) {
+      case 'in_segment':
+      case 'not_in_segment':
+        segment = (typeof source.value === 'string' && segments?.get(source.value)) || null;
+        // An unknown segment fails closed, for both operators, as a missing attribute does.
+        if (segment !== null) op = source.op === 'in_segment' ? IN_SEGMENT : NOT_IN_SEGMENT;
+        break;
       case 'eq':
       case 'neq':
       case 'contains':
@@ -93,7 +107,62 @@ export class CompiledCondition {
     this.list = list;
     this.set = op === IN_SET || op === NOT_IN_SET ? new Set(list) : null;
     this.semver = semver;
+    this.segment = segment;
+    this.isSegment = source.op === 'in_segment' || source.op === 'not_in_segment';
   }
+}
+
+/**
+ * A segment compiled once per snapshot: its user ids in a Set (10,000 of them are looked up, not scanned),
+ * and its conditions, all of which must hold when there are any.
+ */
+export class CompiledSegment {
+  readonly userIds: ReadonlySet<string>;
+  readonly conditions: readonly CompiledCondition[];
+
+  constructor(source: SnapshotSegment) {
+    this.userIds = new Set((source.userIds ?? []).filter((id) => typeof id === 'string'));
+    // A segment's conditions test attributes only; a segment condition inside one never holds.
+    this.conditions = (source.conditions ?? []).map((c: AttributeCondition) => new CompiledCondition(c));
+  }
+}
+
+/**
+ * The user id a segment's list is matched against: the one a `userId` condition reads (context.userId,
+ * else attributes.userId), when it is a string.
+ */
+function segmentUserId(context: EvaluationContext): string | undefined {
+  let id: unknown = context.userId;
+  if (id === undefined) {
+    const attributes = context.attributes;
+    id = attributes != null && Object.hasOwn(attributes, 'userId') ? attributes.userId : undefined;
+  }
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** A context is in a segment when its user id is listed, or when the segment has conditions and all of them hold. */
+export function inSegment(segment: CompiledSegment, context: EvaluationContext): boolean {
+  const id = segmentUserId(context);
+  if (id !== undefined && segment.userIds.has(id)) return true;
+  const conditions = segment.conditions;
+  if (conditions.length === 0) return false;
+  for (let i = 0; i < conditions.length; i++) {
+    const c = conditions[i];
+    if (c.isSegment || !conditionHolds(c, readAttribute(context, c))) return false;
+  }
+  return true;
+}
+
+/** Whether a segment condition holds for a context: by membership; one naming an unknown segment never does. */
+export function segmentConditionHolds(c: CompiledCondition, context: EvaluationContext): boolean {
+  if (c.op === IN_SEGMENT) return inSegment(c.segment!, context);
+  if (c.op === NOT_IN_SEGMENT) return !inSegment(c.segment!, context);
+  return false;
+}
+
+/** Whether a condition holds for a context: a segment condition by membership, any other by its attribute. */
+export function conditionHoldsFor(c: CompiledCondition, context: EvaluationContext): boolean {
+  return c.isSegment ? segmentConditionHolds(c, context) : conditionHolds(c, readAttribute(context, c));
 }
 
 /**

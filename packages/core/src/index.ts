@@ -4,7 +4,16 @@
  */
 
 export { CompiledEnvironment, compileEnvironment } from './evaluate.js';
-export { type ConditionTrace, type EvaluationExplanation, type EvaluationStep, explainEvaluation } from './explain.js';
+export {
+  type ConditionTrace,
+  type EvaluationExplanation,
+  type EvaluationStep,
+  type ExplanationEnvironment,
+  explainEvaluation,
+  type PrerequisiteTrace,
+  type SegmentTrace,
+  type VariantTrace,
+} from './explain.js';
 export { canonicalJson, frozenCopy, isJsonScalar, setOwn } from './json.js';
 export * from './model.js';
 export { bucket, murmur3_32 } from './murmur3.js';

@@ -68,18 +68,74 @@ export interface FlagFile {
   archivedAt: string | null;
 }
 
-export interface Condition {
+/** A condition on one attribute of the context. */
+export interface AttributeCondition {
   attribute: string;
   op: Operator;
   value: JsonValue;
 }
 
+/** The two operators that test membership of a project's segment; their condition has no attribute. */
+export const SEGMENT_OPERATORS = ['in_segment', 'not_in_segment'] as const;
+export type SegmentOperator = (typeof SEGMENT_OPERATORS)[number];
+
+/** A condition on segment membership: `value` is the segment's key. */
+export interface SegmentCondition {
+  op: SegmentOperator;
+  value: string;
+}
+
+/**
+ * A rule's condition: on an attribute (AttributeCondition), or on segment membership (SegmentCondition, which
+ * has no attribute). One shape for both, so code that walks conditions reads them the same way.
+ */
+export interface Condition {
+  /** Absent exactly for in_segment and not_in_segment. */
+  attribute?: string;
+  op: Operator | SegmentOperator;
+  value: JsonValue;
+}
+
+export function isSegmentCondition(condition: Condition): condition is Condition & SegmentCondition {
+  return condition.op === 'in_segment' || condition.op === 'not_in_segment';
+}
+
+/**
+ * What a rule serves: `on` (valueOn, or one of the variants by the variant bucket when the config has
+ * variants), `off` (valueOff), or a variant by name, which every context the rule applies to gets.
+ */
+export type Serve = 'on' | 'off' | (string & {});
+
 export interface Rule {
   id: string;
   description?: string;
   conditions: Condition[];
-  serve: 'on' | 'off';
+  serve: Serve;
   rolloutPct?: number;
+}
+
+/** Variant names: lower-case, and never one of the fixed variations, which results already use. */
+export const VARIANT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;
+export const RESERVED_VARIANT_NAMES: readonly string[] = ['on', 'off', 'default'];
+export const MAX_VARIANTS = 32;
+export const MAX_PREREQUISITES = 16;
+export const MAX_SEGMENT_USER_IDS = 10_000;
+export const MAX_SEGMENT_CONDITIONS = 32;
+
+/** One arm of an A/B/n test: served to `weight` percent of the users that would get valueOn. */
+export interface Variant {
+  name: string;
+  value: JsonValue;
+  /** Percent, at most two decimals; a config's weights sum to exactly 100. */
+  weight: number;
+  description?: string;
+}
+
+/** The flag is served only when `flag`, evaluated for the same context in the same environment, serves `variation`. */
+export interface Prerequisite {
+  flag: string;
+  /** `on`, `off`, `default` or a variant name of that flag. */
+  variation: string;
 }
 
 /** projects/<slug>/environments/<env>/<key>.yaml */
@@ -90,6 +146,21 @@ export interface EnvironmentConfig {
   valueOff: JsonValue;
   version: number;
   rules: Rule[];
+  /** Absent when the config has none: it serves valueOn. */
+  variants?: Variant[];
+  /** Absent when the config has none. */
+  prerequisites?: Prerequisite[];
+}
+
+/** projects/<slug>/segments/<key>.yaml: a reusable audience of a project's flags. */
+export interface SegmentFile {
+  key: string;
+  name?: string;
+  description?: string;
+  version: number;
+  userIds: string[];
+  /** Attribute conditions only: a segment does not refer to other segments. */
+  conditions: AttributeCondition[];
 }
 
 /** One entry of projects/<slug>/environments/<env>/kills.yaml */
@@ -114,6 +185,8 @@ export interface ProjectState {
   project: ProjectFile;
   flags: Map<string, FlagState>;
   kills: Record<EnvironmentName, KillsFile>;
+  /** The project's segments by key; absent in states built before segments existed (read it as empty). */
+  segments?: ReadonlyMap<string, SegmentFile>;
 }
 
 /** Everything on `main` at one commit, typed. Keyed by project slug. */
@@ -134,6 +207,10 @@ export interface EvaluationResult {
   variation?: Variation | string;
   ruleId?: string;
   bucket?: number;
+  /** The variant bucket, when a variant was chosen by it. */
+  variantBucket?: number;
+  /** The prerequisite that did not serve its variation (reason prerequisite_failed). */
+  prerequisiteKey?: string;
   errorCode?: string;
 }
 
@@ -147,12 +224,22 @@ export interface SnapshotFlag {
   killed: boolean;
   archived: boolean;
   defaultValue: JsonValue;
+  variants?: Variant[];
+  prerequisites?: Prerequisite[];
+}
+
+/** A segment as a snapshot serves it: what membership needs. */
+export interface SnapshotSegment {
+  userIds: string[];
+  conditions: AttributeCondition[];
 }
 
 export interface Snapshot {
   version: number;
   environment: EnvironmentName;
   flags: Record<string, SnapshotFlag>;
+  /** The project's segments by key. */
+  segments?: Record<string, SnapshotSegment>;
 }
 
 /** Who made a change; becomes the commit author and the audit entry's actor. */
@@ -176,6 +263,8 @@ export const AUDIT_ACTIONS = [
   'flag_delete',
   'project_create',
   'project_delete',
+  'segment_update',
+  'segment_delete',
   'import',
   'change',
 ] as const;
@@ -189,6 +278,8 @@ export interface AuditEntry {
   flagKey: string | null;
   environment: EnvironmentName | null;
   fromEnvironment?: EnvironmentName;
+  /** For segment_update and segment_delete. */
+  segmentKey?: string;
   actor: { type: Actor['type']; keyPrefix?: string; name?: string };
   /** The credential that pushed the commit over git over HTTP; absent for commits that arrived otherwise. */
   pushedBy?: Pusher;

@@ -1,7 +1,17 @@
 import type { EvaluationResult } from './model.js';
 
 /** Every reason an evaluation result can carry; `error` is the SDKs' own, for failures on their side. */
-export const REASONS = ['killed', 'archived', 'flag_disabled', 'rule_match', 'rollout', 'default', 'flag_not_found', 'error'] as const;
+export const REASONS = [
+  'killed',
+  'archived',
+  'flag_disabled',
+  'prerequisite_failed',
+  'rule_match',
+  'rollout',
+  'default',
+  'flag_not_found',
+  'error',
+] as const;
 export type Reason = (typeof REASONS)[number];
 
 export type Variation = 'on' | 'off' | 'default';
@@ -13,6 +23,8 @@ export type Variation = 'on' | 'off' | 'default';
 const OPENFEATURE_REASON: Readonly<Record<Reason, string>> = {
   killed: 'DISABLED',
   flag_disabled: 'DISABLED',
+  // valueOff because another flag is off for this context: the flag is, for it, disabled.
+  prerequisite_failed: 'DISABLED',
   rule_match: 'TARGETING_MATCH',
   rollout: 'SPLIT',
   default: 'DEFAULT',
@@ -31,10 +43,14 @@ export type FlagMetadata = Record<string, string | number | boolean>;
  * What OpenFeature's flag metadata carries beyond the reason: flagops' own reason (two of them map to
  * DISABLED and two to DEFAULT), the rule, the bucket, and the kill, so a hook or a log line can tell them apart.
  */
-export function flagMetadata(result: Pick<EvaluationResult, 'reason' | 'ruleId' | 'bucket'>): FlagMetadata {
+export function flagMetadata(
+  result: Pick<EvaluationResult, 'reason' | 'ruleId' | 'bucket' | 'variantBucket' | 'prerequisiteKey'>,
+): FlagMetadata {
   const metadata: FlagMetadata = { flagopsReason: result.reason };
   if (result.ruleId !== undefined) metadata.ruleId = result.ruleId;
   if (result.bucket !== undefined) metadata.bucket = result.bucket;
+  if (result.variantBucket !== undefined) metadata.variantBucket = result.variantBucket;
+  if (result.prerequisiteKey !== undefined) metadata.prerequisiteKey = result.prerequisiteKey;
   if (result.reason === 'killed') metadata.killed = true;
   if (result.reason === 'archived') metadata.archived = true;
   return metadata;

@@ -157,6 +157,12 @@ export function parseSnapshot(value: unknown): Snapshot {
   for (const key of Object.keys(value.flags)) {
     if (!isPlainObject(value.flags[key])) throw new Error(`the snapshot entry of ${key} is not an object`);
   }
+  if (value.segments !== undefined) {
+    if (!isPlainObject(value.segments)) throw new Error('the snapshot segments are not an object');
+    for (const key of Object.keys(value.segments)) {
+      if (!isPlainObject(value.segments[key])) throw new Error(`the snapshot segment ${key} is not an object`);
+    }
+  }
   return value as unknown as Snapshot;
 }
 

@@ -2,10 +2,12 @@ import {
   CompiledEnvironment,
   type EvaluationContext,
   type EvaluationResult,
+  isSegmentCondition,
   type JsonValue,
   murmur3_32,
   type Snapshot,
   type SnapshotFlag,
+  type SnapshotSegment,
 } from '@flagops/core';
 import { CountBuffer, CountReporter } from './counts.js';
 import { describeError, etagOf, fetchSnapshot, parseSnapshot } from './http.js';
@@ -116,7 +118,15 @@ export class LocalClient extends ClientRuntime {
 }
 
 /** Two independent 32-bit hashes: a missed change event would need both to collide. */
-function fingerprint(entry: SnapshotFlag): string {
+/** The keys of the segments a flag's rules name. */
+function segmentsOf(entry: SnapshotFlag): string[] {
+  const keys: string[] = [];
+  for (const rule of entry.rules ?? [])
+    for (const c of rule.conditions ?? []) if (isSegmentCondition(c) && !keys.includes(c.value)) keys.push(c.value);
+  return keys;
+}
+
+function fingerprint(entry: SnapshotFlag | SnapshotSegment): string {
   const json = JSON.stringify(entry);
   return `${murmur3_32(json, 0x9747b28c)}:${murmur3_32(json, 0x5bd1e995)}`;
 }
@@ -137,19 +147,36 @@ export class SnapshotStore {
    * compile throws and leaves the last good one in place.
    */
   replace(snapshot: Snapshot, etag: string): string[] {
-    const compiled = new CompiledEnvironment(snapshot.flags);
+    const segments = snapshot.segments ?? {};
+    const compiled = new CompiledEnvironment(snapshot.flags, segments);
+    const segmentPrints = new Map<string, string>();
+    for (const key of Object.keys(segments)) segmentPrints.set(key, fingerprint(segments[key]));
     const next = new Map<string, string>();
-    const changed: string[] = [];
+    const changed = new Set<string>();
     for (const key of compiled.keys) {
-      const print = fingerprint(snapshot.flags[key]);
+      // A flag's results change with the segments its rules name, so their prints are part of its own.
+      const entry = snapshot.flags[key];
+      let print = fingerprint(entry);
+      for (const segment of segmentsOf(entry)) print += `:${segmentPrints.get(segment) ?? '-'}`;
       next.set(key, print);
-      if (this.fingerprints.get(key) !== print) changed.push(key);
+      if (this.fingerprints.get(key) !== print) changed.add(key);
     }
-    for (const key of this.fingerprints.keys()) if (!next.has(key)) changed.push(key);
+    for (const key of this.fingerprints.keys()) if (!next.has(key)) changed.add(key);
+    // ... and with its prerequisites' results: a flag whose prerequisite changed changed too.
+    for (let grew = changed.size > 0; grew; ) {
+      grew = false;
+      for (const key of compiled.keys) {
+        if (changed.has(key)) continue;
+        if ((snapshot.flags[key].prerequisites ?? []).some((p) => changed.has(p.flag))) {
+          changed.add(key);
+          grew = true;
+        }
+      }
+    }
     this.compiled = compiled;
     this.fingerprints = next;
     this.version = snapshot.version;
     this.etag = etag;
-    return changed;
+    return [...changed];
   }
 }

@@ -17,10 +17,14 @@ export type EvaluationErrorCode = 'FLAG_NOT_FOUND' | 'TYPE_MISMATCH' | 'PROVIDER
 export interface EvaluationDetails<T = JsonValue> {
   value: T;
   reason: Reason;
-  /** `on`, `off` or `default`; absent on errors. */
+  /** `on`, `off`, `default` or the name of the variant served; absent on errors. */
   variation?: string;
   ruleId?: string;
   bucket?: number;
+  /** When a variant was picked by the user's variant bucket. */
+  variantBucket?: number;
+  /** With reason `prerequisite_failed`: the prerequisite flag that did not serve its variation. */
+  prerequisiteKey?: string;
   errorCode?: EvaluationErrorCode;
   errorMessage?: string;
 }

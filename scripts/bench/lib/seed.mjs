@@ -58,3 +58,28 @@ export function summarize(samples) {
   const sorted = [...samples].sort((a, b) => a - b);
   return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] };
 }
+
+/**
+ * `n` users for ruleFlagConfig, a fixed pseudo-random mix of countries and app versions (a quarter match its
+ * rule), parsed from JSON as a request body would be.
+ */
+export function ruleFlagContexts(n) {
+  let seed = 42;
+  const random = () => {
+    seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const countries = ['DE', 'FR', 'US', 'GB', 'IT'];
+  const versions = ['1.9.0', '2.0.0', '2.0.1', '2.1.0', '3.2.5', '10.0.0'];
+  return JSON.parse(
+    JSON.stringify(
+      Array.from({ length: n }, (_, i) => ({
+        userId: `user-${i}-${Math.floor(random() * 1e9).toString(36)}`,
+        attributes: {
+          country: countries[Math.floor(random() * countries.length)],
+          appVersion: versions[Math.floor(random() * versions.length)],
+        },
+      })),
+    ),
+  );
+}

@@ -129,7 +129,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     io.stderr(`flagops import: ${dir} has no projects/ folder; is it the root of a flags repository?\n`);
     return EXIT.failed;
   }
-  const { state, issues } = readRepositoryFiles(files, null);
+  const { state, issues } = readRepositoryFiles(files, null, { locate: true });
   if (issues.length > 0) {
     for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, 'text')}\n`);
     io.stderr(`flagops import: ${dir} has ${issues.length} issue(s); nothing was imported\n`);

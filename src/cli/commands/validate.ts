@@ -47,7 +47,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     io.stderr(`flagops validate: ${dir} has no projects/ folder; is it the root of a flags repository?\n`);
     return EXIT.failed;
   }
-  const { state, issues } = readRepositoryFiles(files, null);
+  const { state, issues } = readRepositoryFiles(files, null, { locate: true });
   for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, format)}\n`);
 
   let flags = 0;

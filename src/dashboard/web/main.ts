@@ -6,6 +6,7 @@ import { flagsPage } from './pages/flags-page.js';
 import { projectsPage } from './pages/projects-page.js';
 import { signInPage } from './pages/sign-in-page.js';
 import { hrefOf, type Page, type PageContext, parseHash, type View } from './route.js';
+import { segmentPage, segmentsPage } from './targeting/segments-page.js';
 import type { SessionInfo } from './types.js';
 import { invalidFilesBanner } from './ui/invalid-files-banner.js';
 
@@ -29,6 +30,10 @@ function pageFor(ctx: PageContext, view: View): Page {
       return projectsPage(ctx);
     case 'flags':
       return flagsPage(ctx, view.projectId);
+    case 'segments':
+      return segmentsPage(ctx, view.projectId);
+    case 'segment':
+      return segmentPage(ctx, view.projectId, view.key);
     case 'flag':
       return flagPage(ctx, view.flagId, view.env);
     case 'flag-by-key':

@@ -13,6 +13,8 @@ export interface AuditFilters {
 export type View =
   | { name: 'projects' }
   | { name: 'flags'; projectId: string }
+  | { name: 'segments'; projectId: string }
+  | { name: 'segment'; projectId: string; key: string }
   | { name: 'flag'; flagId: string; env: EnvironmentName }
   | { name: 'flag-by-key'; projectSlug: string; key: string }
   | { name: 'audit'; filters: AuditFilters }
@@ -25,6 +27,9 @@ export function parseHash(hash: string): View {
   const parts = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
   if (parts.length === 0 || (parts.length === 1 && parts[0] === 'projects')) return { name: 'projects' };
   if (parts[0] === 'projects' && parts.length === 2) return { name: 'flags', projectId: parts[1] };
+  if (parts[0] === 'projects' && parts[2] === 'segments' && parts.length === 3) return { name: 'segments', projectId: parts[1] };
+  if (parts[0] === 'projects' && parts[2] === 'segments' && parts.length === 4)
+    return { name: 'segment', projectId: parts[1], key: parts[3] };
   if (parts[0] === 'flags' && (parts.length === 2 || parts.length === 3)) {
     const env = parts[2] ?? 'prod';
     if (isEnvironmentName(env)) return { name: 'flag', flagId: parts[1], env };
@@ -49,6 +54,10 @@ export function hrefOf(view: View): string {
       return '#/projects';
     case 'flags':
       return `#/projects/${seg(view.projectId)}`;
+    case 'segments':
+      return `#/projects/${seg(view.projectId)}/segments`;
+    case 'segment':
+      return `#/projects/${seg(view.projectId)}/segments/${seg(view.key)}`;
     case 'flag':
       return `#/flags/${seg(view.flagId)}/${view.env}`;
     case 'flag-by-key':

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, FLAG_KINDS, OPERATORS } from '@flagops/core';
+import { ENVIRONMENTS, FLAG_KINDS, OPERATORS, SEGMENT_OPERATORS } from '@flagops/core';
 import { z } from 'zod';
 
 /**
@@ -24,7 +24,7 @@ export const rolloutPct = z.number().min(0).max(100).describe('Percentage of use
 /** Any JSON value; the API checks it against the flag's kind. */
 export const jsonValue = z.unknown();
 
-export const condition = z.object({
+export const attributeCondition = z.object({
   attribute: z.string().min(1).max(256).describe('Context attribute to read; "userId" reads the context userId.'),
   op: z.enum(OPERATORS),
   value: jsonValue.describe(
@@ -32,11 +32,24 @@ export const condition = z.object({
   ),
 });
 
+/** Segment membership: no attribute; `value` is the segment key (list_segments shows them). */
+export const segmentCondition = z.object({
+  op: z.enum(SEGMENT_OPERATORS),
+  value: z.string().min(1).max(64).describe('The segment key, e.g. "beta-testers".'),
+});
+
+export const condition = z.union([attributeCondition, segmentCondition]);
+
 export const rule = z.object({
   id: z.string().min(1).max(64).optional().describe('Stable rule id; omit it and the server assigns one.'),
   description: z.string().max(4096).optional(),
   conditions: z.array(condition).max(32).optional().describe('All must hold for the rule to match; none: always matches.'),
-  serve: z.enum(['on', 'off']).describe('on serves valueOn, off serves valueOff.'),
+  serve: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,62}$/)
+    .describe(
+      'on serves valueOn (or a variant by the variant bucket when the config has variants), off serves valueOff, or a variant name serves that variant.',
+    ),
   rolloutPct: rolloutPct.optional().describe('Apply the rule only to this percentage of matching users (needs a userId).'),
 });
 

@@ -2,7 +2,7 @@ import { appendFile, chmod, mkdir, open, readFile, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import { isEnvironmentName } from '@flagops/core';
 import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
-import { parseCountReport } from '../../eval-server/counts.js';
+import { parseCountReport, viewCountRules } from '../../eval-server/counts.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { statsScope } from '../../stats/evaluation-counter.js';
 
@@ -38,7 +38,7 @@ export function countsBatch(body: unknown, org: string, holder: SnapshotHolder):
     const scope = statsScope(org, s.projectId, s.environment);
     // A replica adds up what it served and what SDKs reported to it (each report bounded there) for as long as
     // upstream was away: its entries are not bound per entry, only by what the stats can hold.
-    const rules = { hasFlag: (key: string) => view.compiled.has(key), now, maxCount: Number.MAX_SAFE_INTEGER };
+    const rules = { ...viewCountRules(view, now), maxCount: Number.MAX_SAFE_INTEGER };
     for (const e of parseCountReport({ counts: s.counts }, rules)) entries.push({ scope, ...e });
   });
   return { batchId, entries };

@@ -23,6 +23,7 @@ export function viewBody(view: EnvironmentView) {
     commit: view.commit,
     flags: view.flags,
     kills: view.kills,
+    segments: view.segments,
   };
 }
 

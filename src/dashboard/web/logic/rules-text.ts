@@ -36,8 +36,12 @@ export function rulesToYaml(rules: Rule[]): string {
     }
     lines.push('  conditions:');
     for (const c of conditions) {
-      lines.push(`    - attribute: ${yamlScalar(c.attribute)}`);
-      lines.push(`      op: ${c.op}`);
+      // A segment condition (in_segment, not_in_segment) has no attribute.
+      if (c.attribute === undefined) lines.push(`    - op: ${c.op}`);
+      else {
+        lines.push(`    - attribute: ${yamlScalar(c.attribute)}`);
+        lines.push(`      op: ${c.op}`);
+      }
       lines.push(`      value: ${yamlScalar(c.value)}`);
     }
   }

@@ -4,6 +4,7 @@ import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
 import { startPolling } from '../poller.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
+import { type TargetingPanel, targetingPanel } from '../targeting/targeting-panel.js';
 import type { FlagView } from '../types.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
@@ -92,6 +93,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   const body = h('div', { class: 'flag-body' });
   let flag: FlagView | undefined;
   let editor: EnvEditor | undefined;
+  let targeting: TargetingPanel | undefined;
   let promote: (HTMLElement & { refresh(): void }) | undefined;
   let drawn = '';
 
@@ -119,6 +121,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     flag = fresh;
     drawTop(fresh);
     editor?.update(fresh);
+    targeting?.update(fresh);
     // The preview is a table: redrawn only when the flag changed, so it can be read while polling goes on.
     if (!same) promote?.refresh();
   }
@@ -130,10 +133,12 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
         if (!flag) {
           flag = fresh;
           editor = envEditor(ctx, fresh, env, changed);
+          targeting = targetingPanel(ctx, fresh, env, changed);
           promote = promotePanel(ctx, () => flag!, env, changed);
           replace(
             body,
             editor.element,
+            targeting.element,
             promote,
             statsPanel(ctx, flagId, env),
             h(

@@ -133,6 +133,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
       { class: 'toolbar' },
       filter,
       h('a', { href: hrefOf({ name: 'audit', filters: { projectId } }) }, 'Audit log of this project'),
+      h('a', { href: hrefOf({ name: 'segments', projectId }) }, 'Segments'),
     ),
     h(
       'table',

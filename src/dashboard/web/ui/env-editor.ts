@@ -87,7 +87,13 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
     const texts = form.read();
     const { config, local } = parseTexts(kind, texts);
     try {
-      const result = await ctx.api.send<DraftResult>('POST', '/dashboard/api/validate-config', { kind, config, rulesYaml: texts.rules });
+      const variants = flag.environments[env].variants ?? null;
+      const result = await ctx.api.send<DraftResult>('POST', '/dashboard/api/validate-config', {
+        kind,
+        config,
+        rulesYaml: texts.rules,
+        variants,
+      });
       if (mine !== sequence) return null;
       const messages = draftMessages(result.issues, local);
       form.showMessages(messages);
