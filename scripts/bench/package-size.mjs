@@ -16,6 +16,7 @@ const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', st
 
 try {
   const packs = path.join(dir, 'packs');
+  await mkdir(packs); // npm pack writes into --pack-destination but does not create it
   const packed = JSON.parse(
     npm(['pack', '--json', '--ignore-scripts', '-w', '@flagops/core', '-w', '@flagops/sdk', '--pack-destination', packs], root),
   );
