@@ -10,6 +10,7 @@ import {
   type ProjectState,
   type RepositoryState,
   type Rule,
+  type ScheduleStep,
 } from '@flagops/core';
 import { jsonEqual } from './json-equal.js';
 
@@ -34,6 +35,7 @@ export type ChangeItem =
       fields: Array<{ field: RuleField; before: JsonValue | undefined; after: JsonValue | undefined }>;
     }
   | { type: 'rules_reordered' }
+  | { type: 'schedule_changed'; added: number; removed: number; next: ScheduleStep | null }
   | { type: 'killed'; killedBy: string; reason?: string }
   | { type: 'unkilled' };
 
@@ -96,7 +98,16 @@ function configChanges(
   if ('valueOn' in before) field(out, 'valueOn', before.valueOn, after.valueOn);
   if ('valueOff' in before) field(out, 'valueOff', before.valueOff, after.valueOff);
   ruleChanges(before.rules, after.rules, out);
+  scheduleChanges(before.schedule ?? [], after.schedule ?? [], out);
   return out;
+}
+
+/** Steps are compared whole (time and fields): a step moved to another time is one removed and one added. */
+function scheduleChanges(before: ScheduleStep[], after: ScheduleStep[], out: ChangeItem[]): void {
+  const same = (a: ScheduleStep, b: ScheduleStep) => Date.parse(a.at) === Date.parse(b.at) && jsonEqual(a.set, b.set);
+  const added = after.filter((step) => !before.some((old) => same(old, step))).length;
+  const removed = before.filter((step) => !after.some((now) => same(now, step))).length;
+  if (added > 0 || removed > 0) out.push({ type: 'schedule_changed', added, removed, next: after[0] ?? null });
 }
 
 function metaChanges(before: FlagFile, after: FlagFile): ChangeItem[] {

@@ -1,4 +1,14 @@
-import type { Condition, EnvironmentConfig, FlagFile, JsonValue, KillEntry, KillsFile, ProjectFile, Rule } from '@flagops/core';
+import type {
+  Condition,
+  EnvironmentConfig,
+  FlagFile,
+  JsonValue,
+  KillEntry,
+  KillsFile,
+  ProjectFile,
+  Rule,
+  ScheduleStep,
+} from '@flagops/core';
 import { deriveFlagId, deriveProjectId } from './ids.js';
 
 // Schema-valid values → typed objects with defaults filled in and keys in one fixed order, so that
@@ -33,8 +43,15 @@ function normalizeRule(value: Loose<Rule>): Rule {
   return rule;
 }
 
+function normalizeStep(value: ScheduleStep): ScheduleStep {
+  const set: ScheduleStep['set'] = {};
+  if (value.set.enabled !== undefined) set.enabled = value.set.enabled;
+  if (value.set.rolloutPct !== undefined) set.rolloutPct = value.set.rolloutPct;
+  return { at: value.at, set };
+}
+
 export function normalizeConfig(value: Loose<EnvironmentConfig>): EnvironmentConfig {
-  return {
+  const config: EnvironmentConfig = {
     enabled: value.enabled!,
     rolloutPct: value.rolloutPct!,
     valueOn: value.valueOn as JsonValue,
@@ -42,6 +59,9 @@ export function normalizeConfig(value: Loose<EnvironmentConfig>): EnvironmentCon
     version: value.version ?? 0,
     rules: (value.rules ?? []).map(normalizeRule),
   };
+  // An empty schedule is no schedule: the key is left out, so files without one read and write as before.
+  if (value.schedule && value.schedule.length > 0) config.schedule = value.schedule.map(normalizeStep);
+  return config;
 }
 
 function normalizeKill(value: KillEntry): KillEntry {

@@ -1,4 +1,4 @@
-import type { Condition, EnvironmentName, FlagKind, JsonValue } from '@flagops/core';
+import type { Condition, EnvironmentName, FlagKind, JsonValue, ScheduleStep } from '@flagops/core';
 
 /** The request bodies the schemas in schemas/api/ accept, typed for the control plane. */
 export interface ProjectCreateBody {
@@ -34,6 +34,8 @@ export interface ConfigUpdateBody {
   rules?: RuleInput[];
   valueOn?: JsonValue;
   valueOff?: JsonValue;
+  /** Replaces the schedule; [] cancels every step. */
+  schedule?: ScheduleStep[];
   clearKill?: boolean;
   expectedVersion?: number;
 }

@@ -90,6 +90,20 @@ export interface EnvironmentConfig {
   valueOff: JsonValue;
   version: number;
   rules: Rule[];
+  /** Changes the service makes when each step falls due, oldest first; absent when there are none. */
+  schedule?: ScheduleStep[];
+}
+
+/** The fields a scheduled step may set. */
+export const SCHEDULE_FIELDS = ['enabled', 'rolloutPct'] as const;
+
+/** At most this many steps in one environment's schedule. */
+export const MAX_SCHEDULE_STEPS = 50;
+
+/** One step of a schedule: at `at` (ISO-8601 UTC), the service sets these fields in one commit. */
+export interface ScheduleStep {
+  at: string;
+  set: { enabled?: boolean; rolloutPct?: number };
 }
 
 /** One entry of projects/<slug>/environments/<env>/kills.yaml */
@@ -155,9 +169,15 @@ export interface Snapshot {
   flags: Record<string, SnapshotFlag>;
 }
 
+/**
+ * Who can make a change. `scheduler`: the service applying a scheduled step; `trigger`: a kill made through a
+ * trigger's URL (an alerting system).
+ */
+export const ACTOR_TYPES = ['admin', 'agent', 'session', 'git', 'scheduler', 'trigger'] as const;
+
 /** Who made a change; becomes the commit author and the audit entry's actor. */
 export interface Actor {
-  type: 'admin' | 'agent' | 'session' | 'git';
+  type: (typeof ACTOR_TYPES)[number];
   /** Display name: the key's name, the person's name, or the git author. */
   name: string;
   /** Non-secret key prefix, for key actions. */
@@ -178,6 +198,8 @@ export const AUDIT_ACTIONS = [
   'project_delete',
   'import',
   'change',
+  'scheduled_change',
+  'scheduled_change_skipped',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
