@@ -47,7 +47,7 @@ function schedulerCommits(gitdir: string): string[] {
   const oids = git(gitdir, 'rev-list', '--reverse', 'main').split('\n');
   return oids.flatMap((oid) => {
     const trailers = readFlagopsTrailers(parseCommitMessage(git(gitdir, 'log', '-1', '--format=%B', oid)).trailers);
-    if (!trailers || trailers.actor.type !== 'scheduler') return [];
+    if (trailers?.actor.type !== 'scheduler') return [];
     return [`${trailers.action} ${trailers.flag} ${trailers.environment} by ${trailers.actor.name}`];
   });
 }
