@@ -51,6 +51,21 @@ export interface KeyCreateBody {
   environment?: EnvironmentName;
 }
 
+/** A progressive rollout to write as a schedule (src/schedule/rollout-plan.ts). */
+export interface RolloutPlanBody {
+  startPct: number;
+  stepPct: number;
+  /** `30s`, `15m`, `1h`, `2d`. */
+  every: string;
+  maxPct?: number;
+  startAt?: string;
+  expectedVersion?: number;
+}
+
+export interface TriggerCreateBody {
+  name?: string;
+}
+
 export interface ApiBodies {
   'project-create': ProjectCreateBody;
   'flag-create': FlagCreateBody;
@@ -58,4 +73,6 @@ export interface ApiBodies {
   'config-update': ConfigUpdateBody;
   promote: PromoteBody;
   'key-create': KeyCreateBody;
+  'rollout-plan': RolloutPlanBody;
+  'trigger-create': TriggerCreateBody;
 }

@@ -6,7 +6,9 @@ export type {
   KeyCreateBody,
   ProjectCreateBody,
   PromoteBody,
+  RolloutPlanBody,
   RuleInput,
+  TriggerCreateBody,
 } from './api-bodies.js';
 export { isDateTime } from './date-time.js';
 export { escapePointerSegment, operatorValueMessage } from './error-messages.js';

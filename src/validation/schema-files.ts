@@ -5,7 +5,16 @@ export const DOCUMENT_SCHEMAS = ['project', 'flag', 'environment-config', 'kills
 export type DocumentSchemaName = (typeof DOCUMENT_SCHEMAS)[number];
 
 /** Control-plane request bodies, each with a schema in schemas/api/. */
-export const API_SCHEMAS = ['project-create', 'flag-create', 'flag-patch', 'config-update', 'promote', 'key-create'] as const;
+export const API_SCHEMAS = [
+  'project-create',
+  'flag-create',
+  'flag-patch',
+  'config-update',
+  'promote',
+  'key-create',
+  'rollout-plan',
+  'trigger-create',
+] as const;
 export type ApiSchemaName = (typeof API_SCHEMAS)[number];
 
 export const SCHEMA_BASE_URI = 'https://flagops.dev/schemas/';
