@@ -7,7 +7,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { silentLogger } from '../../dist/log/logger.js';
-import { layout } from '../../dist/repository/layout.js';
 import { serializeRepositoryFile } from '../../dist/repository/serialize-file.js';
 import { startService } from '../../dist/service.js';
 import { parseCommitMessage, readFlagopsTrailers } from '../../dist/storage/index.js';
