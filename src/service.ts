@@ -9,7 +9,7 @@ import { createControlApp } from './control-plane/control-app.js';
 import { createDashboard } from './dashboard/dashboard.js';
 import { createEvalApp, evalFastPath } from './eval-server/eval-app.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
-import { attachStreamHub } from './eval-server/stream/stream-hubs.js';
+import { attachStreamHub } from './eval-server/stream.js';
 import { ensureFirstAdminKey } from './first-run.js';
 import { registerGitHttp } from './git-http/git-http-routes.js';
 import { GitRunner } from './git-http/git-runner.js';

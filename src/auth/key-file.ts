@@ -1,5 +1,5 @@
 import { isEnvironmentName } from '@flagops/core';
-import { readJsonStateFile, writeJsonStateFile } from './json-state-file.js';
+import { readJsonStateFile, writeJsonStateFile } from '../state-files/state-files.js';
 import { isKeyKind, isOrgName } from './key-format.js';
 import type { KeyRecord, Organisation } from './principal.js';
 

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from '../state-files/state-files.js';
 
 /** Stored hashes are `<scheme>:<hex>`, so a later scheme can be introduced without guessing. */
 const SCHEME = 'hmac-sha256';

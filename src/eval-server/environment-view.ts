@@ -55,7 +55,7 @@ export class EnvironmentView {
     );
   }
 
-  /** The snapshot body (service-spec §2 plus contract §4 fields), serialized once per view. */
+  /** The snapshot body `{ version, environment, flags }` (docs/sdk.md), serialized once per view. */
   snapshotJson(): string {
     if (this.snapshotText === undefined) {
       const flags: Record<string, SnapshotFlag> = {};

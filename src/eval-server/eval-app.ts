@@ -6,16 +6,14 @@ import { FlagopsError } from '../errors/flagops-error.js';
 import { NotFoundError } from '../errors/kinds.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
-import type { EvaluationCounter } from '../stats/evaluation-counter.js';
-import { statsScope } from '../stats/stats-scope.js';
-import { countsRoute } from './counts/counts-route.js';
+import { type EvaluationCounter, statsScope } from '../stats/evaluation-counter.js';
+import { countsRoute } from './counts.js';
 import type { EnvironmentView } from './environment-view.js';
 import { evalServerFastPath } from './fast-path.js';
 import { createRoutedApp, type EvalRoutes } from './routed-app.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
-import { streamRoute } from './stream/stream-route.js';
-import { evaluationRoutes } from './view-routes.js';
-import { recorderPerView, type ViewSource } from './view-source.js';
+import { streamRoute } from './stream.js';
+import { evaluationRoutes, recorderPerView, type ViewSource } from './view-routes.js';
 
 export interface EvalAppDeps {
   keys: KeyService;
@@ -33,7 +31,7 @@ export interface ServedDeps extends EvalAppDeps {
 export const coreRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream: streamRoute, counts: countsRoute });
 
 /**
- * The evaluation API (service-spec §4, contract §4) as a Koa app. The service listens with evalFastPath in
+ * The evaluation API (docs/evaluation-server.md) as a Koa app. The service listens with evalFastPath in
  * front of it, which answers evaluate and snapshot requests first; the app answers them the same way.
  */
 export function createEvalApp(deps: EvalAppDeps, routes: EvalRoutes<ServedDeps> = coreRoutes): Koa {
@@ -45,7 +43,7 @@ export function evalFastPath(deps: EvalAppDeps): FastPath {
   return evalServerFastPath(mainViewSource(deps), deps.logger);
 }
 
-/** The SDK key fixes organisation, project and environment (service-spec §5 rule 2). */
+/** The SDK key fixes organisation, project and environment: a request can name no other. */
 export function viewFor(ctx: Koa.Context, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
   return viewForRequest(ctx.req, deps);
 }

@@ -3,11 +3,9 @@ import { toHttpError } from '../errors/http-status.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
-import { CORS_HEADERS } from './cors.js';
-import { evaluateAnswer } from './evaluate-answer.js';
-import { matchesEtag } from './if-none-match.js';
-import { snapshotHeaders } from './send-snapshot.js';
-import type { ViewSource } from './view-source.js';
+import { evaluateAnswer } from './evaluate.js';
+import { CORS_HEADERS, matchesEtag } from './routed-app.js';
+import { snapshotHeaders, type ViewSource } from './view-routes.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
@@ -54,7 +52,7 @@ function send(res: ServerResponse, status: number, json: string, headers?: Recor
   res.end(json);
 }
 
-/** The contract §3 error body, as the app's error middleware gives it; unexpected errors are logged once. */
+/** The `{ error: { code, message } }` body, as the app's error middleware gives it; unexpected errors are logged once. */
 function fail(req: IncomingMessage, res: ServerResponse, err: unknown, logger: Logger): void {
   const failure = toHttpError(err);
   if (!failure.expected) logger.error('request failed', { method: req.method, path: req.url, err });

@@ -1,8 +1,41 @@
-import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
-import type { ServingRepository } from './serving-repository.js';
+import {
+  ENVIRONMENTS,
+  type EnvironmentName,
+  type FlagState,
+  type JsonValue,
+  type ProjectState,
+  type SnapshotFlag,
+  setOwn,
+} from '@flagops/core';
+import type { ServingRepository } from './snapshot-holder.js';
+
+/** The snapshot entry of one flag in one environment, kill state aside (the kill overlay adds it). */
+export function snapshotFlag(flag: FlagState, env: EnvironmentName, killed: boolean): SnapshotFlag {
+  const config = flag.environments[env];
+  return {
+    enabled: config.enabled,
+    rolloutPct: config.rolloutPct,
+    valueOn: config.valueOn,
+    valueOff: config.valueOff,
+    rules: config.rules,
+    killed,
+    archived: flag.meta.archivedAt !== null,
+    defaultValue: (flag.meta.defaultValue ?? null) as JsonValue,
+  };
+}
 
 /**
- * Snapshot versions (contract §4): the version of (project, environment) at commit C is the height (first-parent
+ * Every flag of one environment of a project, archived and disabled ones included, all with
+ * `killed` false: kills are an overlay of their own (the fast path).
+ */
+export function snapshotFlags(project: ProjectState, env: EnvironmentName): Record<string, SnapshotFlag> {
+  const out: Record<string, SnapshotFlag> = {};
+  for (const [key, flag] of project.flags) setOwn(out, key, snapshotFlag(flag, env, false));
+  return out;
+}
+
+/**
+ * Snapshot versions: the version of (project, environment) at commit C is the height (first-parent
  * commit count) of the newest first-parent ancestor-or-self of C that changed what that environment serves
  * (ServingRepository.servedChanges: its flags, configs or kills, and nothing that only touched files an
  * invalid file holds back). It depends on history alone, so every server reading the same commit computes the

@@ -1,11 +1,38 @@
+import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { readJsonBody } from '../http/read-json-body.js';
-import { evaluateAnswer } from './evaluate-answer.js';
-import { OFREP_FLAG_PREFIX } from './ofrep/ofrep-paths.js';
-import { ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep/ofrep-routes.js';
-import type { EvalHandler, EvalRoutes } from './routed-app.js';
-import { sendSnapshot } from './send-snapshot.js';
-import type { ViewSource } from './view-source.js';
+import type { EnvironmentView } from './environment-view.js';
+import { evaluateAnswer, type RecordVariation } from './evaluate.js';
+import { OFREP_FLAG_PREFIX, ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep.js';
+import { type EvalHandler, type EvalRoutes, matchesEtag } from './routed-app.js';
+
+/**
+ * Where an evaluation endpoint gets the view an SDK key fixes, and where it counts what it served. The main
+ * server reads its keys and snapshot holder; a replica, what it synced from upstream. The endpoints written
+ * against this (evaluate, snapshot, OFREP) are the same code on both.
+ */
+export interface ViewSource {
+  /**
+   * The view the SDK key of the request's `Authorization` header fixes; throws the typed error of a bad key (a
+   * wrong one counts against the request's address).
+   */
+  view(req: IncomingMessage): EnvironmentView | Promise<EnvironmentView>;
+  /** Counts a served variation into the stats of the view's environment. */
+  recorder(view: EnvironmentView): RecordVariation;
+}
+
+/** A recorder made once per view (views are replaced, never changed) instead of once per request. */
+export function recorderPerView(make: (view: EnvironmentView) => RecordVariation): (view: EnvironmentView) => RecordVariation {
+  const recorders = new WeakMap<EnvironmentView, RecordVariation>();
+  return (view) => {
+    let record = recorders.get(view);
+    if (record === undefined) {
+      record = make(view);
+      recorders.set(view, record);
+    }
+    return record;
+  };
+}
 
 interface ServingDeps {
   source: ViewSource;
@@ -13,7 +40,7 @@ interface ServingDeps {
 }
 
 /**
- * The evaluation API's route table (service-spec §4, contract §4, OFREP), the same on the main server and on
+ * The evaluation API's route table (docs/evaluation-server.md, and OFREP), the same on the main server and on
  * replicas but for the stream and count reports, which each feeds from its own place.
  */
 export function evaluationRoutes<D extends ServingDeps>(own: { stream: EvalHandler<D>; counts: EvalHandler<D> }): EvalRoutes<D> {
@@ -47,4 +74,26 @@ export async function evaluateRoute(ctx: Koa.Context, deps: { source: ViewSource
 
 export async function snapshotRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
   sendSnapshot(ctx, await deps.source.view(ctx.req));
+}
+
+/**
+ * Sent with every snapshot answer, 304 included. Caches (a CDN in front of replicas) may keep it but must
+ * revalidate; the key in Authorization decides what is served.
+ */
+export function snapshotHeaders(etag: string): Record<string, string> {
+  return { ETag: etag, 'Cache-Control': 'no-cache', Vary: 'Authorization' };
+}
+
+/**
+ * Answers GET /v1/snapshot from a view: the ETag on every answer, 304 with no body when
+ * If-None-Match names it.
+ */
+export function sendSnapshot(ctx: Koa.Context, view: { etag: string; snapshotJson(): string }): void {
+  ctx.set(snapshotHeaders(view.etag));
+  if (matchesEtag(ctx.get('if-none-match'), view.etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = 'application/json';
+  ctx.body = view.snapshotJson();
 }

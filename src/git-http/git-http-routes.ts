@@ -8,7 +8,6 @@ import type { Principal } from '../auth/principal.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import type { Logger } from '../log/logger.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
-import { basicPassword } from './basic-auth.js';
 import type { GitRunner } from './git-runner.js';
 import { runHttpBackend } from './http-backend.js';
 import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
@@ -129,4 +128,14 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
       release();
     }
   });
+}
+
+/** The password of an `Authorization: Basic` header (RFC 7617), or null. The username is ignored: the key says who. */
+export function basicPassword(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : decoded.slice(colon + 1);
 }

@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa';
 import { toHttpError } from '../errors/http-status.js';
 import type { Logger } from '../log/logger.js';
 
-/** First middleware of every app: any thrown error becomes the contract §3 error body, logged once. */
+/** First middleware of every app: any thrown error becomes the `{ error: { code, message } }` body, logged once. */
 export function errorMiddleware(logger: Logger) {
   return async (ctx: Context, next: Next) => {
     try {

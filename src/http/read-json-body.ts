@@ -17,7 +17,7 @@ function isJsonContentType(header: string | undefined): boolean {
 }
 
 /**
- * Reads a JSON request body (contract §3): not application/json → 415, over the limit → 413,
+ * Reads a JSON request body: not application/json → 415, over the limit → 413,
  * malformed or nested deeper than MAX_BODY_DEPTH → 400. An empty body reads as `undefined` so routes with
  * optional bodies can accept it.
  */

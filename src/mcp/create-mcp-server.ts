@@ -1,7 +1,40 @@
+import { readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { ALL_TOOLS } from './tools/all-tools.js';
-import type { ToolDeps } from './tools/tool-deps.js';
-import { MCP_SERVER_VERSION } from './version.js';
+import { getAuditLog } from './tools/audit-tool.js';
+import { promoteFlag, setRollout, updateFlagConfig } from './tools/config-tools.js';
+import type { McpTool, ToolDeps } from './tools/define-tool.js';
+import { explainEvaluationTool } from './tools/explain-tool.js';
+import { createFlag, getFlag, listFlags } from './tools/flag-tools.js';
+import { clearKill, killFlag } from './tools/kill-tools.js';
+
+/**
+ * The package version, read from package.json beside dist/ (src/mcp and dist/mcp are both two levels down).
+ * Read at run time because package.json lies outside the compiled tree; a bundled copy elsewhere says so.
+ */
+function readVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { name?: string; version?: string };
+    return pkg.name === 'flagops' && pkg.version ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+export const MCP_SERVER_VERSION = readVersion();
+
+/** Every tool, reads first: the order clients list them in. */
+export const ALL_TOOLS: readonly McpTool[] = [
+  listFlags,
+  getFlag,
+  getAuditLog,
+  explainEvaluationTool,
+  killFlag,
+  clearKill,
+  setRollout,
+  updateFlagConfig,
+  promoteFlag,
+  createFlag,
+];
 
 const INSTRUCTIONS = [
   'flagops feature flags of one project, through its control plane. Flags are named by key; environments are dev, staging and prod.',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { startMcp } from './run.js';
-import type { RunningMcp } from './transports/running.js';
+import type { RunningMcp } from './transports.js';
 
 // The `flagops-mcp` bin. Everything but process wiring lives in run.ts.
 

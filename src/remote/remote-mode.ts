@@ -1,9 +1,8 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
-import { redact } from './redact.js';
-import { RemoteSync } from './remote-sync.js';
-import { secretMatches } from './webhook-secret.js';
+import { RemoteSync, redact } from './remote-sync.js';
 
 export interface RemoteSettings {
   /** FLAGOPS_GIT_REMOTE: the remote's URL, credentials included. */
@@ -82,4 +81,12 @@ export class RemoteMode {
       this.logger.warn('git remote not reachable; serving main as it is', { why, err: (err as Error).message });
     }
   }
+}
+
+/** Constant-time comparison of a presented webhook secret: hashing first makes the lengths equal too. */
+export function secretMatches(presented: string | undefined, secret: string): boolean {
+  if (!presented) return false;
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(secret).digest();
+  return timingSafeEqual(a, b);
 }

@@ -1,7 +1,11 @@
 import { FlagopsError } from '../errors/flagops-error.js';
 import type { Logger } from '../log/logger.js';
 import { gitRun } from '../storage/git-cli.js';
-import { redact } from './redact.js';
+
+/** A remote URL with any password replaced, for logs and errors. */
+export function redact(url: string): string {
+  return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+}
 
 const TRACKING_REF = 'refs/flagops/remote-main';
 const ZERO = '0000000000000000000000000000000000000000';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MAX_COUNT_ENTRIES } from '../eval-server/counts/counts-request.js';
+import { MAX_COUNT_ENTRIES } from '../eval-server/counts.js';
 import type { Logger } from '../log/logger.js';
 import { hourStart } from '../stats/hours.js';
 import { type UpstreamClient, UpstreamError } from './upstream-client.js';

@@ -1,10 +1,10 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
-import { writeFileAtomic } from '../auth/atomic-write.js';
 import { kindOfKey } from '../auth/key-format.js';
 import { KeyHasher, loadPepper } from '../auth/key-hash.js';
 import { UnauthorizedError } from '../errors/kinds.js';
+import { writeFileAtomic } from '../state-files/state-files.js';
 import { type UpstreamClient, UpstreamError, UpstreamUnavailableError } from './upstream-client.js';
 
 export interface SdkVerdict {

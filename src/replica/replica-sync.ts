@@ -1,10 +1,9 @@
 import { readEventStream } from '@flagops/sdk/sse';
 import type { Logger } from '../log/logger.js';
-import type { ReplicaHolder } from './replica-holder.js';
+import { isViewBody, type ReplicaHolder, type ViewListing } from './replica-holder.js';
 import type { ReplicaKeys } from './replica-keys.js';
 import type { SnapshotFiles } from './snapshot-files.js';
 import { failure, type UpstreamClient } from './upstream-client.js';
-import { isViewBody, type ViewListing } from './view-body.js';
 
 export interface SyncOptions {
   /** Reconnect delays: doubling from the first to the last. */

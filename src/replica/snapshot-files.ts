@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../auth/atomic-write.js';
-import { isViewBody, type ViewBody } from './view-body.js';
+import { writeFileAtomic } from '../state-files/state-files.js';
+import { isViewBody, type ViewBody } from './replica-holder.js';
 
 /**
  * The last good views, one file each under `<dataDir>/replica/snapshots/`, so a replica that restarts while

@@ -1,5 +1,5 @@
 import { AuthGuard } from '../auth/auth-guard.js';
-import { StreamHub } from '../eval-server/stream/stream-hub.js';
+import { StreamHub } from '../eval-server/stream.js';
 import { trustProxies } from '../http/client-address.js';
 import type { Logger } from '../log/logger.js';
 import { bindPort } from '../process/bind-port.js';

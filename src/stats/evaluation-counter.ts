@@ -235,3 +235,11 @@ export class EvaluationCounter {
     this.logger.info('stats: compacted the evaluation log', { bytes: this.log.size });
   }
 }
+
+/**
+ * The scope counts are kept under: one project environment of one organisation. Callers build it once
+ * (per snapshot or per SDK key), not per evaluation, so the hot path concatenates no strings.
+ */
+export function statsScope(org: string, projectId: string, environment: string): string {
+  return `${org}/${projectId}/${environment}`;
+}

@@ -1,7 +1,7 @@
 /** Hour arithmetic on epoch milliseconds: stats are bucketed by UTC hour. */
 export const HOUR_MS = 3_600_000;
 
-/** The periods of the stats endpoint (contract §3) and how many hourly entries each has. */
+/** The periods of the stats endpoint (docs/stats.md) and how many hourly entries each has. */
 export const PERIOD_HOURS = { '24h': 24, '7d': 7 * 24, '30d': 30 * 24 } as const;
 export type StatsPeriod = keyof typeof PERIOD_HOURS;
 

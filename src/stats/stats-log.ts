@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
-import { writeFileAtomic } from '../auth/atomic-write.js';
+import { writeFileAtomic } from '../state-files/state-files.js';
 import type { CountEntry } from './count-maps.js';
 import { HOUR_MS } from './hours.js';
 

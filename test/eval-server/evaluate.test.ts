@@ -8,7 +8,7 @@ const ROUTES = [
   ['the Koa app', '/v1/evaluate?via=koa'],
 ] as const;
 
-describe.each(ROUTES)('POST /v1/evaluate through %s (service-spec §4, contract §4)', (_, route) => {
+describe.each(ROUTES)('POST /v1/evaluate through %s', (_, route) => {
   let h: EvalHarness;
   let key: string;
   const raw = (body: string, headers: Record<string, string> = { 'content-type': 'application/json' }) =>

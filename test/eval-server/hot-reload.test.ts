@@ -9,7 +9,7 @@ import { commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHar
 const config = (rolloutPct: number, version: number) =>
   serializeRepositoryFile({ kind: 'config', value: { enabled: true, rolloutPct, valueOn: true, valueOff: false, version, rules: [] } });
 
-describe('hot reload when main moves (issue 3)', () => {
+describe('hot reload when main moves', () => {
   let h: EvalHarness;
   let key: string;
   const resultOf = async (flag: string) =>

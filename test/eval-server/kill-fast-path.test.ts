@@ -4,7 +4,7 @@ import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { cloneRepo } from './git-cli.js';
 import { actor, commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';
 
-describe('the kill fast path (service-spec §1, issue 3)', () => {
+describe('the kill fast path', () => {
   let h: EvalHarness;
   let key: string;
   let kills: KillSwitch;

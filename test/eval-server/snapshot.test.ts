@@ -9,7 +9,7 @@ const ROUTES = [
   ['the Koa app', '/v1/snapshot?via=koa'],
 ] as const;
 
-describe.each(ROUTES)('GET /v1/snapshot through %s (service-spec §4, contract §4)', (_, route) => {
+describe.each(ROUTES)('GET /v1/snapshot through %s', (_, route) => {
   let h: EvalHarness;
   let prodKey: string;
   let devKey: string;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEvalApp, evalFastPath } from '../../src/eval-server/eval-app.js';
 import { SnapshotHolder } from '../../src/eval-server/snapshot-holder.js';
-import { attachStreamHub } from '../../src/eval-server/stream/stream-hubs.js';
+import { attachStreamHub } from '../../src/eval-server/stream.js';
 import { listen } from '../../src/http/serve.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { EvaluationCounter } from '../../src/stats/evaluation-counter.js';

@@ -5,7 +5,7 @@ import { commitFiles, type EvalHarness, evaluate, sdkKey, startHarness } from '.
 
 const servable = servableVectors('v');
 
-describe('the shared evaluation vectors through POST /v1/evaluate (contract §4)', () => {
+describe('the shared evaluation vectors through POST /v1/evaluate', () => {
   let h: EvalHarness;
   const keys: string[] = [];
 

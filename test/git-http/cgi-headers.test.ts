@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cgiHeadEnd, parseCgiHead } from '../../src/git-http/cgi-headers.js';
+import { cgiHeadEnd, parseCgiHead } from '../../src/git-http/http-backend.js';
 
 describe('the CGI response head of git http-backend', () => {
   it('ends at the first blank line, with CRLF or LF line ends', () => {

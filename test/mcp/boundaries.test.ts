@@ -11,11 +11,18 @@ afterAll(async () => {
 
 // docs/architecture.md: "mcp/ — a client of the control-plane HTTP API, nothing more".
 describe('what flagops-mcp is built from', () => {
-  it('only its own code, the logger and @flagops/core (the model and the pure evaluation core): never storage or the control plane', () => {
+  it('only its own code, the logger, the HTTP body reader with its typed errors and @flagops/core: never storage or the control plane', () => {
     const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
     expect(ours).toContain('src/mcp/main.ts');
     expect(ours).toContain('packages/core/src/explain.ts');
-    const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && input !== 'src/log/logger.ts');
+    const shared = new Set([
+      'src/log/logger.ts',
+      'src/http/read-json-body.ts',
+      'src/errors/flagops-error.ts',
+      'src/errors/http-status.ts',
+      'src/errors/kinds.ts',
+    ]);
+    const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && !shared.has(input));
     expect(outside).toEqual([]);
   });
 });

@@ -25,7 +25,7 @@ beforeAll(async () => {
   prodSdk = await suite.service.sdkKey('prod');
 });
 
-describe('explain_evaluation (contract §4)', () => {
+describe('explain_evaluation', () => {
   it('names the matching rule and its id, and agrees with the evaluation API', async () => {
     const context = { userId: 'u-1', attributes: { country: 'FR' } };
     const { text, data } = await explain('checkout', context);

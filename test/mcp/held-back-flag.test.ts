@@ -23,7 +23,7 @@ beforeAll(async () => {
   throw new Error('the pushed file was not reported');
 });
 
-describe('a flag held back by an invalid file on main (contract §10)', () => {
+describe('a flag held back by an invalid file on main', () => {
   it('get_flag says it is held back, names the file and line, and shows the last valid state it serves', async () => {
     const text = textOf(await suite.mcp.call('get_flag', { key: 'pricing' }));
     expect(text).toContain('HELD BACK');

@@ -123,6 +123,12 @@ describe('flagops-mcp --http (Streamable HTTP, stateless)', () => {
     expect(JSON.parse(res.body)).toMatchObject({ error: { code: -32700 } });
   });
 
+  it('refuses a body over 1 MiB with 413 and a JSON-RPC error, before any tool runs', async () => {
+    const res = await raw(http.url, { method: 'POST', headers: POST_HEADERS, body: `"${'x'.repeat(1024 * 1024)}"` });
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { message: 'the body is larger than 1048576 bytes' } });
+  });
+
   it('stops on SIGTERM with exit 0', async () => {
     const other = await startHttpMcp(server.file, env);
     expect(await other.stop()).toBe(0);

@@ -12,7 +12,7 @@ beforeAll(async () => {
   prodSdk = await suite.service.sdkKey('prod');
 });
 
-describe('kill_flag (service-spec §1, §3)', () => {
+describe('kill_flag', () => {
   it('kills at once: the next evaluation serves valueOff with reason killed', async () => {
     expect(await suite.service.evaluate(prodSdk, 'checkout-v2')).toMatchObject({ value: true, reason: 'default' });
 
@@ -48,7 +48,7 @@ describe('kill_flag (service-spec §1, §3)', () => {
 });
 
 describe('get_audit_log', () => {
-  it("attributes the kill to the agent key's prefix, with the reason (contract §3)", async () => {
+  it("attributes the kill to the agent key's prefix, with the reason", async () => {
     const result = await suite.mcp.call('get_audit_log', { key: 'checkout-v2', action: 'kill' });
 
     expect(result.isError).toBeFalsy();

@@ -19,7 +19,7 @@ const messages = [
   { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_flag', arguments: { key: 'missing' } } },
 ];
 
-// contract §1: "nothing but protocol on stdout". The SDK client would choke on a stray line, but only this
+// In stdio mode stdout carries nothing but protocol. The SDK client would choke on a stray line, but only this
 // reads the raw stream and can say which line it was.
 describe('flagops-mcp over stdio, byte for byte', () => {
   it('writes only JSON-RPC messages on stdout, logs JSON lines on stderr, and exits 0 when stdin closes', async () => {

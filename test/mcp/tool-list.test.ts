@@ -12,7 +12,7 @@ describe('the flagops MCP server over stdio', () => {
   describe('lists its tools', () => {
     const tools = async () => new Map((await suite.mcp.client.listTools()).tools.map((t) => [t.name, t]));
 
-    it('every tool of issue 5, each with a description and a JSON-schema input', async () => {
+    it('every tool, each with a description and a JSON-schema input', async () => {
       const all = await tools();
       expect([...all.keys()].sort()).toEqual(
         [
@@ -34,7 +34,7 @@ describe('the flagops MCP server over stdio', () => {
       }
     });
 
-    it('kill_flag takes key and env (service-spec §1), an optional reason, and says it is immediate and audited', async () => {
+    it('kill_flag takes key and env, an optional reason, and says it is immediate and audited', async () => {
       const kill = (await tools()).get('kill_flag')!;
       expect(kill.inputSchema.required).toEqual(['key', 'env']);
       expect(Object.keys(kill.inputSchema.properties ?? {})).toEqual(['key', 'env', 'reason']);

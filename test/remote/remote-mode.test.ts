@@ -109,7 +109,7 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('From the hook');
   });
 
-  it('holds back only the flag of an invalid file arriving from the git host; everything else is served and pushed (contract §10)', async () => {
+  it('holds back only the flag of an invalid file arriving from the git host; everything else is served and pushed', async () => {
     const broken = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'broken-remotely' })).body;
     const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'still-fine' })).body;
     const sdk = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;

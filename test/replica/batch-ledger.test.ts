@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BatchLedger } from '../../src/replica/upstream/batch-ledger.js';
 
-describe('the ledger of count batches taken from replicas (issue 8: nothing counted twice)', () => {
+describe('the ledger of count batches taken from replicas (nothing counted twice)', () => {
   let dir: string;
   let file: string;
   beforeEach(async () => {

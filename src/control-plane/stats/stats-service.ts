@@ -1,6 +1,6 @@
 import type { EnvironmentName } from '@flagops/core';
+import { statsScope } from '../../stats/evaluation-counter.js';
 import type { StatsPeriod } from '../../stats/hours.js';
-import { statsScope } from '../../stats/stats-scope.js';
 import type { Workspace } from '../http/workspace.js';
 import { flagById } from '../state-lookup.js';
 

@@ -1,4 +1,4 @@
-import { readJsonStateFile, writeJsonStateFile } from '../../auth/json-state-file.js';
+import { readJsonStateFile, writeJsonStateFile } from '../../state-files/state-files.js';
 
 /**
  * One signed-in browser. The cookie's token is never stored: only its SHA-256, so a copy of the file cannot

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
-import { readJsonStateFile, writeJsonStateFile } from '../../auth/json-state-file.js';
 import { isOrgName } from '../../auth/key-format.js';
+import { readJsonStateFile, writeJsonStateFile } from '../../state-files/state-files.js';
 import { isPasswordHash } from './password-hash.js';
 import { isUsername } from './user-input.js';
 

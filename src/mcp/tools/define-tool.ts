@@ -1,9 +1,65 @@
 import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
-import { ApiError } from '../api/api-error.js';
-import type { ToolDeps } from './tool-deps.js';
-import { toolError } from './tool-error.js';
+import type { Logger } from '../../log/logger.js';
+import { ApiError, type ProjectScope } from '../control-plane-client.js';
+
+/** What every tool works with: the project it acts in (and through it the API), and the log. */
+export interface ToolDeps {
+  scope: ProjectScope;
+  logger: Logger;
+}
+
+/**
+ * A successful tool result: a short text an agent (or a person) reads first, then the same data as JSON.
+ * The JSON is both `structuredContent` and a text block, because clients that predate structured content
+ * only show text (MCP 2025-06-18, "Structured Content": SHOULD also return it serialized).
+ */
+export function toolSuccess(summary: string, data: Record<string, unknown>): CallToolResult {
+  return {
+    content: [
+      { type: 'text', text: summary },
+      { type: 'text', text: JSON.stringify(data) },
+    ],
+    structuredContent: data,
+  };
+}
+
+/** What an agent should do next, per error code; a tool may replace one where it knows better. */
+const NEXT_STEP: Readonly<Record<string, string>> = {
+  version_conflict:
+    'The config changed since you read it. Call get_flag to read the current version, check that your change still makes sense, then retry with expectedVersion set to that version.',
+  forbidden: 'This agent key may not do this. Do not retry; ask a human with an admin key.',
+  unauthorized: 'The control plane refused FLAGOPS_AGENT_KEY (wrong or revoked). Do not retry; a human must configure a valid agent key.',
+  not_found: 'Check the key with list_flags; environments are dev, staging and prod.',
+  invalid_input: 'Fix the named field and call again.',
+  conflict: 'It exists already: read it with get_flag instead of creating it.',
+  invalid_in_repository:
+    'An invalid file on main holds this flag (or its project) back. Do not retry: a human must fix or revert the file named. Kills and cleared kills still work.',
+  timeout:
+    'No answer arrived in time. A write may or may not have happened: call get_flag (or get_audit_log) to see the current state before you retry.',
+  unreachable: 'The control plane is not reachable at FLAGOPS_URL. Nothing was changed; retry later or tell a human.',
+};
+
+export type NextSteps = Readonly<Record<string, string>>;
+
+/**
+ * A failed call as a tool result (`isError`) rather than a protocol error, so the agent sees the API's code
+ * and message and can act on them. Anything that is not an ApiError is a bug on our side: `internal`.
+ */
+export function toolError(err: unknown, nextSteps: NextSteps = {}): CallToolResult {
+  const code = err instanceof ApiError ? err.code : 'internal';
+  const message = err instanceof Error ? err.message : String(err);
+  const next = nextSteps[code] ?? NEXT_STEP[code];
+  const error: Record<string, unknown> = { code, message };
+  if (err instanceof ApiError && err.status !== undefined) error.status = err.status;
+  if (next !== undefined) error.next = next;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: next === undefined ? `${code}: ${message}` : `${code}: ${message}\n${next}` }],
+    structuredContent: { error },
+  };
+}
 
 export interface ToolSpec<S extends ZodRawShapeCompat> {
   name: string;

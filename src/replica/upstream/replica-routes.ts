@@ -1,17 +1,17 @@
 import { isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
+import type Koa from 'koa';
+import { bearerToken } from '../../auth/bearer-token.js';
 import type { KeyService } from '../../auth/key-service.js';
-import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
-import { matchesEtag } from '../../eval-server/if-none-match.js';
+import type { Principal } from '../../auth/principal.js';
+import { ForbiddenError, InvalidInputError, NotFoundError } from '../../errors/kinds.js';
+import { matchesEtag } from '../../eval-server/routed-app.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { readJsonBody } from '../../http/read-json-body.js';
 import type { EvaluationCounter } from '../../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
-import { BatchLedger } from './batch-ledger.js';
-import { countsBatch } from './counts-batch.js';
-import { replicaPrincipal } from './replica-principal.js';
-import { openReplicaStream } from './replica-stream.js';
-import { listing, servedOrg, servedViews, viewBody } from './replica-views.js';
+import { BatchLedger, countsBatch } from './batch-ledger.js';
+import { listing, openReplicaStream, servedOrg, servedViews, viewBody } from './replica-views.js';
 
 export interface ReplicaUpstreamDeps {
   keys: KeyService;
@@ -103,4 +103,14 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
       });
     },
   };
+}
+
+/**
+ * Replication is admin-only: a replica can verify any sdk key of the organisation and reads every project,
+ * which is more than an agent key may (key matters are for admin keys only).
+ */
+export function replicaPrincipal(ctx: Koa.Context, keys: KeyService): Principal {
+  const principal = keys.controlPlanePrincipal(bearerToken(ctx.get('authorization')), ctx.req);
+  if (principal.kind !== 'admin') throw new ForbiddenError('replication needs an admin key');
+  return principal;
 }

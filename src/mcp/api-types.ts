@@ -1,0 +1,66 @@
+import type { AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '@flagops/core';
+
+/** The wire shapes the MCP server reads from the control plane (docs/api.md). */
+
+export interface ProjectResponse {
+  id: string;
+  name: string;
+  slug: string;
+  environments: Array<{ id: string; name: EnvironmentName }>;
+}
+
+/** One environment of a flag response: the config plus the kill state. */
+export interface EnvironmentState extends EnvironmentConfig {
+  killed: boolean;
+  killedAt?: string;
+  killedBy?: string;
+  killReason?: string;
+}
+
+/** An invalid file on main, as flag responses name it. */
+export interface InvalidFileResponse {
+  file: string;
+  line: number | null;
+  message: string;
+}
+
+export interface FlagResponse extends FlagFile {
+  environments: Record<EnvironmentName, EnvironmentState>;
+  /** Only while an invalid file on main holds the flag back at its last valid state. */
+  invalidFiles?: InvalidFileResponse[];
+  /** Only on a kill's answer: the flag was killed already and nothing changed. */
+  alreadyKilled?: boolean;
+}
+
+export interface AuditPage {
+  entries: AuditEntry[];
+  nextCursor: string | null;
+}
+
+export interface AuditQuery {
+  projectId?: string;
+  flagId?: string;
+  environment?: EnvironmentName;
+  action?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** PUT .../config: every field optional; absent fields keep their value. */
+export interface ConfigUpdate {
+  enabled?: boolean;
+  rolloutPct?: number;
+  rules?: unknown[];
+  valueOn?: unknown;
+  valueOff?: unknown;
+  clearKill?: boolean;
+  expectedVersion?: number;
+}
+
+export interface FlagCreate {
+  key: string;
+  name?: string;
+  description?: string;
+  kind?: FlagKind;
+  defaultValue?: unknown;
+}

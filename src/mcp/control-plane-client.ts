@@ -1,0 +1,177 @@
+import type { EnvironmentName } from '@flagops/core';
+import type { AuditPage, AuditQuery, ConfigUpdate, FlagCreate, FlagResponse, ProjectResponse } from './api-types.js';
+
+/**
+ * Codes the MCP server adds to the control plane's own error codes (docs/api.md) for failures that never reached an
+ * answer: the agent must be able to tell "refused" from "no idea whether it happened".
+ */
+export type TransportErrorCode = 'unreachable' | 'timeout' | 'bad_response';
+
+/**
+ * A failed control-plane call: the API's `{ error: { code, message } }` when it answered, or a transport
+ * code when it did not. `status` is absent when no HTTP answer arrived.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export interface ControlPlaneClientOptions {
+  /** The control plane's origin, without /api/v1. */
+  baseUrl: string;
+  /** The agent key, sent as `Authorization: Bearer`. */
+  key: string;
+  /** Every call gives up after this long, so a stuck service never hangs the agent. */
+  timeoutMs: number;
+  fetch?: typeof fetch;
+}
+
+type Query = Record<string, string | number | undefined>;
+
+/**
+ * The control-plane HTTP API, and the only way the MCP server reaches flagops. Every failure is an ApiError
+ * carrying the API's own code, or a transport code when no answer came.
+ */
+export class ControlPlaneClient {
+  readonly #base: string;
+  readonly #key: string;
+  readonly #timeoutMs: number;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: ControlPlaneClientOptions) {
+    this.#base = options.baseUrl.replace(/\/+$/, '');
+    this.#key = options.key;
+    this.#timeoutMs = options.timeoutMs;
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  listProjects(): Promise<{ projects: ProjectResponse[] }> {
+    return this.#call('GET', '/api/v1/projects');
+  }
+
+  listFlags(projectId: string): Promise<{ flags: FlagResponse[] }> {
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/flags`);
+  }
+
+  createFlag(projectId: string, body: FlagCreate): Promise<FlagResponse> {
+    return this.#call('POST', `/api/v1/projects/${seg(projectId)}/flags`, { body });
+  }
+
+  lookupFlag(projectSlug: string, key: string): Promise<FlagResponse> {
+    return this.#call('GET', '/api/v1/flags/lookup', { query: { projectSlug, key } });
+  }
+
+  updateConfig(flagId: string, env: EnvironmentName, body: ConfigUpdate): Promise<FlagResponse> {
+    return this.#call('PUT', `${envPath(flagId, env)}/config`, { body });
+  }
+
+  /** The kill endpoint takes no body; `{ reason }` is sent only when there is one (it lands in the commit). */
+  kill(flagId: string, env: EnvironmentName, reason?: string): Promise<FlagResponse> {
+    return this.#call('POST', `${envPath(flagId, env)}/kill`, reason === undefined ? {} : { body: { reason } });
+  }
+
+  promote(flagId: string, toEnv: EnvironmentName, fromEnv: EnvironmentName): Promise<FlagResponse> {
+    return this.#call('POST', `${envPath(flagId, toEnv)}/promote`, { body: { fromEnv } });
+  }
+
+  audit(query: AuditQuery): Promise<AuditPage> {
+    return this.#call('GET', '/api/v1/audit', { query: { ...query } });
+  }
+
+  async #call<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
+    const url = new URL(this.#base + path);
+    for (const [name, value] of Object.entries(options.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#key}`, accept: 'application/json' };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+
+    let res: Response;
+    let text: string;
+    try {
+      // One signal for the whole exchange: a server that sends headers and then stalls the body times out too.
+      const signal = AbortSignal.timeout(this.#timeoutMs);
+      res = await this.#fetch(url, { method, headers, body, signal });
+      text = await res.text();
+    } catch (err) {
+      throw transportError(err, this.#base, this.#timeoutMs);
+    }
+    const parsed = parseJson(text);
+    if (res.ok) {
+      if (parsed === undefined)
+        throw new ApiError('bad_response', `${method} ${path} answered ${res.status} without a JSON body`, res.status);
+      return parsed as T;
+    }
+    const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
+    if (error && typeof error.code === 'string') {
+      throw new ApiError(error.code, typeof error.message === 'string' ? error.message : error.code, res.status);
+    }
+    throw new ApiError('bad_response', `${method} ${path} answered ${res.status} ${res.statusText}, not a flagops error body`, res.status);
+  }
+}
+
+function seg(value: string): string {
+  return encodeURIComponent(value);
+}
+
+function envPath(flagId: string, env: EnvironmentName): string {
+  return `/api/v1/flags/${seg(flagId)}/environments/${env}`;
+}
+
+function parseJson(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function transportError(err: unknown, base: string, timeoutMs: number): ApiError {
+  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
+    return new ApiError('timeout', `the control plane at ${base} did not answer within ${timeoutMs} ms`);
+  }
+  const cause = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
+  return new ApiError('unreachable', `cannot reach the control plane at ${base} (${cause})`);
+}
+
+/**
+ * The one project this server works in (FLAGOPS_PROJECT). Flags are found by project slug and key through
+ * the lookup endpoint (GET /api/v1/flags/lookup), so an agent only ever names flag keys; the project's id, needed by
+ * the list, create and audit endpoints, is read once and kept (ids never change).
+ */
+export class ProjectScope {
+  #id: string | undefined;
+
+  constructor(
+    readonly api: ControlPlaneClient,
+    readonly slug: string,
+  ) {}
+
+  async projectId(): Promise<string> {
+    if (this.#id !== undefined) return this.#id;
+    const { projects } = await this.api.listProjects();
+    const project = projects.find((p) => p.slug === this.slug);
+    if (!project) {
+      const known = projects.map((p) => p.slug).join(', ') || 'none';
+      throw new ApiError('not_found', `project "${this.slug}" (FLAGOPS_PROJECT) not found; this key's organisation has: ${known}`, 404);
+    }
+    this.#id = project.id;
+    return project.id;
+  }
+
+  flag(key: string): Promise<FlagResponse> {
+    return this.api.lookupFlag(this.slug, key);
+  }
+}

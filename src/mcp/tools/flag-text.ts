@@ -1,0 +1,72 @@
+import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
+import type { EnvironmentState, FlagResponse, InvalidFileResponse } from '../api-types.js';
+
+const show = (value: unknown): string => JSON.stringify(value) ?? 'undefined';
+
+/**
+ * One environment in one line. A kill comes first and in capitals: while it lasts the rest of the config
+ * is not what users get, and an agent skimming the text must not miss that.
+ */
+export function environmentLine(env: EnvironmentName, state: EnvironmentState): string {
+  const config = [
+    state.enabled ? 'enabled' : 'disabled',
+    `rollout ${state.rolloutPct}%`,
+    `${state.rules.length} rule${state.rules.length === 1 ? '' : 's'}`,
+    `valueOn ${show(state.valueOn)}`,
+    `valueOff ${show(state.valueOff)}`,
+    `version ${state.version}`,
+  ].join(', ');
+  if (!state.killed) return `${env}: ${config}`;
+  const since = [
+    state.killedAt && `since ${state.killedAt}`,
+    state.killedBy && `by ${state.killedBy}`,
+    state.killReason && `reason: ${state.killReason}`,
+  ]
+    .filter(Boolean)
+    .join(', ');
+  return `${env}: KILLED (serves valueOff ${show(state.valueOff)} to everyone${since ? `; ${since}` : ''}) — config underneath: ${config}`;
+}
+
+export function flagHeadline(flag: FlagResponse): string {
+  const name = flag.name && flag.name !== flag.key ? ` "${flag.name}"` : '';
+  const archived = flag.archivedAt ? `, ARCHIVED at ${flag.archivedAt} (serves defaultValue ${show(flag.defaultValue ?? null)})` : '';
+  return `${flag.key}${name} (${flag.kind}, id ${flag.id}${archived})`;
+}
+
+const where = (entry: InvalidFileResponse) => `${entry.file}${entry.line === null ? '' : `:${entry.line}`}`;
+
+/**
+ * While an invalid file on main holds the flag back: what serves (its last valid state, shown below), what
+ * is refused (every change but kills) and which file to fix, so an agent neither retries nor misreads the state.
+ */
+export function heldBackText(flag: FlagResponse): string | undefined {
+  if (!flag.invalidFiles?.length) return undefined;
+  const files = flag.invalidFiles.map((entry) => `    ${where(entry)}: ${entry.message}`);
+  return [
+    '  HELD BACK: an invalid file on main keeps this flag at its last valid state (what is shown and served below).',
+    '  Changes other than kills are refused (invalid_in_repository) until a human fixes or reverts:',
+    ...files,
+  ].join('\n');
+}
+
+/** A flag with every environment, one line each. */
+export function flagText(flag: FlagResponse): string {
+  const held = heldBackText(flag);
+  return [
+    flagHeadline(flag),
+    ...(held ? [held] : []),
+    ...ENVIRONMENTS.map((env) => `  ${environmentLine(env, flag.environments[env])}`),
+  ].join('\n');
+}
+
+/** A flag in one line, for lists: the state of each environment in a word or two. */
+export function flagSummaryLine(flag: FlagResponse): string {
+  const envs = ENVIRONMENTS.map((env) => {
+    const s = flag.environments[env];
+    if (s.killed) return `${env} KILLED`;
+    if (!s.enabled) return `${env} off`;
+    return `${env} on ${s.rolloutPct}%${s.rules.length ? ` +${s.rules.length} rule${s.rules.length === 1 ? '' : 's'}` : ''}`;
+  });
+  const held = flag.invalidFiles?.length ? ` — HELD BACK by invalid ${[...new Set(flag.invalidFiles.map(where))].join(', ')}` : '';
+  return `${flag.key}${flag.archivedAt ? ' (archived)' : ''}: ${envs.join(' · ')}${held}`;
+}

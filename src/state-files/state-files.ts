@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Replaces `file` so that a crash at any moment leaves either the old or the new content, never a mix:
+ * write a temp file beside it, fsync it, rename it over the target, then fsync the directory so the
+ * rename itself is durable.
+ */
+export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  const dir = path.dirname(file);
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  try {
+    const handle = await open(temp, 'w', mode);
+    try {
+      await handle.writeFile(data);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await syncDirectory(dir);
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  // Some platforms cannot open a directory for fsync (Windows); the rename is still atomic there.
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(dir, 'r');
+    await handle.sync();
+  } catch {
+    // best effort: see above
+  } finally {
+    await handle?.close();
+  }
+}
+
+/**
+ * A runtime state file under `<dataDir>/state/` (keys, users, sessions): its parsed JSON, or undefined when it
+ * does not exist yet. Not JSON is an error naming the file; `hint` says what the operator can do about it.
+ */
+export async function readJsonStateFile(file: string, hint = ''): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new Error(`${file} is not valid JSON: ${(err as Error).message}${hint}`);
+  }
+}
+
+/** Writes a state file readable by its owner only, atomically: a crash leaves the old content or the new. */
+export async function writeJsonStateFile(file: string, content: unknown): Promise<void> {
+  await writeFileAtomic(file, `${JSON.stringify(content, null, 2)}\n`, 0o600);
+}

@@ -1,3 +1,0 @@
-export * from './evaluation-counter.js';
-export * from './hours.js';
-export * from './stats-scope.js';
