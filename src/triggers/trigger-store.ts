@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
-import { readJsonStateFile, writeJsonStateFile } from '../auth/json-state-file.js';
 import { KeyHasher, loadPepper } from '../auth/key-hash.js';
 import { NotFoundError } from '../errors/kinds.js';
+import { readJsonStateFile, writeJsonStateFile } from '../state-files/state-files.js';
 
 /** One trigger as stored: the secret of its URL only as an HMAC under the installation's pepper. */
 export interface TriggerRecord {
