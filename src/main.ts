@@ -4,7 +4,7 @@ import { createLogger, type Logger } from './log/logger.js';
 import { StartupError } from './process/startup-error.js';
 import { type Service, startService } from './service.js';
 
-/** `npm start`: control plane and evaluation API in one process (contract §1). */
+/** `npm start`: control plane and evaluation API in one process. */
 async function main(): Promise<void> {
   let logger: Logger;
   let service: Service;

@@ -1,5 +1,5 @@
-// Kill-to-effect latency in process, and push-to-served after an outside commit on a 10,000-flag repository
-// (issue 3 benchmark). Run: npm run build && npm run bench -- eval-kill-and-reload
+// Kill-to-effect latency in process, and push-to-served after an outside commit on a 10,000-flag repository.
+// Run: npm run build && npm run bench -- eval-kill-and-reload
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Evaluation server on loopback against a fixed-JSON Koa handler (issue 3 benchmark), and node:http alone.
+// Evaluation server on loopback against a fixed-JSON Koa handler, and node:http alone.
 // Server pinned to core 0, load generator (autocannon, 50 keep-alive connections) to core 1.
 // Run: npm run build && npm run bench -- eval-server-http
 import { spawn, spawnSync } from 'node:child_process';

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Kill-to-SDK delay over the stream: the service runs here, a local-mode SDK client in a child process (an
 // application of its own, as in production). Each of BENCH_KILLS kills goes through KillSwitch (as the kill
-// endpoint does); the child reports the moment its getter serves `killed`. Clears are timed the same way.
+// endpoint does); the child reports the moment its getter serves `killed`. Clears are timed the same way, and
+// so are config changes (flag-1 turned off and on again by a commit, as PUT .../config makes one). Last, how
+// long after its client's close() resolves the child process exits by itself (nothing left holding it open).
 //   npm run build && node scripts/bench/sdk-stream.mjs     (or npm run bench -- sdk-stream)
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -29,13 +31,18 @@ if (process.argv[2] === '--child') {
     process.stdout.write(`${JSON.stringify({ at: now(), reason: client.details('flag-1', false, { userId: 'u' }).reason })}\n`);
   client.on('change', report);
   report();
-  process.stdin.on('end', () => client.close());
+  process.stdin.on('end', async () => {
+    await client.close();
+    process.stdout.write(`${JSON.stringify({ closedAt: now() })}\n`);
+  });
   process.stdin.resume();
 } else {
   const KILLS = Number(process.env.BENCH_KILLS ?? 100);
   const { startService } = await load('service.js');
   const { silentLogger } = await load('log/logger.js');
   const { KillSwitch } = await load('kill/kill-switch.js');
+  const { layout } = await load('repository/layout.js');
+  const { serializeRepositoryFile } = await load('repository/serialize-file.js');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-sdk-'));
   const service = await startService(
     {
@@ -85,8 +92,30 @@ if (process.argv[2] === '--child') {
       fromServed[what].push(seen.at - served);
     }
   }
+  const fromWrite = [];
+  for (let i = 0; i < KILLS; i++) {
+    for (const enabled of [false, true]) {
+      const config = { enabled, rolloutPct: 7, valueOn: true, valueOff: false, version: 2 * i + (enabled ? 3 : 2), rules: [] };
+      const started = now();
+      await repo.update(() => ({
+        changes: [
+          { path: layout.configFile('shop', 'prod', 'flag-1'), content: serializeRepositoryFile({ kind: 'config', value: config }) },
+        ],
+        meta: { action: 'config_update', summary: 'bench', actor: benchActor, project: 'shop', flag: 'flag-1', environment: 'prod' },
+        result: null,
+      }));
+      let seen;
+      do seen = await next();
+      while (enabled ? seen.reason === 'flag_disabled' : seen.reason !== 'flag_disabled');
+      fromWrite.push(seen.at - started);
+    }
+  }
+  const exited = new Promise((resolve) => child.on('exit', () => resolve(now())));
   child.stdin.end();
-  await new Promise((resolve) => child.on('exit', resolve));
+  let closed;
+  do closed = await next();
+  while (closed.closedAt === undefined);
+  const exitAfterClose = (await exited) - closed.closedAt;
   await service.stop();
   await rm(dataDir, { recursive: true, force: true });
 
@@ -99,8 +128,10 @@ if (process.argv[2] === '--child') {
     ['kill() called → SDK serves `killed`', fromCall.kill],
     ['kill served by the server → SDK serves `killed`', fromServed.kill],
     ['clear() called → SDK serves the flag again', fromCall.clear],
+    ['config commit started → SDK serves the new config', fromWrite],
   ]) {
     const s = summarize(samples);
     console.log(`| ${name} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} |`);
   }
+  console.log(`\nThe child process exited ${ms(exitAfterClose)} after its client's close() resolved.`);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
-// SDK, local mode, in process: ns per evaluation of the issue-3 flag (country in [DE, FR] and appVersion
+// SDK, local mode, in process: ns per evaluation of the targeting flag (country in [DE, FR] and appVersion
 // semver_gt 2.0.0 → on, else a 30 % rollout), the heap a 10,000-flag snapshot takes in a client, and the size
 // of the browser bundle. No network: the client is bootstrapped and its fetch answers 304 (snapshot) or 202
 // (counts) without leaving the process.

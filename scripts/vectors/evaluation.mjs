@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes test/vectors/evaluation.json: the shared contract §4 evaluation cases that the core, the
+// Writes test/vectors/evaluation.json: the evaluation cases (docs/evaluation.md) that the core, the
 // evaluation server and every SDK run. Expectations are written by hand here; buckets come from
 // murmurhash-js over the UTF-8 bytes, never from @flagops/core, so the vectors check that code
 // rather than echo it. Run: node scripts/vectors/evaluation.mjs
@@ -312,7 +312,7 @@ function userWith(flagKey, predicate, from = 0) {
   add('rule rollout then flag rollout: the same bucket decides both', key, thenRollout, { userId: mid.userId }, rollout(true, mid.b));
 }
 
-// ---- Flag rollout (§4 step 5). ----
+// ---- Flag rollout (step 5 of the evaluation order, docs/evaluation.md). ----
 {
   const key = 'checkout-v2';
   const u = userWith(key, (b) => b > 1 && b < 99, 100);
@@ -376,7 +376,7 @@ function userWith(flagKey, predicate, from = 0) {
   }
 }
 
-// ---- §4 steps 1–3 and unknown keys. ----
+// ---- Steps 1–3 of the evaluation order, and unknown keys. ----
 {
   const everything = { rolloutPct: 100, rules: [{ id: 'all', conditions: [], serve: 'on' }] };
   add('killed: serves valueOff even when a rule matches', 'k', flag({ ...everything, killed: true }), { userId: 'u' }, served.killed);
@@ -462,7 +462,7 @@ function userWith(flagKey, predicate, from = 0) {
 }
 
 export const vectors = {
-  about: 'Contract §4 evaluation cases shared by the core, the evaluation server and the SDKs. See README.md beside this file.',
+  about: 'Evaluation cases (docs/evaluation.md) shared by the core, the evaluation server and the SDKs. See README.md beside this file.',
   cases,
 };
 

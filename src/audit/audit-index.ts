@@ -23,7 +23,7 @@ export interface AuditIndexOptions {
 const CHECKPOINT = 256;
 
 /**
- * The audit trail of one organisation: main's first-parent log (contract §2), described once at open and
+ * The audit trail of one organisation: main's first-parent log, described once at open and
  * then followed as main moves, so a query never walks the log. A move that extends main indexes only the
  * new commits; one that does not (a force push, a reset) rebuilds from the new head, reusing the entries of
  * the commits still on main.

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { InvalidInputError } from '../errors/index.js';
+import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { ORG_NAME } from '../storage/index.js';
 import { AuditIndex, type AuditSource } from './audit-index.js';

@@ -1,8 +1,6 @@
 import type { AuditEntry, Pusher } from '@flagops/core';
-import type { CommitInfo } from '../storage/index.js';
-import { commitReason } from './commit-reason.js';
+import type { CommitInfo, FlagopsTrailers } from '../storage/index.js';
 import { type DerivedChange, type DiffReader, describeDiff } from './diff-entries.js';
-import { entryFromTrailers, isoTime } from './trailer-entry.js';
 
 /** What the index knows about a commit beyond the commit itself. */
 export interface CommitContext {
@@ -62,4 +60,53 @@ export function freezeEntry(entry: AuditEntry): AuditEntry {
   Object.freeze(entry.actor);
   if (entry.pushedBy) Object.freeze(entry.pushedBy);
   return Object.freeze(entry);
+}
+
+/** The ISO-8601 instant of a git identity's timestamp (seconds since the epoch). */
+export function isoTime(timestamp: number): string {
+  return new Date(timestamp * 1000).toISOString();
+}
+
+/**
+ * A commit the control plane made: its `Flagops-*` trailers say what it was, so it is one entry and its diff
+ * is not read. The actor's name falls back to the git author, which the store sets from the same actor.
+ */
+export function entryFromTrailers(commit: CommitInfo, trailers: FlagopsTrailers): AuditEntry {
+  const actor: AuditEntry['actor'] = { type: trailers.actor.type, name: trailers.actor.name ?? commit.author.name };
+  if (trailers.actor.keyPrefix) actor.keyPrefix = trailers.actor.keyPrefix;
+  const entry: AuditEntry = {
+    id: commit.oid,
+    at: isoTime(commit.author.timestamp),
+    action: trailers.action,
+    projectSlug: trailers.project ?? null,
+    flagKey: trailers.flag ?? null,
+    environment: trailers.environment ?? null,
+    actor,
+  };
+  if (trailers.fromEnvironment) entry.fromEnvironment = trailers.fromEnvironment;
+  if (commit.summary) entry.message = commit.summary;
+  const reason = commitReason(commit);
+  if (reason) entry.reason = reason;
+  return entry;
+}
+
+const REASON_LINE = /^reason:[ \t]*/i;
+
+/**
+ * The reason a commit gives for itself: a paragraph of the body that starts with `reason:` (how the kill
+ * switch writes it, docs/architecture.md), or a `reason:` trailer. An engineer who writes only
+ * `kill x\n\nreason: broken` gets a last paragraph that git reads as a trailer, hence the second place.
+ */
+export function commitReason(commit: Pick<CommitInfo, 'body' | 'trailers'>): string | undefined {
+  for (const paragraph of commit.body.split(/\n[ \t]*\n/)) {
+    if (REASON_LINE.test(paragraph)) {
+      const text = paragraph.replace(REASON_LINE, '').trim();
+      if (text !== '') return text;
+    }
+  }
+  for (let i = commit.trailers.length - 1; i >= 0; i--) {
+    const trailer = commit.trailers[i];
+    if (trailer.key.toLowerCase() === 'reason' && trailer.value !== '') return trailer.value;
+  }
+  return undefined;
 }

@@ -1,6 +1,5 @@
 import type { AuditEntry } from '@flagops/core';
-import { decodeCursor, encodeCursor, invalidCursor } from './audit-cursor.js';
-import { type AuditPage, type AuditQuery, matchesQuery } from './audit-query.js';
+import { type AuditPage, type AuditQuery, decodeCursor, encodeCursor, invalidCursor, matchesQuery } from './audit-query.js';
 
 /**
  * The indexed trail of one first-parent history, in memory. Entries sit oldest first, so a new commit is an

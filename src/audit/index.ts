@@ -1,5 +1,5 @@
 /**
- * audit: the audit trail of contract §2–3, read from main's git log and kept in memory per organisation.
+ * audit: the audit trail (docs/audit.md), read from main's git log and kept in memory per organisation.
  *
  * ```ts
  * const audit = new AuditRegistry({ repos: repositoryRegistry, logger });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-/** The kinds of API key (contract §5); `session` principals come from the dashboard, not from keys. */
+/** The kinds of API key (docs/credentials.md); `session` principals come from the dashboard, not from keys. */
 export const KEY_KINDS = ['admin', 'agent', 'sdk'] as const;
 export type KeyKind = (typeof KEY_KINDS)[number];
 
@@ -58,7 +58,7 @@ export function prefixSecretChars(secretLength: number): number {
   return Math.min(PREFIX_SECRET_CHARS, Math.floor(secretLength / 2));
 }
 
-/** The non-secret identifying start of a key, shown in listings and the audit trail (contract §3). */
+/** The non-secret identifying start of a key, shown in listings and the audit trail. */
 export function keyPrefix(rawKey: string): string {
   return rawKey.slice(0, KIND_PREFIX_LENGTH + prefixSecretChars(rawKey.length - KIND_PREFIX_LENGTH));
 }
@@ -76,4 +76,11 @@ export function randomBase62(length: number, random: (size: number) => Buffer = 
 /** A new key of the given kind: its prefix and 32 random base62 characters. */
 export function generateKey(kind: KeyKind, random?: (size: number) => Buffer): string {
   return KIND_PREFIX[kind] + randomBase62(GENERATED_SECRET_LENGTH, random);
+}
+
+/** The credential of an `Authorization: Bearer <token>` header, or null when there is none. */
+export function bearerToken(header: string | undefined | null): string | null {
+  if (!header) return null;
+  const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header);
+  return match ? match[1] : null;
 }

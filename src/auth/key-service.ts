@@ -6,7 +6,7 @@ import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { ConfigError } from '../config/config.js';
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import { type AuthChannel, AuthGuard } from './auth-guard.js';
-import { checkBootstrapEntry, MAX_SECRET_LENGTH } from './bootstrap-entry.js';
+import { checkBootstrapEntry, MAX_SECRET_LENGTH } from './bootstrap.js';
 import { emptyKeyFile, KEY_FILE, type KeyFileContent, readKeyFile, writeKeyFile } from './key-file.js';
 import { generateKey, isKeyKind, isOrgName, type KeyKind, keyPrefix, kindOfKey } from './key-format.js';
 import { KeyHasher, loadPepper } from './key-hash.js';
@@ -171,7 +171,7 @@ export class KeyService {
   }
 
   /**
-   * Makes each FLAGOPS_BOOTSTRAP_KEYS pair exist (contract §1). The same key finds its existing record, so
+   * Makes each FLAGOPS_BOOTSTRAP_KEYS pair exist. The same key finds its existing record, so
    * restarts create nothing new. A revoked bootstrap key stays revoked: a restart must not undo a revoke.
    */
   async bootstrap(pairs: ReadonlyArray<{ org: string; key: string }>): Promise<{ warnings: string[] }> {

@@ -28,7 +28,7 @@ const ALL = true;
 const NONE = false;
 
 /**
- * Contract §5, the one statement of who may do what. Everything is scoped to the principal's own
+ * The one statement of who may do what (docs/credentials.md has it as a table). Everything is scoped to the principal's own
  * organisation before this table is consulted: another organisation's resources are simply not found.
  */
 export const PERMISSION_TABLE: Readonly<Record<PrincipalKind, Readonly<Record<Permission, Grant>>>> = {

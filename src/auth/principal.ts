@@ -1,7 +1,7 @@
 import type { EnvironmentName } from '@flagops/core';
 import type { KeyKind } from './key-format.js';
 
-/** Who is calling: a key of one of the three kinds, or a dashboard session (contract §5). */
+/** Who is calling: a key of one of the three kinds, or a dashboard session (docs/credentials.md). */
 export type PrincipalKind = KeyKind | 'session';
 
 export interface Principal {

@@ -1,4 +1,20 @@
-import type { CliIo } from './io.js';
+/** Where a command writes and where it runs; injected so tests run commands in-process. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+export const processIo: CliIo = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  cwd: process.cwd(),
+  env: process.env,
+};
+
+/** Exit codes: 0 success, 1 the work found a problem (invalid files), 2 the command line was wrong. */
+export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
 /** One `flagops <name>` subcommand. `help` is printed for `flagops <name> --help`. */
 export interface Command {

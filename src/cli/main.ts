@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { processIo } from './io.js';
+import { processIo } from './command.js';
 import { run } from './run.js';
 
 // The `flagops` bin: everything lives in run.ts so tests can call it in-process.

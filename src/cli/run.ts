@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { type Command, UsageError } from './command.js';
+import { type CliIo, type Command, EXIT, UsageError } from './command.js';
 import { diffCommand } from './commands/diff.js';
 import { evalCommand } from './commands/eval.js';
 import { importCommand } from './commands/import.js';
 import { userCommand } from './commands/user.js';
 import { validateCommand } from './commands/validate.js';
 import { validatePushCommand } from './commands/validate-push.js';
-import { type CliIo, EXIT } from './io.js';
 
 /** The subcommands, in the order `flagops --help` lists them. Add one here to add `flagops <name>`. */
 export const commands: readonly Command[] = [validateCommand, diffCommand, importCommand, userCommand, validatePushCommand, evalCommand];

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { LogLevel } from '../log/logger.js';
 
-/** Runtime settings, all from the environment with defaults that work with zero configuration (contract §1). */
+/** Runtime settings, all from the environment with defaults that work with zero configuration (docs/deployment.md). */
 export interface Config {
   dataDir: string;
   host: string;

@@ -1,10 +1,42 @@
 import Router from '@koa/router';
 import Koa from 'koa';
+import type { AuditRegistry } from '../audit/audit-registry.js';
+import type { KeyService } from '../auth/key-service.js';
+import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import { errorMiddleware } from '../http/error-middleware.js';
-import type { ControlPlaneDeps } from './control-deps.js';
-import { mountRoutes } from './http/mount-routes.js';
-import type { Route } from './http/route.js';
-import { CONTROL_PLANE_ROUTES } from './routes.js';
+import type { KillSwitch } from '../kill/kill-switch.js';
+import type { Logger } from '../log/logger.js';
+import { invalidFile } from '../repository/held-units.js';
+import type { EvaluationCounter } from '../stats/evaluation-counter.js';
+import type { RepositoryRegistry } from '../storage/index.js';
+import { auditRoutes } from './audit.js';
+import { environmentRoutes } from './environments.js';
+import { flagRoutes } from './flags.js';
+import { keyRoutes } from './keys.js';
+import { projectRoutes } from './projects.js';
+import { mountRoutes, type Route, route } from './route-table.js';
+import { statsRoutes } from './stats.js';
+import type { PrincipalResolver } from './workspace.js';
+
+/** Everything the control plane's routes and services are given by the composition root (src/service.ts). */
+export interface ControlPlaneDeps {
+  keys: KeyService;
+  repos: RepositoryRegistry;
+  holder: SnapshotHolder;
+  killSwitch: KillSwitch;
+  counter: EvaluationCounter;
+  /** The audit trail of each organisation, read from main's git log. */
+  audit: AuditRegistry;
+  logger: Logger;
+  planProjectLimit: number;
+  health: () => { status: number; body: unknown };
+  clock?: () => Date;
+  /**
+   * Extra ways to authenticate a request that carries no `Authorization` header, tried in order (the
+   * dashboard's session cookie plugs in here). Bearer keys are always accepted.
+   */
+  principalResolvers?: readonly PrincipalResolver[];
+}
 
 /** What another part (the dashboard, src/dashboard) adds: routes run through the same checks, and its own handlers. */
 export interface ControlAppExtension {
@@ -12,7 +44,35 @@ export interface ControlAppExtension {
   register?(router: Router): void;
 }
 
-/** The control plane (service-spec §4, contract §3): /api/v1 and /healthz. Unknown routes are 404 not_found. */
+/**
+ * The invalid files on main of the caller's organisation: what /healthz lists per organisation, for one
+ * organisation and behind its credentials (the dashboard's banner reads it). Empty when everything is valid.
+ */
+const invalidFilesRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/invalid-files',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws }) => {
+      const { commit, issues } = await ws.repo.readServed();
+      return { body: { commit, invalidFiles: issues.map(invalidFile) } };
+    },
+  }),
+];
+
+/** Every control-plane route (docs/api.md), each with the permission it needs. */
+export const CONTROL_PLANE_ROUTES: readonly Route[] = [
+  ...projectRoutes,
+  ...flagRoutes,
+  ...environmentRoutes,
+  ...statsRoutes,
+  ...keyRoutes,
+  ...auditRoutes,
+  ...invalidFilesRoutes,
+];
+
+/** The control plane: /api/v1 and /healthz. Unknown routes are 404 not_found. */
 export function createControlApp(deps: ControlPlaneDeps, extensions: readonly ControlAppExtension[] = []): Koa {
   const app = new Koa();
   const router = new Router();

@@ -1,9 +1,10 @@
 import type { AuditAction, EnvironmentName } from '@flagops/core';
-import type { FileChange } from '../storage/prepare-change.js';
-import { type FlagView, servedFlagView } from './flags/flag-view.js';
-import { refuseHeldBack } from './held-back.js';
-import type { Workspace } from './http/workspace.js';
+import { InvalidInRepositoryError } from '../errors/kinds.js';
+import { invalidFile } from '../repository/held-units.js';
+import { type FileChange, heldBackBy, type ServedState } from '../storage/index.js';
 import { type FlagRef, flagById } from './state-lookup.js';
+import { type FlagView, servedFlagView } from './views.js';
+import type { Workspace } from './workspace.js';
 
 /** What an edit of one flag writes; null when the request changes nothing (no commit is made). */
 export interface FlagEdit {
@@ -60,4 +61,14 @@ export async function writeFlag(
   const served = await ws.repo.readServed(outcome.commit);
   const ref = flagById(served.state, flagId);
   return { ref, view: servedFlagView(served, ref), committed: outcome.committed };
+}
+
+/**
+ * Refuses a write to a flag (or, without `key`, to a project) that an invalid file on main holds back: it
+ * would be committed and not served, so nothing is committed until the file is fixed. Kills never ask.
+ */
+export function refuseHeldBack(served: ServedState, slug: string, key?: string): void {
+  const held = heldBackBy(served, slug, key);
+  if (held.length === 0) return;
+  throw new InvalidInRepositoryError(key === undefined ? `project "${slug}"` : `flag "${key}"`, held.map(invalidFile));
 }

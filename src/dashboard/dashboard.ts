@@ -1,16 +1,14 @@
 import type { AuthGuard } from '../auth/auth-guard.js';
 import type { ControlAppExtension } from '../control-plane/control-app.js';
-import type { PrincipalResolver } from '../control-plane/http/authenticate.js';
+import type { PrincipalResolver } from '../control-plane/workspace.js';
 import type { Logger } from '../log/logger.js';
-import { sessionResolver } from './sessions/session-resolver.js';
-import { registerSessionRoutes } from './sessions/session-routes.js';
+import { validateConfigRoute } from './config-draft.js';
+import { AssetFiles, registerPageRoutes } from './page-routes.js';
+import { registerSessionRoutes, sessionResolver } from './sessions/session-routes.js';
 import { SessionStore } from './sessions/session-store.js';
-import { AssetFiles } from './static/asset-files.js';
-import { registerPageRoutes } from './static/page-routes.js';
 import type { ScryptCost } from './users/password-hash.js';
 import { userRoutes } from './users/user-routes.js';
 import { UserStore } from './users/user-store.js';
-import { validateConfigRoute } from './validation/validate-route.js';
 
 export interface DashboardOptions {
   dataDir: string;

@@ -1,6 +1,6 @@
-import { type ErrorCode, FlagopsError } from './flagops-error.js';
+import { type ErrorCode, FlagopsError } from './kinds.js';
 
-/** The one place an error becomes an HTTP status and body (contract §3). */
+/** The one place an error becomes an HTTP status and `{ error: { code, message } }` body (docs/api.md). */
 const STATUS: Readonly<Record<ErrorCode, number>> = {
   unauthorized: 401,
   forbidden: 403,

@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
-import { bearerToken } from '../auth/bearer-token.js';
+import { bearerToken } from '../auth/key-format.js';
 import type { KeyService } from '../auth/key-service.js';
-import { FlagopsError } from '../errors/flagops-error.js';
-import { NotFoundError } from '../errors/kinds.js';
+import { FlagopsError, NotFoundError } from '../errors/kinds.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
 import { type EvaluationCounter, statsScope } from '../stats/evaluation-counter.js';

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type Koa from 'koa';
-import { bearerToken } from '../auth/bearer-token.js';
-import { FlagopsError } from '../errors/flagops-error.js';
+import { bearerToken } from '../auth/key-format.js';
+import { FlagopsError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import type { EnvironmentView } from './environment-view.js';
 import { type EvalAppDeps, viewForKey } from './eval-app.js';

@@ -2,7 +2,7 @@ import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } fr
 import { NotFoundError } from '../errors/kinds.js';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
-import type { FlagRepository } from '../storage/flag-repository.js';
+import type { FlagRepository } from '../storage/index.js';
 
 /** Where a kill made by this process is announced before the kill call returns (the evaluation server). */
 export interface KillListener {
@@ -33,7 +33,7 @@ export function killedBy(actor: Actor): string {
 }
 
 /**
- * The kill fast path (service-spec §1): a kill is one commit that touches only the environment's kills file,
+ * The kill fast path: a kill is one commit that touches only the environment's kills file,
  * and the evaluation server gets the new overlay in process before `kill` resolves, so the caller's response
  * is only sent once evaluation serves valueOff. Kills are sticky until `clear`.
  */

@@ -3,8 +3,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { FlagopsError } from '../errors/flagops-error.js';
 import { toHttpError } from '../errors/http-status.js';
+import { FlagopsError } from '../errors/kinds.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { type HttpSettings, isLoopback } from './settings.js';

@@ -1,4 +1,4 @@
-import { FlagopsError } from '../errors/flagops-error.js';
+import { FlagopsError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
 import { gitRun } from '../storage/git-cli.js';
 

@@ -1,10 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import type { AuthGuard } from '../auth/auth-guard.js';
-import { bearerToken } from '../auth/bearer-token.js';
-import { keyPrefix, kindOfKey } from '../auth/key-format.js';
-import { FlagopsError } from '../errors/flagops-error.js';
-import { NotFoundError, UnauthorizedError } from '../errors/kinds.js';
+import { bearerToken, keyPrefix, kindOfKey } from '../auth/key-format.js';
+import { FlagopsError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import { parseCountReport } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
 import { evalServerFastPath } from '../eval-server/fast-path.js';

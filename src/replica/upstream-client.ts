@@ -1,4 +1,4 @@
-import { FlagopsError } from '../errors/flagops-error.js';
+import { FlagopsError } from '../errors/kinds.js';
 
 /** The control plane as a replica reaches it: its origin and an admin key of the organisation. */
 export interface UpstreamOptions {

@@ -1,6 +1,6 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 
-/** Paths of the flags repository (contract §2). The only place that spells them. */
+/** Paths of the flags repository (docs/flags-repository.md). The only place that spells them. */
 export const layout = {
   projectsDir: 'projects',
   projectDir: (slug: string) => `projects/${slug}`,

@@ -1,7 +1,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Actor, EnvironmentName, RepositoryState } from '@flagops/core';
-import { WriteConflictError } from '../errors/index.js';
+import { WriteConflictError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';

@@ -2,7 +2,7 @@
  * storage: the one module that owns each organisation's flags repository (the only importer of
  * isomorphic-git, which it needs only for packs with a version-1 index: objects, packs and refs are read and
  * written here, for speed and crash safety). A bare repository, branch `main`; the committed tree is the
- * truth (contract §2). The repository refuses non-fast-forward pushes and deletes of branches: the log is
+ * truth. The repository refuses non-fast-forward pushes and deletes of branches: the log is
  * the audit trail.
  *
  * ```ts

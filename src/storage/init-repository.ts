@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 
 /**
  * The config of a new organisation repository. The git log is the audit trail, which is append-only
- * (service-spec §1), so pushes may neither rewrite nor delete branches.
+ * so pushes may neither rewrite nor delete branches.
  */
 const CONFIG = `[core]
 \trepositoryformatversion = 0

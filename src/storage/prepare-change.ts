@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors/index.js';
+import { InvalidInputError } from '../errors/kinds.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { hashObject } from './git-objects.js';
 import type { ObjectStore, WriteBatch } from './object-store.js';

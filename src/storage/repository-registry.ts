@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { InvalidInputError } from '../errors/index.js';
+import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { loadSigningKey, unsignedTrailersUpTo } from './commit-trust.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';

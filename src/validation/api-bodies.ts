@@ -44,6 +44,10 @@ export interface PromoteBody {
   fromEnv: EnvironmentName;
 }
 
+export interface KillBody {
+  reason?: string;
+}
+
 export interface KeyCreateBody {
   kind: 'admin' | 'agent' | 'sdk';
   name?: string;
@@ -72,6 +76,7 @@ export interface ApiBodies {
   'flag-patch': FlagPatchBody;
   'config-update': ConfigUpdateBody;
   promote: PromoteBody;
+  kill: KillBody;
   'key-create': KeyCreateBody;
   'rollout-plan': RolloutPlanBody;
   'trigger-create': TriggerCreateBody;

@@ -1,7 +1,7 @@
 import type { ValidationIssue } from './issue.js';
 
 /**
- * Rule ids are unique within a config (contract §4), which JSON Schema cannot say. Rules without an id
+ * Rule ids are unique within a config, which JSON Schema cannot say. Rules without an id
  * (allowed in request bodies, where the server assigns one) are skipped.
  */
 export function duplicateRuleIdIssues(rules: unknown, file?: string): ValidationIssue[] {

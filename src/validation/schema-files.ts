@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 
-/** Documents of the flags repository, each with a schema in schemas/ (contract §2). */
+/** Documents of the flags repository, each with a schema in schemas/ (docs/flags-repository.md). */
 export const DOCUMENT_SCHEMAS = ['project', 'flag', 'environment-config', 'kills'] as const;
 export type DocumentSchemaName = (typeof DOCUMENT_SCHEMAS)[number];
 
@@ -11,6 +11,7 @@ export const API_SCHEMAS = [
   'flag-patch',
   'config-update',
   'promote',
+  'kill',
   'key-create',
   'rollout-plan',
   'trigger-create',

@@ -5,7 +5,7 @@ import { admin, agent, apiCommit, configYaml, openIndex, openRepository, START, 
 
 const minute = (n: number) => new Date(START + n * 60_000).toISOString();
 
-describe('a commit made by the control plane (contract §3 "Audit entry")', () => {
+describe('a commit made by the control plane', () => {
   it('is one entry read from its Flagops trailers: action, project, flag, environment, actor with key prefix', async () => {
     const repo = await openRepository();
     await seedShop(repo);

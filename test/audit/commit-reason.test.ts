@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { commitReason } from '../../src/audit/commit-reason.js';
+import { commitReason } from '../../src/audit/commit-entries.js';
 import { parseCommitMessage } from '../../src/storage/index.js';
 
 const reasonOf = (message: string) => commitReason(parseCommitMessage(message));

@@ -1,7 +1,7 @@
 import type { AuditEntry, EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import type { AuditIndex, AuditQuery } from '../../src/audit/index.js';
-import { InvalidInputError } from '../../src/errors/index.js';
+import { InvalidInputError } from '../../src/errors/kinds.js';
 import { layout } from '../../src/repository/layout.js';
 import type { FlagRepository } from '../../src/storage/index.js';
 import { apiCommit, Checkout, configYaml, openIndex, openRepository, seedShop } from './fixtures.js';
@@ -46,7 +46,7 @@ async function allPages(index: AuditIndex, query: AuditQuery): Promise<AuditEntr
 
 const ids = (entries: AuditEntry[]) => entries.map((e) => `${e.id}/${e.action}/${e.flagKey}/${e.environment}`);
 
-describe('paging through the audit trail (contract §3 "Audit API")', () => {
+describe('paging through the audit trail', () => {
   it('gives every entry exactly once, newest first, whatever the page size, even inside one commit', async () => {
     const index = await openIndex(await busyRepository());
     const all = (await index.query({ limit: 500 })).entries;

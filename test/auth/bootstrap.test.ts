@@ -9,7 +9,7 @@ const tempDir = useTempDir();
 const ADMIN = 'svc_adm_Kq3v9XbT2mLp8RwZ4nYc7HdJ';
 const AGENT = 'svc_agt_Vb6nM1qW8eR3tY5uI9oP2aSd';
 
-describe('bootstrap keys (contract §1)', () => {
+describe('bootstrap keys', () => {
   it('make each key exist in its organisation, with its kind from its prefix', async () => {
     const keys = await KeyService.open({ dataDir: await tempDir() });
     const { warnings } = await keys.bootstrap([

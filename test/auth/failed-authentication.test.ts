@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authFailureCounts } from '../../src/auth/auth-failures.js';
+import { authFailureCounts } from '../../src/auth/auth-guard.js';
 import { generateKey } from '../../src/auth/key-format.js';
 import { createLogger, silentLogger } from '../../src/log/logger.js';
 import { startReplica } from '../../src/replica/start-replica.js';

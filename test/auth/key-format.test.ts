@@ -21,7 +21,7 @@ describe('a generated key', () => {
   });
 });
 
-describe('the prefix of a key (contract §3)', () => {
+describe('the prefix of a key', () => {
   it('is the kind prefix plus the first 8 characters for a generated key', () => {
     const key = generateKey('agent');
     expect(keyPrefix(key)).toBe(key.slice(0, 16));

@@ -172,7 +172,7 @@ describe('creating a key with bad input', () => {
 });
 
 describe('the control plane and the evaluation API', () => {
-  it('refuse an sdk key on the control plane with 401, not 403 (contract §5)', async () => {
+  it('refuse an sdk key on the control plane with 401, not 403', async () => {
     const keys = await KeyService.open({ dataDir: await tempDir() });
     const sdk = await keys.createKey('acme', { kind: 'sdk', projectId: 'p1', environment: 'dev' });
     expect(() => keys.controlPlanePrincipal(sdk.key)).toThrow(UnauthorizedError);

@@ -31,7 +31,7 @@ const cases = EXPECTED.flatMap(([permission, environment, allowed]) =>
   KINDS.map((kind, i) => ({ kind, permission, environment, allowed: allowed[i] })),
 );
 
-describe('the permission table (contract §5)', () => {
+describe('the permission table', () => {
   it('covers every permission', () => {
     expect(new Set(EXPECTED.map(([p]) => p))).toEqual(new Set(PERMISSIONS));
   });

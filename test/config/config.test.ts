@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 
-describe('configuration from the environment (contract §1)', () => {
+describe('configuration from the environment', () => {
   it('works with nothing set', () => {
     expect(loadConfig({})).toEqual({
       dataDir: path.resolve('./data'),

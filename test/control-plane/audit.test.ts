@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { createFlag, createProject } from './fixtures.js';
 
-describe('GET /api/v1/audit (service-spec §1, contract §3 "Audit API")', () => {
+describe('GET /api/v1/audit', () => {
   let svc: TestService;
   let admin: HttpClient;
   let agent: HttpClient;

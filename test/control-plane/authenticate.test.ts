@@ -5,13 +5,13 @@ import type { Context } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyService } from '../../src/auth/key-service.js';
 import type { Principal } from '../../src/auth/principal.js';
-import { authenticate, bearerKeyResolver, type PrincipalResolver } from '../../src/control-plane/http/authenticate.js';
+import { authenticate, bearerKeyResolver, type PrincipalResolver } from '../../src/control-plane/workspace.js';
 import { UnauthorizedError } from '../../src/errors/kinds.js';
 
 /** Just what the resolvers read of a Koa context: request headers. */
 const request = (headers: Record<string, string>) => ({ get: (name: string) => headers[name.toLowerCase()] ?? '' }) as unknown as Context;
 
-describe('control-plane authentication (contract §5)', () => {
+describe('control-plane authentication', () => {
   let dataDir: string;
   let keys: KeyService;
   let adminKey: string;

@@ -6,7 +6,7 @@ import { commitCount, createFlag, createProject } from './fixtures.js';
 
 const FLAGS = 50;
 
-describe('concurrent writes (contract §2: every change is one commit)', () => {
+describe('concurrent writes (every change is one commit)', () => {
   let svc: TestService;
   let api: HttpClient;
   let flags: Json[];

@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, committedFile, createFlag, createProject, headTrailer } from './fixtures.js';
 
-describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §3–4)', () => {
+describe('PUT /flags/:id/environments/:env/config', () => {
   let svc: TestService;
   let api: HttpClient;
   let project: Json;
@@ -50,7 +50,7 @@ describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §
     expect(commitCount(svc.gitdir())).toBe(before);
   });
 
-  describe('expectedVersion (optimistic concurrency, service-spec §9)', () => {
+  describe('expectedVersion (optimistic concurrency)', () => {
     it('applies the update when it matches', async () => {
       const flag = await newFlag();
       const res = await put(flag, 'staging', { enabled: true, expectedVersion: 1 });
@@ -83,7 +83,7 @@ describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §
     });
   });
 
-  describe('rules (contract §4)', () => {
+  describe('rules', () => {
     const condition = { attribute: 'country', op: 'in', value: ['DE', 'FR'] };
 
     it('gives a rule sent without id one, and keeps a sent id', async () => {
@@ -176,7 +176,7 @@ describe('PUT /flags/:id/environments/:env/config (service-spec §4, contract §
     expect((await api.put('/api/v1/flags/flg_nope/environments/dev/config', { enabled: true })).status).toBe(404);
   });
 
-  describe('clearKill (service-spec §3)', () => {
+  describe('clearKill', () => {
     it('clears a kill without changing the config version', async () => {
       const flag = await newFlag();
       await api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`);

@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, createFlag, createProject } from './fixtures.js';
 
-describe('errors (contract §3: { error: { code, message } })', () => {
+describe('errors ({ error: { code, message } })', () => {
   let svc: TestService;
   let api: HttpClient;
   let flag: Json;

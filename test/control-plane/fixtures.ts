@@ -15,7 +15,7 @@ export async function createFlag(api: HttpClient, projectId: string, body: Recor
   return res.body;
 }
 
-/** Commits on main, counted by the git CLI (contract §2: one commit per change). */
+/** Commits on main, counted by the git CLI (one commit per change). */
 export function commitCount(gitdir: string): number {
   const head = git(gitdir, 'for-each-ref', '--format=%(objectname)', 'refs/heads/main');
   return head === '' ? 0 : Number(git(gitdir, 'rev-list', '--count', 'main'));

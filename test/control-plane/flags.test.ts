@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, createFlag, createProject, headTrailer } from './fixtures.js';
 
-describe('flags (service-spec §4, contract §3)', () => {
+describe('flags', () => {
   let svc: TestService;
   let api: HttpClient;
   let project: Json;
@@ -15,7 +15,7 @@ describe('flags (service-spec §4, contract §3)', () => {
   afterAll(() => svc.stop());
 
   describe('creating a flag', () => {
-    it('answers 201 with the flag, off at 0% in every environment, version 1 (service-spec §2)', async () => {
+    it('answers 201 with the flag, off at 0% in every environment, version 1', async () => {
       const res = await api.post(`/api/v1/projects/${project.id}/flags`, {
         key: 'checkout-v2',
         name: 'Checkout v2',
@@ -166,7 +166,7 @@ describe('flags (service-spec §4, contract §3)', () => {
     });
   });
 
-  describe('archiving (DELETE, service-spec §3)', () => {
+  describe('archiving (DELETE)', () => {
     it('answers 200 with the whole flag, archivedAt set, and keeps it listed', async () => {
       const flag = await createFlag(api, project.id, { key: 'old-banner' });
       const res = await api.delete(`/api/v1/flags/${flag.id}`);

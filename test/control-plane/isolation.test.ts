@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, createFlag, createProject } from './fixtures.js';
 
-describe('organisations are isolated (contract §5: another organisation’s resource is 404)', () => {
+describe('organisations are isolated (another organisation’s resource is 404)', () => {
   let svc: TestService;
   let acme: HttpClient;
   let globex: HttpClient;

@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { createProject } from './fixtures.js';
 
-describe('keys (contract §3 "Keys", §5)', () => {
+describe('keys', () => {
   let svc: TestService;
   let admin: HttpClient;
   let project: Json;

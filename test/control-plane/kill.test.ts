@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, committedFile, createFlag, createProject, headMessage, headTrailer } from './fixtures.js';
 
-describe('POST /flags/:id/environments/:env/kill (service-spec §3, contract §3)', () => {
+describe('POST /flags/:id/environments/:env/kill', () => {
   let svc: TestService;
   let admin: HttpClient;
   let agent: HttpClient;
@@ -79,7 +79,7 @@ describe('POST /flags/:id/environments/:env/kill (service-spec §3, contract §3
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.killed).toBe(false);
   });
 
-  it('is sticky: a config update does not clear it (service-spec §3 rule 1)', async () => {
+  it('is sticky: a config update does not clear it', async () => {
     const flag = await newFlag();
     await agent.post(`/api/v1/flags/${flag.id}/environments/prod/kill`);
     const res = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });

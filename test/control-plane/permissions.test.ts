@@ -12,12 +12,12 @@ interface Row {
   method: string;
   path: () => string;
   body?: () => unknown;
-  /** Expected status for admin and agent keys; every other credential is 401 (contract §5). */
+  /** Expected status for admin and agent keys; every other credential is 401. */
   admin: number;
   agent: number;
 }
 
-describe('the permission matrix (contract §5)', () => {
+describe('the permission matrix', () => {
   let svc: TestService;
   let keys: Record<Credential, string | null>;
   let project: Json;
@@ -104,7 +104,7 @@ describe('the permission matrix (contract §5)', () => {
     { name: 'audit', method: 'GET', path: () => '/api/v1/audit', admin: 200, agent: 200 },
   ];
 
-  it('every credential × every route answers the expected status, and refusals carry the contract error body', async () => {
+  it('every credential × every route answers the expected status, and refusals carry the { error: { code, message } } body', async () => {
     const mismatches: string[] = [];
     for (const row of rows) {
       for (const credential of CREDENTIALS) {

@@ -3,7 +3,7 @@ import { httpClient } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, committedFile, createProject, headTrailer } from './fixtures.js';
 
-describe('projects (service-spec §4, contract §3)', () => {
+describe('projects', () => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService({ planProjectLimit: 3 });

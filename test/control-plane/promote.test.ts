@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, createFlag, createProject, headTrailer } from './fixtures.js';
 
-describe('POST /flags/:id/environments/:env/promote (service-spec §3–4, contract §2)', () => {
+describe('POST /flags/:id/environments/:env/promote', () => {
   let svc: TestService;
   let admin: HttpClient;
   let agent: HttpClient;
@@ -54,7 +54,7 @@ describe('POST /flags/:id/environments/:env/promote (service-spec §3–4, contr
     expect(res.body.environments.prod).toMatchObject({ enabled: true, rolloutPct: 40, killed: true });
   });
 
-  it('an agent key may promote into staging but not into prod (contract §5: 403 forbidden)', async () => {
+  it('an agent key may promote into staging but not into prod (403 forbidden)', async () => {
     const flag = await stagedFlag();
     const staging = await agent.post(`/api/v1/flags/${flag.id}/environments/staging/promote`, { fromEnv: 'dev' });
     expect(staging.status).toBe(200);

@@ -3,7 +3,7 @@ import { httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { createFlag, createProject } from './fixtures.js';
 
-describe('a restart (contract §1: the data dir holds everything)', () => {
+describe('a restart (the data dir holds everything)', () => {
   let svc: TestService;
   beforeAll(async () => {
     svc = await startTestService();

@@ -3,7 +3,7 @@ import { type HttpClient, httpClient, type Json } from '../helpers/http-client.j
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { createFlag, createProject } from './fixtures.js';
 
-describe('GET /flags/:id/environments/:env/stats (contract §3 "Stats")', () => {
+describe('GET /flags/:id/environments/:env/stats', () => {
   let svc: TestService;
   let api: HttpClient;
   let flag: Json;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checkConfigDraft } from '../../src/dashboard/validation/config-draft.js';
+import { checkConfigDraft } from '../../src/dashboard/config-draft.js';
 import { InvalidInputError } from '../../src/errors/kinds.js';
 
 const RULES = `- id: eu
@@ -29,7 +29,7 @@ describe("checking a config draft (the editor's live validation)", () => {
     ]);
   });
 
-  it('reports a schema problem inside the rules with its field path and line in the text (contract §4 operator types)', () => {
+  it('reports a schema problem inside the rules with its field path and line in the text (operator types)', () => {
     const result = checkConfigDraft({ kind: 'boolean', rulesYaml: RULES });
     expect(result.rules).toBeNull();
     expect(result.issues).toEqual([

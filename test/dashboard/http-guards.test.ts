@@ -1,9 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa, { type Context } from 'koa';
 import { describe, expect, it } from 'vitest';
-import { checkCsrf, ownOrigin, requireSameOrigin } from '../../src/dashboard/http/csrf.js';
-import { clearedSessionCookies, readSessionToken, sessionCookie } from '../../src/dashboard/http/session-cookie.js';
-import { csrfTokenOf } from '../../src/dashboard/sessions/session-token.js';
+import {
+  checkCsrf,
+  clearedSessionCookies,
+  csrfTokenOf,
+  ownOrigin,
+  readSessionToken,
+  requireSameOrigin,
+  sessionCookie,
+} from '../../src/dashboard/sessions/session-cookie.js';
 import { ForbiddenError } from '../../src/errors/kinds.js';
 import { clientAddress, trustProxies } from '../../src/http/client-address.js';
 

@@ -8,7 +8,7 @@ import {
   MAX_WAITING_HASHES,
   verifyPassword,
 } from '../../src/dashboard/users/password-hash.js';
-import type { FlagopsError } from '../../src/errors/flagops-error.js';
+import type { FlagopsError } from '../../src/errors/kinds.js';
 import { CHEAP_COST } from './helpers/temp-dir.js';
 
 describe('password hashing (scrypt)', () => {

@@ -3,7 +3,7 @@ import { httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { addUser, type SignedIn, sessionHeaders, signIn } from './helpers/dashboard-session.js';
 
-describe('dashboard sessions over HTTP (contract §5: a session may do what an admin key may, except key management)', () => {
+describe('dashboard sessions over HTTP (a session may do what an admin key may, except key management)', () => {
   let svc: TestService;
   let alice: SignedIn;
   let projectId: string;
@@ -112,7 +112,7 @@ describe('dashboard sessions over HTTP (contract §5: a session may do what an a
       });
       expect(put.status).toBe(200);
       expect(put.body.environments.prod).toMatchObject({ enabled: true, rolloutPct: 10, version: 2 });
-      // promote into prod is a deploy: an agent key may not, a session may (contract §5)
+      // promote into prod is a deploy: an agent key may not, a session may
       expect((await withSession('POST', `/api/v1/flags/${flagId}/environments/prod/promote`, alice, { fromEnv: 'staging' })).status).toBe(
         200,
       );

@@ -6,7 +6,7 @@ const always = (id: string, serve: 'on' | 'off', rolloutPct?: number): Rule =>
   rolloutPct === undefined ? { id, conditions: [], serve } : { id, conditions: [], serve, rolloutPct };
 const matchingEverything = { rolloutPct: 100, rules: [always('all', 'on')] };
 
-describe('contract §4 evaluation order', () => {
+describe('the evaluation order', () => {
   describe('a killed flag (step 1)', () => {
     it('serves valueOff, variation off, reason killed, even when a rule matches and rollout is 100', () => {
       expect(evaluateOne(flag({ ...matchingEverything, killed: true }), { userId: 'u' })).toStrictEqual({

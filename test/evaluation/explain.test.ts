@@ -11,7 +11,7 @@ const euRule = {
   ],
 };
 
-describe('explainEvaluation (which step of contract §4 decided, and why)', () => {
+describe('explainEvaluation (which step of the evaluation decided, and why)', () => {
   it('stops at the kill step for a killed flag', () => {
     const { result, steps } = explainEvaluation(flag({ killed: true }), 'f', {});
     expect(result.reason).toBe('killed');

@@ -5,7 +5,7 @@ import { holds } from './support.js';
 const withAttr = (value: unknown) => ({ userId: 'u1', attributes: { a: value } });
 const on = (op: string, value: unknown) => ({ attribute: 'a', op, value });
 
-describe('contract §4 conditions', () => {
+describe('conditions', () => {
   describe('a missing attribute', () => {
     const values: Record<string, unknown> = {
       eq: 'x',

@@ -10,7 +10,7 @@ export function referenceMurmur(s: string, seed = 0): number {
   return murmurhash.murmur3(byteString, seed);
 }
 
-/** Contract §4 bucket computed with the reference hash. */
+/** The bucket, (murmur3("<flagKey>/<userId>") mod 10000) / 100, computed with the reference hash. */
 export function referenceBucket(flagKey: string, userId: string): number {
   return (referenceMurmur(`${flagKey}/${userId}`) % 10000) / 100;
 }

@@ -90,7 +90,7 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
       }
     });
 
-    it('evaluates without a targetingKey as contract §4 does without a userId, rather than TARGETING_KEY_MISSING', async () => {
+    it('evaluates without a targetingKey as it does without a userId, rather than TARGETING_KEY_MISSING', async () => {
       const res = await flag('new-checkout', { context: { country: 'US' } });
       expect(res.status).toBe(200);
       expect(await res.json()).toMatchObject({ value: false, reason: 'SPLIT', variant: 'off' });

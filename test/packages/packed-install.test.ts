@@ -9,7 +9,7 @@ import { type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 import { filesUnder, type PackedTarball, packAll, ROOT, run, writeApp } from './packed-app.js';
 
 /**
- * The packages as users get them (issue 12): `npm pack` of @flagops/core, @flagops/sdk, @flagops/openfeature
+ * The packages as users get them: `npm pack` of @flagops/core, @flagops/sdk, @flagops/openfeature
  * and the service, installed offline into empty applications, then run: every export in Node against a real
  * flagops service, the bins, the types with tsc, and the SDK's browser bundle, loaded from the installed
  * package, in Chromium.

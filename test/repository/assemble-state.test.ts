@@ -19,7 +19,7 @@ describe('assembling a commit into state', () => {
     const flag = shop.flags.get('checkout-v2')!;
     expect(flag.meta.id).toBe(deriveFlagId('shop', 'checkout-v2'));
     expect(Object.keys(flag.environments)).toEqual(['dev', 'staging', 'prod']);
-    // contract §2: kills.yaml absent means no kills.
+    // kills.yaml absent means no kills.
     expect(shop.kills).toEqual({ dev: { kills: {} }, staging: { kills: {} }, prod: { kills: {} } });
   });
 

@@ -6,7 +6,7 @@ import { launchChromium, loopbackContext } from '../helpers/browser.js';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
 
 /**
- * The browser bundle in a real browser (issue 6): Debian's Chromium loads the SDK's browser bundle (flagops-sdk.js) from an
+ * The browser bundle in a real browser: Debian's Chromium loads the SDK's browser bundle (flagops-sdk.js) from an
  * application page on another loopback origin, and the SDK polls and streams from the evaluation server
  * across origins (CORS), evaluating locally.
  */

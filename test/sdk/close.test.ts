@@ -73,7 +73,6 @@ describe('close() (docs/sdk.md, "Closing")', () => {
     const { closedAt, statuses } = JSON.parse(run.stdout);
     expect(statuses).toEqual(['ready', 'ready', 'ready']);
     // Anything left behind (a 100 ms poll timer, an open stream socket) would keep the process alive for good.
-    console.log(`process exited ${run.exitedAt - closedAt} ms after close() resolved`);
     expect(run.exitedAt - closedAt).toBeLessThan(PROMPTLY_MS);
   });
 

@@ -20,7 +20,7 @@ import {
 
 export { ADMIN_KEY, ORG };
 
-/** The flag of issue 3: country in [DE, FR] and appVersion > 2.0.0 gets it, everyone else a 30% rollout. */
+/** A targeting flag: country in [DE, FR] and appVersion > 2.0.0 gets it, everyone else a 30% rollout. */
 export const checkoutFlag: FlagSpec = {
   key: 'new-checkout',
   rolloutPct: 30,

@@ -47,7 +47,7 @@ describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
     stream.close();
   });
 
-  it('refuses a missing, unknown or non-sdk key with 401 and the contract error body', async () => {
+  it('refuses a missing, unknown or non-sdk key with 401 and the { error: { code, message } } body', async () => {
     const attempts: Array<Record<string, string>> = [
       {},
       { authorization: 'Bearer svc_sdk_nope' },

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleMain, freePort, startProcess, waitHealthy } from './service-process.js';
 
-describe('the service process (contract §1)', () => {
+describe('the service process', () => {
   let dir: string;
   let bundle: Awaited<ReturnType<typeof bundleMain>>;
 

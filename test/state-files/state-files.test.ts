@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readKeyFile } from '../../src/auth/key-file.js';
-import { readSessionFile } from '../../src/dashboard/sessions/session-file.js';
+import { readSessionFile } from '../../src/dashboard/sessions/session-store.js';
 import { readJsonStateFile, writeJsonStateFile } from '../../src/state-files/state-files.js';
 
 describe('runtime state files (keys, users, sessions)', () => {

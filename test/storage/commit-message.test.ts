@@ -4,7 +4,7 @@ import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
 import { admin, agent, git, pushFromOutside, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
-describe('commit messages (docs/architecture.md "Commits and trailers"; contract §2: the git log is the audit trail)', () => {
+describe('commit messages (docs/architecture.md "Commits and trailers"; the git log is the audit trail)', () => {
   it('are a summary, the free-text body and the Flagops trailers, in that order', () => {
     const message = formatCommitMessage({
       action: 'kill',

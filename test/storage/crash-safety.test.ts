@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WriteConflictError } from '../../src/errors/index.js';
+import { WriteConflictError } from '../../src/errors/kinds.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import { removeLeftoverRefLocks } from '../../src/storage/refs.js';

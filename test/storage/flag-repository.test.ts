@@ -33,7 +33,7 @@ describe('a new organisation repository', () => {
   });
 });
 
-describe('update then readState (contract §2: the committed tree is the truth)', () => {
+describe('update then readState (the committed tree is the truth)', () => {
   it('reads back as typed state what was written', async () => {
     const { repo } = await openNew();
     const { commit, committed, parent, state } = await repo.update(() => ({

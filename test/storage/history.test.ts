@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NotFoundError } from '../../src/errors/index.js';
+import { NotFoundError } from '../../src/errors/kinds.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import { configYaml, git, meta, newFlagFiles, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';

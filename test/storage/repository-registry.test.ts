@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/index.js';
+import { InvalidInputError } from '../../src/errors/kinds.js';
 import { type MainMoved, RepositoryRegistry } from '../../src/storage/index.js';
 import { git, pushFromOutside, seedShop, tempDir, waitFor } from './helpers.js';
 

@@ -273,7 +273,7 @@ const snapshotText = (served: ServedState, env: EnvironmentName) => {
   return project === undefined ? 'absent' : JSON.stringify({ flags: snapshotFlags(project, env), kills: project.kills[env] });
 };
 
-describe('snapshot versions over a random history with invalid files (contract §4)', () => {
+describe('snapshot versions over a random history with invalid files', () => {
   it.each([1, 2, 3, 4, 5, 6, 7, 8])(
     'are the same computed cold or step by step, move with every served change and never for held-back files alone (seed %i)',
     async (seed) => {

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/index.js';
+import { InvalidInputError } from '../../src/errors/kinds.js';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, type SeriesChange } from '../../src/storage/index.js';
 import { configYaml, git, meta, pushFromOutside, seedShop, tempDir, track } from './helpers.js';

@@ -1,7 +1,7 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/index.js';
+import { InvalidInputError } from '../../src/errors/kinds.js';
 import { layout } from '../../src/repository/layout.js';
 import { type FileChange, FlagRepository } from '../../src/storage/index.js';
 import { configYaml, git, meta, newFlagFiles, pushFromOutside, seedShop, tempDir, track } from './helpers.js';
@@ -18,7 +18,7 @@ async function rejection(repo: FlagRepository, changes: FileChange[]): Promise<I
   return error as InvalidInputError;
 }
 
-describe('what update writes is validated first (contract §2: an invalid file through the API is refused with 400)', () => {
+describe('what update writes is validated first (an invalid file through the API is refused with 400)', () => {
   it('refuses a schema violation, naming the file and the JSON path, and commits nothing', async () => {
     const { repo, seeded } = await openSeeded();
     const path = layout.configFile('shop', 'prod', 'a');

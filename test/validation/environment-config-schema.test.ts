@@ -25,7 +25,7 @@ describe('an environment config', () => {
     ]);
   });
 
-  describe('rules (contract §8: at most 64)', () => {
+  describe('rules (at most 64)', () => {
     it('accepts 64 rules', () => {
       expect(validateDocument('environment-config', config({ rules: rules(64) }))).toEqual([]);
     });
@@ -37,7 +37,7 @@ describe('an environment config', () => {
     });
   });
 
-  describe('conditions of a rule (contract §8: at most 32)', () => {
+  describe('conditions of a rule (at most 32)', () => {
     it('accepts 32 conditions', () => {
       expect(validateDocument('environment-config', config({ rules: [rule('r', { conditions: conditions(32) })] }))).toEqual([]);
     });
@@ -53,7 +53,7 @@ describe('an environment config', () => {
     });
   });
 
-  describe('rolloutPct (contract §8: 0 to 100)', () => {
+  describe('rolloutPct (0 to 100)', () => {
     it.each([0, 0.5, 50, 99.99, 100])('accepts %d on the config and on a rule', (pct) => {
       expect(validateDocument('environment-config', config({ rolloutPct: pct, rules: [rule('r', { rolloutPct: pct })] }))).toEqual([]);
     });
@@ -114,7 +114,7 @@ describe('an environment config', () => {
     });
   });
 
-  describe('rule ids (contract §4: unique within a config)', () => {
+  describe('rule ids (unique within a config)', () => {
     it('refuses a duplicate, pointing at the second rule', () => {
       expect(validateDocument('environment-config', config({ rules: [rule('beta'), rule('other'), rule('beta')] }), FILE)).toEqual([
         {

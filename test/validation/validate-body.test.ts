@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/index.js';
+import { InvalidInputError } from '../../src/errors/kinds.js';
 import { validateBody } from '../../src/validation/index.js';
 import { condition, rule, rules } from './fixtures.js';
 
@@ -26,7 +26,7 @@ describe('validating a request body', () => {
     }
   });
 
-  it('throws invalid_input naming the offending field (contract §3)', () => {
+  it('throws invalid_input naming the offending field', () => {
     const err = refusal(() => validateBody('project-create', { name: 'Shop', slug: 'Shop!' }));
     expect(err.code).toBe('invalid_input');
     expect(err.field).toBe('slug');
@@ -130,7 +130,20 @@ describe('validating a request body', () => {
     });
   });
 
-  describe('key create (contract §3)', () => {
+  describe('kill (schemas/api/kill.schema.json)', () => {
+    it('accepts an empty object and a reason of up to 4096 characters', () => {
+      expect(validateBody('kill', {})).toEqual({});
+      expect(validateBody('kill', { reason: 'x'.repeat(4096) })).toEqual({ reason: 'x'.repeat(4096) });
+    });
+
+    it('refuses any other field, a reason that is not a string, and a longer one, naming the field', () => {
+      expect(refusal(() => validateBody('kill', { reason: 'x', force: true })).field).toBe('force');
+      expect(refusal(() => validateBody('kill', { reason: 5 })).field).toBe('reason');
+      expect(refusal(() => validateBody('kill', { reason: 'x'.repeat(4097) })).field).toBe('reason');
+    });
+  });
+
+  describe('key create', () => {
     it('accepts admin and agent keys with or without a name', () => {
       expect(() => validateBody('key-create', { kind: 'admin' })).not.toThrow();
       expect(() => validateBody('key-create', { kind: 'agent', name: 'deploy-bot' })).not.toThrow();

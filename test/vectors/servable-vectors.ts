@@ -36,7 +36,7 @@ export function vectorProjectFiles(vector: Vector, slug: string) {
 /**
  * The vectors a server can serve, each with its project's files. Some vectors hold rule values of the wrong
  * type for their operator, or flag keys outside the key pattern (unicode bucketing), to pin the core's
- * behaviour; the schema refuses those at write time (contract §4), so they cannot reach a server.
+ * behaviour; the schema refuses those at write time, so they cannot reach a server.
  */
 export function servableVectors(slugPrefix: string) {
   return vectors

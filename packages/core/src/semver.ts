@@ -1,7 +1,7 @@
 /**
  * Semantic versions per semver.org 2.0.0, for the semver_eq, semver_gt and semver_lt operators.
  * Condition values are parsed once at compile time; context attributes are compared by scanning the
- * string in place, so the hot path allocates nothing. Strictly the spec grammar: no leading "v", no
+ * string in place, so the hot path allocates nothing. Strictly semver.org's grammar: no leading "v", no
  * surrounding spaces, no leading zeros in numeric identifiers; build metadata is validated and ignored.
  */
 

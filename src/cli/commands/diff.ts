@@ -2,8 +2,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { diffStates } from '../../repository/diff-states.js';
 import { formatChanges } from '../../repository/format-changes.js';
-import { type Command, UsageError } from '../command.js';
-import { type CliIo, EXIT } from '../io.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops diff <rev-a> [<rev-b>] [--repo dir]
 

@@ -3,8 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, parseTrustProxy } from '../../config/config.js';
 import { createLogger } from '../../log/logger.js';
 import { startReplica } from '../../replica/start-replica.js';
-import { type Command, UsageError } from '../command.js';
-import { type CliIo, EXIT } from '../io.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops eval --upstream <control-plane origin> --token <admin key> [options]
 

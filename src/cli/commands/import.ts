@@ -8,8 +8,7 @@ import { classifyPath, layout } from '../../repository/layout.js';
 import { parseRepositoryFile } from '../../repository/parse-file.js';
 import { readRepositoryFiles } from '../../repository/read-repository.js';
 import type { FileChange, FlagRepository } from '../../storage/index.js';
-import { type Command, UsageError } from '../command.js';
-import { type CliIo, EXIT } from '../io.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { formatIssueLine } from '../issue-output.js';
 import { readRepositoryDirectory } from '../read-directory.js';
 

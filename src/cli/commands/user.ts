@@ -3,8 +3,7 @@ import { parseArgs } from 'node:util';
 import { KEY_FILE, readKeyFile } from '../../auth/key-file.js';
 import { readNewPassword } from '../../dashboard/users/read-password.js';
 import { UserStore } from '../../dashboard/users/user-store.js';
-import { type Command, UsageError } from '../command.js';
-import { type CliIo, EXIT } from '../io.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops user add --username <username> --name <full name> [--org <org>] [--data-dir <dir>]
 

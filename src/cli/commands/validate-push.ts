@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { readPushContext } from '../../git-http/pre-receive-hook.js';
 import { checkPush, parseRefUpdates } from '../../git-http/push-check.js';
-import { type Command, UsageError } from '../command.js';
-import { type CliIo, EXIT } from '../io.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops validate-push
 

@@ -2,8 +2,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readRepositoryFiles } from '../../repository/read-repository.js';
-import { type Command, UsageError } from '../command.js';
-import { type CliIo, EXIT } from '../io.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { formatIssueLine, ISSUE_FORMATS, type IssueFormat } from '../issue-output.js';
 import { readRepositoryDirectory } from '../read-directory.js';
 

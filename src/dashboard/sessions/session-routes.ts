@@ -1,13 +1,61 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AuthGuard } from '../../auth/auth-guard.js';
+import type { Principal } from '../../auth/principal.js';
+import type { PrincipalResolver } from '../../control-plane/workspace.js';
 import { InvalidInputError, UnauthorizedError } from '../../errors/kinds.js';
 import { readJsonBody } from '../../http/read-json-body.js';
-import { checkCsrf, requireSameOrigin } from '../http/csrf.js';
-import { clearedSessionCookies, readSessionToken, sessionCookie } from '../http/session-cookie.js';
-import { usernameKey } from '../users/user-input.js';
-import { type CurrentSession, lookUpSession, type SessionDeps } from './current-session.js';
-import { csrfTokenOf } from './session-token.js';
+import { usernameKey } from '../users/user-routes.js';
+import type { UserStore, UserView } from '../users/user-store.js';
+import { checkCsrf, clearedSessionCookies, csrfTokenOf, readSessionToken, requireSameOrigin, sessionCookie } from './session-cookie.js';
+import type { SessionRecord, SessionStore } from './session-store.js';
+
+export interface SessionDeps {
+  sessions: SessionStore;
+  users: UserStore;
+}
+
+export interface CurrentSession {
+  token: string;
+  session: SessionRecord;
+  user: UserView;
+}
+
+export type SessionLookup = { kind: 'none' } | { kind: 'invalid'; token: string } | ({ kind: 'live' } & CurrentSession);
+
+/** What the request's cookie says: no cookie, a cookie that no longer signs anyone in, or a live session. */
+export function lookUpSession(ctx: Context, deps: SessionDeps): SessionLookup {
+  const token = readSessionToken(ctx.get('cookie'));
+  if (token === null) return { kind: 'none' };
+  const session = deps.sessions.resolve(token);
+  // A removed user's sessions are revoked too; checking here also covers a user removed by hand from the file.
+  const user = session && deps.users.byId(session.userId);
+  if (!session || !user || user.org !== session.org) return { kind: 'invalid', token };
+  return { kind: 'live', token, session, user };
+}
+
+/**
+ * The principal of a session: acts as its person. `prefix` carries the username, the one non-secret identifier a
+ * session has; the actor (src/control-plane/http/actor.ts) makes it the commit author's address.
+ */
+export function sessionPrincipal({ session, user }: CurrentSession): Principal {
+  return Object.freeze({ org: session.org, kind: 'session', keyId: session.id, prefix: user.username, name: user.name });
+}
+
+/**
+ * The session cookie as a control-plane credential (it may do what an admin key may, except manage keys).
+ * Plugged in after the bearer resolver, so it is consulted only for requests without Authorization. A
+ * state-changing request must pass the CSRF checks before anything reads its body or acts on it.
+ */
+export function sessionResolver(deps: SessionDeps): PrincipalResolver {
+  return (ctx) => {
+    const found = lookUpSession(ctx, deps);
+    if (found.kind === 'none') return null;
+    if (found.kind === 'invalid') throw new UnauthorizedError('the session has expired or was signed out; sign in again');
+    checkCsrf(ctx, found.token);
+    return sessionPrincipal(found);
+  };
+}
 
 export const SESSION_PATH = '/dashboard/api/session';
 

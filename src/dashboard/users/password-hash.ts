@@ -1,5 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
-import { FlagopsError } from '../../errors/flagops-error.js';
+import { FlagopsError } from '../../errors/kinds.js';
 import { createLimiter } from '../../storage/limiter.js';
 
 /**

@@ -1,4 +1,4 @@
-/** A failed call, with the contract's error code (contract §3) so pages can react to e.g. version_conflict. */
+/** A failed call, with the API's error code (docs/api.md) so pages can react to e.g. version_conflict. */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -55,4 +55,11 @@ export function createApi(options: ApiOptions): Api {
     get: (path) => call('GET', path),
     send: (method, path, body) => call(method, path, body),
   };
+}
+
+/** A failure as one sentence for the person at the screen. */
+export function errorText(err: unknown): string {
+  if (err instanceof ApiError) return err.message;
+  if (err instanceof TypeError) return 'The server cannot be reached. Check that flagops is running, then try again.';
+  return err instanceof Error ? err.message : String(err);
 }

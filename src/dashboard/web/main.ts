@@ -1,13 +1,11 @@
 import { createApi } from './api.js';
 import { h, replace } from './dom.js';
-import type { Page, PageContext } from './page.js';
 import { auditPage } from './pages/audit-page.js';
-import { flagByKeyPage } from './pages/flag-by-key-page.js';
-import { flagPage } from './pages/flag-page.js';
+import { flagByKeyPage, flagPage } from './pages/flag-page.js';
 import { flagsPage } from './pages/flags-page.js';
 import { projectsPage } from './pages/projects-page.js';
 import { signInPage } from './pages/sign-in-page.js';
-import { hrefOf, parseHash, type View } from './route.js';
+import { hrefOf, type Page, type PageContext, parseHash, type View } from './route.js';
 import type { SessionInfo } from './types.js';
 import { invalidFilesBanner } from './ui/invalid-files-banner.js';
 

@@ -1,4 +1,6 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
+import type { Api } from './api.js';
+import type { SessionInfo } from './types.js';
 
 export interface AuditFilters {
   projectId?: string;
@@ -60,4 +62,19 @@ export function hrefOf(view: View): string {
     case 'not-found':
       return view.hash;
   }
+}
+
+/** What every view is given. */
+export interface PageContext {
+  api: Api;
+  session: SessionInfo;
+  navigate(view: View): void;
+}
+
+/** A view on screen; `dispose` stops its polling when another view replaces it. */
+export interface Page {
+  element: HTMLElement;
+  /** Shown in the browser tab. */
+  title: string;
+  dispose?(): void;
 }

@@ -1,9 +1,9 @@
 /** The shapes the page reads from the control plane: the server's own types, imported for their types only. */
 
 export type { AuditEntry, EnvironmentName, FlagKind, JsonValue, Rule } from '@flagops/core';
-export type { EnvironmentConfigView, FlagView } from '../../control-plane/flags/flag-view.js';
+export type { EnvironmentConfigView, FlagView } from '../../control-plane/views.js';
 export type { InvalidFile } from '../../repository/held-units.js';
-export type { DraftIssue, DraftResult } from '../validation/config-draft.js';
+export type { DraftIssue, DraftResult } from '../config-draft.js';
 
 export interface Project {
   id: string;

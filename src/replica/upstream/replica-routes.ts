@@ -1,7 +1,7 @@
 import { isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { bearerToken } from '../../auth/bearer-token.js';
+import { bearerToken } from '../../auth/key-format.js';
 import type { KeyService } from '../../auth/key-service.js';
 import type { Principal } from '../../auth/principal.js';
 import { ForbiddenError, InvalidInputError, NotFoundError } from '../../errors/kinds.js';

@@ -1,6 +1,6 @@
 import { ENVIRONMENTS } from '@flagops/core';
 import type Koa from 'koa';
-import { FlagopsError } from '../../errors/flagops-error.js';
+import { FlagopsError } from '../../errors/kinds.js';
 import type { EnvironmentView } from '../../eval-server/environment-view.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';

@@ -55,7 +55,6 @@ describe('the dashboard in Chromium', () => {
     // The page marks its first drawn screen; scripts/bench/dashboard.mjs times that mark against the 1 s goal.
     const usableAfter = await alice.evaluate(() => performance.getEntriesByName('flagops:usable')[0]?.startTime ?? null);
     expect(usableAfter).toEqual(expect.any(Number));
-    console.log(`dashboard usable ${Math.round(usableAfter!)} ms after navigation`);
     await alice.getByLabel('Username').fill('alice');
     await alice.getByLabel('Password').fill('wrong-password-1');
     await alice.getByRole('button', { name: 'Sign in' }).click();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { promotionPreview } from '../../../src/dashboard/web/logic/config-diff.js';
-import { describeRule } from '../../../src/dashboard/web/logic/describe-rule.js';
+import { describeRule } from '../../../src/dashboard/web/logic/text.js';
 import type { EnvironmentConfigView, Rule } from '../../../src/dashboard/web/types.js';
 
 const eu: Rule = { id: 'eu', serve: 'on', conditions: [{ attribute: 'country', op: 'in', value: ['DE', 'FR'] }] };

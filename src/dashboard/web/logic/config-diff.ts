@@ -1,7 +1,6 @@
 import { canonicalJson } from '@flagops/core';
 import type { EnvironmentConfigView, Rule } from '../types.js';
-import { describeRule } from './describe-rule.js';
-import { shortValue } from './json-text.js';
+import { describeRule, shortValue } from './text.js';
 
 export interface FieldChange {
   field: 'enabled' | 'rolloutPct' | 'valueOn' | 'valueOff';
@@ -21,7 +20,7 @@ export interface PromotionPreview {
   rules: RuleChange[];
   /** Nothing but the version changes (a promotion still commits: every deploy is in the audit trail). */
   unchanged: boolean;
-  /** The destination's version after the promotion (contract §2: the destination's + 1). */
+  /** The destination's version after the promotion (the destination's + 1). */
   versionAfter: number;
 }
 
@@ -60,7 +59,7 @@ function ruleChanges(from: Rule[], to: Rule[]): RuleChange[] {
 
 /**
  * What promoting `source` into `destination` will change there: the destination's whole config becomes the
- * source's (service-spec §3), so the preview compares the two field by field and rule by rule (rules keep
+ * source's, so the preview compares the two field by field and rule by rule (rules keep
  * their ids across a promotion, so an id names the same rule on both sides).
  */
 export function promotionPreview(source: EnvironmentConfigView, destination: EnvironmentConfigView): PromotionPreview {

@@ -1,10 +1,9 @@
 import { AUDIT_ACTIONS, ENVIRONMENTS } from '@flagops/core';
+import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
-import { localTime } from '../logic/time-text.js';
-import type { Page, PageContext } from '../page.js';
-import { type AuditFilters, hrefOf } from '../route.js';
+import { localTime } from '../logic/text.js';
+import { type AuditFilters, hrefOf, type Page, type PageContext } from '../route.js';
 import type { AuditEntry, FlagView, Project } from '../types.js';
-import { errorText } from '../ui/error-text.js';
 
 function select(name: string, label: string, options: Array<[string, string]>, value: string | undefined): HTMLSelectElement {
   const el = h(
@@ -50,7 +49,7 @@ function entryRow(entry: AuditEntry): HTMLElement {
   );
 }
 
-/** The audit trail (contract §3) with filters kept in the URL, newest first, a page at a time. */
+/** The audit trail with filters kept in the URL, newest first, a page at a time. */
 export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
   const rows = h('tbody');
   const status = h('p', { class: 'muted' }, 'Loading…');

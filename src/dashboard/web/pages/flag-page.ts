@@ -1,16 +1,14 @@
 import { canonicalJson, ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
+import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
-import type { Page, PageContext } from '../page.js';
 import { startPolling } from '../poller.js';
-import { hrefOf } from '../route.js';
+import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView } from '../types.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
-import { envCellContent } from '../ui/env-cell.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
-import { errorText } from '../ui/error-text.js';
+import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
-import { killBanner } from '../ui/kill-banner.js';
 import { promotePanel } from '../ui/promote-panel.js';
 import { statsPanel } from '../ui/stats-panel.js';
 
@@ -157,4 +155,15 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
 
   const element = h('section', { class: 'page flag-page' }, crumbs, top, body);
   return { element, title: `Flag in ${env}`, dispose: stop };
+}
+
+/** `#/lookup/<slug>/<key>`: how audit entries (which name flags by key) link to a flag's page. */
+export function flagByKeyPage(ctx: PageContext, projectSlug: string, key: string): Page {
+  const element = h('section', { class: 'page' }, h('p', { class: 'muted' }, `Looking up ${projectSlug}/${key}…`));
+  const query = new URLSearchParams({ projectSlug, key });
+  ctx.api.get<FlagView>(`/api/v1/flags/lookup?${query}`).then(
+    (flag) => ctx.navigate({ name: 'flag', flagId: flag.id, env: 'prod' }),
+    (err) => element.replaceChildren(h('p', { class: 'form-error' }, `${projectSlug}/${key}: ${errorText(err)}`)),
+  );
+  return { element, title: key };
 }

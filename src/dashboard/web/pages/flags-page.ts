@@ -1,14 +1,12 @@
 import { canonicalJson, ENVIRONMENTS } from '@flagops/core';
+import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
-import type { Page, PageContext } from '../page.js';
 import { startPolling } from '../poller.js';
-import { hrefOf } from '../route.js';
+import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView, Project } from '../types.js';
-import { envCellContent } from '../ui/env-cell.js';
-import { errorText } from '../ui/error-text.js';
+import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
-import { killBanner } from '../ui/kill-banner.js';
 
 /** How often the list is re-read while visible: a kill elsewhere shows here within about a second. */
 export const FLAGS_POLL_MS = 1000;

@@ -1,8 +1,7 @@
+import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
-import type { Page, PageContext } from '../page.js';
-import { hrefOf } from '../route.js';
+import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { Project } from '../types.js';
-import { errorText } from '../ui/error-text.js';
 
 /** Every project of the organisation, and a form to create one. */
 export function projectsPage(ctx: PageContext): Page {

@@ -1,7 +1,6 @@
-import { type Api, ApiError } from '../api.js';
+import { type Api, ApiError, errorText } from '../api.js';
 import { h } from '../dom.js';
 import type { SessionInfo } from '../types.js';
-import { errorText } from '../ui/error-text.js';
 
 /** The sign-in form. `notice` explains why it is shown again (a session that ended). */
 export function signInPage(api: Api, onSignedIn: (session: SessionInfo) => void, notice?: string): HTMLElement {

@@ -1,14 +1,13 @@
 import { canonicalJson, type EnvironmentName } from '@flagops/core';
-import { ApiError } from '../api.js';
+import { ApiError, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { draftMessages, type FieldSlot, hasMessages } from '../logic/draft-messages.js';
-import { ago } from '../logic/time-text.js';
+import { ago } from '../logic/text.js';
 import { inputToValue, parseRollout } from '../logic/value-input.js';
-import type { PageContext } from '../page.js';
+import type { PageContext } from '../route.js';
 import type { DraftResult, EnvironmentConfigView, FlagView, JsonValue } from '../types.js';
 import { type ConfigForm, configForm, type FormTexts, textsOf } from './config-form.js';
 import { confirmDialog } from './confirm-dialog.js';
-import { errorText } from './error-text.js';
 
 const VALIDATE_DELAY_MS = 250;
 

@@ -1,10 +1,10 @@
 import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
+import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { type PromotionPreview, promotionPreview } from '../logic/config-diff.js';
-import type { PageContext } from '../page.js';
+import type { PageContext } from '../route.js';
 import type { FlagView } from '../types.js';
 import { confirmDialog } from './confirm-dialog.js';
-import { errorText } from './error-text.js';
 
 function previewTable(preview: PromotionPreview, from: EnvironmentName, to: EnvironmentName): HTMLElement {
   if (preview.unchanged) {

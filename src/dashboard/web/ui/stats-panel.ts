@@ -1,14 +1,14 @@
+import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { type ChartBox, chartModel } from '../logic/chart-model.js';
-import type { PageContext } from '../page.js';
+import type { PageContext } from '../route.js';
 import type { EnvironmentName, StatsPeriod, StatsPoint } from '../types.js';
-import { errorText } from './error-text.js';
 import { statsChart, variationColor } from './stats-chart.js';
 
 const BOX: ChartBox = { width: 760, height: 220, left: 48, right: 12, top: 12, bottom: 28 };
 const PERIODS: StatsPeriod[] = ['24h', '7d', '30d'];
 
-/** Evaluations per hour and variation in one environment (contract §3 stats), for 24 h, 7 or 30 days. */
+/** Evaluations per hour and variation in one environment (`GET .../stats`), for 24 h, 7 or 30 days. */
 export function statsPanel(ctx: PageContext, flagId: string, env: EnvironmentName): HTMLElement {
   let period: StatsPeriod = '24h';
   const chart = h('div', { class: 'chart-slot' }, h('p', { class: 'muted' }, 'Loading…'));

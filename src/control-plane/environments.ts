@@ -1,0 +1,148 @@
+import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
+import { InvalidInputError, VersionConflictError } from '../errors/kinds.js';
+import { jsonEqual } from '../repository/json-equal.js';
+import { layout } from '../repository/layout.js';
+import { serializeRepositoryFile } from '../repository/serialize-file.js';
+import type { ConfigUpdateBody } from '../validation/api-bodies.js';
+import { pointerToField } from '../validation/validate-body.js';
+import { configValueKindIssues } from '../validation/value-kind.js';
+import { writeFlag } from './flag-write.js';
+import { route } from './route-table.js';
+import { assignRuleIds } from './rule-ids.js';
+import { flagById } from './state-lookup.js';
+import { type FlagView, servedFlagView } from './views.js';
+import type { Workspace } from './workspace.js';
+
+export const environmentRoutes = [
+  route({
+    method: 'PUT',
+    path: '/api/v1/flags/:id/environments/:env/config',
+    permission: 'config.update',
+    fieldPermissions: { clearKill: 'clear_kill' },
+    body: 'config-update',
+    handle: async ({ ws, params, environment, body }) => ({ body: await updateConfig(ws, params.id, environment, body) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/flags/:id/environments/:env/kill',
+    permission: 'kill',
+    body: 'kill?',
+    handle: async ({ ws, params, environment, body }) => ({ body: await killFlag(ws, params.id, environment, body?.reason) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/flags/:id/environments/:env/promote',
+    permission: 'promote',
+    body: 'promote',
+    handle: async ({ ws, params, environment, body }) => ({ body: await promoteFlag(ws, params.id, environment, body.fromEnv) }),
+  }),
+];
+
+const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules'] as const;
+
+/**
+ * PUT .../config: the sent fields replace the current ones and the version goes up by one; a request that
+ * changes nothing makes no commit. expectedVersion is compared inside the write, on the head it commits on.
+ * With clearKill the kill is cleared after the config is written (two commits: the kill fast path owns
+ * kills.yaml), so the moment the kill lifts the new config is already what serves.
+ */
+export async function updateConfig(ws: Workspace, flagId: string, env: EnvironmentName, body: ConfigUpdateBody): Promise<FlagView> {
+  const { ref, view } = await writeFlag(ws, flagId, 'config_update', ({ project, flag }) => {
+    const current = flag.environments[env];
+    if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
+      throw new VersionConflictError(current.version, body.expectedVersion);
+    }
+    const kindIssue = configValueKindIssues(flag.meta.kind, body)[0];
+    if (kindIssue) {
+      const field = pointerToField(kindIssue.path ?? '');
+      throw new InvalidInputError(`${field}: ${kindIssue.message}`, field);
+    }
+    const next: EnvironmentConfig = {
+      enabled: body.enabled ?? current.enabled,
+      rolloutPct: body.rolloutPct ?? current.rolloutPct,
+      valueOn: 'valueOn' in body ? body.valueOn! : current.valueOn,
+      valueOff: 'valueOff' in body ? body.valueOff! : current.valueOff,
+      version: current.version + 1,
+      rules: body.rules ? assignRuleIds(body.rules, current.rules) : current.rules,
+    };
+    const changed = CONFIG_FIELDS.filter((f) => !jsonEqual(next[f] as never, current[f] as never));
+    if (changed.length === 0) return null;
+    const key = flag.meta.key;
+    return {
+      changes: [
+        { path: layout.configFile(project.project.slug, env, key), content: serializeRepositoryFile({ kind: 'config', value: next }) },
+      ],
+      summary: `update ${key} in ${env}: ${changed.join(', ')}`,
+      environment: env,
+    };
+  });
+  if (!body.clearKill) return view;
+  await ws.deps.killSwitch.clear({
+    org: ws.org,
+    repo: ws.repo,
+    projectSlug: ref.project.project.slug,
+    flagKey: ref.flag.meta.key,
+    environment: env,
+    actor: ws.actor,
+  });
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagById(served.state, flagId));
+}
+
+export interface KillView extends FlagView {
+  /** True when the flag was killed already: nothing changed, no commit, the first kill's details stand. */
+  alreadyKilled: boolean;
+}
+
+/**
+ * Kills through the fast path: KillSwitch.kill resolves only once the evaluation server serves valueOff, so
+ * the response never runs ahead of the edge. The config file and its version are untouched. The body is
+ * optional; its `reason` (schemas/api/kill.schema.json) reaches the commit message and kills.yaml, and a blank
+ * one counts as none.
+ */
+export async function killFlag(ws: Workspace, flagId: string, env: EnvironmentName, sentReason?: string): Promise<KillView> {
+  const reason = sentReason?.trim() === '' ? undefined : sentReason;
+  const { state } = await ws.repo.readServed();
+  const { project, flag } = flagById(state, flagId);
+  const outcome = await ws.deps.killSwitch.kill({
+    org: ws.org,
+    repo: ws.repo,
+    projectSlug: project.project.slug,
+    flagKey: flag.meta.key,
+    environment: env,
+    actor: ws.actor,
+    reason,
+  });
+  const served = await ws.repo.readServed(outcome.commit);
+  return { ...servedFlagView(served, flagById(served.state, flagId)), alreadyKilled: !outcome.changed };
+}
+
+/**
+ * Replaces the destination's whole config by the source's (a file copy), version = destination's
+ * + 1. Always one commit, even when the two are equal already: a promotion is a deploy, and every deploy is
+ * in the audit trail. The destination's kill state is not part of the config and stays as it is.
+ */
+export async function promoteFlag(ws: Workspace, flagId: string, to: EnvironmentName, from: EnvironmentName): Promise<FlagView> {
+  if (from === to) throw new InvalidInputError(`fromEnv: must differ from the destination environment ${to}`, 'fromEnv');
+  const { view } = await writeFlag(ws, flagId, 'promote', ({ project, flag }) => {
+    const source = flag.environments[from];
+    const next: EnvironmentConfig = {
+      enabled: source.enabled,
+      rolloutPct: source.rolloutPct,
+      valueOn: source.valueOn,
+      valueOff: source.valueOff,
+      version: flag.environments[to].version + 1,
+      rules: source.rules,
+    };
+    const key = flag.meta.key;
+    return {
+      changes: [
+        { path: layout.configFile(project.project.slug, to, key), content: serializeRepositoryFile({ kind: 'config', value: next }) },
+      ],
+      summary: `promote ${key} from ${from} to ${to}`,
+      environment: to,
+      fromEnvironment: from,
+    };
+  });
+  return view;
+}

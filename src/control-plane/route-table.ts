@@ -1,0 +1,137 @@
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
+import type Router from '@koa/router';
+import { authorize, type Permission } from '../auth/permissions.js';
+import type { Principal } from '../auth/principal.js';
+import { FlagopsError, InvalidInputError } from '../errors/kinds.js';
+import { readJsonBody } from '../http/read-json-body.js';
+import type { ApiBodies } from '../validation/api-bodies.js';
+import type { ApiSchemaName } from '../validation/schema-files.js';
+import { validateBody } from '../validation/validate-body.js';
+import type { ControlPlaneDeps } from './control-app.js';
+import { authenticate, bearerKeyResolver, openWorkspace, type Workspace } from './workspace.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * How a route takes its body: validated against a schema of schemas/api/ (`name?`: the same, or no body at
+ * all), any JSON (or none), or none.
+ */
+export type BodySpec = ApiSchemaName | `${ApiSchemaName}?` | 'json' | 'none';
+
+type BodyOf<B extends BodySpec> = B extends ApiSchemaName
+  ? ApiBodies[B]
+  : B extends `${infer N extends ApiSchemaName}?`
+    ? ApiBodies[N] | undefined
+    : B extends 'json'
+      ? unknown
+      : undefined;
+
+/** The body of a request, checked as the route says. */
+function checkedBody(spec: BodySpec, raw: unknown): unknown {
+  if (spec === 'none' || spec === 'json') return raw;
+  if (spec.endsWith('?')) return raw === undefined ? undefined : validateBody(spec.slice(0, -1) as ApiSchemaName, raw);
+  return validateBody(spec as ApiSchemaName, raw);
+}
+
+/** What a handler is given: everything already authenticated, authorized and validated. */
+export interface Call<B extends BodySpec = BodySpec> {
+  principal: Principal;
+  ws: Workspace;
+  params: Readonly<Record<string, string>>;
+  /** The `:env` path parameter, already checked to be dev, staging or prod. */
+  environment: EnvironmentName;
+  query: Readonly<Record<string, string | string[] | undefined>>;
+  body: BodyOf<B>;
+}
+
+export interface Reply {
+  status?: number;
+  body: unknown;
+}
+
+/**
+ * One entry of the route table: the permission it needs is stated here and checked by the table's mounting
+ * code, in one place, before the handler runs
+ * (docs/credentials.md).
+ */
+export interface Route<B extends BodySpec = BodySpec> {
+  method: HttpMethod;
+  path: string;
+  permission: Permission;
+  body: B;
+  /** Body fields that need a further permission when true (clearKill on a config update needs clear_kill). */
+  fieldPermissions?: Readonly<Record<string, Permission>>;
+  handle(call: Call<B>): Promise<Reply>;
+}
+
+/** Declares a route with its body type inferred from `body`. */
+export function route<B extends BodySpec>(spec: Route<B>): Route {
+  return spec as unknown as Route;
+}
+
+/** An `:env` path segment: an unknown environment is a resource that does not exist (404). */
+export function environmentParam(value: string): EnvironmentName {
+  if (!isEnvironmentName(value))
+    throw new FlagopsError('not_found', `environment ${JSON.stringify(value)} not found; environments are dev, staging and prod`);
+  return value;
+}
+
+type Query = Readonly<Record<string, string | string[] | undefined>>;
+
+/** A query parameter given at most once; an empty value counts as absent. */
+export function optionalQuery(query: Query, name: string): string | undefined {
+  const value = query[name];
+  if (Array.isArray(value)) throw new InvalidInputError(`${name}: must be given at most once`, name);
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export function requiredQuery(query: Query, name: string): string {
+  const value = optionalQuery(query, name);
+  if (value === undefined) throw new InvalidInputError(`${name}: the query parameter is required`, name);
+  return value;
+}
+
+/** A whole number query parameter within [min, max], or `fallback` when absent. */
+export function integerQuery(query: Query, name: string, options: { min: number; max: number; fallback: number }): number {
+  const value = optionalQuery(query, name);
+  if (value === undefined) return options.fallback;
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || n < options.min || n > options.max) {
+    throw new InvalidInputError(`${name}: must be a whole number from ${options.min} to ${options.max}`, name);
+  }
+  return n;
+}
+
+/**
+ * Registers the route table. Every request goes the same way: who is calling (401), which environment
+ * (404), may they (403), is the body valid (415/413/400), then the handler. Nothing reaches a service
+ * unchecked, and the permission of a route is checked here and nowhere else.
+ */
+export function mountRoutes(router: Router, routes: readonly Route[], deps: ControlPlaneDeps): void {
+  const resolvers = [bearerKeyResolver(deps.keys), ...(deps.principalResolvers ?? [])];
+  for (const entry of routes) {
+    router.register(entry.path, [entry.method], async (ctx) => {
+      const principal = await authenticate(ctx, resolvers);
+      const environment = ctx.params.env === undefined ? undefined : environmentParam(ctx.params.env);
+      // The environment is the destination of the write: promote into prod needs more than an agent key.
+      authorize(principal, entry.permission, environment === undefined ? {} : { environment });
+      const raw = entry.body === 'none' ? undefined : await readJsonBody(ctx.req);
+      const body = checkedBody(entry.body, raw);
+      for (const [field, permission] of Object.entries(entry.fieldPermissions ?? {})) {
+        if ((body as Record<string, unknown> | undefined)?.[field] === true)
+          authorize(principal, permission, environment === undefined ? {} : { environment });
+      }
+      const call: Call = {
+        principal,
+        ws: await openWorkspace(deps, principal),
+        params: ctx.params,
+        environment: environment as EnvironmentName,
+        query: ctx.query,
+        body: body as Call['body'],
+      };
+      const reply = await entry.handle(call);
+      ctx.status = reply.status ?? 200;
+      ctx.body = reply.body;
+    });
+  }
+}
