@@ -3,7 +3,9 @@ import { InvalidInputError, VersionConflictError } from '../errors/kinds.js';
 import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
-import type { ConfigUpdateBody } from '../validation/api-bodies.js';
+import { expandRolloutPlan } from '../schedule/rollout-plan.js';
+import type { ConfigUpdateBody, RolloutPlanBody } from '../validation/api-bodies.js';
+import { pastStepIssues } from '../validation/schedule.js';
 import { pointerToField } from '../validation/validate-body.js';
 import { configValueKindIssues } from '../validation/value-kind.js';
 import { writeFlag } from './flag-write.js';
@@ -24,6 +26,13 @@ export const environmentRoutes = [
   }),
   route({
     method: 'POST',
+    path: '/api/v1/flags/:id/environments/:env/rollout-plan',
+    permission: 'config.update',
+    body: 'rollout-plan',
+    handle: async ({ ws, params, environment, body }) => ({ body: await planRollout(ws, params.id, environment, body) }),
+  }),
+  route({
+    method: 'POST',
     path: '/api/v1/flags/:id/environments/:env/kill',
     permission: 'kill',
     body: 'kill?',
@@ -38,7 +47,7 @@ export const environmentRoutes = [
   }),
 ];
 
-const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules'] as const;
+const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules', 'schedule'] as const;
 
 /**
  * PUT .../config: the sent fields replace the current ones and the version goes up by one; a request that
@@ -47,6 +56,12 @@ const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules'] 
  * kills.yaml), so the moment the kill lifts the new config is already what serves.
  */
 export async function updateConfig(ws: Workspace, flagId: string, env: EnvironmentName, body: ConfigUpdateBody): Promise<FlagView> {
+  // A step written through the API is meant for later; one already due belongs in a push (applied at once).
+  const past = body.schedule === undefined ? undefined : pastStepIssues(body.schedule, ws.now())[0];
+  if (past) {
+    const field = pointerToField(past.path ?? '');
+    throw new InvalidInputError(`${field}: ${past.message}`, field);
+  }
   const { ref, view } = await writeFlag(ws, flagId, 'config_update', ({ project, flag }) => {
     const current = flag.environments[env];
     if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
@@ -65,7 +80,9 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
       version: current.version + 1,
       rules: body.rules ? assignRuleIds(body.rules, current.rules) : current.rules,
     };
-    const changed = CONFIG_FIELDS.filter((f) => !jsonEqual(next[f] as never, current[f] as never));
+    const schedule = body.schedule ?? current.schedule ?? [];
+    if (schedule.length > 0) next.schedule = schedule;
+    const changed = CONFIG_FIELDS.filter((f) => !jsonEqual((next[f] ?? null) as never, (current[f] ?? null) as never));
     if (changed.length === 0) return null;
     const key = flag.meta.key;
     return {
@@ -87,6 +104,15 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
   });
   const served = await ws.repo.readServed();
   return servedFlagView(served, flagById(served.state, flagId));
+}
+
+/**
+ * POST .../rollout-plan: a progressive rollout written as a schedule (src/schedule/rollout-plan.ts). Starting
+ * now, the same commit enables the flag at startPct; the plan replaces the environment's schedule.
+ */
+export function planRollout(ws: Workspace, flagId: string, env: EnvironmentName, body: RolloutPlanBody): Promise<FlagView> {
+  const plan = expandRolloutPlan(body, ws.now());
+  return updateConfig(ws, flagId, env, { ...plan.now, schedule: plan.schedule, expectedVersion: body.expectedVersion });
 }
 
 export interface KillView extends FlagView {
@@ -134,6 +160,8 @@ export async function promoteFlag(ws: Workspace, flagId: string, to: Environment
       version: flag.environments[to].version + 1,
       rules: source.rules,
     };
+    // A file copy: the source's schedule comes along (the destination's own is replaced).
+    if (source.schedule) next.schedule = source.schedule;
     const key = flag.meta.key;
     return {
       changes: [
