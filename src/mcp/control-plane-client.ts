@@ -1,5 +1,5 @@
 import type { EnvironmentName } from '@flagops/core';
-import type { AuditPage, AuditQuery, ConfigUpdate, FlagCreate, FlagResponse, ProjectResponse } from './api-types.js';
+import type { AuditPage, AuditQuery, ConfigUpdate, FlagCreate, FlagResponse, ProjectResponse, RolloutPlan } from './api-types.js';
 
 /**
  * Codes the MCP server adds to the control plane's own error codes (docs/api.md) for failures that never reached an
@@ -69,6 +69,10 @@ export class ControlPlaneClient {
 
   updateConfig(flagId: string, env: EnvironmentName, body: ConfigUpdate): Promise<FlagResponse> {
     return this.#call('PUT', `${envPath(flagId, env)}/config`, { body });
+  }
+
+  rolloutPlan(flagId: string, env: EnvironmentName, body: RolloutPlan): Promise<FlagResponse> {
+    return this.#call('POST', `${envPath(flagId, env)}/rollout-plan`, { body });
   }
 
   /** The kill endpoint takes no body; `{ reason }` is sent only when there is one (it lands in the commit). */
