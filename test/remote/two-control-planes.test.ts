@@ -11,7 +11,7 @@ import { git } from '../helpers/git-cli.js';
 import { httpClient, type Json } from '../helpers/http-client.js';
 import { startGitServer } from './git-server.js';
 
-const FLAGS = 12;
+const FLAGS = 8;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The scheduler's commits on the git host's main: `<action> <flag> <env>`, oldest first. */
@@ -57,17 +57,17 @@ describe('two control planes on one git remote (remote mode)', () => {
   it('apply each scheduled step exactly once, whichever gets there first', async () => {
     const [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
     const project = (await a.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
-    const due = Date.now() + 4_000;
-    const at = (offset: number) => new Date(due + offset).toISOString();
     const ids: string[] = [];
-    for (let i = 0; i < FLAGS; i++) {
-      const flag: Json = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: `f${i}` })).body;
-      ids.push(flag.id);
+    for (let i = 0; i < FLAGS; i++) ids.push((await a.post(`/api/v1/projects/${project.id}/flags`, { key: `f${i}` })).body.id);
+    // Every write is pushed to the git host first: leave time for them and for the other control plane's poll.
+    const due = Date.now() + 8_000;
+    const at = (offset: number) => new Date(due + offset).toISOString();
+    for (const id of ids) {
       const schedule = [
         { at: at(0), set: { enabled: true, rolloutPct: 10 } },
         { at: at(500), set: { rolloutPct: 60 } },
       ];
-      expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { schedule })).status).toBe(200);
+      expect((await a.put(`/api/v1/flags/${id}/environments/prod/config`, { schedule })).status).toBe(200);
     }
     // The second control plane learns of the schedules from the remote, by its poll, before they fall due.
     for (;;) {

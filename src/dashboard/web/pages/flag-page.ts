@@ -4,6 +4,7 @@ import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
 import { startPolling } from '../poller.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
+import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
 import type { FlagView } from '../types.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
@@ -92,6 +93,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   const body = h('div', { class: 'flag-body' });
   let flag: FlagView | undefined;
   let editor: EnvEditor | undefined;
+  let schedule: SchedulePanel | undefined;
   let promote: (HTMLElement & { refresh(): void }) | undefined;
   let drawn = '';
 
@@ -119,6 +121,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     flag = fresh;
     drawTop(fresh);
     editor?.update(fresh);
+    schedule?.update(fresh);
     // The preview is a table: redrawn only when the flag changed, so it can be read while polling goes on.
     if (!same) promote?.refresh();
   }
@@ -131,9 +134,11 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
           flag = fresh;
           editor = envEditor(ctx, fresh, env, changed);
           promote = promotePanel(ctx, () => flag!, env, changed);
+          schedule = schedulePanel(ctx.api, fresh, env, changed);
           replace(
             body,
             editor.element,
+            schedule.element,
             promote,
             statsPanel(ctx, flagId, env),
             h(

@@ -1,5 +1,5 @@
 import type { EnvironmentName, ScheduleStep } from '@flagops/core';
-import { type Api, ApiError } from '../api.js';
+import { type Api, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import type { FlagView } from '../types.js';
 import { localInputToUtc, timeline, withStep } from './schedule-model.js';
@@ -17,11 +17,6 @@ const EVERY_CHOICES = [
   ['6h', '6 hours'],
   ['1d', 'day'],
 ] as const;
-
-function failure(err: unknown): string {
-  if (err instanceof ApiError) return err.message;
-  return err instanceof Error ? err.message : String(err);
-}
 
 /**
  * The schedule of one flag in one environment: a timeline of the steps to come (the next one marked), a button
@@ -44,7 +39,7 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
       draw();
       return true;
     } catch (err) {
-      status.textContent = failure(err);
+      status.textContent = errorText(err);
       return false;
     }
   };
