@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 import { parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
 import { git } from '../helpers/git-cli.js';
-import { httpClient, type Json } from '../helpers/http-client.js';
+import { httpClient } from '../helpers/http-client.js';
 import { startGitServer } from './git-server.js';
 
 const FLAGS = 8;
