@@ -91,7 +91,7 @@ async function triggerCalls() {
   return withService(async (service) => {
     const repo = await service.repos.get('bench');
     await repo.update(() => ({
-      changes: projectWithFlags('shop', TRIGGERS),
+      changes: projectWithFlags('shop', 2 * TRIGGERS),
       meta: { action: 'change', summary: 'seed', actor: benchActor },
       result: null,
     }));
@@ -140,7 +140,24 @@ async function triggerCalls() {
       if (answer[`flag-${i}`].reason !== 'killed')
         throw new Error(`flag-${i} not served killed after its trigger: ${JSON.stringify(answer)}`);
     }
-    return summarize(samples);
+    // The same on other flags through POST .../kill with an admin key: what a trigger adds to a kill.
+    const kills = [];
+    for (let i = TRIGGERS; i < 2 * TRIGGERS; i++) {
+      const started = performance.now();
+      const res = await fetch(`${api}/flags/flg_shop_${i}/environments/prod/kill`, { method: 'POST', headers, body: '{}' });
+      if (res.status !== 200) throw new Error(`kill: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+      const answer = await (
+        await fetch(`${service.evalUrl}/v1/evaluate`, {
+          method: 'POST',
+          headers: evalHeaders,
+          body: JSON.stringify({ key: `flag-${i}`, context: { userId: 'u' } }),
+        })
+      ).json();
+      kills.push(performance.now() - started);
+      if (answer[`flag-${i}`].reason !== 'killed') throw new Error(`flag-${i} not served killed: ${JSON.stringify(answer)}`);
+    }
+    return { triggers: summarize(samples), kills: summarize(kills) };
   });
 }
 
@@ -151,5 +168,6 @@ console.log(`  ${steps.commits} commits since the seed, ${steps.once ? 'one per 
 if (!steps.once) process.exitCode = 1;
 const calls = await triggerCalls();
 const ms = (x) => `p50 ${x.p50.toFixed(1)} ms, p99 ${x.p99.toFixed(1)} ms, max ${x.max.toFixed(1)} ms`;
-console.log(`\n${calls.n} trigger calls over HTTP (Alertmanager payload), each followed by POST /v1/evaluate:`);
-console.log(`  trigger call → evaluation answers killed: ${ms(calls)}`);
+console.log(`\n${calls.triggers.n} trigger calls over HTTP (Alertmanager payload), each followed by POST /v1/evaluate:`);
+console.log(`  trigger call → evaluation answers killed: ${ms(calls.triggers)}`);
+console.log(`  the same with POST .../kill (admin key), for comparison: ${ms(calls.kills)}`);
