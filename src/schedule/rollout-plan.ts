@@ -31,7 +31,8 @@ export function expandRolloutPlan(plan: RolloutPlanBody, now: Date): ExpandedPla
   const maxPct = plan.maxPct ?? 100;
   if (maxPct < plan.startPct) throw new InvalidInputError(`maxPct: must be at least startPct (${plan.startPct})`, 'maxPct');
   const interval = durationMs(plan.every);
-  const startAt = plan.startAt === undefined ? now.getTime() : Date.parse(plan.startAt);
+  // Starting now: counted from the next whole second, so the file reads 10:00:00Z rather than 10:00:00.713Z.
+  const startAt = plan.startAt === undefined ? Math.ceil(now.getTime() / 1000) * 1000 : Date.parse(plan.startAt);
   if (plan.startAt !== undefined && startAt <= now.getTime())
     throw new InvalidInputError(`startAt: must be in the future (it is ${now.toISOString()} now)`, 'startAt');
   const schedule: ScheduleStep[] = [];

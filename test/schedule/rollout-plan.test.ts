@@ -30,6 +30,11 @@ describe('a progressive rollout plan', () => {
     expect(expandRolloutPlan({ startPct: 100, stepPct: 10, every: '1d' }, NOW).schedule).toEqual([]);
   });
 
+  it('counts a plan that starts now from the next whole second', () => {
+    const plan = expandRolloutPlan({ startPct: 50, stepPct: 50, every: '30s' }, new Date('2026-11-24T09:00:00.713Z'));
+    expect(plan.schedule).toEqual([{ at: '2026-11-24T09:00:31Z', set: { rolloutPct: 100 } }]);
+  });
+
   it('refuses a plan of more than 50 steps, a maxPct below startPct, a past startAt and a bad duration, naming the field', () => {
     const field = (run: () => unknown) => {
       try {
