@@ -116,6 +116,17 @@ async function triggerCalls() {
       if (res.status !== 201) throw new Error(`creating a trigger: ${res.status} ${await res.text()}`);
       hooks.push((await res.json()).url);
     }
+    /** Time from `fire` (which must answer `status`) until POST /v1/evaluate answers `killed` for flag-i. */
+    const untilKilled = async (i, status, fire) => {
+      const started = performance.now();
+      const res = await fire();
+      if (res.status !== status) throw new Error(`flag-${i}: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+      const body = JSON.stringify({ key: `flag-${i}`, context: { userId: 'u' } });
+      const answer = await (await fetch(`${service.evalUrl}/v1/evaluate`, { method: 'POST', headers: evalHeaders, body })).json();
+      if (answer[`flag-${i}`].reason !== 'killed') throw new Error(`flag-${i} not served killed: ${JSON.stringify(answer)}`);
+      return performance.now() - started;
+    };
     const samples = [];
     for (let i = 0; i < TRIGGERS; i++) {
       const payload = {
@@ -125,37 +136,17 @@ async function triggerCalls() {
         commonAnnotations: { summary: `error rate of flag-${i}` },
         alerts: [],
       };
-      const started = performance.now();
-      const res = await fetch(hooks[i], { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(payload) });
-      if (res.status !== 202) throw new Error(`trigger call: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-      const answer = await (
-        await fetch(`${service.evalUrl}/v1/evaluate`, {
-          method: 'POST',
-          headers: evalHeaders,
-          body: JSON.stringify({ key: `flag-${i}`, context: { userId: 'u' } }),
-        })
-      ).json();
-      samples.push(performance.now() - started);
-      if (answer[`flag-${i}`].reason !== 'killed')
-        throw new Error(`flag-${i} not served killed after its trigger: ${JSON.stringify(answer)}`);
+      const json = { 'Content-Type': 'application/json' };
+      samples.push(await untilKilled(i, 202, () => fetch(hooks[i], { method: 'POST', headers: json, body: JSON.stringify(payload) })));
     }
     // The same on other flags through POST .../kill with an admin key: what a trigger adds to a kill.
     const kills = [];
     for (let i = TRIGGERS; i < 2 * TRIGGERS; i++) {
-      const started = performance.now();
-      const res = await fetch(`${api}/flags/flg_shop_${i}/environments/prod/kill`, { method: 'POST', headers, body: '{}' });
-      if (res.status !== 200) throw new Error(`kill: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-      const answer = await (
-        await fetch(`${service.evalUrl}/v1/evaluate`, {
-          method: 'POST',
-          headers: evalHeaders,
-          body: JSON.stringify({ key: `flag-${i}`, context: { userId: 'u' } }),
-        })
-      ).json();
-      kills.push(performance.now() - started);
-      if (answer[`flag-${i}`].reason !== 'killed') throw new Error(`flag-${i} not served killed: ${JSON.stringify(answer)}`);
+      kills.push(
+        await untilKilled(i, 200, () =>
+          fetch(`${api}/flags/flg_shop_${i}/environments/prod/kill`, { method: 'POST', headers, body: '{}' }),
+        ),
+      );
     }
     return { triggers: summarize(samples), kills: summarize(kills) };
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
 import { expandRolloutPlan } from '../../src/schedule/rollout-plan.js';
 import { validateBody } from '../../src/validation/index.js';
+import { refusal } from '../validation/fixtures.js';
 
 const NOW = new Date('2026-11-24T09:00:00Z');
 
@@ -36,15 +36,7 @@ describe('a progressive rollout plan', () => {
   });
 
   it('refuses a plan of more than 50 steps, a maxPct below startPct, a past startAt and a bad duration, naming the field', () => {
-    const field = (run: () => unknown) => {
-      try {
-        run();
-      } catch (err) {
-        if (err instanceof InvalidInputError) return err.field;
-        throw err;
-      }
-      throw new Error('expected a refusal');
-    };
+    const field = (run: () => unknown) => refusal(run).field;
     expect(field(() => expandRolloutPlan({ startPct: 0, stepPct: 1, every: '1m' }, NOW))).toBe('stepPct');
     expect(expandRolloutPlan({ startPct: 0, stepPct: 2, every: '1m' }, NOW).schedule).toHaveLength(50);
     expect(field(() => expandRolloutPlan({ startPct: 50, stepPct: 10, every: '1h', maxPct: 20 }, NOW))).toBe('maxPct');

@@ -2,22 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors/kinds.js';
 import { parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
 import { formatIssue, pastStepIssues, validateBody, validateDocument } from '../../src/validation/index.js';
-import { config } from './fixtures.js';
+import { config, refusal } from './fixtures.js';
 
 const FILE = 'projects/shop/environments/prod/checkout-v2.yaml';
 
 function steps(count: number, from = Date.UTC(2026, 10, 24, 9)) {
   return Array.from({ length: count }, (_, i) => ({ at: new Date(from + i * 3_600_000).toISOString(), set: { rolloutPct: i % 101 } }));
-}
-
-function refusal(run: () => unknown): InvalidInputError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof InvalidInputError) return err;
-    throw err;
-  }
-  throw new Error('expected the body to be refused');
 }
 
 describe('a schedule in an environment config', () => {
