@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
 import { parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
 import { formatIssue, pastStepIssues, validateBody, validateDocument } from '../../src/validation/index.js';
 import { config, refusal } from './fixtures.js';

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
 import { validateBody } from '../../src/validation/index.js';
 import { condition, refusal, rule, rules } from './fixtures.js';
 
