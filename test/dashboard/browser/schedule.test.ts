@@ -64,7 +64,7 @@ describe('the schedule editor in Chromium', () => {
     const two = (n: number) => String(n).padStart(2, '0');
     const local = `${soon.getFullYear()}-${two(soon.getMonth() + 1)}-${two(soon.getDate())}T${two(soon.getHours())}:${two(soon.getMinutes())}:00`;
     await add.getByLabel('At (local time)').fill(local);
-    await add.getByLabel('Rollout %').fill('15');
+    await add.getByLabel('Step rollout %').fill('15');
     await add.getByRole('button', { name: 'Add step' }).click();
     const steps = page.getByTestId('schedule-prod').locator('.timeline-step');
     await expect.poll(() => steps.count()).toBe(6);
@@ -75,7 +75,7 @@ describe('the schedule editor in Chromium', () => {
   it('refuses a step in the past with the server’s message, changing nothing', async () => {
     const add = page.getByTestId('schedule-add');
     await add.getByLabel('At (local time)').fill('2020-01-01T09:00:00');
-    await add.getByLabel('Rollout %').fill('50');
+    await add.getByLabel('Step rollout %').fill('50');
     await add.getByRole('button', { name: 'Add step' }).click();
     await expect.poll(() => page.getByTestId('schedule-prod').getByRole('alert').textContent()).toContain('must be in the future');
     expect((await prodNow()).schedule).toHaveLength(6);

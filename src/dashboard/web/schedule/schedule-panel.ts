@@ -95,14 +95,14 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
     );
   }
 
-  const start = h('input', { type: 'number', min: 0, max: 100, step: 'any', value: 5, name: 'startPct', 'aria-label': 'Start at %' });
-  const step = h('input', { type: 'number', min: 0.01, max: 100, step: 'any', value: 20, name: 'stepPct', 'aria-label': 'Step %' });
+  const start = h('input', { type: 'number', min: 0, max: 100, step: 'any', value: 5, name: 'planStartPct', 'aria-label': 'Start at %' });
+  const step = h('input', { type: 'number', min: 0.01, max: 100, step: 'any', value: 20, name: 'planStepPct', 'aria-label': 'Step %' });
   const every = h(
     'select',
-    { name: 'every', 'aria-label': 'Every' },
+    { name: 'planEvery', 'aria-label': 'Every' },
     EVERY_CHOICES.map(([value, label]) => h('option', { value, selected: value === '1h' }, label)),
   );
-  const upTo = h('input', { type: 'number', min: 0, max: 100, step: 'any', value: 100, name: 'maxPct', 'aria-label': 'Up to %' });
+  const upTo = h('input', { type: 'number', min: 0, max: 100, step: 'any', value: 100, name: 'planMaxPct', 'aria-label': 'Up to %' });
   const plan = h(
     'form',
     { class: 'schedule-plan', 'data-testid': 'rollout-plan' },
@@ -127,11 +127,12 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
     );
   });
 
-  const at = h('input', { type: 'datetime-local', step: 1, name: 'at', 'aria-label': 'At (local time)' });
-  const stepPct = h('input', { type: 'number', min: 0, max: 100, step: 'any', name: 'rolloutPct', 'aria-label': 'Rollout %' });
+  const at = h('input', { type: 'datetime-local', step: 1, name: 'stepAt', 'aria-label': 'At (local time)' });
+  // Names and labels of their own: the config editor above has its `rolloutPct` and its `Enabled` checkbox.
+  const stepPct = h('input', { type: 'number', min: 0, max: 100, step: 'any', name: 'stepRolloutPct', 'aria-label': 'Step rollout %' });
   const enabled = h(
     'select',
-    { name: 'enabled', 'aria-label': 'Enabled' },
+    { name: 'stepSwitch', 'aria-label': 'Switch the flag' },
     h('option', { value: '' }, 'unchanged'),
     h('option', { value: 'true' }, 'on'),
     h('option', { value: 'false' }, 'off'),
@@ -142,7 +143,7 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
     h('strong', null, 'One step: '),
     h('label', null, 'at ', at),
     h('label', null, ' rollout ', stepPct, ' %'),
-    h('label', null, ' enabled ', enabled),
+    h('label', null, ' flag ', enabled),
     ' ',
     h('button', { type: 'submit', class: 'small secondary' }, 'Add step'),
   );
