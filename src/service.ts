@@ -16,6 +16,7 @@ import { trustProxies } from './http/client-address.js';
 import type { RunningServer } from './http/serve.js';
 import { KillSwitch } from './kill/kill-switch.js';
 import type { Logger } from './log/logger.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { type BoundPort, bindPort } from './process/bind-port.js';
 import { DataDirLock } from './process/data-dir-lock.js';
 import { StartupError } from './process/startup-error.js';
@@ -27,6 +28,8 @@ import { EvaluationCounter } from './stats/evaluation-counter.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
 import { registerTriggerHook } from './triggers/trigger-hook.js';
 import { TriggerStore } from './triggers/trigger-store.js';
+import { webhookRoutes } from './webhooks/webhook-routes.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 
 export interface Service {
   controlUrl: string;
@@ -101,6 +104,7 @@ async function startOnLockedDirectory(
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
   await ensureFirstAdminKey(keys, config.dataDir, logger);
+  const metrics = ServiceMetrics.create(config.metrics);
   const holder = new SnapshotHolder(logger);
   // Remote mode: one organisation's repository follows FLAGOPS_GIT_REMOTE (default: the first organisation).
   const remoteOrg = config.gitRemote ? (config.gitRemote.org ?? config.bootstrapKeys[0]?.org ?? keys.organisations()[0]?.name) : undefined;
@@ -112,7 +116,10 @@ async function startOnLockedDirectory(
     logger,
     gcEveryCommits: config.gitGcCommits,
     commitSigningKey: config.commitSigningKey,
-    ...(config.gitRemote ? { repository: { publish } } : {}),
+    repository: {
+      ...(config.gitRemote ? { publish } : {}),
+      ...(metrics ? { onCommit: (action: string) => metrics.controlFamilies.countCommit(action) } : {}),
+    },
   });
   // This service alone owns the data directory, so a ref lock there now is a leftover of its own crash.
   const owned = new Set([...keys.organisations().map((o) => o.name), ...(remoteOrg ? [remoteOrg] : [])]);
@@ -123,12 +130,22 @@ async function startOnLockedDirectory(
     remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
   }
   const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
-  const killSwitch = new KillSwitch(holder);
+  const killSwitch = new KillSwitch(
+    holder,
+    undefined,
+    metrics ? (seconds) => metrics.controlFamilies.observeKillPropagation(seconds) : undefined,
+  );
   const streams = attachStreamHub(holder, { logger });
+  metrics?.watchServing({
+    snapshots: () => holder.views(),
+    streamClients: () => streams.size,
+    invalidFiles: () => holder.health().organisations.map((o) => ({ org: o.org, count: o.invalidFiles.length })),
+  });
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger);
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard });
+  const webhooks = await WebhookService.open({ dataDir: config.dataDir, audit, repos, logger: logger.child({ component: 'webhooks' }) });
 
   let ready = false;
   const health = () => {
@@ -145,7 +162,14 @@ async function startOnLockedDirectory(
     counter,
     ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl'),
   });
-  const evalDeps = { keys, holder, counter, logger, health };
+  const evalDeps = {
+    keys,
+    holder,
+    counter,
+    logger,
+    health,
+    ...(metrics ? { totals: metrics.totals, timer: metrics.evaluationTimer } : {}),
+  };
   const evalApp = createEvalApp(evalDeps);
   trustProxies(evalApp, config.trustProxy ?? 0);
   const controlApp = createControlApp(
@@ -182,14 +206,20 @@ async function startOnLockedDirectory(
       },
       { register: (router) => registerTriggerHook(router, { triggers, guard, repos, killSwitch }) },
       { register: replication.register },
+      { routes: webhookRoutes(webhooks) },
       ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []),
       dashboard.extension,
     ],
   );
   trustProxies(controlApp, config.trustProxy ?? 0);
   const [controlPort, evalPort] = ports;
-  controlPort.serve(controlApp);
-  evalPort.serve(evalApp, evalFastPath(evalDeps));
+  if (metrics) {
+    controlPort.serve(metrics.controlApp(controlApp));
+    evalPort.serve(metrics.evaluationApp(evalApp), evalFastPath(evalDeps));
+  } else {
+    controlPort.serve(controlApp);
+    evalPort.serve(evalApp, evalFastPath(evalDeps));
+  }
   const servers: RunningServer[] = [controlPort.running, evalPort.running];
   try {
     if (remote) {
@@ -216,6 +246,7 @@ async function startOnLockedDirectory(
     await dashboard.close();
     holder.close();
     await gitRunner.close();
+    await webhooks.close();
     await audit.closeAll();
     await counter.close();
     await repos.closeAll();
@@ -242,6 +273,7 @@ async function startOnLockedDirectory(
         await dashboard.close();
         holder.close();
         await gitRunner.close();
+        await webhooks.close();
         await audit.closeAll();
         await counter.close();
         await repos.closeAll();

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { LogLevel } from '../log/logger.js';
+import type { MetricsSettings } from '../metrics/server-metrics.js';
 
 /** Runtime settings, all from the environment with defaults that work with zero configuration (docs/deployment.md). */
 export interface Config {
@@ -21,6 +22,8 @@ export interface Config {
    * client's address), -Proto and -Host are believed. 0 (the default): none, the headers are ignored.
    */
   trustProxy?: number;
+  /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN (docs/operations.md); absent: metrics on, /metrics open. */
+  metrics?: MetricsSettings;
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
   gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
 }
@@ -47,6 +50,14 @@ export function parseTrustProxy(value: string | undefined): number {
     );
   }
   return n;
+}
+
+/** FLAGOPS_METRICS (`on`, the default, or `off`) and FLAGOPS_METRICS_TOKEN; a replica reads them too. */
+export function parseMetricsSettings(env: NodeJS.ProcessEnv): MetricsSettings {
+  const value = (env.FLAGOPS_METRICS ?? '').trim().toLowerCase();
+  if (!['', 'on', 'off'].includes(value))
+    throw new ConfigError(`FLAGOPS_METRICS must be on or off, got ${JSON.stringify(env.FLAGOPS_METRICS)}`);
+  return { enabled: value !== 'off', ...(env.FLAGOPS_METRICS_TOKEN ? { token: env.FLAGOPS_METRICS_TOKEN } : {}) };
 }
 
 export function parseBootstrapKeys(value: string | undefined): Array<{ org: string; key: string }> {
@@ -86,6 +97,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ...(env.FLAGOPS_COMMIT_SIGNING_KEY ? { commitSigningKey: signingKey(env.FLAGOPS_COMMIT_SIGNING_KEY) } : {}),
     gitProcesses: { max: count(env, 'FLAGOPS_GIT_MAX_PROCESSES', 4, 1), queue: count(env, 'FLAGOPS_GIT_QUEUE', 16, 0) },
     trustProxy: parseTrustProxy(env.FLAGOPS_TRUST_PROXY),
+    metrics: parseMetricsSettings(env),
     ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
   };
 }

@@ -5,10 +5,11 @@ import type { KeyService } from '../auth/key-service.js';
 import { FlagopsError, NotFoundError } from '../errors/kinds.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
+import type { EvaluationTotals } from '../metrics/evaluation-totals.js';
 import { type EvaluationCounter, statsScope } from '../stats/evaluation-counter.js';
 import { countsRoute } from './counts.js';
 import type { EnvironmentView } from './environment-view.js';
-import { evalServerFastPath } from './fast-path.js';
+import { evalServerFastPath, type RequestTimer } from './fast-path.js';
 import { createRoutedApp, type EvalRoutes } from './routed-app.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 import { streamRoute } from './stream.js';
@@ -18,6 +19,9 @@ export interface EvalAppDeps {
   keys: KeyService;
   holder: SnapshotHolder;
   counter: EvaluationCounter;
+  /** Evaluations for /metrics, and the timing of what the fast path answers; absent with FLAGOPS_METRICS=off. */
+  totals?: EvaluationTotals;
+  timer?: RequestTimer;
   logger: Logger;
   health: () => { status: number; body: unknown };
 }
@@ -39,7 +43,7 @@ export function createEvalApp(deps: EvalAppDeps, routes: EvalRoutes<ServedDeps> 
 
 /** The main server's POST /v1/evaluate and GET /v1/snapshot without Koa (src/eval-server/fast-path.ts). */
 export function evalFastPath(deps: EvalAppDeps): FastPath {
-  return evalServerFastPath(mainViewSource(deps), deps.logger);
+  return evalServerFastPath(mainViewSource(deps), deps.logger, deps.timer);
 }
 
 /** The SDK key fixes organisation, project and environment: a request can name no other. */
@@ -63,13 +67,18 @@ export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pi
   throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
 }
 
-/** Views from this server's keys and snapshot holder; counts into the stats of the view's environment. */
-function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter'>): ViewSource {
+/** Views from this server's keys and snapshot holder; counts into the stats of the view's environment (and the metrics). */
+function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter' | 'totals'>): ViewSource {
   return {
     view: (req) => viewForRequest(req, deps),
     recorder: recorderPerView((view) => {
       const scope = statsScope(view.org, view.projectId, view.environment);
-      return (flagKey, variation) => deps.counter.record(scope, flagKey, variation);
+      const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);
+      if (total === undefined) return (flagKey, variation) => deps.counter.record(scope, flagKey, variation);
+      return (flagKey, variation, reason) => {
+        deps.counter.record(scope, flagKey, variation);
+        total(flagKey, variation, reason);
+      };
     }),
   };
 }

@@ -72,8 +72,11 @@ export function parseContext(context: unknown): EvaluationContext {
   return context as EvaluationContext;
 }
 
-/** Counts one served variation of one flag (main server: the stats counter; replica: its upstream batch). */
-export type RecordVariation = (flagKey: string, variation: string) => void;
+/**
+ * Counts one served variation of one flag, with the reason it was served (main server: the stats counter and
+ * the metrics; replica: its upstream batch and the metrics).
+ */
+export type RecordVariation = (flagKey: string, variation: string, reason: string) => void;
 
 /**
  * The body of a POST /v1/evaluate answer (docs/evaluation-server.md): the request checked, every key evaluated against the
@@ -85,7 +88,7 @@ export function evaluateAnswer(view: EnvironmentView, body: unknown, record: Rec
   const out: Record<string, EvaluationResult> = {};
   for (const key of request.keys) {
     const result = view.compiled.evaluate(key, request.context, view.killed);
-    if (result.variation !== undefined) record(key, result.variation);
+    if (result.variation !== undefined) record(key, result.variation, result.reason);
     setOwn(out, key, result); // a key such as "__proto__" is answered like any other
   }
   return JSON.stringify(out);

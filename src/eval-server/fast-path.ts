@@ -9,31 +9,39 @@ import { snapshotHeaders, type ViewSource } from './view-routes.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
+/** Told of each request the fast path answered: its route, status and performance.now() at its arrival (the metrics). */
+export type RequestTimer = (route: string, status: number, startedAt: number) => void;
+
+const untimed: RequestTimer = () => {};
+
 /**
  * POST /v1/evaluate and GET /v1/snapshot, the two endpoints SDKs call all the time, answered on node's
  * request and response before Koa: Koa's context, middleware chain and response handling cost more than half
  * of a 1-key evaluate's CPU (docs/performance.md). Everything else (other paths and methods, query strings,
  * preflights) goes to the app, which answers these two paths the same way.
  */
-export function evalServerFastPath(source: ViewSource, logger: Logger): FastPath {
+export function evalServerFastPath(source: ViewSource, logger: Logger, timer: RequestTimer = untimed): FastPath {
   return (req, res) => {
-    if (req.method === 'POST' && req.url === '/v1/evaluate') void evaluate(req, res, source, logger);
-    else if (req.method === 'GET' && req.url === '/v1/snapshot') void snapshot(req, res, source, logger);
+    if (req.method === 'POST' && req.url === '/v1/evaluate') void evaluate(req, res, source, logger, timer);
+    else if (req.method === 'GET' && req.url === '/v1/snapshot') void snapshot(req, res, source, logger, timer);
     else return false;
     return true;
   };
 }
 
-async function evaluate(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger): Promise<void> {
+async function evaluate(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger, timer: RequestTimer): Promise<void> {
+  const startedAt = performance.now();
   try {
     const view = await source.view(req);
     send(res, 200, evaluateAnswer(view, await readJsonBody(req), source.recorder(view)));
   } catch (err) {
     fail(req, res, err, logger);
   }
+  timer('/v1/evaluate', res.statusCode, startedAt);
 }
 
-async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger): Promise<void> {
+async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger, timer: RequestTimer): Promise<void> {
+  const startedAt = performance.now();
   try {
     const view = await source.view(req);
     if (matchesEtag(req.headers['if-none-match'], view.etag)) {
@@ -45,6 +53,7 @@ async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewS
   } catch (err) {
     fail(req, res, err, logger);
   }
+  timer('/v1/snapshot', res.statusCode, startedAt);
 }
 
 function send(res: ServerResponse, status: number, json: string, headers?: Record<string, string>): void {

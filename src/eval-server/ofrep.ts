@@ -110,7 +110,7 @@ export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: Vie
     ctx.body = { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `this environment has no flag ${key}` };
     return;
   }
-  if (result.variation !== undefined) source.recorder(view)(key, result.variation);
+  if (result.variation !== undefined) source.recorder(view)(key, result.variation, result.reason);
   ctx.body = ofrepSuccess(key, result);
 }
 

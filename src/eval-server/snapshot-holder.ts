@@ -52,6 +52,11 @@ export class SnapshotHolder {
     return this.orgs.get(org)?.view(projectId, env);
   }
 
+  /** Every view served, of every organisation (for the metrics). */
+  views(): EnvironmentView[] {
+    return [...this.orgs.values()].flatMap((o) => o.views());
+  }
+
   /** Resolves once `org` serves `commit` or a newer one (read-your-writes for the control plane). */
   async served(org: string): Promise<void> {
     await this.orgs.get(org)?.reloadToHead();

@@ -41,6 +41,8 @@ export class KillSwitch {
   constructor(
     private readonly listener: KillListener,
     private readonly clock: () => Date = () => new Date(),
+    /** Told, for each kill or cleared kill, the seconds from the call to the evaluation server serving it. */
+    private readonly onServed?: (seconds: number) => void,
   ) {}
 
   kill(request: KillRequest): Promise<KillOutcome> {
@@ -63,6 +65,7 @@ export class KillSwitch {
 
   private async change(request: KillRequest, edit: (kills: KillsFile, at: Date) => KillsFile | null): Promise<KillOutcome> {
     const { repo, projectSlug: slug, flagKey, environment: env } = request;
+    const startedAt = performance.now();
     let written: KillsFile | null = null;
     // A kill never fails because someone holds the lock on main: it waits for it. It works on what is served,
     // held-back flags and projects included: an invalid kills file is rewritten from its last valid kills
@@ -87,6 +90,7 @@ export class KillSwitch {
     }
     const kills: KillsFile = written;
     await this.listener.applyKills(request.org, slug, env, kills, outcome.commit, outcome.parent);
+    this.onServed?.((performance.now() - startedAt) / 1000);
     return { changed: true, commit: outcome.commit, state: outcome.state, entry: kills.kills[flagKey] };
   }
 

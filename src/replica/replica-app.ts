@@ -5,13 +5,14 @@ import { bearerToken, keyPrefix, kindOfKey } from '../auth/key-format.js';
 import { FlagopsError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import { parseCountReport } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
-import { evalServerFastPath } from '../eval-server/fast-path.js';
+import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
 import { type StreamHub, streamRequestKey } from '../eval-server/stream.js';
 import { evaluationRoutes, recorderPerView, type ViewSource } from '../eval-server/view-routes.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
+import type { EvaluationTotals } from '../metrics/evaluation-totals.js';
 import type { ReplicaCounts } from './replica-counts.js';
 import type { ReplicaHolder } from './replica-holder.js';
 import type { ReplicaKeys, SdkVerdict } from './replica-keys.js';
@@ -23,6 +24,9 @@ export interface ReplicaAppDeps {
   hub: StreamHub;
   /** Throttles, logs and counts wrong keys per client address. */
   guard: AuthGuard;
+  /** Evaluations for /metrics, and the timing of what the fast path answers; absent with FLAGOPS_METRICS=off. */
+  totals?: EvaluationTotals;
+  timer?: RequestTimer;
   logger: Logger;
   health: () => { status: number; body: unknown };
 }
@@ -44,14 +48,21 @@ export function createReplicaApp(deps: ReplicaAppDeps): Koa {
 
 /** A replica's POST /v1/evaluate and GET /v1/snapshot without Koa, as on the main server. */
 export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
-  return evalServerFastPath(replicaViewSource(deps), deps.logger);
+  return evalServerFastPath(replicaViewSource(deps), deps.logger, deps.timer);
 }
 
 /** Views from what this replica synced; counts batched for upstream's stats. */
 function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
   return {
     view: (req) => viewOf(bearerToken(req.headers.authorization), req, deps),
-    recorder: recorderPerView((view) => (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation)),
+    recorder: recorderPerView((view) => {
+      const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);
+      if (total === undefined) return (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation);
+      return (flagKey, variation, reason) => {
+        deps.counts.record(view.projectId, view.environment, flagKey, variation);
+        total(flagKey, variation, reason);
+      };
+    }),
   };
 }
 

@@ -19,6 +19,8 @@ export interface SyncStatus {
   connected: boolean;
   /** When the replica last heard from the control plane, ISO-8601, or null. */
   lastSyncAt: string | null;
+  /** Epoch ms of the last sign of life of the upstream stream (any event or its heartbeat), or null: the sync lag metric. */
+  lastContactAt: number | null;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -36,7 +38,7 @@ export class ReplicaSync {
   private keysTimer: ReturnType<typeof setInterval> | undefined;
   private loop: Promise<void> | undefined;
   private firstSync: { promise: Promise<void>; resolve: () => void };
-  readonly status: SyncStatus = { connected: false, lastSyncAt: null };
+  readonly status: SyncStatus = { connected: false, lastSyncAt: null, lastContactAt: null };
 
   constructor(
     private readonly upstream: UpstreamClient,
@@ -96,6 +98,7 @@ export class ReplicaSync {
     const res = await this.upstream.request('/api/v1/replica/stream', { signal: this.abort.signal, timeout: false });
     if (!res.ok || !res.body) throw await failure(res, '/api/v1/replica/stream');
     onConnected();
+    this.status.lastContactAt = Date.now();
     const idleMs = this.options.idleTimeoutMs ?? 45_000;
     let idle = setTimeout(() => this.abort?.abort(), idleMs);
     try {
@@ -111,6 +114,7 @@ export class ReplicaSync {
             });
         },
         () => {
+          this.status.lastContactAt = Date.now();
           clearTimeout(idle);
           idle = setTimeout(() => this.abort?.abort(), idleMs);
         },

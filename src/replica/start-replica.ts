@@ -2,6 +2,10 @@ import { AuthGuard } from '../auth/auth-guard.js';
 import { StreamHub } from '../eval-server/stream.js';
 import { trustProxies } from '../http/client-address.js';
 import type { Logger } from '../log/logger.js';
+import { EvaluationTotals } from '../metrics/evaluation-totals.js';
+import { instrumentApp } from '../metrics/metrics-http.js';
+import { type MetricsSettings, ServerMetrics } from '../metrics/server-metrics.js';
+import { registerReplicaFamilies, registerServingFamilies } from '../metrics/service-families.js';
 import { bindPort } from '../process/bind-port.js';
 import { DataDirLock } from '../process/data-dir-lock.js';
 import { createReplicaApp, replicaFastPath } from './replica-app.js';
@@ -26,6 +30,8 @@ export interface ReplicaOptions extends SyncOptions {
   countsIntervalMs?: number;
   /** How long start waits for the first sync before serving what is on disk (default 5 s). */
   startTimeoutMs?: number;
+  /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN (default: metrics on, /metrics open). */
+  metrics?: MetricsSettings;
   logger: Logger;
 }
 
@@ -80,10 +86,21 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
       return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
     };
     const guard = new AuthGuard({ logger, trustedProxies: options.trustProxy ?? 0 });
-    const appDeps = { holder, keys, counts, hub, guard, logger, health };
+    const metrics = options.metrics?.enabled === false ? undefined : new ServerMetrics('replica', options.metrics?.token);
+    const totals = metrics && new EvaluationTotals();
+    const timer = metrics && ((route: string, status: number, startedAt: number) => metrics.observeRequest(route, status, startedAt));
+    const appDeps = { holder, keys, counts, hub, guard, logger, health, totals, timer };
     const app = createReplicaApp(appDeps);
     trustProxies(app, options.trustProxy ?? 0);
-    bound.serve(app, replicaFastPath(appDeps));
+    if (metrics && totals) {
+      totals.register(metrics.registry);
+      const streams = hub;
+      registerServingFamilies(metrics.registry, { snapshots: () => holder.entries(), streamClients: () => streams.size });
+      registerReplicaFamilies(metrics.registry, status);
+      bound.serve(instrumentApp(app, metrics), replicaFastPath(appDeps));
+    } else {
+      bound.serve(app, replicaFastPath(appDeps));
+    }
   } catch (err) {
     hub?.close();
     await bound.running.close();

@@ -78,6 +78,8 @@ export interface OpenOptions {
    * moved on — main has then been brought up to it, and `fn` runs again on the new head. Throwing aborts.
    */
   publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
+  /** Called once `main` has moved to a commit this instance made, with the commit's action (the metrics count them). */
+  onCommit?: (action: CommitMeta['action']) => void;
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
   maxAttempts?: number;
   /**
@@ -329,6 +331,7 @@ export class FlagRepository {
         if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action))) {
           this.loader.remember(commit.next);
           this.observe(commit.oid, 'local');
+          this.options.onCommit?.(change.meta.action);
           return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
         }
       } finally {

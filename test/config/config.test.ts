@@ -15,6 +15,7 @@ describe('configuration from the environment', () => {
       logLevel: 'info',
       gitProcesses: { max: 4, queue: 16 },
       trustProxy: 0,
+      metrics: { enabled: true },
     });
   });
 

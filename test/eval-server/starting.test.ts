@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEvalApp, evalFastPath } from '../../src/eval-server/eval-app.js';
 import { SnapshotHolder } from '../../src/eval-server/snapshot-holder.js';
@@ -8,7 +9,7 @@ import { attachStreamHub } from '../../src/eval-server/stream.js';
 import { listen } from '../../src/http/serve.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { EvaluationCounter } from '../../src/stats/evaluation-counter.js';
-import { ORG, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
+import { ORG, recordingFetch, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
 describe('an evaluation server that is listening but does not serve the organisation yet (starting)', () => {
   let h: SdkHarness;
@@ -60,6 +61,23 @@ describe('an evaluation server that is listening but does not serve the organisa
     }
     const unknown = await fetch(`${server.url}/v1/snapshot`, { headers: { authorization: 'Bearer svc_sdk_notakeyatall0000000' } });
     expect(unknown.status).toBe(401); // keys are checked first, as always
+  });
+
+  it('the SDK retries the 503s, its ready() waits through them, and it is ready once the server serves (docs/sdk.md)', async () => {
+    const { fetch, requests } = recordingFetch();
+    const flags = createClient({ evalUrl: server.url, sdkKey: h.key, fetch, retryInitialMs: 20, retryMaxMs: 50, sendCounts: false });
+    try {
+      // Nothing to serve yet: status error, but ready() does not give up at the first 503 (only a refused key does).
+      expect(await flags.ready(300)).toBe('error');
+      const snapshots = requests.filter((r) => r.path === '/v1/snapshot');
+      expect(snapshots.length).toBeGreaterThan(1);
+      expect(snapshots.every((r) => r.status === 503)).toBe(true);
+      await holder.add(ORG, h.repo);
+      expect(await flags.ready(5_000)).toBe('ready');
+      expect(flags.string('banner-text', 'fallback')).toBe('Spring sale');
+    } finally {
+      await flags.close();
+    }
   });
 
   it('serves once the organisation is added', async () => {

@@ -49,6 +49,8 @@ export interface TestServiceOptions {
   trustProxy?: number;
   /** What time it is for the scheduler and the control plane (default: the wall clock). */
   clock?: Clock;
+  /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN. Default: on, no token. */
+  metrics?: Config['metrics'];
 }
 
 export interface TestService {
@@ -87,6 +89,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     logLevel: options.logLevel ?? 'error',
     ...(options.gitProcesses ? { gitProcesses: options.gitProcesses } : {}),
     trustProxy: options.trustProxy ?? 0,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   };
   const logger = options.logger ?? (options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger);
 

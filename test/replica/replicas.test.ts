@@ -158,6 +158,26 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     expect(after).toBe(before + 15);
   });
 
+  it('answers /metrics: its evaluations, snapshot versions, streams, sync state and request timings', async () => {
+    const replica = replicas[0];
+    for (let i = 0; i < 3; i++) await evaluate(replica.url);
+    const res = await fetch(`${replica.url}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const line = (pattern: RegExp) => text.split('\n').find((l) => pattern.test(l));
+    const evaluations = line(
+      /^flagops_evaluations_total\{project="shop",environment="prod",flag="checkout",variation="on",reason="default"/,
+    );
+    expect(Number(evaluations?.split(' ').pop())).toBeGreaterThanOrEqual(3);
+    const version = (await httpClient(replica.url, sdkKey).get('/v1/snapshot')).body.version;
+    expect(line(/^flagops_snapshot_version\{project="shop",environment="prod"/)).toMatch(new RegExp(` ${version}$`));
+    expect(line(/^flagops_replica_upstream_connected /)).toBe('flagops_replica_upstream_connected 1');
+    expect(Number(line(/^flagops_replica_last_contact_timestamp_seconds /)?.split(' ')[1])).toBeGreaterThan(Date.now() / 1000 - 60);
+    expect(line(/^flagops_stream_clients /)).toBeDefined();
+    expect(line(/^flagops_http_request_duration_seconds_count\{server="replica",route="\/v1\/evaluate",status="200"\}/)).toBeDefined();
+    expect(line(/^process_cpu_user_seconds_total /)).toBeDefined();
+  });
+
   it('keeps serving its last good values while the control plane is down, reports stale, and catches up', async () => {
     await until(
       () => evaluate(replicas[0].url),

@@ -9,13 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSdkBundle } from '../../scripts/build-packages.mjs';
 import { PACKAGE_SOURCES } from '../../scripts/package-sources.mjs';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
+import { tourFlags } from './tour-data.js';
 
 /**
  * Every ```js block of docs/ marked `<!-- snippet: NAME -->` runs against a started service, and when the
  * docs show its output (a ```text block marked `<!-- output: NAME -->`) it must print exactly that. Snippets
  * named browser… run the way a page would: the browser bundle, in a context with only browser APIs. The docs
  * use `http://127.0.0.1:4001` and `YOUR_SDK_KEY` (or FLAGOPS_EVAL_URL and FLAGOPS_SDK_KEY in Node), which
- * are replaced by the test service's.
+ * are replaced by the test service's. The service holds what the README's tour creates (tour-data.ts), so
+ * the docs run on the data their readers have.
  */
 interface Snippet {
   doc: string;
@@ -78,7 +80,7 @@ describe('the code in the docs (docs/*.md, marked snippets)', () => {
   let bundle: string;
 
   beforeAll(async () => {
-    h = await startSdkHarness();
+    h = await startSdkHarness(tourFlags());
     dir = await mkdtemp(path.join(tmpdir(), 'flagops-snippets-'));
     bundle = (await buildSdkBundle({ outfile: path.join(dir, 'flagops-sdk.js') })).outfile;
   });

@@ -154,3 +154,20 @@ describe('a checkout opened with { dir }', () => {
     await expect(clone.update(() => ({ changes: [], meta: meta('change'), result: undefined }))).rejects.toThrow(/read-only/);
   });
 });
+
+describe('onCommit', () => {
+  it('is told the action of each commit that moved main, and not of a change that committed nothing', async () => {
+    const actions: string[] = [];
+    const gitdir = join(tempDir(), 'acme.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, onCommit: (action) => actions.push(action) }));
+    await seedShop(repo);
+    const unchanged = await repo.update(() => ({ changes: [], meta: meta('config_update'), result: undefined }));
+    expect(unchanged.committed).toBe(false);
+    await repo.update(() => ({
+      changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: true, version: 2 }) }],
+      meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
+      result: undefined,
+    }));
+    expect(actions).toEqual(['project_create', 'config_update']);
+  });
+});

@@ -3,6 +3,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseMetricsSettings } from '../../../dist/config/config.js';
 import { silentLogger } from '../../../dist/log/logger.js';
 import { startService } from '../../../dist/service.js';
 import { benchActor, projectWithFlags } from './seed.mjs';
@@ -17,6 +18,7 @@ const service = await startService(
     bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }],
     planProjectLimit: 25,
     logLevel: 'error',
+    metrics: parseMetricsSettings(process.env), // FLAGOPS_METRICS=off for the comparison in metrics-overhead.mjs
   },
   silentLogger,
 );

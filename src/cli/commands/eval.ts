@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, parseTrustProxy } from '../../config/config.js';
+import { ConfigError, parseMetricsSettings, parseTrustProxy } from '../../config/config.js';
 import { createLogger } from '../../log/logger.js';
 import { startReplica } from '../../replica/start-replica.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
@@ -8,7 +8,7 @@ import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 const help = `Usage: flagops eval --upstream <control-plane origin> --token <admin key> [options]
 
 Runs an evaluation replica: only the evaluation API (/v1/evaluate, /v1/snapshot, /v1/stream, /v1/counts,
-/healthz), fed by the control plane it follows. It serves the same versions and ETags, hears kills within a
+/healthz, /metrics), fed by the control plane it follows. It serves the same versions and ETags, hears kills within a
 second, keeps serving its last good snapshots (saved on disk) while the control plane is down, and forwards
 its evaluation counts. See docs/deployment.md.
 
@@ -22,7 +22,8 @@ Options:
   -h, --help           show this help
 
 FLAGOPS_TRUST_PROXY is the number of reverse proxies in front of the replica whose X-Forwarded-For is
-believed (default 0), as for the service.
+believed (default 0), as for the service. GET /metrics answers Prometheus metrics (docs/operations.md);
+FLAGOPS_METRICS_TOKEN makes it need that Bearer token, FLAGOPS_METRICS=off removes it.
 `;
 
 async function run(args: string[], io: CliIo): Promise<number> {
@@ -43,8 +44,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const port = Number(values.port ?? io.env.FLAGOPS_EVAL_PORT ?? 4001);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
   let trustProxy: number;
+  let metrics: ReturnType<typeof parseMetricsSettings>;
   try {
     trustProxy = parseTrustProxy(io.env.FLAGOPS_TRUST_PROXY);
+    metrics = parseMetricsSettings(io.env);
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.message);
     throw err;
@@ -57,6 +60,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
     dataDir: path.resolve(io.cwd, values['data-dir'] ?? 'replica-data'),
     trustProxy,
+    metrics,
     logger,
   });
   io.stdout(`flagops eval: serving ${replica.url}, following ${upstream}\n`);

@@ -1,0 +1,108 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+/** One served project environment: what `flagops_snapshot_version` reports. */
+export interface ServedSnapshot {
+  org: string;
+  projectSlug: string;
+  environment: string;
+  version: number;
+}
+
+/**
+ * The gauges of what an evaluation server serves, read when Prometheus scrapes: snapshot versions (the same on
+ * every server reading the same commit, so replicas lagging behind show), open streams, and invalid files.
+ */
+export function registerServingFamilies(
+  registry: Registry,
+  source: {
+    snapshots(): Iterable<ServedSnapshot>;
+    streamClients(): number;
+    /** Per organisation, the files on main that are invalid and held back; omitted on replicas. */
+    invalidFiles?(): Iterable<{ org: string; count: number }>;
+  },
+): void {
+  new Gauge({
+    name: 'flagops_snapshot_version',
+    help: 'The snapshot version served per project (slug) and environment; org is the organisation.',
+    labelNames: ['project', 'environment', 'org'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const s of source.snapshots()) this.set({ project: s.projectSlug, environment: s.environment, org: s.org }, s.version);
+    },
+  });
+  new Gauge({
+    name: 'flagops_stream_clients',
+    help: 'Open /v1/stream connections (SDKs streaming snapshot changes).',
+    registers: [registry],
+    collect() {
+      this.set(source.streamClients());
+    },
+  });
+  const invalidFiles = source.invalidFiles;
+  if (invalidFiles) {
+    new Gauge({
+      name: 'flagops_invalid_files',
+      help: 'Files on main that are invalid; the flags and projects they belong to serve their last valid state.',
+      labelNames: ['org'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { org, count } of invalidFiles()) this.set({ org }, count);
+      },
+    });
+  }
+}
+
+/** Kill propagation buckets, in seconds: a kill is served in milliseconds; seconds mean trouble. */
+const KILL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** The control plane's families: commits by action, and how long kills take to be served. */
+export class ControlFamilies {
+  private readonly commits: Counter<'action'>;
+  private readonly killPropagation: Histogram;
+
+  constructor(registry: Registry) {
+    this.commits = new Counter({
+      name: 'flagops_commits_total',
+      help: 'Commits the service made to the flags repositories, by action (kill, config_update, ...).',
+      labelNames: ['action'] as const,
+      registers: [registry],
+    });
+    this.killPropagation = new Histogram({
+      name: 'flagops_kill_propagation_seconds',
+      help: 'From a kill (or cleared kill) request to the evaluation server serving it.',
+      buckets: KILL_BUCKETS,
+      registers: [registry],
+    });
+  }
+
+  countCommit(action: string): void {
+    this.commits.inc({ action });
+  }
+
+  /** `seconds`: from the kill request's arrival to the evaluation server serving the new kills. */
+  observeKillPropagation(seconds: number): void {
+    this.killPropagation.observe(seconds);
+  }
+}
+
+/** A replica's view of its upstream: whether it follows it, and when it last heard from it (the sync lag alert). */
+export function registerReplicaFamilies(registry: Registry, status: { connected: boolean; lastContactAt: number | null }): void {
+  new Gauge({
+    name: 'flagops_replica_upstream_connected',
+    help: '1 while the replica is connected to its control plane, 0 otherwise.',
+    registers: [registry],
+    collect() {
+      this.set(status.connected ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'flagops_replica_last_contact_timestamp_seconds',
+    help: 'When the replica last heard from its control plane (a change, or the stream heartbeat every 15 s), Unix seconds; 0 before the first contact.',
+    registers: [registry],
+    collect() {
+      this.set(status.lastContactAt === null ? 0 : status.lastContactAt / 1000);
+    },
+  });
+}

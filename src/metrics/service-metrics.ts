@@ -1,0 +1,54 @@
+import { EvaluationTotals } from './evaluation-totals.js';
+import { instrumentApp } from './metrics-http.js';
+import { type MetricsSettings, ServerMetrics } from './server-metrics.js';
+import { ControlFamilies, registerServingFamilies, type ServedSnapshot } from './service-families.js';
+
+type Koa = Parameters<typeof instrumentApp>[0];
+
+/**
+ * The metrics of `npm start`'s two ports: the control port's registry (commits, kill propagation) and the
+ * evaluation port's (evaluations, what is served), each with the HTTP and process families. Null with
+ * FLAGOPS_METRICS=off: then nothing is counted or timed and neither port has /metrics.
+ */
+export class ServiceMetrics {
+  readonly control: ServerMetrics;
+  readonly evaluation: ServerMetrics;
+  readonly totals = new EvaluationTotals();
+  readonly controlFamilies: ControlFamilies;
+
+  private constructor(token: string | undefined) {
+    this.control = new ServerMetrics('control', token);
+    this.evaluation = new ServerMetrics('evaluation', token);
+    this.controlFamilies = new ControlFamilies(this.control.registry);
+    this.totals.register(this.evaluation.registry);
+  }
+
+  static create(settings: MetricsSettings | undefined): ServiceMetrics | null {
+    return settings?.enabled === false ? null : new ServiceMetrics(settings?.token);
+  }
+
+  /** What the evaluation port serves, read at each scrape. */
+  watchServing(source: {
+    snapshots(): Iterable<ServedSnapshot>;
+    streamClients(): number;
+    invalidFiles(): Iterable<{ org: string; count: number }>;
+  }): void {
+    registerServingFamilies(this.evaluation.registry, source);
+  }
+
+  /** The control app, with /metrics and request timing in front. */
+  controlApp<T extends Koa>(app: T): T {
+    instrumentApp(app, this.control);
+    return app;
+  }
+
+  /** The evaluation app, with /metrics and request timing in front (its fast path times with `evaluationTimer`). */
+  evaluationApp<T extends Koa>(app: T): T {
+    instrumentApp(app, this.evaluation);
+    return app;
+  }
+
+  /** Times the requests the evaluation server's fast path answers. */
+  readonly evaluationTimer = (route: string, status: number, startedAt: number): void =>
+    this.evaluation.observeRequest(route, status, startedAt);
+}

@@ -1,0 +1,250 @@
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AuditRegistry } from '../../src/audit/audit-registry.js';
+import { layout } from '../../src/repository/layout.js';
+import { RepositoryRegistry } from '../../src/storage/repository-registry.js';
+import { type RetryPolicy, WebhookService } from '../../src/webhooks/webhook-service.js';
+import { WebhookStateFile } from '../../src/webhooks/webhook-state.js';
+import { configYaml, meta, seedShop } from '../storage/helpers.js';
+
+interface Received {
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
+
+const cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+/** A receiver on a free loopback port; `answer` decides each response's status (or null: never answer). */
+async function receiver(answer: (n: number) => number | null = () => 200) {
+  const received: Received[] = [];
+  const hanging: http.ServerResponse[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ body, headers: req.headers });
+      const status = answer(received.length);
+      if (status === null) hanging.push(res);
+      else res.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanup.push(
+    () =>
+      new Promise<void>((resolve) => {
+        for (const res of hanging) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received };
+}
+
+const FAST: Partial<RetryPolicy> = { baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 2_000 };
+
+async function setup(retry: Partial<RetryPolicy> = FAST) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'flagops-webhooks-'));
+  const repos = new RepositoryRegistry({ dataDir, watch: false });
+  const audit = new AuditRegistry({ repos });
+  cleanup.push(async () => {
+    await audit.closeAll();
+    await repos.closeAll();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const repo = await repos.get('acme');
+  await seedShop(repo);
+  const open = async (policy = retry) => {
+    const service = await WebhookService.open({ dataDir, audit, repos, retry: policy });
+    cleanup.push(() => service.close());
+    return service;
+  };
+  let version = 1;
+  const change = async (action: 'config_update' | 'kill' = 'config_update') => {
+    version++;
+    const { commit } = await repo.update(() => ({
+      changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: version % 2 === 0, version }) }],
+      meta: meta(action, { project: 'shop', flag: 'a', environment: 'prod' }),
+      result: undefined,
+    }));
+    return commit!;
+  };
+  return { dataDir, open, change };
+}
+
+async function until<T>(check: () => T | undefined | false, what: string, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('webhook deliveries', () => {
+  it('POSTs each new audit entry signed with HMAC-SHA256 of the body, and logs it delivered', async () => {
+    const hook = await receiver();
+    const { open, change } = await setup();
+    const service = await open();
+    const created = await service.create('acme', { url: hook.url });
+    expect(created).toMatchObject({ url: hook.url, actions: [], secret: expect.stringMatching(/^whsec_.{20,}/) });
+    expect(hook.received).toHaveLength(0); // what was on main before the webhook is not sent
+    const commit = await change();
+    const got = await until(() => hook.received[0], 'a delivery');
+    const body = JSON.parse(got.body);
+    expect(body).toEqual({ event: 'audit', entry: expect.objectContaining({ id: commit, action: 'config_update', flagKey: 'a' }) });
+    const expected = `sha256=${createHmac('sha256', created.secret).update(got.body).digest('hex')}`;
+    expect(got.headers['x-flagops-signature']).toBe(expected);
+    expect(got.headers['content-type']).toBe('application/json');
+    const log = await until(() => {
+      const d = service.deliveriesOf('acme', created.id);
+      return d[0]?.status === 'delivered' && d;
+    }, 'the delivered status');
+    expect(log).toEqual([expect.objectContaining({ auditId: commit, status: 'delivered', attempts: 1 })]);
+    expect(log[0].lastError).toBeUndefined();
+  });
+
+  it('sends only the actions asked for, signed with the secret given', async () => {
+    const hook = await receiver();
+    const { open, change } = await setup();
+    const service = await open();
+    const created = await service.create('acme', { url: hook.url, actions: ['kill'], secret: 'a-secret-of-16-chars-or-more' });
+    expect(created.secret).toBe('a-secret-of-16-chars-or-more');
+    await change('config_update');
+    const kill = await change('kill');
+    await service.catchUp('acme');
+    await until(() => hook.received.length === 1, 'the kill');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(hook.received.map((r) => JSON.parse(r.body).entry.id)).toEqual([kill]);
+  });
+
+  it('retries a failing receiver with backoff until it answers 2xx, and gives up after the last attempt', async () => {
+    const flaky = await receiver((n) => (n < 3 ? 500 : 200));
+    const dead = await receiver(() => 503);
+    const { open, change } = await setup();
+    const service = await open({ ...FAST, attempts: 6 });
+    const a = await service.create('acme', { url: flaky.url });
+    const b = await service.create('acme', { url: dead.url });
+    await change();
+    await until(() => service.deliveriesOf('acme', a.id)[0]?.status === 'delivered', 'the third attempt');
+    expect(service.deliveriesOf('acme', a.id)[0]).toMatchObject({ attempts: 3, status: 'delivered' });
+    const failed = await until(() => {
+      const d = service.deliveriesOf('acme', b.id)[0];
+      return d?.status === 'failed' && d;
+    }, 'the last attempt');
+    expect(failed).toMatchObject({ attempts: 6, lastError: 'the receiver answered 503' });
+    expect(dead.received).toHaveLength(6);
+  });
+
+  it('a receiver that never answers costs one timeout per attempt and holds up no other webhook', async () => {
+    const hanging = await receiver(() => null);
+    const fine = await receiver();
+    const { open, change } = await setup();
+    const service = await open({ ...FAST, timeoutMs: 300, attempts: 5 });
+    const slow = await service.create('acme', { url: hanging.url });
+    const fast = await service.create('acme', { url: fine.url });
+    await change();
+    await until(() => service.deliveriesOf('acme', fast.id)[0]?.status === 'delivered', 'the other webhook');
+    expect(service.deliveriesOf('acme', slow.id)[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    const timedOut = await until(() => {
+      const d = service.deliveriesOf('acme', slow.id)[0];
+      return d?.attempts === 1 && d;
+    }, 'the timeout');
+    expect(timedOut.lastError).toBe('no answer within 300 ms');
+  });
+
+  it('keeps pending deliveries and entries committed while stopped across a restart, in a file only its owner reads', async () => {
+    let down = true;
+    const hook = await receiver(() => (down ? 503 : 200));
+    const { dataDir, open, change } = await setup();
+    // The retry after the first failure is due 200 ms later: after the stop.
+    const first = await open({ ...FAST, baseDelayMs: 400, maxDelayMs: 400 });
+    const created = await first.create('acme', { url: hook.url });
+    const before = await change();
+    await until(() => first.deliveriesOf('acme', created.id)[0]?.attempts === 1, 'the first attempt');
+    await first.close();
+    const attemptsBeforeRestart = hook.received.length;
+    await new Promise((r) => setTimeout(r, 500));
+    expect(hook.received).toHaveLength(attemptsBeforeRestart); // a stopped service attempts nothing
+    const whileStopped = await change('kill');
+    expect(statSync(join(dataDir, 'state', 'webhooks.json')).mode & 0o777).toBe(0o600);
+    down = false;
+    const second = await open();
+    expect(second.list('acme')).toEqual([{ id: created.id, url: hook.url, actions: [], createdAt: created.createdAt }]);
+    await second.catchUp('acme');
+    const log = await until(() => {
+      const d = second.deliveriesOf('acme', created.id);
+      return d.length === 2 && d.every((x) => x.status === 'delivered') && d;
+    }, 'both delivered after the restart');
+    expect(log.map((d) => d.auditId)).toEqual([whileStopped, before]);
+  });
+});
+
+describe('webhook management', () => {
+  it('refuses a URL that is not http or https, unknown actions and fields, and short secrets, naming the field', async () => {
+    const { open } = await setup();
+    const service = await open();
+    await expect(service.create('acme', { url: 'ftp://example.com/x' })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(/url must be an http or https URL/),
+    });
+    await expect(service.create('acme', { url: 'not a url' })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(service.create('acme', {})).rejects.toMatchObject({ message: expect.stringMatching(/url is required/) });
+    await expect(service.create('acme', { url: 'http://x.test', actions: ['explode'] })).rejects.toMatchObject({
+      message: expect.stringMatching(/"explode" is not an audit action/),
+    });
+    await expect(service.create('acme', { url: 'http://x.test', secret: 'short' })).rejects.toMatchObject({
+      message: expect.stringMatching(/secret must be 16/),
+    });
+    await expect(service.create('acme', { url: 'http://x.test', colour: 'red' } as never)).rejects.toMatchObject({
+      message: expect.stringMatching(/colour is not a webhook field/),
+    });
+    expect(service.list('acme')).toEqual([]);
+  });
+
+  it("lists and removes only the organisation's own webhooks: another organisation's is not found", async () => {
+    const { open } = await setup();
+    const service = await open();
+    const created = await service.create('acme', { url: 'http://127.0.0.1:9/hook', actions: ['kill', 'kill', 'promote'] });
+    expect(created.actions).toEqual(['kill', 'promote']);
+    expect(service.list('other')).toEqual([]);
+    expect(() => service.deliveriesOf('other', created.id)).toThrow(expect.objectContaining({ code: 'not_found' }));
+    await expect(service.remove('other', created.id)).rejects.toMatchObject({ code: 'not_found' });
+    expect(await service.remove('acme', created.id)).toMatchObject({ id: created.id });
+    expect(service.list('acme')).toEqual([]);
+  });
+});
+
+describe('the webhook state file', () => {
+  it('writes once for the saves asked for while a write waits its turn, and each save resolves once its changes are written', async () => {
+    const written: unknown[] = [];
+    let release: () => void = () => {};
+    const state = { webhooks: [], cursors: { acme: '' }, deliveries: [] as unknown[] };
+    const file = new WebhookStateFile(
+      'unused',
+      () => structuredClone(state) as never,
+      async (_file, content) => {
+        written.push(content);
+        if (written.length === 1) await new Promise<void>((resolve) => (release = resolve));
+      },
+    );
+    const first = file.save(); // starts at once, and is held
+    await new Promise((r) => setTimeout(r, 0));
+    state.cursors.acme = 'c1';
+    const saves = Array.from({ length: 50 }, () => file.save());
+    state.cursors.acme = 'c2';
+    saves.push(file.save());
+    release();
+    await Promise.all([first, ...saves]);
+    expect(written).toHaveLength(2);
+    expect(written[1]).toMatchObject({ cursors: { acme: 'c2' } });
+  });
+});
