@@ -22,8 +22,12 @@ import { DataDirLock } from './process/data-dir-lock.js';
 import { StartupError } from './process/startup-error.js';
 import { RemoteMode } from './remote/remote-mode.js';
 import { replicaUpstream } from './replica/upstream/replica-routes.js';
+import { type Clock, systemClock } from './schedule/clock.js';
+import { Scheduler } from './schedule/scheduler.js';
 import { EvaluationCounter } from './stats/evaluation-counter.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
+import { registerTriggerHook } from './triggers/trigger-hook.js';
+import { TriggerStore } from './triggers/trigger-store.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
@@ -37,16 +41,21 @@ export interface Service {
   stop(): Promise<void>;
 }
 
+export interface ServiceOptions {
+  /** What time it is for the scheduler and the control plane (default: the wall clock); tests move it by hand. */
+  clock?: Clock;
+}
+
 /**
  * The composition root: the one place that wires storage, credentials, the evaluation server, the kill fast
- * path and the control plane together.
+ * path, the scheduler and the control plane together.
  *
  * Start-up order: settings are checked, then the data directory's lock is looked at and both ports are
  * bound, and only then is anything written, so a second service on the same directory or a port in use stops
  * the start with a StartupError and an untouched directory. Both ports answer /healthz 503 until every
  * organisation's current snapshot is served.
  */
-export async function startService(config: Config, logger: Logger): Promise<Service> {
+export async function startService(config: Config, logger: Logger, options: ServiceOptions = {}): Promise<Service> {
   for (const [i, pair] of config.bootstrapKeys.entries()) checkBootstrapEntry(pair.org, pair.key, i);
   const lockOptions = { what: 'flagops service', setting: 'FLAGOPS_DATA_DIR', logger };
   DataDirLock.assertFree(config.dataDir, lockOptions);
@@ -59,7 +68,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     throw err;
   }
   try {
-    return await startOnLockedDirectory(config, logger, ports, lock);
+    return await startOnLockedDirectory(config, logger, ports, lock, options.clock ?? systemClock);
   } catch (err) {
     await Promise.all(ports.map((p) => p.running.close()));
     lock.release();
@@ -81,9 +90,17 @@ async function bindPorts(config: Config): Promise<[BoundPort, BoundPort]> {
   }
 }
 
-async function startOnLockedDirectory(config: Config, logger: Logger, ports: [BoundPort, BoundPort], lock: DataDirLock): Promise<Service> {
+async function startOnLockedDirectory(
+  config: Config,
+  logger: Logger,
+  ports: [BoundPort, BoundPort],
+  lock: DataDirLock,
+  clock: Clock,
+): Promise<Service> {
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
   const keys = await KeyService.open({ dataDir: config.dataDir, guard });
+  const triggers = await TriggerStore.open({ dataDir: config.dataDir, now: () => clock.now() });
+  const schedulers: Scheduler[] = [];
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
   await ensureFirstAdminKey(keys, config.dataDir, logger);
@@ -166,6 +183,8 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
       logger,
       health,
       planProjectLimit: config.planProjectLimit,
+      triggers,
+      clock: () => clock.now(),
       principalResolvers: [dashboard.resolver],
     },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
@@ -185,6 +204,7 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
             onPush: (org) => remote?.pushedLocally(org),
           }),
       },
+      { register: (router) => registerTriggerHook(router, { triggers, guard, repos, killSwitch }) },
       { register: replication.register },
       { routes: webhookRoutes(webhooks) },
       ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []),
@@ -211,10 +231,15 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
       await repo.watch();
       await holder.add(org.name, repo);
       await audit.get(org.name); // build the audit index now, not on the first request
+      // Steps that fell due while the service was stopped are applied here, before it reports ready.
+      const scheduler = new Scheduler({ org: org.name, repo, clock, logger });
+      schedulers.push(scheduler);
+      await scheduler.start();
     }
     lock.verify();
   } catch (err) {
     // startService closes the ports and releases the lock.
+    await Promise.all(schedulers.map((s) => s.stop()));
     streams.close();
     replication.close();
     remote?.close();
@@ -243,6 +268,7 @@ async function startOnLockedDirectory(config: Config, logger: Logger, ports: [Bo
         streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
         replication.close();
         remote?.close();
+        await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
         await Promise.all(servers.map((s) => s.close()));
         await dashboard.close();
         holder.close();

@@ -23,7 +23,7 @@ export function authFailureCounts(): Record<AuthFailureKind, number> {
 }
 
 /** Where a credential was presented, for the log line of a failure. */
-export type AuthChannel = 'control plane' | 'evaluation' | 'git' | 'dashboard sign-in';
+export type AuthChannel = 'control plane' | 'evaluation' | 'git' | 'dashboard sign-in' | 'trigger URL';
 
 export interface AuthGuardOptions {
   logger?: Logger;

@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger.js';
 import { invalidFile } from '../repository/held-units.js';
 import type { EvaluationCounter } from '../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../storage/index.js';
+import type { TriggerStore } from '../triggers/trigger-store.js';
 import { auditRoutes } from './audit.js';
 import { environmentRoutes } from './environments.js';
 import { flagRoutes } from './flags.js';
@@ -17,6 +18,7 @@ import { projectRoutes } from './projects.js';
 import { mountRoutes, type Route, route } from './route-table.js';
 import { segmentRoutes } from './segments.js';
 import { statsRoutes } from './stats.js';
+import { triggerRoutes } from './triggers.js';
 import type { PrincipalResolver } from './workspace.js';
 
 /** Everything the control plane's routes and services are given by the composition root (src/service.ts). */
@@ -30,6 +32,8 @@ export interface ControlPlaneDeps {
   audit: AuditRegistry;
   logger: Logger;
   planProjectLimit: number;
+  /** Trigger URLs (hashed secrets) of every organisation. */
+  triggers: TriggerStore;
   health: () => { status: number; body: unknown };
   clock?: () => Date;
   /**
@@ -72,6 +76,7 @@ export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...keyRoutes,
   ...auditRoutes,
   ...invalidFilesRoutes,
+  ...triggerRoutes,
 ];
 
 /** The control plane: /api/v1 and /healthz. Unknown routes are 404 not_found. */

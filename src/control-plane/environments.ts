@@ -4,9 +4,11 @@ import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
 import { configReferenceIssues } from '../repository/project-checks.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
-import type { ConfigUpdateBody } from '../validation/api-bodies.js';
+import { expandRolloutPlan } from '../schedule/rollout-plan.js';
+import type { ConfigUpdateBody, RolloutPlanBody } from '../validation/api-bodies.js';
 import { configModelIssues } from '../validation/config-model.js';
 import type { ValidationIssue } from '../validation/issue.js';
+import { pastStepIssues } from '../validation/schedule.js';
 import { pointerToField } from '../validation/validate-body.js';
 import { writeFlag } from './flag-write.js';
 import { route } from './route-table.js';
@@ -26,6 +28,13 @@ export const environmentRoutes = [
   }),
   route({
     method: 'POST',
+    path: '/api/v1/flags/:id/environments/:env/rollout-plan',
+    permission: 'config.update',
+    body: 'rollout-plan',
+    handle: async ({ ws, params, environment, body }) => ({ body: await planRollout(ws, params.id, environment, body) }),
+  }),
+  route({
+    method: 'POST',
     path: '/api/v1/flags/:id/environments/:env/kill',
     permission: 'kill',
     body: 'kill?',
@@ -40,7 +49,7 @@ export const environmentRoutes = [
   }),
 ];
 
-const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules', 'variants', 'prerequisites'] as const;
+const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules', 'variants', 'prerequisites', 'schedule'] as const;
 
 /** The first issue as a 400 naming its field (`rules[0].conditions[1].value: …`). */
 function refuseIssues(issues: readonly ValidationIssue[]): void {
@@ -57,6 +66,12 @@ function refuseIssues(issues: readonly ValidationIssue[]): void {
  * kills.yaml), so the moment the kill lifts the new config is already what serves.
  */
 export async function updateConfig(ws: Workspace, flagId: string, env: EnvironmentName, body: ConfigUpdateBody): Promise<FlagView> {
+  // A step written through the API is meant for later; one already due belongs in a push (applied at once).
+  const past = body.schedule === undefined ? undefined : pastStepIssues(body.schedule, ws.now())[0];
+  if (past) {
+    const field = pointerToField(past.path ?? '');
+    throw new InvalidInputError(`${field}: ${past.message}`, field);
+  }
   const { ref, view } = await writeFlag(ws, flagId, 'config_update', ({ project, flag }) => {
     const current = flag.environments[env];
     if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
@@ -78,7 +93,9 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
     // Checked here, before the store would refuse the file, so that the 400 names the request's field.
     refuseIssues(configModelIssues(flag.meta.kind, { ...body, rules: next.rules, variants: next.variants ?? null }));
     refuseIssues(configReferenceIssues(project, flag.meta.key, env, next));
-    const changed = CONFIG_FIELDS.filter((f) => !jsonEqual(next[f] as never, current[f] as never));
+    const schedule = body.schedule ?? current.schedule ?? [];
+    if (schedule.length > 0) next.schedule = schedule;
+    const changed = CONFIG_FIELDS.filter((f) => !jsonEqual((next[f] ?? null) as never, (current[f] ?? null) as never));
     if (changed.length === 0) return null;
     const key = flag.meta.key;
     return {
@@ -100,6 +117,15 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
   });
   const served = await ws.repo.readServed();
   return servedFlagView(served, flagById(served.state, flagId));
+}
+
+/**
+ * POST .../rollout-plan: a progressive rollout written as a schedule (src/schedule/rollout-plan.ts). Starting
+ * now, the same commit enables the flag at startPct; the plan replaces the environment's schedule.
+ */
+export function planRollout(ws: Workspace, flagId: string, env: EnvironmentName, body: RolloutPlanBody): Promise<FlagView> {
+  const plan = expandRolloutPlan(body, ws.now());
+  return updateConfig(ws, flagId, env, { ...plan.now, schedule: plan.schedule, expectedVersion: body.expectedVersion });
 }
 
 export interface KillView extends FlagView {
@@ -139,7 +165,7 @@ export async function promoteFlag(ws: Workspace, flagId: string, to: Environment
   if (from === to) throw new InvalidInputError(`fromEnv: must differ from the destination environment ${to}`, 'fromEnv');
   const { view } = await writeFlag(ws, flagId, 'promote', ({ project, flag }) => {
     const source = flag.environments[from];
-    // The whole config, variants and prerequisites included, with the destination's version + 1.
+    // A file copy: the whole config (variants, prerequisites and schedule too) with the destination's version + 1.
     const next: EnvironmentConfig = { ...source, version: flag.environments[to].version + 1 };
     const key = flag.meta.key;
     return {

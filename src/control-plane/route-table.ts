@@ -42,6 +42,8 @@ export interface Call<B extends BodySpec = BodySpec> {
   environment: EnvironmentName;
   query: Readonly<Record<string, string | string[] | undefined>>;
   body: BodyOf<B>;
+  /** The control plane's origin as the caller reached it (`http://127.0.0.1:4000`), for URLs an answer gives out. */
+  origin: string;
 }
 
 export interface Reply {
@@ -128,6 +130,7 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
         environment: environment as EnvironmentName,
         query: ctx.query,
         body: body as Call['body'],
+        origin: `${ctx.protocol}://${ctx.host}`,
       };
       const reply = await entry.handle(call);
       ctx.status = reply.status ?? 200;

@@ -1,4 +1,12 @@
-import { ENVIRONMENTS, type EnvironmentConfig, type EnvironmentName, type FlagKind, type JsonValue, type ProjectFile } from '@flagops/core';
+import {
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type EnvironmentName,
+  type FlagKind,
+  type JsonValue,
+  type ProjectFile,
+  type ScheduleStep,
+} from '@flagops/core';
 import { type InvalidFile, invalidFile } from '../repository/held-units.js';
 import { heldBackBy, type ServedState } from '../storage/index.js';
 import type { FlagRef } from './state-lookup.js';
@@ -37,6 +45,10 @@ export interface EnvironmentConfigView extends EnvironmentConfig {
   killedAt?: string;
   killedBy?: string;
   killReason?: string;
+  /** The steps the scheduler will apply, oldest first; [] when there are none. */
+  schedule: ScheduleStep[];
+  /** The step that falls due next, or null. */
+  nextStep: ScheduleStep | null;
 }
 
 export interface FlagView {
@@ -80,6 +92,8 @@ export function flagView({ project, flag }: FlagRef): FlagView {
       version: config.version,
       rules: config.rules,
       killed: kill !== undefined,
+      schedule: config.schedule ?? [],
+      nextStep: config.schedule?.[0] ?? null,
     };
     if (config.variants) view.variants = config.variants;
     if (config.prerequisites) view.prerequisites = config.prerequisites;

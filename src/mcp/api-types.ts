@@ -80,6 +80,16 @@ export interface SegmentPut {
   expectedVersion?: number;
 }
 
+/** POST .../rollout-plan: a progressive rollout written as a schedule. */
+export interface RolloutPlan {
+  startPct: number;
+  stepPct: number;
+  every: string;
+  maxPct?: number;
+  startAt?: string;
+  expectedVersion?: number;
+}
+
 export interface FlagCreate {
   key: string;
   name?: string;

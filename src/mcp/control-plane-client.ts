@@ -6,6 +6,7 @@ import type {
   FlagCreate,
   FlagResponse,
   ProjectResponse,
+  RolloutPlan,
   SegmentPut,
   SegmentResponse,
 } from './api-types.js';
@@ -78,6 +79,10 @@ export class ControlPlaneClient {
 
   updateConfig(flagId: string, env: EnvironmentName, body: ConfigUpdate): Promise<FlagResponse> {
     return this.#call('PUT', `${envPath(flagId, env)}/config`, { body });
+  }
+
+  rolloutPlan(flagId: string, env: EnvironmentName, body: RolloutPlan): Promise<FlagResponse> {
+    return this.#call('POST', `${envPath(flagId, env)}/rollout-plan`, { body });
   }
 
   /** The kill endpoint takes no body; `{ reason }` is sent only when there is one (it lands in the commit). */

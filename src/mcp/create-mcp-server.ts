@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { getAuditLog } from './tools/audit-tool.js';
-import { promoteFlag, setRollout, updateFlagConfig } from './tools/config-tools.js';
+import { promoteFlag, scheduleRollout, setRollout, updateFlagConfig } from './tools/config-tools.js';
 import type { McpTool, ToolDeps } from './tools/define-tool.js';
 import { explainEvaluationTool } from './tools/explain-tool.js';
 import { createFlag, getFlag, listFlags } from './tools/flag-tools.js';
@@ -40,6 +40,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   upsertSegment,
   deleteSegment,
   promoteFlag,
+  scheduleRollout,
   createFlag,
 ];
 

@@ -11,6 +11,7 @@ import {
   type ProjectState,
   type RepositoryState,
   type Rule,
+  type ScheduleStep,
   type SegmentFile,
   type Variant,
 } from '@flagops/core';
@@ -51,6 +52,7 @@ export type ChangeItem =
       conditionsChanged: boolean;
       fields: Array<'name' | 'description'>;
     }
+  | { type: 'schedule_changed'; added: number; removed: number; next: ScheduleStep | null }
   | { type: 'killed'; killedBy: string; reason?: string }
   | { type: 'unkilled' };
 
@@ -116,6 +118,7 @@ function configChanges(
   if (!jsonEqual(before.variants as JsonValue | undefined, after.variants as JsonValue | undefined))
     out.push({ type: 'variants_changed', before: before.variants, after: after.variants });
   prerequisiteChanges(before.prerequisites ?? [], after.prerequisites ?? [], out);
+  scheduleChanges(before.schedule ?? [], after.schedule ?? [], out);
   return out;
 }
 
@@ -151,6 +154,14 @@ function segmentChanges(
     if (userIdsAdded > 0 || userIdsRemoved > 0 || conditionsChanged || fields.length > 0)
       out.push({ type: 'segment_changed', segmentKey, userIdsAdded, userIdsRemoved, conditionsChanged, fields });
   }
+}
+
+/** Steps are compared whole (time and fields): a step moved to another time is one removed and one added. */
+function scheduleChanges(before: ScheduleStep[], after: ScheduleStep[], out: ChangeItem[]): void {
+  const same = (a: ScheduleStep, b: ScheduleStep) => Date.parse(a.at) === Date.parse(b.at) && jsonEqual(a.set, b.set);
+  const added = after.filter((step) => !before.some((old) => same(old, step))).length;
+  const removed = before.filter((step) => !after.some((now) => same(now, step))).length;
+  if (added > 0 || removed > 0) out.push({ type: 'schedule_changed', added, removed, next: after[0] ?? null });
 }
 
 function metaChanges(before: FlagFile, after: FlagFile): ChangeItem[] {

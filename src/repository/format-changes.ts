@@ -1,4 +1,4 @@
-import type { JsonValue, Variant } from '@flagops/core';
+import type { JsonValue, ScheduleStep, Variant } from '@flagops/core';
 import type { ChangeItem, FlagChange } from './diff-states.js';
 
 const MAX_VALUE_LENGTH = 40;
@@ -28,6 +28,29 @@ function variantWords(before: readonly Variant[] | undefined, after: readonly Va
   }
   for (const v of before) if (!after.some((n) => n.name === v.name)) parts.push(`${v.name} removed`);
   return parts.length > 0 ? `variants ${parts.join(', ')}` : 'variants reordered or described anew';
+}
+
+const steps = (count: number) => `${count} step${count === 1 ? '' : 's'}`;
+
+/** `2026-11-24 09:00Z`, with seconds only when they are not zero. */
+export function shortTime(at: string): string {
+  const iso = new Date(at).toISOString();
+  const seconds = iso.slice(17, 19) === '00' && iso.slice(19, 23) === '.000' ? '' : iso.slice(16, 19);
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)}${seconds}Z`;
+}
+
+/** What a step sets, in words: `rollout 25 %`, `enabled, rollout 100 %`. */
+export function describeStepSet(set: ScheduleStep['set']): string {
+  const parts: string[] = [];
+  if (set.enabled !== undefined) parts.push(set.enabled ? 'enabled' : 'disabled');
+  if (set.rolloutPct !== undefined) parts.push(`rollout ${set.rolloutPct} %`);
+  return parts.join(', ');
+}
+
+function describeSchedule(item: Extract<ChangeItem, { type: 'schedule_changed' }>): string {
+  if (item.next === null) return `schedule: ${steps(item.removed)} removed, none left`;
+  const counts = [item.added > 0 ? `${steps(item.added)} added` : '', item.removed > 0 ? `${steps(item.removed)} removed` : ''];
+  return `schedule: ${counts.filter(Boolean).join(', ')}; next ${shortTime(item.next.at)} → ${describeStepSet(item.next.set)}`;
 }
 
 function describe(item: ChangeItem): string {
@@ -62,6 +85,8 @@ function describe(item: ChangeItem): string {
     }
     case 'rules_reordered':
       return 'rules reordered';
+    case 'schedule_changed':
+      return describeSchedule(item);
     case 'killed':
       return `killed by ${item.killedBy}${item.reason ? ` (${item.reason})` : ''}`;
     case 'unkilled':

@@ -9,6 +9,7 @@ import type {
   Prerequisite,
   ProjectFile,
   Rule,
+  ScheduleStep,
   SegmentFile,
   Variant,
 } from '@flagops/core';
@@ -58,6 +59,13 @@ function normalizeRule(value: Loose<Rule>): Rule {
   return rule;
 }
 
+function normalizeStep(value: ScheduleStep): ScheduleStep {
+  const set: ScheduleStep['set'] = {};
+  if (value.set.enabled !== undefined) set.enabled = value.set.enabled;
+  if (value.set.rolloutPct !== undefined) set.rolloutPct = value.set.rolloutPct;
+  return { at: value.at, set };
+}
+
 export function normalizeConfig(value: Loose<EnvironmentConfig>): EnvironmentConfig {
   const config: EnvironmentConfig = {
     enabled: value.enabled!,
@@ -70,6 +78,8 @@ export function normalizeConfig(value: Loose<EnvironmentConfig>): EnvironmentCon
   // Left out when there are none, so configs without them read (and are written) as before.
   if (value.variants != null && value.variants.length > 0) config.variants = value.variants.map(normalizeVariant);
   if (value.prerequisites != null && value.prerequisites.length > 0) config.prerequisites = value.prerequisites.map(normalizePrerequisite);
+  // An empty schedule is no schedule: the key is left out, so files without one read and write as before.
+  if (value.schedule && value.schedule.length > 0) config.schedule = value.schedule.map(normalizeStep);
   return config;
 }
 

@@ -1,4 +1,4 @@
-import { type Actor, AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '@flagops/core';
+import { ACTOR_TYPES, type Actor, AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '@flagops/core';
 
 /**
  * Commit messages as docs/architecture.md "Commits and trailers" fixes them: a one-line summary, a blank line,
@@ -41,8 +41,6 @@ export interface ParsedMessage {
   body: string;
   trailers: GitTrailer[];
 }
-
-const ACTOR_TYPES: readonly Actor['type'][] = ['admin', 'agent', 'session', 'git'];
 
 function oneLine(value: string): string {
   return value.replace(/\s*[\r\n]+\s*/g, ' ').trim();

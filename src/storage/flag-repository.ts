@@ -38,6 +38,21 @@ export interface UpdateResult<T> {
   state: RepositoryState;
 }
 
+/** One change of a series: runs on the state the changes before it left; null (or no file change) makes no commit. */
+export type SeriesChange<T> = (current: RepositoryState, tip: string | null) => Change<T> | null | Promise<Change<T> | null>;
+
+/** What became of one change of a series. */
+export type SeriesOutcome<T> = { committed: true; commit: string; result: T } | { committed: false; error?: unknown };
+
+export interface SeriesResult<T> {
+  /** `main` after the series: its last commit, or the unchanged head when none was made. */
+  commit: string | null;
+  parent: string | null;
+  /** One per change, in order. */
+  outcomes: SeriesOutcome<T>[];
+  state: RepositoryState;
+}
+
 export interface MainMoved {
   from: string | null;
   to: string;
@@ -206,6 +221,63 @@ export class FlagRepository {
     if (options.waitForLock) return this.serialized(() => this.tryUpdate(fn, Number.POSITIVE_INFINITY));
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     return this.serializedUntil(deadline, () => this.tryUpdate(fn, deadline));
+  }
+
+  /**
+   * Commits each change as its own commit, each on the one before, and moves `main` once, to the last: one
+   * write of all their objects, one compare-and-swap (one push in remote mode) instead of one per commit. A
+   * change that throws (or would add an issue) is left out and the next runs on the state before it. When
+   * `main` moved meanwhile, the whole series runs again on the new head, so each change must be safe to re-run
+   * and must check on the state it is given that it is still to be made. Waits for the lock like `update`.
+   */
+  updateSeries<T>(changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    return this.serializedUntil(deadline, () => this.trySeries(changes, deadline));
+  }
+
+  private async trySeries<T>(changes: readonly SeriesChange<T>[], lockDeadline: number): Promise<SeriesResult<T>> {
+    const attempts = this.options.maxAttempts ?? 10;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const head = await this.head();
+      this.observe(head, 'external');
+      let tip = head;
+      let loaded = await this.loader.load(head);
+      const outcomes: SeriesOutcome<T>[] = [];
+      let lastAction: CommitMeta['action'] | undefined;
+      const batch = this.objects.batch();
+      try {
+        for (const next of changes) {
+          try {
+            const change = await next(loaded.state, tip);
+            const commit = change && (await this.commitChange(batch, tip, loaded, change));
+            if (!change || !commit) {
+              outcomes.push({ committed: false });
+              continue;
+            }
+            outcomes.push({ committed: true, commit: commit.oid, result: change.result });
+            tip = commit.oid;
+            loaded = commit.next;
+            lastAction = change.meta.action;
+          } catch (error) {
+            outcomes.push({ committed: false, error });
+          }
+        }
+        if (tip === head || lastAction === undefined) return { commit: head, parent: head, outcomes, state: loaded.state };
+        await batch.done();
+        await this.options.beforeRefUpdate?.();
+        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, tip!, head));
+        if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction))) {
+          this.loader.remember(loaded);
+          this.observe(tip, 'local');
+          return { commit: tip, parent: head, outcomes, state: loaded.state };
+        }
+      } finally {
+        await batch.settled();
+      }
+      this.logger.debug('main moved during a series of updates; running it again on the new head', { attempt, expected: head });
+    }
+    throw new WriteConflictError(`main kept moving; the changes were not applied after ${attempts} attempts`);
   }
 
   /**

@@ -43,6 +43,8 @@
  *   open option) runs between the two, for tests that simulate the crash.
  * - Returns `{ commit, parent, committed, result, state }`: `state` is the new commit's.
  * - Listeners of `onMainMoved` hear our own commits synchronously, before `update` resolves.
+ * - `updateSeries([fn, ...])`: one commit per function, each on the one before, and `main` moved once to the
+ *   last (the scheduler applies a thousand due steps this way); a function that throws is left out.
  *
  * Watching — `watch()` follows `refs/heads/main` and `packed-refs` (chokidar, debounced) and announces
  * moves made outside as `origin: 'external'`; each move is announced once, in order (`from` is the
@@ -69,6 +71,9 @@ export {
   FlagRepository,
   type MainMoved,
   type OpenOptions,
+  type SeriesChange,
+  type SeriesOutcome,
+  type SeriesResult,
   type UpdateOptions,
   type UpdateResult,
 } from './flag-repository.js';

@@ -1,5 +1,6 @@
 import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type KillsFile, type ProjectFile, type SegmentFile } from '@flagops/core';
 import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
+import { jsonEqual } from '../repository/json-equal.js';
 import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
 import type { Slot } from '../repository/project-checks.js';
 import { isTreeMode, type TreeEntry } from './git-objects.js';
@@ -148,6 +149,25 @@ export class ProjectFolders {
     if (dir(before) === dir(after)) return false;
     const name = `${key}${YAML}`;
     return (await this.oidIn(dir(before), name)) !== (await this.oidIn(dir(after), name));
+  }
+
+  /**
+   * Whether a flag's config in one environment serves differently: its file differs in more than `version`
+   * and `schedule`, which the snapshot does not carry (a schedule written or cancelled, or a step skipped,
+   * changes nothing an application evaluates). A file that is invalid on either side counts as different.
+   */
+  async servedConfigDiffers(before: ProjectFolder, after: ProjectFolder, key: string, envIndex: number): Promise<boolean> {
+    if (!(await this.fileDiffers(before, after, key, envIndex))) return false;
+    const [old, now] = await Promise.all([before, after].map((folder) => this.configSlot(folder, key, envIndex)));
+    if (old?.value === undefined || now?.value === undefined) return true;
+    const { version: _v1, schedule: _s1, ...oldServed } = old.value;
+    const { version: _v2, schedule: _s2, ...nowServed } = now.value;
+    return !jsonEqual(oldServed as never, nowServed as never);
+  }
+
+  private async configSlot(folder: ProjectFolder, key: string, envIndex: number): Promise<Slot<EnvironmentConfig> | undefined> {
+    const oid = await this.oidIn(folder.envDirs[envIndex], `${key}${YAML}`);
+    return oid === undefined ? undefined : this.slot<EnvironmentConfig>(layout.configFile(folder.slug, ENVIRONMENTS[envIndex], key), oid);
   }
 
   private async read(oid: string, slug: string): Promise<ProjectFolder> {

@@ -138,7 +138,8 @@ export class ServedStates {
       // Valid again: served from its files now, no longer from history.
       if ((await this.flagValidity(parent, before, key)) !== 'valid') return ALL;
       if (await this.folders.fileDiffers(before, after, key, 'flag')) return ALL;
-      for (let i = 0; i < ENVIRONMENTS.length; i++) if (await this.folders.fileDiffers(before, after, key, i)) changed.add(ENVIRONMENTS[i]);
+      for (let i = 0; i < ENVIRONMENTS.length; i++)
+        if (await this.folders.servedConfigDiffers(before, after, key, i)) changed.add(ENVIRONMENTS[i]);
     }
     return changed;
   }

@@ -1,4 +1,14 @@
-import type { AttributeCondition, Condition, EnvironmentName, FlagKind, JsonValue, Prerequisite, Serve, Variant } from '@flagops/core';
+import type {
+  AttributeCondition,
+  Condition,
+  EnvironmentName,
+  FlagKind,
+  JsonValue,
+  Prerequisite,
+  ScheduleStep,
+  Serve,
+  Variant,
+} from '@flagops/core';
 
 /** The request bodies the schemas in schemas/api/ accept, typed for the control plane. */
 export interface ProjectCreateBody {
@@ -38,6 +48,8 @@ export interface ConfigUpdateBody {
   variants?: Variant[] | null;
   /** null or [] removes them. */
   prerequisites?: Prerequisite[] | null;
+  /** Replaces the schedule; [] cancels every step. */
+  schedule?: ScheduleStep[];
   clearKill?: boolean;
   expectedVersion?: number;
 }
@@ -66,6 +78,21 @@ export interface SegmentPutBody {
   expectedVersion?: number;
 }
 
+/** A progressive rollout to write as a schedule (src/schedule/rollout-plan.ts). */
+export interface RolloutPlanBody {
+  startPct: number;
+  stepPct: number;
+  /** `30s`, `15m`, `1h`, `2d`. */
+  every: string;
+  maxPct?: number;
+  startAt?: string;
+  expectedVersion?: number;
+}
+
+export interface TriggerCreateBody {
+  name?: string;
+}
+
 export interface ApiBodies {
   'project-create': ProjectCreateBody;
   'flag-create': FlagCreateBody;
@@ -75,4 +102,6 @@ export interface ApiBodies {
   kill: KillBody;
   'key-create': KeyCreateBody;
   'segment-put': SegmentPutBody;
+  'rollout-plan': RolloutPlanBody;
+  'trigger-create': TriggerCreateBody;
 }

@@ -14,6 +14,8 @@ export const API_SCHEMAS = [
   'kill',
   'key-create',
   'segment-put',
+  'rollout-plan',
+  'trigger-create',
 ] as const;
 export type ApiSchemaName = (typeof API_SCHEMAS)[number];
 

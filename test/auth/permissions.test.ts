@@ -24,6 +24,7 @@ const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolea
   ['promote', 'staging', [true, true, true, false]],
   ['promote', 'prod', [true, true, false, false]],
   ['keys.manage', undefined, [true, false, false, false]],
+  ['triggers.manage', undefined, [true, true, false, false]],
   ['webhooks.manage', undefined, [true, true, false, false]],
   ['audit.read', undefined, [true, true, true, false]],
   ['stats.read', undefined, [true, true, true, false]],

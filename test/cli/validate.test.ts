@@ -63,6 +63,19 @@ describe('flagops validate', () => {
       );
     });
 
+    it('for a schedule whose steps are out of order, at the later step', async () => {
+      const result = await validateBroken((dir) => {
+        const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');
+        const schedule =
+          'schedule:\n  - at: 2026-11-25T09:00:00Z\n    set: { rolloutPct: 50 }\n  - at: 2026-11-24T09:00:00Z\n    set: { rolloutPct: 25 }\n';
+        writeFileSync(path, readFileSync(path, 'utf8') + schedule);
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(
+        /checkout-v2\.yaml:\d+:9: \/schedule\/1\/at: must be later than the step before it \(\/schedule\/0\/at\): steps are strictly ascending\n/,
+      );
+    });
+
     it('for a flag missing an environment', async () => {
       const result = await validateBroken((dir) => unlinkSync(join(dir, 'projects/shop/environments/staging/max-cart-items.yaml')));
       expect(result.code).toBe(1);

@@ -31,6 +31,8 @@ describe('PUT /flags/:id/environments/:env/config', () => {
       version: 2,
       rules: [],
       killed: false,
+      schedule: [],
+      nextStep: null,
     });
     expect(res.body.environments.dev).toEqual(flag.environments.dev);
     expect(commitCount(svc.gitdir())).toBe(before + 1);

@@ -22,7 +22,17 @@ describe('flags', () => {
         description: 'new checkout',
       });
       expect(res.status).toBe(201);
-      const config = { enabled: false, rolloutPct: 0, valueOn: true, valueOff: false, version: 1, rules: [], killed: false };
+      const config = {
+        enabled: false,
+        rolloutPct: 0,
+        valueOn: true,
+        valueOff: false,
+        version: 1,
+        rules: [],
+        killed: false,
+        schedule: [],
+        nextStep: null,
+      };
       expect(res.body).toEqual({
         id: expect.stringMatching(/^flg_/),
         key: 'checkout-v2',

@@ -21,6 +21,7 @@ import path from 'node:path';
 import { generateKey } from '../../src/auth/key-format.js';
 import type { Config } from '../../src/config/config.js';
 import { createLogger, type Logger, type LogLevel, silentLogger } from '../../src/log/logger.js';
+import type { Clock } from '../../src/schedule/clock.js';
 import { type Service, startService } from '../../src/service.js';
 
 export interface TestOrg {
@@ -46,6 +47,8 @@ export interface TestServiceOptions {
   logger?: Logger;
   /** FLAGOPS_TRUST_PROXY. Default 0. */
   trustProxy?: number;
+  /** What time it is for the scheduler and the control plane (default: the wall clock). */
+  clock?: Clock;
   /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN. Default: on, no token. */
   metrics?: Config['metrics'];
 }
@@ -92,7 +95,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
 
   let service: Service;
   try {
-    service = await startService(config, logger);
+    service = await startService(config, logger, { clock: options.clock });
   } catch (err) {
     await rm(dataDir, { recursive: true, force: true });
     throw err;
@@ -110,7 +113,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     gitdir: (org = first.name) => service.repos.gitdirOf(org),
     async restart() {
       await handle.service.stop();
-      handle.service = await startService(config, logger);
+      handle.service = await startService(config, logger, { clock: options.clock });
       handle.controlUrl = handle.service.controlUrl;
       handle.evalUrl = handle.service.evalUrl;
     },

@@ -24,6 +24,7 @@ describe('the flagops MCP server over stdio', () => {
           'kill_flag',
           'list_flags',
           'promote_flag',
+          'schedule_rollout',
           'set_rollout',
           'update_flag_config',
           'set_variants',

@@ -35,6 +35,42 @@ describe('the difference between two states, in words', () => {
     expect(text).toBe('shop/checkout-v2 prod: killed by deploy-bot (error rate); rolloutPct 10 → 50; rule beta-users added');
   });
 
+  it('says how a schedule changed and what its next step does', () => {
+    const schedule = (...steps: string[]) => `schedule:\n${steps.join('')}`;
+    const step = (at: string, set: string) => `  - at: ${at}\n    set: { ${set} }\n`;
+    const three = schedule(
+      step('2026-11-24T09:00:00Z', 'rolloutPct: 25'),
+      step('2026-11-25T09:00:00Z', 'rolloutPct: 50'),
+      step('2026-11-27T09:00:30Z', 'enabled: true, rolloutPct: 100'),
+    );
+    expect(diff((f) => (f[PROD] = BASE_CONFIG + three))).toBe(
+      'shop/checkout-v2 prod: schedule: 3 steps added; next 2026-11-24 09:00Z → rollout 25 %',
+    );
+    const before = (f: Record<string, string>) => (f[PROD] = BASE_CONFIG + three);
+    const applied =
+      BASE_CONFIG.replace('rolloutPct: 10', 'rolloutPct: 25') +
+      schedule(step('2026-11-25T09:00:00Z', 'rolloutPct: 50'), step('2026-11-27T09:00:30Z', 'enabled: true, rolloutPct: 100'));
+    expect(
+      formatChanges(
+        diffStates(
+          repo(before),
+          repo((f) => (f[PROD] = applied)),
+        ),
+      ),
+    ).toBe('shop/checkout-v2 prod: rolloutPct 10 → 25; schedule: 1 step removed; next 2026-11-25 09:00Z → rollout 50 %');
+    expect(formatChanges(diffStates(repo(before), repo()))).toBe('shop/checkout-v2 prod: schedule: 3 steps removed, none left');
+    const last = BASE_CONFIG + schedule(step('2026-11-27T09:00:30Z', 'enabled: true, rolloutPct: 100'));
+    const moved = BASE_CONFIG + schedule(step('2026-11-28T09:00:30Z', 'enabled: false'));
+    expect(
+      formatChanges(
+        diffStates(
+          repo((f) => (f[PROD] = last)),
+          repo((f) => (f[PROD] = moved)),
+        ),
+      ),
+    ).toBe('shop/checkout-v2 prod: schedule: 1 step added, 1 step removed; next 2026-11-28 09:00:30Z → disabled');
+  });
+
   it('says enabled and disabled', () => {
     expect(diff((f) => (f[PROD] = BASE_CONFIG.replace('enabled: true', 'enabled: false')))).toBe('shop/checkout-v2 prod: disabled');
   });

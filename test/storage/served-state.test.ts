@@ -144,6 +144,24 @@ describe('what a commit serves while invalid files are on main', () => {
   });
 });
 
+describe('snapshot versions and schedules', () => {
+  it('moves an environment’s version only when what it serves changes, not for a schedule or a version alone', async () => {
+    const step = 'schedule:\n  - at: 2026-11-24T09:00:00Z\n    set:\n      rolloutPct: 25\n';
+    const { gitdir, oids } = await history([
+      seed(),
+      { [layout.configFile('shop', 'prod', 'a')]: config(0, 2) + step },
+      { [layout.configFile('shop', 'prod', 'a')]: config(0, 3) },
+      { [layout.configFile('shop', 'prod', 'a')]: config(25, 4) },
+    ]);
+    const repo = await cold(gitdir);
+    const versionAt = async (oid: string) =>
+      (await snapshotVersions(repo, oid, [versionKey('shop', 'prod')])).get(versionKey('shop', 'prod'));
+    expect(await versionAt(oids[1])).toBe(1);
+    expect(await versionAt(oids[2])).toBe(1);
+    expect(await versionAt(oids[3])).toBe(4);
+  });
+});
+
 describe('what serving learned of history, kept on disk (flagops-cache/served-history.txt)', () => {
   async function scenario() {
     const changes: Files[] = [seed(), { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG }];

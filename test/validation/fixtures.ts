@@ -1,3 +1,5 @@
+import { InvalidInputError } from '../../src/errors/kinds.js';
+
 /** Small valid documents that tests change one field at a time. */
 export function condition(op: string, value: unknown, attribute = 'country') {
   return { attribute, op, value };
@@ -17,4 +19,15 @@ export function rules(count: number) {
 
 export function conditions(count: number) {
   return Array.from({ length: count }, (_, i) => condition('eq', `v${i}`, `a${i}`));
+}
+
+/** The InvalidInputError `run` throws (a refused body, plan or file), for assertions on its message and field. */
+export function refusal(run: () => unknown): InvalidInputError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof InvalidInputError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
 }

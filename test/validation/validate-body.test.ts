@@ -1,18 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
 import { validateBody } from '../../src/validation/index.js';
-import { condition, rule, rules } from './fixtures.js';
-
-/** The InvalidInputError validateBody throws, for assertions on its message and field. */
-function refusal(run: () => unknown): InvalidInputError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof InvalidInputError) return err;
-    throw err;
-  }
-  throw new Error('expected the body to be refused');
-}
+import { condition, refusal, rule, rules } from './fixtures.js';
 
 describe('validating a request body', () => {
   it('returns a valid body unchanged', () => {

@@ -150,6 +150,8 @@ export interface EnvironmentConfig {
   variants?: Variant[];
   /** Absent when the config has none. */
   prerequisites?: Prerequisite[];
+  /** Changes the service makes when each step falls due, oldest first; absent when there are none. */
+  schedule?: ScheduleStep[];
 }
 
 /** projects/<slug>/segments/<key>.yaml: a reusable audience of a project's flags. */
@@ -161,6 +163,18 @@ export interface SegmentFile {
   userIds: string[];
   /** Attribute conditions only: a segment does not refer to other segments. */
   conditions: AttributeCondition[];
+}
+
+/** The fields a scheduled step may set. */
+export const SCHEDULE_FIELDS = ['enabled', 'rolloutPct'] as const;
+
+/** At most this many steps in one environment's schedule. */
+export const MAX_SCHEDULE_STEPS = 50;
+
+/** One step of a schedule: at `at` (ISO-8601 UTC), the service sets these fields in one commit. */
+export interface ScheduleStep {
+  at: string;
+  set: { enabled?: boolean; rolloutPct?: number };
 }
 
 /** One entry of projects/<slug>/environments/<env>/kills.yaml */
@@ -242,9 +256,15 @@ export interface Snapshot {
   segments?: Record<string, SnapshotSegment>;
 }
 
+/**
+ * Who can make a change. `scheduler`: the service applying a scheduled step; `trigger`: a kill made through a
+ * trigger's URL (an alerting system).
+ */
+export const ACTOR_TYPES = ['admin', 'agent', 'session', 'git', 'scheduler', 'trigger'] as const;
+
 /** Who made a change; becomes the commit author and the audit entry's actor. */
 export interface Actor {
-  type: 'admin' | 'agent' | 'session' | 'git';
+  type: (typeof ACTOR_TYPES)[number];
   /** Display name: the key's name, the person's name, or the git author. */
   name: string;
   /** Non-secret key prefix, for key actions. */
@@ -267,6 +287,8 @@ export const AUDIT_ACTIONS = [
   'segment_delete',
   'import',
   'change',
+  'scheduled_change',
+  'scheduled_change_skipped',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -8,7 +8,9 @@ import { environment, flagKey } from './inputs.js';
 function actorText(actor: AuditEntry['actor']): string {
   const parts: string[] = [actor.type];
   if (actor.keyPrefix) parts.push(actor.keyPrefix);
-  if (actor.name && actor.name !== actor.keyPrefix) parts.push(actor.keyPrefix ? `(${actor.name})` : actor.name);
+  // The scheduler's name is its type: "by scheduler", not "by scheduler scheduler".
+  if (actor.name && actor.name !== actor.keyPrefix && actor.name !== actor.type)
+    parts.push(actor.keyPrefix ? `(${actor.name})` : actor.name);
   return parts.join(' ');
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConfigUpdate, EnvironmentState } from '../api-types.js';
+import type { ConfigUpdate, EnvironmentState, RolloutPlan } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolError, toolSuccess } from './define-tool.js';
 import { environmentLine } from './flag-text.js';
@@ -109,5 +109,49 @@ export const promoteFlag = defineTool({
         forbidden: `Promoting into ${toEnv} needs a human: someone with an admin key or a dashboard session must promote ${key} from ${fromEnv} to ${toEnv}. Do not retry with this key; ask a human.`,
       });
     }
+  },
+});
+
+export const scheduleRollout = defineTool({
+  name: 'schedule_rollout',
+  title: 'Schedule a progressive rollout',
+  description: [
+    'Writes a progressive rollout of a flag in one environment as a schedule: startPct now (the flag is enabled at startPct at once), then stepPct more every `every` until maxPct (default 100).',
+    '"5 % now, then +20 % every hour to 100 %" is { startPct: 5, stepPct: 20, every: "1h" }: 5 now, then 25, 45, 65, 85, 100.',
+    'The service applies each later step when it falls due, one commit each (audit action scheduled_change, actor scheduler); a step due while the flag is killed there is skipped.',
+    'The plan replaces any schedule the environment had; at most 50 steps. Give startAt (a future UTC time) to start later instead of now.',
+    'Pass expectedVersion (from get_flag) to guard against concurrent edits.',
+  ].join(' '),
+  input: {
+    key: flagKey,
+    env: environment,
+    startPct: rolloutPct.describe('The first percentage, set now (or at startAt), 0 to 100.'),
+    stepPct: z.number().gt(0).max(100).describe('Added at each step, above 0.'),
+    every: z
+      .string()
+      .regex(/^[1-9][0-9]{0,6}(s|m|h|d)$/)
+      .describe('Time between steps: a number and a unit, e.g. "30s", "15m", "1h", "2d".'),
+    maxPct: rolloutPct.optional().describe('The last percentage (default 100).'),
+    startAt: z
+      .string()
+      .optional()
+      .describe('When to start, an ISO-8601 UTC time in the future such as "2026-11-24T09:00:00Z"; default now.'),
+    expectedVersion: expectedVersion.optional(),
+  },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  async run({ key, env, ...plan }, { scope }) {
+    const flag = await scope.flag(key);
+    const after = await scope.api.rolloutPlan(flag.id, env, plan as RolloutPlan);
+    const state = after.environments[env];
+    const steps = (state.schedule ?? []).map(
+      (step) => `  ${step.at}: rollout ${step.set.rolloutPct}%${step.set.enabled ? ', enabled' : ''}`,
+    );
+    const summary = [
+      `Scheduled a progressive rollout of ${key} in ${env}: ${steps.length} step${steps.length === 1 ? '' : 's'} to come.`,
+      environmentLine(env, state),
+      ...steps,
+      ...configNotes(env, state),
+    ];
+    return toolSuccess(summary.join('\n'), { flag: after });
   },
 });

@@ -16,7 +16,17 @@ export function environmentLine(env: EnvironmentName, state: EnvironmentState): 
     `valueOff ${show(state.valueOff)}`,
     `version ${state.version}`,
   ].join(', ');
-  if (!state.killed) return `${env}: ${config}`;
+  const steps = state.schedule ?? [];
+  const next = steps[0];
+  const scheduled = next
+    ? `; next scheduled step ${next.at}: ${[
+        next.set.enabled === undefined ? '' : next.set.enabled ? 'enable' : 'disable',
+        next.set.rolloutPct === undefined ? '' : `rollout ${next.set.rolloutPct}%`,
+      ]
+        .filter(Boolean)
+        .join(', ')}${steps.length > 1 ? ` (${steps.length - 1} more after it)` : ''}`
+    : '';
+  if (!state.killed) return `${env}: ${config}${scheduled}`;
   const since = [
     state.killedAt && `since ${state.killedAt}`,
     state.killedBy && `by ${state.killedBy}`,
@@ -24,7 +34,7 @@ export function environmentLine(env: EnvironmentName, state: EnvironmentState): 
   ]
     .filter(Boolean)
     .join(', ');
-  return `${env}: KILLED (serves valueOff ${show(state.valueOff)} to everyone${since ? `; ${since}` : ''}) — config underneath: ${config}`;
+  return `${env}: KILLED (serves valueOff ${show(state.valueOff)} to everyone${since ? `; ${since}` : ''}) — config underneath: ${config}${scheduled}`;
 }
 
 export function flagHeadline(flag: FlagResponse): string {

@@ -14,7 +14,18 @@ const beta: Rule = {
 const ios: Rule = { id: 'ios', serve: 'off', conditions: [] };
 
 function config(over: Partial<EnvironmentConfigView>): EnvironmentConfigView {
-  return { enabled: false, rolloutPct: 0, valueOn: true, valueOff: false, version: 4, rules: [], killed: false, ...over };
+  return {
+    enabled: false,
+    rolloutPct: 0,
+    valueOn: true,
+    valueOff: false,
+    version: 4,
+    rules: [],
+    killed: false,
+    schedule: [],
+    nextStep: null,
+    ...over,
+  };
 }
 
 describe('the promotion preview', () => {

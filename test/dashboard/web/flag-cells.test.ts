@@ -10,6 +10,8 @@ const config = (over: Partial<EnvironmentConfigView> = {}): EnvironmentConfigVie
   version: 1,
   rules: [],
   killed: false,
+  schedule: [],
+  nextStep: null,
   ...over,
 });
 const flag = (key: string, over: Partial<FlagView> = {}, prod: Partial<EnvironmentConfigView> = {}): FlagView => ({

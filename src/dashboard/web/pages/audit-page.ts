@@ -18,12 +18,15 @@ function select(name: string, label: string, options: Array<[string, string]>, v
 
 function actorText(actor: AuditEntry['actor']): string {
   const who = actor.name ?? actor.keyPrefix ?? 'unknown';
+  if (actor.type === 'scheduler') return 'the scheduler (a scheduled step)';
   const how =
     actor.type === 'session'
       ? 'dashboard'
       : actor.type === 'git'
         ? 'git push'
-        : `${actor.type} key${actor.keyPrefix ? ` ${actor.keyPrefix}` : ''}`;
+        : actor.type === 'trigger'
+          ? 'trigger'
+          : `${actor.type} key${actor.keyPrefix ? ` ${actor.keyPrefix}` : ''}`;
   return `${who} (${how})`;
 }
 

@@ -4,6 +4,7 @@ import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
 import { startPolling } from '../poller.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
+import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
 import { type TargetingPanel, targetingPanel } from '../targeting/targeting-panel.js';
 import type { FlagView } from '../types.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
@@ -94,6 +95,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   let flag: FlagView | undefined;
   let editor: EnvEditor | undefined;
   let targeting: TargetingPanel | undefined;
+  let schedule: SchedulePanel | undefined;
   let promote: (HTMLElement & { refresh(): void }) | undefined;
   let drawn = '';
 
@@ -122,6 +124,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     drawTop(fresh);
     editor?.update(fresh);
     targeting?.update(fresh);
+    schedule?.update(fresh);
     // The preview is a table: redrawn only when the flag changed, so it can be read while polling goes on.
     if (!same) promote?.refresh();
   }
@@ -135,10 +138,12 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
           editor = envEditor(ctx, fresh, env, changed);
           targeting = targetingPanel(ctx, fresh, env, changed);
           promote = promotePanel(ctx, () => flag!, env, changed);
+          schedule = schedulePanel(ctx.api, fresh, env, changed);
           replace(
             body,
             editor.element,
             targeting.element,
+            schedule.element,
             promote,
             statsPanel(ctx, flagId, env),
             h(

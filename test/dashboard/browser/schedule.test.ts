@@ -1,0 +1,97 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { httpClient, type Json } from '../../helpers/http-client.js';
+import { startTestService, type TestService } from '../../helpers/start-test-service.js';
+import { addUser } from '../helpers/dashboard-session.js';
+
+/** The schedule panel of a flag's page in a real browser: a progressive rollout planned, looked at, cancelled. */
+describe('the schedule editor in Chromium', () => {
+  let svc: TestService;
+  let browser: Browser;
+  let page: Page;
+  let flagId: string;
+  const leaks: string[] = [];
+  const admin = () => httpClient(svc.controlUrl, svc.admin);
+  const prodNow = async (): Promise<Json> => (await admin().get(`/api/v1/flags/${flagId}`)).body.environments.prod;
+
+  beforeAll(async () => {
+    await buildPage();
+    svc = await startTestService();
+    await addUser(svc, 'alice', 'Alice Martin');
+    const project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+    flagId = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2' })).body.id;
+    browser = await launchChromium();
+    page = await (await loopbackContext(browser, leaks)).newPage();
+    await page.goto(svc.controlUrl);
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill('alice-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('header.topbar').waitFor();
+    await page.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(flagId)}/prod`);
+    await page.getByRole('heading', { name: 'Schedule in prod' }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it('says there is nothing scheduled, then plans "5 % now, then +20 % every hour" and draws its timeline', async () => {
+    const panel = page.getByTestId('schedule-prod');
+    await expect.poll(() => panel.getByTestId('schedule-timeline').textContent()).toContain('No scheduled changes in prod.');
+    const plan = panel.getByTestId('rollout-plan');
+    await plan.getByLabel('Start at %').fill('5');
+    await plan.getByLabel('Step %').fill('20');
+    await plan.getByLabel('Every').selectOption('1h');
+    await plan.getByRole('button', { name: 'Schedule rollout' }).click();
+    const steps = panel.locator('.timeline-step');
+    await expect.poll(() => steps.count()).toBe(5);
+    expect(await steps.locator('.timeline-sets').allTextContents()).toEqual([
+      'rollout 25 %',
+      'rollout 45 %',
+      'rollout 65 %',
+      'rollout 85 %',
+      'rollout 100 %',
+    ]);
+    expect(await panel.locator('.timeline-step.next .timeline-relative').textContent()).toMatch(/^in (59 min|1 h)$/);
+    expect(await prodNow()).toMatchObject({ enabled: true, rolloutPct: 5, nextStep: { set: { rolloutPct: 25 } } });
+  });
+
+  it('adds one step at a chosen time, kept in time order', async () => {
+    const add = page.getByTestId('schedule-add');
+    const soon = new Date(Date.now() + 30 * 60_000);
+    const two = (n: number) => String(n).padStart(2, '0');
+    const local = `${soon.getFullYear()}-${two(soon.getMonth() + 1)}-${two(soon.getDate())}T${two(soon.getHours())}:${two(soon.getMinutes())}:00`;
+    await add.getByLabel('At (local time)').fill(local);
+    await add.getByLabel('Step rollout %').fill('15');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    const steps = page.getByTestId('schedule-prod').locator('.timeline-step');
+    await expect.poll(() => steps.count()).toBe(6);
+    expect(await steps.first().locator('.timeline-sets').textContent()).toBe('rollout 15 %');
+    expect((await prodNow()).schedule[0].set).toEqual({ rolloutPct: 15 });
+  });
+
+  it('refuses a step in the past with the server’s message, changing nothing', async () => {
+    const add = page.getByTestId('schedule-add');
+    await add.getByLabel('At (local time)').fill('2020-01-01T09:00:00');
+    await add.getByLabel('Step rollout %').fill('50');
+    await add.getByRole('button', { name: 'Add step' }).click();
+    await expect.poll(() => page.getByTestId('schedule-prod').getByRole('alert').textContent()).toContain('must be in the future');
+    expect((await prodNow()).schedule).toHaveLength(6);
+  });
+
+  it('cancels the remaining steps after a second click', async () => {
+    const cancel = page.getByTestId('schedule-cancel');
+    await cancel.click();
+    expect(await cancel.textContent()).toBe('Click again to cancel every step');
+    expect((await prodNow()).schedule).toHaveLength(6);
+    await cancel.click();
+    await expect.poll(() => page.getByTestId('schedule-timeline').textContent()).toContain('No scheduled changes in prod.');
+    expect(await prodNow()).toMatchObject({ schedule: [], nextStep: null, rolloutPct: 5 });
+  });
+
+  it('loaded nothing from anywhere but the service', () => {
+    expect(leaks).toEqual([]);
+  });
+});
