@@ -5,7 +5,7 @@ import { defineTool, toolSuccess } from './define-tool.js';
 import { environment, flagKey } from './inputs.js';
 
 /** "agent svc_agt_3kq9x2ab (deploy-bot)": the audit trail identifies a key's action by its prefix. */
-function actorText(actor: AuditEntry['actor']): string {
+function actorText(actor: Pick<AuditEntry['actor'], 'type' | 'keyPrefix' | 'name'>): string {
   const parts: string[] = [actor.type];
   if (actor.keyPrefix) parts.push(actor.keyPrefix);
   // The scheduler's name is its type: "by scheduler", not "by scheduler scheduler".
@@ -22,7 +22,9 @@ export function auditEntryLine(entry: AuditEntry): string {
   if (entry.fromEnvironment && entry.environment) what.push(`${entry.fromEnvironment} → ${entry.environment}`);
   else if (entry.environment) what.push(`in ${entry.environment}`);
   const reason = entry.reason ? ` — reason: ${entry.reason}` : '';
-  return `${entry.at} ${what.join(' ')} by ${actorText(entry.actor)}${reason} [commit ${entry.id.slice(0, 12)}]`;
+  // A pushed commit's author is what the pusher claimed; the credential that pushed it is what the service saw.
+  const pushed = entry.pushedBy ? `, pushed by ${actorText(entry.pushedBy)}` : '';
+  return `${entry.at} ${what.join(' ')} by ${actorText(entry.actor)}${pushed}${reason} [commit ${entry.id.slice(0, 12)}]`;
 }
 
 export const getAuditLog = defineTool({
