@@ -1,4 +1,4 @@
-// Scheduled steps and triggers, through the whole service (issue 14 benchmark):
+// Scheduled steps and triggers, through the whole service:
 // 1. 1,000 flags whose prod schedules have a step due at the same second: time from that second until the
 //    evaluation server serves every step, and a check that each step is one commit, applied once.
 // 2. A trigger's URL called over HTTP (an Alertmanager payload) → the evaluation API answers `killed`.
