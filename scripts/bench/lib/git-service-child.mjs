@@ -14,7 +14,7 @@ import { benchActor, projectWithFlags } from './seed.mjs';
 
 const flags = Number(process.env.BENCH_GIT_FLAGS ?? 10_000);
 const commits = Number(process.env.BENCH_GIT_COMMITS ?? 100);
-const adminKey = 'svc_adm_benchbenchbench000001';
+const adminKey = 'svc_adm_benchbenchbenchbench00000001';
 const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-git-'));
 const config = {
   dataDir,
