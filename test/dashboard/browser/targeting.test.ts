@@ -89,7 +89,7 @@ describe('variants, prerequisites and segments in the dashboard (Chromium)', () 
     await page.getByLabel('User ids (at most 10,000)').fill('ana\nbo\nchen');
     await page.getByLabel('Conditions (JSON; all must hold)').fill('[{ "attribute": "plan", "op": "eq", "value": "beta" }]');
     await page.getByRole('button', { name: 'Save segment' }).click();
-    await expect.poll(() => page.locator('.save-status').textContent()).toBe('Saved.');
+    await expect.poll(() => page.locator('.save-status').textContent(), { timeout: 10_000 }).toBe('Saved.');
     const saved = (await api.get(`/api/v1/projects/${project.id}/segments/beta-testers`)).body;
     expect(saved).toMatchObject({
       userIds: ['ana', 'bo', 'chen'],
@@ -102,8 +102,8 @@ describe('variants, prerequisites and segments in the dashboard (Chromium)', () 
     });
     await page.goto(`${svc.controlUrl}/#/projects/${project.id}/segments`);
     const row = page.locator('tr[data-segment="beta-testers"]');
-    await expect.poll(() => row.locator('.used-by').textContent()).toBe('checkout-v2');
+    await expect.poll(() => row.locator('.used-by').textContent(), { timeout: 10_000 }).toBe('checkout-v2');
     expect(await row.textContent()).toContain('3 user ids, 1 condition');
     expect(leaks).toEqual([]);
-  });
+  }, 60_000); // three page loads and two saves in Chromium: slow when the whole suite shares two cores
 });
