@@ -221,6 +221,21 @@ async function startOnLockedDirectory(
     evalPort.serve(evalApp, evalFastPath(evalDeps));
   }
   const servers: RunningServer[] = [controlPort.running, evalPort.running];
+  /** Ends every part in order, on a failed start and on stop alike; `closeServers` runs once nothing new starts. */
+  const closeParts = async (closeServers: () => Promise<unknown>) => {
+    streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
+    replication.close();
+    remote?.close();
+    await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
+    await closeServers();
+    await dashboard.close();
+    holder.close();
+    await gitRunner.close();
+    await webhooks.close();
+    await audit.closeAll();
+    await counter.close();
+    await repos.closeAll();
+  };
   try {
     if (remote) {
       await repos.get(remote.org);
@@ -238,18 +253,7 @@ async function startOnLockedDirectory(
     }
     lock.verify();
   } catch (err) {
-    // startService closes the ports and releases the lock.
-    await Promise.all(schedulers.map((s) => s.stop()));
-    streams.close();
-    replication.close();
-    remote?.close();
-    await dashboard.close();
-    holder.close();
-    await gitRunner.close();
-    await webhooks.close();
-    await audit.closeAll();
-    await counter.close();
-    await repos.closeAll();
+    await closeParts(async () => {}); // startService closes the ports and releases the lock
     throw err;
   }
   ready = true;
@@ -265,18 +269,7 @@ async function startOnLockedDirectory(
     holder,
     stop: () => {
       stopping ??= (async () => {
-        streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
-        replication.close();
-        remote?.close();
-        await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
-        await Promise.all(servers.map((s) => s.close()));
-        await dashboard.close();
-        holder.close();
-        await gitRunner.close();
-        await webhooks.close();
-        await audit.closeAll();
-        await counter.close();
-        await repos.closeAll();
+        await closeParts(() => Promise.all(servers.map((s) => s.close())));
         lock.release();
         logger.info('flagops stopped');
       })();
