@@ -1,5 +1,6 @@
 import { type Document, parseDocument, visit } from 'yaml';
 import type { ValidationIssue } from '../validation/issue.js';
+import { nonFinitePointers } from '../validation/json-value.js';
 import type { DocumentSchemaName } from '../validation/schema-files.js';
 import { validateDocument } from '../validation/validate-document.js';
 import { readSimpleYaml } from './fast-yaml.js';
@@ -28,17 +29,6 @@ const LAYOUT_HINT =
 
 // YAML can say .inf and .nan; JSON, and so the API and the snapshot, cannot.
 const NON_FINITE_HINT = /\.(?:inf|nan)\b/i;
-
-function nonFiniteIssues(value: unknown, pointer: string, file: string, out: ValidationIssue[]): void {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) out.push({ file, path: pointer, message: 'must be a finite number (JSON has no .inf or .nan)' });
-  } else if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) nonFiniteIssues(value[i], `${pointer}/${i}`, file, out);
-  } else if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value))
-      nonFiniteIssues(item, `${pointer}/${key.replaceAll('~', '~0').replaceAll('/', '~1')}`, file, out);
-  }
-}
 
 /** Adds line and column where the path can be found in the YAML, and orders the issues as the file reads. */
 function withPositions(issues: ValidationIssue[], doc: Document, positions: SourcePositions): ValidationIssue[] {
@@ -117,7 +107,9 @@ function parseLayoutFile(path: string, text: string): ParseResult {
     value = {};
   }
   const issues = validateDocument(SCHEMA_OF[where.kind], value, path);
-  if (NON_FINITE_HINT.test(text)) nonFiniteIssues(value, '', path, issues);
+  if (NON_FINITE_HINT.test(text))
+    for (const pointer of nonFinitePointers(value))
+      issues.push({ file: path, path: pointer, message: 'must be a finite number (JSON has no .inf or .nan)' });
   if (issues.length > 0) return { issues: withPositions(issues, doc ?? parseDocument(text, { prettyErrors: false }), positions) };
   switch (where.kind) {
     case 'project':
