@@ -1,0 +1,121 @@
+/**
+ * The README's five-minute tour, run as a newcomer runs it: its shell blocks, word for word, against the built
+ * service (`node dist/main.js`, what `npm start` runs) in an empty directory. Only the ports change (the tour's
+ * 4000 and 4001 may be taken on a test machine). The application block runs in the background as the "third
+ * terminal". What the tour promises in its comments is what is asserted: the kill made from the MCP client is
+ * served to the SDK, is in the audit trail under the agent, and the other answers are the ones shown.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, waitHealthy } from '../service/service-process.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** The fenced `sh` blocks of the README section headed `heading`, in order. */
+function shellBlocks(readme: string, heading: string): string[] {
+  const start = readme.indexOf(`## ${heading}`);
+  const end = readme.indexOf('\n## ', start + 3);
+  const section = readme.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+function run(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.stderr.on('data', (chunk) => (out += chunk));
+    child.once('close', (code) => resolve({ code, out }));
+  });
+}
+
+async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('the README tour', () => {
+  let dir: string;
+  let service: ChildProcess;
+  let env: Record<string, string>;
+  let blocks: string[];
+  const ports = { control: 0, evaluation: 0 };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-tour-'));
+    // The directory a newcomer works in is the checkout: the built service, its scripts and its packages.
+    for (const name of ['package.json', 'dist', 'node_modules', 'scripts', 'schemas', 'packages'])
+      await symlink(path.join(ROOT, name), path.join(dir, name));
+    ports.control = await freePort();
+    ports.evaluation = await freePort();
+    env = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'Erin Engineer',
+      GIT_AUTHOR_EMAIL: 'erin@example.com',
+      GIT_COMMITTER_NAME: 'Erin Engineer',
+      GIT_COMMITTER_EMAIL: 'erin@example.com',
+      npm_config_update_notifier: 'false',
+    };
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const onOurPorts = (text: string) =>
+      text.replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`).replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
+    blocks = shellBlocks(readme, 'A five-minute tour').map(onOurPorts);
+    const start = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
+    service = spawn('bash', ['-c', `exec ${start}`], {
+      cwd: dir,
+      env: { ...env, FLAGOPS_CONTROL_PORT: String(ports.control), FLAGOPS_EVAL_PORT: String(ports.evaluation) },
+      stdio: 'ignore',
+    });
+    await waitHealthy(`http://127.0.0.1:${ports.control}/healthz`, service);
+  });
+
+  afterAll(async () => {
+    if (service && service.exitCode === null) {
+      const exited = new Promise((resolve) => service.once('exit', resolve));
+      service.kill('SIGTERM');
+      await exited;
+    }
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('has the four blocks this test runs: the tour, the agent set-up, the application, the agent at work', () => {
+    expect(blocks).toHaveLength(4);
+  });
+
+  it('kills a flag from an MCP client: the SDK serves the off value, the audit trail names the agent', async () => {
+    const [tour, agentSetUp, application, agentAtWork] = blocks;
+    // The terminals share the variables the tour sets; the application's terminal is told the SDK key.
+    const secondTerminal = `set -euo pipefail\n${tour}\n${agentSetUp}\ndeclare -p SDK FLAG API ADMIN auth FLAGOPS_URL FLAGOPS_PROJECT FLAGOPS_AGENT_KEY > tour-vars.sh\n`;
+    const first = await run(secondTerminal, dir, env);
+    expect(first.code, first.out).toBe(0);
+    expect(first.out).toContain('{"checkout-v2":{"value":true,"reason":"rule_match","variation":"on","ruleId":"beta"}}');
+    expect(first.out).toContain('{"checkout-v2":{"value":false,"reason":"killed","variation":"off"}}');
+    expect(first.out).toContain('"actor":{"type":"git","name":"Erin Engineer"}');
+    expect(first.out).toMatch(/^kill_flag: /m);
+
+    const app = spawn('bash', ['-c', `source tour-vars.sh\n${application}`], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let printed = '';
+    app.stdout.on('data', (chunk) => (printed += chunk));
+    app.stderr.on('data', (chunk) => (printed += chunk));
+    try {
+      await until('the application prints the flag on', async () => printed.includes("reason: 'rule_match'"));
+
+      const second = await run(`source tour-vars.sh\n${agentAtWork}`, dir, env);
+      await until('the application prints the off value', async () => printed.includes("reason: 'killed'"), 5_000);
+      expect(printed).toMatch(/\{ value: false, reason: 'killed', variation: 'off' \}/);
+      expect(second.out).toMatch(/kill checkout-v2 in prod by agent svc_agt_\S+ \(ops-bot\) — reason: error rate above 5%/);
+      expect(second.out).toContain('{"checkout-v2":{"value":false,"reason":"killed","variation":"off"}}');
+      expect(second.out).toMatch(/forbidden: an agent key may not promote configs into prod/);
+    } finally {
+      app.kill('SIGTERM');
+    }
+  }, 120_000);
+});
