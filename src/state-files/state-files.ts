@@ -62,3 +62,48 @@ export async function readJsonStateFile(file: string, hint = ''): Promise<unknow
 export async function writeJsonStateFile(file: string, content: unknown): Promise<void> {
   await writeFileAtomic(file, `${JSON.stringify(content, null, 2)}\n`, 0o600);
 }
+
+/** How long a writer waits for another process's lock on a state file before giving up. */
+const LOCK_WAIT_MS = 10_000;
+
+/**
+ * Runs `change` holding `<file>.lock`, so that two processes writing one state file (the service and a
+ * `flagops` command beside it) read, change and write it one after the other, and neither overwrites what
+ * the other just wrote. The lock file holds the holder's pid; one left behind by a process that died is
+ * removed.
+ */
+export async function withStateFileLock<T>(file: string, change: () => Promise<T>): Promise<T> {
+  const lock = `${file}.lock`;
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      const handle = await open(lock, 'wx', 0o600);
+      await handle.writeFile(String(process.pid));
+      await handle.close();
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
+    if (Number.isInteger(holder) && !isRunning(holder)) {
+      await rm(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`${path.basename(file)} stayed locked by process ${holder} for ${LOCK_WAIT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 15));
+  }
+  try {
+    return await change();
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

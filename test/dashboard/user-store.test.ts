@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { UserStore } from '../../src/dashboard/users/user-store.js';
@@ -78,11 +79,31 @@ describe('the user store (state/users.json)', () => {
     expect((await cli.list('acme')).map((u) => u.username)).toEqual(['alice', 'bob']);
   });
 
+  it('loses no user when the service and flagops user add write at the same moment', async () => {
+    const dir = await dataDir();
+    const server = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const cli = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const names = Array.from({ length: 8 }, (_, i) => `user-${i}`);
+    await Promise.all(
+      names.map((username, i) => (i % 2 ? server : cli).create('acme', { username, name: username, password: `${username}-password` })),
+    );
+    expect((await server.list('acme')).map((u) => u.username).sort()).toEqual(names);
+  });
+
+  it('takes over the lock of a flagops user add that died holding it', async () => {
+    const dir = await dataDir();
+    const users = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    await writeFile(path.join(dir, 'state', 'users.json.lock'), String(dead));
+    await users.create('acme', alice);
+    expect((await users.list('acme')).map((u) => u.username)).toEqual(['alice']);
+    await expect(readFile(path.join(dir, 'state', 'users.json.lock'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('refuses to start on a damaged file rather than losing its users', async () => {
     const dir = await dataDir();
     const users = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
     await users.create('acme', alice);
-    const { writeFile } = await import('node:fs/promises');
     await writeFile(path.join(dir, 'state', 'users.json'), '{"version":1,"users":[{"id":"x"}]}');
     await expect(UserStore.open({ dataDir: dir })).rejects.toThrow(/users\[0\]/);
   });

@@ -3,7 +3,7 @@ import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { isOrgName } from '../../auth/key-format.js';
 import { ConflictError, NotFoundError } from '../../errors/kinds.js';
-import { readJsonStateFile, writeJsonStateFile } from '../../state-files/state-files.js';
+import { readJsonStateFile, withStateFileLock, writeJsonStateFile } from '../../state-files/state-files.js';
 import { DEFAULT_COST, hashPassword, isPasswordHash, type ScryptCost, verifyPassword } from './password-hash.js';
 import { checkNewUser, isUsername, usernameKey } from './user-routes.js';
 
@@ -90,7 +90,7 @@ export interface UserStoreOptions {
 /**
  * Dashboard users in `<dataDir>/state/users.json`. The file may also be written by `flagops user add` while
  * the service runs, so every operation that reads users by name first re-reads the file when it changed on
- * disk; writes are serialized in this process and land atomically.
+ * disk; writes are serialized in this process, hold the file's lock against other processes, and land atomically.
  */
 export class UserStore {
   private content: UserFileContent = { version: 1, users: [] };
@@ -187,15 +187,16 @@ export class UserStore {
   }
 
   private mutate<T>(change: (next: UserFileContent) => T): Promise<T> {
-    const run = async (): Promise<T> => {
-      await this.refresh();
-      const next = structuredClone(this.content);
-      const result = change(next);
-      await writeUserFile(this.file, next);
-      this.content = next;
-      this.stamp = await stampOf(this.file);
-      return result;
-    };
+    const run = (): Promise<T> =>
+      withStateFileLock(this.file, async () => {
+        await this.refresh();
+        const next = structuredClone(this.content);
+        const result = change(next);
+        await writeUserFile(this.file, next);
+        this.content = next;
+        this.stamp = await stampOf(this.file);
+        return result;
+      });
     const result = this.writes.then(run, run);
     this.writes = result.catch(() => undefined);
     return result;
