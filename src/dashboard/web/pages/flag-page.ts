@@ -6,6 +6,7 @@ import { hrefOf, type Page, type PageContext } from '../route.js';
 import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
 import { type TargetingPanel, targetingPanel } from '../targeting/targeting-panel.js';
 import type { FlagView } from '../types.js';
+import { learnKeyNames } from '../ui/actor-names.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
@@ -129,6 +130,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   const stop = ctx.live.follow(async () => {
     try {
       const fresh = await ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flagId)}`);
+      await learnKeyNames(ctx.api, [fresh]);
       if (!flag) {
         flag = fresh;
         editor = envEditor(ctx, fresh, env, changed);

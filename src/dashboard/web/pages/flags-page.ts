@@ -4,6 +4,7 @@ import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView, Project } from '../types.js';
+import { learnKeyNames } from '../ui/actor-names.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
 
@@ -104,6 +105,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
   const stop = ctx.live.follow(async () => {
     try {
       flags = (await ctx.api.get<{ flags: FlagView[] }>(`/api/v1/projects/${encodeURIComponent(projectId)}/flags`)).flags;
+      await learnKeyNames(ctx.api, flags);
       if (failed) render(true);
       failed = false;
       render();

@@ -40,7 +40,12 @@ function operatorSelect(label: string, op: ConditionOp): HTMLSelectElement {
   return select;
 }
 
-function chipsEditor(label: string, members: JsonValue[], events: ConditionEvents, condition: Condition): HTMLElement {
+/** The condition as edited so far: every edit starts from it, so typing the value after the attribute keeps both. */
+interface Current {
+  condition: Condition;
+}
+
+function chipsEditor(label: string, members: JsonValue[], events: ConditionEvents, now: Current): HTMLElement {
   const input = h('input', {
     class: 'chip-input',
     'aria-label': `${label} values`,
@@ -49,14 +54,14 @@ function chipsEditor(label: string, members: JsonValue[], events: ConditionEvent
   });
   const commit = () => {
     if (input.value.trim() === '') return;
-    events.replaced({ ...condition, value: addChips(members, input.value) });
+    events.replaced({ ...now.condition, value: addChips(members, input.value) });
   };
   input.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' || event.key === ',') {
       event.preventDefault();
       commit();
     } else if (event.key === 'Backspace' && input.value === '' && members.length > 0) {
-      events.replaced({ ...condition, value: members.slice(0, -1) });
+      events.replaced({ ...now.condition, value: members.slice(0, -1) });
     }
   });
   input.addEventListener('change', commit);
@@ -74,7 +79,7 @@ function chipsEditor(label: string, members: JsonValue[], events: ConditionEvent
             type: 'button',
             class: 'chip-remove',
             'aria-label': `Remove ${String(member)}`,
-            onclick: () => events.replaced({ ...condition, value: members.filter((_, k) => k !== i) }),
+            onclick: () => events.replaced({ ...now.condition, value: members.filter((_, k) => k !== i) }),
           },
           '×',
         ),
@@ -84,8 +89,9 @@ function chipsEditor(label: string, members: JsonValue[], events: ConditionEvent
   );
 }
 
-function valueEditor(label: string, condition: Condition, segments: readonly string[], events: ConditionEvents): HTMLElement {
-  const set = (value: JsonValue) => events.edited({ ...condition, value });
+function valueEditor(label: string, now: Current, segments: readonly string[], events: ConditionEvents): HTMLElement {
+  const condition = now.condition;
+  const set = (value: JsonValue) => events.edited({ ...now.condition, value });
   const text = (attrs: Record<string, string>, toValue: (s: string) => JsonValue) => {
     const value = condition.value;
     const input = h('input', {
@@ -99,7 +105,7 @@ function valueEditor(label: string, condition: Condition, segments: readonly str
   };
   switch (operatorChoice(condition.op).editor) {
     case 'list':
-      return chipsEditor(label, Array.isArray(condition.value) ? condition.value : [], events, condition);
+      return chipsEditor(label, Array.isArray(condition.value) ? condition.value : [], events, now);
     case 'number':
       return text({ inputmode: 'decimal', class: 'mono narrow', placeholder: '18' }, numberOrText);
     case 'version':
@@ -131,8 +137,9 @@ function valueEditor(label: string, condition: Condition, segments: readonly str
       kind.value = type;
       kind.addEventListener('change', () => {
         const next = kind.value as ScalarType;
-        const seed = next === 'boolean' ? 'true' : typeof condition.value === 'boolean' ? '' : String(condition.value ?? '');
-        events.replaced({ ...condition, value: scalarOf(next, seed) });
+        const was = now.condition.value;
+        const seed = next === 'boolean' ? 'true' : typeof was === 'boolean' ? '' : String(was ?? '');
+        events.replaced({ ...now.condition, value: scalarOf(next, seed) });
       });
       const input =
         type === 'boolean'
@@ -161,8 +168,17 @@ export function conditionRow(
   events: ConditionEvents,
 ): HTMLElement {
   const label = nameOf(rule, index);
+  const now: Current = { condition };
+  const tracked: ConditionEvents = {
+    edited: (next) => {
+      now.condition = next;
+      events.edited(next);
+    },
+    replaced: events.replaced,
+    remove: events.remove,
+  };
   const op = operatorSelect(label, condition.op);
-  op.addEventListener('change', () => events.replaced(withOperator(condition, op.value as ConditionOp)));
+  op.addEventListener('change', () => events.replaced(withOperator(now.condition, op.value as ConditionOp)));
   let attribute: HTMLElement;
   if (isSegmentOp(condition.op)) attribute = h('span', { class: 'attribute-none muted' }, 'the user');
   else {
@@ -174,7 +190,7 @@ export function conditionRow(
       'data-focus': `${label} attribute`,
       list: 'attribute-suggestions',
     });
-    input.addEventListener('input', () => events.edited({ ...condition, attribute: input.value }));
+    input.addEventListener('input', () => tracked.edited({ ...now.condition, attribute: input.value }));
     attribute = input;
   }
   return h(
@@ -185,7 +201,7 @@ export function conditionRow(
       { class: 'condition-controls' },
       attribute,
       op,
-      valueEditor(label, condition, segments, events),
+      valueEditor(label, now, segments, tracked),
       h(
         'button',
         {

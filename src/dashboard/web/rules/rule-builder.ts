@@ -120,7 +120,8 @@ export function ruleBuilder(onChange: (rules: Rule[]) => void): RuleBuilder {
       rules = moveRule(rules, i, to);
       changed(true, focus);
     };
-    const conditions = rule.conditions ?? [];
+    rule.conditions ??= [];
+    const conditions = rule.conditions;
     const card = h(
       'li',
       { class: 'rule-card', 'data-rule': i, 'aria-label': name },

@@ -57,7 +57,7 @@ function valueField(kind: FlagKind, name: string): HTMLInputElement | HTMLSelect
  */
 export function configForm(kind: FlagKind, onInput: () => void): ConfigForm {
   const enabled = h('input', { type: 'checkbox', name: 'enabled' });
-  const rollout = h('input', { name: 'rolloutPct', class: 'rollout-input mono', inputmode: 'decimal', size: 6 });
+  const rollout = h('input', { name: 'rolloutPct', class: 'rollout-input mono', inputmode: 'decimal', size: 6, 'aria-label': 'Rollout %' });
   const slider = h('input', { type: 'range', min: 0, max: 100, step: 1, 'aria-label': 'Rollout slider' });
   const valueOn = valueField(kind, 'valueOn');
   const valueOff = valueField(kind, 'valueOff');
