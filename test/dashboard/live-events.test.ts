@@ -18,8 +18,11 @@ async function openEvents(url: string, cookie: string) {
     const decoder = new TextDecoder();
     let buffer = '';
     try {
-      for await (const chunk of res.body) {
-        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      const reader = res.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
         let end = buffer.indexOf('\n\n');
         while (end >= 0) {
           const block = buffer.slice(0, end);
