@@ -1,10 +1,11 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { artifactPath, buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { artifactPath, buildPage, launchChromium } from '../../helpers/browser.js';
 import { type HttpClient, httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
+import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** Controls people operate; each must have a name in the accessibility tree (what a screen reader says). */
 const CONTROL_ROLES = new Set([
@@ -77,12 +78,7 @@ describe('the flag page and the audit log in Chromium', () => {
     sdkKey = (await api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
     await addUser(svc, 'alice', 'Alice Martin');
     browser = await launchChromium();
-    page = await (await loopbackContext(browser, leaks)).newPage();
-    await page.goto(svc.controlUrl);
-    await page.getByLabel('Username').fill('alice');
-    await page.getByLabel('Password').fill('alice-password-1');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('header.topbar').waitFor();
+    page = await signedInPage(browser, svc, 'alice', leaks);
   }, 60_000);
 
   afterAll(async () => {
