@@ -144,7 +144,7 @@ async function startOnLockedDirectory(
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger);
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
-  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard });
+  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard, repos, keys });
   const webhooks = await WebhookService.open({ dataDir: config.dataDir, audit, repos, logger: logger.child({ component: 'webhooks' }) });
 
   let ready = false;
@@ -224,6 +224,7 @@ async function startOnLockedDirectory(
   /** Ends every part in order, on a failed start and on stop alike; `closeServers` runs once nothing new starts. */
   const closeParts = async (closeServers: () => Promise<unknown>) => {
     streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
+    dashboard.live.close();
     replication.close();
     remote?.close();
     await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole

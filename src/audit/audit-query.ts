@@ -7,6 +7,8 @@ export interface AuditQuery {
   flagKey?: string;
   environment?: EnvironmentName;
   action?: AuditAction;
+  /** Who acted: a person's or key's name, or a key prefix (exact, ignoring case). */
+  actor?: string;
   /** 1 to 500. */
   limit: number;
   /** `nextCursor` of the previous page; opaque. */
@@ -40,8 +42,14 @@ export function matchesQuery(entry: AuditEntry, query: AuditQuery): boolean {
     (query.projectSlug === undefined || entry.projectSlug === query.projectSlug) &&
     (query.flagKey === undefined || entry.flagKey === query.flagKey) &&
     (query.environment === undefined || entry.environment === query.environment) &&
-    (query.action === undefined || entry.action === query.action)
+    (query.action === undefined || entry.action === query.action) &&
+    (query.actor === undefined || actorMatches(entry.actor, query.actor))
   );
+}
+
+function actorMatches(actor: AuditEntry['actor'], wanted: string): boolean {
+  const needle = wanted.toLowerCase();
+  return actor.name?.toLowerCase() === needle || actor.keyPrefix?.toLowerCase() === needle;
 }
 
 /**

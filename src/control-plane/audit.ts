@@ -1,5 +1,6 @@
 import { AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { type AuditPage, type AuditQuery, MAX_LIMIT } from '../audit/audit-query.js';
+import { entryChanges } from '../audit/entry-changes.js';
 import { InvalidInputError } from '../errors/kinds.js';
 import { integerQuery, optionalQuery, route } from './route-table.js';
 import { flagById, projectById } from './state-lookup.js';
@@ -15,6 +16,16 @@ function auditRequest(query: Query): AuditRequest {
   const environment = optionalQuery(query, 'environment');
   const action = optionalQuery(query, 'action');
   const cursor = optionalQuery(query, 'cursor');
+  const actor = optionalQuery(query, 'actor');
+  const include = optionalQuery(query, 'include');
+  if (include !== undefined) {
+    if (include !== 'changes') throw new InvalidInputError('include: the only value is changes', 'include');
+    request.includeChanges = true;
+  }
+  if (actor !== undefined) {
+    if (actor.length > 200) throw new InvalidInputError('actor: at most 200 characters', 'actor');
+    request.actor = actor;
+  }
   if (projectId !== undefined) request.projectId = projectId;
   if (flagId !== undefined) request.flagId = flagId;
   if (environment !== undefined) {
@@ -45,6 +56,10 @@ export interface AuditRequest {
   flagId?: string;
   environment?: EnvironmentName;
   action?: AuditAction;
+  /** A name or key prefix: only that actor's entries. */
+  actor?: string;
+  /** Each entry also carries `changes`: what its commit changed there, in the words of `flagops diff`. */
+  includeChanges?: boolean;
   limit: number;
   cursor?: string;
 }
@@ -68,7 +83,16 @@ export async function readAudit(ws: Workspace, request: AuditRequest): Promise<A
   }
   if (request.environment !== undefined) query.environment = request.environment;
   if (request.action !== undefined) query.action = request.action;
+  if (request.actor !== undefined) query.actor = request.actor;
   if (request.cursor !== undefined) query.cursor = request.cursor;
   const index = await ws.deps.audit.get(ws.org);
-  return index.query(query);
+  const page = await index.query(query);
+  if (!request.includeChanges) return page;
+  const entries = await Promise.all(
+    page.entries.map(async (entry) => {
+      const changes = await entryChanges(ws.repo, entry);
+      return changes === undefined ? entry : { ...entry, changes };
+    }),
+  );
+  return { ...page, entries };
 }

@@ -17,6 +17,8 @@ export interface DraftIssue {
 export interface DraftResult {
   /** The rules as the config update would send them; null while the rules have issues. */
   rules: unknown[] | null;
+  /** The rules as read from the text, with or without issues (the rule builder shows them); null when the text is not a YAML list. */
+  parsedRules: unknown[] | null;
   issues: DraftIssue[];
 }
 
@@ -83,7 +85,8 @@ export function checkConfigDraft(input: unknown): DraftResult {
     issues.push({ field: pointerToField(pointer), message: issue.message, ...at });
   }
   const rulesOk = parsed?.value !== undefined && !issues.some((i) => i.field === 'rules' || i.field.startsWith('rules['));
-  return { rules: rulesOk ? (body.rules as unknown[]) : null, issues };
+  const parsedRules = Array.isArray(parsed?.value) ? (parsed.value as unknown[]) : null;
+  return { rules: rulesOk ? (body.rules as unknown[]) : null, parsedRules, issues };
 }
 
 /**

@@ -1,8 +1,12 @@
 import type { AuthGuard } from '../auth/auth-guard.js';
+import type { KeyService } from '../auth/key-service.js';
 import type { ControlAppExtension } from '../control-plane/control-app.js';
 import type { PrincipalResolver } from '../control-plane/workspace.js';
 import type { Logger } from '../log/logger.js';
+import type { RepositoryRegistry } from '../storage/index.js';
 import { validateConfigRoute } from './config-draft.js';
+import { keyNamesRoute } from './key-names.js';
+import { LiveEvents } from './live-events.js';
 import { AssetFiles, registerPageRoutes } from './page-routes.js';
 import { registerSessionRoutes, sessionResolver } from './sessions/session-routes.js';
 import { SessionStore } from './sessions/session-store.js';
@@ -15,6 +19,12 @@ export interface DashboardOptions {
   /** Throttles, logs and counts failed sign-ins, sharing each address's budget with failed API keys. */
   guard: AuthGuard;
   logger: Logger;
+  /** The organisations' repositories: their moves of main are announced to open pages. */
+  repos: Pick<RepositoryRegistry, 'get'>;
+  /** The organisations' keys, whose names the page shows beside their prefixes. */
+  keys: Pick<KeyService, 'listKeys'>;
+  /** Open live-update streams at most (default 500). */
+  maxLiveStreams?: number;
   /** The built page (default dist/dashboard-web). */
   assetsDir?: string;
   idleMs?: number;
@@ -30,6 +40,8 @@ export interface Dashboard {
   extension: ControlAppExtension;
   users: UserStore;
   sessions: SessionStore;
+  /** The open pages' live-update streams: ended first at stop, so the servers can close at once. */
+  live: LiveEvents;
   close(): Promise<void>;
 }
 
@@ -45,17 +57,29 @@ export async function createDashboard(options: DashboardOptions): Promise<Dashbo
     now,
   });
   const assets = new AssetFiles(options.assetsDir);
+  const live = new LiveEvents({
+    sessions,
+    users,
+    repository: (org) => options.repos.get(org),
+    logger: options.logger,
+    ...(options.maxLiveStreams === undefined ? {} : { maxStreams: options.maxLiveStreams }),
+  });
   return {
     resolver: sessionResolver({ sessions, users }),
     extension: {
-      routes: [...userRoutes({ users, sessions }), validateConfigRoute],
+      routes: [...userRoutes({ users, sessions }), validateConfigRoute, keyNamesRoute(options.keys)],
       register(router) {
         registerSessionRoutes(router, { sessions, users, guard: options.guard });
+        live.register(router);
         registerPageRoutes(router, assets);
       },
     },
     users,
     sessions,
-    close: () => sessions.close(),
+    live,
+    close: async () => {
+      live.close();
+      await sessions.close();
+    },
   };
 }

@@ -53,7 +53,8 @@ function describeSchedule(item: Extract<ChangeItem, { type: 'schedule_changed' }
   return `schedule: ${counts.filter(Boolean).join(', ')}; next ${shortTime(item.next.at)} → ${describeStepSet(item.next.set)}`;
 }
 
-function describe(item: ChangeItem): string {
+/** One change in words, as `flagops diff` prints it: `rolloutPct 10 → 50`, `rule beta-users added`. */
+export function describeChange(item: ChangeItem): string {
   switch (item.type) {
     case 'project_added':
       return 'project added';
@@ -115,7 +116,7 @@ function describe(item: ChangeItem): string {
 /** `shop/checkout-v2 prod: rolloutPct 10 → 50; rule beta-users added; killed by deploy-bot` */
 export function formatFlagChange(change: FlagChange): string {
   const subject = `${change.project}${change.flag === null ? '' : `/${change.flag}`}${change.environment === null ? '' : ` ${change.environment}`}`;
-  return `${subject}: ${change.changes.map(describe).join('; ')}`;
+  return `${subject}: ${change.changes.map(describeChange).join('; ')}`;
 }
 
 /** One line per change; a single line saying so when there is none. */

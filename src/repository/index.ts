@@ -1,6 +1,6 @@
 export { assembleState, type RepositoryEntry } from './assemble-state.js';
 export { type ChangeItem, type ConfigField, diffStates, type FlagChange, type MetaField, type RuleField } from './diff-states.js';
-export { formatChanges, formatFlagChange } from './format-changes.js';
+export { describeChange, formatChanges, formatFlagChange } from './format-changes.js';
 export { deriveFlagId, deriveProjectId } from './ids.js';
 export { jsonEqual } from './json-equal.js';
 export { classifyPath, KILLS_FILE_NAME, layout, type RepositoryPath } from './layout.js';

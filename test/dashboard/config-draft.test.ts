@@ -35,11 +35,14 @@ describe("checking a config draft (the editor's live validation)", () => {
     expect(result.issues).toEqual([
       { field: 'rules[1].conditions[0].value', message: 'must be a number for op "gt"', line: 11, column: 14 },
     ]);
+    // As read, issues and all, so the rule builder can show the rows the messages point at.
+    expect((result.parsedRules as Array<{ conditions: unknown[] }>)[1].conditions).toEqual([{ attribute: 'age', op: 'gt', value: '18' }]);
   });
 
   it('reports YAML syntax errors with their line', () => {
     const result = checkConfigDraft({ kind: 'boolean', rulesYaml: '- serve: on\n  conditions: [\n' });
     expect(result.rules).toBeNull();
+    expect(result.parsedRules).toBeNull();
     expect(result.issues[0]).toMatchObject({
       field: 'rules',
       message: expect.stringMatching(/^YAML syntax error/),
@@ -48,7 +51,7 @@ describe("checking a config draft (the editor's live validation)", () => {
   });
 
   it('reads an empty text as no rules', () => {
-    expect(checkConfigDraft({ kind: 'boolean', rulesYaml: '  # nothing yet\n' })).toEqual({ rules: [], issues: [] });
+    expect(checkConfigDraft({ kind: 'boolean', rulesYaml: '  # nothing yet\n' })).toEqual({ rules: [], parsedRules: [], issues: [] });
   });
 
   it('refuses .inf, which JSON cannot carry', () => {

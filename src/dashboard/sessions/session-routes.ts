@@ -26,7 +26,11 @@ export type SessionLookup = { kind: 'none' } | { kind: 'invalid'; token: string 
 /** What the request's cookie says: no cookie, a cookie that no longer signs anyone in, or a live session. */
 export function lookUpSession(ctx: Context, deps: SessionDeps): SessionLookup {
   const token = readSessionToken(ctx.get('cookie'));
-  if (token === null) return { kind: 'none' };
+  return token === null ? { kind: 'none' } : sessionOfToken(token, deps);
+}
+
+/** What a session token stands for now (a live event stream checks its token again at every heartbeat). */
+export function sessionOfToken(token: string, deps: SessionDeps): SessionLookup {
   const session = deps.sessions.resolve(token);
   // A removed user's sessions are revoked too; checking here also covers a user removed by hand from the file.
   const user = session && deps.users.byId(session.userId);

@@ -1,5 +1,6 @@
 import { createApi } from './api.js';
 import { h, replace } from './dom.js';
+import { connectLive, type Live } from './live.js';
 import { auditPage } from './pages/audit-page.js';
 import { flagByKeyPage, flagPage } from './pages/flag-page.js';
 import { flagsPage } from './pages/flags-page.js';
@@ -8,14 +9,17 @@ import { signInPage } from './pages/sign-in-page.js';
 import { hrefOf, type Page, type PageContext, parseHash, type View } from './route.js';
 import { segmentPage, segmentsPage } from './targeting/segments-page.js';
 import type { SessionInfo } from './types.js';
+import { loadKeyNames } from './ui/actor-names.js';
 import { invalidFilesBanner } from './ui/invalid-files-banner.js';
 
 /** The dashboard's entry point: find out whether we are signed in, then show the view the hash names. */
 const root = document.getElementById('app')!;
 let session: SessionInfo | null = null;
 let page: Page | null = null;
-/** Stops the invalid-files banner's polling. */
+/** Stops the invalid-files banner's live updates. */
 let stopBanner: (() => void) | null = null;
+/** The server's announcements while signed in. */
+let live: Live | null = null;
 
 const api = createApi({
   csrfToken: () => session?.csrfToken ?? null,
@@ -54,9 +58,9 @@ function pageFor(ctx: PageContext, view: View): Page {
 }
 
 function showView(): void {
-  if (!session) return;
+  if (!session || !live) return;
   page?.dispose?.();
-  const ctx: PageContext = { api, session, navigate: (view) => (location.hash = hrefOf(view)) };
+  const ctx: PageContext = { api, session, live, navigate: (view) => (location.hash = hrefOf(view)) };
   page = pageFor(ctx, parseHash(location.hash));
   document.title = `${page.title} · flagops`;
   const main = document.getElementById('view');
@@ -71,10 +75,13 @@ async function signOut(): Promise<void> {
   }
 }
 
-function showApp(signedIn: SessionInfo): void {
+async function showApp(signedIn: SessionInfo): Promise<void> {
   session = signedIn;
   stopBanner?.();
-  const invalidFiles = invalidFilesBanner(api);
+  live?.close();
+  live = connectLive();
+  await loadKeyNames(api);
+  const invalidFiles = invalidFilesBanner(api, live);
   stopBanner = invalidFiles.dispose;
   replace(
     root,
@@ -97,9 +104,14 @@ function showSignIn(notice?: string): void {
   page = null;
   stopBanner?.();
   stopBanner = null;
+  live?.close();
+  live = null;
   session = null;
   document.title = 'Sign in · flagops';
-  replace(root, signInPage(api, showApp, notice));
+  replace(
+    root,
+    signInPage(api, (signedIn) => void showApp(signedIn), notice),
+  );
 }
 
 /** Marks when the first screen can be used, for the browser's performance timeline (and the tests' 1 s budget). */

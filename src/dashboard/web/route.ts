@@ -1,5 +1,6 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import type { Api } from './api.js';
+import type { Live } from './live.js';
 import type { SessionInfo } from './types.js';
 
 export interface AuditFilters {
@@ -7,6 +8,8 @@ export interface AuditFilters {
   flagId?: string;
   environment?: string;
   action?: string;
+  /** A person's or key's name, or a key prefix. */
+  actor?: string;
 }
 
 /** The page's views; the URL hash names one, so reload and back work and links can be shared. */
@@ -20,7 +23,7 @@ export type View =
   | { name: 'audit'; filters: AuditFilters }
   | { name: 'not-found'; hash: string };
 
-const AUDIT_FILTERS = ['projectId', 'flagId', 'environment', 'action'] as const;
+const AUDIT_FILTERS = ['projectId', 'flagId', 'environment', 'action', 'actor'] as const;
 
 export function parseHash(hash: string): View {
   const [pathPart, queryPart = ''] = hash.replace(/^#/, '').split('?', 2);
@@ -77,10 +80,12 @@ export function hrefOf(view: View): string {
 export interface PageContext {
   api: Api;
   session: SessionInfo;
+  /** Announcements of changes made anywhere: `ctx.live.follow(refresh)` keeps a view current. */
+  live: Live;
   navigate(view: View): void;
 }
 
-/** A view on screen; `dispose` stops its polling when another view replaces it. */
+/** A view on screen; `dispose` stops its live updates when another view replaces it. */
 export interface Page {
   element: HTMLElement;
   /** Shown in the browser tab. */

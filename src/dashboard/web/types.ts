@@ -1,6 +1,6 @@
 /** The shapes the page reads from the control plane: the server's own types, imported for their types only. */
 
-export type { AuditEntry, EnvironmentName, FlagKind, JsonValue, Rule } from '@flagops/core';
+export type { AuditEntry, Condition, EnvironmentName, FlagKind, JsonValue, Rule } from '@flagops/core';
 export type { SegmentView } from '../../control-plane/segments.js';
 export type { EnvironmentConfigView, FlagView } from '../../control-plane/views.js';
 export type { InvalidFile } from '../../repository/held-units.js';

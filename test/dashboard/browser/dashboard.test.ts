@@ -87,8 +87,10 @@ describe('the dashboard in Chromium', () => {
     await alice.getByLabel('Enabled').check();
     await alice.locator('input[name="rolloutPct"]').fill('30');
     await alice.locator('[data-action="save"]').click();
-    await expect.poll(() => alice.locator('.save-status').textContent()).toBe('Saved.');
+    await expect.poll(() => alice.locator('.save-status').textContent()).toBe('Saved. Version 2 is served in prod.');
     expect((await flagNow()).environments.prod).toMatchObject({ enabled: true, rolloutPct: 30, version: 2 });
+    // Nothing changed since: nothing to save.
+    expect(await alice.locator('[data-action="save"]').isDisabled()).toBe(true);
     await expect.poll(() => alice.locator('.env-tab[data-env="prod"] .rollout').textContent()).toBe('30%');
   });
 
@@ -99,32 +101,47 @@ describe('the dashboard in Chromium', () => {
     await expect
       .poll(() => messages.allTextContents())
       .toEqual(['line 6, column 14: rules[0].conditions[0].value: must be a number for op "gt"']);
-    await alice.locator('[data-action="save"]').click();
-    await expect.poll(() => alice.locator('.save-status').textContent()).toBe('Fix the problems shown, then save.');
+    // The same message at the condition's row in the rule builder, and Save stays disabled while it stands.
+    await expect
+      .poll(() => alice.locator('.condition-row[data-rule="0"][data-condition="0"] .row-messages li').allTextContents())
+      .toEqual(['rules[0].conditions[0].value: must be a number for op "gt"']);
+    expect(await alice.locator('[data-action="save"]').isDisabled()).toBe(true);
+    expect(await alice.locator('.save-status').textContent()).toBe('Fix the problems shown to save.');
     expect((await flagNow()).environments.prod.rules).toEqual([]);
     await rules.fill('- id: adults\n  serve: on\n  conditions:\n    - attribute: age\n      op: gt\n      value: 18\n');
     await expect.poll(() => messages.count()).toBe(0);
+    // The text typed as YAML shows in the builder's rows too: one draft, two views.
+    await expect.poll(() => alice.getByLabel('Rule 1 condition 1 attribute').inputValue()).toBe('age');
+    expect(await alice.getByLabel('Rule 1 condition 1 operator').inputValue()).toBe('gt');
     await alice.locator('[data-action="save"]').click();
-    await expect.poll(() => alice.locator('.save-status').textContent()).toBe('Saved.');
+    await expect.poll(() => alice.locator('.save-status').textContent()).toBe('Saved. Version 3 is served in prod.');
     expect((await flagNow()).environments.prod.rules).toEqual([
       { id: 'adults', serve: 'on', conditions: [{ attribute: 'age', op: 'gt', value: 18 }] },
     ]);
   });
 
-  it('says clearly when the config changed meanwhile (409), and reloads on request', async () => {
+  it('says at once when the config changed meanwhile, and reapplies the edits on the new version', async () => {
     await alice.locator('input[name="rolloutPct"]').fill('45');
     const current = (await flagNow()).environments.prod.version;
-    expect((await admin().put(`/api/v1/flags/${flagId}/environments/prod/config`, { rolloutPct: 35 })).status).toBe(200);
-    await alice.locator('[data-action="save"]').click();
+    const staff = { id: 'staff', serve: 'on', conditions: [{ attribute: 'staff', op: 'eq', value: true }] };
+    const adults = (await flagNow()).environments.prod.rules[0];
+    expect((await admin().put(`/api/v1/flags/${flagId}/environments/prod/config`, { rolloutPct: 35, rules: [adults, staff] })).status).toBe(
+      200,
+    );
     const conflict = alice.locator('.conflict');
-    // the answer to the refused save, not the notice polling may show before it
-    await expect
-      .poll(() => conflict.textContent())
-      .toMatch(/^This config was changed meanwhile by someone else\. Your edits were not saved\./);
+    // Announced by the server: no save attempt is needed to find out.
+    await expect.poll(() => conflict.textContent()).toContain(`Changed meanwhile: prod is now at version ${current + 1}`);
     expect((await flagNow()).environments.prod).toMatchObject({ rolloutPct: 35, version: current + 1 });
-    await conflict.locator('[data-action="reload"]').click();
-    await expect.poll(() => alice.locator('input[name="rolloutPct"]').inputValue()).toBe('35');
+    await conflict.locator('[data-action="reapply"]').click();
+    // Alice's rollout on top of the other change, which is kept (the new rule).
+    await expect.poll(() => alice.locator('input[name="rolloutPct"]').inputValue()).toBe('45');
+    await expect.poll(() => alice.getByLabel('Rule 2 condition 1 attribute').inputValue()).toBe('staff');
     expect(await conflict.count()).toBe(0);
+    await alice.locator('[data-action="save"]').click();
+    await expect.poll(() => alice.locator('.save-status').textContent()).toBe(`Saved. Version ${current + 2} is served in prod.`);
+    expect((await flagNow()).environments.prod).toMatchObject({ rolloutPct: 45, rules: [{ id: 'adults' }, { id: 'staff' }] });
+    await admin().put(`/api/v1/flags/${flagId}/environments/prod/config`, { rolloutPct: 35, rules: [adults] });
+    await expect.poll(() => alice.locator('input[name="rolloutPct"]').inputValue()).toBe('35');
   });
 
   it('kills only after confirmation; another person sees the red marker within 2 s', async () => {
@@ -181,7 +198,7 @@ describe('the dashboard in Chromium', () => {
     await alice.goto(`${svc.controlUrl}/#/audit?projectId=${encodeURIComponent(projectId)}`);
     const killRow = alice.locator('tr.audit-row[data-action="kill"]');
     await killRow.first().waitFor();
-    expect(await killRow.first().locator('td.actor').textContent()).toBe('Alice Martin (dashboard)');
+    expect(await killRow.first().locator('td.actor').textContent()).toBe('Alice Martin · dashboard');
     expect(await killRow.first().textContent()).toContain('error rate above 5%');
     await alice.getByLabel('action').selectOption('kill');
     await expect.poll(() => alice.url()).toContain('action=kill');
@@ -196,9 +213,12 @@ describe('the dashboard in Chromium', () => {
     await alice.getByRole('heading', { name: 'Promote into staging' }).waitFor();
     await alice.getByLabel('Promote from').selectOption('prod');
     const preview = alice.locator('.promote table.diff tbody tr');
+    // Shown only when asked for.
+    expect(await preview.count()).toBe(0);
+    await alice.locator('[data-action="compare"]').click();
     await expect
       .poll(() => preview.allTextContents())
-      .toEqual(['enabledoffon', 'rolloutPct0%35%', 'rule adults (added)—serve on if age gt 18', 'version12']);
+      .toEqual(['Enabled · enabledoffon', 'Rollout % · rolloutPct0%35%', 'rule adults (added)—serve on if age gt 18', 'version12']);
     await alice.locator('[data-action="promote"]').click();
     await alice.getByRole('dialog').getByRole('button', { name: 'Promote to staging' }).click();
     await expect

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startPolling, type Visibility } from '../../../src/dashboard/web/poller.js';
+import { startRefreshing, type Visibility } from '../../../src/dashboard/web/poller.js';
 
 function fakeDocument() {
   const listeners = new Set<() => void>();
@@ -25,7 +25,7 @@ describe('polling while the page is visible', () => {
   it('runs at once, then every interval after each run ends', async () => {
     const { doc } = fakeDocument();
     const task = vi.fn(async () => undefined);
-    const stop = startPolling(task, 1000, doc);
+    const { stop } = startRefreshing(task, 1000, doc);
     expect(task).toHaveBeenCalledTimes(1);
     await vi.advanceTimersByTimeAsync(999);
     expect(task).toHaveBeenCalledTimes(1);
@@ -48,7 +48,7 @@ describe('polling while the page is visible', () => {
       await new Promise((r) => setTimeout(r, 2500));
       running--;
     });
-    startPolling(task, 1000, doc);
+    startRefreshing(task, 1000, doc);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(overlap).toBe(false);
     expect(task).toHaveBeenCalledTimes(3); // 0, 3.5 s, 7 s
@@ -57,7 +57,7 @@ describe('polling while the page is visible', () => {
   it('pauses while hidden and refreshes at once when visible again', async () => {
     const page = fakeDocument();
     const task = vi.fn(async () => undefined);
-    startPolling(task, 1000, page.doc);
+    startRefreshing(task, 1000, page.doc);
     page.set(true);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(task).toHaveBeenCalledTimes(1);
@@ -72,10 +72,67 @@ describe('polling while the page is visible', () => {
     const task = vi.fn(async () => {
       throw new Error('offline');
     });
-    const stop = startPolling(task, 1000, page.doc);
+    const { stop } = startRefreshing(task, 1000, page.doc);
     await vi.advanceTimersByTimeAsync(2000);
     expect(task).toHaveBeenCalledTimes(3);
     stop();
     expect(page.listeners.size).toBe(0);
+  });
+});
+
+describe('refreshing when a change is announced', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('runs at once when poked, instead of waiting for the interval', async () => {
+    const { doc } = fakeDocument();
+    const task = vi.fn(async () => undefined);
+    const refresher = startRefreshing(task, 60_000, doc);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(task).toHaveBeenCalledTimes(1);
+    refresher.poke();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(task).toHaveBeenCalledTimes(2);
+    // the interval starts again after the poked run
+    await vi.advanceTimersByTimeAsync(59_999);
+    expect(task).toHaveBeenCalledTimes(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(task).toHaveBeenCalledTimes(3);
+    refresher.stop();
+  });
+
+  it('a poke during a run makes exactly one more run after it, never two at once', async () => {
+    const { doc } = fakeDocument();
+    let running = 0;
+    let overlap = false;
+    const task = vi.fn(async () => {
+      running++;
+      overlap ||= running > 1;
+      await new Promise((r) => setTimeout(r, 100));
+      running--;
+    });
+    const refresher = startRefreshing(task, 60_000, doc);
+    refresher.poke();
+    refresher.poke();
+    refresher.poke();
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(overlap).toBe(false);
+    expect(task).toHaveBeenCalledTimes(2);
+    refresher.stop();
+  });
+
+  it('does not run while hidden; a poke then waits for the page to be visible', async () => {
+    const page = fakeDocument();
+    const task = vi.fn(async () => undefined);
+    const refresher = startRefreshing(task, 60_000, page.doc);
+    await vi.advanceTimersByTimeAsync(10);
+    page.set(true);
+    refresher.poke();
+    await vi.advanceTimersByTimeAsync(10);
+    expect(task).toHaveBeenCalledTimes(1);
+    page.set(false);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(task).toHaveBeenCalledTimes(2);
+    refresher.stop();
   });
 });

@@ -14,6 +14,42 @@ export function localTime(iso: string): string {
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }
 
+/** The local timezone's short name at that moment (`CET`, `GMT+2`), as the browser names it. */
+export function zoneName(date: Date, locale?: string): string {
+  const part = new Intl.DateTimeFormat(locale ?? 'en-GB', { timeZoneName: 'short' })
+    .formatToParts(date)
+    .find((p) => p.type === 'timeZoneName');
+  return part?.value ?? '';
+}
+
+/** `2026-11-21 13:01:05 CET`: local time with the timezone, so nobody has to guess which clock it is. */
+export function localTimeWithZone(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const zone = zoneName(d);
+  return zone === '' ? localTime(iso) : `${localTime(iso)} ${zone}`;
+}
+
+/** `2026-11-21 12:01:05 UTC`: for hover titles beside local times. */
+export function utcTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 19)} UTC`;
+}
+
+const MONTH_NAMES = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/** Relative times read well up to a week; beyond, "630 d ago" says less than the date. */
+const RELATIVE_UP_TO_S = 7 * 86400;
+
+/** `3 min ago` for recent moments, `on 2 Mar 2025` (local date) for older ones. */
+export function when(iso: string, now: number): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  if ((now - d.getTime()) / 1000 < RELATIVE_UP_TO_S) return ago(iso, now);
+  return `on ${d.getDate()} ${MONTH_NAMES[d.getMonth()]} ${d.getFullYear()}`;
+}
+
 /**
  * `3 min ago`: for kill banners, where how long matters more than when. Minutes at the finest, so a page that
  * redraws once a minute is never out of date.

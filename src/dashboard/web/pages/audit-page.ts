@@ -1,7 +1,8 @@
 import { AUDIT_ACTIONS, ENVIRONMENTS } from '@flagops/core';
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
-import { localTime } from '../logic/text.js';
+import { actionWords, actorName, actorVia, shortCommit } from '../logic/audit-words.js';
+import { localTimeWithZone, utcTime, when, zoneName } from '../logic/text.js';
 import { type AuditFilters, hrefOf, type Page, type PageContext } from '../route.js';
 import type { AuditEntry, FlagView, Project } from '../types.js';
 
@@ -16,39 +17,63 @@ function select(name: string, label: string, options: Array<[string, string]>, v
   return el;
 }
 
-function actorText(actor: AuditEntry['actor']): string {
-  const who = actor.name ?? actor.keyPrefix ?? 'unknown';
-  if (actor.type === 'scheduler') return 'the scheduler (a scheduled step)';
-  const how =
-    actor.type === 'session'
-      ? 'dashboard'
-      : actor.type === 'git'
-        ? 'git push'
-        : actor.type === 'trigger'
-          ? 'trigger'
-          : `${actor.type} key${actor.keyPrefix ? ` ${actor.keyPrefix}` : ''}`;
-  return `${who} (${how})`;
+/** An entry as the audit API answers it with `include=changes`: what its commit changed there, in words. */
+type EntryWithChanges = AuditEntry & { changes?: string[] };
+
+function who(actor: AuditEntry['actor']): HTMLElement {
+  return h(
+    'span',
+    { class: 'actor-name' },
+    h('strong', null, actorName(actor)),
+    actor.keyPrefix ? h('span', { class: 'key-prefix mono' }, ` ${actor.keyPrefix}`) : null,
+    h('span', { class: 'muted' }, ` · ${actorVia(actor)}`),
+  );
 }
 
-function entryRow(entry: AuditEntry): HTMLElement {
+function entryRow(entry: EntryWithChanges, now: number): HTMLElement {
   const flag =
     entry.projectSlug && entry.flagKey
       ? h(
           'a',
-          { href: hrefOf({ name: 'flag-by-key', projectSlug: entry.projectSlug, key: entry.flagKey }) },
-          `${entry.projectSlug}/${entry.flagKey}`,
+          {
+            href: hrefOf({ name: 'flag-by-key', projectSlug: entry.projectSlug, key: entry.flagKey }),
+            title: `${entry.projectSlug}/${entry.flagKey}`,
+          },
+          entry.flagKey,
         )
-      : (entry.projectSlug ?? '—');
+      : (entry.segmentKey ?? entry.projectSlug ?? '—');
   const where = entry.environment ? (entry.fromEnvironment ? `${entry.fromEnvironment} → ${entry.environment}` : entry.environment) : '—';
+  const recent = now - Date.parse(entry.at) < 7 * 86400_000;
+  const why = entry.reason ?? null;
   return h(
     'tr',
     { class: `audit-row action-${entry.action}`, 'data-action': entry.action },
-    h('td', { class: 'nowrap', title: entry.at }, localTime(entry.at)),
-    h('td', null, h('span', { class: `tag action-tag action-${entry.action}` }, entry.action)),
-    h('td', null, flag),
-    h('td', null, where),
-    h('td', { class: 'actor' }, actorText(entry.actor)),
-    h('td', { class: 'muted' }, entry.reason ?? entry.message ?? ''),
+    h(
+      'td',
+      { class: 'nowrap when', title: utcTime(entry.at) },
+      h('time', { datetime: entry.at }, localTimeWithZone(entry.at)),
+      recent ? h('div', { class: 'muted small' }, when(entry.at, now)) : null,
+    ),
+    h('td', { class: 'nowrap' }, h('span', { class: `tag action-tag action-${entry.action}` }, actionWords(entry.action))),
+    h('td', { class: 'nowrap flag-cell' }, flag),
+    h('td', { class: 'nowrap' }, where),
+    h('td', { class: 'actor' }, who(entry.actor)),
+    h(
+      'td',
+      { class: 'change' },
+      entry.changes && entry.changes.length > 0
+        ? h(
+            'ul',
+            { class: 'change-list' },
+            entry.changes.map((c) => h('li', null, c)),
+          )
+        : entry.changes
+          ? h('span', { class: 'muted' }, 'no effective change')
+          : null,
+      why ? h('div', { class: 'muted' }, `Reason: ${why}`) : null,
+      !entry.changes && !why && entry.message ? h('div', { class: 'muted' }, entry.message) : null,
+    ),
+    h('td', { class: 'nowrap mono commit', title: entry.id }, shortCommit(entry.id)),
   );
 }
 
@@ -57,6 +82,7 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
   const rows = h('tbody');
   const status = h('p', { class: 'muted' }, 'Loading…');
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'Load more');
+  const zone = zoneName(new Date());
   const project = select('projectId', 'project', [], filters.projectId);
   const flag = select('flagId', 'flag', [], filters.flagId);
   const environment = select(
@@ -68,9 +94,16 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
   const action = select(
     'action',
     'action',
-    AUDIT_ACTIONS.map((a) => [a, a]),
+    AUDIT_ACTIONS.map((a) => [a, actionWords(a)]),
     filters.action,
   );
+  const actor = h('input', {
+    type: 'search',
+    name: 'actor',
+    value: filters.actor ?? '',
+    placeholder: 'who: a name or key prefix',
+    'aria-label': 'Filter by who acted',
+  });
   let cursor: string | null = null;
 
   const apply = () => {
@@ -79,9 +112,10 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
     if (project.value && flag.value) next.flagId = flag.value;
     if (environment.value) next.environment = environment.value;
     if (action.value) next.action = action.value;
+    if (actor.value.trim()) next.actor = actor.value.trim();
     ctx.navigate({ name: 'audit', filters: next });
   };
-  for (const el of [project, flag, environment, action]) el.addEventListener('change', apply);
+  for (const el of [project, flag, environment, action, actor]) el.addEventListener('change', apply);
 
   const loadFlags = async (projectId: string) => {
     const { flags } = await ctx.api.get<{ flags: FlagView[] }>(`/api/v1/projects/${encodeURIComponent(projectId)}/flags`);
@@ -107,13 +141,13 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
   flag.disabled = !filters.projectId;
 
   const load = async () => {
-    const query = new URLSearchParams({ limit: '50' });
+    const query = new URLSearchParams({ limit: '50', include: 'changes' });
     for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
     if (cursor) query.set('cursor', cursor);
     more.disabled = true;
     try {
-      const page = await ctx.api.get<{ entries: AuditEntry[]; nextCursor: string | null }>(`/api/v1/audit?${query}`);
-      for (const entry of page.entries) rows.appendChild(entryRow(entry));
+      const page = await ctx.api.get<{ entries: EntryWithChanges[]; nextCursor: string | null }>(`/api/v1/audit?${query}`);
+      for (const entry of page.entries) rows.appendChild(entryRow(entry, Date.now()));
       cursor = page.nextCursor;
       more.hidden = cursor === null;
       status.textContent = rows.childElementCount === 0 ? 'No entries match these filters.' : '';
@@ -130,6 +164,7 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
     'section',
     { class: 'page' },
     h('h1', null, 'Audit log'),
+    h('p', { class: 'hint' }, `Times are local (${zone}); hover one for UTC. Each entry is one commit of the flags repository.`),
     h(
       'div',
       { class: 'toolbar filters' },
@@ -137,6 +172,7 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
       flag,
       environment,
       action,
+      actor,
       h('a', { href: hrefOf({ name: 'audit', filters: {} }) }, 'Clear filters'),
     ),
     h(
@@ -148,7 +184,7 @@ export function auditPage(ctx: PageContext, filters: AuditFilters): Page {
         h(
           'tr',
           null,
-          ['When', 'Action', 'Flag', 'Environment', 'Who', 'Details'].map((t) => h('th', null, t)),
+          ['When', 'What', 'Flag', 'Environment', 'Who', 'Change', 'Commit'].map((t) => h('th', null, t)),
         ),
       ),
       rows,

@@ -2,20 +2,17 @@ import { canonicalJson, ENVIRONMENTS, type EnvironmentName } from '@flagops/core
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
-import { startPolling } from '../poller.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
 import { type TargetingPanel, targetingPanel } from '../targeting/targeting-panel.js';
 import type { FlagView } from '../types.js';
+import { learnKeyNames } from '../ui/actor-names.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
 import { promotePanel } from '../ui/promote-panel.js';
 import { statsPanel } from '../ui/stats-panel.js';
-
-/** Re-read while visible, so a kill or an edit made elsewhere shows here too. */
-const FLAG_POLL_MS = 1000;
 
 function tabs(flag: FlagView, current: EnvironmentName): HTMLElement {
   return h(
@@ -125,43 +122,43 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     editor?.update(fresh);
     targeting?.update(fresh);
     schedule?.update(fresh);
-    // The preview is a table: redrawn only when the flag changed, so it can be read while polling goes on.
+    // The preview is a table: redrawn only when the flag changed, so it can be read while updates go on.
     if (!same) promote?.refresh();
   }
 
-  const stop = startPolling(
-    async () => {
-      try {
-        const fresh = await ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flagId)}`);
-        if (!flag) {
-          flag = fresh;
-          editor = envEditor(ctx, fresh, env, changed);
-          targeting = targetingPanel(ctx, fresh, env, changed);
-          promote = promotePanel(ctx, () => flag!, env, changed);
-          schedule = schedulePanel(ctx.api, fresh, env, changed);
-          replace(
-            body,
-            editor.element,
-            targeting.element,
-            schedule.element,
-            promote,
-            statsPanel(ctx, flagId, env),
-            h(
-              'p',
-              null,
-              h('a', { href: hrefOf({ name: 'audit', filters: { projectId: fresh.projectId, flagId } }) }, 'Audit log of this flag'),
-            ),
-          );
-        }
-        changed(fresh);
-      } catch (err) {
-        if (!flag) replace(top, h('p', { class: 'form-error' }, errorText(err)));
-        throw err;
+  // Re-read whenever the organisation's state moves, so a kill or an edit made elsewhere shows here at once.
+  const stop = ctx.live.follow(async () => {
+    try {
+      const fresh = await ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flagId)}`);
+      await learnKeyNames(ctx.api, [fresh]);
+      if (!flag) {
+        flag = fresh;
+        editor = envEditor(ctx, fresh, env, changed);
+        targeting = targetingPanel(ctx, fresh, env, changed);
+        promote = promotePanel(ctx, () => flag!, env, changed);
+        schedule = schedulePanel(ctx.api, fresh, env, changed);
+        replace(
+          body,
+          // Components about this environment's pending changes (e.g. a change proposal) mount here, above the editor.
+          h('div', { class: 'env-notices', 'data-slot': 'env-notices' }),
+          editor.element,
+          targeting.element,
+          schedule.element,
+          promote,
+          statsPanel(ctx, flagId, env),
+          h(
+            'p',
+            null,
+            h('a', { href: hrefOf({ name: 'audit', filters: { projectId: fresh.projectId, flagId } }) }, 'Audit log of this flag'),
+          ),
+        );
       }
-    },
-    FLAG_POLL_MS,
-    document,
-  );
+      changed(fresh);
+    } catch (err) {
+      if (!flag) replace(top, h('p', { class: 'form-error' }, errorText(err)));
+      throw err;
+    }
+  });
 
   const element = h('section', { class: 'page flag-page' }, crumbs, top, body);
   return { element, title: `Flag in ${env}`, dispose: stop };

@@ -2,14 +2,11 @@ import { canonicalJson, ENVIRONMENTS } from '@flagops/core';
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
-import { startPolling } from '../poller.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView, Project } from '../types.js';
+import { learnKeyNames } from '../ui/actor-names.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
-
-/** How often the list is re-read while visible: a kill elsewhere shows here within about a second. */
-export const FLAGS_POLL_MS = 1000;
 
 function flagRow(flag: FlagView): HTMLElement {
   const killed = ENVIRONMENTS.some((env) => flag.environments[env].killed);
@@ -72,7 +69,7 @@ function createFlagForm(ctx: PageContext, projectId: string): HTMLElement {
   return form;
 }
 
-/** A project's flags, one column per environment, re-read every second while the tab is visible. */
+/** A project's flags, one column per environment, re-read whenever the organisation's state moves. */
 export function flagsPage(ctx: PageContext, projectId: string): Page {
   const heading = h('h1', null, 'Flags');
   const banner = h('div', { class: 'banner-slot' });
@@ -105,22 +102,19 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
   );
 
   let failed = false;
-  const stop = startPolling(
-    async () => {
-      try {
-        flags = (await ctx.api.get<{ flags: FlagView[] }>(`/api/v1/projects/${encodeURIComponent(projectId)}/flags`)).flags;
-        if (failed) render(true);
-        failed = false;
-        render();
-      } catch (err) {
-        failed = true;
-        status.textContent = errorText(err);
-        throw err;
-      }
-    },
-    FLAGS_POLL_MS,
-    document,
-  );
+  const stop = ctx.live.follow(async () => {
+    try {
+      flags = (await ctx.api.get<{ flags: FlagView[] }>(`/api/v1/projects/${encodeURIComponent(projectId)}/flags`)).flags;
+      await learnKeyNames(ctx.api, flags);
+      if (failed) render(true);
+      failed = false;
+      render();
+    } catch (err) {
+      failed = true;
+      status.textContent = errorText(err);
+      throw err;
+    }
+  });
 
   const element = h(
     'section',

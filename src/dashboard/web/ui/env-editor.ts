@@ -2,16 +2,22 @@ import { canonicalJson, type EnvironmentName } from '@flagops/core';
 import { ApiError, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { draftMessages, type FieldSlot, hasMessages } from '../logic/draft-messages.js';
-import { ago } from '../logic/text.js';
-import { inputToValue, parseRollout } from '../logic/value-input.js';
+import { reapplyFields, reapplyRules } from '../logic/reapply.js';
+import { fieldOfMessage } from '../logic/rule-model.js';
+import { rulesToYaml } from '../logic/rules-text.js';
+import { when } from '../logic/text.js';
+import { inputToValue, parseRollout, valueToInput } from '../logic/value-input.js';
 import type { PageContext } from '../route.js';
-import type { DraftResult, EnvironmentConfigView, FlagView, JsonValue } from '../types.js';
+import type { DraftIssue, DraftResult, EnvironmentConfigView, FlagView, JsonValue } from '../types.js';
+import { actorNode } from './actor-names.js';
 import { type ConfigForm, configForm, type FormTexts, textsOf } from './config-form.js';
 import { confirmDialog } from './confirm-dialog.js';
 
 const VALIDATE_DELAY_MS = 250;
 
 interface Checked {
+  /** The form texts this check was made for: Save may send it only while they are still what the form holds. */
+  key: string;
   ok: boolean;
   body: Record<string, JsonValue>;
 }
@@ -36,13 +42,15 @@ function parseTexts(
 
 export interface EnvEditor {
   element: HTMLElement;
-  /** A newer flag arrived (polling, or another action on the page). */
+  /** A newer flag arrived (a live update, or another action on the page). */
   update(flag: FlagView): void;
 }
 
 /**
- * One environment's config: edit enabled, rollout, values and rules with live validation (the server's own
- * checks, through the dry-run endpoint), save with expectedVersion, kill and clear a kill.
+ * One environment's config: enabled, rollout, values and the rules (rule builder and YAML, one draft) with
+ * live validation by the server's own checks (the dry-run endpoint). Save is enabled only for a changed draft
+ * the server accepted, and sends expectedVersion; a conflict offers to reapply the edits on the newer version.
+ * Kill and clear a kill have their own area and their own messages.
  */
 export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentName, onChanged: (flag: FlagView) => void): EnvEditor {
   const kind = initial.kind;
@@ -52,8 +60,12 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
   let baseTexts = textsOf(kind, base);
   let timer: ReturnType<typeof setTimeout> | undefined;
   let sequence = 0;
+  let checked: Checked | null = null;
+  let saving = false;
 
   const killArea = h('div', { class: 'kill-area' });
+  const killStatus = h('span', { class: 'kill-status', role: 'status' });
+  const notServed = h('div', { class: 'not-served-slot' });
   const notice = h('div', { class: 'notice-slot' });
   const status = h('span', { class: 'save-status', role: 'status' });
   const save = h('button', { type: 'button', class: 'primary', 'data-action': 'save' }, 'Save');
@@ -61,21 +73,26 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
   const version = h('span', { class: 'muted' });
   const form: ConfigForm = configForm(kind, () => {
     status.textContent = '';
+    checked = null;
     refreshButtons();
     clearTimeout(timer);
     timer = setTimeout(() => void check(), VALIDATE_DELAY_MS);
   });
 
-  const dirty = () => canonicalJson(form.read()) !== canonicalJson(baseTexts);
+  const keyOf = (texts: FormTexts) => canonicalJson(texts as never);
+  const dirty = () => keyOf(form.read()) !== keyOf(baseTexts);
   const refreshButtons = () => {
-    save.disabled = !dirty();
-    reset.disabled = !dirty();
+    const ready = checked?.ok === true && checked.key === keyOf(form.read());
+    save.disabled = saving || !dirty() || !ready;
+    save.title = !dirty() ? 'Nothing to save' : ready ? '' : checked === null ? 'Checking…' : 'Fix the problems shown first';
+    reset.disabled = saving || !dirty();
   };
   const load = (config: EnvironmentConfigView) => {
     base = config;
     baseTexts = textsOf(kind, config);
-    form.write(baseTexts);
+    form.write(baseTexts, config.rules);
     form.showMessages(draftMessages([]));
+    checked = null;
     replace(notice);
     version.textContent = `version ${config.version}`;
     refreshButtons();
@@ -97,29 +114,62 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
       if (mine !== sequence) return null;
       const messages = draftMessages(result.issues, local);
       form.showMessages(messages);
-      return { ok: !hasMessages(messages) && result.rules !== null, body: { ...config, rules: result.rules as JsonValue } };
+      form.showCheck(result);
+      checked = {
+        key: keyOf(texts),
+        ok: !hasMessages(messages) && result.rules !== null,
+        body: { ...config, rules: result.rules as JsonValue },
+      };
     } catch (err) {
       if (mine !== sequence) return null;
       form.showMessages(draftMessages([], { ...local, form: `could not check the config: ${errorText(err)}` }));
-      return { ok: false, body: config };
+      checked = { key: keyOf(texts), ok: false, body: config };
     }
+    refreshButtons();
+    if (!checked.ok && dirty()) status.textContent = 'Fix the problems shown to save.';
+    return checked;
   };
 
-  const showConflict = () =>
+  /** A refused save (400) names its field: shown at that field, or at the rule's row. */
+  const showRefusal = (err: ApiError) => {
+    const named = fieldOfMessage(err.message);
+    if (!named) {
+      status.textContent = err.message;
+      return;
+    }
+    const issue: DraftIssue = { field: named.field, message: named.message };
+    form.showMessages(draftMessages([issue]));
+    form.builder.showIssues([issue]);
+    status.textContent = 'The server refused the change: see the message at the field.';
+  };
+
+  const showConflict = (message: string) =>
     replace(
       notice,
       h(
         'div',
         { class: 'conflict', role: 'alert' },
-        h('strong', null, 'This config was changed meanwhile by someone else. '),
-        'Your edits were not saved. Reload to see the current config, then make your change again. ',
-        h('button', { type: 'button', class: 'secondary', 'data-action': 'reload', onclick: reload }, 'Reload'),
+        h('strong', null, message),
+        ' Nothing was overwritten. ',
+        h(
+          'button',
+          { type: 'button', class: 'primary', 'data-action': 'reapply', onclick: () => void reapply() },
+          'Reload and reapply my edits',
+        ),
+        ' ',
+        h(
+          'button',
+          { type: 'button', class: 'secondary', 'data-action': 'reload', onclick: () => void reload() },
+          'Discard my edits and reload',
+        ),
       ),
     );
 
+  const fetchFlag = () => ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flag.id)}`);
+
   async function reload(): Promise<void> {
     try {
-      const fresh = await ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flag.id)}`);
+      const fresh = await fetchFlag();
       flag = fresh;
       load(fresh.environments[env]);
       onChanged(fresh);
@@ -128,35 +178,78 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
     }
   }
 
-  const applied = (fresh: FlagView, message: string) => {
-    flag = fresh;
-    load(fresh.environments[env]);
-    status.textContent = message;
-    onChanged(fresh);
-  };
+  /** The person's edits, field by field and rule by rule, on top of the version someone else saved meanwhile. */
+  async function reapply(): Promise<void> {
+    const mine = form.read();
+    const mineRules = form.builderRules();
+    const startedFrom = { texts: baseTexts, rules: base.rules };
+    try {
+      const fresh = await fetchFlag();
+      flag = fresh;
+      const config = fresh.environments[env];
+      const fields = reapplyFields(startedFrom.texts, mine, textsOf(kind, config));
+      const rules = reapplyRules(startedFrom.rules, mineRules, config.rules);
+      load(config);
+      form.write({ ...fields, rules: rulesToYaml(rules) }, rules);
+      onChanged(fresh);
+      replace(
+        notice,
+        h(
+          'div',
+          { class: 'reapplied', role: 'status' },
+          `Your edits are applied on version ${config.version}, which someone else saved meanwhile. Check them, then save.`,
+        ),
+      );
+      refreshButtons();
+      await check();
+    } catch (err) {
+      status.textContent = errorText(err);
+    }
+  }
 
   save.addEventListener('click', async () => {
     clearTimeout(timer);
-    save.disabled = true;
-    status.textContent = 'Checking…';
-    const checked = await check();
-    if (!checked?.ok) {
-      status.textContent = checked ? 'Fix the problems shown, then save.' : '';
-      refreshButtons();
-      return;
-    }
+    const ready = checked?.ok && checked.key === keyOf(form.read()) ? checked : await check();
+    if (!ready?.ok) return;
+    saving = true;
+    refreshButtons();
     status.textContent = 'Saving…';
     try {
-      applied(await ctx.api.send<FlagView>('PUT', `${flagPath}/config`, { ...checked.body, expectedVersion: base.version }), 'Saved.');
+      const fresh = await ctx.api.send<FlagView>('PUT', `${flagPath}/config`, { ...ready.body, expectedVersion: base.version });
+      const config = fresh.environments[env];
+      flag = fresh;
+      load(config);
+      status.textContent = config.killed
+        ? `Saved as version ${config.version}. Not served while the kill lasts.`
+        : `Saved. Version ${config.version} is served in ${env}.`;
+      onChanged(fresh);
     } catch (err) {
       status.textContent = '';
-      if (err instanceof ApiError && err.code === 'version_conflict') showConflict();
+      if (err instanceof ApiError && err.code === 'version_conflict')
+        showConflict('Not saved: someone else changed this config meanwhile.');
+      else if (err instanceof ApiError && err.code === 'invalid_input') showRefusal(err);
       else status.textContent = errorText(err);
+    } finally {
+      saving = false;
       refreshButtons();
     }
   });
-  reset.addEventListener('click', () => load(base));
+  reset.addEventListener('click', () => {
+    load(base);
+    status.textContent = '';
+  });
 
+  const killed = async (run: () => Promise<FlagView>, message: string) => {
+    killStatus.textContent = '';
+    try {
+      const fresh = await run();
+      flag = fresh;
+      onChanged(fresh);
+      killStatus.textContent = message;
+    } catch (err) {
+      killStatus.textContent = errorText(err);
+    }
+  };
   const kill = async () => {
     const { confirmed, text } = await confirmDialog({
       title: `Kill ${flag.key} in ${env}?`,
@@ -165,68 +258,84 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
       danger: true,
       input: { label: 'Reason (goes into the audit trail)', placeholder: 'error rate above 5%' },
     });
-    if (!confirmed) return;
-    try {
-      applied(await ctx.api.send<FlagView>('POST', `${flagPath}/kill`, text === '' ? undefined : { reason: text }), `Killed in ${env}.`);
-    } catch (err) {
-      status.textContent = errorText(err);
-    }
+    if (confirmed)
+      await killed(() => ctx.api.send<FlagView>('POST', `${flagPath}/kill`, text === '' ? undefined : { reason: text }), 'Kill served.');
   };
   const clearKill = async () => {
     const { confirmed } = await confirmDialog({
       title: `Clear the kill of ${flag.key} in ${env}?`,
-      body: h('p', null, `The normal config applies again in ${env}: enabled, rollout and rules as shown below.`),
+      body: h('p', null, `The config below applies again in ${env}: enabled, rules and rollout as shown.`),
       confirmLabel: 'Clear kill',
     });
-    if (!confirmed) return;
-    try {
-      applied(await ctx.api.send<FlagView>('PUT', `${flagPath}/config`, { clearKill: true }), `Kill cleared in ${env}.`);
-    } catch (err) {
-      status.textContent = errorText(err);
-    }
+    if (confirmed) await killed(() => ctx.api.send<FlagView>('PUT', `${flagPath}/config`, { clearKill: true }), 'Kill cleared.');
   };
-  const renderKillArea = (config: EnvironmentConfigView) =>
+  const renderKillState = (config: EnvironmentConfigView) => {
     replace(
       killArea,
       config.killed
         ? [
-            h('span', { class: 'kill-marker', 'aria-label': 'killed' }),
+            h('span', { class: 'kill-marker', role: 'img', 'aria-label': 'killed' }),
             h('strong', { class: 'killed-text' }, `Killed in ${env}`),
-            ` by ${config.killedBy ?? 'unknown'}${config.killedAt ? `, ${ago(config.killedAt, Date.now())}` : ''}`,
             h('button', { type: 'button', class: 'secondary', 'data-action': 'clear-kill', onclick: clearKill }, 'Clear kill…'),
           ]
         : h('button', { type: 'button', class: 'danger', 'data-action': 'kill', onclick: kill }, `Kill in ${env}…`),
+      killStatus,
     );
+    element?.classList.toggle('is-killed', config.killed);
+    replace(
+      notServed,
+      config.killed
+        ? h(
+            'div',
+            { class: 'not-served', role: 'status' },
+            h('strong', null, `Not served: this flag is killed in ${env}. `),
+            `Everyone in ${env} gets the value served when off (${valueToInput(kind, config.valueOff)}), whatever the config below says. Killed by `,
+            actorNode(config.killedBy ?? 'unknown'),
+            config.killedAt ? h('span', { title: `${config.killedAt} (UTC)` }, ` ${when(config.killedAt, Date.now())}`) : null,
+            config.killReason ? ` — ${config.killReason}` : null,
+            '. You can still edit and save the config: it is served again once the kill is cleared.',
+          )
+        : null,
+    );
+  };
 
-  load(base);
-  renderKillArea(base);
-  const element = h(
+  const element: HTMLElement = h(
     'section',
     { class: 'card editor', 'data-env': env },
     h('div', { class: 'card-head' }, h('h2', null, `Config in ${env}`), version, killArea),
+    notServed,
     notice,
     form.element,
     h('div', { class: 'actions' }, save, reset, status),
   );
+  load(base);
+  renderKillState(base);
+  const setChoices = (config: EnvironmentConfigView, segments: readonly string[]) =>
+    form.builder.setChoices({ variants: (config.variants ?? []).map((v) => v.name), segments });
+  let segmentKeys: string[] = [];
+  setChoices(base, segmentKeys);
+  ctx.api.get<{ segments: Array<{ key: string }> }>(`/api/v1/projects/${encodeURIComponent(initial.projectId)}/segments`).then(
+    ({ segments }) => {
+      segmentKeys = segments.map((s) => s.key);
+      setChoices(flag.environments[env], segmentKeys);
+    },
+    () => undefined,
+  );
   return {
     element,
     update(fresh) {
+      const before = flag.environments[env];
       flag = fresh;
       const config = fresh.environments[env];
-      renderKillArea(config);
+      renderKillState(config);
+      if (canonicalJson((config.variants ?? []) as never) !== canonicalJson((before.variants ?? []) as never))
+        setChoices(config, segmentKeys);
       if (config.version === base.version) return;
-      if (!dirty()) load(config);
-      else
-        replace(
-          notice,
-          h(
-            'div',
-            { class: 'conflict', role: 'alert' },
-            h('strong', null, `Changed meanwhile: ${env} is now at version ${config.version}. `),
-            'Saving your edits would be refused. ',
-            h('button', { type: 'button', class: 'secondary', 'data-action': 'reload', onclick: reload }, 'Reload (drops your edits)'),
-          ),
-        );
+      if (!dirty()) {
+        load(config);
+        return;
+      }
+      showConflict(`Changed meanwhile: ${env} is now at version ${config.version}; saving your edits as they are would be refused.`);
     },
   };
 }

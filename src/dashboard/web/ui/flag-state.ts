@@ -1,8 +1,9 @@
 import { h } from '../dom.js';
 import { envCell, type KilledEntry } from '../logic/flag-cells.js';
-import { ago, localTime } from '../logic/text.js';
+import { localTimeWithZone, utcTime, when } from '../logic/text.js';
 import { hrefOf } from '../route.js';
 import type { EnvironmentConfigView } from '../types.js';
+import { actorNode } from './actor-names.js';
 
 /** An environment's state as a compact block: ON/OFF/KILLED, rollout, rules. Killed gets the red marker. */
 export function envCellContent(config: EnvironmentConfigView): HTMLElement {
@@ -10,7 +11,7 @@ export function envCellContent(config: EnvironmentConfigView): HTMLElement {
   return h(
     'span',
     { class: `env-state state-${cell.state}`, title: cell.title },
-    cell.state === 'killed' ? h('span', { class: 'kill-marker', 'aria-label': 'killed' }) : null,
+    cell.state === 'killed' ? h('span', { class: 'kill-marker', role: 'img', 'aria-label': 'killed' }) : null,
     h('span', { class: `pill pill-${cell.state}` }, cell.label),
     cell.rollout ? h('span', { class: 'rollout' }, cell.rollout) : null,
     cell.rules ? h('span', { class: 'rules-count' }, cell.rules) : null,
@@ -30,8 +31,11 @@ export function killBanner(entries: KilledEntry[], now: number, showFlag: boolea
       showFlag ? h('a', { href: hrefOf({ name: 'flag', flagId: flag.id, env }) }, flag.key) : null,
       showFlag ? ' in ' : 'Killed in ',
       h('strong', null, env),
-      ` by ${config.killedBy ?? 'unknown'}`,
-      config.killedAt ? h('span', { title: localTime(config.killedAt) }, ` ${ago(config.killedAt, now)}`) : null,
+      ' by ',
+      actorNode(config.killedBy ?? 'unknown'),
+      config.killedAt
+        ? h('span', { title: `${localTimeWithZone(config.killedAt)} · ${utcTime(config.killedAt)}` }, ` ${when(config.killedAt, now)}`)
+        : null,
       config.killReason ? ` — ${config.killReason}` : null,
     ),
   );

@@ -1,10 +1,7 @@
 import type { Api } from '../api.js';
 import { h, replace } from '../dom.js';
-import { startPolling } from '../poller.js';
+import type { Live } from '../live.js';
 import type { InvalidFile } from '../types.js';
-
-/** How often the banner asks again while the tab is visible: a push that breaks or fixes a file shows within it. */
-export const INVALID_FILES_POLL_MS = 3000;
 
 /** `file:line — message`, as an engineer looks it up in the repository. */
 export function invalidFileLine(entry: InvalidFile): string {
@@ -30,21 +27,18 @@ function banner(files: InvalidFile[]): HTMLElement | null {
 
 /**
  * The banner over every page while the organisation's main holds invalid files, on its own: it reads
- * /api/v1/invalid-files, redraws only when the list changes, and stops when disposed (at sign-out).
+ * /api/v1/invalid-files whenever main moves (a push that breaks or fixes a file shows at once), redraws only
+ * when the list changes, and stops when disposed (at sign-out).
  */
-export function invalidFilesBanner(api: Api): { element: HTMLElement; dispose(): void } {
+export function invalidFilesBanner(api: Api, live: Live): { element: HTMLElement; dispose(): void } {
   const element = h('div', { class: 'invalid-banner-slot' });
   let shown = '';
-  const dispose = startPolling(
-    async () => {
-      const { invalidFiles } = await api.get<{ invalidFiles: InvalidFile[] }>('/api/v1/invalid-files');
-      const fingerprint = JSON.stringify(invalidFiles);
-      if (fingerprint === shown) return;
-      shown = fingerprint;
-      replace(element, banner(invalidFiles));
-    },
-    INVALID_FILES_POLL_MS,
-    document,
-  );
+  const dispose = live.follow(async () => {
+    const { invalidFiles } = await api.get<{ invalidFiles: InvalidFile[] }>('/api/v1/invalid-files');
+    const fingerprint = JSON.stringify(invalidFiles);
+    if (fingerprint === shown) return;
+    shown = fingerprint;
+    replace(element, banner(invalidFiles));
+  });
   return { element, dispose };
 }

@@ -4,7 +4,10 @@ import { h, replace } from '../dom.js';
 import { type PromotionPreview, promotionPreview } from '../logic/config-diff.js';
 import type { PageContext } from '../route.js';
 import type { FlagView } from '../types.js';
+import { fieldLabel } from './config-form.js';
 import { confirmDialog } from './confirm-dialog.js';
+
+const FIELD_WORDS = { enabled: 'Enabled', rolloutPct: 'Rollout %', valueOn: 'Served when on', valueOff: 'Served when off' } as const;
 
 function previewTable(preview: PromotionPreview, from: EnvironmentName, to: EnvironmentName): HTMLElement {
   if (preview.unchanged) {
@@ -25,7 +28,7 @@ function previewTable(preview: PromotionPreview, from: EnvironmentName, to: Envi
         h(
           'tr',
           { class: 'diff-changed' },
-          h('td', null, c.field),
+          h('td', null, fieldLabel(FIELD_WORDS[c.field], c.field)),
           h('td', { class: 'before' }, c.before),
           h('td', { class: 'after' }, c.after),
         ),
@@ -67,9 +70,22 @@ export function promotePanel(
     sources.map((e) => h('option', { value: e }, e)),
   );
   select.value = to === 'prod' ? 'staging' : to === 'staging' ? 'dev' : 'staging';
-  const slot = h('div', { class: 'preview-slot' });
+  const slot = h('div', { class: 'preview-slot', id: `promote-preview-${to}`, hidden: true });
   const error = h('p', { class: 'form-error', role: 'alert' });
+  // The comparison is drawn only when asked for: unasked, a table of differences under the editor reads like unsaved changes.
+  const compare = h(
+    'button',
+    { type: 'button', class: 'secondary', 'data-action': 'compare', 'aria-expanded': 'false', 'aria-controls': `promote-preview-${to}` },
+    'Compare',
+  );
+  compare.addEventListener('click', () => {
+    slot.hidden = !slot.hidden;
+    compare.setAttribute('aria-expanded', String(!slot.hidden));
+    compare.textContent = slot.hidden ? 'Compare' : 'Hide comparison';
+    show();
+  });
   const show = () => {
+    if (slot.hidden) return;
     const flag = getFlag();
     const from = select.value as EnvironmentName;
     replace(slot, previewTable(promotionPreview(flag.environments[from], flag.environments[to]), from, to));
@@ -105,7 +121,15 @@ export function promotePanel(
     h(
       'section',
       { class: 'card promote' },
-      h('div', { class: 'card-head' }, h('h2', null, `Promote into ${to}`), h('label', { class: 'inline' }, 'from ', select), button),
+      h(
+        'div',
+        { class: 'card-head' },
+        h('h2', null, `Promote into ${to}`),
+        h('label', { class: 'inline' }, 'from ', select),
+        compare,
+        button,
+      ),
+      h('p', { class: 'hint' }, `Copies another environment's whole config into ${to}. Compare shows what would change first.`),
       slot,
       error,
     ),
