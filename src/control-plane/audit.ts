@@ -1,6 +1,7 @@
 import { AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { type AuditPage, type AuditQuery, MAX_LIMIT } from '../audit/audit-query.js';
 import { InvalidInputError } from '../errors/kinds.js';
+import { proposalAuditEntries } from './proposals.js';
 import { integerQuery, optionalQuery, route } from './route-table.js';
 import { flagById, projectById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
@@ -70,5 +71,6 @@ export async function readAudit(ws: Workspace, request: AuditRequest): Promise<A
   if (request.action !== undefined) query.action = request.action;
   if (request.cursor !== undefined) query.cursor = request.cursor;
   const index = await ws.deps.audit.get(ws.org);
-  return index.query(query);
+  // Proposals opened and rejected live on their branches, not on main: merged in by time.
+  return index.query(query, await proposalAuditEntries(ws));
 }

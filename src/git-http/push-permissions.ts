@@ -16,6 +16,7 @@ import { readBlobs } from './pushed-objects.js';
 
 const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
   project_create: 'project.create',
+  project_update: 'project.update',
   flag_create: 'flag.create',
   flag_update: 'flag.update',
   flag_archive: 'flag.archive',
