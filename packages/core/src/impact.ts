@@ -315,3 +315,24 @@ function variationShare(project: ProjectState, key: string, variation: string, e
   // Where a prerequisite fails the flag serves off.
   return pass * share + (variation === 'off' ? 1 - pass : 0);
 }
+
+function pct(value: number): string {
+  return `${value.toFixed(2)} %`;
+}
+
+/**
+ * An impact entry in words, as `flagops diff --impact`, the MCP server and the dashboard say it:
+ * `prod: moves 15.00 % of users from off to on`, or with several moves
+ * `prod: moves 20.00 % of users (10.00 % from off to control, 10.00 % from off to treatment)`.
+ */
+export function describeImpact(entry: ImpactEntry): string {
+  if (!entry.exact || entry.movedPct === null)
+    return `${entry.environment}: impact not exact (rules, segments or prerequisites changed; who moves depends on attributes)`;
+  if (entry.moves.length === 0) return `${entry.environment}: moves no users`;
+  if (entry.moves.length === 1) {
+    const [move] = entry.moves;
+    return `${entry.environment}: moves ${pct(move.pct)} of users from ${move.from} to ${move.to}`;
+  }
+  const parts = entry.moves.map((m) => `${pct(m.pct)} from ${m.from} to ${m.to}`);
+  return `${entry.environment}: moves ${pct(entry.movedPct)} of users (${parts.join(', ')})`;
+}
