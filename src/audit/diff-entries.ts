@@ -45,7 +45,7 @@ export async function describeChanges(paths: readonly ChangedPath[], reader: Pic
 const PROJECT_FILE_ACTION: Readonly<Record<ChangeType, AuditAction>> = {
   added: 'project_create',
   deleted: 'project_delete',
-  modified: 'project_update',
+  modified: 'change',
 };
 
 async function describePath(

@@ -107,13 +107,44 @@ export async function updateConfig(
   env: EnvironmentName,
   body: ConfigUpdateBody,
 ): Promise<FlagView | ProposalAnswer> {
+  const edit = configEdit(ws, env, body);
+  const proposed = await proposeIfProtected(ws, flagId, env, 'config_update', (ref) => {
+    const planned = edit(ref);
+    // A kill is lifted at once, a protected config change only once approved: the two cannot go together.
+    if (planned && body.clearKill)
+      throw new InvalidInputError(
+        `clearKill: ${env} requires approval for this change, and a kill is cleared at once; clear the kill with its own request, or send the change without clearKill`,
+        'clearKill',
+      );
+    return planned;
+  });
+  if (proposed?.proposal) return { proposal: proposed.proposal };
+  const { ref, view } = await writeFlag(ws, flagId, 'config_update', edit);
+  if (!body.clearKill) return view;
+  await ws.deps.killSwitch.clear({
+    org: ws.org,
+    repo: ws.repo,
+    projectSlug: ref.project.project.slug,
+    flagKey: ref.flag.meta.key,
+    environment: env,
+    actor: ws.actor,
+  });
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagById(served.state, flagId));
+}
+
+/**
+ * What a config update writes, planned on a flag as served: the sent fields replace the current ones, the
+ * version goes up by one; null when nothing changes. Used by the update itself, its proposal and its preview.
+ */
+export function configEdit(ws: Workspace, env: EnvironmentName, body: ConfigUpdateBody): (ref: FlagRef) => FlagEdit | null {
   // A step written through the API is meant for later; one already due belongs in a push (applied at once).
   const past = body.schedule === undefined ? undefined : pastStepIssues(body.schedule, ws.now())[0];
   if (past) {
     const field = pointerToField(past.path ?? '');
     throw new InvalidInputError(`${field}: ${past.message}`, field);
   }
-  const edit = ({ project, flag }: FlagRef): FlagEdit | null => {
+  return ({ project, flag }: FlagRef): FlagEdit | null => {
     const current = flag.environments[env];
     if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
       throw new VersionConflictError(current.version, body.expectedVersion);
@@ -147,29 +178,6 @@ export async function updateConfig(
       environment: env,
     };
   };
-  const proposed = await proposeIfProtected(ws, flagId, env, 'config_update', (ref) => {
-    const planned = edit(ref);
-    // A kill is lifted at once, a protected config change only once approved: the two cannot go together.
-    if (planned && body.clearKill)
-      throw new InvalidInputError(
-        `clearKill: ${env} requires approval for this change, and a kill is cleared at once; clear the kill with its own request, or send the change without clearKill`,
-        'clearKill',
-      );
-    return planned;
-  });
-  if (proposed?.proposal) return { proposal: proposed.proposal };
-  const { ref, view } = await writeFlag(ws, flagId, 'config_update', edit);
-  if (!body.clearKill) return view;
-  await ws.deps.killSwitch.clear({
-    org: ws.org,
-    repo: ws.repo,
-    projectSlug: ref.project.project.slug,
-    flagKey: ref.flag.meta.key,
-    environment: env,
-    actor: ws.actor,
-  });
-  const served = await ws.repo.readServed();
-  return servedFlagView(served, flagById(served.state, flagId));
 }
 
 /**
@@ -226,8 +234,17 @@ export async function promoteFlag(
   from: EnvironmentName,
   refusal?: ForbiddenError,
 ): Promise<FlagView | ProposalAnswer> {
+  const edit = promoteEdit(from, to);
+  const proposed = await proposeIfProtected(ws, flagId, to, 'promote', edit, refusal);
+  if (proposed?.proposal) return { proposal: proposed.proposal };
+  const { view } = await writeFlag(ws, flagId, 'promote', edit);
+  return view;
+}
+
+/** What a promotion writes: the source's whole config in the destination, version = destination's + 1. */
+export function promoteEdit(from: EnvironmentName, to: EnvironmentName): (ref: FlagRef) => FlagEdit {
   if (from === to) throw new InvalidInputError(`fromEnv: must differ from the destination environment ${to}`, 'fromEnv');
-  const edit = ({ project, flag }: FlagRef): FlagEdit => {
+  return ({ project, flag }: FlagRef): FlagEdit => {
     const source = flag.environments[from];
     // A file copy: the whole config (variants, prerequisites and schedule too) with the destination's version + 1.
     const next: EnvironmentConfig = { ...source, version: flag.environments[to].version + 1 };
@@ -241,8 +258,4 @@ export async function promoteFlag(
       fromEnvironment: from,
     };
   };
-  const proposed = await proposeIfProtected(ws, flagId, to, 'promote', edit, refusal);
-  if (proposed?.proposal) return { proposal: proposed.proposal };
-  const { view } = await writeFlag(ws, flagId, 'promote', edit);
-  return view;
 }

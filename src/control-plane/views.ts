@@ -17,8 +17,8 @@ export interface ProjectView {
   name: string;
   slug: string;
   environments: Array<{ id: string; name: EnvironmentName }>;
-  /** Per environment, the actor types whose changes into it wait for approval; `{}` when none. */
-  requireApproval: RequireApproval;
+  /** Per environment, the actor types whose changes into it wait for approval; absent when none. */
+  requireApproval?: RequireApproval;
   /** Only while an invalid project.yaml or kills.yaml holds the whole project back at its last valid state. */
   invalidFiles?: InvalidFile[];
 }
@@ -37,8 +37,8 @@ export function projectView(project: ProjectFile, invalidFiles: InvalidFile[] = 
     name: project.name,
     slug: project.slug,
     environments: ENVIRONMENTS.map((env) => ({ id: environmentId(project.id, env), name: env })),
-    requireApproval: project.requireApproval ?? {},
   };
+  if (project.requireApproval) view.requireApproval = project.requireApproval;
   if (invalidFiles.length > 0) view.invalidFiles = invalidFiles;
   return view;
 }

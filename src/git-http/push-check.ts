@@ -83,6 +83,7 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
           pusher: context.pusher,
           projectLimit: context.projectLimit,
           projectsAfter,
+          projectFiles: files.filter((f) => PROJECT_FILE.test(f.path)),
         })),
       );
     }

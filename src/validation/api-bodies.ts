@@ -104,6 +104,12 @@ export interface ProposalRejectBody {
   reason?: string;
 }
 
+/** A change to preview: a config update, or a promotion from `fromEnv` (exactly one). */
+export interface ChangePreviewBody {
+  config?: ConfigUpdateBody;
+  fromEnv?: EnvironmentName;
+}
+
 export interface ApiBodies {
   'project-create': ProjectCreateBody;
   'project-patch': ProjectPatchBody;
@@ -117,4 +123,5 @@ export interface ApiBodies {
   'rollout-plan': RolloutPlanBody;
   'trigger-create': TriggerCreateBody;
   'proposal-reject': ProposalRejectBody;
+  'change-preview': ChangePreviewBody;
 }

@@ -18,6 +18,7 @@ export const API_SCHEMAS = [
   'rollout-plan',
   'trigger-create',
   'proposal-reject',
+  'change-preview',
 ] as const;
 export type ApiSchemaName = (typeof API_SCHEMAS)[number];
 

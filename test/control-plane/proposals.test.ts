@@ -1,16 +1,17 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addUser, sessionHeaders, signIn } from '../dashboard/helpers/dashboard-session.js';
-import { pushEdit } from '../helpers/git-cli.js';
+import { gitAsync } from '../git-http/git-async.js';
+import { git, pushEdit } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { createFlag, createProject } from './fixtures.js';
 
 const execFileAsync = promisify(execFile);
-const git = (gitdir: string, ...args: string[]) => execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8' }).trim();
+const gitDir = (gitdir: string, ...args: string[]) => execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8' }).trim();
 
 describe('change proposals for protected environments', () => {
   let svc: TestService;
@@ -20,7 +21,7 @@ describe('change proposals for protected environments', () => {
   let project: Json;
   let n = 0;
 
-  const main = () => git(svc.gitdir(), 'rev-parse', 'refs/heads/main');
+  const main = () => gitDir(svc.gitdir(), 'rev-parse', 'refs/heads/main');
 
   async function flag(): Promise<Json> {
     const created = await createFlag(admin, project.id, { key: `checkout-${++n}` });
@@ -58,7 +59,7 @@ describe('change proposals for protected environments', () => {
       expect(badType.status).toBe(400);
       expect(badType.body.error.code).toBe('invalid_input');
       expect(main()).toBe(head);
-      expect(git(svc.gitdir(), 'show', 'main:projects/shop/project.yaml')).toContain('requireApproval');
+      expect(gitDir(svc.gitdir(), 'show', 'main:projects/shop/project.yaml')).toContain('requireApproval');
     });
   });
 
@@ -84,9 +85,9 @@ describe('change proposals for protected environments', () => {
       expect(p.decidedBy).toBeUndefined();
       expect(main()).toBe(head);
       expect((await admin.get(`/api/v1/flags/${f.id}`)).body.environments.prod.rolloutPct).toBe(10);
-      const branch = git(svc.gitdir(), 'rev-parse', `refs/heads/proposals/${p.id}`);
-      expect(git(svc.gitdir(), 'rev-parse', `${branch}^`)).toBe(head);
-      expect(git(svc.gitdir(), 'log', '-1', '--format=%B', branch)).toContain(`Flagops-Proposal: ${p.id}`);
+      const branch = gitDir(svc.gitdir(), 'rev-parse', `refs/heads/proposals/${p.id}`);
+      expect(gitDir(svc.gitdir(), 'rev-parse', `${branch}^`)).toBe(head);
+      expect(gitDir(svc.gitdir(), 'log', '-1', '--format=%B', branch)).toContain(`Flagops-Proposal: ${p.id}`);
     });
 
     it('other environments and other actor types are applied at once', async () => {
@@ -135,11 +136,11 @@ describe('change proposals for protected environments', () => {
       const res = await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ id: p.id, status: 'merged', decidedBy: { type: 'admin', name: 'reviewer' } });
-      expect(git(svc.gitdir(), 'rev-parse', 'main^')).toBe(head);
-      const message = git(svc.gitdir(), 'log', '-1', '--format=%B', 'main');
+      expect(gitDir(svc.gitdir(), 'rev-parse', 'main^')).toBe(head);
+      const message = gitDir(svc.gitdir(), 'log', '-1', '--format=%B', 'main');
       expect(message).toContain(`Flagops-Proposal: ${p.id}`);
       expect(message).toContain('Flagops-Proposed-By-Type: agent');
-      expect(git(svc.gitdir(), 'log', '-1', '--format=%an', 'main')).toBe('reviewer');
+      expect(gitDir(svc.gitdir(), 'log', '-1', '--format=%an', 'main')).toBe('reviewer');
       expect((await admin.get(`/api/v1/flags/${f.id}`)).body.environments.prod.rolloutPct).toBe(25);
       const evaluated = await fetch(`${svc.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${await sdkKey()}` } });
       expect(((await evaluated.json()) as Json).flags[f.key].rolloutPct).toBe(25);
@@ -217,6 +218,34 @@ describe('change proposals for protected environments', () => {
       const res = await admin.post(`/api/v1/proposals/${p.id}/approve`);
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe('invalid_in_repository');
+    });
+  });
+
+  describe('pushes', () => {
+    it('an agent key may not push around the review: a protected config, the policy itself, or a proposal branch', async () => {
+      const f = await flag();
+      const dir = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();
+      const url = `${svc.controlUrl.replace('://', `://engineer:${svc.agent}@`)}/git/acme.git`;
+      const checkout = path.join(dir, 'c');
+      expect((await gitAsync(dir, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+      const head = main();
+      const configPath = path.join(checkout, `projects/shop/environments/prod/${f.key}.yaml`);
+      writeFileSync(configPath, readFileSync(configPath, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 90'));
+      git(checkout, 'commit', '--quiet', '-am', 'raise the rollout');
+      const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(pushed.ok).toBe(false);
+      expect(pushed.stderr).toContain('prod requires approval of agent changes');
+      git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
+      const projectPath = path.join(checkout, 'projects/shop/project.yaml');
+      writeFileSync(projectPath, readFileSync(projectPath, 'utf8').replace(/requireApproval:[\s\S]*$/, ''));
+      git(checkout, 'commit', '--quiet', '-am', 'drop the review');
+      const dropped = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(dropped.ok).toBe(false);
+      expect(dropped.stderr).toContain("may not change a project's settings");
+      const branch = await gitAsync(checkout, 'push', 'origin', 'HEAD:refs/heads/proposals/mine');
+      expect(branch.ok).toBe(false);
+      expect(branch.stderr).toContain('proposal branches are written by the service');
+      expect(main()).toBe(head);
     });
   });
 
