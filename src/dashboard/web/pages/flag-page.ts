@@ -3,6 +3,7 @@ import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
 import { startPolling } from '../poller.js';
+import { pendingProposal } from '../proposals/pending-proposal.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
 import { type TargetingPanel, targetingPanel } from '../targeting/targeting-panel.js';
@@ -141,6 +142,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
           schedule = schedulePanel(ctx.api, fresh, env, changed);
           replace(
             body,
+            pendingProposal(ctx.api, fresh),
             editor.element,
             targeting.element,
             schedule.element,
