@@ -69,7 +69,14 @@ const results = {};
       lines = out.split('\n').filter((l) => l.includes('% of users')).length;
     }
     const s = summarize(runs);
-    results.diffImpact = { flags: FLAGS, changedConfigs: CHANGED, impactLines: lines, runsMs: runs.map(ms), p50Ms: ms(s.p50), maxMs: ms(s.max) };
+    results.diffImpact = {
+      flags: FLAGS,
+      changedConfigs: CHANGED,
+      impactLines: lines,
+      runsMs: runs.map(ms),
+      p50Ms: ms(s.p50),
+      maxMs: ms(s.max),
+    };
     if (!values.json)
       console.log(
         `flagops diff --impact, ${FLAGS} flags, ${CHANGED} prod configs changed (${lines} impact lines): p50 ${ms(s.p50)} ms, max ${ms(s.max)} ms (goal < 2000 ms)`,
@@ -118,7 +125,9 @@ const results = {};
     for (let i = 0; i < ROUNDS; i++) flags.push(await call(ADMIN, 'POST', `/api/v1/projects/${project.id}/flags`, { key: `f-${i}` }));
     const proposals = [];
     for (const [i, flag] of flags.entries())
-      proposals.push((await call(AGENT, 'PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 1 + (i % 99) })).proposal);
+      proposals.push(
+        (await call(AGENT, 'PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 1 + (i % 99) })).proposal,
+      );
     const updates = [];
     const approvals = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -132,7 +141,14 @@ const results = {};
     const u = summarize(updates);
     const a = summarize(approvals);
     const ratio = Math.round((a.p50 / u.p50) * 100) / 100;
-    results.approve = { rounds: ROUNDS, updateP50Ms: ms(u.p50), updateP99Ms: ms(u.p99), approveP50Ms: ms(a.p50), approveP99Ms: ms(a.p99), ratio };
+    results.approve = {
+      rounds: ROUNDS,
+      updateP50Ms: ms(u.p50),
+      updateP99Ms: ms(u.p99),
+      approveP50Ms: ms(a.p50),
+      approveP99Ms: ms(a.p99),
+      ratio,
+    };
     if (!values.json)
       console.log(
         `approve vs config update, ${ROUNDS} each, interleaved: update p50 ${ms(u.p50)} ms (p99 ${ms(u.p99)}), approve p50 ${ms(a.p50)} ms (p99 ${ms(a.p99)}); ratio ${ratio} (goal ≤ 1.5)`,

@@ -136,11 +136,7 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
         action: proposal.action,
         summary: `${summary} (proposal ${id})`,
         actor: ws.actor,
-        project: proposal.projectSlug,
-        flag: proposal.flagKey ?? undefined,
-        environment: proposal.environment ?? undefined,
-        fromEnvironment: proposal.fromEnvironment,
-        segment: proposal.segmentKey,
+        ...subjectTrailers(proposal),
         proposal: { id, proposedBy: proposal.proposedBy },
       },
       result: null,
@@ -148,6 +144,17 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
   });
   await ws.served();
   return (await proposalRecord(ws, id)).proposal;
+}
+
+/** What a proposal's commits name besides the actor: the project, flag, environments or segment it changes. */
+function subjectTrailers(proposal: Proposal) {
+  return {
+    project: proposal.projectSlug,
+    flag: proposal.flagKey ?? undefined,
+    environment: proposal.environment ?? undefined,
+    fromEnvironment: proposal.fromEnvironment,
+    segment: proposal.segmentKey,
+  };
 }
 
 /** The files as the proposal's commit has them (null: it deletes the file). */
@@ -166,11 +173,7 @@ export async function rejectProposal(ws: Workspace, id: string, reason?: string)
     summary: `reject proposal ${id}`,
     body: text ? `reason: ${text}` : undefined,
     actor: ws.actor,
-    project: proposal.projectSlug,
-    flag: proposal.flagKey ?? undefined,
-    environment: proposal.environment ?? undefined,
-    fromEnvironment: proposal.fromEnvironment,
-    segment: proposal.segmentKey,
+    ...subjectTrailers(proposal),
     proposal: { id },
   });
   return (await proposalRecord(ws, id)).proposal;

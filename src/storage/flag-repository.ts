@@ -319,10 +319,7 @@ export class FlagRepository {
   ): Promise<UpdateResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      const head = await this.head();
-      this.observe(head, 'external');
-      const current = await this.loader.load(head);
-      const change = await fn(current.state, head);
+      const { head, current, change } = await this.planOnHead(fn);
       const batch = this.objects.batch();
       try {
         const commit = await this.commitChange(batch, head, current, change);
@@ -345,6 +342,14 @@ export class FlagRepository {
       this.logger.debug('main moved during an update; running it again on the new head', { attempt, expected: head });
     }
     throw new WriteConflictError(`main kept moving; the change was not applied after ${attempts} attempts`);
+  }
+
+  /** Runs the write function on main's head as it is now (announcing a move made outside first). */
+  private async planOnHead<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>) {
+    const head = await this.head();
+    this.observe(head, 'external');
+    const current = await this.loader.load(head);
+    return { head, current, change: await fn(current.state, head) };
   }
 
   /** Writes the change's objects and commit into `batch`; null when the tree would not change. */
@@ -419,10 +424,7 @@ export class FlagRepository {
     assertBranchRef(ref);
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     return this.serializedUntil(deadline, async () => {
-      const head = await this.head();
-      this.observe(head, 'external');
-      const current = await this.loader.load(head);
-      const change = await fn(current.state, head);
+      const { head, current, change } = await this.planOnHead(fn);
       const batch = this.objects.batch();
       try {
         const commit = await this.commitChange(batch, head, current, change);
