@@ -111,13 +111,15 @@ async function startOnLockedDirectory(
   let remote: RemoteMode | undefined;
   const publish = (gitdir: string, commit: string, parent: string | null) =>
     remote ? remote.publish(gitdir, commit, parent) : Promise.resolve(true);
+  const publishBranch = (gitdir: string, ref: string, commit: string) =>
+    remote ? remote.publishBranch(gitdir, ref, commit) : Promise.resolve();
   const repos = new RepositoryRegistry({
     dataDir: config.dataDir,
     logger,
     gcEveryCommits: config.gitGcCommits,
     commitSigningKey: config.commitSigningKey,
     repository: {
-      ...(config.gitRemote ? { publish } : {}),
+      ...(config.gitRemote ? { publish, publishBranch } : {}),
       ...(metrics ? { onCommit: (action: string) => metrics.controlFamilies.countCommit(action) } : {}),
     },
   });

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '@flagops/core';
 import { type Logger, silentLogger } from '../log/logger.js';
 import type { FlagRepository } from '../storage/index.js';
 import { type AuditPage, type AuditQuery, checkQuery } from './audit-query.js';
@@ -72,12 +73,22 @@ export class AuditIndex {
     return index;
   }
 
-  /** Entries newest first. Waits for a move of main already announced, so a caller sees its own commit. */
-  async query(query: AuditQuery): Promise<AuditPage> {
+  /**
+   * Entries newest first. Waits for a move of main already announced, so a caller sees its own commit.
+   * `side`: entries of other branches (proposals opened and rejected), newest first, merged in by time.
+   */
+  async query(query: AuditQuery, side: readonly AuditEntry[] = []): Promise<AuditPage> {
     checkQuery(query);
     if (this.running) await this.running;
     else if (this.failure !== null && !this.closed) await this.follow();
-    return this.log.page(query);
+    return this.log.mergedPage(query, side);
+  }
+
+  /** The entry of the commit on main that applied a proposal, or undefined while none has. */
+  async appliedProposal(id: string): Promise<AuditEntry | undefined> {
+    if (this.running) await this.running;
+    else if (this.failure !== null && !this.closed) await this.follow();
+    return this.log.appliedProposal(id);
   }
 
   /**

@@ -60,6 +60,7 @@ function gitEntry(
 export function freezeEntry(entry: AuditEntry): AuditEntry {
   Object.freeze(entry.actor);
   if (entry.pushedBy) Object.freeze(entry.pushedBy);
+  if (entry.proposedBy) Object.freeze(entry.proposedBy);
   return Object.freeze(entry);
 }
 
@@ -86,6 +87,8 @@ export function entryFromTrailers(commit: CommitInfo, trailers: FlagopsTrailers)
   };
   if (trailers.fromEnvironment) entry.fromEnvironment = trailers.fromEnvironment;
   if (trailers.segment) entry.segmentKey = trailers.segment;
+  if (trailers.proposalId) entry.proposalId = trailers.proposalId;
+  if (trailers.proposedBy) entry.proposedBy = { ...trailers.proposedBy };
   if (commit.summary) entry.message = commit.summary;
   const reason = commitReason(commit);
   if (reason) entry.reason = reason;

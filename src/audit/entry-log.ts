@@ -1,5 +1,13 @@
 import type { AuditEntry } from '@flagops/core';
-import { type AuditPage, type AuditQuery, decodeCursor, encodeCursor, invalidCursor, matchesQuery } from './audit-query.js';
+import {
+  type AuditPage,
+  type AuditQuery,
+  type CursorPosition,
+  decodeCursor,
+  encodeCursor,
+  invalidCursor,
+  matchesQuery,
+} from './audit-query.js';
 
 /**
  * The indexed trail of one first-parent history, in memory. Entries sit oldest first, so a new commit is an
@@ -11,6 +19,8 @@ export class EntryLog {
   /** Commit → index of its lowest slot in `entries`, and how many it has. */
   private readonly commits = new Map<string, { start: number; count: number }>();
   private lastCommit: string | null = null;
+  /** Proposal id → the entry of the commit on main that applied it. */
+  private readonly applied = new Map<string, AuditEntry>();
 
   /** The newest commit indexed, or null when empty. */
   get head(): string | null {
@@ -39,8 +49,55 @@ export class EntryLog {
   /** Adds the next commit on main; commits must come oldest first. */
   append(commit: string, entries: readonly AuditEntry[]): void {
     this.commits.set(commit, { start: this.entries.length, count: entries.length });
-    for (let i = entries.length - 1; i >= 0; i--) this.entries.push(entries[i]);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i];
+      this.entries.push(entry);
+      if (entry.proposalId !== undefined && entry.action !== 'proposal_open' && entry.action !== 'proposal_reject')
+        this.applied.set(entry.proposalId, entry);
+    }
     this.lastCommit = commit;
+  }
+
+  /** The entry of the commit on main that applied a proposal, or undefined while none has. */
+  appliedProposal(id: string): AuditEntry | undefined {
+    return this.applied.get(id);
+  }
+
+  /**
+   * A page of main's entries merged with `side` entries (newest first; what lives on other branches, such
+   * as proposals being opened and rejected): the newer of the two next entries comes first, main's on a tie.
+   * The merged order is walked from the top, so a cursor names any entry of either.
+   */
+  mergedPage(query: AuditQuery, side: readonly AuditEntry[]): AuditPage {
+    if (side.length === 0) return this.page(query);
+    let cursor: CursorPosition | undefined;
+    if (query.cursor !== undefined && query.cursor !== null) cursor = decodeCursor(query.cursor);
+    let passed = cursor === undefined;
+    const out: AuditEntry[] = [];
+    let lastCursor: string | null = null;
+    let i = this.entries.length - 1;
+    let s = 0;
+    while (i >= 0 || s < side.length) {
+      const main = i >= 0 ? this.entries[i] : undefined;
+      const other = s < side.length ? side[s] : undefined;
+      const takeSide = other !== undefined && (main === undefined || other.at > main.at);
+      const entry = takeSide ? other! : main!;
+      const here: CursorPosition = takeSide
+        ? { commit: entry.id, offset: 0 }
+        : { commit: entry.id, offset: i - this.commits.get(entry.id)!.start };
+      if (takeSide) s++;
+      else i--;
+      if (!passed) {
+        passed = here.commit === cursor!.commit && here.offset === cursor!.offset;
+        continue;
+      }
+      if (!matchesQuery(entry, query)) continue;
+      if (out.length === query.limit) return { entries: out, nextCursor: lastCursor };
+      out.push(entry);
+      lastCursor = encodeCursor(here);
+    }
+    if (!passed) throw invalidCursor('is not one this audit trail gave out');
+    return { entries: out, nextCursor: null };
   }
 
   page(query: AuditQuery): AuditPage {

@@ -2,6 +2,7 @@ import { AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentNam
 import { type AuditPage, type AuditQuery, MAX_LIMIT } from '../audit/audit-query.js';
 import { entryChanges } from '../audit/entry-changes.js';
 import { InvalidInputError } from '../errors/kinds.js';
+import { proposalAuditEntries } from './proposals.js';
 import { integerQuery, optionalQuery, route } from './route-table.js';
 import { flagById, projectById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
@@ -86,7 +87,8 @@ export async function readAudit(ws: Workspace, request: AuditRequest): Promise<A
   if (request.actor !== undefined) query.actor = request.actor;
   if (request.cursor !== undefined) query.cursor = request.cursor;
   const index = await ws.deps.audit.get(ws.org);
-  const page = await index.query(query);
+  // Proposals opened and rejected live on their branches, not on main: merged in by time.
+  const page = await index.query(query, await proposalAuditEntries(ws));
   if (!request.includeChanges) return page;
   const entries = await Promise.all(
     page.entries.map(async (entry) => {

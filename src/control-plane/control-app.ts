@@ -14,7 +14,9 @@ import { auditRoutes } from './audit.js';
 import { environmentRoutes } from './environments.js';
 import { flagRoutes } from './flags.js';
 import { keyRoutes } from './keys.js';
+import { previewRoutes } from './preview.js';
 import { projectRoutes } from './projects.js';
+import { proposalRoutes } from './proposals.js';
 import { mountRoutes, type Route, route } from './route-table.js';
 import { segmentRoutes } from './segments.js';
 import { statsRoutes } from './stats.js';
@@ -77,6 +79,8 @@ export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...auditRoutes,
   ...invalidFilesRoutes,
   ...triggerRoutes,
+  ...proposalRoutes,
+  ...previewRoutes,
 ];
 
 /** The control plane: /api/v1 and /healthz. Unknown routes are 404 not_found. */

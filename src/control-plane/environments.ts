@@ -1,5 +1,7 @@
 import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
+import type { ForbiddenError } from '../errors/kinds.js';
 import { InvalidInputError, VersionConflictError } from '../errors/kinds.js';
+import { type Proposal, requiresApproval } from '../proposals/proposal-reader.js';
 import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
 import { configReferenceIssues } from '../repository/project-checks.js';
@@ -10,10 +12,11 @@ import { configModelIssues } from '../validation/config-model.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { pastStepIssues } from '../validation/schedule.js';
 import { pointerToField } from '../validation/validate-body.js';
-import { writeFlag } from './flag-write.js';
+import { type FlagEdit, flagChange, writeFlag } from './flag-write.js';
+import { openProposal } from './proposals.js';
 import { route } from './route-table.js';
 import { assignRuleIds } from './rule-ids.js';
-import { flagById } from './state-lookup.js';
+import { type FlagRef, flagById } from './state-lookup.js';
 import { type FlagView, servedFlagView } from './views.js';
 import type { Workspace } from './workspace.js';
 
@@ -24,14 +27,14 @@ export const environmentRoutes = [
     permission: 'config.update',
     fieldPermissions: { clearKill: 'clear_kill' },
     body: 'config-update',
-    handle: async ({ ws, params, environment, body }) => ({ body: await updateConfig(ws, params.id, environment, body) }),
+    handle: async ({ ws, params, environment, body }) => reply(await updateConfig(ws, params.id, environment, body)),
   }),
   route({
     method: 'POST',
     path: '/api/v1/flags/:id/environments/:env/rollout-plan',
     permission: 'config.update',
     body: 'rollout-plan',
-    handle: async ({ ws, params, environment, body }) => ({ body: await planRollout(ws, params.id, environment, body) }),
+    handle: async ({ ws, params, environment, body }) => reply(await planRollout(ws, params.id, environment, body)),
   }),
   route({
     method: 'POST',
@@ -44,10 +47,43 @@ export const environmentRoutes = [
     method: 'POST',
     path: '/api/v1/flags/:id/environments/:env/promote',
     permission: 'promote',
+    proposable: true,
     body: 'promote',
-    handle: async ({ ws, params, environment, body }) => ({ body: await promoteFlag(ws, params.id, environment, body.fromEnv) }),
+    handle: async ({ ws, params, environment, body, refusal }) =>
+      reply(await promoteFlag(ws, params.id, environment, body.fromEnv, refusal)),
   }),
 ];
+
+/** A change that became a proposal answers 202 `{ proposal }`; one applied answers 200 with the flag. */
+function reply(outcome: FlagView | ProposalAnswer) {
+  return 'proposal' in outcome ? { status: 202, body: outcome } : { body: outcome };
+}
+
+export interface ProposalAnswer {
+  proposal: Proposal;
+}
+
+/**
+ * Whether the project makes this caller's change into `env` wait for approval: then the change goes to a
+ * proposal branch instead of main (null when it would change nothing). `refusal`: the credential may not
+ * make the change directly, which only a protected environment turns into a proposal.
+ */
+async function proposeIfProtected(
+  ws: Workspace,
+  flagId: string,
+  env: EnvironmentName,
+  action: 'config_update' | 'promote',
+  edit: (ref: FlagRef, now: Date) => FlagEdit | null,
+  refusal?: ForbiddenError,
+): Promise<{ proposal: Proposal | null } | null> {
+  const { state } = await ws.repo.readServed();
+  const { project } = flagById(state, flagId);
+  if (!requiresApproval(project.project, env, ws.actor.type)) {
+    if (refusal) throw refusal;
+    return null;
+  }
+  return { proposal: await openProposal(ws, (served) => flagChange(ws, served, flagId, action, edit)) };
+}
 
 const CONFIG_FIELDS = ['enabled', 'rolloutPct', 'valueOn', 'valueOff', 'rules', 'variants', 'prerequisites', 'schedule'] as const;
 
@@ -65,14 +101,50 @@ function refuseIssues(issues: readonly ValidationIssue[]): void {
  * With clearKill the kill is cleared after the config is written (two commits: the kill fast path owns
  * kills.yaml), so the moment the kill lifts the new config is already what serves.
  */
-export async function updateConfig(ws: Workspace, flagId: string, env: EnvironmentName, body: ConfigUpdateBody): Promise<FlagView> {
+export async function updateConfig(
+  ws: Workspace,
+  flagId: string,
+  env: EnvironmentName,
+  body: ConfigUpdateBody,
+): Promise<FlagView | ProposalAnswer> {
+  const edit = configEdit(ws, env, body);
+  const proposed = await proposeIfProtected(ws, flagId, env, 'config_update', (ref) => {
+    const planned = edit(ref);
+    // A kill is lifted at once, a protected config change only once approved: the two cannot go together.
+    if (planned && body.clearKill)
+      throw new InvalidInputError(
+        `clearKill: ${env} requires approval for this change, and a kill is cleared at once; clear the kill with its own request, or send the change without clearKill`,
+        'clearKill',
+      );
+    return planned;
+  });
+  if (proposed?.proposal) return { proposal: proposed.proposal };
+  const { ref, view } = await writeFlag(ws, flagId, 'config_update', edit);
+  if (!body.clearKill) return view;
+  await ws.deps.killSwitch.clear({
+    org: ws.org,
+    repo: ws.repo,
+    projectSlug: ref.project.project.slug,
+    flagKey: ref.flag.meta.key,
+    environment: env,
+    actor: ws.actor,
+  });
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagById(served.state, flagId));
+}
+
+/**
+ * What a config update writes, planned on a flag as served: the sent fields replace the current ones, the
+ * version goes up by one; null when nothing changes. Used by the update itself, its proposal and its preview.
+ */
+export function configEdit(ws: Workspace, env: EnvironmentName, body: ConfigUpdateBody): (ref: FlagRef) => FlagEdit | null {
   // A step written through the API is meant for later; one already due belongs in a push (applied at once).
   const past = body.schedule === undefined ? undefined : pastStepIssues(body.schedule, ws.now())[0];
   if (past) {
     const field = pointerToField(past.path ?? '');
     throw new InvalidInputError(`${field}: ${past.message}`, field);
   }
-  const { ref, view } = await writeFlag(ws, flagId, 'config_update', ({ project, flag }) => {
+  return ({ project, flag }: FlagRef): FlagEdit | null => {
     const current = flag.environments[env];
     if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
       throw new VersionConflictError(current.version, body.expectedVersion);
@@ -105,25 +177,19 @@ export async function updateConfig(ws: Workspace, flagId: string, env: Environme
       summary: `update ${key} in ${env}: ${changed.join(', ')}`,
       environment: env,
     };
-  });
-  if (!body.clearKill) return view;
-  await ws.deps.killSwitch.clear({
-    org: ws.org,
-    repo: ws.repo,
-    projectSlug: ref.project.project.slug,
-    flagKey: ref.flag.meta.key,
-    environment: env,
-    actor: ws.actor,
-  });
-  const served = await ws.repo.readServed();
-  return servedFlagView(served, flagById(served.state, flagId));
+  };
 }
 
 /**
  * POST .../rollout-plan: a progressive rollout written as a schedule (src/schedule/rollout-plan.ts). Starting
  * now, the same commit enables the flag at startPct; the plan replaces the environment's schedule.
  */
-export function planRollout(ws: Workspace, flagId: string, env: EnvironmentName, body: RolloutPlanBody): Promise<FlagView> {
+export function planRollout(
+  ws: Workspace,
+  flagId: string,
+  env: EnvironmentName,
+  body: RolloutPlanBody,
+): Promise<FlagView | ProposalAnswer> {
   const plan = expandRolloutPlan(body, ws.now());
   return updateConfig(ws, flagId, env, { ...plan.now, schedule: plan.schedule, expectedVersion: body.expectedVersion });
 }
@@ -161,9 +227,24 @@ export async function killFlag(ws: Workspace, flagId: string, env: EnvironmentNa
  * + 1. Always one commit, even when the two are equal already: a promotion is a deploy, and every deploy is
  * in the audit trail. The destination's kill state is not part of the config and stays as it is.
  */
-export async function promoteFlag(ws: Workspace, flagId: string, to: EnvironmentName, from: EnvironmentName): Promise<FlagView> {
+export async function promoteFlag(
+  ws: Workspace,
+  flagId: string,
+  to: EnvironmentName,
+  from: EnvironmentName,
+  refusal?: ForbiddenError,
+): Promise<FlagView | ProposalAnswer> {
+  const edit = promoteEdit(from, to);
+  const proposed = await proposeIfProtected(ws, flagId, to, 'promote', edit, refusal);
+  if (proposed?.proposal) return { proposal: proposed.proposal };
+  const { view } = await writeFlag(ws, flagId, 'promote', edit);
+  return view;
+}
+
+/** What a promotion writes: the source's whole config in the destination, version = destination's + 1. */
+export function promoteEdit(from: EnvironmentName, to: EnvironmentName): (ref: FlagRef) => FlagEdit {
   if (from === to) throw new InvalidInputError(`fromEnv: must differ from the destination environment ${to}`, 'fromEnv');
-  const { view } = await writeFlag(ws, flagId, 'promote', ({ project, flag }) => {
+  return ({ project, flag }: FlagRef): FlagEdit => {
     const source = flag.environments[from];
     // A file copy: the whole config (variants, prerequisites and schedule too) with the destination's version + 1.
     const next: EnvironmentConfig = { ...source, version: flag.environments[to].version + 1 };
@@ -176,6 +257,5 @@ export async function promoteFlag(ws: Workspace, flagId: string, to: Environment
       environment: to,
       fromEnvironment: from,
     };
-  });
-  return view;
+  };
 }

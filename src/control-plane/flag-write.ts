@@ -1,7 +1,7 @@
 import type { AuditAction, EnvironmentName } from '@flagops/core';
 import { InvalidInRepositoryError } from '../errors/kinds.js';
 import { invalidFile } from '../repository/held-units.js';
-import { type FileChange, heldBackBy, type ServedState } from '../storage/index.js';
+import { type Change, type FileChange, heldBackBy, type ServedState } from '../storage/index.js';
 import { type FlagRef, flagById } from './state-lookup.js';
 import { type FlagView, servedFlagView } from './views.js';
 import type { Workspace } from './workspace.js';
@@ -35,32 +35,43 @@ export async function writeFlag(
   action: AuditAction,
   edit: (ref: FlagRef, now: Date) => FlagEdit | null,
 ): Promise<FlagWriteResult> {
-  const outcome = await ws.repo.update(async (_committed, head) => {
-    const served = await ws.repo.readServed(head);
-    const ref = flagById(served.state, flagId);
-    const slug = ref.project.project.slug;
-    const key = ref.flag.meta.key;
-    const planned = edit(ref, ws.now());
-    if (planned && planned.changes.length > 0) refuseHeldBack(served, slug, key);
-    return {
-      changes: planned?.changes ?? [],
-      meta: {
-        action,
-        summary: planned?.summary ?? action,
-        body: planned?.body,
-        actor: ws.actor,
-        project: slug,
-        flag: key,
-        environment: planned?.environment,
-        fromEnvironment: planned?.fromEnvironment,
-      },
-      result: null,
-    };
-  });
+  const outcome = await ws.repo.update(async (_committed, head) => flagChange(ws, await ws.repo.readServed(head), flagId, action, edit));
   if (outcome.committed) await ws.served();
   const served = await ws.repo.readServed(outcome.commit);
   const ref = flagById(served.state, flagId);
   return { ref, view: servedFlagView(served, ref), committed: outcome.committed };
+}
+
+/**
+ * The commit an edit of one flag makes on `served` (main's head, or the head a proposal branches from): what
+ * `writeFlag` commits on main and what a proposal puts on its branch.
+ */
+export function flagChange(
+  ws: Workspace,
+  served: ServedState,
+  flagId: string,
+  action: AuditAction,
+  edit: (ref: FlagRef, now: Date) => FlagEdit | null,
+): Change<null> {
+  const ref = flagById(served.state, flagId);
+  const slug = ref.project.project.slug;
+  const key = ref.flag.meta.key;
+  const planned = edit(ref, ws.now());
+  if (planned && planned.changes.length > 0) refuseHeldBack(served, slug, key);
+  return {
+    changes: planned?.changes ?? [],
+    meta: {
+      action,
+      summary: planned?.summary ?? action,
+      body: planned?.body,
+      actor: ws.actor,
+      project: slug,
+      flag: key,
+      environment: planned?.environment,
+      fromEnvironment: planned?.fromEnvironment,
+    },
+    result: null,
+  };
 }
 
 /**

@@ -2,11 +2,15 @@ import { ENVIRONMENTS, type ProjectFile } from '@flagops/core';
 import { ConflictError, PlanLimitError } from '../errors/kinds.js';
 import { invalidFile } from '../repository/held-units.js';
 import { deriveProjectId } from '../repository/ids.js';
+import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
+import { normalizeRequireApproval } from '../repository/normalize.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
 import { heldBackBy } from '../storage/index.js';
-import type { ProjectCreateBody } from '../validation/api-bodies.js';
+import type { ProjectCreateBody, ProjectPatchBody } from '../validation/api-bodies.js';
+import { refuseHeldBack } from './flag-write.js';
 import { route } from './route-table.js';
+import { projectById } from './state-lookup.js';
 import { type ProjectView, projectView } from './views.js';
 import type { Workspace } from './workspace.js';
 
@@ -17,6 +21,20 @@ export const projectRoutes = [
     permission: 'read',
     body: 'none',
     handle: async ({ ws }) => ({ body: { projects: await listProjects(ws) } }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/projects/:id',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, params }) => ({ body: await getProject(ws, params.id) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/projects/:id',
+    permission: 'project.update',
+    body: 'project-patch',
+    handle: async ({ ws, params, body }) => ({ body: await patchProject(ws, params.id, body) }),
   }),
   route({
     method: 'POST',
@@ -30,6 +48,45 @@ export const projectRoutes = [
 export async function listProjects(ws: Workspace): Promise<ProjectView[]> {
   const served = await ws.repo.readServed();
   return [...served.state.projects.values()].map((p) => projectView(p.project, heldBackBy(served, p.project.slug).map(invalidFile)));
+}
+
+export async function getProject(ws: Workspace, id: string): Promise<ProjectView> {
+  const served = await ws.repo.readServed();
+  const project = projectById(served.state, id);
+  return projectView(project.project, heldBackBy(served, project.project.slug).map(invalidFile));
+}
+
+/**
+ * PATCH: the sent fields replace the current ones in project.yaml (one commit; none when nothing changes).
+ * `requireApproval: null` or `{}` removes the policy. Refused while the project is held back.
+ */
+export async function patchProject(ws: Workspace, id: string, body: ProjectPatchBody): Promise<ProjectView> {
+  const outcome = await ws.repo.update(async (_committed, head) => {
+    const served = await ws.repo.readServed(head);
+    const current = projectById(served.state, id).project;
+    const next: ProjectFile = { id: current.id, name: body.name ?? current.name, slug: current.slug };
+    const policy = normalizeRequireApproval('requireApproval' in body ? body.requireApproval : current.requireApproval);
+    if (policy) next.requireApproval = policy;
+    const changed = !jsonEqual(next as never, current as never);
+    if (changed) refuseHeldBack(served, current.slug);
+    const fields = (['name', 'requireApproval'] as const).filter(
+      (f) => !jsonEqual((next[f] ?? null) as never, (current[f] ?? null) as never),
+    );
+    return {
+      changes: changed
+        ? [{ path: layout.projectFile(current.slug), content: serializeRepositoryFile({ kind: 'project', value: next }) }]
+        : [],
+      meta: {
+        action: 'project_update',
+        summary: `update project ${current.slug}: ${fields.join(', ')}`,
+        actor: ws.actor,
+        project: current.slug,
+      },
+      result: null,
+    };
+  });
+  if (outcome.committed) await ws.served();
+  return getProject(ws, id);
 }
 
 /**

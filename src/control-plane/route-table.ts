@@ -2,7 +2,7 @@ import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
 import { authorize, type Permission } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
-import { FlagopsError, InvalidInputError } from '../errors/kinds.js';
+import { FlagopsError, ForbiddenError, InvalidInputError } from '../errors/kinds.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { ApiBodies } from '../validation/api-bodies.js';
 import type { ApiSchemaName } from '../validation/schema-files.js';
@@ -42,6 +42,11 @@ export interface Call<B extends BodySpec = BodySpec> {
   environment: EnvironmentName;
   query: Readonly<Record<string, string | string[] | undefined>>;
   body: BodyOf<B>;
+  /**
+   * For a route that may become a proposal (`proposable`): why the credential may not perform it directly
+   * into this environment. The handler refuses with it unless the project turns the change into a proposal.
+   */
+  refusal?: ForbiddenError;
   /** The control plane's origin as the caller reached it (`http://127.0.0.1:4000`), for URLs an answer gives out. */
   origin: string;
 }
@@ -63,6 +68,12 @@ export interface Route<B extends BodySpec = BodySpec> {
   body: B;
   /** Body fields that need a further permission when true (clearKill on a config update needs clear_kill). */
   fieldPermissions?: Readonly<Record<string, Permission>>;
+  /**
+   * A refused permission does not answer 403 at once: the handler gets it as `refusal`, because the project
+   * may make the change a proposal instead (an agent's promotion into a protected prod), and must refuse
+   * with it otherwise.
+   */
+  proposable?: boolean;
   handle(call: Call<B>): Promise<Reply>;
 }
 
@@ -116,7 +127,13 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
       const principal = await authenticate(ctx, resolvers);
       const environment = ctx.params.env === undefined ? undefined : environmentParam(ctx.params.env);
       // The environment is the destination of the write: promote into prod needs more than an agent key.
-      authorize(principal, entry.permission, environment === undefined ? {} : { environment });
+      let refusal: ForbiddenError | undefined;
+      try {
+        authorize(principal, entry.permission, environment === undefined ? {} : { environment });
+      } catch (err) {
+        if (!(entry.proposable && err instanceof ForbiddenError)) throw err;
+        refusal = err;
+      }
       const raw = entry.body === 'none' ? undefined : await readJsonBody(ctx.req);
       const body = checkedBody(entry.body, raw);
       for (const [field, permission] of Object.entries(entry.fieldPermissions ?? {})) {
@@ -130,6 +147,7 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
         environment: environment as EnvironmentName,
         query: ctx.query,
         body: body as Call['body'],
+        refusal,
         origin: `${ctx.protocol}://${ctx.host}`,
       };
       const reply = await entry.handle(call);

@@ -1,12 +1,15 @@
 import type { AttributeCondition, ProjectState, SegmentFile } from '@flagops/core';
 import { ConflictError, InvalidInputError, NotFoundError, VersionConflictError } from '../errors/kinds.js';
+import { type Proposal, requiresApprovalAnywhere } from '../proposals/proposal-reader.js';
 import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
 import { segmentUsage } from '../repository/project-checks.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
+import type { Change, ServedState } from '../storage/index.js';
 import type { SegmentPutBody } from '../validation/api-bodies.js';
 import { validateDocument } from '../validation/validate-document.js';
 import { refuseHeldBack } from './flag-write.js';
+import { openProposal } from './proposals.js';
 import { route } from './route-table.js';
 import { projectById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
@@ -32,8 +35,9 @@ export const segmentRoutes = [
     permission: 'segment.update',
     body: 'segment-put',
     handle: async ({ ws, params, body }) => {
-      const { created, segment } = await putSegment(ws, params.id, params.key, body);
-      return { status: created ? 201 : 200, body: segment };
+      const outcome = await putSegment(ws, params.id, params.key, body);
+      if ('proposal' in outcome) return { status: 202, body: outcome };
+      return { status: outcome.created ? 201 : 200, body: outcome.segment };
     },
   }),
   route({
@@ -41,7 +45,10 @@ export const segmentRoutes = [
     path: '/api/v1/projects/:id/segments/:key',
     permission: 'segment.update',
     body: 'none',
-    handle: async ({ ws, params }) => ({ body: await deleteSegment(ws, params.id, params.key) }),
+    handle: async ({ ws, params }) => {
+      const outcome = await deleteSegment(ws, params.id, params.key);
+      return 'proposal' in outcome ? { status: 202, body: outcome } : { body: outcome };
+    },
   }),
 ];
 
@@ -101,33 +108,51 @@ interface SegmentEdit {
   summary: string;
 }
 
+type SegmentEditor = (project: ProjectState, current: SegmentFile | undefined) => SegmentEdit | null;
+
+/** The commit a segment change makes on `served`: on main, or on a proposal branch. */
+function segmentChange(
+  ws: Workspace,
+  served: ServedState,
+  projectId: string,
+  key: string,
+  action: 'segment_update' | 'segment_delete',
+  edit: SegmentEditor,
+): Change<null> {
+  const project = projectById(served.state, projectId);
+  const planned = edit(project, project.segments?.get(key));
+  const slug = project.project.slug;
+  if (planned) refuseHeldBack(served, slug);
+  const path = layout.segmentFile(slug, key);
+  return {
+    changes: planned
+      ? [{ path, content: planned.file === null ? null : serializeRepositoryFile({ kind: 'segment', value: planned.file }) }]
+      : [],
+    meta: { action, summary: planned?.summary ?? action, actor: ws.actor, project: slug, segment: key },
+    result: null,
+  };
+}
+
 /**
  * Every segment write goes through here: one commit on main, refused while the project is held back. A
- * segment acts in every environment, so this is the one place a change that must first be approved would be
- * turned into a proposal.
+ * segment acts in every environment, so where the project requires approval of the caller's actor type in
+ * any environment, the change becomes a proposal instead (null: it would change nothing).
  */
 async function writeSegment(
   ws: Workspace,
   projectId: string,
   key: string,
   action: 'segment_update' | 'segment_delete',
-  edit: (project: ProjectState, current: SegmentFile | undefined) => SegmentEdit | null,
-): Promise<{ project: ProjectState; segment: SegmentFile | undefined; committed: boolean }> {
-  const outcome = await ws.repo.update(async (_committed, head) => {
-    const served = await ws.repo.readServed(head);
-    const project = projectById(served.state, projectId);
-    const planned = edit(project, project.segments?.get(key));
-    const slug = project.project.slug;
-    if (planned) refuseHeldBack(served, slug);
-    const path = layout.segmentFile(slug, key);
-    return {
-      changes: planned
-        ? [{ path, content: planned.file === null ? null : serializeRepositoryFile({ kind: 'segment', value: planned.file }) }]
-        : [],
-      meta: { action, summary: planned?.summary ?? action, actor: ws.actor, project: slug, segment: key },
-      result: null,
-    };
-  });
+  edit: SegmentEditor,
+): Promise<{ project: ProjectState; segment: SegmentFile | undefined; committed: boolean } | { proposal: Proposal | null }> {
+  const current = projectById((await ws.repo.readServed()).state, projectId);
+  if (requiresApprovalAnywhere(current.project, ws.actor.type)) {
+    const proposal = await openProposal(ws, (served) => segmentChange(ws, served, projectId, key, action, edit));
+    if (proposal) return { proposal };
+  }
+  const outcome = await ws.repo.update(async (_committed, head) =>
+    segmentChange(ws, await ws.repo.readServed(head), projectId, key, action, edit),
+  );
   if (outcome.committed) await ws.served();
   const project = projectById((await ws.repo.readServed(outcome.commit)).state, projectId);
   return { project, segment: project.segments?.get(key), committed: outcome.committed };
@@ -139,10 +164,10 @@ export async function putSegment(
   projectId: string,
   key: string,
   body: SegmentPutBody,
-): Promise<{ created: boolean; segment: SegmentView }> {
+): Promise<{ created: boolean; segment: SegmentView } | { proposal: Proposal }> {
   checkedKey(key);
   let created = false;
-  const { project, segment } = await writeSegment(ws, projectId, key, 'segment_update', (_project, current) => {
+  const written = await writeSegment(ws, projectId, key, 'segment_update', (_project, current) => {
     const version = current?.version ?? 0;
     if (body.expectedVersion !== undefined && body.expectedVersion !== version)
       throw new VersionConflictError(version, body.expectedVersion);
@@ -153,13 +178,18 @@ export async function putSegment(
     if (current && jsonEqual({ ...current, version: 0 } as never, { ...next, version: 0 } as never)) return null;
     return { file: next, summary: `${created ? 'create' : 'update'} segment ${key}` };
   });
-  return { created, segment: segmentView(project, segment!) };
+  if ('proposal' in written) {
+    if (written.proposal) return { proposal: written.proposal };
+    const project = projectById((await ws.repo.readServed()).state, projectId);
+    return { created: false, segment: segmentView(project, segmentOf(project, key)) };
+  }
+  return { created, segment: segmentView(written.project, written.segment!) };
 }
 
 /** DELETE: refused with 409 while any config names the segment, since the flags using it would break. */
-export async function deleteSegment(ws: Workspace, projectId: string, key: string): Promise<SegmentView> {
+export async function deleteSegment(ws: Workspace, projectId: string, key: string): Promise<SegmentView | { proposal: Proposal }> {
   let deleted: SegmentView | undefined;
-  await writeSegment(ws, projectId, key, 'segment_delete', (project) => {
+  const written = await writeSegment(ws, projectId, key, 'segment_delete', (project) => {
     const segment = segmentOf(project, key);
     const uses = segmentUsage(project, key);
     if (uses.length > 0) {
@@ -169,5 +199,6 @@ export async function deleteSegment(ws: Workspace, projectId: string, key: strin
     deleted = segmentView(project, segment);
     return { file: null, summary: `delete segment ${key}` };
   });
+  if ('proposal' in written && written.proposal) return { proposal: written.proposal };
   return deleted!;
 }

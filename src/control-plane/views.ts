@@ -5,6 +5,7 @@ import {
   type FlagKind,
   type JsonValue,
   type ProjectFile,
+  type RequireApproval,
   type ScheduleStep,
 } from '@flagops/core';
 import { type InvalidFile, invalidFile } from '../repository/held-units.js';
@@ -16,6 +17,8 @@ export interface ProjectView {
   name: string;
   slug: string;
   environments: Array<{ id: string; name: EnvironmentName }>;
+  /** Per environment, the actor types whose changes into it wait for approval; absent when none. */
+  requireApproval?: RequireApproval;
   /** Only while an invalid project.yaml or kills.yaml holds the whole project back at its last valid state. */
   invalidFiles?: InvalidFile[];
 }
@@ -35,6 +38,7 @@ export function projectView(project: ProjectFile, invalidFiles: InvalidFile[] = 
     slug: project.slug,
     environments: ENVIRONMENTS.map((env) => ({ id: environmentId(project.id, env), name: env })),
   };
+  if (project.requireApproval) view.requireApproval = project.requireApproval;
   if (invalidFiles.length > 0) view.invalidFiles = invalidFiles;
   return view;
 }

@@ -83,6 +83,13 @@ export class VersionConflictError extends FlagopsError {
   }
 }
 
+/** A proposal's change no longer applies: main changed what it changes since it was proposed. */
+export class ProposalConflictError extends FlagopsError {
+  constructor(message: string) {
+    super('version_conflict', message);
+  }
+}
+
 export class UnsupportedMediaTypeError extends FlagopsError {
   constructor() {
     super('unsupported_media_type', 'the body must be application/json');

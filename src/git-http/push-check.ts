@@ -9,6 +9,7 @@ import { isAncestor, netChanges, pushedCommits, readPushedFiles, ZERO_OID } from
 export { ZERO_OID } from './pushed-objects.js';
 
 const MAIN = 'refs/heads/main';
+const PROPOSALS = 'refs/heads/proposals/';
 const PROJECT_FILE = /^projects\/[^/]+\/project\.yaml$/;
 
 export interface RefUpdate {
@@ -49,6 +50,12 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
   const problems: string[] = [];
   const accepted: string[] = [];
   for (const { oldOid, newOid, ref } of updates) {
+    if (ref.startsWith(PROPOSALS)) {
+      problems.push(
+        `${ref}: proposal branches are written by the service; fetch them to review, and approve or reject through the API or the dashboard`,
+      );
+      continue;
+    }
     if (ref !== MAIN) {
       problems.push(`${ref}: only ${MAIN} can be pushed; open changes against main`);
       continue;
@@ -76,6 +83,7 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
           pusher: context.pusher,
           projectLimit: context.projectLimit,
           projectsAfter,
+          projectFiles: files.filter((f) => PROJECT_FILE.test(f.path)),
         })),
       );
     }

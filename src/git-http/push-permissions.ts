@@ -1,7 +1,9 @@
-import type { AuditAction, EnvironmentName, Pusher } from '@flagops/core';
+import type { AuditAction, EnvironmentName, Pusher, RequireApproval } from '@flagops/core';
+import { parse as parseYaml } from 'yaml';
 import { describeChanges } from '../audit/diff-entries.js';
 import { authorize, type Permission } from '../auth/permissions.js';
 import { classifyPath, layout } from '../repository/layout.js';
+import { normalizeRequireApproval } from '../repository/normalize.js';
 import type { ChangedPath } from '../storage/index.js';
 import { readBlobs } from './pushed-objects.js';
 
@@ -16,6 +18,7 @@ import { readBlobs } from './pushed-objects.js';
 
 const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
   project_create: 'project.create',
+  project_update: 'project.update',
   flag_create: 'flag.create',
   flag_update: 'flag.update',
   flag_archive: 'flag.archive',
@@ -33,6 +36,8 @@ export interface PushScope {
   projectLimit?: number;
   /** Projects on main after the push (every `projects/<slug>/project.yaml`). */
   projectsAfter: number;
+  /** The project.yaml files after the push: their requireApproval says which config changes wait for approval. */
+  projectFiles?: ReadonlyArray<{ path: string; text: string }>;
 }
 
 export async function checkPushPermissions(changes: readonly ChangedPath[], scope: PushScope): Promise<string[]> {
@@ -51,6 +56,11 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
   const blobs = await readBlobs(kept.flatMap((c) => [c.oldOid, c.newOid]).filter((oid): oid is string => oid !== undefined));
   const described = await describeChanges(kept, { readBlob: async (oid) => blobs.get(oid) ?? '' });
   const created: string[] = [];
+  const policies = new Map<string, RequireApproval | undefined>();
+  for (const file of scope.projectFiles ?? []) {
+    const where = classifyPath(file.path);
+    if (where.kind === 'project') policies.set(where.project, JSON.parse(policyOf(file.text)) ?? undefined);
+  }
   for (const change of described) {
     const permission = ACTION_PERMISSION[change.action];
     if (permission === undefined || change.projectSlug === null) continue;
@@ -60,6 +70,19 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
         : layout.segmentFile(change.projectSlug, change.segmentKey);
     if (change.action === 'project_create') created.push(path);
     refuse(path, permission);
+    // A change that would be a proposal through the API may not skip the review by being pushed.
+    const policy = policies.get(change.projectSlug);
+    if (change.action === 'config_update' && change.environment && policy?.[change.environment]?.includes(scope.pusher.type))
+      problems.push(
+        `${path}: ${change.environment} requires approval of ${scope.pusher.type} changes in project ${change.projectSlug}; make the change through the API or MCP, where it becomes a proposal`,
+      );
+  }
+
+  // The approval policy lives in project.yaml: changing it is a project setting, whatever else the file says.
+  for (const change of kept) {
+    const where = classifyPath(change.path);
+    if (where.kind !== 'project' || change.change !== 'modified') continue;
+    if (policyOf(blobs.get(change.oldOid!)) !== policyOf(blobs.get(change.newOid!))) refuse(change.path, 'project.update');
   }
 
   const limit = scope.projectLimit;
@@ -68,6 +91,16 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
       problems.push(`${path}: the plan allows at most ${limit} projects; this push would make ${scope.projectsAfter}`);
   }
   return problems;
+}
+
+/** The requireApproval of a project.yaml text, comparable as a string; unreadable text counts as its own. */
+function policyOf(text: string | undefined): string {
+  try {
+    const value = parseYaml(text ?? '') as { requireApproval?: unknown } | null;
+    return JSON.stringify(normalizeRequireApproval(value?.requireApproval as RequireApproval) ?? null);
+  } catch {
+    return `unreadable:${text}`;
+  }
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '@flagops/core';
+import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind, ImpactEntry } from '@flagops/core';
 
 /** The wire shapes the MCP server reads from the control plane (docs/api.md). */
 
@@ -30,6 +30,35 @@ export interface FlagResponse extends FlagFile {
   invalidFiles?: InvalidFileResponse[];
   /** Only on a kill's answer: the flag was killed already and nothing changed. */
   alreadyKilled?: boolean;
+}
+
+/** A change proposal (docs/proposals.md). */
+export interface ProposalResponse {
+  id: string;
+  status: 'open' | 'merged' | 'rejected';
+  projectSlug: string;
+  flagKey: string | null;
+  environment: EnvironmentName | null;
+  fromEnvironment?: EnvironmentName;
+  segmentKey?: string;
+  action: string;
+  proposedBy: AuditEntry['actor'];
+  createdAt: string;
+  decidedBy?: AuditEntry['actor'];
+  decidedAt?: string;
+  reason?: string;
+  commit: string;
+  changes: string[];
+  impact: ImpactEntry[];
+}
+
+/** POST .../preview: what a change would do, without making it. */
+export interface ChangePreviewResponse {
+  flagKey: string;
+  environment: EnvironmentName;
+  changes: string[];
+  impact: ImpactEntry[];
+  requiresApproval: boolean;
 }
 
 export interface AuditPage {

@@ -2,10 +2,12 @@ import type { EnvironmentName } from '@flagops/core';
 import type {
   AuditPage,
   AuditQuery,
+  ChangePreviewResponse,
   ConfigUpdate,
   FlagCreate,
   FlagResponse,
   ProjectResponse,
+  ProposalResponse,
   RolloutPlan,
   SegmentPut,
   SegmentResponse,
@@ -29,6 +31,18 @@ export class ApiError extends Error {
   ) {
     super(message);
     this.name = 'ApiError';
+  }
+}
+
+/**
+ * A write the control plane did not apply but kept as a change proposal (202 `{ proposal }`): the project
+ * requires approval of this key's changes in that environment. Thrown so that every tool reports it the same
+ * way (define-tool.ts), whatever it expected back.
+ */
+export class ProposalOpened extends Error {
+  constructor(readonly proposal: ProposalResponse) {
+    super(`the change became proposal ${proposal.id}`);
+    this.name = 'ProposalOpened';
   }
 }
 
@@ -118,6 +132,19 @@ export class ControlPlaneClient {
     return this.#call('DELETE', `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`);
   }
 
+  listProposals(query: { status?: string; projectId?: string }): Promise<{ proposals: ProposalResponse[] }> {
+    return this.#call('GET', '/api/v1/proposals', { query: { ...query } });
+  }
+
+  /** What a config update (`config`) or a promotion from `fromEnv` would do; nothing is written. */
+  previewChange(
+    flagId: string,
+    env: EnvironmentName,
+    body: { config: ConfigUpdate } | { fromEnv: EnvironmentName },
+  ): Promise<ChangePreviewResponse> {
+    return this.#call('POST', `${envPath(flagId, env)}/preview`, { body });
+  }
+
   audit(query: AuditQuery): Promise<AuditPage> {
     return this.#call('GET', '/api/v1/audit', { query: { ...query } });
   }
@@ -153,6 +180,8 @@ export class ControlPlaneClient {
     if (res.ok) {
       if (parsed === undefined)
         throw new ApiError('bad_response', `${method} ${path} answered ${res.status} without a JSON body`, res.status);
+      const proposal = (parsed as { proposal?: ProposalResponse }).proposal;
+      if (res.status === 202 && proposal !== undefined) throw new ProposalOpened(proposal);
       return { status: res.status, body: parsed as T };
     }
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;

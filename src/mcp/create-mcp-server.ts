@@ -6,6 +6,7 @@ import type { McpTool, ToolDeps } from './tools/define-tool.js';
 import { explainEvaluationTool } from './tools/explain-tool.js';
 import { createFlag, getFlag, listFlags } from './tools/flag-tools.js';
 import { clearKill, killFlag } from './tools/kill-tools.js';
+import { listProposals, previewChange } from './tools/proposal-tools.js';
 import { deleteSegment, getSegment, listSegments, setPrerequisites, setVariants, upsertSegment } from './tools/targeting-tools.js';
 
 /**
@@ -31,6 +32,8 @@ export const ALL_TOOLS: readonly McpTool[] = [
   explainEvaluationTool,
   listSegments,
   getSegment,
+  listProposals,
+  previewChange,
   killFlag,
   clearKill,
   setRollout,
@@ -49,7 +52,8 @@ const INSTRUCTIONS = [
   'Read with list_flags, get_flag, get_audit_log, explain_evaluation, list_segments and get_segment. Every write applies immediately and is audited under this agent key.',
   'A/B/n tests: set_variants; reusable audiences: upsert_segment and rules with in_segment; dependencies between flags: set_prerequisites.',
   'kill_flag is the emergency stop (always give a reason). Pass expectedVersion from get_flag to writes; on version_conflict re-read and retry.',
-  'Promoting into prod needs a human.',
+  'Promoting into prod needs a human, unless the project requires approval there: then such a write is kept as a proposal (the answer says NOT APPLIED YET and names it) until an admin key or a dashboard session approves it.',
+  'preview_change shows a change and its impact on users without making it; list_proposals shows what waits for approval.',
 ].join(' ');
 
 /** One MCP server with every tool, bound to one project; the stdio and HTTP transports each make their own. */

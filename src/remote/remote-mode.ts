@@ -42,6 +42,10 @@ export class RemoteMode {
   readonly publish = (gitdir: string, commit: string, parent: string | null): Promise<boolean> =>
     gitdir === this.sync.gitdir ? this.sync.publish(commit, parent) : Promise.resolve(true);
 
+  /** FlagRepository `publishBranch`: proposal branches are pushed too, so every control plane sees them. */
+  readonly publishBranch = (gitdir: string, ref: string, commit: string): Promise<void> =>
+    gitdir === this.sync.gitdir ? this.sync.publishBranch(ref, commit) : Promise.resolve();
+
   /** Fetches the remote once (the remote wins where main is behind), then polls. Start never fails on the remote. */
   async start(): Promise<void> {
     await this.pullLogged('start');

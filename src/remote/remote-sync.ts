@@ -48,6 +48,16 @@ export class RemoteSync {
     return false;
   }
 
+  /** Pushes a branch other than main (a proposal branch) before it moves locally; throws when the remote refuses. */
+  async publishBranch(ref: string, commit: string): Promise<void> {
+    const pushed = await gitRun(this.gitdir, ['push', '--quiet', this.url, `${commit}:${ref}`]);
+    if (pushed.code !== 0)
+      throw new FlagopsError(
+        'unavailable',
+        `the git remote ${redact(this.url)} did not take ${ref} (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`,
+      );
+  }
+
   /** Brings main up to the remote: fast-forward, or push local commits the remote lacks. One at a time. */
   pull(): Promise<PullOutcome> {
     this.pulling ??= this.doPull().finally(() => {
@@ -83,7 +93,15 @@ export class RemoteSync {
 
   /** The remote's main after fetching it, or null when the remote has no main yet. */
   private async fetch(): Promise<string | null> {
-    const fetched = await gitRun(this.gitdir, ['fetch', '--quiet', '--no-tags', this.url, `+refs/heads/main:${TRACKING_REF}`]);
+    // Proposal branches come along: another control plane on the same remote may have opened or decided one.
+    const fetched = await gitRun(this.gitdir, [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      this.url,
+      `+refs/heads/main:${TRACKING_REF}`,
+      '+refs/heads/proposals/*:refs/heads/proposals/*',
+    ]);
     if (fetched.code !== 0) {
       if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) return null;
       throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);

@@ -1,17 +1,20 @@
-import type {
-  AttributeCondition,
-  Condition,
-  EnvironmentConfig,
-  FlagFile,
-  JsonValue,
-  KillEntry,
-  KillsFile,
-  Prerequisite,
-  ProjectFile,
-  Rule,
-  ScheduleStep,
-  SegmentFile,
-  Variant,
+import {
+  APPROVAL_ACTOR_TYPES,
+  type AttributeCondition,
+  type Condition,
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type FlagFile,
+  type JsonValue,
+  type KillEntry,
+  type KillsFile,
+  type Prerequisite,
+  type ProjectFile,
+  type RequireApproval,
+  type Rule,
+  type ScheduleStep,
+  type SegmentFile,
+  type Variant,
 } from '@flagops/core';
 import { deriveFlagId, deriveProjectId } from './ids.js';
 
@@ -21,7 +24,21 @@ import { deriveFlagId, deriveProjectId } from './ids.js';
 type Loose<T> = { [K in keyof T]?: T[K] };
 
 export function normalizeProject(value: Loose<ProjectFile>, folderSlug: string): ProjectFile {
-  return { id: value.id ?? deriveProjectId(folderSlug), name: value.name!, slug: value.slug! };
+  const project: ProjectFile = { id: value.id ?? deriveProjectId(folderSlug), name: value.name!, slug: value.slug! };
+  const policy = normalizeRequireApproval(value.requireApproval);
+  if (policy) project.requireApproval = policy;
+  return project;
+}
+
+/** Environments in their fixed order, actor types without duplicates; an empty policy is none. */
+export function normalizeRequireApproval(value: RequireApproval | undefined | null): RequireApproval | undefined {
+  if (!value) return undefined;
+  const policy: RequireApproval = {};
+  for (const env of ENVIRONMENTS) {
+    const types = value[env];
+    if (types && types.length > 0) policy[env] = APPROVAL_ACTOR_TYPES.filter((t) => types.includes(t));
+  }
+  return Object.keys(policy).length > 0 ? policy : undefined;
 }
 
 export function normalizeFlag(value: Loose<FlagFile>, projectSlug: string): FlagFile {

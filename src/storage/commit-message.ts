@@ -18,6 +18,15 @@ export interface CommitMeta {
   fromEnvironment?: EnvironmentName;
   /** The segment a segment_update or segment_delete changed. */
   segment?: string;
+  /** A proposal's change (on its branch), its rejection, or its approval on main (with who proposed it). */
+  proposal?: { id: string; proposedBy?: ProposalActor };
+}
+
+/** Who proposed a change, as trailers name them. */
+export interface ProposalActor {
+  type: Actor['type'];
+  name?: string;
+  keyPrefix?: string;
 }
 
 export interface GitTrailer {
@@ -34,6 +43,10 @@ export interface FlagopsTrailers {
   fromEnvironment?: EnvironmentName;
   segment?: string;
   actor: { type: Actor['type']; name?: string; keyPrefix?: string };
+  /** `Flagops-Proposal`: the proposal this commit opens, rejects or (on main) applies. */
+  proposalId?: string;
+  /** On main: who proposed the change this commit applies. */
+  proposedBy?: ProposalActor;
 }
 
 export interface ParsedMessage {
@@ -57,6 +70,10 @@ export function formatCommitMessage(meta: CommitMeta): string {
     ['Flagops-Actor-Type', meta.actor.type],
     ['Flagops-Actor', meta.actor.name],
     ['Flagops-Key-Prefix', meta.actor.keyPrefix],
+    ['Flagops-Proposal', meta.proposal?.id],
+    ['Flagops-Proposed-By-Type', meta.proposal?.proposedBy?.type],
+    ['Flagops-Proposed-By', meta.proposal?.proposedBy?.name],
+    ['Flagops-Proposed-By-Key-Prefix', meta.proposal?.proposedBy?.keyPrefix],
   ];
   const block = trailers
     .filter((t): t is [string, string] => t[1] !== undefined && oneLine(t[1]) !== '')
@@ -130,5 +147,16 @@ export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTra
   if (isEnvironmentName(fromEnvironment)) result.fromEnvironment = fromEnvironment;
   if (name) result.actor.name = name;
   if (keyPrefix) result.actor.keyPrefix = keyPrefix;
+  const proposalId = get('Flagops-Proposal');
+  if (proposalId) result.proposalId = proposalId;
+  const proposerType = get('Flagops-Proposed-By-Type');
+  if (proposerType && (ACTOR_TYPES as readonly string[]).includes(proposerType)) {
+    const proposedBy: ProposalActor = { type: proposerType as Actor['type'] };
+    const proposerName = get('Flagops-Proposed-By');
+    const proposerPrefix = get('Flagops-Proposed-By-Key-Prefix');
+    if (proposerName) proposedBy.name = proposerName;
+    if (proposerPrefix) proposedBy.keyPrefix = proposerPrefix;
+    result.proposedBy = proposedBy;
+  }
   return result;
 }

@@ -15,7 +15,7 @@ import { ParseCache } from './parse-cache.js';
 import { type FileChange, issuesError, writeChange } from './prepare-change.js';
 import { ProjectFolders } from './project-folders.js';
 import { type RefWatcher, watchMainRef } from './ref-watcher.js';
-import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from './refs.js';
+import { compareAndSwapRef, listRefs, MAIN_REF, RefLockedError, readRef } from './refs.js';
 import { resolveRevision } from './revision.js';
 import { ServedHistoryCache } from './served-history-cache.js';
 import { type ServedState, ServedStates } from './served-state.js';
@@ -78,6 +78,11 @@ export interface OpenOptions {
    * moved on — main has then been brought up to it, and `fn` runs again on the new head. Throwing aborts.
    */
   publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
+  /**
+   * Remote mode: called with each commit this instance puts on a branch other than main (a proposal branch)
+   * after its objects are written and before the branch moves locally; it pushes the branch. Throwing aborts.
+   */
+  publishBranch?: (gitdir: string, ref: string, commit: string) => Promise<void>;
   /** Called once `main` has moved to a commit this instance made, with the commit's action (the metrics count them). */
   onCommit?: (action: CommitMeta['action']) => void;
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
@@ -314,10 +319,7 @@ export class FlagRepository {
   ): Promise<UpdateResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      const head = await this.head();
-      this.observe(head, 'external');
-      const current = await this.loader.load(head);
-      const change = await fn(current.state, head);
+      const { head, current, change } = await this.planOnHead(fn);
       const batch = this.objects.batch();
       try {
         const commit = await this.commitChange(batch, head, current, change);
@@ -340,6 +342,14 @@ export class FlagRepository {
       this.logger.debug('main moved during an update; running it again on the new head', { attempt, expected: head });
     }
     throw new WriteConflictError(`main kept moving; the change was not applied after ${attempts} attempts`);
+  }
+
+  /** Runs the write function on main's head as it is now (announcing a move made outside first). */
+  private async planOnHead<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>) {
+    const head = await this.head();
+    this.observe(head, 'external');
+    const current = await this.loader.load(head);
+    return { head, current, change: await fn(current.state, head) };
   }
 
   /** Writes the change's objects and commit into `batch`; null when the tree would not change. */
@@ -399,6 +409,92 @@ export class FlagRepository {
     } finally {
       this.blockedByLock = false;
     }
+  }
+
+  /**
+   * Commits a change on a new branch `ref` (a proposal: main's head plus this one commit) without moving
+   * main. The change is checked as `update` checks it; a change that leaves the tree as it is makes no commit
+   * and no branch (`committed: false`). WriteConflictError when `ref` exists already.
+   */
+  commitOnNewBranch<T>(
+    ref: string,
+    fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>,
+  ): Promise<UpdateResult<T>> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    assertBranchRef(ref);
+    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    return this.serializedUntil(deadline, async () => {
+      const { head, current, change } = await this.planOnHead(fn);
+      const batch = this.objects.batch();
+      try {
+        const commit = await this.commitChange(batch, head, current, change);
+        if (!commit) return { commit: head, parent: head, committed: false, result: change.result, state: current.state };
+        await batch.done();
+        await this.moveBranch(ref, null, commit.oid, deadline);
+        return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
+      } finally {
+        await batch.settled();
+      }
+    });
+  }
+
+  /**
+   * Adds a commit that changes no file to branch `ref`, which must point at `expected` (a proposal's
+   * rejection is recorded so). Returns the new commit; WriteConflictError when the branch moved.
+   */
+  recordOnBranch(ref: string, expected: string, meta: CommitMeta): Promise<string> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    assertBranchRef(ref);
+    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    return this.serializedUntil(deadline, async () => {
+      const tree = (await this.objects.readCommit(expected)).tree;
+      const author = authorIdentity(meta.actor, (this.options.clock ?? (() => new Date()))());
+      const unsigned: CommitObject = {
+        tree,
+        parents: [expected],
+        author,
+        committer: { ...COMMITTER, timestamp: author.timestamp, timezoneOffset: 0 },
+        message: formatCommitMessage(meta),
+      };
+      const commit = this.signer ? this.signer.sign(unsigned) : unsigned;
+      const batch = this.objects.batch();
+      try {
+        const oid = batch.write('commit', serializeCommit(commit));
+        await batch.done();
+        this.objects.rememberCommit(oid, commit);
+        await this.moveBranch(ref, expected, oid, deadline);
+        return oid;
+      } finally {
+        await batch.settled();
+      }
+    });
+  }
+
+  /** Publishes (remote mode), then moves a branch other than main by compare-and-swap. */
+  private async moveBranch(ref: string, expected: string | null, next: string, lockDeadline: number): Promise<void> {
+    await this.options.publishBranch?.(this.gitdir, ref, next);
+    try {
+      const swapped = await compareAndSwapRef(this.gitdir, ref, expected, next, {
+        lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
+        durable: this.options.durable,
+      });
+      if (!swapped.ok && swapped.current !== next) throw new WriteConflictError(`${ref} moved meanwhile; read it again`);
+    } catch (err) {
+      if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
+      throw err;
+    }
+  }
+
+  /** The commit a branch points at (`refs/heads/...`), or null when it does not exist. */
+  branch(ref: string): Promise<string | null> {
+    assertBranchRef(ref);
+    return readRef(this.gitdir, ref);
+  }
+
+  /** Every branch whose name starts with `prefix` (`refs/heads/proposals/`), with its commit, sorted by name. */
+  branches(prefix: string): Promise<Array<{ ref: string; oid: string }>> {
+    assertBranchRef(`${prefix}x`);
+    return listRefs(this.gitdir, prefix);
   }
 
   /** Subscribes to moves of `main`; returns the unsubscribe function. Listeners must not throw (it is logged). */
@@ -506,6 +602,12 @@ function newIssues(before: readonly ValidationIssue[], after: readonly Validatio
   const where = (issue: ValidationIssue) => formatIssue({ file: issue.file, path: issue.path, message: issue.message });
   const known = new Set(before.map(where));
   return after.filter((issue) => !known.has(where(issue)));
+}
+
+/** A branch other than main, named by this service: `refs/heads/<segments of [a-z0-9-]>`. */
+function assertBranchRef(ref: string): void {
+  if (!/^refs\/heads\/[a-z0-9-]+(\/[a-z0-9-]+)*\/?$/.test(ref) || ref === MAIN_REF)
+    throw new Error(`${ref} is not a branch this service writes`);
 }
 
 /** `<dir>/.git`, following a `gitdir:` file (worktrees, submodules). */

@@ -63,7 +63,7 @@
  *
  * `FlagRepository.open({ dir })` opens a checkout read-only (for `flagops diff`): reads work, `update` rejects.
  */
-export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage } from './commit-message.js';
+export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor } from './commit-message.js';
 export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
 export {
   authorIdentity,

@@ -39,6 +39,38 @@ export async function readRef(gitdir: string, ref: string, depth = 0): Promise<s
   return readPackedRef(gitdir, ref);
 }
 
+/**
+ * Every branch under `prefix` (`refs/heads/proposals/`) with the commit it points at, loose refs winning over
+ * `packed-refs` as in git; sorted by name.
+ */
+export async function listRefs(gitdir: string, prefix: string): Promise<Array<{ ref: string; oid: string }>> {
+  const found = new Map<string, string>();
+  const packed = await readIfExists(join(gitdir, 'packed-refs'));
+  for (const line of packed?.split('\n') ?? []) {
+    if (line.startsWith('#') || line.startsWith('^') || line.indexOf(' ') !== 40) continue;
+    const ref = line.slice(41).trim();
+    if (ref.startsWith(prefix)) found.set(ref, line.slice(0, 40));
+  }
+  const walk = (dir: string) => {
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(join(gitdir, dir), { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      const rel = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(rel);
+      else if (entry.isFile() && !entry.name.endsWith('.lock')) {
+        const value = readFileSync(join(gitdir, rel), 'utf8').trim();
+        if (OID.test(value)) found.set(rel, value);
+      }
+    }
+  };
+  walk(prefix.replace(/\/$/, ''));
+  return [...found].map(([ref, oid]) => ({ ref, oid })).sort((a, b) => (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0));
+}
+
 async function readPackedRef(gitdir: string, ref: string): Promise<string | null> {
   const packed = await readIfExists(join(gitdir, 'packed-refs'));
   if (packed === null) return null;

@@ -5,6 +5,7 @@ import type {
   FlagKind,
   JsonValue,
   Prerequisite,
+  RequireApproval,
   ScheduleStep,
   Serve,
   Variant,
@@ -93,8 +94,25 @@ export interface TriggerCreateBody {
   name?: string;
 }
 
+/** PATCH /api/v1/projects/:id: the fields sent replace the current ones; `requireApproval: null` or `{}` removes it. */
+export interface ProjectPatchBody {
+  name?: string;
+  requireApproval?: RequireApproval | null;
+}
+
+export interface ProposalRejectBody {
+  reason?: string;
+}
+
+/** A change to preview: a config update, or a promotion from `fromEnv` (exactly one). */
+export interface ChangePreviewBody {
+  config?: ConfigUpdateBody;
+  fromEnv?: EnvironmentName;
+}
+
 export interface ApiBodies {
   'project-create': ProjectCreateBody;
+  'project-patch': ProjectPatchBody;
   'flag-create': FlagCreateBody;
   'flag-patch': FlagPatchBody;
   'config-update': ConfigUpdateBody;
@@ -104,4 +122,6 @@ export interface ApiBodies {
   'segment-put': SegmentPutBody;
   'rollout-plan': RolloutPlanBody;
   'trigger-create': TriggerCreateBody;
+  'proposal-reject': ProposalRejectBody;
+  'change-preview': ChangePreviewBody;
 }

@@ -7,6 +7,7 @@ export type DocumentSchemaName = (typeof DOCUMENT_SCHEMAS)[number];
 /** Control-plane request bodies, each with a schema in schemas/api/. */
 export const API_SCHEMAS = [
   'project-create',
+  'project-patch',
   'flag-create',
   'flag-patch',
   'config-update',
@@ -16,6 +17,8 @@ export const API_SCHEMAS = [
   'segment-put',
   'rollout-plan',
   'trigger-create',
+  'proposal-reject',
+  'change-preview',
 ] as const;
 export type ApiSchemaName = (typeof API_SCHEMAS)[number];
 

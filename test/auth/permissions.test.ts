@@ -11,6 +11,7 @@ const KINDS: PrincipalKind[] = ['admin', 'session', 'agent', 'sdk'];
 const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolean, boolean, boolean]]> = [
   ['read', undefined, [true, true, true, false]],
   ['project.create', undefined, [true, true, false, false]],
+  ['project.update', undefined, [true, true, false, false]],
   ['project.delete', undefined, [true, true, false, false]],
   ['flag.create', undefined, [true, true, true, false]],
   ['flag.update', undefined, [true, true, true, false]],
@@ -23,6 +24,7 @@ const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolea
   ['promote', 'dev', [true, true, true, false]],
   ['promote', 'staging', [true, true, true, false]],
   ['promote', 'prod', [true, true, false, false]],
+  ['proposal.decide', undefined, [true, true, false, false]],
   ['keys.manage', undefined, [true, false, false, false]],
   ['triggers.manage', undefined, [true, true, false, false]],
   ['webhooks.manage', undefined, [true, true, false, false]],

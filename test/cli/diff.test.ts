@@ -56,6 +56,18 @@ describe('flagops diff', () => {
     });
   });
 
+  it('--impact adds the share of users each changed config moves; a kill alone moves nobody', async () => {
+    expect(await flagops(['diff', first, 'HEAD', '--impact', '--repo', repo.dir])).toEqual({
+      code: 0,
+      stdout: 'shop/checkout-v2 prod: killed by alice; rolloutPct 10 → 50\nshop/checkout-v2 prod: moves 40.00 % of users from off to on\n',
+      stderr: '',
+    });
+    expect((await flagops(['diff', 'HEAD~1', '--impact', '--repo', repo.dir])).stdout).toBe(
+      'shop/checkout-v2 prod: killed by alice\nimpact: no environment config changed\n',
+    );
+    expect((await flagops(['diff', '--help'])).stdout).toContain('--impact');
+  });
+
   it('compares with HEAD by default and reads revisions the way git does', async () => {
     expect((await flagops(['diff', 'HEAD~1', '--repo', repo.dir])).stdout).toBe('shop/checkout-v2 prod: killed by alice\n');
     expect((await flagops(['diff', 'main~2', 'main~1'], repo.dir)).stdout).toBe('shop/checkout-v2 prod: rolloutPct 10 → 50\n');

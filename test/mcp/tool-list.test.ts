@@ -33,6 +33,8 @@ describe('the flagops MCP server over stdio', () => {
           'get_segment',
           'upsert_segment',
           'delete_segment',
+          'list_proposals',
+          'preview_change',
         ].sort(),
       );
       for (const tool of all.values()) {

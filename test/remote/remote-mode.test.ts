@@ -73,6 +73,23 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
   });
 
+  it('pushes proposal branches to the remote, and their rejection too', async () => {
+    await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['admin'] } });
+    try {
+      const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'reviewed' })).body;
+      const proposed = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 5 });
+      expect(proposed.status).toBe(202);
+      const ref = `refs/heads/proposals/${proposed.body.proposal.id}`;
+      expect(git(host.gitdir, 'rev-parse', ref)).toBe(proposed.body.proposal.commit);
+      const rejected = await admin.post(`/api/v1/proposals/${proposed.body.proposal.id}/reject`);
+      expect(rejected.status).toBe(200);
+      expect(git(host.gitdir, 'rev-parse', ref)).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', ref));
+      expect(git(host.gitdir, 'rev-parse', `${ref}^`)).toBe(proposed.body.proposal.commit);
+    } finally {
+      await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: null });
+    }
+  });
+
   it('keeps both changes when an outside commit lands between fetch and push', async () => {
     const a = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'outside-edit' })).body;
     const b = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'api-edit' })).body;

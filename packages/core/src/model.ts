@@ -50,11 +50,20 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export const FLAG_KINDS = ['boolean', 'string', 'number', 'json'] as const;
 export type FlagKind = (typeof FLAG_KINDS)[number];
 
+/** The actor types a project may require approval from: the ones that change flags through the API. */
+export const APPROVAL_ACTOR_TYPES = ['admin', 'agent', 'session'] as const;
+export type ApprovalActorType = (typeof APPROVAL_ACTOR_TYPES)[number];
+
+/** Per environment, whose config updates and promotions into it wait for approval (a proposal). */
+export type RequireApproval = Partial<Record<EnvironmentName, ApprovalActorType[]>>;
+
 /** projects/<slug>/project.yaml */
 export interface ProjectFile {
   id: string;
   name: string;
   slug: string;
+  /** Absent: every change is applied at once. */
+  requireApproval?: RequireApproval;
 }
 
 /** projects/<slug>/flags/<key>.yaml */
@@ -282,6 +291,7 @@ export const AUDIT_ACTIONS = [
   'flag_archive',
   'flag_delete',
   'project_create',
+  'project_update',
   'project_delete',
   'segment_update',
   'segment_delete',
@@ -289,6 +299,8 @@ export const AUDIT_ACTIONS = [
   'change',
   'scheduled_change',
   'scheduled_change_skipped',
+  'proposal_open',
+  'proposal_reject',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -303,6 +315,10 @@ export interface AuditEntry {
   /** For segment_update and segment_delete. */
   segmentKey?: string;
   actor: { type: Actor['type']; keyPrefix?: string; name?: string };
+  /** proposal_open, proposal_reject, and the commit that applied an approved proposal. */
+  proposalId?: string;
+  /** The commit that applied an approved proposal: who proposed it (the entry's actor approved it). */
+  proposedBy?: { type: Actor['type']; keyPrefix?: string; name?: string };
   /** The credential that pushed the commit over git over HTTP; absent for commits that arrived otherwise. */
   pushedBy?: Pusher;
   message?: string;

@@ -6,6 +6,7 @@ import { flagByKeyPage, flagPage } from './pages/flag-page.js';
 import { flagsPage } from './pages/flags-page.js';
 import { projectsPage } from './pages/projects-page.js';
 import { signInPage } from './pages/sign-in-page.js';
+import { proposalsPage } from './proposals/proposals-page.js';
 import { hrefOf, type Page, type PageContext, parseHash, type View } from './route.js';
 import { segmentPage, segmentsPage } from './targeting/segments-page.js';
 import type { SessionInfo } from './types.js';
@@ -44,6 +45,8 @@ function pageFor(ctx: PageContext, view: View): Page {
       return flagByKeyPage(ctx, view.projectSlug, view.key);
     case 'audit':
       return auditPage(ctx, view.filters);
+    case 'proposals':
+      return proposalsPage(ctx);
     case 'not-found':
       return {
         element: h(
@@ -89,7 +92,13 @@ async function showApp(signedIn: SessionInfo): Promise<void> {
       'header',
       { class: 'topbar' },
       h('a', { href: '#/projects', class: 'brand' }, 'flagops'),
-      h('nav', null, h('a', { href: '#/projects' }, 'Projects'), h('a', { href: '#/audit' }, 'Audit log')),
+      h(
+        'nav',
+        null,
+        h('a', { href: '#/projects' }, 'Projects'),
+        h('a', { href: '#/audit' }, 'Audit log'),
+        h('a', { href: '#/proposals' }, 'Proposals'),
+      ),
       h('span', { class: 'who', title: `${signedIn.user.username} in ${signedIn.user.org}` }, signedIn.user.name),
       h('button', { type: 'button', class: 'secondary small', onclick: () => void signOut() }, 'Sign out'),
     ),

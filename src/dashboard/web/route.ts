@@ -21,6 +21,7 @@ export type View =
   | { name: 'flag'; flagId: string; env: EnvironmentName }
   | { name: 'flag-by-key'; projectSlug: string; key: string }
   | { name: 'audit'; filters: AuditFilters }
+  | { name: 'proposals' }
   | { name: 'not-found'; hash: string };
 
 const AUDIT_FILTERS = ['projectId', 'flagId', 'environment', 'action', 'actor'] as const;
@@ -38,6 +39,7 @@ export function parseHash(hash: string): View {
     if (isEnvironmentName(env)) return { name: 'flag', flagId: parts[1], env };
   }
   if (parts[0] === 'lookup' && parts.length === 3) return { name: 'flag-by-key', projectSlug: parts[1], key: parts[2] };
+  if (parts[0] === 'proposals' && parts.length === 1) return { name: 'proposals' };
   if (parts[0] === 'audit' && parts.length === 1) {
     const query = new URLSearchParams(queryPart);
     const filters: AuditFilters = {};
@@ -71,6 +73,8 @@ export function hrefOf(view: View): string {
       const text = query.toString();
       return text === '' ? '#/audit' : `#/audit?${text}`;
     }
+    case 'proposals':
+      return '#/proposals';
     case 'not-found':
       return view.hash;
   }

@@ -89,7 +89,7 @@ export const promoteFlag = defineTool({
   description: [
     "Copies a flag's whole config (enabled, rolloutPct, rules, valueOn, valueOff) from one environment to another, replacing the destination's; applies immediately and is audited.",
     'A kill in the destination stays as it is. Use it to move a tested config dev → staging.',
-    'Promoting into prod is a deploy: an agent key is refused with forbidden, and a human with an admin key (or the dashboard) must do it.',
+    'Promoting into prod is a deploy: an agent key is refused with forbidden, and a human with an admin key (or the dashboard) must do it; where the project requires approval of agent changes in the destination, the promotion is kept as a proposal for such a human to approve instead.',
   ].join(' '),
   input: {
     key: flagKey,

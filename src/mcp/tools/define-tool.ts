@@ -2,7 +2,8 @@ import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/m
 import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../../log/logger.js';
-import { ApiError, type ProjectScope } from '../control-plane-client.js';
+import { ApiError, type ProjectScope, ProposalOpened } from '../control-plane-client.js';
+import { proposalOpenedResult } from './proposal-text.js';
 
 /** What every tool works with: the project it acts in (and through it the API), and the log. */
 export interface ToolDeps {
@@ -44,10 +45,12 @@ const NEXT_STEP: Readonly<Record<string, string>> = {
 export type NextSteps = Readonly<Record<string, string>>;
 
 /**
- * A failed call as a tool result (`isError`) rather than a protocol error, so the agent sees the API's code
+ * A failed call as a tool result (or, for a write kept as a proposal, the answer that says so) (`isError`) rather than a protocol error, so the agent sees the API's code
  * and message and can act on them. Anything that is not an ApiError is a bug on our side: `internal`.
  */
 export function toolError(err: unknown, nextSteps: NextSteps = {}): CallToolResult {
+  // Not a failure: the change was kept for approval, which the agent must be told as such.
+  if (err instanceof ProposalOpened) return proposalOpenedResult(err.proposal);
   const code = err instanceof ApiError ? err.code : 'internal';
   const message = err instanceof Error ? err.message : String(err);
   const next = nextSteps[code] ?? NEXT_STEP[code];
@@ -93,7 +96,8 @@ export function defineTool<S extends ZodRawShapeCompat>(spec: ToolSpec<S>): McpT
           result = await spec.run(args, deps);
         } catch (err) {
           result = toolError(err);
-          if (!(err instanceof ApiError)) deps.logger.error('tool failed unexpectedly', { tool: spec.name, err });
+          if (!(err instanceof ApiError) && !(err instanceof ProposalOpened))
+            deps.logger.error('tool failed unexpectedly', { tool: spec.name, err });
         }
         const error = result.isError ? (result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code : undefined;
         deps.logger.info('tool call', { tool: spec.name, ok: !result.isError, code: error, ms: Math.round(performance.now() - started) });

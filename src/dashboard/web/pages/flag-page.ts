@@ -2,6 +2,7 @@ import { canonicalJson, ENVIRONMENTS, type EnvironmentName } from '@flagops/core
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
+import { pendingProposal } from '../proposals/pending-proposal.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
 import { type TargetingPanel, targetingPanel } from '../targeting/targeting-panel.js';
@@ -140,7 +141,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
         replace(
           body,
           // Components about this environment's pending changes (e.g. a change proposal) mount here, above the editor.
-          h('div', { class: 'env-notices', 'data-slot': 'env-notices' }),
+          h('div', { class: 'env-notices', 'data-slot': 'env-notices' }, pendingProposal(ctx.api, fresh)),
           editor.element,
           targeting.element,
           schedule.element,

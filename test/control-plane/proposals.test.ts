@@ -1,0 +1,301 @@
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addUser, sessionHeaders, signIn } from '../dashboard/helpers/dashboard-session.js';
+import { gitAsync } from '../git-http/git-async.js';
+import { git, pushEdit } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { createFlag, createProject } from './fixtures.js';
+
+const execFileAsync = promisify(execFile);
+const gitDir = (gitdir: string, ...args: string[]) => execFileSync('git', ['--git-dir', gitdir, ...args], { encoding: 'utf8' }).trim();
+
+describe('change proposals for protected environments', () => {
+  let svc: TestService;
+  let admin: HttpClient;
+  let agent: HttpClient;
+  let otherAdmin: HttpClient;
+  let project: Json;
+  let n = 0;
+
+  const main = () => gitDir(svc.gitdir(), 'rev-parse', 'refs/heads/main');
+
+  async function flag(): Promise<Json> {
+    const created = await createFlag(admin, project.id, { key: `checkout-${++n}` });
+    await admin.put(`/api/v1/flags/${created.id}/environments/prod/config`, { enabled: true, rolloutPct: 10 });
+    await admin.put(`/api/v1/flags/${created.id}/environments/staging/config`, { enabled: true, rolloutPct: 50 });
+    return created;
+  }
+
+  async function propose(f: Json, body: Json = { rolloutPct: 25 }): Promise<Json> {
+    const res = await agent.put(`/api/v1/flags/${f.id}/environments/prod/config`, body);
+    expect(res.status).toBe(202);
+    return res.body.proposal;
+  }
+
+  beforeAll(async () => {
+    svc = await startTestService({ orgs: ['acme', 'globex'] });
+    admin = httpClient(svc.controlUrl, svc.admin);
+    agent = httpClient(svc.controlUrl, svc.agent);
+    const key = await admin.post('/api/v1/keys', { kind: 'admin', name: 'reviewer' });
+    otherAdmin = httpClient(svc.controlUrl, key.body.key);
+    project = await createProject(admin, 'shop');
+    const patched = await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
+    expect(patched.status).toBe(200);
+  }, 60_000);
+  afterAll(() => svc.stop());
+
+  describe('requireApproval on the project', () => {
+    it('GET project shows it; an agent key may not change it; unknown environments and actor types are 400', async () => {
+      expect((await admin.get(`/api/v1/projects/${project.id}`)).body.requireApproval).toEqual({ prod: ['agent'] });
+      expect((await agent.patch(`/api/v1/projects/${project.id}`, { requireApproval: {} })).status).toBe(403);
+      const head = main();
+      const badEnv = await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { production: ['agent'] } });
+      expect(badEnv.status).toBe(400);
+      const badType = await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['robot'] } });
+      expect(badType.status).toBe(400);
+      expect(badType.body.error.code).toBe('invalid_input');
+      expect(main()).toBe(head);
+      expect(gitDir(svc.gitdir(), 'show', 'main:projects/shop/project.yaml')).toContain('requireApproval');
+    });
+  });
+
+  describe('a config update by a listed actor type', () => {
+    it('answers 202 { proposal }, leaves main as it was and puts the change on proposals/<id>', async () => {
+      const f = await flag();
+      const head = main();
+      const res = await agent.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 25 });
+      expect(res.status).toBe(202);
+      const p = res.body.proposal;
+      expect(p).toMatchObject({
+        status: 'open',
+        projectSlug: 'shop',
+        flagKey: f.key,
+        environment: 'prod',
+        action: 'config_update',
+        proposedBy: { type: 'agent' },
+        changes: [`shop/${f.key} prod: rolloutPct 10 → 25`],
+        impact: [{ environment: 'prod', flagKey: f.key, exact: true, movedPct: 15, moves: [{ from: 'off', to: 'on', pct: 15 }] }],
+      });
+      expect(p.proposedBy.keyPrefix).toMatch(/^svc_agt_/);
+      expect(p.createdAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+      expect(p.decidedBy).toBeUndefined();
+      expect(main()).toBe(head);
+      expect((await admin.get(`/api/v1/flags/${f.id}`)).body.environments.prod.rolloutPct).toBe(10);
+      const branch = gitDir(svc.gitdir(), 'rev-parse', `refs/heads/proposals/${p.id}`);
+      expect(gitDir(svc.gitdir(), 'rev-parse', `${branch}^`)).toBe(head);
+      expect(gitDir(svc.gitdir(), 'log', '-1', '--format=%B', branch)).toContain(`Flagops-Proposal: ${p.id}`);
+    });
+
+    it('other environments and other actor types are applied at once', async () => {
+      const f = await flag();
+      expect((await agent.put(`/api/v1/flags/${f.id}/environments/staging/config`, { rolloutPct: 60 })).status).toBe(200);
+      expect((await admin.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 60 })).status).toBe(200);
+    });
+
+    it('kills and cleared kills never wait; clearKill with a change that needs approval is 400 and changes nothing', async () => {
+      const f = await flag();
+      expect((await agent.post(`/api/v1/flags/${f.id}/environments/prod/kill`)).status).toBe(200);
+      const head = main();
+      const both = await agent.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 30, clearKill: true });
+      expect(both.status).toBe(400);
+      expect(main()).toBe(head);
+      const cleared = await agent.put(`/api/v1/flags/${f.id}/environments/prod/config`, { clearKill: true });
+      expect(cleared.status).toBe(200);
+      expect(cleared.body.environments.prod.killed).toBe(false);
+    });
+
+    it('a request that changes nothing makes no proposal', async () => {
+      const f = await flag();
+      const res = await agent.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 10 });
+      expect(res.status).toBe(200);
+    });
+  });
+
+  describe('an agent promotion into prod', () => {
+    it('is 403 while prod does not list agent, and a 202 proposal once it does', async () => {
+      const other = await createProject(admin, 'other');
+      const f = await createFlag(admin, other.id, { key: 'promo' });
+      const refused = await agent.post(`/api/v1/flags/${f.id}/environments/prod/promote`, { fromEnv: 'staging' });
+      expect(refused.status).toBe(403);
+      await admin.patch(`/api/v1/projects/${other.id}`, { requireApproval: { prod: ['agent'] } });
+      const proposed = await agent.post(`/api/v1/flags/${f.id}/environments/prod/promote`, { fromEnv: 'staging' });
+      expect(proposed.status).toBe(202);
+      expect(proposed.body.proposal).toMatchObject({ action: 'promote', environment: 'prod', fromEnvironment: 'staging', status: 'open' });
+    });
+  });
+
+  describe('approve', () => {
+    it('commits the change on main as one commit by the approver naming the proposer; 200 once served', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      const head = main();
+      const res = await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ id: p.id, status: 'merged', decidedBy: { type: 'admin', name: 'reviewer' } });
+      expect(gitDir(svc.gitdir(), 'rev-parse', 'main^')).toBe(head);
+      const message = gitDir(svc.gitdir(), 'log', '-1', '--format=%B', 'main');
+      expect(message).toContain(`Flagops-Proposal: ${p.id}`);
+      expect(message).toContain('Flagops-Proposed-By-Type: agent');
+      expect(gitDir(svc.gitdir(), 'log', '-1', '--format=%an', 'main')).toBe('reviewer');
+      expect((await admin.get(`/api/v1/flags/${f.id}`)).body.environments.prod.rolloutPct).toBe(25);
+      const evaluated = await fetch(`${svc.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${await sdkKey()}` } });
+      expect(((await evaluated.json()) as Json).flags[f.key].rolloutPct).toBe(25);
+      const audit = await admin.get(`/api/v1/audit?flagId=${f.id}&limit=5`);
+      const applied = audit.body.entries.find((e: Json) => e.action === 'config_update' && e.proposalId === p.id);
+      expect(applied).toMatchObject({ actor: { type: 'admin' }, proposedBy: { type: 'agent' } });
+      expect(audit.body.entries.find((e: Json) => e.action === 'proposal_open')).toMatchObject({ id: p.commit, proposalId: p.id });
+    });
+
+    it('is 403 for the credential that proposed it (the same key, or the same person’s session)', async () => {
+      const f = await flag();
+      await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent', 'admin', 'session'] } });
+      try {
+        const own = await admin.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 20 });
+        expect(own.status).toBe(202);
+        expect((await admin.post(`/api/v1/proposals/${own.body.proposal.id}/approve`)).status).toBe(403);
+        await addUser(svc, 'alice', 'Alice');
+        const alice = await signIn(svc.controlUrl, 'alice');
+        const session = (method: string, path: string, body?: Json) =>
+          fetch(`${svc.controlUrl}${path}`, {
+            method,
+            headers: sessionHeaders(svc.controlUrl, alice, { 'content-type': 'application/json' }),
+            body: body === undefined ? undefined : JSON.stringify(body),
+          });
+        const proposed = await session('PUT', `/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 30 });
+        expect(proposed.status).toBe(202);
+        const id = ((await proposed.json()) as Json).proposal.id;
+        const aliceAgain = await signIn(svc.controlUrl, 'alice');
+        const refused = await fetch(`${svc.controlUrl}/api/v1/proposals/${id}/approve`, {
+          method: 'POST',
+          headers: sessionHeaders(svc.controlUrl, aliceAgain),
+        });
+        expect(refused.status).toBe(403);
+        expect((await agent.post(`/api/v1/proposals/${id}/approve`)).status).toBe(403);
+        expect((await otherAdmin.post(`/api/v1/proposals/${own.body.proposal.id}/approve`)).status).toBe(200);
+      } finally {
+        await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
+      }
+    });
+
+    it('is 409 version_conflict when main changed that config since, and the proposal stays open', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      await admin.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 12 });
+      const head = main();
+      const res = await admin.post(`/api/v1/proposals/${p.id}/approve`);
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('version_conflict');
+      expect(main()).toBe(head);
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body.status).toBe('open');
+    });
+
+    it('is 409 for a merged or rejected proposal, 404 for an unknown one and for another organisation’s', async () => {
+      const f = await flag();
+      const merged = await propose(f);
+      expect((await admin.post(`/api/v1/proposals/${merged.id}/approve`)).status).toBe(200);
+      expect((await admin.post(`/api/v1/proposals/${merged.id}/approve`)).status).toBe(409);
+      expect((await admin.post(`/api/v1/proposals/${merged.id}/reject`)).status).toBe(409);
+      const rejected = await propose(f, { rolloutPct: 70 });
+      expect((await admin.post(`/api/v1/proposals/${rejected.id}/reject`, { reason: 'too fast' })).status).toBe(200);
+      expect((await admin.post(`/api/v1/proposals/${rejected.id}/approve`)).status).toBe(409);
+      expect((await admin.get('/api/v1/proposals/zzzzzzzzzzzz')).status).toBe(404);
+      expect((await admin.post('/api/v1/proposals/zzzzzzzzzzzz/approve')).status).toBe(404);
+      const globex = httpClient(svc.controlUrl, svc.orgs.globex.admin);
+      expect((await globex.get(`/api/v1/proposals/${rejected.id}`)).status).toBe(404);
+      expect((await globex.post(`/api/v1/proposals/${rejected.id}/approve`)).status).toBe(404);
+    });
+
+    it('is 409 invalid_in_repository while an invalid file holds the flag back', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      pushEdit(svc.gitdir(), (checkout) =>
+        writeFileSync(path.join(checkout, `projects/shop/environments/dev/${f.key}.yaml`), 'enabled: maybe\n'),
+      );
+      const res = await admin.post(`/api/v1/proposals/${p.id}/approve`);
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('invalid_in_repository');
+    });
+  });
+
+  describe('pushes', () => {
+    it('an agent key may not push around the review: a protected config, the policy itself, or a proposal branch', async () => {
+      const f = await flag();
+      const dir = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();
+      const url = `${svc.controlUrl.replace('://', `://engineer:${svc.agent}@`)}/git/acme.git`;
+      const checkout = path.join(dir, 'c');
+      expect((await gitAsync(dir, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+      const head = main();
+      const configPath = path.join(checkout, `projects/shop/environments/prod/${f.key}.yaml`);
+      writeFileSync(configPath, readFileSync(configPath, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 90'));
+      git(checkout, 'commit', '--quiet', '-am', 'raise the rollout');
+      const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(pushed.ok).toBe(false);
+      expect(pushed.stderr).toContain('prod requires approval of agent changes');
+      git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
+      const projectPath = path.join(checkout, 'projects/shop/project.yaml');
+      writeFileSync(projectPath, readFileSync(projectPath, 'utf8').replace(/requireApproval:[\s\S]*$/, ''));
+      git(checkout, 'commit', '--quiet', '-am', 'drop the review');
+      const dropped = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(dropped.ok).toBe(false);
+      expect(dropped.stderr).toContain("may not change a project's settings");
+      const branch = await gitAsync(checkout, 'push', 'origin', 'HEAD:refs/heads/proposals/mine');
+      expect(branch.ok).toBe(false);
+      expect(branch.stderr).toContain('proposal branches are written by the service');
+      expect(main()).toBe(head);
+    });
+  });
+
+  describe('reject and list', () => {
+    it('reject closes it with a reason; audit has proposal_open and proposal_reject; list filters and orders newest first', async () => {
+      const f = await flag();
+      const first = await propose(f, { rolloutPct: 40 });
+      const second = await propose(f, { rolloutPct: 45 });
+      const res = await admin.post(`/api/v1/proposals/${first.id}/reject`, { reason: 'not now' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ status: 'rejected', reason: 'not now', decidedBy: { type: 'admin' } });
+      const open = (await agent.get(`/api/v1/proposals?status=open&projectId=${project.id}`)).body.proposals;
+      expect(open.map((p: Json) => p.id)).toContain(second.id);
+      expect(open.every((p: Json) => p.status === 'open')).toBe(true);
+      const all = (await admin.get('/api/v1/proposals')).body.proposals;
+      const times = all.map((p: Json) => p.createdAt);
+      expect([...times].sort().reverse()).toEqual(times);
+      expect((await admin.get('/api/v1/proposals?status=pending')).status).toBe(400);
+      const audit = (await admin.get('/api/v1/audit?action=proposal_reject')).body.entries;
+      const rejection = audit.find((e: Json) => e.proposalId === first.id);
+      expect(rejection).toMatchObject({ action: 'proposal_reject', flagKey: f.key, environment: 'prod' });
+      expect(rejection.id).not.toBe(first.commit);
+      const opened = (await admin.get('/api/v1/audit?action=proposal_open&limit=500')).body.entries;
+      expect(opened.map((e: Json) => e.id)).toEqual(expect.arrayContaining([first.commit, second.commit]));
+    });
+
+    it('an agent’s segment change becomes a proposal where the project requires its approval anywhere', async () => {
+      const res = await agent.put(`/api/v1/projects/${project.id}/segments/beta`, { userIds: ['a'] });
+      expect(res.status).toBe(202);
+      expect(res.body.proposal).toMatchObject({ action: 'segment_update', segmentKey: 'beta', flagKey: null, environment: null });
+      expect((await admin.get(`/api/v1/projects/${project.id}/segments/beta`)).status).toBe(404);
+    });
+
+    it('proposals are ordinary branches over /git and survive a restart', async () => {
+      const f = await flag();
+      const p = await propose(f, { rolloutPct: 33 });
+      const repoUrl = `${svc.controlUrl.replace('://', `://x:${svc.admin}@`)}/git/acme.git`;
+      const { stdout } = await execFileAsync('git', ['ls-remote', repoUrl], { env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } });
+      expect(stdout).toContain(`refs/heads/proposals/${p.id}`);
+      await svc.restart();
+      const fresh = httpClient(svc.controlUrl, svc.admin);
+      expect((await fresh.get(`/api/v1/proposals/${p.id}`)).body).toEqual(p);
+      admin = fresh;
+      agent = httpClient(svc.controlUrl, svc.agent);
+      otherAdmin = httpClient(svc.controlUrl, (await admin.post('/api/v1/keys', { kind: 'admin' })).body.key);
+    }, 60_000);
+  });
+
+  async function sdkKey(): Promise<string> {
+    const res = await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' });
+    return res.body.key;
+  }
+});

@@ -1,0 +1,83 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { httpClient, type Json } from '../../helpers/http-client.js';
+import { startTestService, type TestService } from '../../helpers/start-test-service.js';
+import { addUser } from '../helpers/dashboard-session.js';
+
+/** The Proposals page and a flag page's pending proposal, in a real browser: review, approve, reject. */
+describe('change proposals in Chromium', () => {
+  let svc: TestService;
+  let browser: Browser;
+  let page: Page;
+  let flag: Json;
+  const leaks: string[] = [];
+  const admin = () => httpClient(svc.controlUrl, svc.admin);
+  const agent = () => httpClient(svc.controlUrl, svc.agent);
+  const prodNow = async (): Promise<Json> => (await admin().get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+
+  beforeAll(async () => {
+    await buildPage();
+    svc = await startTestService();
+    await addUser(svc, 'alice', 'Alice Martin');
+    const project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+    flag = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2' })).body;
+    await admin().put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 10 });
+    await admin().patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
+    browser = await launchChromium();
+    page = await (await loopbackContext(browser, leaks)).newPage();
+    await page.goto(svc.controlUrl);
+    await page.getByLabel('Username').fill('alice');
+    await page.getByLabel('Password').fill('alice-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('header.topbar').waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it('the flag page shows a pending proposal for that flag', async () => {
+    const proposed = await agent().put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 25 });
+    expect(proposed.status).toBe(202);
+    await page.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(flag.id)}/prod`);
+    const pending = page.getByTestId('pending-proposals');
+    await expect.poll(() => pending.textContent()).toContain('Pending proposal for prod');
+    expect(await pending.textContent()).toContain('moves 15.00 % of users from off to on');
+  });
+
+  it('lists open proposals with the change in words, the impact and the proposer, and approves one after confirming', async () => {
+    await page.getByRole('navigation').getByRole('link', { name: 'Proposals' }).click();
+    const open = page.getByTestId('open-proposals');
+    const card = open.locator('.proposal-card').first();
+    await expect.poll(() => card.textContent()).toContain('shop/checkout-v2 prod: rolloutPct 10 → 25');
+    expect(await card.textContent()).toContain('checkout-v2 prod: moves 15.00 % of users from off to on');
+    expect(await card.textContent()).toMatch(/by agent svc_agt_/);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
+    expect((await prodNow()).rolloutPct).toBe(10);
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();
+    const decided = page.getByTestId('decided-proposals');
+    await expect.poll(() => decided.textContent()).toContain('Approved: the change is live.');
+    expect(await decided.textContent()).toContain('merged by session');
+    expect((await prodNow()).rolloutPct).toBe(25);
+    expect(await open.textContent()).toContain('No proposals wait for a review.');
+  });
+
+  it('rejects one with a reason', async () => {
+    await agent().put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 90 });
+    await page.reload();
+    const card = page.getByTestId('open-proposals').locator('.proposal-card').first();
+    await expect.poll(() => card.textContent()).toContain('rolloutPct 25 → 90');
+    await card.getByRole('button', { name: 'Reject' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Reason (optional)').fill('too fast');
+    await dialog.getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(() => page.getByTestId('decided-proposals').textContent()).toContain('rejected by session');
+    expect(await page.getByTestId('decided-proposals').textContent()).toContain('too fast');
+    expect((await prodNow()).rolloutPct).toBe(25);
+    expect(leaks).toEqual([]);
+  });
+});

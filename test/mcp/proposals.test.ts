@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { useMcpSuite } from './harness/mcp-suite.js';
+import { textOf } from './harness/spawn-mcp.js';
+
+const suite = useMcpSuite();
+const mainHead = async (): Promise<string> => (await suite.service.admin.get('/api/v1/invalid-files')).body.commit;
+
+describe('proposals through the MCP server', () => {
+  it('preview_change shows the change and its impact and commits nothing', async () => {
+    await suite.service.flag('preview-me', { prod: { enabled: true, rolloutPct: 10 } });
+    const before = await mainHead();
+    const result = await suite.mcp.call('preview_change', { key: 'preview-me', env: 'prod', rolloutPct: 25 });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toContain('change: shop/preview-me prod: rolloutPct 10 → 25');
+    expect(textOf(result)).toContain('impact: prod: moves 15.00 % of users from off to on');
+    expect(await mainHead()).toBe(before);
+    const flag = (await suite.service.admin.get('/api/v1/flags/lookup?projectSlug=shop&key=preview-me')).body;
+    expect(flag.environments.prod.rolloutPct).toBe(10);
+  });
+
+  it('a write into a protected environment tells the agent it became a proposal, its id and who may approve; list_proposals shows it', async () => {
+    await suite.service.flag('guarded', { prod: { enabled: true, rolloutPct: 10 } });
+    const patched = await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, {
+      requireApproval: { prod: ['agent'] },
+    });
+    expect(patched.status).toBe(200);
+    try {
+      const before = await mainHead();
+      const result = await suite.mcp.call('set_rollout', { key: 'guarded', env: 'prod', rolloutPct: 50 });
+      expect(result.isError).toBeFalsy();
+      const text = textOf(result);
+      const id = (result.structuredContent as { proposal: { id: string } }).proposal.id;
+      expect(text).toContain(`NOT APPLIED YET`);
+      expect(text).toContain(`proposal ${id}`);
+      expect(text).toContain('an admin key or a dashboard session');
+      expect(text).toContain('impact: guarded prod: moves 40.00 % of users from off to on');
+      expect(await mainHead()).toBe(before);
+      const promoted = await suite.mcp.call('promote_flag', { key: 'guarded', fromEnv: 'dev', toEnv: 'prod' });
+      expect(textOf(promoted)).toContain('NOT APPLIED YET');
+      const listed = textOf(await suite.mcp.call('list_proposals', {}));
+      expect(listed).toContain(`Proposal ${id}: config_update of guarded in prod`);
+      const opened = textOf(await suite.mcp.call('get_audit_log', { key: 'guarded', action: 'proposal_open' }));
+      expect(opened).toMatch(/proposal_open guarded in prod by agent/);
+    } finally {
+      await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, { requireApproval: null });
+    }
+  });
+});
