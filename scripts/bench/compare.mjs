@@ -47,12 +47,13 @@ function runOnce(checkout, name) {
 
 /**
  * Every figure a benchmark prints, keyed so that the same figure has the same key in both checkouts:
- *  - in a markdown table, "table title › row › column" (the title is the last line of text before the table,
- *    the row its first cell, the column its header);
- *  - on a line "label: figure, figure; figure", "label › figure" for each figure with its number written as #
- *    ("p50 0.03 ms, p99 0.14 ms" → "label › p50 # ms" and "label › p99 # ms"); parenthesised asides are left out.
+ *  - in a markdown table, "title › row › column" (the title is the last line of text before the table, the row
+ *    its first cell, the column its header);
+ *  - on a line "label: figure, figure (figure; figure)", with figures also two spaces apart,
+ *    "section › label › figure" for each figure with its number written as # ("p50 0.03 ms, p99 0.14 ms" →
+ *    "… › p50 # ms", "… › p99 # ms"); the section is the last line that is not indented.
  * A cell's or a figure's first number counts ("208–275" → 208, "6,400" → 6400). Load averages and core counts
- * are the machine's, not the benchmark's, and are left out.
+ * are the machine's, not the benchmark's: they are left out of figures and of titles.
  */
 function metricsOf(output) {
   const metrics = new Map();
@@ -64,18 +65,15 @@ function metricsOf(output) {
   let title = '';
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i].trim();
+    if (!line) continue;
     if (!line.startsWith('|')) {
-      if (!line) continue;
-      // Numbers in a title (a load average, a count) are written as #, so that it reads the same in every run.
-      title = line.replace(/:$/, '').replace(new RegExp(NUMBER, 'g'), '#').slice(0, 80);
+      if (!/^\s/.test(lines[i])) title = titleOf(line);
       const colon = line.indexOf(': ');
       if (colon === -1) continue;
       const label = line.slice(0, colon);
-      for (const figure of line
-        .slice(colon + 2)
-        .replace(/\([^()]*\)/g, '')
-        .split(/[,;]\s+/)) {
-        if (NUMBER.test(figure) && !/\bload\b|\bcores?\b/.test(figure)) add(`${label} › ${figure.trim().replace(NUMBER, '#')}`, figure);
+      for (const figure of line.slice(colon + 2).split(/[,;()]\s*|\s{2,}/)) {
+        const name = figure.trim().replace(NUMBER, '#');
+        if (NUMBER.test(figure) && /[a-z]/i.test(name) && !MACHINE.test(figure)) add(`${title} › ${label} › ${name}`, figure);
       }
       continue;
     }
@@ -90,6 +88,19 @@ function metricsOf(output) {
   return metrics;
 }
 
+/** A line as a section or table title: without asides, what follows a colon, and the machine's figures. */
+function titleOf(line) {
+  return line
+    .replace(/\([^()]*\)/g, '')
+    .split(/:(?:\s|$)/)[0]
+    .split(/[,;]\s+/)
+    .filter((part) => !MACHINE.test(part))
+    .join(', ')
+    .trim()
+    .slice(0, 80);
+}
+
+const MACHINE = /\bload\b|\bcores?\b|\bcpus?\b/;
 const NUMBER = /(?<![\w.])-?\d[\d,]*(?:\.\d+)?/;
 
 function cells(row) {
