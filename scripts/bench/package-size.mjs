@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // What an application gets with `npm install @flagops/sdk`: the packages installed (the SDK and @flagops/core,
-// nothing else), their size on disk file by file, and the browser bundle raw and gzipped. Packs the built
-// packages (npm pack) and installs the tarballs offline into an empty application in a temp dir.
+// nothing else) and their installed size, the sum of the sizes of their files in node_modules, file by file;
+// then the SDK's module (which is also its browser bundle) raw and gzipped. Packs the built packages (npm pack)
+// and installs the tarballs offline into an empty application in a temp dir.
 //   npm run build && node scripts/bench/package-size.mjs     (or npm run bench -- package-size)
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
@@ -37,7 +38,7 @@ try {
   console.log(`npm install @flagops/sdk: ${installed.length} packages (${installed.sort().join(', ')})`);
   console.log('\n| file | bytes |\n|---|---:|');
   let total = 0;
-  const byKind = { code: 0, types: 0, bundle: 0, other: 0 };
+  const byKind = { code: 0, types: 0, other: 0 };
   for (const name of installed) {
     const base = path.join(app, 'node_modules', name);
     for (const entry of await readdir(base, { recursive: true, withFileTypes: true })) {
@@ -46,17 +47,17 @@ try {
       const { size } = await stat(file);
       const rel = `${name}/${path.relative(base, file)}`;
       total += size;
-      byKind[rel.includes('/browser/') ? 'bundle' : rel.endsWith('.d.ts') ? 'types' : rel.endsWith('.js') ? 'code' : 'other'] += size;
+      byKind[rel.endsWith('.d.ts') ? 'types' : rel.endsWith('.js') ? 'code' : 'other'] += size;
       console.log(`| ${rel} | ${size} |`);
     }
   }
   const kb = (n) => `${(n / 1000).toFixed(1)} kB`;
   console.log(
-    `\ninstalled: ${kb(total)} (modules ${kb(byKind.code)}, types ${kb(byKind.types)}, browser bundle ${kb(byKind.bundle)}, package.json and README ${kb(byKind.other)})`,
+    `\ninstalled: ${kb(total)} (modules ${kb(byKind.code)}, declarations ${kb(byKind.types)}, package.json and README ${kb(byKind.other)})`,
   );
   for (const p of packed) console.log(`tarball ${p.filename}: ${kb(p.size)}`);
   const bundle = await readFile(path.join(app, 'node_modules/@flagops/sdk/dist/browser/flagops-sdk.js'));
-  console.log(`browser bundle: ${kb(bundle.length)}, ${kb(gzipSync(bundle).length)} gzipped`);
+  console.log(`the SDK's module, also its browser bundle: ${kb(bundle.length)}, ${kb(gzipSync(bundle).length)} gzipped`);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

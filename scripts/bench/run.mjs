@@ -7,6 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** Scripts here that are not benchmarks: this runner, and compare.mjs, which runs benchmarks in two checkouts. */
+const TOOLS = new Set(['run.mjs', 'compare.mjs']);
 const wanted = process.argv.slice(2);
 if (wanted.includes('--help')) {
   console.log(
@@ -15,7 +17,7 @@ if (wanted.includes('--help')) {
   process.exit(0);
 }
 const benches = readdirSync(here)
-  .filter((f) => f.endsWith('.mjs') && f !== 'run.mjs' && !f.startsWith('_'))
+  .filter((f) => f.endsWith('.mjs') && !TOOLS.has(f) && !f.startsWith('_'))
   .filter((f) => wanted.length === 0 || wanted.some((w) => f.includes(w)))
   .sort();
 let failed = 0;

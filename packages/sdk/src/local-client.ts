@@ -28,6 +28,7 @@ export class LocalClient extends ClientRuntime {
   private readonly counts: CountBuffer | null;
   private readonly reporter: CountReporter | null;
 
+  /** @internal */
   constructor(options: ResolvedOptions, bootstrap?: Snapshot) {
     super(options);
     this.counts = options.sendCounts ? new CountBuffer(() => this.scheduler.now()) : null;
@@ -73,10 +74,12 @@ export class LocalClient extends ClientRuntime {
     return this.evaluate(flagKey, defaultValue as Widen<T>, context, kindOf(defaultValue));
   }
 
+  /** @internal */
   protected hasData(): boolean {
     return this.store.compiled !== null;
   }
 
+  /** @internal */
   protected override async beforeClose(): Promise<void> {
     await this.reporter?.close();
   }

@@ -16,6 +16,7 @@ export class RemoteClient extends ClientRuntime {
   private readonly cache = new Map<string, { flagKey: string; result: EvaluationResult }>();
   private readonly pending = new Map<string, Promise<EvaluationResult>>();
 
+  /** @internal */
   constructor(options: ResolvedOptions) {
     super(options);
     this.startLoop({
@@ -57,6 +58,7 @@ export class RemoteClient extends ClientRuntime {
     return this.evaluate(flagKey, defaultValue as Widen<T>, context, kindOf(defaultValue));
   }
 
+  /** @internal */
   protected hasData(): boolean {
     return this.knownVersion !== null;
   }

@@ -12,15 +12,20 @@ import { StreamConnection, UpdateLoop, type UpdateSource } from './updates.js';
  * it stops the loop and the stream, aborts every request, cancels every timer and resolves once done.
  */
 export abstract class ClientRuntime {
-  protected readonly scheduler: TrackedScheduler;
-  protected readonly logger: SdkLogger;
-  protected readonly http: Http;
-  protected readonly emitter: Emitter<ClientEvents>;
-  protected readonly state: ClientState;
+  // The members marked @internal are left out of the published declarations (stripInternal): applications
+  // create clients with createClient() and use the public members only.
+  /** @internal */ protected readonly options: ResolvedOptions;
+  /** @internal */ protected readonly scheduler: TrackedScheduler;
+  /** @internal */ protected readonly logger: SdkLogger;
+  /** @internal */ protected readonly http: Http;
+  /** @internal */ protected readonly emitter: Emitter<ClientEvents>;
+  /** @internal */ protected readonly state: ClientState;
   private loop: UpdateLoop | null = null;
   private closing: Promise<void> | null = null;
 
-  protected constructor(protected readonly options: ResolvedOptions) {
+  /** @internal */
+  protected constructor(options: ResolvedOptions) {
+    this.options = options;
     this.scheduler = new TrackedScheduler(options.scheduler);
     this.logger = options.logger;
     this.http = new Http({
@@ -65,11 +70,16 @@ export abstract class ClientRuntime {
     return this.closing;
   }
 
+  /** @internal */
   protected abstract hasData(): boolean;
 
-  /** Runs after the loop stopped and before the last sockets close (local mode sends its last counts here). */
+  /**
+   * Runs after the loop stopped and before the last sockets close (local mode sends its last counts here).
+   * @internal
+   */
   protected async beforeClose(): Promise<void> {}
 
+  /** @internal */
   protected startLoop(source: UpdateSource): void {
     const { options } = this;
     this.loop = new UpdateLoop({
