@@ -39,7 +39,9 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const repo = await FlagRepository.open({ dir: resolve(io.cwd, values.repo ?? '.') });
   try {
     const [a, b] = await Promise.all([repo.resolveRevision(revA), repo.resolveRevision(revB)]);
-    const [before, after] = await Promise.all([repo.readState(a), repo.readState(b)]);
+    // One after the other: the second read starts from the first's trees and parses only the files that differ.
+    const before = await repo.readState(a);
+    const after = await repo.readState(b);
     for (const [rev, loaded] of [
       [revA, before],
       [revB, after],
