@@ -227,6 +227,8 @@ async function startOnLockedDirectory(
     replication.close();
     remote?.close();
     await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
+    // Clones answered on handed-off connections get a grace period; the control server's close waits for them.
+    gitRunner.finishHandedOff();
     await closeServers();
     await dashboard.close();
     holder.close();

@@ -1,11 +1,25 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { encodeFrame, FRAME_EXIT, FRAME_STDERR, FRAME_STDOUT, MAX_REQUEST_LINE, type RunRequest } from './runner-protocol.js';
+import { answerHandedOff } from './handed-off-response.js';
+import {
+  encodeFrame,
+  FRAME_EXIT,
+  FRAME_STDERR,
+  FRAME_STDOUT,
+  type HandOffMessage,
+  type HandOffReport,
+  MAX_REQUEST_LINE,
+  type RunRequest,
+  type StopMessage,
+} from './runner-protocol.js';
 
 /**
  * The git runner: a small process that starts git processes for the service (git-runner.ts explains why)
- * and relays their input and output over a Unix socket. Started at the lowest priority, so every git it
- * starts runs there too. Exits when the service closes its standard input (or dies).
+ * and relays their input and output over a Unix socket. Clones and fetches come another way: the service
+ * hands the client's connection itself over the Node IPC channel, and the runner writes the answer to it
+ * (handed-off-response.ts), so the pack data never passes through the service. Started at the lowest
+ * priority, so every git it starts runs there too. Exits when the service closes its standard input or the
+ * IPC channel (or dies).
  *
  *   node git-runner-process.js <socket path>     prints "ready" once it listens
  */
@@ -73,7 +87,46 @@ if (!socketPath) {
   process.stderr.write('usage: git-runner-process <socket path>\n');
   process.exit(2);
 }
+/** The handed-off requests being answered: each one's function that ends it now. */
+const answering = new Set<() => void>();
+let grace: NodeJS.Timeout | undefined;
+let graceOver = false;
+
+process.on('message', (message: HandOffMessage | StopMessage, connection?: net.Socket) => {
+  if (message.type === 'stop') {
+    // The service is stopping: what is being answered may finish within the grace period, then it ends.
+    grace ??= setTimeout(() => {
+      graceOver = true;
+      for (const end of answering) end();
+    }, message.graceMs);
+    grace.unref();
+    return;
+  }
+  if (!connection) {
+    // The client's socket closed before it could be sent: there is nobody to answer.
+    const report: HandOffReport = {
+      type: 'served',
+      id: message.id,
+      status: 0,
+      code: null,
+      signal: null,
+      bytes: 0,
+      stderr: '',
+      clientGone: true,
+    };
+    process.send?.(report);
+    return;
+  }
+  const end = answerHandedOff(connection, message, (report) => {
+    answering.delete(end);
+    process.send?.(report);
+  });
+  answering.add(end);
+  if (graceOver) end();
+});
+
 const server = net.createServer({ allowHalfOpen: true }, serve);
 server.listen(socketPath, () => process.stdout.write('ready\n'));
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
+process.on('disconnect', () => process.exit(0));
