@@ -143,6 +143,10 @@ async function startOnLockedDirectory(
   });
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger);
+  // Started now, while the service is small: starting it forks this process, which stalls the event loop in
+  // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
+  // clone should cost the evaluations.
+  void gitRunner.helperRunning();
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard });
   const webhooks = await WebhookService.open({ dataDir: config.dataDir, audit, repos, logger: logger.child({ component: 'webhooks' }) });
