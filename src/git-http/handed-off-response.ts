@@ -28,7 +28,8 @@ export function responseHead(status: number, ...headerLists: Array<Array<[string
  * Answers one handed-off request (runner-protocol.ts) in the git runner: runs git with the request's body
  * as input, turns git's CGI head into the HTTP head, and writes the rest to the client's socket as it comes,
  * at the client's pace (git waits while the client is slow). A client that goes away stops git and what it
- * started. `done` is called once, when git has exited and the connection is closed. Returns a function that
+ * started. `done` is called once, when git has exited and its answer is written (or the connection closed:
+ * the client may close it after reading, or it is closed a few seconds later). Returns a function that
  * ends the request now (git stopped, connection closed): the service is stopping and its grace period is over.
  */
 export function answerHandedOff(socket: net.Socket, request: HandOffMessage, done: (report: HandOffReport) => void): () => void {
@@ -37,7 +38,8 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
   let bytes = 0;
   let stderr = '';
   let exit: { code: number | null; signal: string | null; error?: string } | null = null;
-  let socketClosed = false;
+  /** The connection closed, or the whole answer was handed to the kernel: nothing more to do for it. */
+  let over = false;
   let clientGone = false;
   let reported = false;
 
@@ -51,7 +53,7 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
     }
   };
   const report = () => {
-    if (reported || exit === null || !socketClosed) return;
+    if (reported || exit === null || !over) return;
     reported = true;
     const { code, signal, error } = exit;
     done({ type: 'served', id: request.id, status, code, signal, bytes, stderr: stderr.trim(), clientGone, ...(error ? { error } : {}) });
@@ -60,8 +62,12 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
   // Nothing more is expected from the client; reading notices when it goes away while git is still busy.
   socket.on('error', () => {});
   socket.resume();
+  socket.once('finish', () => {
+    over = true;
+    report();
+  });
   socket.on('close', () => {
-    socketClosed = true;
+    over = true;
     if (exit === null) {
       clientGone = true;
       stopGit();

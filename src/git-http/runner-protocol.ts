@@ -74,7 +74,7 @@ export interface StopMessage {
   graceMs: number;
 }
 
-/** The runner's report once a handed-off request is over (git exited and the connection closed). */
+/** The runner's report once a handed-off request is over: git exited, and its answer is written or the connection closed. */
 export interface HandOffReport {
   type: 'served';
   id: number;
