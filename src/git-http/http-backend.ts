@@ -123,7 +123,7 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
   const args = backendArgs(request);
 
   // The client went away while the request waited for its turn: nobody would read git's answer.
-  if (res.destroyed || req.destroyed) return Promise.resolve();
+  if (res.destroyed || (req.destroyed && !req.complete)) return Promise.resolve();
   return new Promise((resolve) => {
     const child = request.runner ? request.runner.run(args, env) : runGitDirectly(args, env);
     let head: Buffer | null = Buffer.alloc(0);
