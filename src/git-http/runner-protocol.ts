@@ -1,8 +1,10 @@
 /**
- * The wire between the service and its git runner (git-runner.ts, git-runner-process.ts), over one Unix
- * socket connection per git process. The service sends one JSON line, `{ args, env }`, then git's standard
- * input as raw bytes, and half-closes when that input ends. The runner answers with frames: one type byte,
- * a 32-bit big-endian length, the payload: git's stdout and stderr as they come, and last its exit status.
+ * The wires between the service and its git runner (git-runner.ts, git-runner-process.ts). Requests whose
+ * answer streams through the service use one Unix socket connection per git process: the service sends one
+ * JSON line, `{ args, env }`, then git's standard input as raw bytes, and half-closes when that input ends.
+ * The runner answers with frames: one type byte, a 32-bit big-endian length, the payload: git's stdout and
+ * stderr as they come, and last its exit status. Clones and fetches go over the runner's Node IPC channel
+ * instead, the client's connection sent along (HandOffMessage below).
  */
 
 export interface RunRequest {
