@@ -280,7 +280,7 @@ class RunnerProcess extends EventEmitter implements GitProcess {
 
   /** Passes output on at the pace it is read: the helper (and git behind it) waits meanwhile. */
   private forward(stream: PassThrough, payload: Buffer, socket: net.Socket): void {
-    if (stream.write(payload)) return;
+    if (stream.write(payload) || socket.isPaused()) return; // one chunk can hold several frames: wait once
     socket.pause();
     stream.once('drain', () => socket.resume());
   }

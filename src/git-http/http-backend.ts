@@ -102,14 +102,10 @@ export async function serveUploadPack(
   const outcome = await handedOff;
   if (outcome.status > 0) res.statusCode = outcome.status;
   else if (!outcome.clientGone) res.statusCode = 500;
-  if (outcome.error) request.logger.error('git http-backend could not start', { err: outcome.error, path: request.pathInfo });
-  else if (outcome.code !== 0 && !outcome.clientGone)
-    request.logger.warn('git http-backend failed', {
-      code: outcome.code,
-      signal: outcome.signal,
-      path: request.pathInfo,
-      stderr: outcome.stderr,
-    });
+  if (outcome.error !== undefined || (outcome.code !== 0 && !outcome.clientGone)) {
+    const { code, signal, stderr, error } = outcome;
+    request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr, ...(error ? { error } : {}) });
+  }
 }
 
 /**

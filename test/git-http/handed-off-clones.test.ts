@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/logger.js';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { git, gitWith } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
@@ -35,10 +36,11 @@ describe('clones and fetches answered on the client’s own connection by the gi
   let admin: HttpClient;
   let project: Json;
   let work: string;
+  const logLines: string[] = [];
   const remote = () => `${svc.controlUrl.replace('://', `://engineer:${svc.admin}@`)}/git/acme.git`;
 
   beforeAll(async () => {
-    svc = await startTestService();
+    svc = await startTestService({ logger: createLogger({ level: 'warn', write: (line) => logLines.push(line) }) });
     admin = httpClient(svc.controlUrl, svc.admin);
     project = await createProject(admin, 'shop');
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-handoff-'));
@@ -73,6 +75,26 @@ describe('clones and fetches answered on the client’s own connection by the gi
     git(checkout, 'fsck', '--strict');
     const exchanges = uploadPackExchanges(fetched.stderr);
     expect(exchanges.some((e) => e.sent.includes('content-encoding: gzip') && e.received.includes('connection: close'))).toBe(true);
+  });
+
+  it('is counted in the request metrics with the status git answered, and a failed git is logged as for any git request', async () => {
+    const served = async () => {
+      const text = await (await fetch(`${svc.controlUrl}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('flagops_http_request_duration_seconds_count{server="control",route="/git/:repo/{*rest}",status="200"}'));
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await served();
+    // An object the repository does not have: git answers 200, then refuses it and exits with an error.
+    const { res } = await postUploadPack(`${svc.controlUrl}/git/acme.git/git-upload-pack`, wantBody('a'.repeat(40)), svc.admin);
+    expect(res.headers.connection).toBe('close');
+    await readToEnd(res);
+    expect(await eventually(async () => (await served()) === before + 1)).toBe(true);
+    const failed = logLines.map((line) => JSON.parse(line)).find((r) => r.msg === 'git http-backend failed');
+    expect(failed).toMatchObject({ level: 'warn', path: '/acme.git/git-upload-pack' });
+    expect(failed.code).not.toBe(0);
+    expect(failed.stderr).toContain('not our ref');
   });
 });
 
