@@ -3,7 +3,8 @@
 // objects by default) over /git/<org>.git at once, then, as a control, while six clones of the same
 // repository on disk run without the service. The clients run at the lowest priority (as they would on
 // other machines), so what competes with the evaluation server is the service's own git processes; the
-// control shows what the same git work costs the machine anyway.
+// control shows what the same git work costs the machine anyway. "service CPU" is the service process's own
+// CPU time per second of each window (Linux: /proc), which the machine's other work hardly changes.
 //
 //   npm run build && npm run bench -- git-clones
 //
@@ -16,7 +17,7 @@
 //   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/ && (cd /tmp/before && npm run build)
 //   BENCH_BEFORE_DIST=/tmp/before/dist BENCH_ROUNDS=3 npm run bench -- git-clones
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -48,6 +49,7 @@ async function startBenchService(dist) {
   const stopped = new Promise((resolve) => child.once('exit', resolve));
   return {
     info,
+    pid: child.pid,
     stop: () => {
       child.kill('SIGTERM');
       return stopped;
@@ -147,21 +149,32 @@ function clonesOnSignal(url, dir, count) {
   return { start: () => shell.stdin.write('go\n'), done };
 }
 
-const ms = (value) => value.toFixed(1);
-const row = (name, r, seconds, extra = '') =>
-  `| ${name} | ${Math.round(r.n / seconds).toLocaleString('en')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${extra} |`;
+/**
+ * CPU seconds a process has used (user and system, /proc/<pid>/stat; Linux). The service's CPU per second of
+ * a window shows what the clones cost its own process, whatever else the machine runs meanwhile.
+ */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+}
 
-/** Runs the clones of `url` under the load and returns the latencies of that window and the clone times. */
-async function clonesUnderLoad(load, url) {
+const ms = (value) => value.toFixed(1);
+const row = (name, r, seconds, cpu, extra = '') =>
+  `| ${name} | ${Math.round(r.n / seconds).toLocaleString('en')} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${Math.round((cpu / seconds) * 100)} % | ${extra} |`;
+
+/** Runs the clones of `url` under the load and returns the latencies of that window, the service's CPU and the clone times. */
+async function clonesUnderLoad(load, url, pid) {
   const work = mkdtempSync(path.join(tmpdir(), 'flagops-bench-clones-'));
   const run = clonesOnSignal(url, work, clones);
   await new Promise((resolve) => setTimeout(resolve, 1000)); // the shell is up before the window opens
   const from = performance.now();
+  const cpuFrom = cpuSeconds(pid);
   run.start();
   const durations = (await run.done).sort((a, b) => a - b);
   const to = performance.now();
+  const cpu = cpuSeconds(pid) - cpuFrom;
   rmSync(work, { recursive: true, force: true });
-  return { window: load.window(from, to), seconds: (to - from) / 1000, durations };
+  return { window: load.window(from, to), seconds: (to - from) / 1000, cpu, durations };
 }
 
 const oneMinuteLoad = () => loadavg()[0].toFixed(1);
@@ -174,11 +187,14 @@ async function measure(dist) {
   await new Promise((resolve) => setTimeout(resolve, 2000)); // warm-up: connections open, code compiled
   const loadAtStart = oneMinuteLoad();
   const aloneFrom = performance.now();
+  const aloneCpuFrom = cpuSeconds(service.pid);
   await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
   const alone = load.window(aloneFrom, performance.now());
-  const served = await clonesUnderLoad(load, `${info.controlUrl.replace('://', `://bench:${info.adminKey}@`)}/git/bench.git`);
+  const aloneCpu = cpuSeconds(service.pid) - aloneCpuFrom;
+  const gitUrl = `${info.controlUrl.replace('://', `://bench:${info.adminKey}@`)}/git/bench.git`;
+  const served = await clonesUnderLoad(load, gitUrl, service.pid);
   // The same git work on the same machine, but not through the service: what the machine itself adds.
-  const control = await clonesUnderLoad(load, info.gitdir);
+  const control = await clonesUnderLoad(load, info.gitdir, service.pid);
   await load.stop();
   await service.stop();
 
@@ -187,16 +203,23 @@ async function measure(dist) {
   console.log(
     `\nPOST /v1/evaluate at ${rate}/s (open loop, 10 keep-alive connections); ${clones} bare clones of the ${info.repoMiB} MiB repository at once\n`,
   );
-  console.log('| load | evaluations/s | p50 ms | p99 ms | max ms | clones |\n|---|---|---|---|---|---|');
-  console.log(row(`evaluations alone, ${seconds} s`, summary(alone.latencies), seconds));
+  console.log('| load | evaluations/s | p50 ms | p99 ms | max ms | service CPU | clones |\n|---|---|---|---|---|---|---|');
+  console.log(row(`evaluations alone, ${seconds} s`, summary(alone.latencies), seconds, aloneCpu));
   console.log(
-    row(`… while ${clones} clones run over /git/bench.git`, summary(served.window.latencies), served.seconds, clonesCell(served)),
+    row(
+      `… while ${clones} clones run over /git/bench.git`,
+      summary(served.window.latencies),
+      served.seconds,
+      served.cpu,
+      clonesCell(served),
+    ),
   );
   console.log(
     row(
       `… while ${clones} clones of the repository on disk run (control: not through the service)`,
       summary(control.window.latencies),
       control.seconds,
+      control.cpu,
       clonesCell(control),
     ),
   );

@@ -96,8 +96,9 @@ export class GitRunner {
   /**
    * Hands the client's connection to the helper, which runs git and writes the whole response to it; this
    * process no longer reads or writes that socket (Node detaches it from the HTTP server as it sends it).
-   * Resolves once git has exited and its answer is written (or the client went away); null, and the socket untouched, when there is
-   * no helper to take it (call helperRunning first, and hand off in the same turn of the event loop).
+   * Resolves once git has exited and its answer is written (or the client went away); null, and the socket
+   * untouched, when there is no helper to take it (call helperRunning first, and hand off in the same turn of
+   * the event loop).
    */
   handOff(socket: net.Socket, request: HandOffRequest): Promise<HandOffOutcome> | null {
     const child = this.started?.child;

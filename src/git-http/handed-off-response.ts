@@ -96,12 +96,12 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
     send(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n');
   };
   const end = (failedStatus: number) => {
-    if (head !== null) {
+    if (head !== null && !clientGone) {
       // git ended (or never started) before a complete head: nothing of its answer went out yet.
       status = failedStatus;
-      head = null;
       send(responseHead(status, request.headers));
     }
+    head = null;
     if (socket.writable) socket.end('0\r\n\r\n');
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
     report();
