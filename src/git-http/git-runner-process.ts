@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import net from 'node:net';
 import { answerHandedOff } from './handed-off-response.js';
 import {
@@ -12,6 +11,7 @@ import {
   type RunRequest,
   type StopMessage,
 } from './runner-protocol.js';
+import { spawnGit, stopGit } from './spawn-git.js';
 
 /**
  * The git runner: a small process that starts git processes for the service (git-runner.ts explains why)
@@ -42,8 +42,7 @@ function serve(connection: net.Socket): void {
 }
 
 function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): void {
-  // Its own process group, so that stopping it stops what it started (upload-pack, pack-objects).
-  const child = spawn('git', request.args, { env: request.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawnGit(request.args, request.env, false);
   let exited = false;
   child.stdin.on('error', () => {}); // git may exit before reading all of its input
   if (firstInput.length > 0) child.stdin.write(firstInput);
@@ -73,12 +72,7 @@ function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): v
   });
   // The service went away from this request (its client did): stop git and its children.
   connection.on('close', () => {
-    if (exited || child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
+    if (!exited) stopGit(child);
   });
 }
 

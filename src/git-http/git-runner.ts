@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -19,6 +18,7 @@ import {
   type RunRequest,
   type StopMessage,
 } from './runner-protocol.js';
+import { NICE, spawnGit, stopGit } from './spawn-git.js';
 
 /** A git process as the service sees it: ChildProcess's streams and events, wherever it runs. */
 export interface GitProcess extends EventEmitter {
@@ -42,8 +42,6 @@ export interface GitRunnerOptions {
 
 /** A clone of a big repository takes seconds; one still running this long after a stop is cut off. */
 export const STOP_GRACE_MS = 10_000;
-
-const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(file));
 
 interface Helper {
   socketPath: string;
@@ -81,7 +79,7 @@ export class GitRunner {
   run(args: string[], env: Record<string, string>): GitProcess {
     const git = new RunnerProcess();
     this.ready().then(
-      (helper) => (helper ? git.connect(helper.socketPath, { args, env }) : git.adopt(spawnDirect(args, env))),
+      (helper) => (helper ? git.connect(helper.socketPath, { args, env }) : git.adopt(spawnGit(args, env, true))),
       (err) => git.fail(err as Error),
     );
     return git;
@@ -204,15 +202,8 @@ export class GitRunner {
 /** Runs git from this process (a git server in tests, or when the runner cannot start), at low priority. */
 export function runGitDirectly(args: string[], env: Record<string, string>): GitProcess {
   const git = new RunnerProcess();
-  git.adopt(spawnDirect(args, env));
+  git.adopt(spawnGit(args, env, true));
   return git;
-}
-
-function spawnDirect(args: string[], env: Record<string, string>): ChildProcess {
-  // Its own process group, so that stopping it stops what it started (upload-pack, pack-objects).
-
-  const [file, argv] = NICE ? [NICE, ['-n', '19', 'git', ...args]] : ['git', args];
-  return spawn(file, argv, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
 }
 
 /** A git process run by the helper, or directly: the same streams and events either way. */
@@ -270,13 +261,7 @@ class RunnerProcess extends EventEmitter implements GitProcess {
   stop(): void {
     this.stopped = true;
     this.socket?.destroy();
-    const pid = this.direct?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
+    if (this.direct) stopGit(this.direct);
   }
 
   /** Passes output on at the pace it is read: the helper (and git behind it) waits meanwhile. */

@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { STATUS_CODES } from 'node:http';
 import type net from 'node:net';
 import { cgiHeadEnd, parseCgiHead } from './cgi-head.js';
 import type { HandOffMessage, HandOffReport } from './runner-protocol.js';
+import { spawnGit, stopGit } from './spawn-git.js';
 
 /** What is kept of git's stderr for the log: enough to see why it failed, never unbounded. */
 export const STDERR_LIMIT = 16 * 1024;
@@ -43,15 +43,7 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
   let clientGone = false;
   let reported = false;
 
-  const git = spawn('git', request.args, { env: request.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
-  const stopGit = () => {
-    if (exit !== null || git.pid === undefined) return;
-    try {
-      process.kill(-git.pid, 'SIGTERM'); // its process group: upload-pack and pack-objects too
-    } catch {
-      // already gone
-    }
-  };
+  const git = spawnGit(request.args, request.env, false);
   const report = () => {
     if (reported || exit === null || !over) return;
     reported = true;
@@ -70,7 +62,7 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
     over = true;
     if (exit === null) {
       clientGone = true;
-      stopGit();
+      stopGit(git);
     }
     report();
   });
@@ -136,7 +128,7 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
   });
 
   return () => {
-    stopGit();
+    stopGit(git);
     socket.destroy();
   };
 }
