@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 /** `nice`, to start a process at the lowest CPU priority (absent on some systems: then at the starter's). */
@@ -11,7 +11,7 @@ export const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(fil
  * clone in its own session took CPU from the evaluation server as if it ran at normal priority. In the
  * starter's session, `nice 19` holds (`lowest`: set it here; the git runner is niced itself, and so is all it starts).
  */
-export function spawnGit(args: string[], env: Record<string, string>, lowest: boolean): ChildProcess {
+export function spawnGit(args: string[], env: Record<string, string>, lowest: boolean): ChildProcessWithoutNullStreams {
   const [file, argv] = lowest && NICE ? [NICE, ['-n', '19', 'git', ...args]] : ['git', args];
   return spawn(file, argv, { env, stdio: ['pipe', 'pipe', 'pipe'] });
 }
