@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -149,9 +150,12 @@ export class GitRunner {
   }
 
   private async start(): Promise<Helper> {
+    const entry = nodeEntry(import.meta.url, 'git-runner-process');
+    // Not beside this module (the service bundled into one file): say so in the log, not with node's stack.
+    if (!existsSync(entry[entry.length - 1])) throw new Error('the git runner module is not installed beside the service');
     const dir = await mkdtemp(path.join(tmpdir(), 'flagops-git-'));
     const socketPath = path.join(dir, 'runner.sock');
-    const [node, ...args] = [...nodeEntry(import.meta.url, 'git-runner-process'), socketPath];
+    const [node, ...args] = [...entry, socketPath];
     const [file, argv] = NICE ? [NICE, ['-n', '19', node, ...args]] : [node, args];
     // The IPC channel carries handed-off connections; 'advanced' serialization sends request bodies as bytes.
     const child = spawn(file, argv, {
