@@ -145,6 +145,10 @@ async function startOnLockedDirectory(
   });
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger);
+  // Started now, while the service is small: starting it forks this process, which stalls the event loop in
+  // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
+  // clone should cost the evaluations.
+  void gitRunner.helperRunning();
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard, repos, keys });
   const webhooks = await WebhookService.open({ dataDir: config.dataDir, audit, repos, logger: logger.child({ component: 'webhooks' }) });
@@ -230,6 +234,8 @@ async function startOnLockedDirectory(
     replication.close();
     remote?.close();
     await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
+    // Clones answered on handed-off connections get a grace period; the control server's close waits for them.
+    gitRunner.finishHandedOff();
     await closeServers();
     await dashboard.close();
     holder.close();

@@ -5,11 +5,13 @@ import type { AuditRegistry } from '../audit/audit-registry.js';
 import { pushLogPath } from '../audit/push-log.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { Principal } from '../auth/principal.js';
+import { PayloadTooLargeError } from '../errors/kinds.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
+import { readBody } from '../http/read-json-body.js';
 import type { Logger } from '../log/logger.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
 import type { GitRunner } from './git-runner.js';
-import { runHttpBackend } from './http-backend.js';
+import { runHttpBackend, serveUploadPack } from './http-backend.js';
 import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
 import { ProcessGate } from './process-gate.js';
 
@@ -36,6 +38,11 @@ const REALM = 'Basic realm="flagops", charset="UTF-8"';
 const RETRY_AFTER_SECONDS = 5;
 /** The smart-HTTP endpoints git clients use; nothing else is passed to git (no dumb protocol, no other paths). */
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
+/**
+ * The largest git-upload-pack request body (a fetch's wants and haves, gzip-encoded or not) read: git's own
+ * http-backend refuses more than this by default (GIT_HTTP_MAX_REQUEST_BUFFER).
+ */
+export const MAX_UPLOAD_PACK_REQUEST = 10 * 1024 * 1024;
 
 type Refusal = { status: 400 | 401 | 404 | 503; code: string; message: string };
 
@@ -99,19 +106,35 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
     try {
       await ensureRepository(principal.org);
       const org = principal.org;
+      const backend = {
+        projectRoot: path.dirname(deps.repos.gitdirOf(org)),
+        pathInfo: `/${repo}/${rest}`,
+        remoteUser: principal.prefix,
+        allowPush: true,
+        logger: deps.logger,
+        runner: deps.runner,
+      };
+      if (rest === 'git-upload-pack') {
+        // A clone or fetch: its body is read here, then the git runner answers on the client's connection.
+        let body: Buffer;
+        try {
+          body = await readBody(ctx.req, MAX_UPLOAD_PACK_REQUEST);
+        } catch (err) {
+          if (err instanceof PayloadTooLargeError) throw err;
+          return; // the client went away before its request was whole
+        }
+        ctx.respond = false; // the answer is written outside Koa
+        await serveUploadPack(ctx.req, ctx.res, { ...backend, body });
+        return;
+      }
       const push = rest === 'git-receive-pack';
       const flags = push ? await deps.repos.get(org) : undefined;
       const before = flags ? await flags.head() : null;
       const pusher = { type: principal.kind, keyPrefix: principal.prefix, name: principal.name };
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
-        projectRoot: path.dirname(deps.repos.gitdirOf(org)),
-        pathInfo: `/${repo}/${rest}`,
-        remoteUser: principal.prefix,
-        allowPush: true,
+        ...backend,
         env: pushContextEnv({ pusher, pushLog: pushLogPath(deps.pushLogDir, org), projectLimit: deps.planProjectLimit }),
-        logger: deps.logger,
-        runner: deps.runner,
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.
         beforeEnd: flags

@@ -1,11 +1,25 @@
-import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { encodeFrame, FRAME_EXIT, FRAME_STDERR, FRAME_STDOUT, MAX_REQUEST_LINE, type RunRequest } from './runner-protocol.js';
+import { answerHandedOff } from './handed-off-response.js';
+import {
+  encodeFrame,
+  FRAME_EXIT,
+  FRAME_STDERR,
+  FRAME_STDOUT,
+  type HandOffMessage,
+  type HandOffReport,
+  MAX_REQUEST_LINE,
+  type RunRequest,
+  type StopMessage,
+} from './runner-protocol.js';
+import { spawnGit, stopGit } from './spawn-git.js';
 
 /**
  * The git runner: a small process that starts git processes for the service (git-runner.ts explains why)
- * and relays their input and output over a Unix socket. Started at the lowest priority, so every git it
- * starts runs there too. Exits when the service closes its standard input (or dies).
+ * and relays their input and output over a Unix socket. Clones and fetches come another way: the service
+ * hands the client's connection itself over the Node IPC channel, and the runner writes the answer to it
+ * (handed-off-response.ts), so the pack data never passes through the service. Started at the lowest
+ * priority, so every git it starts runs there too. Exits when the service closes its standard input or the
+ * IPC channel (or dies).
  *
  *   node git-runner-process.js <socket path>     prints "ready" once it listens
  */
@@ -28,8 +42,7 @@ function serve(connection: net.Socket): void {
 }
 
 function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): void {
-  // Its own process group, so that stopping it stops what it started (upload-pack, pack-objects).
-  const child = spawn('git', request.args, { env: request.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+  const child = spawnGit(request.args, request.env, false);
   let exited = false;
   child.stdin.on('error', () => {}); // git may exit before reading all of its input
   if (firstInput.length > 0) child.stdin.write(firstInput);
@@ -59,12 +72,7 @@ function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): v
   });
   // The service went away from this request (its client did): stop git and its children.
   connection.on('close', () => {
-    if (exited || child.pid === undefined) return;
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
+    if (!exited) stopGit(child);
   });
 }
 
@@ -73,7 +81,46 @@ if (!socketPath) {
   process.stderr.write('usage: git-runner-process <socket path>\n');
   process.exit(2);
 }
+/** The handed-off requests being answered: each one's function that ends it now. */
+const answering = new Set<() => void>();
+let grace: NodeJS.Timeout | undefined;
+let graceOver = false;
+
+process.on('message', (message: HandOffMessage | StopMessage, connection?: net.Socket) => {
+  if (message.type === 'stop') {
+    // The service is stopping: what is being answered may finish within the grace period, then it ends.
+    grace ??= setTimeout(() => {
+      graceOver = true;
+      for (const end of answering) end();
+    }, message.graceMs);
+    grace.unref();
+    return;
+  }
+  if (!connection) {
+    // The client's socket closed before it could be sent: there is nobody to answer.
+    const report: HandOffReport = {
+      type: 'served',
+      id: message.id,
+      status: 0,
+      code: null,
+      signal: null,
+      bytes: 0,
+      stderr: '',
+      clientGone: true,
+    };
+    process.send?.(report);
+    return;
+  }
+  const end = answerHandedOff(connection, message, (report) => {
+    answering.delete(end);
+    process.send?.(report);
+  });
+  answering.add(end);
+  if (graceOver) end();
+});
+
 const server = net.createServer({ allowHalfOpen: true }, serve);
 server.listen(socketPath, () => process.stdout.write('ready\n'));
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
+process.on('disconnect', () => process.exit(0));

@@ -9,7 +9,17 @@ import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import type { Logger } from '../log/logger.js';
 import { nodeEntry } from './node-entry.js';
-import { type ExitStatus, FRAME_EXIT, FRAME_STDOUT, FrameReader, type RunRequest } from './runner-protocol.js';
+import {
+  type ExitStatus,
+  FRAME_EXIT,
+  FRAME_STDOUT,
+  FrameReader,
+  type HandOffMessage,
+  type HandOffReport,
+  type RunRequest,
+  type StopMessage,
+} from './runner-protocol.js';
+import { NICE, spawnGit, stopGit } from './spawn-git.js';
 
 /** A git process as the service sees it: ChildProcess's streams and events, wherever it runs. */
 export interface GitProcess extends EventEmitter {
@@ -21,29 +31,102 @@ export interface GitProcess extends EventEmitter {
   // 'close' (code: number | null, signal: string | null) once its output is read; 'error' (err) when it could not start
 }
 
-const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(file));
+/** A request answered by the runner on the client's own connection (runner-protocol.ts). */
+export type HandOffRequest = Pick<HandOffMessage, 'args' | 'env' | 'body' | 'headers'>;
+/** How a handed-off request ended. */
+export type HandOffOutcome = Omit<HandOffReport, 'type' | 'id'>;
+
+export interface GitRunnerOptions {
+  /** When the service stops, how long answers the runner is writing to handed-off connections may still take. */
+  stopGraceMs?: number;
+}
+
+/** A clone of a big repository takes seconds; one still running this long after a stop is cut off. */
+export const STOP_GRACE_MS = 10_000;
+
+interface Helper {
+  socketPath: string;
+  dir: string;
+  child: ChildProcess;
+}
 
 /**
  * Starts the git processes of git over HTTP from a small helper process (git-runner-process.ts) instead of
  * from the service itself. Forking copies the forking process's page tables, and the service holds every
  * organisation's parsed flags: at 400 MiB a fork stalled the event loop, evaluations included, for 4 to 30
  * ms, twice per clone. The helper is small, so its forks are cheap and stall nobody who matters; it runs at
- * the lowest priority (`nice`), and so does every git it starts. Its output still streams through the
- * service, at the pace the client reads it. Without a helper (it cannot start), git is started directly.
+ * the lowest priority (`nice`), and so does every git it starts. Its output streams through the service, at
+ * the pace the client reads it (run), or, for clones and fetches, the client's connection itself is handed to
+ * the helper, which writes the answer to it (handOff): then the pack data never enters the service's event
+ * loop, where evaluations would wait behind it. Without a helper (it cannot start), git is started directly.
  */
 export class GitRunner {
-  private helper: Promise<{ socketPath: string; dir: string; child: ChildProcess } | null> | undefined;
+  private helper: Promise<Helper | null> | undefined;
+  /** The helper once it runs, for what must happen in the same turn of the event loop (handOff). */
+  private started: Helper | undefined;
   private closed = false;
+  private nextId = 0;
+  /** Handed-off requests not reported on yet, by id: each one's resolve. */
+  private readonly handedOff = new Map<number, (outcome: HandOffOutcome) => void>();
+  private readonly stopGraceMs: number;
 
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    options: GitRunnerOptions = {},
+  ) {
+    this.stopGraceMs = options.stopGraceMs ?? STOP_GRACE_MS;
+  }
 
   run(args: string[], env: Record<string, string>): GitProcess {
     const git = new RunnerProcess();
     this.ready().then(
-      (helper) => (helper ? git.connect(helper.socketPath, { args, env }) : git.adopt(spawnDirect(args, env))),
+      (helper) => (helper ? git.connect(helper.socketPath, { args, env }) : git.adopt(spawnGit(args, env, true))),
       (err) => git.fail(err as Error),
     );
     return git;
+  }
+
+  /** Whether the helper runs (it is started if need be): only then can a connection be handed to it. */
+  async helperRunning(): Promise<boolean> {
+    const helper = await this.ready().catch(() => null);
+    return helper?.child.connected === true;
+  }
+
+  /**
+   * Hands the client's connection to the helper, which runs git and writes the whole response to it; this
+   * process no longer reads or writes that socket (Node detaches it from the HTTP server as it sends it).
+   * Resolves once git has exited and its answer is written (or the client went away); null, and the socket
+   * untouched, when there is no helper to take it (call helperRunning first, and hand off in the same turn of
+   * the event loop).
+   */
+  handOff(socket: net.Socket, request: HandOffRequest): Promise<HandOffOutcome> | null {
+    const child = this.started?.child;
+    if (!child?.connected || this.closed) return null;
+    const id = ++this.nextId;
+    const message: HandOffMessage = { type: 'serve', id, ...request };
+    return new Promise((resolve) => {
+      this.handedOff.set(id, resolve);
+      child.send(message, socket, { keepOpen: false }, (err) => {
+        if (!err) return;
+        // Sent or not, the socket is no longer this process's: the client sees its connection close.
+        this.handedOff.delete(id);
+        resolve({ status: 0, code: null, signal: null, bytes: 0, stderr: '', clientGone: false, error: err.message });
+      });
+    });
+  }
+
+  /**
+   * The service is stopping: answers being written to handed-off connections (and any handed off from now
+   * on) get the grace period to finish; then the helper stops their git and closes their connections. The
+   * HTTP server's close waits for those connections (Node tracks sockets sent to a child process).
+   */
+  finishHandedOff(): void {
+    const child = this.started?.child;
+    if (!child?.connected) return;
+    const message: StopMessage = { type: 'stop', graceMs: this.stopGraceMs };
+    child.send(message, (err: Error | null) => {
+      if (err) this.logger.warn('could not tell the git runner to finish', { err });
+    });
   }
 
   /** Stops the helper (git processes still running are stopped with it). */
@@ -57,7 +140,7 @@ export class GitRunner {
     await rm(helper.dir, { recursive: true, force: true });
   }
 
-  private ready(): Promise<{ socketPath: string; dir: string; child: ChildProcess } | null> {
+  private ready(): Promise<Helper | null> {
     if (this.closed) return Promise.reject(new Error('git over HTTP has stopped'));
     this.helper ??= this.start().catch((err) => {
       this.logger.warn('the git runner could not start; git runs inside the service', { err });
@@ -66,12 +149,20 @@ export class GitRunner {
     return this.helper;
   }
 
-  private async start(): Promise<{ socketPath: string; dir: string; child: ChildProcess }> {
+  private async start(): Promise<Helper> {
+    const entry = nodeEntry(import.meta.url, 'git-runner-process');
+    // Not beside this module (the service bundled into one file): say so in the log, not with node's stack.
+    if (!existsSync(entry[entry.length - 1])) throw new Error('the git runner module is not installed beside the service');
     const dir = await mkdtemp(path.join(tmpdir(), 'flagops-git-'));
     const socketPath = path.join(dir, 'runner.sock');
-    const [node, ...args] = [...nodeEntry(import.meta.url, 'git-runner-process'), socketPath];
+    const [node, ...args] = [...entry, socketPath];
     const [file, argv] = NICE ? [NICE, ['-n', '19', node, ...args]] : [node, args];
-    const child = spawn(file, argv, { stdio: ['pipe', 'pipe', 'inherit'], env: { PATH: process.env.PATH } });
+    // The IPC channel carries handed-off connections; 'advanced' serialization sends request bodies as bytes.
+    const child = spawn(file, argv, {
+      stdio: ['pipe', 'pipe', 'inherit', 'ipc'],
+      serialization: 'advanced',
+      env: { PATH: process.env.PATH },
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         child.once('error', reject);
@@ -85,29 +176,38 @@ export class GitRunner {
       await rm(dir, { recursive: true, force: true });
       throw err;
     }
-    // Gone (killed, crashed): the next request starts another.
+    child.on('message', (report: HandOffReport) => this.reported(report));
+    const helper = { socketPath, dir, child };
+    this.started = helper;
+    // Gone (killed, crashed): the next request starts another. Its handed-off connections closed with it.
     child.once('exit', () => {
+      if (this.started === helper) this.started = undefined;
+      for (const [id, resolve] of this.handedOff) {
+        this.handedOff.delete(id);
+        resolve({ status: 0, code: null, signal: 'SIGKILL', bytes: 0, stderr: '', clientGone: false, error: 'the git runner stopped' });
+      }
       if (this.closed) return;
       this.logger.warn('the git runner stopped; starting another on the next git request');
       this.helper = undefined;
       void rm(dir, { recursive: true, force: true });
     });
-    return { socketPath, dir, child };
+    return helper;
+  }
+
+  private reported(report: HandOffReport): void {
+    const resolve = this.handedOff.get(report.id);
+    if (!resolve) return;
+    this.handedOff.delete(report.id);
+    const { type: _type, id: _id, ...outcome } = report;
+    resolve(outcome);
   }
 }
 
 /** Runs git from this process (a git server in tests, or when the runner cannot start), at low priority. */
 export function runGitDirectly(args: string[], env: Record<string, string>): GitProcess {
   const git = new RunnerProcess();
-  git.adopt(spawnDirect(args, env));
+  git.adopt(spawnGit(args, env, true));
   return git;
-}
-
-function spawnDirect(args: string[], env: Record<string, string>): ChildProcess {
-  // Its own process group, so that stopping it stops what it started (upload-pack, pack-objects).
-
-  const [file, argv] = NICE ? [NICE, ['-n', '19', 'git', ...args]] : ['git', args];
-  return spawn(file, argv, { env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
 }
 
 /** A git process run by the helper, or directly: the same streams and events either way. */
@@ -165,18 +265,12 @@ class RunnerProcess extends EventEmitter implements GitProcess {
   stop(): void {
     this.stopped = true;
     this.socket?.destroy();
-    const pid = this.direct?.pid;
-    if (pid === undefined) return;
-    try {
-      process.kill(-pid, 'SIGTERM');
-    } catch {
-      // already gone
-    }
+    if (this.direct) stopGit(this.direct);
   }
 
   /** Passes output on at the pace it is read: the helper (and git behind it) waits meanwhile. */
   private forward(stream: PassThrough, payload: Buffer, socket: net.Socket): void {
-    if (stream.write(payload)) return;
+    if (stream.write(payload) || socket.isPaused()) return; // one chunk can hold several frames: wait once
     socket.pause();
     stream.once('drain', () => socket.resume());
   }

@@ -1,6 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type net from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Logger } from '../log/logger.js';
+import { cgiHeadEnd, parseCgiHead } from './cgi-head.js';
 import { type GitRunner, runGitDirectly } from './git-runner.js';
+import { STDERR_LIMIT } from './handed-off-response.js';
 
 export interface BackendRequest {
   /** The directory holding the bare repositories (`<dataDir>/repos`). */
@@ -17,21 +21,15 @@ export interface BackendRequest {
   runner?: GitRunner;
   /** Runs after git has finished and before the response ends: the client's command returns after it. */
   beforeEnd?: () => Promise<void>;
+  /** The request body, already read by the caller; without it, the body streams from `req` into git. */
+  body?: Buffer;
 }
-
-/** What is kept of git's stderr for the log: enough to see why it failed, never unbounded. */
-const STDERR_LIMIT = 16 * 1024;
 
 /** One pack thread: a clone takes the CPU the evaluation server leaves idle, not the other way round. */
 const GIT_SETTINGS = ['-c', 'pack.threads=1'];
 
-/**
- * Runs `git http-backend` (git's own smart-HTTP server, as a CGI program) for one request: the request body
- * streams into it, its CGI head becomes the HTTP status and headers, and the rest streams out, as fast as the
- * client reads it (git waits while the client is slow, so a slow clone never piles up in memory). git
- * inflates a gzip-encoded body itself when told the encoding (it sends `Content-Encoding: gzip` for large posts).
- */
-export function runHttpBackend(req: IncomingMessage, res: ServerResponse, request: BackendRequest): Promise<void> {
+/** The CGI environment of `git http-backend` for one request. */
+function backendEnv(req: IncomingMessage, request: BackendRequest): Record<string, string> {
   const url = new URL(req.url ?? '/', 'http://localhost');
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -48,18 +46,86 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
     SERVER_PROTOCOL: 'HTTP/1.1',
     ...request.env,
   };
-  if (req.headers['content-length'] !== undefined) env.CONTENT_LENGTH = req.headers['content-length'];
+  // A body read whole has a length even when it came chunked (git sends large posts so).
+  if (request.body) env.CONTENT_LENGTH = String(request.body.length);
+  else if (req.headers['content-length'] !== undefined) env.CONTENT_LENGTH = req.headers['content-length'];
   if (req.headers['content-encoding'] !== undefined) env.HTTP_CONTENT_ENCODING = req.headers['content-encoding'];
   if (req.headers['git-protocol'] !== undefined) env.GIT_PROTOCOL = String(req.headers['git-protocol']);
-  const args = [...GIT_SETTINGS, '-c', `http.receivepack=${request.allowPush}`, 'http-backend'];
+  return env;
+}
+
+const backendArgs = (request: BackendRequest) => [...GIT_SETTINGS, '-c', `http.receivepack=${request.allowPush}`, 'http-backend'];
+
+/** What Node keeps on an HTTP server's socket, read to tell whether the connection can be handed over whole. */
+type ServerSocket = net.Socket & { _handle?: object | null; _httpMessage?: unknown; parser?: { incoming?: unknown } | null };
+
+/**
+ * Why the client's connection cannot be handed to the git runner as it is, or null when it can: only a
+ * plain TCP or Unix socket whose one request has been read to its end and whose answer has not begun, with
+ * nothing Node read past it (a pipelined request behind it) and nothing waiting to be written.
+ */
+export function handOffProblem(req: IncomingMessage, res: ServerResponse): string | null {
+  const socket = req.socket as ServerSocket;
+  if (socket instanceof TLSSocket) return 'an encrypted connection';
+  if (req.httpVersion !== '1.1') return `HTTP/${req.httpVersion}`;
+  if (!req.complete) return 'the request body is not read';
+  if (socket.destroyed || !socket._handle) return 'the connection is closed';
+  const kind = socket._handle.constructor.name;
+  if (kind !== 'TCP' && kind !== 'Pipe') return `a ${kind} connection`;
+  if (res.headersSent || socket._httpMessage !== res) return 'another answer is being written on the connection';
+  if (socket.parser?.incoming !== req) return 'Node has read a request behind this one';
+  if (socket.readableLength > 0 || socket.writableLength > 0) return 'bytes are buffered on the connection';
+  return null;
+}
+
+/**
+ * Answers a git-upload-pack request (a clone or fetch, whose answer is the pack: the big one) whose body
+ * the caller has read (`request.body`). The client's connection is handed to the git runner, which runs git
+ * and writes the response to it itself (git-runner.ts), so the pack never passes through this process; the
+ * response ends with the connection (`Connection: close`). Where the connection cannot be handed over (no
+ * runner, handOffProblem), the answer streams through this process as for every other git request.
+ * Resolves once the request is over, with `res.statusCode` the status sent.
+ */
+export async function serveUploadPack(
+  req: IncomingMessage,
+  res: ServerResponse,
+  request: BackendRequest & { body: Buffer },
+): Promise<void> {
+  const runner = request.runner;
+  if (!runner || !(await runner.helperRunning()) || handOffProblem(req, res) !== null) return runHttpBackend(req, res, request);
+  const headers = Object.entries(res.getHeaders()).flatMap(
+    ([name, value]): Array<[string, string]> =>
+      value === undefined ? [] : Array.isArray(value) ? value.map((v) => [name, v]) : [[name, String(value)]],
+  );
+  const handedOff = runner.handOff(req.socket, { args: backendArgs(request), env: backendEnv(req, request), body: request.body, headers });
+  if (!handedOff) return runHttpBackend(req, res, request);
+  const outcome = await handedOff;
+  if (outcome.status > 0) res.statusCode = outcome.status;
+  else if (!outcome.clientGone) res.statusCode = 500;
+  if (outcome.error !== undefined || (outcome.code !== 0 && !outcome.clientGone)) {
+    const { code, signal, stderr, error } = outcome;
+    request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr, ...(error ? { error } : {}) });
+  }
+}
+
+/**
+ * Runs `git http-backend` (git's own smart-HTTP server, as a CGI program) for one request: the request body
+ * streams into it, its CGI head becomes the HTTP status and headers, and the rest streams out, as fast as the
+ * client reads it (git waits while the client is slow, so a slow clone never piles up in memory). git
+ * inflates a gzip-encoded body itself when told the encoding (it sends `Content-Encoding: gzip` for large posts).
+ */
+export function runHttpBackend(req: IncomingMessage, res: ServerResponse, request: BackendRequest): Promise<void> {
+  const env = backendEnv(req, request);
+  const args = backendArgs(request);
 
   // The client went away while the request waited for its turn: nobody would read git's answer.
-  if (res.destroyed || req.destroyed) return Promise.resolve();
+  if (res.destroyed || (req.destroyed && !req.complete)) return Promise.resolve();
   return new Promise((resolve) => {
     const child = request.runner ? request.runner.run(args, env) : runGitDirectly(args, env);
     let head: Buffer | null = Buffer.alloc(0);
     let stderr = '';
-    req.pipe(child.stdin);
+    if (request.body) child.stdin.end(request.body);
+    else req.pipe(child.stdin);
     child.stdin.on('error', () => {}); // git may answer (e.g. 403) before reading the whole body
     // A client that goes away ends git too, rather than leaving it to pack for nobody or wait for more input.
     res.once('close', () => {
@@ -108,32 +174,4 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
       resolve();
     });
   });
-}
-
-/** The head of a CGI response (RFC 3875 §6): header lines up to a blank line; `Status:` sets the HTTP status. */
-export interface CgiHead {
-  status: number;
-  headers: Array<[string, string]>;
-}
-
-/** Finds the end of the CGI head in `buffer`: the index where the body starts, or -1 when not there yet. */
-export function cgiHeadEnd(buffer: Buffer): number {
-  const crlf = buffer.indexOf('\r\n\r\n');
-  const lf = buffer.indexOf('\n\n');
-  if (crlf >= 0 && (lf < 0 || crlf < lf)) return crlf + 4;
-  return lf >= 0 ? lf + 2 : -1;
-}
-
-export function parseCgiHead(text: string): CgiHead {
-  let status = 200;
-  const headers: Array<[string, string]> = [];
-  for (const line of text.split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    if (colon <= 0) continue;
-    const name = line.slice(0, colon).trim();
-    const value = line.slice(colon + 1).trim();
-    if (name.toLowerCase() === 'status') status = Number.parseInt(value, 10) || 500;
-    else headers.push([name, value]);
-  }
-  return { status, headers };
 }

@@ -26,12 +26,9 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   const hasBody = (declared !== undefined && declared !== '0') || req.headers['transfer-encoding'] !== undefined;
   if (!hasBody) return undefined;
   if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedMediaTypeError();
-  if (declared !== undefined && Number(declared) > limit) {
-    req.resume();
-    throw new PayloadTooLargeError(limit);
-  }
-  const { size, text } = await readText(req, limit);
-  if (size === 0) return undefined;
+  const body = await readBody(req, limit);
+  if (body.length === 0) return undefined;
+  const text = body.toString('utf8');
   if (nestsDeeperThan(text, MAX_BODY_DEPTH)) {
     throw new InvalidInputError(`the body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`, 'body');
   }
@@ -64,8 +61,18 @@ function nestsDeeperThan(text: string, limit: number): boolean {
   return false;
 }
 
+/** Reads a request body whole, up to `limit` bytes (413 beyond: the rest is read and dropped). */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > limit) {
+    req.resume();
+    throw new PayloadTooLargeError(limit);
+  }
+  return collect(req, limit);
+}
+
 /** Collects the body with plain stream events: cheaper per request than an async iterator. */
-function readText(req: IncomingMessage, limit: number): Promise<{ size: number; text: string }> {
+function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -81,8 +88,7 @@ function readText(req: IncomingMessage, limit: number): Promise<{ size: number; 
     };
     const onEnd = () => {
       cleanup();
-      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-      resolve({ size, text: body.toString('utf8') });
+      resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     };
     const onError = (err: Error) => {
       cleanup();

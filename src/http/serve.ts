@@ -6,7 +6,10 @@ export interface RunningServer {
   server: http.Server;
   port: number;
   url: string;
-  /** Stops accepting, lets requests in flight finish, then closes idle keep-alive sockets. */
+  /**
+   * Stops accepting, lets requests in flight finish, then closes idle keep-alive sockets. Connections sent
+   * to a child process (git over HTTP's clones) are waited for too: Node asks the child until they close.
+   */
   close(): Promise<void>;
 }
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { type GitProcess, GitRunner } from '../../src/git-http/git-runner.js';
+import { type GitProcess, GitRunner, runGitDirectly } from '../../src/git-http/git-runner.js';
 import { silentLogger } from '../../src/log/logger.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' };
@@ -32,6 +32,19 @@ describe('the git runner', () => {
     expect(code).toBe(0);
     expect(Number(stdout.trim())).toBeGreaterThan(0);
     expect(Number(stdout.trim())).not.toBe(process.pid);
+  });
+
+  it('runs git in the session of its starter, where its low priority holds (a session is a scheduling group of its own)', async () => {
+    // The shell of an alias runs in git's session; its parent is git, and git's parent is who started it.
+    const sessions = ['-c', 'alias.sessions=!echo $(ps -o sid= -p $PPID) $(ps -o sid= -p $(ps -o ppid= -p $PPID))', 'sessions'];
+    for (const start of [() => runner.run(sessions, env), () => runGitDirectly(sessions, env)]) {
+      const git = start();
+      git.stdin.end();
+      const { stdout, code } = await outcome(git);
+      expect(code).toBe(0);
+      const [gitSession, starterSession] = stdout.trim().split(/\s+/);
+      expect(gitSession).toBe(starterSession);
+    }
   });
 
   it('passes standard input in and output out, with the exit status', async () => {
