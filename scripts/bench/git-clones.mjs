@@ -12,7 +12,8 @@
 // BENCH_GIT_FLAGS and BENCH_GIT_COMMITS (repository size), FLAGOPS_GIT_MAX_PROCESSES (the service's cap).
 // To compare with another version: BENCH_BEFORE_DIST (that version's built dist/ directory) and
 // BENCH_ROUNDS (default 1): each round runs this version, then that one, each with its own service and
-// repository, and prints each run's table with the machine's load average around it.
+// repository, and prints each run's table with the machine's load average around it. BENCH_PROF=<dir>: the
+// service process writes a CPU profile (node --cpu-prof) there.
 //
 //   git worktree add /tmp/before HEAD~1 && ln -s "$PWD/node_modules" /tmp/before/ && (cd /tmp/before && npm run build)
 //   BENCH_BEFORE_DIST=/tmp/before/dist BENCH_ROUNDS=3 npm run bench -- git-clones
@@ -34,7 +35,7 @@ const body = JSON.stringify({ key: 'flag-0', context: { userId: 'user-42', attri
 /** Starts a service with the big repository (lib/git-service-child.mjs) from `dist` (default: this version's). */
 async function startBenchService(dist) {
   const env = dist ? { ...process.env, BENCH_DIST: dist } : process.env;
-  const child = spawn(process.execPath, ['--expose-gc', path.join(here, 'lib', 'git-service-child.mjs')], {
+  const child = spawn(process.execPath, ['--expose-gc', ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []), path.join(here, 'lib', 'git-service-child.mjs')], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env,
   });
