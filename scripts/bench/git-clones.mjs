@@ -35,10 +35,18 @@ const body = JSON.stringify({ key: 'flag-0', context: { userId: 'user-42', attri
 /** Starts a service with the big repository (lib/git-service-child.mjs) from `dist` (default: this version's). */
 async function startBenchService(dist) {
   const env = dist ? { ...process.env, BENCH_DIST: dist } : process.env;
-  const child = spawn(process.execPath, ['--expose-gc', ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []), path.join(here, 'lib', 'git-service-child.mjs')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env,
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
+      path.join(here, 'lib', 'git-service-child.mjs'),
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env,
+    },
+  );
   const started = performance.now();
   const info = JSON.parse(
     await new Promise((resolve, reject) => {
