@@ -1,9 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { buildPage, launchChromium } from '../../helpers/browser.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
+import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** The Proposals page and a flag page's pending proposal, in a real browser: review, approve, reject. */
 describe('change proposals in Chromium', () => {
@@ -25,12 +26,7 @@ describe('change proposals in Chromium', () => {
     await admin().put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 10 });
     await admin().patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
     browser = await launchChromium();
-    page = await (await loopbackContext(browser, leaks)).newPage();
-    await page.goto(svc.controlUrl);
-    await page.getByLabel('Username').fill('alice');
-    await page.getByLabel('Password').fill('alice-password-1');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('header.topbar').waitFor();
+    page = await signedInPage(browser, svc, 'alice', leaks);
   }, 60_000);
 
   afterAll(async () => {

@@ -1,9 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { buildPage, launchChromium } from '../../helpers/browser.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
+import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** The schedule panel of a flag's page in a real browser: a progressive rollout planned, looked at, cancelled. */
 describe('the schedule editor in Chromium', () => {
@@ -22,12 +23,7 @@ describe('the schedule editor in Chromium', () => {
     const project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
     flagId = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2' })).body.id;
     browser = await launchChromium();
-    page = await (await loopbackContext(browser, leaks)).newPage();
-    await page.goto(svc.controlUrl);
-    await page.getByLabel('Username').fill('alice');
-    await page.getByLabel('Password').fill('alice-password-1');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('header.topbar').waitFor();
+    page = await signedInPage(browser, svc, 'alice', leaks);
     await page.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(flagId)}/prod`);
     await page.getByRole('heading', { name: 'Schedule in prod' }).waitFor();
   }, 60_000);

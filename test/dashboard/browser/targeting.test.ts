@@ -1,10 +1,11 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { buildPage, launchChromium } from '../../helpers/browser.js';
 import { type HttpClient, httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
+import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** Variants, prerequisites and segments in the dashboard, in a real browser. */
 describe('variants, prerequisites and segments in the dashboard (Chromium)', () => {
@@ -28,12 +29,7 @@ describe('variants, prerequisites and segments in the dashboard (Chromium)', () 
     flag = await createFlag(api, project.id, { key: 'checkout-v2', kind: 'string' });
     await addUser(svc, 'alice', 'Alice Martin');
     browser = await launchChromium();
-    page = await (await loopbackContext(browser, leaks)).newPage();
-    await page.goto(svc.controlUrl);
-    await page.getByLabel('Username').fill('alice');
-    await page.getByLabel('Password').fill('alice-password-1');
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('header.topbar').waitFor();
+    page = await signedInPage(browser, svc, 'alice', leaks);
   }, 60_000);
 
   afterAll(async () => {
