@@ -3,7 +3,8 @@
  * service (`node dist/main.js`, what `npm start` runs) in an empty directory. Only the ports change (the tour's
  * 4000 and 4001 may be taken on a test machine). The application block runs in the background as the "third
  * terminal". What the tour promises in its comments is what is asserted: the kill made from the MCP client is
- * served to the SDK, is in the audit trail under the agent, and the other answers are the ones shown.
+ * served to the SDK, is in the audit trail under the agent, and the other answers are the ones shown. Then
+ * docs/proposals.md goes on from where the tour ends, its blocks run the same way.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
@@ -14,11 +15,14 @@ import { freePort, waitHealthy } from '../service/service-process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** The fenced `sh` blocks of the README section headed `heading`, in order. */
-function shellBlocks(readme: string, heading: string): string[] {
-  const start = readme.indexOf(`## ${heading}`);
-  const end = readme.indexOf('\n## ', start + 3);
-  const section = readme.slice(start, end < 0 ? undefined : end);
+/** The fenced `sh` blocks of a Markdown text (or of its section headed `heading`), in order. */
+function shellBlocks(text: string, heading?: string): string[] {
+  let section = text;
+  if (heading !== undefined) {
+    const start = text.indexOf(`## ${heading}`);
+    const end = text.indexOf('\n## ', start + 3);
+    section = text.slice(start, end < 0 ? undefined : end);
+  }
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
 }
 
@@ -93,7 +97,7 @@ describe('the README tour', () => {
   it('kills a flag from an MCP client: the SDK serves the off value, the audit trail names the agent', async () => {
     const [tour, agentSetUp, application, agentAtWork] = blocks;
     // The terminals share the variables the tour sets; the application's terminal is told the SDK key.
-    const secondTerminal = `set -euo pipefail\n${tour}\n${agentSetUp}\ndeclare -p SDK FLAG API ADMIN auth FLAGOPS_URL FLAGOPS_PROJECT FLAGOPS_AGENT_KEY > tour-vars.sh\n`;
+    const secondTerminal = `set -euo pipefail\n${tour}\n${agentSetUp}\ndeclare -p SDK FLAG PROJECT API ADMIN auth FLAGOPS_URL FLAGOPS_PROJECT FLAGOPS_AGENT_KEY > tour-vars.sh\n`;
     const first = await run(secondTerminal, dir, env);
     expect(first.code, first.out).toBe(0);
     expect(first.out).toContain('{"checkout-v2":{"value":true,"reason":"rule_match","variation":"on","ruleId":"beta"}}');
@@ -117,5 +121,23 @@ describe('the README tour', () => {
     } finally {
       app.kill('SIGTERM');
     }
+  }, 120_000);
+
+  it('goes on with docs/proposals.md: an agent proposes, an admin approves, an engineer reads the impact in git', async () => {
+    const doc = (await readFile(path.join(ROOT, 'docs/proposals.md'), 'utf8'))
+      .replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`)
+      .replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
+    const [agent, reviewer, engineer] = shellBlocks(doc);
+    // `npx flagops` in a checkout runs the checkout's own bin; this directory only links to the checkout.
+    const npx = `npx() { if [ "$1" = flagops ]; then shift; node ${JSON.stringify(path.join(ROOT, 'dist/cli/main.js'))} "$@"; else command npx "$@"; fi; }`;
+    const out = await run(`set -euo pipefail\nsource tour-vars.sh\n${npx}\n${agent}\n${reviewer}\n${engineer}`, dir, env);
+    expect(out.code, out.out).toBe(0);
+    expect(out.out).toContain('"changes":["shop/checkout-v2 prod: rolloutPct 50 → 75"]');
+    expect(out.out).toContain(
+      '"impact":[{"environment":"prod","flagKey":"checkout-v2","exact":true,"movedPct":25,"moves":[{"from":"off","to":"on","pct":25}]}]',
+    );
+    expect(out.out).toMatch(/"status":"merged"/);
+    expect(out.out).toMatch(/"proposalId":"[^"]+","proposedBy":\{"type":"agent","name":"deploy-bot"/);
+    expect(out.out).toContain('shop/checkout-v2 prod: moves 25.00 % of users from off to on');
   }, 120_000);
 });
