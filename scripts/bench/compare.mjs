@@ -4,28 +4,29 @@
 // on "label: figure, figure" lines) is compared. Printed per metric: the median before and now, and the ratio now/before (the median of the
 // rounds' ratios, with their lowest and highest), and the load average around the runs. On a shared machine
 // alternating runs is what makes the ratio meaningful: load falls on both sides alike.
-//   node scripts/bench/compare.mjs --before /path/to/checkout [--rounds 3] name ...
+//   node scripts/bench/compare.mjs --before /path/to/checkout [--now /path/to/checkout] [--rounds 3] name ...
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const USAGE = `usage: node scripts/bench/compare.mjs --before <checkout> [--rounds N] <benchmark> ...
+const USAGE = `usage: node scripts/bench/compare.mjs --before <checkout> [--now <checkout>] [--rounds N] <benchmark> ...
 
 Runs each benchmark (a name of scripts/bench/<name>.mjs) alternately in <checkout> (built, e.g. a git worktree
-of an older commit after npm ci && npm run build) and in this checkout, N rounds (default 3), and prints, per
-figure the benchmark prints (markdown tables, "label: figure, figure" lines), the medians before and now and the ratio now/before with its
-spread over the rounds. A benchmark <checkout> does not have is reported as new, not compared.
+of an older commit after npm ci && npm run build) and in this checkout (or the --now one, to compare two other
+commits), N rounds (default 3), and prints, per figure the benchmark prints (markdown tables, "label: figure,
+figure" lines), the medians before and now and the ratio now/before with its spread over the rounds. A benchmark <checkout> does not have is reported as new, not compared.
 Extra environment variables (e.g. ROUNDS=9) are passed to the benchmarks.`;
 
-const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const thisCheckout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 function parseArgs(argv) {
-  const args = { before: null, rounds: 3, names: [] };
+  const args = { before: null, now: thisCheckout, rounds: 3, names: [] };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--help' || argv[i] === '-h') return null;
     if (argv[i] === '--before') args.before = path.resolve(argv[++i] ?? '');
+    else if (argv[i] === '--now') args.now = path.resolve(argv[++i] ?? '');
     else if (argv[i] === '--rounds') args.rounds = Number(argv[++i]);
     else args.names.push(argv[i].replace(/\.mjs$/, ''));
   }
@@ -117,13 +118,13 @@ const median = (xs) => {
 const fmt = (x) => (Math.abs(x) >= 100 ? x.toFixed(0) : Math.abs(x) >= 10 ? x.toFixed(1) : x.toPrecision(3));
 const range = (xs) => `${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)}`;
 
-function compare(before, name, rounds) {
+function compare(before, now, name, rounds) {
   const runs = { before: [], now: [] };
   for (let round = 0; round < rounds; round++) {
     // Alternate which side goes first, so that neither always runs right after the other.
     const order = round % 2 === 0 ? ['before', 'now'] : ['now', 'before'];
     for (const side of order) {
-      const run = runOnce(side === 'before' ? before : here, name);
+      const run = runOnce(side === 'before' ? before : now, name);
       runs[side].push({ metrics: metricsOf(run.output), load: run.load });
       process.stderr.write(`${name}: round ${round + 1}/${rounds} ${side} done (load ${run.load.map((l) => l.toFixed(1)).join(' → ')})\n`);
     }
@@ -158,8 +159,8 @@ if (!args) {
   process.exit(process.argv.includes('--help') || process.argv.includes('-h') ? 0 : 2);
 }
 for (const name of args.names) {
-  if (!existsSync(path.join(here, 'scripts/bench', `${name}.mjs`))) {
-    console.error(`no benchmark scripts/bench/${name}.mjs here`);
+  if (!existsSync(path.join(args.now, 'scripts/bench', `${name}.mjs`))) {
+    console.error(`no benchmark scripts/bench/${name}.mjs in ${args.now}`);
     process.exit(2);
   }
 }
@@ -168,7 +169,7 @@ for (const name of args.names) {
     console.log(`\n### ${name}: new (not in ${args.before}), not compared`);
     continue;
   }
-  const { rows, load } = compare(args.before, name, args.rounds);
+  const { rows, load } = compare(args.before, args.now, name, args.rounds);
   console.log(`\n### ${name}: ${args.rounds} rounds, load average ${load}\n`);
   console.log('| benchmark | metric | before | now | ratio now/before (rounds) |\n|---|---|---:|---:|---|');
   for (const row of rows) console.log(row);
