@@ -9,9 +9,12 @@
 // of real work). Nothing leaves the process: LaunchDarkly runs on TestData with events off,
 // Unleash on bootstrap data with polling off.
 //
-//   node scripts/bench/evaluation.mjs [module]   (default packages/core/dist/index.js, the built
-//   @flagops/core: `npm run build`; or pass another build of the core, e.g. `npx esbuild
-//   packages/core/src/index.ts --bundle --format=esm --outfile=.bench-tmp/evaluation.mjs`)
+//   node scripts/bench/evaluation.mjs [module] [--also <label>=<module> ...]
+//   (default packages/core/dist/index.js, the built @flagops/core: `npm run build`; or pass another build of
+//   the core, e.g. `npx esbuild packages/core/src/index.ts --bundle --format=esm --outfile=.bench-tmp/evaluation.mjs`).
+//   --also times another build of the core in the same process, interleaved with the others, e.g. an older
+//   commit's (`--also 71a001f=../before/dist/evaluation/index.js`): a same-run ratio, which separate
+//   processes on a shared machine do not give.
 import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
@@ -30,12 +33,25 @@ const collectGarbage = runInNewContext('gc');
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const FLAG = 'new-checkout';
 
-const modulePath = resolve(process.argv[2] ?? 'packages/core/dist/index.js');
-if (!existsSync(modulePath)) {
-  console.error(`${modulePath} not found: run \`npm run build\` first, or pass a bundled module path`);
-  process.exit(2);
+const args = process.argv.slice(2);
+const others = [];
+for (let i = args.indexOf('--also'); i !== -1; i = args.indexOf('--also')) {
+  const [label, file] = (args.splice(i, 2)[1] ?? '').split('=');
+  if (!label || !file) {
+    console.error('--also takes <label>=<module>');
+    process.exit(2);
+  }
+  others.push({ label, path: resolve(file) });
+}
+const modulePath = resolve(args[0] ?? 'packages/core/dist/index.js');
+for (const file of [modulePath, ...others.map((o) => o.path)]) {
+  if (!existsSync(file)) {
+    console.error(`${file} not found: run \`npm run build\` first, or pass a bundled module path`);
+    process.exit(2);
+  }
 }
 const { compileEnvironment } = await import(pathToFileURL(modulePath).href);
+for (const other of others) other.compileEnvironment = (await import(pathToFileURL(other.path).href)).compileEnvironment;
 
 // ---- Users: a fixed pseudo-random mix, so every run times the same work. ----
 const COUNTRIES = ['DE', 'FR', 'US', 'GB', 'IT'];
@@ -56,7 +72,7 @@ const fromJson = (contexts) => JSON.parse(JSON.stringify(contexts));
 const matches = users.map((u) => (u.country === 'DE' || u.country === 'FR') && NEWER.has(u.appVersion));
 
 // ---- The same flag in each library's format. ----
-const ours = compileEnvironment({
+const flagConfig = {
   [FLAG]: {
     enabled: true,
     rolloutPct: 0,
@@ -77,7 +93,9 @@ const ours = compileEnvironment({
       },
     ],
   },
-});
+};
+const ours = compileEnvironment(flagConfig);
+for (const other of others) other.compiled = other.compileEnvironment(flagConfig);
 const ourContexts = fromJson(users.map((u) => ({ userId: u.id, attributes: { country: u.country, appVersion: u.appVersion } })));
 const noKills = new Set();
 
@@ -191,6 +209,12 @@ const runners = [
       for (let i = 0; i < USERS; i++) on[i] = ours.evaluate(FLAG, ourContexts[i], noKills).value === true ? 1 : 0;
     },
   ],
+  ...others.map(({ label, compiled }) => [
+    `flagops core at ${label} (SDK path)`,
+    () => {
+      for (let i = 0; i < USERS; i++) on[i] = compiled.evaluate(FLAG, ourContexts[i]).value === true ? 1 : 0;
+    },
+  ]),
   [
     '@openfeature/flagd-core',
     () => {

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-/** Scripts here that are not benchmarks: this runner, and compare.mjs, which runs benchmarks in two checkouts. */
-const TOOLS = new Set(['run.mjs', 'compare.mjs']);
+/** Scripts here that are not benchmarks: this runner, and the two that compare benchmarks between two checkouts. */
+const TOOLS = new Set(['run.mjs', 'compare.mjs', 'compare-eval-server.mjs']);
 const wanted = process.argv.slice(2);
 if (wanted.includes('--help')) {
   console.log(
