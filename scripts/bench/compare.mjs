@@ -16,8 +16,11 @@ const USAGE = `usage: node scripts/bench/compare.mjs --before <checkout> [--now 
 Runs each benchmark (a name of scripts/bench/<name>.mjs) alternately in <checkout> (built, e.g. a git worktree
 of an older commit after npm ci && npm run build) and in this checkout (or the --now one, to compare two other
 commits), N rounds (default 3), and prints, per figure the benchmark prints (markdown tables, "label: figure,
-figure" lines), the medians before and now and the ratio now/before with its spread over the rounds. A benchmark <checkout> does not have is reported as new, not compared.
-Extra environment variables (e.g. ROUNDS=9) are passed to the benchmarks.`;
+figure" lines), the medians before and now and the ratio now/before with its spread over the rounds. A
+benchmark <checkout> does not have is reported as new, not compared. Extra environment variables (e.g.
+ROUNDS=9) are passed to the benchmarks. Separate processes differ by far more than ±5 % on a shared machine,
+even for the same code: for the evaluation core and server, evaluation.mjs --also and compare-eval-server.mjs
+compare in the same run.`;
 
 const thisCheckout = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
