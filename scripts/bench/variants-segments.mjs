@@ -23,7 +23,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const BASE = process.env.BENCH_CORE_BASE ?? 'bde130f1fb988b96963551d5bf2a0408653182aa';
 const USERS = 100_000;
-const ROUNDS = Number(process.env.ROUNDS ?? 9);
+const ROUNDS = Number(process.env.ROUNDS ?? 31);
 
 /** The base commit's core, bundled into one module in a temporary directory. */
 async function baseCore() {
