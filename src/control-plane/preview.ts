@@ -1,4 +1,5 @@
-import { computeImpact, type EnvironmentConfig, type EnvironmentName, type ImpactEntry, type RepositoryState } from '@flagops/core';
+import type { EnvironmentConfig, EnvironmentName, RepositoryState } from '@flagops/core';
+import { computeImpact, type ImpactEntry } from '../proposals/impact.js';
 import { requiresApproval } from '../proposals/proposal-reader.js';
 import { diffStates } from '../repository/diff-states.js';
 import { formatFlagChange } from '../repository/format-changes.js';

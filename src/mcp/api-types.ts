@@ -1,4 +1,5 @@
-import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind, ImpactEntry } from '@flagops/core';
+import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '@flagops/core';
+import type { ImpactEntry } from '../proposals/impact.js';
 
 /** The wire shapes the MCP server reads from the control plane (docs/api.md). */
 

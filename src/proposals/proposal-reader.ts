@@ -1,17 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import {
-  type ApprovalActorType,
-  type AuditAction,
-  type AuditEntry,
-  computeImpact,
-  type EnvironmentName,
-  type ImpactEntry,
-  type ProjectFile,
-} from '@flagops/core';
+import type { ApprovalActorType, AuditAction, AuditEntry, EnvironmentName, ProjectFile } from '@flagops/core';
 import { commitReason, isoTime } from '../audit/commit-entries.js';
 import { diffStates } from '../repository/diff-states.js';
 import { formatFlagChange } from '../repository/format-changes.js';
 import type { CommitInfo, FlagopsTrailers, FlagRepository, ProposalActor } from '../storage/index.js';
+import { computeImpact, type ImpactEntry } from './impact.js';
 
 /**
  * Change proposals, kept in git alone: a proposal is the branch `proposals/<id>`, made from main at the time

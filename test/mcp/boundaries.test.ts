@@ -11,7 +11,7 @@ afterAll(async () => {
 
 // docs/architecture.md: "mcp/ — a client of the control-plane HTTP API, nothing more".
 describe('what flagops-mcp is built from', () => {
-  it('only its own code, the logger, the HTTP body reader with its typed errors and @flagops/core: never storage or the control plane', () => {
+  it('only its own code, the logger, the HTTP body reader with its typed errors, the impact’s words and @flagops/core: never storage or the control plane', () => {
     const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
     expect(ours).toContain('src/mcp/main.ts');
     expect(ours).toContain('packages/core/src/explain.ts');
@@ -21,6 +21,7 @@ describe('what flagops-mcp is built from', () => {
       'src/errors/flagops-error.ts',
       'src/errors/http-status.ts',
       'src/errors/kinds.ts',
+      'src/proposals/impact.ts', // pure, imports only @flagops/core: the tools describe an impact as the dashboard does
     ]);
     const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && !shared.has(input));
     expect(outside).toEqual([]);

@@ -14,7 +14,6 @@ export {
   type SegmentTrace,
   type VariantTrace,
 } from './explain.js';
-export { computeImpact, describeImpact, type ImpactEntry, type ImpactMove, type ImpactScope } from './impact.js';
 export { canonicalJson, frozenCopy, isJsonScalar, setOwn } from './json.js';
 export * from './model.js';
 export { bucket, murmur3_32 } from './murmur3.js';

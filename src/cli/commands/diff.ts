@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { computeImpact, describeImpact, type RepositoryState } from '@flagops/core';
+import type { RepositoryState } from '@flagops/core';
+import { computeImpact, describeImpact } from '../../proposals/impact.js';
 import { diffStates } from '../../repository/diff-states.js';
 import { formatChanges } from '../../repository/format-changes.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';

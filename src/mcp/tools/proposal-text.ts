@@ -1,5 +1,5 @@
-import { describeImpact } from '@flagops/core';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { describeImpact } from '../../proposals/impact.js';
 import type { ProposalResponse } from '../api-types.js';
 
 /** Who may approve a proposal: said in every answer that reports one, so an agent knows whom to ask. */

@@ -1,5 +1,5 @@
-import { describeImpact } from '@flagops/core';
 import { z } from 'zod';
+import { describeImpact } from '../../proposals/impact.js';
 import type { ConfigUpdate } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolSuccess } from './define-tool.js';

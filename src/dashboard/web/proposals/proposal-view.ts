@@ -1,4 +1,4 @@
-import { describeImpact } from '@flagops/core';
+import { describeImpact } from '../../../proposals/impact.js';
 import type { Proposal } from '../../../proposals/proposal-reader.js';
 import { type Child, h } from '../dom.js';
 

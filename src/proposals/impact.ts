@@ -21,9 +21,17 @@
  * serves `off` either way), and a change of kills alone has no entry. Only flags present on both sides have
  * entries.
  */
-import { canonicalJson } from './json.js';
-import type { AttributeCondition, Condition, EnvironmentConfig, EnvironmentName, FlagState, ProjectState, Rule } from './model.js';
-import { ENVIRONMENTS } from './model.js';
+import {
+  type AttributeCondition,
+  type Condition,
+  canonicalJson,
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type EnvironmentName,
+  type FlagState,
+  type ProjectState,
+  type Rule,
+} from '@flagops/core';
 
 export interface ImpactMove {
   from: string;
