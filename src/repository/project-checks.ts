@@ -198,7 +198,7 @@ export function servedSegments(slots: Iterable<Slot<SegmentFile>>): Map<string, 
 /** What a flag's configs refer to, per environment: segments (with where) and prerequisite flags. */
 interface References {
   segments: Array<{ env: EnvironmentName; path: string; key: string }>;
-  prerequisites: Array<{ env: EnvironmentName; index: number; key: string }>;
+  prerequisites: Array<{ env: EnvironmentName; index: number; key: string; variation: string }>;
 }
 
 // FlagStates are frozen and shared between the versions that did not change them: read each once.
@@ -216,7 +216,7 @@ function references(flag: FlagState): References | null {
       });
     });
     (config.prerequisites ?? []).forEach((p, index) => {
-      found.prerequisites.push({ env, index, key: p.flag });
+      found.prerequisites.push({ env, index, key: p.flag, variation: p.variation });
     });
   }
   refs = found;
@@ -253,12 +253,9 @@ export function checkReferences(
       failed.add(key);
     }
     for (const ref of refs.prerequisites) {
-      if (hasFlagFile(ref.key)) continue;
-      issues.push({
-        file: layout.configFile(slug, ref.env, key),
-        path: `/prerequisites/${ref.index}/flag`,
-        message: `names flag "${ref.key}", which project "${slug}" does not have`,
-      });
+      const problem = prerequisiteProblem(slug, ref, refs.prerequisites, flags, hasFlagFile);
+      if (problem === null) continue;
+      issues.push({ file: layout.configFile(slug, ref.env, key), ...problem });
       failed.add(key);
     }
     if (refs.prerequisites.length > 0) withPrerequisites.push(key);
@@ -280,6 +277,37 @@ export function checkReferences(
   const kept = new Map<string, FlagState>();
   for (const [key, flag] of flags) if (!failed.has(key)) kept.set(key, flag);
   return kept;
+}
+
+/**
+ * Why a prerequisite can never be met, or null: it names a flag the project does not have, a flag an earlier
+ * prerequisite of the same config names already (a flag serves one variation at a time, so two would ask for
+ * two at once or for one twice), or a variation that flag cannot serve in that environment (only `on`, `off`
+ * and its variants there; a flag held back by its own files is not judged on its variations).
+ */
+function prerequisiteProblem(
+  slug: string,
+  ref: References['prerequisites'][number],
+  all: References['prerequisites'],
+  flags: ReadonlyMap<string, FlagState>,
+  hasFlagFile: (key: string) => boolean,
+): { path: string; message: string } | null {
+  if (!hasFlagFile(ref.key))
+    return { path: `/prerequisites/${ref.index}/flag`, message: `names flag "${ref.key}", which project "${slug}" does not have` };
+  const first = all.find((other) => other.env === ref.env && other.key === ref.key)!;
+  if (first.index !== ref.index)
+    return {
+      path: `/prerequisites/${ref.index}/flag`,
+      message: `names flag "${ref.key}" a second time (as /prerequisites/${first.index}): a flag serves one variation at a time, so keep one`,
+    };
+  const config = flags.get(ref.key)?.environments[ref.env];
+  if (config === undefined) return null;
+  const servable = ['on', 'off', ...(config.variants ?? []).map((v) => v.name)];
+  if (servable.includes(ref.variation)) return null;
+  return {
+    path: `/prerequisites/${ref.index}/variation`,
+    message: `names variation "${ref.variation}", which flag "${ref.key}" cannot serve in ${ref.env} (it serves ${servable.join(', ')})`,
+  };
 }
 
 /**

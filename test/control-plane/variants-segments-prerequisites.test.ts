@@ -219,5 +219,32 @@ describe('variants, segments and prerequisites through the control plane', () =>
       const removed = await put(a, 'dev', { prerequisites: null });
       expect(removed.body.environments.dev.prerequisites).toBeUndefined();
     });
+
+    it('refuses a variation the flag cannot serve there, and one flag twice, with 400 naming the field', async () => {
+      const a = await newFlag();
+      const b = await newFlag();
+      const unservable = await put(a, 'prod', { prerequisites: [{ flag: b.key, variation: 'blue' }] });
+      expect(unservable.status).toBe(400);
+      expect(unservable.body.error).toEqual({
+        code: 'invalid_input',
+        message: expect.stringContaining(`prerequisites[0].variation: names variation "blue", which flag "${b.key}" cannot serve in prod`),
+      });
+      const twice = await put(a, 'prod', {
+        prerequisites: [
+          { flag: b.key, variation: 'on' },
+          { flag: b.key, variation: 'off' },
+        ],
+      });
+      expect(twice.status).toBe(400);
+      expect(twice.body.error.message).toContain(`prerequisites[1].flag: names flag "${b.key}" a second time`);
+      expect((await api.get(`/api/v1/flags/${a.id}`)).body.environments.prod.version).toBe(1);
+      // With a variant named blue in prod, b can serve it: the same prerequisite is accepted.
+      const variants = [
+        { name: 'blue', value: true, weight: 50 },
+        { name: 'green', value: false, weight: 50 },
+      ];
+      expect((await put(b, 'prod', { variants })).status).toBe(200);
+      expect((await put(a, 'prod', { prerequisites: [{ flag: b.key, variation: 'blue' }] })).status).toBe(200);
+    });
   });
 });

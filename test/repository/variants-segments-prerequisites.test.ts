@@ -223,6 +223,38 @@ describe('prerequisites', () => {
     expect(read(files).issues.map((i) => i.message)).toEqual(['is part of a prerequisite cycle: search → search']);
   });
 
+  it('naming a variation their flag cannot serve in that environment hold back the flag', () => {
+    const files = withConfig(validRepository(), 'prerequisites:\n  - flag: search\n    variation: blue\n', 'checkout-v2', ['dev']);
+    expect(read(files).issues).toEqual([
+      {
+        file: 'projects/shop/environments/dev/checkout-v2.yaml',
+        line: 7,
+        column: 16,
+        path: '/prerequisites/0/variation',
+        message: 'names variation "blue", which flag "search" cannot serve in dev (it serves on, off)',
+      },
+    ]);
+    expect(flagKeys(files)).toEqual(['search']);
+    // Once search has a variant named blue in dev, the same prerequisite can be met.
+    withConfig(files, AB, 'search', ['dev']);
+    expect(read(files).issues).toEqual([]);
+  });
+
+  it('naming one flag twice hold back the flag: a flag serves one variation at a time', () => {
+    const twice = 'prerequisites:\n  - flag: search\n    variation: "on"\n  - flag: search\n    variation: "off"\n';
+    const files = withConfig(validRepository(), twice, 'checkout-v2', ['prod']);
+    expect(read(files).issues).toEqual([
+      {
+        file: 'projects/shop/environments/prod/checkout-v2.yaml',
+        line: 8,
+        column: 11,
+        path: '/prerequisites/1/flag',
+        message: 'names flag "search" a second time (as /prerequisites/0): a flag serves one variation at a time, so keep one',
+      },
+    ]);
+    expect(flagKeys(files)).toEqual(['search']);
+  });
+
   it('across environments are no cycle: each environment is evaluated alone', () => {
     const files = withConfig(validRepository(), requires('search'), 'checkout-v2', ['dev']);
     withConfig(files, requires('checkout-v2'), 'search', ['prod']);
@@ -358,6 +390,14 @@ describe('checking one config against its project before a write', () => {
     expect(configReferenceIssues(project, 'checkout-v2', 'dev', config({ prerequisites: [{ flag: 'search', variation: 'on' }] }))).toEqual(
       [],
     );
+    expect(
+      configReferenceIssues(project, 'checkout-v2', 'dev', config({ prerequisites: [{ flag: 'search', variation: 'default' }] })),
+    ).toEqual([
+      {
+        path: '/prerequisites/0/variation',
+        message: 'names variation "default", which flag "search" cannot serve in dev (it serves on, off)',
+      },
+    ]);
   });
 
   it('finds the configs that use a segment', () => {

@@ -15,7 +15,7 @@ export interface PrerequisitesEditor {
 export function prerequisitesEditor(selfKey: string, onInput: () => void): PrerequisitesEditor {
   let rows: Prerequisite[] = [];
   let keys: readonly string[] = [];
-  let variations: (key: string) => string[] = () => ['on', 'off', 'default'];
+  let variations: (key: string) => string[] = () => ['on', 'off'];
   let disabled = false;
   const list = h('tbody');
   const add = h('button', { type: 'button', class: 'add-prerequisite' }, 'Add prerequisite');

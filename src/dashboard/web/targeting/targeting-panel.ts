@@ -40,7 +40,8 @@ export function targetingPanel(
 
   const variationsOf = (key: string) => {
     const other = projectFlags.find((f) => f.key === key);
-    return ['on', 'off', 'default', ...(other?.environments[env].variants ?? []).map((v) => v.name)];
+    // What that flag can serve here: a prerequisite on anything else could never be met, and is refused.
+    return ['on', 'off', ...(other?.environments[env].variants ?? []).map((v) => v.name)];
   };
   const show = (fresh: FlagView) => {
     flag = fresh;
