@@ -1,9 +1,18 @@
-import type { AuditAction, EnvironmentName, Pusher, RequireApproval } from '@flagops/core';
+import {
+  type ApprovalActorType,
+  type AuditAction,
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type EnvironmentName,
+  type Pusher,
+  type RequireApproval,
+} from '@flagops/core';
 import { parse as parseYaml } from 'yaml';
-import { describeChanges } from '../audit/diff-entries.js';
+import { type DerivedChange, describeChanges } from '../audit/diff-entries.js';
 import { authorize, type Permission } from '../auth/permissions.js';
 import { classifyPath, layout } from '../repository/layout.js';
 import { normalizeRequireApproval } from '../repository/normalize.js';
+import { parseRepositoryFile } from '../repository/parse-file.js';
 import type { ChangedPath } from '../storage/index.js';
 import { readBlobs } from './pushed-objects.js';
 
@@ -30,6 +39,8 @@ const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
   change: 'config.update',
 };
 
+const SEGMENT_DELETE = { action: 'segment_delete', flagKey: null, environment: null } as const;
+
 export interface PushScope {
   pusher: Pusher;
   /** FLAGOPS_PLAN_PROJECT_LIMIT. */
@@ -50,17 +61,28 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
     }
   };
 
-  for (const { path, permission } of deletions(changes)) refuse(path, permission);
-
-  const kept = changes.filter((c) => c.change !== 'deleted');
-  const blobs = await readBlobs(kept.flatMap((c) => [c.oldOid, c.newOid]).filter((oid): oid is string => oid !== undefined));
-  const described = await describeChanges(kept, { readBlob: async (oid) => blobs.get(oid) ?? '' });
-  const created: string[] = [];
   const policies = new Map<string, RequireApproval | undefined>();
   for (const file of scope.projectFiles ?? []) {
     const where = classifyPath(file.path);
     if (where.kind === 'project') policies.set(where.project, JSON.parse(policyOf(file.text)) ?? undefined);
   }
+
+  for (const { path, permission } of deletions(changes)) {
+    refuse(path, permission);
+    const where = classifyPath(path);
+    if (where.kind !== 'segment') continue;
+    const waits = waitsForApproval(
+      { ...SEGMENT_DELETE, projectSlug: where.project, segmentKey: where.segment },
+      policies.get(where.project),
+      scope.pusher.type,
+    );
+    if (waits) problems.push(`${path}: ${waits}`);
+  }
+
+  const kept = changes.filter((c) => c.change !== 'deleted');
+  const blobs = await readBlobs(kept.flatMap((c) => [c.oldOid, c.newOid]).filter((oid): oid is string => oid !== undefined));
+  const described = await describeChanges(kept, { readBlob: async (oid) => blobs.get(oid) ?? '' });
+  const created: string[] = [];
   for (const change of described) {
     const permission = ACTION_PERMISSION[change.action];
     if (permission === undefined || change.projectSlug === null) continue;
@@ -70,12 +92,13 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
         : layout.segmentFile(change.projectSlug, change.segmentKey);
     if (change.action === 'project_create') created.push(path);
     refuse(path, permission);
-    // A change that would be a proposal through the API may not skip the review by being pushed.
-    const policy = policies.get(change.projectSlug);
-    if (change.action === 'config_update' && change.environment && policy?.[change.environment]?.includes(scope.pusher.type))
-      problems.push(
-        `${path}: ${change.environment} requires approval of ${scope.pusher.type} changes in project ${change.projectSlug}; make the change through the API or MCP, where it becomes a proposal`,
-      );
+    const waits = waitsForApproval(change, policies.get(change.projectSlug), scope.pusher.type);
+    if (waits) problems.push(`${path}: ${waits}`);
+  }
+  for (const { path, environment } of newConfigsServingSomeone(kept, blobs)) {
+    const slug = path.split('/')[1];
+    if (policies.get(slug)?.[environment]?.includes(scope.pusher.type as ApprovalActorType))
+      problems.push(`${path}: ${approvalWords(slug, [environment], scope.pusher.type)}`);
   }
 
   // The approval policy lives in project.yaml: changing it is a project setting, whatever else the file says.
@@ -91,6 +114,56 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
       problems.push(`${path}: the plan allows at most ${limit} projects; this push would make ${scope.projectsAfter}`);
   }
   return problems;
+}
+
+/**
+ * Why a change read from a push would wait for approval were it made through the API, or null: a config update
+ * in an environment whose policy lists the pusher's actor type, or a segment change (added, modified or
+ * deleted) when any environment's does, since a segment acts in every environment. A push may not skip the
+ * review the API would give the same change.
+ */
+function waitsForApproval(change: DerivedChange, policy: RequireApproval | undefined, actorType: string): string | null {
+  if (!policy || change.projectSlug === null) return null;
+  const listing = ENVIRONMENTS.filter((env) => policy[env]?.includes(actorType as ApprovalActorType));
+  if (change.action === 'config_update' && change.environment && listing.includes(change.environment))
+    return approvalWords(change.projectSlug, [change.environment], actorType);
+  if (change.segmentKey !== undefined && listing.length > 0)
+    return approvalWords(change.projectSlug, listing, actorType, ' (a segment acts in every environment)');
+  return null;
+}
+
+function approvalWords(slug: string, environments: readonly EnvironmentName[], actorType: string, why = ''): string {
+  const which = environments.length === 1 ? `${environments[0]} requires` : `${environments.join(' and ')} require`;
+  return `${which} approval of ${actorType} changes in project ${slug}${why}; propose it through the API or MCP instead, where it waits for approval`;
+}
+
+/**
+ * The configs a push adds together with their flag (a new flag) that serve anyone anything but the off value:
+ * enabled, with a rollout above 0 % or a rule serving something else. Through the API a new flag starts off at
+ * 0 % everywhere and turning it on in a protected environment is a config update; a push that creates it on
+ * may not skip that review. Files that do not parse are the validity check's to refuse.
+ */
+function newConfigsServingSomeone(
+  changes: readonly ChangedPath[],
+  blobs: ReadonlyMap<string, string>,
+): Array<{ path: string; environment: EnvironmentName }> {
+  const newFlags = new Set<string>();
+  for (const c of changes) {
+    const where = classifyPath(c.path);
+    if (where.kind === 'flag' && c.change === 'added') newFlags.add(`${where.project}/${where.flag}`);
+  }
+  const found: Array<{ path: string; environment: EnvironmentName }> = [];
+  for (const c of changes) {
+    const where = classifyPath(c.path);
+    if (where.kind !== 'config' || c.change !== 'added' || !newFlags.has(`${where.project}/${where.flag}`)) continue;
+    const { file } = parseRepositoryFile(c.path, blobs.get(c.newOid!) ?? '');
+    if (file?.kind === 'config' && !servesOffToEveryone(file.value)) found.push({ path: c.path, environment: where.environment });
+  }
+  return found;
+}
+
+function servesOffToEveryone(config: EnvironmentConfig): boolean {
+  return !config.enabled || (config.rolloutPct === 0 && config.rules.every((rule) => rule.serve === 'off'));
 }
 
 /** The requireApproval of a project.yaml text, comparable as a string; unreadable text counts as its own. */

@@ -1,0 +1,131 @@
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { git } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { gitAsync } from './git-async.js';
+
+/**
+ * What requireApproval keeps as a proposal through the API may not reach main by a push of the same actor
+ * type: each is refused, naming the file and saying to propose it, and main stays where it was.
+ */
+describe('a push by an actor type that needs approval', () => {
+  let svc: TestService;
+  let admin: HttpClient;
+  let agent: HttpClient;
+  let project: Json;
+  let work = '';
+  let n = 0;
+
+  const main = () => git(svc.gitdir(), 'rev-parse', 'refs/heads/main');
+
+  async function clone(key: string): Promise<string> {
+    const checkout = path.join(work, `checkout-${n++}`);
+    const url = `${svc.controlUrl.replace('://', `://engineer:${key}@`)}/git/acme.git`;
+    const cloned = await gitAsync(work, 'clone', '--quiet', url, checkout);
+    if (!cloned.ok) throw new Error(cloned.stderr);
+    return checkout;
+  }
+
+  function write(checkout: string, file: string, content: string): void {
+    mkdirSync(path.dirname(path.join(checkout, file)), { recursive: true });
+    writeFileSync(path.join(checkout, file), content);
+  }
+
+  async function commitAndPush(checkout: string, message: string) {
+    git(checkout, 'add', '-A');
+    git(checkout, 'commit', '--quiet', '-m', message);
+    return gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+  }
+
+  const flagFile = (key: string) => `id: ${key}-id-${n}\nkey: ${key}\nname: ${key}\nkind: boolean\narchivedAt: null\n`;
+  const config = (enabled: boolean, rolloutPct: number) =>
+    `enabled: ${enabled}\nrolloutPct: ${rolloutPct}\nvalueOn: true\nvalueOff: false\nversion: 1\nrules: []\n`;
+
+  /** A new flag with its three configs, prod as given. */
+  function newFlag(checkout: string, key: string, prod: string): void {
+    write(checkout, `projects/shop/flags/${key}.yaml`, flagFile(key));
+    for (const env of ['dev', 'staging']) write(checkout, `projects/shop/environments/${env}/${key}.yaml`, config(true, 100));
+    write(checkout, `projects/shop/environments/prod/${key}.yaml`, prod);
+  }
+
+  beforeAll(async () => {
+    work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-approval-'));
+    svc = await startTestService();
+    admin = httpClient(svc.controlUrl, svc.admin);
+    agent = httpClient(svc.controlUrl, svc.agent);
+    project = await createProject(admin, 'shop');
+    await createFlag(admin, project.id, { key: 'checkout' });
+    expect((await admin.put(`/api/v1/projects/${project.id}/segments/beta`, { userIds: ['u-1'] })).status).toBe(201);
+    expect((await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } })).status).toBe(200);
+  }, 60_000);
+  afterAll(async () => {
+    await svc.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('is refused for a segment change, which the API keeps as a proposal since a segment acts in every environment', async () => {
+    const segment = (await agent.put(`/api/v1/projects/${project.id}/segments/beta`, { userIds: ['u-1', 'u-2'] })).body;
+    expect(segment.proposal).toMatchObject({ action: 'segment_update', status: 'open' });
+    const checkout = await clone(svc.agent);
+    const file = 'projects/shop/segments/beta.yaml';
+    write(checkout, file, 'key: beta\nversion: 1\nuserIds:\n  - u-1\n  - u-2\n');
+    const head = main();
+    const pushed = await commitAndPush(checkout, 'add u-2 to beta');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(`${file}: prod requires approval of agent changes in project shop`);
+    expect(pushed.stderr).toContain('propose it through the API or MCP');
+    expect(main()).toBe(head);
+  });
+
+  it('is refused for a new segment and a deleted one', async () => {
+    const checkout = await clone(svc.agent);
+    write(checkout, 'projects/shop/segments/staff.yaml', 'key: staff\nversion: 1\nuserIds:\n  - u-9\n');
+    const head = main();
+    const added = await commitAndPush(checkout, 'a staff segment');
+    expect(added.ok).toBe(false);
+    expect(added.stderr).toContain('projects/shop/segments/staff.yaml: prod requires approval of agent changes');
+    git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
+    unlinkSync(path.join(checkout, 'projects/shop/segments/beta.yaml'));
+    const deleted = await commitAndPush(checkout, 'drop beta');
+    expect(deleted.ok).toBe(false);
+    expect(deleted.stderr).toContain('projects/shop/segments/beta.yaml: prod requires approval of agent changes');
+    expect(main()).toBe(head);
+  });
+
+  it('is refused for a new flag whose config in the protected environment is not off at 0 %', async () => {
+    const checkout = await clone(svc.agent);
+    newFlag(checkout, 'instant-on', config(true, 100));
+    const head = main();
+    const pushed = await commitAndPush(checkout, 'a new flag, on in prod');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain('projects/shop/environments/prod/instant-on.yaml: prod requires approval of agent changes');
+    expect(main()).toBe(head);
+    const lookup = await agent.get('/api/v1/flags/lookup?projectSlug=shop&key=instant-on');
+    expect(lookup.status).toBe(404);
+  });
+
+  it('accepts a new flag that is off at 0 % in the protected environment (what the API creates), on elsewhere', async () => {
+    const checkout = await clone(svc.agent);
+    newFlag(checkout, 'quietly-new', config(false, 0));
+    const pushed = await commitAndPush(checkout, 'a new flag, off in prod');
+    expect(pushed.stderr).not.toContain('remote: error');
+    expect(pushed.ok).toBe(true);
+    const flag = (await agent.get('/api/v1/flags/lookup?projectSlug=shop&key=quietly-new')).body;
+    expect(flag.environments.prod).toMatchObject({ enabled: false, rolloutPct: 0 });
+    expect(flag.environments.dev).toMatchObject({ enabled: true, rolloutPct: 100 });
+  });
+
+  it('lets an admin key push what an agent key may not: the policy names agent only', async () => {
+    const checkout = await clone(svc.admin);
+    newFlag(checkout, 'admin-on', config(true, 100));
+    const file = 'projects/shop/segments/beta.yaml';
+    write(checkout, file, 'key: beta\nversion: 1\nuserIds:\n  - u-1\n  - u-3\n');
+    const pushed = await commitAndPush(checkout, 'admin: a flag on in prod, u-3 in beta');
+    expect(pushed.ok).toBe(true);
+    expect((await admin.get('/api/v1/flags/lookup?projectSlug=shop&key=admin-on')).body.environments.prod.enabled).toBe(true);
+  });
+});
