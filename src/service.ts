@@ -25,6 +25,7 @@ import { replicaUpstream } from './replica/upstream/replica-routes.js';
 import { type Clock, systemClock } from './schedule/clock.js';
 import { Scheduler } from './schedule/scheduler.js';
 import { EvaluationCounter } from './stats/evaluation-counter.js';
+import { serviceHealth } from './service-health.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
 import { registerTriggerHook } from './triggers/trigger-hook.js';
 import { TriggerStore } from './triggers/trigger-store.js';
@@ -154,12 +155,7 @@ async function startOnLockedDirectory(
   const webhooks = await WebhookService.open({ dataDir: config.dataDir, audit, repos, logger: logger.child({ component: 'webhooks' }) });
 
   let ready = false;
-  const health = () => {
-    const report = holder.health();
-    const degraded = report.organisations.some((o) => o.invalidFiles.length > 0);
-    const status = !ready ? 'starting' : degraded ? 'degraded' : 'ok';
-    return { status: ready ? 200 : 503, body: { status, organisations: report.organisations } };
-  };
+  const health = serviceHealth({ keys, report: () => holder.health(), ready: () => ready, metricsToken: config.metrics?.token });
 
   const replication = replicaUpstream({
     keys,

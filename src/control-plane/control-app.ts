@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AuditRegistry } from '../audit/audit-registry.js';
@@ -36,7 +37,7 @@ export interface ControlPlaneDeps {
   planProjectLimit: number;
   /** Trigger URLs (hashed secrets) of every organisation. */
   triggers: TriggerStore;
-  health: () => { status: number; body: unknown };
+  health: (req: IncomingMessage) => { status: number; body: unknown };
   clock?: () => Date;
   /**
    * Extra ways to authenticate a request that carries no `Authorization` header, tried in order (the
@@ -88,7 +89,7 @@ export function createControlApp(deps: ControlPlaneDeps, extensions: readonly Co
   const app = new Koa();
   const router = new Router();
   router.get('/healthz', (ctx) => {
-    const { status, body } = deps.health();
+    const { status, body } = deps.health(ctx.req);
     ctx.status = status;
     ctx.body = body;
   });

@@ -23,7 +23,7 @@ export interface EvalAppDeps {
   totals?: EvaluationTotals;
   timer?: RequestTimer;
   logger: Logger;
-  health: () => { status: number; body: unknown };
+  health: (req: IncomingMessage) => { status: number; body: unknown };
 }
 
 /** What the main server's routes get: its services, and the view source built on them once. */

@@ -18,10 +18,18 @@ export interface ServingRepository {
   readCommit(oid: string): Promise<{ parents: string[] }>;
 }
 
+export interface OrganisationHealth {
+  org: string;
+  commit: string | null;
+  invalidFiles: InvalidFile[];
+  /** Its repository cannot be read or written: what fails, in words. */
+  fault?: { kind: 'read' | 'write'; message: string; since: string };
+}
+
 export interface HolderHealth {
   ready: boolean;
   /** Per organisation, the served commit and the invalid files on it (empty when there are none). */
-  organisations: Array<{ org: string; commit: string | null; invalidFiles: InvalidFile[] }>;
+  organisations: OrganisationHealth[];
 }
 
 /**

@@ -36,7 +36,7 @@ export function recorderPerView(make: (view: EnvironmentView) => RecordVariation
 
 interface ServingDeps {
   source: ViewSource;
-  health: () => { status: number; body: unknown };
+  health: (req: IncomingMessage) => { status: number; body: unknown };
 }
 
 /**
@@ -54,7 +54,7 @@ export function evaluationRoutes<D extends ServingDeps>(own: { stream: EvalHandl
     '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },
     '/healthz': {
       GET: (ctx, deps) => {
-        const { status, body } = deps.health();
+        const { status, body } = deps.health(ctx.req);
         ctx.status = status;
         ctx.body = body;
       },

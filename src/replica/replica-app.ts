@@ -28,7 +28,7 @@ export interface ReplicaAppDeps {
   totals?: EvaluationTotals;
   timer?: RequestTimer;
   logger: Logger;
-  health: () => { status: number; body: unknown };
+  health: (req: IncomingMessage) => { status: number; body: unknown };
 }
 
 interface ServedDeps extends ReplicaAppDeps {

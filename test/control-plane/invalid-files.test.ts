@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROMPTLY_MS } from '../helpers/deadlines.js';
+import { PROMPTLY_MS, until } from '../helpers/deadlines.js';
 import { pushEdit } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
@@ -12,17 +12,6 @@ import { commitCount, createFlag, createProject } from './fixtures.js';
 
 const configYaml = (fields: { enabled?: boolean; rolloutPct?: number | string; version?: number } = {}) =>
   `enabled: ${fields.enabled ?? true}\nrolloutPct: ${fields.rolloutPct ?? 100}\nvalueOn: true\nvalueOff: false\nversion: ${fields.version ?? 10}\nrules: []\n`;
-
-async function until<T>(read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  const started = Date.now();
-  let last: T;
-  do {
-    last = await read();
-    if (check(last)) return last;
-    await new Promise((r) => setTimeout(r, 20));
-  } while (Date.now() - started < PROMPTLY_MS);
-  throw new Error(`not within ${PROMPTLY_MS} ms; last: ${JSON.stringify(last)}`);
-}
 
 interface World {
   svc: TestService;
@@ -76,8 +65,9 @@ function push(svc: TestService, files: Record<string, string>, message = 'a push
   );
 }
 
-const health = async (url: string) => {
-  const res = await fetch(`${url}/healthz`);
+/** /healthz with the details an admin key sees (its own organisation's). */
+const health = async (url: string, admin: string) => {
+  const res = await fetch(`${url}/healthz`, { headers: { authorization: `Bearer ${admin}` } });
   return { status: res.status, body: (await res.json()) as Json };
 };
 
@@ -88,7 +78,7 @@ describe('an invalid environment config pushed for one flag', () => {
     w = await world();
     push(w.svc, { [broken]: configYaml({ rolloutPct: 250, enabled: false }) }, 'a broken rollout');
     await until(
-      () => health(w.svc.controlUrl),
+      () => health(w.svc.controlUrl, w.svc.admin),
       (h) => h.body.status === 'degraded',
     );
   });
@@ -148,7 +138,7 @@ describe('an invalid environment config pushed for one flag', () => {
 
   it('reports the file on /healthz of both ports with 200 and status degraded', async () => {
     for (const url of [w.svc.controlUrl, w.svc.evalUrl]) {
-      const { status, body } = await health(url);
+      const { status, body } = await health(url, w.svc.admin);
       expect(status).toBe(200);
       expect(body.status).toBe('degraded');
       expect(body.organisations[0].invalidFiles).toEqual([{ file: broken, line: 2, message: expect.any(String) }]);
@@ -164,8 +154,8 @@ describe('an invalid environment config pushed for one flag', () => {
     const flag = (await w.admin().get(`/api/v1/flags/${w.a.id}`)).body;
     expect(flag.environments.prod.rolloutPct).toBe(0);
     expect(flag).not.toHaveProperty('invalidFiles');
-    expect((await health(w.svc.evalUrl)).body.status).toBe('ok');
-    expect((await health(w.svc.controlUrl)).body.organisations[0].invalidFiles).toEqual([]);
+    expect((await health(w.svc.evalUrl, w.svc.admin)).body.status).toBe('ok');
+    expect((await health(w.svc.controlUrl, w.svc.admin)).body.organisations[0].invalidFiles).toEqual([]);
   });
 });
 
@@ -175,7 +165,7 @@ describe('an invalid project.yaml', () => {
     w = await world();
     push(w.svc, { 'projects/shop/project.yaml': 'id: prj_shop\nname: [unclosed\n' }, 'break the project');
     await until(
-      () => health(w.svc.controlUrl),
+      () => health(w.svc.controlUrl, w.svc.admin),
       (h) => h.body.status === 'degraded',
     );
   });
@@ -227,7 +217,7 @@ describe('an invalid kills.yaml', () => {
     expect((await w.admin().post(`/api/v1/flags/${w.a.id}/environments/prod/kill`)).status).toBe(200);
     push(w.svc, { [kills]: 'kills: [not, a, map]\n' }, 'break the kills');
     await until(
-      () => health(w.svc.controlUrl),
+      () => health(w.svc.controlUrl, w.svc.admin),
       (h) => h.body.status === 'degraded',
     );
   });
@@ -248,7 +238,7 @@ describe('an invalid kills.yaml', () => {
     expect(await served(w.evalShop(), 'a')).toMatchObject({ value: false, reason: 'killed' });
     // The rewritten file is valid again, so nothing is held back any more.
     await until(
-      () => health(w.svc.evalUrl),
+      () => health(w.svc.evalUrl, w.svc.admin),
       (h) => h.body.status === 'ok',
     );
     expect((await w.admin().get(`/api/v1/flags/${w.b.id}`)).body).not.toHaveProperty('invalidFiles');
@@ -278,7 +268,7 @@ describe('a restart with an invalid file still on main', () => {
     expect(await served(w.evalShop(), 'a')).toMatchObject({ value: true, reason: 'default' });
     expect((await w.admin().get(`/api/v1/flags/${w.a.id}`)).body).toEqual(before);
     expect((await w.evalShop().get('/v1/snapshot')).headers.get('etag')).toBe(etag);
-    expect((await health(w.svc.evalUrl)).body.status).toBe('degraded');
+    expect((await health(w.svc.evalUrl, w.svc.admin)).body.status).toBe('degraded');
   });
 });
 
@@ -298,7 +288,7 @@ describe('snapshot versions with a held-back flag', () => {
     const first = await etag();
     push(w.svc, { 'projects/shop/environments/prod/a.yaml': configYaml({ rolloutPct: 'lots' }) }, 'break a');
     await until(
-      () => health(w.svc.evalUrl),
+      () => health(w.svc.evalUrl, w.svc.admin),
       (h) => h.body.status === 'degraded',
     );
     expect(await etag()).toEqual(first);
@@ -311,7 +301,7 @@ describe('snapshot versions with a held-back flag', () => {
       'still broken',
     );
     await until(
-      () => health(w.svc.evalUrl),
+      () => health(w.svc.evalUrl, w.svc.admin),
       (h) => h.body.organisations[0].commit === stillBroken,
     );
     expect(await etag()).toEqual(first);
@@ -344,7 +334,7 @@ describe('a YAML alias bomb committed on main', () => {
     w = await world();
     push(w.svc, { [bombFile]: bomb }, 'an alias bomb');
     await until(
-      () => health(w.svc.controlUrl),
+      () => health(w.svc.controlUrl, w.svc.admin),
       (h) => h.body.status === 'degraded',
     );
   });
@@ -358,7 +348,7 @@ describe('a YAML alias bomb committed on main', () => {
     expect((await w.admin().post(`/api/v1/flags/${w.a.id}/environments/prod/kill`)).status).toBe(200);
     expect(await served(w.evalShop(), 'a')).toMatchObject({ reason: 'killed' });
     expect((await w.admin().put(`/api/v1/flags/${w.b.id}/environments/prod/config`, { rolloutPct: 0 })).status).toBe(200);
-    const { status, body } = await health(w.svc.evalUrl);
+    const { status, body } = await health(w.svc.evalUrl, w.svc.admin);
     expect(status).toBe(200);
     expect(body.organisations[0].invalidFiles).toEqual([
       { file: bombFile, line: expect.any(Number), message: expect.stringMatching(/alias/i) },

@@ -4,7 +4,7 @@ import { layout } from '../../src/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { cloneRepo } from './git-cli.js';
-import { commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';
+import { ADMIN_KEY, commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';
 
 const config = (rolloutPct: number, version: number) =>
   serializeRepositoryFile({ kind: 'config', value: { enabled: true, rolloutPct, valueOn: true, valueOff: false, version, rules: [] } });
@@ -14,7 +14,7 @@ describe('hot reload when main moves', () => {
   let key: string;
   const resultOf = async (flag: string) =>
     ((await (await evaluate(h, key, { key: flag, context: {} })).json()) as Record<string, { value: unknown }>)[flag];
-  const health = async () => (await fetch(`${h.service.evalUrl}/healthz`)).json();
+  const health = async () => (await fetch(`${h.service.evalUrl}/healthz`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json();
 
   beforeAll(async () => {
     h = await startHarness();

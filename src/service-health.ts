@@ -1,0 +1,62 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { bearerToken } from './auth/key-format.js';
+import type { KeyService } from './auth/key-service.js';
+import { toHttpError } from './errors/http-status.js';
+import { UnauthorizedError } from './errors/kinds.js';
+import type { HolderHealth } from './eval-server/snapshot-holder.js';
+
+/** What GET /healthz answers: the status code and the body. */
+export interface HealthAnswer {
+  status: number;
+  body: unknown;
+}
+
+export type Health = (req: IncomingMessage) => HealthAnswer;
+
+export interface HealthOptions {
+  keys: KeyService;
+  /** Per organisation: the served commit, invalid files, and a storage fault if its repository has one. */
+  report: () => HolderHealth;
+  /** False until every organisation's current snapshot is served. */
+  ready: () => boolean;
+  /** FLAGOPS_METRICS_TOKEN: whoever holds it sees every organisation's details. */
+  metricsToken?: string;
+}
+
+/**
+ * GET /healthz of both ports: 200 once serving (503 while starting), `status` ok, degraded (an invalid file, or
+ * a repository that cannot be read or written) or starting. Anyone may ask, so without a credential it answers
+ * the status alone: organisation names, commits and file names are another tenant's business. An admin key
+ * sees its own organisation's details; the metrics token (the operator's) sees every organisation's.
+ */
+export function serviceHealth(options: HealthOptions): Health {
+  const tokenDigest = options.metricsToken === undefined ? undefined : digest(options.metricsToken);
+  return (req) => {
+    const ready = options.ready();
+    const report = options.report();
+    const degraded = report.organisations.some((o) => o.invalidFiles.length > 0 || o.fault !== undefined);
+    const status = !ready ? 'starting' : degraded ? 'degraded' : 'ok';
+    const code = ready ? 200 : 503;
+    const presented = bearerToken(req.headers.authorization);
+    if (presented === null) return { status: code, body: { status } };
+    if (tokenDigest !== undefined && timingSafeEqual(digest(presented), tokenDigest))
+      return { status: code, body: { status, organisations: report.organisations } };
+    try {
+      const principal = options.keys.authenticateRequest(presented, req, 'control plane');
+      if (principal?.kind !== 'admin') throw new UnauthorizedError(DETAILS_NEED);
+      return { status: code, body: { status, organisations: report.organisations.filter((o) => o.org === principal.org) } };
+    } catch (err) {
+      // A wrong key counts against the address like any other (throttled: 429).
+      const refused = toHttpError(err);
+      return { status: refused.status, body: refused.body };
+    }
+  };
+}
+
+const DETAILS_NEED =
+  'the details of /healthz need an admin key of the organisation or the metrics token; without a credential it answers the status alone';
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
