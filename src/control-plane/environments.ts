@@ -12,6 +12,7 @@ import { configModelIssues } from '../validation/config-model.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import { pastStepIssues } from '../validation/schedule.js';
 import { pointerToField } from '../validation/validate-body.js';
+import { validateDocument } from '../validation/validate-document.js';
 import { type FlagEdit, flagChange, writeFlag } from './flag-write.js';
 import { openProposal } from './proposals.js';
 import { route } from './route-table.js';
@@ -167,6 +168,8 @@ export function configEdit(ws: Workspace, env: EnvironmentName, body: ConfigUpda
     refuseIssues(configReferenceIssues(project, flag.meta.key, env, next));
     const schedule = body.schedule ?? current.schedule ?? [];
     if (schedule.length > 0) next.schedule = schedule;
+    // What the store would refuse in the file, refused here by the field it comes from, not by the file's path.
+    refuseIssues(validateDocument('environment-config', next));
     const changed = CONFIG_FIELDS.filter((f) => !jsonEqual((next[f] ?? null) as never, (current[f] ?? null) as never));
     if (changed.length === 0) return null;
     const key = flag.meta.key;

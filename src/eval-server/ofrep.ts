@@ -94,20 +94,21 @@ export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: Vie
   try {
     key = decodeURIComponent(encoded);
   } catch {
-    ctx.status = 400;
-    ctx.body = { key: encoded, errorCode: 'PARSE_ERROR', errorDetails: 'the flag key in the path is not valid percent-encoding' };
+    ofrepError(ctx, 400, {
+      key: encoded,
+      errorCode: 'PARSE_ERROR',
+      errorDetails: 'the flag key in the path is not valid percent-encoding',
+    });
     return;
   }
   const request = await readOfrepRequest(ctx);
   if (!request.ok) {
-    ctx.status = 400;
-    ctx.body = { key, errorCode: request.errorCode, errorDetails: request.errorDetails };
+    ofrepError(ctx, 400, { key, errorCode: request.errorCode, errorDetails: request.errorDetails });
     return;
   }
   const result = view.compiled.evaluate(key, request.context, view.killed);
   if (result.reason === 'flag_not_found') {
-    ctx.status = 404;
-    ctx.body = { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `this environment has no flag ${key}` };
+    ofrepError(ctx, 404, { key, errorCode: 'FLAG_NOT_FOUND', errorDetails: `this environment has no flag ${key}` });
     return;
   }
   if (result.variation !== undefined) source.recorder(view)(key, result.variation, result.reason);
@@ -122,8 +123,7 @@ export async function ofrepBulkRoute(ctx: Koa.Context, { source }: { source: Vie
   const view = await source.view(ctx.req);
   const request = await readOfrepRequest(ctx);
   if (!request.ok) {
-    ctx.status = 400;
-    ctx.body = { errorCode: request.errorCode, errorDetails: request.errorDetails };
+    ofrepError(ctx, 400, { errorCode: request.errorCode, errorDetails: request.errorDetails });
     return;
   }
   const etag = bulkEtag(view, request.raw);
@@ -148,4 +148,13 @@ export async function ofrepConfigurationRoute(ctx: Koa.Context, { source }: { so
       flagEvaluation: { supportedTypes: ['boolean', 'string', 'int', 'float', 'object'] },
     },
   };
+}
+
+/**
+ * An OFREP error: the fields OFREP defines (`errorCode`, `errorDetails`, and `key` for one flag), which its
+ * providers read, plus the `error` object every other answer of this port has, for anyone else.
+ */
+function ofrepError(ctx: Koa.Context, status: 400 | 404, body: { key?: string; errorCode: string; errorDetails: string }): void {
+  ctx.status = status;
+  ctx.body = { ...body, error: { code: status === 404 ? 'not_found' : 'invalid_input', message: body.errorDetails } };
 }

@@ -157,21 +157,32 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
     });
     child.on('error', (err: Error) => {
       request.logger.error('git http-backend could not start', { err });
-      if (!res.headersSent) res.statusCode = 500;
-      res.end();
+      endWithError(res, 500, 'git could not be started on the server; try again, and tell the operator if it persists');
       resolve();
     });
     child.on('close', async (code: number | null, signal: string | null) => {
       if (code !== 0 && !res.destroyed)
         request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr: stderr.trim() });
-      if (head !== null && !res.headersSent) res.statusCode = 502; // it ended before a complete head
       try {
         await request.beforeEnd?.();
       } catch (err) {
         request.logger.error('finishing a git request failed', { err });
       }
-      res.end();
+      // It ended before a complete head: nothing of its answer was sent.
+      if (head !== null) endWithError(res, 502, 'git ended without answering; try again, and tell the operator if it persists');
+      else res.end();
       resolve();
     });
   });
+}
+
+/** Ends an answer that has not begun with the `{ error }` body every other error has (a begun one just ends). */
+function endWithError(res: ServerResponse, status: 500 | 502, message: string): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body = JSON.stringify({ error: { code: 'internal', message } });
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
 }

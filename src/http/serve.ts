@@ -1,6 +1,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import { answerClientError } from './client-errors.js';
 
 export interface RunningServer {
   server: http.Server;
@@ -26,6 +27,7 @@ export async function listen(app: Koa, host: string, port: number, fastPath?: Fa
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (!fastPath?.(req, res)) callback(req, res);
   });
+  server.on('clientError', answerClientError);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

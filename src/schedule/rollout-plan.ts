@@ -2,6 +2,7 @@ import { MAX_SCHEDULE_STEPS, type ScheduleStep } from '@flagops/core';
 import { InvalidInputError } from '../errors/kinds.js';
 import type { RolloutPlanBody } from '../validation/api-bodies.js';
 
+const LAST_TIME = Date.parse('9999-12-31T23:59:59Z');
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** `30s`, `15m`, `1h`, `2d` → milliseconds (the schema has checked the form). */
@@ -40,7 +41,16 @@ export function expandRolloutPlan(plan: RolloutPlanBody, now: Date): ExpandedPla
   let pct = plan.startPct;
   for (let i = 1; pct < maxPct; i++) {
     pct = Math.min(maxPct, round2(plan.startPct + i * plan.stepPct));
-    schedule.push({ at: scheduleTime(startAt + i * interval), set: { rolloutPct: pct } });
+    const at = startAt + i * interval;
+    // A schedule's times have four-digit years, as ISO-8601 UTC timestamps do.
+    if (at > LAST_TIME) {
+      const field = plan.startAt === undefined ? 'every' : 'startAt';
+      throw new InvalidInputError(
+        `${field}: the plan's step to ${pct} % would fall after 9999-12-31T23:59:59Z; start earlier, or take shorter or bigger steps`,
+        field,
+      );
+    }
+    schedule.push({ at: scheduleTime(at), set: { rolloutPct: pct } });
     if (schedule.length > MAX_SCHEDULE_STEPS)
       throw new InvalidInputError(
         `stepPct: the plan takes more than ${MAX_SCHEDULE_STEPS} steps from ${plan.startPct} % to ${maxPct} %; take bigger steps`,

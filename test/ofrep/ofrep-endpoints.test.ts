@@ -76,13 +76,23 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
     it('answers an unknown flag with 404 FLAG_NOT_FOUND', async () => {
       const res = await flag('no-such-flag');
       expect(res.status).toBe(404);
-      expect(await res.json()).toEqual({ key: 'no-such-flag', errorCode: 'FLAG_NOT_FOUND', errorDetails: expect.any(String) });
+      expect(await res.json()).toEqual({
+        key: 'no-such-flag',
+        errorCode: 'FLAG_NOT_FOUND',
+        errorDetails: expect.any(String),
+        error: { code: 'not_found', message: expect.stringContaining('no-such-flag') },
+      });
     });
 
     it('answers a body that is not JSON with 400 PARSE_ERROR, a bad context with 400 INVALID_CONTEXT', async () => {
       const parse = await flag('new-checkout', '{"context":');
       expect(parse.status).toBe(400);
-      expect(await parse.json()).toEqual({ key: 'new-checkout', errorCode: 'PARSE_ERROR', errorDetails: expect.any(String) });
+      expect(await parse.json()).toEqual({
+        key: 'new-checkout',
+        errorCode: 'PARSE_ERROR',
+        errorDetails: expect.any(String),
+        error: { code: 'invalid_input', message: expect.any(String) },
+      });
       for (const body of [{ context: 'user-1' }, { context: [1] }, { context: { targetingKey: 42 } }]) {
         const res = await flag('new-checkout', body);
         expect(res.status).toBe(400);
@@ -171,7 +181,11 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
     it('answers a bad request with 400 and { errorCode, errorDetails }', async () => {
       const res = await bulk('not json');
       expect(res.status).toBe(400);
-      expect(await res.json()).toEqual({ errorCode: 'PARSE_ERROR', errorDetails: expect.any(String) });
+      expect(await res.json()).toEqual({
+        errorCode: 'PARSE_ERROR',
+        errorDetails: expect.any(String),
+        error: { code: 'invalid_input', message: expect.any(String) },
+      });
       const context = await bulk({ context: 7 });
       expect(await context.json()).toMatchObject({ errorCode: 'INVALID_CONTEXT' });
     });

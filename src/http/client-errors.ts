@@ -1,0 +1,41 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { ErrorCode } from '../errors/kinds.js';
+
+/**
+ * What Node's HTTP parser refuses before any handler runs (headers too large, bytes that are not HTTP, a
+ * request not received in time). Node answers these with a bare status line; this answers them with the
+ * `{ error: { code, message } }` body every other error has, then closes the connection, as Node does.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const { status, code, message } = describe(err.code);
+  const body = JSON.stringify({ error: { code, message } });
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'X-Content-Type-Options: nosniff\r\n' +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
+
+function describe(parserCode: string | undefined): { status: number; code: ErrorCode; message: string } {
+  switch (parserCode) {
+    case 'HPE_HEADER_OVERFLOW':
+      return {
+        status: 431,
+        code: 'invalid_input',
+        message: `the request line and headers are larger than ${Math.round(http.maxHeaderSize / 1024)} KiB in all; shorten the query string or the headers`,
+      };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'HPE_HEADER_TIMEOUT':
+      return { status: 408, code: 'invalid_input', message: 'the request was not received in time; send it again' };
+    default:
+      return { status: 400, code: 'invalid_input', message: 'not a valid HTTP request' };
+  }
+}
