@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /** The git runner's folder in the data directory: its socket, or the note of where the socket is. */
-export const RUNNER_DIR = 'git-runner';
+const RUNNER_DIR = 'git-runner';
 const SOCKET = 'runner.sock';
 /** In RUNNER_DIR when the socket is in the temp directory: that directory's path, for a later start to remove. */
 const ELSEWHERE = 'socket-dir';
