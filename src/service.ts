@@ -145,7 +145,7 @@ async function startOnLockedDirectory(
     invalidFiles: () => holder.health().organisations.map((o) => ({ org: o.org, count: o.invalidFiles.length })),
   });
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
-  const gitRunner = new GitRunner(logger);
+  const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
   // Started now, while the service is small: starting it forks this process, which stalls the event loop in
   // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
   // clone should cost the evaluations.

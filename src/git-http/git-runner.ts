@@ -1,10 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import type { Logger } from '../log/logger.js';
@@ -19,6 +16,7 @@ import {
   type RunRequest,
   type StopMessage,
 } from './runner-protocol.js';
+import { makeRunnerSocket, type RunnerSocket } from './runner-socket.js';
 import { NICE, spawnGit, stopGit } from './spawn-git.js';
 
 /** A git process as the service sees it: ChildProcess's streams and events, wherever it runs. */
@@ -39,14 +37,18 @@ export type HandOffOutcome = Omit<HandOffReport, 'type' | 'id'>;
 export interface GitRunnerOptions {
   /** When the service stops, how long answers the runner is writing to handed-off connections may still take. */
   stopGraceMs?: number;
+  /**
+   * The service's data directory, which keeps the runner's socket (or the note of where it is), so that what a
+   * killed service left is found and removed by the next start (runner-socket.ts). Default: the temp directory.
+   */
+  dataDir?: string;
 }
 
 /** A clone of a big repository takes seconds; one still running this long after a stop is cut off. */
 export const STOP_GRACE_MS = 10_000;
 
 interface Helper {
-  socketPath: string;
-  dir: string;
+  socket: RunnerSocket;
   child: ChildProcess;
 }
 
@@ -69,18 +71,22 @@ export class GitRunner {
   /** Handed-off requests not reported on yet, by id: each one's resolve. */
   private readonly handedOff = new Map<number, (outcome: HandOffOutcome) => void>();
   private readonly stopGraceMs: number;
+  private readonly dataDir: string | undefined;
+  /** The socket of a helper that exited being removed: the next one may make its socket in the same place. */
+  private removing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly logger: Logger,
     options: GitRunnerOptions = {},
   ) {
     this.stopGraceMs = options.stopGraceMs ?? STOP_GRACE_MS;
+    this.dataDir = options.dataDir;
   }
 
   run(args: string[], env: Record<string, string>): GitProcess {
     const git = new RunnerProcess();
     this.ready().then(
-      (helper) => (helper ? git.connect(helper.socketPath, { args, env }) : git.adopt(spawnGit(args, env, true))),
+      (helper) => (helper ? git.connect(helper.socket.path, { args, env }) : git.adopt(spawnGit(args, env, true))),
       (err) => git.fail(err as Error),
     );
     return git;
@@ -134,10 +140,11 @@ export class GitRunner {
     this.closed = true;
     const helper = await this.helper?.catch(() => null);
     this.helper = undefined;
+    await this.removing;
     if (!helper) return;
     helper.child.stdin?.end();
     helper.child.kill();
-    await rm(helper.dir, { recursive: true, force: true });
+    await helper.socket.remove();
   }
 
   private ready(): Promise<Helper | null> {
@@ -153,9 +160,9 @@ export class GitRunner {
     const entry = nodeEntry(import.meta.url, 'git-runner-process');
     // Not beside this module (the service bundled into one file): say so in the log, not with node's stack.
     if (!existsSync(entry[entry.length - 1])) throw new Error('the git runner module is not installed beside the service');
-    const dir = await mkdtemp(path.join(tmpdir(), 'flagops-git-'));
-    const socketPath = path.join(dir, 'runner.sock');
-    const [node, ...args] = [...entry, socketPath];
+    await this.removing;
+    const socket = await makeRunnerSocket(this.dataDir);
+    const [node, ...args] = [...entry, socket.path];
     const [file, argv] = NICE ? [NICE, ['-n', '19', node, ...args]] : [node, args];
     // The IPC channel carries handed-off connections; 'advanced' serialization sends request bodies as bytes.
     const child = spawn(file, argv, {
@@ -173,11 +180,11 @@ export class GitRunner {
       });
     } catch (err) {
       child.kill();
-      await rm(dir, { recursive: true, force: true });
+      await socket.remove();
       throw err;
     }
     child.on('message', (report: HandOffReport) => this.reported(report));
-    const helper = { socketPath, dir, child };
+    const helper = { socket, child };
     this.started = helper;
     // Gone (killed, crashed): the next request starts another. Its handed-off connections closed with it.
     child.once('exit', () => {
@@ -189,7 +196,7 @@ export class GitRunner {
       if (this.closed) return;
       this.logger.warn('the git runner stopped; starting another on the next git request');
       this.helper = undefined;
-      void rm(dir, { recursive: true, force: true });
+      this.removing = socket.remove().catch((err) => this.logger.warn("could not remove the git runner's socket", { err }));
     });
     return helper;
   }

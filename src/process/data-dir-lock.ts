@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../log/logger.js';
 import { StartupError } from './startup-error.js';
@@ -35,8 +36,9 @@ const heldHere = new Set<string>();
 /**
  * One process per data directory. The lock is a file created exclusively (`flagops.lock`, mode 0600) that
  * names the holder's pid and, on Linux, its start time and the boot id. A crash (even SIGKILL) cannot
- * leave it in force: the next start sees that no process with that pid and start time runs, and takes
- * the directory over. A clean stop removes it.
+ * leave it in force: the next start sees that no process with that pid and start time runs (one that has
+ * exited but is not reaped by its parent yet, a zombie, does not run), and takes the directory over. A clean
+ * stop removes it.
  */
 export class DataDirLock {
   private released = false;
@@ -153,7 +155,10 @@ function readHolder(file: string): LockHolder | null {
   return text === null ? null : parseHolder(text);
 }
 
-/** True while the process the lock names runs: same pid, and (where the system says) same boot and start time. */
+/**
+ * True while the process the lock names runs: same pid, not exited (a zombie its parent has not reaped yet
+ * still answers signal 0, but has exited), and (where the system says) same boot and start time.
+ */
 function isRunning(holder: LockHolder, file: string): boolean {
   // This process's pid in a lock it does not hold: an earlier process that had the same pid (a container restart).
   if (holder.pid === process.pid) return heldHere.has(file);
@@ -165,28 +170,45 @@ function isRunning(holder: LockHolder, file: string): boolean {
   }
   const bootId = readBootId();
   if (holder.bootId !== undefined && bootId !== undefined && holder.bootId !== bootId) return false;
-  const start = processStart(holder.pid);
-  if (holder.processStart !== undefined && start !== undefined && holder.processStart !== start) return false;
+  const stat = processStat(holder.pid);
+  if (stat?.exited) return false;
+  if (holder.processStart !== undefined && stat?.start !== undefined && holder.processStart !== stat.start) return false;
   return true;
 }
 
 function ownHolder(what: string): LockHolder {
   const holder: LockHolder = { pid: process.pid, what, token: randomBytes(12).toString('hex'), startedAt: new Date().toISOString() };
-  const start = processStart(process.pid);
+  const start = procStat(process.pid)?.start;
   const bootId = readBootId();
   if (start !== undefined) holder.processStart = start;
   if (bootId !== undefined) holder.bootId = bootId;
   return holder;
 }
 
-/** Field 22 of `/proc/<pid>/stat` (Linux): the process's start time, which a later process with the same pid cannot share. */
-function processStart(pid: number): number | undefined {
+interface ProcessStat {
+  /** Exited, its exit status not yet collected by its parent (state Z, or X while being removed). */
+  exited: boolean;
+  /** The start time in clock ticks since boot (Linux), which a later process with the same pid cannot share. */
+  start?: number;
+}
+
+/** What the system says of a process: Linux's `/proc`, else `ps`; undefined when neither tells. */
+function processStat(pid: number): ProcessStat | undefined {
+  const stat = procStat(pid);
+  if (stat !== undefined || existsSync('/proc/self/stat')) return stat;
+  const ps = spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8', timeout: 5000 });
+  const state = ps.status === 0 ? ps.stdout.trim() : '';
+  return state === '' ? undefined : { exited: state.startsWith('Z') };
+}
+
+/** `/proc/<pid>/stat` (Linux); undefined when it cannot be read (no such process, or no /proc). */
+function procStat(pid: number): ProcessStat | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // The command name (field 2) is in parentheses and may hold spaces or parentheses itself.
+    // The command name (field 2) is in parentheses and may hold spaces or parentheses itself; field 3 is the state.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const start = Number(fields[19]);
-    return Number.isSafeInteger(start) ? start : undefined;
+    return { exited: fields[0] === 'Z' || fields[0] === 'X', start: Number.isSafeInteger(start) ? start : undefined };
   } catch {
     return undefined;
   }

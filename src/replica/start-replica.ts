@@ -48,7 +48,7 @@ export interface Replica {
  */
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { logger } = options;
-  const lockOptions = { what: 'flagops eval replica', setting: '--data-dir', logger };
+  const lockOptions = { what: 'flagops eval replica', setting: '--data-dir (or FLAGOPS_DATA_DIR)', logger };
   DataDirLock.assertFree(options.dataDir, lockOptions);
   const bound = await bindPort(options.host, options.port, { port: '--port (or FLAGOPS_EVAL_PORT)', host: '--host (or FLAGOPS_HOST)' });
   let lock: DataDirLock;

@@ -1,6 +1,11 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type GitProcess, GitRunner, runGitDirectly } from '../../src/git-http/git-runner.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' };
 
@@ -80,5 +85,60 @@ describe('the git runner', () => {
     git.stop();
     const { code } = await ended;
     expect(code).toBeNull();
+  });
+});
+
+/** The pid of this process's git runner helper that listens on `socket`, if one runs. */
+function helperPid(socket: string): number | undefined {
+  const lines = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' }).split('\n');
+  for (const line of lines) {
+    const [pid, ppid, ...args] = line.trim().split(/\s+/);
+    if (Number(ppid) === process.pid && args.join(' ').endsWith(socket)) return Number(pid);
+  }
+  return undefined;
+}
+
+describe('the git runner with a data directory', () => {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'flagops-runner-'));
+  const socket = path.join(dataDir, 'git-runner', 'runner.sock');
+  const runner = new GitRunner(silentLogger, { dataDir });
+  afterAll(async () => {
+    await runner.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const hash = async () => {
+    const git = runner.run(['hash-object', '--stdin'], env);
+    git.stdin.end('hello\n');
+    return (await outcome(git)).stdout;
+  };
+
+  it('listens in <data dir>/git-runner, which only its user can enter', async () => {
+    expect(await hash()).toBe('ce013625030ba8dba906f756967f9e9ca394464a\n');
+    expect(statSync(socket).isSocket()).toBe(true);
+    expect(statSync(path.dirname(socket)).mode & 0o777).toBe(0o700);
+  });
+
+  it('starts another helper in the same place when its helper dies, the dead one’s socket removed first', async () => {
+    const pid = helperPid(socket);
+    expect(pid).toBeGreaterThan(0);
+    process.kill(pid!, 'SIGKILL');
+    const deadline = Date.now() + PROMPTLY_MS;
+    // Until the runner has seen it die and started another (helperRunning starts one when there is none).
+    const noNewOne = () => [undefined, pid].includes(helperPid(socket));
+    while (!(await runner.helperRunning()) || noNewOne()) {
+      if (Date.now() > deadline) throw new Error('no new helper');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(await hash()).toBe('ce013625030ba8dba906f756967f9e9ca394464a\n');
+    const next = helperPid(socket);
+    expect(next).toBeGreaterThan(0);
+    expect(next).not.toBe(pid);
+    expect(statSync(socket).isSocket()).toBe(true);
+  });
+
+  it('removes its folder when closed', async () => {
+    await runner.close();
+    expect(existsSync(path.dirname(socket))).toBe(false);
   });
 });

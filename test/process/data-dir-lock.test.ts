@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log/logger.js';
 import { DataDirLock, LOCK_FILE } from '../../src/process/data-dir-lock.js';
 import { StartupError } from '../../src/process/startup-error.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -28,6 +29,22 @@ function options() {
 function deadPid(): number {
   const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
   return Number(child.stdout);
+}
+
+/**
+ * A process that has exited but is not reaped yet: `sh` starts it in the background and then becomes `sleep`,
+ * which never waits for its children. Killed with SIGKILL, it stays a zombie while `sleep` runs.
+ */
+async function zombie(): Promise<{ pid: number; end(): void }> {
+  const parent = spawn('sh', ['-c', 'sleep 1000 & echo $!; exec sleep 1000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const pid = await new Promise<number>((resolve) => parent.stdout!.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
+  process.kill(pid, 'SIGKILL');
+  const deadline = Date.now() + PROMPTLY_MS;
+  while (!spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.startsWith('Z')) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} did not become a zombie`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return { pid, end: () => parent.kill('SIGKILL') };
 }
 
 describe('the data directory lock', () => {
@@ -80,6 +97,22 @@ describe('the data directory lock', () => {
     ]);
     expect(JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8')).pid).toBe(process.pid);
     lock.release();
+  });
+
+  it('takes over the lock of a process that has exited but is not reaped yet (a zombie)', async () => {
+    const dir = dataDir();
+    const dead = await zombie();
+    try {
+      writeFileSync(path.join(dir, LOCK_FILE), JSON.stringify({ pid: dead.pid, token: 'killed', startedAt: '2026-01-01T00:00:00.000Z' }));
+      DataDirLock.assertFree(dir, options().options);
+      const { lines, options: opts } = options();
+      DataDirLock.acquire(dir, opts).release();
+      expect(lines.map((l) => JSON.parse(l))).toEqual([
+        expect.objectContaining({ level: 'warn', msg: 'removed the lock of a flagops service that is no longer running', pid: dead.pid }),
+      ]);
+    } finally {
+      dead.end();
+    }
   });
 
   // Start times come from /proc (Linux); elsewhere a running pid counts as the holder.

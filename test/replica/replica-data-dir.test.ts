@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,8 +7,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { StartupError } from '../../src/process/startup-error.js';
 import { type ReplicaOptions, startReplica } from '../../src/replica/start-replica.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { httpClient } from '../helpers/http-client.js';
+import { bundleMain, type ServiceProcess, startProcess } from '../service/service-process.js';
 import { fixedPortService } from './fixed-port-service.js';
+
+/** Resolves once `flagops eval` says it serves; rejects with its stderr if it exits first. */
+function serving(replica: ServiceProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    replica.child.stdout!.on('data', (chunk) => {
+      out += String(chunk);
+      if (out.includes('flagops eval: serving')) resolve();
+    });
+    replica.exit.then((code) => reject(new Error(`exited with ${code}: ${replica.stderr.join('')}`)));
+    setTimeout(() => reject(new Error(`not serving within ${PROMPTLY_MS} ms: ${replica.stderr.join('')}`)), PROMPTLY_MS).unref();
+  });
+}
 
 describe('a replica’s data directory (one replica each, like the service)', () => {
   let upstream: Awaited<ReturnType<typeof fixedPortService>>;
@@ -46,7 +61,7 @@ describe('a replica’s data directory (one replica each, like the service)', ()
       const second = startReplica(options(dataDir));
       await expect(second).rejects.toBeInstanceOf(StartupError);
       await expect(second).rejects.toThrow(
-        `the data directory ${dataDir} is in use by another flagops eval replica (pid ${process.pid}); stop that one first, or set --data-dir to another directory`,
+        `the data directory ${dataDir} is in use by another flagops eval replica (pid ${process.pid}); stop that one first, or set --data-dir (or FLAGOPS_DATA_DIR) to another directory`,
       );
     } finally {
       await first.stop();
@@ -63,6 +78,32 @@ describe('a replica’s data directory (one replica each, like the service)', ()
       `port ${taken} on 127.0.0.1 is in use; stop what uses it, or set --port (or FLAGOPS_EVAL_PORT) to a free port`,
     );
     expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('takes its directory from --data-dir, else FLAGOPS_DATA_DIR: two replicas started in one directory each use their own', async () => {
+    const cli = await bundleMain({ source: 'src/cli/main.ts' });
+    const cwd = path.join(dir, 'checkout');
+    const [a, b, c] = ['a', 'b', 'c'].map((name) => path.join(dir, 'env', name));
+    await mkdir(cwd);
+    const start = (env: Record<string, string>, args: string[] = []) =>
+      startProcess(
+        cli.entry,
+        { FLAGOPS_REPLICA_TOKEN: upstream.admin, ...env },
+        ['eval', '--upstream', upstream.controlUrl, '--port', '0', ...args],
+        cwd,
+      );
+    const replicas = [start({ FLAGOPS_DATA_DIR: a }), start({ FLAGOPS_DATA_DIR: b }), start({ FLAGOPS_DATA_DIR: a }, ['--data-dir', c])];
+    try {
+      await Promise.all(replicas.map(serving));
+      for (const dataDir of [a, b, c]) expect(existsSync(path.join(dataDir, 'flagops.lock'))).toBe(true);
+      expect(readdirSync(cwd)).toEqual([]);
+    } finally {
+      for (const replica of replicas) replica.child.kill('SIGTERM');
+      await Promise.all(replicas.map((r) => r.exit));
+      await cli.remove();
+    }
+    expect(await Promise.all(replicas.map((r) => r.exit))).toEqual([0, 0, 0]);
+    for (const dataDir of [a, b, c]) expect(existsSync(path.join(dataDir, 'replica', 'pepper'))).toBe(true);
   });
 
   it('keeps its files owner-only, saved snapshots included', async () => {

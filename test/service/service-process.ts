@@ -25,29 +25,34 @@ export interface ServiceProcess {
 }
 
 /**
- * Bundles src/main.ts two folders below the project root, as dist/main.js is: external packages resolve
- * from node_modules and the schemas from ../../schemas, exactly as in the built package; the @flagops packages
- * come from their sources. Remove it after.
+ * Bundles src/main.ts (or `source`, e.g. src/cli/main.ts) two folders below the project root, as dist/main.js
+ * is: external packages resolve from node_modules and the schemas from ../../schemas, exactly as in the built
+ * package; the @flagops packages come from their sources. With `gitRunner`, the git runner's module is bundled
+ * beside it, as the built package has it, so that git over HTTP runs in its helper process. Remove it after.
  */
-export async function bundleMain(): Promise<{ entry: string; remove: () => Promise<void> }> {
-  const entry = path.join(process.cwd(), 'test-artifacts', 'bundle', `main-${process.pid}-${Math.random().toString(36).slice(2)}.mjs`);
+export async function bundleMain(
+  options: { source?: string; gitRunner?: boolean } = {},
+): Promise<{ entry: string; remove: () => Promise<void> }> {
+  const dir = path.join(process.cwd(), 'test-artifacts', `bundle-${process.pid}-${Math.random().toString(36).slice(2)}`);
+  const entryPoints: Record<string, string> = { main: options.source ?? 'src/main.ts' };
+  if (options.gitRunner) entryPoints['git-runner-process'] = 'src/git-http/git-runner-process.ts';
   await build({
-    entryPoints: ['src/main.ts'],
+    entryPoints,
     bundle: true,
     platform: 'node',
     format: 'esm',
     packages: 'external',
     plugins: [packageSourcesPlugin],
-    outfile: entry,
+    outdir: dir,
     logLevel: 'silent',
   });
-  return { entry, remove: () => rm(entry, { force: true }) };
+  return { entry: path.join(dir, 'main.js'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-export function startProcess(entry: string, env: Record<string, string>): ServiceProcess {
+export function startProcess(entry: string, env: Record<string, string>, args: string[] = [], cwd = process.cwd()): ServiceProcess {
   const stderr: string[] = [];
-  const child = spawn(process.execPath, [entry], {
-    cwd: process.cwd(),
+  const child = spawn(process.execPath, [entry, ...args], {
+    cwd,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

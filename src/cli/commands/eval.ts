@@ -18,7 +18,8 @@ Options:
                        out of the process list)
   --port N             port to listen on (default 4001, or FLAGOPS_EVAL_PORT)
   --host H             address to listen on (default 127.0.0.1, or FLAGOPS_HOST)
-  --data-dir D         where the last good snapshots are kept (default ./replica-data)
+  --data-dir D         where the last good snapshots are kept (default $FLAGOPS_DATA_DIR, else ./replica-data);
+                       one replica per directory
   -h, --help           show this help
 
 FLAGOPS_TRUST_PROXY is the number of reverse proxies in front of the replica whose X-Forwarded-For is
@@ -58,16 +59,18 @@ async function run(args: string[], io: CliIo): Promise<number> {
     token,
     port,
     host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
-    dataDir: path.resolve(io.cwd, values['data-dir'] ?? 'replica-data'),
+    dataDir: path.resolve(io.cwd, values['data-dir'] || io.env.FLAGOPS_DATA_DIR || 'replica-data'),
     trustProxy,
     metrics,
     logger,
   });
-  io.stdout(`flagops eval: serving ${replica.url}, following ${upstream}\n`);
-  await new Promise<void>((resolve) => {
+  // Listening before it says it serves: a SIGTERM sent as soon as the line is read must stop it cleanly.
+  const stopped = new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
+  io.stdout(`flagops eval: serving ${replica.url}, following ${upstream}\n`);
+  await stopped;
   await replica.stop();
   return EXIT.ok;
 }
