@@ -73,7 +73,7 @@ describe('the README tour', () => {
       text.replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`).replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
     blocks = shellBlocks(readme, 'A five-minute tour').map(onOurPorts);
     const start = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
-    service = spawn('bash', ['-c', `exec ${start}`], {
+    service = spawn('bash', ['-c', start], {
       cwd: dir,
       env: { ...env, FLAGOPS_CONTROL_PORT: String(ports.control), FLAGOPS_EVAL_PORT: String(ports.evaluation) },
       stdio: 'ignore',
