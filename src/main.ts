@@ -20,7 +20,12 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  let stopping = false;
   const shutdown = (signal: string) => {
+    // A signal can come twice: `npm start` passes its own on to the service, and a process manager may signal
+    // the whole group (systemd does). The second must not end the stop the first began.
+    if (stopping) return;
+    stopping = true;
     logger.info('stopping', { signal });
     service.stop().then(
       () => process.exit(0),
@@ -30,8 +35,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
 main().catch((err) => {

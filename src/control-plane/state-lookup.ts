@@ -38,8 +38,26 @@ export function projectById(state: RepositoryState, id: string): ProjectState {
 /** The flag with this id, or 404. Ids are unique across an organisation, so no project is needed. */
 export function flagById(state: RepositoryState, id: string): FlagRef {
   const ref = indexOf(state).flags.get(id);
-  if (!ref) throw new NotFoundError(`flag ${JSON.stringify(id)}`);
+  if (!ref) throw new NotFoundError(`flag ${JSON.stringify(id)}`, keyInsteadOfIdHint(state, id));
   return ref;
+}
+
+/**
+ * A flag's key is what people know it by, so it is what they put in `/flags/:id` first: name the lookup that
+ * answers the id. Nothing for an id-shaped string, which is simply not there.
+ */
+function keyInsteadOfIdHint(state: RepositoryState, id: string): string | undefined {
+  const slugs = [...state.projects.values()].filter((p) => p.flags.has(id)).map((p) => p.project.slug);
+  const lookup = (slug: string) => `GET /api/v1/flags/lookup?projectSlug=${slug}&key=${encodeURIComponent(id)}`;
+  if (slugs.length === 1) {
+    return `this path takes a flag's id, and ${JSON.stringify(id)} is the key of a flag in project ${JSON.stringify(slugs[0])}; ${lookup(slugs[0])} answers it with its id`;
+  }
+  if (slugs.length > 1) {
+    const projects = slugs.map((s) => JSON.stringify(s)).join(', ');
+    return `this path takes a flag's id, and ${JSON.stringify(id)} is the key of flags in projects ${projects}; ${lookup('<slug>')} answers each with its id`;
+  }
+  if (id.startsWith('flg_')) return undefined;
+  return `this path takes a flag's id (flg_…), not its key; ${lookup('<slug>')} answers a flag with its id`;
 }
 
 /** The flag with this business key in the project with this slug, or 404 (the MCP server's lookup). */

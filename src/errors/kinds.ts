@@ -46,9 +46,10 @@ export class PlanLimitError extends FlagopsError {
   }
 }
 
+/** `hint`, when given, says how to find what was meant ("… not found: <hint>"). */
 export class NotFoundError extends FlagopsError {
-  constructor(what: string) {
-    super('not_found', `${what} not found`);
+  constructor(what: string, hint?: string) {
+    super('not_found', hint === undefined ? `${what} not found` : `${what} not found: ${hint}`);
   }
 }
 

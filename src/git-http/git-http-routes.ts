@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AuditRegistry } from '../audit/audit-registry.js';
 import { pushLogPath } from '../audit/push-log.js';
+import { bearerToken } from '../auth/key-format.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { Principal } from '../auth/principal.js';
 import { PayloadTooLargeError } from '../errors/kinds.js';
@@ -68,7 +69,8 @@ function badPath(ctx: Koa.Context, rest: string): Refusal | null {
 
 /**
  * `{base_url}/git/<org>.git`: each organisation's flags repository over git's smart HTTP protocol (clone,
- * fetch, push), served by `git http-backend`. HTTP basic auth with an admin or agent key as the password;
+ * fetch, push), served by `git http-backend`. HTTP basic auth with an admin or agent key as the password, or
+ * the key as a bearer token (`git -c http.extraHeader=…`, which keeps it out of the clone's config);
  * another organisation's repository is 404, as everywhere. Both kinds may push: a push is checked by the
  * pre-receive hook, which holds it to the pushing key's permissions as the API would, and records the key
  * as the pusher of its commits for the audit trail. A push answers once it is served and in the audit trail.
@@ -87,7 +89,8 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
   };
 
   router.all('/git/:repo/{*rest}', async (ctx) => {
-    const password = basicPassword(ctx.get('authorization'));
+    const authorization = ctx.get('authorization');
+    const password = basicPassword(authorization) ?? bearerToken(authorization);
     const principal: Principal | null = password === null ? null : deps.keys.authenticateRequest(password, ctx.req, 'git');
     if (principal === null || (principal.kind !== 'admin' && principal.kind !== 'agent')) {
       return refuse(ctx, { status: 401, code: 'unauthorized', message: 'git over HTTP needs an admin or agent key as the password' });

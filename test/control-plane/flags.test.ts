@@ -132,6 +132,24 @@ describe('flags', () => {
       expect((await api.get('/api/v1/flags/lookup?projectSlug=nope&key=checkout-v2')).status).toBe(404);
     });
 
+    it('answers a flag key where the path takes an id with 404 naming the lookup that finds the id', async () => {
+      const kill = await api.post('/api/v1/flags/checkout-v2/environments/prod/kill', {});
+      expect(kill.status).toBe(404);
+      expect(kill.body.error).toEqual({
+        code: 'not_found',
+        message:
+          'flag "checkout-v2" not found: this path takes a flag\'s id, and "checkout-v2" is the key of a flag in project "shop"; ' +
+          'GET /api/v1/flags/lookup?projectSlug=shop&key=checkout-v2 answers it with its id',
+      });
+      // A key no project has: the same hint, with the slug left to the caller.
+      expect((await api.get('/api/v1/flags/no-such-key')).body.error.message).toBe(
+        'flag "no-such-key" not found: this path takes a flag\'s id (flg_…), not its key; ' +
+          'GET /api/v1/flags/lookup?projectSlug=<slug>&key=no-such-key answers a flag with its id',
+      );
+      // Something shaped like an id is just not there.
+      expect((await api.get('/api/v1/flags/flg_nope')).body.error.message).toBe('flag "flg_nope" not found');
+    });
+
     it('refuses a lookup without projectSlug or key with 400 naming the parameter', async () => {
       for (const [query, missing] of [
         ['key=checkout-v2', 'projectSlug'],

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -74,6 +74,29 @@ describe('the flags repository over git smart HTTP (/git/<org>.git)', () => {
     git(checkout, 'commit', '--quiet', '-am', 'rename the shop');
     expect((await gitAsync(checkout, 'push', 'origin', 'HEAD:main')).ok).toBe(true);
     expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(git(checkout, 'rev-parse', 'HEAD'));
+  });
+
+  it('takes the key as a bearer token too (http.extraHeader), so a clone keeps no key in its .git/config', async () => {
+    const bearer = ['-c', `http.extraHeader=Authorization: Bearer ${svc.admin}`];
+    const checkout = path.join(work, 'bearer');
+    const url = `${svc.controlUrl}/git/acme.git`;
+    const cloned = await gitAsync(work, ...bearer, 'clone', '--quiet', url, checkout);
+    expect(cloned.stderr).toBe('');
+    expect(cloned.ok).toBe(true);
+    expect(readFileSync(path.join(checkout, '.git/config'), 'utf8')).not.toContain(svc.admin);
+    writeFileSync(
+      path.join(checkout, 'projects/shop/project.yaml'),
+      git(checkout, 'show', 'HEAD:projects/shop/project.yaml').replace(/name: .*/, 'name: Shop over a bearer token'),
+    );
+    git(checkout, 'commit', '--quiet', '-am', 'rename the shop, pushed with a bearer token');
+    expect((await gitAsync(checkout, ...bearer, 'push', 'origin', 'HEAD:main')).ok).toBe(true);
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(git(checkout, 'rev-parse', 'HEAD'));
+    // Without it, git is asked for credentials and has none to give.
+    expect((await gitAsync(checkout, 'fetch', 'origin')).ok).toBe(false);
+    // An SDK key is not enough, whichever way it comes.
+    const sdk = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+    const refused = await fetch(`${url}/info/refs?service=git-upload-pack`, { headers: { authorization: `Bearer ${sdk}` } });
+    expect(refused.status).toBe(401);
   });
 
   it('refuses an invalid push with the validator’s file:line:column message, and main does not move', async () => {

@@ -4,10 +4,13 @@
  * 4000 and 4001 may be taken on a test machine). The application block runs in the background as the "third
  * terminal". What the tour promises in its comments is what is asserted: the kill made from the MCP client is
  * served to the SDK, is in the audit trail under the agent, and the other answers are the ones shown. Then
- * docs/proposals.md goes on from where the tour ends, its blocks run the same way.
+ * docs/proposals.md and docs/releases.md go on from where the tour ends, their blocks run the same way.
+ *
+ * The newcomer has no git identity of their own (an empty HOME, and git told not to make one up from the
+ * machine's user and host name), so the tour must set the one its commit needs.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -24,6 +27,25 @@ function shellBlocks(text: string, heading?: string): string[] {
     section = text.slice(start, end < 0 ? undefined : end);
   }
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+/** The JSON values printed one after the other (curl -s prints no newline), and the text between them. */
+function jsonValues(text: string): unknown[] {
+  const values: unknown[] = [];
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (inString) {
+      if (c === '\\') i++;
+      else if (c === '"') inString = false;
+    } else if (c === '"' && depth > 0) inString = true;
+    else if (c === '{') {
+      if (depth++ === 0) start = i;
+    } else if (c === '}' && depth > 0 && --depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
+  }
+  return values;
 }
 
 function run(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
@@ -45,6 +67,7 @@ async function until(what: string, check: () => Promise<boolean>, ms = 20_000): 
 }
 
 describe('the README tour', () => {
+  let base: string;
   let dir: string;
   let service: ChildProcess;
   let env: Record<string, string>;
@@ -52,20 +75,24 @@ describe('the README tour', () => {
   const ports = { control: 0, evaluation: 0 };
 
   beforeAll(async () => {
-    dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-tour-'));
+    base = await mkdtemp(path.join(os.tmpdir(), 'flagops-tour-'));
     // The directory a newcomer works in is the checkout: the built service, its scripts and its packages.
+    dir = path.join(base, 'checkout');
+    await mkdir(dir);
     for (const name of ['package.json', 'dist', 'node_modules', 'scripts', 'schemas', 'packages'])
       await symlink(path.join(ROOT, name), path.join(dir, name));
+    for (const name of ['home', 'tmp']) await mkdir(path.join(base, name));
     ports.control = await freePort();
     ports.evaluation = await freePort();
     env = {
       PATH: process.env.PATH ?? '',
-      HOME: dir,
+      HOME: path.join(base, 'home'),
+      TMPDIR: path.join(base, 'tmp'),
       GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'Erin Engineer',
-      GIT_AUTHOR_EMAIL: 'erin@example.com',
-      GIT_COMMITTER_NAME: 'Erin Engineer',
-      GIT_COMMITTER_EMAIL: 'erin@example.com',
+      // No identity but the one the tour sets: git would otherwise make one up from the user and host name.
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'user.useConfigOnly',
+      GIT_CONFIG_VALUE_0: 'true',
       npm_config_update_notifier: 'false',
     };
     const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
@@ -73,7 +100,7 @@ describe('the README tour', () => {
       text.replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`).replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
     blocks = shellBlocks(readme, 'A five-minute tour').map(onOurPorts);
     const start = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
-    service = spawn('bash', ['-c', `exec ${start}`], {
+    service = spawn('bash', ['-c', start], {
       cwd: dir,
       env: { ...env, FLAGOPS_CONTROL_PORT: String(ports.control), FLAGOPS_EVAL_PORT: String(ports.evaluation) },
       stdio: 'ignore',
@@ -87,7 +114,7 @@ describe('the README tour', () => {
       service.kill('SIGTERM');
       await exited;
     }
-    await rm(dir, { recursive: true, force: true });
+    await rm(base, { recursive: true, force: true });
   });
 
   it('has the four blocks this test runs: the tour, the agent set-up, the application, the agent at work', () => {
@@ -97,13 +124,18 @@ describe('the README tour', () => {
   it('kills a flag from an MCP client: the SDK serves the off value, the audit trail names the agent', async () => {
     const [tour, agentSetUp, application, agentAtWork] = blocks;
     // The terminals share the variables the tour sets; the application's terminal is told the SDK key.
-    const secondTerminal = `set -euo pipefail\n${tour}\n${agentSetUp}\ndeclare -p SDK FLAG PROJECT API ADMIN auth FLAGOPS_URL FLAGOPS_PROJECT FLAGOPS_AGENT_KEY > tour-vars.sh\n`;
+    const secondTerminal = `set -euo pipefail\n${tour}\n${agentSetUp}\ndeclare -p SDK FLAG PROJECT API ADMIN auth git_auth REPO FLAGOPS_URL FLAGOPS_PROJECT FLAGOPS_AGENT_KEY > tour-vars.sh\n`;
     const first = await run(secondTerminal, dir, env);
     expect(first.code, first.out).toBe(0);
     expect(first.out).toContain('{"checkout-v2":{"value":true,"reason":"rule_match","variation":"on","ruleId":"beta"}}');
     expect(first.out).toContain('{"checkout-v2":{"value":false,"reason":"killed","variation":"off"}}');
     expect(first.out).toContain('"actor":{"type":"git","name":"Erin Engineer"}');
     expect(first.out).toMatch(/^kill_flag: /m);
+    // The clone is a directory of its own, outside the checkout, and keeps no key.
+    const vars = (await run('source tour-vars.sh; echo "$REPO"; echo "$ADMIN"', dir, env)).out.trim().split('\n');
+    const [repo, admin] = vars;
+    expect(path.relative(dir, repo).startsWith('..')).toBe(true);
+    expect(await readFile(path.join(repo, '.git/config'), 'utf8')).not.toContain(admin);
 
     const app = spawn('bash', ['-c', `source tour-vars.sh\n${application}`], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let printed = '';
@@ -140,4 +172,42 @@ describe('the README tour', () => {
     expect(out.out).toMatch(/"proposalId":"[^"]+","proposedBy":\{"type":"agent","name":"deploy-bot"/);
     expect(out.out).toContain('shop/checkout-v2 prod: moves 25.00 % of users from off to on');
   }, 120_000);
+
+  it('goes on with docs/releases.md: a schedule in the future, a rollout plan, a trigger that kills', async () => {
+    const doc = (await readFile(path.join(ROOT, 'docs/releases.md'), 'utf8'))
+      .replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`)
+      .replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
+    const blocks = shellBlocks(doc);
+    expect(blocks).toHaveLength(6);
+    // One terminal, as a reader runs them; a marker between blocks tells their outputs apart.
+    const script = blocks.map((block, i) => `echo '@@ block ${i}'\n${block}`).join('\n');
+    const out = await run(`set -euo pipefail\nsource tour-vars.sh\n${script}`, dir, env);
+    expect(out.code, out.out).toBe(0);
+    const [, clearKill, schedule, rolloutPlan, createTrigger, fired, anyTool] = out.out.split(/@@ block \d+\n/);
+    type Flag = { environments: { prod: Record<string, unknown> } };
+    const prod = (text: string) => (jsonValues(text) as Flag[]).map((flag) => flag.environments.prod);
+    expect(prod(clearKill)).toMatchObject([{ killed: false }]);
+    const nextStep = (pct: number) => ({ at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/), set: { rolloutPct: pct } });
+    expect(prod(schedule)).toMatchObject([
+      { schedule: [nextStep(25), nextStep(100)], nextStep: nextStep(25) },
+      { schedule: [], nextStep: null },
+    ]);
+    expect(prod(rolloutPlan)).toMatchObject([{ enabled: true, rolloutPct: 5, nextStep: nextStep(25) }]);
+    expect(createTrigger).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/hooks\/triggers\//);
+    const [outcome, evaluation, audit] = jsonValues(fired);
+    expect(outcome).toEqual({ outcome: 'killed' });
+    expect(evaluation).toEqual({ 'checkout-v2': { value: false, reason: 'killed', variation: 'off' } });
+    expect(audit).toMatchObject({
+      entries: [{ action: 'kill', actor: { type: 'trigger', name: 'checkout error rate' }, reason: 'checkout error rate above 5 %' }],
+    });
+    expect(jsonValues(anyTool)).toEqual([{ outcome: 'already_killed' }]);
+  }, 120_000);
+
+  it('asks to delete the first admin key’s file only after the tour has read it', async () => {
+    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+    const read = readme.indexOf('ADMIN=$(cat data/state/initial-admin-key)');
+    expect(read).toBeGreaterThan(0);
+    expect(readme.slice(0, read)).not.toMatch(/delete|\brm\b/);
+    expect(readme.slice(read)).toContain('rm data/state/initial-admin-key');
+  });
 });
