@@ -10,6 +10,7 @@ import {
   type ProposalStatus,
   proposalRef,
 } from '../proposals/proposal-reader.js';
+import { proposalStaleness } from '../proposals/proposal-staleness.js';
 import { authorIdentity, type Change, type FlagRepository, type ServedState } from '../storage/index.js';
 import { refuseHeldBack } from './flag-write.js';
 import { optionalQuery, route } from './route-table.js';
@@ -123,12 +124,13 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
   await ws.repo.update(async (_committed, head) => {
     const served = await ws.repo.readServed(head);
     refuseHeldBack(served, proposal.projectSlug, proposal.flagKey ?? undefined);
-    for (const p of paths) {
-      const current = head === null ? null : await ws.repo.treeOid(head, p.path);
-      if (current === (p.newOid ?? null) && current !== (p.oldOid ?? null)) throw new ConflictError(`proposal ${id} is applied already`);
-      if (current !== (p.oldOid ?? null))
-        throw new ProposalConflictError(`${p.path} changed on main since proposal ${id} was made; it stays open: propose the change again`);
-    }
+    // The same judgement the proposal's `stale` shows, on the head this commit goes on.
+    const staleness = await proposalStaleness(ws.repo, proposal, record.base, head);
+    if (staleness.applied) throw new ConflictError(`proposal ${id} is applied already: ${staleness.reason}`);
+    if (staleness.stale)
+      throw new ProposalConflictError(
+        `proposal ${id} is stale: ${staleness.reason}. It cannot be approved and stays open: reject it, and propose the change again on what main holds now if it is still wanted`,
+      );
     const changes = await Promise.all(proposedContents(ws, paths));
     return {
       changes,

@@ -37,6 +37,9 @@ export interface FlagResponse extends FlagFile {
 export interface ProposalResponse {
   id: string;
   status: 'open' | 'merged' | 'rejected';
+  /** Open, but main changed what it was made against since: it cannot be approved. */
+  stale: boolean;
+  staleReason?: string;
   projectSlug: string;
   flagKey: string | null;
   environment: EnvironmentName | null;

@@ -5,6 +5,7 @@ import { diffStates } from '../repository/diff-states.js';
 import { formatFlagChange } from '../repository/format-changes.js';
 import type { CommitInfo, FlagopsTrailers, FlagRepository, ProposalActor } from '../storage/index.js';
 import { computeImpact, type ImpactEntry } from './impact.js';
+import { proposalStaleness, type Staleness } from './proposal-staleness.js';
 
 /**
  * Change proposals, kept in git alone: a proposal is the branch `proposals/<id>`, made from main at the time
@@ -25,6 +26,10 @@ export const PROPOSAL_STATUSES: readonly ProposalStatus[] = ['open', 'merged', '
 export interface Proposal {
   id: string;
   status: ProposalStatus;
+  /** Open, and main changed what it was made against since: it cannot be approved. */
+  stale: boolean;
+  /** What changed on main since, in words; only while stale. */
+  staleReason?: string;
   projectSlug: string;
   flagKey: string | null;
   environment: EnvironmentName | null;
@@ -96,6 +101,8 @@ interface ChangeSummary {
 /** Reads the proposals of one organisation's repository; what a proposal's commits say is cached by commit. */
 export class ProposalReader {
   private readonly summaries = new Map<string, Promise<ChangeSummary>>();
+  /** Per proposal commit, its staleness against the head it was last read at. */
+  private readonly staleness = new Map<string, { head: string | null; result: Promise<Staleness> }>();
 
   constructor(
     private readonly repo: FlagRepository,
@@ -105,8 +112,8 @@ export class ProposalReader {
 
   /** Every proposal, newest first. */
   async list(): Promise<ProposalRecord[]> {
-    const branches = await this.repo.branches(PROPOSAL_BRANCH_PREFIX);
-    const records = await Promise.all(branches.map((b) => this.read(b.ref.slice(PROPOSAL_BRANCH_PREFIX.length), b.oid)));
+    const [branches, head] = await Promise.all([this.repo.branches(PROPOSAL_BRANCH_PREFIX), this.repo.head()]);
+    const records = await Promise.all(branches.map((b) => this.read(b.ref.slice(PROPOSAL_BRANCH_PREFIX.length), b.oid, head)));
     return records
       .filter((r): r is ProposalRecord => r !== null)
       .sort((a, b) => b.proposal.createdAt.localeCompare(a.proposal.createdAt) || b.proposal.id.localeCompare(a.proposal.id));
@@ -115,8 +122,8 @@ export class ProposalReader {
   /** One proposal, or null when there is no such branch (or it is not one this service made). */
   async get(id: string): Promise<ProposalRecord | null> {
     if (!isProposalId(id)) return null;
-    const tip = await this.repo.branch(proposalRef(id));
-    return tip === null ? null : this.read(id, tip);
+    const [tip, head] = await Promise.all([this.repo.branch(proposalRef(id)), this.repo.head()]);
+    return tip === null ? null : this.read(id, tip, head);
   }
 
   /**
@@ -150,7 +157,7 @@ export class ProposalReader {
     return entries.sort((a, b) => b.at.localeCompare(a.at) || b.id.localeCompare(a.id));
   }
 
-  private async read(id: string, tip: string): Promise<ProposalRecord | null> {
+  private async read(id: string, tip: string, head: string | null): Promise<ProposalRecord | null> {
     let tipCommit = await this.repo.readCommit(tip);
     let decision: CommitInfo | null = null;
     // Only the service's own (signed) commits count: an engineer cannot write to proposal branches anyway.
@@ -164,6 +171,7 @@ export class ProposalReader {
     const proposal: Proposal = {
       id,
       status: 'open',
+      stale: false,
       projectSlug: trailers.project,
       flagKey: trailers.flag ?? null,
       environment: trailers.environment ?? null,
@@ -191,7 +199,24 @@ export class ProposalReader {
         proposal.mergedAs = applied.id;
       }
     }
-    return { proposal, ref: proposalRef(id), tip, base: tipCommit.parents[0] ?? null, proposerEmail: tipCommit.author.email };
+    const base = tipCommit.parents[0] ?? null;
+    if (proposal.status === 'open') {
+      const { stale, reason } = await this.stalenessAt(proposal, base, head);
+      proposal.stale = stale;
+      if (reason) proposal.staleReason = reason;
+    } else this.staleness.delete(proposal.commit);
+    return { proposal, ref: proposalRef(id), tip, base, proposerEmail: tipCommit.author.email };
+  }
+
+  private stalenessAt(proposal: Proposal, base: string | null, head: string | null): Promise<Staleness> {
+    const known = this.staleness.get(proposal.commit);
+    if (known && known.head === head) return known.result;
+    const result = proposalStaleness(this.repo, proposal, base, head);
+    this.staleness.set(proposal.commit, { head, result });
+    result.catch(() => {
+      if (this.staleness.get(proposal.commit)?.result === result) this.staleness.delete(proposal.commit);
+    });
+    return result;
   }
 
   private summary(commit: CommitInfo): Promise<ChangeSummary> {

@@ -1,10 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addUser, sessionHeaders, signIn } from '../dashboard/helpers/dashboard-session.js';
 import { gitAsync } from '../git-http/git-async.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { git, pushEdit } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
@@ -218,6 +219,120 @@ describe('change proposals for protected environments', () => {
       const res = await admin.post(`/api/v1/proposals/${p.id}/approve`);
       expect(res.status).toBe(409);
       expect(res.body.error.code).toBe('invalid_in_repository');
+    });
+  });
+
+  describe('a stale proposal (main changed what it changes since it was made)', () => {
+    const prodVersion = async (f: Json): Promise<number> => (await admin.get(`/api/v1/flags/${f.id}`)).body.environments.prod.version;
+
+    it('says stale: false while main holds what it changes, on the proposal, in the list, and on merged and rejected ones', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      expect(p.stale).toBe(false);
+      expect(p.staleReason).toBeUndefined();
+      const other = await flag();
+      await admin.put(`/api/v1/flags/${other.id}/environments/prod/config`, { rolloutPct: 11 });
+      await admin.put(`/api/v1/flags/${f.id}/environments/staging/config`, { rolloutPct: 55 });
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body).toMatchObject({ stale: false });
+      const listed = (await admin.get('/api/v1/proposals')).body.proposals;
+      expect(listed.every((q: Json) => typeof q.stale === 'boolean')).toBe(true);
+      const rejected = await propose(f, { rolloutPct: 80 });
+      expect((await admin.post(`/api/v1/proposals/${rejected.id}/reject`)).body).toMatchObject({ status: 'rejected', stale: false });
+      expect((await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`)).body).toMatchObject({ status: 'merged', stale: false });
+      await admin.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 5 });
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body).toMatchObject({ status: 'merged', stale: false });
+      expect((await admin.get(`/api/v1/proposals/${rejected.id}`)).body).toMatchObject({ status: 'rejected', stale: false });
+    });
+
+    it('says stale: true and what changed once the config changed on main, in the list too; approving is 409 saying so; rejecting works', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      const before = await prodVersion(f);
+      await admin.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 12 });
+      const reason = `prod config of ${f.key} changed on main since: version ${before} → ${before + 1}`;
+      const shown = (await admin.get(`/api/v1/proposals/${p.id}`)).body;
+      expect(shown).toMatchObject({ status: 'open', stale: true, staleReason: reason });
+      const listed = (await agent.get(`/api/v1/proposals?status=open&projectId=${project.id}`)).body.proposals;
+      expect(listed.find((q: Json) => q.id === p.id)).toMatchObject({ stale: true, staleReason: reason });
+      const head = main();
+      const res = await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`);
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('version_conflict');
+      expect(res.body.error.message).toContain(`proposal ${p.id} is stale: ${reason}`);
+      expect(res.body.error.message).toContain('reject it');
+      expect(main()).toBe(head);
+      const rejected = await otherAdmin.post(`/api/v1/proposals/${p.id}/reject`, { reason: 'stale' });
+      expect(rejected.body).toMatchObject({ status: 'rejected', stale: false });
+      expect(rejected.body.staleReason).toBeUndefined();
+    });
+
+    it('a push that changes the config makes it stale too, also one that leaves version as it was', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      pushEdit(svc.gitdir(), (checkout) => {
+        const file = path.join(checkout, `projects/shop/environments/prod/${f.key}.yaml`);
+        writeFileSync(file, readFileSync(file, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 15'));
+      });
+      await expect
+        .poll(async () => (await admin.get(`/api/v1/proposals/${p.id}`)).body.staleReason, { timeout: PROMPTLY_MS })
+        .toBe(`prod config of ${f.key} changed on main since`);
+      expect((await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`)).status).toBe(409);
+    });
+
+    it('a deleted flag makes it stale', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      pushEdit(svc.gitdir(), (checkout) => {
+        rmSync(path.join(checkout, `projects/shop/flags/${f.key}.yaml`));
+        for (const env of ['dev', 'staging', 'prod'])
+          rmSync(path.join(checkout, `projects/shop/environments/${env}/${f.key}.yaml`), { force: true });
+      });
+      await expect
+        .poll(async () => (await admin.get(`/api/v1/proposals/${p.id}`)).body.staleReason, { timeout: PROMPTLY_MS })
+        .toBe(`prod config of ${f.key} was deleted on main since`);
+    });
+
+    it('a promotion is stale once its destination or its source changed on main, not for another environment', async () => {
+      const f = await flag();
+      const toProd = async () => {
+        const res = await agent.post(`/api/v1/flags/${f.id}/environments/prod/promote`, { fromEnv: 'staging' });
+        expect(res.status).toBe(202);
+        return res.body.proposal;
+      };
+      const first = await toProd();
+      await admin.put(`/api/v1/flags/${f.id}/environments/dev/config`, { rolloutPct: 70 });
+      expect((await admin.get(`/api/v1/proposals/${first.id}`)).body.stale).toBe(false);
+      const staging = (await admin.get(`/api/v1/flags/${f.id}`)).body.environments.staging.version;
+      await admin.put(`/api/v1/flags/${f.id}/environments/staging/config`, { rolloutPct: 60 });
+      const shown = (await admin.get(`/api/v1/proposals/${first.id}`)).body;
+      expect(shown).toMatchObject({ stale: true });
+      expect(shown.staleReason).toBe(
+        `staging config of ${f.key} changed on main since: version ${staging} → ${staging + 1} (approving would promote staging as it was)`,
+      );
+      const res = await otherAdmin.post(`/api/v1/proposals/${first.id}/approve`);
+      expect(res.status).toBe(409);
+      expect(res.body.error.code).toBe('version_conflict');
+      const second = await toProd();
+      const prod = await prodVersion(f);
+      await admin.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 3 });
+      expect((await admin.get(`/api/v1/proposals/${second.id}`)).body.staleReason).toBe(
+        `prod config of ${f.key} changed on main since: version ${prod} → ${prod + 1}`,
+      );
+    });
+
+    it('a segment proposal is stale once the segment changed on main', async () => {
+      expect((await admin.put(`/api/v1/projects/${project.id}/segments/staff`, { userIds: ['a'] })).status).toBe(201);
+      const proposed = await agent.put(`/api/v1/projects/${project.id}/segments/staff`, { userIds: ['a', 'b'] });
+      expect(proposed.status).toBe(202);
+      const p = proposed.body.proposal;
+      expect(p.stale).toBe(false);
+      const before = (await admin.get(`/api/v1/projects/${project.id}/segments/staff`)).body.version;
+      await admin.put(`/api/v1/projects/${project.id}/segments/staff`, { userIds: ['c'] });
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body).toMatchObject({
+        stale: true,
+        staleReason: `segment staff of shop changed on main since: version ${before} → ${before + 1}`,
+      });
+      expect((await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`)).status).toBe(409);
     });
   });
 

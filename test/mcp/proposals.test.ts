@@ -45,4 +45,34 @@ describe('proposals through the MCP server', () => {
       await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, { requireApproval: null });
     }
   });
+
+  it('list_proposals says a proposal is stale, why, and what to do, once its config changed on main', async () => {
+    await suite.service.flag('overtaken', { prod: { enabled: true, rolloutPct: 75 } });
+    await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, { requireApproval: { prod: ['agent'] } });
+    try {
+      const proposed = await suite.mcp.call('set_rollout', { key: 'overtaken', env: 'prod', rolloutPct: 100 });
+      const id = (proposed.structuredContent as { proposal: { id: string } }).proposal.id;
+      const fresh = textOf(await suite.mcp.call('list_proposals', {}));
+      expect(fresh).toContain(`Proposal ${id}: config_update of overtaken in prod`);
+      expect(fresh).not.toContain('STALE');
+      const flag = (await suite.service.admin.get('/api/v1/flags/lookup?projectSlug=shop&key=overtaken')).body;
+      const version = flag.environments.prod.version;
+      const changed = await suite.service.admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 80 });
+      expect(changed.status).toBe(200);
+      const listed = await suite.mcp.call('list_proposals', {});
+      const line = textOf(listed)
+        .split('\n')
+        .find((l) => l.startsWith(`Proposal ${id}:`));
+      expect(line).toContain(`STALE: prod config of overtaken changed on main since: version ${version} → ${version + 1}`);
+      expect(line).toContain('cannot be approved');
+      expect(line).not.toContain('waiting for');
+      const listedData = (listed.structuredContent as { proposals: Array<{ id: string; stale: boolean; staleReason?: string }> }).proposals;
+      expect(listedData.find((p) => p.id === id)).toMatchObject({
+        stale: true,
+        staleReason: expect.stringContaining('prod config of overtaken'),
+      });
+    } finally {
+      await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, { requireApproval: null });
+    }
+  });
 });

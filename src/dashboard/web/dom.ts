@@ -1,7 +1,11 @@
 /** Tiny DOM builders. Text always goes in as text nodes, never as HTML, so names and values cannot inject markup. */
 export type Child = Node | string | number | null | undefined | false | Child[];
 type AttrValue = string | number | boolean | null | undefined | ((event: Event) => void);
-export type Attrs = Record<string, AttrValue>;
+/**
+ * `style` is left out on purpose: the page's Content-Security-Policy (style-src 'self') refuses style
+ * attributes. Set `element.style.<property>` from script instead: the CSSOM is not governed by style-src.
+ */
+export type Attrs = Record<string, AttrValue> & { style?: never };
 
 function apply(el: Element, attrs: Attrs | null | undefined): void {
   if (!attrs) return;

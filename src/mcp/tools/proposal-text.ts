@@ -11,13 +11,18 @@ function actorText(actor: ProposalResponse['proposedBy']): string {
     .join(' ');
 }
 
-/** A proposal in a few lines: what, where, its state, the change in words and its impact. */
+/**
+ * A proposal in a few lines: what, where, its state, the change in words and its impact. A stale one says why
+ * and what to do instead, so an agent does not wait for an approval that cannot come.
+ */
 export function proposalLines(p: ProposalResponse): string[] {
   const where = p.flagKey ? `${p.flagKey} in ${p.environment}` : `segment ${p.segmentKey} of ${p.projectSlug}`;
   const state =
-    p.status === 'open'
-      ? `open, waiting for ${APPROVERS_TEXT}`
-      : `${p.status} by ${p.decidedBy ? actorText(p.decidedBy) : 'someone'}${p.reason ? ` — reason: ${p.reason}` : ''}`;
+    p.status !== 'open'
+      ? `${p.status} by ${p.decidedBy ? actorText(p.decidedBy) : 'someone'}${p.reason ? ` — reason: ${p.reason}` : ''}`
+      : p.stale
+        ? `open but STALE: ${p.staleReason ?? 'main changed what it changes since it was made'}. It cannot be approved: ${APPROVERS_TEXT} can only reject it; if the change is still wanted, make it again (a new proposal on what main holds now)`
+        : `open, waiting for ${APPROVERS_TEXT}`;
   return [
     `Proposal ${p.id}: ${p.action} of ${where} by ${actorText(p.proposedBy)}, ${p.createdAt}; ${state}.`,
     ...p.changes.map((c) => `  change: ${c}`),

@@ -12,6 +12,7 @@ export const listProposals = defineTool({
   description: [
     'Lists the change proposals of the project, newest first: changes to protected environments (project.yaml requireApproval) that wait for approval, and those already merged or rejected.',
     'Each says what it changes in words and its impact (the share of users whose served variation moves).',
+    'An open one marked STALE was overtaken by a change on main (the reason says which): it cannot be approved; make the change again if it is still wanted.',
     `Read-only. Only ${APPROVERS_TEXT} can approve or reject; an agent cannot.`,
   ].join(' '),
   input: {

@@ -1,6 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPage, launchChromium } from '../../helpers/browser.js';
+import { PROMPTLY_MS } from '../../helpers/deadlines.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
@@ -74,6 +75,34 @@ describe('change proposals in Chromium', () => {
     await expect.poll(() => page.getByTestId('decided-proposals').textContent()).toContain('rejected by session');
     expect(await page.getByTestId('decided-proposals').textContent()).toContain('too fast');
     expect((await prodNow()).rolloutPct).toBe(25);
+    expect(leaks).toEqual([]);
+  });
+
+  it('a proposal overtaken by a change on main says why, offers Reject and no Approve, as soon as main moves', async () => {
+    const proposed = await agent().put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 100 });
+    expect(proposed.status).toBe(202);
+    const id = proposed.body.proposal.id;
+    await page.goto(`${svc.controlUrl}/#/proposals`);
+    await page.reload(); // the page may be there already, loaded before this proposal
+    const card = page.locator(`[data-proposal="${id}"]`);
+    await card.getByRole('button', { name: 'Approve' }).waitFor({ timeout: PROMPTLY_MS });
+    const version = (await prodNow()).version;
+    expect((await admin().put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 30 })).status).toBe(200);
+    const reason = `prod config of checkout-v2 changed on main since: version ${version} → ${version + 1}`;
+    await expect.poll(() => card.textContent(), { timeout: PROMPTLY_MS }).toContain(`Stale: ${reason}`);
+    expect(await card.textContent()).toContain('It cannot be approved');
+    expect(await card.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect(await card.getByRole('button', { name: 'Reject' }).count()).toBe(1);
+
+    await page.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(flag.id)}/prod`);
+    const pending = page.getByTestId('pending-proposals');
+    await expect.poll(() => pending.textContent()).toContain(`Stale: ${reason}`);
+    expect(await pending.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    await pending.getByRole('button', { name: 'Reject' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Reject' }).click();
+    await expect.poll(async () => (await admin().get(`/api/v1/proposals/${id}`)).body.status).toBe('rejected');
+    await expect.poll(() => pending.textContent()).not.toContain('Stale');
+    expect((await prodNow()).rolloutPct).toBe(30);
     expect(leaks).toEqual([]);
   });
 });

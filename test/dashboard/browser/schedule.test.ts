@@ -13,6 +13,8 @@ describe('the schedule editor in Chromium', () => {
   let page: Page;
   let flagId: string;
   const leaks: string[] = [];
+  /** What the browser refused under the page's Content-Security-Policy, as it logged it. */
+  const refused: string[] = [];
   const admin = () => httpClient(svc.controlUrl, svc.admin);
   const prodNow = async (): Promise<Json> => (await admin().get(`/api/v1/flags/${flagId}`)).body.environments.prod;
 
@@ -24,6 +26,9 @@ describe('the schedule editor in Chromium', () => {
     flagId = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2' })).body.id;
     browser = await launchChromium();
     page = await signedInPage(browser, svc, 'alice', leaks);
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
     await page.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(flagId)}/prod`);
     await page.getByRole('heading', { name: 'Schedule in prod' }).waitFor();
   }, 60_000);
@@ -52,6 +57,22 @@ describe('the schedule editor in Chromium', () => {
     ]);
     expect(await panel.locator('.timeline-step.next .timeline-relative').textContent()).toMatch(/^in (59 min|1 h)$/);
     expect(await prodNow()).toMatchObject({ enabled: true, rolloutPct: 5, nextStep: { set: { rolloutPct: 25 } } });
+  });
+
+  it('draws each step’s bar as wide as the rollout it leaves, without anything the Content-Security-Policy refuses', async () => {
+    const steps = page.getByTestId('schedule-prod').locator('.timeline-step');
+    await expect.poll(() => steps.count()).toBe(5);
+    const shares = await steps.evaluateAll((items) =>
+      items.map((item) => {
+        const bar = item.querySelector('.timeline-bar')!.getBoundingClientRect();
+        const fill = item.querySelector('.timeline-fill')!.getBoundingClientRect();
+        return { bar: bar.width, share: fill.width / bar.width };
+      }),
+    );
+    expect(shares.every((s) => s.bar > 50)).toBe(true);
+    // Within half a percent: a bar is hundreds of pixels wide, so that is a pixel or two of rounding.
+    expect(shares.map((s) => Math.round(s.share * 200) / 2)).toEqual([25, 45, 65, 85, 100]);
+    expect(refused).toEqual([]);
   });
 
   it('adds one step at a chosen time, kept in time order', async () => {
@@ -87,7 +108,8 @@ describe('the schedule editor in Chromium', () => {
     expect(await prodNow()).toMatchObject({ schedule: [], nextStep: null, rolloutPct: 5 });
   });
 
-  it('loaded nothing from anywhere but the service', () => {
+  it('loaded nothing from anywhere but the service, and the browser refused nothing under the Content-Security-Policy', () => {
     expect(leaks).toEqual([]);
+    expect(refused).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { canonicalJson, ENVIRONMENTS, type EnvironmentName } from '@flagops/core
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
-import { pendingProposal } from '../proposals/pending-proposal.js';
+import { type PendingProposal, pendingProposal } from '../proposals/pending-proposal.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
 import { type TargetingPanel, targetingPanel } from '../targeting/targeting-panel.js';
@@ -95,6 +95,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   let targeting: TargetingPanel | undefined;
   let schedule: SchedulePanel | undefined;
   let promote: (HTMLElement & { refresh(): void }) | undefined;
+  let pending: PendingProposal | undefined;
   let drawn = '';
 
   const drawTop = (fresh: FlagView) => {
@@ -125,6 +126,8 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     schedule?.update(fresh);
     // The preview is a table: redrawn only when the flag changed, so it can be read while updates go on.
     if (!same) promote?.refresh();
+    // A change of the flag may have made a pending proposal stale, or applied it.
+    if (!same) pending?.update(fresh);
   }
 
   // Re-read whenever the organisation's state moves, so a kill or an edit made elsewhere shows here at once.
@@ -138,10 +141,11 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
         targeting = targetingPanel(ctx, fresh, env, changed);
         promote = promotePanel(ctx, () => flag!, env, changed);
         schedule = schedulePanel(ctx.api, fresh, env, changed);
+        pending = pendingProposal(ctx.api, fresh);
         replace(
           body,
           // Components about this environment's pending changes (e.g. a change proposal) mount here, above the editor.
-          h('div', { class: 'env-notices', 'data-slot': 'env-notices' }, pendingProposal(ctx.api, fresh)),
+          h('div', { class: 'env-notices', 'data-slot': 'env-notices' }, pending.element),
           editor.element,
           targeting.element,
           schedule.element,

@@ -16,11 +16,27 @@ export function proposalSubject(p: Proposal): string {
   return `segment ${p.segmentKey} of ${p.projectSlug}`;
 }
 
-/** The change in words and its impact on users, one line each. */
+/**
+ * Why a stale proposal cannot be approved, in words (what changed on main since it was made) and what to do
+ * instead; null for one that is not stale.
+ */
+export function staleNotice(p: Proposal): HTMLElement | null {
+  if (!p.stale) return null;
+  return h(
+    'p',
+    { class: 'stale-notice', role: 'status' },
+    h('strong', null, 'Stale: '),
+    p.staleReason ?? 'main changed what it changes since it was made',
+    '. It cannot be approved: reject it, and propose the change again on what is live now if it is still wanted.',
+  );
+}
+
+/** The change in words and its impact on users, one line each; for a stale one, as it was proposed. */
 export function proposalDetails(p: Proposal): Child {
   return h(
     'div',
     { class: 'proposal-details' },
+    p.stale ? h('p', { class: 'muted' }, 'As proposed, against the config of that time:') : null,
     h('ul', { class: 'proposal-changes' }, ...p.changes.map((c) => h('li', null, c))),
     p.impact.length === 0
       ? h('p', { class: 'muted' }, 'No environment config changes: no users move.')

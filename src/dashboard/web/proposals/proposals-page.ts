@@ -1,18 +1,27 @@
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import type { Page, PageContext } from '../route.js';
-import { confirmDialog } from '../ui/confirm-dialog.js';
-import { actorText, type Proposal, proposalDetails, proposalSubject } from './proposal-view.js';
+import { type Decision, decideProposal } from './decide-proposal.js';
+import { actorText, type Proposal, proposalDetails, proposalSubject, staleNotice } from './proposal-view.js';
+
+/** What the last decision made on this page answered, per proposal: kept across redraws. */
+interface Outcome {
+  text: string;
+  failed: boolean;
+}
 
 /**
  * `#/proposals`: the changes to protected environments that wait for a review (docs/proposals.md), each with
  * the change in words, its impact on users and who proposed it; Approve and Reject, each confirmed first.
- * Below them, the latest decided ones. A session cannot approve what it proposed itself: the server's 403
- * is shown on the card.
+ * Below them, the latest decided ones. A stale proposal (main changed what it changes since) says why and
+ * offers only Reject. The list is re-read whenever main moves, so a proposal turns stale on screen before
+ * anyone tries to approve it. A session cannot approve what it proposed itself: the server's 403 is shown
+ * on the card.
  */
 export function proposalsPage(ctx: PageContext): Page {
   const open = h('div', { class: 'proposal-list', 'data-testid': 'open-proposals' }, h('p', { class: 'muted' }, 'Loading…'));
   const decided = h('div', { class: 'proposal-list', 'data-testid': 'decided-proposals' });
+  const outcomes = new Map<string, Outcome>();
 
   const load = async () => {
     try {
@@ -31,37 +40,30 @@ export function proposalsPage(ctx: PageContext): Page {
     }
   };
 
+  const decide = async (p: Proposal, verb: Decision) => {
+    try {
+      const after = await decideProposal(ctx.api, p, verb);
+      if (!after) return;
+      outcomes.set(p.id, { text: after.status === 'merged' ? 'Approved: the change is live.' : 'Rejected.', failed: false });
+    } catch (err) {
+      // Re-read too: a refusal such as a stale proposal's 409 changes what the card should offer.
+      outcomes.set(p.id, { text: errorText(err), failed: true });
+    }
+    await load();
+  };
+
   function card(p: Proposal): HTMLElement {
-    const result = h('p', { class: 'proposal-result', role: 'status' });
-    const decide = async (verb: 'approve' | 'reject') => {
-      const answer = await confirmDialog({
-        title: `${verb === 'approve' ? 'Approve' : 'Reject'} proposal ${p.id}?`,
-        body: h('div', null, h('p', null, proposalSubject(p)), proposalDetails(p)),
-        confirmLabel: verb === 'approve' ? 'Approve' : 'Reject',
-        danger: verb === 'reject',
-        input: verb === 'reject' ? { label: 'Reason (optional)' } : undefined,
-      });
-      if (!answer.confirmed) return;
-      try {
-        const body = verb === 'reject' && answer.text !== '' ? { reason: answer.text } : undefined;
-        const after = await ctx.api.send<Proposal>('POST', `/api/v1/proposals/${encodeURIComponent(p.id)}/${verb}`, body);
-        await load();
-        const shown = open.querySelector(`[data-proposal="${p.id}"]`) ?? decided.querySelector(`[data-proposal="${p.id}"]`);
-        shown
-          ?.querySelector('.proposal-result')
-          ?.replaceChildren(`${after.status === 'merged' ? 'Approved: the change is live.' : 'Rejected.'}`);
-      } catch (err) {
-        result.classList.add('form-error');
-        result.textContent = errorText(err);
-      }
-    };
+    const outcome = outcomes.get(p.id);
+    const result = h('p', { class: outcome?.failed ? 'proposal-result form-error' : 'proposal-result', role: 'status' }, outcome?.text);
+    const button = (verb: Decision, label: string, kind: string) =>
+      h('button', { type: 'button', class: kind, onclick: () => void decide(p, verb) }, label);
     const decision =
       p.status === 'open'
         ? h(
             'div',
             { class: 'proposal-actions' },
-            h('button', { type: 'button', class: 'primary', onclick: () => void decide('approve') }, 'Approve'),
-            h('button', { type: 'button', class: 'secondary', onclick: () => void decide('reject') }, 'Reject'),
+            p.stale ? null : button('approve', 'Approve', 'primary'),
+            button('reject', 'Reject', p.stale ? 'primary' : 'secondary'),
           )
         : h(
             'p',
@@ -70,16 +72,17 @@ export function proposalsPage(ctx: PageContext): Page {
           );
     return h(
       'article',
-      { class: `proposal-card ${p.status}`, 'data-proposal': p.id },
+      { class: `proposal-card ${p.status}${p.stale ? ' stale' : ''}`, 'data-proposal': p.id },
       h('h2', null, `${p.action.replace('_', ' ')}: ${proposalSubject(p)}`),
       h('p', { class: 'muted' }, `Proposal ${p.id} by ${actorText(p.proposedBy)} at ${p.createdAt}`),
+      staleNotice(p),
       proposalDetails(p),
       decision,
       result,
     );
   }
 
-  void load();
+  const stop = ctx.live.follow(load);
   const element = h(
     'section',
     { class: 'page proposals-page' },
@@ -89,5 +92,5 @@ export function proposalsPage(ctx: PageContext): Page {
     h('h2', null, 'Recently decided'),
     decided,
   );
-  return { element, title: 'Proposals' };
+  return { element, title: 'Proposals', dispose: stop };
 }

@@ -10,6 +10,16 @@ export interface SchedulePanel {
   update(flag: FlagView): void;
 }
 
+/**
+ * The filled part of a step's bar. Its width is set through the CSSOM, which the page's
+ * Content-Security-Policy (style-src 'self', no 'unsafe-inline') allows, where a style attribute is refused.
+ */
+function rolloutFill(pct: number, enabled: boolean): HTMLElement {
+  const fill = h('span', { class: enabled ? 'timeline-fill' : 'timeline-fill off' });
+  fill.style.width = `${pct}%`;
+  return fill;
+}
+
 const EVERY_CHOICES = [
   ['1m', 'minute'],
   ['15m', '15 minutes'],
@@ -82,11 +92,7 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
             h('span', { class: 'timeline-when', title: entry.at }, entry.when),
             h('span', { class: 'timeline-relative muted' }, entry.relative),
             h('span', { class: 'timeline-sets' }, entry.sets),
-            h(
-              'span',
-              { class: 'timeline-bar', 'aria-hidden': 'true' },
-              h('span', { class: entry.enabledAfter ? 'timeline-fill' : 'timeline-fill off', style: `width: ${entry.rolloutAfter}%` }),
-            ),
+            h('span', { class: 'timeline-bar', 'aria-hidden': 'true' }, rolloutFill(entry.rolloutAfter, entry.enabledAfter)),
             entry.next ? h('span', { class: 'tag' }, 'next') : null,
           ),
         ),
