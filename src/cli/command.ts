@@ -13,8 +13,11 @@ export const processIo: CliIo = {
   env: process.env,
 };
 
-/** Exit codes: 0 success, 1 the work found a problem (invalid files), 2 the command line was wrong. */
-export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+/**
+ * Exit codes: 0 success, 1 the work found a problem (invalid files), 2 the command line was wrong, 3 the work
+ * deletes or changes what needs a confirmation (`flagops import` without --yes) and nothing was done.
+ */
+export const EXIT = { ok: 0, failed: 1, usage: 2, unconfirmed: 3 } as const;
 
 /** One `flagops <name>` subcommand. `help` is printed for `flagops <name> --help`. */
 export interface Command {

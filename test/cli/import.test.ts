@@ -1,11 +1,12 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import { loadSigningKey } from '../../src/storage/commit-trust.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { flagops, sampleCopy } from './cli-harness.js';
+import { pushEdit } from '../helpers/git-cli.js';
+import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';
 
 const PROD_KILLS =
   'kills:\n  checkout-v2:\n    killedAt: 2026-11-21T12:34:37.000Z\n    killedBy: svc_agt_lC8YX7RM\n    reason: error rate above 5%\n';
@@ -65,7 +66,16 @@ describe('flagops import', () => {
     const result = await importSample('--actor', 'alice', '--create');
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(
+    const [plan, done] = result.stdout.split(/(?=^imported )/m);
+    expect(plan).toBe(
+      'plan for organisation acme (no commit yet):\n' +
+        'project shop: new, as in flags\n' +
+        '  4 flags: checkout-v2, holiday-banner, max-cart-items, search-ranking\n' +
+        '  no segments\n' +
+        '  settings: id prj_5042d146667518a1; name "Shop"\n' +
+        '  killed as in flags: search-ranking in staging\n',
+    );
+    expect(done).toMatch(
       /^imported 1 project\(s\), 4 flag\(s\) into acme: commit [0-9a-f]{40}\ncreated the repository of organisation acme; /,
     );
 
@@ -135,7 +145,10 @@ describe('flagops import', () => {
       await importSample('--create');
       const { head } = await readMain();
       const again = await importSample('--replace');
-      expect(again).toMatchObject({ code: 0, stdout: 'nothing to import: acme already holds 1 project(s), 4 flag(s) as in flags\n' });
+      expect(again).toMatchObject({
+        code: 0,
+        stdout: `plan for organisation acme (main at ${head!.slice(0, 7)}): nothing to change\nnothing to import: acme already holds 1 project(s), 4 flag(s) as in flags\n`,
+      });
       expect((await readMain()).head).toBe(head);
     });
 
@@ -145,7 +158,7 @@ describe('flagops import', () => {
       cleanups.push(copy.remove);
       for (const path of ['flags', 'environments/dev', 'environments/staging', 'environments/prod'])
         unlinkSync(join(copy.dir, 'projects/shop', path, 'max-cart-items.yaml'));
-      expect((await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace'])).code).toBe(0);
+      expect((await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace', '--yes'])).code).toBe(0);
       expect([...(await readMain()).loaded.state.projects.get('shop')!.flags.keys()]).not.toContain('max-cart-items');
     });
 
@@ -154,7 +167,9 @@ describe('flagops import', () => {
       await killCheckoutInProd();
       const result = await importSample('--replace');
       // The directory's prod kills.yaml kills search-ranking instead; neither lifts nor adds anything.
-      expect(result.stdout).toBe('nothing to import: acme already holds 1 project(s), 4 flag(s) as in flags\n');
+      expect(result.stdout).toMatch(
+        /: nothing to change\nnothing to import: acme already holds 1 project\(s\), 4 flag\(s\) as in flags\n$/,
+      );
 
       const copy = sampleCopy();
       cleanups.push(copy.remove);
@@ -180,8 +195,11 @@ describe('flagops import', () => {
       const copy = sampleCopy();
       cleanups.push(copy.remove);
       writeFileSync(join(copy.dir, 'projects/shop/project.yaml'), 'id: prj_from_elsewhere\nname: Shop\nslug: shop\n');
-      const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace']);
+      const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace', '--yes']);
       expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(
+        /\n {4}change setting id: prj_[0-9a-f]{16} → prj_from_elsewhere \(API paths and sdk keys naming the old id stop finding the project\)\n/,
+      );
       expect(result.stdout).toMatch(
         /\nids now as in .+: project shop prj_[0-9a-f]{16} → prj_from_elsewhere; API paths and sdk keys that name an old id no longer find it/,
       );
@@ -200,6 +218,161 @@ describe('flagops import', () => {
       expect(result.stderr).toContain('flag checkout-v2 of project shop is killed in prod');
       expect(result.stderr).toContain('an import never lifts a kill: clear the kill first, or keep the flag; nothing was imported');
       expect((await readMain()).head).toBe(head);
+    });
+  });
+
+  describe('its plan', () => {
+    /** A copy of the sample whose files `edit` changes. */
+    function editedSample(edit: (dir: string) => void): string {
+      const copy = sampleCopy();
+      cleanups.push(copy.remove);
+      edit(copy.dir);
+      return copy.dir;
+    }
+    const importDir = (dir: string, ...extra: string[]) => flagops(['import', dir, '--org', 'acme', '--data-dir', dataDir, ...extra]);
+    const shop = async () => (await readMain()).loaded.state.projects.get('shop')!;
+
+    /** Every file and folder of the data directory with its size and modification time. */
+    function dataDirListing(): string[] {
+      return (readdirSync(dataDir, { recursive: true }) as string[])
+        .map((path) => {
+          const s = statSync(join(dataDir, path));
+          return `${path} ${s.size} ${s.mtimeMs}`;
+        })
+        .sort();
+    }
+
+    it('applies new flags and config changes without --yes, listing them as flagops diff words them', async () => {
+      await importDir(
+        editedSample((dir) => {
+          unlinkSync(join(dir, 'projects/shop/flags/holiday-banner.yaml'));
+          for (const env of ['dev', 'staging', 'prod']) unlinkSync(join(dir, 'projects/shop/environments', env, 'holiday-banner.yaml'));
+        }),
+        '--create',
+      );
+      const prod = join(SAMPLE, 'projects/shop/environments/prod/checkout-v2.yaml');
+      const dir = editedSample((dir) =>
+        writeFileSync(
+          join(dir, 'projects/shop/environments/prod/checkout-v2.yaml'),
+          readFileSync(prod, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 50'),
+        ),
+      );
+      const result = await importDir(dir, '--replace');
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(
+        `project shop: replaced by the one in ${dir} (its kills are kept: search-ranking in staging)\n` +
+          '  changes:\n' +
+          '    shop/checkout-v2 prod: rolloutPct 10 → 50\n' +
+          '    shop/holiday-banner: flag added (json)\n',
+      );
+      expect(result.stdout).not.toContain('needs --yes');
+      expect((await shop()).flags.get('checkout-v2')!.environments.prod.rolloutPct).toBe(50);
+    });
+
+    it('needs --yes to archive a flag or change a project setting, and names both', async () => {
+      await importSample('--create');
+      const { head } = await readMain();
+      const dir = editedSample((dir) => {
+        writeFileSync(join(dir, 'projects/shop/project.yaml'), 'name: Shop (imported)\nslug: shop\n');
+        const flag = join(dir, 'projects/shop/flags/max-cart-items.yaml');
+        writeFileSync(flag, readFileSync(flag, 'utf8').replace('archivedAt: null', 'archivedAt: 2026-01-05T10:00:00Z'));
+      });
+      const result = await importDir(dir, '--replace');
+      expect(result.code).toBe(3);
+      expect(result.stdout).toContain(
+        '  needs --yes:\n    change setting name: "Shop" → "Shop (imported)"\n    archive flag max-cart-items\n',
+      );
+      expect(result.stderr).toBe(
+        'flagops import: this import needs --yes: it would change setting name of shop and archive flag shop/max-cart-items; ' +
+          're-run with --yes to apply it, or with --dry-run to only see the plan; nothing was imported\n',
+      );
+      expect((await readMain()).head).toBe(head);
+
+      expect((await importDir(dir, '--replace', '--yes')).code).toBe(0);
+      expect((await shop()).project.name).toBe('Shop (imported)');
+      expect((await shop()).flags.get('max-cart-items')!.meta.archivedAt).not.toBeNull();
+    });
+
+    it('needs --yes to delete a segment the directory lacks, and deletes it with --yes', async () => {
+      await importDir(
+        editedSample((dir) => {
+          mkdirSync(join(dir, 'projects/shop/segments'));
+          writeFileSync(
+            join(dir, 'projects/shop/segments/beta-testers.yaml'),
+            'key: beta-testers\nversion: 1\nuserIds: [u-1, u-2]\nconditions: []\n',
+          );
+        }),
+        '--create',
+      );
+      const { head } = await readMain();
+      const refused = await importSample('--replace');
+      expect(refused.code).toBe(3);
+      expect(refused.stdout).toContain('  needs --yes:\n    delete segment beta-testers\n');
+      expect((await readMain()).head).toBe(head);
+
+      expect((await importSample('--replace', '--yes')).code).toBe(0);
+      expect([...((await shop()).segments?.keys() ?? [])]).toEqual([]);
+    });
+
+    it('needs --yes to delete a file with issues, whose content it cannot compare', async () => {
+      await importSample('--create');
+      pushEdit(join(dataDir, 'repos/acme.git'), (checkout) =>
+        writeFileSync(join(checkout, 'projects/shop/flags/broken.yaml'), 'key: nope\n'),
+      );
+      const { head, loaded } = await readMain();
+      expect(new Set(loaded.issues.map((issue) => issue.file))).toEqual(new Set(['projects/shop/flags/broken.yaml']));
+      const refused = await importSample('--replace');
+      expect(refused.code).toBe(3);
+      expect(refused.stdout).toContain('    delete projects/shop/flags/broken.yaml, which has issues (what it holds is not compared)\n');
+      expect((await readMain()).head).toBe(head);
+
+      expect((await importSample('--replace', '--yes')).code).toBe(0);
+      expect((await readMain()).loaded.issues).toEqual([]);
+    });
+
+    it('with --dry-run prints the plan and writes nothing to the data directory, exit 0', async () => {
+      await importSample('--create');
+      const { head } = await readMain();
+      const before = dataDirListing();
+      const result = await importDir(
+        editedSample((dir) => {
+          for (const path of ['flags', 'environments/dev', 'environments/staging', 'environments/prod'])
+            unlinkSync(join(dir, 'projects/shop', path, 'max-cart-items.yaml'));
+        }),
+        '--replace',
+        '--dry-run',
+      );
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toContain(`plan for organisation acme (main at ${head!.slice(0, 7)}):\n`);
+      expect(result.stdout).toContain('  needs --yes:\n    delete flag max-cart-items\n');
+      expect(result.stdout).toMatch(/\ndry run: nothing was imported; without --dry-run this import needs --yes\n$/);
+      // Before readMain, which (as the service does) makes sure the signing key exists and so touches state/.
+      expect(dataDirListing()).toEqual(before);
+      expect((await readMain()).head).toBe(head);
+    });
+
+    it('with --dry-run and --create creates neither the data directory nor the repository', async () => {
+      const fresh = join(dataDir, 'fresh');
+      const result = await flagops(['import', 'flags', '--org', 'acme', '--data-dir', fresh, '--create', '--dry-run']);
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      expect(result.stdout).toMatch(/^plan for organisation acme \(a new repository\):\nproject shop: new, as in flags\n/);
+      expect(result.stdout).toMatch(/\ndry run: nothing was imported\n$/);
+      expect(existsSync(fresh)).toBe(false);
+    });
+
+    it('with --dry-run refuses what the import refuses: a project that exists, without --replace', async () => {
+      await importSample('--create');
+      const result = await importSample('--dry-run');
+      expect(result).toMatchObject({ code: 1, stdout: '' });
+      expect(result.stderr).toContain('project shop already exists in organisation acme; pass --replace');
+    });
+
+    it('is described in --help with --yes, --dry-run and the exit codes', async () => {
+      const help = (await flagops(['import', '--help'])).stdout;
+      expect(help).toContain('--yes ');
+      expect(help).toContain('--dry-run ');
+      expect(help).toContain('3 the plan needs --yes and nothing was written');
     });
   });
 

@@ -1,29 +1,36 @@
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ENVIRONMENTS, type ProjectState, type RepositoryState } from '@flagops/core';
 import { KEY_FILE, readKeyFile } from '../../auth/key-file.js';
 import { isOrgName } from '../../auth/key-format.js';
-import { classifyPath, layout } from '../../repository/layout.js';
-import { parseRepositoryFile } from '../../repository/parse-file.js';
 import { readRepositoryFiles } from '../../repository/read-repository.js';
-import type { FileChange, FlagRepository } from '../../storage/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
+import { confirmSummary, formatImportPlan } from '../format-import-plan.js';
+import { type ImportPlan, needsConfirmation, planIsEmpty } from '../import-plan.js';
 import { formatIssueLine } from '../issue-output.js';
+import { ImportRefused, type ImportRequest, prepareImport } from '../prepare-import.js';
 import { readRepositoryDirectory } from '../read-directory.js';
 
-const help = `Usage: flagops import <dir> --org O [--data-dir D] [--actor NAME] [--replace] [--create]
+const help = `Usage: flagops import <dir> --org O [--data-dir D] [--actor NAME] [--replace] [--yes] [--dry-run] [--create]
 
 Copies the projects of a flags repository directory (for example a checkout, or the sample in flags/)
 into an organisation's repository in the service's data directory, as one commit. The directory is
 validated first: with any issue, nothing is written and the issues are printed as by 'flagops validate'.
 
 A project the organisation already has is replaced only with --replace; without it the import refuses,
-naming the project, and writes nothing. A replaced project ends up as in <dir> (files <dir> lacks are
-deleted from it), except its kills: an import never lifts, adds or changes a kill of a project that
-exists, so that project's kills.yaml files stay as they are, and a killed flag cannot be deleted by an
-import (clear the kill first). A new project arrives as in <dir>, kills.yaml included. Projects that
-<dir> does not contain are left as they are.
+naming the project, and writes nothing. A replaced project ends up as in <dir> (flags, segments and
+settings <dir> lacks are deleted from it), except its kills: an import never lifts, adds or changes a
+kill of a project that exists, so that project's kills.yaml files stay as they are, and a killed flag
+cannot be deleted by an import (clear the kill first). A new project arrives as in <dir>, kills.yaml
+included. Projects that <dir> does not contain are left as they are.
+
+Before writing, the import prints its plan against the organisation's main, per project: a new project's
+flags, segments and kills; for a replaced project what changes, as 'flagops diff' words it, and under
+"needs --yes" what it deletes or archives (flags, segments), the flags whose id changes, and the project
+settings it changes (project.yaml: id, name, requireApproval), old → new. Those need --yes: without it
+the import prints the plan, says what needs confirming, writes nothing and exits 3. Adding flags and
+segments and changing their configs need no --yes. With --dry-run it prints the plan, writes nothing
+(not even a missing repository) and exits 0.
 
 Every flag the import changes is in the audit trail (GET /api/v1/audit) as its own entry: flag_create,
 flag_update, config_update, flag_delete, project_create..., by the --actor, with the message "import ...".
@@ -33,53 +40,21 @@ Options:
   --data-dir D         the service's data directory (default: $FLAGOPS_DATA_DIR, else ./data)
   --actor NAME         the author recorded in the commit and the audit trail (default: $USER)
   --replace            replace projects the organisation already has
+  --yes                apply a plan that deletes or archives flags or segments, changes flag ids or
+                       changes project settings (without it such an import writes nothing, exit 3)
+  --dry-run            print the plan and write nothing
   --create             create the data directory or the organisation's repository if missing (without
                        it, a mistyped --data-dir or --org is refused instead of starting a new one)
   -h, --help           show this help
+
+Exit codes: 0 imported (or, with --dry-run, planned), 1 refused (issues in <dir>, a missing data
+directory or organisation, an existing project without --replace, a killed flag <dir> lacks), 2 the
+command line is wrong, 3 the plan needs --yes and nothing was written.
 
 Run it while the server is stopped, or against a running server's data directory: commits use the
 same compare-and-swap on main as the server, and the server picks up the new commit. A running
 server serves an organisation that has keys (FLAGOPS_BOOTSTRAP_KEYS or its admin keys).
 `;
-
-/** Stops the import with a message for the operator; nothing was committed. */
-class ImportRefused extends Error {}
-
-/** The paths of a project the current state knows, kills files excluded, so that files the import lacks are deleted. */
-function replacedPaths(state: RepositoryState, slug: string): string[] {
-  const project = state.projects.get(slug);
-  const paths = [layout.projectFile(slug)];
-  for (const key of project?.flags.keys() ?? []) {
-    paths.push(layout.flagFile(slug, key), ...ENVIRONMENTS.map((env) => layout.configFile(slug, env, key)));
-  }
-  return paths;
-}
-
-/** `project shop prj_a → prj_b`, `flag shop/x flg_a → flg_b`: the ids a replaced project takes from the directory. */
-function changedIds(current: RepositoryState, slug: string, imported: ProjectState): string[] {
-  const before = current.projects.get(slug);
-  if (!before) return [];
-  const changed = before.project.id === imported.project.id ? [] : [`project ${slug} ${before.project.id} → ${imported.project.id}`];
-  for (const [key, flag] of imported.flags) {
-    const old = before.flags.get(key);
-    if (old && old.meta.id !== flag.meta.id) changed.push(`flag ${slug}/${key} ${old.meta.id} → ${flag.meta.id}`);
-  }
-  return changed;
-}
-
-/** The flags an existing project's kills.yaml files name, per environment, as committed at `head`. */
-async function killedFlags(repo: FlagRepository, head: string, slug: string): Promise<Array<{ env: string; flag: string }>> {
-  const killed: Array<{ env: string; flag: string }> = [];
-  for (const env of ENVIRONMENTS) {
-    const path = layout.killsFile(slug, env);
-    const oid = await repo.treeOid(head, path);
-    if (oid === null) continue;
-    const { file } = parseRepositoryFile(path, await repo.readBlob(oid));
-    // An unreadable kills.yaml is kept as it is; the store then refuses a commit whose kills name missing flags.
-    if (file?.kind === 'kills') for (const flag of Object.keys(file.value.kills)) killed.push({ env, flag });
-  }
-  return killed;
-}
 
 /** Why the data directory or the organisation cannot be imported into without --create; null when they exist. */
 async function missingTarget(dataDir: string, org: string): Promise<string | null> {
@@ -113,6 +88,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
       actor: { type: 'string' },
       replace: { type: 'boolean', default: false },
       create: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
     },
   });
   if (positionals.length !== 1) throw new UsageError('expected one directory to import');
@@ -142,85 +119,118 @@ async function run(args: string[], io: CliIo): Promise<number> {
     io.stderr(`flagops import: ${missing}; nothing was imported\n`);
     return EXIT.failed;
   }
-  // Owner-only, as the service creates it: it will hold credentials.
-  if (missing) await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const request: ImportRequest = { org, dir, files, imported: state, replace: values.replace };
+  try {
+    if (values['dry-run']) return await dryRun(request, join(dataDir, 'repos', `${org}.git`), io);
+    // Owner-only, as the service creates it: it will hold credentials.
+    if (missing) await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    return await commitImport(request, { dataDir, created: missing !== null, yes: values.yes, actor: values.actor }, io);
+  } catch (err) {
+    if (!(err instanceof ImportRefused)) throw err;
+    io.stderr(`flagops import: ${err.message}; nothing was imported\n`);
+    return EXIT.failed;
+  }
+}
+
+/** Plans against main as it is, read without writing anything (not even the repository, when it is missing). */
+async function dryRun(request: ImportRequest, gitdir: string, io: CliIo): Promise<number> {
+  const { FlagRepository } = await import('../../storage/index.js');
+  const repo = (await isDirectory(gitdir)) ? await FlagRepository.open({ gitdir, parseCache: false }) : null;
+  try {
+    const head = repo ? await repo.head() : null;
+    const current = repo ? (await repo.readState(head)).state : { commit: null, projects: new Map() };
+    const { plan } = await prepareImport(request, repo, current, head);
+    io.stdout(formatImportPlan(plan, request.dir));
+    const then = needsConfirmation(plan) ? '; without --dry-run this import needs --yes' : '';
+    io.stdout(`dry run: nothing was imported${then}\n`);
+    return EXIT.ok;
+  } finally {
+    await repo?.close();
+  }
+}
+
+/** Thrown out of the write function when the plan needs --yes and it was not given: nothing is committed. */
+class NeedsConfirmation extends Error {
+  constructor(readonly plan: ImportPlan) {
+    super('the import needs --yes');
+  }
+}
+
+async function commitImport(
+  request: ImportRequest,
+  options: { dataDir: string; created: boolean; yes: boolean; actor: string | undefined },
+  io: CliIo,
+): Promise<number> {
+  const { org, dir, imported } = request;
   const { RepositoryRegistry } = await import('../../storage/index.js');
-  const registry = new RepositoryRegistry({ dataDir, watch: false });
+  const registry = new RepositoryRegistry({ dataDir: options.dataDir, watch: false });
   try {
     const repo = await registry.get(org);
-    const slugs = [...state.projects.keys()];
-    const replaced: string[] = [];
-    const newIds: string[] = [];
-    const update = await repo.update(async (current, head) => {
-      replaced.length = 0;
-      newIds.length = 0;
-      const changes = new Map<string, FileChange>();
-      // Broken files of an imported project are not in `current`; the issues name them.
-      const broken = head === null ? [] : (await repo.readState(head)).issues.map((issue) => issue.file ?? '');
-      for (const slug of slugs) {
-        const exists = head !== null && (await repo.treeOid(head, layout.projectDir(slug))) !== null;
-        if (!exists) continue;
-        if (!values.replace)
-          throw new ImportRefused(
-            `project ${slug} already exists in organisation ${org}; pass --replace to replace it (its kills are kept)`,
-          );
-        replaced.push(slug);
-        const imported = state.projects.get(slug)!;
-        newIds.push(...changedIds(current, slug, imported));
-        for (const { env, flag } of await killedFlags(repo, head, slug)) {
-          if (!imported.flags.has(flag)) {
-            throw new ImportRefused(
-              `flag ${flag} of project ${slug} is killed in ${env} and ${dir} does not have it; an import never lifts a kill: clear the kill first, or keep the flag`,
-            );
-          }
-        }
-        const inProject = (p: string) => p.startsWith(`${layout.projectDir(slug)}/`) && classifyPath(p).kind !== 'kills';
-        for (const path of [...replacedPaths(current, slug), ...broken.filter(inProject)]) changes.set(path, { path, content: null });
-      }
-      for (const file of files) {
-        const where = classifyPath(file.path);
-        if (where.kind === 'kills' && replaced.includes(where.project)) continue; // an existing project keeps its kills
-        changes.set(file.path, { path: file.path, content: file.text });
-      }
-      return {
-        changes: [...changes.values()],
-        meta: {
-          action: 'import',
-          summary: `import ${slugs.join(', ')} from ${dir}`,
-          actor: { type: 'admin', name: values.actor ?? io.env.USER ?? 'flagops import' },
-          ...(slugs.length === 1 ? { project: slugs[0] } : {}),
-        },
-        result: undefined,
-      };
-    });
+    const slugs = [...imported.projects.keys()];
+    // The plan is made on the head the commit goes on: when main moves meanwhile, it is made again.
+    const update = await repo
+      .update(async (current, head) => {
+        const prepared = await prepareImport(request, repo, current, head);
+        if (!options.yes && needsConfirmation(prepared.plan)) throw new NeedsConfirmation(prepared.plan);
+        return {
+          changes: prepared.changes,
+          meta: {
+            action: 'import',
+            summary: `import ${slugs.join(', ')} from ${dir}`,
+            actor: { type: 'admin', name: options.actor ?? io.env.USER ?? 'flagops import' },
+            ...(slugs.length === 1 ? { project: slugs[0] } : {}),
+          },
+          result: prepared,
+        };
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof NeedsConfirmation)) throw err;
+        io.stdout(formatImportPlan(err.plan, dir));
+        io.stderr(
+          `flagops import: this import needs --yes: it would ${confirmSummary(err.plan)}; re-run with --yes to apply it, or with --dry-run to only see the plan; nothing was imported\n`,
+        );
+        return null;
+      });
+    if (update === null) return EXIT.unconfirmed;
+    const { plan, replaced } = update.result;
+    io.stdout(formatImportPlan(plan, dir));
     let flags = 0;
-    for (const project of state.projects.values()) flags += project.flags.size;
+    for (const project of imported.projects.values()) flags += project.flags.size;
     const what = `${slugs.length} project(s), ${flags} flag(s)`;
+    const formOnly = planIsEmpty(plan) ? ' (the files differed only in comments, layout or versions)' : '';
     io.stdout(
       update.committed
-        ? `imported ${what} into ${org}: commit ${update.commit}\n`
+        ? `imported ${what} into ${org}: commit ${update.commit}${formOnly}\n`
         : `nothing to import: ${org} already holds ${what} as in ${dir}\n`,
     );
     if (update.committed && replaced.length > 0)
       io.stdout(`kept the kills of ${replaced.join(', ')} as they were (an import never changes a kill)\n`);
+    const newIds = changedIds(plan);
     if (update.committed && newIds.length > 0) {
       io.stdout(
         `ids now as in ${dir}: ${newIds.join(', ')}; API paths and sdk keys that name an old id no longer find it (create new sdk keys)\n`,
       );
     }
-    if (missing) {
+    if (options.created) {
       io.stdout(
         `created the repository of organisation ${org}; a service serves it once the organisation has a key (FLAGOPS_BOOTSTRAP_KEYS=${org}:svc_adm_<32 random characters>)\n`,
       );
     }
     return EXIT.ok;
-  } catch (err) {
-    if (!(err instanceof ImportRefused)) throw err;
-    io.stderr(`flagops import: ${err.message}; nothing was imported\n`);
-    return EXIT.failed;
   } finally {
     await registry.closeAll();
   }
+}
+
+/** `project shop prj_a → prj_b`, `flag shop/x flg_a → flg_b`: the ids replaced projects take from the directory. */
+function changedIds(plan: ImportPlan): string[] {
+  return plan.projects.flatMap((project) =>
+    project.confirm.flatMap((item) => {
+      if (item.type === 'setting_changed' && item.field === 'id') return [`project ${project.slug} ${item.before} → ${item.after}`];
+      if (item.type === 'flag_id_changed') return [`flag ${project.slug}/${item.flag} ${item.before} → ${item.after}`];
+      return [];
+    }),
+  );
 }
 
 export const importCommand: Command = { name: 'import', summary: "import a flags directory into an organisation's repository", help, run };
