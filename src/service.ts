@@ -143,6 +143,7 @@ async function startOnLockedDirectory(
     snapshots: () => holder.views(),
     streamClients: () => streams.size,
     invalidFiles: () => holder.health().organisations.map((o) => ({ org: o.org, count: o.invalidFiles.length })),
+    storageFaults: () => holder.health().organisations.flatMap((o) => (o.fault ? [{ org: o.org, kind: o.fault.kind }] : [])),
   });
   const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
@@ -155,6 +156,7 @@ async function startOnLockedDirectory(
   const webhooks = await WebhookService.open({ dataDir: config.dataDir, audit, repos, logger: logger.child({ component: 'webhooks' }) });
 
   let ready = false;
+  let storageChecks: ReturnType<typeof setInterval> | undefined;
   const health = serviceHealth({ keys, report: () => holder.health(), ready: () => ready, metricsToken: config.metrics?.token });
 
   const replication = replicaUpstream({
@@ -225,6 +227,7 @@ async function startOnLockedDirectory(
   const servers: RunningServer[] = [controlPort.running, evalPort.running];
   /** Ends every part in order, on a failed start and on stop alike; `closeServers` runs once nothing new starts. */
   const closeParts = async (closeServers: () => Promise<unknown>) => {
+    clearInterval(storageChecks);
     streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
     dashboard.live.close();
     replication.close();
@@ -262,6 +265,8 @@ async function startOnLockedDirectory(
     throw err;
   }
   ready = true;
+  storageChecks = setInterval(() => void checkStorage(keys, repos, holder), STORAGE_CHECK_MS);
+  storageChecks.unref();
   const [control, evaluation] = servers;
   logger.info('flagops started', { control: control.url, evaluation: evaluation.url, dataDir: config.dataDir });
 
@@ -281,4 +286,27 @@ async function startOnLockedDirectory(
       return stopping;
     },
   };
+}
+
+/** How often each repository's storage is looked at (a fault appears, or goes) while nothing else touches it. */
+const STORAGE_CHECK_MS = 5_000;
+
+/**
+ * Looks whether each organisation's repository can be written (a read-only or full disk shows before the next
+ * write fails), and, where what main serves could not be read, tries again: a repaired repository is served
+ * again without a restart.
+ */
+async function checkStorage(keys: KeyService, repos: RepositoryRegistry, holder: SnapshotHolder): Promise<void> {
+  for (const { name } of keys.organisations()) {
+    if (!holder.has(name)) continue;
+    const repo = await repos.get(name);
+    repo.probeWritable();
+    if (repo.fault()?.kind !== 'read') continue;
+    // Read again: a success clears the fault, and the holder serves main's head again.
+    const readable = await repo.readServed().then(
+      () => true,
+      () => false,
+    );
+    if (readable) await holder.served(name);
+  }
 }

@@ -132,3 +132,20 @@ export class InvalidInRepositoryError extends FlagopsError {
     });
   }
 }
+
+/**
+ * An organisation's flags repository cannot be read (a missing or corrupt object) or written (read-only, a full
+ * disk): 503, with the fault in words and no path of the service's disk. Nothing was changed or acknowledged.
+ */
+export class StorageFaultError extends FlagopsError {
+  constructor(
+    readonly kind: 'read' | 'write',
+    /** What fails, in words: `git object 1a2b3c4 is corrupt (…)`, `read-only file system`. */
+    readonly fault: string,
+  ) {
+    super(
+      'unavailable',
+      `the flags repository cannot be ${kind === 'read' ? 'read' : 'written'}: ${fault}; the operator sees it in /healthz`,
+    );
+  }
+}

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { bearerToken } from '../auth/key-format.js';
 import type { KeyService } from '../auth/key-service.js';
-import { FlagopsError, NotFoundError } from '../errors/kinds.js';
+import { FlagopsError, NotFoundError, StorageFaultError } from '../errors/kinds.js';
 import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
 import type { EvaluationTotals } from '../metrics/evaluation-totals.js';
@@ -64,6 +64,9 @@ export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pi
   const view = deps.holder.view(principal.org, principal.projectId!, principal.environment!);
   if (view) return view;
   if (!deps.holder.has(principal.org)) throw new FlagopsError('unavailable', 'the evaluation server is starting; try again shortly');
+  // Nothing served for the project because its repository cannot be read: it may well exist, so never a 404.
+  const fault = deps.holder.fault(principal.org);
+  if (fault?.kind === 'read') throw new StorageFaultError('read', fault.message);
   throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
 }
 

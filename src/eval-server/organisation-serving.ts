@@ -38,6 +38,10 @@ export class OrganisationServing {
     return this.servedHead;
   }
 
+  fault() {
+    return this.repo.fault?.();
+  }
+
   view(projectId: string, env: EnvironmentName): EnvironmentView | undefined {
     return this.byProjectId.get(projectId)?.[env];
   }

@@ -16,6 +16,8 @@ export interface ServingRepository {
   onMainMoved(listener: (event: MainMoved) => void): () => void;
   height(oid: string): Promise<number>;
   readCommit(oid: string): Promise<{ parents: string[] }>;
+  /** The repository's storage fault now, if it has one (a corrupt object, a read-only disk). */
+  fault?(): OrganisationHealth['fault'];
 }
 
 export interface OrganisationHealth {
@@ -89,8 +91,18 @@ export class SnapshotHolder {
   }
 
   health(): HolderHealth {
-    const organisations = [...this.orgs.values()].map((o) => ({ org: o.org, commit: o.head, invalidFiles: o.issues.map(invalidFile) }));
+    const organisations = [...this.orgs.values()].map((o) => {
+      const health: OrganisationHealth = { org: o.org, commit: o.head, invalidFiles: o.issues.map(invalidFile) };
+      const fault = o.fault();
+      if (fault) health.fault = fault;
+      return health;
+    });
     return { ready: true, organisations };
+  }
+
+  /** The storage fault of an organisation's repository now, if it has one. */
+  fault(org: string): OrganisationHealth['fault'] {
+    return this.orgs.get(org)?.fault();
   }
 
   close(): void {

@@ -19,6 +19,8 @@ export function registerServingFamilies(
     streamClients(): number;
     /** Per organisation, the files on main that are invalid and held back; omitted on replicas. */
     invalidFiles?(): Iterable<{ org: string; count: number }>;
+    /** The organisations whose repository cannot be read or written now; omitted on replicas. */
+    storageFaults?(): Iterable<{ org: string; kind: 'read' | 'write' }>;
   },
 ): void {
   new Gauge({
@@ -49,6 +51,19 @@ export function registerServingFamilies(
       collect() {
         this.reset();
         for (const { org, count } of invalidFiles()) this.set({ org }, count);
+      },
+    });
+  }
+  const storageFaults = source.storageFaults;
+  if (storageFaults) {
+    new Gauge({
+      name: 'flagops_storage_faults',
+      help: "1 while an organisation's flags repository cannot be read (kind=read: a missing or corrupt object) or written (kind=write: read-only, a full disk).",
+      labelNames: ['org', 'kind'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { org, kind } of storageFaults()) this.set({ org, kind }, 1);
       },
     });
   }

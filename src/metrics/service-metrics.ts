@@ -32,6 +32,7 @@ export class ServiceMetrics {
     snapshots(): Iterable<ServedSnapshot>;
     streamClients(): number;
     invalidFiles(): Iterable<{ org: string; count: number }>;
+    storageFaults(): Iterable<{ org: string; kind: 'read' | 'write' }>;
   }): void {
     registerServingFamilies(this.evaluation.registry, source);
   }

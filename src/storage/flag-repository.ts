@@ -1,3 +1,4 @@
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Actor, EnvironmentName, RepositoryState } from '@flagops/core';
@@ -20,6 +21,7 @@ import { resolveRevision } from './revision.js';
 import { ServedHistoryCache } from './served-history-cache.js';
 import { type ServedState, ServedStates } from './served-state.js';
 import { type LoadedState, StateLoader } from './state-loader.js';
+import { type StorageFaultState, StorageFaults, writeFault } from './storage-fault.js';
 
 export interface Change<T> {
   changes: FileChange[];
@@ -147,6 +149,7 @@ export class FlagRepository {
   /** True while the running update waits for a `main.lock` someone else holds. */
   private blockedByLock = false;
   private readonly signer: CommitSigner | null;
+  private readonly faults: StorageFaults;
 
   private constructor(
     readonly gitdir: string,
@@ -155,6 +158,7 @@ export class FlagRepository {
     private readonly logger: Logger,
   ) {
     this.objects = new ObjectStore(gitdir, { durable: options.durable });
+    this.faults = new StorageFaults(logger);
     this.signer = options.signingKey ? new CommitSigner(options.signingKey) : null;
     const caching = !readOnly && options.parseCache !== false;
     const cache = caching ? ParseCache.open(gitdir, logger) : undefined;
@@ -197,7 +201,7 @@ export class FlagRepository {
 
   /** The typed state at a commit (default: `main`). Shared and read-only; `issues` lists what was left out. */
   readState(commit?: string | null): Promise<LoadedState> {
-    return commit === undefined ? this.head().then((head) => this.loader.load(head)) : this.loader.load(commit);
+    return this.reading(commit === undefined ? this.head().then((head) => this.loader.load(head)) : this.loader.load(commit));
   }
 
   /**
@@ -205,7 +209,66 @@ export class FlagRepository {
    * last valid state (served-state.ts). What the evaluation server serves and the control plane shows.
    */
   readServed(commit?: string | null): Promise<ServedState> {
-    return commit === undefined ? this.head().then((head) => this.served.read(head)) : this.served.read(commit);
+    const read = commit === undefined ? this.head().then((head) => this.served.read(head)) : this.served.read(commit);
+    return this.reading(read).then((served) => {
+      // What main serves could be read: whatever failed before does not stop serving now.
+      if (served.commit === this.lastHead) this.faults.clear('read');
+      return served;
+    });
+  }
+
+  /**
+   * The fault this repository has now (a read fault first), or undefined: what /healthz reports. Faults are
+   * noted as reads and writes fail, and cleared as they succeed again (see probeWritable).
+   */
+  fault(): StorageFaultState | undefined {
+    return this.faults.get();
+  }
+
+  /**
+   * Whether a file can be made in the object directory now: a repository made read-only (or a full disk) shows
+   * as a write fault before the next write fails, and one that can be written again clears it. A temp file git
+   * ignores (tmp_obj_*), removed at once.
+   */
+  probeWritable(): void {
+    if (this.readOnly || this.closed) return;
+    const probe = join(this.gitdir, 'objects', `tmp_obj_probe_${process.pid}`);
+    try {
+      rmSync(probe, { force: true });
+      const fd = openSync(probe, 'wx', 0o600);
+      try {
+        writeSync(fd, 'x');
+      } finally {
+        closeSync(fd);
+        rmSync(probe, { force: true });
+      }
+      this.faults.clear('write');
+    } catch (err) {
+      this.faults.note(writeFault(err));
+    }
+  }
+
+  /** A read of the repository: a storage fault is noted (and thrown on). */
+  private reading<T>(read: Promise<T>): Promise<T> {
+    return read.catch((err) => {
+      this.faults.note(err);
+      throw err;
+    });
+  }
+
+  /** A write: a failed one is a storage fault when the file system refused it; a committed one clears a write fault. */
+  private writing<T>(write: Promise<T>, committed: (result: T) => boolean): Promise<T> {
+    return write.then(
+      (result) => {
+        if (committed(result)) this.faults.clear('write');
+        return result;
+      },
+      (err) => {
+        const fault = writeFault(err);
+        this.faults.note(fault);
+        throw fault;
+      },
+    );
   }
 
   /** The environments of a project whose served snapshot may differ between `commit` and its first parent. */
@@ -223,9 +286,11 @@ export class FlagRepository {
     options: UpdateOptions = {},
   ): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    if (options.waitForLock) return this.serialized(() => this.tryUpdate(fn, Number.POSITIVE_INFINITY));
-    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    return this.serializedUntil(deadline, () => this.tryUpdate(fn, deadline));
+    const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    const run = options.waitForLock
+      ? this.serialized(() => this.tryUpdate(fn, deadline))
+      : this.serializedUntil(deadline, () => this.tryUpdate(fn, deadline));
+    return this.writing(run, (outcome) => outcome.committed);
   }
 
   /**
@@ -238,7 +303,10 @@ export class FlagRepository {
   updateSeries<T>(changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    return this.serializedUntil(deadline, () => this.trySeries(changes, deadline));
+    return this.writing(
+      this.serializedUntil(deadline, () => this.trySeries(changes, deadline)),
+      (series) => series.outcomes.some((o) => o.committed),
+    );
   }
 
   private async trySeries<T>(changes: readonly SeriesChange<T>[], lockDeadline: number): Promise<SeriesResult<T>> {
@@ -423,7 +491,7 @@ export class FlagRepository {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     assertBranchRef(ref);
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    return this.serializedUntil(deadline, async () => {
+    const run = this.serializedUntil(deadline, async () => {
       const { head, current, change } = await this.planOnHead(fn);
       const batch = this.objects.batch();
       try {
@@ -436,6 +504,7 @@ export class FlagRepository {
         await batch.settled();
       }
     });
+    return this.writing(run, (outcome) => outcome.committed);
   }
 
   /**
@@ -446,7 +515,7 @@ export class FlagRepository {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     assertBranchRef(ref);
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    return this.serializedUntil(deadline, async () => {
+    const run = this.serializedUntil(deadline, async () => {
       const tree = (await this.objects.readCommit(expected)).tree;
       const author = authorIdentity(meta.actor, (this.options.clock ?? (() => new Date()))());
       const unsigned: CommitObject = {
@@ -468,6 +537,7 @@ export class FlagRepository {
         await batch.settled();
       }
     });
+    return this.writing(run, () => true);
   }
 
   /** Publishes (remote mode), then moves a branch other than main by compare-and-swap. */

@@ -4,6 +4,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
 import git from 'isomorphic-git';
+import { StorageFaultError } from '../errors/kinds.js';
 import { fsync } from './fsync.js';
 import {
   type CommitObject,
@@ -19,10 +20,12 @@ import {
 import { createLimiter } from './limiter.js';
 import { Lru } from './lru.js';
 import { PackReader } from './pack-reader.js';
+import { corruptObject, writeFault } from './storage-fault.js';
 
-export class ObjectNotFoundError extends Error {
+/** An object the repository should have and does not: a storage fault (a revision a caller names is theirs to get right). */
+export class ObjectNotFoundError extends StorageFaultError {
   constructor(readonly oid: string) {
-    super(`git object ${oid} not found`);
+    super('read', `git object ${oid.slice(0, 12)} is missing`);
   }
 }
 
@@ -78,17 +81,22 @@ export class ObjectStore {
    * milliseconds of waiting each. Callers that read thousands yield to the event loop between batches.
    */
   readSync(oid: string): { type: ObjectType; content: Buffer } | null {
-    // Packs first: a lookup in an open index costs a binary search, a missing loose file a thrown ENOENT.
-    const packed = this.packs.readKnown(oid);
-    if (packed) return packed;
-    let deflated: Buffer;
     try {
-      deflated = fs.readFileSync(this.loosePath(oid));
+      // Packs first: a lookup in an open index costs a binary search, a missing loose file a thrown ENOENT.
+      const packed = this.packs.readKnown(oid);
+      if (packed) return packed;
+      let deflated: Buffer;
+      try {
+        deflated = fs.readFileSync(this.loosePath(oid));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.packs.read(oid);
+        throw err;
+      }
+      return unframeObject(inflateSync(deflated));
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.packs.read(oid);
-      throw err;
+      // An object that is there but does not inflate, frame or read is corrupt: a fault, never a 500.
+      throw corruptObject(oid, err);
     }
-    return unframeObject(inflateSync(deflated));
   }
 
   /** Packs our reader does not understand (index version 1, which git has not written since 2008). */
@@ -105,7 +113,7 @@ export class ObjectStore {
 
   async readTyped(oid: string, type: ObjectType): Promise<Buffer> {
     const object = await this.read(oid);
-    if (object.type !== type) throw new Error(`git object ${oid} is a ${object.type}, not a ${type}`);
+    if (object.type !== type) throw new StorageFaultError('read', `git object ${oid.slice(0, 12)} is a ${object.type}, not a ${type}`);
     return object.content;
   }
 
@@ -122,7 +130,7 @@ export class ObjectStore {
     const cached = this.trees.get(oid);
     if (cached) return cached;
     const content = oid === EMPTY_TREE_OID ? Buffer.alloc(0) : await this.readTyped(oid, 'tree');
-    const entries = parseTree(content);
+    const entries = parseOrFault(oid, () => parseTree(content));
     // serializeTree writes a directory's mode as 40000 (old git wrote 040000) and names as UTF-8, which
     // a name that is not valid UTF-8 (decoded with U+FFFD) does not survive: such trees are re-serialized.
     const canonical = entries.every((entry) => entry.mode !== '040000' && !entry.name.includes('\uFFFD'));
@@ -134,7 +142,8 @@ export class ObjectStore {
   async readCommit(oid: string): Promise<CommitObject> {
     const cached = this.commits.get(oid);
     if (cached) return cached;
-    const commit = parseCommit(await this.readTyped(oid, 'commit'));
+    const content = await this.readTyped(oid, 'commit');
+    const commit = parseOrFault(oid, () => parseCommit(content));
     this.commits.set(oid, commit);
     return commit;
   }
@@ -147,6 +156,14 @@ export class ObjectStore {
    * see WriteBatch.flush.
    */
   async writeFramed(oid: string, framed: Buffer, flushing: Promise<void> = Promise.resolve()): Promise<void> {
+    try {
+      await this.writeLoose(oid, framed, flushing);
+    } catch (err) {
+      throw writeFault(err);
+    }
+  }
+
+  private async writeLoose(oid: string, framed: Buffer, flushing: Promise<void>): Promise<void> {
     const path = this.loosePath(oid);
     if (fs.existsSync(path)) {
       // As git does: touch it, so a concurrent `git gc` does not prune it as old and unreachable before
@@ -209,6 +226,14 @@ export class ObjectStore {
 
   rememberCommit(oid: string, commit: CommitObject): void {
     this.commits.set(oid, commit);
+  }
+}
+
+function parseOrFault<T>(oid: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw corruptObject(oid, err);
   }
 }
 

@@ -64,7 +64,13 @@ export class TreeReader {
     for (const entry of entries) {
       const name = entry.name;
       if (isTreeMode(entry.mode)) {
-        dirs.push(this.readDir(`${path}/${name}`, entry.oid, previous?.dirs.get(name), known).then((dir) => [name, dir]));
+        const dir = this.readDir(`${path}/${name}`, entry.oid, previous?.dirs.get(name), known).then((read): [string, DirNode] => [
+          name,
+          read,
+        ]);
+        // A failure (a corrupt tree) surfaces from Promise.all below; until then it is not unhandled.
+        dir.catch(() => {});
+        dirs.push(dir);
         continue;
       }
       // Symlinks (120000) and submodules (160000) are not flag files.

@@ -1,0 +1,175 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { until } from '../helpers/deadlines.js';
+import { git } from '../helpers/git-cli.js';
+import { httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+
+/** The service with project shop, flag checkout on in prod, and an SDK key for prod. */
+async function world() {
+  const svc = await startTestService();
+  const admin = httpClient(svc.controlUrl, svc.admin);
+  const project = await createProject(admin, 'shop');
+  const flag = await createFlag(admin, project.id, { key: 'checkout' });
+  expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+  const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+  return { svc, admin, flag, sdkKey };
+}
+
+async function health(svc: TestService, credential?: string): Promise<Json> {
+  const res = await fetch(`${svc.controlUrl}/healthz`, credential ? { headers: { authorization: `Bearer ${credential}` } } : {});
+  return res.json();
+}
+
+const evaluate = (svc: TestService, sdkKey: string) =>
+  httpClient(svc.evalUrl, sdkKey).post('/v1/evaluate', { key: 'checkout', context: { userId: 'u-1' } });
+
+async function metrics(url: string): Promise<string> {
+  return (await fetch(`${url}/metrics`)).text();
+}
+
+/**
+ * Makes a directory and every directory below it refuse new entries, as a read-only mount does: chattr +i
+ * (root, whom file modes do not stop) or a+w removed (anyone else). Undone by writable().
+ */
+function setWritable(dir: string, writable: boolean): void {
+  if (process.getuid?.() !== 0) {
+    execFileSync('chmod', ['-R', writable ? 'u+w' : 'a-w', dir]);
+    return;
+  }
+  const dirs = [
+    dir,
+    ...readdirSync(dir, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => path.join(e.parentPath, e.name)),
+  ];
+  execFileSync('chattr', [writable ? '-i' : '+i', ...dirs]);
+}
+
+describe('a corrupt object on main', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let treeFile: string;
+  let original: Buffer;
+
+  beforeAll(async () => {
+    w = await world();
+    const gitdir = w.svc.gitdir();
+    const tree = git(gitdir, 'rev-parse', 'main:projects/shop/environments/prod');
+    treeFile = path.join(gitdir, 'objects', tree.slice(0, 2), tree.slice(2));
+    original = readFileSync(treeFile);
+    chmodSync(treeFile, 0o644);
+    writeFileSync(treeFile, Buffer.from('this is not a zlib stream'));
+    // A start reads main afresh: nothing it served before is in memory.
+    await w.svc.restart();
+    w.admin = httpClient(w.svc.controlUrl, w.svc.admin);
+  }, 60_000);
+  afterAll(() => w?.svc.stop());
+
+  it('is a degraded /healthz naming the organisation and the fault', async () => {
+    expect(await health(w.svc)).toEqual({ status: 'degraded' });
+    const details = await health(w.svc, w.svc.admin);
+    expect(details.organisations).toEqual([
+      expect.objectContaining({
+        org: 'acme',
+        fault: { kind: 'read', message: expect.stringMatching(/^git object [0-9a-f]{12} cannot be read/), since: expect.any(String) },
+      }),
+    ]);
+  });
+
+  it('answers evaluation 503 unavailable with the fault in words, never a 404 for the project', async () => {
+    const res = await evaluate(w.svc, w.sdkKey);
+    expect(res.status).toBe(503);
+    expect(res.body.error).toEqual({
+      code: 'unavailable',
+      message: expect.stringContaining('the flags repository cannot be read: git object'),
+    });
+    const snapshot = await httpClient(w.svc.evalUrl, w.sdkKey).get('/v1/snapshot');
+    expect(snapshot.status).toBe(503);
+  });
+
+  it('answers the control plane 503 unavailable, reads and writes alike, never 500 or 404', async () => {
+    for (const res of [
+      await w.admin.get('/api/v1/projects'),
+      await w.admin.get(`/api/v1/flags/${w.flag.id}`),
+      await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 }),
+    ]) {
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('unavailable');
+      expect(res.body.error.message).toContain('cannot be read');
+      expect(res.body.error.message).not.toContain(w.svc.dataDir);
+    }
+  });
+
+  it('is counted in flagops_storage_faults', async () => {
+    expect(await metrics(w.svc.evalUrl)).toMatch(/^flagops_storage_faults\{org="acme",kind="read"\} 1$/m);
+  });
+
+  it('is served again once the object is repaired, without a restart', async () => {
+    writeFileSync(treeFile, original);
+    await until(
+      () => health(w.svc),
+      (body) => body.status === 'ok',
+      20_000,
+    );
+    const res = await evaluate(w.svc, w.sdkKey);
+    expect(res.status).toBe(200);
+    expect(res.body.checkout).toMatchObject({ value: true });
+    expect(await metrics(w.svc.evalUrl)).not.toMatch(/^flagops_storage_faults\{/m);
+  });
+});
+
+describe('a repository that cannot be written', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let objects: string;
+  const main = () => git(w.svc.gitdir(), 'rev-parse', 'refs/heads/main');
+
+  beforeAll(async () => {
+    w = await world();
+    objects = path.join(w.svc.gitdir(), 'objects');
+    setWritable(objects, false);
+  }, 60_000);
+  afterAll(async () => {
+    if (objects) setWritable(objects, true);
+    await w?.svc.stop();
+  });
+
+  it('refuses config updates and kills with 503 unavailable saying so, and changes nothing', async () => {
+    const head = main();
+    const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
+    expect(update.status).toBe(503);
+    expect(update.body.error).toEqual({ code: 'unavailable', message: expect.stringContaining('the flags repository cannot be written') });
+    const kill = await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' });
+    expect(kill.status).toBe(503);
+    expect(kill.body.error.code).toBe('unavailable');
+    expect(main()).toBe(head);
+    // Nothing was acknowledged, so nothing is served as changed.
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true, reason: 'default' });
+  });
+
+  it('is a degraded /healthz and a metric, found by the service itself too', async () => {
+    const details = await until(
+      () => health(w.svc, w.svc.admin),
+      (body) => body.organisations[0].fault !== undefined,
+    );
+    expect(details.status).toBe('degraded');
+    expect(details.organisations[0].fault).toMatchObject({
+      kind: 'write',
+      message: expect.stringMatching(/operation not permitted|permission denied|read-only/),
+    });
+    expect(await metrics(w.svc.evalUrl)).toMatch(/^flagops_storage_faults\{org="acme",kind="write"\} 1$/m);
+  });
+
+  it('writes again, and is healthy again, once the repository can be written', async () => {
+    setWritable(objects, true);
+    await until(
+      () => health(w.svc),
+      (body) => body.status === 'ok',
+      20_000,
+    );
+    const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
+    expect(update.status).toBe(200);
+  });
+});
