@@ -165,6 +165,37 @@ export class ProjectFolders {
     return !jsonEqual(oldServed as never, nowServed as never);
   }
 
+  /**
+   * The config and segment files (what carries a `version`) whose blob differs between two versions of a folder
+   * (`before` undefined: a new project, every one of them), with their blob oids before and after (undefined:
+   * absent). Only the directories that changed are read.
+   */
+  async changedVersionedFiles(
+    before: ProjectFolder | undefined,
+    after: ProjectFolder,
+  ): Promise<Array<{ path: string; oldOid?: string; newOid?: string }>> {
+    const changed: Array<{ path: string; oldOid?: string; newOid?: string }> = [];
+    const compare = async (a: string | undefined, b: string | undefined, pathOf: (name: string) => string) => {
+      if (a === b) return;
+      const [old, now] = await Promise.all([this.fileEntries(a), this.fileEntries(b)]);
+      const oldByName = new Map(old.map((e) => [e.name, e.oid]));
+      const nowByName = new Map(now.map((e) => [e.name, e.oid]));
+      for (const name of differingNames(old, now)) {
+        if (name === KILLS_FILE_NAME || !name.endsWith(YAML)) continue;
+        changed.push({ path: pathOf(name.slice(0, -YAML.length)), oldOid: oldByName.get(name), newOid: nowByName.get(name) });
+      }
+    };
+    for (let i = 0; i < ENVIRONMENTS.length; i++)
+      await compare(before?.envDirs[i], after.envDirs[i], (key) => layout.configFile(after.slug, ENVIRONMENTS[i], key));
+    await compare(before?.segmentsDir, after.segmentsDir, (key) => layout.segmentFile(after.slug, key));
+    return changed;
+  }
+
+  /** The `version` a config or segment file says, when the file is valid on its own; undefined otherwise. */
+  async versionOf(path: string, oid: string): Promise<number | undefined> {
+    return (await this.slot<{ version: number }>(path, oid)).value?.version;
+  }
+
   private async configSlot(folder: ProjectFolder, key: string, envIndex: number): Promise<Slot<EnvironmentConfig> | undefined> {
     const oid = await this.oidIn(folder.envDirs[envIndex], `${key}${YAML}`);
     return oid === undefined ? undefined : this.slot<EnvironmentConfig>(layout.configFile(folder.slug, ENVIRONMENTS[envIndex], key), oid);

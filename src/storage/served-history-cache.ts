@@ -118,7 +118,7 @@ function servedFingerprint(): string | undefined {
   try {
     const ext = extname(fileURLToPath(import.meta.url));
     const hash = createHash('sha1').update(`${parser}\n`);
-    for (const name of ['served-state', 'project-folders', 'served-history-cache'])
+    for (const name of ['served-state', 'project-folders', 'served-history-cache', 'effective-versions'])
       hash.update(fs.readFileSync(fileURLToPath(new URL(`./${name}${ext}`, import.meta.url))));
     fingerprint = parser === undefined ? undefined : hash.digest('hex');
   } catch {

@@ -11,6 +11,7 @@ import {
 } from '../repository/held-units.js';
 import { mergeServed, type ProjectServed, type ServedEntry } from '../repository/merge-served.js';
 import type { ValidationIssue } from '../validation/issue.js';
+import { EffectiveVersions, withVersions } from './effective-versions.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
 import type { ProjectFolder, ProjectFolders } from './project-folders.js';
@@ -71,13 +72,16 @@ export class ServedStates {
   private readonly projectsAt = new Lru<string, Promise<ProjectServed | undefined>>(256);
   /** Per unit and commit, the commit its last valid state is from. Small entries: room for a push that breaks every flag of a big project. */
   private readonly lastValid = new Lru<string, Promise<string | null>>(200_000);
+  private readonly versions: EffectiveVersions;
 
   constructor(
     private readonly loader: StateLoader,
     private readonly objects: ObjectStore,
     private readonly folders: ProjectFolders,
     private readonly cache?: ServedHistoryCache,
-  ) {}
+  ) {
+    this.versions = new EffectiveVersions(objects, folders, cache);
+  }
 
   read(commit: string | null): Promise<ServedState> {
     if (commit === null) {
@@ -194,7 +198,9 @@ export class ServedStates {
       killFiles.set(slug, rewrite);
       entries.push({ slug, served, kills, held: !valid });
     }
-    return { commit, state: { commit, projects: mergeServed(entries) }, issues: loaded.issues, heldProjects, heldFlags, killFiles };
+    // Versions as they moved with content, whatever a push left in the files.
+    const state = withVersions({ commit, projects: mergeServed(entries) }, await this.versions.at(commit));
+    return { commit, state, issues: loaded.issues, heldProjects, heldFlags, killFiles };
   }
 
   /** A project whose own files are valid at `commit`, as served there: its valid flags, and its held-back ones' last valid state. */

@@ -159,7 +159,7 @@ describe('AuditRegistry', () => {
     const ref = join(repo.gitdir, 'refs', 'heads', 'main');
     writeFileSync(ref, `${'e'.repeat(40)}\n`);
     const registry = new AuditRegistry({ repos: { get: async () => repo } });
-    await expect(registry.get('acme')).rejects.toThrow(/not found/);
+    await expect(registry.get('acme')).rejects.toThrow(/git object e{12} is missing/);
     writeFileSync(ref, `${head}\n`);
     expect((await (await registry.get('acme')).query({ limit: 500 })).entries).toHaveLength(3);
     await registry.closeAll();

@@ -126,6 +126,29 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('From the hook');
   });
 
+  it('moves the version of a config a merged pull request changed without raising it: a write read before it is 409', async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'versioned-remotely' })).body;
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 75 });
+    const read = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+    expect(read).toMatchObject({ rolloutPct: 75, version: 2 });
+    const file = 'projects/shop/environments/prod/versioned-remotely.yaml';
+    await outsideCommit((checkout) => {
+      const text = readFileSync(path.join(checkout, file), 'utf8');
+      writeFileSync(path.join(checkout, file), text.replace('rolloutPct: 75', 'rolloutPct: 40'));
+    }, 'lower the rollout, version left as it was');
+    const hook = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+      rawBody: '{"ref":"refs/heads/main"}',
+    });
+    expect(hook.body.outcome).toBe('fast-forwarded');
+    expect(remoteFile(file)).toContain('version: 2');
+    expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod).toMatchObject({ rolloutPct: 40, version: 3 });
+    const stale = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 10, expectedVersion: read.version });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe('version_conflict');
+    expect(remoteFile(file)).toContain('rolloutPct: 40');
+  });
+
   it('holds back only the flag of an invalid file arriving from the git host; everything else is served and pushed', async () => {
     const broken = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'broken-remotely' })).body;
     const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'still-fine' })).body;

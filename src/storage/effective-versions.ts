@@ -1,0 +1,173 @@
+import type { EnvironmentConfig, EnvironmentName, FlagState, ProjectState, RepositoryState, SegmentFile } from '@flagops/core';
+import { classifyPath } from '../repository/layout.js';
+import { Lru } from './lru.js';
+import type { ObjectStore } from './object-store.js';
+import type { ProjectFolders } from './project-folders.js';
+import type { ServedHistoryCache } from './served-history-cache.js';
+
+/** Per file (a config or a segment), its version where that is not what the file says. */
+export type VersionOverrides = ReadonlyMap<string, number>;
+
+const NONE: VersionOverrides = new Map();
+
+/** Records of at most this many entries are kept whole; bigger ones as the change from the first parent. */
+const WHOLE_RECORD_MAX = 256;
+
+/**
+ * The version of each environment config and segment at a commit: what its file says, unless its content
+ * changed on main without the version moving past the one before (a push that left `version` as it was, or
+ * lowered it). Then it is the one before plus one, so a version always moves with content, whatever made the
+ * change, and a write whose `expectedVersion` was read before it answers 409 rather than overwriting it.
+ *
+ * For a file whose blob changed at a commit: max(the file's version, its version at the first parent + 1); for
+ * a new file, the file's version; for an invalid one, its version at the first parent (what it held back
+ * keeps its version). Only files whose version differs from their file's are kept (almost always none), per
+ * commit, from the first parent's and the files the commit changed: a function of first-parent history alone,
+ * so every server reading a commit reports the same. Kept in memory and in the served-history cache (whole,
+ * or as the change from the first parent when big), so a restart does not walk history again.
+ */
+export class EffectiveVersions {
+  private readonly byCommit = new Lru<string, VersionOverrides>(64);
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly folders: ProjectFolders,
+    private readonly cache?: ServedHistoryCache,
+  ) {}
+
+  async at(commit: string): Promise<VersionOverrides> {
+    const known = this.byCommit.get(commit);
+    if (known) return known;
+    await this.cache?.load();
+    // Back along first parents to a commit whose overrides are known (or the root), then forward again.
+    const chain: string[] = [];
+    let base: VersionOverrides = NONE;
+    let baseCommit: string | null = null;
+    for (let at: string | null = commit; at !== null; ) {
+      const inMemory = this.byCommit.get(at);
+      if (inMemory) {
+        base = inMemory;
+        baseCommit = at;
+        break;
+      }
+      const whole = this.wholeRecord(at);
+      if (whole) {
+        base = whole;
+        baseCommit = at;
+        break;
+      }
+      chain.push(at);
+      at = await this.parentOf(at);
+    }
+    let overrides = base;
+    let parent = baseCommit;
+    for (const next of chain.reverse()) {
+      overrides = this.recordedStep(next, overrides) ?? (await this.step(parent, next, overrides));
+      this.byCommit.set(next, overrides);
+      parent = next;
+    }
+    return overrides;
+  }
+
+  /** The overrides at `commit` from its first parent's and the versioned files it changed. */
+  private async step(parent: string | null, commit: string, before: VersionOverrides): Promise<VersionOverrides> {
+    const after = new Map(before);
+    const slugs = new Set([...(await this.folders.slugs(commit)), ...(parent === null ? [] : await this.folders.slugs(parent))]);
+    for (const slug of slugs) {
+      const now = await this.folders.at(commit, slug);
+      const then = parent === null ? undefined : await this.folders.at(parent, slug);
+      if (now?.oid === then?.oid) continue;
+      if (!now) {
+        for (const path of after.keys()) if (path.startsWith(`projects/${slug}/`)) after.delete(path);
+        continue;
+      }
+      for (const { path, oldOid, newOid } of await this.folders.changedVersionedFiles(then, now)) {
+        const previous = before.get(path) ?? (oldOid === undefined ? undefined : await this.folders.versionOf(path, oldOid));
+        const own = newOid === undefined ? undefined : await this.folders.versionOf(path, newOid);
+        const version =
+          newOid === undefined ? undefined : own === undefined ? previous : previous === undefined ? own : Math.max(own, previous + 1);
+        if (version === undefined || version === own) after.delete(path);
+        else after.set(path, version);
+      }
+    }
+    this.record(commit, before, after);
+    return after;
+  }
+
+  private record(commit: string, before: VersionOverrides, after: VersionOverrides): void {
+    if (!this.cache) return;
+    if (after.size <= WHOLE_RECORD_MAX) {
+      this.cache.set(key(commit), after.size === 0 ? '-' : `w${JSON.stringify([...after])}`);
+      return;
+    }
+    const set = [...after].filter(([path, version]) => before.get(path) !== version);
+    const removed = [...before.keys()].filter((path) => !after.has(path));
+    this.cache.set(key(commit), `d${JSON.stringify({ set, removed })}`);
+  }
+
+  private wholeRecord(commit: string): VersionOverrides | undefined {
+    const value = this.cache?.get(key(commit));
+    if (value === '-') return NONE;
+    if (value?.startsWith('w')) return new Map(JSON.parse(value.slice(1)) as Array<[string, number]>);
+    return undefined;
+  }
+
+  /** A recorded step (whole or a change from the first parent), applied to the first parent's overrides. */
+  private recordedStep(commit: string, before: VersionOverrides): VersionOverrides | undefined {
+    const value = this.cache?.get(key(commit));
+    if (!value?.startsWith('d')) return this.wholeRecord(commit);
+    const { set, removed } = JSON.parse(value.slice(1)) as { set: Array<[string, number]>; removed: string[] };
+    const after = new Map(before);
+    for (const path of removed) after.delete(path);
+    for (const [path, version] of set) after.set(path, version);
+    return after;
+  }
+
+  private async parentOf(commit: string): Promise<string | null> {
+    return (await this.objects.readCommit(commit)).parents[0] ?? null;
+  }
+}
+
+const key = (commit: string) => `versions ${commit}`;
+
+/**
+ * `state` with the overridden versions in place: a changed copy of each project, flag and segment concerned,
+ * the rest shared as it was (states are shared and read-only).
+ */
+export function withVersions(state: RepositoryState, overrides: VersionOverrides): RepositoryState {
+  if (overrides.size === 0) return state;
+  const bySlug = new Map<string, Array<[ReturnType<typeof classifyPath>, number]>>();
+  for (const [path, version] of overrides) {
+    const where = classifyPath(path);
+    if (where.kind !== 'config' && where.kind !== 'segment') continue;
+    const list = bySlug.get(where.project) ?? [];
+    list.push([where, version]);
+    bySlug.set(where.project, list);
+  }
+  const projects = new Map(state.projects);
+  for (const [slug, changes] of bySlug) {
+    const project = projects.get(slug);
+    if (project) projects.set(slug, projectWithVersions(project, changes));
+  }
+  return { ...state, projects };
+}
+
+function projectWithVersions(project: ProjectState, changes: Array<[ReturnType<typeof classifyPath>, number]>): ProjectState {
+  const flags = new Map(project.flags);
+  const segments = new Map(project.segments ?? []);
+  for (const [where, version] of changes) {
+    if (where.kind === 'config') {
+      const flag = flags.get(where.flag);
+      if (flag) flags.set(where.flag, flagWithVersion(flag, where.environment, version));
+    } else if (where.kind === 'segment') {
+      const segment = segments.get(where.segment);
+      if (segment) segments.set(where.segment, { ...segment, version } satisfies SegmentFile);
+    }
+  }
+  return { ...project, flags, segments };
+}
+
+function flagWithVersion(flag: FlagState, env: EnvironmentName, version: number): FlagState {
+  const config: EnvironmentConfig = { ...flag.environments[env], version };
+  return { ...flag, environments: { ...flag.environments, [env]: config } };
+}

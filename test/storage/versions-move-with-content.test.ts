@@ -1,0 +1,134 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { gitAsync } from '../git-http/git-async.js';
+import { until } from '../helpers/deadlines.js';
+import { git, pushEdit } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+
+/**
+ * A config's (and a segment's) version moves with its content on every path: a push that changes the content
+ * and leaves `version` as it was, or lowers it, is a new version all the same, so a write read before it
+ * answers 409 instead of overwriting it. The engineer never has to remember a version.
+ */
+describe('versions move with content', () => {
+  let svc: TestService;
+  let admin: HttpClient;
+  let agent: HttpClient;
+  let project: Json;
+  let work: string;
+  let n = 0;
+
+  const prodFile = (key: string) => `projects/shop/environments/prod/${key}.yaml`;
+  const prod = async (flag: Json) => (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+  const shown = (file: string) => git(svc.gitdir(), 'show', `main:${file}`);
+
+  /** An engineer's push over git over HTTP: clone, edit one file, commit, push. */
+  async function pushOverHttp(file: string, edit: (text: string) => string): Promise<void> {
+    const checkout = path.join(work, `c-${n++}`);
+    const url = `${svc.controlUrl.replace('://', `://engineer:${svc.admin}@`)}/git/acme.git`;
+    expect((await gitAsync(work, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+    writeFileSync(path.join(checkout, file), edit(readFileSync(path.join(checkout, file), 'utf8')));
+    git(checkout, 'commit', '--quiet', '-am', `edit ${file}`);
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.stderr).not.toContain('remote: error');
+    expect(pushed.ok).toBe(true);
+  }
+
+  beforeAll(async () => {
+    work = mkdtempSync(path.join(os.tmpdir(), 'flagops-versions-'));
+    svc = await startTestService({ keepDataDir: true });
+    admin = httpClient(svc.controlUrl, svc.admin);
+    agent = httpClient(svc.controlUrl, svc.agent);
+    project = await createProject(admin, 'shop');
+  }, 60_000);
+  afterAll(async () => {
+    await svc.stop();
+    rmSync(svc.dataDir, { recursive: true, force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('a push that changes a config and leaves its version is a new version: a write read before it is 409', async () => {
+    const flag = await createFlag(admin, project.id, { key: 'checkout' });
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 75 })).status).toBe(200);
+    const read = await prod(flag);
+    expect(read).toMatchObject({ rolloutPct: 75, version: 2 });
+
+    await pushOverHttp(prodFile('checkout'), (text) => text.replace('rolloutPct: 75', 'rolloutPct: 40'));
+    expect(shown(prodFile('checkout'))).toContain('version: 2');
+    expect(await prod(flag)).toMatchObject({ rolloutPct: 40, version: 3 });
+
+    const stale = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 10, expectedVersion: read.version });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toMatchObject({ code: 'version_conflict', message: expect.stringContaining('current version 3') });
+    expect(await prod(flag)).toMatchObject({ rolloutPct: 40, version: 3 });
+
+    const fresh = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 10, expectedVersion: 3 });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.environments.prod).toMatchObject({ rolloutPct: 10, version: 4 });
+    // The API writes the version it reports, so the file and the API agree again.
+    expect(shown(prodFile('checkout'))).toContain('version: 4');
+  });
+
+  it('a push that lowers the version is a new version too, above every earlier one', async () => {
+    const flag = await createFlag(admin, project.id, { key: 'lowered' });
+    for (const rolloutPct of [10, 20, 30]) await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct });
+    expect((await prod(flag)).version).toBe(4);
+    pushEdit(svc.gitdir(), (checkout) => {
+      const file = path.join(checkout, prodFile('lowered'));
+      writeFileSync(file, readFileSync(file, 'utf8').replace('rolloutPct: 30', 'rolloutPct: 35').replace('version: 4', 'version: 1'));
+    });
+    const after = await until(
+      () => prod(flag),
+      (config) => config.rolloutPct === 35,
+    );
+    expect(after.version).toBe(5);
+    // A push that raises it past the current one keeps what it says.
+    pushEdit(svc.gitdir(), (checkout) => {
+      const file = path.join(checkout, prodFile('lowered'));
+      writeFileSync(file, readFileSync(file, 'utf8').replace('rolloutPct: 35', 'rolloutPct: 36').replace('version: 1', 'version: 9'));
+    });
+    expect(
+      (
+        await until(
+          () => prod(flag),
+          (config) => config.rolloutPct === 36,
+        )
+      ).version,
+    ).toBe(9);
+  });
+
+  it('a segment pushed without a new version is a new version: a segment write read before it is 409', async () => {
+    expect((await admin.put(`/api/v1/projects/${project.id}/segments/beta`, { userIds: ['u-1'] })).status).toBe(201);
+    const read = (await admin.get(`/api/v1/projects/${project.id}/segments/beta`)).body;
+    expect(read.version).toBe(1);
+    await pushOverHttp('projects/shop/segments/beta.yaml', (text) => text.replace('[u-1]', '[u-1, u-2]'));
+    const after = (await admin.get(`/api/v1/projects/${project.id}/segments/beta`)).body;
+    expect(after).toMatchObject({ userIds: ['u-1', 'u-2'], version: 2 });
+    const stale = await admin.put(`/api/v1/projects/${project.id}/segments/beta`, { userIds: ['u-3'], expectedVersion: 1 });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error.code).toBe('version_conflict');
+  });
+
+  it('reports the same versions after a restart, and after its caches are deleted', async () => {
+    const before = (await admin.get(`/api/v1/projects/${project.id}/flags`)).body.flags.map((f: Json) => [
+      f.key,
+      f.environments.prod.version,
+    ]);
+    const segment = (await admin.get(`/api/v1/projects/${project.id}/segments/beta`)).body.version;
+    await svc.restart();
+    admin = httpClient(svc.controlUrl, svc.admin);
+    const read = async () =>
+      (await admin.get(`/api/v1/projects/${project.id}/flags`)).body.flags.map((f: Json) => [f.key, f.environments.prod.version]);
+    expect(await read()).toEqual(before);
+    await svc.service.stop();
+    rmSync(path.join(svc.gitdir(), 'flagops-cache'), { recursive: true, force: true });
+    await svc.restart();
+    admin = httpClient(svc.controlUrl, svc.admin);
+    expect(await read()).toEqual(before);
+    expect((await admin.get(`/api/v1/projects/${project.id}/segments/beta`)).body.version).toBe(segment);
+  });
+});
