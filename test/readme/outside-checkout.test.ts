@@ -12,6 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 import { tourFlags } from '../sdk/tour-data.js';
+import { runBlock, shellBlocks } from './doc-blocks.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DOCS = [
@@ -21,27 +22,6 @@ const DOCS = [
   'docs/getting-started-browser.md',
   'docs/getting-started-openfeature.md',
 ];
-
-/** The fenced `sh` blocks of a Markdown text (or of its section headed `heading`), in order. */
-function shellBlocks(text: string, heading?: string): string[] {
-  let section = text;
-  if (heading !== undefined) {
-    const start = text.indexOf(`## ${heading}`);
-    const end = text.indexOf('\n## ', start + 3);
-    section = text.slice(start, end < 0 ? undefined : end);
-  }
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
-}
-
-function run(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.stderr.on('data', (chunk) => (out += chunk));
-    child.once('close', (code) => resolve({ code, out }));
-  });
-}
 
 describe('the packages outside the checkout, installed as the docs say', () => {
   let base: string;
@@ -98,13 +78,13 @@ describe('the packages outside the checkout, installed as the docs say', () => {
     expect(blocks.map((b) => b.doc)).toEqual(DOCS);
     for (const { doc, block } of blocks) {
       const app = await freshStart();
-      const out = await run(`set -euo pipefail\n${block}`, home, env);
+      const out = await runBlock(`set -euo pipefail\n${block}`, home, env);
       expect(out.code, `${doc}:\n${out.out}`).toBe(0);
       const named = [...block.matchAll(/~\/flagops\/flagops-([a-z]+)-[\d.]+\.tgz/g)].map((m) => `@flagops/${m[1]}`);
       expect(named, doc).toEqual(expect.arrayContaining(['@flagops/core', '@flagops/sdk']));
       const manifest = JSON.parse(await readFile(path.join(app, 'package.json'), 'utf8'));
       expect(Object.keys(manifest.dependencies).sort(), doc).toEqual([...new Set(named)].sort());
-      const imported = await run(
+      const imported = await runBlock(
         `node --input-type=module -e 'const { createClient } = await import("@flagops/sdk"); console.log(typeof createClient)'`,
         app,
         env,
@@ -128,7 +108,7 @@ describe('the packages outside the checkout, installed as the docs say', () => {
       const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
       const [install] = shellBlocks(readme, 'Outside this checkout');
       const myApp = await freshStart();
-      expect((await run(`set -euo pipefail\n${install}`, home, env)).code).toBe(0);
+      expect((await runBlock(`set -euo pipefail\n${install}`, home, env)).code).toBe(0);
       const application = shellBlocks(readme, 'A five-minute tour')[2].replaceAll('http://127.0.0.1:4001', h.service.evalUrl);
       expect(application).toContain('from "@flagops/sdk"');
       const child = spawn('bash', ['-c', application], { cwd: myApp, env: { ...env, SDK: h.key }, stdio: ['ignore', 'pipe', 'pipe'] });

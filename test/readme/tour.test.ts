@@ -15,19 +15,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, waitHealthy } from '../service/service-process.js';
+import { runBlock, shellBlocks } from './doc-blocks.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-
-/** The fenced `sh` blocks of a Markdown text (or of its section headed `heading`), in order. */
-function shellBlocks(text: string, heading?: string): string[] {
-  let section = text;
-  if (heading !== undefined) {
-    const start = text.indexOf(`## ${heading}`);
-    const end = text.indexOf('\n## ', start + 3);
-    section = text.slice(start, end < 0 ? undefined : end);
-  }
-  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
-}
 
 /** The JSON values printed one after the other (curl -s prints no newline), and the text between them. */
 function jsonValues(text: string): unknown[] {
@@ -46,16 +36,6 @@ function jsonValues(text: string): unknown[] {
     } else if (c === '}' && depth > 0 && --depth === 0) values.push(JSON.parse(text.slice(start, i + 1)));
   }
   return values;
-}
-
-function run(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.stderr.on('data', (chunk) => (out += chunk));
-    child.once('close', (code) => resolve({ code, out }));
-  });
 }
 
 async function until(what: string, check: () => Promise<boolean>, ms = 20_000): Promise<void> {
@@ -125,14 +105,14 @@ describe('the README tour', () => {
     const [tour, agentSetUp, application, agentAtWork] = blocks;
     // The terminals share the variables the tour sets; the application's terminal is told the SDK key.
     const secondTerminal = `set -euo pipefail\n${tour}\n${agentSetUp}\ndeclare -p SDK FLAG PROJECT API ADMIN auth git_auth REPO FLAGOPS_URL FLAGOPS_PROJECT FLAGOPS_AGENT_KEY > tour-vars.sh\n`;
-    const first = await run(secondTerminal, dir, env);
+    const first = await runBlock(secondTerminal, dir, env);
     expect(first.code, first.out).toBe(0);
     expect(first.out).toContain('{"checkout-v2":{"value":true,"reason":"rule_match","variation":"on","ruleId":"beta"}}');
     expect(first.out).toContain('{"checkout-v2":{"value":false,"reason":"killed","variation":"off"}}');
     expect(first.out).toContain('"actor":{"type":"git","name":"Erin Engineer"}');
     expect(first.out).toMatch(/^kill_flag: /m);
     // The clone is a directory of its own, outside the checkout, and keeps no key.
-    const vars = (await run('source tour-vars.sh; echo "$REPO"; echo "$ADMIN"', dir, env)).out.trim().split('\n');
+    const vars = (await runBlock('source tour-vars.sh; echo "$REPO"; echo "$ADMIN"', dir, env)).out.trim().split('\n');
     const [repo, admin] = vars;
     expect(path.relative(dir, repo).startsWith('..')).toBe(true);
     expect(await readFile(path.join(repo, '.git/config'), 'utf8')).not.toContain(admin);
@@ -144,7 +124,7 @@ describe('the README tour', () => {
     try {
       await until('the application prints the flag on', async () => printed.includes("reason: 'rule_match'"));
 
-      const second = await run(`source tour-vars.sh\n${agentAtWork}`, dir, env);
+      const second = await runBlock(`source tour-vars.sh\n${agentAtWork}`, dir, env);
       await until('the application prints the off value', async () => printed.includes("reason: 'killed'"), 5_000);
       expect(printed).toMatch(/\{ value: false, reason: 'killed', variation: 'off' \}/);
       expect(second.out).toMatch(/kill checkout-v2 in prod by agent svc_agt_\S+ \(ops-bot\) — reason: error rate above 5%/);
@@ -162,7 +142,7 @@ describe('the README tour', () => {
     const [agent, reviewer, engineer] = shellBlocks(doc);
     // `npx flagops` in a checkout runs the checkout's own bin; this directory only links to the checkout.
     const npx = `npx() { if [ "$1" = flagops ]; then shift; node ${JSON.stringify(path.join(ROOT, 'dist/cli/main.js'))} "$@"; else command npx "$@"; fi; }`;
-    const out = await run(`set -euo pipefail\nsource tour-vars.sh\n${npx}\n${agent}\n${reviewer}\n${engineer}`, dir, env);
+    const out = await runBlock(`set -euo pipefail\nsource tour-vars.sh\n${npx}\n${agent}\n${reviewer}\n${engineer}`, dir, env);
     expect(out.code, out.out).toBe(0);
     expect(out.out).toContain('"changes":["shop/checkout-v2 prod: rolloutPct 50 → 75"]');
     expect(out.out).toContain(
@@ -181,7 +161,7 @@ describe('the README tour', () => {
     expect(blocks).toHaveLength(6);
     // One terminal, as a reader runs them; a marker between blocks tells their outputs apart.
     const script = blocks.map((block, i) => `echo '@@ block ${i}'\n${block}`).join('\n');
-    const out = await run(`set -euo pipefail\nsource tour-vars.sh\n${script}`, dir, env);
+    const out = await runBlock(`set -euo pipefail\nsource tour-vars.sh\n${script}`, dir, env);
     expect(out.code, out.out).toBe(0);
     const [, clearKill, schedule, rolloutPlan, createTrigger, fired, anyTool] = out.out.split(/@@ block \d+\n/);
     type Flag = { environments: { prod: Record<string, unknown> } };
