@@ -30,7 +30,7 @@ import { RepositoryRegistry } from './storage/repository-registry.js';
 import { registerTriggerHook } from './triggers/trigger-hook.js';
 import { TriggerStore } from './triggers/trigger-store.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
-import { WebhookService } from './webhooks/webhook-service.js';
+import { type DeliveryLimits, type RetryPolicy, WebhookService } from './webhooks/webhook-service.js';
 
 export interface Service {
   controlUrl: string;
@@ -45,6 +45,8 @@ export interface Service {
 export interface ServiceOptions {
   /** What time it is for the scheduler and the control plane (default: the wall clock); tests move it by hand. */
   clock?: Clock;
+  /** Webhook retries and bounds other than the documented defaults (tests reach the bounds with a few changes). */
+  webhooks?: { retry?: Partial<RetryPolicy>; limits?: Partial<DeliveryLimits> };
 }
 
 /**
@@ -69,7 +71,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
     throw err;
   }
   try {
-    return await startOnLockedDirectory(config, logger, ports, lock, options.clock ?? systemClock);
+    return await startOnLockedDirectory(config, logger, ports, lock, options.clock ?? systemClock, options.webhooks);
   } catch (err) {
     await Promise.all(ports.map((p) => p.running.close()));
     lock.release();
@@ -97,6 +99,7 @@ async function startOnLockedDirectory(
   ports: [BoundPort, BoundPort],
   lock: DataDirLock,
   clock: Clock,
+  webhookOptions: ServiceOptions['webhooks'] = {},
 ): Promise<Service> {
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
   const keys = await KeyService.open({ dataDir: config.dataDir, guard });
@@ -153,7 +156,14 @@ async function startOnLockedDirectory(
   void gitRunner.helperRunning();
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard, repos, keys });
-  const webhooks = await WebhookService.open({ dataDir: config.dataDir, audit, repos, logger: logger.child({ component: 'webhooks' }) });
+  const webhooks = await WebhookService.open({
+    dataDir: config.dataDir,
+    audit,
+    repos,
+    logger: logger.child({ component: 'webhooks' }),
+    ...webhookOptions,
+  });
+  metrics?.watchWebhooks(() => webhooks.deliveryCounts());
 
   let ready = false;
   let storageChecks: ReturnType<typeof setInterval> | undefined;

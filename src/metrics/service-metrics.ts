@@ -2,6 +2,7 @@ import { EvaluationTotals } from './evaluation-totals.js';
 import { instrumentApp } from './metrics-http.js';
 import { type MetricsSettings, ServerMetrics } from './server-metrics.js';
 import { ControlFamilies, registerServingFamilies, type ServedSnapshot } from './service-families.js';
+import { registerWebhookFamilies, type WebhookCounts } from './webhook-families.js';
 
 type Koa = Parameters<typeof instrumentApp>[0];
 
@@ -35,6 +36,11 @@ export class ServiceMetrics {
     storageFaults(): Iterable<{ org: string; kind: 'read' | 'write' }>;
   }): void {
     registerServingFamilies(this.evaluation.registry, source);
+  }
+
+  /** Webhook deliveries pending and dropped, on the control port, read at each scrape. */
+  watchWebhooks(counts: () => WebhookCounts): void {
+    registerWebhookFamilies(this.control.registry, counts);
   }
 
   /** The control app, with /metrics and request timing in front. */

@@ -1,4 +1,6 @@
 import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
 
 export const SIGNATURE_HEADER = 'X-Flagops-Signature';
 
@@ -13,26 +15,90 @@ export interface SendOutcome {
   error?: string;
 }
 
+export interface SenderOptions {
+  /** Idle connections kept open per receiver (host and port) for the next delivery. */
+  idlePerReceiver: number;
+  /** How long an idle connection is kept (shorter when the receiver announces a shorter keep-alive). */
+  idleMs: number;
+}
+
 /**
- * One attempt: POST `body` to `url`, signed, giving up after `timeoutMs` (headers and body), so a receiver
- * that hangs costs one timeout and holds up nothing else. Only a 2xx is a delivery; a redirect is not followed.
+ * Sends the POSTs of webhooks over its own keep-alive agents, so that what webhooks hold open is theirs
+ * alone to bound: connections in use are the attempts running (which the service limits), idle ones at
+ * most `idlePerReceiver` per receiver, closed after `idleMs`. `close()` ends them all, attempts included.
  */
-export async function sendOnce(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<SendOutcome> {
-  try {
-    const res = await fetch(url, {
-      method: 'POST',
-      body,
-      headers: { 'Content-Type': 'application/json', 'User-Agent': 'flagops-webhooks', ...headers },
-      redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+export class WebhookSender {
+  private readonly agents: { 'http:': http.Agent; 'https:': https.Agent };
+
+  constructor(options: SenderOptions) {
+    const agent = { keepAlive: true, maxFreeSockets: options.idlePerReceiver, timeout: options.idleMs, scheduling: 'lifo' as const };
+    this.agents = { 'http:': new http.Agent(agent), 'https:': new https.Agent(agent) };
+  }
+
+  /**
+   * One attempt: POST `body` to `url`, signed, giving up after `timeoutMs` from the start (connection, answer
+   * and its body), so a receiver that hangs costs one timeout and holds up nothing else. Only a 2xx is a
+   * delivery; a redirect is not followed.
+   */
+  send(url: string, body: string, headers: Record<string, string>, timeoutMs: number): Promise<SendOutcome> {
+    return new Promise((resolve) => {
+      let outcome: SendOutcome | undefined;
+      let answered: SendOutcome | undefined;
+      const finish = (result: SendOutcome) => {
+        if (outcome) return;
+        outcome = result;
+        clearTimeout(timer);
+        resolve(result);
+      };
+      let req: http.ClientRequest;
+      try {
+        const target = new URL(url);
+        const client = target.protocol === 'https:' ? https : http;
+        req = client.request(
+          target,
+          {
+            method: 'POST',
+            agent: this.agents[target.protocol === 'https:' ? 'https:' : 'http:'],
+            headers: {
+              'Content-Type': 'application/json',
+              'Content-Length': Buffer.byteLength(body),
+              'User-Agent': 'flagops-webhooks',
+              ...headers,
+            },
+          },
+          (res) => {
+            const status = res.statusCode ?? 0;
+            const result: SendOutcome =
+              status >= 200 && status < 300 ? { ok: true } : { ok: false, error: `the receiver answered ${status}` };
+            answered = result;
+            // The status decides; the body is read to its end only so the connection can carry the next delivery.
+            const done = () => finish(result);
+            res.on('end', done);
+            res.on('error', done);
+            res.on('close', done);
+            res.resume();
+          },
+        );
+      } catch (err) {
+        // A URL or header Node will not send (checked when the webhook was made, so not expected): a failed attempt.
+        resolve({ ok: false, error: `could not send: ${(err as Error).message}` });
+        return;
+      }
+      const timer = setTimeout(() => {
+        finish(answered ?? { ok: false, error: `no answer within ${timeoutMs} ms` });
+        req.destroy();
+      }, timeoutMs);
+      req.on('error', (err: NodeJS.ErrnoException) =>
+        finish({ ok: false, error: `could not reach the receiver: ${err.code ?? err.message}` }),
+      );
+      req.end(body);
     });
-    await res.body?.cancel().catch(() => undefined);
-    if (res.status >= 200 && res.status < 300) return { ok: true };
-    return { ok: false, error: `the receiver answered ${res.status}` };
-  } catch (err) {
-    const e = err as Error & { cause?: { code?: string; message?: string } };
-    if (e.name === 'TimeoutError' || e.name === 'AbortError') return { ok: false, error: `no answer within ${timeoutMs} ms` };
-    return { ok: false, error: `could not reach the receiver: ${e.cause?.code ?? e.cause?.message ?? e.message}` };
+  }
+
+  /** Closes every connection, those of attempts under way included (they end as failed, unrecorded). */
+  close(): void {
+    this.agents['http:'].destroy();
+    this.agents['https:'].destroy();
   }
 }
 

@@ -1,11 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { AUDIT_ACTIONS, type AuditEntry } from '@flagops/core';
-import { InvalidInputError, NotFoundError } from '../errors/kinds.js';
+import type { AuditEntry } from '@flagops/core';
+import { NotFoundError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
-import { backoffMs, SIGNATURE_HEADER, sendOnce, signature } from './webhook-sender.js';
-import { type DeliveryRecord, type DeliveryStatus, readWebhookState, type WebhookRecord, WebhookStateFile } from './webhook-state.js';
+import { type BacklogLimits, DeliveryBacklog, type DropLimit } from './delivery-backlog.js';
+import { DeliveryDispatcher, type DispatchLimits } from './delivery-dispatcher.js';
+import { DeliveryDrops } from './delivery-drops.js';
+import { DeliveryLog, type DeliveryView } from './delivery-log.js';
+import { entriesSince } from './entries-since.js';
+import { checkWebhookInput, type WebhookInput } from './webhook-input.js';
+import { backoffMs, SIGNATURE_HEADER, signature, WebhookSender } from './webhook-sender.js';
+import { type DeliveryRecord, readWebhookState, type WebhookRecord, WebhookStateFile } from './webhook-state.js';
 
 /** What webhooks need of the audit trail: each organisation's index, newest first, kept current with main. */
 export interface AuditFeed {
@@ -31,20 +37,24 @@ export interface RetryPolicy {
   timeoutMs: number;
 }
 
+/**
+ * How much deliveries waiting for their receivers may hold (docs/webhooks.md, "Limits"): pending deliveries
+ * per webhook (default 1,000), their bytes across all webhooks (default 16 MiB), attempts at once per webhook
+ * (default 4) and across all webhooks (default 32).
+ */
+export type DeliveryLimits = BacklogLimits & DispatchLimits;
+
 export interface WebhookServiceOptions {
   dataDir: string;
   audit: AuditFeed;
   repos: MainMoves;
   logger?: Logger;
   retry?: Partial<RetryPolicy>;
+  limits?: Partial<DeliveryLimits>;
   now?: () => Date;
 }
 
-export interface WebhookInput {
-  url?: unknown;
-  actions?: unknown;
-  secret?: unknown;
-}
+export type { WebhookInput } from './webhook-input.js';
 
 /** A webhook as the API shows it; the secret only in the answer that created it. */
 export interface WebhookView {
@@ -54,27 +64,22 @@ export interface WebhookView {
   createdAt: string;
 }
 
-export interface DeliveryView {
-  id: string;
-  auditId: string;
-  action: string;
-  status: DeliveryStatus;
-  attempts: number;
-  lastError?: string;
-  createdAt: string;
-  deliveredAt?: string;
-  nextAttemptAt?: string;
-}
+export type { DeliveryView } from './delivery-log.js';
 
 const DEFAULT_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 2_000, maxDelayMs: 10 * 60_000, timeoutMs: 10_000 };
-/** Finished deliveries kept per webhook (pending ones are always kept). */
-const KEPT_FINISHED = 100;
-/** Attempts running at once per webhook: a burst of changes does not open a connection per change at once. */
-const IN_FLIGHT_PER_WEBHOOK = 4;
+const DEFAULT_LIMITS: DeliveryLimits = {
+  // Ten times what a receiver answering at 200 changes a minute has pending while it retries for 2 to 4 minutes;
+  // hours of an organisation's usual changes.
+  pendingPerWebhook: 1_000,
+  // About 25,000 deliveries of the usual size (a few hundred bytes of entry each): ten webhooks full and more.
+  pendingBytes: 16 * 1024 * 1024,
+  connectionsPerWebhook: 4,
+  connections: 32,
+};
+/** Idle connections are kept this long for the next delivery (less when the receiver says so). */
+const IDLE_CONNECTION_MS = 15_000;
 /** Entries read back at most when catching up after a restart; beyond, the trail moved on too far to replay. */
 const CATCH_UP_LIMIT = 10_000;
-const MAX_URL_LENGTH = 2048;
-const FIELDS = new Set(['url', 'actions', 'secret']);
 
 /**
  * Webhooks: every new audit entry of an organisation whose action a webhook asks for is POSTed to it, signed,
@@ -84,7 +89,11 @@ const FIELDS = new Set(['url', 'actions', 'secret']);
  * Durable: a delivery is written to `<dataDir>/state/webhooks.json` before its first attempt, and each
  * organisation's position in its audit trail is kept there too, so a stop or a crash loses nothing: a restart
  * retries what was pending and delivers the entries committed since. Delivery is at least once (a crash
- * during an attempt repeats it); `X-Flagops-Delivery` names each delivery so receivers can drop repeats.
+ * during an attempt, or within a second after it, repeats it); `X-Flagops-Delivery` names each delivery so
+ * receivers can drop repeats.
+ *
+ * Bounded: deliveries waiting for a receiver that hangs or fails are limited in number, bytes and connections
+ * (DeliveryLimits); what a full backlog drops is marked failed, counted and logged (DeliveryBacklog).
  */
 export class WebhookService {
   private readonly retry: RetryPolicy;
@@ -93,22 +102,38 @@ export class WebhookService {
   private readonly file: WebhookStateFile;
   private readonly followed = new Map<string, () => void>();
   private readonly catchUps = new Map<string, { running: Promise<void>; again: boolean }>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private readonly ready = new Map<string, DeliveryRecord[]>();
-  private readonly inFlight = new Map<string, number>();
+  private readonly sender: WebhookSender;
+  private readonly dispatcher: DeliveryDispatcher;
+  private readonly backlog: DeliveryBacklog;
+  private readonly drops: DeliveryDrops;
+  private readonly limits: DeliveryLimits;
+  private readonly log: DeliveryLog;
   private closed = false;
 
   private constructor(
     private readonly options: WebhookServiceOptions,
     private readonly webhooks: WebhookRecord[],
     private readonly cursors: Record<string, string>,
-    private deliveries: DeliveryRecord[],
+    deliveries: DeliveryRecord[],
     file: string,
   ) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
-    this.file = new WebhookStateFile(file, () => ({ webhooks: this.webhooks, cursors: this.cursors, deliveries: this.deliveries }));
+    const onError = (err: unknown) => this.logger.error('webhooks: writing the delivery log failed', { err });
+    this.log = new DeliveryLog(deliveries);
+    this.file = new WebhookStateFile(file, () => ({ webhooks: this.webhooks, cursors: this.cursors, deliveries: this.log.records }), {
+      onError,
+    });
+    this.sender = new WebhookSender({ idlePerReceiver: this.limits.connectionsPerWebhook, idleMs: IDLE_CONNECTION_MS });
+    this.dispatcher = new DeliveryDispatcher(
+      this.limits,
+      (delivery) => this.attempt(delivery),
+      () => this.now().getTime(),
+    );
+    this.backlog = new DeliveryBacklog(this.limits, (delivery) => this.dispatcher.busy(delivery));
+    this.drops = new DeliveryDrops(this.logger);
   }
 
   /** Reads the state file, retries what was pending, and follows every organisation that has webhooks. */
@@ -118,7 +143,12 @@ export class WebhookService {
     const file = path.join(dir, 'webhooks.json');
     const state = await readWebhookState(file);
     const service = new WebhookService(options, state.webhooks, state.cursors, state.deliveries, file);
-    for (const delivery of service.deliveries) if (delivery.status === 'pending') service.schedule(delivery);
+    const pending = state.deliveries.filter((d) => d.status === 'pending');
+    // A log written with higher bounds (or before there were any) is brought within them now.
+    if (service.enqueue(pending) > 0) {
+      service.log.prune();
+      await service.file.save();
+    }
     for (const org of new Set(state.webhooks.map((w) => w.org))) {
       // An organisation whose trail cannot be read now is caught up on its next change.
       await service.follow(org).catch((err) => service.logger.error('webhooks: reading the audit trail failed', { org, err }));
@@ -127,7 +157,7 @@ export class WebhookService {
   }
 
   async create(org: string, input: WebhookInput): Promise<WebhookView & { secret: string }> {
-    const fields = checkInput(input);
+    const fields = checkWebhookInput(input);
     await this.follow(org);
     // Deliveries start with the entries after this point: what was committed before is not sent.
     await this.catchUp(org);
@@ -152,20 +182,27 @@ export class WebhookService {
   async remove(org: string, id: string): Promise<WebhookView> {
     const record = this.find(org, id);
     this.webhooks.splice(this.webhooks.indexOf(record), 1);
-    for (const delivery of this.deliveries) if (delivery.webhookId === id) this.unschedule(delivery.id);
-    this.deliveries = this.deliveries.filter((d) => d.webhookId !== id);
-    this.ready.delete(id);
+    for (const delivery of this.log.removeWebhook(id)) this.dispatcher.cancel(delivery);
+    this.dispatcher.forgetWebhook(id);
+    this.backlog.removeWebhook(id);
     await this.file.save();
     return view(record);
   }
 
-  /** The delivery log of a webhook, newest first. */
+  /** The delivery log of a webhook, newest first: every pending delivery and the last 100 finished. */
   deliveriesOf(org: string, id: string): DeliveryView[] {
     this.find(org, id);
-    return this.deliveries
-      .filter((d) => d.webhookId === id)
-      .reverse()
-      .map(deliveryView);
+    return this.log.of(id);
+  }
+
+  /** For /metrics: pending deliveries per organisation, and what full backlogs dropped since the start. */
+  deliveryCounts(): {
+    pending: Array<{ org: string; count: number }>;
+    dropped: Iterable<{ org: string; limit: DropLimit; count: number }>;
+  } {
+    const pending = new Map<string, number>();
+    for (const hook of this.webhooks) pending.set(hook.org, (pending.get(hook.org) ?? 0) + this.backlog.count(hook.id));
+    return { pending: [...pending].map(([org, count]) => ({ org, count })), dropped: this.drops.totals() };
   }
 
   /**
@@ -194,15 +231,19 @@ export class WebhookService {
     return run.running;
   }
 
-  /** Stops attempting (pending deliveries stay pending on disk for the next start) and finishes writing. */
+  /**
+   * Stops attempting (pending deliveries stay pending on disk for the next start; attempts under way are cut
+   * and made again then) and finishes writing.
+   */
   async close(): Promise<void> {
     this.closed = true;
     for (const off of this.followed.values()) off();
     this.followed.clear();
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    this.dispatcher.close();
+    this.sender.close();
+    this.drops.close();
     await Promise.all([...this.catchUps.values()].map((c) => c.running.catch(() => undefined)));
-    await this.file.settled();
+    await this.file.flush();
   }
 
   private find(org: string, id: string): WebhookRecord {
@@ -231,8 +272,7 @@ export class WebhookService {
     const index = await this.options.audit.get(org);
     await index.caughtUp();
     const cursor = this.cursors[org];
-    let page = await index.query({ limit: 500 });
-    const newest = page.entries[0]?.id ?? '';
+    const { newest, entries, skipped } = await entriesSince(index, cursor, CATCH_UP_LIMIT);
     if (cursor === undefined) {
       // First use in this organisation: deliveries start after what is on main now.
       this.cursors[org] = newest;
@@ -240,37 +280,17 @@ export class WebhookService {
       return;
     }
     if (newest === cursor) return;
-    const fresh: AuditEntry[] = [];
-    let found = cursor === '';
-    let tooMany = false;
-    outer: for (;;) {
-      for (const entry of page.entries) {
-        if (entry.id === cursor) {
-          found = true;
-          break outer;
-        }
-        fresh.push(entry);
-      }
-      if (fresh.length >= CATCH_UP_LIMIT) tooMany = true;
-      if (page.nextCursor === null || tooMany) break;
-      page = await index.query({ limit: 500, cursor: page.nextCursor });
-    }
-    if (!found) {
-      // Either main was rewritten (the entry is gone), or more entries arrived at once than are worth sending one
-      // by one (a large import): the receivers are not flooded with them, and deliveries continue from the head.
-      const why = tooMany ? `more than ${CATCH_UP_LIMIT} new audit entries at once` : 'the last entry delivered is no longer on main';
-      this.logger.warn(`webhooks: ${why}; those entries are not delivered, deliveries continue from main's head`, { org });
-      fresh.length = 0;
-    }
+    if (skipped) this.logger.warn(`webhooks: ${skipped}; those entries are not delivered, deliveries continue from main's head`, { org });
     const created: DeliveryRecord[] = [];
     const at = this.now().toISOString();
-    for (const entry of fresh.reverse()) {
+    for (const entry of entries) {
       for (const hook of this.webhooks) {
         if (hook.org !== org || (hook.actions.length > 0 && !hook.actions.includes(entry.action))) continue;
         created.push({
           id: `dlv_${randomBytes(9).toString('base64url')}`,
           webhookId: hook.id,
           auditId: entry.id,
+          action: entry.action,
           entry,
           status: 'pending',
           attempts: 0,
@@ -279,63 +299,68 @@ export class WebhookService {
         });
       }
     }
-    this.deliveries.push(...created);
+    this.log.add(created);
     this.cursors[org] = newest;
+    // Counted in (and over a bound, dropped) before the write, so the file never holds more than the bounds.
+    if (this.enqueue(created, false) > 0) this.log.prune();
     await this.file.save();
-    for (const delivery of created) this.schedule(delivery);
+    for (const delivery of created) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
   }
 
-  private schedule(delivery: DeliveryRecord): void {
-    if (this.closed) return;
-    const wait = Math.max(0, (delivery.nextAttemptAt ?? 0) - this.now().getTime());
-    const timer = setTimeout(() => {
-      this.timers.delete(delivery.id);
-      const queue = this.ready.get(delivery.webhookId) ?? [];
-      queue.push(delivery);
-      this.ready.set(delivery.webhookId, queue);
-      this.pump(delivery.webhookId);
-    }, wait);
-    timer.unref();
-    this.timers.set(delivery.id, timer);
-  }
-
-  private unschedule(id: string): void {
-    const timer = this.timers.get(id);
-    if (timer) clearTimeout(timer);
-    this.timers.delete(id);
-  }
-
-  private pump(webhookId: string): void {
-    const queue = this.ready.get(webhookId);
-    while (queue && queue.length > 0 && (this.inFlight.get(webhookId) ?? 0) < IN_FLIGHT_PER_WEBHOOK && !this.closed) {
-      const delivery = queue.shift()!;
-      this.inFlight.set(webhookId, (this.inFlight.get(webhookId) ?? 0) + 1);
-      void this.attempt(delivery).finally(() => {
-        this.inFlight.set(webhookId, (this.inFlight.get(webhookId) ?? 1) - 1);
-        this.pump(webhookId);
-      });
+  /**
+   * Counts pending deliveries into the backlog, oldest first, marking failed what it drops; schedules those
+   * left when `schedule` (those just created are scheduled once written). Returns how many were dropped.
+   */
+  private enqueue(deliveries: DeliveryRecord[], schedule = true): number {
+    const drops = new Map<string, { webhook: string; limit: DropLimit; count: number }>();
+    for (const delivery of deliveries) {
+      for (const { delivery: d, limit } of this.backlog.add(delivery)) {
+        this.dispatcher.cancel(d);
+        d.status = 'failed';
+        d.lastError = `dropped before it could be delivered: ${this.dropReason(limit)}`;
+        this.finish(d);
+        const key = `${d.webhookId}\u0000${limit}`;
+        const noted = drops.get(key) ?? { webhook: d.webhookId, limit, count: 0 };
+        noted.count++;
+        drops.set(key, noted);
+      }
     }
+    let dropped = 0;
+    for (const { webhook, limit, count } of drops.values()) {
+      const org = this.webhooks.find((w) => w.id === webhook)?.org ?? '';
+      this.drops.note(webhook, org, limit, count);
+      dropped += count;
+    }
+    if (schedule) for (const delivery of deliveries) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
+    return dropped;
+  }
+
+  private dropReason(limit: DropLimit): string {
+    return limit === 'per_webhook'
+      ? `${this.limits.pendingPerWebhook.toLocaleString('en-US')} deliveries were already waiting for this webhook`
+      : `the deliveries waiting for all webhooks reached ${bytes(this.limits.pendingBytes)}`;
   }
 
   private async attempt(delivery: DeliveryRecord): Promise<void> {
     const hook = this.webhooks.find((w) => w.id === delivery.webhookId);
-    if (!hook) return; // removed meanwhile
+    if (!hook || !delivery.entry || delivery.status !== 'pending') return; // removed or dropped meanwhile
     const body = JSON.stringify({ event: 'audit', entry: delivery.entry });
     const headers = { [SIGNATURE_HEADER]: signature(hook.secret, body), 'X-Flagops-Delivery': delivery.id, 'X-Flagops-Event': 'audit' };
-    const outcome = await sendOnce(hook.url, body, headers, this.retry.timeoutMs);
+    const outcome = await this.sender.send(hook.url, body, headers, this.retry.timeoutMs);
     // Stopped meanwhile: what was on disk stands, and the next start attempts it again.
-    if (this.closed || !this.deliveries.includes(delivery)) return;
+    if (this.closed || !this.backlog.has(delivery)) return;
+    this.dispatcher.receiverAnswered(hook.id, outcome.ok);
     delivery.attempts++;
     if (outcome.ok) {
       delivery.status = 'delivered';
       delivery.deliveredAt = this.now().toISOString();
       delete delivery.lastError;
-      delete delivery.nextAttemptAt;
+      this.finish(delivery);
     } else {
       delivery.lastError = outcome.error;
       if (delivery.attempts >= this.retry.attempts) {
         delivery.status = 'failed';
-        delete delivery.nextAttemptAt;
+        this.finish(delivery);
         this.logger.warn('webhook delivery failed; no more attempts', {
           webhook: hook.id,
           auditId: delivery.auditId,
@@ -343,84 +368,29 @@ export class WebhookService {
         });
       } else {
         delivery.nextAttemptAt = this.now().getTime() + backoffMs(delivery.attempts, this.retry.baseDelayMs, this.retry.maxDelayMs);
+        this.dispatcher.schedule(delivery);
       }
     }
-    if (delivery.status !== 'pending') this.prune(hook.id);
-    await this.file.save().catch((err) => this.logger.error('webhooks: writing the delivery log failed', { err }));
-    if (delivery.status === 'pending') this.schedule(delivery);
+    this.log.prune();
+    // An outcome lost in a crash only repeats the attempt: written within the second, with whatever else changed.
+    this.file.saveSoon();
   }
 
-  /** Keeps the newest finished deliveries of a webhook, and every pending one. */
-  private prune(webhookId: string): void {
-    let finished = 0;
-    const keep = new Set<DeliveryRecord>();
-    for (let i = this.deliveries.length - 1; i >= 0; i--) {
-      const d = this.deliveries[i];
-      if (d.webhookId !== webhookId || d.status === 'pending' || ++finished <= KEPT_FINISHED) keep.add(d);
-    }
-    if (keep.size < this.deliveries.length) this.deliveries = this.deliveries.filter((d) => keep.has(d));
+  /** A delivery is done (delivered, failed, dropped): out of the backlog, and its entry no longer kept. */
+  private finish(delivery: DeliveryRecord): void {
+    this.backlog.remove(delivery);
+    delete delivery.entry;
+    delete delivery.nextAttemptAt;
+    this.log.countFinished(delivery.webhookId);
   }
 }
 
-function checkInput(input: WebhookInput): { url: string; actions: string[]; secret?: string } {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new InvalidInputError('the body must be a JSON object');
-  for (const field of Object.keys(input)) {
-    if (!FIELDS.has(field)) throw new InvalidInputError(`${field} is not a webhook field (url, actions, secret)`, field);
-  }
-  return { url: checkUrl(input.url), actions: checkActions(input.actions), ...checkSecret(input.secret) };
-}
-
-function checkUrl(value: unknown): string {
-  if (typeof value !== 'string' || value === '') throw new InvalidInputError('url is required: the http or https URL to POST to', 'url');
-  if (value.length > MAX_URL_LENGTH) throw new InvalidInputError(`url must be at most ${MAX_URL_LENGTH} characters`, 'url');
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new InvalidInputError('url must be an absolute http or https URL', 'url');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new InvalidInputError(`url must be an http or https URL, not ${url.protocol.replace(/:$/, '')}`, 'url');
-  }
-  return url.href;
-}
-
-function checkActions(value: unknown): string[] {
-  if (value === undefined) return [];
-  const known: readonly string[] = AUDIT_ACTIONS;
-  if (!Array.isArray(value)) throw new InvalidInputError('actions must be a list of audit actions (none: every action)', 'actions');
-  for (const action of value) {
-    if (typeof action !== 'string' || !known.includes(action))
-      throw new InvalidInputError(`actions: ${JSON.stringify(action)} is not an audit action (${known.join(', ')})`, 'actions');
-  }
-  return [...new Set(value as string[])];
-}
-
-function checkSecret(value: unknown): { secret?: string } {
-  if (value === undefined) return {};
-  if (typeof value !== 'string' || value.length < 16 || value.length > 256 || !/^[\x21-\x7e]+$/.test(value)) {
-    throw new InvalidInputError(
-      'secret must be 16 to 256 printable characters without spaces (leave it out to have one generated)',
-      'secret',
-    );
-  }
-  return { secret: value };
+function bytes(n: number): string {
+  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n.toLocaleString('en-US')} bytes`;
 }
 
 function view(record: WebhookRecord): WebhookView {
   return { id: record.id, url: record.url, actions: record.actions, createdAt: record.createdAt };
-}
-
-function deliveryView(d: DeliveryRecord): DeliveryView {
-  return {
-    id: d.id,
-    auditId: d.auditId,
-    action: d.entry.action,
-    status: d.status,
-    attempts: d.attempts,
-    ...(d.lastError === undefined ? {} : { lastError: d.lastError }),
-    createdAt: d.createdAt,
-    ...(d.deliveredAt === undefined ? {} : { deliveredAt: d.deliveredAt }),
-    ...(d.nextAttemptAt === undefined ? {} : { nextAttemptAt: new Date(d.nextAttemptAt).toISOString() }),
-  };
 }

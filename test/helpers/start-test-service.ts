@@ -14,6 +14,7 @@
  * - `svc.restart()` stops and starts again on the same data dir and keys (the ports change: read the URLs again).
  * - Logs are dropped unless `logLevel` is given (they go to stderr then) or a `logger` is.
  * - `trustProxy` is FLAGOPS_TRUST_PROXY (reverse proxies whose X-Forwarded-For is believed).
+ * - `webhooks: { retry, limits }` sets webhook retries and bounds, so tests reach them with a few changes.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -22,7 +23,7 @@ import { generateKey } from '../../src/auth/key-format.js';
 import type { Config } from '../../src/config/config.js';
 import { createLogger, type Logger, type LogLevel, silentLogger } from '../../src/log/logger.js';
 import type { Clock } from '../../src/schedule/clock.js';
-import { type Service, startService } from '../../src/service.js';
+import { type Service, type ServiceOptions, startService } from '../../src/service.js';
 
 export interface TestOrg {
   name: string;
@@ -51,6 +52,8 @@ export interface TestServiceOptions {
   clock?: Clock;
   /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN. Default: on, no token. */
   metrics?: Config['metrics'];
+  /** Webhook retries and bounds (default: as in production). */
+  webhooks?: ServiceOptions['webhooks'];
 }
 
 export interface TestService {
@@ -95,7 +98,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
 
   let service: Service;
   try {
-    service = await startService(config, logger, { clock: options.clock });
+    service = await startService(config, logger, { clock: options.clock, webhooks: options.webhooks });
   } catch (err) {
     await rm(dataDir, { recursive: true, force: true });
     throw err;
@@ -113,7 +116,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     gitdir: (org = first.name) => service.repos.gitdirOf(org),
     async restart() {
       await handle.service.stop();
-      handle.service = await startService(config, logger, { clock: options.clock });
+      handle.service = await startService(config, logger, { clock: options.clock, webhooks: options.webhooks });
       handle.controlUrl = handle.service.controlUrl;
       handle.evalUrl = handle.service.evalUrl;
     },

@@ -56,6 +56,7 @@ describe('docs/operations.md', () => {
       'flagops_stream_clients',
       'flagops_kill_propagation_seconds',
       'flagops_auth_failures_total',
+      'flagops_webhook_deliveries_dropped_total',
     ])
       expect(covered).toContain(family);
   });

@@ -10,7 +10,7 @@ import { KillSwitch } from '../../src/kill/kill-switch.js';
 import { layout } from '../../src/repository/layout.js';
 import type { FlagRepository } from '../../src/storage/index.js';
 import { RepositoryRegistry } from '../../src/storage/repository-registry.js';
-import { sendOnce } from '../../src/webhooks/webhook-sender.js';
+import { WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import { WebhookService } from '../../src/webhooks/webhook-service.js';
 import { ROOT } from '../packages/packed-app.js';
 import { agent, configYaml, meta, seedShop } from '../storage/helpers.js';
@@ -111,12 +111,14 @@ describe('docs/webhooks.md', () => {
     await kill('error rate above 5%');
     await until(() => service.deliveriesOf('acme', hook.id)[0]?.status === 'delivered', 'the delivery');
     expect(receiver.output()).toBe('kill shop/a in prod by deploy-bot\n');
-    const forged = await sendOnce(
+    const sender = new WebhookSender({ idlePerReceiver: 1, idleMs: 1_000 });
+    const forged = await sender.send(
       receiver.url,
       '{"event":"audit","entry":{}}',
       { 'X-Flagops-Signature': `sha256=${'0'.repeat(64)}` },
       2_000,
     );
+    sender.close();
     expect(forged).toEqual({ ok: false, error: 'the receiver answered 401' });
   });
 

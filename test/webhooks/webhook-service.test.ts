@@ -1,93 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { AuditRegistry } from '../../src/audit/audit-registry.js';
-import { layout } from '../../src/repository/layout.js';
-import { RepositoryRegistry } from '../../src/storage/repository-registry.js';
-import { type RetryPolicy, WebhookService } from '../../src/webhooks/webhook-service.js';
+import { describe, expect, it } from 'vitest';
 import { WebhookStateFile } from '../../src/webhooks/webhook-state.js';
-import { configYaml, meta, seedShop } from '../storage/helpers.js';
-
-interface Received {
-  body: string;
-  headers: http.IncomingHttpHeaders;
-}
-
-const cleanup: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const fn of cleanup.splice(0).reverse()) await fn();
-});
-
-/** A receiver on a free loopback port; `answer` decides each response's status (or null: never answer). */
-async function receiver(answer: (n: number) => number | null = () => 200) {
-  const received: Received[] = [];
-  const hanging: http.ServerResponse[] = [];
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push({ body, headers: req.headers });
-      const status = answer(received.length);
-      if (status === null) hanging.push(res);
-      else res.writeHead(status).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanup.push(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const res of hanging) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received };
-}
-
-const FAST: Partial<RetryPolicy> = { baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 2_000 };
-
-async function setup(retry: Partial<RetryPolicy> = FAST) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'flagops-webhooks-'));
-  const repos = new RepositoryRegistry({ dataDir, watch: false });
-  const audit = new AuditRegistry({ repos });
-  cleanup.push(async () => {
-    await audit.closeAll();
-    await repos.closeAll();
-    rmSync(dataDir, { recursive: true, force: true });
-  });
-  const repo = await repos.get('acme');
-  await seedShop(repo);
-  const open = async (policy = retry) => {
-    const service = await WebhookService.open({ dataDir, audit, repos, retry: policy });
-    cleanup.push(() => service.close());
-    return service;
-  };
-  let version = 1;
-  const change = async (action: 'config_update' | 'kill' = 'config_update') => {
-    version++;
-    const { commit } = await repo.update(() => ({
-      changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: version % 2 === 0, version }) }],
-      meta: meta(action, { project: 'shop', flag: 'a', environment: 'prod' }),
-      result: undefined,
-    }));
-    return commit!;
-  };
-  return { dataDir, open, change };
-}
-
-async function until<T>(check: () => T | undefined | false, what: string, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { FAST, receiver, setup, until } from './webhook-harness.js';
 
 describe('webhook deliveries', () => {
   it('POSTs each new audit entry signed with HMAC-SHA256 of the body, and logs it delivered', async () => {
@@ -228,14 +144,12 @@ describe('the webhook state file', () => {
     const written: unknown[] = [];
     let release: () => void = () => {};
     const state = { webhooks: [], cursors: { acme: '' }, deliveries: [] as unknown[] };
-    const file = new WebhookStateFile(
-      'unused',
-      () => structuredClone(state) as never,
-      async (_file, content) => {
+    const file = new WebhookStateFile('unused', () => structuredClone(state) as never, {
+      write: async (_file, content) => {
         written.push(content);
         if (written.length === 1) await new Promise<void>((resolve) => (release = resolve));
       },
-    );
+    });
     const first = file.save(); // starts at once, and is held
     await new Promise((r) => setTimeout(r, 0));
     state.cursors.acme = 'c1';
@@ -246,5 +160,23 @@ describe('the webhook state file', () => {
     await Promise.all([first, ...saves]);
     expect(written).toHaveLength(2);
     expect(written[1]).toMatchObject({ cursors: { acme: 'c2' } });
+  });
+
+  it('writes what saveSoon() noted once for all of it, and flush() writes it at once', async () => {
+    const written: unknown[] = [];
+    const state = { webhooks: [], cursors: { acme: '' }, deliveries: [] };
+    const file = new WebhookStateFile('unused', () => structuredClone(state) as never, {
+      write: async (_file, content) => {
+        written.push(content);
+      },
+      soonMs: 60_000,
+    });
+    for (let i = 1; i <= 50; i++) {
+      state.cursors.acme = `c${i}`;
+      file.saveSoon();
+    }
+    expect(written).toHaveLength(0);
+    await file.flush();
+    expect(written).toEqual([expect.objectContaining({ cursors: { acme: 'c50' } })]);
   });
 });
