@@ -90,6 +90,11 @@ describe('a kill on the replica feed', () => {
     expect(after.version).toBe(version);
     expect(after.compiled).toBe(before.compiled);
     expect(await viewFetches()).toBe(fetches);
+    const main = await httpClient(upstream.service.evalUrl, sdkKey).get('/v1/snapshot');
+    const own = await httpClient(replica.url, sdkKey).get('/v1/snapshot');
+    expect(own.headers.get('etag')).toBe(main.headers.get('etag'));
+    expect(own.body).toEqual(main.body);
+    expect(own.body.flags.checkout.killed).toBe(true);
   });
 
   it('a cleared kill is a kill event too, with the kills left', async () => {
