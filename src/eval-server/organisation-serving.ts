@@ -81,9 +81,8 @@ export class OrganisationServing {
     const killsFile = layout.killsFile(slug, env);
     if (this.servedHead !== parent || views === undefined || this.issues.some((issue) => issue.file === killsFile))
       return this.reloadToHead();
-    const served: KillsFile = { kills: {} };
-    for (const [key, entry] of Object.entries(kills.kills)) if (project!.flags.has(key)) served.kills[key] = entry;
-    const next = views[env].withKills(served, version, commit);
+    // withKills applies the kills over the view's flags (applyKills): kills of flags it does not serve are left out.
+    const next = views[env].withKills(kills, version, commit);
     views[env] = next;
     this.versions.set(versionKey(slug, env), version);
     this.servedHead = commit;

@@ -1,5 +1,6 @@
 import type { EnvironmentName, KillsFile, SnapshotFlag, SnapshotSegment } from '@flagops/core';
 import { EnvironmentView } from '../eval-server/environment-view.js';
+import type { KillChange } from './view-change.js';
 
 /** What the control plane sends for one (project, environment): GET /api/v1/replica/snapshots/:projectId/:env. */
 export interface ViewBody {
@@ -12,6 +13,20 @@ export interface ViewBody {
   kills: KillsFile;
   /** The project's segments; absent from a control plane that predates them. */
   segments?: Record<string, SnapshotSegment>;
+}
+
+/** Everything a replica needs to build the same EnvironmentView: the flags, the kill overlay and the version. */
+export function viewBody(view: EnvironmentView): ViewBody {
+  return {
+    projectId: view.projectId,
+    projectSlug: view.projectSlug,
+    environment: view.environment,
+    version: view.version,
+    commit: view.commit,
+    flags: view.flags,
+    kills: view.kills,
+    segments: view.segments,
+  };
 }
 
 /** One entry of the listing and of the stream's `version` events. */
@@ -68,25 +83,21 @@ export class ReplicaHolder {
     this.org = org;
     const current = this.views.get(keyOf(body.projectId, body.environment));
     if (current && current.version >= body.version) return false;
-    const view =
-      current &&
-      JSON.stringify(current.flags) === JSON.stringify(body.flags) &&
-      JSON.stringify(current.segments) === JSON.stringify(body.segments ?? {})
-        ? current.withKills(body.kills, body.version, body.commit) // a kill: keep the compiled flags, as the control plane does
-        : EnvironmentView.build(
-            org,
-            body.projectId,
-            body.projectSlug,
-            body.environment,
-            body.flags,
-            body.kills,
-            body.version,
-            body.commit,
-            body.segments ?? {},
-          );
-    this.views.set(keyOf(body.projectId, body.environment), view);
-    this.emit([view]);
+    const { projectId, projectSlug, environment, flags, kills, version, commit, segments } = body;
+    this.swap(EnvironmentView.build(org, projectId, projectSlug, environment, flags, kills, version, commit, segments ?? {}));
     return true;
+  }
+
+  /**
+   * Serves a kill from the feed over the view it applies to, keeping its compiled flags, as the control plane
+   * does. Undefined when this replica does not serve that view's base version: it then needs the whole view.
+   */
+  applyKill(org: string, change: KillChange): EnvironmentView | undefined {
+    const current = org === this.org ? this.views.get(keyOf(change.projectId, change.environment)) : undefined;
+    if (current === undefined || current.version !== change.baseVersion) return undefined;
+    const view = current.withKills(change.kills, change.version, change.commit);
+    this.swap(view);
+    return view;
   }
 
   remove(projectId: string, env: string): void {
@@ -98,7 +109,8 @@ export class ReplicaHolder {
     return () => this.listeners.delete(listener);
   }
 
-  private emit(views: EnvironmentView[]): void {
-    for (const listener of this.listeners) listener(views);
+  private swap(view: EnvironmentView): void {
+    this.views.set(keyOf(view.projectId, view.environment), view);
+    for (const listener of this.listeners) listener([view]);
   }
 }

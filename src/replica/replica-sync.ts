@@ -1,9 +1,10 @@
 import { readEventStream } from '@flagops/sdk/sse';
 import type { Logger } from '../log/logger.js';
-import { isViewBody, type ReplicaHolder, type ViewListing } from './replica-holder.js';
+import { isViewBody, type ReplicaHolder, type ViewListing, viewBody } from './replica-holder.js';
 import type { ReplicaKeys } from './replica-keys.js';
 import type { SnapshotFiles } from './snapshot-files.js';
 import { failure, type UpstreamClient } from './upstream-client.js';
+import { isKillChange } from './view-change.js';
 
 export interface SyncOptions {
   /** Reconnect delays: doubling from the first to the last. */
@@ -27,8 +28,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Keeps a replica's views equal to the control plane's: it follows GET /api/v1/replica/stream, reconciles
- * with the full listing sent on every (re)connect, and fetches a view only when its version moved (with
- * If-None-Match, so a race costs a 304). While the control plane is unreachable the last good views keep
+ * with the full listing sent on every (re)connect, applies a kill event over the view it serves (no fetch, no
+ * recompilation), and fetches a view when its flags moved (with If-None-Match, so a race costs a 304). While the control plane is unreachable the last good views keep
  * serving (from disk after a restart) and the status says so; reconnecting catches up in one listing.
  */
 export class ReplicaSync {
@@ -141,9 +142,18 @@ export class ReplicaSync {
       this.status.lastSyncAt = new Date().toISOString();
       this.firstSync.resolve();
     } else if (name === 'version' && this.holder.org !== null) {
-      await this.fetchIfNewer(this.holder.org, data as ViewListing);
+      await this.applyChange(this.holder.org, data as ViewListing);
       this.status.lastSyncAt = new Date().toISOString();
     }
+  }
+
+  /** One change on the feed: a kill is applied over the view it names; anything else fetches the view. */
+  private async applyChange(org: string, change: ViewListing): Promise<void> {
+    const served = this.holder.versionOf(change.projectId, change.environment);
+    if (served !== undefined && served >= change.version) return;
+    const killed = isKillChange(change) ? this.holder.applyKill(org, change) : undefined;
+    if (killed) await this.files.save(org, viewBody(killed));
+    else await this.fetchIfNewer(org, change);
   }
 
   private async fetchIfNewer(org: string, listing: ViewListing): Promise<void> {

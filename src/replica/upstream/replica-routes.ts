@@ -10,8 +10,9 @@ import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { readJsonBody } from '../../http/read-json-body.js';
 import type { EvaluationCounter } from '../../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
+import { viewBody } from '../replica-holder.js';
 import { BatchLedger, countsBatch } from './batch-ledger.js';
-import { listing, openReplicaStream, servedOrg, servedViews, viewBody } from './replica-views.js';
+import { listing, openReplicaStream, servedOrg, servedViews } from './replica-views.js';
 
 export interface ReplicaUpstreamDeps {
   keys: KeyService;

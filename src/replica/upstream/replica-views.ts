@@ -4,6 +4,7 @@ import { FlagopsError } from '../../errors/kinds.js';
 import type { EnvironmentView } from '../../eval-server/environment-view.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
+import { viewChange } from '../view-change.js';
 
 /** One served (project, environment) as a replica lists it. */
 export interface ReplicaListing {
@@ -11,20 +12,6 @@ export interface ReplicaListing {
   projectSlug: string;
   environment: string;
   version: number;
-}
-
-/** Everything a replica needs to build the same EnvironmentView: the flags, the kill overlay and the version. */
-export function viewBody(view: EnvironmentView) {
-  return {
-    projectId: view.projectId,
-    projectSlug: view.projectSlug,
-    environment: view.environment,
-    version: view.version,
-    commit: view.commit,
-    flags: view.flags,
-    kills: view.kills,
-    segments: view.segments,
-  };
 }
 
 export const listing = (view: EnvironmentView): ReplicaListing => ({
@@ -64,7 +51,9 @@ const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.str
 /**
  * GET /api/v1/replica/stream: Server-Sent Events for one organisation's replicas. `versions` first (every
  * served view, so a reconnecting replica reconciles in one step), then `version` for each view the holder
- * swaps in — in the same turn, so a kill leaves for the replicas the moment the control plane serves it.
+ * swaps in — in the same turn, so a kill leaves for the replicas the moment the control plane serves it. A view
+ * that only has a new kill overlay goes as a kill, with its kills (viewChange): replicas apply it without
+ * fetching the view, and nothing here serializes the flags.
  */
 export function openReplicaStream(
   ctx: Koa.Context,
@@ -85,7 +74,7 @@ export function openReplicaStream(
   });
   res.write(`retry: 1000\n\n${event('versions', { org, snapshots: initial })}`);
   const stop = holder.onChange((views: EnvironmentView[]) => {
-    for (const view of views) if (view.org === org) res.write(event('version', listing(view)));
+    for (const view of views) if (view.org === org) res.write(event('version', viewChange(view)));
   });
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
   heartbeat.unref();

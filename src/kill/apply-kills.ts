@@ -1,0 +1,36 @@
+import { type KillsFile, setOwn } from '@flagops/core';
+
+/** What an environment's kills file makes of the flags a view serves: the view's kill overlay. */
+export interface KillOverlay {
+  /** The kills of served flags, each entry as kills.yaml has it (killedAt, killedBy, reason). */
+  readonly kills: KillsFile;
+  /** The keys of the killed flags: what evaluation checks before anything else. */
+  readonly killed: ReadonlySet<string>;
+  readonly version: number;
+  /** The snapshot's ETag at that version. */
+  readonly etag: string;
+  /** The commit the kills were read from. */
+  readonly commit: string | null;
+}
+
+/**
+ * Applies a kills file to the flags a view serves (pure, no I/O). It is how a kill changes what is served,
+ * wherever it is served: the evaluation server on a kill and on a reload, and a replica on the feed's kill
+ * event, so every server serves a kill the same. Only the overlay changes: the flags and their compiled form
+ * stay as they are. A kill naming a flag the view does not serve is left out.
+ */
+export function applyKills(
+  flags: Readonly<Record<string, unknown>>,
+  kills: KillsFile,
+  version: number,
+  commit: string | null,
+): KillOverlay {
+  const keys = Object.keys(kills.kills);
+  const killed = new Set(keys.filter((key) => Object.hasOwn(flags, key)));
+  let served = kills;
+  if (killed.size !== keys.length) {
+    served = { kills: {} };
+    for (const key of killed) setOwn(served.kills, key, kills.kills[key]);
+  }
+  return { kills: served, killed, version, etag: `"v${version}"`, commit };
+}
