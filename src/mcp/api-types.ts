@@ -1,7 +1,17 @@
-import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile, FlagKind } from '@flagops/core';
+import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile } from '@flagops/core';
 import type { ImpactEntry } from '../proposals/impact.js';
 
-/** The wire shapes the MCP server reads from the control plane (docs/api.md). */
+/**
+ * The wire shapes the MCP server exchanges with the control plane (docs/api.md). Request bodies are the types
+ * generated from schemas/api/ (types only: nothing of the server's code runs in flagops-mcp); answers below.
+ */
+export type {
+  ChangePreviewBody,
+  ConfigUpdateBody,
+  FlagCreateBody,
+  RolloutPlanBody,
+  SegmentPutBody,
+} from '../validation/api-types.generated.js';
 
 export interface ProjectResponse {
   id: string;
@@ -79,20 +89,6 @@ export interface AuditQuery {
   cursor?: string;
 }
 
-/** PUT .../config: every field optional; absent fields keep their value. */
-export interface ConfigUpdate {
-  enabled?: boolean;
-  rolloutPct?: number;
-  rules?: unknown[];
-  valueOn?: unknown;
-  valueOff?: unknown;
-  /** null removes them. */
-  variants?: unknown[] | null;
-  prerequisites?: Array<{ flag: string; variation: string }> | null;
-  clearKill?: boolean;
-  expectedVersion?: number;
-}
-
 /** A segment as GET/PUT /api/v1/projects/:id/segments/:key answer it. */
 export interface SegmentResponse {
   key: string;
@@ -102,31 +98,4 @@ export interface SegmentResponse {
   conditions: AttributeCondition[];
   version: number;
   usedBy: string[];
-}
-
-/** PUT /api/v1/projects/:id/segments/:key: the whole segment. */
-export interface SegmentPut {
-  name?: string;
-  description?: string;
-  userIds?: string[];
-  conditions?: unknown[];
-  expectedVersion?: number;
-}
-
-/** POST .../rollout-plan: a progressive rollout written as a schedule. */
-export interface RolloutPlan {
-  startPct: number;
-  stepPct: number;
-  every: string;
-  maxPct?: number;
-  startAt?: string;
-  expectedVersion?: number;
-}
-
-export interface FlagCreate {
-  key: string;
-  name?: string;
-  description?: string;
-  kind?: FlagKind;
-  defaultValue?: unknown;
 }

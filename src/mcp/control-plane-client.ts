@@ -3,13 +3,13 @@ import type {
   AuditPage,
   AuditQuery,
   ChangePreviewResponse,
-  ConfigUpdate,
-  FlagCreate,
+  ConfigUpdateBody,
+  FlagCreateBody,
   FlagResponse,
   ProjectResponse,
   ProposalResponse,
-  RolloutPlan,
-  SegmentPut,
+  RolloutPlanBody,
+  SegmentPutBody,
   SegmentResponse,
 } from './api-types.js';
 
@@ -83,7 +83,7 @@ export class ControlPlaneClient {
     return this.#call('GET', `/api/v1/projects/${seg(projectId)}/flags`);
   }
 
-  createFlag(projectId: string, body: FlagCreate): Promise<FlagResponse> {
+  createFlag(projectId: string, body: FlagCreateBody): Promise<FlagResponse> {
     return this.#call('POST', `/api/v1/projects/${seg(projectId)}/flags`, { body });
   }
 
@@ -91,11 +91,11 @@ export class ControlPlaneClient {
     return this.#call('GET', '/api/v1/flags/lookup', { query: { projectSlug, key } });
   }
 
-  updateConfig(flagId: string, env: EnvironmentName, body: ConfigUpdate): Promise<FlagResponse> {
+  updateConfig(flagId: string, env: EnvironmentName, body: ConfigUpdateBody): Promise<FlagResponse> {
     return this.#call('PUT', `${envPath(flagId, env)}/config`, { body });
   }
 
-  rolloutPlan(flagId: string, env: EnvironmentName, body: RolloutPlan): Promise<FlagResponse> {
+  rolloutPlan(flagId: string, env: EnvironmentName, body: RolloutPlanBody): Promise<FlagResponse> {
     return this.#call('POST', `${envPath(flagId, env)}/rollout-plan`, { body });
   }
 
@@ -117,7 +117,7 @@ export class ControlPlaneClient {
   }
 
   /** Creates or replaces; `created` is whether it answered 201. */
-  async putSegment(projectId: string, key: string, body: SegmentPut): Promise<{ created: boolean; segment: SegmentResponse }> {
+  async putSegment(projectId: string, key: string, body: SegmentPutBody): Promise<{ created: boolean; segment: SegmentResponse }> {
     const { status, body: segment } = await this.#exchange<SegmentResponse>(
       'PUT',
       `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`,
@@ -140,7 +140,7 @@ export class ControlPlaneClient {
   previewChange(
     flagId: string,
     env: EnvironmentName,
-    body: { config: ConfigUpdate } | { fromEnv: EnvironmentName },
+    body: { config: ConfigUpdateBody } | { fromEnv: EnvironmentName },
   ): Promise<ChangePreviewResponse> {
     return this.#call('POST', `${envPath(flagId, env)}/preview`, { body });
   }

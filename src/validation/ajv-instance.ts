@@ -28,7 +28,8 @@ const ajv = new Ajv2020({
 });
 
 ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
-// Annotation only: a readable message for errors on the schema that carries it (string, or per keyword).
+// Annotation only: a readable message for errors on the schema that carries it (string, or per keyword); on an
+// anyOf of enums, `{values}` in it stands for their values (error-messages.ts).
 ajv.addKeyword({ keyword: 'x-error', schemaType: ['string', 'object'] });
 // Flag values may be any JSON, but not nested without end: every writer and reader of them recurses.
 ajv.addKeyword({

@@ -73,6 +73,28 @@ function defaultMessage(error: ErrorObject): string {
 }
 
 /**
+ * An anyOf of enums (a condition's op: an attribute or a segment operator) is one list of allowed values: where
+ * every branch of a failed anyOf failed as an enum, the anyOf answers once, naming all their values.
+ */
+function enumUnions(errors: readonly ErrorObject[]): Map<string, unknown[]> {
+  const enums = new Map<string, ErrorObject[]>();
+  for (const error of errors) {
+    if (error.keyword === 'enum') enums.set(error.instancePath, [...(enums.get(error.instancePath) ?? []), error]);
+  }
+  const unions = new Map<string, unknown[]>();
+  for (const error of errors) {
+    if (error.keyword !== 'anyOf') continue;
+    const branches = enums.get(error.instancePath) ?? [];
+    if (branches.length !== (error.parentSchema?.anyOf as unknown[] | undefined)?.length) continue;
+    unions.set(
+      error.instancePath,
+      branches.flatMap((branch) => (branch.params as { allowedValues: unknown[] }).allowedValues),
+    );
+  }
+  return unions;
+}
+
+/**
  * Ajv errors → issues with a JSON pointer and a message that names what is wrong, one per problem.
  * `document` is the validated value, read to name the operator of a badly typed condition value.
  */
@@ -85,9 +107,20 @@ export function ajvErrorsToIssues(errors: readonly ErrorObject[], document: unkn
     seen.add(id);
     issues.push(file === undefined ? { path, message } : { file, path, message });
   };
+  const unions = enumUnions(errors);
   for (const error of errors) {
     // `if` failures only say which branch was taken; the `then` errors carry the content.
     if (error.keyword === 'if') continue;
+    const union = unions.get(error.instancePath);
+    if (union && error.keyword === 'enum') continue; // said by its anyOf, next
+    if (union && error.keyword === 'anyOf') {
+      const note = annotation(error);
+      push(
+        error.instancePath,
+        note?.replace('{values}', union.join(', ')) ?? `must be one of ${union.map((v) => JSON.stringify(v)).join(', ')}`,
+      );
+      continue;
+    }
     const p = error.params as Record<string, unknown>;
     if (error.keyword === 'required') {
       push(`${error.instancePath}/${escapePointerSegment(String(p.missingProperty))}`, 'is required');

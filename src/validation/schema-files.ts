@@ -1,26 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { API_SCHEMAS, type ApiSchemaName } from './api-types.generated.js';
 
 /** Documents of the flags repository, each with a schema in schemas/ (docs/flags-repository.md). */
 export const DOCUMENT_SCHEMAS = ['project', 'flag', 'environment-config', 'kills', 'segment'] as const;
 export type DocumentSchemaName = (typeof DOCUMENT_SCHEMAS)[number];
 
-/** Control-plane request bodies, each with a schema in schemas/api/. */
-export const API_SCHEMAS = [
-  'project-create',
-  'project-patch',
-  'flag-create',
-  'flag-patch',
-  'config-update',
-  'promote',
-  'kill',
-  'key-create',
-  'segment-put',
-  'rollout-plan',
-  'trigger-create',
-  'proposal-reject',
-  'change-preview',
-] as const;
-export type ApiSchemaName = (typeof API_SCHEMAS)[number];
+// Control-plane request bodies, each with a schema in schemas/api/: listed with their types by the generator.
+export { API_SCHEMAS, type ApiSchemaName };
 
 export const SCHEMA_BASE_URI = 'https://flagops.dev/schemas/';
 

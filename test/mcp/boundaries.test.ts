@@ -1,5 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type BundledServer, bundleServer } from './harness/bundle-server.js';
+import { type BundledServer, bundleServer, ROOT } from './harness/bundle-server.js';
 
 let server: BundledServer;
 beforeAll(async () => {
@@ -9,21 +11,46 @@ afterAll(async () => {
   await server?.remove();
 });
 
+const SHARED = new Set([
+  'src/log/logger.ts',
+  'src/http/read-json-body.ts',
+  'src/errors/flagops-error.ts',
+  'src/errors/http-status.ts',
+  'src/errors/kinds.ts',
+  'src/proposals/impact.ts', // pure, imports only @flagops/core: the tools describe an impact as the dashboard does
+]);
+/** The request body types generated from schemas/api/: the one thing of the server's tree it takes as types only. */
+const WIRE_TYPES = 'src/validation/api-types.generated.ts';
+
+/** Every relative import and re-export of src/mcp's files that leaves src/mcp: file, target, and whether types only. */
+function importsLeavingMcp(): Array<{ file: string; target: string; typeOnly: boolean }> {
+  const found: Array<{ file: string; target: string; typeOnly: boolean }> = [];
+  const files = readdirSync(path.join(ROOT, 'src/mcp'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  for (const relative of files) {
+    const file = `src/mcp/${relative.split(path.sep).join('/')}`;
+    const text = readFileSync(path.join(ROOT, file), 'utf8');
+    for (const [, type, specifier] of text.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'(\.[^']+)';/gm)) {
+      const target = path.posix.join(path.posix.dirname(file), specifier).replace(/\.js$/, '.ts');
+      if (!target.startsWith('src/mcp/')) found.push({ file, target, typeOnly: type !== undefined });
+    }
+  }
+  return found;
+}
+
 // docs/architecture.md: "mcp/ — a client of the control-plane HTTP API, nothing more".
 describe('what flagops-mcp is built from', () => {
   it('only its own code, the logger, the HTTP body reader with its typed errors, the impact’s words and @flagops/core: never storage or the control plane', () => {
     const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
     expect(ours).toContain('src/mcp/main.ts');
     expect(ours).toContain('packages/core/src/explain.ts');
-    const shared = new Set([
-      'src/log/logger.ts',
-      'src/http/read-json-body.ts',
-      'src/errors/flagops-error.ts',
-      'src/errors/http-status.ts',
-      'src/errors/kinds.ts',
-      'src/proposals/impact.ts', // pure, imports only @flagops/core: the tools describe an impact as the dashboard does
-    ]);
-    const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && !shared.has(input));
+    const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && !SHARED.has(input));
     expect(outside).toEqual([]);
+  });
+
+  it("takes from the server's tree, beside those, only the request body types generated from the schemas, as types", () => {
+    const imports = importsLeavingMcp();
+    expect(imports.map(({ target }) => target)).toContain(WIRE_TYPES);
+    const others = imports.filter(({ target, typeOnly }) => !SHARED.has(target) && !(target === WIRE_TYPES && typeOnly));
+    expect(others).toEqual([]);
   });
 });

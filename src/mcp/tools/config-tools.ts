@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ConfigUpdate, EnvironmentState, RolloutPlan } from '../api-types.js';
+import type { ConfigUpdateBody, EnvironmentState, RolloutPlanBody } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolError, toolSuccess } from './define-tool.js';
 import { environmentLine } from './flag-text.js';
@@ -62,7 +62,7 @@ export const updateFlagConfig = defineTool({
   },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async run(args, { scope }) {
-    const update: ConfigUpdate = {};
+    const update: ConfigUpdateBody = {};
     for (const field of CONFIG_FIELDS) {
       if (args[field] !== undefined) (update as Record<string, unknown>)[field] = args[field];
     }
@@ -141,7 +141,7 @@ export const scheduleRollout = defineTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
   async run({ key, env, ...plan }, { scope }) {
     const flag = await scope.flag(key);
-    const after = await scope.api.rolloutPlan(flag.id, env, plan as RolloutPlan);
+    const after = await scope.api.rolloutPlan(flag.id, env, plan as RolloutPlanBody);
     const state = after.environments[env];
     const steps = (state.schedule ?? []).map(
       (step) => `  ${step.at}: rollout ${step.set.rolloutPct}%${step.set.enabled ? ', enabled' : ''}`,

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, FLAG_KINDS, OPERATORS, SEGMENT_OPERATORS } from '@flagops/core';
+import { ENVIRONMENTS, FLAG_KINDS, type JsonValue, OPERATORS, SEGMENT_OPERATORS } from '@flagops/core';
 import { z } from 'zod';
 
 /**
@@ -21,8 +21,8 @@ export const expectedVersion = z
 
 export const rolloutPct = z.number().min(0).max(100).describe('Percentage of users served valueOn, 0 to 100 (bucketed by userId).');
 
-/** Any JSON value; the API checks it against the flag's kind. */
-export const jsonValue = z.unknown();
+/** Any JSON value (tool arguments arrive as JSON, so typed as one); the API checks it against the flag's kind. */
+export const jsonValue = z.unknown() as z.ZodType<JsonValue>;
 
 export const attributeCondition = z.object({
   attribute: z.string().min(1).max(256).describe('Context attribute to read; "userId" reads the context userId.'),

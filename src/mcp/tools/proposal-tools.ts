@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeImpact } from '../../proposals/impact.js';
-import type { ConfigUpdate } from '../api-types.js';
+import type { ConfigUpdateBody } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolSuccess } from './define-tool.js';
 import { environment, flagKey, jsonValue, rolloutPct, rules } from './inputs.js';
@@ -48,7 +48,7 @@ export const previewChange = defineTool({
   },
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ key, env, fromEnv, ...fields }, { scope }) {
-    const config: ConfigUpdate = {};
+    const config: ConfigUpdateBody = {};
     for (const [field, value] of Object.entries(fields)) if (value !== undefined) (config as Record<string, unknown>)[field] = value;
     if (fromEnv !== undefined && Object.keys(config).length > 0)
       throw new ApiError('invalid_input', 'give either fromEnv (a promotion) or config fields (a config update), not both');

@@ -1,3 +1,4 @@
+import { OPERATORS, SEGMENT_OPERATORS } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { keyActor } from '../../../src/dashboard/web/logic/actors.js';
 import { actionWords, actorName } from '../../../src/dashboard/web/logic/audit-words.js';
@@ -7,6 +8,7 @@ import {
   fieldOfMessage,
   moveRule,
   newRuleId,
+  OPERATOR_GROUPS,
   placeOf,
   rulesForBuilder,
   withOperator,
@@ -14,6 +16,12 @@ import {
 import type { Rule } from '../../../src/dashboard/web/types.js';
 
 describe('the rule builder model', () => {
+  it('offers every operator of the core once, segment operators with the segment editor', () => {
+    const choices = OPERATOR_GROUPS.flatMap((group) => group.choices);
+    expect(choices.map((choice) => choice.op).sort()).toEqual([...OPERATORS, ...SEGMENT_OPERATORS].sort());
+    expect(choices.filter((choice) => choice.editor === 'segment').map((choice) => choice.op)).toEqual([...SEGMENT_OPERATORS]);
+  });
+
   it('keeps what was typed when the operator changes, and drops the attribute for segment operators', () => {
     expect(withOperator({ attribute: 'country', op: 'eq', value: 'DE' }, 'in')).toEqual({ attribute: 'country', op: 'in', value: ['DE'] });
     expect(withOperator({ attribute: 'country', op: 'in', value: ['DE', 'FR'] }, 'neq')).toEqual({
