@@ -101,7 +101,8 @@ async function startOnLockedDirectory(
   clock: Clock,
   webhookOptions: ServiceOptions['webhooks'] = {},
 ): Promise<Service> {
-  const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
+  // The throttle's waits run on the service's clock, as the scheduler's steps do, so tests hold time still.
+  const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0, now: () => clock.now().getTime() });
   const keys = await KeyService.open({ dataDir: config.dataDir, guard });
   const triggers = await TriggerStore.open({ dataDir: config.dataDir, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
