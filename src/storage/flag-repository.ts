@@ -7,21 +7,23 @@ import { type Logger, silentLogger } from '../log/logger.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { type CommitMeta, formatCommitMessage } from './commit-message.js';
-import { CommitSigner } from './commit-signature.js';
-import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, serializeCommit } from './git-objects.js';
-import { type ChangedPath, type CommitInfo, History } from './history.js';
-import { initBareRepository, isRepository } from './init-repository.js';
-import { ObjectStore, type WriteBatch } from './object-store.js';
+import { type ChangedPath, CommitGraph } from './git/commit-graph.js';
+import { CommitSigner } from './git/commit-signature.js';
+import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, serializeCommit } from './git/git-objects.js';
+import { initBareRepository, isRepository } from './git/init-repository.js';
+import { writeFault } from './git/io-faults.js';
+import { ObjectStore, type WriteBatch } from './git/object-store.js';
+import { type RefWatcher, watchMainRef } from './git/ref-watcher.js';
+import { compareAndSwapRef, listRefs, MAIN_REF, RefLockedError, readRef } from './git/refs.js';
+import { resolveRevision } from './git/revision.js';
+import { type CommitInfo, History } from './history.js';
 import { ParseCache } from './parse-cache.js';
 import { type FileChange, issuesError, writeChange } from './prepare-change.js';
 import { ProjectFolders } from './project-folders.js';
-import { type RefWatcher, watchMainRef } from './ref-watcher.js';
-import { compareAndSwapRef, listRefs, MAIN_REF, RefLockedError, readRef } from './refs.js';
-import { resolveRevision } from './revision.js';
 import { ServedHistoryCache } from './served-history-cache.js';
 import { type ServedState, ServedStates } from './served-state.js';
 import { type LoadedState, StateLoader } from './state-loader.js';
-import { type StorageFaultState, StorageFaults, writeFault } from './storage-fault.js';
+import { type StorageFaultState, StorageFaults } from './storage-fault.js';
 
 export interface Change<T> {
   changes: FileChange[];
@@ -138,6 +140,7 @@ export class FlagRepository {
   private readonly objects: ObjectStore;
   private readonly loader: StateLoader;
   private readonly history: History;
+  private readonly graph: CommitGraph;
   private readonly served: ServedStates;
   private readonly servedCache: ServedHistoryCache | undefined;
   private readonly listeners = new Set<(event: MainMoved) => void>();
@@ -164,8 +167,9 @@ export class FlagRepository {
     const cache = caching ? ParseCache.open(gitdir, logger) : undefined;
     this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
     this.history = new History(this.objects, this.signer);
+    this.graph = new CommitGraph(this.objects);
     this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
-    const folders = new ProjectFolders(this.objects, this.history, parseRepositoryFile);
+    const folders = new ProjectFolders(this.objects, this.graph, parseRepositoryFile);
     this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache);
   }
 
@@ -617,7 +621,7 @@ export class FlagRepository {
   }
 
   changedPaths(oid: string): Promise<ChangedPath[]> {
-    return this.history.changedPaths(oid);
+    return this.graph.changedPaths(oid);
   }
 
   firstParentLog(options: { from: string | null; until?: string | null; limit?: number }): Promise<CommitInfo[]> {
@@ -625,11 +629,11 @@ export class FlagRepository {
   }
 
   height(oid: string): Promise<number> {
-    return this.history.height(oid);
+    return this.graph.height(oid);
   }
 
   treeOid(commit: string, path: string): Promise<string | null> {
-    return this.history.treeOid(commit, path);
+    return this.graph.treeOid(commit, path);
   }
 
   /** The text of a file version, by blob oid (as changedPaths names them): what the audit trail reads of a push. */

@@ -77,8 +77,9 @@ export {
   type UpdateOptions,
   type UpdateResult,
 } from './flag-repository.js';
-export type { GitIdentity } from './git-objects.js';
-export type { ChangedPath, ChangeType, CommitInfo } from './history.js';
+export type { ChangedPath, ChangeType } from './git/commit-graph.js';
+export type { GitIdentity } from './git/git-objects.js';
+export type { CommitInfo } from './history.js';
 export type { FileChange } from './prepare-change.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
 export { heldBackBy, type ServedState } from './served-state.js';
