@@ -63,8 +63,7 @@
  *
  * `FlagRepository.open({ dir })` opens a checkout read-only (for `flagops diff`): reads work, `update` rejects.
  */
-export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor } from './commit-message.js';
-export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
+
 export {
   authorIdentity,
   type Change,
@@ -79,8 +78,10 @@ export {
 } from './flag-repository.js';
 export type { ChangedPath, ChangeType } from './git/commit-graph.js';
 export type { GitIdentity } from './git/git-objects.js';
-export type { CommitInfo } from './history.js';
-export type { FileChange } from './prepare-change.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
-export { heldBackBy, type ServedState } from './served-state.js';
-export type { LoadedState } from './state-loader.js';
+export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor } from './served/commit-message.js';
+export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './served/commit-message.js';
+export type { CommitInfo } from './served/history.js';
+export type { FileChange } from './served/prepare-change.js';
+export { heldBackBy, type ServedState } from './served/served-state.js';
+export type { LoadedState } from './served/state-loader.js';

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 // docs/architecture.md: storage is two layers. The git plumbing (src/storage/git) knows objects, refs and
-// trees and nothing of flags; the flags layer above it reads and writes flags through it.
+// trees and nothing of flags; the served state (src/storage/served) reads flags from it; the facade
+// (src/storage/*.ts) composes both. Imports point down only.
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 function sources(dir: string): string[] {
@@ -23,6 +24,7 @@ function importsOf(file: string): string[] {
 }
 
 const plumbing = sources('src/storage/git');
+const served = sources('src/storage/served');
 
 describe('the git plumbing layer (src/storage/git)', () => {
   it('holds the object store, packs, refs, trees and the git CLI', () => {
@@ -34,5 +36,26 @@ describe('the git plumbing layer (src/storage/git)', () => {
     const allowed = /^(node:.+|isomorphic-git|chokidar|src\/storage\/git\/.+|src\/errors\/kinds\.ts|src\/log\/logger\.ts)$/;
     const outside = plumbing.flatMap((file) => importsOf(file).flatMap((spec) => (allowed.test(spec) ? [] : [`${file} → ${spec}`])));
     expect(outside).toEqual([]);
+  });
+});
+
+describe('the served-state layer (src/storage/served)', () => {
+  it('holds what main serves: loading, served state, versions, history and the caches', () => {
+    for (const file of [
+      'state-loader',
+      'served-state',
+      'effective-versions',
+      'project-folders',
+      'served-history-cache',
+      'parse-cache',
+      'history',
+    ])
+      expect(served).toContain(`src/storage/served/${file}.ts`);
+  });
+
+  it('builds on the plumbing and never on the facade above it', () => {
+    const facade = /^src\/storage\/[^/]+\.ts$/;
+    const upward = served.flatMap((file) => importsOf(file).flatMap((spec) => (facade.test(spec) ? [`${file} → ${spec}`] : [])));
+    expect(upward).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
-import { InvalidInputError } from '../errors/kinds.js';
-import { formatIssue, type ValidationIssue } from '../validation/issue.js';
-import { hashObject } from './git/git-objects.js';
-import type { ObjectStore, WriteBatch } from './git/object-store.js';
-import { writeTreeChanges } from './git/tree-writer.js';
+import { InvalidInputError } from '../../errors/kinds.js';
+import { formatIssue, type ValidationIssue } from '../../validation/issue.js';
+import { hashObject } from '../git/git-objects.js';
+import type { ObjectStore, WriteBatch } from '../git/object-store.js';
+import { writeTreeChanges } from '../git/tree-writer.js';
 import { type FileNode, type ParseFile, parsedFileNode } from './tree-reader.js';
 
 /** One file to write: its repository path and new content, or null to delete it. */

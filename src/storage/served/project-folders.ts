@@ -1,12 +1,12 @@
 import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type KillsFile, type ProjectFile, type SegmentFile } from '@flagops/core';
-import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
-import { jsonEqual } from '../repository/json-equal.js';
-import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
-import type { Slot } from '../repository/project-checks.js';
-import type { CommitGraph } from './git/commit-graph.js';
-import { isTreeMode, type TreeEntry } from './git/git-objects.js';
-import { Lru } from './git/lru.js';
-import type { ObjectStore } from './git/object-store.js';
+import type { FlagFiles, ProjectFiles } from '../../repository/held-units.js';
+import { jsonEqual } from '../../repository/json-equal.js';
+import { KILLS_FILE_NAME, layout } from '../../repository/layout.js';
+import type { Slot } from '../../repository/project-checks.js';
+import type { CommitGraph } from '../git/commit-graph.js';
+import { isTreeMode, type TreeEntry } from '../git/git-objects.js';
+import { Lru } from '../git/lru.js';
+import type { ObjectStore } from '../git/object-store.js';
 import { deepFreeze, type ParseFile } from './tree-reader.js';
 
 const YAML = '.yaml';

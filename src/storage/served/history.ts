@@ -1,7 +1,7 @@
+import type { CommitSigner } from '../git/commit-signature.js';
+import type { CommitObject, GitIdentity } from '../git/git-objects.js';
+import type { ObjectStore } from '../git/object-store.js';
 import { type FlagopsTrailers, type GitTrailer, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
-import type { CommitSigner } from './git/commit-signature.js';
-import type { CommitObject, GitIdentity } from './git/git-objects.js';
-import type { ObjectStore } from './git/object-store.js';
 
 /** A commit as the audit trail reads it: its fields, its message's trailers and whether this service signed them. */
 export interface CommitInfo {
