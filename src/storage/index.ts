@@ -64,20 +64,11 @@
  * `FlagRepository.open({ dir })` opens a checkout read-only (for `flagops diff`): reads work, `update` rejects.
  */
 
-export {
-  authorIdentity,
-  type Change,
-  FlagRepository,
-  type MainMoved,
-  type OpenOptions,
-  type SeriesChange,
-  type SeriesOutcome,
-  type SeriesResult,
-  type UpdateOptions,
-  type UpdateResult,
-} from './flag-repository.js';
+export { authorIdentity, type Change } from './change-committer.js';
+export { FlagRepository, type OpenOptions, type UpdateOptions } from './flag-repository.js';
 export type { ChangedPath, ChangeType } from './git/commit-graph.js';
 export type { GitIdentity } from './git/git-objects.js';
+export type { MainMoved } from './main-moves.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
 export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor } from './served/commit-message.js';
 export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './served/commit-message.js';
@@ -85,3 +76,4 @@ export type { CommitInfo } from './served/history.js';
 export type { FileChange } from './served/prepare-change.js';
 export { heldBackBy, type ServedState } from './served/served-state.js';
 export type { LoadedState } from './served/state-loader.js';
+export type { SeriesChange, SeriesOutcome, SeriesResult, UpdateResult } from './write-queue.js';
