@@ -2,18 +2,17 @@ import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
-import { WriteConflictError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
+import { Branches } from './branches.js';
 import { ChangeCommitter } from './change-committer.js';
 import { type ChangedPath, CommitGraph } from './git/commit-graph.js';
 import { CommitSigner } from './git/commit-signature.js';
-import { serializeCommit } from './git/git-objects.js';
 import { initBareRepository, isRepository } from './git/init-repository.js';
 import { writeFault } from './git/io-faults.js';
 import { ObjectStore } from './git/object-store.js';
 import { type RefWatcher, watchMainRef } from './git/ref-watcher.js';
-import { compareAndSwapRef, listRefs, MAIN_REF, RefLockedError, readRef } from './git/refs.js';
+import { MAIN_REF, readRef } from './git/refs.js';
 import { resolveRevision } from './git/revision.js';
 import { type MainMoved, MainMoves } from './main-moves.js';
 import type { CommitMeta } from './served/commit-message.js';
@@ -24,7 +23,7 @@ import { ServedHistoryCache } from './served/served-history-cache.js';
 import { type ServedState, ServedStates } from './served/served-state.js';
 import { type LoadedState, StateLoader } from './served/state-loader.js';
 import { type StorageFaultState, StorageFaults } from './storage-fault.js';
-import { LOCKED_MESSAGE, type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
+import { type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
 
 export interface OpenOptions {
   /** A bare repository (the service's own). */
@@ -97,6 +96,7 @@ export class FlagRepository {
   private readonly moves: MainMoves;
   private readonly committer: ChangeCommitter;
   private readonly writes: WriteQueue;
+  private readonly branchRefs: Branches;
   private watcher: RefWatcher | undefined;
   private watching: Promise<void> | undefined;
   private closed = false;
@@ -122,6 +122,7 @@ export class FlagRepository {
     this.moves = new MainMoves(logger);
     this.committer = new ChangeCommitter(this.objects, this.loader, signer, options);
     this.writes = new WriteQueue(gitdir, this.objects, this.loader, this.committer, this.moves, options, logger);
+    this.branchRefs = new Branches(gitdir, this.objects, this.writes, this.committer, options);
   }
 
   static async open(options: OpenOptions): Promise<FlagRepository> {
@@ -268,22 +269,7 @@ export class FlagRepository {
    */
   commitOnNewBranch<T>(ref: string, fn: WriteFn<T>): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    assertBranchRef(ref);
-    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    const run = this.writes.serializedUntil(deadline, async () => {
-      const { head, current, change } = await this.writes.planOnHead(fn);
-      const batch = this.objects.batch();
-      try {
-        const commit = await this.committer.commitChange(batch, head, current, change);
-        if (!commit) return { commit: head, parent: head, committed: false, result: change.result, state: current.state };
-        await batch.done();
-        await this.moveBranch(ref, null, commit.oid, deadline);
-        return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
-      } finally {
-        await batch.settled();
-      }
-    });
-    return this.writing(run, (outcome) => outcome.committed);
+    return this.writing(this.branchRefs.commitOnNewBranch(ref, fn), (outcome) => outcome.committed);
   }
 
   /**
@@ -292,50 +278,17 @@ export class FlagRepository {
    */
   recordOnBranch(ref: string, expected: string, meta: CommitMeta): Promise<string> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    assertBranchRef(ref);
-    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    const run = this.writes.serializedUntil(deadline, async () => {
-      const tree = (await this.objects.readCommit(expected)).tree;
-      const commit = this.committer.commitObject(tree, [expected], meta);
-      const batch = this.objects.batch();
-      try {
-        const oid = batch.write('commit', serializeCommit(commit));
-        await batch.done();
-        this.objects.rememberCommit(oid, commit);
-        await this.moveBranch(ref, expected, oid, deadline);
-        return oid;
-      } finally {
-        await batch.settled();
-      }
-    });
-    return this.writing(run, () => true);
-  }
-
-  /** Publishes (remote mode), then moves a branch other than main by compare-and-swap. */
-  private async moveBranch(ref: string, expected: string | null, next: string, lockDeadline: number): Promise<void> {
-    await this.options.publishBranch?.(this.gitdir, ref, next);
-    try {
-      const swapped = await compareAndSwapRef(this.gitdir, ref, expected, next, {
-        lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
-        durable: this.options.durable,
-      });
-      if (!swapped.ok && swapped.current !== next) throw new WriteConflictError(`${ref} moved meanwhile; read it again`);
-    } catch (err) {
-      if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
-      throw err;
-    }
+    return this.writing(this.branchRefs.recordOnBranch(ref, expected, meta), () => true);
   }
 
   /** The commit a branch points at (`refs/heads/...`), or null when it does not exist. */
   branch(ref: string): Promise<string | null> {
-    assertBranchRef(ref);
-    return readRef(this.gitdir, ref);
+    return this.branchRefs.branch(ref);
   }
 
   /** Every branch whose name starts with `prefix` (`refs/heads/proposals/`), with its commit, sorted by name. */
   branches(prefix: string): Promise<Array<{ ref: string; oid: string }>> {
-    assertBranchRef(`${prefix}x`);
-    return listRefs(this.gitdir, prefix);
+    return this.branchRefs.branches(prefix);
   }
 
   /** Subscribes to moves of `main`; returns the unsubscribe function. Listeners must not throw (it is logged). */
@@ -412,12 +365,6 @@ export class FlagRepository {
   resolveRevision(rev: string): Promise<string> {
     return resolveRevision(this.gitdir, this.objects, rev);
   }
-}
-
-/** A branch other than main, named by this service: `refs/heads/<segments of [a-z0-9-]>`. */
-function assertBranchRef(ref: string): void {
-  if (!/^refs\/heads\/[a-z0-9-]+(\/[a-z0-9-]+)*\/?$/.test(ref) || ref === MAIN_REF)
-    throw new Error(`${ref} is not a branch this service writes`);
 }
 
 /** `<dir>/.git`, following a `gitdir:` file (worktrees, submodules). */
