@@ -5,6 +5,11 @@
  * truth. The repository refuses non-fast-forward pushes and deletes of branches: the log is
  * the audit trail.
  *
+ * Two layers under one facade: git/ is git plumbing and knows nothing of flags; served/ reads flags from it
+ * (typed state, what a commit serves, history's trailers, the caches). FlagRepository composes them with the
+ * write queue (write-queue.ts), commits made from changes (change-committer.ts), branches (branches.ts),
+ * the announcements of main's moves (main-moves.ts) and storage faults (storage-fault.ts).
+ *
  * ```ts
  * const registry = new RepositoryRegistry({ dataDir, logger });   // <dataDir>/repos/<org>.git
  * const repo = await registry.get('acme');                         // created on first use, one instance per org
