@@ -1,6 +1,6 @@
 import type { AuditEntry, Pusher } from '@flagops/core';
+import { createLimiter } from '../storage/git/limiter.js';
 import type { FlagRepository } from '../storage/index.js';
-import { createLimiter } from '../storage/limiter.js';
 import { describeCommit } from './commit-entries.js';
 import type { EntryLog } from './entry-log.js';
 

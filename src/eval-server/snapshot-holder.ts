@@ -1,7 +1,7 @@
 import type { EnvironmentName, KillsFile, RepositoryState } from '@flagops/core';
 import type { Logger } from '../log/logger.js';
 import { type InvalidFile, invalidFile } from '../repository/held-units.js';
-import type { MainMoved } from '../storage/flag-repository.js';
+import type { MainMoved } from '../storage/index.js';
 import type { ValidationIssue } from '../validation/issue.js';
 import type { EnvironmentView } from './environment-view.js';
 import { OrganisationServing } from './organisation-serving.js';

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { layout } from '../repository/layout.js';
-import { EMPTY_TREE_OID, parseCommit } from '../storage/git-objects.js';
+import { EMPTY_TREE_OID, parseCommit } from '../storage/git/git-objects.js';
 import type { ChangedPath } from '../storage/index.js';
 
 /**

@@ -1,6 +1,6 @@
 import { FlagopsError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
-import { gitRun } from '../storage/git-cli.js';
+import { gitRun } from '../storage/git/git-cli.js';
 
 /** A remote URL with any password replaced, for logs and errors. */
 export function redact(url: string): string {

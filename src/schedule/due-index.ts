@@ -1,5 +1,5 @@
 import { ENVIRONMENTS, type FlagState, type ProjectState, type ScheduleStep } from '@flagops/core';
-import { heldBackBy, type ServedState } from '../storage/served-state.js';
+import { heldBackBy, type ServedState } from '../storage/served/served-state.js';
 import type { StepTarget } from './schedule-steps.js';
 
 /** The schedule of one flag in one environment, as served. */

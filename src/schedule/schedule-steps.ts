@@ -2,7 +2,7 @@ import type { Actor, EnvironmentConfig, EnvironmentName, RepositoryState, Schedu
 import { describeStepSet } from '../repository/format-changes.js';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
-import type { Change } from '../storage/flag-repository.js';
+import type { Change } from '../storage/index.js';
 
 /** Who applies scheduled steps: the audit trail's actor of type `scheduler`. */
 export const SCHEDULER_ACTOR: Actor = { type: 'scheduler', name: 'scheduler' };

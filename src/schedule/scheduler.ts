@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js';
-import type { FlagRepository, SeriesChange } from '../storage/flag-repository.js';
+import type { FlagRepository, SeriesChange } from '../storage/index.js';
 import type { Clock, ClockTimer } from './clock.js';
 import { DueIndex } from './due-index.js';
 import { type AppliedStep, stepChange } from './schedule-steps.js';

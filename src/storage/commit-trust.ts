@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MIN_SIGNING_KEY_BYTES } from './commit-signature.js';
+import { MIN_SIGNING_KEY_BYTES } from './git/commit-signature.js';
 
 /**
  * What lets the audit trail believe a commit's `Flagops-*` trailers, kept under `<dataDir>/state/`:

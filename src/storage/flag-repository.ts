@@ -1,66 +1,29 @@
 import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Actor, EnvironmentName, RepositoryState } from '@flagops/core';
-import { WriteConflictError } from '../errors/kinds.js';
+import type { EnvironmentName } from '@flagops/core';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
-import { formatIssue, type ValidationIssue } from '../validation/issue.js';
-import { type CommitMeta, formatCommitMessage } from './commit-message.js';
-import { CommitSigner } from './commit-signature.js';
-import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, serializeCommit } from './git-objects.js';
-import { type ChangedPath, type CommitInfo, History } from './history.js';
-import { initBareRepository, isRepository } from './init-repository.js';
-import { ObjectStore, type WriteBatch } from './object-store.js';
-import { ParseCache } from './parse-cache.js';
-import { type FileChange, issuesError, writeChange } from './prepare-change.js';
-import { ProjectFolders } from './project-folders.js';
-import { type RefWatcher, watchMainRef } from './ref-watcher.js';
-import { compareAndSwapRef, listRefs, MAIN_REF, RefLockedError, readRef } from './refs.js';
-import { resolveRevision } from './revision.js';
-import { ServedHistoryCache } from './served-history-cache.js';
-import { type ServedState, ServedStates } from './served-state.js';
-import { type LoadedState, StateLoader } from './state-loader.js';
-import { type StorageFaultState, StorageFaults, writeFault } from './storage-fault.js';
-
-export interface Change<T> {
-  changes: FileChange[];
-  meta: CommitMeta;
-  result: T;
-}
-
-export interface UpdateResult<T> {
-  /** `main` after the update: the new commit, or the unchanged head when nothing differed. */
-  commit: string | null;
-  /** The head the write function last ran on (the new commit's parent). */
-  parent: string | null;
-  /** False when the changes matched what `main` already held, so no commit was made. */
-  committed: boolean;
-  result: T;
-  state: RepositoryState;
-}
-
-/** One change of a series: runs on the state the changes before it left; null (or no file change) makes no commit. */
-export type SeriesChange<T> = (current: RepositoryState, tip: string | null) => Change<T> | null | Promise<Change<T> | null>;
-
-/** What became of one change of a series. */
-export type SeriesOutcome<T> = { committed: true; commit: string; result: T } | { committed: false; error?: unknown };
-
-export interface SeriesResult<T> {
-  /** `main` after the series: its last commit, or the unchanged head when none was made. */
-  commit: string | null;
-  parent: string | null;
-  /** One per change, in order. */
-  outcomes: SeriesOutcome<T>[];
-  state: RepositoryState;
-}
-
-export interface MainMoved {
-  from: string | null;
-  to: string;
-  /** `local`: committed by this instance; `external`: anyone else (a push, another process). */
-  origin: 'local' | 'external';
-}
+import { Branches } from './branches.js';
+import { ChangeCommitter } from './change-committer.js';
+import { type ChangedPath, CommitGraph } from './git/commit-graph.js';
+import { CommitSigner } from './git/commit-signature.js';
+import { initBareRepository, isRepository } from './git/init-repository.js';
+import { writeFault } from './git/io-faults.js';
+import { ObjectStore } from './git/object-store.js';
+import { type RefWatcher, watchMainRef } from './git/ref-watcher.js';
+import { MAIN_REF, readRef } from './git/refs.js';
+import { resolveRevision } from './git/revision.js';
+import { type MainMoved, MainMoves } from './main-moves.js';
+import type { CommitMeta } from './served/commit-message.js';
+import { type CommitInfo, History } from './served/history.js';
+import { ParseCache } from './served/parse-cache.js';
+import { ProjectFolders } from './served/project-folders.js';
+import { ServedHistoryCache } from './served/served-history-cache.js';
+import { type ServedState, ServedStates } from './served/served-state.js';
+import { type LoadedState, StateLoader } from './served/state-loader.js';
+import { type StorageFaultState, StorageFaults } from './storage-fault.js';
+import { type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
 
 export interface OpenOptions {
   /** A bare repository (the service's own). */
@@ -113,11 +76,6 @@ export interface OpenOptions {
   unsignedTrailersUpTo?: string | null;
 }
 
-const COMMITTER = { name: 'flagops', email: 'flagops@localhost' };
-
-/** What a write that could not get the lock on main answers; no path, as it reaches API callers. */
-const LOCKED_MESSAGE = 'another write to this repository holds the lock on main; try again';
-
 export interface UpdateOptions {
   /**
    * Wait for the lock on main as long as it takes, never failing for it (kills and cleared kills). Other
@@ -127,28 +85,21 @@ export interface UpdateOptions {
   waitForLock?: boolean;
 }
 
-/** The author of a commit is the actor; keys are recognisable by their prefix in the email. */
-export function authorIdentity(actor: Actor, when: Date): GitIdentity {
-  const email = actor.keyPrefix ? `${actor.keyPrefix}@keys.flagops` : (actor.email ?? `${actor.type}@users.flagops`);
-  return { name: actor.name || actor.keyPrefix || actor.type, email, timestamp: Math.floor(when.getTime() / 1000), timezoneOffset: 0 };
-}
-
 /** One organisation's flags repository. See index.ts for the contract of each member. */
 export class FlagRepository {
   private readonly objects: ObjectStore;
   private readonly loader: StateLoader;
   private readonly history: History;
+  private readonly graph: CommitGraph;
   private readonly served: ServedStates;
   private readonly servedCache: ServedHistoryCache | undefined;
-  private readonly listeners = new Set<(event: MainMoved) => void>();
-  private queue: Promise<unknown> = Promise.resolve();
-  private lastHead: string | null = null;
+  private readonly moves: MainMoves;
+  private readonly committer: ChangeCommitter;
+  private readonly writes: WriteQueue;
+  private readonly branchRefs: Branches;
   private watcher: RefWatcher | undefined;
   private watching: Promise<void> | undefined;
   private closed = false;
-  /** True while the running update waits for a `main.lock` someone else holds. */
-  private blockedByLock = false;
-  private readonly signer: CommitSigner | null;
   private readonly faults: StorageFaults;
 
   private constructor(
@@ -159,14 +110,19 @@ export class FlagRepository {
   ) {
     this.objects = new ObjectStore(gitdir, { durable: options.durable });
     this.faults = new StorageFaults(logger);
-    this.signer = options.signingKey ? new CommitSigner(options.signingKey) : null;
+    const signer = options.signingKey ? new CommitSigner(options.signingKey) : null;
     const caching = !readOnly && options.parseCache !== false;
     const cache = caching ? ParseCache.open(gitdir, logger) : undefined;
     this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
-    this.history = new History(this.objects, this.signer);
+    this.history = new History(this.objects, signer);
+    this.graph = new CommitGraph(this.objects);
     this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
-    const folders = new ProjectFolders(this.objects, this.history, parseRepositoryFile);
+    const folders = new ProjectFolders(this.objects, this.graph, parseRepositoryFile);
     this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache);
+    this.moves = new MainMoves(logger);
+    this.committer = new ChangeCommitter(this.objects, this.loader, signer, options);
+    this.writes = new WriteQueue(gitdir, this.objects, this.loader, this.committer, this.moves, options, logger);
+    this.branchRefs = new Branches(gitdir, this.objects, this.writes, this.committer, options);
   }
 
   static async open(options: OpenOptions): Promise<FlagRepository> {
@@ -175,7 +131,7 @@ export class FlagRepository {
     if (options.dir) {
       const gitdir = await checkoutGitdir(resolve(options.dir));
       const repo = new FlagRepository(gitdir, true, options, logger);
-      repo.lastHead = await repo.head();
+      repo.moves.last = await repo.head();
       return repo;
     }
     const gitdir = resolve(options.gitdir!);
@@ -185,7 +141,7 @@ export class FlagRepository {
       logger.info('created flags repository', { gitdir });
     }
     const repo = new FlagRepository(gitdir, false, options, logger);
-    repo.lastHead = await repo.head();
+    repo.moves.last = await repo.head();
     return repo;
   }
 
@@ -212,7 +168,7 @@ export class FlagRepository {
     const read = commit === undefined ? this.head().then((head) => this.served.read(head)) : this.served.read(commit);
     return this.reading(read).then((served) => {
       // What main serves could be read: whatever failed before does not stop serving now.
-      if (served.commit === this.lastHead) this.faults.clear('read');
+      if (served.commit === this.moves.last) this.faults.clear('read');
       return served;
     });
   }
@@ -281,15 +237,12 @@ export class FlagRepository {
    * update of this instance and compare-and-swap on `main` against everyone else: when `main` moved meanwhile,
    * `fn` runs again on the new head (so it must be safe to re-run; throwing aborts with nothing committed).
    */
-  update<T>(
-    fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>,
-    options: UpdateOptions = {},
-  ): Promise<UpdateResult<T>> {
+  update<T>(fn: WriteFn<T>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
-      ? this.serialized(() => this.tryUpdate(fn, deadline))
-      : this.serializedUntil(deadline, () => this.tryUpdate(fn, deadline));
+      ? this.writes.serialized(() => this.writes.tryUpdate(fn, deadline))
+      : this.writes.serializedUntil(deadline, () => this.writes.tryUpdate(fn, deadline));
     return this.writing(run, (outcome) => outcome.committed);
   }
 
@@ -304,179 +257,9 @@ export class FlagRepository {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     return this.writing(
-      this.serializedUntil(deadline, () => this.trySeries(changes, deadline)),
+      this.writes.serializedUntil(deadline, () => this.writes.trySeries(changes, deadline)),
       (series) => series.outcomes.some((o) => o.committed),
     );
-  }
-
-  private async trySeries<T>(changes: readonly SeriesChange<T>[], lockDeadline: number): Promise<SeriesResult<T>> {
-    const attempts = this.options.maxAttempts ?? 10;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      const head = await this.head();
-      this.observe(head, 'external');
-      let tip = head;
-      let loaded = await this.loader.load(head);
-      const outcomes: SeriesOutcome<T>[] = [];
-      let lastAction: CommitMeta['action'] | undefined;
-      const batch = this.objects.batch();
-      try {
-        for (const next of changes) {
-          try {
-            const change = await next(loaded.state, tip);
-            const commit = change && (await this.commitChange(batch, tip, loaded, change));
-            if (!change || !commit) {
-              outcomes.push({ committed: false });
-              continue;
-            }
-            outcomes.push({ committed: true, commit: commit.oid, result: change.result });
-            tip = commit.oid;
-            loaded = commit.next;
-            lastAction = change.meta.action;
-          } catch (error) {
-            outcomes.push({ committed: false, error });
-          }
-        }
-        if (tip === head || lastAction === undefined) return { commit: head, parent: head, outcomes, state: loaded.state };
-        await batch.done();
-        await this.options.beforeRefUpdate?.();
-        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, tip!, head));
-        if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction))) {
-          this.loader.remember(loaded);
-          this.observe(tip, 'local');
-          return { commit: tip, parent: head, outcomes, state: loaded.state };
-        }
-      } finally {
-        await batch.settled();
-      }
-      this.logger.debug('main moved during a series of updates; running it again on the new head', { attempt, expected: head });
-    }
-    throw new WriteConflictError(`main kept moving; the changes were not applied after ${attempts} attempts`);
-  }
-
-  /**
-   * Runs `task` in the queue like `serialized`, but gives up with WriteConflictError when, past `deadline`,
-   * its turn has not come while the update ahead of it waits for someone else's lock (a kill waits as long as
-   * it takes). A queue that is merely long is waited for. Once started, the task runs to its end, so a write
-   * is never reported failed while it may still commit.
-   */
-  private serializedUntil<T>(deadline: number, task: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      let state: 'queued' | 'started' | 'abandoned' = 'queued';
-      const check = () => {
-        if (state !== 'queued') return;
-        if (!this.blockedByLock) {
-          timer = setTimeout(check, 100);
-          return;
-        }
-        state = 'abandoned';
-        reject(new WriteConflictError(LOCKED_MESSAGE));
-      };
-      let timer = setTimeout(check, Math.max(0, deadline - Date.now()));
-      this.serialized(async () => {
-        clearTimeout(timer);
-        if (state === 'abandoned') return undefined;
-        state = 'started';
-        return task();
-      }).then((value) => resolve(value as T), reject);
-    });
-  }
-
-  private async tryUpdate<T>(
-    fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>,
-    lockDeadline: number,
-  ): Promise<UpdateResult<T>> {
-    const attempts = this.options.maxAttempts ?? 10;
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      const { head, current, change } = await this.planOnHead(fn);
-      const batch = this.objects.batch();
-      try {
-        const commit = await this.commitChange(batch, head, current, change);
-        if (!commit) {
-          return { commit: head, parent: head, committed: false, result: change.result, state: current.state };
-        }
-        // The objects are flushed while the state is assembled; the ref moves only once all are on disk.
-        await batch.done();
-        await this.options.beforeRefUpdate?.();
-        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head));
-        if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action))) {
-          this.loader.remember(commit.next);
-          this.observe(commit.oid, 'local');
-          this.options.onCommit?.(change.meta.action);
-          return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
-        }
-      } finally {
-        await batch.settled();
-      }
-      this.logger.debug('main moved during an update; running it again on the new head', { attempt, expected: head });
-    }
-    throw new WriteConflictError(`main kept moving; the change was not applied after ${attempts} attempts`);
-  }
-
-  /** Runs the write function on main's head as it is now (announcing a move made outside first). */
-  private async planOnHead<T>(fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>) {
-    const head = await this.head();
-    this.observe(head, 'external');
-    const current = await this.loader.load(head);
-    return { head, current, change: await fn(current.state, head) };
-  }
-
-  /** Writes the change's objects and commit into `batch`; null when the tree would not change. */
-  private async commitChange<T>(
-    batch: WriteBatch,
-    head: string | null,
-    current: LoadedState,
-    change: Change<T>,
-  ): Promise<{ oid: string; next: LoadedState } | null> {
-    const baseTree = head ? (await this.objects.readCommit(head)).tree : null;
-    const { tree, known } = await writeChange(this.objects, batch, parseRepositoryFile, baseTree, change.changes);
-    if (tree === (baseTree ?? EMPTY_TREE_OID)) return null;
-    const author = authorIdentity(change.meta.actor, (this.options.clock ?? (() => new Date()))());
-    const unsigned: CommitObject = {
-      tree,
-      parents: head ? [head] : [],
-      author,
-      committer: { ...COMMITTER, timestamp: author.timestamp, timezoneOffset: 0 },
-      message: formatCommitMessage(change.meta),
-    };
-    const commit = this.signer ? this.signer.sign(unsigned) : unsigned;
-    const content = serializeCommit(commit);
-    // Written before the new state is validated, so that the objects' fsyncs overlap the assembly; a refused
-    // change leaves it unreferenced, as it does the change's blobs and trees (git gc prunes them).
-    const oid = batch.write('commit', content);
-    batch.flush();
-    const next = await this.loader.loadTree(tree, oid, known);
-    const introduced = newIssues(current.issues, next.issues);
-    if (introduced.length > 0) throw issuesError(introduced);
-    this.objects.rememberCommit(oid, commit);
-    return { oid, next };
-  }
-
-  private async swapMain(expected: string | null, next: string, lockDeadline: number, action: CommitMeta['action']): Promise<boolean> {
-    const options = {
-      lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
-      durable: this.options.durable,
-      onWaiting: (waitedMs: number) => {
-        this.blockedByLock = true;
-        if (waitedMs === 0) return;
-        this.logger.warn(
-          `a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`,
-          {
-            waitedMs,
-          },
-        );
-      },
-    };
-    try {
-      const swapped = await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options);
-      // Already at our commit: in remote mode a poll can fetch what `publish` just pushed and fast-forward
-      // main to it before we get here. The change is on main exactly once; running it again would repeat it.
-      return swapped.ok || swapped.current === next;
-    } catch (err) {
-      if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
-      throw err;
-    } finally {
-      this.blockedByLock = false;
-    }
   }
 
   /**
@@ -484,27 +267,9 @@ export class FlagRepository {
    * main. The change is checked as `update` checks it; a change that leaves the tree as it is makes no commit
    * and no branch (`committed: false`). WriteConflictError when `ref` exists already.
    */
-  commitOnNewBranch<T>(
-    ref: string,
-    fn: (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>,
-  ): Promise<UpdateResult<T>> {
+  commitOnNewBranch<T>(ref: string, fn: WriteFn<T>): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    assertBranchRef(ref);
-    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    const run = this.serializedUntil(deadline, async () => {
-      const { head, current, change } = await this.planOnHead(fn);
-      const batch = this.objects.batch();
-      try {
-        const commit = await this.commitChange(batch, head, current, change);
-        if (!commit) return { commit: head, parent: head, committed: false, result: change.result, state: current.state };
-        await batch.done();
-        await this.moveBranch(ref, null, commit.oid, deadline);
-        return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
-      } finally {
-        await batch.settled();
-      }
-    });
-    return this.writing(run, (outcome) => outcome.committed);
+    return this.writing(this.branchRefs.commitOnNewBranch(ref, fn), (outcome) => outcome.committed);
   }
 
   /**
@@ -513,64 +278,22 @@ export class FlagRepository {
    */
   recordOnBranch(ref: string, expected: string, meta: CommitMeta): Promise<string> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    assertBranchRef(ref);
-    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
-    const run = this.serializedUntil(deadline, async () => {
-      const tree = (await this.objects.readCommit(expected)).tree;
-      const author = authorIdentity(meta.actor, (this.options.clock ?? (() => new Date()))());
-      const unsigned: CommitObject = {
-        tree,
-        parents: [expected],
-        author,
-        committer: { ...COMMITTER, timestamp: author.timestamp, timezoneOffset: 0 },
-        message: formatCommitMessage(meta),
-      };
-      const commit = this.signer ? this.signer.sign(unsigned) : unsigned;
-      const batch = this.objects.batch();
-      try {
-        const oid = batch.write('commit', serializeCommit(commit));
-        await batch.done();
-        this.objects.rememberCommit(oid, commit);
-        await this.moveBranch(ref, expected, oid, deadline);
-        return oid;
-      } finally {
-        await batch.settled();
-      }
-    });
-    return this.writing(run, () => true);
-  }
-
-  /** Publishes (remote mode), then moves a branch other than main by compare-and-swap. */
-  private async moveBranch(ref: string, expected: string | null, next: string, lockDeadline: number): Promise<void> {
-    await this.options.publishBranch?.(this.gitdir, ref, next);
-    try {
-      const swapped = await compareAndSwapRef(this.gitdir, ref, expected, next, {
-        lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
-        durable: this.options.durable,
-      });
-      if (!swapped.ok && swapped.current !== next) throw new WriteConflictError(`${ref} moved meanwhile; read it again`);
-    } catch (err) {
-      if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
-      throw err;
-    }
+    return this.writing(this.branchRefs.recordOnBranch(ref, expected, meta), () => true);
   }
 
   /** The commit a branch points at (`refs/heads/...`), or null when it does not exist. */
   branch(ref: string): Promise<string | null> {
-    assertBranchRef(ref);
-    return readRef(this.gitdir, ref);
+    return this.branchRefs.branch(ref);
   }
 
   /** Every branch whose name starts with `prefix` (`refs/heads/proposals/`), with its commit, sorted by name. */
   branches(prefix: string): Promise<Array<{ ref: string; oid: string }>> {
-    assertBranchRef(`${prefix}x`);
-    return listRefs(this.gitdir, prefix);
+    return this.branchRefs.branches(prefix);
   }
 
   /** Subscribes to moves of `main`; returns the unsubscribe function. Listeners must not throw (it is logged). */
   onMainMoved(listener: (event: MainMoved) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.moves.listen(listener);
   }
 
   /** Starts watching for moves of `main` made outside this instance (a push, another process). Idempotent. */
@@ -591,9 +314,11 @@ export class FlagRepository {
 
   /** Looks at `main` now and announces it if it moved; what the watcher runs, also callable directly. */
   refresh(): Promise<void> {
-    return this.serialized(async () => {
-      if (!this.closed) this.observe(await this.head(), 'external');
-    }).catch((err) => this.logger.warn('reading main failed', { err }));
+    return this.writes
+      .serialized(async () => {
+        if (!this.closed) this.moves.observe(await this.head(), 'external');
+      })
+      .catch((err) => this.logger.warn('reading main failed', { err }));
   }
 
   /** The repository was repacked (housekeeping.ts): read from the new packs, close the removed ones. */
@@ -606,7 +331,7 @@ export class FlagRepository {
     await this.watching?.catch(() => {});
     await this.watcher?.close();
     this.watcher = undefined;
-    this.listeners.clear();
+    this.moves.clear();
     await this.loader.close();
     await this.servedCache?.close();
     this.objects.close();
@@ -617,7 +342,7 @@ export class FlagRepository {
   }
 
   changedPaths(oid: string): Promise<ChangedPath[]> {
-    return this.history.changedPaths(oid);
+    return this.graph.changedPaths(oid);
   }
 
   firstParentLog(options: { from: string | null; until?: string | null; limit?: number }): Promise<CommitInfo[]> {
@@ -625,11 +350,11 @@ export class FlagRepository {
   }
 
   height(oid: string): Promise<number> {
-    return this.history.height(oid);
+    return this.graph.height(oid);
   }
 
   treeOid(commit: string, path: string): Promise<string | null> {
-    return this.history.treeOid(commit, path);
+    return this.graph.treeOid(commit, path);
   }
 
   /** The text of a file version, by blob oid (as changedPaths names them): what the audit trail reads of a push. */
@@ -640,44 +365,6 @@ export class FlagRepository {
   resolveRevision(rev: string): Promise<string> {
     return resolveRevision(this.gitdir, this.objects, rev);
   }
-
-  /** Head checks and writes share one queue, so our own commit is never mistaken for someone else's. */
-  private serialized<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task);
-    this.queue = run.catch(() => {});
-    return run;
-  }
-
-  private observe(head: string | null, origin: MainMoved['origin']): void {
-    if (head === this.lastHead) return;
-    const from = this.lastHead;
-    this.lastHead = head;
-    if (head === null) return;
-    for (const listener of this.listeners) {
-      try {
-        listener({ from, to: head, origin });
-      } catch (err) {
-        this.logger.error('a main-moved listener threw', { err });
-      }
-    }
-  }
-}
-
-/**
- * Issues in `after` that `before` did not have: what a change would make worse. Compared without line and
- * column, so that rewriting a file another issue points into (a kills file naming a deleted flag) does not
- * count as a new problem: a valid write is never refused for what others left invalid.
- */
-function newIssues(before: readonly ValidationIssue[], after: readonly ValidationIssue[]): ValidationIssue[] {
-  const where = (issue: ValidationIssue) => formatIssue({ file: issue.file, path: issue.path, message: issue.message });
-  const known = new Set(before.map(where));
-  return after.filter((issue) => !known.has(where(issue)));
-}
-
-/** A branch other than main, named by this service: `refs/heads/<segments of [a-z0-9-]>`. */
-function assertBranchRef(ref: string): void {
-  if (!/^refs\/heads\/[a-z0-9-]+(\/[a-z0-9-]+)*\/?$/.test(ref) || ref === MAIN_REF)
-    throw new Error(`${ref} is not a branch this service writes`);
 }
 
 /** `<dir>/.git`, following a `gitdir:` file (worktrees, submodules). */

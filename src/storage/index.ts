@@ -5,6 +5,11 @@
  * truth. The repository refuses non-fast-forward pushes and deletes of branches: the log is
  * the audit trail.
  *
+ * Two layers under one facade: git/ is git plumbing and knows nothing of flags; served/ reads flags from it
+ * (typed state, what a commit serves, history's trailers, the caches). FlagRepository composes them with the
+ * write queue (write-queue.ts), commits made from changes (change-committer.ts), branches (branches.ts),
+ * the announcements of main's moves (main-moves.ts) and storage faults (storage-fault.ts).
+ *
  * ```ts
  * const registry = new RepositoryRegistry({ dataDir, logger });   // <dataDir>/repos/<org>.git
  * const repo = await registry.get('acme');                         // created on first use, one instance per org
@@ -63,23 +68,17 @@
  *
  * `FlagRepository.open({ dir })` opens a checkout read-only (for `flagops diff`): reads work, `update` rejects.
  */
-export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor } from './commit-message.js';
-export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
-export {
-  authorIdentity,
-  type Change,
-  FlagRepository,
-  type MainMoved,
-  type OpenOptions,
-  type SeriesChange,
-  type SeriesOutcome,
-  type SeriesResult,
-  type UpdateOptions,
-  type UpdateResult,
-} from './flag-repository.js';
-export type { GitIdentity } from './git-objects.js';
-export type { ChangedPath, ChangeType, CommitInfo } from './history.js';
-export type { FileChange } from './prepare-change.js';
+
+export { authorIdentity, type Change } from './change-committer.js';
+export { FlagRepository, type OpenOptions, type UpdateOptions } from './flag-repository.js';
+export type { ChangedPath, ChangeType } from './git/commit-graph.js';
+export type { GitIdentity } from './git/git-objects.js';
+export type { MainMoved } from './main-moves.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
-export { heldBackBy, type ServedState } from './served-state.js';
-export type { LoadedState } from './state-loader.js';
+export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor } from './served/commit-message.js';
+export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './served/commit-message.js';
+export type { CommitInfo } from './served/history.js';
+export type { FileChange } from './served/prepare-change.js';
+export { heldBackBy, type ServedState } from './served/served-state.js';
+export type { LoadedState } from './served/state-loader.js';
+export type { SeriesChange, SeriesOutcome, SeriesResult, UpdateResult } from './write-queue.js';

@@ -3,9 +3,9 @@ import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { loadSigningKey, unsignedTrailersUpTo } from './commit-trust.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
-import { Housekeeping } from './housekeeping.js';
-import { isRepository } from './init-repository.js';
-import { MAIN_REF, readRef, removeLeftoverRefLocks } from './refs.js';
+import { Housekeeping } from './git/housekeeping.js';
+import { isRepository } from './git/init-repository.js';
+import { MAIN_REF, readRef, removeLeftoverRefLocks } from './git/refs.js';
 
 /** Organisation names become directory names, so they are kept to a set that cannot leave the data dir. */
 export const ORG_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
+import { removeLeftoverRefLocks } from '../../src/storage/git/refs.js';
 import { FlagRepository, parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
-import { removeLeftoverRefLocks } from '../../src/storage/refs.js';
 import { flagYaml, git, meta, projectYaml, tempDir, track } from '../storage/helpers.js';
 
 // A crash (SIGKILL) at any moment of the scheduler's work — before a step's commit, between its commit and main

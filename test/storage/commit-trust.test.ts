@@ -2,9 +2,9 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CommitSigner } from '../../src/storage/commit-signature.js';
 import { loadSigningKey, unsignedTrailersUpTo } from '../../src/storage/commit-trust.js';
-import { type CommitObject, hashObject, serializeCommit } from '../../src/storage/git-objects.js';
+import { CommitSigner } from '../../src/storage/git/commit-signature.js';
+import { type CommitObject, hashObject, serializeCommit } from '../../src/storage/git/git-objects.js';
 
 const dirs: string[] = [];
 afterEach(() => {

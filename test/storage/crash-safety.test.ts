@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WriteConflictError } from '../../src/errors/kinds.js';
 import { layout } from '../../src/repository/layout.js';
+import { removeLeftoverRefLocks } from '../../src/storage/git/refs.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { removeLeftoverRefLocks } from '../../src/storage/refs.js';
 import { configYaml, git, meta, seedShop, tempDir, track } from './helpers.js';
 
 const enableA = () => ({

@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readRepositoryFiles } from '../../src/repository/read-repository.js';
-import { serializeCommit } from '../../src/storage/git-objects.js';
+import { serializeCommit } from '../../src/storage/git/git-objects.js';
+import { ObjectStore } from '../../src/storage/git/object-store.js';
+import { compareAndSwapRef, MAIN_REF, readRef } from '../../src/storage/git/refs.js';
+import { writeTreeChanges } from '../../src/storage/git/tree-writer.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { ObjectStore } from '../../src/storage/object-store.js';
-import { compareAndSwapRef, MAIN_REF, readRef } from '../../src/storage/refs.js';
-import { writeTreeChanges } from '../../src/storage/tree-writer.js';
 import { formatIssue } from '../../src/validation/issue.js';
 import { agent, configYaml, meta, tempDir, track } from './helpers.js';
 

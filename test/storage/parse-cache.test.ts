@@ -4,10 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log/logger.js';
 import { layout } from '../../src/repository/layout.js';
 import { parseRepositoryFile } from '../../src/repository/parse-file.js';
+import { ObjectStore } from '../../src/storage/git/object-store.js';
 import { FlagRepository } from '../../src/storage/index.js';
-import { ObjectStore } from '../../src/storage/object-store.js';
-import { ParseCache } from '../../src/storage/parse-cache.js';
-import { StateLoader } from '../../src/storage/state-loader.js';
+import { ParseCache } from '../../src/storage/served/parse-cache.js';
+import { StateLoader } from '../../src/storage/served/state-loader.js';
 import { configYaml, meta, seedShop, tempDir, track } from './helpers.js';
 
 /** A loader as a restarted service has one, counting the files it parses. */

@@ -1,6 +1,6 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 import { FlagopsError } from '../../errors/kinds.js';
-import { createLimiter } from '../../storage/limiter.js';
+import { createLimiter } from '../../storage/git/limiter.js';
 
 /**
  * scrypt cost. N = 2^15, r = 8 needs 32 MiB and ~50–100 ms per check: people choose passwords, so a copy

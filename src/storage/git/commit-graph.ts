@@ -1,33 +1,6 @@
-import { type FlagopsTrailers, type GitTrailer, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
-import type { CommitSigner } from './commit-signature.js';
-import { type CommitObject, type GitIdentity, isTreeMode, type TreeEntry } from './git-objects.js';
+import { isTreeMode, type TreeEntry } from './git-objects.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
-
-/** Reads of the commit graph for the audit trail and snapshot versions. */
-
-export interface CommitInfo {
-  oid: string;
-  parents: string[];
-  tree: string;
-  author: GitIdentity;
-  committer: GitIdentity;
-  message: string;
-  summary: string;
-  body: string;
-  /** Every git trailer of the message, in order. */
-  trailers: GitTrailer[];
-  /**
-   * The `Flagops-*` trailers of a commit this service made, proven by its signature (commit-signature.ts);
-   * null for every other commit, whatever its message says.
-   */
-  flagops: FlagopsTrailers | null;
-  /**
-   * What the `Flagops-*` trailers of a commit without a valid signature claim, or null. Believed only for
-   * commits older than signing (commit-trust.ts); otherwise anyone could have written them.
-   */
-  unsignedFlagops: FlagopsTrailers | null;
-}
 
 export type ChangeType = 'added' | 'modified' | 'deleted';
 
@@ -39,50 +12,11 @@ export interface ChangedPath {
   newOid?: string;
 }
 
-/** The commit's fields and what its message says; `signer` decides whether its trailers are this service's. */
-export function toCommitInfo(oid: string, commit: CommitObject, signer: CommitSigner | null = null): CommitInfo {
-  const { summary, body, trailers } = parseCommitMessage(commit.message);
-  const claimed = readFlagopsTrailers(trailers);
-  const signed = claimed !== null && signer?.verify(oid, commit) === true;
-  return {
-    oid,
-    parents: [...commit.parents],
-    tree: commit.tree,
-    author: { ...commit.author },
-    committer: { ...commit.committer },
-    message: commit.message,
-    summary,
-    body,
-    trailers,
-    flagops: signed ? claimed : null,
-    unsignedFlagops: signed ? null : claimed,
-  };
-}
-
-export class History {
+/** Reads of the commit graph that need nothing but git: heights, paths in a commit's tree, what a commit changed. */
+export class CommitGraph {
   private readonly heights = new Lru<string, number>(100_000);
 
-  constructor(
-    private readonly objects: ObjectStore,
-    private readonly signer: CommitSigner | null = null,
-  ) {}
-
-  async readCommit(oid: string): Promise<CommitInfo> {
-    return toCommitInfo(oid, await this.objects.readCommit(oid), this.signer);
-  }
-
-  /** Commits from `from` back along first parents, newest first, stopping before `until` or after `limit`. */
-  async firstParentLog(options: { from: string | null; until?: string | null; limit?: number }): Promise<CommitInfo[]> {
-    const out: CommitInfo[] = [];
-    const limit = options.limit ?? Number.POSITIVE_INFINITY;
-    let oid: string | undefined = options.from ?? undefined;
-    while (oid !== undefined && oid !== options.until && out.length < limit) {
-      const info = await this.readCommit(oid);
-      out.push(info);
-      oid = info.parents[0];
-    }
-    return out;
-  }
+  constructor(private readonly objects: ObjectStore) {}
 
   /** Commits in the first-parent chain ending at `oid`, itself included: 1 for a root commit. */
   async height(oid: string): Promise<number> {

@@ -5,9 +5,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
-import type { Logger } from '../log/logger.js';
-import type { ParsedFile } from '../repository/parsed-file.js';
-import type { ValidationIssue } from '../validation/issue.js';
+import type { Logger } from '../../log/logger.js';
+import type { ParsedFile } from '../../repository/parsed-file.js';
+import type { ValidationIssue } from '../../validation/issue.js';
 import { type DirNode, deepFreeze, type FileNode } from './tree-reader.js';
 
 /** Bump when the file's layout changes; parser changes are caught by the fingerprint. */
@@ -234,7 +234,8 @@ export function parserFingerprint(): string | undefined {
     const hash = createHash('sha1').update(`format ${FORMAT}\nnode ${process.version}\n`);
     const require = createRequire(import.meta.url);
     for (const pkg of ['yaml', 'ajv']) hash.update(`${pkg} ${(require(`${pkg}/package.json`) as { version: string }).version}\n`);
-    for (const dir of ['../repository/', '../validation/', '../../schemas/']) hashTree(hash, fileURLToPath(new URL(dir, import.meta.url)));
+    for (const dir of ['../../repository/', '../../validation/', '../../../schemas/'])
+      hashTree(hash, fileURLToPath(new URL(dir, import.meta.url)));
     // The model (environments, operators, kinds) comes from @flagops/core: its whole package, sources or build.
     hashTree(hash, dirname(require.resolve('@flagops/core/package.json')));
     fingerprint = hash.digest('hex');

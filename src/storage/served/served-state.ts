@@ -8,12 +8,12 @@ import {
   projectFilesValid,
   validFlag,
   validKills,
-} from '../repository/held-units.js';
-import { mergeServed, type ProjectServed, type ServedEntry } from '../repository/merge-served.js';
-import type { ValidationIssue } from '../validation/issue.js';
+} from '../../repository/held-units.js';
+import { mergeServed, type ProjectServed, type ServedEntry } from '../../repository/merge-served.js';
+import type { ValidationIssue } from '../../validation/issue.js';
+import { Lru } from '../git/lru.js';
+import type { ObjectStore } from '../git/object-store.js';
 import { EffectiveVersions, withVersions } from './effective-versions.js';
-import { Lru } from './lru.js';
-import type { ObjectStore } from './object-store.js';
 import type { ProjectFolder, ProjectFolders } from './project-folders.js';
 import type { ServedHistoryCache } from './served-history-cache.js';
 import type { StateLoader } from './state-loader.js';

@@ -1,9 +1,9 @@
-import type { RepositoryEntry } from '../repository/assemble-state.js';
-import type { ParsedFile } from '../repository/parsed-file.js';
-import type { EntryChange } from '../repository/project-assembler.js';
-import type { ValidationIssue } from '../validation/issue.js';
-import { isTreeMode } from './git-objects.js';
-import type { ObjectStore } from './object-store.js';
+import type { RepositoryEntry } from '../../repository/assemble-state.js';
+import type { ParsedFile } from '../../repository/parsed-file.js';
+import type { EntryChange } from '../../repository/project-assembler.js';
+import type { ValidationIssue } from '../../validation/issue.js';
+import { isTreeMode } from '../git/git-objects.js';
+import type { ObjectStore } from '../git/object-store.js';
 
 /** One file of a commit, parsed. `entry` is what assembleState takes (its `file` absent when invalid). */
 export interface FileNode {

@@ -1,11 +1,11 @@
 import type { ProjectState, RepositoryState } from '@flagops/core';
-import { assembleState, type RepositoryEntry } from '../repository/assemble-state.js';
-import { layout } from '../repository/layout.js';
-import { type EntryChange, ProjectAssembler, type ProjectAssembly } from '../repository/project-assembler.js';
-import type { ValidationIssue } from '../validation/issue.js';
-import { isTreeMode } from './git-objects.js';
-import { Lru } from './lru.js';
-import type { ObjectStore } from './object-store.js';
+import { assembleState, type RepositoryEntry } from '../../repository/assemble-state.js';
+import { layout } from '../../repository/layout.js';
+import { type EntryChange, ProjectAssembler, type ProjectAssembly } from '../../repository/project-assembler.js';
+import type { ValidationIssue } from '../../validation/issue.js';
+import { isTreeMode } from '../git/git-objects.js';
+import { Lru } from '../git/lru.js';
+import type { ObjectStore } from '../git/object-store.js';
 import type { ParseCache } from './parse-cache.js';
 import { collectFiles, type DirNode, diffFiles, type FileNode, forEachFile, type ParseFile, TreeReader } from './tree-reader.js';
 

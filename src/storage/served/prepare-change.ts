@@ -1,9 +1,9 @@
-import { InvalidInputError } from '../errors/kinds.js';
-import { formatIssue, type ValidationIssue } from '../validation/issue.js';
-import { hashObject } from './git-objects.js';
-import type { ObjectStore, WriteBatch } from './object-store.js';
+import { InvalidInputError } from '../../errors/kinds.js';
+import { formatIssue, type ValidationIssue } from '../../validation/issue.js';
+import { hashObject } from '../git/git-objects.js';
+import type { ObjectStore, WriteBatch } from '../git/object-store.js';
+import { writeTreeChanges } from '../git/tree-writer.js';
 import { type FileNode, type ParseFile, parsedFileNode } from './tree-reader.js';
-import { writeTreeChanges } from './tree-writer.js';
 
 /** One file to write: its repository path and new content, or null to delete it. */
 export interface FileChange {

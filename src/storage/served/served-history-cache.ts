@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../../log/logger.js';
 import { PARSE_CACHE_DIR, parserFingerprint } from './parse-cache.js';
 
 /** Bump when what is recorded, or what a record means, changes. */

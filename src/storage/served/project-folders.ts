@@ -1,12 +1,12 @@
 import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type KillsFile, type ProjectFile, type SegmentFile } from '@flagops/core';
-import type { FlagFiles, ProjectFiles } from '../repository/held-units.js';
-import { jsonEqual } from '../repository/json-equal.js';
-import { KILLS_FILE_NAME, layout } from '../repository/layout.js';
-import type { Slot } from '../repository/project-checks.js';
-import { isTreeMode, type TreeEntry } from './git-objects.js';
-import type { History } from './history.js';
-import { Lru } from './lru.js';
-import type { ObjectStore } from './object-store.js';
+import type { FlagFiles, ProjectFiles } from '../../repository/held-units.js';
+import { jsonEqual } from '../../repository/json-equal.js';
+import { KILLS_FILE_NAME, layout } from '../../repository/layout.js';
+import type { Slot } from '../../repository/project-checks.js';
+import type { CommitGraph } from '../git/commit-graph.js';
+import { isTreeMode, type TreeEntry } from '../git/git-objects.js';
+import { Lru } from '../git/lru.js';
+import type { ObjectStore } from '../git/object-store.js';
 import { deepFreeze, type ParseFile } from './tree-reader.js';
 
 const YAML = '.yaml';
@@ -45,13 +45,13 @@ export class ProjectFolders {
 
   constructor(
     private readonly objects: ObjectStore,
-    private readonly history: History,
+    private readonly graph: CommitGraph,
     private readonly parse: ParseFile,
   ) {}
 
   /** The folder `projects/<slug>` at `commit`, or undefined when the commit has none. */
   async at(commit: string, slug: string): Promise<ProjectFolder | undefined> {
-    const oid = await this.history.treeOid(commit, layout.projectDir(slug));
+    const oid = await this.graph.treeOid(commit, layout.projectDir(slug));
     if (oid === null) return undefined;
     // The same tree under another slug names other paths: both are part of the key.
     const key = `${oid} ${slug}`;
@@ -65,7 +65,7 @@ export class ProjectFolders {
 
   /** The project folders (slugs) of a commit. */
   async slugs(commit: string): Promise<string[]> {
-    const oid = await this.history.treeOid(commit, layout.projectsDir);
+    const oid = await this.graph.treeOid(commit, layout.projectsDir);
     if (oid === null) return [];
     return (await this.objects.readTree(oid)).filter((entry) => isTreeMode(entry.mode)).map((entry) => entry.name);
   }

@@ -1,4 +1,4 @@
-import type { Logger } from '../log/logger.js';
+import type { Logger } from '../../log/logger.js';
 import { gitRun } from './git-cli.js';
 
 export interface HousekeepingOptions {

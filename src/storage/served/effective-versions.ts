@@ -1,7 +1,7 @@
 import type { EnvironmentConfig, EnvironmentName, FlagState, ProjectState, RepositoryState, SegmentFile } from '@flagops/core';
-import { classifyPath } from '../repository/layout.js';
-import { Lru } from './lru.js';
-import type { ObjectStore } from './object-store.js';
+import { classifyPath } from '../../repository/layout.js';
+import { Lru } from '../git/lru.js';
+import type { ObjectStore } from '../git/object-store.js';
 import type { ProjectFolders } from './project-folders.js';
 import type { ServedHistoryCache } from './served-history-cache.js';
 

@@ -1,4 +1,4 @@
-import { InvalidInputError, NotFoundError } from '../errors/kinds.js';
+import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
 import { parseTagTarget } from './git-objects.js';
 import { ObjectNotFoundError, type ObjectStore } from './object-store.js';
 import { readRef } from './refs.js';

@@ -4,7 +4,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
 import git from 'isomorphic-git';
-import { StorageFaultError } from '../errors/kinds.js';
+import { StorageFaultError } from '../../errors/kinds.js';
 import { fsync } from './fsync.js';
 import {
   type CommitObject,
@@ -17,10 +17,10 @@ import {
   type TreeEntry,
   unframeObject,
 } from './git-objects.js';
+import { corruptObject, writeFault } from './io-faults.js';
 import { createLimiter } from './limiter.js';
 import { Lru } from './lru.js';
 import { PackReader } from './pack-reader.js';
-import { corruptObject, writeFault } from './storage-fault.js';
 
 /** An object the repository should have and does not: a storage fault (a revision a caller names is theirs to get right). */
 export class ObjectNotFoundError extends StorageFaultError {

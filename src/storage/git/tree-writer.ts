@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors/kinds.js';
+import { InvalidInputError } from '../../errors/kinds.js';
 import { compareTreeEntries, isTreeMode, MODE_FILE, MODE_TREE, serializeTree, type TreeEntry } from './git-objects.js';
 import type { ObjectStore, WriteBatch } from './object-store.js';
 

@@ -1,0 +1,217 @@
+import type { RepositoryState } from '@flagops/core';
+import { WriteConflictError } from '../errors/kinds.js';
+import type { Logger } from '../log/logger.js';
+import type { Change, ChangeCommitter } from './change-committer.js';
+import type { ObjectStore } from './git/object-store.js';
+import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from './git/refs.js';
+import type { MainMoves } from './main-moves.js';
+import type { CommitMeta } from './served/commit-message.js';
+import type { StateLoader } from './served/state-loader.js';
+
+export interface UpdateResult<T> {
+  /** `main` after the update: the new commit, or the unchanged head when nothing differed. */
+  commit: string | null;
+  /** The head the write function last ran on (the new commit's parent). */
+  parent: string | null;
+  /** False when the changes matched what `main` already held, so no commit was made. */
+  committed: boolean;
+  result: T;
+  state: RepositoryState;
+}
+
+/** One change of a series: runs on the state the changes before it left; null (or no file change) makes no commit. */
+export type SeriesChange<T> = (current: RepositoryState, tip: string | null) => Change<T> | null | Promise<Change<T> | null>;
+
+/** What became of one change of a series. */
+export type SeriesOutcome<T> = { committed: true; commit: string; result: T } | { committed: false; error?: unknown };
+
+export interface SeriesResult<T> {
+  /** `main` after the series: its last commit, or the unchanged head when none was made. */
+  commit: string | null;
+  parent: string | null;
+  /** One per change, in order. */
+  outcomes: SeriesOutcome<T>[];
+  state: RepositoryState;
+}
+
+/** A write function: runs on main's state and head, returns the change to commit. */
+export type WriteFn<T> = (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>;
+
+/** What the queue takes of the repository's open options (OpenOptions in flag-repository.ts says what each does). */
+export interface WriteQueueOptions {
+  beforeRefUpdate?: () => void | Promise<void>;
+  publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
+  onCommit?: (action: CommitMeta['action']) => void;
+  maxAttempts?: number;
+  durable?: boolean;
+}
+
+/** What a write that could not get a lock answers; no path, as it reaches API callers. */
+export const LOCKED_MESSAGE = 'another write to this repository holds the lock on main; try again';
+
+/**
+ * The writes of one repository instance, one at a time, and the moves of `main` they make: each runs its
+ * write function on main's head and moves main by compare-and-swap against everyone else, running it again
+ * on the new head when main moved meanwhile. Head checks share the queue (refresh), so our own commit is
+ * never mistaken for someone else's.
+ */
+export class WriteQueue {
+  private queue: Promise<unknown> = Promise.resolve();
+  /** True while the running update waits for a `main.lock` someone else holds. */
+  private blockedByLock = false;
+
+  constructor(
+    private readonly gitdir: string,
+    private readonly objects: ObjectStore,
+    private readonly loader: StateLoader,
+    private readonly committer: ChangeCommitter,
+    private readonly moves: MainMoves,
+    private readonly options: WriteQueueOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Runs `task` once every task queued before it has ended. */
+  serialized<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Runs `task` in the queue like `serialized`, but gives up with WriteConflictError when, past `deadline`,
+   * its turn has not come while the update ahead of it waits for someone else's lock (a kill waits as long as
+   * it takes). A queue that is merely long is waited for. Once started, the task runs to its end, so a write
+   * is never reported failed while it may still commit.
+   */
+  serializedUntil<T>(deadline: number, task: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let state: 'queued' | 'started' | 'abandoned' = 'queued';
+      const check = () => {
+        if (state !== 'queued') return;
+        if (!this.blockedByLock) {
+          timer = setTimeout(check, 100);
+          return;
+        }
+        state = 'abandoned';
+        reject(new WriteConflictError(LOCKED_MESSAGE));
+      };
+      let timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+      this.serialized(async () => {
+        clearTimeout(timer);
+        if (state === 'abandoned') return undefined;
+        state = 'started';
+        return task();
+      }).then((value) => resolve(value as T), reject);
+    });
+  }
+
+  /** One update of main (FlagRepository.update); run it in the queue. */
+  async tryUpdate<T>(fn: WriteFn<T>, lockDeadline: number): Promise<UpdateResult<T>> {
+    const attempts = this.options.maxAttempts ?? 10;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const { head, current, change } = await this.planOnHead(fn);
+      const batch = this.objects.batch();
+      try {
+        const commit = await this.committer.commitChange(batch, head, current, change);
+        if (!commit) {
+          return { commit: head, parent: head, committed: false, result: change.result, state: current.state };
+        }
+        // The objects are flushed while the state is assembled; the ref moves only once all are on disk.
+        await batch.done();
+        await this.options.beforeRefUpdate?.();
+        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head));
+        if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action))) {
+          this.loader.remember(commit.next);
+          this.moves.observe(commit.oid, 'local');
+          this.options.onCommit?.(change.meta.action);
+          return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
+        }
+      } finally {
+        await batch.settled();
+      }
+      this.logger.debug('main moved during an update; running it again on the new head', { attempt, expected: head });
+    }
+    throw new WriteConflictError(`main kept moving; the change was not applied after ${attempts} attempts`);
+  }
+
+  /** A series of commits with one move of main (FlagRepository.updateSeries); run it in the queue. */
+  async trySeries<T>(changes: readonly SeriesChange<T>[], lockDeadline: number): Promise<SeriesResult<T>> {
+    const attempts = this.options.maxAttempts ?? 10;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const head = await readRef(this.gitdir, MAIN_REF);
+      this.moves.observe(head, 'external');
+      let tip = head;
+      let loaded = await this.loader.load(head);
+      const outcomes: SeriesOutcome<T>[] = [];
+      let lastAction: CommitMeta['action'] | undefined;
+      const batch = this.objects.batch();
+      try {
+        for (const next of changes) {
+          try {
+            const change = await next(loaded.state, tip);
+            const commit = change && (await this.committer.commitChange(batch, tip, loaded, change));
+            if (!change || !commit) {
+              outcomes.push({ committed: false });
+              continue;
+            }
+            outcomes.push({ committed: true, commit: commit.oid, result: change.result });
+            tip = commit.oid;
+            loaded = commit.next;
+            lastAction = change.meta.action;
+          } catch (error) {
+            outcomes.push({ committed: false, error });
+          }
+        }
+        if (tip === head || lastAction === undefined) return { commit: head, parent: head, outcomes, state: loaded.state };
+        await batch.done();
+        await this.options.beforeRefUpdate?.();
+        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, tip!, head));
+        if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction))) {
+          this.loader.remember(loaded);
+          this.moves.observe(tip, 'local');
+          return { commit: tip, parent: head, outcomes, state: loaded.state };
+        }
+      } finally {
+        await batch.settled();
+      }
+      this.logger.debug('main moved during a series of updates; running it again on the new head', { attempt, expected: head });
+    }
+    throw new WriteConflictError(`main kept moving; the changes were not applied after ${attempts} attempts`);
+  }
+
+  /** Runs the write function on main's head as it is now (announcing a move made outside first). */
+  async planOnHead<T>(fn: WriteFn<T>) {
+    const head = await readRef(this.gitdir, MAIN_REF);
+    this.moves.observe(head, 'external');
+    const current = await this.loader.load(head);
+    return { head, current, change: await fn(current.state, head) };
+  }
+
+  private async swapMain(expected: string | null, next: string, lockDeadline: number, action: CommitMeta['action']): Promise<boolean> {
+    const options = {
+      lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
+      durable: this.options.durable,
+      onWaiting: (waitedMs: number) => {
+        this.blockedByLock = true;
+        if (waitedMs === 0) return;
+        this.logger.warn(
+          `a ${action} is waiting for refs/heads/main.lock; if no git process or flagops import is writing to this repository, remove that file`,
+          {
+            waitedMs,
+          },
+        );
+      },
+    };
+    try {
+      const swapped = await compareAndSwapRef(this.gitdir, MAIN_REF, expected, next, options);
+      // Already at our commit: in remote mode a poll can fetch what `publish` just pushed and fast-forward
+      // main to it before we get here. The change is on main exactly once; running it again would repeat it.
+      return swapped.ok || swapped.current === next;
+    } catch (err) {
+      if (err instanceof RefLockedError) throw new WriteConflictError(LOCKED_MESSAGE);
+      throw err;
+    } finally {
+      this.blockedByLock = false;
+    }
+  }
+}

@@ -1,0 +1,61 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// docs/architecture.md: storage is two layers. The git plumbing (src/storage/git) knows objects, refs and
+// trees and nothing of flags; the served state (src/storage/served) reads flags from it; the facade
+// (src/storage/*.ts) composes both. Imports point down only.
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+function sources(dir: string): string[] {
+  const abs = join(root, dir);
+  if (!existsSync(abs)) return [];
+  return readdirSync(abs, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => join(dir, f));
+}
+
+/** Every module a file imports, type-only ones included: relative ones as paths from the repository's root. */
+function importsOf(file: string): string[] {
+  const code = readFileSync(join(root, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+  const specs = [...code.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => m[1]);
+  return specs.map((spec) => (spec.startsWith('.') ? relative(root, join(root, dirname(file), spec)).replace(/\.js$/, '.ts') : spec));
+}
+
+const plumbing = sources('src/storage/git');
+const served = sources('src/storage/served');
+
+describe('the git plumbing layer (src/storage/git)', () => {
+  it('holds the object store, packs, refs, trees and the git CLI', () => {
+    for (const file of ['object-store', 'pack-reader', 'git-objects', 'refs', 'ref-watcher', 'tree-writer', 'git-cli', 'housekeeping'])
+      expect(plumbing).toContain(`src/storage/git/${file}.ts`);
+  });
+
+  it('imports nothing about flags: only its own files, Node, git libraries, the typed errors and the logger', () => {
+    const allowed = /^(node:.+|isomorphic-git|chokidar|src\/storage\/git\/.+|src\/errors\/kinds\.ts|src\/log\/logger\.ts)$/;
+    const outside = plumbing.flatMap((file) => importsOf(file).flatMap((spec) => (allowed.test(spec) ? [] : [`${file} → ${spec}`])));
+    expect(outside).toEqual([]);
+  });
+});
+
+describe('the served-state layer (src/storage/served)', () => {
+  it('holds what main serves: loading, served state, versions, history and the caches', () => {
+    for (const file of [
+      'state-loader',
+      'served-state',
+      'effective-versions',
+      'project-folders',
+      'served-history-cache',
+      'parse-cache',
+      'history',
+    ])
+      expect(served).toContain(`src/storage/served/${file}.ts`);
+  });
+
+  it('builds on the plumbing and never on the facade above it', () => {
+    const facade = /^src\/storage\/[^/]+\.ts$/;
+    const upward = served.flatMap((file) => importsOf(file).flatMap((spec) => (facade.test(spec) ? [`${file} → ${spec}`] : [])));
+    expect(upward).toEqual([]);
+  });
+});
