@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactPath, buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { artifactPath, launchChromium, loopbackContext } from '../../helpers/browser.js';
 import { pushEdit } from '../../helpers/git-cli.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
@@ -33,7 +33,6 @@ describe('the dashboard in Chromium', () => {
   }
 
   beforeAll(async () => {
-    await buildPage();
     svc = await startTestService();
     await addUser(svc, 'alice', 'Alice Martin');
     await addUser(svc, 'bob', 'Bob Stone');
