@@ -6,6 +6,8 @@ export default defineConfig({
   resolve: { alias: sourceAliases() },
   test: {
     include: ['test/**/*.test.ts'],
+    // Builds what tests need from the sources once per run, before any test file starts.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',

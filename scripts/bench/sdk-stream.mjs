@@ -3,7 +3,8 @@
 // application of its own, as in production). Each of BENCH_KILLS kills goes through KillSwitch (as the kill
 // endpoint does); the child reports the moment its getter serves `killed`. Clears are timed the same way, and
 // so are config changes (flag-1 turned off and on again by a commit, as PUT .../config makes one). Last, how
-// long after its client's close() resolves the child process exits by itself (nothing left holding it open).
+// long after its client's close() resolves the child process exits by itself (nothing left holding it open),
+// and how long the service's stop() takes with streams open.
 //   npm run build && node scripts/bench/sdk-stream.mjs     (or npm run bench -- sdk-stream)
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -38,6 +39,7 @@ if (process.argv[2] === '--child') {
   process.stdin.resume();
 } else {
   const KILLS = Number(process.env.BENCH_KILLS ?? 100);
+  const STOP_STREAMS = 20;
   const { startService } = await load('service.js');
   const { silentLogger } = await load('log/logger.js');
   const { KillSwitch } = await load('kill/kill-switch.js');
@@ -116,7 +118,23 @@ if (process.argv[2] === '--child') {
   do closed = await next();
   while (closed.closedAt === undefined);
   const exitAfterClose = (await exited) - closed.closedAt;
+  // A stop with streams open: the service ends them itself, so it need not wait for the 2 s its servers give
+  // whatever is still open before cutting it (test/sdk/stream-endpoint.test.ts checks that they are ended).
+  const streamsEnded = [];
+  for (let i = 0; i < STOP_STREAMS; i++) {
+    const res = await fetch(`${service.evalUrl}/v1/stream`, { headers: { authorization: `Bearer ${key}` } });
+    const reader = res.body.getReader();
+    await reader.read(); // the current version: this stream is open
+    streamsEnded.push(
+      (async () => {
+        while (!(await reader.read()).done);
+      })(),
+    );
+  }
+  const stopStarted = now();
   await service.stop();
+  const stopTook = now() - stopStarted;
+  await Promise.all(streamsEnded);
   await rm(dataDir, { recursive: true, force: true });
 
   const ms = (x) => `${x.toFixed(1)} ms`;
@@ -134,4 +152,5 @@ if (process.argv[2] === '--child') {
     console.log(`| ${name} | ${ms(s.p50)} | ${ms(s.p99)} | ${ms(s.max)} |`);
   }
   console.log(`\nThe child process exited ${ms(exitAfterClose)} after its client's close() resolved.`);
+  console.log(`service.stop() with ${STOP_STREAMS} streams open: ${ms(stopTook)}`);
 }

@@ -21,6 +21,11 @@ export function commitCount(gitdir: string): number {
   return head === '' ? 0 : Number(git(gitdir, 'rev-list', '--count', 'main'));
 }
 
+/** The commit main points at, read by the git CLI. */
+export function mainHead(gitdir: string): string {
+  return git(gitdir, 'rev-parse', 'refs/heads/main');
+}
+
 /** A trailer of main's newest commit (`Flagops-Action`, ...), read by the git CLI. */
 export function headTrailer(gitdir: string, key: string): string {
   return git(gitdir, 'log', '-1', `--format=%(trailers:key=${key},valueonly)`, 'main');

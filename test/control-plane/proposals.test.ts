@@ -23,6 +23,7 @@ describe('change proposals for protected environments', () => {
   let n = 0;
 
   const main = () => gitDir(svc.gitdir(), 'rev-parse', 'refs/heads/main');
+  const proposalBranches = () => gitDir(svc.gitdir(), 'for-each-ref', '--format=%(refname)', 'refs/heads/proposals/');
 
   async function flag(): Promise<Json> {
     const created = await createFlag(admin, project.id, { key: `checkout-${++n}` });
@@ -109,10 +110,31 @@ describe('change proposals for protected environments', () => {
       expect(cleared.body.environments.prod.killed).toBe(false);
     });
 
-    it('a request that changes nothing makes no proposal', async () => {
+    it('a request that changes nothing makes no proposal: 200 with the flag as it is, no proposals/* branch, main as it was', async () => {
       const f = await flag();
+      const before = (await admin.get(`/api/v1/flags/${f.id}`)).body;
+      const head = main();
+      const branches = proposalBranches();
+      const open = (await admin.get('/api/v1/proposals?status=open')).body.proposals.length;
       const res = await agent.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 10 });
       expect(res.status).toBe(200);
+      expect(res.body.proposal).toBeUndefined();
+      expect(res.body).toEqual(before);
+      expect(main()).toBe(head);
+      expect(proposalBranches()).toEqual(branches);
+      expect((await admin.get('/api/v1/proposals?status=open')).body.proposals).toHaveLength(open);
+    });
+
+    it('a segment write that changes nothing makes no proposal either', async () => {
+      const body = { name: 'Same', userIds: ['u-1'] };
+      expect((await admin.put(`/api/v1/projects/${project.id}/segments/unchanged`, body)).status).toBe(201);
+      const head = main();
+      const branches = proposalBranches();
+      const res = await agent.put(`/api/v1/projects/${project.id}/segments/unchanged`, body);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ key: 'unchanged', ...body, version: 1 });
+      expect(main()).toBe(head);
+      expect(proposalBranches()).toEqual(branches);
     });
   });
 

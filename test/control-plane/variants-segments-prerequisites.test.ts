@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
-import { commitCount, committedFile, createFlag, createProject, headTrailer } from './fixtures.js';
+import { commitCount, committedFile, createFlag, createProject, headTrailer, mainHead } from './fixtures.js';
 
 const AB = [
   { name: 'control', value: false, weight: 50 },
@@ -163,6 +163,41 @@ describe('variants, segments and prerequisites through the control plane', () =>
       const badKey = await api.put(segments('/Not_Valid!'), {});
       expect(badKey.status).toBe(400);
       expect(commitCount(svc.gitdir())).toBe(before);
+    });
+
+    it('a PUT that changes nothing answers 200 and makes no commit: main stays, the version too', async () => {
+      const body = {
+        name: 'Same',
+        description: 'unchanged',
+        userIds: ['a', 'b'],
+        conditions: [{ attribute: 'plan', op: 'eq', value: 'pro' }],
+      };
+      expect((await api.put(segments('/same'), body)).status).toBe(201);
+      const version = (await api.get(segments('/same'))).body.version;
+      const head = mainHead(svc.gitdir());
+      const again = await agent.put(segments('/same'), { ...body, expectedVersion: version });
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ ...body, version });
+      expect(mainHead(svc.gitdir())).toBe(head);
+      expect((await api.get(segments('/same'))).body.version).toBe(version);
+    });
+
+    it('a refused DELETE (409, a config uses the segment) changes nothing: main, the file and the segment stay', async () => {
+      await api.put(segments('/kept'), { userIds: ['a'] });
+      const flag = await newFlag();
+      await put(flag, 'prod', { rules: [{ id: 'x', serve: 'on', conditions: [{ op: 'in_segment', value: 'kept' }] }] });
+      const segment = (await api.get(segments('/kept'))).body;
+      const file = committedFile(svc.gitdir(), 'projects/shop/segments/kept.yaml');
+      const head = mainHead(svc.gitdir());
+      const refused = await api.delete(segments('/kept'));
+      expect(refused.status).toBe(409);
+      expect(refused.body.error).toEqual({
+        code: 'conflict',
+        message: expect.stringContaining(`segment kept is used by ${flag.key} (prod)`),
+      });
+      expect(mainHead(svc.gitdir())).toBe(head);
+      expect(committedFile(svc.gitdir(), 'projects/shop/segments/kept.yaml')).toBe(file);
+      expect((await api.get(segments('/kept'))).body).toEqual(segment);
     });
 
     it('DELETE answers 409 conflict naming the flags while a config uses it, then deletes it', async () => {

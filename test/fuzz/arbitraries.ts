@@ -5,7 +5,7 @@
  * the evaluation properties to reach every step.
  */
 
-import type { Condition, EnvironmentConfig, EvaluationContext, JsonValue, Rule, SnapshotFlag } from '@flagops/core';
+import type { AttributeCondition, Condition, EnvironmentConfig, EvaluationContext, JsonValue, Rule, SnapshotFlag } from '@flagops/core';
 import fc from 'fast-check';
 
 /** Objects as JSON.parse and yaml make them, with Object's prototype (fast-check also makes null-prototype ones). */
@@ -266,4 +266,106 @@ export const context: fc.Arbitrary<EvaluationContext> = fc.record(
     attributes: fc.dictionary(fc.oneof(fc.constantFrom(...ATTRIBUTES), anyString), attributeValue, { maxKeys: 5, noNullPrototype: true }),
   },
   { requiredKeys: [], noNullPrototype: true },
+);
+
+/** Variant names shared by variants, rules serving them and prerequisites asking for them, so that they meet. */
+const VARIANT_NAMES = ['control', 'treatment', 'express'] as const;
+/** Segment keys shared by segments and the conditions naming them; `nobody` is never a segment. */
+const SEGMENT_KEYS = ['beta', 'staff', 'nobody'] as const;
+
+/** Weights in hundredths of a percent: adding up to 100 (what the repository accepts), or anything (a snapshot built by hand). */
+const variantWeights = (n: number): fc.Arbitrary<number[]> =>
+  fc.oneof(
+    fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: n - 1, maxLength: n - 1 }).map((cuts) => {
+      const sorted = [...cuts].sort((a, b) => a - b);
+      return [...sorted, 10_000].map((cut, i) => (cut - (i === 0 ? 0 : sorted[i - 1])) / 100);
+    }),
+    fc.array(
+      fc.integer({ min: 0, max: 10_000 }).map((h) => h / 100),
+      { minLength: n, maxLength: n },
+    ),
+  );
+
+const variants: fc.Arbitrary<{ name: string; value: JsonValue; weight: number }[]> = fc
+  .shuffledSubarray([...VARIANT_NAMES], { minLength: 1 })
+  .chain((names) =>
+    fc
+      .tuple(fc.array(jsonValue(1), { minLength: names.length, maxLength: names.length }), variantWeights(names.length))
+      .map(([values, weights]) => names.map((name, i) => ({ name, value: values[i], weight: weights[i] }))),
+  );
+
+const segmentCondition: fc.Arbitrary<Condition> = fc.record(
+  { op: fc.constantFrom('in_segment' as const, 'not_in_segment' as const), value: fc.constantFrom(...SEGMENT_KEYS) },
+  PLAIN,
+);
+
+/** A rule that may also serve a variant by name and test segment membership. */
+const richRule: fc.Arbitrary<Rule> = fc
+  .tuple(rule, fc.constantFrom('on', 'off', ...VARIANT_NAMES), fc.array(fc.oneof(condition, segmentCondition), { maxLength: 3 }))
+  .map(([r, serve, conditions]) => ({ ...r, serve: serve as Rule['serve'], conditions }));
+
+const SEGMENT_USER_IDS = ['user-1', 'user-42', '', 'DE'];
+
+/** A segment: some of the user ids the contexts use, and attribute conditions. */
+const segment: fc.Arbitrary<{ userIds: string[]; conditions: AttributeCondition[] }> = fc.record(
+  {
+    userIds: fc.subarray(SEGMENT_USER_IDS),
+    conditions: fc.array(condition as fc.Arbitrary<AttributeCondition>, { maxLength: 2 }),
+  },
+  PLAIN,
+);
+
+/** A flag's prerequisites: on flags after it in `later` (so never in a cycle: the repository refuses those) or on flags the environment lacks. */
+const prerequisitesOn = (later: readonly string[]) =>
+  fc.option(
+    fc.uniqueArray(
+      fc.record(
+        {
+          flag: later.length > 0 ? fc.oneof(fc.constantFrom(...later), flagKey) : flagKey,
+          variation: fc.constantFrom('on', 'off', 'default', ...VARIANT_NAMES),
+        },
+        PLAIN,
+      ),
+      { selector: (p) => p.flag, minLength: 1, maxLength: 3 },
+    ),
+    { nil: undefined },
+  );
+
+/**
+ * An environment as its snapshot serves it, with everything a flag can hold: variants, rules serving them,
+ * segment conditions, prerequisites on the environment's other flags (and on flags it lacks), and the
+ * project's segments. Prerequisites form no cycle, as in every snapshot the service serves.
+ */
+export const environmentSnapshot: fc.Arbitrary<{
+  flags: Record<string, SnapshotFlag>;
+  segments: Record<string, { userIds: string[]; conditions: AttributeCondition[] }>;
+}> = fc.uniqueArray(flagKey, { minLength: 1, maxLength: 5 }).chain((keys) =>
+  fc.record({
+    flags: fc
+      .tuple(
+        ...keys.map((_, i) =>
+          fc.record(
+            {
+              base: snapshotFlag,
+              rules: fc.uniqueArray(richRule, { selector: (r) => r.id, maxLength: 4 }),
+              variants: fc.option(variants, { nil: undefined }),
+              prerequisites: prerequisitesOn(keys.slice(i + 1)).map((list) => list?.filter((p) => !keys.slice(0, i + 1).includes(p.flag))),
+            },
+            { requiredKeys: ['base', 'rules'], noNullPrototype: true },
+          ),
+        ),
+      )
+      .map((built) => {
+        const flags: Record<string, SnapshotFlag> = {};
+        keys.forEach((key, i) => {
+          const { base, rules: flagRules, variants: flagVariants, prerequisites } = built[i];
+          const flag: SnapshotFlag = { ...base, rules: flagRules };
+          if (flagVariants !== undefined) flag.variants = flagVariants;
+          if (prerequisites !== undefined && prerequisites.length > 0) flag.prerequisites = prerequisites;
+          flags[key] = flag;
+        });
+        return flags;
+      }),
+    segments: fc.dictionary(fc.constantFrom('beta', 'staff'), segment, { noNullPrototype: true }),
+  }),
 );

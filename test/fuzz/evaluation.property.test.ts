@@ -2,8 +2,10 @@
  * Invariants of evaluation (@flagops/core), for random snapshots and contexts: a kill wins over everything,
  * an archived flag serves its defaultValue, the same inputs give the same result, the bucket is in [0, 100)
  * with two decimals and is the reference MurmurHash3's, a rule with rolloutPct never applies without a
- * userId, every result serves the value its variation names, and the SDK's local mode (@flagops/sdk), fed the
- * snapshot as JSON, gives exactly the core's results.
+ * userId, and every result serves the value its variation names. And the results themselves, of the core with
+ * the server's kill overlay and of the SDK's local mode (@flagops/sdk) fed the snapshot as JSON, for random
+ * environments with variants, segments and prerequisites: exactly those of a second evaluator written from
+ * docs/evaluation.md (reference-evaluation.ts), which shares no code with the core that both of them import.
  */
 import { deepStrictEqual } from 'node:assert/strict';
 import {
@@ -18,10 +20,11 @@ import {
 import { createClient, silentSdkLogger } from '@flagops/sdk';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { referenceBucket } from '../evaluation/support.js';
+import { loadVectors, referenceBucket, vectorFlags } from '../evaluation/support.js';
 import { ManualScheduler } from '../sdk/manual-scheduler.js';
-import { anyString, context, flagKey, snapshotFlag, snapshotFlags } from './arbitraries.js';
+import { anyString, context, environmentSnapshot, flagKey, snapshotFlag, snapshotFlags } from './arbitraries.js';
 import { runs } from './fuzz-settings.js';
+import { referenceEvaluate } from './reference-evaluation.js';
 
 /** A snapshot's flags and one of its keys. */
 const flagsAndKey = snapshotFlags.chain((flags) => fc.record({ flags: fc.constant(flags), key: fc.constantFrom(...Object.keys(flags)) }));
@@ -132,10 +135,42 @@ describe('the bucket, for any flag key and user id', () => {
   });
 });
 
+describe('the reference evaluator (reference-evaluation.ts)', () => {
+  it('gives the expected result of every shared vector, so that the properties below check against the docs', () => {
+    for (const v of loadVectors()) {
+      const killedKeys = v.killedKeys === undefined ? undefined : new Set(v.killedKeys);
+      const result = referenceEvaluate(vectorFlags(v), v.flagKey, v.context, { segments: v.segments, killedKeys });
+      deepStrictEqual(JSON.parse(JSON.stringify(result)), v.expected, v.name);
+    }
+  });
+});
+
+/** Up to four contexts per environment; their user ids come from a pool that segments list too. */
+const contexts = fc.array(context, { minLength: 1, maxLength: 4 });
+
+describe('the core with the server’s kill overlay', () => {
+  it('gives the reference’s result for every flag of any environment, any context and any kills', () => {
+    fc.assert(
+      fc.property(environmentSnapshot, contexts, fc.func(fc.boolean()), ({ flags, segments }, ctxs, isKilled) => {
+        const keys = Object.keys(flags);
+        const killedKeys = new Set(keys.filter((key) => isKilled(key)));
+        const core = compileEnvironment(flags, segments);
+        for (const key of [...keys, 'no-such-flag'])
+          for (const ctx of ctxs)
+            deepStrictEqual(
+              core.evaluate(key, ctx, killedKeys),
+              referenceEvaluate(flags, key, ctx, { segments, killedKeys }),
+              `${key} for ${JSON.stringify(ctx)}`,
+            );
+      }),
+      runs({ test: 1_000, fuzz: 40_000 }),
+    );
+  });
+});
+
 describe("the SDK's local evaluation", () => {
-  /** A local-mode client serving `flags` from a bootstrap snapshot sent through JSON, as the server sends it. */
-  function localClient(flags: Record<string, SnapshotFlag>) {
-    const snapshot: Snapshot = JSON.parse(JSON.stringify({ version: 1, environment: 'dev', flags }));
+  /** A local-mode client serving a bootstrap snapshot sent through JSON, as the server sends it. */
+  function localClient(snapshot: Snapshot) {
     // Every poll answers "not modified", and the clock moves only when told: the bootstrap is what serves.
     const notModified = async () => new Response(null, { status: 304, headers: { etag: '"v1"' } });
     return createClient({
@@ -151,21 +186,25 @@ describe("the SDK's local evaluation", () => {
     });
   }
 
-  it('gives exactly the core’s result for every flag of any snapshot and any context', async () => {
+  it('gives the reference’s result for every flag of any environment and any context', async () => {
     await fc.assert(
-      fc.asyncProperty(snapshotFlags, fc.array(context, { minLength: 1, maxLength: 4 }), async (flags, contexts) => {
-        const core = compileEnvironment(JSON.parse(JSON.stringify(flags)));
-        const client = localClient(flags);
+      fc.asyncProperty(environmentSnapshot, contexts, async ({ flags, segments }, ctxs) => {
+        const snapshot: Snapshot = JSON.parse(JSON.stringify({ version: 1, environment: 'dev', flags, segments }));
+        const client = localClient(snapshot);
         try {
-          for (const key of Object.keys(flags)) {
-            for (const ctx of contexts)
-              deepStrictEqual(client.details(key, null, ctx), core.evaluate(key, ctx), `${key} for ${JSON.stringify(ctx)}`);
+          for (const key of Object.keys(snapshot.flags)) {
+            for (const ctx of ctxs)
+              deepStrictEqual(
+                client.details(key, null, ctx),
+                referenceEvaluate(snapshot.flags, key, ctx, { segments: snapshot.segments }),
+                `${key} for ${JSON.stringify(ctx)}`,
+              );
           }
         } finally {
           await client.close();
         }
       }),
-      runs({ test: 100, fuzz: 10_000 }),
+      runs({ test: 400, fuzz: 16_000 }),
     );
   });
 });

@@ -79,9 +79,11 @@ describe('the git runner', () => {
   });
 
   it('stops a git that is still running, and what it started', async () => {
-    const git = runner.run(['cat-file', '--batch'], env); // waits for input that never comes
+    const git = runner.run(['cat-file', '--batch'], env); // answers each line of input, and waits for the next
     const ended = outcome(git);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const answered = new Promise((resolve) => git.stdout.once('data', resolve));
+    git.stdin.write('no-such-object\n');
+    await answered; // running, and waiting for input that never comes
     git.stop();
     const { code } = await ended;
     expect(code).toBeNull();

@@ -1,4 +1,7 @@
+import diagnostics from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,6 +132,35 @@ describe('a handed-off clone and the cap on git processes', () => {
   });
 });
 
+/**
+ * Sends a request whose body never comes to the service at `url`, so that it is in flight until the server
+ * closes its connection. Resolves once the service is answering it; `closed` resolves when that connection closes,
+ * `answer` is what the server sent on it.
+ */
+async function requestInFlight(url: string, key: string): Promise<{ closed: Promise<void>; answer(): string }> {
+  const { hostname, port } = new URL(url);
+  const marker = `in-flight-${process.pid}-${Math.random().toString(36).slice(2)}`;
+  const started = new Promise<void>((resolve) => {
+    const onStart = (message: unknown) => {
+      if ((message as { request: IncomingMessage }).request.headers['x-test'] !== marker) return;
+      diagnostics.unsubscribe('http.server.request.start', onStart);
+      resolve();
+    };
+    diagnostics.subscribe('http.server.request.start', onStart);
+  });
+  const socket = net.connect(Number(port), hostname);
+  let answer = '';
+  socket.on('data', (chunk) => (answer += chunk));
+  socket.on('error', () => {}); // a reset when the server cuts it: the close that follows is what counts
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+  socket.write(
+    `POST /api/v1/projects HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${key}\r\nX-Test: ${marker}\r\n` +
+      'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":',
+  );
+  await started;
+  return { closed, answer: () => answer };
+}
+
 describe('a clone in flight when the service stops', () => {
   it('is answered whole, and the stop waits for it', async () => {
     const svc = await startTestService();
@@ -139,12 +171,15 @@ describe('a clone in flight when the service stops', () => {
       expect(res.headers.connection).toBe('close');
       await new Promise((resolve) => res.once('data', resolve));
       res.pause();
+      const inFlight = await requestInFlight(svc.controlUrl, svc.admin);
       let stopped = false;
       const stopping = svc.service.stop().then(() => {
         stopped = true;
       });
-      // Longer than the 2 s the servers give other requests in flight before closing their connections.
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      // The servers give requests in flight 2 s before closing their connections; the one sent above never
+      // finishes by itself, so its connection closes when that grace is over.
+      await inFlight.closed;
+      expect(inFlight.answer()).toBe(''); // cut, not answered
       expect(stopped).toBe(false); // waiting for the clone the client has not read yet
       res.resume();
       const { body, complete } = await readToEnd(res);

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium } from 'playwright-core';
-import { buildDashboard } from '../../scripts/build-dashboard.mjs';
 
+/** The dashboard page these tests drive is built once per run, before any test file, by test/global-setup.ts. */
 export const CHROMIUM = '/usr/bin/chromium';
 export const ARTIFACTS = new URL('../../test-artifacts/', import.meta.url).pathname;
 
@@ -44,11 +44,6 @@ export async function loopbackContext(browser: Browser, leaks: string[]): Promis
     return route.abort();
   });
   return context;
-}
-
-/** Builds the page into dist/dashboard-web, as `npm run build` will once the lead adds the script to it. */
-export async function buildPage(): Promise<void> {
-  await buildDashboard();
 }
 
 export async function artifactPath(name: string): Promise<string> {

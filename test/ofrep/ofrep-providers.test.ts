@@ -3,6 +3,7 @@ import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';
 import { OpenFeature as ServerOpenFeature } from '@openfeature/server-sdk';
 import { ProviderEvents, ProviderStatus, OpenFeature as WebOpenFeature } from '@openfeature/web-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/deadlines.js';
 import { type SdkHarness, setConfig, startSdkHarness } from '../sdk/sdk-harness.js';
 
 const eu = { targetingKey: 'user-1', country: 'DE', appVersion: '2.4.0' };
@@ -110,7 +111,10 @@ describe('flagops through the official OFREP providers', () => {
     });
 
     it('polls with If-None-Match: 304s until the snapshot changes, then ConfigurationChanged with the flag', async () => {
-      await new Promise((r) => setTimeout(r, 350));
+      await until(
+        async () => recording.statuses.length,
+        (answered) => answered >= 3,
+      ); // the first evaluation and two polls
       expect(recording.statuses[0]).toBe(200);
       expect(recording.statuses.slice(1).length).toBeGreaterThanOrEqual(2);
       expect(new Set(recording.statuses.slice(1))).toEqual(new Set([304]));

@@ -2,7 +2,17 @@ import { bucket } from '@flagops/core';
 import { FlagopsProvider } from '@flagops/openfeature';
 import { OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killRequest, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from '../sdk/sdk-harness.js';
+import { sdkKey } from '../eval-server/harness.js';
+import { until } from '../helpers/deadlines.js';
+import {
+  killRequest,
+  quiet,
+  recordingFetch,
+  type SdkHarness,
+  startSdkHarness,
+  watchedScheduler,
+  watchServerStreams,
+} from '../sdk/sdk-harness.js';
 
 const eu = { targetingKey: 'user-1', country: 'DE', appVersion: '2.4.0' };
 
@@ -153,13 +163,27 @@ describe('the OpenFeature server provider (@openfeature/server-sdk)', () => {
   });
 
   it('closes the client it made when OpenFeature closes the provider', async () => {
-    const provider = new FlagopsProvider({ evalUrl: h.service.evalUrl, sdkKey: h.key, logger: quiet });
-    await OpenFeature.setProviderAndWait('server-closing', provider);
-    await provider.onClose();
-    const seen: string[] = [];
-    provider.client.on('change', () => seen.push('change'));
-    await setConfig(h, 'banner-text', { valueOn: 'Closed sale', valueOff: 'Welcome' });
-    await new Promise((r) => setTimeout(r, 200));
-    expect(seen).toEqual([]);
+    // A key of its own, so that its stream is told apart from the other clients' at the server.
+    const key = await sdkKey(h, 'shop', 'prod');
+    const streams = watchServerStreams(key);
+    const { scheduler, state } = watchedScheduler();
+    try {
+      const provider = new FlagopsProvider({ evalUrl: h.service.evalUrl, sdkKey: key, logger: quiet, scheduler, pollIntervalMs: 50 });
+      await OpenFeature.setProviderAndWait('server-closing', provider);
+      await until(
+        async () => streams.open,
+        (open) => open === 1,
+      );
+      expect(state.pending.size).toBeGreaterThan(0); // there is something to stop
+      await provider.onClose();
+      // What could make the client act again: a timer (poll, retry, count report) or the stream. Neither is left.
+      expect(state.pending.size).toBe(0);
+      await until(
+        async () => streams.open,
+        (open) => open === 0,
+      );
+    } finally {
+      streams.stop();
+    }
   });
 });

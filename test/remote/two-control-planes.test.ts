@@ -7,12 +7,14 @@ import type { Config } from '../../src/config/config.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 import { parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
+import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
 import { httpClient } from '../helpers/http-client.js';
+import { ManualClock } from '../schedule/manual-clock.js';
 import { startGitServer } from './git-server.js';
 
 const FLAGS = 8;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const HOUR = 3_600_000;
 
 /** The scheduler's commits on the git host's main: `<action> <flag> <env>`, oldest first. */
 function schedulerCommits(gitdir: string): string[] {
@@ -28,7 +30,15 @@ describe('two control planes on one git remote (remote mode)', () => {
   let host: Awaited<ReturnType<typeof startGitServer>>;
   const dirs: string[] = [];
   const services: Service[] = [];
+  const stopped = new Set<Service>();
+  const stop = (s: Service) => {
+    stopped.add(s);
+    return s.stop();
+  };
   const adminKey = generateKey('admin');
+  // Both schedulers on one clock the test moves: a step falls due when the test says so, not while the second
+  // control plane may still be learning of it.
+  const clock = new ManualClock(Date.now());
 
   beforeAll(async () => {
     host = await startGitServer();
@@ -45,11 +55,11 @@ describe('two control planes on one git remote (remote mode)', () => {
         logLevel: 'error',
         gitRemote: { url: host.url, pollSeconds: 1 },
       };
-      services.push(await startService(config, silentLogger));
+      services.push(await startService(config, silentLogger, { clock }));
     }
   });
   afterAll(async () => {
-    await Promise.all(services.map((s) => s.stop()));
+    await Promise.all(services.filter((s) => !stopped.has(s)).map(stop));
     await host.stop();
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
   });
@@ -59,8 +69,7 @@ describe('two control planes on one git remote (remote mode)', () => {
     const project = (await a.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
     const ids: string[] = [];
     for (let i = 0; i < FLAGS; i++) ids.push((await a.post(`/api/v1/projects/${project.id}/flags`, { key: `f${i}` })).body.id);
-    // Every write is pushed to the git host first: leave time for them and for the other control plane's poll.
-    const due = Date.now() + 8_000;
+    const due = clock.now().getTime() + HOUR;
     const at = (offset: number) => new Date(due + offset).toISOString();
     for (const id of ids) {
       const schedule = [
@@ -69,35 +78,37 @@ describe('two control planes on one git remote (remote mode)', () => {
       ];
       expect((await a.put(`/api/v1/flags/${id}/environments/prod/config`, { schedule })).status).toBe(200);
     }
-    // The second control plane learns of the schedules from the remote, by its poll, before they fall due.
-    for (;;) {
-      const seen = await b.get(`/api/v1/flags/${ids[FLAGS - 1]}`);
-      if (seen.status === 200 && seen.body.environments.prod.schedule.length === 2) break;
-      expect(Date.now()).toBeLessThan(due);
-      await sleep(100);
+    // The second control plane learns of the schedules from the remote, by its poll; the clock stands still.
+    await until(
+      () => b.get(`/api/v1/flags/${ids[FLAGS - 1]}`),
+      (seen) => seen.status === 200 && seen.body.environments.prod.schedule.length === 2,
+    );
+    // Both schedulers wake for the steps and race to apply them. The clock moves on in seconds while the test
+    // waits: what a scheduler arms after a run (the next step, a retry after its push lost the race) falls due.
+    clock.advance(HOUR);
+    const tick = async () => {
+      clock.advance(1_000);
+      return schedulerCommits(host.gitdir).length;
+    };
+    await until(tick, (applied) => applied >= 2 * FLAGS, 30_000);
+    for (const client of [a, b]) {
+      const prod = await until(
+        async () => {
+          clock.advance(1_000);
+          return (await client.get(`/api/v1/flags/${ids[0]}`)).body.environments.prod;
+        },
+        (env) => env.schedule.length === 0,
+      );
+      expect(prod).toMatchObject({ enabled: true, rolloutPct: 60, version: 4 });
     }
-    for (;;) {
-      const applied = schedulerCommits(host.gitdir).length;
-      if (applied >= 2 * FLAGS) break;
-      expect(Date.now()).toBeLessThan(due + 20_000);
-      await sleep(200);
-    }
-    await sleep(2_500); // a late duplicate would have landed by now: both schedulers run within 5 s of each step
+    // Stopping waits for a scheduler's run in progress, and a stopped one commits nothing more: after the
+    // stops, the git host holds every commit there will ever be.
+    await Promise.all(services.map(stop));
     const commits = schedulerCommits(host.gitdir);
     expect(commits.sort()).toEqual(
       Array.from({ length: FLAGS }, (_, i) => [`scheduled_change f${i} prod`, `scheduled_change f${i} prod`])
         .flat()
         .sort(),
     );
-    for (const client of [a, b]) {
-      for (;;) {
-        const prod = (await client.get(`/api/v1/flags/${ids[0]}`)).body.environments.prod;
-        if (prod.schedule.length === 0) {
-          expect(prod).toMatchObject({ enabled: true, rolloutPct: 60, version: 4 });
-          break;
-        }
-        await sleep(200);
-      }
-    }
   }, 60_000);
 });

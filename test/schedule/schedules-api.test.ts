@@ -143,15 +143,20 @@ describe('schedules through the API', () => {
     const audit = await admin.get(`/api/v1/audit?flagId=${id}&limit=1`);
     expect(audit.body.entries[0]).toMatchObject({ action: 'scheduled_change_skipped', actor: { type: 'scheduler' } });
     await admin.put(config(id), { clearKill: true });
-    await sleep(500);
+    // A step of another flag falls due after the kill is cleared: the scheduler's run that applies it applies
+    // every step due by then, so one left for killed-step would be on main with it.
+    const later = await newFlag('after-killed-step');
+    expect((await admin.put(config(later), { schedule: [{ at: at(1_000), set: { rolloutPct: 5 } }] })).status).toBe(200);
+    await eventually(async () => ((await prodOf(later)).schedule.length === 0 ? true : undefined));
     expect(await prodOf(id)).toMatchObject({ rolloutPct: 10, version: 3 });
   });
 
   it('applies at start the steps that fell due while the service was stopped', async () => {
     const id = await newFlag('while-stopped');
-    await admin.put(config(id), { schedule: [{ at: at(1_000), set: { enabled: true, rolloutPct: 30 } }] });
+    const due = at(1_000);
+    await admin.put(config(id), { schedule: [{ at: due, set: { enabled: true, rolloutPct: 30 } }] });
     await svc.service.stop();
-    await sleep(1_500);
+    await eventually(async () => (Date.now() > Date.parse(due) ? true : undefined)); // the step falls due while stopped
     await svc.restart();
     admin = httpClient(svc.controlUrl, svc.admin);
     agent = httpClient(svc.controlUrl, svc.agent);

@@ -1,32 +1,10 @@
 import { fileURLToPath } from 'node:url';
-import { createClient, type Scheduler } from '@flagops/sdk';
+import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROMPTLY_MS } from '../helpers/deadlines.js';
+import { sdkKey } from '../eval-server/harness.js';
+import { PROMPTLY_MS, until } from '../helpers/deadlines.js';
 import { bundleForNode, runNode } from './bundle-helpers.js';
-import { quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';
-
-/** Real timers, watched: which are pending, and whether any fires once `closed` is set. */
-function watchedScheduler() {
-  const pending = new Set<ReturnType<typeof setTimeout>>();
-  const state = { closed: false, firedAfterClose: 0, pending };
-  const scheduler: Scheduler = {
-    now: () => Date.now(),
-    setTimeout: (fn, ms) => {
-      const handle = setTimeout(() => {
-        pending.delete(handle);
-        if (state.closed) state.firedAfterClose++;
-        fn();
-      }, ms);
-      pending.add(handle);
-      return handle;
-    },
-    clearTimeout: (handle) => {
-      pending.delete(handle as ReturnType<typeof setTimeout>);
-      clearTimeout(handle as ReturnType<typeof setTimeout>);
-    },
-  };
-  return { scheduler, state };
-}
+import { quiet, recordingFetch, type SdkHarness, startSdkHarness, watchedScheduler, watchServerStreams } from './sdk-harness.js';
 
 describe('close() (docs/sdk.md, "Closing")', () => {
   let h: SdkHarness;
@@ -40,28 +18,46 @@ describe('close() (docs/sdk.md, "Closing")', () => {
     it(`leaves no timer pending and makes no request afterwards (${mode} mode, stream and polling)`, async () => {
       const { scheduler, state } = watchedScheduler();
       const recording = recordingFetch();
-      const c = createClient({
-        evalUrl: h.service.evalUrl,
-        sdkKey: h.key,
-        mode,
-        scheduler,
-        fetch: recording.fetch,
-        pollIntervalMs: 30,
-        countsIntervalMs: 30,
-        logger: quiet,
-      });
-      await c.ready();
-      await c.details('new-checkout', false, { userId: 'u1' });
-      await new Promise((r) => setTimeout(r, 150));
-      expect(state.pending.size).toBeGreaterThan(0); // there was something to stop
-      await c.close();
-      state.closed = true;
-      const requestsAtClose = recording.requests.length;
-      expect(state.pending.size).toBe(0);
-      await new Promise((r) => setTimeout(r, 300));
-      expect(state.firedAfterClose).toBe(0);
-      expect(recording.requests.length).toBe(requestsAtClose);
-      expect(recording.requests.filter((r) => r.status === 'pending')).toEqual([]);
+      // A key of its own, so that its stream is told apart from other clients' at the server.
+      const key = await sdkKey(h, 'shop', 'prod');
+      const streams = watchServerStreams(key);
+      try {
+        const c = createClient({
+          evalUrl: h.service.evalUrl,
+          sdkKey: key,
+          mode,
+          scheduler,
+          fetch: recording.fetch,
+          pollIntervalMs: 30,
+          countsIntervalMs: 30,
+          logger: quiet,
+        });
+        await c.ready();
+        await c.details('new-checkout', false, { userId: 'u1' });
+        await until(
+          async () => streams.open,
+          (open) => open === 1,
+        );
+        expect(state.pending.size).toBeGreaterThan(0); // there was something to stop
+        await c.close();
+        state.closed = true;
+        const requestsAtClose = recording.requests.length;
+        expect(state.pending.size).toBe(0);
+        // A client acts on a timer, an answer or a stream event: no timer is left, every request is settled and
+        // its stream is gone at the server, so nothing is left that could make it send a request.
+        await until(
+          async () => recording.requests.filter((r) => r.status === 'pending'),
+          (pending) => pending.length === 0,
+        );
+        await until(
+          async () => streams.open,
+          (open) => open === 0,
+        );
+        expect(state.firedAfterClose).toBe(0);
+        expect(recording.requests.length).toBe(requestsAtClose);
+      } finally {
+        streams.stop();
+      }
     });
   }
 

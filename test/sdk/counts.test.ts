@@ -1,6 +1,7 @@
 import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { splitIntoReports } from '../../packages/sdk/src/counts.js';
+import { until } from '../helpers/deadlines.js';
 import { ManualScheduler } from './manual-scheduler.js';
 import { ADMIN_KEY, quiet, recordingFetch, type SdkHarness, startSdkHarness } from './sdk-harness.js';
 
@@ -181,6 +182,9 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
         fetch: recording.fetch,
         stream: false,
         countsIntervalMs: 20_000,
+        // Polls and request deadlines an hour away: the only timer due before the hour's end is the next report.
+        pollIntervalMs: HOUR,
+        requestTimeoutMs: HOUR,
         logger: quiet,
       });
       await c.ready(60_000);
@@ -188,7 +192,11 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
       c.boolean('dark-mode', true); // 29 s before the hour
       await clock.advanceTo(nextHour - 5_000); // a report at -10 s
       await expect.poll(() => reports()[0]?.status, { timeout: 3_000 }).toBe(202);
-      await new Promise((r) => setTimeout(r, 20)); // the next report is planned once this one is answered
+      // The next report is planned once this one is answered.
+      await until(
+        async () => clock.pendingAt(),
+        (due) => due.some((at) => at <= nextHour + 2_000),
+      );
       c.boolean('dark-mode', true); // 5 s before the hour
       c.boolean('dark-mode', true);
       await clock.advanceTo(nextHour + 2_000); // the next report comes at the hour's start, not 20 s after the last
@@ -210,11 +218,13 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
   describe('the SDK in remote mode', () => {
     it('sends no counts: the server counted each evaluation it answered, once', async () => {
       const recording = recordingFetch();
+      const clock = new ManualScheduler(Date.now());
       const c = createClient({
         evalUrl: h.service.evalUrl,
         sdkKey: h.key,
         mode: 'remote',
         countsIntervalMs: 50,
+        scheduler: clock,
         logger: quiet,
         fetch: recording.fetch,
       });
@@ -222,7 +232,8 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
       const before = (await stats('banner-text')).on ?? 0;
       for (let i = 0; i < 3; i++) await c.string('banner-text', 'x', { userId: `remote-${i}` });
       await c.string('banner-text', 'x', { userId: 'remote-0' }); // answered from the cache: not evaluated again
-      await new Promise((r) => setTimeout(r, 200));
+      // Four report intervals on the client's clock, then close(), which sends what a local-mode client still holds.
+      await clock.advanceTo(clock.now() + 4 * 50);
       await c.close();
       expect(recording.requests.filter((r) => r.path === '/v1/counts')).toEqual([]);
       expect(((await stats('banner-text')).on ?? 0) - before).toBe(3);

@@ -1,5 +1,6 @@
 import { createClient, type LocalClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/deadlines.js';
 import { killRequest, nextEvent, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 const eu = { userId: 'user-1', attributes: { country: 'DE', appVersion: '2.4.0' } };
@@ -69,9 +70,11 @@ describe('the SDK in local mode (docs/sdk.md)', () => {
     const { fetch, requests } = recordingFetch();
     const c = client({ stream: false, pollIntervalMs: 25, fetch, sendCounts: false });
     await c.ready();
-    await new Promise((r) => setTimeout(r, 300));
-    const polls = requests.filter((r) => r.path === '/v1/snapshot' && r.status !== 'pending'); // one may be under way
-    expect(polls.length).toBeGreaterThanOrEqual(5);
+    const answered = () => requests.filter((r) => r.path === '/v1/snapshot' && r.status !== 'pending'); // one may be under way
+    const polls = await until(
+      async () => answered(),
+      (seen) => seen.length >= 5,
+    );
     expect(polls[0]).toMatchObject({ status: 200, ifNoneMatch: null });
     for (const poll of polls.slice(1)) expect(poll).toMatchObject({ status: 304, ifNoneMatch: `"v${c.version}"` });
     await c.close();

@@ -21,6 +21,11 @@ export class ManualScheduler implements Scheduler {
     this.timers = this.timers.filter((timer) => timer.id !== handle);
   }
 
+  /** When each timer waiting to fire is due, earliest first. */
+  pendingAt(): number[] {
+    return this.timers.map((timer) => timer.at).sort((a, b) => a - b);
+  }
+
   /** Moves the clock to `t`, firing due timers one by one and letting the code they start run in between. */
   async advanceTo(t: number): Promise<void> {
     for (;;) {

@@ -1,7 +1,7 @@
 import { createClient, type LocalClient, type RemoteClient, type StatusEvent } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../packages/sdk/src/updates.js';
-import { PROMPTLY_MS } from '../helpers/deadlines.js';
+import { PROMPTLY_MS, until } from '../helpers/deadlines.js';
 import {
   killRequest,
   nextEvent,
@@ -146,11 +146,14 @@ describe('retry delays', () => {
       readyTimeoutMs: 100_000,
       logger: quiet,
     });
-    await new Promise((r) => setTimeout(r, 50));
-    await c.close();
     // Request deadlines (10 000) interleave with the retry delays; the retries are 0.75 of each doubling.
-    const retries = scheduled.filter((ms) => ms !== 10_000 && ms !== 100_000);
-    expect(retries.slice(0, 6)).toEqual([75, 150, 300, 600, 750, 750]);
+    const retries = () => scheduled.filter((ms) => ms !== 10_000 && ms !== 100_000);
+    await until(
+      async () => retries().length,
+      (n) => n >= 6,
+    );
+    await c.close();
+    expect(retries().slice(0, 6)).toEqual([75, 150, 300, 600, 750, 750]);
   });
 });
 

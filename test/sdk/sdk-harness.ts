@@ -1,6 +1,8 @@
+import diagnostics from 'node:diagnostics_channel';
 import { rm } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EnvironmentName } from '@flagops/core';
-import type { ClientEvents, FetchFunction } from '@flagops/sdk';
+import type { ClientEvents, FetchFunction, Scheduler } from '@flagops/sdk';
 import { KillSwitch } from '../../src/kill/kill-switch.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { layout } from '../../src/repository/layout.js';
@@ -187,3 +189,49 @@ export async function restart(h: SdkHarness, ports: { evalPort: number; controlP
 }
 
 export const quiet = { warn: () => {}, error: () => {} };
+
+/** Real timers, watched: which are pending, and whether any fires once `closed` is set. */
+export function watchedScheduler() {
+  const pending = new Set<ReturnType<typeof setTimeout>>();
+  const state = { closed: false, firedAfterClose: 0, pending };
+  const scheduler: Scheduler = {
+    now: () => Date.now(),
+    setTimeout: (fn, ms) => {
+      const handle = setTimeout(() => {
+        pending.delete(handle);
+        if (state.closed) state.firedAfterClose++;
+        fn();
+      }, ms);
+      pending.add(handle);
+      return handle;
+    },
+    clearTimeout: (handle) => {
+      pending.delete(handle as ReturnType<typeof setTimeout>);
+      clearTimeout(handle as ReturnType<typeof setTimeout>);
+    },
+  };
+  return { scheduler, state };
+}
+
+/**
+ * The streams (GET /v1/stream) opened with `key`, as this process's HTTP servers see them (node:http's
+ * diagnostics channel): how many are open now. A stream counts as closed once the server's response closes,
+ * whoever ended it. `stop()` stops watching.
+ */
+export function watchServerStreams(key: string): { readonly open: number; stop(): void } {
+  let open = 0;
+  const onStart = (message: unknown) => {
+    const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
+    const sent = request.headers.authorization === `Bearer ${key}` || request.url?.includes(`sdkKey=${encodeURIComponent(key)}`);
+    if (!request.url?.startsWith('/v1/stream') || !sent) return;
+    open++;
+    response.once('close', () => open--);
+  };
+  diagnostics.subscribe('http.server.request.start', onStart);
+  return {
+    get open() {
+      return open;
+    },
+    stop: () => diagnostics.unsubscribe('http.server.request.start', onStart),
+  };
+}

@@ -1,5 +1,7 @@
 import { createClient, type LocalClient, type RemoteClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../helpers/deadlines.js';
+import { ManualScheduler } from './manual-scheduler.js';
 import { killRequest, nextEvent, quiet, recordingFetch, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 const eu = { userId: 'user-1', attributes: { country: 'FR', appVersion: '3.1.0' } };
@@ -84,21 +86,31 @@ describe('the SDK over the stream', () => {
 
   it('stops polling while the stream is connected', async () => {
     const recording = recordingFetch();
+    // Timers fire only when the test moves this clock: every poll the client would make is one it is given time for.
+    const clock = new ManualScheduler(0);
     const c = createClient({
       evalUrl: h.service.evalUrl,
       sdkKey: h.key,
       pollIntervalMs: 20,
       fetch: recording.fetch,
+      scheduler: clock,
       logger: quiet,
       sendCounts: false,
     });
     clients.push(c);
     await c.ready();
-    await expect.poll(() => recording.requests.find((r) => r.path === '/v1/stream')?.status).toBe(200);
-    await new Promise((r) => setTimeout(r, 50)); // a poll sent before the stream opened may still be answered
+    // Open: the client heard the answer's headers (it stops polling in that same turn), and every request is answered.
+    await until(
+      async () => recording.requests,
+      (requests) => requests.some((r) => r.path === '/v1/stream' && r.status === 200),
+    );
+    await until(
+      async () => recording.requests,
+      (requests) => requests.every((r) => r.status !== 'pending'),
+    );
     const snapshots = () => recording.requests.filter((r) => r.path === '/v1/snapshot').length;
     const before = snapshots();
-    await new Promise((r) => setTimeout(r, 300)); // fifteen poll intervals
+    await clock.advanceTo(15 * 20); // fifteen poll intervals
     expect(snapshots()).toBe(before);
     expect(recording.requests.filter((r) => r.path === '/v1/stream')).toHaveLength(1);
   });

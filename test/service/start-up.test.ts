@@ -216,17 +216,17 @@ describe('starting the service (one service per data directory, ports first)', (
     // with 409 naming no path; a kill waits until the lock is released and then succeeds.
     writeFileSync(lock, '');
     const kill = api().post(`/api/v1/flags/${flag.id}/environments/staging/kill`, {});
+    let killAnswered = false;
+    void kill.then(() => {
+      killAnswered = true;
+    });
     const conflict = await api().put(`/api/v1/flags/${flag.id}/environments/dev/config`, { enabled: false });
     expect(conflict.status).toBe(409);
     expect(conflict.body.error.code).toBe('conflict');
     expect(conflict.body.error.message).not.toContain(dir);
     expect(conflict.body.error.message).not.toMatch(/\/(tmp|repos|refs)\//);
     expect(existsSync(lock)).toBe(true);
-    let killAnswered = false;
-    void kill.then(() => {
-      killAnswered = true;
-    });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The kill was sent before the write that has just given up after waiting for the lock: it is waiting still.
     expect(killAnswered).toBe(false);
     await rm(lock);
     expect((await kill).status).toBe(200);

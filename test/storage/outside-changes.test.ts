@@ -34,9 +34,15 @@ describe('onMainMoved', () => {
       result: undefined,
     }));
     expect(events).toEqual([{ from: seeded, to: commit, origin: 'local' }]);
-    // The watcher sees the ref file change too; it must not announce our commit a second time.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(events).toHaveLength(1);
+    // The watcher sees the ref file change too; it must not announce our commit a second time. A push after it
+    // is announced by that same watcher: our commit announced again would come before it, or in its place
+    // (from the seed, when both ref changes are read at once).
+    const pushed = pushConfig(repo.gitdir, 'a', 5);
+    await waitFor(() => (events.length > 1 ? true : undefined));
+    expect(events).toEqual([
+      { from: seeded, to: commit, origin: 'local' },
+      { from: commit, to: pushed, origin: 'external' },
+    ]);
   });
 
   it('announces a push from outside (git push into the bare repository) with origin external', async () => {

@@ -2,7 +2,9 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { artifactPath, buildPage, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { REFRESH_EVERY_MS } from '../../../src/dashboard/web/live.js';
+import { artifactPath, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { PROMPTLY_MS } from '../../helpers/deadlines.js';
 import { pushEdit } from '../../helpers/git-cli.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
@@ -33,7 +35,6 @@ describe('the dashboard in Chromium', () => {
   }
 
   beforeAll(async () => {
-    await buildPage();
     svc = await startTestService();
     await addUser(svc, 'alice', 'Alice Martin');
     await addUser(svc, 'bob', 'Bob Stone');
@@ -144,12 +145,13 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => alice.locator('input[name="rolloutPct"]').inputValue()).toBe('35');
   });
 
-  it('kills only after confirmation; another person sees the red marker within 2 s', async () => {
+  it('kills only after confirmation; another person sees the red marker without reloading, as soon as it is announced', async () => {
     await signInAs(bob, 'bob');
     await bob.goto(`${svc.controlUrl}/#/projects/${encodeURIComponent(projectId)}`);
     const bobMarker = bob.locator('tr[data-flag="checkout-v2"] td[data-env="prod"] .kill-marker');
     await bob.locator('tr[data-flag="checkout-v2"]').waitFor();
     expect(await bobMarker.count()).toBe(0);
+    await bob.evaluate(() => Object.assign(window, { loadedBeforeTheKill: true }));
 
     await alice.locator('[data-action="kill"]').click();
     await alice.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
@@ -160,15 +162,17 @@ describe('the dashboard in Chromium', () => {
     await dialog.getByLabel('Reason').fill('error rate above 5%');
     await dialog.getByRole('button', { name: 'Kill in prod' }).click();
     await alice.locator('.kill-banner').waitFor();
-    const killedAt = Date.now();
     expect((await flagNow()).environments.prod).toMatchObject({
       killed: true,
       killedBy: 'Alice Martin',
       killReason: 'error rate above 5%',
     });
 
-    await bobMarker.waitFor({ timeout: 2000 });
-    expect(Date.now() - killedAt).toBeLessThan(2000);
+    // Bob's page re-reads by itself only every REFRESH_EVERY_MS, far past this deadline: before it, only the
+    // server's announcement can draw the marker. How soon it does is measured by scripts/bench/dashboard.mjs.
+    expect(PROMPTLY_MS).toBeLessThan(REFRESH_EVERY_MS / 2);
+    await bobMarker.waitFor({ timeout: PROMPTLY_MS });
+    expect(await bob.evaluate(() => 'loadedBeforeTheKill' in window)).toBe(true); // the same page: not reloaded
     expect(await bob.locator('.kill-banner').textContent()).toContain('checkout-v2 in prod by Alice Martin');
     expect(await alice.locator('.kill-banner').textContent()).toContain('Killed in prod by Alice Martin');
     await alice.screenshot({ path: await artifactPath('dashboard-flag.png'), fullPage: true });

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { artifactPath, buildPage, launchChromium } from '../../helpers/browser.js';
+import { artifactPath, launchChromium } from '../../helpers/browser.js';
 import { type HttpClient, httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
@@ -69,7 +69,6 @@ describe('the flag page and the audit log in Chromium', () => {
     ];
 
   beforeAll(async () => {
-    await buildPage();
     svc = await startTestService();
     api = httpClient(svc.controlUrl, svc.admin);
     project = await createProject(api, 'shop');

@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPage, launchChromium } from '../../helpers/browser.js';
+import { launchChromium } from '../../helpers/browser.js';
 import { PROMPTLY_MS } from '../../helpers/deadlines.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
@@ -19,7 +19,6 @@ describe('change proposals in Chromium', () => {
   const prodNow = async (): Promise<Json> => (await admin().get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
 
   beforeAll(async () => {
-    await buildPage();
     svc = await startTestService();
     await addUser(svc, 'alice', 'Alice Martin');
     const project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;

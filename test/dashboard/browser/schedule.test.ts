@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPage, launchChromium } from '../../helpers/browser.js';
+import { launchChromium } from '../../helpers/browser.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
@@ -19,7 +19,6 @@ describe('the schedule editor in Chromium', () => {
   const prodNow = async (): Promise<Json> => (await admin().get(`/api/v1/flags/${flagId}`)).body.environments.prod;
 
   beforeAll(async () => {
-    await buildPage();
     svc = await startTestService();
     await addUser(svc, 'alice', 'Alice Martin');
     const project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { buildPage, launchChromium } from '../../helpers/browser.js';
+import { launchChromium } from '../../helpers/browser.js';
 import { type HttpClient, httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
@@ -21,7 +21,6 @@ describe('variants, prerequisites and segments in the dashboard (Chromium)', () 
   const flagNow = async (): Promise<Json> => (await api.get(`/api/v1/flags/${flag.id}`)).body;
 
   beforeAll(async () => {
-    await buildPage();
     svc = await startTestService();
     api = httpClient(svc.controlUrl, svc.admin);
     project = await createProject(api, 'shop');

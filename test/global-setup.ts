@@ -1,0 +1,15 @@
+import type { TestProject } from 'vitest/node';
+import { buildDashboard } from '../scripts/build-dashboard.mjs';
+
+/**
+ * Runs once before any test file of a `vitest run`: builds the dashboard page into dist/dashboard-web, which
+ * the browser tests drive through the service. Built here, once, because the test files run in parallel
+ * processes: each building it itself meant five builds rewriting the same files while another file's browser
+ * loaded them. Built on every run (and before every rerun in watch mode), so no test drives a stale page.
+ */
+export default async function setup(project: TestProject): Promise<void> {
+  await buildDashboard();
+  project.onTestsRerun(async () => {
+    await buildDashboard();
+  });
+}
