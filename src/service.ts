@@ -25,6 +25,7 @@ import { replicaUpstream } from './replica/upstream/replica-routes.js';
 import { type Clock, systemClock } from './schedule/clock.js';
 import { Scheduler } from './schedule/scheduler.js';
 import { serviceHealth } from './service-health.js';
+import { openControlState } from './state/index.js';
 import { EvaluationCounter } from './stats/evaluation-counter.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
 import { registerTriggerHook } from './triggers/trigger-hook.js';
@@ -102,7 +103,8 @@ async function startOnLockedDirectory(
   webhookOptions: ServiceOptions['webhooks'] = {},
 ): Promise<Service> {
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
-  const keys = await KeyService.open({ dataDir: config.dataDir, guard });
+  const state = await openControlState({ dataDir: config.dataDir });
+  const keys = await KeyService.open({ state, guard });
   const triggers = await TriggerStore.open({ dataDir: config.dataDir, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);

@@ -5,6 +5,7 @@ import { createUserCommand } from '../../src/cli/commands/user.js';
 import { run } from '../../src/cli/run.js';
 import { firstLine, readNewPassword } from '../../src/dashboard/users/read-password.js';
 import { UserStore } from '../../src/dashboard/users/user-store.js';
+import { stateIn } from '../helpers/control-state.js';
 import { useDataDir } from './helpers/temp-dir.js';
 
 async function userAdd(args: string[], password: string, env: Record<string, string> = {}) {
@@ -31,7 +32,7 @@ describe('flagops user add', () => {
 
   it('adds a user to the only organisation of the data dir, who can then sign in', async () => {
     const dir = await dataDir();
-    await (await KeyService.open({ dataDir: dir })).createKey('acme', { kind: 'admin' });
+    await (await KeyService.open({ state: await stateIn(dir) })).createKey('acme', { kind: 'admin' });
     const result = await userAdd(['add', '--data-dir', dir, '--username', 'alice', '--name', 'Alice Martin'], 'alice-password-1');
     expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('created user alice (Alice Martin) in organisation acme') });
     const users = await UserStore.open({ dataDir: dir });
@@ -40,7 +41,7 @@ describe('flagops user add', () => {
 
   it('reads the data dir from FLAGOPS_DATA_DIR and needs --org when there are several organisations', async () => {
     const dir = await dataDir();
-    const keys = await KeyService.open({ dataDir: dir });
+    const keys = await KeyService.open({ state: await stateIn(dir) });
     await keys.createKey('acme', { kind: 'admin' });
     await keys.createKey('globex', { kind: 'admin' });
     const args = ['add', '--username', 'gary', '--name', 'Gary'];
@@ -60,7 +61,7 @@ describe('flagops user add', () => {
       /holds no organisation yet/,
     );
     const dir = await dataDir();
-    await (await KeyService.open({ dataDir: dir })).createKey('acme', { kind: 'admin' });
+    await (await KeyService.open({ state: await stateIn(dir) })).createKey('acme', { kind: 'admin' });
     const base = ['add', '--data-dir', dir, '--username', 'alice', '--name', 'Alice'];
     expect((await userAdd(base, 'short')).stderr).toMatch(/password: must have at least 10 characters/);
     expect((await userAdd(base, 'alice-password-1')).code).toBe(0);

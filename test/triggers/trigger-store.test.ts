@@ -6,6 +6,7 @@ import { KeyService } from '../../src/auth/key-service.js';
 import { NotFoundError } from '../../src/errors/kinds.js';
 import { readAlertPayload } from '../../src/triggers/alert-payload.js';
 import { TriggerStore, triggerPath } from '../../src/triggers/trigger-store.js';
+import { stateIn } from '../helpers/control-state.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,7 +21,7 @@ function dataDir(): string {
 describe('the trigger store', () => {
   it('keeps triggers in state/triggers.json (0600) with the secret only hashed, across restarts', async () => {
     const dir = dataDir();
-    await KeyService.open({ dataDir: dir });
+    await KeyService.open({ state: await stateIn(dir) });
     const store = await TriggerStore.open({ dataDir: dir, now: () => new Date('2026-11-24T09:00:00Z') });
     const { trigger, secret } = await store.create({ org: 'acme', flagId: 'flg_1', environment: 'prod', name: 'error rate' });
     expect(trigger).toEqual({

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { KEY_FILE, readKeyFile } from '../../auth/key-file.js';
 import { readNewPassword } from '../../dashboard/users/read-password.js';
 import { UserStore } from '../../dashboard/users/user-store.js';
+import { openControlState } from '../../state/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops user add --username <username> --name <full name> [--org <org>] [--data-dir <dir>]
@@ -25,8 +25,8 @@ Options:
 
 /** The organisation to add the user to: the one named, or the only one there is. */
 async function organisationOf(dataDir: string, wanted: string | undefined): Promise<string> {
-  const keys = await readKeyFile(path.join(dataDir, 'state', KEY_FILE));
-  const names = (keys?.organisations ?? []).map((o) => o.name);
+  const { organisations } = await (await openControlState({ dataDir })).keys.list();
+  const names = organisations.map((o) => o.name);
   if (names.length === 0)
     throw new Error(`${dataDir} holds no organisation yet; start the service once on it (it creates one), then add users`);
   if (wanted !== undefined) {

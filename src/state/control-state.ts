@@ -1,0 +1,12 @@
+import type { KeyStore } from './key-store.js';
+import type { PepperStore } from './pepper-store.js';
+
+/**
+ * Everything the control plane keeps outside the flags repository, one store per kind of state. The
+ * composition root opens it once (openControlState) and hands each service the stores it needs; nothing else
+ * knows where the state lives.
+ */
+export interface ControlState {
+  readonly keys: KeyStore;
+  readonly pepper: PepperStore;
+}

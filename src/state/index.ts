@@ -1,0 +1,10 @@
+/**
+ * The control plane's own state: everything it keeps outside the flags repository, behind one interface per
+ * kind of state, grouped in a ControlState that the composition root opens and hands to the services. Other
+ * modules import this file only; the implementations (src/state/files) stay behind it.
+ */
+export type { ControlState } from './control-state.js';
+export type { KeyAdditions, KeyRecord, KeySet, KeyStore, Organisation } from './key-store.js';
+export { type ControlStateOptions, openControlState } from './open-control-state.js';
+export type { PepperStore } from './pepper-store.js';
+export type { Unsubscribe } from './unsubscribe.js';

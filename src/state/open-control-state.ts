@@ -1,0 +1,16 @@
+import path from 'node:path';
+import type { ControlState } from './control-state.js';
+import { FileControlState } from './files/file-control-state.js';
+
+export interface ControlStateOptions {
+  /** FLAGOPS_DATA_DIR. */
+  dataDir: string;
+}
+
+/**
+ * The control plane's state. Its one implementation today keeps files in the data directory (src/state/files),
+ * which one service per data directory owns.
+ */
+export async function openControlState(options: ControlStateOptions): Promise<ControlState> {
+  return new FileControlState(path.resolve(options.dataDir));
+}

@@ -1,0 +1,25 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach } from 'vitest';
+import { FileControlState } from '../../src/state/files/file-control-state.js';
+import { describeKeyStoreContract } from './contract/key-store-contract.js';
+import { describePepperStoreContract } from './contract/pepper-store-contract.js';
+import type { StateSubject } from './contract/state-subject.js';
+
+// The contract every implementation of the control plane's state keeps, run against the files of a data directory.
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+const files: StateSubject = {
+  async fresh() {
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-state-'));
+    dirs.push(dataDir);
+    return { state: new FileControlState(dataDir), another: async () => new FileControlState(dataDir) };
+  },
+};
+
+describeKeyStoreContract(files);
+describePepperStoreContract(files);
