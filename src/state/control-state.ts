@@ -1,5 +1,6 @@
 import type { KeyStore } from './key-store.js';
 import type { PepperStore } from './pepper-store.js';
+import type { UserStore } from './user-store.js';
 
 /**
  * Everything the control plane keeps outside the flags repository, one store per kind of state. The
@@ -9,4 +10,5 @@ import type { PepperStore } from './pepper-store.js';
 export interface ControlState {
   readonly keys: KeyStore;
   readonly pepper: PepperStore;
+  readonly users: UserStore;
 }

@@ -6,5 +6,14 @@
 export type { ControlState } from './control-state.js';
 export type { KeyAdditions, KeyRecord, KeySet, KeyStore, Organisation } from './key-store.js';
 export { type ControlStateOptions, openControlState } from './open-control-state.js';
+export {
+  formatPasswordHash,
+  isPasswordHash,
+  PASSWORD_KEY_BYTES,
+  type ParsedPasswordHash,
+  parsePasswordHash,
+  type ScryptCost,
+} from './password-hash-format.js';
 export type { PepperStore } from './pepper-store.js';
 export type { Unsubscribe } from './unsubscribe.js';
+export { isUsername, type UserRecord, type UserStore, usernameKey } from './user-store.js';

@@ -12,5 +12,5 @@ export interface ControlStateOptions {
  * which one service per data directory owns.
  */
 export async function openControlState(options: ControlStateOptions): Promise<ControlState> {
-  return new FileControlState(path.resolve(options.dataDir));
+  return FileControlState.open(path.resolve(options.dataDir));
 }

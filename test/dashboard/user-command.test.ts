@@ -4,7 +4,7 @@ import { KeyService } from '../../src/auth/key-service.js';
 import { createUserCommand } from '../../src/cli/commands/user.js';
 import { run } from '../../src/cli/run.js';
 import { firstLine, readNewPassword } from '../../src/dashboard/users/read-password.js';
-import { UserStore } from '../../src/dashboard/users/user-store.js';
+import { UserService } from '../../src/dashboard/users/user-service.js';
 import { stateIn } from '../helpers/control-state.js';
 import { useDataDir } from './helpers/temp-dir.js';
 
@@ -35,7 +35,7 @@ describe('flagops user add', () => {
     await (await KeyService.open({ state: await stateIn(dir) })).createKey('acme', { kind: 'admin' });
     const result = await userAdd(['add', '--data-dir', dir, '--username', 'alice', '--name', 'Alice Martin'], 'alice-password-1');
     expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('created user alice (Alice Martin) in organisation acme') });
-    const users = await UserStore.open({ dataDir: dir });
+    const users = await UserService.open({ state: await stateIn(dir) });
     expect(await users.verify('alice', 'alice-password-1')).toMatchObject({ org: 'acme', name: 'Alice Martin' });
   });
 
@@ -66,7 +66,7 @@ describe('flagops user add', () => {
     expect((await userAdd(base, 'short')).stderr).toMatch(/password: must have at least 10 characters/);
     expect((await userAdd(base, 'alice-password-1')).code).toBe(0);
     expect((await userAdd(base, 'other-password-1')).stderr).toMatch(/taken/);
-    expect(await (await UserStore.open({ dataDir: dir })).verify('alice', 'alice-password-1')).not.toBeNull();
+    expect(await (await UserService.open({ state: await stateIn(dir) })).verify('alice', 'alice-password-1')).not.toBeNull();
   });
 
   it('exits 2 with the help on a command-line mistake', async () => {

@@ -6,6 +6,7 @@ import { FileControlState } from '../../src/state/files/file-control-state.js';
 import { describeKeyStoreContract } from './contract/key-store-contract.js';
 import { describePepperStoreContract } from './contract/pepper-store-contract.js';
 import type { StateSubject } from './contract/state-subject.js';
+import { describeUserStoreContract } from './contract/user-store-contract.js';
 
 // The contract every implementation of the control plane's state keeps, run against the files of a data directory.
 const dirs: string[] = [];
@@ -17,9 +18,10 @@ const files: StateSubject = {
   async fresh() {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-state-'));
     dirs.push(dataDir);
-    return { state: new FileControlState(dataDir), another: async () => new FileControlState(dataDir) };
+    return { state: await FileControlState.open(dataDir), another: () => FileControlState.open(dataDir) };
   },
 };
 
 describeKeyStoreContract(files);
 describePepperStoreContract(files);
+describeUserStoreContract(files);

@@ -1,19 +1,29 @@
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { ControlState } from '../control-state.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
+import { FileUserStore } from './file-user-store.js';
 
 /**
- * The control plane's state as files of the data directory (docs/architecture.md, "On disk"). Nothing is read
- * or written until a store is used; the state directory is created (mode 0700) by the first write.
+ * The control plane's state as files of the data directory (docs/architecture.md, "On disk"), which one service
+ * per data directory owns. Each file is read when its store is first used.
  */
 export class FileControlState implements ControlState {
   readonly keys: FileKeyStore;
   readonly pepper: FilePepperStore;
+  readonly users: FileUserStore;
 
-  constructor(dataDir: string) {
+  /** The state of `dataDir`, its state directory created (mode 0700) when missing. */
+  static async open(dataDir: string): Promise<FileControlState> {
+    await mkdir(path.join(dataDir, 'state'), { recursive: true, mode: 0o700 });
+    return new FileControlState(dataDir);
+  }
+
+  private constructor(dataDir: string) {
     const stateDir = path.join(dataDir, 'state');
     this.keys = new FileKeyStore(stateDir);
     this.pepper = new FilePepperStore(stateDir);
+    this.users = new FileUserStore(stateDir);
   }
 }

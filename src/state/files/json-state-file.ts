@@ -108,7 +108,6 @@ export class JsonStateFile<T> {
         }
       }
       if (JSON.stringify(draft) !== JSON.stringify(current)) {
-        await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
         await writeJsonStateFile(this.file, draft);
         this.content = draft;
         this.seen = ++this.shared.version;
@@ -118,6 +117,7 @@ export class JsonStateFile<T> {
       return done;
     };
     try {
+      await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
       const done = this.options.otherProcesses ? await withStateFileLock(this.file, apply) : await apply();
       for (const { item, result } of done) item.resolve(result);
     } catch (err) {
