@@ -157,7 +157,7 @@ async function startOnLockedDirectory(
   // clone should cost the evaluations.
   void gitRunner.helperRunning();
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
-  const dashboard = await createDashboard({ dataDir: config.dataDir, state, logger, guard, repos, keys });
+  const dashboard = await createDashboard({ state, logger, guard, repos, keys });
   const webhooks = await WebhookService.open({
     dataDir: config.dataDir,
     audit,

@@ -10,15 +10,14 @@ import { keyNamesRoute } from './key-names.js';
 import { LiveEvents } from './live-events.js';
 import { AssetFiles, registerPageRoutes } from './page-routes.js';
 import { registerSessionRoutes, sessionResolver } from './sessions/session-routes.js';
-import { SessionStore } from './sessions/session-store.js';
+import { SessionService } from './sessions/session-service.js';
 import type { ScryptCost } from './users/password-hash.js';
 import { userRoutes } from './users/user-routes.js';
 import { UserService } from './users/user-service.js';
 
 export interface DashboardOptions {
-  dataDir: string;
-  /** Where users (and their sessions) are kept. */
-  state: Pick<ControlState, 'users'>;
+  /** Where users and their sessions are kept. */
+  state: Pick<ControlState, 'users' | 'sessions'>;
   /** Throttles, logs and counts failed sign-ins, sharing each address's budget with failed API keys. */
   guard: AuthGuard;
   logger: Logger;
@@ -42,7 +41,7 @@ export interface Dashboard {
   /** Its routes and page, for createControlApp. */
   extension: ControlAppExtension;
   users: UserService;
-  sessions: SessionStore;
+  sessions: SessionService;
   /** The open pages' live-update streams: ended first at stop, so the servers can close at once. */
   live: LiveEvents;
   close(): Promise<void>;
@@ -52,8 +51,8 @@ export interface Dashboard {
 export async function createDashboard(options: DashboardOptions): Promise<Dashboard> {
   const now = options.now ?? (() => new Date());
   const users = await UserService.open({ state: options.state, now, ...(options.passwordCost ? { cost: options.passwordCost } : {}) });
-  const sessions = await SessionStore.open({
-    dataDir: options.dataDir,
+  const sessions = await SessionService.open({
+    state: options.state,
     logger: options.logger,
     idleMs: options.idleMs,
     absoluteMs: options.absoluteMs,

@@ -1,5 +1,6 @@
 import type { KeyStore } from './key-store.js';
 import type { PepperStore } from './pepper-store.js';
+import type { SessionStore } from './session-store.js';
 import type { UserStore } from './user-store.js';
 
 /**
@@ -11,4 +12,5 @@ export interface ControlState {
   readonly keys: KeyStore;
   readonly pepper: PepperStore;
   readonly users: UserStore;
+  readonly sessions: SessionStore;
 }

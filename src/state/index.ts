@@ -15,5 +15,6 @@ export {
   type ScryptCost,
 } from './password-hash-format.js';
 export type { PepperStore } from './pepper-store.js';
+export type { SessionRecord, SessionStore } from './session-store.js';
 export type { Unsubscribe } from './unsubscribe.js';
 export { isUsername, type UserRecord, type UserStore, usernameKey } from './user-store.js';

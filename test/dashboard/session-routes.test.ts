@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AuthGuard } from '../../src/auth/auth-guard.js';
 import { ConfigError, loadConfig, parseTrustProxy } from '../../src/config/config.js';
 import { registerSessionRoutes } from '../../src/dashboard/sessions/session-routes.js';
-import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
+import { SessionService } from '../../src/dashboard/sessions/session-service.js';
 import { UserService } from '../../src/dashboard/users/user-service.js';
 import { trustProxies } from '../../src/http/client-address.js';
 import { errorMiddleware } from '../../src/http/error-middleware.js';
@@ -22,7 +22,7 @@ describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () =
     const dataDir = await tempDir();
     const users = await UserService.open({ state: await stateIn(dataDir), cost: CHEAP_COST });
     await users.create('acme', { username: 'alice', name: 'Alice', password: 'alice-password-1' });
-    const sessions = await SessionStore.open({ dataDir, logger: silentLogger });
+    const sessions = await SessionService.open({ state: await stateIn(dataDir), logger: silentLogger });
     const app = new Koa();
     const router = new Router();
     registerSessionRoutes(router, { users, sessions, guard: new AuthGuard({ trustedProxies: trustProxy ? 1 : 0 }) });

@@ -2,8 +2,8 @@ import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readSessionFile } from '../../src/dashboard/sessions/session-store.js';
 import { FileKeyStore } from '../../src/state/files/file-key-store.js';
+import { FileSessionStore } from '../../src/state/files/file-session-store.js';
 import { readJsonStateFile, writeJsonStateFile } from '../../src/state-files/state-files.js';
 
 describe('runtime state files (keys, users, sessions)', () => {
@@ -23,6 +23,8 @@ describe('runtime state files (keys, users, sessions)', () => {
     await writeFile(keys, '{"version": 1, "keys": [');
     await writeFile(sessions, 'not json');
     await expect(new FileKeyStore(dir).list()).rejects.toThrow(`${keys} is not valid JSON`);
-    await expect(readSessionFile(sessions)).rejects.toThrow(/sessions\.json is not valid JSON: .*; remove it to sign everybody out$/);
+    await expect(new FileSessionStore(dir).list()).rejects.toThrow(
+      /sessions\.json is not valid JSON: .*; remove it to sign everybody out$/,
+    );
   });
 });

@@ -5,6 +5,7 @@ import { afterEach } from 'vitest';
 import { FileControlState } from '../../src/state/files/file-control-state.js';
 import { describeKeyStoreContract } from './contract/key-store-contract.js';
 import { describePepperStoreContract } from './contract/pepper-store-contract.js';
+import { describeSessionStoreContract } from './contract/session-store-contract.js';
 import type { StateSubject } from './contract/state-subject.js';
 import { describeUserStoreContract } from './contract/user-store-contract.js';
 
@@ -25,3 +26,4 @@ const files: StateSubject = {
 describeKeyStoreContract(files);
 describePepperStoreContract(files);
 describeUserStoreContract(files);
+describeSessionStoreContract(files);

@@ -8,10 +8,10 @@ import { readJsonBody } from '../../http/read-json-body.js';
 import { usernameKey } from '../../state/index.js';
 import type { UserService, UserView } from '../users/user-service.js';
 import { checkCsrf, clearedSessionCookies, csrfTokenOf, readSessionToken, requireSameOrigin, sessionCookie } from './session-cookie.js';
-import type { SessionRecord, SessionStore } from './session-store.js';
+import type { SessionRecord, SessionService } from './session-service.js';
 
 export interface SessionDeps {
-  sessions: SessionStore;
+  sessions: SessionService;
   users: UserService;
 }
 

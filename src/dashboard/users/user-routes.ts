@@ -1,7 +1,7 @@
 import { type Route, route } from '../../control-plane/route-table.js';
 import { InvalidInputError } from '../../errors/kinds.js';
 import { isUsername } from '../../state/index.js';
-import type { SessionStore } from '../sessions/session-store.js';
+import type { SessionService } from '../sessions/session-service.js';
 import type { UserService } from './user-service.js';
 
 export interface NewUser {
@@ -52,7 +52,7 @@ export function checkNewUser(input: unknown): NewUser {
  * Dashboard users, managed like keys: a user's password is a credential, so the same `keys.manage`
  * permission guards them (admin keys only; a session may not create more people who can sign in).
  */
-export function userRoutes(deps: { users: UserService; sessions: SessionStore }): Route[] {
+export function userRoutes(deps: { users: UserService; sessions: SessionService }): Route[] {
   return [
     route({
       method: 'POST',

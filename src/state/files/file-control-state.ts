@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { ControlState } from '../control-state.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
+import { FileSessionStore } from './file-session-store.js';
 import { FileUserStore } from './file-user-store.js';
 
 /**
@@ -13,6 +14,7 @@ export class FileControlState implements ControlState {
   readonly keys: FileKeyStore;
   readonly pepper: FilePepperStore;
   readonly users: FileUserStore;
+  readonly sessions: FileSessionStore;
 
   /** The state of `dataDir`, its state directory created (mode 0700) when missing. */
   static async open(dataDir: string): Promise<FileControlState> {
@@ -25,5 +27,6 @@ export class FileControlState implements ControlState {
     this.keys = new FileKeyStore(stateDir);
     this.pepper = new FilePepperStore(stateDir);
     this.users = new FileUserStore(stateDir);
+    this.sessions = new FileSessionStore(stateDir);
   }
 }
