@@ -29,7 +29,7 @@ import { openControlState } from './state/index.js';
 import { EvaluationCounter } from './stats/evaluation-counter.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
 import { registerTriggerHook } from './triggers/trigger-hook.js';
-import { TriggerStore } from './triggers/trigger-store.js';
+import { TriggerService } from './triggers/trigger-service.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { type DeliveryLimits, type RetryPolicy, WebhookService } from './webhooks/webhook-service.js';
 
@@ -105,7 +105,7 @@ async function startOnLockedDirectory(
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
   const state = await openControlState({ dataDir: config.dataDir });
   const keys = await KeyService.open({ state, guard });
-  const triggers = await TriggerStore.open({ dataDir: config.dataDir, now: () => clock.now() });
+  const triggers = await TriggerService.open({ state, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);

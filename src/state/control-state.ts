@@ -1,6 +1,7 @@
 import type { KeyStore } from './key-store.js';
 import type { PepperStore } from './pepper-store.js';
 import type { SessionStore } from './session-store.js';
+import type { TriggerStore } from './trigger-store.js';
 import type { UserStore } from './user-store.js';
 
 /**
@@ -13,4 +14,5 @@ export interface ControlState {
   readonly pepper: PepperStore;
   readonly users: UserStore;
   readonly sessions: SessionStore;
+  readonly triggers: TriggerStore;
 }

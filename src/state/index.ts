@@ -16,5 +16,6 @@ export {
 } from './password-hash-format.js';
 export type { PepperStore } from './pepper-store.js';
 export type { SessionRecord, SessionStore } from './session-store.js';
+export type { TriggerRecord, TriggerStore } from './trigger-store.js';
 export type { Unsubscribe } from './unsubscribe.js';
 export { isUsername, type UserRecord, type UserStore, usernameKey } from './user-store.js';

@@ -7,6 +7,7 @@ import { describeKeyStoreContract } from './contract/key-store-contract.js';
 import { describePepperStoreContract } from './contract/pepper-store-contract.js';
 import { describeSessionStoreContract } from './contract/session-store-contract.js';
 import type { StateSubject } from './contract/state-subject.js';
+import { describeTriggerStoreContract } from './contract/trigger-store-contract.js';
 import { describeUserStoreContract } from './contract/user-store-contract.js';
 
 // The contract every implementation of the control plane's state keeps, run against the files of a data directory.
@@ -27,3 +28,4 @@ describeKeyStoreContract(files);
 describePepperStoreContract(files);
 describeUserStoreContract(files);
 describeSessionStoreContract(files);
+describeTriggerStoreContract(files);

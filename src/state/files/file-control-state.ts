@@ -4,6 +4,7 @@ import type { ControlState } from '../control-state.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
 import { FileSessionStore } from './file-session-store.js';
+import { FileTriggerStore } from './file-trigger-store.js';
 import { FileUserStore } from './file-user-store.js';
 
 /**
@@ -15,6 +16,7 @@ export class FileControlState implements ControlState {
   readonly pepper: FilePepperStore;
   readonly users: FileUserStore;
   readonly sessions: FileSessionStore;
+  readonly triggers: FileTriggerStore;
 
   /** The state of `dataDir`, its state directory created (mode 0700) when missing. */
   static async open(dataDir: string): Promise<FileControlState> {
@@ -28,5 +30,6 @@ export class FileControlState implements ControlState {
     this.pepper = new FilePepperStore(stateDir);
     this.users = new FileUserStore(stateDir);
     this.sessions = new FileSessionStore(stateDir);
+    this.triggers = new FileTriggerStore(stateDir);
   }
 }
