@@ -159,7 +159,7 @@ async function startOnLockedDirectory(
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
   const dashboard = await createDashboard({ state, logger, guard, repos, keys });
   const webhooks = await WebhookService.open({
-    dataDir: config.dataDir,
+    state,
     audit,
     repos,
     logger: logger.child({ component: 'webhooks' }),

@@ -3,6 +3,7 @@ import type { PepperStore } from './pepper-store.js';
 import type { SessionStore } from './session-store.js';
 import type { TriggerStore } from './trigger-store.js';
 import type { UserStore } from './user-store.js';
+import type { WebhookStore } from './webhook-store.js';
 
 /**
  * Everything the control plane keeps outside the flags repository, one store per kind of state. The
@@ -15,4 +16,5 @@ export interface ControlState {
   readonly users: UserStore;
   readonly sessions: SessionStore;
   readonly triggers: TriggerStore;
+  readonly webhooks: WebhookStore;
 }

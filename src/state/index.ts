@@ -19,3 +19,4 @@ export type { SessionRecord, SessionStore } from './session-store.js';
 export type { TriggerRecord, TriggerStore } from './trigger-store.js';
 export type { Unsubscribe } from './unsubscribe.js';
 export { isUsername, type UserRecord, type UserStore, usernameKey } from './user-store.js';
+export type { DeliveryChanges, DeliveryRecord, DeliveryStatus, WebhookRecord, WebhookState, WebhookStore } from './webhook-store.js';

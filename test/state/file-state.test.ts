@@ -9,6 +9,7 @@ import { describeSessionStoreContract } from './contract/session-store-contract.
 import type { StateSubject } from './contract/state-subject.js';
 import { describeTriggerStoreContract } from './contract/trigger-store-contract.js';
 import { describeUserStoreContract } from './contract/user-store-contract.js';
+import { describeWebhookStoreContract } from './contract/webhook-store-contract.js';
 
 // The contract every implementation of the control plane's state keeps, run against the files of a data directory.
 const dirs: string[] = [];
@@ -29,3 +30,4 @@ describePepperStoreContract(files);
 describeUserStoreContract(files);
 describeSessionStoreContract(files);
 describeTriggerStoreContract(files);
+describeWebhookStoreContract(files);

@@ -6,6 +6,7 @@ import { FilePepperStore } from './file-pepper-store.js';
 import { FileSessionStore } from './file-session-store.js';
 import { FileTriggerStore } from './file-trigger-store.js';
 import { FileUserStore } from './file-user-store.js';
+import { FileWebhookStore } from './file-webhook-store.js';
 
 /**
  * The control plane's state as files of the data directory (docs/architecture.md, "On disk"), which one service
@@ -17,6 +18,7 @@ export class FileControlState implements ControlState {
   readonly users: FileUserStore;
   readonly sessions: FileSessionStore;
   readonly triggers: FileTriggerStore;
+  readonly webhooks: FileWebhookStore;
 
   /** The state of `dataDir`, its state directory created (mode 0700) when missing. */
   static async open(dataDir: string): Promise<FileControlState> {
@@ -31,5 +33,6 @@ export class FileControlState implements ControlState {
     this.users = new FileUserStore(stateDir);
     this.sessions = new FileSessionStore(stateDir);
     this.triggers = new FileTriggerStore(stateDir);
+    this.webhooks = new FileWebhookStore(stateDir);
   }
 }
