@@ -103,7 +103,7 @@ async function startOnLockedDirectory(
   webhookOptions: ServiceOptions['webhooks'] = {},
 ): Promise<Service> {
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0 });
-  const state = await openControlState({ dataDir: config.dataDir });
+  const state = await openControlState({ dataDir: config.dataDir, logger });
   const keys = await KeyService.open({ state, guard });
   const triggers = await TriggerService.open({ state, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
@@ -137,7 +137,7 @@ async function startOnLockedDirectory(
       throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
     remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
   }
-  const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
+  const counter = await EvaluationCounter.open({ state, logger });
   const killSwitch = new KillSwitch(
     holder,
     undefined,
@@ -255,6 +255,7 @@ async function startOnLockedDirectory(
     await audit.closeAll();
     await counter.close();
     await repos.closeAll();
+    await state.close();
   };
   try {
     if (remote) {

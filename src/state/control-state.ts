@@ -1,3 +1,4 @@
+import type { CountStore } from './count-store.js';
 import type { KeyStore } from './key-store.js';
 import type { PepperStore } from './pepper-store.js';
 import type { SessionStore } from './session-store.js';
@@ -17,4 +18,7 @@ export interface ControlState {
   readonly sessions: SessionStore;
   readonly triggers: TriggerStore;
   readonly webhooks: WebhookStore;
+  readonly counts: CountStore;
+  /** Ends this instance's use of the state, once the services writing through it have stopped. */
+  close(): Promise<void>;
 }

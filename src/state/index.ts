@@ -4,6 +4,7 @@
  * modules import this file only; the implementations (src/state/files) stay behind it.
  */
 export type { ControlState } from './control-state.js';
+export type { CountEntry, CountStore } from './count-store.js';
 export type { KeyAdditions, KeyRecord, KeySet, KeyStore, Organisation } from './key-store.js';
 export { type ControlStateOptions, openControlState } from './open-control-state.js';
 export {

@@ -1,10 +1,13 @@
 import path from 'node:path';
+import type { Logger } from '../log/logger.js';
 import type { ControlState } from './control-state.js';
 import { FileControlState } from './files/file-control-state.js';
 
 export interface ControlStateOptions {
   /** FLAGOPS_DATA_DIR. */
   dataDir: string;
+  /** What the state has to say (a damaged stats log read, a compaction). */
+  logger?: Logger;
 }
 
 /**
@@ -12,5 +15,5 @@ export interface ControlStateOptions {
  * which one service per data directory owns.
  */
 export async function openControlState(options: ControlStateOptions): Promise<ControlState> {
-  return FileControlState.open(path.resolve(options.dataDir));
+  return FileControlState.open(path.resolve(options.dataDir), { logger: options.logger });
 }

@@ -1,6 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { Logger } from '../../log/logger.js';
 import type { ControlState } from '../control-state.js';
+import { FileCountStore } from './file-count-store.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
 import { FileSessionStore } from './file-session-store.js';
@@ -19,14 +21,15 @@ export class FileControlState implements ControlState {
   readonly sessions: FileSessionStore;
   readonly triggers: FileTriggerStore;
   readonly webhooks: FileWebhookStore;
+  readonly counts: FileCountStore;
 
   /** The state of `dataDir`, its state directory created (mode 0700) when missing. */
-  static async open(dataDir: string): Promise<FileControlState> {
+  static async open(dataDir: string, options: { logger?: Logger } = {}): Promise<FileControlState> {
     await mkdir(path.join(dataDir, 'state'), { recursive: true, mode: 0o700 });
-    return new FileControlState(dataDir);
+    return new FileControlState(dataDir, options.logger);
   }
 
-  private constructor(dataDir: string) {
+  private constructor(dataDir: string, logger?: Logger) {
     const stateDir = path.join(dataDir, 'state');
     this.keys = new FileKeyStore(stateDir);
     this.pepper = new FilePepperStore(stateDir);
@@ -34,5 +37,11 @@ export class FileControlState implements ControlState {
     this.sessions = new FileSessionStore(stateDir);
     this.triggers = new FileTriggerStore(stateDir);
     this.webhooks = new FileWebhookStore(stateDir);
+    this.counts = new FileCountStore(path.join(dataDir, 'stats'), { logger });
+  }
+
+  /** Every write has landed once the services are stopped (they wait for theirs); only the stats log is open. */
+  async close(): Promise<void> {
+    await this.counts.close();
   }
 }
