@@ -176,7 +176,7 @@ async function startOnLockedDirectory(
     repos,
     holder,
     counter,
-    ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl'),
+    batches: state.replicaBatches,
   });
   const evalDeps = {
     keys,

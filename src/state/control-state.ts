@@ -1,6 +1,7 @@
 import type { CountStore } from './count-store.js';
 import type { KeyStore } from './key-store.js';
 import type { PepperStore } from './pepper-store.js';
+import type { ReplicaBatchLedger } from './replica-batch-ledger.js';
 import type { SessionStore } from './session-store.js';
 import type { TriggerStore } from './trigger-store.js';
 import type { UserStore } from './user-store.js';
@@ -19,6 +20,7 @@ export interface ControlState {
   readonly triggers: TriggerStore;
   readonly webhooks: WebhookStore;
   readonly counts: CountStore;
+  readonly replicaBatches: ReplicaBatchLedger;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */
   close(): Promise<void>;
 }

@@ -16,6 +16,7 @@ export {
   type ScryptCost,
 } from './password-hash-format.js';
 export type { PepperStore } from './pepper-store.js';
+export type { ReplicaBatchLedger } from './replica-batch-ledger.js';
 export type { SessionRecord, SessionStore } from './session-store.js';
 export type { TriggerRecord, TriggerStore } from './trigger-store.js';
 export type { Unsubscribe } from './unsubscribe.js';

@@ -5,6 +5,7 @@ import type { ControlState } from '../control-state.js';
 import { FileCountStore } from './file-count-store.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
+import { FileReplicaBatchLedger, REPLICA_BATCH_FILE } from './file-replica-batch-ledger.js';
 import { FileSessionStore } from './file-session-store.js';
 import { FileTriggerStore } from './file-trigger-store.js';
 import { FileUserStore } from './file-user-store.js';
@@ -22,6 +23,8 @@ export class FileControlState implements ControlState {
   readonly triggers: FileTriggerStore;
   readonly webhooks: FileWebhookStore;
   readonly counts: FileCountStore;
+  private readonly stateDir: string;
+  private batchLedger: FileReplicaBatchLedger | undefined;
 
   /** The state of `dataDir`, its state directory created (mode 0700) when missing. */
   static async open(dataDir: string, options: { logger?: Logger } = {}): Promise<FileControlState> {
@@ -31,6 +34,7 @@ export class FileControlState implements ControlState {
 
   private constructor(dataDir: string, logger?: Logger) {
     const stateDir = path.join(dataDir, 'state');
+    this.stateDir = stateDir;
     this.keys = new FileKeyStore(stateDir);
     this.pepper = new FilePepperStore(stateDir);
     this.users = new FileUserStore(stateDir);
@@ -38,6 +42,12 @@ export class FileControlState implements ControlState {
     this.triggers = new FileTriggerStore(stateDir);
     this.webhooks = new FileWebhookStore(stateDir);
     this.counts = new FileCountStore(path.join(dataDir, 'stats'), { logger });
+  }
+
+  /** Made when first used (by the service, at start), since making it reads and rewrites its file. */
+  get replicaBatches(): FileReplicaBatchLedger {
+    this.batchLedger ??= new FileReplicaBatchLedger(path.join(this.stateDir, REPLICA_BATCH_FILE));
+    return this.batchLedger;
   }
 
   /** Every write has landed once the services are stopped (they wait for theirs); only the stats log is open. */
