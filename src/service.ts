@@ -150,13 +150,12 @@ async function startOnLockedDirectory(
     invalidFiles: () => holder.health().organisations.map((o) => ({ org: o.org, count: o.invalidFiles.length })),
     storageFaults: () => holder.health().organisations.flatMap((o) => (o.fault ? [{ org: o.org, kind: o.fault.kind }] : [])),
   });
-  const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
   // Started now, while the service is small: starting it forks this process, which stalls the event loop in
   // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
   // clone should cost the evaluations.
   void gitRunner.helperRunning();
-  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
+  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushes: state.pushes });
   const dashboard = await createDashboard({ state, logger, guard, repos, keys });
   const webhooks = await WebhookService.open({
     state,
@@ -214,7 +213,7 @@ async function startOnLockedDirectory(
             audit,
             logger,
             planProjectLimit: config.planProjectLimit,
-            pushLogDir,
+            pushes: state.pushes,
             processes: config.gitProcesses,
             runner: gitRunner,
             onPush: (org) => remote?.pushedLocally(org),

@@ -6,7 +6,7 @@ import { type DerivedChange, type DiffReader, describeDiff } from './diff-entrie
 export interface CommitContext {
   /** The commit is older than commit signing (commit-trust.ts): its unsigned trailers are believed. */
   trustUnsigned?: boolean;
-  /** The key that pushed it over git over HTTP (push-log.ts). */
+  /** The key that pushed it over git over HTTP (PushLog in src/state). */
   pushedBy?: Pusher;
 }
 

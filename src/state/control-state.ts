@@ -1,6 +1,7 @@
 import type { CountStore } from './count-store.js';
 import type { KeyStore } from './key-store.js';
 import type { PepperStore } from './pepper-store.js';
+import type { PushLog } from './push-log.js';
 import type { ReplicaBatchLedger } from './replica-batch-ledger.js';
 import type { SessionStore } from './session-store.js';
 import type { TriggerStore } from './trigger-store.js';
@@ -21,6 +22,7 @@ export interface ControlState {
   readonly webhooks: WebhookStore;
   readonly counts: CountStore;
   readonly replicaBatches: ReplicaBatchLedger;
+  readonly pushes: PushLog;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */
   close(): Promise<void>;
 }

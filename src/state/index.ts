@@ -6,7 +6,7 @@
 export type { ControlState } from './control-state.js';
 export type { CountEntry, CountStore } from './count-store.js';
 export type { KeyAdditions, KeyRecord, KeySet, KeyStore, Organisation } from './key-store.js';
-export { type ControlStateOptions, openControlState } from './open-control-state.js';
+export { appendHookPushRecords, type ControlStateOptions, openControlState } from './open-control-state.js';
 export {
   formatPasswordHash,
   isPasswordHash,
@@ -16,6 +16,7 @@ export {
   type ScryptCost,
 } from './password-hash-format.js';
 export type { PepperStore } from './pepper-store.js';
+export type { PushLog, PushReader, PushRecord } from './push-log.js';
 export type { ReplicaBatchLedger } from './replica-batch-ledger.js';
 export type { SessionRecord, SessionStore } from './session-store.js';
 export type { TriggerRecord, TriggerStore } from './trigger-store.js';

@@ -2,6 +2,8 @@ import path from 'node:path';
 import type { Logger } from '../log/logger.js';
 import type { ControlState } from './control-state.js';
 import { FileControlState } from './files/file-control-state.js';
+import { appendPushRecords } from './files/file-push-log.js';
+import type { PushRecord } from './push-log.js';
 
 export interface ControlStateOptions {
   /** FLAGOPS_DATA_DIR. */
@@ -16,4 +18,12 @@ export interface ControlStateOptions {
  */
 export async function openControlState(options: ControlStateOptions): Promise<ControlState> {
   return FileControlState.open(path.resolve(options.dataDir), { logger: options.logger });
+}
+
+/**
+ * Records pushes from the pre-receive hook, a process git starts for a push through the service: `target` is
+ * what PushLog.hookTarget gave the service (with files, the organisation's push log).
+ */
+export function appendHookPushRecords(target: string, records: readonly PushRecord[]): Promise<void> {
+  return appendPushRecords(target, records);
 }

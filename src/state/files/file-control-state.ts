@@ -5,6 +5,7 @@ import type { ControlState } from '../control-state.js';
 import { FileCountStore } from './file-count-store.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
+import { FilePushLog } from './file-push-log.js';
 import { FileReplicaBatchLedger, REPLICA_BATCH_FILE } from './file-replica-batch-ledger.js';
 import { FileSessionStore } from './file-session-store.js';
 import { FileTriggerStore } from './file-trigger-store.js';
@@ -23,6 +24,7 @@ export class FileControlState implements ControlState {
   readonly triggers: FileTriggerStore;
   readonly webhooks: FileWebhookStore;
   readonly counts: FileCountStore;
+  readonly pushes: FilePushLog;
   private readonly stateDir: string;
   private batchLedger: FileReplicaBatchLedger | undefined;
 
@@ -42,6 +44,7 @@ export class FileControlState implements ControlState {
     this.triggers = new FileTriggerStore(stateDir);
     this.webhooks = new FileWebhookStore(stateDir);
     this.counts = new FileCountStore(path.join(dataDir, 'stats'), { logger });
+    this.pushes = new FilePushLog(path.join(stateDir, 'pushes'));
   }
 
   /** Made when first used (by the service, at start), since making it reads and rewrites its file. */
