@@ -123,6 +123,7 @@ async function startOnLockedDirectory(
     dataDir: config.dataDir,
     logger,
     gcEveryCommits: config.gitGcCommits,
+    trust: state.commitTrust,
     commitSigningKey: config.commitSigningKey,
     repository: {
       ...(config.gitRemote ? { publish, publishBranch } : {}),

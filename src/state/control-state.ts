@@ -1,3 +1,4 @@
+import type { CommitTrustStore } from './commit-trust-store.js';
 import type { CountStore } from './count-store.js';
 import type { KeyStore } from './key-store.js';
 import type { PepperStore } from './pepper-store.js';
@@ -23,6 +24,7 @@ export interface ControlState {
   readonly counts: CountStore;
   readonly replicaBatches: ReplicaBatchLedger;
   readonly pushes: PushLog;
+  readonly commitTrust: CommitTrustStore;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */
   close(): Promise<void>;
 }

@@ -3,6 +3,8 @@
  * kind of state, grouped in a ControlState that the composition root opens and hands to the services. Other
  * modules import this file only; the implementations (src/state/files) stay behind it.
  */
+
+export type { CommitTrustStore } from './commit-trust-store.js';
 export type { ControlState } from './control-state.js';
 export type { CountEntry, CountStore } from './count-store.js';
 export type { KeyAdditions, KeyRecord, KeySet, KeyStore, Organisation } from './key-store.js';

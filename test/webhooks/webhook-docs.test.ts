@@ -36,7 +36,11 @@ const servers: http.Server[] = [];
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'flagops-webhook-docs-'));
-  repos = new RepositoryRegistry({ dataDir: path.join(dir, 'data'), watch: false });
+  repos = new RepositoryRegistry({
+    dataDir: path.join(dir, 'data'),
+    trust: (await stateIn(path.join(dir, 'data'))).commitTrust,
+    watch: false,
+  });
   audit = new AuditRegistry({ repos });
   repo = await repos.get('acme');
   await seedShop(repo);

@@ -105,7 +105,7 @@ type OpenOptions = Omit<WebhookServiceOptions, 'state' | 'audit' | 'repos'>;
 /** A data dir with organisation `acme` holding project `shop`; `open()` starts a WebhookService on it. */
 export async function setup(retry: Partial<RetryPolicy> = FAST) {
   const dataDir = mkdtempSync(join(tmpdir(), 'flagops-webhooks-'));
-  const repos = new RepositoryRegistry({ dataDir, watch: false });
+  const repos = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false });
   const audit = new AuditRegistry({ repos });
   cleanup.push(async () => {
     await audit.closeAll();

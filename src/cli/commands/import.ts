@@ -163,7 +163,8 @@ async function commitImport(
 ): Promise<number> {
   const { org, dir, imported } = request;
   const { RepositoryRegistry } = await import('../../storage/index.js');
-  const registry = new RepositoryRegistry({ dataDir: options.dataDir, watch: false });
+  const state = await openControlState({ dataDir: options.dataDir });
+  const registry = new RepositoryRegistry({ dataDir: options.dataDir, trust: state.commitTrust, watch: false });
   try {
     const repo = await registry.get(org);
     const slugs = [...imported.projects.keys()];

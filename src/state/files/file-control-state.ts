@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
 import type { ControlState } from '../control-state.js';
+import { FileCommitTrustStore } from './file-commit-trust-store.js';
 import { FileCountStore } from './file-count-store.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
@@ -25,6 +26,7 @@ export class FileControlState implements ControlState {
   readonly webhooks: FileWebhookStore;
   readonly counts: FileCountStore;
   readonly pushes: FilePushLog;
+  readonly commitTrust: FileCommitTrustStore;
   private readonly stateDir: string;
   private batchLedger: FileReplicaBatchLedger | undefined;
 
@@ -45,6 +47,7 @@ export class FileControlState implements ControlState {
     this.webhooks = new FileWebhookStore(stateDir);
     this.counts = new FileCountStore(path.join(dataDir, 'stats'), { logger });
     this.pushes = new FilePushLog(path.join(stateDir, 'pushes'));
+    this.commitTrust = new FileCommitTrustStore(stateDir);
   }
 
   /** Made when first used (by the service, at start), since making it reads and rewrites its file. */
