@@ -42,7 +42,7 @@ export interface KeyStore {
   /**
    * Runs `plan` on the current organisations and keys and adds what it returns, all of it or (when `plan` or
    * the write fails) none; one plan at a time, so nothing is added between what `plan` read and what it adds.
-   * `plan` must not change what it is given. Resolves once the additions are durable.
+   * `plan` runs once and must not change what it is given. Resolves once the additions are durable.
    */
   add<T>(plan: (current: Readonly<KeySet>) => KeyAdditions<T>): Promise<T>;
   /**

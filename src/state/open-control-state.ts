@@ -10,6 +10,11 @@ export interface ControlStateOptions {
   dataDir: string;
   /** What the state has to say (a damaged stats log read, a compaction). */
   logger?: Logger;
+  /**
+   * Whether opening may create what the state needs (files: the state directory, mode 0700); default true. A
+   * command given a --data-dir opens with false, so a mistyped one is left as it was when the command refuses.
+   */
+  create?: boolean;
 }
 
 /**
@@ -17,7 +22,7 @@ export interface ControlStateOptions {
  * which one service per data directory owns.
  */
 export async function openControlState(options: ControlStateOptions): Promise<ControlState> {
-  return FileControlState.open(path.resolve(options.dataDir), { logger: options.logger });
+  return FileControlState.open(path.resolve(options.dataDir), { logger: options.logger, create: options.create });
 }
 
 /**

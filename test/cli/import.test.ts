@@ -113,6 +113,13 @@ describe('flagops import', () => {
       expect(readdirSync(join(dataDir, 'repos'))).toEqual(['acme.git']);
     });
 
+    it('is refused in a directory that is no data directory, which it leaves as it was', async () => {
+      const result = await flagops(['import', 'flags', '--org', 'acme', '--data-dir', dataDir]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`organisation acme has no repository in ${dataDir} (it has no organisations yet)`);
+      expect(readdirSync(dataDir)).toEqual([]);
+    });
+
     it('is accepted for an organisation the service has keys for, before its repository exists', async () => {
       mkdirSync(join(dataDir, 'state'));
       writeFileSync(

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { KeyService } from '../../src/auth/key-service.js';
@@ -67,6 +68,12 @@ describe('flagops user add', () => {
     expect((await userAdd(base, 'alice-password-1')).code).toBe(0);
     expect((await userAdd(base, 'other-password-1')).stderr).toMatch(/taken/);
     expect(await (await UserService.open({ state: await stateIn(dir) })).verify('alice', 'alice-password-1')).not.toBeNull();
+  });
+
+  it('leaves a directory without organisations as it was when it refuses it', async () => {
+    const empty = await dataDir();
+    expect((await userAdd(['add', '--data-dir', empty, '--username', 'a', '--name', 'A'], 'long-enough-pw')).code).not.toBe(0);
+    expect(await readdir(empty)).toEqual([]);
   });
 
   it('exits 2 with the help on a command-line mistake', async () => {

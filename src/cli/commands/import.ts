@@ -62,7 +62,7 @@ async function missingTarget(dataDir: string, org: string): Promise<string | nul
     return `there is no data directory ${dataDir}; check --data-dir (or FLAGOPS_DATA_DIR), or pass --create to start a new one`;
   }
   if (await isDirectory(join(dataDir, 'repos', `${org}.git`))) return null;
-  const keys = await (await openControlState({ dataDir })).keys.list().catch(() => null);
+  const keys = await (await openControlState({ dataDir, create: false })).keys.list().catch(() => null);
   if (keys?.organisations.some((o) => o.name === org)) return null;
   const known = (await readdir(join(dataDir, 'repos')).catch(() => [] as string[]))
     .filter((n) => n.endsWith('.git'))

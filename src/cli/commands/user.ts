@@ -49,7 +49,7 @@ export function createUserCommand(readPassword: (io: CliIo) => Promise<string>):
     if (values.username === undefined) throw new UsageError('--username is required');
     if (values.name === undefined) throw new UsageError('--name is required');
     const dataDir = path.resolve(io.cwd, values['data-dir'] ?? io.env.FLAGOPS_DATA_DIR ?? 'data');
-    const state = await openControlState({ dataDir });
+    const state = await openControlState({ dataDir, create: false });
     const org = await organisationOf(state, dataDir, values.org);
     const password = await readPassword(io);
     const users = await UserService.open({ state });

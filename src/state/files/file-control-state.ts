@@ -30,9 +30,9 @@ export class FileControlState implements ControlState {
   private readonly stateDir: string;
   private batchLedger: FileReplicaBatchLedger | undefined;
 
-  /** The state of `dataDir`, its state directory created (mode 0700) when missing. */
-  static async open(dataDir: string, options: { logger?: Logger } = {}): Promise<FileControlState> {
-    await mkdir(path.join(dataDir, 'state'), { recursive: true, mode: 0o700 });
+  /** The state of `dataDir`, its state directory created (mode 0700) when missing, unless `create` is false. */
+  static async open(dataDir: string, options: { logger?: Logger; create?: boolean } = {}): Promise<FileControlState> {
+    if (options.create ?? true) await mkdir(path.join(dataDir, 'state'), { recursive: true, mode: 0o700 });
     return new FileControlState(dataDir, options.logger);
   }
 
