@@ -25,10 +25,11 @@ import { replicaUpstream } from './replica/upstream/replica-routes.js';
 import { type Clock, systemClock } from './schedule/clock.js';
 import { Scheduler } from './schedule/scheduler.js';
 import { serviceHealth } from './service-health.js';
+import { openControlState } from './state/index.js';
 import { EvaluationCounter } from './stats/evaluation-counter.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
 import { registerTriggerHook } from './triggers/trigger-hook.js';
-import { TriggerStore } from './triggers/trigger-store.js';
+import { TriggerService } from './triggers/trigger-service.js';
 import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { type DeliveryLimits, type RetryPolicy, WebhookService } from './webhooks/webhook-service.js';
 
@@ -103,8 +104,9 @@ async function startOnLockedDirectory(
 ): Promise<Service> {
   // The throttle's waits run on the service's clock, as the scheduler's steps do, so tests hold time still.
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0, now: () => clock.now().getTime() });
-  const keys = await KeyService.open({ dataDir: config.dataDir, guard });
-  const triggers = await TriggerStore.open({ dataDir: config.dataDir, now: () => clock.now() });
+  const state = await openControlState({ dataDir: config.dataDir, logger });
+  const keys = await KeyService.open({ state, guard });
+  const triggers = await TriggerService.open({ state, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
@@ -122,6 +124,7 @@ async function startOnLockedDirectory(
     dataDir: config.dataDir,
     logger,
     gcEveryCommits: config.gitGcCommits,
+    trust: state.commitTrust,
     commitSigningKey: config.commitSigningKey,
     repository: {
       ...(config.gitRemote ? { publish, publishBranch } : {}),
@@ -136,7 +139,7 @@ async function startOnLockedDirectory(
       throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
     remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
   }
-  const counter = await EvaluationCounter.open({ dataDir: config.dataDir, logger });
+  const counter = await EvaluationCounter.open({ state, logger });
   const killSwitch = new KillSwitch(
     holder,
     undefined,
@@ -149,16 +152,15 @@ async function startOnLockedDirectory(
     invalidFiles: () => holder.health().organisations.map((o) => ({ org: o.org, count: o.invalidFiles.length })),
     storageFaults: () => holder.health().organisations.flatMap((o) => (o.fault ? [{ org: o.org, kind: o.fault.kind }] : [])),
   });
-  const pushLogDir = path.join(config.dataDir, 'state', 'pushes');
   const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
   // Started now, while the service is small: starting it forks this process, which stalls the event loop in
   // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
   // clone should cost the evaluations.
   void gitRunner.helperRunning();
-  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushLogDir });
-  const dashboard = await createDashboard({ dataDir: config.dataDir, logger, guard, repos, keys });
+  const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushes: state.pushes });
+  const dashboard = await createDashboard({ state, logger, guard, repos, keys });
   const webhooks = await WebhookService.open({
-    dataDir: config.dataDir,
+    state,
     audit,
     repos,
     logger: logger.child({ component: 'webhooks' }),
@@ -175,7 +177,7 @@ async function startOnLockedDirectory(
     repos,
     holder,
     counter,
-    ledgerFile: path.join(config.dataDir, 'state', 'replica-batches.jsonl'),
+    batches: state.replicaBatches,
   });
   const evalDeps = {
     keys,
@@ -213,7 +215,7 @@ async function startOnLockedDirectory(
             audit,
             logger,
             planProjectLimit: config.planProjectLimit,
-            pushLogDir,
+            pushes: state.pushes,
             processes: config.gitProcesses,
             runner: gitRunner,
             onPush: (org) => remote?.pushedLocally(org),
@@ -254,6 +256,7 @@ async function startOnLockedDirectory(
     await audit.closeAll();
     await counter.close();
     await repos.closeAll();
+    await state.close();
   };
   try {
     if (remote) {

@@ -1,10 +1,10 @@
 import type { AuditEntry } from '@flagops/core';
 import { type Logger, silentLogger } from '../log/logger.js';
+import type { PushReader } from '../state/index.js';
 import type { FlagRepository } from '../storage/index.js';
 import { type AuditPage, type AuditQuery, checkQuery } from './audit-query.js';
 import { EntryLog } from './entry-log.js';
 import { readIndexCache, writeIndexCache } from './index-cache.js';
-import { PushLog } from './push-log.js';
 import { readNewCommits } from './read-new-commits.js';
 
 /** What the index needs of an organisation's repository. */
@@ -16,8 +16,8 @@ export interface AuditIndexOptions {
   logger?: Logger;
   /** Keeps the index between restarts (e.g. `<dataDir>/state/audit/<org>.json`); without it, memory only. */
   cacheFile?: string;
-  /** Who pushed which commit over git over HTTP (`<dataDir>/state/pushes/<org>.jsonl`, push-log.ts). */
-  pushLogFile?: string;
+  /** Who pushed which commit over git over HTTP. */
+  pushes?: PushReader;
 }
 
 /** Commits indexed before the cache on disk is written again: a restart re-reads at most about this many. */
@@ -40,19 +40,19 @@ export class AuditIndex {
   /** Commits indexed since the cache was last written. */
   private unsaved = 0;
   private saving: Promise<void> = Promise.resolve();
-  private readonly pushes: PushLog | undefined;
+  private readonly pushes: PushReader | undefined;
 
   private constructor(
     private readonly repo: AuditSource,
     private readonly logger: Logger,
     private readonly cacheFile: string | undefined,
-    pushLogFile: string | undefined,
+    pushes: PushReader | undefined,
   ) {
-    this.pushes = pushLogFile === undefined ? undefined : new PushLog(pushLogFile);
+    this.pushes = pushes;
   }
 
   static async open(options: AuditIndexOptions): Promise<AuditIndex> {
-    const index = new AuditIndex(options.repo, options.logger ?? silentLogger, options.cacheFile, options.pushLogFile);
+    const index = new AuditIndex(options.repo, options.logger ?? silentLogger, options.cacheFile, options.pushes);
     const started = performance.now();
     if (options.cacheFile) index.log = (await readIndexCache(options.cacheFile)) ?? index.log;
     const cached = index.log.commitCount;

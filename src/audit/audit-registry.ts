@@ -1,17 +1,17 @@
 import { join } from 'node:path';
 import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
+import type { PushLog } from '../state/index.js';
 import { ORG_NAME } from '../storage/index.js';
 import { AuditIndex, type AuditSource } from './audit-index.js';
-import { pushLogPath } from './push-log.js';
 
 export interface AuditRegistryOptions {
   repos: { get(org: string): Promise<AuditSource> };
   logger?: Logger;
   /** Keep each organisation's index between restarts as `<cacheDir>/<org>.json` (e.g. `<dataDir>/state/audit`). */
   cacheDir?: string;
-  /** Where git over HTTP records who pushed what, `<pushLogDir>/<org>.jsonl` (e.g. `<dataDir>/state/pushes`). */
-  pushLogDir?: string;
+  /** Who pushed which commit over git over HTTP. */
+  pushes?: PushLog;
 }
 
 /** One AuditIndex per organisation, built on first use; concurrent first calls share the one build. */
@@ -39,14 +39,13 @@ export class AuditRegistry {
 
   private async open(org: string): Promise<AuditIndex> {
     const repo = await this.options.repos.get(org);
-    const { cacheDir, pushLogDir } = this.options;
+    const { cacheDir, pushes } = this.options;
     // The name becomes a file name: the same rule as for the repository's directory.
-    if ((cacheDir !== undefined || pushLogDir !== undefined) && !ORG_NAME.test(org)) {
+    if ((cacheDir !== undefined || pushes !== undefined) && !ORG_NAME.test(org)) {
       throw new InvalidInputError(`organisation name ${JSON.stringify(org)} must match ${ORG_NAME.source}`, 'org');
     }
     const cacheFile = cacheDir === undefined ? undefined : join(cacheDir, `${org}.json`);
-    const pushLogFile = pushLogDir === undefined ? undefined : pushLogPath(pushLogDir, org);
-    return AuditIndex.open({ repo, cacheFile, pushLogFile, logger: this.logger.child({ org, component: 'audit' }) });
+    return AuditIndex.open({ repo, cacheFile, pushes: pushes?.reader(org), logger: this.logger.child({ org, component: 'audit' }) });
   }
 
   /**

@@ -4,9 +4,9 @@ import { type DerivedChange, type DiffReader, describeDiff } from './diff-entrie
 
 /** What the index knows about a commit beyond the commit itself. */
 export interface CommitContext {
-  /** The commit is older than commit signing (commit-trust.ts): its unsigned trailers are believed. */
+  /** The commit is older than commit signing (CommitTrustStore): its unsigned trailers are believed. */
   trustUnsigned?: boolean;
-  /** The key that pushed it over git over HTTP (push-log.ts). */
+  /** The key that pushed it over git over HTTP (PushLog in src/state). */
   pushedBy?: Pusher;
 }
 

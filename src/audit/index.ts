@@ -11,7 +11,7 @@
  * - Newest first along main's first parents. A commit the control plane made (its signature proves it) is
  *   one entry from its `Flagops-*` trailers; any other commit is one entry per (project, flag, environment)
  *   its diff changed, actor `{ type: 'git', name: <author> }`, plus `pushedBy` (the key) when it came over
- *   git over HTTP (`pushLogDir`). docs/audit.md has the rules.
+ *   git over HTTP (the `pushes` log of the control plane's state). docs/audit.md has the rules.
  * - Cursors are opaque; a bad one is InvalidInputError naming `cursor`. Commits that land between two pages
  *   come before the cursor, so paging neither repeats nor skips entries.
  * - `query` waits for moves of main already announced (onMainMoved), so a caller sees the commit it just made.

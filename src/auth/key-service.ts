@@ -1,19 +1,18 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
-import path from 'node:path';
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { ConfigError } from '../config/config.js';
 import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
+import type { ControlState, KeyRecord, KeySet, KeyStore } from '../state/index.js';
 import { type AuthChannel, AuthGuard } from './auth-guard.js';
 import { checkBootstrapEntry, MAX_SECRET_LENGTH } from './bootstrap.js';
-import { emptyKeyFile, KEY_FILE, type KeyFileContent, readKeyFile, writeKeyFile } from './key-file.js';
 import { generateKey, isKeyKind, isOrgName, type KeyKind, keyPrefix, kindOfKey } from './key-format.js';
-import { KeyHasher, loadPepper } from './key-hash.js';
-import type { CreatedKey, KeyRecord, KeyView, Organisation, Principal } from './principal.js';
+import { KeyHasher } from './key-hash.js';
+import type { CreatedKey, KeyView, Organisation, Principal } from './principal.js';
 
 export interface KeyServiceOptions {
-  dataDir: string;
+  /** Where keys and organisations are kept, and the pepper they are hashed with. */
+  state: Pick<ControlState, 'keys' | 'pepper'>;
   now?: () => Date;
   newId?: () => string;
   random?: (size: number) => Buffer;
@@ -37,25 +36,27 @@ interface IndexedKey {
 }
 
 /**
- * Credentials and organisations, persisted in `<dataDir>/state/keys.json`. Reads are synchronous and
- * in memory; writes are serialized and reach the disk atomically before memory changes, so what
- * `authenticate` sees is always what a restart would see.
+ * Credentials and organisations, kept in the control plane's state (KeyStore). Reads are synchronous and in
+ * memory; writes are serialized and durable before memory changes, so what `authenticate` sees is always what
+ * a restart would see. Changes made elsewhere (another instance sharing the state) are read again when the
+ * store announces them.
  */
 export class KeyService {
-  private content: KeyFileContent = emptyKeyFile();
+  private content: KeySet = { organisations: [], keys: [] };
   private byPrefix = new Map<string, IndexedKey[]>();
   /** raw key → principal, for keys that authenticated; pruned on every write, so a revoke takes effect at once. */
   private readonly authenticated = new Map<string, Principal>();
   private readonly guard: AuthGuard;
+  /** Writes and reloads, one at a time, so what is installed is never older than what was installed before. */
   private writes: Promise<unknown> = Promise.resolve();
   private readonly now: () => Date;
   private readonly newId: () => string;
   private readonly random: (size: number) => Buffer;
 
   private constructor(
-    private readonly file: string,
+    private readonly store: KeyStore,
     private readonly hasher: KeyHasher,
-    content: KeyFileContent,
+    content: KeySet,
     options: KeyServiceOptions,
   ) {
     this.now = options.now ?? (() => new Date());
@@ -63,15 +64,15 @@ export class KeyService {
     this.random = options.random ?? randomBytes;
     this.guard = options.guard ?? new AuthGuard();
     this.install(content);
+    store.onChange(() => {
+      this.serialized(async () => this.install(await this.store.list())).catch(() => undefined);
+    });
   }
 
   static async open(options: KeyServiceOptions): Promise<KeyService> {
-    const stateDir = path.join(options.dataDir, 'state');
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
-    const file = path.join(stateDir, KEY_FILE);
-    const content = (await readKeyFile(file)) ?? emptyKeyFile();
-    const pepper = await loadPepper(stateDir, content.keys.length === 0);
-    return new KeyService(file, new KeyHasher(pepper), content, options);
+    const content = await options.state.keys.list();
+    const pepper = await options.state.pepper.get({ mayCreate: content.keys.length === 0 });
+    return new KeyService(options.state.keys, new KeyHasher(pepper), content, options);
   }
 
   /** The principal of a valid, unrevoked key, or null. The hot path is one Map lookup. */
@@ -134,10 +135,10 @@ export class KeyService {
   /** Creates a key; the returned `key` is the only time it is ever shown. */
   async createKey(org: string, input: CreateKeyInput): Promise<CreatedKey> {
     const checked = checkCreateInput(org, input);
-    return this.mutate((next) => {
+    return this.add((current) => {
       let key = generateKey(checked.kind, this.random);
       // Generated prefixes are kept unique so that the audit trail's prefix names exactly one key.
-      while (next.keys.some((k) => k.prefix === keyPrefix(key))) key = generateKey(checked.kind, this.random);
+      while (current.keys.some((k) => k.prefix === keyPrefix(key))) key = generateKey(checked.kind, this.random);
       const prefix = keyPrefix(key);
       const record: KeyRecord = {
         id: this.newId(),
@@ -149,9 +150,7 @@ export class KeyService {
         ...(checked.kind === 'sdk' ? { projectId: checked.projectId, environment: checked.environment } : {}),
         createdAt: this.now().toISOString(),
       };
-      this.ensureOrganisation(next, org);
-      next.keys.push(record);
-      return { ...toView(record), key };
+      return { organisations: [this.organisation(org)], keys: [record], result: { ...toView(record), key } };
     });
   }
 
@@ -162,10 +161,10 @@ export class KeyService {
 
   /** Revokes a key of `org`; another organisation's key is NotFoundError like an unknown one. Idempotent. */
   async revokeKey(org: string, id: string): Promise<KeyView> {
-    return this.mutate((next) => {
-      const record = next.keys.find((k) => k.id === id && k.org === org);
+    return this.serialized(async () => {
+      const record = await this.store.revoke(org, id, this.now().toISOString());
       if (!record) throw new NotFoundError(`key ${JSON.stringify(id)}`);
-      record.revokedAt ??= this.now().toISOString();
+      this.install(await this.store.list());
       return toView(record);
     });
   }
@@ -177,16 +176,18 @@ export class KeyService {
   async bootstrap(pairs: ReadonlyArray<{ org: string; key: string }>): Promise<{ warnings: string[] }> {
     const entries = pairs.map((p, i) => checkBootstrapEntry(p.org, p.key, i));
     const warnings = entries.flatMap((e) => (e.warning ? [e.warning] : []));
-    await this.mutate((next) => {
+    await this.add((current) => {
+      const organisations: Organisation[] = [];
+      const keys: KeyRecord[] = [];
       for (const entry of entries) {
         const digest = this.hasher.digest(entry.key);
-        const existing = next.keys.find((k) => k.prefix === entry.prefix && sameDigest(k, digest));
+        const existing = [...current.keys, ...keys].find((k) => k.prefix === entry.prefix && sameDigest(k, digest));
         if (existing && existing.org !== entry.org) {
           throw new ConfigError(
             `FLAGOPS_BOOTSTRAP_KEYS: key ${entry.prefix}… is given for organisation ${entry.org} but already belongs to organisation ${existing.org}; a key belongs to one organisation, so give ${entry.org} a different key`,
           );
         }
-        this.ensureOrganisation(next, entry.org);
+        organisations.push(this.organisation(entry.org));
         if (existing) {
           if (existing.revokedAt)
             warnings.push(
@@ -194,10 +195,10 @@ export class KeyService {
             );
           continue;
         }
-        if (next.keys.some((k) => k.prefix === entry.prefix)) {
+        if ([...current.keys, ...keys].some((k) => k.prefix === entry.prefix)) {
           warnings.push(`bootstrap key ${entry.prefix}… shares its prefix with another key, so the audit trail cannot tell them apart`);
         }
-        next.keys.push({
+        keys.push({
           id: this.newId(),
           org: entry.org,
           kind: entry.kind,
@@ -207,27 +208,28 @@ export class KeyService {
           createdAt: this.now().toISOString(),
         });
       }
+      return { organisations, keys, result: undefined };
     });
     return { warnings };
   }
 
-  /** Runs `change` on a copy, persists the copy if it differs, then makes it current. One at a time. */
-  private mutate<T>(change: (next: KeyFileContent) => T): Promise<T> {
-    const run = async (): Promise<T> => {
-      const next = structuredClone(this.content);
-      const result = change(next);
-      if (JSON.stringify(next) !== JSON.stringify(this.content)) {
-        await writeKeyFile(this.file, next);
-        this.install(next);
-      }
+  /** Adds what `plan` returns through the store, then makes the store's keys current. */
+  private add<T>(plan: (current: Readonly<KeySet>) => { organisations?: Organisation[]; keys?: KeyRecord[]; result: T }): Promise<T> {
+    return this.serialized(async () => {
+      const result = await this.store.add(plan);
+      this.install(await this.store.list());
       return result;
-    };
-    const result = this.writes.then(run, run);
+    });
+  }
+
+  /** Runs `task` after every write and reload before it. */
+  private serialized<T>(task: () => Promise<T>): Promise<T> {
+    const result = this.writes.then(task, task);
     this.writes = result.catch(() => undefined);
     return result;
   }
 
-  private install(content: KeyFileContent): void {
+  private install(content: KeySet): void {
     const byPrefix = new Map<string, IndexedKey[]>();
     for (const record of content.keys) {
       const digest = KeyHasher.decode(record.hash);
@@ -243,8 +245,9 @@ export class KeyService {
     for (const [rawKey, principal] of this.authenticated) if (!live.has(principal.keyId)) this.authenticated.delete(rawKey);
   }
 
-  private ensureOrganisation(next: KeyFileContent, org: string): void {
-    if (!next.organisations.some((o) => o.name === org)) next.organisations.push({ name: org, createdAt: this.now().toISOString() });
+  /** `org` as a new organisation; the store keeps one that exists as it is. */
+  private organisation(org: string): Organisation {
+    return { name: org, createdAt: this.now().toISOString() };
   }
 }
 

@@ -1,5 +1,8 @@
 import type { EnvironmentName } from '@flagops/core';
+import type { KeyRecord } from '../state/index.js';
 import type { KeyKind } from './key-format.js';
+
+export type { KeyRecord, Organisation } from '../state/index.js';
 
 /** Who is calling: a key of one of the three kinds, or a dashboard session (docs/credentials.md). */
 export type PrincipalKind = KeyKind | 'session';
@@ -17,29 +20,10 @@ export interface Principal {
   environment?: EnvironmentName;
 }
 
-/** A stored key. `hash` is the keyed hash of the key; the key itself is never stored. */
-export interface KeyRecord {
-  id: string;
-  org: string;
-  kind: KeyKind;
-  name: string;
-  prefix: string;
-  hash: string;
-  projectId?: string;
-  environment?: EnvironmentName;
-  createdAt: string;
-  revokedAt?: string;
-}
-
 /** A key as listed to its organisation's admins: everything but the hash. */
 export type KeyView = Omit<KeyRecord, 'hash'>;
 
 /** The answer to a key creation: the only time the key itself is shown. */
 export interface CreatedKey extends KeyView {
   key: string;
-}
-
-export interface Organisation {
-  name: string;
-  createdAt: string;
 }

@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.js';
 import { invalidFile } from '../repository/held-units.js';
 import type { EvaluationCounter } from '../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../storage/index.js';
-import type { TriggerStore } from '../triggers/trigger-store.js';
+import type { TriggerService } from '../triggers/trigger-service.js';
 import { auditRoutes } from './audit.js';
 import { environmentRoutes } from './environments.js';
 import { flagRoutes } from './flags.js';
@@ -36,7 +36,7 @@ export interface ControlPlaneDeps {
   logger: Logger;
   planProjectLimit: number;
   /** Trigger URLs (hashed secrets) of every organisation. */
-  triggers: TriggerStore;
+  triggers: TriggerService;
   health: (req: IncomingMessage) => { status: number; body: unknown };
   clock?: () => Date;
   /**

@@ -1,4 +1,4 @@
-import { triggerPath } from '../triggers/trigger-store.js';
+import { triggerPath } from '../triggers/trigger-service.js';
 import { route } from './route-table.js';
 import { flagById } from './state-lookup.js';
 

@@ -3,19 +3,21 @@ import type { KeyService } from '../auth/key-service.js';
 import type { ControlAppExtension } from '../control-plane/control-app.js';
 import type { PrincipalResolver } from '../control-plane/workspace.js';
 import type { Logger } from '../log/logger.js';
+import type { ControlState } from '../state/index.js';
 import type { RepositoryRegistry } from '../storage/index.js';
 import { validateConfigRoute } from './config-draft.js';
 import { keyNamesRoute } from './key-names.js';
 import { LiveEvents } from './live-events.js';
 import { AssetFiles, registerPageRoutes } from './page-routes.js';
 import { registerSessionRoutes, sessionResolver } from './sessions/session-routes.js';
-import { SessionStore } from './sessions/session-store.js';
+import { SessionService } from './sessions/session-service.js';
 import type { ScryptCost } from './users/password-hash.js';
 import { userRoutes } from './users/user-routes.js';
-import { UserStore } from './users/user-store.js';
+import { UserService } from './users/user-service.js';
 
 export interface DashboardOptions {
-  dataDir: string;
+  /** Where users and their sessions are kept. */
+  state: Pick<ControlState, 'users' | 'sessions'>;
   /** Throttles, logs and counts failed sign-ins, sharing each address's budget with failed API keys. */
   guard: AuthGuard;
   logger: Logger;
@@ -38,8 +40,8 @@ export interface Dashboard {
   resolver: PrincipalResolver;
   /** Its routes and page, for createControlApp. */
   extension: ControlAppExtension;
-  users: UserStore;
-  sessions: SessionStore;
+  users: UserService;
+  sessions: SessionService;
   /** The open pages' live-update streams: ended first at stop, so the servers can close at once. */
   live: LiveEvents;
   close(): Promise<void>;
@@ -48,9 +50,9 @@ export interface Dashboard {
 /** The dashboard (docs/dashboard.md): users, sessions, the CSRF guard and the page, wired together. */
 export async function createDashboard(options: DashboardOptions): Promise<Dashboard> {
   const now = options.now ?? (() => new Date());
-  const users = await UserStore.open({ dataDir: options.dataDir, now, ...(options.passwordCost ? { cost: options.passwordCost } : {}) });
-  const sessions = await SessionStore.open({
-    dataDir: options.dataDir,
+  const users = await UserService.open({ state: options.state, now, ...(options.passwordCost ? { cost: options.passwordCost } : {}) });
+  const sessions = await SessionService.open({
+    state: options.state,
     logger: options.logger,
     idleMs: options.idleMs,
     absoluteMs: options.absoluteMs,

@@ -2,7 +2,6 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AuditRegistry } from '../audit/audit-registry.js';
-import { pushLogPath } from '../audit/push-log.js';
 import { bearerToken } from '../auth/key-format.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { Principal } from '../auth/principal.js';
@@ -10,6 +9,7 @@ import { PayloadTooLargeError } from '../errors/kinds.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import { readBody } from '../http/read-json-body.js';
 import type { Logger } from '../log/logger.js';
+import type { PushLog } from '../state/index.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
 import type { GitRunner } from './git-runner.js';
 import { runHttpBackend, serveUploadPack } from './http-backend.js';
@@ -24,8 +24,8 @@ export interface GitHttpDeps {
   logger: Logger;
   /** FLAGOPS_PLAN_PROJECT_LIMIT: a push may not take an organisation past it. */
   planProjectLimit: number;
-  /** Where each organisation's push log is kept (`<dataDir>/state/pushes`); audit/push-log.ts. */
-  pushLogDir: string;
+  /** Who pushed which commit: the push check records each accepted push there. */
+  pushes: PushLog;
   /** git processes at once, and requests waiting for one, before 503 (FLAGOPS_GIT_MAX_PROCESSES, FLAGOPS_GIT_QUEUE). */
   processes?: { max: number; queue: number };
   /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
@@ -137,7 +137,7 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
         ...backend,
-        env: pushContextEnv({ pusher, pushLog: pushLogPath(deps.pushLogDir, org), projectLimit: deps.planProjectLimit }),
+        env: pushContextEnv({ pusher, pushLog: deps.pushes.hookTarget(org), projectLimit: deps.planProjectLimit }),
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.
         beforeEnd: flags

@@ -1,6 +1,6 @@
 import type { Pusher } from '@flagops/core';
-import { appendPushRecords } from '../audit/push-log.js';
 import { readRepositoryFiles } from '../repository/read-repository.js';
+import { appendHookPushRecords } from '../state/index.js';
 import { formatIssue } from '../validation/issue.js';
 import { checkCommitLimits } from './push-limits.js';
 import { checkPushPermissions } from './push-permissions.js';
@@ -23,7 +23,7 @@ export interface PushContext {
   pusher: Pusher;
   /** The plan's project limit (FLAGOPS_PLAN_PROJECT_LIMIT). */
   projectLimit?: number;
-  /** Where the accepted push's commits are recorded with their pusher (audit/push-log.ts). */
+  /** Where the accepted push's commits are recorded with their pusher (PushLog.hookTarget). */
   pushLog?: string;
 }
 
@@ -91,7 +91,7 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
   }
   if (problems.length === 0 && context?.pushLog) {
     const at = new Date().toISOString();
-    await appendPushRecords(
+    await appendHookPushRecords(
       context.pushLog,
       accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })),
     );

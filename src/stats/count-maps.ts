@@ -1,3 +1,5 @@
+import type { CountEntry } from '../state/index.js';
+
 /** variation → count */
 export type VariationCounts = Map<string, number>;
 /** scope → flag key → variation → count, for one hour. */
@@ -7,14 +9,7 @@ export type PendingCounts = Map<number, HourCounts>;
 /** scope → flag key → hour start (ms) → variation → count: what is on disk, shaped for queries. */
 export type DurableCounts = Map<string, Map<string, Map<number, VariationCounts>>>;
 
-/** One (scope, flag, variation, hour) count: a line of the stats log. */
-export interface CountEntry {
-  hour: number;
-  scope: string;
-  flagKey: string;
-  variation: string;
-  count: number;
-}
+export type { CountEntry } from '../state/index.js';
 
 /**
  * `a + b`, but never beyond Number.MAX_SAFE_INTEGER: a count the stats file could not give back exactly would

@@ -1,7 +1,6 @@
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
+import type { ControlState, CountStore } from '../state/index.js';
 import {
   addCounts,
   addDurable,
@@ -14,20 +13,18 @@ import {
   pruneDurable,
 } from './count-maps.js';
 import { HOUR_MS, hourStart, isStatsPeriod, oldestKeptHour, PERIOD_HOURS, type StatsPeriod } from './hours.js';
-import { STATS_LOG_FILE, StatsLog } from './stats-log.js';
 
 /** Schedules `fn` every `ms`; returns how to stop. Injected so tests control time. */
 export type Every = (ms: number, fn: () => void) => () => void;
 
 export interface EvaluationCounterOptions {
-  dataDir: string;
+  /** Where counts are kept. */
+  state: Pick<ControlState, 'counts'>;
   /** Epoch milliseconds. */
   now?: () => number;
   every?: Every;
-  /** How often counts reach the disk; a crash loses at most this much. Default 2 s. */
+  /** How often counts are stored; a crash loses at most this much. Default 2 s. */
   flushIntervalMs?: number;
-  /** The log is rewritten aggregated once it grows past this (and past twice its last compacted size). */
-  compactAboveBytes?: number;
   logger?: Logger;
 }
 
@@ -46,7 +43,6 @@ export interface StatsSeries {
 }
 
 const DEFAULT_FLUSH_MS = 2_000;
-const DEFAULT_COMPACT_BYTES = 16 * 1024 * 1024;
 
 const realEvery: Every = (ms, fn) => {
   const handle = setInterval(fn, ms);
@@ -56,8 +52,9 @@ const realEvery: Every = (ms, fn) => {
 
 /**
  * Evaluation counts per (scope, flag, variation, hour). `record` is the evaluation hot path: a clock read,
- * two comparisons and three Map lookups, no allocation once a (scope, flag, variation) has been seen this hour. Counts are flushed to `<dataDir>/stats/evaluations.jsonl` every
- * flush interval and queried from memory, flushed or not.
+ * two comparisons and three Map lookups, no allocation once a (scope, flag, variation) has been seen this hour.
+ * Counts are flushed to the control plane's state (CountStore) every flush interval and queried from memory,
+ * flushed or not.
  */
 export class EvaluationCounter {
   private pending: PendingCounts = new Map();
@@ -68,46 +65,32 @@ export class EvaluationCounter {
   /** -Infinity forces the next `record` to look up its hour's bucket. */
   private nextHour = Number.NEGATIVE_INFINITY;
   private lastPrunedHour: number;
-  private compactedSize: number;
   private flushes: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private stopTimer: () => void = () => {};
   private closed = false;
   private readonly now: () => number;
-  private readonly compactAboveBytes: number;
   private readonly logger: Logger;
 
   private constructor(
-    private readonly log: StatsLog,
+    private readonly store: CountStore,
     private readonly durable: DurableCounts,
     options: EvaluationCounterOptions,
   ) {
     this.now = options.now ?? Date.now;
-    this.compactAboveBytes = options.compactAboveBytes ?? DEFAULT_COMPACT_BYTES;
     this.logger = options.logger ?? silentLogger;
-    this.compactedSize = log.size;
     this.lastPrunedHour = hourStart(this.now());
   }
 
   static async open(options: EvaluationCounterOptions): Promise<EvaluationCounter> {
-    const dir = path.join(options.dataDir, 'stats');
-    await mkdir(dir, { recursive: true });
-    const oldest = oldestKeptHour((options.now ?? Date.now)());
+    const store = options.state.counts;
     const durable: DurableCounts = new Map();
-    let expired = 0;
-    const { log, invalidLines, tornLineRemoved } = await StatsLog.open(path.join(dir, STATS_LOG_FILE), (entry) => {
-      if (entry.hour >= oldest) addDurable(durable, entry);
-      else expired++;
+    await store.read(oldestKeptHour((options.now ?? Date.now)()), (entry) => addDurable(durable, entry));
+    const counter = new EvaluationCounter(store, durable, options);
+    await counter.tidy().catch(async (err) => {
+      await store.close();
+      throw err;
     });
-    const counter = new EvaluationCounter(log, durable, options);
-    if (tornLineRemoved) counter.logger.warn('stats: removed a partial last line left by an interrupted write');
-    if (invalidLines > 0) counter.logger.warn('stats: skipped unreadable lines', { invalidLines });
-    if (log.size > counter.compactAboveBytes || invalidLines > 0 || expired > 0) {
-      await counter.compact().catch(async (err) => {
-        await log.close();
-        throw err;
-      });
-    }
     // Started only now, so that no flush runs during the compaction above.
     counter.stopTimer = (options.every ?? realEvery)(options.flushIntervalMs ?? DEFAULT_FLUSH_MS, () => {
       counter.flush().catch((err) => counter.logger.error('stats flush failed; will retry', { err }));
@@ -187,7 +170,7 @@ export class EvaluationCounter {
         await this.flush();
       } finally {
         this.closed = true;
-        await this.log.close();
+        await this.store.close();
       }
     })();
     return this.closing;
@@ -211,7 +194,7 @@ export class EvaluationCounter {
     this.nextHour = Number.NEGATIVE_INFINITY; // `current` belonged to the old map
     this.inFlight = batch;
     try {
-      await this.log.append(pendingEntries(batch));
+      await this.store.add(pendingEntries(batch));
     } catch (err) {
       for (const entry of pendingEntries(batch)) addPending(this.pending, entry);
       this.inFlight = null;
@@ -224,15 +207,16 @@ export class EvaluationCounter {
       this.lastPrunedHour = hour;
       pruneDurable(this.durable, oldestKeptHour(hour));
     }
-    if (this.log.size > Math.max(this.compactAboveBytes, 2 * this.compactedSize)) await this.compact();
+    await this.tidy();
   }
 
-  /** Rewrites the log as one line per (scope, flag, variation, hour), without expired hours. */
-  private async compact(): Promise<void> {
-    pruneDurable(this.durable, oldestKeptHour(this.now()));
-    await this.log.rewrite(durableEntries(this.durable));
-    this.compactedSize = this.log.size;
-    this.logger.info('stats: compacted the evaluation log', { bytes: this.log.size });
+  /** Lets the store drop expired hours, handing it the counts kept (one per scope, flag, variation and hour) should it rewrite itself. */
+  private async tidy(): Promise<void> {
+    const oldest = oldestKeptHour(this.now());
+    await this.store.tidy(oldest, () => {
+      pruneDurable(this.durable, oldest);
+      return durableEntries(this.durable);
+    });
   }
 }
 

@@ -72,7 +72,7 @@ export interface OpenOptions {
    * commits signed with it. Without it nothing is signed and no commit's trailers are believed.
    */
   signingKey?: Buffer;
-  /** The commit up to which unsigned trailers are believed: the head when signing began (commit-trust.ts). */
+  /** The commit up to which unsigned trailers are believed: the head when signing began (CommitTrustStore). */
   unsignedTrailersUpTo?: string | null;
 }
 

@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
-import { loadSigningKey, unsignedTrailersUpTo } from './commit-trust.js';
+import type { CommitTrustStore } from '../state/index.js';
+import { loadSigningKey } from './commit-trust.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
 import { Housekeeping } from './git/housekeeping.js';
 import { isRepository } from './git/init-repository.js';
@@ -19,7 +20,9 @@ export interface RegistryOptions {
   repository?: Omit<OpenOptions, 'gitdir' | 'dir' | 'create' | 'logger'>;
   /** Pack a repository after this many moves of its main (default 1000; 0: never); housekeeping.ts. */
   gcEveryCommits?: number;
-  /** FLAGOPS_COMMIT_SIGNING_KEY: the key commits are signed with; default `<dataDir>/state/commit-signing-key` (commit-trust.ts). */
+  /** The installation's signing key and where unsigned trailers stop being believed (the control plane's state). */
+  trust: CommitTrustStore;
+  /** FLAGOPS_COMMIT_SIGNING_KEY: the key commits are signed with, instead of the installation's (`trust`). */
   commitSigningKey?: string;
 }
 
@@ -72,15 +75,16 @@ export class RepositoryRegistry {
   }
 
   private async openRepository(org: string, gitdir: string): Promise<FlagRepository> {
-    const stateDir = join(resolve(this.options.dataDir), 'state');
-    this.signingKey ??= loadSigningKey(stateDir, this.options.commitSigningKey);
+    this.signingKey ??= loadSigningKey(this.options.trust, this.options.commitSigningKey);
     const signingKey = await this.signingKey.catch((err) => {
       this.signingKey = undefined;
       throw err;
     });
     // Read before opening creates anything: a repository this version has never opened holds only commits
     // made before signing began (or none).
-    const upTo = await unsignedTrailersUpTo(stateDir, org, async () => ((await isRepository(gitdir)) ? readRef(gitdir, MAIN_REF) : null));
+    const upTo = await this.options.trust.unsignedTrailersUpTo(org, async () =>
+      (await isRepository(gitdir)) ? readRef(gitdir, MAIN_REF) : null,
+    );
     const trust = { signingKey, unsignedTrailersUpTo: upTo };
     const repo = await FlagRepository.open({
       ...this.options.repository,

@@ -3,7 +3,7 @@ import { flagById } from '../control-plane/state-lookup.js';
 import type { KillSwitch } from '../kill/kill-switch.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
 import type { AlertPayload } from './alert-payload.js';
-import type { TriggerRecord } from './trigger-store.js';
+import type { TriggerRecord } from './trigger-service.js';
 
 export type TriggerOutcome = 'killed' | 'already_killed' | 'resolved';
 

@@ -6,10 +6,10 @@ import type { KillSwitch } from '../kill/kill-switch.js';
 import type { RepositoryRegistry } from '../storage/index.js';
 import { readAlertPayload } from './alert-payload.js';
 import { fireTrigger } from './fire-trigger.js';
-import type { TriggerStore } from './trigger-store.js';
+import type { TriggerService } from './trigger-service.js';
 
 export interface TriggerHookDeps {
-  triggers: TriggerStore;
+  triggers: TriggerService;
   guard: AuthGuard;
   repos: RepositoryRegistry;
   killSwitch: KillSwitch;

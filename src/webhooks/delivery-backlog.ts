@@ -1,4 +1,4 @@
-import type { DeliveryRecord } from './webhook-state.js';
+import type { DeliveryRecord } from '../state/index.js';
 
 /** Which bound a dropped delivery was over: its webhook's count, or the bytes of all webhooks together. */
 export type DropLimit = 'per_webhook' | 'total';

@@ -1,4 +1,4 @@
-import type { DeliveryRecord } from './webhook-state.js';
+import type { DeliveryRecord } from '../state/index.js';
 
 export interface DispatchLimits {
   /** Attempts running at once per webhook whose receiver answers. */

@@ -1,4 +1,4 @@
-import type { DeliveryRecord, DeliveryStatus } from './webhook-state.js';
+import type { DeliveryRecord, DeliveryStatus } from '../state/index.js';
 
 /** A delivery as the API shows it. */
 export interface DeliveryView {
@@ -59,9 +59,9 @@ export class DeliveryLog {
     return removed;
   }
 
-  /** Keeps the newest finished deliveries of each webhook, and every pending one, once a webhook has too many. */
-  prune(): void {
-    if (![...this.finished.values()].some((n) => n > KEPT_FINISHED + PRUNE_SLACK)) return;
+  /** Keeps the newest finished deliveries of each webhook, and every pending one, once a webhook has too many; returns the ids of those dropped. */
+  prune(): string[] {
+    if (![...this.finished.values()].some((n) => n > KEPT_FINISHED + PRUNE_SLACK)) return [];
     const kept = new Map<string, number>();
     const keep = new Set<DeliveryRecord>();
     for (let i = this.records.length - 1; i >= 0; i--) {
@@ -73,8 +73,10 @@ export class DeliveryLog {
         if (n <= KEPT_FINISHED) keep.add(d);
       }
     }
+    const dropped = this.records.filter((d) => !keep.has(d)).map((d) => d.id);
     this.records = this.records.filter((d) => keep.has(d));
     for (const id of this.finished.keys()) this.finished.set(id, kept.get(id) ?? 0);
+    return dropped;
   }
 }
 

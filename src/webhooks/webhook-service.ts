@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
 import type { AuditEntry } from '@flagops/core';
 import { NotFoundError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
+import type { ControlState, DeliveryRecord, WebhookRecord, WebhookStore } from '../state/index.js';
 import { type BacklogLimits, DeliveryBacklog, type DropLimit } from './delivery-backlog.js';
 import { DeliveryDispatcher, type DispatchLimits } from './delivery-dispatcher.js';
 import { DeliveryDrops } from './delivery-drops.js';
@@ -11,7 +10,6 @@ import { DeliveryLog, type DeliveryView } from './delivery-log.js';
 import { entriesSince } from './entries-since.js';
 import { checkWebhookInput, type WebhookInput } from './webhook-input.js';
 import { backoffMs, SIGNATURE_HEADER, signature, WebhookSender } from './webhook-sender.js';
-import { type DeliveryRecord, readWebhookState, type WebhookRecord, WebhookStateFile } from './webhook-state.js';
 
 /** What webhooks need of the audit trail: each organisation's index, newest first, kept current with main. */
 export interface AuditFeed {
@@ -45,7 +43,8 @@ export interface RetryPolicy {
 export type DeliveryLimits = BacklogLimits & DispatchLimits;
 
 export interface WebhookServiceOptions {
-  dataDir: string;
+  /** Where webhooks, the audit trail positions and the delivery log are kept. */
+  state: Pick<ControlState, 'webhooks'>;
   audit: AuditFeed;
   repos: MainMoves;
   logger?: Logger;
@@ -86,9 +85,9 @@ const CATCH_UP_LIMIT = 10_000;
  * retried with backoff. Entries come from the audit index (control-plane changes and engineers' pushes alike),
  * read after each move of main; delivery runs beside serving and never holds up a commit or a kill.
  *
- * Durable: a delivery is written to `<dataDir>/state/webhooks.json` before its first attempt, and each
- * organisation's position in its audit trail is kept there too, so a stop or a crash loses nothing: a restart
- * retries what was pending and delivers the entries committed since. Delivery is at least once (a crash
+ * Durable: a delivery is recorded in the control plane's state (WebhookStore) before its first attempt, with
+ * each organisation's position in its audit trail, so a stop or a crash loses nothing: a restart retries what
+ * was pending and delivers the entries committed since. Delivery is at least once (a crash
  * during an attempt, or within a second after it, repeats it); `X-Flagops-Delivery` names each delivery so
  * receivers can drop repeats.
  *
@@ -99,7 +98,9 @@ export class WebhookService {
   private readonly retry: RetryPolicy;
   private readonly logger: Logger;
   private readonly now: () => Date;
-  private readonly file: WebhookStateFile;
+  private readonly store: WebhookStore;
+  /** Writes nobody awaits whose failure is already being logged: one line per failed write, not per change. */
+  private readonly watchedWrites = new WeakSet<Promise<void>>();
   private readonly followed = new Map<string, () => void>();
   private readonly catchUps = new Map<string, { running: Promise<void>; again: boolean }>();
   private readonly sender: WebhookSender;
@@ -115,17 +116,13 @@ export class WebhookService {
     private readonly webhooks: WebhookRecord[],
     private readonly cursors: Record<string, string>,
     deliveries: DeliveryRecord[],
-    file: string,
   ) {
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
     this.limits = { ...DEFAULT_LIMITS, ...options.limits };
     this.logger = options.logger ?? silentLogger;
     this.now = options.now ?? (() => new Date());
-    const onError = (err: unknown) => this.logger.error('webhooks: writing the delivery log failed', { err });
+    this.store = options.state.webhooks;
     this.log = new DeliveryLog(deliveries);
-    this.file = new WebhookStateFile(file, () => ({ webhooks: this.webhooks, cursors: this.cursors, deliveries: this.log.records }), {
-      onError,
-    });
     this.sender = new WebhookSender({ idlePerReceiver: this.limits.connectionsPerWebhook, idleMs: IDLE_CONNECTION_MS });
     this.dispatcher = new DeliveryDispatcher(
       this.limits,
@@ -136,19 +133,14 @@ export class WebhookService {
     this.drops = new DeliveryDrops(this.logger);
   }
 
-  /** Reads the state file, retries what was pending, and follows every organisation that has webhooks. */
+  /** Reads what is kept, retries what was pending, and follows every organisation that has webhooks. */
   static async open(options: WebhookServiceOptions): Promise<WebhookService> {
-    const dir = path.join(options.dataDir, 'state');
-    await mkdir(dir, { recursive: true });
-    const file = path.join(dir, 'webhooks.json');
-    const state = await readWebhookState(file);
-    const service = new WebhookService(options, state.webhooks, state.cursors, state.deliveries, file);
+    const state = await options.state.webhooks.read();
+    const service = new WebhookService(options, state.webhooks, state.cursors, state.deliveries);
     const pending = state.deliveries.filter((d) => d.status === 'pending');
     // A log written with higher bounds (or before there were any) is brought within them now.
-    if (service.enqueue(pending) > 0) {
-      service.log.prune();
-      await service.file.save();
-    }
+    const dropped = service.enqueue(pending);
+    if (dropped.length > 0) await service.store.updateDeliveries({ changed: dropped, removed: service.log.prune() }, 'now');
     for (const org of new Set(state.webhooks.map((w) => w.org))) {
       // An organisation whose trail cannot be read now is caught up on its next change.
       await service.follow(org).catch((err) => service.logger.error('webhooks: reading the audit trail failed', { org, err }));
@@ -169,8 +161,9 @@ export class WebhookService {
       secret: fields.secret ?? `whsec_${randomBytes(24).toString('base64url')}`,
       createdAt: this.now().toISOString(),
     };
+    // In memory before the write, so that entries committed meanwhile are delivered to it too.
     this.webhooks.push(record);
-    await this.file.save();
+    await this.store.createWebhook(record);
     return { ...view(record), secret: record.secret };
   }
 
@@ -185,7 +178,7 @@ export class WebhookService {
     for (const delivery of this.log.removeWebhook(id)) this.dispatcher.cancel(delivery);
     this.dispatcher.forgetWebhook(id);
     this.backlog.removeWebhook(id);
-    await this.file.save();
+    await this.store.removeWebhook(org, id);
     return view(record);
   }
 
@@ -243,7 +236,7 @@ export class WebhookService {
     this.sender.close();
     this.drops.close();
     await Promise.all([...this.catchUps.values()].map((c) => c.running.catch(() => undefined)));
-    await this.file.flush();
+    await this.store.flush().catch((err) => this.writeFailed(err));
   }
 
   private find(org: string, id: string): WebhookRecord {
@@ -276,7 +269,7 @@ export class WebhookService {
     if (cursor === undefined) {
       // First use in this organisation: deliveries start after what is on main now.
       this.cursors[org] = newest;
-      await this.file.save();
+      await this.store.advance(org, newest, {});
       return;
     }
     if (newest === cursor) return;
@@ -301,20 +294,23 @@ export class WebhookService {
     }
     this.log.add(created);
     this.cursors[org] = newest;
-    // Counted in (and over a bound, dropped) before the write, so the file never holds more than the bounds.
-    if (this.enqueue(created, false) > 0) this.log.prune();
-    await this.file.save();
+    // Counted in (and over a bound, dropped) before the write, so what is kept never holds more than the bounds.
+    const dropped = this.enqueue(created, false);
+    const removed = dropped.length > 0 ? this.log.prune() : [];
+    await this.store.advance(org, newest, { added: created, changed: dropped, removed });
     for (const delivery of created) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
   }
 
   /**
    * Counts pending deliveries into the backlog, oldest first, marking failed what it drops; schedules those
-   * left when `schedule` (those just created are scheduled once written). Returns how many were dropped.
+   * left when `schedule` (those just created are scheduled once written). Returns those dropped.
    */
-  private enqueue(deliveries: DeliveryRecord[], schedule = true): number {
+  private enqueue(deliveries: DeliveryRecord[], schedule = true): DeliveryRecord[] {
     const drops = new Map<string, { webhook: string; limit: DropLimit; count: number }>();
+    const dropped: DeliveryRecord[] = [];
     for (const delivery of deliveries) {
       for (const { delivery: d, limit } of this.backlog.add(delivery)) {
+        dropped.push(d);
         this.dispatcher.cancel(d);
         d.status = 'failed';
         d.lastError = `dropped before it could be delivered: ${this.dropReason(limit)}`;
@@ -325,11 +321,9 @@ export class WebhookService {
         drops.set(key, noted);
       }
     }
-    let dropped = 0;
     for (const { webhook, limit, count } of drops.values()) {
       const org = this.webhooks.find((w) => w.id === webhook)?.org ?? '';
       this.drops.note(webhook, org, limit, count);
-      dropped += count;
     }
     if (schedule) for (const delivery of deliveries) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
     return dropped;
@@ -371,9 +365,19 @@ export class WebhookService {
         this.dispatcher.schedule(delivery);
       }
     }
-    this.log.prune();
     // An outcome lost in a crash only repeats the attempt: written within the second, with whatever else changed.
-    this.file.saveSoon();
+    this.lazily(this.store.updateDeliveries({ changed: [delivery], removed: this.log.prune() }, 'soon'));
+  }
+
+  /** A write nobody waits for: its failure is logged once, however many changes it carried. */
+  private lazily(write: Promise<void>): void {
+    if (this.watchedWrites.has(write)) return;
+    this.watchedWrites.add(write);
+    write.catch((err) => this.writeFailed(err));
+  }
+
+  private writeFailed(err: unknown): void {
+    this.logger.error('webhooks: writing the delivery log failed', { err });
   }
 
   /** A delivery is done (delivered, failed, dropped): out of the backlog, and its entry no longer kept. */

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AuditIndex } from '../../src/audit/index.js';
 import { layout } from '../../src/repository/layout.js';
+import { FilePushReader } from '../../src/state/files/file-push-log.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import {
   admin,
@@ -138,7 +139,7 @@ describe('the pusher of a commit', () => {
     const repo = await openRepository();
     await seedShop(repo);
     const pushLogFile = join(tempDir(), 'pushes', 'acme.jsonl');
-    const index = await AuditIndex.open({ repo, pushLogFile });
+    const index = await AuditIndex.open({ repo, pushes: new FilePushReader(pushLogFile) });
     afterTest(() => index.close());
     const checkout = Checkout.of(repo).write(layout.configFile('shop', 'prod', 'a'), configYaml({ enabled: true, version: 2 }));
     const pushed = checkout.commit('turn a on');
@@ -165,7 +166,7 @@ describe('the pusher of a commit', () => {
     const pushedBy = { type: 'admin', keyPrefix: 'svc_adm_pushpush' };
     writeFileSync(pushLogFile, `${JSON.stringify({ commit: pushed, pushedBy, at: '2026-01-02T09:00:00.000Z' })}\n`);
     await checkout.push(repo);
-    const index = await AuditIndex.open({ repo, pushLogFile });
+    const index = await AuditIndex.open({ repo, pushes: new FilePushReader(pushLogFile) });
     afterTest(() => index.close());
     expect((await index.query({ limit: 1 })).entries[0]).toMatchObject({ id: pushed, pushedBy });
   });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
-import { loadSigningKey } from '../../src/storage/commit-trust.js';
+import { FileCommitTrustStore } from '../../src/state/files/file-commit-trust-store.js';
 import { FlagRepository } from '../../src/storage/index.js';
 import { pushEdit } from '../helpers/git-cli.js';
 import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';
@@ -28,7 +28,7 @@ describe('flagops import', () => {
     // With the data directory's signing key, as the service reads it, so the import's trailers are believed.
     const repo = await FlagRepository.open({
       gitdir: join(dataDir, 'repos/acme.git'),
-      signingKey: await loadSigningKey(join(dataDir, 'state')),
+      signingKey: await new FileCommitTrustStore(join(dataDir, 'state')).signingKey(),
     });
     try {
       return await fn(repo);
@@ -111,6 +111,13 @@ describe('flagops import', () => {
         `organisation acne has no repository in ${dataDir} (organisations there: acme); check --org, or pass --create`,
       );
       expect(readdirSync(join(dataDir, 'repos'))).toEqual(['acme.git']);
+    });
+
+    it('is refused in a directory that is no data directory, which it leaves as it was', async () => {
+      const result = await flagops(['import', 'flags', '--org', 'acme', '--data-dir', dataDir]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`organisation acme has no repository in ${dataDir} (it has no organisations yet)`);
+      expect(readdirSync(dataDir)).toEqual([]);
     });
 
     it('is accepted for an organisation the service has keys for, before its repository exists', async () => {

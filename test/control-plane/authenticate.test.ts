@@ -7,6 +7,7 @@ import { KeyService } from '../../src/auth/key-service.js';
 import type { Principal } from '../../src/auth/principal.js';
 import { authenticate, bearerKeyResolver, type PrincipalResolver } from '../../src/control-plane/workspace.js';
 import { UnauthorizedError } from '../../src/errors/kinds.js';
+import { stateIn } from '../helpers/control-state.js';
 
 /** Just what the resolvers read of a Koa context: request headers. */
 const request = (headers: Record<string, string>) => ({ get: (name: string) => headers[name.toLowerCase()] ?? '' }) as unknown as Context;
@@ -22,7 +23,7 @@ describe('control-plane authentication', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-authn-'));
-    keys = await KeyService.open({ dataDir });
+    keys = await KeyService.open({ state: await stateIn(dataDir) });
     adminKey = (await keys.createKey('acme', { kind: 'admin' })).key;
     sdkKey = (await keys.createKey('acme', { kind: 'sdk', projectId: 'p', environment: 'prod' })).key;
   });

@@ -4,12 +4,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AuthGuard } from '../../src/auth/auth-guard.js';
 import { ConfigError, loadConfig, parseTrustProxy } from '../../src/config/config.js';
 import { registerSessionRoutes } from '../../src/dashboard/sessions/session-routes.js';
-import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
-import { UserStore } from '../../src/dashboard/users/user-store.js';
+import { SessionService } from '../../src/dashboard/sessions/session-service.js';
+import { UserService } from '../../src/dashboard/users/user-service.js';
 import { trustProxies } from '../../src/http/client-address.js';
 import { errorMiddleware } from '../../src/http/error-middleware.js';
 import { listen, type RunningServer } from '../../src/http/serve.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { stateIn } from '../helpers/control-state.js';
 import { CHEAP_COST, useDataDir } from './helpers/temp-dir.js';
 
 describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () => {
@@ -19,9 +20,9 @@ describe('the sign-in routes behind a reverse proxy (FLAGOPS_TRUST_PROXY)', () =
 
   async function serve(trustProxy: boolean): Promise<string> {
     const dataDir = await tempDir();
-    const users = await UserStore.open({ dataDir, cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(dataDir), cost: CHEAP_COST });
     await users.create('acme', { username: 'alice', name: 'Alice', password: 'alice-password-1' });
-    const sessions = await SessionStore.open({ dataDir, logger: silentLogger });
+    const sessions = await SessionService.open({ state: await stateIn(dataDir), logger: silentLogger });
     const app = new Koa();
     const router = new Router();
     registerSessionRoutes(router, { users, sessions, guard: new AuthGuard({ trustedProxies: trustProxy ? 1 : 0 }) });

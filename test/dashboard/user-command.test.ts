@@ -1,10 +1,12 @@
+import { readdir } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { KeyService } from '../../src/auth/key-service.js';
 import { createUserCommand } from '../../src/cli/commands/user.js';
 import { run } from '../../src/cli/run.js';
 import { firstLine, readNewPassword } from '../../src/dashboard/users/read-password.js';
-import { UserStore } from '../../src/dashboard/users/user-store.js';
+import { UserService } from '../../src/dashboard/users/user-service.js';
+import { stateIn } from '../helpers/control-state.js';
 import { useDataDir } from './helpers/temp-dir.js';
 
 async function userAdd(args: string[], password: string, env: Record<string, string> = {}) {
@@ -31,16 +33,16 @@ describe('flagops user add', () => {
 
   it('adds a user to the only organisation of the data dir, who can then sign in', async () => {
     const dir = await dataDir();
-    await (await KeyService.open({ dataDir: dir })).createKey('acme', { kind: 'admin' });
+    await (await KeyService.open({ state: await stateIn(dir) })).createKey('acme', { kind: 'admin' });
     const result = await userAdd(['add', '--data-dir', dir, '--username', 'alice', '--name', 'Alice Martin'], 'alice-password-1');
     expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('created user alice (Alice Martin) in organisation acme') });
-    const users = await UserStore.open({ dataDir: dir });
+    const users = await UserService.open({ state: await stateIn(dir) });
     expect(await users.verify('alice', 'alice-password-1')).toMatchObject({ org: 'acme', name: 'Alice Martin' });
   });
 
   it('reads the data dir from FLAGOPS_DATA_DIR and needs --org when there are several organisations', async () => {
     const dir = await dataDir();
-    const keys = await KeyService.open({ dataDir: dir });
+    const keys = await KeyService.open({ state: await stateIn(dir) });
     await keys.createKey('acme', { kind: 'admin' });
     await keys.createKey('globex', { kind: 'admin' });
     const args = ['add', '--username', 'gary', '--name', 'Gary'];
@@ -60,12 +62,18 @@ describe('flagops user add', () => {
       /holds no organisation yet/,
     );
     const dir = await dataDir();
-    await (await KeyService.open({ dataDir: dir })).createKey('acme', { kind: 'admin' });
+    await (await KeyService.open({ state: await stateIn(dir) })).createKey('acme', { kind: 'admin' });
     const base = ['add', '--data-dir', dir, '--username', 'alice', '--name', 'Alice'];
     expect((await userAdd(base, 'short')).stderr).toMatch(/password: must have at least 10 characters/);
     expect((await userAdd(base, 'alice-password-1')).code).toBe(0);
     expect((await userAdd(base, 'other-password-1')).stderr).toMatch(/taken/);
-    expect(await (await UserStore.open({ dataDir: dir })).verify('alice', 'alice-password-1')).not.toBeNull();
+    expect(await (await UserService.open({ state: await stateIn(dir) })).verify('alice', 'alice-password-1')).not.toBeNull();
+  });
+
+  it('leaves a directory without organisations as it was when it refuses it', async () => {
+    const empty = await dataDir();
+    expect((await userAdd(['add', '--data-dir', empty, '--username', 'a', '--name', 'A'], 'long-enough-pw')).code).not.toBe(0);
+    expect(await readdir(empty)).toEqual([]);
   });
 
   it('exits 2 with the help on a command-line mistake', async () => {

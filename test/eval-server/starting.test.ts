@@ -9,6 +9,7 @@ import { attachStreamHub } from '../../src/eval-server/stream.js';
 import { listen } from '../../src/http/serve.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { EvaluationCounter } from '../../src/stats/evaluation-counter.js';
+import { stateIn } from '../helpers/control-state.js';
 import { ORG, recordingFetch, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
 describe('an evaluation server that is listening but does not serve the organisation yet (starting)', () => {
@@ -21,7 +22,7 @@ describe('an evaluation server that is listening but does not serve the organisa
   beforeAll(async () => {
     h = await startSdkHarness();
     dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-starting-'));
-    counter = await EvaluationCounter.open({ dataDir });
+    counter = await EvaluationCounter.open({ state: await stateIn(dataDir) });
     holder = new SnapshotHolder(silentLogger); // the organisation is added only in the test, as service.ts does after listening
     attachStreamHub(holder);
     const deps = {

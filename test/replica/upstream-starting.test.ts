@@ -4,11 +4,13 @@ import { SnapshotHolder } from '../../src/eval-server/snapshot-holder.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { servedViews } from '../../src/replica/upstream/replica-views.js';
 import { RepositoryRegistry } from '../../src/storage/index.js';
+import { stateIn } from '../helpers/control-state.js';
 import { seedShop, tempDir } from '../storage/helpers.js';
 
 describe('the control plane while it starts, as replicas see it', () => {
   it('answers 503 instead of an empty listing, which would make replicas drop every view they serve', async () => {
-    const repos = new RepositoryRegistry({ dataDir: tempDir(), watch: false });
+    const dataDir = tempDir();
+    const repos = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false });
     const holder = new SnapshotHolder(silentLogger);
     try {
       const repo = await repos.get('acme');

@@ -10,6 +10,7 @@ import { attachStreamHub, streamHubFor } from '../../src/eval-server/stream.js';
 import { listen } from '../../src/http/serve.js';
 import { silentLogger } from '../../src/log/logger.js';
 import { EvaluationCounter } from '../../src/stats/evaluation-counter.js';
+import { stateIn } from '../helpers/control-state.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { openRawStream } from './raw-stream.js';
 import { killRequest, ORG, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
@@ -152,7 +153,7 @@ describe('stream lifetime', () => {
       h = await startSdkHarness();
       // A second evaluation server over the same repository, with a hub whose heartbeat is quick to observe.
       dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-stream-'));
-      counter = await EvaluationCounter.open({ dataDir });
+      counter = await EvaluationCounter.open({ state: await stateIn(dataDir) });
       holder = new SnapshotHolder(silentLogger);
       await holder.add(ORG, h.repo);
       attachStreamHub(holder, { heartbeatMs: 50 });

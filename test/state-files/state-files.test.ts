@@ -2,8 +2,8 @@ import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readKeyFile } from '../../src/auth/key-file.js';
-import { readSessionFile } from '../../src/dashboard/sessions/session-store.js';
+import { FileKeyStore } from '../../src/state/files/file-key-store.js';
+import { FileSessionStore } from '../../src/state/files/file-session-store.js';
 import { readJsonStateFile, writeJsonStateFile } from '../../src/state-files/state-files.js';
 
 describe('runtime state files (keys, users, sessions)', () => {
@@ -22,7 +22,9 @@ describe('runtime state files (keys, users, sessions)', () => {
     const sessions = path.join(dir, 'sessions.json');
     await writeFile(keys, '{"version": 1, "keys": [');
     await writeFile(sessions, 'not json');
-    await expect(readKeyFile(keys)).rejects.toThrow(`${keys} is not valid JSON`);
-    await expect(readSessionFile(sessions)).rejects.toThrow(/sessions\.json is not valid JSON: .*; remove it to sign everybody out$/);
+    await expect(new FileKeyStore(dir).list()).rejects.toThrow(`${keys} is not valid JSON`);
+    await expect(new FileSessionStore(dir).list()).rejects.toThrow(
+      /sessions\.json is not valid JSON: .*; remove it to sign everybody out$/,
+    );
   });
 });

@@ -3,8 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { InvalidInputError } from '../../src/errors/kinds.js';
+import { FileCountStore, type FileCountStoreOptions } from '../../src/state/files/file-count-store.js';
 import { EvaluationCounter, type EvaluationCounterOptions, type Every, statsScope } from '../../src/stats/evaluation-counter.js';
 import { HOUR_MS } from '../../src/stats/hours.js';
+import { stateIn } from '../helpers/control-state.js';
 
 const SCOPE = statsScope('acme', 'p1', 'prod');
 const T0 = Date.parse('2025-03-01T12:15:00.000Z');
@@ -36,8 +38,13 @@ function manualTimer() {
   return { every, scheduled, tick };
 }
 
-async function openCounter(dataDir: string, clock: { now: number }, extra: Partial<EvaluationCounterOptions> = {}) {
-  const counter = await EvaluationCounter.open({ dataDir, now: () => clock.now, every: manualTimer().every, ...extra });
+async function openCounter(
+  dataDir: string,
+  clock: { now: number },
+  { compactAboveBytes, ...extra }: Partial<EvaluationCounterOptions> & FileCountStoreOptions = {},
+) {
+  const counts = new FileCountStore(path.join(dataDir, 'stats'), { compactAboveBytes });
+  const counter = await EvaluationCounter.open({ state: { counts }, now: () => clock.now, every: manualTimer().every, ...extra });
   cleanups.push(() => counter.close());
   return counter;
 }
@@ -193,7 +200,7 @@ describe('durability', () => {
   it('close flushes every count, so a clean stop loses nothing', async () => {
     const dataDir = await tempDir();
     const clock = { now: T0 };
-    const first = await EvaluationCounter.open({ dataDir, now: () => clock.now, every: manualTimer().every });
+    const first = await EvaluationCounter.open({ state: await stateIn(dataDir), now: () => clock.now, every: manualTimer().every });
     first.record(SCOPE, 'checkout', 'on');
     await first.close();
     first.record(SCOPE, 'checkout', 'on'); // after close: ignored, not thrown
@@ -204,7 +211,7 @@ describe('durability', () => {
   it('flushes on its timer, every 2 seconds by default, and stops the timer on close', async () => {
     const dataDir = await tempDir();
     const timer = manualTimer();
-    const counter = await EvaluationCounter.open({ dataDir, now: () => T0, every: timer.every });
+    const counter = await EvaluationCounter.open({ state: await stateIn(dataDir), now: () => T0, every: timer.every });
     expect(timer.scheduled.map((s) => s.ms)).toEqual([2000]);
     counter.record(SCOPE, 'checkout', 'on');
     timer.tick();

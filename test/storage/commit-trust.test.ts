@@ -2,7 +2,8 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadSigningKey, unsignedTrailersUpTo } from '../../src/storage/commit-trust.js';
+import { FileCommitTrustStore } from '../../src/state/files/file-commit-trust-store.js';
+import { loadSigningKey } from '../../src/storage/commit-trust.js';
 import { CommitSigner } from '../../src/storage/git/commit-signature.js';
 import { type CommitObject, hashObject, serializeCommit } from '../../src/storage/git/git-objects.js';
 
@@ -15,6 +16,8 @@ function stateDir(): string {
   dirs.push(dir);
   return join(dir, 'state');
 }
+const trustIn = (dir: string) => new FileCommitTrustStore(dir);
+const unsignedTrailersUpTo = (dir: string, org: string, head: () => Promise<string | null>) => trustIn(dir).unsignedTrailersUpTo(org, head);
 
 const who = { name: 'deploy-bot', email: 'svc_agt_3kq9x2ab@keys.flagops', timestamp: 1_767_258_000, timezoneOffset: 0 };
 const unsigned: CommitObject = {
@@ -59,27 +62,27 @@ describe('a commit signature', () => {
 describe('the signing key', () => {
   it('is created once in state/commit-signing-key, readable by its owner only, and the same at every start', async () => {
     const dir = stateDir();
-    const first = await loadSigningKey(dir);
+    const first = await loadSigningKey(trustIn(dir));
     expect(first).toHaveLength(32);
     expect(statSync(join(dir, 'commit-signing-key')).mode & 0o777).toBe(0o600);
-    expect(await loadSigningKey(dir)).toEqual(first);
-    const together = await Promise.all([loadSigningKey(stateDir()), loadSigningKey(dir)]);
+    expect(await loadSigningKey(trustIn(dir))).toEqual(first);
+    const together = await Promise.all([loadSigningKey(trustIn(stateDir())), loadSigningKey(trustIn(dir))]);
     expect(together[1]).toEqual(first);
   });
 
   it('is FLAGOPS_COMMIT_SIGNING_KEY when set (at least 32 characters), and then no file is written', async () => {
     const dir = stateDir();
     const configured = 'shared-by-every-control-plane-0123456789';
-    expect(await loadSigningKey(dir, configured)).toEqual(Buffer.from(configured));
-    await expect(loadSigningKey(dir, 'too-short')).rejects.toThrow(/at least 32 characters/);
+    expect(await loadSigningKey(trustIn(dir), configured)).toEqual(Buffer.from(configured));
+    await expect(loadSigningKey(trustIn(dir), 'too-short')).rejects.toThrow(/at least 32 characters/);
     expect(() => statSync(join(dir, 'commit-signing-key'))).toThrow();
   });
 
   it('refuses a damaged key file rather than replacing it, without naming a path', async () => {
     const dir = stateDir();
-    await loadSigningKey(dir);
+    await loadSigningKey(trustIn(dir));
     writeFileSync(join(dir, 'commit-signing-key'), 'not hex\n');
-    const err = await loadSigningKey(dir).catch((e: Error) => e);
+    const err = await loadSigningKey(trustIn(dir)).catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/commit-signing-key is not a hexadecimal key/);
     expect((err as Error).message).not.toContain(dir);

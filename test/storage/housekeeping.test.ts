@@ -4,6 +4,7 @@ import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/repository/layout.js';
 import { FlagRepository, RepositoryRegistry } from '../../src/storage/index.js';
+import { stateIn } from '../helpers/control-state.js';
 import { configYaml, git, meta, seedShop, tempDir } from './helpers.js';
 
 /** A config update of flag `key` (a or b of the shop) as the control plane makes it. */
@@ -17,7 +18,8 @@ const setRollout =
 
 /** A registry packing every `gcEveryCommits` commits, with the shop seeded in organisation acme. */
 async function withShop(gcEveryCommits: number, run: (repo: FlagRepository, registry: RepositoryRegistry) => Promise<void>): Promise<void> {
-  const registry = new RepositoryRegistry({ dataDir: tempDir(), watch: false, gcEveryCommits });
+  const dataDir = tempDir();
+  const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false, gcEveryCommits });
   try {
     const repo = await registry.get('acme');
     await seedShop(repo);

@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../src/errors/kinds.js';
 import { type MainMoved, RepositoryRegistry } from '../../src/storage/index.js';
+import { stateIn } from '../helpers/control-state.js';
 import { git, pushFromOutside, seedShop, tempDir, waitFor } from './helpers.js';
 
 describe('RepositoryRegistry', () => {
   it('creates <dataDir>/repos/<org>.git on first use, one instance per organisation even under concurrent calls', async () => {
     const dataDir = tempDir();
-    const registry = new RepositoryRegistry({ dataDir, watch: false });
+    const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false });
     try {
       const [first, second, other] = await Promise.all([registry.get('acme'), registry.get('acme'), registry.get('globex')]);
       expect(first).toBe(second);
@@ -24,7 +25,7 @@ describe('RepositoryRegistry', () => {
 
   it('refuses organisation names that could leave the data directory', async () => {
     const dataDir = tempDir();
-    const registry = new RepositoryRegistry({ dataDir, watch: false });
+    const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false });
     for (const org of ['../evil', 'a/b', '.hidden', 'Acme', '', 'x'.repeat(64), 'acme\0', '-dash']) {
       await expect(registry.get(org), JSON.stringify(org)).rejects.toBeInstanceOf(InvalidInputError);
     }
@@ -33,7 +34,8 @@ describe('RepositoryRegistry', () => {
   });
 
   it('hands out repositories that announce pushes from outside, and closes them all on closeAll', async () => {
-    const registry = new RepositoryRegistry({ dataDir: tempDir(), repository: { watchDebounceMs: 20 } });
+    const dataDir = tempDir();
+    const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, repository: { watchDebounceMs: 20 } });
     try {
       const repo = await registry.get('acme');
       const seeded = await seedShop(repo);

@@ -12,6 +12,7 @@ import type { FlagRepository } from '../../src/storage/index.js';
 import { RepositoryRegistry } from '../../src/storage/repository-registry.js';
 import { WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import { WebhookService } from '../../src/webhooks/webhook-service.js';
+import { stateIn } from '../helpers/control-state.js';
 import { ROOT } from '../packages/packed-app.js';
 import { agent, configYaml, meta, seedShop } from '../storage/helpers.js';
 
@@ -35,11 +36,20 @@ const servers: http.Server[] = [];
 
 beforeEach(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'flagops-webhook-docs-'));
-  repos = new RepositoryRegistry({ dataDir: path.join(dir, 'data'), watch: false });
+  repos = new RepositoryRegistry({
+    dataDir: path.join(dir, 'data'),
+    trust: (await stateIn(path.join(dir, 'data'))).commitTrust,
+    watch: false,
+  });
   audit = new AuditRegistry({ repos });
   repo = await repos.get('acme');
   await seedShop(repo);
-  service = await WebhookService.open({ dataDir: path.join(dir, 'data'), audit, repos, retry: { baseDelayMs: 50, maxDelayMs: 100 } });
+  service = await WebhookService.open({
+    state: await stateIn(path.join(dir, 'data')),
+    audit,
+    repos,
+    retry: { baseDelayMs: 50, maxDelayMs: 100 },
+  });
 });
 afterEach(async () => {
   for (const child of children.splice(0)) child.kill();

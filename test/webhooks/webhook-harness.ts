@@ -14,6 +14,7 @@ import type { Logger } from '../../src/log/logger.js';
 import { layout } from '../../src/repository/layout.js';
 import { RepositoryRegistry } from '../../src/storage/repository-registry.js';
 import { type RetryPolicy, WebhookService, type WebhookServiceOptions } from '../../src/webhooks/webhook-service.js';
+import { stateIn } from '../helpers/control-state.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { configYaml, meta, seedShop } from '../storage/helpers.js';
 
@@ -99,12 +100,12 @@ export async function receiver(answer: (n: number) => number | null = () => 200)
 
 export const FAST: Partial<RetryPolicy> = { baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 2_000 };
 
-type OpenOptions = Omit<WebhookServiceOptions, 'dataDir' | 'audit' | 'repos'>;
+type OpenOptions = Omit<WebhookServiceOptions, 'state' | 'audit' | 'repos'>;
 
 /** A data dir with organisation `acme` holding project `shop`; `open()` starts a WebhookService on it. */
 export async function setup(retry: Partial<RetryPolicy> = FAST) {
   const dataDir = mkdtempSync(join(tmpdir(), 'flagops-webhooks-'));
-  const repos = new RepositoryRegistry({ dataDir, watch: false });
+  const repos = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false });
   const audit = new AuditRegistry({ repos });
   cleanup.push(async () => {
     await audit.closeAll();
@@ -114,7 +115,7 @@ export async function setup(retry: Partial<RetryPolicy> = FAST) {
   const repo = await repos.get('acme');
   await seedShop(repo);
   const open = async (policy: Partial<RetryPolicy> = retry, options: OpenOptions = {}) => {
-    const service = await WebhookService.open({ dataDir, audit, repos, retry: policy, ...options });
+    const service = await WebhookService.open({ state: await stateIn(dataDir), audit, repos, retry: policy, ...options });
     cleanup.push(() => service.close());
     return service;
   };

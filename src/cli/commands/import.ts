@@ -1,9 +1,9 @@
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { KEY_FILE, readKeyFile } from '../../auth/key-file.js';
 import { isOrgName } from '../../auth/key-format.js';
 import { readRepositoryFiles } from '../../repository/read-repository.js';
+import { openControlState } from '../../state/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { confirmSummary, formatImportPlan } from '../format-import-plan.js';
 import { type ImportPlan, needsConfirmation, planIsEmpty } from '../import-plan.js';
@@ -62,8 +62,8 @@ async function missingTarget(dataDir: string, org: string): Promise<string | nul
     return `there is no data directory ${dataDir}; check --data-dir (or FLAGOPS_DATA_DIR), or pass --create to start a new one`;
   }
   if (await isDirectory(join(dataDir, 'repos', `${org}.git`))) return null;
-  const keyFile = await readKeyFile(join(dataDir, 'state', KEY_FILE)).catch(() => null);
-  if (keyFile?.organisations.some((o) => o.name === org)) return null;
+  const keys = await (await openControlState({ dataDir, create: false })).keys.list().catch(() => null);
+  if (keys?.organisations.some((o) => o.name === org)) return null;
   const known = (await readdir(join(dataDir, 'repos')).catch(() => [] as string[]))
     .filter((n) => n.endsWith('.git'))
     .map((n) => n.slice(0, -4));
@@ -163,7 +163,8 @@ async function commitImport(
 ): Promise<number> {
   const { org, dir, imported } = request;
   const { RepositoryRegistry } = await import('../../storage/index.js');
-  const registry = new RepositoryRegistry({ dataDir: options.dataDir, watch: false });
+  const state = await openControlState({ dataDir: options.dataDir });
+  const registry = new RepositoryRegistry({ dataDir: options.dataDir, trust: state.commitTrust, watch: false });
   try {
     const repo = await registry.get(org);
     const slugs = [...imported.projects.keys()];

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { KEY_FILE, readKeyFile } from '../../auth/key-file.js';
 import { readNewPassword } from '../../dashboard/users/read-password.js';
-import { UserStore } from '../../dashboard/users/user-store.js';
+import { UserService } from '../../dashboard/users/user-service.js';
+import { type ControlState, openControlState } from '../../state/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops user add --username <username> --name <full name> [--org <org>] [--data-dir <dir>]
@@ -24,9 +24,9 @@ Options:
 `;
 
 /** The organisation to add the user to: the one named, or the only one there is. */
-async function organisationOf(dataDir: string, wanted: string | undefined): Promise<string> {
-  const keys = await readKeyFile(path.join(dataDir, 'state', KEY_FILE));
-  const names = (keys?.organisations ?? []).map((o) => o.name);
+async function organisationOf(state: ControlState, dataDir: string, wanted: string | undefined): Promise<string> {
+  const { organisations } = await state.keys.list();
+  const names = organisations.map((o) => o.name);
   if (names.length === 0)
     throw new Error(`${dataDir} holds no organisation yet; start the service once on it (it creates one), then add users`);
   if (wanted !== undefined) {
@@ -49,9 +49,10 @@ export function createUserCommand(readPassword: (io: CliIo) => Promise<string>):
     if (values.username === undefined) throw new UsageError('--username is required');
     if (values.name === undefined) throw new UsageError('--name is required');
     const dataDir = path.resolve(io.cwd, values['data-dir'] ?? io.env.FLAGOPS_DATA_DIR ?? 'data');
-    const org = await organisationOf(dataDir, values.org);
+    const state = await openControlState({ dataDir, create: false });
+    const org = await organisationOf(state, dataDir, values.org);
     const password = await readPassword(io);
-    const users = await UserStore.open({ dataDir });
+    const users = await UserService.open({ state });
     const user = await users.create(org, { username: values.username, name: values.name, password });
     io.stdout(`created user ${user.username} (${user.name}) in organisation ${org}; they can sign in to the dashboard now\n`);
     return EXIT.ok;

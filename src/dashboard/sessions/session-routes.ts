@@ -5,14 +5,14 @@ import type { Principal } from '../../auth/principal.js';
 import type { PrincipalResolver } from '../../control-plane/workspace.js';
 import { InvalidInputError, UnauthorizedError } from '../../errors/kinds.js';
 import { readJsonBody } from '../../http/read-json-body.js';
-import { usernameKey } from '../users/user-routes.js';
-import type { UserStore, UserView } from '../users/user-store.js';
+import { usernameKey } from '../../state/index.js';
+import type { UserService, UserView } from '../users/user-service.js';
 import { checkCsrf, clearedSessionCookies, csrfTokenOf, readSessionToken, requireSameOrigin, sessionCookie } from './session-cookie.js';
-import type { SessionRecord, SessionStore } from './session-store.js';
+import type { SessionRecord, SessionService } from './session-service.js';
 
 export interface SessionDeps {
-  sessions: SessionStore;
-  users: UserStore;
+  sessions: SessionService;
+  users: UserService;
 }
 
 export interface CurrentSession {

@@ -1,7 +1,8 @@
 import { type Route, route } from '../../control-plane/route-table.js';
 import { InvalidInputError } from '../../errors/kinds.js';
-import type { SessionStore } from '../sessions/session-store.js';
-import type { UserStore } from './user-store.js';
+import { isUsername } from '../../state/index.js';
+import type { SessionService } from '../sessions/session-service.js';
+import type { UserService } from './user-service.js';
 
 export interface NewUser {
   username: string;
@@ -9,23 +10,12 @@ export interface NewUser {
   password: string;
 }
 
-/** What people sign in with: letters, digits and `._@+-`, so an email address works as a username. */
-const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$/;
 // NIST SP 800-63B: at least 8 characters, allow at least 64; we ask for 10 and stop at 1024 to bound the work.
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
 const MAX_NAME_LENGTH = 100;
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
 const CONTROL = /[\u0000-\u001f\u007f]/;
-
-export function isUsername(value: unknown): value is string {
-  return typeof value === 'string' && USERNAME.test(value);
-}
-
-/** Usernames are unique regardless of letter case: Alice and alice are one person. */
-export function usernameKey(username: string): string {
-  return username.toLowerCase();
-}
 
 export function checkPassword(password: unknown): string {
   if (typeof password !== 'string') throw new InvalidInputError('password: must be a string', 'password');
@@ -62,7 +52,7 @@ export function checkNewUser(input: unknown): NewUser {
  * Dashboard users, managed like keys: a user's password is a credential, so the same `keys.manage`
  * permission guards them (admin keys only; a session may not create more people who can sign in).
  */
-export function userRoutes(deps: { users: UserStore; sessions: SessionStore }): Route[] {
+export function userRoutes(deps: { users: UserService; sessions: SessionService }): Route[] {
   return [
     route({
       method: 'POST',

@@ -8,10 +8,11 @@ import { ForbiddenError, InvalidInputError, NotFoundError } from '../../errors/k
 import { matchesEtag } from '../../eval-server/routed-app.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { readJsonBody } from '../../http/read-json-body.js';
+import type { ReplicaBatchLedger } from '../../state/index.js';
 import type { EvaluationCounter } from '../../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
 import { viewBody } from '../replica-holder.js';
-import { BatchLedger, countsBatch } from './batch-ledger.js';
+import { countsBatch } from './counts-batch.js';
 import { listing, openReplicaStream, servedOrg, servedViews } from './replica-views.js';
 
 export interface ReplicaUpstreamDeps {
@@ -19,8 +20,8 @@ export interface ReplicaUpstreamDeps {
   repos: RepositoryRegistry;
   holder: SnapshotHolder;
   counter: EvaluationCounter;
-  /** Where the ids of count batches already taken are kept across restarts (memory only when absent). */
-  ledgerFile?: string;
+  /** The ids of count batches already taken, kept across restarts. */
+  batches: ReplicaBatchLedger;
 }
 
 /** What the composition root must call on stop: ends the replica streams so the server stops at once. */
@@ -35,7 +36,6 @@ export interface ReplicaUpstream {
  * sdk keys they have not seen, and hand in evaluation counts in idempotent batches.
  */
 export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
-  const ledger = new BatchLedger(deps.ledgerFile);
   const streams = new Set<() => void>();
   return {
     close: () => {
@@ -94,7 +94,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         const { org } = replicaPrincipal(ctx, deps.keys);
         const batch = countsBatch(await readJsonBody(ctx.req), org, deps.holder);
         ctx.status = 202;
-        if (!(await ledger.claim(org, batch.batchId))) {
+        if (!(await deps.batches.claim(org, batch.batchId))) {
           ctx.body = { accepted: 0, duplicate: true };
           return;
         }

@@ -22,7 +22,7 @@ export interface CommitInfo {
   flagops: FlagopsTrailers | null;
   /**
    * What the `Flagops-*` trailers of a commit without a valid signature claim, or null. Believed only for
-   * commits older than signing (commit-trust.ts); otherwise anyone could have written them.
+   * commits older than signing (CommitTrustStore); otherwise anyone could have written them.
    */
   unsignedFlagops: FlagopsTrailers | null;
 }

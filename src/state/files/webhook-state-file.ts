@@ -1,49 +1,13 @@
-import type { AuditAction, AuditEntry } from '@flagops/core';
-import { readJsonStateFile, writeFileAtomic } from '../state-files/state-files.js';
-
-export interface WebhookRecord {
-  id: string;
-  org: string;
-  url: string;
-  /** The audit actions delivered; empty: every action. */
-  actions: string[];
-  /** The HMAC-SHA256 key of `X-Flagops-Signature`. */
-  secret: string;
-  createdAt: string;
-}
-
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
-
-export interface DeliveryRecord {
-  id: string;
-  webhookId: string;
-  auditId: string;
-  action: AuditAction;
-  /**
-   * What is sent, kept while pending rather than read back from the audit trail: `auditId` names a commit,
-   * which several entries share, and main may be rewritten. A finished delivery keeps no copy of it.
-   */
-  entry?: AuditEntry;
-  status: DeliveryStatus;
-  attempts: number;
-  lastError?: string;
-  createdAt: string;
-  /** Epoch ms of the next attempt, while pending. */
-  nextAttemptAt?: number;
-  deliveredAt?: string;
-}
+import type { AuditEntry } from '@flagops/core';
+import { readJsonStateFile, writeFileAtomic } from '../../state-files/state-files.js';
+import type { DeliveryRecord, WebhookState } from '../webhook-store.js';
 
 /**
- * Everything webhooks keep: `<dataDir>/state/webhooks.json`, mode 0600 (it holds the secrets). In the file, the
- * entries of pending deliveries are listed once in `entries` and each delivery names its own by position: ten
- * webhooks waiting for one entry hold one copy of it. Files written before hold the entry in each delivery.
+ * `<dataDir>/state/webhooks.json`, mode 0600 (it holds the secrets). In the file, the entries of pending
+ * deliveries are listed once in `entries` and each delivery names its own by position: ten webhooks waiting for
+ * one entry hold one copy of it. Files written before hold the entry in each delivery.
  */
-export interface WebhookState {
-  webhooks: WebhookRecord[];
-  /** Per organisation, the newest audit entry (its commit id) already turned into deliveries; '' for an empty trail. */
-  cursors: Record<string, string>;
-  deliveries: DeliveryRecord[];
-}
+export const WEBHOOK_FILE = 'webhooks.json';
 
 const HINT = '; it holds the webhooks and their delivery log: restore it from a backup, or remove it to start without webhooks';
 
@@ -72,7 +36,7 @@ async function writeWebhookState(file: string, state: WebhookState): Promise<num
   return Buffer.byteLength(text);
 }
 
-/** The file's text: compact JSON, each entry once (see WebhookState). */
+/** The file's text: compact JSON, each entry once (see WEBHOOK_FILE). */
 export function serializeWebhookState(state: WebhookState): string {
   const entries: AuditEntry[] = [];
   const positions = new Map<AuditEntry, number>();
@@ -95,8 +59,13 @@ export interface StateFileOptions {
   soonMs?: number;
   /** The pace writes keep to at most, in bytes a second (default 8 MiB). */
   bytesPerSecond?: number;
-  /** Told when a write asked for by `saveSoon()` fails (nobody awaits it). */
-  onError?: (err: unknown) => void;
+}
+
+interface Soon {
+  timer: NodeJS.Timeout;
+  promise: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
 }
 
 /**
@@ -106,19 +75,18 @@ export interface StateFileOptions {
  * would have ended: a small file is written at once, and a big one (thousands of deliveries waiting for
  * receivers that are down) a few times a second however many changes come, not once per change.
  * `saveSoon()` is for what may be lost in a crash (the outcome of an attempt, which is then made again):
- * one write within `soonMs` covers every such change.
+ * one write within `soonMs` covers every such change, and what it returns settles with that write.
  */
 export class WebhookStateFile {
   private chain: Promise<void> = Promise.resolve();
   /** The write that has not started yet, which a save asked for now can join. */
   private waiting: Promise<void> | null = null;
-  private soon: NodeJS.Timeout | null = null;
+  private soon: Soon | null = null;
   /** When the last write started, and how many milliseconds it is worth at `bytesPerSecond`. */
   private last = { at: 0, worthMs: 0 };
   private readonly write: (file: string, state: WebhookState) => Promise<unknown>;
   private readonly soonMs: number;
   private readonly bytesPerSecond: number;
-  private readonly onError: (err: unknown) => void;
 
   constructor(
     private readonly file: string,
@@ -128,7 +96,6 @@ export class WebhookStateFile {
     this.write = options.write ?? writeWebhookState;
     this.soonMs = options.soonMs ?? 1_000;
     this.bytesPerSecond = options.bytesPerSecond ?? 8 * 1024 * 1024;
-    this.onError = options.onError ?? (() => {});
   }
 
   save(): Promise<void> {
@@ -137,11 +104,18 @@ export class WebhookStateFile {
       const wait = this.last.at + this.last.worthMs - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait)); // saves asked for meanwhile join
       this.waiting = null; // from here on, a change needs the next write
-      if (this.soon) clearTimeout(this.soon); // this write covers what was to be written soon
+      const soon = this.soon; // this write covers what was to be written soon
       this.soon = null;
+      if (soon) clearTimeout(soon.timer);
       const at = Date.now();
-      const bytes = await this.write(this.file, this.state());
-      this.last = { at, worthMs: ((typeof bytes === 'number' ? bytes : 0) / this.bytesPerSecond) * 1000 };
+      try {
+        const bytes = await this.write(this.file, this.state());
+        this.last = { at, worthMs: ((typeof bytes === 'number' ? bytes : 0) / this.bytesPerSecond) * 1000 };
+      } catch (err) {
+        soon?.reject(err);
+        throw err;
+      }
+      soon?.resolve();
     };
     const done = this.chain.then(write, write);
     this.waiting = done;
@@ -149,19 +123,26 @@ export class WebhookStateFile {
     return done;
   }
 
-  /** A write within `soonMs` (or sooner, with the next save). */
-  saveSoon(): void {
-    if (this.soon || this.waiting) return;
-    this.soon = setTimeout(() => {
-      this.soon = null;
-      this.save().catch(this.onError);
+  /** A write within `soonMs` (or sooner, with the next save); resolves (or rejects) with that write. */
+  saveSoon(): Promise<void> {
+    if (this.waiting) return this.waiting;
+    if (this.soon) return this.soon.promise;
+    let settle: Pick<Soon, 'resolve' | 'reject'> = { resolve: () => {}, reject: () => {} };
+    const promise = new Promise<void>((resolve, reject) => {
+      settle = { resolve, reject };
+    });
+    promise.catch(() => {}); // a caller that keeps it hears of a failure; one that does not is not an unhandled rejection
+    const timer = setTimeout(() => {
+      this.save().catch(() => {}); // the write settles `promise`
     }, this.soonMs);
-    this.soon.unref();
+    timer.unref();
+    this.soon = { timer, promise, ...settle };
+    return promise;
   }
 
-  /** Writes what `saveSoon()` left waiting, and resolves when every write has finished. */
+  /** Writes what `saveSoon()` left waiting, and resolves when every write has finished; rejects when that write fails. */
   async flush(): Promise<void> {
-    if (this.soon) await this.save().catch(this.onError);
+    if (this.soon) await this.save();
     await this.chain;
   }
 }

@@ -1,28 +1,31 @@
 import { appendFile, mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Pusher } from '@flagops/core';
+import type { PushLog, PushReader, PushRecord } from '../push-log.js';
 
 /**
- * Who pushed each commit that came in over git over HTTP, as git hosts record the pusher beside the author a
- * commit claims. One JSON line per commit, `{ commit, pushedBy, at }`, in `<dataDir>/state/pushes/<org>.jsonl`:
- * appended by the push check before git accepts the push (so it is there before `main` can move), kept
- * across restarts and rebuilds of the audit index. A commit recorded twice (a push git accepted but could
- * not apply, then pushed again) belongs to the last record. Commits that arrived otherwise have none.
+ * The push log as files: one JSON line per commit, `{ commit, pushedBy, at }`, in `<pushesDir>/<org>.jsonl`
+ * (`<dataDir>/state/pushes`). A commit recorded twice (a push git accepted but could not apply, then pushed
+ * again) belongs to the last record. Commits that arrived otherwise have none.
  */
+export class FilePushLog implements PushLog {
+  constructor(private readonly dir: string) {}
 
-export interface PushRecord {
-  commit: string;
-  pushedBy: Pusher;
-  /** When the push was checked, ISO-8601. */
-  at: string;
+  append(org: string, records: readonly PushRecord[]): Promise<void> {
+    return appendPushRecords(this.hookTarget(org), records);
+  }
+
+  reader(org: string): PushReader {
+    return new FilePushReader(this.hookTarget(org));
+  }
+
+  /** The organisation's file; `org` is a checked organisation name. */
+  hookTarget(org: string): string {
+    return join(this.dir, `${org}.jsonl`);
+  }
 }
 
 const OID = /^[0-9a-f]{40}$/;
-
-/** The push log of `org` in `dir` (`<dataDir>/state/pushes`); `org` is a checked organisation name. */
-export function pushLogPath(dir: string, org: string): string {
-  return join(dir, `${org}.jsonl`);
-}
 
 /** Appends the records and fsyncs them: once this resolves, a crash cannot lose them. */
 export async function appendPushRecords(file: string, records: readonly PushRecord[]): Promise<void> {
@@ -39,7 +42,7 @@ export async function appendPushRecords(file: string, records: readonly PushReco
 }
 
 /** The push log of one organisation, read once and then only what was appended since. */
-export class PushLog {
+export class FilePushReader implements PushReader {
   private readonly pushers = new Map<string, Pusher>();
   private offset = 0;
 

@@ -1,8 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
-import { writeFileAtomic } from '../state-files/state-files.js';
-import type { CountEntry } from './count-maps.js';
-import { HOUR_MS } from './hours.js';
+import { writeFileAtomic } from '../../state-files/state-files.js';
+import type { CountEntry } from '../count-store.js';
+
+/** Counts are per UTC hour: an entry whose hour does not start one is not ours. */
+const HOUR_MS = 3_600_000;
 
 export const STATS_LOG_FILE = 'evaluations.jsonl';
 

@@ -1,32 +1,54 @@
+import path from 'node:path';
 import { isEnvironmentName } from '@flagops/core';
-import { readJsonStateFile, writeJsonStateFile } from '../state-files/state-files.js';
-import { isKeyKind, isOrgName } from './key-format.js';
-import type { KeyRecord, Organisation } from './principal.js';
+import { isKeyKind, isOrgName } from '../../auth/key-format.js';
+import type { KeyAdditions, KeyRecord, KeySet, KeyStore } from '../key-store.js';
+import type { Unsubscribe } from '../unsubscribe.js';
+import { JsonStateFile } from './json-state-file.js';
 
 /** `<dataDir>/state/keys.json`: runtime state, never part of the flags repository. */
-export interface KeyFileContent {
+interface KeyFileContent extends KeySet {
   version: 1;
-  organisations: Organisation[];
-  keys: KeyRecord[];
 }
 
 export const KEY_FILE = 'keys.json';
 
-export function emptyKeyFile(): KeyFileContent {
-  return { version: 1, organisations: [], keys: [] };
+/** Keys and organisations in `<stateDir>/keys.json`, read once and kept in memory. */
+export class FileKeyStore implements KeyStore {
+  private readonly file: JsonStateFile<KeyFileContent>;
+
+  constructor(stateDir: string) {
+    this.file = new JsonStateFile(path.join(stateDir, KEY_FILE), { parse: checkContent });
+  }
+
+  async list(): Promise<KeySet> {
+    const { organisations, keys } = await this.file.read();
+    return structuredClone({ organisations, keys });
+  }
+
+  add<T>(plan: (current: Readonly<KeySet>) => KeyAdditions<T>): Promise<T> {
+    return this.file.change((next) => {
+      const { organisations = [], keys = [], result } = plan(next);
+      for (const org of organisations) if (!next.organisations.some((o) => o.name === org.name)) next.organisations.push({ ...org });
+      next.keys.push(...keys.map((k) => ({ ...k })));
+      return result;
+    });
+  }
+
+  revoke(org: string, id: string, at: string): Promise<KeyRecord | undefined> {
+    return this.file.change((next) => {
+      const record = next.keys.find((k) => k.id === id && k.org === org);
+      if (record) record.revokedAt ??= at;
+      return record && { ...record };
+    });
+  }
+
+  onChange(listener: () => void): Unsubscribe {
+    return this.file.onChange(listener);
+  }
 }
 
-/** The file's content, or null when it does not exist yet (first start). */
-export async function readKeyFile(file: string): Promise<KeyFileContent | null> {
-  const data = await readJsonStateFile(file);
-  return data === undefined ? null : checkContent(file, data);
-}
-
-export async function writeKeyFile(file: string, content: KeyFileContent): Promise<void> {
-  await writeJsonStateFile(file, content);
-}
-
-function checkContent(file: string, data: unknown): KeyFileContent {
+function checkContent(data: unknown, file: string): KeyFileContent {
+  if (data === undefined) return { version: 1, organisations: [], keys: [] };
   const fail = (where: string, what: string): never => {
     throw new Error(`${file}: ${where}: ${what}`);
   };

@@ -1,15 +1,23 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { SessionStore } from '../../src/dashboard/sessions/session-store.js';
+import { describe, expect, it, vi } from 'vitest';
+import { SessionService } from '../../src/dashboard/sessions/session-service.js';
 import { silentLogger } from '../../src/log/logger.js';
+import { stateIn } from '../helpers/control-state.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { manualClock, useDataDir } from './helpers/temp-dir.js';
 
 const HOUR = 3_600_000;
 const user = { id: 'usr_1', org: 'acme' };
 
 async function open(dataDir: string, clock = manualClock()) {
-  return SessionStore.open({ dataDir, logger: silentLogger, now: clock.now, idleMs: 2 * HOUR, absoluteMs: 12 * HOUR });
+  return SessionService.open({
+    state: await stateIn(dataDir),
+    logger: silentLogger,
+    now: clock.now,
+    idleMs: 2 * HOUR,
+    absoluteMs: 12 * HOUR,
+  });
 }
 
 describe('dashboard sessions (state/sessions.json)', () => {
@@ -114,5 +122,21 @@ describe('dashboard sessions (state/sessions.json)', () => {
     await (await open(dir)).create(user);
     await writeFile(path.join(dir, 'state', 'sessions.json'), '{"version":1,"sessions":[{"id":1}]}');
     await expect(open(dir)).rejects.toThrow(/remove the file to sign everybody out/);
+  });
+});
+
+describe('sessions in a state shared by two instances', () => {
+  const dataDir = useDataDir();
+
+  it('a session signed in through one is signed in on the other, and signed out on both by one sign-out', async () => {
+    const dir = await dataDir();
+    const clock = manualClock();
+    const one = await open(dir, clock);
+    const other = await open(dir, clock);
+    const { token, session } = await one.create(user);
+    await vi.waitFor(() => expect(other.resolve(token)).toMatchObject({ id: session.id }), { timeout: PROMPTLY_MS });
+    await other.revoke(token);
+    await vi.waitFor(() => expect(one.resolve(token)).toBeNull(), { timeout: PROMPTLY_MS });
+    await Promise.all([one.close(), other.close()]);
   });
 });

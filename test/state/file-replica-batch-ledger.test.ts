@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BatchLedger } from '../../src/replica/upstream/batch-ledger.js';
+import { FileReplicaBatchLedger } from '../../src/state/files/file-replica-batch-ledger.js';
 
 describe('the ledger of count batches taken from replicas (nothing counted twice)', () => {
   let dir: string;
@@ -14,31 +14,31 @@ describe('the ledger of count batches taken from replicas (nothing counted twice
   afterEach(() => rm(dir, { recursive: true, force: true }));
 
   it('takes a batch once and refuses its retry', async () => {
-    const ledger = new BatchLedger(file);
+    const ledger = new FileReplicaBatchLedger(file);
     expect(await ledger.claim('acme', 'batch-0001')).toBe(true);
     expect(await ledger.claim('acme', 'batch-0001')).toBe(false);
     expect(await ledger.claim('other', 'batch-0001')).toBe(true);
   });
 
   it('refuses a retry after a control-plane restart', async () => {
-    expect(await new BatchLedger(file).claim('acme', 'batch-0001')).toBe(true);
-    const restarted = new BatchLedger(file);
+    expect(await new FileReplicaBatchLedger(file).claim('acme', 'batch-0001')).toBe(true);
+    const restarted = new FileReplicaBatchLedger(file);
     expect(await restarted.claim('acme', 'batch-0001')).toBe(false);
     expect(await restarted.claim('acme', 'batch-0002')).toBe(true);
   });
 
   it('lets exactly one of two concurrent deliveries of a batch through', async () => {
-    const ledger = new BatchLedger(file);
+    const ledger = new FileReplicaBatchLedger(file);
     const answers = await Promise.all([ledger.claim('acme', 'batch-0001'), ledger.claim('acme', 'batch-0001')]);
     expect(answers.filter(Boolean)).toHaveLength(1);
   });
 
   it('skips a torn last line and forgets ids older than a day at start', async () => {
     let now = Date.UTC(2026, 10, 21);
-    expect(await new BatchLedger(file, 100, 24 * 3600_000, () => now).claim('acme', 'old-batch-1')).toBe(true);
+    expect(await new FileReplicaBatchLedger(file, 100, 24 * 3600_000, () => now).claim('acme', 'old-batch-1')).toBe(true);
     await appendFile(file, '{"org":"acme","id":"to');
     now += 25 * 3600_000;
-    const later = new BatchLedger(file, 100, 24 * 3600_000, () => now);
+    const later = new FileReplicaBatchLedger(file, 100, 24 * 3600_000, () => now);
     expect(await later.claim('acme', 'old-batch-1')).toBe(true);
     expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(1);
   });

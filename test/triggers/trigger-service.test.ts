@@ -1,11 +1,13 @@
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { KeyService } from '../../src/auth/key-service.js';
 import { NotFoundError } from '../../src/errors/kinds.js';
 import { readAlertPayload } from '../../src/triggers/alert-payload.js';
-import { TriggerStore, triggerPath } from '../../src/triggers/trigger-store.js';
+import { TriggerService, triggerPath } from '../../src/triggers/trigger-service.js';
+import { stateIn } from '../helpers/control-state.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -20,8 +22,8 @@ function dataDir(): string {
 describe('the trigger store', () => {
   it('keeps triggers in state/triggers.json (0600) with the secret only hashed, across restarts', async () => {
     const dir = dataDir();
-    await KeyService.open({ dataDir: dir });
-    const store = await TriggerStore.open({ dataDir: dir, now: () => new Date('2026-11-24T09:00:00Z') });
+    await KeyService.open({ state: await stateIn(dir) });
+    const store = await TriggerService.open({ state: await stateIn(dir), now: () => new Date('2026-11-24T09:00:00Z') });
     const { trigger, secret } = await store.create({ org: 'acme', flagId: 'flg_1', environment: 'prod', name: 'error rate' });
     expect(trigger).toEqual({
       id: expect.stringMatching(/^trg_/),
@@ -38,7 +40,7 @@ describe('the trigger store', () => {
     expect(text).not.toContain(secret);
     expect(text).toMatch(/"secretHash": "hmac-sha256:[0-9a-f]{64}"/);
 
-    const reopened = await TriggerStore.open({ dataDir: dir });
+    const reopened = await TriggerService.open({ state: await stateIn(dir) });
     expect(reopened.verify(trigger.id, secret)?.name).toBe('error rate');
     expect(reopened.list('acme', 'flg_1', 'prod')).toEqual([trigger]);
     expect(reopened.list('acme', 'flg_1', 'dev')).toEqual([]);
@@ -47,7 +49,7 @@ describe('the trigger store', () => {
 
   it('refuses a wrong secret, an unknown id and a deleted trigger; deletes only its own organisation’s', async () => {
     const dir = dataDir();
-    const store = await TriggerStore.open({ dataDir: dir });
+    const store = await TriggerService.open({ state: await stateIn(dir) });
     const { trigger, secret } = await store.create({ org: 'acme', flagId: 'flg_1', environment: 'prod' });
     expect(trigger.name).toBe(trigger.id);
     const wrong = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
@@ -58,7 +60,20 @@ describe('the trigger store', () => {
     expect(store.verify(trigger.id, secret)).not.toBeNull();
     await store.delete('acme', trigger.id);
     expect(store.verify(trigger.id, secret)).toBeNull();
-    expect((await TriggerStore.open({ dataDir: dir })).verify(trigger.id, secret)).toBeNull();
+    expect((await TriggerService.open({ state: await stateIn(dir) })).verify(trigger.id, secret)).toBeNull();
+  });
+});
+
+describe('triggers in a state shared by two instances', () => {
+  it('a trigger created through one works on the other, and stops once deleted through it', async () => {
+    const dir = dataDir();
+    const one = await TriggerService.open({ state: await stateIn(dir) });
+    const other = await TriggerService.open({ state: await stateIn(dir) });
+    const { trigger, secret } = await one.create({ org: 'acme', flagId: 'flg_1', environment: 'prod' });
+    await vi.waitFor(() => expect(other.verify(trigger.id, secret)?.id).toBe(trigger.id), { timeout: PROMPTLY_MS });
+    expect(other.list('acme', 'flg_1', 'prod')).toEqual([trigger]);
+    await one.delete('acme', trigger.id);
+    await vi.waitFor(() => expect(other.verify(trigger.id, secret)).toBeNull(), { timeout: PROMPTLY_MS });
   });
 });
 

@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { UserStore } from '../../src/dashboard/users/user-store.js';
+import { describe, expect, it, vi } from 'vitest';
+import { UserService } from '../../src/dashboard/users/user-service.js';
 import { ConflictError, InvalidInputError, NotFoundError } from '../../src/errors/kinds.js';
+import { stateIn } from '../helpers/control-state.js';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { CHEAP_COST, useDataDir } from './helpers/temp-dir.js';
 
 const alice = { username: 'alice', name: 'Alice Martin', password: 'alice-password-1' };
@@ -13,7 +15,7 @@ describe('the user store (state/users.json)', () => {
 
   it('creates a user whose password then verifies, and keeps only its hash on disk (mode 0600)', async () => {
     const dir = await dataDir();
-    const users = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
     const created = await users.create('acme', alice);
     expect(created).toMatchObject({ org: 'acme', username: 'alice', name: 'Alice Martin' });
     expect(created).not.toHaveProperty('passwordHash');
@@ -28,19 +30,19 @@ describe('the user store (state/users.json)', () => {
   });
 
   it('signs in regardless of the username letter case, and refuses a second Alice in any organisation', async () => {
-    const users = await UserStore.open({ dataDir: await dataDir(), cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(await dataDir()), cost: CHEAP_COST });
     await users.create('acme', alice);
     expect(await users.verify('ALICE', 'alice-password-1')).toMatchObject({ username: 'alice' });
     await expect(users.create('globex', { ...alice, username: 'Alice' })).rejects.toBeInstanceOf(ConflictError);
   });
 
   it('says nothing about unknown usernames but null', async () => {
-    const users = await UserStore.open({ dataDir: await dataDir(), cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(await dataDir()), cost: CHEAP_COST });
     expect(await users.verify('nobody', 'some-password-1')).toBeNull();
   });
 
   it('refuses bad input naming the field', async () => {
-    const users = await UserStore.open({ dataDir: await dataDir(), cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(await dataDir()), cost: CHEAP_COST });
     const cases: Array<[unknown, string]> = [
       [{ ...alice, username: 'a b' }, 'username'],
       [{ ...alice, username: '' }, 'username'],
@@ -58,7 +60,7 @@ describe('the user store (state/users.json)', () => {
   });
 
   it('lists and removes users of one organisation only', async () => {
-    const users = await UserStore.open({ dataDir: await dataDir(), cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(await dataDir()), cost: CHEAP_COST });
     const a = await users.create('acme', alice);
     const g = await users.create('globex', { username: 'gary', name: 'Gary', password: 'gary-password-1' });
     expect((await users.list('acme')).map((u) => u.username)).toEqual(['alice']);
@@ -70,8 +72,8 @@ describe('the user store (state/users.json)', () => {
 
   it('sees a user that another process (flagops user add) wrote to the file meanwhile', async () => {
     const dir = await dataDir();
-    const server = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
-    const cli = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const server = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
+    const cli = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
     await cli.create('acme', alice);
     expect(await server.verify('alice', 'alice-password-1')).toMatchObject({ username: 'alice' });
     // and the server's next write keeps the CLI's user
@@ -81,8 +83,8 @@ describe('the user store (state/users.json)', () => {
 
   it('loses no user when the service and flagops user add write at the same moment', async () => {
     const dir = await dataDir();
-    const server = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
-    const cli = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const server = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
+    const cli = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
     const names = Array.from({ length: 8 }, (_, i) => `user-${i}`);
     await Promise.all(
       names.map((username, i) => (i % 2 ? server : cli).create('acme', { username, name: username, password: `${username}-password` })),
@@ -92,7 +94,7 @@ describe('the user store (state/users.json)', () => {
 
   it('takes over the lock of a flagops user add that died holding it', async () => {
     const dir = await dataDir();
-    const users = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
     await writeFile(path.join(dir, 'state', 'users.json.lock'), String(dead));
     await users.create('acme', alice);
@@ -102,9 +104,24 @@ describe('the user store (state/users.json)', () => {
 
   it('refuses to start on a damaged file rather than losing its users', async () => {
     const dir = await dataDir();
-    const users = await UserStore.open({ dataDir: dir, cost: CHEAP_COST });
+    const users = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
     await users.create('acme', alice);
     await writeFile(path.join(dir, 'state', 'users.json'), '{"version":1,"users":[{"id":"x"}]}');
-    await expect(UserStore.open({ dataDir: dir })).rejects.toThrow(/users\[0\]/);
+    await expect(UserService.open({ state: await stateIn(dir) })).rejects.toThrow(/users\[0\]/);
+  });
+});
+
+describe('users in a state shared by two instances', () => {
+  const dataDir = useDataDir();
+
+  it("a user added through one is known to the other's sessions at once, and gone once removed through it", async () => {
+    const dir = await dataDir();
+    const one = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
+    const other = await UserService.open({ state: await stateIn(dir), cost: CHEAP_COST });
+    const created = await one.create('acme', alice);
+    await vi.waitFor(() => expect(other.byId(created.id)).toEqual(created), { timeout: PROMPTLY_MS });
+    expect(other.hasUsername('ALICE')).toBe(true);
+    await one.remove('acme', created.id);
+    await vi.waitFor(() => expect(other.byId(created.id)).toBeUndefined(), { timeout: PROMPTLY_MS });
   });
 });

@@ -1,0 +1,30 @@
+import type { CommitTrustStore } from './commit-trust-store.js';
+import type { CountStore } from './count-store.js';
+import type { KeyStore } from './key-store.js';
+import type { PepperStore } from './pepper-store.js';
+import type { PushLog } from './push-log.js';
+import type { ReplicaBatchLedger } from './replica-batch-ledger.js';
+import type { SessionStore } from './session-store.js';
+import type { TriggerStore } from './trigger-store.js';
+import type { UserStore } from './user-store.js';
+import type { WebhookStore } from './webhook-store.js';
+
+/**
+ * Everything the control plane keeps outside the flags repository, one store per kind of state. The
+ * composition root opens it once (openControlState) and hands each service the stores it needs; nothing else
+ * knows where the state lives.
+ */
+export interface ControlState {
+  readonly keys: KeyStore;
+  readonly pepper: PepperStore;
+  readonly users: UserStore;
+  readonly sessions: SessionStore;
+  readonly triggers: TriggerStore;
+  readonly webhooks: WebhookStore;
+  readonly counts: CountStore;
+  readonly replicaBatches: ReplicaBatchLedger;
+  readonly pushes: PushLog;
+  readonly commitTrust: CommitTrustStore;
+  /** Ends this instance's use of the state, once the services writing through it have stopped. */
+  close(): Promise<void>;
+}

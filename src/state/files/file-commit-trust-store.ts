@@ -1,0 +1,64 @@
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { CommitTrustStore } from '../commit-trust-store.js';
+
+/**
+ * Commit trust as files under `<dataDir>/state/`:
+ *
+ * - `commit-signing-key`: the key in hex, created on first use, mode 0600.
+ * - `unsigned-trailers/<org>`: the head of `main` when this version first opened the organisation's
+ *   repository, or `none`.
+ */
+export const SIGNING_KEY_FILE = 'commit-signing-key';
+export const UNSIGNED_TRAILERS_DIR = 'unsigned-trailers';
+const NONE = 'none';
+const OID = /^[0-9a-f]{40}$/;
+
+export class FileCommitTrustStore implements CommitTrustStore {
+  constructor(private readonly stateDir: string) {}
+
+  async signingKey(): Promise<Buffer> {
+    const file = join(this.stateDir, SIGNING_KEY_FILE);
+    const text = (await createOnce(file, `${randomBytes(32).toString('hex')}\n`)).trim();
+    if (!/^[0-9a-f]{64,}$/.test(text)) throw new Error(`state file ${SIGNING_KEY_FILE} is not a hexadecimal key; restore it from a backup`);
+    return Buffer.from(text, 'hex');
+  }
+
+  async unsignedTrailersUpTo(org: string, head: () => Promise<string | null>): Promise<string | null> {
+    const file = join(this.stateDir, UNSIGNED_TRAILERS_DIR, org);
+    const existing = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) =>
+      err.code === 'ENOENT' ? null : Promise.reject(err),
+    );
+    const text = (existing ?? (await createOnce(file, `${(await head()) ?? NONE}\n`))).trim();
+    if (text === NONE) return null;
+    if (!OID.test(text)) throw new Error(`state file ${UNSIGNED_TRAILERS_DIR}/${org} holds neither a commit id nor "${NONE}"`);
+    return text;
+  }
+}
+
+/**
+ * Creates `file` (mode 0600) with `content` unless it exists, and returns what it holds. The content is
+ * complete before the name appears (written beside it, then hard-linked), and of two processes creating it
+ * at once, one wins and both read its content.
+ */
+async function createOnce(file: string, content: string): Promise<string> {
+  const dir = join(file, '..');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(temp, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await rm(temp, { force: true });
+  }
+  return readFile(file, 'utf8');
+}

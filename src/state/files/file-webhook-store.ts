@@ -1,0 +1,89 @@
+import path from 'node:path';
+import type { Unsubscribe } from '../unsubscribe.js';
+import type { DeliveryChanges, DeliveryRecord, WebhookRecord, WebhookState, WebhookStore } from '../webhook-store.js';
+import { readWebhookState, type StateFileOptions, WEBHOOK_FILE, WebhookStateFile } from './webhook-state-file.js';
+
+/**
+ * Webhooks in `<stateDir>/webhooks.json`, read once and then kept in memory, where every change lands at once;
+ * the file is written whole, paced (WebhookStateFile), and one instance owns it: nothing else changes it while
+ * the service runs, so `onChange` never calls its listener.
+ */
+export class FileWebhookStore implements WebhookStore {
+  private webhooks: WebhookRecord[] = [];
+  private cursors: Record<string, string> = {};
+  /** By id, in the log's order (a Map keeps insertion order, and a replaced value keeps its place). */
+  private deliveries = new Map<string, DeliveryRecord>();
+  private loaded: Promise<void> | undefined;
+  private readonly path: string;
+  private readonly file: WebhookStateFile;
+
+  constructor(stateDir: string, options: StateFileOptions = {}) {
+    this.path = path.join(stateDir, WEBHOOK_FILE);
+    this.file = new WebhookStateFile(
+      this.path,
+      () => ({ webhooks: this.webhooks, cursors: this.cursors, deliveries: [...this.deliveries.values()] }),
+      options,
+    );
+  }
+
+  async read(): Promise<WebhookState> {
+    await this.load();
+    return structuredClone({ webhooks: this.webhooks, cursors: this.cursors, deliveries: [...this.deliveries.values()] });
+  }
+
+  async createWebhook(record: WebhookRecord): Promise<void> {
+    await this.load();
+    this.webhooks.push({ ...record, actions: [...record.actions] });
+    await this.file.save();
+  }
+
+  async removeWebhook(org: string, id: string): Promise<void> {
+    await this.load();
+    this.webhooks = this.webhooks.filter((w) => !(w.id === id && w.org === org));
+    for (const [deliveryId, delivery] of this.deliveries) if (delivery.webhookId === id) this.deliveries.delete(deliveryId);
+    await this.file.save();
+  }
+
+  async advance(org: string, cursor: string, changes: DeliveryChanges): Promise<void> {
+    await this.load();
+    this.cursors[org] = cursor;
+    this.apply(changes);
+    await this.file.save();
+  }
+
+  async updateDeliveries(changes: DeliveryChanges, when: 'now' | 'soon'): Promise<void> {
+    await this.load();
+    this.apply(changes);
+    await (when === 'now' ? this.file.save() : this.file.saveSoon());
+  }
+
+  async flush(): Promise<void> {
+    if (this.loaded) await this.file.flush();
+  }
+
+  onChange(_listener: () => void): Unsubscribe {
+    return () => {};
+  }
+
+  /** Copies of the records go in (their entries shared, as the file keeps each entry once). */
+  private apply({ added = [], changed = [], removed = [] }: DeliveryChanges): void {
+    for (const delivery of added) this.deliveries.set(delivery.id, { ...delivery });
+    for (const delivery of changed) if (this.deliveries.has(delivery.id)) this.deliveries.set(delivery.id, { ...delivery });
+    for (const id of removed) this.deliveries.delete(id);
+  }
+
+  private load(): Promise<void> {
+    this.loaded ??= readWebhookState(this.path).then(
+      (state) => {
+        this.webhooks = state.webhooks;
+        this.cursors = state.cursors;
+        this.deliveries = new Map(state.deliveries.map((d) => [d.id, d]));
+      },
+      (err) => {
+        this.loaded = undefined; // the next call reads the file again
+        throw err;
+      },
+    );
+    return this.loaded;
+  }
+}

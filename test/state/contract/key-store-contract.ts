@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import type { KeyRecord } from '../../../src/state/index.js';
+import { announced, type StateSubject } from './state-subject.js';
+
+const AT = '2026-05-01T10:00:00.000Z';
+
+export function key(id: string, fields: Partial<KeyRecord> = {}): KeyRecord {
+  return {
+    id,
+    org: 'acme',
+    kind: 'admin',
+    name: id,
+    prefix: `svc_adm_${id.padEnd(8, 'x').slice(0, 8)}`,
+    hash: `hmac-sha256:${'0'.repeat(64)}`,
+    createdAt: AT,
+    ...fields,
+  };
+}
+
+export function describeKeyStoreContract(subject: StateSubject): void {
+  describe('KeyStore', () => {
+    it('starts with no organisation and no key', async () => {
+      const { state } = await subject.fresh();
+      expect(await state.keys.list()).toEqual({ organisations: [], keys: [] });
+    });
+
+    it('adds what a plan returns, durably: another instance lists it', async () => {
+      const { state, another } = await subject.fresh();
+      const sdk = key('k2', { kind: 'sdk', projectId: 'p1', environment: 'prod' });
+      const result = await state.keys.add(() => ({
+        organisations: [{ name: 'acme', createdAt: AT }],
+        keys: [key('k1'), sdk],
+        result: 'done',
+      }));
+      expect(result).toBe('done');
+      const expected = { organisations: [{ name: 'acme', createdAt: AT }], keys: [key('k1'), sdk] };
+      expect(await state.keys.list()).toEqual(expected);
+      expect(await (await another()).keys.list()).toEqual(expected);
+    });
+
+    it('keeps an organisation that exists as it is', async () => {
+      const { state } = await subject.fresh();
+      await state.keys.add(() => ({ organisations: [{ name: 'acme', createdAt: AT }], result: undefined }));
+      await state.keys.add(() => ({
+        organisations: [
+          { name: 'acme', createdAt: '2027-01-01T00:00:00.000Z' },
+          { name: 'globex', createdAt: AT },
+        ],
+        result: undefined,
+      }));
+      expect((await state.keys.list()).organisations).toEqual([
+        { name: 'acme', createdAt: AT },
+        { name: 'globex', createdAt: AT },
+      ]);
+    });
+
+    it('adds nothing when the plan throws, and rejects with its error', async () => {
+      const { state } = await subject.fresh();
+      const refused = state.keys.add(() => {
+        throw new Error('refused by the plan');
+      });
+      await expect(refused).rejects.toThrow('refused by the plan');
+      expect(await state.keys.list()).toEqual({ organisations: [], keys: [] });
+    });
+
+    it('runs plans one at a time: each sees what the one before added', async () => {
+      const { state } = await subject.fresh();
+      await Promise.all(
+        Array.from({ length: 10 }, () => state.keys.add((current) => ({ keys: [key(`k${current.keys.length}`)], result: undefined }))),
+      );
+      expect((await state.keys.list()).keys.map((k) => k.id).sort()).toEqual(Array.from({ length: 10 }, (_, i) => `k${i}`).sort());
+    });
+
+    it('revokes a key of its organisation once: a second revoke keeps the first time', async () => {
+      const { state, another } = await subject.fresh();
+      await state.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      expect(await state.keys.revoke('acme', 'k1', AT)).toEqual({ ...key('k1'), revokedAt: AT });
+      expect(await state.keys.revoke('acme', 'k1', '2027-01-01T00:00:00.000Z')).toEqual({ ...key('k1'), revokedAt: AT });
+      expect((await (await another()).keys.list()).keys).toEqual([{ ...key('k1'), revokedAt: AT }]);
+    });
+
+    it('finds no key to revoke in another organisation, nor an unknown one, and changes nothing', async () => {
+      const { state } = await subject.fresh();
+      await state.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      expect(await state.keys.revoke('globex', 'k1', AT)).toBeUndefined();
+      expect(await state.keys.revoke('acme', 'nope', AT)).toBeUndefined();
+      expect((await state.keys.list()).keys).toEqual([key('k1')]);
+    });
+
+    it('hands out copies: changing what list returned changes nothing stored', async () => {
+      const { state } = await subject.fresh();
+      await state.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      const listed = await state.keys.list();
+      listed.keys[0].revokedAt = AT;
+      listed.keys.push(key('k2'));
+      expect((await state.keys.list()).keys).toEqual([key('k1')]);
+    });
+
+    it('announces a change made through another instance, which list then shows', async () => {
+      const { state, another } = await subject.fresh();
+      await state.keys.list();
+      const other = await another();
+      const heard = announced((listener) => state.keys.onChange(listener));
+      await other.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      await heard;
+      expect((await state.keys.list()).keys).toEqual([key('k1')]);
+      const heardAgain = announced((listener) => state.keys.onChange(listener));
+      await other.keys.revoke('acme', 'k1', AT);
+      await heardAgain;
+      expect((await state.keys.list()).keys).toEqual([{ ...key('k1'), revokedAt: AT }]);
+    });
+  });
+}
