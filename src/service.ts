@@ -2,10 +2,12 @@ import path from 'node:path';
 import type Router from '@koa/router';
 import { AuditRegistry } from './audit/audit-registry.js';
 import { AuthGuard } from './auth/auth-guard.js';
-import { checkBootstrapEntry, ensureFirstAdminKey } from './auth/bootstrap.js';
+import { checkBootstrapEntry } from './auth/bootstrap.js';
+import { ensureFirstAdminKey } from './auth/first-admin-key.js';
 import { KeyService } from './auth/key-service.js';
 import type { Config } from './config/config.js';
 import { createControlApp } from './control-plane/control-app.js';
+import { webhookRoutes } from './control-plane/webhooks.js';
 import { createDashboard } from './dashboard/dashboard.js';
 import { createEvalApp, evalFastPath } from './eval-server/eval-app.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
@@ -30,7 +32,6 @@ import { EvaluationCounter } from './stats/evaluation-counter.js';
 import { RepositoryRegistry } from './storage/repository-registry.js';
 import { registerTriggerHook } from './triggers/trigger-hook.js';
 import { TriggerService } from './triggers/trigger-service.js';
-import { webhookRoutes } from './webhooks/webhook-routes.js';
 import { type DeliveryLimits, type RetryPolicy, WebhookService } from './webhooks/webhook-service.js';
 
 export interface Service {

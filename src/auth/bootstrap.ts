@@ -1,9 +1,5 @@
-import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
 import { ConfigError } from '../config/config.js';
-import type { Logger } from '../log/logger.js';
 import { isOrgName, type KeyKind, KIND_PREFIX, keyPrefix, kindOfKey, secretOf } from './key-format.js';
-import type { KeyService } from './key-service.js';
 
 /** Longer keys are refused everywhere, so nobody can make us hash megabytes per request. */
 export const MAX_SECRET_LENGTH = 256;
@@ -62,23 +58,4 @@ export function checkBootstrapEntry(org: string, key: string, index: number): Bo
     entry.warning = `bootstrap key ${prefix}… of organisation ${org} uses only ${new Set(secret).size} different characters after its prefix; use random ones (${RECOMMENDED_SECRET_LENGTH} recommended)`;
   }
   return entry;
-}
-
-export const DEFAULT_ORG = 'default';
-export const INITIAL_KEY_FILE = 'initial-admin-key';
-
-/**
- * Zero configuration: on a first start with no keys at all and no FLAGOPS_BOOTSTRAP_KEYS, make an organisation
- * `default` with one admin key, and leave the key (once) in `<dataDir>/state/initial-admin-key`, readable by
- * its owner only — as Grafana or Jenkins hand out an initial admin password.
- */
-export async function ensureFirstAdminKey(keys: KeyService, dataDir: string, logger: Logger): Promise<void> {
-  if (keys.organisations().length > 0) return;
-  const created = await keys.createKey(DEFAULT_ORG, { kind: 'admin', name: 'initial admin' });
-  const file = path.join(dataDir, 'state', INITIAL_KEY_FILE);
-  await writeFile(file, `${created.key}\n`, { mode: 0o600 });
-  logger.warn('first start: created organisation "default" with an admin key; read it from the file, then delete the file', {
-    file,
-    prefix: created.prefix,
-  });
 }

@@ -1,6 +1,5 @@
 import path from 'node:path';
 import type { LogLevel } from '../log/logger.js';
-import type { MetricsSettings } from '../metrics/server-metrics.js';
 
 /** Runtime settings, all from the environment with defaults that work with zero configuration (docs/deployment.md). */
 export interface Config {
@@ -53,6 +52,14 @@ export function parseTrustProxy(value: string | undefined): number {
 }
 
 /** FLAGOPS_METRICS (`on`, the default, or `off`) and FLAGOPS_METRICS_TOKEN; a replica reads them too. */
+/** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN. */
+export interface MetricsSettings {
+  /** FLAGOPS_METRICS=off: no /metrics, no counting, no timing (for comparing against metrics on). */
+  enabled: boolean;
+  /** FLAGOPS_METRICS_TOKEN: when set, /metrics needs `Authorization: Bearer <token>`. */
+  token?: string;
+}
+
 export function parseMetricsSettings(env: NodeJS.ProcessEnv): MetricsSettings {
   const value = (env.FLAGOPS_METRICS ?? '').trim().toLowerCase();
   if (!['', 'on', 'off'].includes(value))

@@ -2,9 +2,9 @@ import { AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentNam
 import { type AuditPage, type AuditQuery, MAX_LIMIT } from '../audit/audit-query.js';
 import { entryChanges } from '../audit/entry-changes.js';
 import { InvalidInputError } from '../errors/kinds.js';
+import { flagById, projectById } from '../repository/state-lookup.js';
 import { proposalAuditEntries } from './proposals.js';
 import { integerQuery, optionalQuery, route } from './route-table.js';
-import { flagById, projectById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
 
 type Query = Readonly<Record<string, string | string[] | undefined>>;

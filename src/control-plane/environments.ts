@@ -6,6 +6,7 @@ import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
 import { configReferenceIssues } from '../repository/project-checks.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
+import { type FlagRef, flagById } from '../repository/state-lookup.js';
 import { expandRolloutPlan } from '../schedule/rollout-plan.js';
 import type { ConfigUpdateBody, RolloutPlanBody } from '../validation/api-bodies.js';
 import { configModelIssues } from '../validation/config-model.js';
@@ -17,7 +18,6 @@ import { type FlagEdit, flagChange, writeFlag } from './flag-write.js';
 import { openProposal } from './proposals.js';
 import { route } from './route-table.js';
 import { assignRuleIds } from './rule-ids.js';
-import { type FlagRef, flagById } from './state-lookup.js';
 import { type FlagView, servedFlagView } from './views.js';
 import type { Workspace } from './workspace.js';
 

@@ -1,8 +1,8 @@
 import type { AuditAction, EnvironmentName } from '@flagops/core';
 import { InvalidInRepositoryError } from '../errors/kinds.js';
 import { invalidFile } from '../repository/held-units.js';
+import { type FlagRef, flagById } from '../repository/state-lookup.js';
 import { type Change, type FileChange, heldBackBy, type ServedState } from '../storage/index.js';
-import { type FlagRef, flagById } from './state-lookup.js';
 import { type FlagView, servedFlagView } from './views.js';
 import type { Workspace } from './workspace.js';
 

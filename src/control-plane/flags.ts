@@ -3,10 +3,10 @@ import { ConflictError } from '../errors/kinds.js';
 import { deriveFlagId } from '../repository/ids.js';
 import { layout } from '../repository/layout.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
+import { flagById, flagByKey, projectById } from '../repository/state-lookup.js';
 import type { FlagCreateBody, FlagPatchBody } from '../validation/api-bodies.js';
 import { refuseHeldBack, writeFlag } from './flag-write.js';
 import { optionalQuery, requiredQuery, route } from './route-table.js';
-import { flagById, flagByKey, projectById } from './state-lookup.js';
 import { type FlagView, servedFlagView } from './views.js';
 import type { Workspace } from './workspace.js';
 

@@ -1,7 +1,7 @@
 import type { CreatedKey, KeyView } from '../auth/principal.js';
+import { projectById } from '../repository/state-lookup.js';
 import type { KeyCreateBody } from '../validation/api-bodies.js';
 import { route } from './route-table.js';
-import { projectById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
 
 /** Keys are managed by admin keys only; the key itself is shown once, in the 201. */

@@ -4,10 +4,10 @@ import { requiresApproval } from '../proposals/proposal-reader.js';
 import { diffStates } from '../repository/diff-states.js';
 import { formatFlagChange } from '../repository/format-changes.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
+import { flagById } from '../repository/state-lookup.js';
 import type { ChangePreviewBody } from '../validation/api-bodies.js';
 import { configEdit, promoteEdit } from './environments.js';
 import { route } from './route-table.js';
-import { flagById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
 
 export const previewRoutes = [

@@ -6,11 +6,11 @@ import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
 import { normalizeRequireApproval } from '../repository/normalize.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
+import { projectById } from '../repository/state-lookup.js';
 import { heldBackBy } from '../storage/index.js';
 import type { ProjectCreateBody, ProjectPatchBody } from '../validation/api-bodies.js';
 import { refuseHeldBack } from './flag-write.js';
 import { route } from './route-table.js';
-import { projectById } from './state-lookup.js';
 import { type ProjectView, projectView } from './views.js';
 import type { Workspace } from './workspace.js';
 

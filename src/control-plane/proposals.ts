@@ -11,10 +11,10 @@ import {
   proposalRef,
 } from '../proposals/proposal-reader.js';
 import { proposalStaleness } from '../proposals/proposal-staleness.js';
+import { projectById } from '../repository/state-lookup.js';
 import { authorIdentity, type Change, type FlagRepository, type ServedState } from '../storage/index.js';
 import { refuseHeldBack } from './flag-write.js';
 import { optionalQuery, route } from './route-table.js';
-import { projectById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
 
 export const proposalRoutes = [

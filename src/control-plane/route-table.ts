@@ -7,8 +7,9 @@ import { readJsonBody } from '../http/read-json-body.js';
 import type { ApiBodies } from '../validation/api-bodies.js';
 import type { ApiSchemaName } from '../validation/schema-files.js';
 import { validateBody } from '../validation/validate-body.js';
-import type { ControlPlaneDeps } from './control-app.js';
-import { authenticate, bearerKeyResolver, openWorkspace, type Workspace } from './workspace.js';
+import type { ControlPlaneDeps } from './deps.js';
+import { authenticate, bearerKeyResolver } from './principal-resolvers.js';
+import { openWorkspace, type Workspace } from './workspace.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -155,4 +156,10 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
       ctx.body = reply.body;
     });
   }
+}
+
+/** What another part (the dashboard, src/dashboard) adds: routes run through the same checks, and its own handlers. */
+export interface ControlAppExtension {
+  routes?: readonly Route[];
+  register?(router: Router): void;
 }

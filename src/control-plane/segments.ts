@@ -5,13 +5,13 @@ import { jsonEqual } from '../repository/json-equal.js';
 import { layout } from '../repository/layout.js';
 import { segmentUsage } from '../repository/project-checks.js';
 import { serializeRepositoryFile } from '../repository/serialize-file.js';
+import { projectById } from '../repository/state-lookup.js';
 import type { Change, ServedState } from '../storage/index.js';
 import type { SegmentPutBody } from '../validation/api-bodies.js';
 import { validateDocument } from '../validation/validate-document.js';
 import { refuseHeldBack } from './flag-write.js';
 import { openProposal } from './proposals.js';
 import { route } from './route-table.js';
-import { projectById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
 
 export const segmentRoutes = [

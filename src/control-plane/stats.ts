@@ -1,9 +1,9 @@
 import type { EnvironmentName } from '@flagops/core';
 import { InvalidInputError } from '../errors/kinds.js';
+import { flagById } from '../repository/state-lookup.js';
 import { statsScope } from '../stats/evaluation-counter.js';
 import { isStatsPeriod, type StatsPeriod } from '../stats/hours.js';
 import { optionalQuery, route } from './route-table.js';
-import { flagById } from './state-lookup.js';
 import type { Workspace } from './workspace.js';
 
 /** A missing period means the last 24 hours; anything but 24h, 7d or 30d is refused. */

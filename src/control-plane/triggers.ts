@@ -1,6 +1,6 @@
+import { flagById } from '../repository/state-lookup.js';
 import { triggerPath } from '../triggers/trigger-service.js';
 import { route } from './route-table.js';
-import { flagById } from './state-lookup.js';
 
 /**
  * Triggers of a flag in one environment: secret URLs that kill it when an alerting system posts to them

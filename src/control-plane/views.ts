@@ -9,8 +9,8 @@ import {
   type ScheduleStep,
 } from '@flagops/core';
 import { type InvalidFile, invalidFile } from '../repository/held-units.js';
+import type { FlagRef } from '../repository/state-lookup.js';
 import { heldBackBy, type ServedState } from '../storage/index.js';
-import type { FlagRef } from './state-lookup.js';
 
 export interface ProjectView {
   id: string;

@@ -1,11 +1,7 @@
 import type { Actor } from '@flagops/core';
-import type { Context } from 'koa';
-import { bearerToken } from '../auth/key-format.js';
-import type { KeyService } from '../auth/key-service.js';
 import type { Principal } from '../auth/principal.js';
-import { UnauthorizedError } from '../errors/kinds.js';
 import type { FlagRepository } from '../storage/index.js';
-import type { ControlPlaneDeps } from './control-app.js';
+import type { ControlPlaneDeps } from './deps.js';
 
 /**
  * What a service works in: the caller's organisation and nothing else. The repository is the principal's
@@ -47,30 +43,4 @@ export function actorOf(principal: Principal): Actor {
 function sessionEmail(username: string): string {
   if (username === '') return 'session@users.flagops';
   return username.includes('@') ? username : `${username}@users.flagops`;
-}
-
-/**
- * One way of recognising the caller. Returns null when the request does not carry this kind of credential
- * (so the next resolver is tried) and throws UnauthorizedError when it carries one that is not valid.
- */
-export type PrincipalResolver = (ctx: Context) => Principal | null | Promise<Principal | null>;
-
-/** `Authorization: Bearer <admin or agent key>`; an sdk, revoked or unknown key is 401. */
-export function bearerKeyResolver(keys: KeyService): PrincipalResolver {
-  return (ctx) => {
-    const header = ctx.get('authorization');
-    if (header === '') return null;
-    const token = bearerToken(header);
-    if (token === null) throw new UnauthorizedError('the Authorization header must be "Bearer <key>"');
-    return keys.controlPlanePrincipal(token, ctx.req);
-  };
-}
-
-/** The caller's principal: the first resolver that recognises a credential wins; none → 401. */
-export async function authenticate(ctx: Context, resolvers: readonly PrincipalResolver[]): Promise<Principal> {
-  for (const resolve of resolvers) {
-    const principal = await resolve(ctx);
-    if (principal) return principal;
-  }
-  throw new UnauthorizedError();
 }

@@ -1,7 +1,7 @@
 import type { AuthGuard } from '../auth/auth-guard.js';
 import type { KeyService } from '../auth/key-service.js';
-import type { ControlAppExtension } from '../control-plane/control-app.js';
-import type { PrincipalResolver } from '../control-plane/workspace.js';
+import type { PrincipalResolver } from '../control-plane/principal-resolvers.js';
+import type { ControlAppExtension } from '../control-plane/route-table.js';
 import type { Logger } from '../log/logger.js';
 import type { ControlState } from '../state/index.js';
 import type { RepositoryRegistry } from '../storage/index.js';

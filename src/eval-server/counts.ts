@@ -4,7 +4,7 @@ import { readJsonBody } from '../http/read-json-body.js';
 import { statsScope } from '../stats/evaluation-counter.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../stats/hours.js';
 import type { EnvironmentView } from './environment-view.js';
-import { type EvalAppDeps, viewFor } from './eval-app.js';
+import { type EvalAppDeps, viewFor } from './main-view-source.js';
 
 /** At most this many entries in one POST /v1/counts; SDKs split larger reports. */
 export const MAX_COUNT_ENTRIES = 1000;

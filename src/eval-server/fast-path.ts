@@ -5,7 +5,8 @@ import type { FastPath } from '../http/serve.js';
 import type { Logger } from '../log/logger.js';
 import { evaluateAnswer } from './evaluate.js';
 import { CORS_HEADERS, matchesEtag } from './routed-app.js';
-import { snapshotHeaders, type ViewSource } from './view-routes.js';
+import { snapshotHeaders } from './view-routes.js';
+import type { ViewSource } from './view-source.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 

@@ -4,7 +4,7 @@ import type Koa from 'koa';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { EnvironmentView } from './environment-view.js';
 import { matchesEtag } from './routed-app.js';
-import type { ViewSource } from './view-routes.js';
+import type { ViewSource } from './view-source.js';
 
 /**
  * The OpenFeature Remote Evaluation Protocol (github.com/open-feature/protocol, service/openapi.yaml) over the

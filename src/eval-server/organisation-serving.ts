@@ -3,7 +3,7 @@ import type { Logger } from '../log/logger.js';
 import { layout } from '../repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
 import { EnvironmentView } from './environment-view.js';
-import type { ServingRepository } from './snapshot-holder.js';
+import type { ServingRepository } from './serving-repository.js';
 import { allVersionKeys, snapshotFlags, snapshotSegments, snapshotVersions, type VersionKey, versionKey } from './snapshot-versions.js';
 
 type ProjectViews = Record<EnvironmentName, EnvironmentView>;

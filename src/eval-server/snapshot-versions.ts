@@ -8,7 +8,7 @@ import {
   type SnapshotSegment,
   setOwn,
 } from '@flagops/core';
-import type { ServingRepository } from './snapshot-holder.js';
+import type { ServingRepository } from './serving-repository.js';
 
 /** The snapshot entry of one flag in one environment, kill state aside (the kill overlay adds it). */
 export function snapshotFlag(flag: FlagState, env: EnvironmentName, killed: boolean): SnapshotFlag {

@@ -4,7 +4,7 @@ import { bearerToken } from '../auth/key-format.js';
 import { FlagopsError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import type { EnvironmentView } from './environment-view.js';
-import { type EvalAppDeps, viewForKey } from './eval-app.js';
+import { type EvalAppDeps, viewForKey } from './main-view-source.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 
 /**

@@ -6,14 +6,6 @@ import { CheapHistogram } from './cheap-histogram.js';
 /** Which server a registry belongs to: the `server` label of the HTTP family. */
 export type ServerName = 'control' | 'evaluation' | 'replica';
 
-/** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN. */
-export interface MetricsSettings {
-  /** FLAGOPS_METRICS=off: no /metrics, no counting, no timing (for comparing against metrics on). */
-  enabled: boolean;
-  /** FLAGOPS_METRICS_TOKEN: when set, /metrics needs `Authorization: Bearer <token>`. */
-  token?: string;
-}
-
 /** Request durations in seconds: from a fast-path evaluate (well under a millisecond) to a slow push. */
 const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 

@@ -1,6 +1,7 @@
+import type { MetricsSettings } from '../config/config.js';
 import { EvaluationTotals } from './evaluation-totals.js';
 import { instrumentApp } from './metrics-http.js';
-import { type MetricsSettings, ServerMetrics } from './server-metrics.js';
+import { ServerMetrics } from './server-metrics.js';
 import { ControlFamilies, registerServingFamilies, type ServedSnapshot } from './service-families.js';
 import { registerWebhookFamilies, type WebhookCounts } from './webhook-families.js';
 

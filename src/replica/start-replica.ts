@@ -1,10 +1,11 @@
 import { AuthGuard } from '../auth/auth-guard.js';
+import type { MetricsSettings } from '../config/config.js';
 import { StreamHub } from '../eval-server/stream.js';
 import { trustProxies } from '../http/client-address.js';
 import type { Logger } from '../log/logger.js';
 import { EvaluationTotals } from '../metrics/evaluation-totals.js';
 import { instrumentApp } from '../metrics/metrics-http.js';
-import { type MetricsSettings, ServerMetrics } from '../metrics/server-metrics.js';
+import { ServerMetrics } from '../metrics/server-metrics.js';
 import { registerReplicaFamilies, registerServingFamilies } from '../metrics/service-families.js';
 import { bindPort } from '../process/bind-port.js';
 import { DataDirLock } from '../process/data-dir-lock.js';

@@ -1,6 +1,6 @@
 import type { Actor } from '@flagops/core';
-import { flagById } from '../control-plane/state-lookup.js';
 import type { KillSwitch } from '../kill/kill-switch.js';
+import { flagById } from '../repository/state-lookup.js';
 import type { RepositoryRegistry } from '../storage/repository-registry.js';
 import type { AlertPayload } from './alert-payload.js';
 import type { TriggerRecord } from './trigger-service.js';

@@ -5,7 +5,7 @@ import type { Context } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyService } from '../../src/auth/key-service.js';
 import type { Principal } from '../../src/auth/principal.js';
-import { authenticate, bearerKeyResolver, type PrincipalResolver } from '../../src/control-plane/workspace.js';
+import { authenticate, bearerKeyResolver, type PrincipalResolver } from '../../src/control-plane/principal-resolvers.js';
 import { UnauthorizedError } from '../../src/errors/kinds.js';
 import { stateIn } from '../helpers/control-state.js';
 

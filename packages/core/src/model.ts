@@ -2,7 +2,22 @@
  * The flagops data model: the repository's files as typed objects, what a commit holds, the snapshot an
  * environment serves, and the context and result of an evaluation. Types and constants only.
  */
-import type { Reason, Variation } from './reasons.js';
+
+/** Every reason an evaluation result can carry; `error` is the SDKs' own, for failures on their side. */
+export const REASONS = [
+  'killed',
+  'archived',
+  'flag_disabled',
+  'prerequisite_failed',
+  'rule_match',
+  'rollout',
+  'default',
+  'flag_not_found',
+  'error',
+] as const;
+export type Reason = (typeof REASONS)[number];
+
+export type Variation = 'on' | 'off' | 'default';
 
 /** Every project has exactly these three environments. */
 export const ENVIRONMENTS = ['dev', 'staging', 'prod'] as const;

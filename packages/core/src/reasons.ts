@@ -1,20 +1,4 @@
-import type { EvaluationResult } from './model.js';
-
-/** Every reason an evaluation result can carry; `error` is the SDKs' own, for failures on their side. */
-export const REASONS = [
-  'killed',
-  'archived',
-  'flag_disabled',
-  'prerequisite_failed',
-  'rule_match',
-  'rollout',
-  'default',
-  'flag_not_found',
-  'error',
-] as const;
-export type Reason = (typeof REASONS)[number];
-
-export type Variation = 'on' | 'off' | 'default';
+import type { EvaluationResult, Reason } from './model.js';
 
 /**
  * flagops reasons in OpenFeature's vocabulary (openfeature.dev/specification/types#resolution-reason), shared

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AuthGuard } from '../../auth/auth-guard.js';
 import type { Principal } from '../../auth/principal.js';
-import type { PrincipalResolver } from '../../control-plane/workspace.js';
+import type { PrincipalResolver } from '../../control-plane/principal-resolvers.js';
 import { InvalidInputError, UnauthorizedError } from '../../errors/kinds.js';
 import { readJsonBody } from '../../http/read-json-body.js';
 import { usernameKey } from '../../state/index.js';

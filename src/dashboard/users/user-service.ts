@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ConflictError, NotFoundError } from '../../errors/kinds.js';
 import { type ControlState, type UserRecord, type UserStore, usernameKey } from '../../state/index.js';
+import { checkNewUser } from './new-user.js';
 import { DEFAULT_COST, hashPassword, type ScryptCost, verifyPassword } from './password-hash.js';
-import { checkNewUser } from './user-routes.js';
 
 export type { UserRecord } from '../../state/index.js';
 

@@ -1,6 +1,6 @@
-import { type Route, route } from '../control-plane/route-table.js';
-import type { WebhookInput } from './webhook-input.js';
-import type { WebhookService } from './webhook-service.js';
+import type { WebhookInput } from '../webhooks/webhook-input.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
+import { type Route, route } from './route-table.js';
 
 /**
  * /api/v1/webhooks (docs/webhooks.md): admin keys and dashboard sessions manage their organisation's webhooks;

@@ -1,0 +1,31 @@
+import type { Context } from 'koa';
+import { bearerToken } from '../auth/key-format.js';
+import type { KeyService } from '../auth/key-service.js';
+import type { Principal } from '../auth/principal.js';
+import { UnauthorizedError } from '../errors/kinds.js';
+
+/**
+ * One way of recognising the caller. Returns null when the request does not carry this kind of credential
+ * (so the next resolver is tried) and throws UnauthorizedError when it carries one that is not valid.
+ */
+export type PrincipalResolver = (ctx: Context) => Principal | null | Promise<Principal | null>;
+
+/** `Authorization: Bearer <admin or agent key>`; an sdk, revoked or unknown key is 401. */
+export function bearerKeyResolver(keys: KeyService): PrincipalResolver {
+  return (ctx) => {
+    const header = ctx.get('authorization');
+    if (header === '') return null;
+    const token = bearerToken(header);
+    if (token === null) throw new UnauthorizedError('the Authorization header must be "Bearer <key>"');
+    return keys.controlPlanePrincipal(token, ctx.req);
+  };
+}
+
+/** The caller's principal: the first resolver that recognises a credential wins; none → 401. */
+export async function authenticate(ctx: Context, resolvers: readonly PrincipalResolver[]): Promise<Principal> {
+  for (const resolve of resolvers) {
+    const principal = await resolve(ctx);
+    if (principal) return principal;
+  }
+  throw new UnauthorizedError();
+}
