@@ -12,7 +12,7 @@ import { createDashboard } from './dashboard/dashboard.js';
 import { createEvalApp, evalFastPath } from './eval-server/eval-app.js';
 import { SnapshotHolder } from './eval-server/snapshot-holder.js';
 import { attachStreamHub } from './eval-server/stream.js';
-import { registerGitHttp } from './git-http/git-http-routes.js';
+import { gitHttpRoutes } from './git-http/git-http-routes.js';
 import { GitRunner } from './git-http/git-runner.js';
 import { trustProxies } from './http/client-address.js';
 import type { RunningServer } from './http/serve.js';
@@ -208,22 +208,21 @@ async function startOnLockedDirectory(
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
     [
       {
-        register: (router) =>
-          registerGitHttp(router, {
-            keys,
-            repos,
-            holder,
-            audit,
-            logger,
-            planProjectLimit: config.planProjectLimit,
-            pushes: state.pushes,
-            processes: config.gitProcesses,
-            runner: gitRunner,
-            onPush: (org) => remote?.pushedLocally(org),
-          }),
+        routes: gitHttpRoutes({
+          keys,
+          repos,
+          holder,
+          audit,
+          logger,
+          planProjectLimit: config.planProjectLimit,
+          pushes: state.pushes,
+          processes: config.gitProcesses,
+          runner: gitRunner,
+          onPush: (org) => remote?.pushedLocally(org),
+        }),
       },
       { register: (router) => registerTriggerHook(router, { triggers, guard, repos, killSwitch }) },
-      { register: replication.register },
+      { routes: replication.routes },
       { routes: webhookRoutes(webhooks) },
       ...(remote ? [{ register: (r: Router) => remote.register(r) }] : []),
       dashboard.extension,

@@ -23,6 +23,8 @@ export const PERMISSIONS = [
   'webhooks.manage',
   'audit.read',
   'stats.read',
+  'replication',
+  'git',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
@@ -57,6 +59,8 @@ export const PERMISSION_TABLE: Readonly<Record<PrincipalKind, Readonly<Record<Pe
     'webhooks.manage': ALL,
     'audit.read': ALL,
     'stats.read': ALL,
+    replication: ALL,
+    git: ALL,
   },
   session: {
     read: ALL,
@@ -78,6 +82,8 @@ export const PERMISSION_TABLE: Readonly<Record<PrincipalKind, Readonly<Record<Pe
     'webhooks.manage': ALL,
     'audit.read': ALL,
     'stats.read': ALL,
+    replication: NONE,
+    git: NONE,
   },
   agent: {
     read: ALL,
@@ -99,6 +105,8 @@ export const PERMISSION_TABLE: Readonly<Record<PrincipalKind, Readonly<Record<Pe
     'webhooks.manage': NONE,
     'audit.read': ALL,
     'stats.read': ALL,
+    replication: NONE,
+    git: ALL,
   },
   sdk: {
     read: NONE,
@@ -120,6 +128,8 @@ export const PERMISSION_TABLE: Readonly<Record<PrincipalKind, Readonly<Record<Pe
     'webhooks.manage': NONE,
     'audit.read': NONE,
     'stats.read': NONE,
+    replication: NONE,
+    git: NONE,
   },
 };
 
@@ -144,6 +154,8 @@ const LABEL: Readonly<Record<Permission, string>> = {
   'webhooks.manage': 'manage webhooks',
   'audit.read': 'read the audit trail',
   'stats.read': 'read evaluation stats',
+  replication: 'follow the control plane as an evaluation replica (it reads every project and verifies sdk keys)',
+  git: 'clone, fetch or push the flags repository over git (a push is then checked file by file)',
 };
 
 const CREDENTIAL_NAME: Readonly<Record<PrincipalKind, string>> = {

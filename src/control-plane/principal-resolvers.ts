@@ -29,3 +29,29 @@ export async function authenticate(ctx: Context, resolvers: readonly PrincipalRe
   }
   throw new UnauthorizedError();
 }
+
+/**
+ * git's credentials: an admin or agent key as the password of `Authorization: Basic` (the username is ignored:
+ * the key says who), or as a bearer token. Wrong tries count against the address as for every key.
+ */
+export function gitKeyResolver(keys: KeyService): PrincipalResolver {
+  return (ctx) => {
+    const header = ctx.get('authorization');
+    const key = basicPassword(header) ?? bearerToken(header);
+    if (key === null) throw new UnauthorizedError('git over HTTP needs an admin or agent key as the password');
+    const principal = keys.authenticateRequest(key, ctx.req, 'git');
+    if (principal === null || (principal.kind !== 'admin' && principal.kind !== 'agent'))
+      throw new UnauthorizedError('git over HTTP needs an admin or agent key as the password');
+    return principal;
+  };
+}
+
+/** The password of an `Authorization: Basic` header (RFC 7617), or null. */
+export function basicPassword(header: string | undefined): string | null {
+  if (!header) return null;
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? null : decoded.slice(colon + 1);
+}

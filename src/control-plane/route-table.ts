@@ -1,14 +1,15 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
+import type Koa from 'koa';
 import { authorize, type Permission } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
-import { FlagopsError, ForbiddenError, InvalidInputError } from '../errors/kinds.js';
+import { FlagopsError, ForbiddenError, InvalidInputError, UnauthorizedError } from '../errors/kinds.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import type { ApiBodies } from '../validation/api-bodies.js';
 import type { ApiSchemaName } from '../validation/schema-files.js';
 import { validateBody } from '../validation/validate-body.js';
 import type { ControlPlaneDeps } from './deps.js';
-import { authenticate, bearerKeyResolver } from './principal-resolvers.js';
+import { authenticate, bearerKeyResolver, gitKeyResolver, type PrincipalResolver } from './principal-resolvers.js';
 import { openWorkspace, type Workspace } from './workspace.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -36,6 +37,8 @@ function checkedBody(spec: BodySpec, raw: unknown): unknown {
 
 /** What a handler is given: everything already authenticated, authorized and validated. */
 export interface Call<B extends BodySpec = BodySpec> {
+  /** The request, for a handler that answers itself (a stream, git): see ANSWERED. */
+  ctx: Koa.Context;
   principal: Principal;
   ws: Workspace;
   params: Readonly<Record<string, string>>;
@@ -54,8 +57,21 @@ export interface Call<B extends BodySpec = BodySpec> {
 
 export interface Reply {
   status?: number;
-  body: unknown;
+  body?: unknown;
+  headers?: Readonly<Record<string, string>>;
 }
+
+/** What a handler returns when it has answered on `call.ctx` itself (an event stream, git's own protocol). */
+export const ANSWERED: Readonly<{ answered: true }> = Object.freeze({ answered: true });
+
+/**
+ * How a route's caller proves who it is. `api`: an admin or agent key as a bearer token, or a dashboard session.
+ * `git`: a key as the password of HTTP basic auth (what git sends when the URL or a credential helper has it)
+ * or as a bearer token; a 401 asks for it (`WWW-Authenticate`), so git prompts.
+ */
+export type Credentials = 'api' | 'git';
+
+const GIT_CHALLENGE = 'Basic realm="flagops", charset="UTF-8"';
 
 /**
  * One entry of the route table: the permission it needs is stated here and checked by the table's mounting
@@ -63,10 +79,12 @@ export interface Reply {
  * (docs/credentials.md).
  */
 export interface Route<B extends BodySpec = BodySpec> {
-  method: HttpMethod;
+  method: HttpMethod | readonly HttpMethod[];
   path: string;
   permission: Permission;
   body: B;
+  /** Default `api`. */
+  credentials?: Credentials;
   /** Body fields that need a further permission when true (clearKill on a config update needs clear_kill). */
   fieldPermissions?: Readonly<Record<string, Permission>>;
   /**
@@ -75,7 +93,7 @@ export interface Route<B extends BodySpec = BodySpec> {
    * with it otherwise.
    */
   proposable?: boolean;
-  handle(call: Call<B>): Promise<Reply>;
+  handle(call: Call<B>): Promise<Reply | typeof ANSWERED> | Reply | typeof ANSWERED;
 }
 
 /** Declares a route with its body type inferred from `body`. */
@@ -122,10 +140,21 @@ export function integerQuery(query: Query, name: string, options: { min: number;
  * unchecked, and the permission of a route is checked here and nowhere else.
  */
 export function mountRoutes(router: Router, routes: readonly Route[], deps: ControlPlaneDeps): void {
-  const resolvers = [bearerKeyResolver(deps.keys), ...(deps.principalResolvers ?? [])];
+  const resolvers: Readonly<Record<Credentials, readonly PrincipalResolver[]>> = {
+    api: [bearerKeyResolver(deps.keys), ...(deps.principalResolvers ?? [])],
+    git: [gitKeyResolver(deps.keys)],
+  };
   for (const entry of routes) {
-    router.register(entry.path, [entry.method], async (ctx) => {
-      const principal = await authenticate(ctx, resolvers);
+    const credentials = entry.credentials ?? 'api';
+    const methods = typeof entry.method === 'string' ? [entry.method] : [...entry.method];
+    router.register(entry.path, methods, async (ctx) => {
+      let principal: Principal;
+      try {
+        principal = await authenticate(ctx, resolvers[credentials]);
+      } catch (err) {
+        if (credentials === 'git' && err instanceof UnauthorizedError) ctx.set('WWW-Authenticate', GIT_CHALLENGE);
+        throw err;
+      }
       const environment = ctx.params.env === undefined ? undefined : environmentParam(ctx.params.env);
       // The environment is the destination of the write: promote into prod needs more than an agent key.
       let refusal: ForbiddenError | undefined;
@@ -142,6 +171,7 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
           authorize(principal, permission, environment === undefined ? {} : { environment });
       }
       const call: Call = {
+        ctx,
         principal,
         ws: await openWorkspace(deps, principal),
         params: ctx.params,
@@ -152,8 +182,10 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
         origin: `${ctx.protocol}://${ctx.host}`,
       };
       const reply = await entry.handle(call);
+      if ('answered' in reply) return;
+      if (reply.headers) ctx.set(reply.headers);
       ctx.status = reply.status ?? 200;
-      ctx.body = reply.body;
+      if (reply.body !== undefined) ctx.body = reply.body;
     });
   }
 }

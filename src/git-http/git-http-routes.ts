@@ -1,11 +1,10 @@
 import path from 'node:path';
-import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AuditRegistry } from '../audit/audit-registry.js';
-import { bearerToken } from '../auth/key-format.js';
 import type { KeyService } from '../auth/key-service.js';
 import type { Principal } from '../auth/principal.js';
-import { PayloadTooLargeError } from '../errors/kinds.js';
+import { ANSWERED, type Route, route } from '../control-plane/route-table.js';
+import { FlagopsError, InvalidInputError, NotFoundError, PayloadTooLargeError } from '../errors/kinds.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import { readBody } from '../http/read-json-body.js';
 import type { Logger } from '../log/logger.js';
@@ -34,7 +33,6 @@ export interface GitHttpDeps {
   onPush?: (org: string) => void;
 }
 
-const REALM = 'Basic realm="flagops", charset="UTF-8"';
 /** Seconds a client turned away for load is told to wait. */
 const RETRY_AFTER_SECONDS = 5;
 /** The smart-HTTP endpoints git clients use; nothing else is passed to git (no dumb protocol, no other paths). */
@@ -45,26 +43,19 @@ const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
  */
 export const MAX_UPLOAD_PACK_REQUEST = 10 * 1024 * 1024;
 
-type Refusal = { status: 400 | 401 | 404 | 503; code: string; message: string };
-
-function refuse(ctx: Koa.Context, { status, code, message }: Refusal): void {
-  ctx.status = status;
-  if (status === 401) ctx.set('WWW-Authenticate', REALM);
-  if (status === 503) ctx.set('Retry-After', String(RETRY_AFTER_SECONDS));
-  ctx.body = { error: { code, message } };
-}
-
-/** Why `rest` (the path after `<org>.git/`) is not a request git should see, or null when it is one. */
-function badPath(ctx: Koa.Context, rest: string): Refusal | null {
-  const bad = (message: string): Refusal => ({ status: 400, code: 'invalid_input', message });
+/** Refuses `rest` (the path after `<org>.git/`) unless it is a request git should see. */
+function checkPath(method: string, query: Readonly<Record<string, unknown>>, rest: string): void {
+  const bad = (message: string) => new InvalidInputError(message);
   if (rest === 'info/refs') {
-    const service = ctx.query.service;
-    return typeof service === 'string' && SERVICES.has(service)
-      ? null
-      : bad('info/refs needs ?service=git-upload-pack or ?service=git-receive-pack');
+    const service = query.service;
+    if (typeof service === 'string' && SERVICES.has(service)) return;
+    throw bad('info/refs needs ?service=git-upload-pack or ?service=git-receive-pack');
   }
-  if (SERVICES.has(rest)) return ctx.method === 'POST' ? null : bad(`${rest} takes POST`);
-  return bad('not a git smart-HTTP path: only info/refs, git-upload-pack and git-receive-pack are served');
+  if (SERVICES.has(rest)) {
+    if (method === 'POST') return;
+    throw bad(`${rest} takes POST`);
+  }
+  throw bad('not a git smart-HTTP path: only info/refs, git-upload-pack and git-receive-pack are served');
 }
 
 /**
@@ -75,7 +66,7 @@ function badPath(ctx: Koa.Context, rest: string): Refusal | null {
  * pre-receive hook, which holds it to the pushing key's permissions as the API would, and records the key
  * as the pusher of its commits for the audit trail. A push answers once it is served and in the audit trail.
  */
-export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
+export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
   const gate = new ProcessGate(deps.processes?.max ?? 4, deps.processes?.queue ?? 16);
   const hooks = new Map<string, Promise<void>>();
   const ensureRepository = (org: string): Promise<void> => {
@@ -88,23 +79,31 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
     return ready;
   };
 
-  router.all('/git/:repo/{*rest}', async (ctx) => {
-    const authorization = ctx.get('authorization');
-    const password = basicPassword(authorization) ?? bearerToken(authorization);
-    const principal: Principal | null = password === null ? null : deps.keys.authenticateRequest(password, ctx.req, 'git');
-    if (principal === null || (principal.kind !== 'admin' && principal.kind !== 'agent')) {
-      return refuse(ctx, { status: 401, code: 'unauthorized', message: 'git over HTTP needs an admin or agent key as the password' });
-    }
-    const repo = ctx.params.repo;
-    if (repo !== `${principal.org}.git`) return refuse(ctx, { status: 404, code: 'not_found', message: `repository ${repo} not found` });
-    const rest = ctx.params.rest ?? '';
-    const pathProblem = badPath(ctx, rest);
-    if (pathProblem) return refuse(ctx, pathProblem);
+  return [
+    route({
+      method: ['GET', 'POST'],
+      path: '/git/:repo/{*rest}',
+      permission: 'git',
+      credentials: 'git',
+      body: 'none',
+      handle: async ({ ctx, principal }) => {
+        const repo = ctx.params.repo;
+        if (repo !== `${principal.org}.git`) throw new NotFoundError(`repository ${repo}`);
+        const rest = ctx.params.rest ?? '';
+        checkPath(ctx.method, ctx.query, rest);
+        await serveGit(ctx, principal, repo, rest);
+        return ANSWERED;
+      },
+    }),
+  ];
 
+  async function serveGit(ctx: Koa.Context, principal: Principal, repo: string, rest: string): Promise<void> {
     const release = await gate.enter((giveUp) => ctx.res.once('close', giveUp));
     if (release === null) {
       if (ctx.res.destroyed) return;
-      return refuse(ctx, { status: 503, code: 'unavailable', message: 'too many git requests at once; try again in a few seconds' });
+      throw new FlagopsError('unavailable', 'too many git requests at once; try again in a few seconds', {
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      });
     }
     try {
       await ensureRepository(principal.org);
@@ -133,7 +132,8 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
       const push = rest === 'git-receive-pack';
       const flags = push ? await deps.repos.get(org) : undefined;
       const before = flags ? await flags.head() : null;
-      const pusher = { type: principal.kind, keyPrefix: principal.prefix, name: principal.name };
+      // The route's permission (git) is held by admin and agent keys only.
+      const pusher = { type: principal.kind as 'admin' | 'agent', keyPrefix: principal.prefix, name: principal.name };
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
         ...backend,
@@ -153,15 +153,5 @@ export function registerGitHttp(router: Router, deps: GitHttpDeps): void {
     } finally {
       release();
     }
-  });
-}
-
-/** The password of an `Authorization: Basic` header (RFC 7617), or null. The username is ignored: the key says who. */
-export function basicPassword(header: string | undefined): string | null {
-  if (!header) return null;
-  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!match) return null;
-  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  return colon < 0 ? null : decoded.slice(colon + 1);
+  }
 }

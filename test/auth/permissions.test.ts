@@ -30,6 +30,8 @@ const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolea
   ['webhooks.manage', undefined, [true, true, false, false]],
   ['audit.read', undefined, [true, true, true, false]],
   ['stats.read', undefined, [true, true, true, false]],
+  ['replication', undefined, [true, false, false, false]],
+  ['git', undefined, [true, false, true, false]],
 ];
 
 const cases = EXPECTED.flatMap(([permission, environment, allowed]) =>

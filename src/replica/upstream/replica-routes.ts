@@ -1,13 +1,8 @@
-import { isEnvironmentName } from '@flagops/core';
-import type Router from '@koa/router';
-import type Koa from 'koa';
-import { bearerToken } from '../../auth/key-format.js';
 import type { KeyService } from '../../auth/key-service.js';
-import type { Principal } from '../../auth/principal.js';
-import { ForbiddenError, InvalidInputError, NotFoundError } from '../../errors/kinds.js';
+import { ANSWERED, type Route, route } from '../../control-plane/route-table.js';
+import { InvalidInputError, NotFoundError } from '../../errors/kinds.js';
 import { matchesEtag } from '../../eval-server/routed-app.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
-import { readJsonBody } from '../../http/read-json-body.js';
 import type { ReplicaBatchLedger } from '../../state/index.js';
 import type { EvaluationCounter } from '../../stats/evaluation-counter.js';
 import type { RepositoryRegistry } from '../../storage/repository-registry.js';
@@ -26,92 +21,101 @@ export interface ReplicaUpstreamDeps {
 
 /** What the composition root must call on stop: ends the replica streams so the server stops at once. */
 export interface ReplicaUpstream {
-  register(router: Router): void;
+  routes: Route[];
   close(): void;
 }
 
 /**
- * The control plane's side of evaluation replicas (docs/deployment.md): `/api/v1/replica/...`, admin keys
- * only. Replicas list and fetch the served views (with ETags), follow the stream of new versions, verify
- * sdk keys they have not seen, and hand in evaluation counts in idempotent batches.
+ * The control plane's side of evaluation replicas (docs/deployment.md): `/api/v1/replica/...`, for admin keys
+ * (the route table's `replication` permission: a replica verifies any sdk key of the organisation and reads
+ * every project, more than an agent key may). Replicas list and fetch the served views (with ETags), follow
+ * the stream of new versions, verify sdk keys they have not seen, and hand in evaluation counts in idempotent
+ * batches.
  */
 export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
   const streams = new Set<() => void>();
-  return {
-    close: () => {
-      for (const close of [...streams]) close();
-    },
-    register(router) {
-      router.get('/api/v1/replica/snapshots', async (ctx) => {
-        const { org } = replicaPrincipal(ctx, deps.keys);
-        ctx.body = { org, snapshots: (await servedViews(org, deps.repos, deps.holder)).map(listing) };
-      });
-
-      router.get('/api/v1/replica/snapshots/:projectId/:env', async (ctx) => {
-        const { org } = replicaPrincipal(ctx, deps.keys);
-        const env = ctx.params.env;
-        if (!isEnvironmentName(env)) throw new NotFoundError(`environment ${env}`);
+  const routes = [
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/snapshots',
+      permission: 'replication',
+      body: 'none',
+      handle: async ({ principal: { org } }) => ({
+        body: { org, snapshots: (await servedViews(org, deps.repos, deps.holder)).map(listing) },
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/snapshots/:projectId/:env',
+      permission: 'replication',
+      body: 'none',
+      handle: async ({ ctx, principal: { org }, params, environment }) => {
         await servedOrg(org, deps.holder);
-        const view = deps.holder.view(org, ctx.params.projectId, env);
-        if (!view) throw new NotFoundError(`project ${ctx.params.projectId}`);
-        ctx.set('ETag', view.etag);
-        ctx.set('Cache-Control', 'no-cache');
-        if (matchesEtag(ctx.get('if-none-match'), view.etag)) {
-          ctx.status = 304;
-          return;
-        }
-        ctx.body = viewBody(view);
-      });
-
-      router.get('/api/v1/replica/stream', async (ctx) => {
-        const { org } = replicaPrincipal(ctx, deps.keys);
+        const view = deps.holder.view(org, params.projectId, environment);
+        if (!view) throw new NotFoundError(`project ${params.projectId}`);
+        const headers = { ETag: view.etag, 'Cache-Control': 'no-cache' };
+        if (matchesEtag(ctx.get('if-none-match'), view.etag)) return { status: 304, headers };
+        return { headers, body: viewBody(view) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/stream',
+      permission: 'replication',
+      body: 'none',
+      handle: async ({ ctx, principal: { org } }) => {
         openReplicaStream(ctx, org, (await servedViews(org, deps.repos, deps.holder)).map(listing), deps.holder, streams);
-      });
-
-      // The replica sends an sdk key it has not seen; the answer says which environment it evaluates. Keys
-      // never leave the control plane, nor do their hashes or the pepper they are hashed with.
-      router.post('/api/v1/replica/keys/verify', async (ctx) => {
-        const { org } = replicaPrincipal(ctx, deps.keys);
-        const body = (await readJsonBody(ctx.req)) as { key?: unknown } | null;
-        if (typeof body?.key !== 'string') throw new InvalidInputError('key must be a string', 'key');
-        const principal = deps.keys.authenticate(body.key);
+        return ANSWERED;
+      },
+    }),
+    // The replica sends an sdk key it has not seen; the answer says which environment it evaluates. Keys
+    // never leave the control plane, nor do their hashes or the pepper they are hashed with.
+    route({
+      method: 'POST',
+      path: '/api/v1/replica/keys/verify',
+      permission: 'replication',
+      body: 'json',
+      handle: ({ principal: { org }, body }) => {
+        const key = (body as { key?: unknown } | null)?.key;
+        if (typeof key !== 'string') throw new InvalidInputError('key must be a string', 'key');
+        const principal = deps.keys.authenticate(key);
         if (principal?.kind !== 'sdk' || principal.org !== org) throw new NotFoundError('sdk key');
-        ctx.body = { keyId: principal.keyId, projectId: principal.projectId, environment: principal.environment };
-      });
-
-      // Ids only (no hashes): replicas drop cached verdicts of keys revoked since.
-      router.get('/api/v1/replica/keys', (ctx) => {
-        const { org } = replicaPrincipal(ctx, deps.keys);
-        ctx.body = {
+        return { body: { keyId: principal.keyId, projectId: principal.projectId, environment: principal.environment } };
+      },
+    }),
+    // Ids only (no hashes): replicas drop cached verdicts of keys revoked since.
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/keys',
+      permission: 'replication',
+      body: 'none',
+      handle: ({ principal: { org } }) => ({
+        body: {
           keys: deps.keys
             .listKeys(org)
             .filter((k) => k.kind === 'sdk')
             .map((k) => ({ id: k.id, revoked: k.revokedAt !== undefined })),
-        };
-      });
-
-      router.post('/api/v1/replica/counts', async (ctx) => {
-        const { org } = replicaPrincipal(ctx, deps.keys);
-        const batch = countsBatch(await readJsonBody(ctx.req), org, deps.holder);
-        ctx.status = 202;
-        if (!(await deps.batches.claim(org, batch.batchId))) {
-          ctx.body = { accepted: 0, duplicate: true };
-          return;
-        }
+        },
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/v1/replica/counts',
+      permission: 'replication',
+      body: 'json',
+      handle: async ({ principal: { org }, body }) => {
+        const batch = countsBatch(body, org, deps.holder);
+        if (!(await deps.batches.claim(org, batch.batchId))) return { status: 202, body: { accepted: 0, duplicate: true } };
         let accepted = 0;
         for (const e of batch.entries) if (deps.counter.add(e.scope, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted++;
-        ctx.body = { accepted, duplicate: false };
-      });
+        return { status: 202, body: { accepted, duplicate: false } };
+      },
+    }),
+  ];
+  return {
+    routes,
+    close: () => {
+      for (const close of [...streams]) close();
     },
   };
-}
-
-/**
- * Replication is admin-only: a replica can verify any sdk key of the organisation and reads every project,
- * which is more than an agent key may (key matters are for admin keys only).
- */
-export function replicaPrincipal(ctx: Koa.Context, keys: KeyService): Principal {
-  const principal = keys.controlPlanePrincipal(bearerToken(ctx.get('authorization')), ctx.req);
-  if (principal.kind !== 'admin') throw new ForbiddenError('replication needs an admin key');
-  return principal;
 }
