@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const web = path.join(root, 'src/dashboard/web');
+const web = path.join(root, 'packages/dashboard/src');
 
 /** The page must work without any network but the control plane's: no absolute URL may be loaded. */
 const EXTERNAL = [/\bsrc=["']https?:/i, /\bhref=["']https?:/i, /url\(\s*["']?https?:/i, /@import\s+["']?(?:url\()?\s*["']?https?:/i];
@@ -43,7 +43,8 @@ export async function buildDashboard({ outdir = path.join(root, 'dist/dashboard-
     if (external) throw new Error(`the dashboard's ${name} loads something from another host (${external}); it must work offline`);
   }
   const nodeOnly = NODE_ONLY.find((re) => re.test(files.js));
-  if (nodeOnly) throw new Error(`the dashboard bundle uses Node-only code (${nodeOnly}); src/dashboard/web must not import server modules`);
+  if (nodeOnly)
+    throw new Error(`the dashboard bundle uses Node-only code (${nodeOnly}); packages/dashboard must not import server modules`);
   return { outdir, bytes: Buffer.byteLength(files.js) + Buffer.byteLength(files.css) + Buffer.byteLength(files.html) };
 }
 

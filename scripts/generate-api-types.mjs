@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Writes src/validation/api-types.generated.ts: a TypeScript type for each request body schema of
+// Writes src/foundations/validation/api-types.generated.ts: a TypeScript type for each request body schema of
 // schemas/api/, following its $refs into the other schemas, so that the schemas are the one source of the
 // control plane's and the MCP server's body types.
 //   node scripts/generate-api-types.mjs
@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const API_TYPES_FILE = 'src/validation/api-types.generated.ts';
+export const API_TYPES_FILE = 'src/foundations/validation/api-types.generated.ts';
 const BASE = 'https://flagops.dev/schemas/';
 
 /** Keywords that never change the type: annotations and checks of a value's content or size. */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SOURCES = ['src', 'packages/core/src', 'packages/sdk/src', 'packages/openfeature/src'];
+const SOURCES = ['src', 'packages/core/src', 'packages/sdk/src', 'packages/openfeature/src', 'packages/dashboard/src'];
 const PACKAGES = {
   '@flagops/core': 'packages/core/src',
   '@flagops/sdk': 'packages/sdk/src',
@@ -24,40 +24,9 @@ const PACKAGES = {
  */
 const FLOORS = [
   { name: 'entry points', prefixes: ['src/main.ts', 'src/service.ts', 'src/service-health.ts', 'src/exports/'] },
-  {
-    name: 'apps',
-    prefixes: ['src/cli/', 'src/mcp/', 'src/dashboard/', 'src/control-plane/', 'src/git-http/', 'src/replica/', 'src/eval-server/'],
-  },
-  {
-    name: 'features',
-    prefixes: [
-      'src/webhooks/',
-      'src/proposals/',
-      'src/triggers/',
-      'src/schedule/',
-      'src/audit/',
-      'src/kill/',
-      'src/remote/',
-      'src/stats/',
-      'src/metrics/',
-    ],
-  },
-  {
-    name: 'foundations',
-    prefixes: [
-      'src/state/',
-      'src/auth/',
-      'src/storage/',
-      'src/repository/',
-      'src/validation/',
-      'src/process/',
-      'src/http/',
-      'src/config/',
-      'src/state-files/',
-      'src/errors/',
-      'src/log/',
-    ],
-  },
+  { name: 'apps', prefixes: ['src/apps/', 'packages/dashboard/'] },
+  { name: 'features', prefixes: ['src/features/'] },
+  { name: 'foundations', prefixes: ['src/foundations/'] },
   { name: 'packages', prefixes: ['packages/openfeature/', 'packages/sdk/', 'packages/core/'] },
 ];
 

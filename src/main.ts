@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-import { ConfigError, loadConfig } from './config/config.js';
-import { createLogger, type Logger } from './log/logger.js';
-import { StartupError } from './process/startup-error.js';
+import { ConfigError, loadConfig } from './foundations/config/config.js';
+import { createLogger, type Logger } from './foundations/log/logger.js';
+import { StartupError } from './foundations/process/startup-error.js';
 import { type Service, startService } from './service.js';
 
 /** `npm start`: control plane and evaluation API in one process. */

@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { bearerToken } from './auth/key-format.js';
-import type { KeyService } from './auth/key-service.js';
-import { toHttpError } from './errors/http-status.js';
-import { UnauthorizedError } from './errors/kinds.js';
-import type { HolderHealth } from './eval-server/snapshot-holder.js';
+import type { HolderHealth } from './apps/eval-server/snapshot-holder.js';
+import { bearerToken } from './foundations/auth/key-format.js';
+import type { KeyService } from './foundations/auth/key-service.js';
+import { toHttpError } from './foundations/errors/http-status.js';
+import { UnauthorizedError } from './foundations/errors/kinds.js';
 
 /** What GET /healthz answers: the status code and the body. */
 export interface HealthAnswer {

@@ -7,7 +7,7 @@
 //     in), a rare action (the filter scans the whole index);
 //   - following main: an API commit, then the first page that must show it.
 //
-//   npx esbuild src/audit/index.ts src/storage/index.ts --bundle --platform=node --format=esm \
+//   npx esbuild src/features/audit/index.ts src/foundations/storage/index.ts --bundle --platform=node --format=esm \
 //     --packages=external --outdir=.bench-tmp/dist --outbase=src
 //   FLAGOPS_DIST=.bench-tmp/dist node --expose-gc scripts/bench/audit.mjs [--commits 10000] [--json]
 //

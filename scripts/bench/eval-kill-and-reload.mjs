@@ -3,12 +3,12 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { KillSwitch } from '../../dist/kill/kill-switch.js';
-import { silentLogger } from '../../dist/log/logger.js';
-import { layout } from '../../dist/repository/layout.js';
-import { serializeRepositoryFile } from '../../dist/repository/serialize-file.js';
+import { KillSwitch } from '../../dist/features/kill/kill-switch.js';
+import { silentLogger } from '../../dist/foundations/log/logger.js';
+import { layout } from '../../dist/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../dist/foundations/repository/serialize-file.js';
+import { FlagRepository } from '../../dist/foundations/storage/flag-repository.js';
 import { startService } from '../../dist/service.js';
-import { FlagRepository } from '../../dist/storage/flag-repository.js';
 import { benchActor, projectWithFlags, summarize } from './lib/seed.mjs';
 
 const KILLS = Number(process.env.BENCH_KILLS ?? 100);

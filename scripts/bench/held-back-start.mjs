@@ -9,10 +9,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { allVersionKeys, snapshotVersions } from '../../dist/eval-server/snapshot-versions.js';
-import { layout } from '../../dist/repository/layout.js';
-import { serializeRepositoryFile } from '../../dist/repository/serialize-file.js';
-import { FlagRepository } from '../../dist/storage/flag-repository.js';
+import { allVersionKeys, snapshotVersions } from '../../dist/apps/eval-server/snapshot-versions.js';
+import { layout } from '../../dist/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../dist/foundations/repository/serialize-file.js';
+import { FlagRepository } from '../../dist/foundations/storage/flag-repository.js';
 import { benchActor, projectWithFlags } from './lib/seed.mjs';
 
 const FLAGS = Number(process.env.BENCH_FLAGS ?? 10_000);

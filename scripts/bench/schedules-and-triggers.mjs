@@ -6,10 +6,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { silentLogger } from '../../dist/log/logger.js';
-import { serializeRepositoryFile } from '../../dist/repository/serialize-file.js';
+import { silentLogger } from '../../dist/foundations/log/logger.js';
+import { serializeRepositoryFile } from '../../dist/foundations/repository/serialize-file.js';
+import { parseCommitMessage, readFlagopsTrailers } from '../../dist/foundations/storage/index.js';
 import { startService } from '../../dist/service.js';
-import { parseCommitMessage, readFlagopsTrailers } from '../../dist/storage/index.js';
 import { benchActor, projectWithFlags, summarize } from './lib/seed.mjs';
 
 const FLAGS = Number(process.env.BENCH_FLAGS ?? 1_000);

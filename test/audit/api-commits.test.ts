@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KillSwitch } from '../../src/kill/kill-switch.js';
-import { layout } from '../../src/repository/layout.js';
+import { KillSwitch } from '../../src/features/kill/kill-switch.js';
+import { layout } from '../../src/foundations/repository/layout.js';
 import { admin, agent, apiCommit, configYaml, openIndex, openRepository, START, seedShop } from './fixtures.js';
 
 const minute = (n: number) => new Date(START + n * 60_000).toISOString();

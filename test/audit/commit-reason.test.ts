@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { commitReason } from '../../src/audit/commit-entries.js';
-import { parseCommitMessage } from '../../src/storage/index.js';
+import { commitReason } from '../../src/features/audit/commit-entries.js';
+import { parseCommitMessage } from '../../src/foundations/storage/index.js';
 
 const reasonOf = (message: string) => commitReason(parseCommitMessage(message));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
+import { layout } from '../../src/foundations/repository/layout.js';
 import {
   Checkout,
   configYaml,

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Actor, AuditAction, EnvironmentName } from '@flagops/core';
 import { afterEach } from 'vitest';
-import { AuditIndex } from '../../src/audit/index.js';
-import { layout } from '../../src/repository/layout.js';
-import { type CommitMeta, type FileChange, FlagRepository } from '../../src/storage/index.js';
+import { AuditIndex } from '../../src/features/audit/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { type CommitMeta, type FileChange, FlagRepository } from '../../src/foundations/storage/index.js';
 
 /** Real repositories in temp dirs, closed and removed after each test. */
 

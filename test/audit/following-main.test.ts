@@ -1,10 +1,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AuditRegistry } from '../../src/audit/index.js';
-import { InvalidInputError } from '../../src/errors/kinds.js';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository } from '../../src/storage/index.js';
+import { AuditRegistry } from '../../src/features/audit/index.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
 import { apiCommit, Checkout, configYaml, git, openIndex, openRepository, seedShop } from './fixtures.js';
 
 const enable = (repo: FlagRepository, version: number) =>

@@ -1,10 +1,10 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AuditIndex, AuditRegistry, type AuditSource } from '../../src/audit/index.js';
-import { createLogger } from '../../src/log/logger.js';
-import { layout } from '../../src/repository/layout.js';
-import type { FlagRepository } from '../../src/storage/index.js';
+import { AuditIndex, AuditRegistry, type AuditSource } from '../../src/features/audit/index.js';
+import { createLogger } from '../../src/foundations/log/logger.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import type { FlagRepository } from '../../src/foundations/storage/index.js';
 import { afterTest, apiCommit, Checkout, configYaml, git, killsYaml, openIndex, openRepository, seedShop, tempDir } from './fixtures.js';
 
 /** The real repository, counting the commits the index walks and the diffs it reads. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { killChanges, readKills } from '../../src/audit/diff-entries.js';
+import { killChanges, readKills } from '../../src/features/audit/diff-entries.js';
 import { killsYaml } from './fixtures.js';
 
 const path = 'projects/shop/environments/prod/kills.yaml';

@@ -1,9 +1,9 @@
 import type { AuditEntry, EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import type { AuditIndex, AuditQuery } from '../../src/audit/index.js';
-import { InvalidInputError } from '../../src/errors/kinds.js';
-import { layout } from '../../src/repository/layout.js';
-import type { FlagRepository } from '../../src/storage/index.js';
+import type { AuditIndex, AuditQuery } from '../../src/features/audit/index.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import type { FlagRepository } from '../../src/foundations/storage/index.js';
 import { apiCommit, Checkout, configYaml, openIndex, openRepository, seedShop } from './fixtures.js';
 
 const ENVS: EnvironmentName[] = ['dev', 'staging', 'prod'];

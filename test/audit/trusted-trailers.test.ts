@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AuditIndex } from '../../src/audit/index.js';
-import { layout } from '../../src/repository/layout.js';
-import { FilePushReader } from '../../src/state/files/file-push-log.js';
-import { FlagRepository } from '../../src/storage/index.js';
+import { AuditIndex } from '../../src/features/audit/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FilePushReader } from '../../src/foundations/state/files/file-push-log.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
 import {
   admin,
   afterTest,

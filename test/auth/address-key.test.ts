@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addressKey } from '../../src/auth/auth-guard.js';
+import { addressKey } from '../../src/foundations/auth/auth-guard.js';
 
 describe('the throttle key of a client address', () => {
   it('is an IPv4 address as it is, also when written IPv4-mapped', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Admission, AttemptThrottle, type ThrottleOptions } from '../../src/auth/attempt-throttle.js';
+import { type Admission, AttemptThrottle, type ThrottleOptions } from '../../src/foundations/auth/attempt-throttle.js';
 
 function throttle(options: ThrottleOptions = {}) {
   let now = 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bearerToken } from '../../src/auth/key-format.js';
+import { bearerToken } from '../../src/foundations/auth/key-format.js';
 
 describe('bearerToken', () => {
   it('reads the credential of a Bearer header, whatever the scheme case', () => {

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { KeyService } from '../../src/auth/key-service.js';
-import { ConfigError } from '../../src/config/config.js';
+import { KeyService } from '../../src/foundations/auth/key-service.js';
+import { ConfigError } from '../../src/foundations/config/config.js';
 import { stateIn } from '../helpers/control-state.js';
 import { useTempDir } from './temp-dir.js';
 

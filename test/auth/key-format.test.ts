@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateKey, isOrgName, keyPrefix, kindOfKey } from '../../src/auth/key-format.js';
+import { generateKey, isOrgName, keyPrefix, kindOfKey } from '../../src/foundations/auth/key-format.js';
 
 describe('a generated key', () => {
   it('is its kind prefix followed by 32 base62 characters', () => {

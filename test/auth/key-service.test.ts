@@ -1,8 +1,8 @@
 import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { KeyService } from '../../src/auth/key-service.js';
-import { NotFoundError, UnauthorizedError } from '../../src/errors/kinds.js';
+import { KeyService } from '../../src/foundations/auth/key-service.js';
+import { NotFoundError, UnauthorizedError } from '../../src/foundations/errors/kinds.js';
 import { stateIn } from '../helpers/control-state.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { useTempDir } from './temp-dir.js';

@@ -1,12 +1,12 @@
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { authorize, can, PERMISSIONS, type Permission } from '../../src/auth/permissions.js';
-import type { PrincipalKind } from '../../src/auth/principal.js';
-import { ForbiddenError } from '../../src/errors/kinds.js';
+import { authorize, can, PERMISSIONS, type Permission } from '../../src/foundations/auth/permissions.js';
+import type { PrincipalKind } from '../../src/foundations/auth/principal.js';
+import { ForbiddenError } from '../../src/foundations/errors/kinds.js';
 
 const KINDS: PrincipalKind[] = ['admin', 'session', 'agent', 'sdk'];
 
-// Contract §5, restated independently of src/auth/permissions.ts so that a wrong table fails here.
+// Contract §5, restated independently of src/foundations/auth/permissions.ts so that a wrong table fails here.
 //                                        admin  session agent  sdk
 const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolean, boolean, boolean]]> = [
   ['read', undefined, [true, true, true, false]],

@@ -1,7 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { run } from '../../src/cli/run.js';
+import { run } from '../../src/apps/cli/run.js';
 
 export const ROOT = new URL('../..', import.meta.url).pathname;
 export const SAMPLE = join(ROOT, 'flags');

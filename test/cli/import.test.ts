@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { FileCommitTrustStore } from '../../src/state/files/file-commit-trust-store.js';
-import { FlagRepository } from '../../src/storage/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FileCommitTrustStore } from '../../src/foundations/state/files/file-commit-trust-store.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
 import { pushEdit } from '../helpers/git-cli.js';
 import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';
 

@@ -10,7 +10,7 @@ describe('the flagops CLI as its own process', () => {
   let bin: Awaited<ReturnType<typeof bundleMain>>;
 
   beforeAll(async () => {
-    bin = await bundleMain({ source: 'src/cli/main.ts' });
+    bin = await bundleMain({ source: 'src/apps/cli/main.ts' });
   });
   afterAll(() => bin?.remove());
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { commands } from '../../src/cli/run.js';
+import { commands } from '../../src/apps/cli/run.js';
 import { flagops, ROOT } from './cli-harness.js';
 
 describe('the flagops command', () => {

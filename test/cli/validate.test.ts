@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OPERATORS } from '@flagops/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readRepositoryDirectory } from '../../src/cli/read-directory.js';
-import { readRepositoryFiles } from '../../src/repository/index.js';
+import { readRepositoryDirectory } from '../../src/apps/cli/read-directory.js';
+import { readRepositoryFiles } from '../../src/foundations/repository/index.js';
 import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';
 
 describe('flagops validate', () => {

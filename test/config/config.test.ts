@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/config.js';
+import { ConfigError, loadConfig } from '../../src/foundations/config/config.js';
 
 describe('configuration from the environment', () => {
   it('works with nothing set', () => {

@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Context } from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KeyService } from '../../src/auth/key-service.js';
-import type { Principal } from '../../src/auth/principal.js';
-import { authenticate, bearerKeyResolver, type PrincipalResolver } from '../../src/control-plane/principal-resolvers.js';
-import { UnauthorizedError } from '../../src/errors/kinds.js';
+import { authenticate, bearerKeyResolver, type PrincipalResolver } from '../../src/apps/control-plane/principal-resolvers.js';
+import { KeyService } from '../../src/foundations/auth/key-service.js';
+import type { Principal } from '../../src/foundations/auth/principal.js';
+import { UnauthorizedError } from '../../src/foundations/errors/kinds.js';
 import { stateIn } from '../helpers/control-state.js';
 
 /** Just what the resolvers read of a Koa context: request headers. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkConfigDraft } from '../../src/dashboard/config-draft.js';
-import { InvalidInputError } from '../../src/errors/kinds.js';
+import { checkConfigDraft } from '../../src/apps/dashboard/config-draft.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
 
 const RULES = `- id: eu
   serve: on

@@ -9,9 +9,9 @@ import {
   readSessionToken,
   requireSameOrigin,
   sessionCookie,
-} from '../../src/dashboard/sessions/session-cookie.js';
-import { ForbiddenError } from '../../src/errors/kinds.js';
-import { clientAddress, trustProxies } from '../../src/http/client-address.js';
+} from '../../src/apps/dashboard/sessions/session-cookie.js';
+import { ForbiddenError } from '../../src/foundations/errors/kinds.js';
+import { clientAddress, trustProxies } from '../../src/foundations/http/client-address.js';
 
 /**
  * A Koa context of an app trusting `proxies` reverse proxies (FLAGOPS_TRUST_PROXY), for a request with these

@@ -3,10 +3,10 @@ import path from 'node:path';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AssetFiles, registerPageRoutes } from '../../src/dashboard/page-routes.js';
-import { errorMiddleware } from '../../src/http/error-middleware.js';
-import { listen, type RunningServer } from '../../src/http/serve.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { AssetFiles, registerPageRoutes } from '../../src/apps/dashboard/page-routes.js';
+import { errorMiddleware } from '../../src/foundations/http/error-middleware.js';
+import { listen, type RunningServer } from '../../src/foundations/http/serve.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 import { useDataDir } from './helpers/temp-dir.js';
 
 describe('serving the page', () => {

@@ -7,8 +7,8 @@ import {
   MAX_CONCURRENT_HASHES,
   MAX_WAITING_HASHES,
   verifyPassword,
-} from '../../src/dashboard/users/password-hash.js';
-import type { FlagopsError } from '../../src/errors/kinds.js';
+} from '../../src/apps/dashboard/users/password-hash.js';
+import type { FlagopsError } from '../../src/foundations/errors/kinds.js';
 import { CHEAP_COST } from './helpers/temp-dir.js';
 
 describe('password hashing (scrypt)', () => {

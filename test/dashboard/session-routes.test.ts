@@ -1,15 +1,15 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthGuard } from '../../src/auth/auth-guard.js';
-import { ConfigError, loadConfig, parseTrustProxy } from '../../src/config/config.js';
-import { registerSessionRoutes } from '../../src/dashboard/sessions/session-routes.js';
-import { SessionService } from '../../src/dashboard/sessions/session-service.js';
-import { UserService } from '../../src/dashboard/users/user-service.js';
-import { trustProxies } from '../../src/http/client-address.js';
-import { errorMiddleware } from '../../src/http/error-middleware.js';
-import { listen, type RunningServer } from '../../src/http/serve.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { registerSessionRoutes } from '../../src/apps/dashboard/sessions/session-routes.js';
+import { SessionService } from '../../src/apps/dashboard/sessions/session-service.js';
+import { UserService } from '../../src/apps/dashboard/users/user-service.js';
+import { AuthGuard } from '../../src/foundations/auth/auth-guard.js';
+import { ConfigError, loadConfig, parseTrustProxy } from '../../src/foundations/config/config.js';
+import { trustProxies } from '../../src/foundations/http/client-address.js';
+import { errorMiddleware } from '../../src/foundations/http/error-middleware.js';
+import { listen, type RunningServer } from '../../src/foundations/http/serve.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 import { stateIn } from '../helpers/control-state.js';
 import { CHEAP_COST, useDataDir } from './helpers/temp-dir.js';
 

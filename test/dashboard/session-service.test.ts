@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { SessionService } from '../../src/dashboard/sessions/session-service.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { SessionService } from '../../src/apps/dashboard/sessions/session-service.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 import { stateIn } from '../helpers/control-state.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { manualClock, useDataDir } from './helpers/temp-dir.js';

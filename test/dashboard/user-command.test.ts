@@ -1,11 +1,11 @@
 import { readdir } from 'node:fs/promises';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { KeyService } from '../../src/auth/key-service.js';
-import { createUserCommand } from '../../src/cli/commands/user.js';
-import { run } from '../../src/cli/run.js';
-import { firstLine, readNewPassword } from '../../src/dashboard/users/read-password.js';
-import { UserService } from '../../src/dashboard/users/user-service.js';
+import { createUserCommand } from '../../src/apps/cli/commands/user.js';
+import { run } from '../../src/apps/cli/run.js';
+import { firstLine, readNewPassword } from '../../src/apps/dashboard/users/read-password.js';
+import { UserService } from '../../src/apps/dashboard/users/user-service.js';
+import { KeyService } from '../../src/foundations/auth/key-service.js';
 import { stateIn } from '../helpers/control-state.js';
 import { useDataDir } from './helpers/temp-dir.js';
 

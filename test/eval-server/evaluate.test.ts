@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, commitFiles, type EvalHarness, projectFiles, sdkKey, startHarness } from './harness.js';
 
-// The server answers POST /v1/evaluate before Koa (src/eval-server/evaluate-fast-path.ts) and leaves anything
+// The server answers POST /v1/evaluate before Koa (src/apps/eval-server/evaluate-fast-path.ts) and leaves anything
 // unusual, such as a query string, to the Koa app: both must give the same answers, so every test runs on both.
 const ROUTES = [
   ['the fast path', '/v1/evaluate'],

@@ -2,11 +2,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Actor, EnvironmentName, FlagKind, JsonValue, KillsFile, Prerequisite, Rule, Variant } from '@flagops/core';
-import { silentLogger } from '../../src/log/logger.js';
-import { layout } from '../../src/repository/layout.js';
-import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../src/foundations/repository/serialize-file.js';
+import type { FlagRepository } from '../../src/foundations/storage/flag-repository.js';
 import { type Service, startService } from '../../src/service.js';
-import type { FlagRepository } from '../../src/storage/flag-repository.js';
 
 export const ORG = 'acme';
 export const ADMIN_KEY = 'svc_adm_evalserveradmin00000000000001';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../src/foundations/repository/serialize-file.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { cloneRepo } from './git-cli.js';
 import { ADMIN_KEY, commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';

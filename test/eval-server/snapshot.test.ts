@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../src/foundations/repository/serialize-file.js';
 import { commitFiles, type EvalHarness, projectFiles, sdkKey, startHarness } from './harness.js';
 
-// Answered before Koa (src/eval-server/fast-path.ts); a query string leaves it to the Koa app. Both, alike.
+// Answered before Koa (src/apps/eval-server/fast-path.ts); a query string leaves it to the Koa app. Both, alike.
 const ROUTES = [
   ['the fast path', '/v1/snapshot'],
   ['the Koa app', '/v1/snapshot?via=koa'],
@@ -109,8 +109,8 @@ describe.each(ROUTES)('GET /v1/snapshot through %s', (_, route) => {
   });
 
   it('derives the same versions when a second server reads the same commit', async () => {
-    const { OrganisationServing } = await import('../../src/eval-server/organisation-serving.js');
-    const { silentLogger } = await import('../../src/log/logger.js');
+    const { OrganisationServing } = await import('../../src/apps/eval-server/organisation-serving.js');
+    const { silentLogger } = await import('../../src/foundations/log/logger.js');
     const fresh = new OrganisationServing('acme', h.repo, silentLogger, () => {});
     await fresh.reloadToHead();
     for (const env of ['dev', 'staging', 'prod'] as const) {

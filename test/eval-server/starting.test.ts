@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEvalApp, evalFastPath } from '../../src/eval-server/eval-app.js';
-import { SnapshotHolder } from '../../src/eval-server/snapshot-holder.js';
-import { attachStreamHub } from '../../src/eval-server/stream.js';
-import { listen } from '../../src/http/serve.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { EvaluationCounter } from '../../src/stats/evaluation-counter.js';
+import { createEvalApp, evalFastPath } from '../../src/apps/eval-server/eval-app.js';
+import { SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
+import { attachStreamHub } from '../../src/apps/eval-server/stream.js';
+import { EvaluationCounter } from '../../src/features/stats/evaluation-counter.js';
+import { listen } from '../../src/foundations/http/serve.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 import { stateIn } from '../helpers/control-state.js';
 import { ORG, recordingFetch, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 

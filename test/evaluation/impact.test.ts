@@ -7,7 +7,7 @@ import {
   type SnapshotFlag,
 } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { computeImpact } from '../../src/proposals/impact.js';
+import { computeImpact } from '../../src/features/proposals/impact.js';
 
 /**
  * The impact function against brute force: the real core evaluates 10,000 userId-only contexts on both

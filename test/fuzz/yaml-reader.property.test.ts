@@ -1,5 +1,5 @@
 /**
- * The repository's YAML reader: readSimpleYaml (src/repository/fast-yaml.ts) is a hand-written fast path,
+ * The repository's YAML reader: readSimpleYaml (src/foundations/repository/fast-yaml.ts) is a hand-written fast path,
  * and parseRepositoryFile falls back to the `yaml` package whenever it declines. For any text, the fast
  * path must give exactly what `yaml` gives, or decline; and parsing a file must never throw, whatever the
  * file holds. Texts come from our own serializer, from `yaml.stringify` with assorted options, from random
@@ -10,8 +10,8 @@ import type { JsonValue } from '@flagops/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, stringify, type ToStringOptions } from 'yaml';
-import { readSimpleYaml } from '../../src/repository/fast-yaml.js';
-import { type ParsedFile, parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
+import { readSimpleYaml } from '../../src/foundations/repository/fast-yaml.js';
+import { type ParsedFile, parseRepositoryFile, serializeRepositoryFile } from '../../src/foundations/repository/index.js';
 import { anyString, environmentConfig, finiteNumber, flagKey, jsonValue, TRICKY_STRINGS } from './arbitraries.js';
 import { runs } from './fuzz-settings.js';
 

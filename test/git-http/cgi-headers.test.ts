@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cgiHeadEnd, parseCgiHead } from '../../src/git-http/cgi-head.js';
+import { cgiHeadEnd, parseCgiHead } from '../../src/apps/git-http/cgi-head.js';
 
 describe('the CGI response head of git http-backend', () => {
   it('ends at the first blank line, with CRLF or LF line ends', () => {

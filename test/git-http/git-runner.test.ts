@@ -3,8 +3,8 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type GitProcess, GitRunner, runGitDirectly } from '../../src/git-http/git-runner.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { type GitProcess, GitRunner, runGitDirectly } from '../../src/apps/git-http/git-runner.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 
 const env = { PATH: process.env.PATH ?? '', HOME: '/nonexistent', GIT_CONFIG_NOSYSTEM: '1' };

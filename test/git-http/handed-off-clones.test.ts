@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.js';
+import { createLogger } from '../../src/foundations/log/logger.js';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { git, gitWith } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';

@@ -19,10 +19,10 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { generateKey } from '../../src/auth/key-format.js';
-import type { Config } from '../../src/config/config.js';
-import { createLogger, type Logger, type LogLevel, silentLogger } from '../../src/log/logger.js';
-import type { Clock } from '../../src/schedule/clock.js';
+import type { Clock } from '../../src/features/schedule/clock.js';
+import { generateKey } from '../../src/foundations/auth/key-format.js';
+import type { Config } from '../../src/foundations/config/config.js';
+import { createLogger, type Logger, type LogLevel, silentLogger } from '../../src/foundations/log/logger.js';
 import { type Service, type ServiceOptions, startService } from '../../src/service.js';
 
 export interface TestOrg {

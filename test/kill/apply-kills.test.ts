@@ -1,6 +1,6 @@
 import type { KillsFile, SnapshotFlag } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { applyKills } from '../../src/kill/apply-kills.js';
+import { applyKills } from '../../src/features/kill/apply-kills.js';
 
 const flag: SnapshotFlag = {
   enabled: true,

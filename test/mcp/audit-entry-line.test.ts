@@ -1,6 +1,6 @@
 import type { AuditEntry } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { auditEntryLine } from '../../src/mcp/tools/audit-tool.js';
+import { auditEntryLine } from '../../src/apps/mcp/tools/audit-tool.js';
 
 const pushedEntry = {
   id: '0123456789abcdef0123456789abcdef01234567',

@@ -12,26 +12,26 @@ afterAll(async () => {
 });
 
 const SHARED = new Set([
-  'src/log/logger.ts',
-  'src/http/read-json-body.ts',
-  'src/errors/flagops-error.ts',
-  'src/errors/http-status.ts',
-  'src/errors/kinds.ts',
-  'src/proposals/impact.ts', // pure, imports only @flagops/core: the tools describe an impact as the dashboard does
+  'src/foundations/log/logger.ts',
+  'src/foundations/http/read-json-body.ts',
+  'src/foundations/errors/flagops-error.ts',
+  'src/foundations/errors/http-status.ts',
+  'src/foundations/errors/kinds.ts',
+  'src/features/proposals/impact.ts', // pure, imports only @flagops/core: the tools describe an impact as the dashboard does
 ]);
 /** The request body types generated from schemas/api/: the one thing of the server's tree it takes as types only. */
-const WIRE_TYPES = 'src/validation/api-types.generated.ts';
+const WIRE_TYPES = 'src/foundations/validation/api-types.generated.ts';
 
-/** Every relative import and re-export of src/mcp's files that leaves src/mcp: file, target, and whether types only. */
+/** Every relative import and re-export of src/apps/mcp's files that leaves src/apps/mcp: file, target, and whether types only. */
 function importsLeavingMcp(): Array<{ file: string; target: string; typeOnly: boolean }> {
   const found: Array<{ file: string; target: string; typeOnly: boolean }> = [];
-  const files = readdirSync(path.join(ROOT, 'src/mcp'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const files = readdirSync(path.join(ROOT, 'src/apps/mcp'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
   for (const relative of files) {
-    const file = `src/mcp/${relative.split(path.sep).join('/')}`;
+    const file = `src/apps/mcp/${relative.split(path.sep).join('/')}`;
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     for (const [, type, specifier] of text.matchAll(/^(?:import|export)\s+(type\s+)?[^;]*?from\s+'(\.[^']+)';/gm)) {
       const target = path.posix.join(path.posix.dirname(file), specifier).replace(/\.js$/, '.ts');
-      if (!target.startsWith('src/mcp/')) found.push({ file, target, typeOnly: type !== undefined });
+      if (!target.startsWith('src/apps/mcp/')) found.push({ file, target, typeOnly: type !== undefined });
     }
   }
   return found;
@@ -41,7 +41,7 @@ function importsLeavingMcp(): Array<{ file: string; target: string; typeOnly: bo
 describe('what flagops-mcp is built from', () => {
   it('only its own code, the logger, the HTTP body reader with its typed errors, the impact’s words and @flagops/core: never storage or the control plane', () => {
     const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
-    expect(ours).toContain('src/mcp/main.ts');
+    expect(ours).toContain('src/apps/mcp/main.ts');
     expect(ours).toContain('packages/core/src/explain.ts');
     const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && !SHARED.has(input));
     expect(outside).toEqual([]);

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AuditPage as SentAuditPage } from '../../src/audit/audit-query.js';
-import type { KillView } from '../../src/control-plane/environments.js';
-import type { ChangePreview } from '../../src/control-plane/preview.js';
-import type { SegmentView } from '../../src/control-plane/segments.js';
-import type { FlagView, ProjectView } from '../../src/control-plane/views.js';
+import type { KillView } from '../../src/apps/control-plane/environments.js';
+import type { ChangePreview } from '../../src/apps/control-plane/preview.js';
+import type { SegmentView } from '../../src/apps/control-plane/segments.js';
+import type { FlagView, ProjectView } from '../../src/apps/control-plane/views.js';
 import type {
   AuditPage,
   ChangePreviewResponse,
@@ -11,8 +10,9 @@ import type {
   ProjectResponse,
   ProposalResponse,
   SegmentResponse,
-} from '../../src/mcp/api-types.js';
-import type { Proposal } from '../../src/proposals/proposal-reader.js';
+} from '../../src/apps/mcp/api-types.js';
+import type { AuditPage as SentAuditPage } from '../../src/features/audit/audit-query.js';
+import type { Proposal } from '../../src/features/proposals/proposal-reader.js';
 
 /** True when every answer of type Sent is a Read: the fields the reader relies on are sent, with their types. */
 type Fits<Sent, Read> = [Sent] extends [Read] ? true : false;

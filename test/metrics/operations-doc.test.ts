@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { ServerMetrics } from '../../src/metrics/server-metrics.js';
-import { registerReplicaFamilies } from '../../src/metrics/service-families.js';
+import { ServerMetrics } from '../../src/foundations/metrics/server-metrics.js';
+import { registerReplicaFamilies } from '../../src/foundations/metrics/service-families.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { ROOT } from '../packages/packed-app.js';
 

@@ -1,11 +1,11 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listen, type RunningServer } from '../../src/http/serve.js';
-import { EvaluationTotals } from '../../src/metrics/evaluation-totals.js';
-import { instrumentApp } from '../../src/metrics/metrics-http.js';
-import { ServerMetrics } from '../../src/metrics/server-metrics.js';
-import { ControlFamilies, registerServingFamilies } from '../../src/metrics/service-families.js';
+import { listen, type RunningServer } from '../../src/foundations/http/serve.js';
+import { EvaluationTotals } from '../../src/foundations/metrics/evaluation-totals.js';
+import { instrumentApp } from '../../src/foundations/metrics/metrics-http.js';
+import { ServerMetrics } from '../../src/foundations/metrics/server-metrics.js';
+import { ControlFamilies, registerServingFamilies } from '../../src/foundations/metrics/service-families.js';
 import { sample } from './prometheus-text.js';
 
 const running: RunningServer[] = [];

@@ -3,9 +3,9 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../src/log/logger.js';
-import { DataDirLock, LOCK_FILE } from '../../src/process/data-dir-lock.js';
-import { StartupError } from '../../src/process/startup-error.js';
+import { createLogger } from '../../src/foundations/log/logger.js';
+import { DataDirLock, LOCK_FILE } from '../../src/foundations/process/data-dir-lock.js';
+import { StartupError } from '../../src/foundations/process/startup-error.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 
 const dirs: string[] = [];

@@ -141,7 +141,7 @@ describe('the README tour', () => {
       .replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
     const [agent, reviewer, engineer] = shellBlocks(doc);
     // `npx flagops` in a checkout runs the checkout's own bin; this directory only links to the checkout.
-    const npx = `npx() { if [ "$1" = flagops ]; then shift; node ${JSON.stringify(path.join(ROOT, 'dist/cli/main.js'))} "$@"; else command npx "$@"; fi; }`;
+    const npx = `npx() { if [ "$1" = flagops ]; then shift; node ${JSON.stringify(path.join(ROOT, 'dist/apps/cli/main.js'))} "$@"; else command npx "$@"; fi; }`;
     const out = await runBlock(`set -euo pipefail\nsource tour-vars.sh\n${npx}\n${agent}\n${reviewer}\n${engineer}`, dir, env);
     expect(out.code, out.out).toBe(0);
     expect(out.out).toContain('"changes":["shop/checkout-v2 prod: rolloutPct 50 → 75"]');

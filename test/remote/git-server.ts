@@ -4,8 +4,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { runHttpBackend } from '../../src/git-http/http-backend.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { runHttpBackend } from '../../src/apps/git-http/http-backend.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 
 /**
  * A real git host on loopback: `git http-backend` behind a node http server, serving one bare repository

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
-import { ReplicaCounts } from '../../src/replica/replica-counts.js';
-import { UpstreamClient } from '../../src/replica/upstream-client.js';
+import { ReplicaCounts } from '../../src/apps/replica/replica-counts.js';
+import { UpstreamClient } from '../../src/apps/replica/upstream-client.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { generateKey } from '../../src/auth/key-format.js';
-import type { Config } from '../../src/config/config.js';
-import { silentLogger } from '../../src/log/logger.js';
+import { generateKey } from '../../src/foundations/auth/key-format.js';
+import type { Config } from '../../src/foundations/config/config.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 
 /** A free loopback port: the control plane must come back on the same one for replicas to find it again. */

@@ -4,9 +4,9 @@ import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
-import { StartupError } from '../../src/process/startup-error.js';
-import { type ReplicaOptions, startReplica } from '../../src/replica/start-replica.js';
+import { type ReplicaOptions, startReplica } from '../../src/apps/replica/start-replica.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { StartupError } from '../../src/foundations/process/startup-error.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { httpClient } from '../helpers/http-client.js';
 import { bundleMain, type ServiceProcess, startProcess } from '../service/service-process.js';
@@ -81,7 +81,7 @@ describe('a replica’s data directory (one replica each, like the service)', ()
   });
 
   it('takes its directory from --data-dir, else FLAGOPS_DATA_DIR: two replicas started in one directory each use their own', async () => {
-    const cli = await bundleMain({ source: 'src/cli/main.ts' });
+    const cli = await bundleMain({ source: 'src/apps/cli/main.ts' });
     const cwd = path.join(dir, 'checkout');
     const [a, b, c] = ['a', 'b', 'c'].map((name) => path.join(dir, 'env', name));
     await mkdir(cwd);

@@ -1,7 +1,7 @@
 import type { SnapshotFlag } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { ReplicaHolder, type ViewBody } from '../../src/replica/replica-holder.js';
-import type { KillChange } from '../../src/replica/view-change.js';
+import { ReplicaHolder, type ViewBody } from '../../src/apps/replica/replica-holder.js';
+import type { KillChange } from '../../src/apps/replica/view-change.js';
 
 const flag: SnapshotFlag = {
   enabled: true,

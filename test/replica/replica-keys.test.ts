@@ -2,10 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/auth/key-format.js';
-import { UnauthorizedError } from '../../src/errors/kinds.js';
-import { ReplicaKeys } from '../../src/replica/replica-keys.js';
-import { UpstreamClient } from '../../src/replica/upstream-client.js';
+import { ReplicaKeys } from '../../src/apps/replica/replica-keys.js';
+import { UpstreamClient } from '../../src/apps/replica/upstream-client.js';
+import { generateKey } from '../../src/foundations/auth/key-format.js';
+import { UnauthorizedError } from '../../src/foundations/errors/kinds.js';
 
 describe("a replica's refused sdk keys", () => {
   let dir: string | undefined;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { toHttpError } from '../../src/errors/http-status.js';
-import { SnapshotHolder } from '../../src/eval-server/snapshot-holder.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { servedViews } from '../../src/replica/upstream/replica-views.js';
-import { RepositoryRegistry } from '../../src/storage/index.js';
+import { SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
+import { servedViews } from '../../src/apps/replica/upstream/replica-views.js';
+import { toHttpError } from '../../src/foundations/errors/http-status.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { RepositoryRegistry } from '../../src/foundations/storage/index.js';
 import { stateIn } from '../helpers/control-state.js';
 import { seedShop, tempDir } from '../storage/helpers.js';
 

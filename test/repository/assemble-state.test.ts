@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { assembleState, deriveFlagId, parseRepositoryFile, readRepositoryFiles } from '../../src/repository/index.js';
+import { assembleState, deriveFlagId, parseRepositoryFile, readRepositoryFiles } from '../../src/foundations/repository/index.js';
 import { entries, validRepository } from './repo-fixture.js';
 
 function read(files: Record<string, string>) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffStates, formatChanges, readRepositoryFiles } from '../../src/repository/index.js';
+import { diffStates, formatChanges, readRepositoryFiles } from '../../src/foundations/repository/index.js';
 import { entries, validRepository } from './repo-fixture.js';
 
 const PROD = 'projects/shop/environments/prod/checkout-v2.yaml';

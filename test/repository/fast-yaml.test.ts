@@ -2,8 +2,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDocument, stringify } from 'yaml';
-import { readSimpleYaml } from '../../src/repository/fast-yaml.js';
-import { parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
+import { readSimpleYaml } from '../../src/foundations/repository/fast-yaml.js';
+import { parseRepositoryFile, serializeRepositoryFile } from '../../src/foundations/repository/index.js';
 
 const SAMPLE = new URL('../../flags/', import.meta.url).pathname;
 

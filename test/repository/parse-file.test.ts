@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { deriveFlagId, deriveProjectId, parseRepositoryFile, readRepositoryFiles } from '../../src/repository/index.js';
-import { formatIssue } from '../../src/validation/issue.js';
+import { deriveFlagId, deriveProjectId, parseRepositoryFile, readRepositoryFiles } from '../../src/foundations/repository/index.js';
+import { formatIssue } from '../../src/foundations/validation/issue.js';
 
 const CONFIG = 'projects/shop/environments/prod/checkout-v2.yaml';
 

@@ -1,8 +1,8 @@
 import type { EnvironmentConfig, FlagFile, KillsFile } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { assembleState, type RepositoryEntry } from '../../src/repository/assemble-state.js';
-import type { ParsedFile } from '../../src/repository/parsed-file.js';
-import { type EntryChange, ProjectAssembler } from '../../src/repository/project-assembler.js';
+import { assembleState, type RepositoryEntry } from '../../src/foundations/repository/assemble-state.js';
+import type { ParsedFile } from '../../src/foundations/repository/parsed-file.js';
+import { type EntryChange, ProjectAssembler } from '../../src/foundations/repository/project-assembler.js';
 
 const SLUG = 'shop';
 const ENVS = ['dev', 'staging', 'prod'] as const;

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { type ParsedFile, parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
+import { type ParsedFile, parseRepositoryFile, serializeRepositoryFile } from '../../src/foundations/repository/index.js';
 
 const SAMPLE = new URL('../../flags/', import.meta.url).pathname;
 

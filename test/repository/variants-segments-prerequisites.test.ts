@@ -6,9 +6,9 @@ import {
   parseRepositoryFile,
   readRepositoryFiles,
   serializeRepositoryFile,
-} from '../../src/repository/index.js';
-import { type EntryChange, ProjectAssembler } from '../../src/repository/project-assembler.js';
-import { configReferenceIssues, segmentUsage } from '../../src/repository/project-checks.js';
+} from '../../src/foundations/repository/index.js';
+import { type EntryChange, ProjectAssembler } from '../../src/foundations/repository/project-assembler.js';
+import { configReferenceIssues, segmentUsage } from '../../src/foundations/repository/project-checks.js';
 import { entries, validRepository } from './repo-fixture.js';
 
 const ENVS = ['dev', 'staging', 'prod'] as const;

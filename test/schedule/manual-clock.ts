@@ -1,4 +1,4 @@
-import type { Clock, ClockTimer } from '../../src/schedule/clock.js';
+import type { Clock, ClockTimer } from '../../src/features/schedule/clock.js';
 
 interface Pending {
   at: number;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { expandRolloutPlan } from '../../src/schedule/rollout-plan.js';
-import { validateBody } from '../../src/validation/index.js';
+import { expandRolloutPlan } from '../../src/features/schedule/rollout-plan.js';
+import { validateBody } from '../../src/foundations/validation/index.js';
 import { refusal } from '../validation/fixtures.js';
 
 const NOW = new Date('2026-11-24T09:00:00Z');

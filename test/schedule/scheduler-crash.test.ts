@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { removeLeftoverRefLocks } from '../../src/storage/git/refs.js';
-import { FlagRepository, parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { removeLeftoverRefLocks } from '../../src/foundations/storage/git/refs.js';
+import { FlagRepository, parseCommitMessage, readFlagopsTrailers } from '../../src/foundations/storage/index.js';
 import { flagYaml, git, meta, projectYaml, tempDir, track } from '../storage/helpers.js';
 
 // A crash (SIGKILL) at any moment of the scheduler's work — before a step's commit, between its commit and main

@@ -2,10 +2,10 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
-import { layout } from '../../src/repository/layout.js';
-import { Scheduler } from '../../src/schedule/scheduler.js';
-import { FlagRepository, parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
+import { Scheduler } from '../../src/features/schedule/scheduler.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository, parseCommitMessage, readFlagopsTrailers } from '../../src/foundations/storage/index.js';
 import { git, meta, pushFromOutside, seedShop, tempDir, track } from '../storage/helpers.js';
 import { ManualClock } from './manual-clock.js';
 

@@ -3,10 +3,10 @@ import { rm } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { EnvironmentName } from '@flagops/core';
 import type { ClientEvents, FetchFunction, Scheduler } from '@flagops/sdk';
-import { KillSwitch } from '../../src/kill/kill-switch.js';
-import { silentLogger } from '../../src/log/logger.js';
-import { layout } from '../../src/repository/layout.js';
-import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
+import { KillSwitch } from '../../src/features/kill/kill-switch.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../src/foundations/repository/serialize-file.js';
 import { startService } from '../../src/service.js';
 import {
   ADMIN_KEY,

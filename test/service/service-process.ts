@@ -25,7 +25,7 @@ export interface ServiceProcess {
 }
 
 /**
- * Bundles src/main.ts (or `source`, e.g. src/cli/main.ts) two folders below the project root, as dist/main.js
+ * Bundles src/main.ts (or `source`, e.g. src/apps/cli/main.ts) two folders below the project root, as dist/main.js
  * is: external packages resolve from node_modules and the schemas from ../../schemas, exactly as in the built
  * package; the @flagops packages come from their sources. With `gitRunner`, the git runner's module is bundled
  * beside it, as the built package has it, so that git over HTTP runs in its helper process. Remove it after.
@@ -35,7 +35,7 @@ export async function bundleMain(
 ): Promise<{ entry: string; remove: () => Promise<void> }> {
   const dir = path.join(process.cwd(), 'test-artifacts', `bundle-${process.pid}-${Math.random().toString(36).slice(2)}`);
   const entryPoints: Record<string, string> = { main: options.source ?? 'src/main.ts' };
-  if (options.gitRunner) entryPoints['git-runner-process'] = 'src/git-http/git-runner-process.ts';
+  if (options.gitRunner) entryPoints['git-runner-process'] = 'src/apps/git-http/git-runner-process.ts';
   await build({
     entryPoints,
     bundle: true,

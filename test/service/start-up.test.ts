@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKey } from '../../src/auth/key-format.js';
+import { generateKey } from '../../src/foundations/auth/key-format.js';
 import { httpClient } from '../helpers/http-client.js';
 import { bundleMain, freePort, type ServiceProcess, startProcess, waitHealthy } from './service-process.js';
 

@@ -2,9 +2,9 @@ import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileKeyStore } from '../../src/state/files/file-key-store.js';
-import { FileSessionStore } from '../../src/state/files/file-session-store.js';
-import { readJsonStateFile, writeJsonStateFile } from '../../src/state-files/state-files.js';
+import { FileKeyStore } from '../../src/foundations/state/files/file-key-store.js';
+import { FileSessionStore } from '../../src/foundations/state/files/file-session-store.js';
+import { readJsonStateFile, writeJsonStateFile } from '../../src/foundations/state-files/state-files.js';
 
 describe('runtime state files (keys, users, sessions)', () => {
   it('read as undefined before the first write, and back as written, readable by the owner only', async () => {

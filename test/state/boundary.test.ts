@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// docs/architecture.md: the control plane's state is reached through src/state/index.ts, whatever implements it.
+// docs/architecture.md: the control plane's state is reached through src/foundations/state/index.ts, whatever implements it.
 const src = path.resolve(import.meta.dirname, '../../src');
 const state = path.join(src, 'state');
 
@@ -14,7 +14,7 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Each file's imports of src/state, resolved to the file they name. */
+/** Each file's imports of src/foundations/state, resolved to the file they name. */
 function stateImports(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   return [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)]
@@ -25,7 +25,7 @@ function stateImports(file: string): string[] {
 describe('the control plane state', () => {
   const outside = sources(src).filter((file) => !file.startsWith(`${state}${path.sep}`));
 
-  it('is imported by the rest of the service through src/state/index.ts only', () => {
+  it('is imported by the rest of the service through src/foundations/state/index.ts only', () => {
     const users = outside.filter((file) => stateImports(file).length > 0);
     expect(users.length).toBeGreaterThan(3);
     const elsewhere = outside.flatMap((file) =>
@@ -36,7 +36,7 @@ describe('the control plane state', () => {
     expect(elsewhere).toEqual([]);
   });
 
-  it('keeps its file implementation to itself: only src/state/open-control-state.ts chooses it', () => {
+  it('keeps its file implementation to itself: only src/foundations/state/open-control-state.ts chooses it', () => {
     const choosers = sources(state).filter(
       (file) =>
         stateImports(file).some((target) => target.startsWith(`${path.join(state, 'files')}${path.sep}`)) &&

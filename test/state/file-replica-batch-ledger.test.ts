@@ -2,7 +2,7 @@ import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileReplicaBatchLedger } from '../../src/state/files/file-replica-batch-ledger.js';
+import { FileReplicaBatchLedger } from '../../src/foundations/state/files/file-replica-batch-ledger.js';
 
 describe('the ledger of count batches taken from replicas (nothing counted twice)', () => {
   let dir: string;

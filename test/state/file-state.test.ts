@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import { FileControlState } from '../../src/state/files/file-control-state.js';
+import { FileControlState } from '../../src/foundations/state/files/file-control-state.js';
 import { describeCommitTrustStoreContract } from './contract/commit-trust-store-contract.js';
 import { describeCountStoreContract } from './contract/count-store-contract.js';
 import { describeKeyStoreContract } from './contract/key-store-contract.js';

@@ -2,10 +2,10 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
-import { FileCountStore, type FileCountStoreOptions } from '../../src/state/files/file-count-store.js';
-import { EvaluationCounter, type EvaluationCounterOptions, type Every, statsScope } from '../../src/stats/evaluation-counter.js';
-import { HOUR_MS } from '../../src/stats/hours.js';
+import { EvaluationCounter, type EvaluationCounterOptions, type Every, statsScope } from '../../src/features/stats/evaluation-counter.js';
+import { HOUR_MS } from '../../src/features/stats/hours.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
+import { FileCountStore, type FileCountStoreOptions } from '../../src/foundations/state/files/file-count-store.js';
 import { stateIn } from '../helpers/control-state.js';
 
 const SCOPE = statsScope('acme', 'p1', 'prod');

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository, formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from '../../src/storage/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository, formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from '../../src/foundations/storage/index.js';
 import { admin, agent, git, pushFromOutside, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
 describe('commit messages (docs/architecture.md "Commits and trailers"; the git log is the audit trail)', () => {

@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FileCommitTrustStore } from '../../src/state/files/file-commit-trust-store.js';
-import { loadSigningKey } from '../../src/storage/commit-trust.js';
-import { CommitSigner } from '../../src/storage/git/commit-signature.js';
-import { type CommitObject, hashObject, serializeCommit } from '../../src/storage/git/git-objects.js';
+import { FileCommitTrustStore } from '../../src/foundations/state/files/file-commit-trust-store.js';
+import { loadSigningKey } from '../../src/foundations/storage/commit-trust.js';
+import { CommitSigner } from '../../src/foundations/storage/git/commit-signature.js';
+import { type CommitObject, hashObject, serializeCommit } from '../../src/foundations/storage/git/git-objects.js';
 
 const dirs: string[] = [];
 afterEach(() => {

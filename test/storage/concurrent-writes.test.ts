@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository } from '../../src/storage/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
 import { configYaml, flagYaml, git, meta, seedShop, tempDir, track } from './helpers.js';
 
 /** Each writer creates its own flags: flag `w<writer>-<n>` with its configs, one commit per flag. */

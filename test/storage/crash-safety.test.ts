@@ -2,10 +2,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WriteConflictError } from '../../src/errors/kinds.js';
-import { layout } from '../../src/repository/layout.js';
-import { removeLeftoverRefLocks } from '../../src/storage/git/refs.js';
-import { FlagRepository } from '../../src/storage/index.js';
+import { WriteConflictError } from '../../src/foundations/errors/kinds.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { removeLeftoverRefLocks } from '../../src/foundations/storage/git/refs.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
 import { configYaml, git, meta, seedShop, tempDir, track } from './helpers.js';
 
 const enableA = () => ({

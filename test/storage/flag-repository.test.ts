@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository } from '../../src/storage/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
 import { agent, configYaml, git, gitWith, meta, newFlagFiles, projectYaml, seedShop, tempDir, track } from './helpers.js';
 
 async function openNew() {

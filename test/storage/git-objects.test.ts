@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { compareTreeEntries, hashObject, parseTree, serializeTree, type TreeEntry } from '../../src/storage/git/git-objects.js';
+import { compareTreeEntries, hashObject, parseTree, serializeTree, type TreeEntry } from '../../src/foundations/storage/git/git-objects.js';
 import { gitWith, tempDir } from './helpers.js';
 
 describe('tree objects', () => {

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Actor, EnvironmentName } from '@flagops/core';
 import { afterEach } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import type { CommitMeta, FileChange, FlagRepository } from '../../src/storage/index.js';
-import { FlagRepository as Repository } from '../../src/storage/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import type { CommitMeta, FileChange, FlagRepository } from '../../src/foundations/storage/index.js';
+import { FlagRepository as Repository } from '../../src/foundations/storage/index.js';
 import { git, gitWith } from '../helpers/git-cli.js';
 
 const made: string[] = [];

@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NotFoundError } from '../../src/errors/kinds.js';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository } from '../../src/storage/index.js';
+import { NotFoundError } from '../../src/foundations/errors/kinds.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
 import { configYaml, git, meta, newFlagFiles, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
 /** shop seeded (a, b), then: a's prod config changed; c created and b deleted in one commit. */

@@ -2,8 +2,8 @@ import { existsSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository, RepositoryRegistry } from '../../src/storage/index.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository, RepositoryRegistry } from '../../src/foundations/storage/index.js';
 import { stateIn } from '../helpers/control-state.js';
 import { configYaml, git, meta, seedShop, tempDir } from './helpers.js';
 

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRepositoryFiles } from '../../src/repository/read-repository.js';
-import { serializeCommit } from '../../src/storage/git/git-objects.js';
-import { ObjectStore } from '../../src/storage/git/object-store.js';
-import { compareAndSwapRef, MAIN_REF, readRef } from '../../src/storage/git/refs.js';
-import { writeTreeChanges } from '../../src/storage/git/tree-writer.js';
-import { FlagRepository } from '../../src/storage/index.js';
-import { formatIssue } from '../../src/validation/issue.js';
+import { readRepositoryFiles } from '../../src/foundations/repository/read-repository.js';
+import { serializeCommit } from '../../src/foundations/storage/git/git-objects.js';
+import { ObjectStore } from '../../src/foundations/storage/git/object-store.js';
+import { compareAndSwapRef, MAIN_REF, readRef } from '../../src/foundations/storage/git/refs.js';
+import { writeTreeChanges } from '../../src/foundations/storage/git/tree-writer.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
+import { formatIssue } from '../../src/foundations/validation/issue.js';
 import { agent, configYaml, meta, tempDir, track } from './helpers.js';
 
 function rng(seed: number): () => number {

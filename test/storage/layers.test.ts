@@ -3,9 +3,9 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// docs/architecture.md: storage is two layers. The git plumbing (src/storage/git) knows objects, refs and
-// trees and nothing of flags; the served state (src/storage/served) reads flags from it; the facade
-// (src/storage/*.ts) composes both. Imports point down only.
+// docs/architecture.md: storage is two layers. The git plumbing (src/foundations/storage/git) knows objects, refs and
+// trees and nothing of flags; the served state (src/foundations/storage/served) reads flags from it; the facade
+// (src/foundations/storage/*.ts) composes both. Imports point down only.
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
 function sources(dir: string): string[] {
@@ -23,13 +23,13 @@ function importsOf(file: string): string[] {
   return specs.map((spec) => (spec.startsWith('.') ? relative(root, join(root, dirname(file), spec)).replace(/\.js$/, '.ts') : spec));
 }
 
-const plumbing = sources('src/storage/git');
-const served = sources('src/storage/served');
+const plumbing = sources('src/foundations/storage/git');
+const served = sources('src/foundations/storage/served');
 
-describe('the git plumbing layer (src/storage/git)', () => {
+describe('the git plumbing layer (src/foundations/storage/git)', () => {
   it('holds the object store, packs, refs, trees and the git CLI', () => {
     for (const file of ['object-store', 'pack-reader', 'git-objects', 'refs', 'ref-watcher', 'tree-writer', 'git-cli', 'housekeeping'])
-      expect(plumbing).toContain(`src/storage/git/${file}.ts`);
+      expect(plumbing).toContain(`src/foundations/storage/git/${file}.ts`);
   });
 
   it('imports nothing about flags: only its own files, Node, git libraries, the typed errors and the logger', () => {
@@ -39,7 +39,7 @@ describe('the git plumbing layer (src/storage/git)', () => {
   });
 });
 
-describe('the served-state layer (src/storage/served)', () => {
+describe('the served-state layer (src/foundations/storage/served)', () => {
   it('holds what main serves: loading, served state, versions, history and the caches', () => {
     for (const file of [
       'state-loader',
@@ -50,7 +50,7 @@ describe('the served-state layer (src/storage/served)', () => {
       'parse-cache',
       'history',
     ])
-      expect(served).toContain(`src/storage/served/${file}.ts`);
+      expect(served).toContain(`src/foundations/storage/served/${file}.ts`);
   });
 
   it('builds on the plumbing and never on the facade above it', () => {

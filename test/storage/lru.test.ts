@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Lru } from '../../src/storage/git/lru.js';
+import { Lru } from '../../src/foundations/storage/git/lru.js';
 
 describe('the caches behind readState (Lru)', () => {
   it('forget the least recently used entries once their total weight exceeds the capacity', () => {

@@ -2,9 +2,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RepositoryState } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { VersionConflictError, WriteConflictError } from '../../src/errors/kinds.js';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository, type MainMoved } from '../../src/storage/index.js';
+import { VersionConflictError, WriteConflictError } from '../../src/foundations/errors/kinds.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository, type MainMoved } from '../../src/foundations/storage/index.js';
 import { configYaml, git, meta, pushFromOutside, seedShop, tempDir, track, waitFor } from './helpers.js';
 
 async function openSeeded(options: { maxAttempts?: number } = {}) {

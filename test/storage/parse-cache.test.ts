@@ -1,13 +1,13 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log/logger.js';
-import { layout } from '../../src/repository/layout.js';
-import { parseRepositoryFile } from '../../src/repository/parse-file.js';
-import { ObjectStore } from '../../src/storage/git/object-store.js';
-import { FlagRepository } from '../../src/storage/index.js';
-import { ParseCache } from '../../src/storage/served/parse-cache.js';
-import { StateLoader } from '../../src/storage/served/state-loader.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { parseRepositoryFile } from '../../src/foundations/repository/parse-file.js';
+import { ObjectStore } from '../../src/foundations/storage/git/object-store.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
+import { ParseCache } from '../../src/foundations/storage/served/parse-cache.js';
+import { StateLoader } from '../../src/foundations/storage/served/state-loader.js';
 import { configYaml, meta, seedShop, tempDir, track } from './helpers.js';
 
 /** A loader as a restarted service has one, counting the files it parses. */

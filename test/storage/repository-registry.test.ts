@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
-import { type MainMoved, RepositoryRegistry } from '../../src/storage/index.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
+import { type MainMoved, RepositoryRegistry } from '../../src/foundations/storage/index.js';
 import { stateIn } from '../helpers/control-state.js';
 import { git, pushFromOutside, seedShop, tempDir, waitFor } from './helpers.js';
 

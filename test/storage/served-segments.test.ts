@@ -1,6 +1,6 @@
 import { ENVIRONMENTS } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { layout } from '../../src/repository/layout.js';
+import { layout } from '../../src/foundations/repository/layout.js';
 import { coldRepository as cold, configYaml, type Files, flagYaml, commitHistory as history, projectYaml } from './helpers.js';
 
 // An invalid segment holds back its project; a segment change changes every environment of its project.

@@ -2,10 +2,16 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { allVersionKeys, snapshotFlags, snapshotVersions, type VersionKey, versionKey } from '../../src/eval-server/snapshot-versions.js';
-import { unitOfPath } from '../../src/repository/held-units.js';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository, type ServedState } from '../../src/storage/index.js';
+import {
+  allVersionKeys,
+  snapshotFlags,
+  snapshotVersions,
+  type VersionKey,
+  versionKey,
+} from '../../src/apps/eval-server/snapshot-versions.js';
+import { unitOfPath } from '../../src/foundations/repository/held-units.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository, type ServedState } from '../../src/foundations/storage/index.js';
 import { coldRepository as cold, configYaml, type Files, flagYaml, commitHistory as history, projectYaml, track } from './helpers.js';
 
 // Contract §10: what a commit serves while invalid files are on main, derived from history alone.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { compareTreeEntries, serializeTree, type TreeEntry } from '../../src/storage/git/git-objects.js';
-import { spliceTree } from '../../src/storage/git/tree-writer.js';
+import { compareTreeEntries, serializeTree, type TreeEntry } from '../../src/foundations/storage/git/git-objects.js';
+import { spliceTree } from '../../src/foundations/storage/git/tree-writer.js';
 
 function rng(seed: number): () => number {
   let s = seed >>> 0;

@@ -1,9 +1,9 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
-import { layout } from '../../src/repository/layout.js';
-import { FlagRepository, type SeriesChange } from '../../src/storage/index.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository, type SeriesChange } from '../../src/foundations/storage/index.js';
 import { configYaml, git, meta, pushFromOutside, seedShop, tempDir, track } from './helpers.js';
 
 /** A change that sets flag `key`'s prod rollout, checked against the state it runs on, as the scheduler's are. */

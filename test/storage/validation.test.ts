@@ -1,9 +1,9 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { InvalidInputError } from '../../src/errors/kinds.js';
-import { layout } from '../../src/repository/layout.js';
-import { type FileChange, FlagRepository } from '../../src/storage/index.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { type FileChange, FlagRepository } from '../../src/foundations/storage/index.js';
 import { configYaml, git, meta, newFlagFiles, pushFromOutside, seedShop, tempDir, track } from './helpers.js';
 
 async function openSeeded() {

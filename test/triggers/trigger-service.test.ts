@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { KeyService } from '../../src/auth/key-service.js';
-import { NotFoundError } from '../../src/errors/kinds.js';
-import { readAlertPayload } from '../../src/triggers/alert-payload.js';
-import { TriggerService, triggerPath } from '../../src/triggers/trigger-service.js';
+import { readAlertPayload } from '../../src/features/triggers/alert-payload.js';
+import { TriggerService, triggerPath } from '../../src/features/triggers/trigger-service.js';
+import { KeyService } from '../../src/foundations/auth/key-service.js';
+import { NotFoundError } from '../../src/foundations/errors/kinds.js';
 import { stateIn } from '../helpers/control-state.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 

@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import type * as core from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { API_TYPES_FILE, generateApiTypes, readSchemas } from '../../scripts/generate-api-types.mjs';
-import type * as wire from '../../src/validation/api-types.generated.js';
-import { API_SCHEMAS } from '../../src/validation/index.js';
+import type * as wire from '../../src/foundations/validation/api-types.generated.js';
+import { API_SCHEMAS } from '../../src/foundations/validation/index.js';
 
 /** True when A and B are the same type (not merely assignable one way). */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
@@ -38,7 +38,7 @@ function guardedList(max: number, guard: number, items: unknown) {
   return { type: 'array', maxItems: max, if: { maxItems: guard }, ...Object.fromEntries([['then', { items }]]) };
 }
 
-describe('src/validation/api-types.generated.ts', () => {
+describe('src/foundations/validation/api-types.generated.ts', () => {
   it('is what scripts/generate-api-types.mjs writes from the schemas now', () => {
     expect(agree).not.toContain(false);
     const committed = readFileSync(new URL(`../../${API_TYPES_FILE}`, import.meta.url), 'utf8');

@@ -1,6 +1,6 @@
 import { OPERATORS } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { validateDocument } from '../../src/validation/index.js';
+import { validateDocument } from '../../src/foundations/validation/index.js';
 import { condition, config, rule } from './fixtures.js';
 
 /** Issues of a config whose one rule has one condition `op value`. */

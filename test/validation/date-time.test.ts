@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isDateTime } from '../../src/validation/index.js';
+import { isDateTime } from '../../src/foundations/validation/index.js';
 
 describe('an ISO 8601 date-time (RFC 3339)', () => {
   it.each(['2025-01-15T09:30:00Z', '2025-01-15T09:30:00.5Z', '2024-02-29T00:00:00Z', '2000-02-29T00:00:00Z', '2025-12-31T23:59:59-11:30'])(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateDocument } from '../../src/validation/index.js';
+import { validateDocument } from '../../src/foundations/validation/index.js';
 import { condition, conditions, config, rule, rules } from './fixtures.js';
 
 const FILE = 'projects/shop/environments/prod/checkout-v2.yaml';

@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../../src/errors/kinds.js';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
 
 /** Small valid documents that tests change one field at a time. */
 export function condition(op: string, value: unknown, attribute = 'country') {

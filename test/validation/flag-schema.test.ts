@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateDocument } from '../../src/validation/index.js';
+import { validateDocument } from '../../src/foundations/validation/index.js';
 
 const flag = (extra: Record<string, unknown> = {}) => ({ key: 'checkout-v2', ...extra });
 

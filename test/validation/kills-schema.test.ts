@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateDocument } from '../../src/validation/index.js';
+import { validateDocument } from '../../src/foundations/validation/index.js';
 
 const kill = (extra: Record<string, unknown> = {}) => ({ killedAt: '2025-03-02T14:05:00Z', killedBy: 'svc_agt_3kq9x2ab', ...extra });
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { OPERATOR_VALUE_TYPE, OPERATORS, type Operator, SEGMENT_OPERATORS } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { API_SCHEMAS, DOCUMENT_SCHEMAS, validateDocument } from '../../src/validation/index.js';
+import { API_SCHEMAS, DOCUMENT_SCHEMAS, validateDocument } from '../../src/foundations/validation/index.js';
 import { condition, config, rule } from './fixtures.js';
 
 type Schema = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseRepositoryFile, serializeRepositoryFile } from '../../src/repository/index.js';
-import { formatIssue, pastStepIssues, validateBody, validateDocument } from '../../src/validation/index.js';
+import { parseRepositoryFile, serializeRepositoryFile } from '../../src/foundations/repository/index.js';
+import { formatIssue, pastStepIssues, validateBody, validateDocument } from '../../src/foundations/validation/index.js';
 import { config, refusal } from './fixtures.js';
 
 const FILE = 'projects/shop/environments/prod/checkout-v2.yaml';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateBody } from '../../src/validation/index.js';
+import { validateBody } from '../../src/foundations/validation/index.js';
 import { condition, refusal, rule, rules } from './fixtures.js';
 
 describe('validating a request body', () => {

@@ -1,8 +1,8 @@
 import type { FlagKind, KillsFile, SnapshotFlag } from '@flagops/core';
-import { layout } from '../../src/repository/layout.js';
-import { parseRepositoryFile } from '../../src/repository/parse-file.js';
-import { readRepositoryFiles } from '../../src/repository/read-repository.js';
-import { serializeRepositoryFile } from '../../src/repository/serialize-file.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { parseRepositoryFile } from '../../src/foundations/repository/parse-file.js';
+import { readRepositoryFiles } from '../../src/foundations/repository/read-repository.js';
+import { serializeRepositoryFile } from '../../src/foundations/repository/serialize-file.js';
 import { projectFiles } from '../eval-server/harness.js';
 import { loadVectors, type Vector, vectorFlags } from '../evaluation/support.js';
 

@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { WebhookService } from '../../src/webhooks/webhook-service.js';
+import type { WebhookService } from '../../src/features/webhooks/webhook-service.js';
 import { httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService } from '../helpers/start-test-service.js';
 import { FAST, receiver, recordingLogger, setup, until } from './webhook-harness.js';

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { backoffMs, signature, WebhookSender } from '../../src/webhooks/webhook-sender.js';
+import { backoffMs, signature, WebhookSender } from '../../src/features/webhooks/webhook-sender.js';
 
 describe('backoffMs', () => {
   it('doubles with each failed attempt up to the cap, with jitter between half and all of the wait', () => {

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { WebhookStateFile } from '../../src/state/files/webhook-state-file.js';
+import { WebhookStateFile } from '../../src/foundations/state/files/webhook-state-file.js';
 import { FAST, receiver, setup, until } from './webhook-harness.js';
 
 describe('webhook deliveries', () => {

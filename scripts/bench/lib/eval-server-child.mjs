@@ -3,8 +3,8 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { parseMetricsSettings } from '../../../dist/config/config.js';
-import { silentLogger } from '../../../dist/log/logger.js';
+import { parseMetricsSettings } from '../../../dist/foundations/config/config.js';
+import { silentLogger } from '../../../dist/foundations/log/logger.js';
 import { startService } from '../../../dist/service.js';
 import { benchActor, projectWithFlags } from './seed.mjs';
 

@@ -1,6 +1,6 @@
 // Builds flag files for benchmarks through the compiled repository format (dist/).
-import { layout } from '../../../dist/repository/layout.js';
-import { serializeRepositoryFile } from '../../../dist/repository/serialize-file.js';
+import { layout } from '../../../dist/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../../dist/foundations/repository/serialize-file.js';
 
 export const benchActor = { type: 'admin', name: 'bench', keyPrefix: 'svc_adm_benchben' };
 

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REFRESH_EVERY_MS } from '../../../src/dashboard/web/live.js';
+import { REFRESH_EVERY_MS } from '../../../packages/dashboard/src/live.js';
 import { artifactPath, launchChromium, loopbackContext } from '../../helpers/browser.js';
 import { PROMPTLY_MS } from '../../helpers/deadlines.js';
 import { pushEdit } from '../../helpers/git-cli.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { axisTicks, chartModel, niceCeiling, variationOrder } from '../../../src/dashboard/web/logic/chart-model.js';
-import type { StatsPoint } from '../../../src/dashboard/web/types.js';
+import { axisTicks, chartModel, niceCeiling, variationOrder } from '../../../packages/dashboard/src/logic/chart-model.js';
+import type { StatsPoint } from '../../../packages/dashboard/src/types.js';
 
 const box = { width: 500, height: 220, left: 40, right: 10, top: 10, bottom: 30 };
 const hours = (n: number, start = Date.parse('2026-11-20T12:00:00Z')) =>

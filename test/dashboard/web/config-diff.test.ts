@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { promotionPreview } from '../../../src/dashboard/web/logic/config-diff.js';
-import { describeRule } from '../../../src/dashboard/web/logic/text.js';
-import type { EnvironmentConfigView, Rule } from '../../../src/dashboard/web/types.js';
+import { promotionPreview } from '../../../packages/dashboard/src/logic/config-diff.js';
+import { describeRule } from '../../../packages/dashboard/src/logic/text.js';
+import type { EnvironmentConfigView, Rule } from '../../../packages/dashboard/src/types.js';
 
 const eu: Rule = { id: 'eu', serve: 'on', conditions: [{ attribute: 'country', op: 'in', value: ['DE', 'FR'] }] };
 const beta: Rule = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { draftMessages, hasMessages } from '../../../src/dashboard/web/logic/draft-messages.js';
+import { draftMessages, hasMessages } from '../../../packages/dashboard/src/logic/draft-messages.js';
 
 describe('validation messages in the editor', () => {
   it('puts each server issue under its field; inside the rules with line and path', () => {

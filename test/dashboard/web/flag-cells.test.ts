@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { envCell, filterFlags, killedEntries, sortFlags } from '../../../src/dashboard/web/logic/flag-cells.js';
-import type { EnvironmentConfigView, FlagView } from '../../../src/dashboard/web/types.js';
+import { envCell, filterFlags, killedEntries, sortFlags } from '../../../packages/dashboard/src/logic/flag-cells.js';
+import type { EnvironmentConfigView, FlagView } from '../../../packages/dashboard/src/types.js';
 
 const config = (over: Partial<EnvironmentConfigView> = {}): EnvironmentConfigView => ({
   enabled: false,

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startRefreshing, type Visibility } from '../../../src/dashboard/web/poller.js';
+import { startRefreshing, type Visibility } from '../../../packages/dashboard/src/poller.js';
 
 function fakeDocument() {
   const listeners = new Set<() => void>();

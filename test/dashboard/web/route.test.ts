@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hrefOf, parseHash, type View } from '../../../src/dashboard/web/route.js';
+import { hrefOf, parseHash, type View } from '../../../packages/dashboard/src/route.js';
 
 describe('hash routes', () => {
   it('reads every view from its hash and writes it back', () => {

@@ -1,8 +1,8 @@
 import { OPERATORS, SEGMENT_OPERATORS } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { keyActor } from '../../../src/dashboard/web/logic/actors.js';
-import { actionWords, actorName } from '../../../src/dashboard/web/logic/audit-words.js';
-import { reapplyFields, reapplyRules } from '../../../src/dashboard/web/logic/reapply.js';
+import { keyActor } from '../../../packages/dashboard/src/logic/actors.js';
+import { actionWords, actorName } from '../../../packages/dashboard/src/logic/audit-words.js';
+import { reapplyFields, reapplyRules } from '../../../packages/dashboard/src/logic/reapply.js';
 import {
   addChips,
   fieldOfMessage,
@@ -12,8 +12,8 @@ import {
   placeOf,
   rulesForBuilder,
   withOperator,
-} from '../../../src/dashboard/web/logic/rule-model.js';
-import type { Rule } from '../../../src/dashboard/web/types.js';
+} from '../../../packages/dashboard/src/logic/rule-model.js';
+import type { Rule } from '../../../packages/dashboard/src/types.js';
 
 describe('the rule builder model', () => {
   it('offers every operator of the core once, segment operators with the segment editor', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { rulesToYaml, yamlScalar } from '../../../src/dashboard/web/logic/rules-text.js';
-import type { JsonValue, Rule } from '../../../src/dashboard/web/types.js';
+import { rulesToYaml, yamlScalar } from '../../../packages/dashboard/src/logic/rules-text.js';
+import type { JsonValue, Rule } from '../../../packages/dashboard/src/types.js';
 
 describe('rules as YAML text', () => {
   it('writes rules the way the flags repository holds them', () => {

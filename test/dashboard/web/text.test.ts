@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ago, localTime, localTimeWithZone, utcTime, when } from '../../../src/dashboard/web/logic/text.js';
+import { ago, localTime, localTimeWithZone, utcTime, when } from '../../../packages/dashboard/src/logic/text.js';
 
 describe('times on the page', () => {
   const now = Date.parse('2026-11-21T12:00:00Z');

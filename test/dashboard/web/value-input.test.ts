@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputToValue, parseRollout, valueToInput } from '../../../src/dashboard/web/logic/value-input.js';
+import { inputToValue, parseRollout, valueToInput } from '../../../packages/dashboard/src/logic/value-input.js';
 
 describe('value inputs', () => {
   it('show strings bare and everything else as JSON', () => {

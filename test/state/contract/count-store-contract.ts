@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CountEntry, CountStore } from '../../../src/state/index.js';
+import type { CountEntry, CountStore } from '../../../src/foundations/state/index.js';
 import type { StateSubject } from './state-subject.js';
 
 const HOUR = 3_600_000;

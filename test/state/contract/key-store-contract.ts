@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KeyRecord } from '../../../src/state/index.js';
+import type { KeyRecord } from '../../../src/foundations/state/index.js';
 import { announced, type StateSubject } from './state-subject.js';
 
 const AT = '2026-05-01T10:00:00.000Z';

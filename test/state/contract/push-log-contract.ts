@@ -1,6 +1,6 @@
 import type { Pusher } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { appendHookPushRecords } from '../../../src/state/index.js';
+import { appendHookPushRecords } from '../../../src/foundations/state/index.js';
 import type { StateSubject } from './state-subject.js';
 
 const A = 'a'.repeat(40);

@@ -1,4 +1,4 @@
-import type { ControlState } from '../../../src/state/index.js';
+import type { ControlState } from '../../../src/foundations/state/index.js';
 import { PROMPTLY_MS } from '../../helpers/deadlines.js';
 
 /**

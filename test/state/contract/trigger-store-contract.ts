@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TriggerRecord } from '../../../src/state/index.js';
+import type { TriggerRecord } from '../../../src/foundations/state/index.js';
 import { announced, type StateSubject } from './state-subject.js';
 
 function trigger(id: string, fields: Partial<TriggerRecord> = {}): TriggerRecord {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UserRecord } from '../../../src/state/index.js';
+import type { UserRecord } from '../../../src/foundations/state/index.js';
 import { announced, type StateSubject } from './state-subject.js';
 
 const HASH = `scrypt$16$1$1$${Buffer.alloc(16).toString('base64')}$${Buffer.alloc(32).toString('base64')}`;

@@ -1,6 +1,6 @@
 import type { AuditEntry } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import type { DeliveryRecord, WebhookRecord } from '../../../src/state/index.js';
+import type { DeliveryRecord, WebhookRecord } from '../../../src/foundations/state/index.js';
 import type { StateSubject } from './state-subject.js';
 
 const AT = '2026-05-01T10:00:00.000Z';

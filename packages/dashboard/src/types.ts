@@ -1,0 +1,27 @@
+/** The shapes the page reads from the control plane: the server's own types, imported for their types only. */
+
+export type { AuditEntry, Condition, EnvironmentName, FlagKind, JsonValue, Rule } from '@flagops/core';
+export type { SegmentView } from '../../../src/apps/control-plane/segments.js';
+export type { EnvironmentConfigView, FlagView } from '../../../src/apps/control-plane/views.js';
+export type { DraftIssue, DraftResult } from '../../../src/apps/dashboard/config-draft.js';
+export type { InvalidFile } from '../../../src/foundations/repository/held-units.js';
+
+export interface Project {
+  id: string;
+  name: string;
+  slug: string;
+}
+
+export interface SessionInfo {
+  user: { id: string; username: string; name: string; org: string };
+  csrfToken: string;
+  expiresAt: string;
+  idleTimeoutSeconds: number;
+}
+
+export interface StatsPoint {
+  hour: string;
+  variations: Record<string, number>;
+}
+
+export type StatsPeriod = '24h' | '7d' | '30d';

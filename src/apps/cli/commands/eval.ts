@@ -1,0 +1,78 @@
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, parseMetricsSettings, parseTrustProxy } from '../../../foundations/config/config.js';
+import { createLogger } from '../../../foundations/log/logger.js';
+import { startReplica } from '../../replica/start-replica.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
+
+const help = `Usage: flagops eval --upstream <control-plane origin> --token <admin key> [options]
+
+Runs an evaluation replica: only the evaluation API (/v1/evaluate, /v1/snapshot, /v1/stream, /v1/counts,
+/healthz, /metrics), fed by the control plane it follows. It serves the same versions and ETags, hears kills within a
+second, keeps serving its last good snapshots (saved on disk) while the control plane is down, and forwards
+its evaluation counts. See docs/deployment.md.
+
+Options:
+  --upstream URL       the control plane's origin, e.g. http://control.internal:4000
+  --token KEY          an admin key of the organisation to serve (or FLAGOPS_REPLICA_TOKEN, which keeps it
+                       out of the process list)
+  --port N             port to listen on (default 4001, or FLAGOPS_EVAL_PORT)
+  --host H             address to listen on (default 127.0.0.1, or FLAGOPS_HOST)
+  --data-dir D         where the last good snapshots are kept (default $FLAGOPS_DATA_DIR, else ./replica-data);
+                       one replica per directory
+  -h, --help           show this help
+
+FLAGOPS_TRUST_PROXY is the number of reverse proxies in front of the replica whose X-Forwarded-For is
+believed (default 0), as for the service. GET /metrics answers Prometheus metrics (docs/operations.md);
+FLAGOPS_METRICS_TOKEN makes it need that Bearer token, FLAGOPS_METRICS=off removes it.
+`;
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      upstream: { type: 'string' },
+      token: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
+  });
+  const upstream = values.upstream;
+  const token = values.token ?? io.env.FLAGOPS_REPLICA_TOKEN;
+  if (!upstream || !/^https?:\/\//.test(upstream)) throw new UsageError('--upstream must be the control plane origin, http(s)://host:port');
+  if (!token) throw new UsageError('--token (or FLAGOPS_REPLICA_TOKEN) must be an admin key');
+  const port = Number(values.port ?? io.env.FLAGOPS_EVAL_PORT ?? 4001);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
+  let trustProxy: number;
+  let metrics: ReturnType<typeof parseMetricsSettings>;
+  try {
+    trustProxy = parseTrustProxy(io.env.FLAGOPS_TRUST_PROXY);
+    metrics = parseMetricsSettings(io.env);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(err.message);
+    throw err;
+  }
+  const logger = createLogger({ level: (io.env.FLAGOPS_LOG_LEVEL as 'info') ?? 'info' });
+  const replica = await startReplica({
+    upstream,
+    token,
+    port,
+    host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
+    dataDir: path.resolve(io.cwd, values['data-dir'] || io.env.FLAGOPS_DATA_DIR || 'replica-data'),
+    trustProxy,
+    metrics,
+    logger,
+  });
+  // Listening before it says it serves: a SIGTERM sent as soon as the line is read must stop it cleanly.
+  const stopped = new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  io.stdout(`flagops eval: serving ${replica.url}, following ${upstream}\n`);
+  await stopped;
+  await replica.stop();
+  return EXIT.ok;
+}
+
+export const evalCommand: Command = { name: 'eval', summary: 'run an evaluation replica that follows a control plane', help, run };

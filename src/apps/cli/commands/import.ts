@@ -1,0 +1,237 @@
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { isOrgName } from '../../../foundations/auth/key-format.js';
+import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
+import { openControlState } from '../../../foundations/state/index.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
+import { confirmSummary, formatImportPlan } from '../format-import-plan.js';
+import { type ImportPlan, needsConfirmation, planIsEmpty } from '../import-plan.js';
+import { formatIssueLine } from '../issue-output.js';
+import { ImportRefused, type ImportRequest, prepareImport } from '../prepare-import.js';
+import { readRepositoryDirectory } from '../read-directory.js';
+
+const help = `Usage: flagops import <dir> --org O [--data-dir D] [--actor NAME] [--replace] [--yes] [--dry-run] [--create]
+
+Copies the projects of a flags repository directory (for example a checkout, or the sample in flags/)
+into an organisation's repository in the service's data directory, as one commit. The directory is
+validated first: with any issue, nothing is written and the issues are printed as by 'flagops validate'.
+
+A project the organisation already has is replaced only with --replace; without it the import refuses,
+naming the project, and writes nothing. A replaced project ends up as in <dir> (flags, segments and
+settings <dir> lacks are deleted from it), except its kills: an import never lifts, adds or changes a
+kill of a project that exists, so that project's kills.yaml files stay as they are, and a killed flag
+cannot be deleted by an import (clear the kill first). A new project arrives as in <dir>, kills.yaml
+included. Projects that <dir> does not contain are left as they are.
+
+Before writing, the import prints its plan against the organisation's main, per project: a new project's
+flags, segments and kills; for a replaced project what changes, as 'flagops diff' words it, and under
+"needs --yes" what it deletes or archives (flags, segments), the flags whose id changes, and the project
+settings it changes (project.yaml: id, name, requireApproval), old → new. Those need --yes: without it
+the import prints the plan, says what needs confirming, writes nothing and exits 3. Adding flags and
+segments and changing their configs need no --yes. With --dry-run it prints the plan, writes nothing
+(not even a missing repository) and exits 0.
+
+Every flag the import changes is in the audit trail (GET /api/v1/audit) as its own entry: flag_create,
+flag_update, config_update, flag_delete, project_create..., by the --actor, with the message "import ...".
+
+Options:
+  --org O              the organisation (required); its repository is <data-dir>/repos/<O>.git
+  --data-dir D         the service's data directory (default: $FLAGOPS_DATA_DIR, else ./data)
+  --actor NAME         the author recorded in the commit and the audit trail (default: $USER)
+  --replace            replace projects the organisation already has
+  --yes                apply a plan that deletes or archives flags or segments, changes flag ids or
+                       changes project settings (without it such an import writes nothing, exit 3)
+  --dry-run            print the plan and write nothing
+  --create             create the data directory or the organisation's repository if missing (without
+                       it, a mistyped --data-dir or --org is refused instead of starting a new one)
+  -h, --help           show this help
+
+Exit codes: 0 imported (or, with --dry-run, planned), 1 refused (issues in <dir>, a missing data
+directory or organisation, an existing project without --replace, a killed flag <dir> lacks), 2 the
+command line is wrong, 3 the plan needs --yes and nothing was written.
+
+Run it while the server is stopped, or against a running server's data directory: commits use the
+same compare-and-swap on main as the server, and the server picks up the new commit. A running
+server serves an organisation that has keys (FLAGOPS_BOOTSTRAP_KEYS or its admin keys).
+`;
+
+/** Why the data directory or the organisation cannot be imported into without --create; null when they exist. */
+async function missingTarget(dataDir: string, org: string): Promise<string | null> {
+  if (!(await isDirectory(dataDir))) {
+    return `there is no data directory ${dataDir}; check --data-dir (or FLAGOPS_DATA_DIR), or pass --create to start a new one`;
+  }
+  if (await isDirectory(join(dataDir, 'repos', `${org}.git`))) return null;
+  const keys = await (await openControlState({ dataDir, create: false })).keys.list().catch(() => null);
+  if (keys?.organisations.some((o) => o.name === org)) return null;
+  const known = (await readdir(join(dataDir, 'repos')).catch(() => [] as string[]))
+    .filter((n) => n.endsWith('.git'))
+    .map((n) => n.slice(0, -4));
+  const list = known.length > 0 ? `organisations there: ${known.sort().join(', ')}` : 'it has no organisations yet';
+  return `organisation ${org} has no repository in ${dataDir} (${list}); check --org, or pass --create to create it`;
+}
+
+function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      org: { type: 'string' },
+      'data-dir': { type: 'string' },
+      actor: { type: 'string' },
+      replace: { type: 'boolean', default: false },
+      create: { type: 'boolean', default: false },
+      yes: { type: 'boolean', default: false },
+      'dry-run': { type: 'boolean', default: false },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError('expected one directory to import');
+  const org = values.org;
+  if (!org) throw new UsageError('--org is required');
+  if (!isOrgName(org))
+    throw new UsageError(`--org ${JSON.stringify(org)} is not an organisation name (lowercase letters, digits, "_" and "-")`);
+  const dir = positionals[0];
+  const absolute = resolve(io.cwd, dir);
+  if (!(await isDirectory(absolute))) throw new UsageError(`${dir} is not a directory`);
+
+  const files = await readRepositoryDirectory(absolute);
+  if (!files) {
+    io.stderr(`flagops import: ${dir} has no projects/ folder; is it the root of a flags repository?\n`);
+    return EXIT.failed;
+  }
+  const { state, issues } = readRepositoryFiles(files, null, { locate: true });
+  if (issues.length > 0) {
+    for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, 'text')}\n`);
+    io.stderr(`flagops import: ${dir} has ${issues.length} issue(s); nothing was imported\n`);
+    return EXIT.failed;
+  }
+
+  const dataDir = resolve(io.cwd, values['data-dir'] ?? (io.env.FLAGOPS_DATA_DIR || './data'));
+  const missing = await missingTarget(dataDir, org);
+  if (missing && !values.create) {
+    io.stderr(`flagops import: ${missing}; nothing was imported\n`);
+    return EXIT.failed;
+  }
+  const request: ImportRequest = { org, dir, files, imported: state, replace: values.replace };
+  try {
+    if (values['dry-run']) return await dryRun(request, join(dataDir, 'repos', `${org}.git`), io);
+    // Owner-only, as the service creates it: it will hold credentials.
+    if (missing) await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    return await commitImport(request, { dataDir, created: missing !== null, yes: values.yes, actor: values.actor }, io);
+  } catch (err) {
+    if (!(err instanceof ImportRefused)) throw err;
+    io.stderr(`flagops import: ${err.message}; nothing was imported\n`);
+    return EXIT.failed;
+  }
+}
+
+/** Plans against main as it is, read without writing anything (not even the repository, when it is missing). */
+async function dryRun(request: ImportRequest, gitdir: string, io: CliIo): Promise<number> {
+  const { FlagRepository } = await import('../../../foundations/storage/index.js');
+  const repo = (await isDirectory(gitdir)) ? await FlagRepository.open({ gitdir, parseCache: false }) : null;
+  try {
+    const head = repo ? await repo.head() : null;
+    const current = repo ? (await repo.readState(head)).state : { commit: null, projects: new Map() };
+    const { plan } = await prepareImport(request, repo, current, head);
+    io.stdout(formatImportPlan(plan, request.dir));
+    const then = needsConfirmation(plan) ? '; without --dry-run this import needs --yes' : '';
+    io.stdout(`dry run: nothing was imported${then}\n`);
+    return EXIT.ok;
+  } finally {
+    await repo?.close();
+  }
+}
+
+/** Thrown out of the write function when the plan needs --yes and it was not given: nothing is committed. */
+class NeedsConfirmation extends Error {
+  constructor(readonly plan: ImportPlan) {
+    super('the import needs --yes');
+  }
+}
+
+async function commitImport(
+  request: ImportRequest,
+  options: { dataDir: string; created: boolean; yes: boolean; actor: string | undefined },
+  io: CliIo,
+): Promise<number> {
+  const { org, dir, imported } = request;
+  const { RepositoryRegistry } = await import('../../../foundations/storage/index.js');
+  const state = await openControlState({ dataDir: options.dataDir });
+  const registry = new RepositoryRegistry({ dataDir: options.dataDir, trust: state.commitTrust, watch: false });
+  try {
+    const repo = await registry.get(org);
+    const slugs = [...imported.projects.keys()];
+    // The plan is made on the head the commit goes on: when main moves meanwhile, it is made again.
+    const update = await repo
+      .update(async (current, head) => {
+        const prepared = await prepareImport(request, repo, current, head);
+        if (!options.yes && needsConfirmation(prepared.plan)) throw new NeedsConfirmation(prepared.plan);
+        return {
+          changes: prepared.changes,
+          meta: {
+            action: 'import',
+            summary: `import ${slugs.join(', ')} from ${dir}`,
+            actor: { type: 'admin', name: options.actor ?? io.env.USER ?? 'flagops import' },
+            ...(slugs.length === 1 ? { project: slugs[0] } : {}),
+          },
+          result: prepared,
+        };
+      })
+      .catch((err: unknown) => {
+        if (!(err instanceof NeedsConfirmation)) throw err;
+        io.stdout(formatImportPlan(err.plan, dir));
+        io.stderr(
+          `flagops import: this import needs --yes: it would ${confirmSummary(err.plan)}; re-run with --yes to apply it, or with --dry-run to only see the plan; nothing was imported\n`,
+        );
+        return null;
+      });
+    if (update === null) return EXIT.unconfirmed;
+    const { plan, replaced } = update.result;
+    io.stdout(formatImportPlan(plan, dir));
+    let flags = 0;
+    for (const project of imported.projects.values()) flags += project.flags.size;
+    const what = `${slugs.length} project(s), ${flags} flag(s)`;
+    const formOnly = planIsEmpty(plan) ? ' (the files differed only in comments, layout or versions)' : '';
+    io.stdout(
+      update.committed
+        ? `imported ${what} into ${org}: commit ${update.commit}${formOnly}\n`
+        : `nothing to import: ${org} already holds ${what} as in ${dir}\n`,
+    );
+    if (update.committed && replaced.length > 0)
+      io.stdout(`kept the kills of ${replaced.join(', ')} as they were (an import never changes a kill)\n`);
+    const newIds = changedIds(plan);
+    if (update.committed && newIds.length > 0) {
+      io.stdout(
+        `ids now as in ${dir}: ${newIds.join(', ')}; API paths and sdk keys that name an old id no longer find it (create new sdk keys)\n`,
+      );
+    }
+    if (options.created) {
+      io.stdout(
+        `created the repository of organisation ${org}; a service serves it once the organisation has a key (FLAGOPS_BOOTSTRAP_KEYS=${org}:svc_adm_<32 random characters>)\n`,
+      );
+    }
+    return EXIT.ok;
+  } finally {
+    await registry.closeAll();
+  }
+}
+
+/** `project shop prj_a → prj_b`, `flag shop/x flg_a → flg_b`: the ids replaced projects take from the directory. */
+function changedIds(plan: ImportPlan): string[] {
+  return plan.projects.flatMap((project) =>
+    project.confirm.flatMap((item) => {
+      if (item.type === 'setting_changed' && item.field === 'id') return [`project ${project.slug} ${item.before} → ${item.after}`];
+      if (item.type === 'flag_id_changed') return [`flag ${project.slug}/${item.flag} ${item.before} → ${item.after}`];
+      return [];
+    }),
+  );
+}
+
+export const importCommand: Command = { name: 'import', summary: "import a flags directory into an organisation's repository", help, run };

@@ -1,0 +1,70 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
+import { formatIssueLine, ISSUE_FORMATS, type IssueFormat } from '../issue-output.js';
+import { readRepositoryDirectory } from '../read-directory.js';
+
+const help = `Usage: flagops validate [dir] [--format text|github]
+
+Checks a checked-out flags repository (its projects/ tree) the way the server does before serving it:
+YAML syntax, each file against its JSON Schema, and the checks across files. Prints one line per issue,
+file:line:column: path: message, then a summary. Exit code 0 when valid, 1 when not: fit for pull-request CI.
+
+Arguments:
+  dir                  the repository's root directory (default: the current directory)
+
+Options:
+  --format text        one issue per line (default)
+  --format github      GitHub Actions annotations, shown on the pull request's diff
+  -h, --help           show this help
+`;
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { format: { type: 'string', default: 'text' } },
+  });
+  if (positionals.length > 1) throw new UsageError(`expected at most one directory, got ${positionals.length}`);
+  const format = values.format as IssueFormat;
+  if (!ISSUE_FORMATS.includes(format)) throw new UsageError(`--format must be one of ${ISSUE_FORMATS.join(', ')}`);
+  const dir = positionals[0] ?? '.';
+  const absolute = resolve(io.cwd, dir);
+  const isDir = await stat(absolute).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!isDir) throw new UsageError(`${dir} is not a directory`);
+
+  const files = await readRepositoryDirectory(absolute);
+  if (!files) {
+    io.stderr(`flagops validate: ${dir} has no projects/ folder; is it the root of a flags repository?\n`);
+    return EXIT.failed;
+  }
+  const { state, issues } = readRepositoryFiles(files, null, { locate: true });
+  for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, format)}\n`);
+
+  let flags = 0;
+  for (const project of state.projects.values()) flags += project.flags.size;
+  const served = `${plural(state.projects.size, 'valid project')}, ${plural(flags, 'valid flag')}, ${plural(files.length, 'file')} checked`;
+  if (issues.length === 0) {
+    io.stdout(`${dir}: valid (${served})\n`);
+    return EXIT.ok;
+  }
+  const badFiles = new Set(issues.map((issue) => issue.file)).size;
+  io.stdout(`${dir}: ${plural(issues.length, 'issue')} in ${plural(badFiles, 'file')} (${served})\n`);
+  return EXIT.failed;
+}
+
+export const validateCommand: Command = {
+  name: 'validate',
+  summary: 'check a flags repository directory (for pull-request CI)',
+  help,
+  run,
+};

@@ -1,0 +1,37 @@
+import type { Dirent } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { layout } from '../../foundations/repository/layout.js';
+
+export interface DirectoryFile {
+  /** Repository path, `/`-separated: `projects/shop/flags/checkout-v2.yaml`. */
+  path: string;
+  text: string;
+}
+
+/**
+ * The YAML files of a checked-out flags repository's `projects/` tree (nothing else in it is a flag file).
+ * Hidden entries (`.git`, editor files) and symbolic links are skipped; paths are sorted, so output is stable.
+ * Resolves to undefined when `dir` has no projects/ folder.
+ */
+export async function readRepositoryDirectory(dir: string): Promise<DirectoryFile[] | undefined> {
+  const files: DirectoryFile[] = [];
+  const walk = async (relative: string): Promise<boolean> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(join(dir, relative), { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && relative === layout.projectsDir) return false;
+      throw err;
+    }
+    for (const entry of entries) {
+      if (entry.name.startsWith('.')) continue;
+      const path = `${relative}/${entry.name}`;
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile() && /\.ya?ml$/.test(entry.name)) files.push({ path, text: await readFile(join(dir, path), 'utf8') });
+    }
+    return true;
+  };
+  if (!(await walk(layout.projectsDir))) return undefined;
+  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

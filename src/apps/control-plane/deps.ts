@@ -1,0 +1,32 @@
+import type { IncomingMessage } from 'node:http';
+import type { AuditRegistry } from '../../features/audit/audit-registry.js';
+import type { KillSwitch } from '../../features/kill/kill-switch.js';
+import type { EvaluationCounter } from '../../features/stats/evaluation-counter.js';
+import type { TriggerService } from '../../features/triggers/trigger-service.js';
+import type { KeyService } from '../../foundations/auth/key-service.js';
+import type { Logger } from '../../foundations/log/logger.js';
+import type { RepositoryRegistry } from '../../foundations/storage/index.js';
+import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
+import type { PrincipalResolver } from './principal-resolvers.js';
+
+/** Everything the control plane's routes and services are given by the composition root (src/service.ts). */
+export interface ControlPlaneDeps {
+  keys: KeyService;
+  repos: RepositoryRegistry;
+  holder: SnapshotHolder;
+  killSwitch: KillSwitch;
+  counter: EvaluationCounter;
+  /** The audit trail of each organisation, read from main's git log. */
+  audit: AuditRegistry;
+  logger: Logger;
+  planProjectLimit: number;
+  /** Trigger URLs (hashed secrets) of every organisation. */
+  triggers: TriggerService;
+  health: (req: IncomingMessage) => { status: number; body: unknown };
+  clock?: () => Date;
+  /**
+   * Extra ways to authenticate a request that carries no `Authorization` header, tried in order (the
+   * dashboard's session cookie plugs in here). Bearer keys are always accepted.
+   */
+  principalResolvers?: readonly PrincipalResolver[];
+}

@@ -1,0 +1,161 @@
+import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type FlagKind, type JsonValue } from '@flagops/core';
+import { ConflictError } from '../../foundations/errors/kinds.js';
+import { deriveFlagId } from '../../foundations/repository/ids.js';
+import { layout } from '../../foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
+import { flagById, flagByKey, projectById } from '../../foundations/repository/state-lookup.js';
+import type { FlagCreateBody, FlagPatchBody } from '../../foundations/validation/api-bodies.js';
+import { refuseHeldBack, writeFlag } from './flag-write.js';
+import { optionalQuery, requiredQuery, route } from './route-table.js';
+import { type FlagView, servedFlagView } from './views.js';
+import type { Workspace } from './workspace.js';
+
+// /flags/lookup comes before /flags/:id, which would otherwise take "lookup" for an id.
+export const flagRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/projects/:id/flags',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, params, query }) => ({ body: { flags: await listFlags(ws, params.id, optionalQuery(query, 'key')) } }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/projects/:id/flags',
+    permission: 'flag.create',
+    body: 'flag-create',
+    handle: async ({ ws, params, body }) => ({ status: 201, body: await createFlag(ws, params.id, body) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/flags/lookup',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, query }) => {
+      const projectSlug = requiredQuery(query, 'projectSlug');
+      const key = requiredQuery(query, 'key');
+      return { body: await lookupFlag(ws, projectSlug, key) };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/flags/:id',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, params }) => ({ body: await getFlag(ws, params.id) }),
+  }),
+  route({
+    method: 'PATCH',
+    path: '/api/v1/flags/:id',
+    permission: 'flag.update',
+    body: 'flag-patch',
+    handle: async ({ ws, params, body }) => ({ body: await patchFlag(ws, params.id, body) }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/flags/:id',
+    permission: 'flag.archive',
+    body: 'none',
+    handle: async ({ ws, params }) => ({ body: await archiveFlag(ws, params.id) }),
+  }),
+];
+
+/** Every flag of a project as served, archived ones too, or the one with `key` (none: an empty list). */
+export async function listFlags(ws: Workspace, projectId: string, key?: string): Promise<FlagView[]> {
+  const served = await ws.repo.readServed();
+  const project = projectById(served.state, projectId);
+  const flags = key === undefined ? [...project.flags.values()] : [project.flags.get(key)].filter((f) => f !== undefined);
+  return flags.map((flag) => servedFlagView(served, { project, flag }));
+}
+
+export async function getFlag(ws: Workspace, id: string): Promise<FlagView> {
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagById(served.state, id));
+}
+
+export async function lookupFlag(ws: Workspace, projectSlug: string, key: string): Promise<FlagView> {
+  const served = await ws.repo.readServed();
+  return servedFlagView(served, flagByKey(served.state, projectSlug, key));
+}
+
+/** One commit: the flag file and its config in dev, staging and prod, all off at 0%. */
+export async function createFlag(ws: Workspace, projectId: string, body: FlagCreateBody): Promise<FlagView> {
+  const outcome = await ws.repo.update(async (_committed, head) => {
+    const served = await ws.repo.readServed(head);
+    const project = projectById(served.state, projectId);
+    const slug = project.project.slug;
+    // A new flag in a project that an invalid file holds back would not be served.
+    refuseHeldBack(served, slug);
+    const lower = body.key.toLowerCase();
+    // Keys differing only in case would collide as file names on case-insensitive file systems.
+    const taken =
+      [...project.flags.keys()].some((k) => k.toLowerCase() === lower) ||
+      (head !== null && (await ws.repo.treeOid(head, layout.flagFile(slug, body.key))) !== null);
+    if (taken) throw new ConflictError(`a flag with key ${JSON.stringify(body.key)} already exists in project ${JSON.stringify(slug)}`);
+    const kind = body.kind ?? 'boolean';
+    const meta: FlagFile = { id: deriveFlagId(slug, body.key), key: body.key, kind, archivedAt: null };
+    if (body.name !== undefined) meta.name = body.name;
+    if (body.description !== undefined) meta.description = body.description;
+    meta.defaultValue = initialDefaultValue(kind, body.defaultValue);
+    const config = serializeRepositoryFile({ kind: 'config', value: initialConfig(kind, meta.defaultValue) });
+    return {
+      changes: [
+        { path: layout.flagFile(slug, body.key), content: serializeRepositoryFile({ kind: 'flag', value: meta }) },
+        ...ENVIRONMENTS.map((env) => ({ path: layout.configFile(slug, env, body.key), content: config })),
+      ],
+      meta: { action: 'flag_create', summary: `create flag ${body.key} (${kind})`, actor: ws.actor, project: slug, flag: body.key },
+      result: meta.id,
+    };
+  });
+  await ws.served();
+  const served = await ws.repo.readServed(outcome.commit);
+  return servedFlagView(served, flagById(served.state, outcome.result));
+}
+
+/** Metadata only (name, description); fields left out keep their value. */
+export async function patchFlag(ws: Workspace, id: string, body: FlagPatchBody): Promise<FlagView> {
+  const { view } = await writeFlag(ws, id, 'flag_update', ({ project, flag }) => {
+    const changed = (['name', 'description'] as const).filter((f) => body[f] !== undefined && body[f] !== flag.meta[f]);
+    if (changed.length === 0) return null;
+    const next: FlagFile = { ...flag.meta };
+    if (body.name !== undefined) next.name = body.name;
+    if (body.description !== undefined) next.description = body.description;
+    return {
+      changes: [{ path: layout.flagFile(project.project.slug, next.key), content: serializeRepositoryFile({ kind: 'flag', value: next }) }],
+      summary: `update ${next.key}: ${changed.join(', ')}`,
+    };
+  });
+  return view;
+}
+
+/** Soft archive: archivedAt is set once; archiving an archived flag changes nothing. */
+export async function archiveFlag(ws: Workspace, id: string): Promise<FlagView> {
+  const { view } = await writeFlag(ws, id, 'flag_archive', ({ project, flag }, now) => {
+    if (flag.meta.archivedAt !== null) return null;
+    const next: FlagFile = { ...flag.meta, archivedAt: now.toISOString() };
+    return {
+      changes: [{ path: layout.flagFile(project.project.slug, next.key), content: serializeRepositoryFile({ kind: 'flag', value: next }) }],
+      summary: `archive ${next.key}`,
+    };
+  });
+  return view;
+}
+
+/** The value a flag of each kind falls back to when the creator gave none. */
+const ZERO: Readonly<Record<FlagKind, JsonValue>> = { boolean: false, string: '', number: 0, json: null };
+
+/** The stored defaultValue: the one sent, else the kind's zero, so an archived flag serves a value of its kind. */
+export function initialDefaultValue(kind: FlagKind, defaultValue: JsonValue | undefined): JsonValue {
+  return defaultValue === undefined ? ZERO[kind] : defaultValue;
+}
+
+/**
+ * A new flag's config in every environment: off at 0% with no rules, version 1. A boolean
+ * serves true/false; other kinds start with valueOn = valueOff = the default value, so turning a flag on
+ * changes nothing until someone chooses the values to serve.
+ */
+export function initialConfig(kind: FlagKind, defaultValue: JsonValue): EnvironmentConfig {
+  const on = kind === 'boolean' ? true : defaultValue;
+  const off = kind === 'boolean' ? false : defaultValue;
+  return { enabled: false, rolloutPct: 0, valueOn: on, valueOff: off, version: 1, rules: [] };
+}

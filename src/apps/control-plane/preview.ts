@@ -1,0 +1,55 @@
+import type { EnvironmentConfig, EnvironmentName, RepositoryState } from '@flagops/core';
+import { computeImpact, type ImpactEntry } from '../../features/proposals/impact.js';
+import { requiresApproval } from '../../features/proposals/proposal-reader.js';
+import { diffStates } from '../../foundations/repository/diff-states.js';
+import { formatFlagChange } from '../../foundations/repository/format-changes.js';
+import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
+import { flagById } from '../../foundations/repository/state-lookup.js';
+import type { ChangePreviewBody } from '../../foundations/validation/api-bodies.js';
+import { configEdit, promoteEdit } from './environments.js';
+import { route } from './route-table.js';
+import type { Workspace } from './workspace.js';
+
+export const previewRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/v1/flags/:id/environments/:env/preview',
+    permission: 'read',
+    body: 'change-preview',
+    handle: async ({ ws, params, environment, body }) => ({ body: await previewChange(ws, params.id, environment, body) }),
+  }),
+];
+
+/** What a change would do, without making it. */
+export interface ChangePreview {
+  flagKey: string;
+  environment: EnvironmentName;
+  /** The change in words, as `flagops diff` and proposals say it; empty when it would change nothing. */
+  changes: string[];
+  impact: ImpactEntry[];
+  /** Whether the caller's change would become a proposal (the project requires approval of its actor type there). */
+  requiresApproval: boolean;
+}
+
+/**
+ * Plans a config update or a promotion exactly as the write would (the same checks: a bad field is 400) on
+ * what main serves, and answers its words and impact. Nothing is written anywhere.
+ */
+export async function previewChange(ws: Workspace, flagId: string, env: EnvironmentName, body: ChangePreviewBody): Promise<ChangePreview> {
+  const served = await ws.repo.readServed();
+  const ref = flagById(served.state, flagId);
+  const edit = body.fromEnv !== undefined ? promoteEdit(body.fromEnv, env) : configEdit(ws, env, body.config ?? {});
+  const planned = edit(ref);
+  const slug = ref.project.project.slug;
+  const key = ref.flag.meta.key;
+  const answer = { flagKey: key, environment: env, requiresApproval: requiresApproval(ref.project.project, env, ws.actor.type) };
+  if (!planned) return { ...answer, changes: [], impact: [] };
+  const config = parseRepositoryFile(planned.changes[0].path, planned.changes[0].content!).file!.value as EnvironmentConfig;
+  const flag = { ...ref.flag, environments: { ...ref.flag.environments, [env]: config } };
+  const project = { ...ref.project, flags: new Map(ref.project.flags).set(key, flag) };
+  const after: RepositoryState = { commit: null, projects: new Map(served.state.projects).set(slug, project) };
+  const changes = diffStates(served.state, after)
+    .filter((c) => c.project === slug && c.flag === key)
+    .map(formatFlagChange);
+  return { ...answer, changes, impact: computeImpact(ref.project, project, { flagKey: key, environment: env }) };
+}

@@ -1,0 +1,182 @@
+import type { AuditEntry } from '@flagops/core';
+import {
+  isProposalId,
+  newProposalId,
+  PROPOSAL_STATUSES,
+  type Proposal,
+  ProposalReader,
+  type ProposalRecord,
+  type ProposalStatus,
+  proposalRef,
+} from '../../features/proposals/proposal-reader.js';
+import { proposalStaleness } from '../../features/proposals/proposal-staleness.js';
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, ProposalConflictError } from '../../foundations/errors/kinds.js';
+import { projectById } from '../../foundations/repository/state-lookup.js';
+import { authorIdentity, type Change, type FlagRepository, type ServedState } from '../../foundations/storage/index.js';
+import { refuseHeldBack } from './flag-write.js';
+import { optionalQuery, route } from './route-table.js';
+import type { Workspace } from './workspace.js';
+
+export const proposalRoutes = [
+  route({
+    method: 'GET',
+    path: '/api/v1/proposals',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, query }) => {
+      const status = optionalQuery(query, 'status');
+      if (status !== undefined && !(PROPOSAL_STATUSES as readonly string[]).includes(status))
+        throw new InvalidInputError(`status: must be one of ${PROPOSAL_STATUSES.join(', ')}`, 'status');
+      const projectId = optionalQuery(query, 'projectId');
+      return { body: { proposals: await listProposals(ws, { status: status as ProposalStatus | undefined, projectId }) } };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/proposals/:id',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, params }) => ({ body: (await proposalRecord(ws, params.id)).proposal }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/proposals/:id/approve',
+    permission: 'proposal.decide',
+    body: 'json',
+    handle: async ({ ws, params }) => ({ body: await approveProposal(ws, params.id) }),
+  }),
+  route({
+    method: 'POST',
+    path: '/api/v1/proposals/:id/reject',
+    permission: 'proposal.decide',
+    body: 'proposal-reject?',
+    handle: async ({ ws, params, body }) => ({ body: await rejectProposal(ws, params.id, body?.reason) }),
+  }),
+];
+
+/** Who may approve a proposal, in words for answers that tell a proposer what happens next. */
+export const APPROVERS = 'an admin key or a dashboard session (not the credential that proposed it)';
+
+const readers = new WeakMap<FlagRepository, ProposalReader>();
+
+/** The organisation's proposals, read from its repository's branches and main's audit index. */
+export function proposalReader(ws: Workspace): ProposalReader {
+  let reader = readers.get(ws.repo);
+  if (!reader) {
+    const { audit } = ws.deps;
+    const org = ws.org;
+    reader = new ProposalReader(ws.repo, async (id) => (await audit.get(org)).appliedProposal(id));
+    readers.set(ws.repo, reader);
+  }
+  return reader;
+}
+
+/** The audit entries that live on proposal branches (opened, rejected), for the audit trail. */
+export function proposalAuditEntries(ws: Workspace): Promise<AuditEntry[]> {
+  return proposalReader(ws).auditEntries();
+}
+
+export async function listProposals(ws: Workspace, filter: { status?: ProposalStatus; projectId?: string }): Promise<Proposal[]> {
+  const slug = filter.projectId === undefined ? undefined : projectById((await ws.repo.readServed()).state, filter.projectId).project.slug;
+  return (await proposalReader(ws).list())
+    .map((r) => r.proposal)
+    .filter((p) => (filter.status === undefined || p.status === filter.status) && (slug === undefined || p.projectSlug === slug));
+}
+
+async function proposalRecord(ws: Workspace, id: string): Promise<ProposalRecord> {
+  const record = isProposalId(id) ? await proposalReader(ws).get(id) : null;
+  if (!record) throw new NotFoundError(`proposal ${JSON.stringify(id)}`);
+  return record;
+}
+
+/**
+ * Puts a change on a new proposal branch instead of main: `build` plans it on what main's head serves, as a
+ * direct write would (held-back flags are refused the same way). Null when the change would change nothing
+ * (no branch is made); otherwise the open proposal.
+ */
+export async function openProposal(ws: Workspace, build: (served: ServedState) => Change<null>): Promise<Proposal | null> {
+  const id = newProposalId();
+  const outcome = await ws.repo.commitOnNewBranch(proposalRef(id), async (_committed, head) => {
+    const change = build(await ws.repo.readServed(head));
+    return { ...change, meta: { ...change.meta, summary: `propose: ${change.meta.summary}`, proposal: { id } } };
+  });
+  if (!outcome.committed) return null;
+  return (await proposalRecord(ws, id)).proposal;
+}
+
+function refuseDecided(proposal: Proposal): void {
+  if (proposal.status !== 'open') throw new ConflictError(`proposal ${proposal.id} is ${proposal.status} already`);
+}
+
+/**
+ * Applies an open proposal's change on main as one commit authored by the approver, with trailers naming the
+ * proposal and its proposer. The change applies only where main still holds what the proposal changed (else
+ * 409 version_conflict, and it stays open). Answers once evaluation serves it.
+ */
+export async function approveProposal(ws: Workspace, id: string): Promise<Proposal> {
+  const record = await proposalRecord(ws, id);
+  const { proposal } = record;
+  refuseDecided(proposal);
+  if (authorIdentity(ws.actor, ws.now()).email === record.proposerEmail)
+    throw new ForbiddenError(`the credential that proposed ${id} may not approve it; it needs ${APPROVERS}`);
+  const paths = await ws.repo.changedPaths(proposal.commit);
+  const summary = (await ws.repo.readCommit(proposal.commit)).summary.replace(/^propose: /, '');
+  await ws.repo.update(async (_committed, head) => {
+    const served = await ws.repo.readServed(head);
+    refuseHeldBack(served, proposal.projectSlug, proposal.flagKey ?? undefined);
+    // The same judgement the proposal's `stale` shows, on the head this commit goes on.
+    const staleness = await proposalStaleness(ws.repo, proposal, record.base, head);
+    if (staleness.applied) throw new ConflictError(`proposal ${id} is applied already: ${staleness.reason}`);
+    if (staleness.stale)
+      throw new ProposalConflictError(
+        `proposal ${id} is stale: ${staleness.reason}. It cannot be approved and stays open: reject it, and propose the change again on what main holds now if it is still wanted`,
+      );
+    const changes = await Promise.all(proposedContents(ws, paths));
+    return {
+      changes,
+      meta: {
+        action: proposal.action,
+        summary: `${summary} (proposal ${id})`,
+        actor: ws.actor,
+        ...subjectTrailers(proposal),
+        proposal: { id, proposedBy: proposal.proposedBy },
+      },
+      result: null,
+    };
+  });
+  await ws.served();
+  return (await proposalRecord(ws, id)).proposal;
+}
+
+/** What a proposal's commits name besides the actor: the project, flag, environments or segment it changes. */
+function subjectTrailers(proposal: Proposal) {
+  return {
+    project: proposal.projectSlug,
+    flag: proposal.flagKey ?? undefined,
+    environment: proposal.environment ?? undefined,
+    fromEnvironment: proposal.fromEnvironment,
+    segment: proposal.segmentKey,
+  };
+}
+
+/** The files as the proposal's commit has them (null: it deletes the file). */
+function proposedContents(ws: Workspace, paths: ReadonlyArray<{ path: string; newOid?: string }>) {
+  return paths.map(async (p) => ({ path: p.path, content: p.newOid === undefined ? null : await ws.repo.readBlob(p.newOid) }));
+}
+
+/** Closes an open proposal without applying it: a commit on its branch that changes no file, with the reason. */
+export async function rejectProposal(ws: Workspace, id: string, reason?: string): Promise<Proposal> {
+  const record = await proposalRecord(ws, id);
+  const { proposal } = record;
+  refuseDecided(proposal);
+  const text = reason?.trim();
+  await ws.repo.recordOnBranch(record.ref, record.tip, {
+    action: 'proposal_reject',
+    summary: `reject proposal ${id}`,
+    body: text ? `reason: ${text}` : undefined,
+    actor: ws.actor,
+    ...subjectTrailers(proposal),
+    proposal: { id },
+  });
+  return (await proposalRecord(ws, id)).proposal;
+}

@@ -1,0 +1,43 @@
+import { triggerPath } from '../../features/triggers/trigger-service.js';
+import { flagById } from '../../foundations/repository/state-lookup.js';
+import { route } from './route-table.js';
+
+/**
+ * Triggers of a flag in one environment: secret URLs that kill it when an alerting system posts to them
+ * (src/features/triggers). Admin keys and sessions create and delete them; whoever may read flags may list them. The
+ * URL, with its secret, is in the create answer only.
+ */
+export const triggerRoutes = [
+  route({
+    method: 'POST',
+    path: '/api/v1/flags/:id/environments/:env/triggers',
+    permission: 'triggers.manage',
+    body: 'trigger-create',
+    handle: async ({ ws, params, environment, body, origin }) => {
+      const { flag } = flagById((await ws.repo.readServed()).state, params.id);
+      const { trigger, secret } = await ws.deps.triggers.create({ org: ws.org, flagId: flag.meta.id, environment, name: body.name });
+      const { id, name, action, createdAt } = trigger;
+      return { status: 201, body: { id, name, action, url: `${origin}${triggerPath(id, secret)}`, createdAt } };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: '/api/v1/flags/:id/environments/:env/triggers',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, params, environment }) => {
+      const { flag } = flagById((await ws.repo.readServed()).state, params.id);
+      const triggers = ws.deps.triggers
+        .list(ws.org, flag.meta.id, environment)
+        .map(({ id, name, action, createdAt }) => ({ id, name, action, createdAt }));
+      return { body: { triggers } };
+    },
+  }),
+  route({
+    method: 'DELETE',
+    path: '/api/v1/triggers/:id',
+    permission: 'triggers.manage',
+    body: 'none',
+    handle: async ({ ws, params }) => ({ body: await ws.deps.triggers.delete(ws.org, params.id) }),
+  }),
+];

@@ -1,0 +1,20 @@
+import type { KeyService } from '../../foundations/auth/key-service.js';
+import { route } from '../control-plane/route-table.js';
+
+/**
+ * GET /dashboard/api/key-names: `{ keys: [ { prefix, kind, name? } ] }`, the organisation's keys (revoked ones
+ * too: they still name old kills) without ids or secrets. Kill entries record a key's prefix; the page shows
+ * the key's name beside it. The audit trail already names every key that acted, so anyone who may read it may
+ * read this.
+ */
+export function keyNamesRoute(keys: Pick<KeyService, 'listKeys'>) {
+  return route({
+    method: 'GET',
+    path: '/dashboard/api/key-names',
+    permission: 'audit.read',
+    body: 'none',
+    handle: async ({ ws }) => ({
+      body: { keys: keys.listKeys(ws.org).map((k) => ({ prefix: k.prefix, kind: k.kind, ...(k.name ? { name: k.name } : {}) })) },
+    }),
+  });
+}

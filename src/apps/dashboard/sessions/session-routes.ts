@@ -1,0 +1,137 @@
+import type Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AuthGuard } from '../../../foundations/auth/auth-guard.js';
+import type { Principal } from '../../../foundations/auth/principal.js';
+import { InvalidInputError, UnauthorizedError } from '../../../foundations/errors/kinds.js';
+import { readJsonBody } from '../../../foundations/http/read-json-body.js';
+import { usernameKey } from '../../../foundations/state/index.js';
+import type { PrincipalResolver } from '../../control-plane/principal-resolvers.js';
+import type { UserService, UserView } from '../users/user-service.js';
+import { checkCsrf, clearedSessionCookies, csrfTokenOf, readSessionToken, requireSameOrigin, sessionCookie } from './session-cookie.js';
+import type { SessionRecord, SessionService } from './session-service.js';
+
+export interface SessionDeps {
+  sessions: SessionService;
+  users: UserService;
+}
+
+export interface CurrentSession {
+  token: string;
+  session: SessionRecord;
+  user: UserView;
+}
+
+export type SessionLookup = { kind: 'none' } | { kind: 'invalid'; token: string } | ({ kind: 'live' } & CurrentSession);
+
+/** What the request's cookie says: no cookie, a cookie that no longer signs anyone in, or a live session. */
+export function lookUpSession(ctx: Context, deps: SessionDeps): SessionLookup {
+  const token = readSessionToken(ctx.get('cookie'));
+  return token === null ? { kind: 'none' } : sessionOfToken(token, deps);
+}
+
+/** What a session token stands for now (a live event stream checks its token again at every heartbeat). */
+export function sessionOfToken(token: string, deps: SessionDeps): SessionLookup {
+  const session = deps.sessions.resolve(token);
+  // A removed user's sessions are revoked too; checking here also covers a user removed by hand from the file.
+  const user = session && deps.users.byId(session.userId);
+  if (!session || !user || user.org !== session.org) return { kind: 'invalid', token };
+  return { kind: 'live', token, session, user };
+}
+
+/**
+ * The principal of a session: acts as its person. `prefix` carries the username, the one non-secret identifier a
+ * session has; the actor (src/apps/control-plane/http/actor.ts) makes it the commit author's address.
+ */
+export function sessionPrincipal({ session, user }: CurrentSession): Principal {
+  return Object.freeze({ org: session.org, kind: 'session', keyId: session.id, prefix: user.username, name: user.name });
+}
+
+/**
+ * The session cookie as a control-plane credential (it may do what an admin key may, except manage keys).
+ * Plugged in after the bearer resolver, so it is consulted only for requests without Authorization. A
+ * state-changing request must pass the CSRF checks before anything reads its body or acts on it.
+ */
+export function sessionResolver(deps: SessionDeps): PrincipalResolver {
+  return (ctx) => {
+    const found = lookUpSession(ctx, deps);
+    if (found.kind === 'none') return null;
+    if (found.kind === 'invalid') throw new UnauthorizedError('the session has expired or was signed out; sign in again');
+    checkCsrf(ctx, found.token);
+    return sessionPrincipal(found);
+  };
+}
+
+export const SESSION_PATH = '/dashboard/api/session';
+
+export interface SessionRouteDeps extends SessionDeps {
+  /** Throttles failed sign-ins per address and per address and username, logs and counts them. */
+  guard: AuthGuard;
+}
+
+/** What the page learns about its session: who, until when, and the CSRF token to send with changes. */
+function sessionBody({ token, session, user }: CurrentSession, idleMs: number) {
+  return {
+    user: { id: user.id, username: user.username, name: user.name, org: user.org },
+    csrfToken: csrfTokenOf(token),
+    expiresAt: session.expiresAt,
+    idleTimeoutSeconds: Math.floor(idleMs / 1000),
+  };
+}
+
+function signInInput(body: unknown): { username: string; password: string } {
+  const input = (body ?? {}) as Record<string, unknown>;
+  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidInputError('the body must be a JSON object');
+  if (typeof input.username !== 'string' || input.username === '') throw new InvalidInputError('username: required', 'username');
+  if (typeof input.password !== 'string' || input.password === '') throw new InvalidInputError('password: required', 'password');
+  return { username: input.username, password: input.password };
+}
+
+function clearCookies(ctx: Context): void {
+  ctx.set('Set-Cookie', clearedSessionCookies(ctx.secure));
+}
+
+/** Sign in (POST), who am I (GET), sign out (DELETE), at /dashboard/api/session. */
+export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): void {
+  router.post(SESSION_PATH, async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    // Login CSRF: another site must not sign a visitor into an account of its choosing.
+    requireSameOrigin(ctx);
+    const { username, password } = signInInput(await readJsonBody(ctx.req));
+    // Reserved before the password is checked, so concurrent guesses cannot all pass a throttle still counting.
+    const user = await deps.guard.checkPassword(
+      ctx.req,
+      usernameKey(username),
+      () => deps.users.verify(username, password),
+      (name) => deps.users.hasUsername(name),
+    );
+    if (!user) throw new UnauthorizedError('unknown username or wrong password');
+    const previous = readSessionToken(ctx.get('cookie'));
+    if (previous !== null) await deps.sessions.revoke(previous);
+    const { token, session } = await deps.sessions.create(user);
+    const maxAgeSeconds = (Date.parse(session.expiresAt) - Date.parse(session.createdAt)) / 1000;
+    ctx.set('Set-Cookie', sessionCookie(token, { secure: ctx.secure, maxAgeSeconds }));
+    ctx.body = sessionBody({ token, session, user }, deps.sessions.idleMs);
+  });
+
+  router.get(SESSION_PATH, (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const found = lookUpSession(ctx, deps);
+    if (found.kind !== 'live') {
+      if (found.kind === 'invalid') clearCookies(ctx);
+      throw new UnauthorizedError(found.kind === 'none' ? 'not signed in' : 'the session has expired or was signed out; sign in again');
+    }
+    ctx.body = sessionBody(found, deps.sessions.idleMs);
+  });
+
+  router.delete(SESSION_PATH, async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const found = lookUpSession(ctx, deps);
+    if (found.kind === 'live') {
+      // Without this a page of another origin could sign people out at will.
+      checkCsrf(ctx, found.token);
+      await deps.sessions.revoke(found.token);
+    }
+    clearCookies(ctx);
+    ctx.body = { signedOut: true };
+  });
+}

@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../../../foundations/log/logger.js';
+import type { ControlState, SessionRecord, SessionStore } from '../../../foundations/state/index.js';
+import { hashSessionToken, isSessionToken, newSessionToken } from './session-cookie.js';
+
+export type { SessionRecord } from '../../../foundations/state/index.js';
+
+export const DEFAULT_IDLE_MS = 2 * 60 * 60 * 1000;
+export const DEFAULT_ABSOLUTE_MS = 12 * 60 * 60 * 1000;
+/** How stale the saved lastSeenAt may get: saving on every request would write every second. */
+const TOUCH_SAVE_MS = 60 * 1000;
+
+export interface SessionServiceOptions {
+  /** Where sessions are kept. */
+  state: Pick<ControlState, 'sessions'>;
+  logger: Logger;
+  /** Signed out after this long without a request (default 2 h). */
+  idleMs?: number;
+  /** Signed out this long after signing in, however active (default 12 h). */
+  absoluteMs?: number;
+  now?: () => Date;
+  random?: (size: number) => Buffer;
+}
+
+export interface SessionUser {
+  id: string;
+  org: string;
+}
+
+/**
+ * Server-side sessions, kept in the control plane's state (SessionStore). Lookups are in memory; creating and
+ * revoking a session are durable before they answer, so a restart keeps people signed in and never revives a
+ * signed-out session. Sessions changed elsewhere (another instance sharing the state) are read again when the
+ * store announces them.
+ */
+export class SessionService {
+  private byHash = new Map<string, SessionRecord>();
+  /** Per session, the lastSeenAt last handed to the store. */
+  private readonly saved = new Map<string, string>();
+  /** Writes nobody waits for (activity, lazy expiry), awaited by close(). */
+  private readonly lazyWrites = new Set<Promise<void>>();
+  readonly idleMs: number;
+  readonly absoluteMs: number;
+  private readonly now: () => Date;
+  private readonly random: (size: number) => Buffer;
+
+  private constructor(
+    private readonly store: SessionStore,
+    private readonly logger: Logger,
+    records: SessionRecord[],
+    options: SessionServiceOptions,
+  ) {
+    this.idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+    this.absoluteMs = options.absoluteMs ?? DEFAULT_ABSOLUTE_MS;
+    this.now = options.now ?? (() => new Date());
+    this.random = options.random ?? randomBytes;
+    this.install(records);
+    store.onChange(() => {
+      this.store.list().then(
+        (sessions) => this.install(sessions),
+        (err) => this.logger.warn('could not read dashboard sessions changed elsewhere', { err }),
+      );
+    });
+  }
+
+  static async open(options: SessionServiceOptions): Promise<SessionService> {
+    return new SessionService(options.state.sessions, options.logger, await options.state.sessions.list(), options);
+  }
+
+  /** Signs a user in: the returned token goes into the cookie and is never seen again by the server. */
+  async create(user: SessionUser): Promise<{ token: string; session: SessionRecord }> {
+    const token = newSessionToken(this.random);
+    const now = this.now();
+    const session: SessionRecord = {
+      id: `ses_${this.random(8).toString('hex')}`,
+      tokenHash: hashSessionToken(token),
+      org: user.org,
+      userId: user.id,
+      createdAt: now.toISOString(),
+      lastSeenAt: now.toISOString(),
+      expiresAt: new Date(now.getTime() + this.absoluteMs).toISOString(),
+    };
+    this.byHash.set(session.tokenHash, session);
+    this.saved.set(session.id, session.lastSeenAt);
+    const expired = this.dropExpired(now);
+    if (expired.length > 0) this.lazily(this.store.remove(expired)); // shares the write of the new session
+    await this.store.create({ ...session });
+    return { token, session: { ...session } };
+  }
+
+  /** The live session of a cookie's token, or null; an expired one is dropped. Counts as activity. */
+  resolve(token: string): SessionRecord | null {
+    if (!isSessionToken(token)) return null;
+    const hash = hashSessionToken(token);
+    const session = this.byHash.get(hash);
+    if (!session) return null;
+    const now = this.now();
+    if (this.expired(session, now)) {
+      this.byHash.delete(hash);
+      this.lazily(this.store.remove([session.id]));
+      return null;
+    }
+    session.lastSeenAt = now.toISOString();
+    const savedAt = Date.parse(this.saved.get(session.id) ?? session.createdAt);
+    if (now.getTime() - savedAt >= TOUCH_SAVE_MS) {
+      this.saved.set(session.id, session.lastSeenAt);
+      this.lazily(this.store.touch([{ id: session.id, lastSeenAt: session.lastSeenAt }]), () => this.saved.delete(session.id));
+    }
+    return { ...session };
+  }
+
+  /** Signs out the session of `token`. Resolves once the store no longer holds it. */
+  async revoke(token: string): Promise<void> {
+    if (!isSessionToken(token)) return;
+    const hash = hashSessionToken(token);
+    const session = this.byHash.get(hash);
+    if (!session) return;
+    this.byHash.delete(hash);
+    await this.store.remove([session.id, ...this.dropExpired(this.now())]);
+  }
+
+  /** Signs out every session of a user (the user was removed). */
+  async revokeUser(userId: string): Promise<number> {
+    const ids: string[] = [];
+    for (const [hash, session] of this.byHash) {
+      if (session.userId === userId) {
+        this.byHash.delete(hash);
+        ids.push(session.id);
+      }
+    }
+    if (ids.length > 0) await this.store.remove([...ids, ...this.dropExpired(this.now())]);
+    return ids.length;
+  }
+
+  /** Waits for writes in flight; called when the service stops. */
+  async close(): Promise<void> {
+    while (this.lazyWrites.size > 0) await Promise.all(this.lazyWrites);
+  }
+
+  private expired(session: SessionRecord, now: Date): boolean {
+    return now.getTime() >= Date.parse(session.expiresAt) || now.getTime() - Date.parse(session.lastSeenAt) >= this.idleMs;
+  }
+
+  /** Forgets the sessions that expired unseen; the caller removes them from the store with its own write, so they do not pile up there. */
+  private dropExpired(now: Date): string[] {
+    const ids: string[] = [];
+    for (const [hash, session] of this.byHash) {
+      if (this.expired(session, now)) {
+        this.byHash.delete(hash);
+        ids.push(session.id);
+      }
+    }
+    return ids;
+  }
+
+  /** A write for a touch or a lazy expiry: nobody waits for it, and a failure is logged, not thrown. */
+  private lazily(write: Promise<void>, onFailure?: () => void): void {
+    const tracked = write.catch((err) => {
+      onFailure?.();
+      this.logger.warn('could not save dashboard sessions', { err });
+    });
+    this.lazyWrites.add(tracked);
+    void tracked.finally(() => this.lazyWrites.delete(tracked));
+  }
+
+  /** Makes `records` the sessions, keeping the newer activity seen here of those it already had. */
+  private install(records: SessionRecord[]): void {
+    const known = new Map([...this.byHash.values()].map((s) => [s.id, s]));
+    this.byHash = new Map();
+    for (const record of records) {
+      const mine = known.get(record.id);
+      if (mine && mine.lastSeenAt > record.lastSeenAt) record.lastSeenAt = mine.lastSeenAt;
+      this.byHash.set(record.tokenHash, record);
+      if (!this.saved.has(record.id)) this.saved.set(record.id, record.lastSeenAt);
+    }
+  }
+}

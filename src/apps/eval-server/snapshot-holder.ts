@@ -1,0 +1,94 @@
+import type { EnvironmentName, KillsFile } from '@flagops/core';
+import type { Logger } from '../../foundations/log/logger.js';
+import { invalidFile } from '../../foundations/repository/held-units.js';
+import type { EnvironmentView } from './environment-view.js';
+import { OrganisationServing } from './organisation-serving.js';
+import type { HolderHealth, OrganisationHealth, ServingRepository } from './serving-repository.js';
+
+export type { HolderHealth, OrganisationHealth, ServingRepository };
+
+/**
+ * The snapshots the evaluation server serves, per organisation, kept current with `main`: every move of main
+ * (our commits at once, outside pushes through the store's watcher) reloads what changed.
+ */
+export class SnapshotHolder {
+  private readonly orgs = new Map<string, OrganisationServing>();
+  private readonly unsubscribe: Array<() => void> = [];
+  private readonly listeners = new Set<(views: EnvironmentView[]) => void>();
+
+  constructor(private readonly logger: Logger) {}
+
+  /** Starts serving an organisation's repository and resolves once its current head is served. */
+  async add(org: string, repo: ServingRepository): Promise<void> {
+    if (this.orgs.has(org)) return;
+    const serving = new OrganisationServing(org, repo, this.logger.child({ org }), (views) => this.emit(views));
+    this.orgs.set(org, serving);
+    this.unsubscribe.push(repo.onMainMoved(() => void serving.reloadToHead()));
+    await serving.reloadToHead();
+  }
+
+  has(org: string): boolean {
+    return this.orgs.has(org);
+  }
+
+  view(org: string, projectId: string, env: EnvironmentName): EnvironmentView | undefined {
+    return this.orgs.get(org)?.view(projectId, env);
+  }
+
+  /** Every view served, of every organisation (for the metrics). */
+  views(): EnvironmentView[] {
+    return [...this.orgs.values()].flatMap((o) => o.views());
+  }
+
+  /** Resolves once `org` serves `commit` or a newer one (read-your-writes for the control plane). */
+  async served(org: string): Promise<void> {
+    await this.orgs.get(org)?.reloadToHead();
+  }
+
+  /** The kill fast path: see OrganisationServing.applyKills. */
+  async applyKills(
+    org: string,
+    slug: string,
+    env: EnvironmentName,
+    kills: KillsFile,
+    commit: string,
+    parent: string | null,
+  ): Promise<void> {
+    await this.orgs.get(org)?.applyKills(slug, env, kills, commit, parent);
+  }
+
+  /** Called with the views that changed on every swap (streams announce new versions with it). */
+  onChange(listener: (views: EnvironmentView[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  health(): HolderHealth {
+    const organisations = [...this.orgs.values()].map((o) => {
+      const health: OrganisationHealth = { org: o.org, commit: o.head, invalidFiles: o.issues.map(invalidFile) };
+      const fault = o.fault();
+      if (fault) health.fault = fault;
+      return health;
+    });
+    return { ready: true, organisations };
+  }
+
+  /** The storage fault of an organisation's repository now, if it has one. */
+  fault(org: string): OrganisationHealth['fault'] {
+    return this.orgs.get(org)?.fault();
+  }
+
+  close(): void {
+    for (const off of this.unsubscribe.splice(0)) off();
+  }
+
+  private emit(views: EnvironmentView[]): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(views);
+      } catch (err) {
+        this.logger.error('snapshot listener failed', { err });
+      }
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import type { IncomingMessage } from 'node:http';
+import type Koa from 'koa';
+import { readJsonBody } from '../../foundations/http/read-json-body.js';
+import { evaluateAnswer } from './evaluate.js';
+import { OFREP_FLAG_PREFIX, ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep.js';
+import { type EvalHandler, type EvalRoutes, matchesEtag } from './routed-app.js';
+import type { ViewSource } from './view-source.js';
+
+interface ServingDeps {
+  source: ViewSource;
+  health: (req: IncomingMessage) => { status: number; body: unknown };
+}
+
+/**
+ * The evaluation API's route table (docs/evaluation-server.md, and OFREP), the same on the main server and on
+ * replicas but for the stream and count reports, which each feeds from its own place.
+ */
+export function evaluationRoutes<D extends ServingDeps>(own: { stream: EvalHandler<D>; counts: EvalHandler<D> }): EvalRoutes<D> {
+  return {
+    '/v1/evaluate': { POST: evaluateRoute },
+    '/v1/snapshot': { GET: snapshotRoute },
+    '/v1/stream': { GET: own.stream },
+    '/v1/counts': { POST: own.counts },
+    '/ofrep/v1/evaluate/flags': { POST: ofrepBulkRoute },
+    [OFREP_FLAG_PREFIX]: { POST: ofrepFlagRoute },
+    '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },
+    '/healthz': {
+      GET: (ctx, deps) => {
+        const { status, body } = deps.health(ctx.req);
+        ctx.status = status;
+        ctx.body = body;
+      },
+    },
+  };
+}
+
+/**
+ * POST /v1/evaluate and GET /v1/snapshot through Koa, for the requests the fast path (fast-path.ts) leaves to
+ * the app, such as those with a query string: the same answers.
+ */
+export async function evaluateRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
+  const view = await deps.source.view(ctx.req);
+  ctx.type = 'application/json';
+  ctx.body = evaluateAnswer(view, await readJsonBody(ctx.req), deps.source.recorder(view));
+}
+
+export async function snapshotRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
+  sendSnapshot(ctx, await deps.source.view(ctx.req));
+}
+
+/**
+ * Sent with every snapshot answer, 304 included. Caches (a CDN in front of replicas) may keep it but must
+ * revalidate; the key in Authorization decides what is served.
+ */
+export function snapshotHeaders(etag: string): Record<string, string> {
+  return { ETag: etag, 'Cache-Control': 'no-cache', Vary: 'Authorization' };
+}
+
+/**
+ * Answers GET /v1/snapshot from a view: the ETag on every answer, 304 with no body when
+ * If-None-Match names it.
+ */
+export function sendSnapshot(ctx: Koa.Context, view: { etag: string; snapshotJson(): string }): void {
+  ctx.set(snapshotHeaders(view.etag));
+  if (matchesEtag(ctx.get('if-none-match'), view.etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.type = 'application/json';
+  ctx.body = view.snapshotJson();
+}

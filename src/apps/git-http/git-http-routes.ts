@@ -1,0 +1,157 @@
+import path from 'node:path';
+import type Koa from 'koa';
+import type { AuditRegistry } from '../../features/audit/audit-registry.js';
+import type { KeyService } from '../../foundations/auth/key-service.js';
+import type { Principal } from '../../foundations/auth/principal.js';
+import { FlagopsError, InvalidInputError, NotFoundError, PayloadTooLargeError } from '../../foundations/errors/kinds.js';
+import { readBody } from '../../foundations/http/read-json-body.js';
+import type { Logger } from '../../foundations/log/logger.js';
+import type { PushLog } from '../../foundations/state/index.js';
+import type { RepositoryRegistry } from '../../foundations/storage/repository-registry.js';
+import { ANSWERED, type Route, route } from '../control-plane/route-table.js';
+import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
+import type { GitRunner } from './git-runner.js';
+import { runHttpBackend, serveUploadPack } from './http-backend.js';
+import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
+import { ProcessGate } from './process-gate.js';
+
+export interface GitHttpDeps {
+  keys: KeyService;
+  repos: RepositoryRegistry;
+  holder: SnapshotHolder;
+  audit: Pick<AuditRegistry, 'get'>;
+  logger: Logger;
+  /** FLAGOPS_PLAN_PROJECT_LIMIT: a push may not take an organisation past it. */
+  planProjectLimit: number;
+  /** Who pushed which commit: the push check records each accepted push there. */
+  pushes: PushLog;
+  /** git processes at once, and requests waiting for one, before 503 (FLAGOPS_GIT_MAX_PROCESSES, FLAGOPS_GIT_QUEUE). */
+  processes?: { max: number; queue: number };
+  /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
+  runner?: GitRunner;
+  /** Called once an accepted push is served (remote mode passes it on to the git remote at once). */
+  onPush?: (org: string) => void;
+}
+
+/** Seconds a client turned away for load is told to wait. */
+const RETRY_AFTER_SECONDS = 5;
+/** The smart-HTTP endpoints git clients use; nothing else is passed to git (no dumb protocol, no other paths). */
+const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
+/**
+ * The largest git-upload-pack request body (a fetch's wants and haves, gzip-encoded or not) read: git's own
+ * http-backend refuses more than this by default (GIT_HTTP_MAX_REQUEST_BUFFER).
+ */
+export const MAX_UPLOAD_PACK_REQUEST = 10 * 1024 * 1024;
+
+/** Refuses `rest` (the path after `<org>.git/`) unless it is a request git should see. */
+function checkPath(method: string, query: Readonly<Record<string, unknown>>, rest: string): void {
+  const bad = (message: string) => new InvalidInputError(message);
+  if (rest === 'info/refs') {
+    const service = query.service;
+    if (typeof service === 'string' && SERVICES.has(service)) return;
+    throw bad('info/refs needs ?service=git-upload-pack or ?service=git-receive-pack');
+  }
+  if (SERVICES.has(rest)) {
+    if (method === 'POST') return;
+    throw bad(`${rest} takes POST`);
+  }
+  throw bad('not a git smart-HTTP path: only info/refs, git-upload-pack and git-receive-pack are served');
+}
+
+/**
+ * `{base_url}/git/<org>.git`: each organisation's flags repository over git's smart HTTP protocol (clone,
+ * fetch, push), served by `git http-backend`. HTTP basic auth with an admin or agent key as the password, or
+ * the key as a bearer token (`git -c http.extraHeader=…`, which keeps it out of the clone's config);
+ * another organisation's repository is 404, as everywhere. Both kinds may push: a push is checked by the
+ * pre-receive hook, which holds it to the pushing key's permissions as the API would, and records the key
+ * as the pusher of its commits for the audit trail. A push answers once it is served and in the audit trail.
+ */
+export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
+  const gate = new ProcessGate(deps.processes?.max ?? 4, deps.processes?.queue ?? 16);
+  const hooks = new Map<string, Promise<void>>();
+  const ensureRepository = (org: string): Promise<void> => {
+    let ready = hooks.get(org);
+    if (!ready) {
+      ready = deps.repos.get(org).then(() => installPreReceiveHook(deps.repos.gitdirOf(org)));
+      ready.catch(() => hooks.delete(org));
+      hooks.set(org, ready);
+    }
+    return ready;
+  };
+
+  return [
+    route({
+      method: ['GET', 'POST'],
+      path: '/git/:repo/{*rest}',
+      permission: 'git',
+      credentials: 'git',
+      body: 'none',
+      handle: async ({ ctx, principal }) => {
+        const repo = ctx.params.repo;
+        if (repo !== `${principal.org}.git`) throw new NotFoundError(`repository ${repo}`);
+        const rest = ctx.params.rest ?? '';
+        checkPath(ctx.method, ctx.query, rest);
+        await serveGit(ctx, principal, repo, rest);
+        return ANSWERED;
+      },
+    }),
+  ];
+
+  async function serveGit(ctx: Koa.Context, principal: Principal, repo: string, rest: string): Promise<void> {
+    const release = await gate.enter((giveUp) => ctx.res.once('close', giveUp));
+    if (release === null) {
+      if (ctx.res.destroyed) return;
+      throw new FlagopsError('unavailable', 'too many git requests at once; try again in a few seconds', {
+        retryAfterSeconds: RETRY_AFTER_SECONDS,
+      });
+    }
+    try {
+      await ensureRepository(principal.org);
+      const org = principal.org;
+      const backend = {
+        projectRoot: path.dirname(deps.repos.gitdirOf(org)),
+        pathInfo: `/${repo}/${rest}`,
+        remoteUser: principal.prefix,
+        allowPush: true,
+        logger: deps.logger,
+        runner: deps.runner,
+      };
+      if (rest === 'git-upload-pack') {
+        // A clone or fetch: its body is read here, then the git runner answers on the client's connection.
+        let body: Buffer;
+        try {
+          body = await readBody(ctx.req, MAX_UPLOAD_PACK_REQUEST);
+        } catch (err) {
+          if (err instanceof PayloadTooLargeError) throw err;
+          return; // the client went away before its request was whole
+        }
+        ctx.respond = false; // the answer is written outside Koa
+        await serveUploadPack(ctx.req, ctx.res, { ...backend, body });
+        return;
+      }
+      const push = rest === 'git-receive-pack';
+      const flags = push ? await deps.repos.get(org) : undefined;
+      const before = flags ? await flags.head() : null;
+      // The route's permission (git) is held by admin and agent keys only.
+      const pusher = { type: principal.kind as 'admin' | 'agent', keyPrefix: principal.prefix, name: principal.name };
+      ctx.respond = false; // http-backend writes the response itself
+      await runHttpBackend(ctx.req, ctx.res, {
+        ...backend,
+        env: pushContextEnv({ pusher, pushLog: deps.pushes.hookTarget(org), projectLimit: deps.planProjectLimit }),
+        // An accepted push answers once it is served and in the audit trail, as an API change does, rather
+        // than when the repository watcher notices it.
+        beforeEnd: flags
+          ? async () => {
+              if ((await flags.head()) === before) return;
+              await flags.refresh();
+              await deps.holder.served(org);
+              await (await deps.audit.get(org)).caughtUp();
+              deps.onPush?.(org);
+            }
+          : undefined,
+      });
+    } finally {
+      release();
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import type { Pusher } from '@flagops/core';
+import { readRepositoryFiles } from '../../foundations/repository/read-repository.js';
+import { appendHookPushRecords } from '../../foundations/state/index.js';
+import { formatIssue } from '../../foundations/validation/issue.js';
+import { checkCommitLimits } from './push-limits.js';
+import { checkPushPermissions } from './push-permissions.js';
+import { isAncestor, netChanges, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
+
+export { ZERO_OID } from './pushed-objects.js';
+
+const MAIN = 'refs/heads/main';
+const PROPOSALS = 'refs/heads/proposals/';
+const PROJECT_FILE = /^projects\/[^/]+\/project\.yaml$/;
+
+export interface RefUpdate {
+  oldOid: string;
+  newOid: string;
+  ref: string;
+}
+
+/** Who pushes, and what the service holds them to; absent when the check runs as a git server's own hook. */
+export interface PushContext {
+  pusher: Pusher;
+  /** The plan's project limit (FLAGOPS_PLAN_PROJECT_LIMIT). */
+  projectLimit?: number;
+  /** Where the accepted push's commits are recorded with their pusher (PushLog.hookTarget). */
+  pushLog?: string;
+}
+
+/** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
+export function parseRefUpdates(text: string): RefUpdate[] {
+  return text
+    .split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean)
+    .map((line) => {
+      const [oldOid, newOid, ref] = line.split(' ');
+      return { oldOid, newOid, ref };
+    });
+}
+
+/**
+ * Why a push must be refused, one line each saying what and where, or nothing. Only `main` exists; it may
+ * move only forward (the log is the audit trail), only to a commit whose every file is valid, and only by
+ * commits within the limits of push-limits.ts. Through the service, the pushing key must also be allowed
+ * everything the push does (push-permissions.ts), and an accepted push's commits are recorded with it before
+ * git may move `main` to them.
+ */
+export async function checkPush(updates: readonly RefUpdate[], context?: PushContext): Promise<string[]> {
+  const problems: string[] = [];
+  const accepted: string[] = [];
+  for (const { oldOid, newOid, ref } of updates) {
+    if (ref.startsWith(PROPOSALS)) {
+      problems.push(
+        `${ref}: proposal branches are written by the service; fetch them to review, and approve or reject through the API or the dashboard`,
+      );
+      continue;
+    }
+    if (ref !== MAIN) {
+      problems.push(`${ref}: only ${MAIN} can be pushed; open changes against main`);
+      continue;
+    }
+    if (newOid === ZERO_OID) {
+      problems.push(`${ref}: main cannot be deleted; the git log is the audit trail`);
+      continue;
+    }
+    if (oldOid !== ZERO_OID && !(await isAncestor(oldOid, newOid))) {
+      problems.push(`${ref}: non-fast-forward push refused; fetch, rebase on main and push again`);
+      continue;
+    }
+    const commits = await pushedCommits(oldOid, newOid);
+    const overLimits = await checkCommitLimits(commits, { through: context !== undefined });
+    problems.push(...overLimits);
+    // Files over the limits are not read: one could be a gigabyte.
+    if (overLimits.length > 0) continue;
+    const files = await readPushedFiles(newOid);
+    const { issues } = readRepositoryFiles(files, newOid, { locate: true });
+    for (const issue of issues) problems.push(formatIssue(issue));
+    if (context) {
+      const projectsAfter = files.filter((f) => PROJECT_FILE.test(f.path)).length;
+      problems.push(
+        ...(await checkPushPermissions(await netChanges(oldOid, newOid), {
+          pusher: context.pusher,
+          projectLimit: context.projectLimit,
+          projectsAfter,
+          projectFiles: files.filter((f) => PROJECT_FILE.test(f.path)),
+        })),
+      );
+    }
+    accepted.push(...commits);
+  }
+  if (problems.length === 0 && context?.pushLog) {
+    const at = new Date().toISOString();
+    await appendHookPushRecords(
+      context.pushLog,
+      accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })),
+    );
+  }
+  return problems;
+}

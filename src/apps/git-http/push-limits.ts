@@ -1,0 +1,74 @@
+import { layout } from '../../foundations/repository/layout.js';
+import { blobSizes, commitMessages, type IntroducedFile, introducedFiles } from './pushed-objects.js';
+
+/**
+ * What the commits of a push may hold, checked commit by commit (every new commit, not only the tip, since
+ * each one stays in the repository and in the audit trail):
+ *
+ * - no `Flagops-*` trailer in a message: the audit trail believes those only from the control plane, and a
+ *   pushed commit that carried them would claim to be someone else's change;
+ * - files only under `projects/`, plus a `README.md` or `README` at the root;
+ * - at most 1 MiB per file;
+ * - no symbolic links and no submodules (gitlinks).
+ *
+ * The first two hold for pushes through the service (`through: true`); a self-hosted git server running the
+ * check as its hook may keep CI files and receives the control plane's own commits, so it checks the others.
+ */
+
+export const MAX_FILE_BYTES = 1024 * 1024;
+const ROOT_FILES = new Set(['README.md', 'README']);
+const MODE_SYMLINK = '120000';
+const MODE_GITLINK = '160000';
+const FLAGOPS_TRAILER = /^[ \t]*(flagops-[a-z0-9-]*)[ \t]*:/im;
+
+export function shortOid(oid: string): string {
+  return oid.slice(0, 12);
+}
+
+export async function checkCommitLimits(commits: readonly string[], options: { through: boolean }): Promise<string[]> {
+  const problems: string[] = [];
+  if (options.through) {
+    for (const [oid, message] of await commitMessages(commits)) {
+      const trailer = FLAGOPS_TRAILER.exec(message);
+      if (trailer) {
+        problems.push(
+          `commit ${shortOid(oid)}: its message carries a ${trailer[1]} trailer; only flagops writes Flagops-* trailers, remove them (git commit --amend, or git rebase -i) and push again`,
+        );
+      }
+    }
+  }
+  const files = dedupe(await introducedFiles(commits));
+  const sizes = await blobSizes(files.filter((f) => f.mode !== MODE_GITLINK).map((f) => f.oid));
+  for (const file of files) {
+    const where = `${file.path} (commit ${shortOid(file.commit)})`;
+    if (options.through && !isAllowedPlace(file.path)) {
+      problems.push(`${where}: only files under ${layout.projectsDir}/ (and a README.md at the root) may be pushed`);
+    } else if (file.mode === MODE_SYMLINK) {
+      problems.push(`${where}: symbolic links are not allowed; commit the file itself`);
+    } else if (file.mode === MODE_GITLINK) {
+      problems.push(`${where}: submodules are not allowed in the flags repository`);
+    } else if ((sizes.get(file.oid) ?? 0) > MAX_FILE_BYTES) {
+      problems.push(`${where}: ${mebibytes(sizes.get(file.oid)!)} is over the limit of 1 MiB per file`);
+    }
+  }
+  return problems;
+}
+
+function isAllowedPlace(path: string): boolean {
+  return path.startsWith(`${layout.projectsDir}/`) || ROOT_FILES.has(path);
+}
+
+/** A file brought in by several commits of the push (a branch and its merge) is named once, at the first. */
+function dedupe(files: readonly IntroducedFile[]): IntroducedFile[] {
+  const seen = new Set<string>();
+  return files.filter((f) => {
+    const key = `${f.path}\0${f.mode}\0${f.oid}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+function mebibytes(bytes: number): string {
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}

@@ -1,0 +1,218 @@
+import {
+  type ApprovalActorType,
+  type AuditAction,
+  ENVIRONMENTS,
+  type EnvironmentConfig,
+  type EnvironmentName,
+  type Pusher,
+  type RequireApproval,
+} from '@flagops/core';
+import { parse as parseYaml } from 'yaml';
+import { type DerivedChange, describeChanges } from '../../features/audit/diff-entries.js';
+import { authorize, type Permission } from '../../foundations/auth/permissions.js';
+import { classifyPath, layout } from '../../foundations/repository/layout.js';
+import { normalizeRequireApproval } from '../../foundations/repository/normalize.js';
+import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
+import type { ChangedPath } from '../../foundations/storage/index.js';
+import { readBlobs } from './pushed-objects.js';
+
+/**
+ * A push is held to the permission table the API uses (src/foundations/auth/permissions.ts), for the key that pushes
+ * it: what it does is read from its diff (old head → new head) by the audit trail's own rules, each change is
+ * the operation the API would perform for it, and each operation the key may not perform is one refusal.
+ * Deleting files is an admin's act: the API never deletes a flag or a project, so a push that does is held to
+ * `flag.delete` (a flag file or a config) or `project.delete` (anything else of a project: project.yaml,
+ * kills.yaml, other files).
+ */
+
+const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
+  project_create: 'project.create',
+  project_update: 'project.update',
+  flag_create: 'flag.create',
+  flag_update: 'flag.update',
+  flag_archive: 'flag.archive',
+  config_update: 'config.update',
+  segment_update: 'segment.update',
+  kill: 'kill',
+  clear_kill: 'clear_kill',
+  // Any other edit of a project's files is the kind of change a config update is.
+  change: 'config.update',
+};
+
+const SEGMENT_DELETE = { action: 'segment_delete', flagKey: null, environment: null } as const;
+
+export interface PushScope {
+  pusher: Pusher;
+  /** FLAGOPS_PLAN_PROJECT_LIMIT. */
+  projectLimit?: number;
+  /** Projects on main after the push (every `projects/<slug>/project.yaml`). */
+  projectsAfter: number;
+  /** The project.yaml files after the push: their requireApproval says which config changes wait for approval. */
+  projectFiles?: ReadonlyArray<{ path: string; text: string }>;
+}
+
+export async function checkPushPermissions(changes: readonly ChangedPath[], scope: PushScope): Promise<string[]> {
+  const problems: string[] = [];
+  const refuse = (path: string, permission: Permission) => {
+    try {
+      authorize({ kind: scope.pusher.type }, permission);
+    } catch (err) {
+      problems.push(`${path}: ${(err as Error).message}`);
+    }
+  };
+
+  const policies = new Map<string, RequireApproval | undefined>();
+  for (const file of scope.projectFiles ?? []) {
+    const where = classifyPath(file.path);
+    if (where.kind === 'project') policies.set(where.project, JSON.parse(policyOf(file.text)) ?? undefined);
+  }
+
+  for (const { path, permission } of deletions(changes)) {
+    refuse(path, permission);
+    const where = classifyPath(path);
+    if (where.kind !== 'segment') continue;
+    const waits = waitsForApproval(
+      { ...SEGMENT_DELETE, projectSlug: where.project, segmentKey: where.segment },
+      policies.get(where.project),
+      scope.pusher.type,
+    );
+    if (waits) problems.push(`${path}: ${waits}`);
+  }
+
+  const kept = changes.filter((c) => c.change !== 'deleted');
+  const blobs = await readBlobs(kept.flatMap((c) => [c.oldOid, c.newOid]).filter((oid): oid is string => oid !== undefined));
+  const described = await describeChanges(kept, { readBlob: async (oid) => blobs.get(oid) ?? '' });
+  const created: string[] = [];
+  for (const change of described) {
+    const permission = ACTION_PERMISSION[change.action];
+    if (permission === undefined || change.projectSlug === null) continue;
+    const path =
+      change.segmentKey === undefined
+        ? pathOf(change.projectSlug, change.flagKey, change.environment, change.action)
+        : layout.segmentFile(change.projectSlug, change.segmentKey);
+    if (change.action === 'project_create') created.push(path);
+    refuse(path, permission);
+    const waits = waitsForApproval(change, policies.get(change.projectSlug), scope.pusher.type);
+    if (waits) problems.push(`${path}: ${waits}`);
+  }
+  for (const { path, environment } of newConfigsServingSomeone(kept, blobs)) {
+    const slug = path.split('/')[1];
+    if (policies.get(slug)?.[environment]?.includes(scope.pusher.type as ApprovalActorType))
+      problems.push(`${path}: ${approvalWords(slug, [environment], scope.pusher.type)}`);
+  }
+
+  // The approval policy lives in project.yaml: changing it is a project setting, whatever else the file says.
+  for (const change of kept) {
+    const where = classifyPath(change.path);
+    if (where.kind !== 'project' || change.change !== 'modified') continue;
+    if (policyOf(blobs.get(change.oldOid!)) !== policyOf(blobs.get(change.newOid!))) refuse(change.path, 'project.update');
+  }
+
+  const limit = scope.projectLimit;
+  if (limit !== undefined && created.length > 0 && scope.projectsAfter > limit) {
+    for (const path of created)
+      problems.push(`${path}: the plan allows at most ${limit} projects; this push would make ${scope.projectsAfter}`);
+  }
+  return problems;
+}
+
+/**
+ * Why a change read from a push would wait for approval were it made through the API, or null: a config update
+ * in an environment whose policy lists the pusher's actor type, or a segment change (added, modified or
+ * deleted) when any environment's does, since a segment acts in every environment. A push may not skip the
+ * review the API would give the same change.
+ */
+function waitsForApproval(change: DerivedChange, policy: RequireApproval | undefined, actorType: string): string | null {
+  if (!policy || change.projectSlug === null) return null;
+  const listing = ENVIRONMENTS.filter((env) => policy[env]?.includes(actorType as ApprovalActorType));
+  if (change.action === 'config_update' && change.environment && listing.includes(change.environment))
+    return approvalWords(change.projectSlug, [change.environment], actorType);
+  if (change.segmentKey !== undefined && listing.length > 0)
+    return approvalWords(change.projectSlug, listing, actorType, ' (a segment acts in every environment)');
+  return null;
+}
+
+function approvalWords(slug: string, environments: readonly EnvironmentName[], actorType: string, why = ''): string {
+  const which = environments.length === 1 ? `${environments[0]} requires` : `${environments.join(' and ')} require`;
+  return `${which} approval of ${actorType} changes in project ${slug}${why}; propose it through the API or MCP instead, where it waits for approval`;
+}
+
+/**
+ * The configs a push adds together with their flag (a new flag) that serve anyone anything but the off value:
+ * enabled, with a rollout above 0 % or a rule serving something else. Through the API a new flag starts off at
+ * 0 % everywhere and turning it on in a protected environment is a config update; a push that creates it on
+ * may not skip that review. Files that do not parse are the validity check's to refuse.
+ */
+function newConfigsServingSomeone(
+  changes: readonly ChangedPath[],
+  blobs: ReadonlyMap<string, string>,
+): Array<{ path: string; environment: EnvironmentName }> {
+  const newFlags = new Set<string>();
+  for (const c of changes) {
+    const where = classifyPath(c.path);
+    if (where.kind === 'flag' && c.change === 'added') newFlags.add(`${where.project}/${where.flag}`);
+  }
+  const found: Array<{ path: string; environment: EnvironmentName }> = [];
+  for (const c of changes) {
+    const where = classifyPath(c.path);
+    if (where.kind !== 'config' || c.change !== 'added' || !newFlags.has(`${where.project}/${where.flag}`)) continue;
+    const { file } = parseRepositoryFile(c.path, blobs.get(c.newOid!) ?? '');
+    if (file?.kind === 'config' && !servesOffToEveryone(file.value)) found.push({ path: c.path, environment: where.environment });
+  }
+  return found;
+}
+
+function servesOffToEveryone(config: EnvironmentConfig): boolean {
+  return !config.enabled || (config.rolloutPct === 0 && config.rules.every((rule) => rule.serve === 'off'));
+}
+
+/** The requireApproval of a project.yaml text, comparable as a string; unreadable text counts as its own. */
+function policyOf(text: string | undefined): string {
+  try {
+    const value = parseYaml(text ?? '') as { requireApproval?: unknown } | null;
+    return JSON.stringify(normalizeRequireApproval(value?.requireApproval as RequireApproval) ?? null);
+  } catch {
+    return `unreadable:${text}`;
+  }
+}
+
+/**
+ * One refusal per thing deleted: a deleted project is its project.yaml (its other files go with it), a
+ * deleted flag its flag file (its configs go with it); any other deleted file of a project stands alone.
+ */
+function deletions(changes: readonly ChangedPath[]): Array<{ path: string; permission: Permission }> {
+  const deleted = changes.filter((c) => c.change === 'deleted' && c.path.startsWith(`${layout.projectsDir}/`));
+  const projects = new Set<string>();
+  const flags = new Set<string>();
+  for (const { path } of deleted) {
+    const where = classifyPath(path);
+    if (where.kind === 'project') projects.add(where.project);
+    if (where.kind === 'flag') flags.add(`${where.project}/${where.flag}`);
+  }
+  const out: Array<{ path: string; permission: Permission }> = [];
+  for (const { path } of deleted) {
+    const where = classifyPath(path);
+    const project = path.split('/')[1];
+    if (projects.has(project)) {
+      if (where.kind === 'project') out.push({ path, permission: 'project.delete' });
+    } else if (where.kind === 'flag') {
+      out.push({ path, permission: 'flag.delete' });
+    } else if (where.kind === 'config') {
+      if (!flags.has(`${where.project}/${where.flag}`)) out.push({ path, permission: 'flag.delete' });
+    } else if (where.kind === 'segment') {
+      // The API deletes segments for every credential that may change them.
+      out.push({ path, permission: 'segment.update' });
+    } else {
+      out.push({ path, permission: 'project.delete' });
+    }
+  }
+  return out;
+}
+
+function pathOf(project: string, flag: string | null, environment: EnvironmentName | null, action: AuditAction): string {
+  if (action === 'project_create') return layout.projectFile(project);
+  if ((action === 'kill' || action === 'clear_kill') && environment) return layout.killsFile(project, environment);
+  if (flag !== null && environment !== null) return layout.configFile(project, environment, flag);
+  if (flag !== null) return layout.flagFile(project, flag);
+  return `${layout.projectsDir}/${project}/`;
+}

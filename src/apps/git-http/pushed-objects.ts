@@ -1,0 +1,167 @@
+import { spawn } from 'node:child_process';
+import { layout } from '../../foundations/repository/layout.js';
+import { EMPTY_TREE_OID, parseCommit } from '../../foundations/storage/git/git-objects.js';
+import type { ChangedPath } from '../../foundations/storage/index.js';
+
+/**
+ * Reads of a push under check, with the git CLI in the repository the pre-receive hook runs in: the pushed
+ * objects sit in git's quarantine until the push is accepted, and only git (through the environment it gives
+ * the hook) can see them there.
+ */
+
+export const ZERO_OID = '0000000000000000000000000000000000000000';
+
+interface GitOutput {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+function git(args: string[], input?: Buffer): Promise<GitOutput> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    let err = '';
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (err.length < 8192) err += chunk.toString('utf8');
+    });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: err }));
+    child.stdin.on('error', () => {}); // git may exit before reading all of it; its exit code says why
+    child.stdin.end(input);
+  });
+}
+
+async function gitOk(args: string[], input?: Buffer): Promise<Buffer> {
+  const result = await git(args, input);
+  if (result.code !== 0) throw new Error(`git ${args[0]} failed: ${result.stderr.trim()}`);
+  return result.stdout;
+}
+
+export async function isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+  return (await git(['merge-base', '--is-ancestor', ancestor, descendant])).code === 0;
+}
+
+/** The contents of objects by id, through one `git cat-file --batch`. */
+async function readObjects(oids: readonly string[]): Promise<Map<string, Buffer>> {
+  const unique = [...new Set(oids)];
+  const contents = new Map<string, Buffer>();
+  if (unique.length === 0) return contents;
+  const out = await gitOk(['cat-file', '--batch'], Buffer.from(`${unique.join('\n')}\n`));
+  // --batch answers each request with "<oid> <type> <size>\n<content>\n", in order.
+  let at = 0;
+  for (const oid of unique) {
+    const eol = out.indexOf(0x0a, at);
+    const size = Number(out.subarray(at, eol).toString('utf8').split(' ')[2]);
+    contents.set(oid, out.subarray(eol + 1, eol + 1 + size));
+    at = eol + 1 + size + 1;
+  }
+  return contents;
+}
+
+/** The YAML files under projects/ of a pushed commit. */
+export async function readPushedFiles(commit: string): Promise<Array<{ path: string; text: string }>> {
+  const listing = await gitOk(['ls-tree', '-r', '-z', '--full-tree', commit, '--', `${layout.projectsDir}/`]);
+  const blobs: Array<{ oid: string; path: string }> = [];
+  for (const entry of listing.toString('utf8').split('\0')) {
+    const tab = entry.indexOf('\t');
+    if (tab < 0) continue;
+    const [, type, oid] = entry.slice(0, tab).split(' ');
+    const path = entry.slice(tab + 1);
+    if (type === 'blob' && /\.ya?ml$/.test(path)) blobs.push({ oid, path });
+  }
+  const contents = await readObjects(blobs.map((b) => b.oid));
+  return blobs.map((b) => ({ path: b.path, text: contents.get(b.oid)!.toString('utf8') }));
+}
+
+/** The text of blobs by id. */
+export async function readBlobs(oids: readonly string[]): Promise<Map<string, string>> {
+  const contents = await readObjects(oids);
+  return new Map([...contents].map(([oid, content]) => [oid, content.toString('utf8')]));
+}
+
+/** The commits a push brings onto main: reachable from `newOid` and not from `oldOid`, oldest first. */
+export async function pushedCommits(oldOid: string, newOid: string): Promise<string[]> {
+  const range = oldOid === ZERO_OID ? [newOid] : [newOid, `^${oldOid}`];
+  const out = await gitOk(['rev-list', '--reverse', ...range, '--']);
+  return out.toString('utf8').split('\n').filter(Boolean);
+}
+
+/** The messages of commits, by id. */
+export async function commitMessages(oids: readonly string[]): Promise<Map<string, string>> {
+  const contents = await readObjects(oids);
+  return new Map([...contents].map(([oid, content]) => [oid, parseCommit(content).message]));
+}
+
+/** A file a commit brought in: one that is in none of its parents with that content and mode. */
+export interface IntroducedFile {
+  commit: string;
+  path: string;
+  mode: string;
+  oid: string;
+}
+
+/**
+ * The files each commit brought in, compared with every parent (`git diff-tree -m`): a merge brings in only
+ * what differs from all of its parents, since what one side had was checked when that side came in.
+ */
+export async function introducedFiles(commits: readonly string[]): Promise<IntroducedFile[]> {
+  if (commits.length === 0) return [];
+  // --always prints a commit's header for each parent even when that diff is empty, so parents are counted right.
+  const args = ['diff-tree', '--stdin', '-r', '-m', '--root', '--always', '--no-renames', '--format=%H', '-z'];
+  const tokens = (await gitOk(args, Buffer.from(`${commits.join('\n')}\n`))).toString('utf8').split('\0');
+  // Per commit: how many parents it was compared with, and each (path, mode, oid) it shows against one.
+  const seen = new Map<string, { parents: number; files: Map<string, { file: IntroducedFile; count: number }> }>();
+  let current: { parents: number; files: Map<string, { file: IntroducedFile; count: number }> } | undefined;
+  let commit = '';
+  for (let i = 0; i < tokens.length; i++) {
+    // A header is followed by a newline, which starts the next token.
+    const token = tokens[i].replace(/^\n+/, '');
+    if (/^[0-9a-f]{40}$/.test(token)) {
+      commit = token;
+      current = seen.get(commit) ?? { parents: 0, files: new Map() };
+      current.parents++;
+      seen.set(commit, current);
+      continue;
+    }
+    if (!token.startsWith(':') || current === undefined) continue;
+    const [, newMode, , newOid, status] = token.slice(1).split(' ');
+    const path = tokens[++i];
+    if (status === 'D') continue;
+    const key = `${newMode} ${newOid} ${path}`;
+    const known = current.files.get(key);
+    if (known) known.count++;
+    else current.files.set(key, { file: { commit, path, mode: newMode, oid: newOid }, count: 1 });
+  }
+  return [...seen.values()].flatMap(({ parents, files }) => [...files.values()].filter((f) => f.count === parents).map((f) => f.file));
+}
+
+/** The sizes of blobs, by id. */
+export async function blobSizes(oids: readonly string[]): Promise<Map<string, number>> {
+  const unique = [...new Set(oids)];
+  if (unique.length === 0) return new Map();
+  const out = await gitOk(['cat-file', '--batch-check'], Buffer.from(`${unique.join('\n')}\n`));
+  const sizes = new Map<string, number>();
+  for (const line of out.toString('utf8').split('\n')) {
+    const [oid, type, size] = line.split(' ');
+    if (type === 'blob') sizes.set(oid, Number(size));
+  }
+  return sizes;
+}
+
+/** What a push changes on main as a whole: the files that differ between the old head and the new one. */
+export async function netChanges(oldOid: string, newOid: string): Promise<ChangedPath[]> {
+  const from = oldOid === ZERO_OID ? EMPTY_TREE_OID : oldOid;
+  const tokens = (await gitOk(['diff-tree', '-r', '--no-renames', '-z', from, newOid])).toString('utf8').split('\0');
+  const out: ChangedPath[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (!tokens[i].startsWith(':')) continue;
+    const [, , oldBlob, newBlob, status] = tokens[i].slice(1).split(' ');
+    const path = tokens[++i];
+    if (status === 'A') out.push({ path, change: 'added', newOid: newBlob });
+    else if (status === 'D') out.push({ path, change: 'deleted', oldOid: oldBlob });
+    else out.push({ path, change: 'modified', oldOid: oldBlob, newOid: newBlob });
+  }
+  return out;
+}

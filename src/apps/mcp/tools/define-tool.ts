@@ -1,0 +1,118 @@
+import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../../../foundations/log/logger.js';
+import { ApiError, type ProjectScope, ProposalOpened } from '../control-plane-client.js';
+import { proposalOpenedResult } from './proposal-text.js';
+
+/** What every tool works with: the project it acts in (and through it the API), and the log. */
+export interface ToolDeps {
+  scope: ProjectScope;
+  logger: Logger;
+}
+
+/**
+ * A successful tool result: a short text an agent (or a person) reads first, then the same data as JSON.
+ * The JSON is both `structuredContent` and a text block, because clients that predate structured content
+ * only show text (MCP 2025-06-18, "Structured Content": SHOULD also return it serialized).
+ */
+export function toolSuccess(summary: string, data: Record<string, unknown>): CallToolResult {
+  return {
+    content: [
+      { type: 'text', text: summary },
+      { type: 'text', text: JSON.stringify(data) },
+    ],
+    structuredContent: data,
+  };
+}
+
+/** What an agent should do next, per error code; a tool may replace one where it knows better. */
+const NEXT_STEP: Readonly<Record<string, string>> = {
+  version_conflict:
+    'The config changed since you read it. Call get_flag to read the current version, check that your change still makes sense, then retry with expectedVersion set to that version.',
+  forbidden: 'This agent key may not do this. Do not retry; ask a human with an admin key.',
+  unauthorized: 'The control plane refused FLAGOPS_AGENT_KEY (wrong or revoked). Do not retry; a human must configure a valid agent key.',
+  not_found: 'Check the key with list_flags; environments are dev, staging and prod.',
+  invalid_input: 'Fix the named field and call again.',
+  conflict: 'It exists already: read it with get_flag instead of creating it.',
+  invalid_in_repository:
+    'An invalid file on main holds this flag (or its project) back. Do not retry: a human must fix or revert the file named. Kills and cleared kills still work.',
+  timeout:
+    'No answer arrived in time. A write may or may not have happened: call get_flag (or get_audit_log) to see the current state before you retry.',
+  unreachable: 'The control plane is not reachable at FLAGOPS_URL. Nothing was changed; retry later or tell a human.',
+};
+
+export type NextSteps = Readonly<Record<string, string>>;
+
+/**
+ * A failed call as a tool result (or, for a write kept as a proposal, the answer that says so) (`isError`) rather than a protocol error, so the agent sees the API's code
+ * and message and can act on them. Anything that is not an ApiError is a bug on our side: `internal`.
+ */
+export function toolError(err: unknown, nextSteps: NextSteps = {}): CallToolResult {
+  // Not a failure: the change was kept for approval, which the agent must be told as such.
+  if (err instanceof ProposalOpened) return proposalOpenedResult(err.proposal);
+  const code = err instanceof ApiError ? err.code : 'internal';
+  const message = err instanceof Error ? err.message : String(err);
+  const next = nextSteps[code] ?? NEXT_STEP[code];
+  const error: Record<string, unknown> = { code, message };
+  if (err instanceof ApiError && err.status !== undefined) error.status = err.status;
+  if (next !== undefined) error.next = next;
+  return {
+    isError: true,
+    content: [{ type: 'text', text: next === undefined ? `${code}: ${message}` : `${code}: ${message}\n${next}` }],
+    structuredContent: { error },
+  };
+}
+
+export interface ToolSpec<S extends ZodRawShapeCompat> {
+  name: string;
+  title: string;
+  /** What an agent reads to decide when to call it: what it does, what it changes, what can go wrong. */
+  description: string;
+  input: S;
+  annotations: ToolAnnotations;
+  /** Throws ApiError for the API's refusals; the wrapper turns every throw into an isError result. */
+  run(args: ShapeOutput<S>, deps: ToolDeps): Promise<CallToolResult>;
+}
+
+export interface McpTool {
+  name: string;
+  register(server: McpServer, deps: ToolDeps): void;
+}
+
+/**
+ * A tool whose failures never escape: the SDK already answers bad input with an isError result naming the
+ * field (zod), and this wrapper does the same for API refusals and our own bugs, so one bad call cannot take
+ * the server down or leave the agent with a bare protocol error.
+ */
+export function defineTool<S extends ZodRawShapeCompat>(spec: ToolSpec<S>): McpTool {
+  return {
+    name: spec.name,
+    register(server, deps) {
+      const callback = async (args: ShapeOutput<S>): Promise<CallToolResult> => {
+        const started = performance.now();
+        let result: CallToolResult;
+        try {
+          result = await spec.run(args, deps);
+        } catch (err) {
+          result = toolError(err);
+          if (!(err instanceof ApiError) && !(err instanceof ProposalOpened))
+            deps.logger.error('tool failed unexpectedly', { tool: spec.name, err });
+        }
+        const error = result.isError ? (result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code : undefined;
+        deps.logger.info('tool call', { tool: spec.name, ok: !result.isError, code: error, ms: Math.round(performance.now() - started) });
+        return result;
+      };
+      server.registerTool(
+        spec.name,
+        {
+          title: spec.title,
+          description: spec.description,
+          inputSchema: spec.input,
+          annotations: { title: spec.title, ...spec.annotations },
+        },
+        callback as unknown as ToolCallback<S>,
+      );
+    },
+  };
+}

@@ -1,0 +1,135 @@
+import { timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { toHttpError } from '../../foundations/errors/http-status.js';
+import { FlagopsError } from '../../foundations/errors/kinds.js';
+import { readJsonBody } from '../../foundations/http/read-json-body.js';
+import { createMcpServer } from './create-mcp-server.js';
+import { type HttpSettings, isLoopback } from './settings.js';
+import type { ToolDeps } from './tools/define-tool.js';
+
+/** A started transport; close() stops it and lets the process end. */
+export interface RunningMcp {
+  close(): Promise<void>;
+}
+
+/**
+ * MCP over this process's stdin/stdout; stdout carries nothing but protocol (logs go to stderr).
+ * `onEnded` runs when the session is over: the client closed our stdin (MCP spec, "stdio: shutdown"), or the
+ * transport closed itself (an oversized message). Either way there is nothing left to serve.
+ */
+export async function serveStdio(deps: ToolDeps, onEnded: () => void): Promise<RunningMcp> {
+  const server = createMcpServer(deps);
+  process.stdin.once('end', onEnded);
+  server.server.onclose = onEnded;
+  await server.connect(new StdioServerTransport());
+  deps.logger.info('flagops-mcp serving on stdio', { project: deps.scope.slug });
+  return { close: () => server.close() };
+}
+
+export const MCP_PATH = '/mcp';
+
+export interface RunningHttpMcp extends RunningMcp {
+  url: string;
+}
+
+/** JSON-RPC's error shape, which MCP clients expect from the transport as well. */
+function reject(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: status === 400 ? -32700 : -32000, message }, id: null }));
+}
+
+/**
+ * Streamable HTTP, stateless: every POST gets a fresh server and transport and stands alone. The tools keep
+ * no per-client state (the project and key are the process's), so sessions would add memory and expiry to
+ * manage for nothing, and any instance behind a load balancer can answer any request. Without sessions there
+ * is no server-to-client stream, so GET and DELETE answer 405, as the MCP spec allows.
+ */
+export async function serveHttp(deps: ToolDeps, settings: HttpSettings): Promise<RunningHttpMcp> {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path !== MCP_PATH) return reject(res, 404, `not found: MCP is served at ${MCP_PATH}`);
+    const refusal = refuseRequest(req, settings);
+    if (refusal) return reject(res, refusal.status, refusal.message, refusal.headers);
+    if (req.method !== 'POST') return reject(res, 405, 'method not allowed: this server is stateless, use POST', { allow: 'POST' });
+
+    // The SDK would read a body of any size; this reader bounds it (a tool call is a few KiB) as every other endpoint does.
+    const body = await readJsonBody(req);
+    if (body === undefined) return reject(res, 400, 'the body is empty: send a JSON-RPC message');
+    const server = createMcpServer(deps);
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (err instanceof FlagopsError) return reject(res, toHttpError(err).status, err.message);
+      deps.logger.error('MCP HTTP request failed', { err });
+      if (!res.headersSent) reject(res, 500, 'internal error');
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(settings.port, settings.host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = http.address() as AddressInfo;
+  const host = settings.host.includes(':') && !settings.host.startsWith('[') ? `[${settings.host}]` : settings.host;
+  const url = `http://${host}:${port}${MCP_PATH}`;
+  deps.logger.info('flagops-mcp listening', { url, project: deps.scope.slug, auth: settings.token ? 'token' : 'none' });
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      }),
+  };
+}
+
+export interface Refusal {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Who may use the agent key through this port. Bound to loopback, only loopback Host headers pass: a web
+ * page's DNS-rebinding trick arrives with its own host name. With a token, the Authorization header must carry it.
+ */
+export function refuseRequest(req: IncomingMessage, settings: HttpSettings): Refusal | null {
+  if (isLoopback(settings.host)) {
+    const hostname = hostnameOf(req.headers.host);
+    if (hostname === null || !isLoopback(hostname))
+      return { status: 403, message: `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed` };
+  }
+  if (settings.token !== undefined && !sameSecret(req.headers.authorization ?? '', `Bearer ${settings.token}`)) {
+    return { status: 401, message: 'Authorization: Bearer <FLAGOPS_MCP_TOKEN> is required', headers: { 'www-authenticate': 'Bearer' } };
+  }
+  return null;
+}
+
+function hostnameOf(host: string | undefined): string | null {
+  if (!host) return null;
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return null;
+  }
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -1,0 +1,120 @@
+import type { IncomingMessage } from 'node:http';
+import type Koa from 'koa';
+import type { AuthGuard } from '../../foundations/auth/auth-guard.js';
+import { bearerToken, keyPrefix, kindOfKey } from '../../foundations/auth/key-format.js';
+import { FlagopsError, NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
+import { readJsonBody } from '../../foundations/http/read-json-body.js';
+import type { FastPath } from '../../foundations/http/serve.js';
+import type { Logger } from '../../foundations/log/logger.js';
+import type { EvaluationTotals } from '../../foundations/metrics/evaluation-totals.js';
+import { parseCountReport, viewCountRules } from '../eval-server/counts.js';
+import type { EnvironmentView } from '../eval-server/environment-view.js';
+import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
+import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
+import { type StreamHub, streamRequestKey } from '../eval-server/stream.js';
+import { evaluationRoutes } from '../eval-server/view-routes.js';
+import { recorderPerView, type ViewSource } from '../eval-server/view-source.js';
+import type { ReplicaCounts } from './replica-counts.js';
+import type { ReplicaHolder } from './replica-holder.js';
+import type { ReplicaKeys, SdkVerdict } from './replica-keys.js';
+
+export interface ReplicaAppDeps {
+  holder: ReplicaHolder;
+  keys: ReplicaKeys;
+  counts: ReplicaCounts;
+  hub: StreamHub;
+  /** Throttles, logs and counts wrong keys per client address. */
+  guard: AuthGuard;
+  /** Evaluations for /metrics, and the timing of what the fast path answers; absent with FLAGOPS_METRICS=off. */
+  totals?: EvaluationTotals;
+  timer?: RequestTimer;
+  logger: Logger;
+  health: (req: IncomingMessage) => { status: number; body: unknown };
+}
+
+interface ServedDeps extends ReplicaAppDeps {
+  source: ViewSource;
+}
+
+const replicaRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream, counts });
+
+/**
+ * The evaluation API of a replica: the main server's endpoints (/v1/evaluate, /v1/snapshot, /v1/stream,
+ * /v1/counts, OFREP, /healthz) with its request parsing, evaluation core, ETags and stream hub; only where
+ * keys and views come from differs (ReplicaKeys, ReplicaHolder).
+ */
+export function createReplicaApp(deps: ReplicaAppDeps): Koa {
+  return createRoutedApp<ServedDeps>({ ...deps, source: replicaViewSource(deps) }, deps.logger, replicaRoutes);
+}
+
+/** A replica's POST /v1/evaluate and GET /v1/snapshot without Koa, as on the main server. */
+export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
+  return evalServerFastPath(replicaViewSource(deps), deps.logger, deps.timer);
+}
+
+/** Views from what this replica synced; counts batched for upstream's stats. */
+function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
+  return {
+    view: (req) => viewOf(bearerToken(req.headers.authorization), req, deps),
+    recorder: recorderPerView((view) => {
+      const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);
+      if (total === undefined) return (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation);
+      return (flagKey, variation, reason) => {
+        deps.counts.record(view.projectId, view.environment, flagKey, variation);
+        total(flagKey, variation, reason);
+      };
+    }),
+  };
+}
+
+async function viewOf(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<EnvironmentView> {
+  const verdict = (rawKey !== null && deps.keys.known(rawKey)) || (await verifyNewKey(rawKey, req, deps));
+  // Before its first sync (nothing on disk either) a replica serves nothing yet: retry, rather than a 404.
+  if (deps.holder.org === null)
+    throw new FlagopsError('unavailable', 'the replica has not synced with the control plane yet; try again shortly');
+  const view = deps.holder.view(deps.holder.org, verdict.projectId, verdict.environment);
+  if (!view) throw new NotFoundError(`project ${verdict.projectId} of this sdk key`);
+  return view;
+}
+
+/** A key this replica has not seen: asked upstream, a wrong one counting against the request's address. */
+async function verifyNewKey(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<SdkVerdict> {
+  if (rawKey === null) throw new UnauthorizedError();
+  const hint = kindOfKey(rawKey) === null ? {} : { keyPrefix: keyPrefix(rawKey) };
+  const verdict = await deps.guard.checkKey(req, 'evaluation', hint, () =>
+    deps.keys.verify(rawKey).catch((err: unknown) => {
+      if (err instanceof UnauthorizedError) return null;
+      throw err;
+    }),
+  );
+  if (verdict === null) throw new UnauthorizedError();
+  return verdict;
+}
+
+async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
+  const rawKey = streamRequestKey(ctx);
+  const view = await viewOf(rawKey, ctx.req, deps);
+  if (ctx.method === 'HEAD') {
+    ctx.status = 200;
+    ctx.type = 'text/event-stream';
+    return;
+  }
+  ctx.req.socket.setTimeout(0);
+  ctx.req.socket.setNoDelay(true);
+  ctx.respond = false;
+  ctx.res.writeHead(200, {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'close',
+    'X-Accel-Buffering': 'no',
+  });
+  deps.hub.open(ctx.res, view, () => rawKey !== null && deps.keys.known(rawKey) !== undefined);
+}
+
+async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
+  const view = await viewOf(bearerToken(ctx.get('authorization')), ctx.req, deps);
+  const entries = parseCountReport(await readJsonBody(ctx.req), viewCountRules(view, Date.now()));
+  for (const e of entries) deps.counts.add(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
+  ctx.status = 202;
+  ctx.body = { accepted: entries.length };
+}

@@ -1,0 +1,114 @@
+import { mkdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { EnvironmentName } from '@flagops/core';
+import { kindOfKey } from '../../foundations/auth/key-format.js';
+import { KeyHasher, loadPepper } from '../../foundations/auth/key-hash.js';
+import { UnauthorizedError } from '../../foundations/errors/kinds.js';
+import { writeFileAtomic } from '../../foundations/state-files/state-files.js';
+import { type UpstreamClient, UpstreamError, UpstreamUnavailableError } from './upstream-client.js';
+
+export interface SdkVerdict {
+  keyId: string;
+  projectId: string;
+  environment: EnvironmentName;
+}
+
+const NEGATIVE_TTL_MS = 10_000;
+/** Wrong keys remembered at most (the oldest forgotten first), so a flood of them cannot grow memory. */
+const MAX_REFUSED = 10_000;
+const MAX_KEY_LENGTH = 200;
+
+/**
+ * SDK keys on a replica. The replica holds no key records: a key it has not seen is sent to the control
+ * plane once (POST /api/v1/replica/keys/verify) and the verdict is kept — in memory by key, on disk by an
+ * HMAC under the replica's own pepper, so a restart while upstream is down still knows its keys and the file
+ * gives nothing away. Why not copy the hashes: they are HMACs under the control plane's pepper, and handing
+ * that secret to every edge machine would let one stolen replica test guesses of hand-made admin keys.
+ * Revocations arrive with the periodic key list (ids only) and drop the verdict.
+ */
+export class ReplicaKeys {
+  private readonly byKey = new Map<string, SdkVerdict>();
+  private byDigest = new Map<string, SdkVerdict>();
+  private readonly refused = new Map<string, number>();
+  private readonly inFlight = new Map<string, Promise<SdkVerdict>>();
+
+  private constructor(
+    private readonly file: string,
+    private readonly hasher: KeyHasher,
+    private readonly upstream: UpstreamClient,
+  ) {}
+
+  static async open(dataDir: string, upstream: UpstreamClient): Promise<ReplicaKeys> {
+    const dir = path.join(dataDir, 'replica');
+    const keys = new ReplicaKeys(path.join(dir, 'sdk-keys.json'), new KeyHasher(await loadPepperIn(dir)), upstream);
+    const saved = await readFile(keys.file, 'utf8').then(JSON.parse, () => ({}));
+    keys.byDigest = new Map(Object.entries(saved as Record<string, SdkVerdict>));
+    return keys;
+  }
+
+  /** The verdict of a key seen before, synchronously (the hot path), or undefined. */
+  known(rawKey: string): SdkVerdict | undefined {
+    const cached = this.byKey.get(rawKey);
+    if (cached) return cached;
+    const fromDisk = this.byDigest.get(this.digest(rawKey));
+    if (fromDisk) this.byKey.set(rawKey, fromDisk);
+    return fromDisk;
+  }
+
+  /** The key's verdict, asking upstream when it is new: 401 for a bad key, 503 when upstream cannot say. */
+  async verify(rawKey: string | null): Promise<SdkVerdict> {
+    if (rawKey === null || rawKey.length > MAX_KEY_LENGTH || kindOfKey(rawKey) !== 'sdk') throw new UnauthorizedError();
+    const known = this.known(rawKey);
+    if (known) return known;
+    if ((this.refused.get(rawKey) ?? 0) > Date.now()) throw new UnauthorizedError();
+    let pending = this.inFlight.get(rawKey);
+    if (!pending) {
+      pending = this.ask(rawKey).finally(() => this.inFlight.delete(rawKey));
+      this.inFlight.set(rawKey, pending);
+    }
+    return pending;
+  }
+
+  /** Drops the verdicts of keys upstream no longer lists as valid. */
+  async retain(valid: ReadonlySet<string>): Promise<void> {
+    let changed = false;
+    for (const [key, verdict] of this.byKey) if (!valid.has(verdict.keyId)) this.byKey.delete(key);
+    for (const [digest, verdict] of this.byDigest) {
+      if (!valid.has(verdict.keyId)) {
+        this.byDigest.delete(digest);
+        changed = true;
+      }
+    }
+    if (changed) await this.persist();
+  }
+
+  private async ask(rawKey: string): Promise<SdkVerdict> {
+    try {
+      const verdict = await this.upstream.postJson<SdkVerdict>('/api/v1/replica/keys/verify', { key: rawKey });
+      this.byKey.set(rawKey, verdict);
+      this.byDigest.set(this.digest(rawKey), verdict);
+      await this.persist();
+      return verdict;
+    } catch (err) {
+      if (err instanceof UpstreamError && err.status === 404) {
+        this.refused.set(rawKey, Date.now() + NEGATIVE_TTL_MS);
+        if (this.refused.size > MAX_REFUSED) this.refused.delete(this.refused.keys().next().value as string);
+        throw new UnauthorizedError();
+      }
+      throw new UpstreamUnavailableError('this replica cannot verify a new sdk key while the control plane is unreachable; retry shortly');
+    }
+  }
+
+  private digest(rawKey: string): string {
+    return this.hasher.digest(rawKey).toString('hex');
+  }
+
+  private persist(): Promise<void> {
+    return writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.byDigest)), 0o600);
+  }
+}
+
+async function loadPepperIn(dir: string): Promise<Buffer> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  return loadPepper(dir, true);
+}

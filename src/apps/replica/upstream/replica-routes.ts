@@ -1,0 +1,121 @@
+import type { EvaluationCounter } from '../../../features/stats/evaluation-counter.js';
+import type { KeyService } from '../../../foundations/auth/key-service.js';
+import { InvalidInputError, NotFoundError } from '../../../foundations/errors/kinds.js';
+import type { ReplicaBatchLedger } from '../../../foundations/state/index.js';
+import type { RepositoryRegistry } from '../../../foundations/storage/repository-registry.js';
+import { ANSWERED, type Route, route } from '../../control-plane/route-table.js';
+import { matchesEtag } from '../../eval-server/routed-app.js';
+import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
+import { viewBody } from '../replica-holder.js';
+import { countsBatch } from './counts-batch.js';
+import { listing, openReplicaStream, servedOrg, servedViews } from './replica-views.js';
+
+export interface ReplicaUpstreamDeps {
+  keys: KeyService;
+  repos: RepositoryRegistry;
+  holder: SnapshotHolder;
+  counter: EvaluationCounter;
+  /** The ids of count batches already taken, kept across restarts. */
+  batches: ReplicaBatchLedger;
+}
+
+/** What the composition root must call on stop: ends the replica streams so the server stops at once. */
+export interface ReplicaUpstream {
+  routes: Route[];
+  close(): void;
+}
+
+/**
+ * The control plane's side of evaluation replicas (docs/deployment.md): `/api/v1/replica/...`, for admin keys
+ * (the route table's `replication` permission: a replica verifies any sdk key of the organisation and reads
+ * every project, more than an agent key may). Replicas list and fetch the served views (with ETags), follow
+ * the stream of new versions, verify sdk keys they have not seen, and hand in evaluation counts in idempotent
+ * batches.
+ */
+export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
+  const streams = new Set<() => void>();
+  const routes = [
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/snapshots',
+      permission: 'replication',
+      body: 'none',
+      handle: async ({ principal: { org } }) => ({
+        body: { org, snapshots: (await servedViews(org, deps.repos, deps.holder)).map(listing) },
+      }),
+    }),
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/snapshots/:projectId/:env',
+      permission: 'replication',
+      body: 'none',
+      handle: async ({ ctx, principal: { org }, params, environment }) => {
+        await servedOrg(org, deps.holder);
+        const view = deps.holder.view(org, params.projectId, environment);
+        if (!view) throw new NotFoundError(`project ${params.projectId}`);
+        const headers = { ETag: view.etag, 'Cache-Control': 'no-cache' };
+        if (matchesEtag(ctx.get('if-none-match'), view.etag)) return { status: 304, headers };
+        return { headers, body: viewBody(view) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/stream',
+      permission: 'replication',
+      body: 'none',
+      handle: async ({ ctx, principal: { org } }) => {
+        openReplicaStream(ctx, org, (await servedViews(org, deps.repos, deps.holder)).map(listing), deps.holder, streams);
+        return ANSWERED;
+      },
+    }),
+    // The replica sends an sdk key it has not seen; the answer says which environment it evaluates. Keys
+    // never leave the control plane, nor do their hashes or the pepper they are hashed with.
+    route({
+      method: 'POST',
+      path: '/api/v1/replica/keys/verify',
+      permission: 'replication',
+      body: 'json',
+      handle: ({ principal: { org }, body }) => {
+        const key = (body as { key?: unknown } | null)?.key;
+        if (typeof key !== 'string') throw new InvalidInputError('key must be a string', 'key');
+        const principal = deps.keys.authenticate(key);
+        if (principal?.kind !== 'sdk' || principal.org !== org) throw new NotFoundError('sdk key');
+        return { body: { keyId: principal.keyId, projectId: principal.projectId, environment: principal.environment } };
+      },
+    }),
+    // Ids only (no hashes): replicas drop cached verdicts of keys revoked since.
+    route({
+      method: 'GET',
+      path: '/api/v1/replica/keys',
+      permission: 'replication',
+      body: 'none',
+      handle: ({ principal: { org } }) => ({
+        body: {
+          keys: deps.keys
+            .listKeys(org)
+            .filter((k) => k.kind === 'sdk')
+            .map((k) => ({ id: k.id, revoked: k.revokedAt !== undefined })),
+        },
+      }),
+    }),
+    route({
+      method: 'POST',
+      path: '/api/v1/replica/counts',
+      permission: 'replication',
+      body: 'json',
+      handle: async ({ principal: { org }, body }) => {
+        const batch = countsBatch(body, org, deps.holder);
+        if (!(await deps.batches.claim(org, batch.batchId))) return { status: 202, body: { accepted: 0, duplicate: true } };
+        let accepted = 0;
+        for (const e of batch.entries) if (deps.counter.add(e.scope, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted++;
+        return { status: 202, body: { accepted, duplicate: false } };
+      },
+    }),
+  ];
+  return {
+    routes,
+    close: () => {
+      for (const close of [...streams]) close();
+    },
+  };
+}

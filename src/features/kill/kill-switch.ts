@@ -1,0 +1,109 @@
+import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } from '@flagops/core';
+import { NotFoundError } from '../../foundations/errors/kinds.js';
+import { layout } from '../../foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
+import type { FlagRepository } from '../../foundations/storage/index.js';
+
+/** Where a kill made by this process is announced before the kill call returns (the evaluation server). */
+export interface KillListener {
+  applyKills(org: string, slug: string, env: EnvironmentName, kills: KillsFile, commit: string, parent: string | null): Promise<void>;
+}
+
+export interface KillRequest {
+  org: string;
+  repo: FlagRepository;
+  projectSlug: string;
+  flagKey: string;
+  environment: EnvironmentName;
+  actor: Actor;
+  reason?: string;
+}
+
+export interface KillOutcome {
+  /** False when the request changed nothing: the flag was already killed (kill) or not killed (clear). */
+  changed: boolean;
+  commit: string | null;
+  state: RepositoryState;
+  entry?: KillEntry;
+}
+
+/** How a kill names its actor in kills.yaml and flag responses: the key prefix for keys, the name otherwise. */
+export function killedBy(actor: Actor): string {
+  return actor.keyPrefix ?? actor.name;
+}
+
+/**
+ * The kill fast path: a kill is one commit that touches only the environment's kills file,
+ * and the evaluation server gets the new overlay in process before `kill` resolves, so the caller's response
+ * is only sent once evaluation serves valueOff. Kills are sticky until `clear`.
+ */
+export class KillSwitch {
+  constructor(
+    private readonly listener: KillListener,
+    private readonly clock: () => Date = () => new Date(),
+    /** Told, for each kill or cleared kill, the seconds from the call to the evaluation server serving it. */
+    private readonly onServed?: (seconds: number) => void,
+  ) {}
+
+  kill(request: KillRequest): Promise<KillOutcome> {
+    return this.change(request, (kills, at) => {
+      if (Object.hasOwn(kills.kills, request.flagKey)) return null;
+      const entry: KillEntry = { killedAt: at.toISOString(), killedBy: killedBy(request.actor) };
+      if (request.reason) entry.reason = request.reason;
+      return { kills: { ...kills.kills, [request.flagKey]: entry } };
+    });
+  }
+
+  clear(request: KillRequest): Promise<KillOutcome> {
+    return this.change(request, (kills) => {
+      if (!Object.hasOwn(kills.kills, request.flagKey)) return null;
+      const next = { ...kills.kills };
+      delete next[request.flagKey];
+      return { kills: next };
+    });
+  }
+
+  private async change(request: KillRequest, edit: (kills: KillsFile, at: Date) => KillsFile | null): Promise<KillOutcome> {
+    const { repo, projectSlug: slug, flagKey, environment: env } = request;
+    const startedAt = performance.now();
+    let written: KillsFile | null = null;
+    // A kill never fails because someone holds the lock on main: it waits for it. It works on what is served,
+    // held-back flags and projects included: an invalid kills file is rewritten from its last valid kills
+    // (ServedState.killFiles), which makes it valid again.
+    const outcome = await repo.update(
+      async (_committed, head) => {
+        const served = await repo.readServed(head);
+        if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
+        written = edit(served.killFiles.get(slug)![env], this.clock());
+        if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
+        const action = Object.hasOwn(written.kills, flagKey) ? 'kill' : 'clear_kill';
+        return {
+          changes: [{ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: written }) }],
+          meta: this.meta(request, action),
+          result: null,
+        };
+      },
+      { waitForLock: true },
+    );
+    if (!outcome.committed || written === null || outcome.commit === null) {
+      return { changed: false, commit: outcome.commit, state: outcome.state };
+    }
+    const kills: KillsFile = written;
+    await this.listener.applyKills(request.org, slug, env, kills, outcome.commit, outcome.parent);
+    this.onServed?.((performance.now() - startedAt) / 1000);
+    return { changed: true, commit: outcome.commit, state: outcome.state, entry: kills.kills[flagKey] };
+  }
+
+  private meta(request: KillRequest, action: 'kill' | 'clear_kill') {
+    const verb = action === 'kill' ? 'kill' : 'clear kill of';
+    return {
+      action,
+      summary: `${verb} ${request.flagKey} in ${request.environment}`,
+      body: request.reason ? `reason: ${request.reason}` : undefined,
+      actor: request.actor,
+      project: request.projectSlug,
+      flag: request.flagKey,
+      environment: request.environment,
+    } as const;
+  }
+}

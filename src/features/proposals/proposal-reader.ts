@@ -1,0 +1,242 @@
+import { randomBytes } from 'node:crypto';
+import type { ApprovalActorType, AuditAction, AuditEntry, EnvironmentName, ProjectFile } from '@flagops/core';
+import { diffStates } from '../../foundations/repository/diff-states.js';
+import { formatFlagChange } from '../../foundations/repository/format-changes.js';
+import type { CommitInfo, FlagopsTrailers, FlagRepository, ProposalActor } from '../../foundations/storage/index.js';
+import { commitReason, isoTime } from '../audit/commit-entries.js';
+import { computeImpact, type ImpactEntry } from './impact.js';
+import { proposalStaleness, type Staleness } from './proposal-staleness.js';
+
+/**
+ * Change proposals, kept in git alone: a proposal is the branch `proposals/<id>`, made from main at the time
+ * plus one signed commit, the change itself, whose trailers name the proposal (`Flagops-Proposal: <id>`).
+ * A rejection is a second commit on the branch that changes no file (action `proposal_reject`, its reason in
+ * the body). An approval is the commit on main that applies the change, authored by the approver, with
+ * trailers naming the proposal and its proposer; the audit index finds it. Nothing else is stored, so
+ * proposals survive a restart and travel with the repository (remote mode pushes the branches).
+ */
+
+export const PROPOSAL_BRANCH_PREFIX = 'refs/heads/proposals/';
+const PROPOSAL_ID = /^[a-z0-9]{12}$/;
+
+export type ProposalStatus = 'open' | 'merged' | 'rejected';
+export const PROPOSAL_STATUSES: readonly ProposalStatus[] = ['open', 'merged', 'rejected'];
+
+/** A proposal as the API answers it. */
+export interface Proposal {
+  id: string;
+  status: ProposalStatus;
+  /** Open, and main changed what it was made against since: it cannot be approved. */
+  stale: boolean;
+  /** What changed on main since, in words; only while stale. */
+  staleReason?: string;
+  projectSlug: string;
+  flagKey: string | null;
+  environment: EnvironmentName | null;
+  fromEnvironment?: EnvironmentName;
+  segmentKey?: string;
+  action: AuditAction;
+  proposedBy: ProposalActor;
+  createdAt: string;
+  decidedBy?: ProposalActor;
+  decidedAt?: string;
+  /** The reason given with a rejection. */
+  reason?: string;
+  /** The proposal branch's commit: the change. */
+  commit: string;
+  /** The commit on main that applied it, once merged. */
+  mergedAs?: string;
+  changes: string[];
+  impact: ImpactEntry[];
+}
+
+/** What only the service needs besides the proposal: where it is and who may not approve it. */
+export interface ProposalRecord {
+  proposal: Proposal;
+  ref: string;
+  /** The branch's head: the change, or the rejection on it. */
+  tip: string;
+  /** Main when it was proposed (the change's parent). */
+  base: string | null;
+  /** The proposer's commit identity: the same key or the same person's session may not approve. */
+  proposerEmail: string;
+}
+
+export function newProposalId(): string {
+  // 60 bits in 12 characters of [a-z0-9]: collisions are as likely as a lost coin toss sixty times in a row.
+  const bytes = randomBytes(12);
+  return [...bytes].map((b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
+}
+
+export function isProposalId(id: string): boolean {
+  return PROPOSAL_ID.test(id);
+}
+
+export function proposalRef(id: string): string {
+  return `${PROPOSAL_BRANCH_PREFIX}${id}`;
+}
+
+/** Whether `project` makes `actorType`'s changes into `environment` wait for approval. */
+export function requiresApproval(project: ProjectFile, environment: EnvironmentName, actorType: string): boolean {
+  return (project.requireApproval?.[environment] ?? []).includes(actorType as ApprovalActorType);
+}
+
+/** Whether `project` makes any change of `actorType` wait somewhere: segments act in every environment. */
+export function requiresApprovalAnywhere(project: ProjectFile, actorType: string): boolean {
+  return Object.values(project.requireApproval ?? {}).some((types) => types?.includes(actorType as ApprovalActorType));
+}
+
+function actorOf(trailers: FlagopsTrailers, commit: CommitInfo): ProposalActor {
+  const actor: ProposalActor = { type: trailers.actor.type, name: trailers.actor.name ?? commit.author.name };
+  if (trailers.actor.keyPrefix) actor.keyPrefix = trailers.actor.keyPrefix;
+  return actor;
+}
+
+/** What a proposal's change does: its words and its impact, from main at the time to the change. Immutable. */
+interface ChangeSummary {
+  changes: string[];
+  impact: ImpactEntry[];
+}
+
+/** Reads the proposals of one organisation's repository; what a proposal's commits say is cached by commit. */
+export class ProposalReader {
+  private readonly summaries = new Map<string, Promise<ChangeSummary>>();
+  /** Per proposal commit, its staleness against the head it was last read at. */
+  private readonly staleness = new Map<string, { head: string | null; result: Promise<Staleness> }>();
+
+  constructor(
+    private readonly repo: FlagRepository,
+    /** The entry of the commit on main that applied a proposal (the audit index knows). */
+    private readonly appliedOnMain: (id: string) => Promise<AuditEntry | undefined>,
+  ) {}
+
+  /** Every proposal, newest first. */
+  async list(): Promise<ProposalRecord[]> {
+    const [branches, head] = await Promise.all([this.repo.branches(PROPOSAL_BRANCH_PREFIX), this.repo.head()]);
+    const records = await Promise.all(branches.map((b) => this.read(b.ref.slice(PROPOSAL_BRANCH_PREFIX.length), b.oid, head)));
+    return records
+      .filter((r): r is ProposalRecord => r !== null)
+      .sort((a, b) => b.proposal.createdAt.localeCompare(a.proposal.createdAt) || b.proposal.id.localeCompare(a.proposal.id));
+  }
+
+  /** One proposal, or null when there is no such branch (or it is not one this service made). */
+  async get(id: string): Promise<ProposalRecord | null> {
+    if (!isProposalId(id)) return null;
+    const [tip, head] = await Promise.all([this.repo.branch(proposalRef(id)), this.repo.head()]);
+    return tip === null ? null : this.read(id, tip, head);
+  }
+
+  /**
+   * The audit entries that live on proposal branches, newest first: each proposal's opening (its id is the
+   * change's commit) and its rejection (the rejection's commit).
+   */
+  async auditEntries(): Promise<AuditEntry[]> {
+    const entries: AuditEntry[] = [];
+    for (const { proposal, tip } of await this.list()) {
+      const base: Omit<AuditEntry, 'id' | 'at' | 'action' | 'actor'> = {
+        projectSlug: proposal.projectSlug,
+        flagKey: proposal.flagKey,
+        environment: proposal.environment,
+        proposalId: proposal.id,
+      };
+      if (proposal.fromEnvironment) base.fromEnvironment = proposal.fromEnvironment;
+      if (proposal.segmentKey) base.segmentKey = proposal.segmentKey;
+      entries.push({ ...base, id: proposal.commit, at: proposal.createdAt, action: 'proposal_open', actor: { ...proposal.proposedBy } });
+      if (proposal.status === 'rejected' && proposal.decidedBy && proposal.decidedAt) {
+        const rejection: AuditEntry = {
+          ...base,
+          id: tip,
+          at: proposal.decidedAt,
+          action: 'proposal_reject',
+          actor: { ...proposal.decidedBy },
+        };
+        if (proposal.reason) rejection.reason = proposal.reason;
+        entries.push(rejection);
+      }
+    }
+    return entries.sort((a, b) => b.at.localeCompare(a.at) || b.id.localeCompare(a.id));
+  }
+
+  private async read(id: string, tip: string, head: string | null): Promise<ProposalRecord | null> {
+    let tipCommit = await this.repo.readCommit(tip);
+    let decision: CommitInfo | null = null;
+    // Only the service's own (signed) commits count: an engineer cannot write to proposal branches anyway.
+    if (tipCommit.flagops?.action === 'proposal_reject' && tipCommit.parents[0]) {
+      decision = tipCommit;
+      tipCommit = await this.repo.readCommit(tipCommit.parents[0]);
+    }
+    const trailers = tipCommit.flagops;
+    if (!trailers || trailers.proposalId !== id || !trailers.project) return null;
+    const summary = await this.summary(tipCommit);
+    const proposal: Proposal = {
+      id,
+      status: 'open',
+      stale: false,
+      projectSlug: trailers.project,
+      flagKey: trailers.flag ?? null,
+      environment: trailers.environment ?? null,
+      action: trailers.action,
+      proposedBy: actorOf(trailers, tipCommit),
+      createdAt: isoTime(tipCommit.author.timestamp),
+      commit: tipCommit.oid,
+      changes: summary.changes,
+      impact: summary.impact,
+    };
+    if (trailers.fromEnvironment) proposal.fromEnvironment = trailers.fromEnvironment;
+    if (trailers.segment) proposal.segmentKey = trailers.segment;
+    if (decision?.flagops) {
+      proposal.status = 'rejected';
+      proposal.decidedBy = actorOf(decision.flagops, decision);
+      proposal.decidedAt = isoTime(decision.author.timestamp);
+      const reason = commitReason(decision);
+      if (reason) proposal.reason = reason;
+    } else {
+      const applied = await this.appliedOnMain(id);
+      if (applied) {
+        proposal.status = 'merged';
+        proposal.decidedBy = { ...applied.actor } as ProposalActor;
+        proposal.decidedAt = applied.at;
+        proposal.mergedAs = applied.id;
+      }
+    }
+    const base = tipCommit.parents[0] ?? null;
+    if (proposal.status === 'open') {
+      const { stale, reason } = await this.stalenessAt(proposal, base, head);
+      proposal.stale = stale;
+      if (reason) proposal.staleReason = reason;
+    } else this.staleness.delete(proposal.commit);
+    return { proposal, ref: proposalRef(id), tip, base, proposerEmail: tipCommit.author.email };
+  }
+
+  private stalenessAt(proposal: Proposal, base: string | null, head: string | null): Promise<Staleness> {
+    const known = this.staleness.get(proposal.commit);
+    if (known && known.head === head) return known.result;
+    const result = proposalStaleness(this.repo, proposal, base, head);
+    this.staleness.set(proposal.commit, { head, result });
+    result.catch(() => {
+      if (this.staleness.get(proposal.commit)?.result === result) this.staleness.delete(proposal.commit);
+    });
+    return result;
+  }
+
+  private summary(commit: CommitInfo): Promise<ChangeSummary> {
+    let summary = this.summaries.get(commit.oid);
+    if (!summary) {
+      summary = this.computeSummary(commit);
+      this.summaries.set(commit.oid, summary);
+      summary.catch(() => this.summaries.delete(commit.oid));
+    }
+    return summary;
+  }
+
+  private async computeSummary(commit: CommitInfo): Promise<ChangeSummary> {
+    const trailers = commit.flagops!;
+    const [before, after] = await Promise.all([this.repo.readState(commit.parents[0] ?? null), this.repo.readState(commit.oid)]);
+    const slug = trailers.project!;
+    const changes = diffStates(before.state, after.state)
+      .filter((c) => c.project === slug && (trailers.flag === undefined || c.flag === trailers.flag))
+      .map(formatFlagChange);
+    const scope = trailers.flag === undefined ? {} : { flagKey: trailers.flag, environment: trailers.environment };
+    return { changes, impact: computeImpact(before.state.projects.get(slug), after.state.projects.get(slug), scope) };
+  }
+}

@@ -1,0 +1,92 @@
+import type { EnvironmentName } from '@flagops/core';
+import { classifyPath, layout, parseRepositoryFile } from '../../foundations/repository/index.js';
+import type { FlagRepository } from '../../foundations/storage/index.js';
+
+/** What of a proposal decides whether main still holds what it was made against. */
+export interface ProposalSubject {
+  /** The proposal branch's commit: the change. */
+  commit: string;
+  projectSlug: string;
+  flagKey: string | null;
+  fromEnvironment?: EnvironmentName;
+}
+
+/**
+ * Whether main moved under a proposal since it was made: `reason` says what moved, in words, when it did.
+ * `applied`: main holds the proposal's own content already (someone made the same change directly).
+ */
+export interface Staleness {
+  stale: boolean;
+  reason?: string;
+  applied: boolean;
+}
+
+/** A file whose content on main the proposal was made against. */
+interface WatchedFile {
+  path: string;
+  /** Its blob on main when the proposal was made (null: there was none). */
+  atBase: string | null;
+  /** The proposal's content for it (null: the proposal deletes it); absent for a file it only reads. */
+  proposed?: string | null;
+  /** A promotion's source: its config is copied as it was then. */
+  promotedFrom?: EnvironmentName;
+}
+
+/**
+ * Compares what a proposal was made against (`base`, main at the time) with main at `head`: the files it
+ * changes, and for a promotion the source's config too, since approving copies the source as it was, which no
+ * longer is what "promote staging" means once staging moved on. The approval refuses exactly what this calls
+ * stale, so the API, the dashboard and MCP show what the approval would answer.
+ */
+export async function proposalStaleness(
+  repo: FlagRepository,
+  proposal: ProposalSubject,
+  base: string | null,
+  head: string | null,
+): Promise<Staleness> {
+  const watched: WatchedFile[] = (await repo.changedPaths(proposal.commit)).map((p) => ({
+    path: p.path,
+    atBase: p.oldOid ?? null,
+    proposed: p.newOid ?? null,
+  }));
+  if (proposal.fromEnvironment && proposal.flagKey) {
+    const path = layout.configFile(proposal.projectSlug, proposal.fromEnvironment, proposal.flagKey);
+    watched.push({ path, atBase: base === null ? null : await repo.treeOid(base, path), promotedFrom: proposal.fromEnvironment });
+  }
+  const reasons: string[] = [];
+  let applied = false;
+  for (const file of watched) {
+    const now = head === null ? null : await repo.treeOid(head, file.path);
+    if (now === file.atBase) continue;
+    if (file.proposed !== undefined && now === file.proposed) applied = true;
+    const words = await movedWords(repo, file, now);
+    reasons.push(file.promotedFrom ? `${words} (approving would promote ${file.promotedFrom} as it was)` : words);
+  }
+  return reasons.length === 0 ? { stale: false, applied } : { stale: true, reason: reasons.join('; '), applied };
+}
+
+/** "prod config of checkout-v2 changed on main since: version 3 → 4", or created, deleted, the same change. */
+async function movedWords(repo: FlagRepository, file: WatchedFile, now: string | null): Promise<string> {
+  const what = fileLabel(file.path);
+  if (now === null) return `${what} was deleted on main since`;
+  if (file.atBase === null) return `${what} was created on main since`;
+  if (now === file.proposed) return `${what} on main is already as this proposal makes it`;
+  const [before, after] = await Promise.all([versionOf(repo, file.path, file.atBase), versionOf(repo, file.path, now)]);
+  // A push may leave the version as it was; then only the content says it moved.
+  return before !== undefined && after !== undefined && after > before
+    ? `${what} changed on main since: version ${before} → ${after}`
+    : `${what} changed on main since`;
+}
+
+function fileLabel(path: string): string {
+  const where = classifyPath(path);
+  if (where.kind === 'config') return `${where.environment} config of ${where.flag}`;
+  if (where.kind === 'segment') return `segment ${where.segment} of ${where.project}`;
+  return path;
+}
+
+/** The `version` of a config or segment blob; undefined for other files and for one that is not valid. */
+async function versionOf(repo: FlagRepository, path: string, oid: string): Promise<number | undefined> {
+  const { file } = parseRepositoryFile(path, await repo.readBlob(oid));
+  return file?.kind === 'config' || file?.kind === 'segment' ? file.value.version : undefined;
+}

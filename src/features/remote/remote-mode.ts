@@ -1,0 +1,96 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type Router from '@koa/router';
+import { NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
+import type { Logger } from '../../foundations/log/logger.js';
+import { RemoteSync, redact } from './remote-sync.js';
+
+export interface RemoteSettings {
+  /** FLAGOPS_GIT_REMOTE: the remote's URL, credentials included. */
+  url: string;
+  /** FLAGOPS_GIT_REMOTE_ORG: the organisation whose repository it is. */
+  org: string;
+  /** FLAGOPS_GIT_WEBHOOK_SECRET: enables POST /api/v1/hooks/git. */
+  webhookSecret?: string;
+  /** FLAGOPS_GIT_POLL_SECONDS: fetch this often in case a webhook is missed (0: never). */
+  pollSeconds: number;
+}
+
+export const WEBHOOK_PATH = '/api/v1/hooks/git';
+export const WEBHOOK_SECRET_HEADER = 'x-flagops-webhook-secret';
+
+/**
+ * Remote mode's wiring: the `publish` hook for the store, the webhook route, and the poller. The store is
+ * given `publish` for every repository; only the configured organisation's is pushed.
+ */
+export class RemoteMode {
+  readonly sync: RemoteSync;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly settings: RemoteSettings,
+    gitdir: string,
+    private readonly logger: Logger,
+    onPulled: () => Promise<void> | void,
+  ) {
+    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled);
+  }
+
+  get org(): string {
+    return this.settings.org;
+  }
+
+  readonly publish = (gitdir: string, commit: string, parent: string | null): Promise<boolean> =>
+    gitdir === this.sync.gitdir ? this.sync.publish(commit, parent) : Promise.resolve(true);
+
+  /** FlagRepository `publishBranch`: proposal branches are pushed too, so every control plane sees them. */
+  readonly publishBranch = (gitdir: string, ref: string, commit: string): Promise<void> =>
+    gitdir === this.sync.gitdir ? this.sync.publishBranch(ref, commit) : Promise.resolve();
+
+  /** Fetches the remote once (the remote wins where main is behind), then polls. Start never fails on the remote. */
+  async start(): Promise<void> {
+    await this.pullLogged('start');
+    if (this.settings.pollSeconds > 0) {
+      this.timer = setInterval(() => void this.pullLogged('poll'), this.settings.pollSeconds * 1000);
+      this.timer.unref();
+    }
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  /** A push through /git/<org>.git moved main: pass it on to the remote now rather than at the next poll. */
+  pushedLocally(org: string): void {
+    if (org === this.settings.org) void this.pullLogged('git push');
+  }
+
+  /** POST /api/v1/hooks/git: a merged pull request (any push to main) announced by the git host. */
+  register(router: Router): void {
+    router.post(WEBHOOK_PATH, async (ctx) => {
+      const secret = this.settings.webhookSecret;
+      if (!secret) throw new NotFoundError('the git webhook (set FLAGOPS_GIT_WEBHOOK_SECRET)');
+      if (!secretMatches(ctx.get(WEBHOOK_SECRET_HEADER) || undefined, secret))
+        throw new UnauthorizedError(`the ${WEBHOOK_SECRET_HEADER} header does not match`);
+      ctx.req.resume(); // the host's payload says nothing the fetch does not
+      ctx.status = 202;
+      ctx.body = { outcome: await this.sync.pull() };
+    });
+  }
+
+  private async pullLogged(why: string): Promise<void> {
+    try {
+      const outcome = await this.sync.pull();
+      if (outcome !== 'unchanged') this.logger.info('git remote synced', { why, outcome, remote: redact(this.settings.url) });
+    } catch (err) {
+      this.logger.warn('git remote not reachable; serving main as it is', { why, err: (err as Error).message });
+    }
+  }
+}
+
+/** Constant-time comparison of a presented webhook secret: hashing first makes the lengths equal too. */
+export function secretMatches(presented: string | undefined, secret: string): boolean {
+  if (!presented) return false;
+  const a = createHash('sha256').update(presented).digest();
+  const b = createHash('sha256').update(secret).digest();
+  return timingSafeEqual(a, b);
+}

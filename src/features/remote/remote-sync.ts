@@ -1,0 +1,144 @@
+import { FlagopsError } from '../../foundations/errors/kinds.js';
+import type { Logger } from '../../foundations/log/logger.js';
+import { gitRun } from '../../foundations/storage/git/git-cli.js';
+
+/** A remote URL with any password replaced, for logs and errors. */
+export function redact(url: string): string {
+  return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+}
+
+const TRACKING_REF = 'refs/flagops/remote-main';
+const ZERO = '0000000000000000000000000000000000000000';
+
+export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'diverged';
+
+/**
+ * Remote mode for one organisation (docs/deployment.md): an outside git repository is the source of truth.
+ * Every control-plane commit is pushed before main moves (FlagRepository's `publish`); a rejected push means
+ * the remote moved, so main is fast-forwarded to it and the store runs the change again on top — neither
+ * side's change is lost. `pull()` (start, webhook, polling) brings main up to the remote.
+ */
+export class RemoteSync {
+  private pulling: Promise<PullOutcome> | null = null;
+
+  constructor(
+    readonly gitdir: string,
+    private readonly url: string,
+    private readonly logger: Logger,
+    /** Called after main moved to the remote's head (the holder serves it at once). */
+    private readonly onPulled: () => Promise<void> | void = () => {},
+  ) {}
+
+  /** FlagRepository `publish`: true once the remote's main is `commit`; false when main was moved to the remote's newer head. */
+  async publish(commit: string, parent: string | null): Promise<boolean> {
+    const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`]);
+    if (pushed.code === 0) return true;
+    if (!/\[rejected\]|non-fast-forward|fetch first/.test(`${pushed.stdout}\n${pushed.stderr}`)) {
+      throw new FlagopsError(
+        'unavailable',
+        `the git remote ${redact(this.url)} did not take the change (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`,
+      );
+    }
+    const remote = await this.fetch();
+    if (remote === null || (parent !== null && !(await this.isAncestor(parent, remote)))) {
+      throw new FlagopsError('unavailable', `main and the git remote ${redact(this.url)} have diverged; nothing was changed`);
+    }
+    // Compare-and-swap: if main moved meanwhile, the store's next run starts from wherever it now is.
+    if (await this.fastForward(parent, remote)) await this.onPulled();
+    return false;
+  }
+
+  /** Pushes a branch other than main (a proposal branch) before it moves locally; throws when the remote refuses. */
+  async publishBranch(ref: string, commit: string): Promise<void> {
+    const pushed = await gitRun(this.gitdir, ['push', '--quiet', this.url, `${commit}:${ref}`]);
+    if (pushed.code !== 0)
+      throw new FlagopsError(
+        'unavailable',
+        `the git remote ${redact(this.url)} did not take ${ref} (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`,
+      );
+  }
+
+  /** Brings main up to the remote: fast-forward, or push local commits the remote lacks. One at a time. */
+  pull(): Promise<PullOutcome> {
+    this.pulling ??= this.doPull().finally(() => {
+      this.pulling = null;
+    });
+    return this.pulling;
+  }
+
+  private async doPull(): Promise<PullOutcome> {
+    const remote = await this.fetch();
+    const local = await this.localHead();
+    if (remote === null) {
+      if (local === null) return 'unchanged';
+      await this.pushOrThrow(local);
+      return 'pushed';
+    }
+    if (remote === local) return 'unchanged';
+    if (await this.fastForward(local, remote)) {
+      await this.onPulled();
+      return 'fast-forwarded';
+    }
+    if (local !== null && (await this.isAncestor(remote, local))) {
+      await this.pushOrThrow(local); // commits made while the remote was unreachable at push time cannot exist; a crash between push and ref move can
+      return 'pushed';
+    }
+    this.logger.error('main and the git remote have diverged; serving main as it is until an operator reconciles them', {
+      remote: redact(this.url),
+      local,
+      remoteHead: remote,
+    });
+    return 'diverged';
+  }
+
+  /** The remote's main after fetching it, or null when the remote has no main yet. */
+  private async fetch(): Promise<string | null> {
+    // Proposal branches come along: another control plane on the same remote may have opened or decided one.
+    const fetched = await gitRun(this.gitdir, [
+      'fetch',
+      '--quiet',
+      '--no-tags',
+      this.url,
+      `+refs/heads/main:${TRACKING_REF}`,
+      '+refs/heads/proposals/*:refs/heads/proposals/*',
+    ]);
+    if (fetched.code !== 0) {
+      if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) return null;
+      throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);
+    }
+    const head = await gitRun(this.gitdir, ['rev-parse', '--verify', '--quiet', TRACKING_REF]);
+    return head.code === 0 ? head.stdout : null;
+  }
+
+  private async localHead(): Promise<string | null> {
+    const head = await gitRun(this.gitdir, ['rev-parse', '--verify', '--quiet', 'refs/heads/main']);
+    return head.code === 0 ? head.stdout : null;
+  }
+
+  private async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    return (await gitRun(this.gitdir, ['merge-base', '--is-ancestor', ancestor, descendant])).code === 0;
+  }
+
+  /**
+   * Moves main from `from` to `to` when that is a fast-forward, with git's own compare-and-swap (update-ref
+   * takes `refs/heads/main.lock`, the lock the store uses), so a concurrent local commit is never overwritten.
+   */
+  private async fastForward(from: string | null, to: string): Promise<boolean> {
+    if (from !== null && !(await this.isAncestor(from, to))) return false;
+    const moved = await gitRun(this.gitdir, [
+      'update-ref',
+      '-m',
+      'flagops: fast-forward to the git remote',
+      'refs/heads/main',
+      to,
+      from ?? ZERO,
+    ]);
+    return moved.code === 0;
+  }
+
+  private async pushOrThrow(commit: string): Promise<void> {
+    const pushed = await gitRun(this.gitdir, ['push', '--quiet', this.url, `${commit}:refs/heads/main`]);
+    if (pushed.code !== 0)
+      throw new FlagopsError('unavailable', `pushing to the git remote ${redact(this.url)} failed: ${redact(pushed.stderr).slice(0, 300)}`);
+  }
+}

@@ -1,0 +1,400 @@
+import { randomBytes } from 'node:crypto';
+import type { AuditEntry } from '@flagops/core';
+import { NotFoundError } from '../../foundations/errors/kinds.js';
+import { type Logger, silentLogger } from '../../foundations/log/logger.js';
+import type { ControlState, DeliveryRecord, WebhookRecord, WebhookStore } from '../../foundations/state/index.js';
+import { type BacklogLimits, DeliveryBacklog, type DropLimit } from './delivery-backlog.js';
+import { DeliveryDispatcher, type DispatchLimits } from './delivery-dispatcher.js';
+import { DeliveryDrops } from './delivery-drops.js';
+import { DeliveryLog, type DeliveryView } from './delivery-log.js';
+import { entriesSince } from './entries-since.js';
+import { checkWebhookInput, type WebhookInput } from './webhook-input.js';
+import { backoffMs, SIGNATURE_HEADER, signature, WebhookSender } from './webhook-sender.js';
+
+/** What webhooks need of the audit trail: each organisation's index, newest first, kept current with main. */
+export interface AuditFeed {
+  get(org: string): Promise<{
+    caughtUp(): Promise<void>;
+    query(query: { limit: number; cursor?: string }): Promise<{ entries: AuditEntry[]; nextCursor: string | null }>;
+  }>;
+}
+
+/** Where webhooks learn that main moved (a commit of the control plane, a push). */
+export interface MainMoves {
+  get(org: string): Promise<{ onMainMoved(listener: () => void): () => void }>;
+}
+
+export interface RetryPolicy {
+  /** Attempts in all, the first included (default 8: the first and 7 retries). */
+  attempts: number;
+  /** The wait after the first failure (default 2 s); it doubles with each failure, with jitter. */
+  baseDelayMs: number;
+  /** The longest wait between two attempts (default 10 minutes). */
+  maxDelayMs: number;
+  /** How long one attempt may take, answer included (default 10 s). */
+  timeoutMs: number;
+}
+
+/**
+ * How much deliveries waiting for their receivers may hold (docs/webhooks.md, "Limits"): pending deliveries
+ * per webhook (default 1,000), their bytes across all webhooks (default 16 MiB), attempts at once per webhook
+ * (default 4) and across all webhooks (default 32).
+ */
+export type DeliveryLimits = BacklogLimits & DispatchLimits;
+
+export interface WebhookServiceOptions {
+  /** Where webhooks, the audit trail positions and the delivery log are kept. */
+  state: Pick<ControlState, 'webhooks'>;
+  audit: AuditFeed;
+  repos: MainMoves;
+  logger?: Logger;
+  retry?: Partial<RetryPolicy>;
+  limits?: Partial<DeliveryLimits>;
+  now?: () => Date;
+}
+
+export type { WebhookInput } from './webhook-input.js';
+
+/** A webhook as the API shows it; the secret only in the answer that created it. */
+export interface WebhookView {
+  id: string;
+  url: string;
+  actions: string[];
+  createdAt: string;
+}
+
+export type { DeliveryView } from './delivery-log.js';
+
+const DEFAULT_RETRY: RetryPolicy = { attempts: 8, baseDelayMs: 2_000, maxDelayMs: 10 * 60_000, timeoutMs: 10_000 };
+const DEFAULT_LIMITS: DeliveryLimits = {
+  // Ten times what a receiver answering at 200 changes a minute has pending while it retries for 2 to 4 minutes;
+  // hours of an organisation's usual changes.
+  pendingPerWebhook: 1_000,
+  // About 25,000 deliveries of the usual size (a few hundred bytes of entry each): ten webhooks full and more.
+  pendingBytes: 16 * 1024 * 1024,
+  connectionsPerWebhook: 4,
+  connections: 32,
+};
+/** Idle connections are kept this long for the next delivery (less when the receiver says so). */
+const IDLE_CONNECTION_MS = 15_000;
+/** Entries read back at most when catching up after a restart; beyond, the trail moved on too far to replay. */
+const CATCH_UP_LIMIT = 10_000;
+
+/**
+ * Webhooks: every new audit entry of an organisation whose action a webhook asks for is POSTed to it, signed,
+ * retried with backoff. Entries come from the audit index (control-plane changes and engineers' pushes alike),
+ * read after each move of main; delivery runs beside serving and never holds up a commit or a kill.
+ *
+ * Durable: a delivery is recorded in the control plane's state (WebhookStore) before its first attempt, with
+ * each organisation's position in its audit trail, so a stop or a crash loses nothing: a restart retries what
+ * was pending and delivers the entries committed since. Delivery is at least once (a crash
+ * during an attempt, or within a second after it, repeats it); `X-Flagops-Delivery` names each delivery so
+ * receivers can drop repeats.
+ *
+ * Bounded: deliveries waiting for a receiver that hangs or fails are limited in number, bytes and connections
+ * (DeliveryLimits); what a full backlog drops is marked failed, counted and logged (DeliveryBacklog).
+ */
+export class WebhookService {
+  private readonly retry: RetryPolicy;
+  private readonly logger: Logger;
+  private readonly now: () => Date;
+  private readonly store: WebhookStore;
+  /** Writes nobody awaits whose failure is already being logged: one line per failed write, not per change. */
+  private readonly watchedWrites = new WeakSet<Promise<void>>();
+  private readonly followed = new Map<string, () => void>();
+  private readonly catchUps = new Map<string, { running: Promise<void>; again: boolean }>();
+  private readonly sender: WebhookSender;
+  private readonly dispatcher: DeliveryDispatcher;
+  private readonly backlog: DeliveryBacklog;
+  private readonly drops: DeliveryDrops;
+  private readonly limits: DeliveryLimits;
+  private readonly log: DeliveryLog;
+  private closed = false;
+
+  private constructor(
+    private readonly options: WebhookServiceOptions,
+    private readonly webhooks: WebhookRecord[],
+    private readonly cursors: Record<string, string>,
+    deliveries: DeliveryRecord[],
+  ) {
+    this.retry = { ...DEFAULT_RETRY, ...options.retry };
+    this.limits = { ...DEFAULT_LIMITS, ...options.limits };
+    this.logger = options.logger ?? silentLogger;
+    this.now = options.now ?? (() => new Date());
+    this.store = options.state.webhooks;
+    this.log = new DeliveryLog(deliveries);
+    this.sender = new WebhookSender({ idlePerReceiver: this.limits.connectionsPerWebhook, idleMs: IDLE_CONNECTION_MS });
+    this.dispatcher = new DeliveryDispatcher(
+      this.limits,
+      (delivery) => this.attempt(delivery),
+      () => this.now().getTime(),
+    );
+    this.backlog = new DeliveryBacklog(this.limits, (delivery) => this.dispatcher.busy(delivery));
+    this.drops = new DeliveryDrops(this.logger);
+  }
+
+  /** Reads what is kept, retries what was pending, and follows every organisation that has webhooks. */
+  static async open(options: WebhookServiceOptions): Promise<WebhookService> {
+    const state = await options.state.webhooks.read();
+    const service = new WebhookService(options, state.webhooks, state.cursors, state.deliveries);
+    const pending = state.deliveries.filter((d) => d.status === 'pending');
+    // A log written with higher bounds (or before there were any) is brought within them now.
+    const dropped = service.enqueue(pending);
+    if (dropped.length > 0) await service.store.updateDeliveries({ changed: dropped, removed: service.log.prune() }, 'now');
+    for (const org of new Set(state.webhooks.map((w) => w.org))) {
+      // An organisation whose trail cannot be read now is caught up on its next change.
+      await service.follow(org).catch((err) => service.logger.error('webhooks: reading the audit trail failed', { org, err }));
+    }
+    return service;
+  }
+
+  async create(org: string, input: WebhookInput): Promise<WebhookView & { secret: string }> {
+    const fields = checkWebhookInput(input);
+    await this.follow(org);
+    // Deliveries start with the entries after this point: what was committed before is not sent.
+    await this.catchUp(org);
+    const record: WebhookRecord = {
+      id: `whk_${randomBytes(9).toString('base64url')}`,
+      org,
+      url: fields.url,
+      actions: fields.actions,
+      secret: fields.secret ?? `whsec_${randomBytes(24).toString('base64url')}`,
+      createdAt: this.now().toISOString(),
+    };
+    // In memory before the write, so that entries committed meanwhile are delivered to it too.
+    this.webhooks.push(record);
+    await this.store.createWebhook(record);
+    return { ...view(record), secret: record.secret };
+  }
+
+  list(org: string): WebhookView[] {
+    return this.webhooks.filter((w) => w.org === org).map(view);
+  }
+
+  /** Removes a webhook and its deliveries (pending ones are not attempted again). */
+  async remove(org: string, id: string): Promise<WebhookView> {
+    const record = this.find(org, id);
+    this.webhooks.splice(this.webhooks.indexOf(record), 1);
+    for (const delivery of this.log.removeWebhook(id)) this.dispatcher.cancel(delivery);
+    this.dispatcher.forgetWebhook(id);
+    this.backlog.removeWebhook(id);
+    await this.store.removeWebhook(org, id);
+    return view(record);
+  }
+
+  /** The delivery log of a webhook, newest first: every pending delivery and the last 100 finished. */
+  deliveriesOf(org: string, id: string): DeliveryView[] {
+    this.find(org, id);
+    return this.log.of(id);
+  }
+
+  /** For /metrics: pending deliveries per organisation, and what full backlogs dropped since the start. */
+  deliveryCounts(): {
+    pending: Array<{ org: string; count: number }>;
+    dropped: Iterable<{ org: string; limit: DropLimit; count: number }>;
+  } {
+    const pending = new Map<string, number>();
+    for (const hook of this.webhooks) pending.set(hook.org, (pending.get(hook.org) ?? 0) + this.backlog.count(hook.id));
+    return { pending: [...pending].map(([org, count]) => ({ org, count })), dropped: this.drops.totals() };
+  }
+
+  /**
+   * Resolves once every entry committed to `org` so far has its deliveries written (for tests, and for the
+   * routes that want a webhook created now to start after what is already on main).
+   */
+  async catchUp(org: string): Promise<void> {
+    let run = this.catchUps.get(org);
+    if (run) {
+      run.again = true;
+      return run.running;
+    }
+    run = { running: Promise.resolve(), again: true };
+    this.catchUps.set(org, run);
+    const current = run;
+    run.running = (async () => {
+      try {
+        while (current.again && !this.closed) {
+          current.again = false;
+          await this.readNewEntries(org);
+        }
+      } finally {
+        this.catchUps.delete(org);
+      }
+    })();
+    return run.running;
+  }
+
+  /**
+   * Stops attempting (pending deliveries stay pending on disk for the next start; attempts under way are cut
+   * and made again then) and finishes writing.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const off of this.followed.values()) off();
+    this.followed.clear();
+    this.dispatcher.close();
+    this.sender.close();
+    this.drops.close();
+    await Promise.all([...this.catchUps.values()].map((c) => c.running.catch(() => undefined)));
+    await this.store.flush().catch((err) => this.writeFailed(err));
+  }
+
+  private find(org: string, id: string): WebhookRecord {
+    const record = this.webhooks.find((w) => w.id === id && w.org === org);
+    if (!record) throw new NotFoundError(`webhook ${id}`);
+    return record;
+  }
+
+  private async follow(org: string): Promise<void> {
+    if (this.followed.has(org) || this.closed) return;
+    const repo = await this.options.repos.get(org);
+    if (this.followed.has(org)) return;
+    this.followed.set(
+      org,
+      repo.onMainMoved(() => {
+        this.catchUp(org).catch((err) =>
+          this.logger.error('webhooks: reading the audit trail failed; the next change retries', { org, err }),
+        );
+      }),
+    );
+    await this.catchUp(org);
+  }
+
+  /** Turns the entries after the organisation's cursor into deliveries, written before any is attempted. */
+  private async readNewEntries(org: string): Promise<void> {
+    const index = await this.options.audit.get(org);
+    await index.caughtUp();
+    const cursor = this.cursors[org];
+    const { newest, entries, skipped } = await entriesSince(index, cursor, CATCH_UP_LIMIT);
+    if (cursor === undefined) {
+      // First use in this organisation: deliveries start after what is on main now.
+      this.cursors[org] = newest;
+      await this.store.advance(org, newest, {});
+      return;
+    }
+    if (newest === cursor) return;
+    if (skipped) this.logger.warn(`webhooks: ${skipped}; those entries are not delivered, deliveries continue from main's head`, { org });
+    const created: DeliveryRecord[] = [];
+    const at = this.now().toISOString();
+    for (const entry of entries) {
+      for (const hook of this.webhooks) {
+        if (hook.org !== org || (hook.actions.length > 0 && !hook.actions.includes(entry.action))) continue;
+        created.push({
+          id: `dlv_${randomBytes(9).toString('base64url')}`,
+          webhookId: hook.id,
+          auditId: entry.id,
+          action: entry.action,
+          entry,
+          status: 'pending',
+          attempts: 0,
+          createdAt: at,
+          nextAttemptAt: this.now().getTime(),
+        });
+      }
+    }
+    this.log.add(created);
+    this.cursors[org] = newest;
+    // Counted in (and over a bound, dropped) before the write, so what is kept never holds more than the bounds.
+    const dropped = this.enqueue(created, false);
+    const removed = dropped.length > 0 ? this.log.prune() : [];
+    await this.store.advance(org, newest, { added: created, changed: dropped, removed });
+    for (const delivery of created) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
+  }
+
+  /**
+   * Counts pending deliveries into the backlog, oldest first, marking failed what it drops; schedules those
+   * left when `schedule` (those just created are scheduled once written). Returns those dropped.
+   */
+  private enqueue(deliveries: DeliveryRecord[], schedule = true): DeliveryRecord[] {
+    const drops = new Map<string, { webhook: string; limit: DropLimit; count: number }>();
+    const dropped: DeliveryRecord[] = [];
+    for (const delivery of deliveries) {
+      for (const { delivery: d, limit } of this.backlog.add(delivery)) {
+        dropped.push(d);
+        this.dispatcher.cancel(d);
+        d.status = 'failed';
+        d.lastError = `dropped before it could be delivered: ${this.dropReason(limit)}`;
+        this.finish(d);
+        const key = `${d.webhookId}\u0000${limit}`;
+        const noted = drops.get(key) ?? { webhook: d.webhookId, limit, count: 0 };
+        noted.count++;
+        drops.set(key, noted);
+      }
+    }
+    for (const { webhook, limit, count } of drops.values()) {
+      const org = this.webhooks.find((w) => w.id === webhook)?.org ?? '';
+      this.drops.note(webhook, org, limit, count);
+    }
+    if (schedule) for (const delivery of deliveries) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
+    return dropped;
+  }
+
+  private dropReason(limit: DropLimit): string {
+    return limit === 'per_webhook'
+      ? `${this.limits.pendingPerWebhook.toLocaleString('en-US')} deliveries were already waiting for this webhook`
+      : `the deliveries waiting for all webhooks reached ${bytes(this.limits.pendingBytes)}`;
+  }
+
+  private async attempt(delivery: DeliveryRecord): Promise<void> {
+    const hook = this.webhooks.find((w) => w.id === delivery.webhookId);
+    if (!hook || !delivery.entry || delivery.status !== 'pending') return; // removed or dropped meanwhile
+    const body = JSON.stringify({ event: 'audit', entry: delivery.entry });
+    const headers = { [SIGNATURE_HEADER]: signature(hook.secret, body), 'X-Flagops-Delivery': delivery.id, 'X-Flagops-Event': 'audit' };
+    const outcome = await this.sender.send(hook.url, body, headers, this.retry.timeoutMs);
+    // Stopped meanwhile: what was on disk stands, and the next start attempts it again.
+    if (this.closed || !this.backlog.has(delivery)) return;
+    this.dispatcher.receiverAnswered(hook.id, outcome.ok);
+    delivery.attempts++;
+    if (outcome.ok) {
+      delivery.status = 'delivered';
+      delivery.deliveredAt = this.now().toISOString();
+      delete delivery.lastError;
+      this.finish(delivery);
+    } else {
+      delivery.lastError = outcome.error;
+      if (delivery.attempts >= this.retry.attempts) {
+        delivery.status = 'failed';
+        this.finish(delivery);
+        this.logger.warn('webhook delivery failed; no more attempts', {
+          webhook: hook.id,
+          auditId: delivery.auditId,
+          error: outcome.error,
+        });
+      } else {
+        delivery.nextAttemptAt = this.now().getTime() + backoffMs(delivery.attempts, this.retry.baseDelayMs, this.retry.maxDelayMs);
+        this.dispatcher.schedule(delivery);
+      }
+    }
+    // An outcome lost in a crash only repeats the attempt: written within the second, with whatever else changed.
+    this.lazily(this.store.updateDeliveries({ changed: [delivery], removed: this.log.prune() }, 'soon'));
+  }
+
+  /** A write nobody waits for: its failure is logged once, however many changes it carried. */
+  private lazily(write: Promise<void>): void {
+    if (this.watchedWrites.has(write)) return;
+    this.watchedWrites.add(write);
+    write.catch((err) => this.writeFailed(err));
+  }
+
+  private writeFailed(err: unknown): void {
+    this.logger.error('webhooks: writing the delivery log failed', { err });
+  }
+
+  /** A delivery is done (delivered, failed, dropped): out of the backlog, and its entry no longer kept. */
+  private finish(delivery: DeliveryRecord): void {
+    this.backlog.remove(delivery);
+    delete delivery.entry;
+    delete delivery.nextAttemptAt;
+    this.log.countFinished(delivery.webhookId);
+  }
+}
+
+function bytes(n: number): string {
+  if (n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MiB`;
+  if (n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n.toLocaleString('en-US')} bytes`;
+}
+
+function view(record: WebhookRecord): WebhookView {
+  return { id: record.id, url: record.url, actions: record.actions, createdAt: record.createdAt };
+}

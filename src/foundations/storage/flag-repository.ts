@@ -1,0 +1,381 @@
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { EnvironmentName } from '@flagops/core';
+import { type Logger, silentLogger } from '../log/logger.js';
+import { parseRepositoryFile } from '../repository/parse-file.js';
+import { Branches } from './branches.js';
+import { ChangeCommitter } from './change-committer.js';
+import { type ChangedPath, CommitGraph } from './git/commit-graph.js';
+import { CommitSigner } from './git/commit-signature.js';
+import { initBareRepository, isRepository } from './git/init-repository.js';
+import { writeFault } from './git/io-faults.js';
+import { ObjectStore } from './git/object-store.js';
+import { type RefWatcher, watchMainRef } from './git/ref-watcher.js';
+import { MAIN_REF, readRef } from './git/refs.js';
+import { resolveRevision } from './git/revision.js';
+import { type MainMoved, MainMoves } from './main-moves.js';
+import type { CommitMeta } from './served/commit-message.js';
+import { type CommitInfo, History } from './served/history.js';
+import { ParseCache } from './served/parse-cache.js';
+import { ProjectFolders } from './served/project-folders.js';
+import { ServedHistoryCache } from './served/served-history-cache.js';
+import { type ServedState, ServedStates } from './served/served-state.js';
+import { type LoadedState, StateLoader } from './served/state-loader.js';
+import { type StorageFaultState, StorageFaults } from './storage-fault.js';
+import { type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
+
+export interface OpenOptions {
+  /** A bare repository (the service's own). */
+  gitdir?: string;
+  /** A checkout (`<dir>/.git`), opened read-only: for the CLI. */
+  dir?: string;
+  /** Create the bare repository at `gitdir` if it does not exist. */
+  create?: boolean;
+  logger?: Logger;
+  /** Commit timestamps come from here; fix it in tests for stable commit ids. */
+  clock?: () => Date;
+  /** Called after a commit's objects are written and before `main` moves: a crash here must lose nothing. */
+  beforeRefUpdate?: () => void | Promise<void>;
+  /**
+   * Remote mode (src/features/remote): called with each new commit after its objects are written and before `main`
+   * moves. Resolves true when the commit was published (pushed) so main may move; false when the remote had
+   * moved on — main has then been brought up to it, and `fn` runs again on the new head. Throwing aborts.
+   */
+  publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
+  /**
+   * Remote mode: called with each commit this instance puts on a branch other than main (a proposal branch)
+   * after its objects are written and before the branch moves locally; it pushes the branch. Throwing aborts.
+   */
+  publishBranch?: (gitdir: string, ref: string, commit: string) => Promise<void>;
+  /** Called once `main` has moved to a commit this instance made, with the commit's action (the metrics count them). */
+  onCommit?: (action: CommitMeta['action']) => void;
+  /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
+  maxAttempts?: number;
+  /**
+   * How long an update waits for another writer's `refs/heads/main.lock` (default 5 s, counted from the call,
+   * so also while queued behind an update that waits for it) before it gives up with WriteConflictError;
+   * `update(fn, { waitForLock: true })` waits as long as it takes.
+   */
+  lockTimeoutMs?: number;
+  /** fsync objects and the ref (default true). */
+  durable?: boolean;
+  /**
+   * Keep what parsing the files gave under `<gitdir>/flagops-cache/` (default true; never for a checkout
+   * opened read-only), so that a restart parses only the files that changed since (parse-cache.ts), and what
+   * serving learned of history, so that it does not walk back through it again (served-history-cache.ts).
+   */
+  parseCache?: boolean;
+  watchDebounceMs?: number;
+  /**
+   * Signs every commit this instance makes (commit-signature.ts), and believes `Flagops-*` trailers only on
+   * commits signed with it. Without it nothing is signed and no commit's trailers are believed.
+   */
+  signingKey?: Buffer;
+  /** The commit up to which unsigned trailers are believed: the head when signing began (CommitTrustStore). */
+  unsignedTrailersUpTo?: string | null;
+}
+
+export interface UpdateOptions {
+  /**
+   * Wait for the lock on main as long as it takes, never failing for it (kills and cleared kills). Other
+   * updates give up with WriteConflictError after `lockTimeoutMs`, counted from the call: waiting for the
+   * lock, or queued behind an update that waits for it.
+   */
+  waitForLock?: boolean;
+}
+
+/** One organisation's flags repository. See index.ts for the contract of each member. */
+export class FlagRepository {
+  private readonly objects: ObjectStore;
+  private readonly loader: StateLoader;
+  private readonly history: History;
+  private readonly graph: CommitGraph;
+  private readonly served: ServedStates;
+  private readonly servedCache: ServedHistoryCache | undefined;
+  private readonly moves: MainMoves;
+  private readonly committer: ChangeCommitter;
+  private readonly writes: WriteQueue;
+  private readonly branchRefs: Branches;
+  private watcher: RefWatcher | undefined;
+  private watching: Promise<void> | undefined;
+  private closed = false;
+  private readonly faults: StorageFaults;
+
+  private constructor(
+    readonly gitdir: string,
+    readonly readOnly: boolean,
+    private readonly options: OpenOptions,
+    private readonly logger: Logger,
+  ) {
+    this.objects = new ObjectStore(gitdir, { durable: options.durable });
+    this.faults = new StorageFaults(logger);
+    const signer = options.signingKey ? new CommitSigner(options.signingKey) : null;
+    const caching = !readOnly && options.parseCache !== false;
+    const cache = caching ? ParseCache.open(gitdir, logger) : undefined;
+    this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache });
+    this.history = new History(this.objects, signer);
+    this.graph = new CommitGraph(this.objects);
+    this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
+    const folders = new ProjectFolders(this.objects, this.graph, parseRepositoryFile);
+    this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache);
+    this.moves = new MainMoves(logger);
+    this.committer = new ChangeCommitter(this.objects, this.loader, signer, options);
+    this.writes = new WriteQueue(gitdir, this.objects, this.loader, this.committer, this.moves, options, logger);
+    this.branchRefs = new Branches(gitdir, this.objects, this.writes, this.committer, options);
+  }
+
+  static async open(options: OpenOptions): Promise<FlagRepository> {
+    if (!options.gitdir === !options.dir) throw new Error('FlagRepository.open needs exactly one of gitdir and dir');
+    const logger = options.logger ?? silentLogger;
+    if (options.dir) {
+      const gitdir = await checkoutGitdir(resolve(options.dir));
+      const repo = new FlagRepository(gitdir, true, options, logger);
+      repo.moves.last = await repo.head();
+      return repo;
+    }
+    const gitdir = resolve(options.gitdir!);
+    if (!(await isRepository(gitdir))) {
+      if (!options.create) throw new Error(`${gitdir} is not a git repository`);
+      await initBareRepository(gitdir);
+      logger.info('created flags repository', { gitdir });
+    }
+    const repo = new FlagRepository(gitdir, false, options, logger);
+    repo.moves.last = await repo.head();
+    return repo;
+  }
+
+  /** The commit up to which unsigned `Flagops-*` trailers are believed (OpenOptions), or null: none are. */
+  get unsignedTrailersUpTo(): string | null {
+    return this.options.unsignedTrailersUpTo ?? null;
+  }
+
+  /** The commit `main` points at, or null before the first commit. */
+  head(): Promise<string | null> {
+    return readRef(this.gitdir, MAIN_REF);
+  }
+
+  /** The typed state at a commit (default: `main`). Shared and read-only; `issues` lists what was left out. */
+  readState(commit?: string | null): Promise<LoadedState> {
+    return this.reading(commit === undefined ? this.head().then((head) => this.loader.load(head)) : this.loader.load(commit));
+  }
+
+  /**
+   * What a commit (default: `main`) serves: as committed, except what invalid files hold back, which keeps its
+   * last valid state (served-state.ts). What the evaluation server serves and the control plane shows.
+   */
+  readServed(commit?: string | null): Promise<ServedState> {
+    const read = commit === undefined ? this.head().then((head) => this.served.read(head)) : this.served.read(commit);
+    return this.reading(read).then((served) => {
+      // What main serves could be read: whatever failed before does not stop serving now.
+      if (served.commit === this.moves.last) this.faults.clear('read');
+      return served;
+    });
+  }
+
+  /**
+   * The fault this repository has now (a read fault first), or undefined: what /healthz reports. Faults are
+   * noted as reads and writes fail, and cleared as they succeed again (see probeWritable).
+   */
+  fault(): StorageFaultState | undefined {
+    return this.faults.get();
+  }
+
+  /**
+   * Whether a file can be made in the object directory now: a repository made read-only (or a full disk) shows
+   * as a write fault before the next write fails, and one that can be written again clears it. A temp file git
+   * ignores (tmp_obj_*), removed at once.
+   */
+  probeWritable(): void {
+    if (this.readOnly || this.closed) return;
+    const probe = join(this.gitdir, 'objects', `tmp_obj_probe_${process.pid}`);
+    try {
+      rmSync(probe, { force: true });
+      const fd = openSync(probe, 'wx', 0o600);
+      try {
+        writeSync(fd, 'x');
+      } finally {
+        closeSync(fd);
+        rmSync(probe, { force: true });
+      }
+      this.faults.clear('write');
+    } catch (err) {
+      this.faults.note(writeFault(err));
+    }
+  }
+
+  /** A read of the repository: a storage fault is noted (and thrown on). */
+  private reading<T>(read: Promise<T>): Promise<T> {
+    return read.catch((err) => {
+      this.faults.note(err);
+      throw err;
+    });
+  }
+
+  /** A write: a failed one is a storage fault when the file system refused it; a committed one clears a write fault. */
+  private writing<T>(write: Promise<T>, committed: (result: T) => boolean): Promise<T> {
+    return write.then(
+      (result) => {
+        if (committed(result)) this.faults.clear('write');
+        return result;
+      },
+      (err) => {
+        const fault = writeFault(err);
+        this.faults.note(fault);
+        throw fault;
+      },
+    );
+  }
+
+  /** The environments of a project whose served snapshot may differ between `commit` and its first parent. */
+  servedChanges(commit: string, slug: string): Promise<ReadonlySet<EnvironmentName>> {
+    return this.served.changedEnvironments(commit, slug);
+  }
+
+  /**
+   * Runs `fn` on the state of `main` and commits what it returns as one commit, serialized with every other
+   * update of this instance and compare-and-swap on `main` against everyone else: when `main` moved meanwhile,
+   * `fn` runs again on the new head (so it must be safe to re-run; throwing aborts with nothing committed).
+   */
+  update<T>(fn: WriteFn<T>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    const run = options.waitForLock
+      ? this.writes.serialized(() => this.writes.tryUpdate(fn, deadline))
+      : this.writes.serializedUntil(deadline, () => this.writes.tryUpdate(fn, deadline));
+    return this.writing(run, (outcome) => outcome.committed);
+  }
+
+  /**
+   * Commits each change as its own commit, each on the one before, and moves `main` once, to the last: one
+   * write of all their objects, one compare-and-swap (one push in remote mode) instead of one per commit. A
+   * change that throws (or would add an issue) is left out and the next runs on the state before it. When
+   * `main` moved meanwhile, the whole series runs again on the new head, so each change must be safe to re-run
+   * and must check on the state it is given that it is still to be made. Waits for the lock like `update`.
+   */
+  updateSeries<T>(changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    return this.writing(
+      this.writes.serializedUntil(deadline, () => this.writes.trySeries(changes, deadline)),
+      (series) => series.outcomes.some((o) => o.committed),
+    );
+  }
+
+  /**
+   * Commits a change on a new branch `ref` (a proposal: main's head plus this one commit) without moving
+   * main. The change is checked as `update` checks it; a change that leaves the tree as it is makes no commit
+   * and no branch (`committed: false`). WriteConflictError when `ref` exists already.
+   */
+  commitOnNewBranch<T>(ref: string, fn: WriteFn<T>): Promise<UpdateResult<T>> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    return this.writing(this.branchRefs.commitOnNewBranch(ref, fn), (outcome) => outcome.committed);
+  }
+
+  /**
+   * Adds a commit that changes no file to branch `ref`, which must point at `expected` (a proposal's
+   * rejection is recorded so). Returns the new commit; WriteConflictError when the branch moved.
+   */
+  recordOnBranch(ref: string, expected: string, meta: CommitMeta): Promise<string> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    return this.writing(this.branchRefs.recordOnBranch(ref, expected, meta), () => true);
+  }
+
+  /** The commit a branch points at (`refs/heads/...`), or null when it does not exist. */
+  branch(ref: string): Promise<string | null> {
+    return this.branchRefs.branch(ref);
+  }
+
+  /** Every branch whose name starts with `prefix` (`refs/heads/proposals/`), with its commit, sorted by name. */
+  branches(prefix: string): Promise<Array<{ ref: string; oid: string }>> {
+    return this.branchRefs.branches(prefix);
+  }
+
+  /** Subscribes to moves of `main`; returns the unsubscribe function. Listeners must not throw (it is logged). */
+  onMainMoved(listener: (event: MainMoved) => void): () => void {
+    return this.moves.listen(listener);
+  }
+
+  /** Starts watching for moves of `main` made outside this instance (a push, another process). Idempotent. */
+  watch(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.watching ??= watchMainRef(this.gitdir, () => void this.refresh(), {
+      debounceMs: this.options.watchDebounceMs,
+      onError: (err) => this.logger.warn('watching main failed', { err }),
+    }).then((watcher) => {
+      this.watcher = watcher;
+      // Closed while the watcher was starting: stop it at once.
+      if (this.closed) return watcher.close();
+      // A push that landed before the watcher was ready sent no event: look once now.
+      return this.refresh();
+    });
+    return this.watching;
+  }
+
+  /** Looks at `main` now and announces it if it moved; what the watcher runs, also callable directly. */
+  refresh(): Promise<void> {
+    return this.writes
+      .serialized(async () => {
+        if (!this.closed) this.moves.observe(await this.head(), 'external');
+      })
+      .catch((err) => this.logger.warn('reading main failed', { err }));
+  }
+
+  /** The repository was repacked (housekeeping.ts): read from the new packs, close the removed ones. */
+  packsChanged(): void {
+    if (!this.closed) this.objects.packsChanged();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watching?.catch(() => {});
+    await this.watcher?.close();
+    this.watcher = undefined;
+    this.moves.clear();
+    await this.loader.close();
+    await this.servedCache?.close();
+    this.objects.close();
+  }
+
+  readCommit(oid: string): Promise<CommitInfo> {
+    return this.history.readCommit(oid);
+  }
+
+  changedPaths(oid: string): Promise<ChangedPath[]> {
+    return this.graph.changedPaths(oid);
+  }
+
+  firstParentLog(options: { from: string | null; until?: string | null; limit?: number }): Promise<CommitInfo[]> {
+    return this.history.firstParentLog(options);
+  }
+
+  height(oid: string): Promise<number> {
+    return this.graph.height(oid);
+  }
+
+  treeOid(commit: string, path: string): Promise<string | null> {
+    return this.graph.treeOid(commit, path);
+  }
+
+  /** The text of a file version, by blob oid (as changedPaths names them): what the audit trail reads of a push. */
+  async readBlob(oid: string): Promise<string> {
+    return (await this.objects.readTyped(oid, 'blob')).toString('utf8');
+  }
+
+  resolveRevision(rev: string): Promise<string> {
+    return resolveRevision(this.gitdir, this.objects, rev);
+  }
+}
+
+/** `<dir>/.git`, following a `gitdir:` file (worktrees, submodules). */
+async function checkoutGitdir(dir: string): Promise<string> {
+  const dotGit = join(dir, '.git');
+  const info = await stat(dotGit).catch(() => null);
+  if (info?.isFile()) {
+    const m = /^gitdir:\s*(.+)$/m.exec(await readFile(dotGit, 'utf8'));
+    if (m) return resolve(dir, m[1].trim());
+  }
+  if (info?.isDirectory() && (await isRepository(dotGit))) return dotGit;
+  if (await isRepository(dir)) return dir;
+  throw new Error(`${dir} is not a git checkout`);
+}
