@@ -23,8 +23,8 @@ import { parseArgs } from 'node:util';
 const { values } = parseArgs({ options: { commits: { type: 'string', default: '10000' }, json: { type: 'boolean', default: false } } });
 const COMMITS = Number(values.commits);
 const dist = resolve(process.env.FLAGOPS_DIST ?? new URL('../../dist', import.meta.url).pathname);
-const { AuditIndex } = await import(pathToFileURL(join(dist, 'audit/index.js')).href);
-const { FlagRepository } = await import(pathToFileURL(join(dist, 'storage/index.js')).href);
+const { AuditIndex } = await import(pathToFileURL(join(dist, 'features/audit/index.js')).href);
+const { FlagRepository } = await import(pathToFileURL(join(dist, 'foundations/storage/index.js')).href);
 
 const FLAGS = 50;
 const ENVS = ['dev', 'staging', 'prod'];

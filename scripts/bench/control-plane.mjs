@@ -28,7 +28,7 @@ const CONCURRENCY = 8;
 
 const dist = resolve(process.env.FLAGOPS_DIST ?? new URL('../../dist', import.meta.url).pathname);
 const { startService } = await import(pathToFileURL(join(dist, 'service.js')).href);
-const { silentLogger } = await import(pathToFileURL(join(dist, 'log/logger.js')).href);
+const { silentLogger } = await import(pathToFileURL(join(dist, 'foundations/log/logger.js')).href);
 
 const ADMIN = 'svc_adm_benchbenchbenchbenchbench0001';
 const dataDir = mkdtempSync(join(os.tmpdir(), 'flagops-bench-cp-'));

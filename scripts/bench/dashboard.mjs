@@ -27,8 +27,8 @@ const fromSource = process.argv.includes('--src');
 const root = new URL(fromSource ? '../../src' : '../../dist', import.meta.url).href;
 const ext = fromSource ? 'ts' : 'js';
 const { startService } = await import(`${root}/service.${ext}`);
-const { generateKey } = await import(`${root}/auth/key-format.${ext}`);
-const { silentLogger } = await import(`${root}/log/logger.${ext}`);
+const { generateKey } = await import(`${root}/foundations/auth/key-format.${ext}`);
+const { silentLogger } = await import(`${root}/foundations/log/logger.${ext}`);
 const { chromium } = await import('playwright-core');
 // The service serves dist/dashboard-web either way; from source, rebuild it so the page matches the source.
 if (fromSource) await (await import('../build-dashboard.mjs')).buildDashboard();

@@ -61,7 +61,7 @@ const results = {};
     let lines = 0;
     for (let i = 0; i < 3; i++) {
       const started = performance.now();
-      const out = execFileSync(process.execPath, [join(dist, 'cli/main.js'), 'diff', '--impact', 'HEAD~1', 'HEAD', '--repo', dir], {
+      const out = execFileSync(process.execPath, [join(dist, 'apps/cli/main.js'), 'diff', '--impact', 'HEAD~1', 'HEAD', '--repo', dir], {
         encoding: 'utf8',
         maxBuffer: 1 << 26,
       });
@@ -89,7 +89,7 @@ const results = {};
 // --- approve a proposal vs update a config, same run, interleaved ---
 {
   const { startService } = await import(pathToFileURL(join(dist, 'service.js')).href);
-  const { silentLogger } = await import(pathToFileURL(join(dist, 'log/logger.js')).href);
+  const { silentLogger } = await import(pathToFileURL(join(dist, 'foundations/log/logger.js')).href);
   const ADMIN = 'svc_adm_benchbenchbenchbenchbench0001';
   const AGENT = 'svc_agt_benchbenchbenchbenchbench0002';
   const dataDir = mkdtempSync(join(os.tmpdir(), 'flagops-bench-proposals-'));

@@ -12,9 +12,9 @@ const fromSource = process.argv.includes('--src');
 const root = new URL(fromSource ? '../../src' : '../../dist', import.meta.url).href;
 const ext = fromSource ? 'ts' : 'js';
 const { startService } = await import(`${root}/service.${ext}`);
-const { startReplica } = await import(`${root}/replica/start-replica.${ext}`);
-const { generateKey } = await import(`${root}/auth/key-format.${ext}`);
-const { silentLogger } = await import(`${root}/log/logger.${ext}`);
+const { startReplica } = await import(`${root}/apps/replica/start-replica.${ext}`);
+const { generateKey } = await import(`${root}/foundations/auth/key-format.${ext}`);
+const { silentLogger } = await import(`${root}/foundations/log/logger.${ext}`);
 
 const KILLS = 50;
 const REPLICAS = 3;

@@ -41,10 +41,10 @@ if (process.argv[2] === '--child') {
   const KILLS = Number(process.env.BENCH_KILLS ?? 100);
   const STOP_STREAMS = 20;
   const { startService } = await load('service.js');
-  const { silentLogger } = await load('log/logger.js');
-  const { KillSwitch } = await load('kill/kill-switch.js');
-  const { layout } = await load('repository/layout.js');
-  const { serializeRepositoryFile } = await load('repository/serialize-file.js');
+  const { silentLogger } = await load('foundations/log/logger.js');
+  const { KillSwitch } = await load('features/kill/kill-switch.js');
+  const { layout } = await load('foundations/repository/layout.js');
+  const { serializeRepositoryFile } = await load('foundations/repository/serialize-file.js');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-sdk-'));
   const service = await startService(
     {

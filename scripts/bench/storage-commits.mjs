@@ -24,7 +24,7 @@ const { values } = parseArgs({
   },
 });
 const dist = resolve(process.env.FLAGOPS_DIST ?? new URL('../../dist', import.meta.url).pathname);
-const { FlagRepository } = await import(pathToFileURL(join(dist, 'storage/index.js')).href);
+const { FlagRepository } = await import(pathToFileURL(join(dist, 'foundations/storage/index.js')).href);
 const ENVS = ['dev', 'staging', 'prod'];
 const actor = { type: 'agent', name: 'bench', keyPrefix: 'svc_agt_benchbench' };
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const SERVE = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/http/serve.js')).href;
+const SERVE = pathToFileURL(path.resolve(import.meta.dirname, '../../dist/foundations/http/serve.js')).href;
 
 // Koa's body setter touches the global `Response`, which makes Node compile its fetch implementation on the
 // event loop (tens of milliseconds). In a fresh process (this test's worker may have loaded it already), the

@@ -43,7 +43,7 @@ describe('what flagops-mcp is built from', () => {
     const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
     expect(ours).toContain('src/apps/mcp/main.ts');
     expect(ours).toContain('packages/core/src/explain.ts');
-    const outside = ours.filter((input) => !/^src\/mcp\/|^packages\/core\/src\//.test(input) && !SHARED.has(input));
+    const outside = ours.filter((input) => !/^src\/apps\/mcp\/|^packages\/core\/src\//.test(input) && !SHARED.has(input));
     expect(outside).toEqual([]);
   });
 

@@ -25,8 +25,9 @@ export interface ServiceProcess {
 }
 
 /**
- * Bundles src/main.ts (or `source`, e.g. src/apps/cli/main.ts) two folders below the project root, as dist/main.js
- * is: external packages resolve from node_modules and the schemas from ../../schemas, exactly as in the built
+ * Bundles src/main.ts (or `source`, e.g. src/apps/cli/main.ts) three folders below the project root, as the built
+ * modules are (dist/foundations/validation/…): external packages resolve from node_modules and the schemas from
+ * ../../../schemas, exactly as in the built
  * package; the @flagops packages come from their sources. With `gitRunner`, the git runner's module is bundled
  * beside it, as the built package has it, so that git over HTTP runs in its helper process. Remove it after.
  */
@@ -43,10 +44,10 @@ export async function bundleMain(
     format: 'esm',
     packages: 'external',
     plugins: [packageSourcesPlugin],
-    outdir: dir,
+    outdir: path.join(dir, 'dist'),
     logLevel: 'silent',
   });
-  return { entry: path.join(dir, 'main.js'), remove: () => rm(dir, { recursive: true, force: true }) };
+  return { entry: path.join(dir, 'dist', 'main.js'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
 export function startProcess(entry: string, env: Record<string, string>, args: string[] = [], cwd = process.cwd()): ServiceProcess {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 // docs/architecture.md: the control plane's state is reached through src/foundations/state/index.ts, whatever implements it.
 const src = path.resolve(import.meta.dirname, '../../src');
-const state = path.join(src, 'state');
+const state = path.join(src, 'foundations', 'state');
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -42,6 +42,6 @@ describe('the control plane state', () => {
         stateImports(file).some((target) => target.startsWith(`${path.join(state, 'files')}${path.sep}`)) &&
         !file.startsWith(`${path.join(state, 'files')}${path.sep}`),
     );
-    expect(choosers.map((file) => path.relative(src, file))).toEqual(['state/open-control-state.ts']);
+    expect(choosers.map((file) => path.relative(src, file))).toEqual(['foundations/state/open-control-state.ts']);
   });
 });

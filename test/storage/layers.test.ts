@@ -33,7 +33,8 @@ describe('the git plumbing layer (src/foundations/storage/git)', () => {
   });
 
   it('imports nothing about flags: only its own files, Node, git libraries, the typed errors and the logger', () => {
-    const allowed = /^(node:.+|isomorphic-git|chokidar|src\/storage\/git\/.+|src\/errors\/kinds\.ts|src\/log\/logger\.ts)$/;
+    const allowed =
+      /^(node:.+|isomorphic-git|chokidar|src\/foundations\/storage\/git\/.+|src\/foundations\/errors\/kinds\.ts|src\/foundations\/log\/logger\.ts)$/;
     const outside = plumbing.flatMap((file) => importsOf(file).flatMap((spec) => (allowed.test(spec) ? [] : [`${file} → ${spec}`])));
     expect(outside).toEqual([]);
   });
@@ -54,7 +55,7 @@ describe('the served-state layer (src/foundations/storage/served)', () => {
   });
 
   it('builds on the plumbing and never on the facade above it', () => {
-    const facade = /^src\/storage\/[^/]+\.ts$/;
+    const facade = /^src\/foundations\/storage\/[^/]+\.ts$/;
     const upward = served.flatMap((file) => importsOf(file).flatMap((spec) => (facade.test(spec) ? [`${file} → ${spec}`] : [])));
     expect(upward).toEqual([]);
   });

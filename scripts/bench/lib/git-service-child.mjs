@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { benchActor, projectWithFlags } from './seed.mjs';
 
 const dist = path.resolve(process.env.BENCH_DIST ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'dist'));
-const { silentLogger } = await import(pathToFileURL(path.join(dist, 'log', 'logger.js')).href);
+const { silentLogger } = await import(pathToFileURL(path.join(dist, 'foundations', 'log', 'logger.js')).href);
 const { startService } = await import(pathToFileURL(path.join(dist, 'service.js')).href);
 
 const flags = Number(process.env.BENCH_GIT_FLAGS ?? 10_000);

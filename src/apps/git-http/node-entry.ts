@@ -11,7 +11,7 @@ export function nodeEntry(moduleUrl: string, relative: string): string[] {
   const here = fileURLToPath(moduleUrl);
   const base = path.join(path.dirname(here), relative);
   if (here.endsWith('.js')) return [process.execPath, `${base}.js`];
-  const root = path.resolve(path.dirname(here), '..', '..');
+  const root = path.resolve(path.dirname(here), '..', '..', '..');
   const viteNode = path.join(root, 'node_modules', 'vite-node', 'vite-node.mjs');
   if (!existsSync(viteNode)) throw new Error('running from source needs vite-node; build with npm run build');
   return [process.execPath, viteNode, `${base}.ts`];
