@@ -72,11 +72,9 @@ export class EffectiveVersions {
   /** The overrides at `commit` from its first parent's and the versioned files it changed. */
   private async step(parent: string | null, commit: string, before: VersionOverrides): Promise<VersionOverrides> {
     const after = new Map(before);
-    const slugs = new Set([...(await this.folders.slugs(commit)), ...(parent === null ? [] : await this.folders.slugs(parent))]);
-    for (const slug of slugs) {
+    for (const slug of await this.folders.changedSlugs(parent, commit)) {
       const now = await this.folders.at(commit, slug);
       const then = parent === null ? undefined : await this.folders.at(parent, slug);
-      if (now?.oid === then?.oid) continue;
       if (!now) {
         for (const path of after.keys()) if (path.startsWith(`projects/${slug}/`)) after.delete(path);
         continue;

@@ -70,6 +70,26 @@ export class ProjectFolders {
     return (await this.objects.readTree(oid)).filter((entry) => isTreeMode(entry.mode)).map((entry) => entry.name);
   }
 
+  /**
+   * The project folders (slugs) whose tree differs between two commits (`before` null: every one of `after`),
+   * added and removed ones included: one comparison of the two `projects/` listings, no folder read.
+   */
+  async changedSlugs(before: string | null, after: string): Promise<string[]> {
+    const [a, b] = await Promise.all([
+      before === null ? null : this.graph.treeOid(before, layout.projectsDir),
+      this.graph.treeOid(after, layout.projectsDir),
+    ]);
+    if (a === b) return [];
+    const folders = async (oid: string | null) =>
+      oid === null ? [] : (await this.objects.readTree(oid)).filter((entry) => isTreeMode(entry.mode));
+    const [old, now] = await Promise.all([folders(a), folders(b)]);
+    const oldByName = new Map(old.map((entry) => [entry.name, entry.oid]));
+    const changed = now.filter((entry) => oldByName.get(entry.name) !== entry.oid).map((entry) => entry.name);
+    const kept = new Set(now.map((entry) => entry.name));
+    for (const entry of old) if (!kept.has(entry.name)) changed.push(entry.name);
+    return changed;
+  }
+
   /** The files of one flag, parsed. */
   async flagFiles(folder: ProjectFolder, key: string): Promise<FlagFiles> {
     const flagOid = await this.oidIn(folder.flagsDir, `${key}${YAML}`);
