@@ -118,7 +118,7 @@ export class FlagRepository {
     this.graph = new CommitGraph(this.objects);
     this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
     const folders = new ProjectFolders(this.objects, this.graph, parseRepositoryFile);
-    this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache);
+    this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache, this.history);
     this.moves = new MainMoves(logger);
     this.committer = new ChangeCommitter(this.objects, this.loader, signer, options);
     this.writes = new WriteQueue(gitdir, this.objects, this.loader, this.committer, this.moves, options, logger);

@@ -33,6 +33,8 @@ export class EffectiveVersions {
     private readonly objects: ObjectStore,
     private readonly folders: ProjectFolders,
     private readonly cache?: ServedHistoryCache,
+    /** What a commit says of itself, believed only when this installation signed it (history.ts). */
+    private readonly history?: { readCommit(oid: string): Promise<{ flagops: { action: string } | null }> },
   ) {}
 
   async at(commit: string): Promise<VersionOverrides> {
@@ -62,7 +64,9 @@ export class EffectiveVersions {
     let overrides = base;
     let parent = baseCommit;
     for (const next of chain.reverse()) {
-      overrides = this.recordedStep(next, overrides) ?? (await this.step(parent, next, overrides));
+      overrides =
+        this.recordedStep(next, overrides) ??
+        (overrides.size === 0 && (await this.raisesEveryVersion(next)) ? this.noChange(next) : await this.step(parent, next, overrides));
       this.byCommit.set(next, overrides);
       parent = next;
     }
@@ -90,6 +94,22 @@ export class EffectiveVersions {
     }
     this.record(commit, before, after);
     return after;
+  }
+
+  /**
+   * Whether a commit is one this service made (its signature verifies) by a writer that always writes a changed
+   * config's or segment's version one above the one before: every writer but an import, which writes what its
+   * directory says. On a parent without overrides the commit makes none, and its files need not be read:
+   * most of a repository's history is the service's own commits.
+   */
+  private async raisesEveryVersion(commit: string): Promise<boolean> {
+    const action = (await this.history?.readCommit(commit))?.flagops?.action;
+    return action !== undefined && action !== 'import';
+  }
+
+  private noChange(commit: string): VersionOverrides {
+    this.cache?.set(key(commit), '-');
+    return NONE;
   }
 
   private record(commit: string, before: VersionOverrides, after: VersionOverrides): void {

@@ -198,11 +198,9 @@ export class ProjectFolders {
     const compare = async (a: string | undefined, b: string | undefined, pathOf: (name: string) => string) => {
       if (a === b) return;
       const [old, now] = await Promise.all([this.fileEntries(a), this.fileEntries(b)]);
-      const oldByName = new Map(old.map((e) => [e.name, e.oid]));
-      const nowByName = new Map(now.map((e) => [e.name, e.oid]));
-      for (const name of differingNames(old, now)) {
-        if (name === KILLS_FILE_NAME || !name.endsWith(YAML)) continue;
-        changed.push({ path: pathOf(name.slice(0, -YAML.length)), oldOid: oldByName.get(name), newOid: nowByName.get(name) });
+      for (const entry of differingEntries(old, now)) {
+        if (entry.name === KILLS_FILE_NAME || !entry.name.endsWith(YAML)) continue;
+        changed.push({ path: pathOf(entry.name.slice(0, -YAML.length)), oldOid: entry.oldOid, newOid: entry.newOid });
       }
     };
     for (let i = 0; i < ENVIRONMENTS.length; i++)
@@ -283,20 +281,28 @@ function isFileMode(mode: string): boolean {
  * removed and added: reported, never missed.
  */
 function differingNames(before: readonly TreeEntry[], after: readonly TreeEntry[]): string[] {
-  const out: string[] = [];
+  return differingEntries(before, after).map((entry) => entry.name);
+}
+
+/** The entries whose blob differs between two listings, with their oids on each side (absent: not there). */
+function differingEntries(
+  before: readonly TreeEntry[],
+  after: readonly TreeEntry[],
+): Array<{ name: string; oldOid?: string; newOid?: string }> {
+  const out: Array<{ name: string; oldOid?: string; newOid?: string }> = [];
   let i = 0;
   let j = 0;
   while (i < before.length || j < after.length) {
     const a = before[i];
     const b = after[j];
     if (b === undefined || (a !== undefined && a.name < b.name)) {
-      out.push(a.name);
+      out.push({ name: a.name, oldOid: a.oid });
       i++;
     } else if (a === undefined || b.name < a.name) {
-      out.push(b.name);
+      out.push({ name: b.name, newOid: b.oid });
       j++;
     } else {
-      if (a.oid !== b.oid) out.push(a.name);
+      if (a.oid !== b.oid) out.push({ name: a.name, oldOid: a.oid, newOid: b.oid });
       i++;
       j++;
     }

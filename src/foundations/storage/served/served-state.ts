@@ -14,6 +14,7 @@ import type { ValidationIssue } from '../../validation/issue.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
 import { EffectiveVersions, withVersions } from './effective-versions.js';
+import type { History } from './history.js';
 import type { ProjectFolder, ProjectFolders } from './project-folders.js';
 import type { ServedHistoryCache } from './served-history-cache.js';
 import type { StateLoader } from './state-loader.js';
@@ -79,8 +80,9 @@ export class ServedStates {
     private readonly objects: ObjectStore,
     private readonly folders: ProjectFolders,
     private readonly cache?: ServedHistoryCache,
+    history?: History,
   ) {
-    this.versions = new EffectiveVersions(objects, folders, cache);
+    this.versions = new EffectiveVersions(objects, folders, cache, history);
   }
 
   read(commit: string | null): Promise<ServedState> {
