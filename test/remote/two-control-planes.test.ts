@@ -64,6 +64,53 @@ describe('two control planes on one git remote (remote mode)', () => {
     await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
   });
 
+  it('two writes with the same expectedVersion through the two: one answers 200, the other 409', async () => {
+    const [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
+    const project = (await a.post('/api/v1/projects', { name: 'Race', slug: 'race' })).body;
+    const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'contested' })).body;
+    await until(
+      () => b.get(`/api/v1/flags/${flag.id}`),
+      (seen) => seen.status === 200,
+    );
+    for (let round = 0; round < 5; round++) {
+      const version = (await a.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.version;
+      await until(
+        () => b.get(`/api/v1/flags/${flag.id}`),
+        (seen) => seen.body.environments?.prod.version === version,
+      );
+      const answers = await Promise.all(
+        [a, b].map((client, i) =>
+          client.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 10 * round + i + 1, expectedVersion: version }),
+        ),
+      );
+      expect(answers.map((r) => r.status).sort(), JSON.stringify(answers.map((r) => r.body))).toEqual([200, 409]);
+      const winner = answers.find((r) => r.status === 200)!;
+      expect((await a.get(`/api/v1/flags/${flag.id}`)).body.environments.prod).toMatchObject({
+        rolloutPct: winner.body.rolloutPct ?? winner.body.config?.rolloutPct ?? winner.body.environments?.prod?.rolloutPct,
+        version: version + 1,
+      });
+    }
+  }, 60_000);
+
+  it('writes to different flags through the two at once all answer 200, and both are on the git host', async () => {
+    const [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
+    const project = (await a.post('/api/v1/projects', { name: 'Busy', slug: 'busy' })).body;
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await a.post(`/api/v1/projects/${project.id}/flags`, { key: `busy-${i}` })).body.id);
+    await until(
+      () => b.get(`/api/v1/flags/${ids[5]}`),
+      (seen) => seen.status === 200,
+    );
+    const answers = await Promise.all(
+      ids.map((id, i) => (i % 2 === 0 ? a : b).put(`/api/v1/flags/${id}/environments/prod/config`, { rolloutPct: 40 + i })),
+    );
+    expect(answers.map((r) => r.status), JSON.stringify(answers.map((r) => r.body))).toEqual(ids.map(() => 200));
+    for (const [i, id] of ids.entries()) {
+      const file = git(host.gitdir, 'show', `main:projects/busy/environments/prod/busy-${i}.yaml`);
+      expect(file, id).toContain(`rolloutPct: ${40 + i}`);
+    }
+  }, 60_000);
+
   it('apply each scheduled step exactly once, whichever gets there first', async () => {
     const [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
     const project = (await a.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { gitRun } from '../../foundations/storage/git/git-cli.js';
@@ -8,6 +9,15 @@ export function redact(url: string): string {
 }
 
 const TRACKING_REF = 'refs/flagops/remote-main';
+/** The host refused the push because main is no longer the commit ours builds on. */
+const MOVED = /\[rejected\]|non-fast-forward|fetch first/;
+/**
+ * The host refused the push because another push was updating main at the same moment (git's ref lock or its
+ * old-value check, as `git http-backend` and hosts report it): as good as a move, the store runs the change again.
+ */
+const LOST_RACE = /cannot lock ref|failed to lock|unable to create '[^']*\.lock'|incorrect old value|failed to update ref/i;
+const RACE_BACKOFF_MIN_MS = 10;
+const RACE_BACKOFF_SPREAD_MS = 90;
 const ZERO = '0000000000000000000000000000000000000000';
 
 export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'diverged';
@@ -33,7 +43,9 @@ export class RemoteSync {
   async publish(commit: string, parent: string | null): Promise<boolean> {
     const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`]);
     if (pushed.code === 0) return true;
-    if (!/\[rejected\]|non-fast-forward|fetch first/.test(`${pushed.stdout}\n${pushed.stderr}`)) {
+    const said = `${pushed.stdout}\n${pushed.stderr}`;
+    const raced = LOST_RACE.test(said);
+    if (!raced && !MOVED.test(said)) {
       throw new FlagopsError(
         'unavailable',
         `the git remote ${redact(this.url)} did not take the change (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`,
@@ -44,7 +56,10 @@ export class RemoteSync {
       throw new FlagopsError('unavailable', `main and the git remote ${redact(this.url)} have diverged; nothing was changed`);
     }
     // Compare-and-swap: if main moved meanwhile, the store's next run starts from wherever it now is.
-    if (await this.fastForward(parent, remote)) await this.onPulled();
+    if (remote !== parent && (await this.fastForward(parent, remote))) await this.onPulled();
+    // Another push held the host's ref when ours came, and the remote shows no move yet: the other push may
+    // still be finishing, or may have failed. A short random wait keeps two control planes from colliding again.
+    else if (raced) await sleep(RACE_BACKOFF_MIN_MS + Math.random() * RACE_BACKOFF_SPREAD_MS);
     return false;
   }
 
