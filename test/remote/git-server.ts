@@ -31,6 +31,15 @@ export async function startGitServer() {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
+    /** The host goes down: its port refuses connections until `up()`; the repository stays as it is. */
+    async down() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+    /** The host is back, on the same port. */
+    async up() {
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    },
     url: `http://127.0.0.1:${port}/flags.git`,
     gitdir,
     get requests() {
@@ -38,7 +47,7 @@ export async function startGitServer() {
     },
     async stop() {
       server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      if (server.listening) await new Promise((resolve) => server.close(resolve));
       rmSync(root, { recursive: true, force: true });
     },
   };

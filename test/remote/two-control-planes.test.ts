@@ -104,7 +104,10 @@ describe('two control planes on one git remote (remote mode)', () => {
     const answers = await Promise.all(
       ids.map((id, i) => (i % 2 === 0 ? a : b).put(`/api/v1/flags/${id}/environments/prod/config`, { rolloutPct: 40 + i })),
     );
-    expect(answers.map((r) => r.status), JSON.stringify(answers.map((r) => r.body))).toEqual(ids.map(() => 200));
+    expect(
+      answers.map((r) => r.status),
+      JSON.stringify(answers.map((r) => r.body)),
+    ).toEqual(ids.map(() => 200));
     for (const [i, id] of ids.entries()) {
       const file = git(host.gitdir, 'show', `main:projects/busy/environments/prod/busy-${i}.yaml`);
       expect(file, id).toContain(`rolloutPct: ${40 + i}`);

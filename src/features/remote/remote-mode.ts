@@ -39,8 +39,8 @@ export class RemoteMode {
     return this.settings.org;
   }
 
-  readonly publish = (gitdir: string, commit: string, parent: string | null): Promise<boolean> =>
-    gitdir === this.sync.gitdir ? this.sync.publish(commit, parent) : Promise.resolve(true);
+  readonly publish = (gitdir: string, commit: string, parent: string | null, action?: string): Promise<boolean> =>
+    gitdir === this.sync.gitdir ? this.sync.publish(commit, parent, action) : Promise.resolve(true);
 
   /** FlagRepository `publishBranch`: proposal branches are pushed too, so every control plane sees them. */
   readonly publishBranch = (gitdir: string, ref: string, commit: string): Promise<void> =>
@@ -48,7 +48,8 @@ export class RemoteMode {
 
   /** Fetches the remote once (the remote wins where main is behind), then polls. Start never fails on the remote. */
   async start(): Promise<void> {
-    await this.pullLogged('start');
+    // Unreachable at start: tried again every second, so kills committed here while it was down reach it soon.
+    if (!(await this.pullLogged('start'))) this.sync.retryPush();
     if (this.settings.pollSeconds > 0) {
       this.timer = setInterval(() => void this.pullLogged('poll'), this.settings.pollSeconds * 1000);
       this.timer.unref();
@@ -57,6 +58,7 @@ export class RemoteMode {
 
   close(): void {
     clearInterval(this.timer);
+    this.sync.close();
   }
 
   /** A push through /git/<org>.git moved main: pass it on to the remote now rather than at the next poll. */
@@ -77,12 +79,15 @@ export class RemoteMode {
     });
   }
 
-  private async pullLogged(why: string): Promise<void> {
+  /** Pulls once; false when the remote could not be reached. */
+  private async pullLogged(why: string): Promise<boolean> {
     try {
       const outcome = await this.sync.pull();
       if (outcome !== 'unchanged') this.logger.info('git remote synced', { why, outcome, remote: redact(this.settings.url) });
+      return true;
     } catch (err) {
       this.logger.warn('git remote not reachable; serving main as it is', { why, err: (err as Error).message });
+      return false;
     }
   }
 }

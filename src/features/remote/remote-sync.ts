@@ -18,6 +18,10 @@ const MOVED = /\[rejected\]|non-fast-forward|fetch first/;
 const LOST_RACE = /cannot lock ref|failed to lock|unable to create '[^']*\.lock'|incorrect old value|failed to update ref/i;
 const RACE_BACKOFF_MIN_MS = 10;
 const RACE_BACKOFF_SPREAD_MS = 90;
+/** How long a kill waits for the remote to take it before it is served from here and pushed later. */
+const KILL_PUSH_TIMEOUT_MS = 2_000;
+/** How often main is pushed again while the remote lacks kills made here. */
+const RETRY_PUSH_MS = 1_000;
 const ZERO = '0000000000000000000000000000000000000000';
 
 export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'diverged';
@@ -30,6 +34,8 @@ export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'diverged'
  */
 export class RemoteSync {
   private pulling: Promise<PullOutcome> | null = null;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
 
   constructor(
     readonly gitdir: string,
@@ -39,19 +45,29 @@ export class RemoteSync {
     private readonly onPulled: () => Promise<void> | void = () => {},
   ) {}
 
-  /** FlagRepository `publish`: true once the remote's main is `commit`; false when main was moved to the remote's newer head. */
-  async publish(commit: string, parent: string | null): Promise<boolean> {
-    const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`]);
+  /**
+   * FlagRepository `publish`: true once the remote's main is `commit`; false when main was moved to the remote's
+   * newer head. A kill or cleared kill the remote cannot take now (unreachable, slow, refusing) is true too: it
+   * is served and committed here, and pushed when the remote takes it (retried every second); a git host must
+   * never stand between an operator and a kill.
+   */
+  async publish(commit: string, parent: string | null, action?: string): Promise<boolean> {
+    const kill = action === 'kill' || action === 'clear_kill';
+    const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`], {
+      timeoutMs: kill ? KILL_PUSH_TIMEOUT_MS : undefined,
+    });
     if (pushed.code === 0) return true;
     const said = `${pushed.stdout}\n${pushed.stderr}`;
     const raced = LOST_RACE.test(said);
     if (!raced && !MOVED.test(said)) {
+      if (kill) return this.keepUntilReachable(commit, said);
       throw new FlagopsError(
         'unavailable',
         `the git remote ${redact(this.url)} did not take the change (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`,
       );
     }
-    const remote = await this.fetch();
+    const remote = kill ? await this.fetch().catch((err: Error) => err) : await this.fetch();
+    if (remote instanceof Error) return this.keepUntilReachable(commit, remote.message);
     if (remote === null || (parent !== null && !(await this.isAncestor(parent, remote)))) {
       throw new FlagopsError('unavailable', `main and the git remote ${redact(this.url)} have diverged; nothing was changed`);
     }
@@ -61,6 +77,40 @@ export class RemoteSync {
     // still be finishing, or may have failed. A short random wait keeps two control planes from colliding again.
     else if (raced) await sleep(RACE_BACKOFF_MIN_MS + Math.random() * RACE_BACKOFF_SPREAD_MS);
     return false;
+  }
+
+  /** A kill's commit stays on main here; main is pushed again every second until the remote has it. */
+  private keepUntilReachable(commit: string, why: string): true {
+    this.logger.warn('git remote did not take a kill; it is served and committed here, and pushed when the remote is back', {
+      commit,
+      remote: redact(this.url),
+      err: redact(why).trim().slice(0, 300),
+    });
+    this.retryPush();
+    return true;
+  }
+
+  /** Pulls (and pushes what main holds back) every second until the remote answers. */
+  retryPush(): void {
+    if (this.retryTimer !== undefined || this.closed) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.pull().then(
+        (outcome) => {
+          if (outcome === 'diverged') this.retryPush();
+          else this.logger.info('git remote took what main held back', { outcome, remote: redact(this.url) });
+        },
+        () => this.retryPush(),
+      );
+    }, RETRY_PUSH_MS);
+    this.retryTimer.unref();
+  }
+
+  /** Stops retrying pushes (the service stops); what main holds is pushed by the next start. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
   /** Pushes a branch other than main (a proposal branch) before it moves locally; throws when the remote refuses. */

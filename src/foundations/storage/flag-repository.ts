@@ -41,8 +41,9 @@ export interface OpenOptions {
    * Remote mode (src/features/remote): called with each new commit after its objects are written and before `main`
    * moves. Resolves true when the commit was published (pushed) so main may move; false when the remote had
    * moved on — main has then been brought up to it, and `fn` runs again on the new head. Throwing aborts.
+   * `action` is the commit's (the last one's, for a series): a kill may move main before the remote has it.
    */
-  publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
+  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action']) => Promise<boolean>;
   /**
    * Remote mode: called with each commit this instance puts on a branch other than main (a proposal branch)
    * after its objects are written and before the branch moves locally; it pushes the branch. Throwing aborts.

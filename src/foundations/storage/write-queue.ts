@@ -40,7 +40,7 @@ export type WriteFn<T> = (current: RepositoryState, head: string | null) => Chan
 /** What the queue takes of the repository's open options (OpenOptions in flag-repository.ts says what each does). */
 export interface WriteQueueOptions {
   beforeRefUpdate?: () => void | Promise<void>;
-  publish?: (gitdir: string, commit: string, parent: string | null) => Promise<boolean>;
+  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action']) => Promise<boolean>;
   onCommit?: (action: CommitMeta['action']) => void;
   maxAttempts?: number;
   durable?: boolean;
@@ -119,7 +119,8 @@ export class WriteQueue {
         // The objects are flushed while the state is assembled; the ref moves only once all are on disk.
         await batch.done();
         await this.options.beforeRefUpdate?.();
-        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head));
+        const published =
+          this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head, change.meta.action));
         if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action))) {
           this.loader.remember(commit.next);
           this.moves.observe(commit.oid, 'local');
@@ -165,7 +166,7 @@ export class WriteQueue {
         if (tip === head || lastAction === undefined) return { commit: head, parent: head, outcomes, state: loaded.state };
         await batch.done();
         await this.options.beforeRefUpdate?.();
-        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, tip!, head));
+        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, tip!, head, lastAction));
         if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction))) {
           this.loader.remember(loaded);
           this.moves.observe(tip, 'local');

@@ -1,0 +1,126 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/foundations/auth/key-format.js';
+import type { Config } from '../../src/foundations/config/config.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { type Service, startService } from '../../src/service.js';
+import { until } from '../helpers/deadlines.js';
+import { git } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startGitServer } from './git-server.js';
+
+/** The kill commits on a repository's main for `flag`: `<action> <environment>`, oldest first. */
+function killCommits(gitdir: string, flag: string): string[] {
+  return git(
+    gitdir,
+    'log',
+    '--reverse',
+    '--format=%(trailers:key=Flagops-Action,valueonly,separator=)%x09%(trailers:key=Flagops-Flag,valueonly,separator=)%x09%(trailers:key=Flagops-Environment,valueonly,separator=)',
+    'main',
+  )
+    .split('\n')
+    .map((line) => line.split('\t'))
+    .filter(([action, key]) => (action === 'kill' || action === 'clear_kill') && key === flag)
+    .map(([action, , env]) => `${action} ${env}`);
+}
+
+describe('kills never wait for the git host (remote mode)', () => {
+  let host: Awaited<ReturnType<typeof startGitServer>>;
+  let dataDir: string;
+  let service: Service;
+  let admin: HttpClient;
+  let project: Json;
+  let sdkKey: string;
+  const adminKey = generateKey('admin');
+  let config: Config;
+
+  const evaluate = async (flagKey: string) =>
+    (await httpClient(service.evalUrl, sdkKey).post('/v1/evaluate', { key: flagKey, context: { userId: 'u1' } })).body[flagKey];
+
+  beforeAll(async () => {
+    host = await startGitServer();
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-kill-nohost-'));
+    config = {
+      dataDir,
+      host: '127.0.0.1',
+      controlPort: 0,
+      evalPort: 0,
+      bootstrapKeys: [{ org: 'acme', key: adminKey }],
+      planProjectLimit: 25,
+      logLevel: 'error',
+      gitRemote: { url: host.url, pollSeconds: 0 },
+    };
+    service = await startService(config, silentLogger);
+    admin = httpClient(service.controlUrl, adminKey);
+    project = (await admin.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+    sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+  });
+  afterAll(async () => {
+    await service.stop();
+    await host.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  async function liveFlag(key: string): Promise<Json> {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key })).body;
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    expect((await evaluate(key))?.value).toBe(true);
+    return flag;
+  }
+
+  it('with the git host down, a kill answers 200, is served at once, shows in the audit log, and reaches the host once when it is back', async () => {
+    const flag = await liveFlag('checkout');
+    await host.down();
+    try {
+      const killed = await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'git host down, checkout failing' });
+      expect(killed.status, JSON.stringify(killed.body)).toBe(200);
+      expect(killed.body.environments.prod.killed).toBe(true);
+      // Served before the answer: no wait.
+      expect(await evaluate('checkout')).toMatchObject({ value: false, reason: 'killed' });
+      const audit = (await admin.get('/api/v1/audit?limit=5')).body.entries;
+      expect(audit[0]).toMatchObject({ action: 'kill', flagKey: 'checkout', environment: 'prod' });
+      // Other changes wait for the host: 503, nothing changed.
+      const other = await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 5 });
+      expect(other.status).toBe(503);
+      expect(other.body.error.code).toBe('unavailable');
+      expect(killCommits(host.gitdir, 'checkout')).toEqual([]);
+    } finally {
+      await host.up();
+    }
+    await until(
+      async () => killCommits(host.gitdir, 'checkout'),
+      (commits) => commits.length > 0,
+    );
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
+    expect(killCommits(host.gitdir, 'checkout')).toEqual(['kill prod']);
+    const entries = (await admin.get('/api/v1/audit?limit=20')).body.entries.filter(
+      (e: Json) => e.flagKey === 'checkout' && e.action === 'kill',
+    );
+    expect(entries).toHaveLength(1);
+  });
+
+  it('a kill and its clear made while the host is down survive a restart and reach the host in order', async () => {
+    const flag = await liveFlag('search');
+    await host.down();
+    try {
+      expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+      expect((await admin.post(`/api/v1/flags/${flag.id}/environments/staging/kill`)).status).toBe(200);
+      expect((await admin.put(`/api/v1/flags/${flag.id}/environments/staging/config`, { clearKill: true })).status).toBe(200);
+      await service.stop();
+      service = await startService(config, silentLogger);
+      admin = httpClient(service.controlUrl, adminKey);
+      expect(await evaluate('search')).toMatchObject({ value: false, reason: 'killed' });
+    } finally {
+      await host.up();
+    }
+    await until(
+      async () => killCommits(host.gitdir, 'search'),
+      (commits) => commits.length === 3,
+    );
+    expect(killCommits(host.gitdir, 'search')).toEqual(['kill prod', 'kill staging', 'clear_kill staging']);
+    // Writes work again once the host is back.
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 7 })).status).toBe(200);
+  });
+});
