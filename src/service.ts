@@ -10,6 +10,7 @@ import { gitHttpRoutes } from './apps/git-http/git-http-routes.js';
 import { GitRunner } from './apps/git-http/git-runner.js';
 import { replicaUpstream } from './apps/replica/upstream/replica-routes.js';
 import { AuditRegistry } from './features/audit/audit-registry.js';
+import { rebaseHeldKills } from './features/kill/kill-rebase.js';
 import { KillSwitch } from './features/kill/kill-switch.js';
 import { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
@@ -138,7 +139,9 @@ async function startOnLockedDirectory(
   if (config.gitRemote) {
     if (!remoteOrg)
       throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
-    remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg));
+    const rebaseHeld = async (held: readonly string[]) =>
+      rebaseHeldKills(await repos.get(remoteOrg), held, () => remote!.sync.fetchedHead());
+    remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg), rebaseHeld);
   }
   const counter = await EvaluationCounter.open({ state, logger });
   const killSwitch = new KillSwitch(

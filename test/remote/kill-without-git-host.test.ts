@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -122,5 +123,53 @@ describe('kills never wait for the git host (remote mode)', () => {
     expect(killCommits(host.gitdir, 'search')).toEqual(['kill prod', 'kill staging', 'clear_kill staging']);
     // Writes work again once the host is back.
     expect((await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 7 })).status).toBe(200);
+  });
+
+  it('a kill held here while the host got other commits is made again on top of them, once, and never un-served', async () => {
+    const flag = await liveFlag('banner');
+    let killedAt = '';
+    await host.down();
+    try {
+      const killed = await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'held' });
+      expect(killed.status).toBe(200);
+      killedAt = killed.body.environments.prod.killedAt;
+      // Meanwhile a pull request is merged on the host, which this control plane cannot reach.
+      const checkout = await mkdtemp(path.join(os.tmpdir(), 'flagops-kill-nohost-pr-'));
+      git(checkout, 'clone', '--quiet', host.gitdir, 'pr');
+      const pr = path.join(checkout, 'pr');
+      writeFileSync(
+        path.join(pr, 'projects/shop/environments/dev/banner.yaml'),
+        'enabled: true\nrolloutPct: 33\nvalueOn: true\nvalueOff: false\nversion: 9\n',
+      );
+      git(pr, 'commit', '--quiet', '-am', 'dev banner at 33 % (merged pull request)');
+      git(pr, 'push', '--quiet', 'origin', 'HEAD:main');
+      await rm(checkout, { recursive: true, force: true });
+    } finally {
+      await host.up();
+    }
+    const served: unknown[] = [];
+    const hostMain = await until(
+      async () => {
+        served.push((await evaluate('banner'))?.value);
+        return killCommits(host.gitdir, 'banner');
+      },
+      (commits) => commits.length > 0,
+    );
+    expect(hostMain).toEqual(['kill prod']);
+    expect(served.every((value) => value === false)).toBe(true);
+    expect(git(host.gitdir, 'log', '-1', '--format=%s', 'main^')).toBe('dev banner at 33 % (merged pull request)');
+    await until(
+      async () => git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'),
+      (local) => local === git(host.gitdir, 'rev-parse', 'main'),
+    );
+    const view = (await admin.get(`/api/v1/flags/${flag.id}`)).body;
+    // Made again as first made: the same time and author.
+    expect(view.environments.prod).toMatchObject({ killed: true, killedAt });
+    expect(git(host.gitdir, 'show', 'main:projects/shop/environments/prod/kills.yaml')).toContain('reason: held');
+    expect(view.environments.dev).toMatchObject({ rolloutPct: 33 });
+    const entries = (await admin.get('/api/v1/audit?limit=20')).body.entries.filter(
+      (e: Json) => e.flagKey === 'banner' && e.action === 'kill',
+    );
+    expect(entries).toHaveLength(1);
   });
 });

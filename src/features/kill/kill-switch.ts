@@ -2,7 +2,7 @@ import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } fr
 import { NotFoundError } from '../../foundations/errors/kinds.js';
 import { layout } from '../../foundations/repository/layout.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
-import type { FlagRepository } from '../../foundations/storage/index.js';
+import type { CommitMeta, FlagRepository } from '../../foundations/storage/index.js';
 
 /** Where a kill made by this process is announced before the kill call returns (the evaluation server). */
 export interface KillListener {
@@ -47,20 +47,14 @@ export class KillSwitch {
 
   kill(request: KillRequest): Promise<KillOutcome> {
     return this.change(request, (kills, at) => {
-      if (Object.hasOwn(kills.kills, request.flagKey)) return null;
       const entry: KillEntry = { killedAt: at.toISOString(), killedBy: killedBy(request.actor) };
       if (request.reason) entry.reason = request.reason;
-      return { kills: { ...kills.kills, [request.flagKey]: entry } };
+      return killsAfter(kills, request.flagKey, entry);
     });
   }
 
   clear(request: KillRequest): Promise<KillOutcome> {
-    return this.change(request, (kills) => {
-      if (!Object.hasOwn(kills.kills, request.flagKey)) return null;
-      const next = { ...kills.kills };
-      delete next[request.flagKey];
-      return { kills: next };
-    });
+    return this.change(request, (kills) => killsAfter(kills, request.flagKey, null));
   }
 
   private async change(request: KillRequest, edit: (kills: KillsFile, at: Date) => KillsFile | null): Promise<KillOutcome> {
@@ -94,7 +88,7 @@ export class KillSwitch {
     return { changed: true, commit: outcome.commit, state: outcome.state, entry: kills.kills[flagKey] };
   }
 
-  private meta(request: KillRequest, action: 'kill' | 'clear_kill') {
+  private meta(request: KillRequest, action: 'kill' | 'clear_kill'): CommitMeta {
     const verb = action === 'kill' ? 'kill' : 'clear kill of';
     return {
       action,
@@ -104,6 +98,18 @@ export class KillSwitch {
       project: request.projectSlug,
       flag: request.flagKey,
       environment: request.environment,
-    } as const;
+    };
   }
+}
+
+/**
+ * An environment's kills after killing `flagKey` with `entry` (null: clearing its kill); null when that
+ * changes nothing (killed already, or not killed). A kill stands as first made: a second one keeps its entry.
+ */
+export function killsAfter(kills: KillsFile, flagKey: string, entry: KillEntry | null): KillsFile | null {
+  if (entry !== null) return Object.hasOwn(kills.kills, flagKey) ? null : { kills: { ...kills.kills, [flagKey]: entry } };
+  if (!Object.hasOwn(kills.kills, flagKey)) return null;
+  const next = { ...kills.kills };
+  delete next[flagKey];
+  return { kills: next };
 }

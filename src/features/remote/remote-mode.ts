@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
-import { RemoteSync, redact } from './remote-sync.js';
+import { type RebaseHeld, RemoteSync, redact } from './remote-sync.js';
 
 export interface RemoteSettings {
   /** FLAGOPS_GIT_REMOTE: the remote's URL, credentials included. */
@@ -31,8 +31,9 @@ export class RemoteMode {
     gitdir: string,
     private readonly logger: Logger,
     onPulled: () => Promise<void> | void,
+    rebaseHeld?: RebaseHeld,
   ) {
-    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled);
+    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled, rebaseHeld);
   }
 
   get org(): string {

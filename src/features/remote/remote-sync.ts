@@ -24,7 +24,13 @@ const KILL_PUSH_TIMEOUT_MS = 2_000;
 const RETRY_PUSH_MS = 1_000;
 const ZERO = '0000000000000000000000000000000000000000';
 
-export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'diverged';
+export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'rebased' | 'diverged';
+
+/**
+ * Given the commits main holds beyond the remote (oldest first) when the two have diverged, rebuilds main on
+ * the remote's head where it can (kills made here while the remote was unreachable); false when it cannot.
+ */
+export type RebaseHeld = (held: readonly string[]) => Promise<boolean>;
 
 /**
  * Remote mode for one organisation (docs/deployment.md): an outside git repository is the source of truth.
@@ -43,7 +49,14 @@ export class RemoteSync {
     private readonly logger: Logger,
     /** Called after main moved to the remote's head (the holder serves it at once). */
     private readonly onPulled: () => Promise<void> | void = () => {},
+    private readonly rebaseHeld: RebaseHeld = async () => false,
   ) {}
+
+  /** The remote's main as last fetched. */
+  async fetchedHead(): Promise<string | null> {
+    const head = await gitRun(this.gitdir, ['rev-parse', '--verify', '--quiet', TRACKING_REF]);
+    return head.code === 0 ? head.stdout : null;
+  }
 
   /**
    * FlagRepository `publish`: true once the remote's main is `commit`; false when main was moved to the remote's
@@ -148,6 +161,13 @@ export class RemoteSync {
       await this.pushOrThrow(local); // commits made while the remote was unreachable at push time cannot exist; a crash between push and ref move can
       return 'pushed';
     }
+    if (local !== null) {
+      const held = await gitRun(this.gitdir, ['rev-list', '--first-parent', '--reverse', local, `^${remote}`]);
+      if (held.code === 0 && (await this.rebaseHeld(held.stdout.split('\n').filter(Boolean)))) {
+        await this.onPulled();
+        return 'rebased';
+      }
+    }
     this.logger.error('main and the git remote have diverged; serving main as it is until an operator reconciles them', {
       remote: redact(this.url),
       local,
@@ -171,8 +191,7 @@ export class RemoteSync {
       if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) return null;
       throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);
     }
-    const head = await gitRun(this.gitdir, ['rev-parse', '--verify', '--quiet', TRACKING_REF]);
-    return head.code === 0 ? head.stdout : null;
+    return this.fetchedHead();
   }
 
   private async localHead(): Promise<string | null> {

@@ -264,6 +264,21 @@ export class FlagRepository {
   }
 
   /**
+   * Builds a series of changes (as `updateSeries`) on the commit `onto` names, asked again on every attempt,
+   * and moves main from its head to the series' tip, which need not descend from it: how remote mode puts
+   * kills made here while the remote was unreachable on top of what the remote got meanwhile. Each change
+   * checks on the state it is given whether it is still to be made (a kill another control plane already
+   * pushed makes no commit); with none made, main moves to `onto`'s commit.
+   */
+  rebuildMainOnto<T>(onto: () => Promise<string | null>, changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
+    if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    return this.writing(
+      this.writes.serialized(() => this.writes.trySeries(changes, Number.POSITIVE_INFINITY, onto)),
+      (series) => series.outcomes.some((o) => o.committed),
+    );
+  }
+
+  /**
    * Commits a change on a new branch `ref` (a proposal: main's head plus this one commit) without moving
    * main. The change is checked as `update` checks it; a change that leaves the tree as it is makes no commit
    * and no branch (`committed: false`). WriteConflictError when `ref` exists already.

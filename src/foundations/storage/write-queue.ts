@@ -135,14 +135,23 @@ export class WriteQueue {
     throw new WriteConflictError(`main kept moving; the change was not applied after ${attempts} attempts`);
   }
 
-  /** A series of commits with one move of main (FlagRepository.updateSeries); run it in the queue. */
-  async trySeries<T>(changes: readonly SeriesChange<T>[], lockDeadline: number): Promise<SeriesResult<T>> {
+  /**
+   * A series of commits with one move of main (FlagRepository.updateSeries); run it in the queue. With `onto`,
+   * the series is built on the commit it names instead of main's head, and main moves from its head to the
+   * series' tip (or to that commit, when no change makes one) whatever their relation: FlagRepository.rebuildMainOnto.
+   */
+  async trySeries<T>(
+    changes: readonly SeriesChange<T>[],
+    lockDeadline: number,
+    onto?: () => Promise<string | null>,
+  ): Promise<SeriesResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const head = await readRef(this.gitdir, MAIN_REF);
       this.moves.observe(head, 'external');
-      let tip = head;
-      let loaded = await this.loader.load(head);
+      const base = onto ? await onto() : head;
+      let tip = base;
+      let loaded = await this.loader.load(base);
       const outcomes: SeriesOutcome<T>[] = [];
       let lastAction: CommitMeta['action'] | undefined;
       const batch = this.objects.batch();
@@ -163,14 +172,20 @@ export class WriteQueue {
             outcomes.push({ committed: false, error });
           }
         }
-        if (tip === head || lastAction === undefined) return { commit: head, parent: head, outcomes, state: loaded.state };
-        await batch.done();
-        await this.options.beforeRefUpdate?.();
-        const published = this.options.publish === undefined || (await this.options.publish(this.gitdir, tip!, head, lastAction));
-        if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction))) {
+        if (tip === head || (lastAction === undefined && !onto)) return { commit: head, parent: head, outcomes, state: loaded.state };
+        if (lastAction !== undefined) {
+          await batch.done();
+          await this.options.beforeRefUpdate?.();
+        }
+        // Nothing to publish when no change made a commit: the base is what `onto` found (the remote's head).
+        const published =
+          this.options.publish === undefined ||
+          lastAction === undefined ||
+          (await this.options.publish(this.gitdir, tip!, base, lastAction));
+        if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction ?? 'change'))) {
           this.loader.remember(loaded);
           this.moves.observe(tip, 'local');
-          return { commit: tip, parent: head, outcomes, state: loaded.state };
+          return { commit: tip, parent: base, outcomes, state: loaded.state };
         }
       } finally {
         await batch.settled();
