@@ -5,8 +5,8 @@ export type FeedLossReason =
   | 'unreachable' // connection refused, or the name does not resolve
   | 'timeout' // no answer within the request deadline
   | 'error-status' // an HTTP error instead of the feed (a 5xx while it starts or fails, a 401 for a wrong key)
-  | 'connection-lost' // the connection broke mid-stream (reset, the process killed)
-  | 'stream-ended' // the control plane ended the feed (it stops)
+  | 'connection-lost' // the connection broke mid-stream (a reset)
+  | 'stream-ended' // the feed ended: the control plane stopped, or its process died (the kernel closes its sockets)
   | 'silent' // no event and no heartbeat for longer than the idle timeout
   | 'sync-failed' // a view it listed could not be fetched or read
   | 'other-organisation'; // it serves another organisation than the replica does: a misconfigured list

@@ -71,7 +71,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
-  io.stdout(`flagops eval: serving ${replica.url}, following ${upstreams.join(', ')}\n`);
+  const then = upstreams.length > 1 ? ` (then ${upstreams.slice(1).join(', ')})` : '';
+  io.stdout(`flagops eval: serving ${replica.url}, following ${upstreams[0]}${then}\n`);
   await stopped;
   await replica.stop();
   return EXIT.ok;
