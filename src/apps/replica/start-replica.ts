@@ -47,8 +47,8 @@ export interface Replica {
 
 /**
  * An evaluation replica (docs/deployment.md): the evaluation API, fed by the control plane it follows, one of
- * `upstreams` at a time. Like the
- * service, one replica per data directory, and its port is bound before anything is written there.
+ * `upstreams` at a time. Like the service, one replica per data directory, and its port is bound before anything
+ * is written there.
  */
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { logger } = options;
