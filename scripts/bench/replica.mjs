@@ -55,7 +55,7 @@ const replicas = [];
 for (let i = 0; i < REPLICAS; i++) {
   replicas.push(
     await startReplica({
-      upstream: service.controlUrl,
+      upstreams: [service.controlUrl],
       token: admin,
       host: '127.0.0.1',
       port: 0,

@@ -207,7 +207,7 @@ describe('failed authentication (docs/credentials.md, "Failed authentication")',
       const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
       const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-auth-'));
       const replica = await startReplica({
-        upstream: svc.controlUrl,
+        upstreams: [svc.controlUrl],
         token: svc.admin,
         host: '127.0.0.1',
         port: 0,

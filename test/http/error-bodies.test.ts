@@ -42,7 +42,7 @@ describe('every error answer carries the { error: { code, message } } body', () 
     flag = await createFlag(admin, project.id, { key: 'checkout' });
     replicaDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-error-bodies-'));
     replica = await startReplica({
-      upstream: svc.controlUrl,
+      upstreams: [svc.controlUrl],
       token: svc.admin,
       host: '127.0.0.1',
       port: 0,

@@ -22,7 +22,7 @@ describe('X-Content-Type-Options: nosniff on every answer of every port', () => 
     sdkKey = (await api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
     replicaDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-nosniff-'));
     replica = await startReplica({
-      upstream: svc.controlUrl,
+      upstreams: [svc.controlUrl],
       token: svc.admin,
       host: '127.0.0.1',
       port: 0,

@@ -21,7 +21,12 @@ describe('docs/operations.md', () => {
   beforeAll(async () => {
     svc = await startTestService();
     const replica = new ServerMetrics('replica');
-    registerReplicaFamilies(replica.registry, { connected: true, lastContactAt: Date.now() });
+    registerReplicaFamilies(replica.registry, {
+      connected: true,
+      lastContactAt: Date.now(),
+      following: 'http://127.0.0.1:4000',
+      failovers: { 'connection-lost': 1 },
+    });
     const texts = [
       ...(await Promise.all([svc.controlUrl, svc.evalUrl].map(async (url) => (await fetch(`${url}/metrics`)).text()))),
       await replica.text(),

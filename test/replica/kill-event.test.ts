@@ -23,7 +23,7 @@ describe('a kill on the replica feed', () => {
 
   const startOne = () =>
     startReplica({
-      upstream: upstream.controlUrl,
+      upstreams: [upstream.controlUrl],
       token: upstream.admin,
       host: '127.0.0.1',
       port: 0,

@@ -45,7 +45,7 @@ describe('a replica’s data directory (one replica each, like the service)', ()
   });
 
   const options = (dataDir: string, port = 0): ReplicaOptions => ({
-    upstream: upstream.controlUrl,
+    upstreams: [upstream.controlUrl],
     token: upstream.admin,
     host: '127.0.0.1',
     port,

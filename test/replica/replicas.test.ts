@@ -33,7 +33,7 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     const dir = dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-')));
     if (!dataDir) dirs.push(dir);
     const replica = await startReplica({
-      upstream: upstream.controlUrl,
+      upstreams: [upstream.controlUrl],
       token: upstream.admin,
       host: '127.0.0.1',
       port: 0,

@@ -35,6 +35,11 @@ export class SnapshotHolder {
     return this.orgs.get(org)?.view(projectId, env);
   }
 
+  /** The commit `org`'s views represent, or null (nothing committed, or not served). */
+  servedHead(org: string): string | null {
+    return this.orgs.get(org)?.head ?? null;
+  }
+
   /** Every view served, of every organisation (for the metrics). */
   views(): EnvironmentView[] {
     return [...this.orgs.values()].flatMap((o) => o.views());

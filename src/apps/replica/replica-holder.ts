@@ -37,6 +37,22 @@ export interface ViewListing {
   version: number;
 }
 
+/** The commit an upstream serves and its height (commits on the first-parent chain from the root). */
+export interface UpstreamHead {
+  commit: string;
+  height: number;
+}
+
+/**
+ * What an upstream serves: the stream's `versions` event and GET /api/v1/replica/snapshots. `head` is null
+ * before anything is committed, and absent from a control plane that predates it.
+ */
+export interface UpstreamListing {
+  org: string;
+  head?: UpstreamHead | null;
+  snapshots: ViewListing[];
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A defensive check of what came over the network or from disk: a bad body is never served. */

@@ -1,36 +1,50 @@
 import { readEventStream } from '@flagops/sdk/sse';
 import type { Logger } from '../../foundations/log/logger.js';
-import { isViewBody, type ReplicaHolder, type ViewListing, viewBody } from './replica-holder.js';
+import { type FeedLossReason, FeedLost, feedLoss } from './feed-loss.js';
+import { isViewBody, type ReplicaHolder, type UpstreamListing, type ViewListing, viewBody } from './replica-holder.js';
 import type { ReplicaKeys } from './replica-keys.js';
 import type { SnapshotFiles } from './snapshot-files.js';
 import { failure, type UpstreamClient } from './upstream-client.js';
+import { type BehindEnvironment, compareWithServed } from './upstream-lag.js';
+import type { RotationOptions, UpstreamRotation } from './upstream-rotation.js';
 import { isKillChange } from './view-change.js';
 
-export interface SyncOptions {
-  /** Reconnect delays: doubling from the first to the last. */
-  retryMinMs?: number;
-  retryMaxMs?: number;
+export interface SyncOptions extends RotationOptions {
   /** How often the list of valid sdk keys is fetched (revocations reach replicas within this). */
   keysRefreshMs?: number;
-  /** A stream silent this long (the control plane sends a heartbeat every 15 s) is taken for dead. */
+  /** A stream silent this long is taken for dead (the control plane sends a heartbeat every 15 s): default 20 s. */
   idleTimeoutMs?: number;
+  /** While the followed upstream is behind, how often its listing is read again to see it catch up: default 1 s. */
+  behindRecheckMs?: number;
 }
 
 export interface SyncStatus {
   connected: boolean;
+  /** The origin of the control plane the replica follows (or is trying to reach). */
+  following: string;
+  /** The environments (`project/environment`) the followed upstream is behind on: they keep what they serve. */
+  behind: string[];
+  /** Moves from one upstream to another, by why the one it left failed. */
+  failovers: Partial<Record<FeedLossReason, number>>;
   /** When the replica last heard from the control plane, ISO-8601, or null. */
   lastSyncAt: string | null;
   /** Epoch ms of the last sign of life of the upstream stream (any event or its heartbeat), or null: the sync lag metric. */
   lastContactAt: number | null;
 }
 
+const FEED = '/api/v1/replica/stream';
+const LISTING = '/api/v1/replica/snapshots';
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Keeps a replica's views equal to the control plane's: it follows GET /api/v1/replica/stream, reconciles
- * with the full listing sent on every (re)connect, applies a kill event over the view it serves (no fetch, no
- * recompilation), and fetches a view when its flags moved (with If-None-Match, so a race costs a 304). While the control plane is unreachable the last good views keep
- * serving (from disk after a restart) and the status says so; reconnecting catches up in one listing.
+ * Keeps a replica's views equal to the control plane's it follows: it follows GET /api/v1/replica/stream,
+ * reconciles with the full listing sent on every (re)connect, applies a kill event over the view it serves (no
+ * fetch, no recompilation), and fetches a view when its flags moved (with If-None-Match, so a race costs a
+ * 304). When the followed upstream fails it moves to the next (UpstreamRotation); a view is never replaced by an
+ * older one, so an upstream that is behind on an environment leaves it as served until it catches up
+ * (compareWithServed). While no upstream is reachable the last good views keep serving (from disk after a
+ * restart) and the status says so.
  */
 export class ReplicaSync {
   private closed = false;
@@ -38,11 +52,15 @@ export class ReplicaSync {
   private queue: Promise<void> = Promise.resolve();
   private keysTimer: ReturnType<typeof setInterval> | undefined;
   private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  /** The organisation the upstreams serve, from the first listing of this run. */
+  private feedOrg: string | null = null;
   private firstSync: { promise: Promise<void>; resolve: () => void };
-  readonly status: SyncStatus = { connected: false, lastSyncAt: null, lastContactAt: null };
+  readonly status: SyncStatus;
 
   constructor(
     private readonly upstream: UpstreamClient,
+    private readonly rotation: UpstreamRotation,
     private readonly holder: ReplicaHolder,
     private readonly files: SnapshotFiles,
     private readonly keys: ReplicaKeys,
@@ -54,6 +72,7 @@ export class ReplicaSync {
       resolve = r;
     });
     this.firstSync = { promise, resolve };
+    this.status = { connected: false, following: rotation.current, behind: [], failovers: {}, lastSyncAt: null, lastContactAt: null };
   }
 
   /** Loads the views saved on disk, then follows upstream in the background. */
@@ -73,98 +92,164 @@ export class ReplicaSync {
     this.closed = true;
     clearInterval(this.keysTimer);
     this.abort?.abort();
+    this.wake?.();
     await this.loop;
     await this.queue;
   }
 
   private async run(): Promise<void> {
-    let delay = this.options.retryMinMs ?? 250;
     while (!this.closed) {
-      try {
-        await this.follow(() => {
-          delay = this.options.retryMinMs ?? 250;
-        });
-      } catch (err) {
-        if (!this.closed) this.logger.warn('upstream stream lost; serving the last good snapshots', { err: (err as Error).message });
-      }
+      const from = this.rotation.current;
+      this.upstream.follow(from);
+      this.status.following = from;
+      const loss = await this.follow().then(() => new FeedLost('stream-ended', `upstream ${from} ended the replica feed`), feedLoss);
       this.status.connected = false;
+      this.noteBehind([]);
       if (this.closed) return;
-      await sleep(delay * (0.5 + Math.random() / 2)); // jitter: replicas cut off together do not return together
-      delay = Math.min(delay * 2, this.options.retryMaxMs ?? 5_000);
+      const { origin: to, delayMs } = this.rotation.failed();
+      const fields = { from, to, reason: loss.reason, err: loss.message, retryInMs: Math.round(delayMs) };
+      if (to === from) {
+        this.logger.warn('upstream lost; serving the last good snapshots until it is back', fields);
+      } else {
+        this.status.failovers[loss.reason] = (this.status.failovers[loss.reason] ?? 0) + 1;
+        this.logger.warn('replica failover', fields);
+      }
+      await this.pause(delayMs);
     }
   }
 
-  private async follow(onConnected: () => void): Promise<void> {
-    this.abort = new AbortController();
-    const res = await this.upstream.request('/api/v1/replica/stream', { signal: this.abort.signal, timeout: false });
-    if (!res.ok || !res.body) throw await failure(res, '/api/v1/replica/stream');
-    onConnected();
+  /** Follows the feed of the current upstream until it fails (throws why) or ends (returns). */
+  private async follow(): Promise<void> {
+    const feed = new AbortController();
+    this.abort = feed;
+    let lost: FeedLost | undefined;
+    const lose = (why: FeedLost) => {
+      lost ??= why;
+      feed.abort();
+    };
+    // The feed has no deadline (it lasts), but its answer must come within the request deadline.
+    const answer = setTimeout(
+      () => lose(new FeedLost('timeout', `upstream ${this.upstream.origin}: no answer within ${this.upstream.timeoutMs} ms`)),
+      this.upstream.timeoutMs,
+    );
+    let res: Response;
+    try {
+      res = await this.upstream.request(FEED, { signal: feed.signal, timeout: false });
+    } catch (err) {
+      throw lost ?? err;
+    } finally {
+      clearTimeout(answer);
+    }
+    if (!res.ok || !res.body) throw await failure(res, FEED);
     this.status.lastContactAt = Date.now();
-    const idleMs = this.options.idleTimeoutMs ?? 45_000;
-    let idle = setTimeout(() => this.abort?.abort(), idleMs);
+    const idleMs = this.options.idleTimeoutMs ?? 20_000;
+    const silent = () => lose(new FeedLost('silent', `upstream ${this.upstream.origin}: no event or heartbeat for ${idleMs} ms`));
+    let idle = setTimeout(silent, idleMs);
+    const enqueue = (step: () => Promise<void>) => {
+      this.queue = this.queue.then(step).catch((err: unknown) => {
+        if (feed.signal.aborted) return; // the feed is lost already; its steps end with it
+        this.logger.error('replica sync step failed', { upstream: this.upstream.origin, err });
+        lose(err instanceof FeedLost ? err : new FeedLost('sync-failed', (err as Error).message));
+      });
+    };
+    const recheck = setInterval(() => {
+      if (this.status.behind.length > 0) enqueue(() => this.relist(feed.signal));
+    }, this.options.behindRecheckMs ?? 1_000);
     try {
       await readEventStream(
         res.body,
         (event) => {
           const data = JSON.parse(event.data) as unknown;
-          this.queue = this.queue
-            .then(() => this.handle(event.event, data))
-            .catch((err) => {
-              this.logger.error('replica sync step failed', { err });
-              this.abort?.abort(); // reconnecting reconciles from the full listing
-            });
+          enqueue(() => this.handle(event.event, data, feed.signal));
         },
         () => {
           this.status.lastContactAt = Date.now();
           clearTimeout(idle);
-          idle = setTimeout(() => this.abort?.abort(), idleMs);
+          idle = setTimeout(silent, idleMs);
         },
       );
+    } catch (err) {
+      lose(lost ?? feedLoss(err));
     } finally {
       clearTimeout(idle);
+      clearInterval(recheck);
       await this.queue;
     }
+    if (lost) throw lost;
   }
 
-  private async handle(name: string, data: unknown): Promise<void> {
+  private async handle(name: string, data: unknown, signal: AbortSignal): Promise<void> {
     if (name === 'versions') {
-      const { org, snapshots } = data as { org: string; snapshots: ViewListing[] };
-      this.holder.org = org;
-      await Promise.all(snapshots.map((s) => this.fetchIfNewer(org, s)));
-      const listed = new Set(snapshots.map((s) => `${s.projectId}/${s.environment}`));
-      for (const view of this.holder.entries()) {
-        if (listed.has(`${view.projectId}/${view.environment}`)) continue;
-        this.holder.remove(view.projectId, view.environment);
-        await this.files.remove(view.projectId, view.environment);
-      }
+      await this.reconcile(data as UpstreamListing, signal);
       await this.refreshKeys();
       this.status.connected = true;
       this.status.lastSyncAt = new Date().toISOString();
+      this.rotation.succeeded();
       this.firstSync.resolve();
     } else if (name === 'version' && this.holder.org !== null) {
-      await this.applyChange(this.holder.org, data as ViewListing);
+      await this.applyChange(this.holder.org, data as ViewListing, signal);
       this.status.lastSyncAt = new Date().toISOString();
+    }
+  }
+
+  /** Takes what the upstream serves where it is not older than what this replica serves. */
+  private async reconcile(listing: UpstreamListing, signal: AbortSignal): Promise<void> {
+    const { org, snapshots } = listing;
+    if (this.feedOrg !== null && org !== this.feedOrg)
+      throw new FeedLost('other-organisation', `upstream ${this.upstream.origin} serves ${org}, the others ${this.feedOrg}`);
+    this.feedOrg = org;
+    this.holder.org = org;
+    await Promise.all(snapshots.map((s) => this.fetchIfNewer(org, s, signal)));
+    const { behind, deleted } = compareWithServed(listing, this.holder.entries());
+    for (const view of deleted) {
+      this.holder.remove(view.projectId, view.environment);
+      await this.files.remove(view.projectId, view.environment);
+    }
+    this.noteBehind(behind);
+  }
+
+  /** The listing again, while the upstream is behind: once it has caught up, everything it serves is taken. */
+  private async relist(signal: AbortSignal): Promise<void> {
+    const res = await this.upstream.request(LISTING, { signal });
+    if (!res.ok) throw await failure(res, LISTING);
+    await this.reconcile((await res.json()) as UpstreamListing, signal);
+  }
+
+  /** Logs when the followed upstream falls behind and when it catches up, not at every comparison between. */
+  private noteBehind(behind: BehindEnvironment[]): void {
+    const was = this.status.behind.length > 0;
+    this.status.behind = behind.map((b) => `${b.project}/${b.environment}`).sort();
+    const upstream = this.upstream.origin;
+    if (behind.length > 0 && !was) {
+      this.logger.warn('upstream is behind what this replica serves; those environments keep it until the upstream catches up', {
+        upstream,
+        environments: behind.map(({ project, environment, served, offered }) => ({ project, environment, served, offered })),
+      });
+    } else if (behind.length === 0 && was && this.status.connected) {
+      this.logger.info('upstream caught up', { upstream });
     }
   }
 
   /** One change on the feed: a kill is applied over the view it names; anything else fetches the view. */
-  private async applyChange(org: string, change: ViewListing): Promise<void> {
+  private async applyChange(org: string, change: ViewListing, signal: AbortSignal): Promise<void> {
     const served = this.holder.versionOf(change.projectId, change.environment);
     if (served !== undefined && served >= change.version) return;
     const killed = isKillChange(change) ? this.holder.applyKill(org, change) : undefined;
     if (killed) await this.files.save(org, viewBody(killed));
-    else await this.fetchIfNewer(org, change);
+    else await this.fetchIfNewer(org, change, signal);
   }
 
-  private async fetchIfNewer(org: string, listing: ViewListing): Promise<void> {
+  private async fetchIfNewer(org: string, listing: ViewListing, signal: AbortSignal): Promise<void> {
     const served = this.holder.versionOf(listing.projectId, listing.environment);
     if (served !== undefined && served >= listing.version) return;
     const path = `/api/v1/replica/snapshots/${encodeURIComponent(listing.projectId)}/${listing.environment}`;
-    const res = await this.upstream.request(path, { headers: served === undefined ? {} : { 'if-none-match': `"v${served}"` } });
+    const headers: Record<string, string> = served === undefined ? {} : { 'if-none-match': `"v${served}"` };
+    const res = await this.upstream.request(path, { headers, signal });
     if (res.status === 304) return;
     if (!res.ok) throw await failure(res, path);
     const body = (await res.json()) as unknown;
     if (!isViewBody(body)) throw new Error(`upstream ${path}: not a snapshot view`);
+    // put keeps the served view when this one is older: a view fetched from a lagging upstream is never served.
     if (this.holder.put(org, body)) await this.files.save(org, body);
   }
 
@@ -175,5 +260,17 @@ export class ReplicaSync {
     } catch (err) {
       this.logger.debug('key list not refreshed', { err: (err as Error).message });
     }
+  }
+
+  /** Waits `ms` before the next attempt; close() ends the wait. */
+  private pause(ms: number): Promise<void> {
+    if (ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
   }
 }

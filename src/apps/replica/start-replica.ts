@@ -11,15 +11,17 @@ import { DataDirLock } from '../../foundations/process/data-dir-lock.js';
 import { StreamHub } from '../eval-server/stream.js';
 import { createReplicaApp, replicaFastPath } from './replica-app.js';
 import { ReplicaCounts } from './replica-counts.js';
+import { replicaHealth } from './replica-health.js';
 import { ReplicaHolder } from './replica-holder.js';
 import { ReplicaKeys } from './replica-keys.js';
 import { ReplicaSync, type SyncOptions } from './replica-sync.js';
 import { SnapshotFiles } from './snapshot-files.js';
 import { UpstreamClient } from './upstream-client.js';
+import { UpstreamRotation } from './upstream-rotation.js';
 
 export interface ReplicaOptions extends SyncOptions {
-  /** The control plane's origin, e.g. http://control.internal:4000. */
-  upstream: string;
+  /** The control planes' origins, e.g. http://control-a.internal:4000: it follows the first, and fails over in order. */
+  upstreams: readonly string[];
   /** An admin key of the organisation whose flags this replica serves. */
   token: string;
   host: string;
@@ -44,11 +46,13 @@ export interface Replica {
 }
 
 /**
- * An evaluation replica (docs/deployment.md): the evaluation API, fed by a control plane it follows. Like the
- * service, one replica per data directory, and its port is bound before anything is written there.
+ * An evaluation replica (docs/deployment.md): the evaluation API, fed by the control plane it follows, one of
+ * `upstreams` at a time. Like the service, one replica per data directory, and its port is bound before anything
+ * is written there.
  */
 export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const { logger } = options;
+  const rotation = new UpstreamRotation(options.upstreams, options);
   const lockOptions = { what: 'flagops eval replica', setting: '--data-dir (or FLAGOPS_DATA_DIR)', logger };
   DataDirLock.assertFree(options.dataDir, lockOptions);
   const bound = await bindPort(options.host, options.port, { port: '--port (or FLAGOPS_EVAL_PORT)', host: '--host (or FLAGOPS_HOST)' });
@@ -59,7 +63,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     await bound.running.close();
     throw err;
   }
-  const upstream = new UpstreamClient({ origin: options.upstream, token: options.token });
+  const upstream = new UpstreamClient({ origin: rotation.current, token: options.token });
   const holder = new ReplicaHolder();
   const counts = new ReplicaCounts(upstream, logger);
   let sync: ReplicaSync | undefined;
@@ -67,25 +71,20 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   try {
     const keys = await ReplicaKeys.open(options.dataDir, upstream);
     const files = new SnapshotFiles(options.dataDir);
-    sync = new ReplicaSync(upstream, holder, files, keys, logger, options);
+    sync = new ReplicaSync(upstream, rotation, holder, files, keys, logger, options);
     hub = new StreamHub(holder, { logger });
 
     await sync.start();
     if (!(await sync.synced(options.startTimeoutMs ?? 5_000))) {
-      logger.warn('control plane not reachable at start; serving the snapshots saved on disk', {
-        upstream: options.upstream,
+      logger.warn('no control plane reachable at start; serving the snapshots saved on disk', {
+        upstreams: options.upstreams,
         views: holder.entries().length,
       });
     }
     counts.start(options.countsIntervalMs ?? 2_000);
 
     const status = sync.status;
-    const health = () => {
-      const { connected, lastSyncAt } = status;
-      if (!connected && holder.entries().length === 0)
-        return { status: 503, body: { status: 'starting', upstream: 'unreachable', lastSyncAt } };
-      return { status: 200, body: { status: connected ? 'ok' : 'stale', upstream: connected ? 'connected' : 'unreachable', lastSyncAt } };
-    };
+    const health = () => replicaHealth(status, holder.entries().length);
     const guard = new AuthGuard({ logger, trustedProxies: options.trustProxy ?? 0 });
     const metrics = options.metrics?.enabled === false ? undefined : new ServerMetrics('replica', options.metrics?.token);
     const totals = metrics && new EvaluationTotals();
@@ -111,7 +110,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     throw err;
   }
   const server = bound.running;
-  logger.info('replica started', { url: server.url, upstream: options.upstream });
+  logger.info('replica started', { url: server.url, upstreams: options.upstreams });
 
   let stopping: Promise<void> | undefined;
   return {

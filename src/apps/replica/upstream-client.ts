@@ -12,33 +12,57 @@ export interface UpstreamOptions {
 export class UpstreamError extends Error {
   constructor(
     message: string,
-    /** The HTTP status, or 0 when upstream could not be reached. */
+    /** The HTTP status, or 0 when upstream could not be reached (or did not answer in time). */
     readonly status: number,
+    /** True when upstream was reached but did not answer within the deadline. */
+    readonly timedOut = false,
   ) {
     super(message);
   }
 }
 
+/**
+ * Requests to the control plane a replica follows. With several upstreams, `follow` moves every later request
+ * (the feed, view fetches, key checks, count batches) to another one.
+ */
 export class UpstreamClient {
-  private readonly origin: string;
+  private current: string;
   private readonly fetch: typeof fetch;
-  private readonly timeoutMs: number;
+  readonly timeoutMs: number;
 
   constructor(private readonly options: UpstreamOptions) {
-    this.origin = options.origin.replace(/\/+$/, '');
+    this.current = trimOrigin(options.origin);
     this.fetch = options.fetch ?? fetch;
     this.timeoutMs = options.timeoutMs ?? 5_000;
   }
 
-  /** A request with the admin key; network failures become UpstreamError status 0. */
+  get origin(): string {
+    return this.current;
+  }
+
+  follow(origin: string): void {
+    this.current = trimOrigin(origin);
+  }
+
+  /**
+   * A request with the admin key; network failures become UpstreamError status 0. It ends at the deadline
+   * unless `timeout` is false, and at once when `signal` aborts.
+   */
   async request(path: string, init: RequestInit & { timeout?: boolean } = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${this.options.token}`);
-    const signal = init.timeout === false ? init.signal : AbortSignal.timeout(this.timeoutMs);
+    const deadline = init.timeout === false ? undefined : AbortSignal.timeout(this.timeoutMs);
+    const signals = [init.signal, deadline].filter((s): s is AbortSignal => s != null);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
+    const origin = this.current;
     try {
-      return await this.fetch(`${this.origin}${path}`, { ...init, headers, signal });
+      return await this.fetch(`${origin}${path}`, { ...init, headers, signal });
     } catch (err) {
-      throw new UpstreamError(`upstream ${this.origin} unreachable: ${(err as Error).message}`, 0);
+      const timedOut = deadline?.aborted === true;
+      // fetch says "fetch failed"; its cause says why (ECONNREFUSED, ECONNRESET, …).
+      const cause = (err as { cause?: { code?: unknown } }).cause?.code;
+      const why = timedOut ? `no answer within ${this.timeoutMs} ms` : typeof cause === 'string' ? cause : (err as Error).message;
+      throw new UpstreamError(`upstream ${origin} unreachable: ${why}`, 0, timedOut);
     }
   }
 
@@ -52,6 +76,8 @@ export class UpstreamClient {
     return this.json<T>(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
   }
 }
+
+const trimOrigin = (origin: string) => origin.replace(/\/+$/, '');
 
 export async function failure(res: Response, path: string): Promise<UpstreamError> {
   const text = await res.text().catch(() => '');

@@ -102,8 +102,39 @@ export class ControlFamilies {
   }
 }
 
-/** A replica's view of its upstream: whether it follows it, and when it last heard from it (the sync lag alert). */
-export function registerReplicaFamilies(registry: Registry, status: { connected: boolean; lastContactAt: number | null }): void {
+/** What a replica's metrics read of the sync with its upstreams. */
+export interface ReplicaSyncGauges {
+  connected: boolean;
+  lastContactAt: number | null;
+  following: string;
+  failovers: Partial<Record<string, number>>;
+}
+
+/**
+ * A replica's view of its upstreams: whether it is connected, when it last heard from one (the sync lag
+ * alert), which one it follows and how often it moved to another.
+ */
+export function registerReplicaFamilies(registry: Registry, status: ReplicaSyncGauges): void {
+  new Gauge({
+    name: 'flagops_replica_upstream_following',
+    help: 'The control plane the replica follows (or is trying to reach): 1, labelled with its origin.',
+    labelNames: ['upstream'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.set({ upstream: status.following }, 1);
+    },
+  });
+  new Counter({
+    name: 'flagops_replica_failovers_total',
+    help: 'Moves of the replica from one control plane to another, by why the one it left failed.',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, count] of Object.entries(status.failovers)) if (count) this.inc({ reason }, count);
+    },
+  });
   new Gauge({
     name: 'flagops_replica_upstream_connected',
     help: '1 while the replica is connected to its control plane, 0 otherwise.',

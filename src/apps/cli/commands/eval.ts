@@ -4,16 +4,19 @@ import { ConfigError, parseMetricsSettings, parseTrustProxy } from '../../../fou
 import { createLogger } from '../../../foundations/log/logger.js';
 import { startReplica } from '../../replica/start-replica.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
+import { parseUpstreamList } from '../upstream-list.js';
 
-const help = `Usage: flagops eval --upstream <control-plane origin> --token <admin key> [options]
+const help = `Usage: flagops eval --upstream <control-plane origin>[,<origin>…] --token <admin key> [options]
 
 Runs an evaluation replica: only the evaluation API (/v1/evaluate, /v1/snapshot, /v1/stream, /v1/counts,
 /healthz, /metrics), fed by the control plane it follows. It serves the same versions and ETags, hears kills within a
-second, keeps serving its last good snapshots (saved on disk) while the control plane is down, and forwards
-its evaluation counts. See docs/deployment.md.
+second, moves to the next control plane of the list within 5 s when the one it follows fails (never serving
+older state than it served), keeps serving its last good snapshots (saved on disk) while none is reachable,
+and forwards its evaluation counts. See docs/deployment.md.
 
 Options:
-  --upstream URL       the control plane's origin, e.g. http://control.internal:4000
+  --upstream URLS      the control planes' origins, comma-separated, e.g.
+                       http://control-a.internal:4000,http://control-b.internal:4000; it follows the first
   --token KEY          an admin key of the organisation to serve (or FLAGOPS_REPLICA_TOKEN, which keeps it
                        out of the process list)
   --port N             port to listen on (default 4001, or FLAGOPS_EVAL_PORT)
@@ -38,9 +41,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
       'data-dir': { type: 'string' },
     },
   });
-  const upstream = values.upstream;
+  const upstreams = parseUpstreamList(values.upstream);
   const token = values.token ?? io.env.FLAGOPS_REPLICA_TOKEN;
-  if (!upstream || !/^https?:\/\//.test(upstream)) throw new UsageError('--upstream must be the control plane origin, http(s)://host:port');
   if (!token) throw new UsageError('--token (or FLAGOPS_REPLICA_TOKEN) must be an admin key');
   const port = Number(values.port ?? io.env.FLAGOPS_EVAL_PORT ?? 4001);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
@@ -55,7 +57,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
   const logger = createLogger({ level: (io.env.FLAGOPS_LOG_LEVEL as 'info') ?? 'info' });
   const replica = await startReplica({
-    upstream,
+    upstreams,
     token,
     port,
     host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
@@ -69,7 +71,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
   });
-  io.stdout(`flagops eval: serving ${replica.url}, following ${upstream}\n`);
+  const then = upstreams.length > 1 ? ` (then ${upstreams.slice(1).join(', ')})` : '';
+  io.stdout(`flagops eval: serving ${replica.url}, following ${upstreams[0]}${then}\n`);
   await stopped;
   await replica.stop();
   return EXIT.ok;

@@ -8,7 +8,7 @@ import { matchesEtag } from '../../eval-server/routed-app.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { viewBody } from '../replica-holder.js';
 import { countsBatch } from './counts-batch.js';
-import { listing, openReplicaStream, servedOrg, servedViews } from './replica-views.js';
+import { openReplicaStream, servedListing, servedOrg } from './replica-views.js';
 
 export interface ReplicaUpstreamDeps {
   keys: KeyService;
@@ -40,9 +40,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
       path: '/api/v1/replica/snapshots',
       permission: 'replication',
       body: 'none',
-      handle: async ({ principal: { org } }) => ({
-        body: { org, snapshots: (await servedViews(org, deps.repos, deps.holder)).map(listing) },
-      }),
+      handle: async ({ principal: { org } }) => ({ body: await servedListing(org, deps.repos, deps.holder) }),
     }),
     route({
       method: 'GET',
@@ -64,7 +62,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
       permission: 'replication',
       body: 'none',
       handle: async ({ ctx, principal: { org } }) => {
-        openReplicaStream(ctx, org, (await servedViews(org, deps.repos, deps.holder)).map(listing), deps.holder, streams);
+        openReplicaStream(ctx, await servedListing(org, deps.repos, deps.holder), deps.holder, streams);
         return ANSWERED;
       },
     }),

@@ -32,6 +32,10 @@ export async function servedOrg(org: string, holder: SnapshotHolder): Promise<vo
 
 /** Every view the holder serves for `org`. The project ids come from main; the holder has the views. */
 export async function servedViews(org: string, repos: RepositoryRegistry, holder: SnapshotHolder): Promise<EnvironmentView[]> {
+  return (await viewsAndHead(org, repos, holder)).views;
+}
+
+async function viewsAndHead(org: string, repos: RepositoryRegistry, holder: SnapshotHolder) {
   await servedOrg(org, holder);
   const { state } = await (await repos.get(org)).readServed();
   const views: EnvironmentView[] = [];
@@ -41,7 +45,25 @@ export async function servedViews(org: string, repos: RepositoryRegistry, holder
       if (view) views.push(view);
     }
   }
-  return views;
+  // Read in the same turn as the views: the head they represent.
+  return { views, head: holder.servedHead(org) };
+}
+
+/** What a replica lists: the stream's first event and GET /api/v1/replica/snapshots. */
+export interface ServedListing {
+  org: string;
+  /**
+   * The commit the views represent and its height: a replica that fails over between control planes on one
+   * git remote tells by it whether one that does not list a view deleted it or has not seen it yet.
+   */
+  head: { commit: string; height: number } | null;
+  snapshots: ReplicaListing[];
+}
+
+export async function servedListing(org: string, repos: RepositoryRegistry, holder: SnapshotHolder): Promise<ServedListing> {
+  const { views, head: commit } = await viewsAndHead(org, repos, holder);
+  const head = commit === null ? null : { commit, height: await (await repos.get(org)).height(commit) };
+  return { org, head, snapshots: views.map(listing) };
 }
 
 const HEARTBEAT_MS = 15_000;
@@ -55,13 +77,7 @@ const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.str
  * that only has a new kill overlay goes as a kill, with its kills (viewChange): replicas apply it without
  * fetching the view, and nothing here serializes the flags.
  */
-export function openReplicaStream(
-  ctx: Koa.Context,
-  org: string,
-  initial: ReplicaListing[],
-  holder: SnapshotHolder,
-  closers: Set<() => void>,
-): void {
+export function openReplicaStream(ctx: Koa.Context, initial: ServedListing, holder: SnapshotHolder, closers: Set<() => void>): void {
   ctx.respond = false;
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
@@ -72,7 +88,8 @@ export function openReplicaStream(
     Connection: 'close',
     'X-Accel-Buffering': 'no',
   });
-  res.write(`retry: 1000\n\n${event('versions', { org, snapshots: initial })}`);
+  const { org } = initial;
+  res.write(`retry: 1000\n\n${event('versions', initial)}`);
   const stop = holder.onChange((views: EnvironmentView[]) => {
     for (const view of views) if (view.org === org) res.write(event('version', viewChange(view)));
   });

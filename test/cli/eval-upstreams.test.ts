@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { parseUpstreamList } from '../../src/apps/cli/upstream-list.js';
+import { flagops } from './cli-harness.js';
+
+describe('flagops eval --upstream', () => {
+  it('takes a comma-separated list of control-plane origins, in order', () => {
+    expect(parseUpstreamList('http://a.internal:4000, https://b.internal/,http://10.0.0.3:4000')).toEqual([
+      'http://a.internal:4000',
+      'https://b.internal',
+      'http://10.0.0.3:4000',
+    ]);
+  });
+
+  it.each([
+    ['an empty entry', 'http://a:4000,', '"" is not a control-plane origin'],
+    ['another scheme', 'http://a:4000,ftp://b:21', '"ftp://b:21" is not a control-plane origin'],
+    ['a path', 'http://a:4000/api', '"http://a:4000/api" is not a control-plane origin'],
+    ['credentials', 'http://user:pw@a:4000', 'is not a control-plane origin'],
+    ['no scheme', 'a:4000', '"a:4000" is not a control-plane origin'],
+    ['one twice', 'http://a:4000,http://a:4000/', 'http://a:4000 is listed twice'],
+    ['nothing', '', '--upstream takes control-plane origins'],
+  ])('refuses %s with a usage error (exit 2) before starting anything', async (_, list, message) => {
+    const result = await flagops(['eval', '--upstream', list, '--token', 'svc_adm_x', '--data-dir', '/nonexistent/replica']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain('Usage: flagops eval');
+  });
+});
