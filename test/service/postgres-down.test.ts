@@ -29,7 +29,10 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
       expect((await evaluate()).status).toBe(200);
       const refused = await admin.post('/api/v1/keys', { kind: 'agent', name: 'while-down' });
       expect(refused.status).toBe(503);
-      expect(refused.body.error).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/^the database at .* cannot be reached: /) });
+      expect(refused.body.error).toMatchObject({
+        code: 'unavailable',
+        message: expect.stringMatching(/^the database at .* cannot be reached: /),
+      });
     } finally {
       await cluster.startServer();
     }
