@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { buildDashboard } from '../scripts/build-dashboard.mjs';
+import { POSTGRES_MISSING } from './helpers/postgres.js';
 
 /**
  * Runs once before any test file of a `vitest run`: builds the dashboard page into dist/dashboard-web, which
@@ -9,6 +10,8 @@ import { buildDashboard } from '../scripts/build-dashboard.mjs';
  */
 export default async function setup(project: TestProject): Promise<void> {
   await buildDashboard();
+  // Said once per run, not once per file that skips; CI installs PostgreSQL and runs them all.
+  if (POSTGRES_MISSING) process.stderr.write(`\n${POSTGRES_MISSING}\n\n`);
   project.onTestsRerun(async () => {
     await buildDashboard();
   });

@@ -70,4 +70,12 @@ describe('configuration from the environment', () => {
       expect(() => loadConfig({ [name]: value })).toThrow(message);
     });
   }
+
+  it('takes a PostgreSQL connection string for the shared state, and never repeats a wrong one (it may hold a password)', () => {
+    expect(loadConfig({ FLAGOPS_DATABASE_URL: 'postgres://flagops:s3cret@db:5432/flagops' }).databaseUrl).toBe(
+      'postgres://flagops:s3cret@db:5432/flagops',
+    );
+    expect(() => loadConfig({ FLAGOPS_DATABASE_URL: 'mysql://flagops:s3cret@db/flagops' })).toThrow(ConfigError);
+    expect(() => loadConfig({ FLAGOPS_DATABASE_URL: 'mysql://flagops:s3cret@db/flagops' })).not.toThrow(/s3cret/);
+  });
 });

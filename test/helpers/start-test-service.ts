@@ -15,6 +15,7 @@
  * - Logs are dropped unless `logLevel` is given (they go to stderr then) or a `logger` is.
  * - `trustProxy` is FLAGOPS_TRUST_PROXY (reverse proxies whose X-Forwarded-For is believed).
  * - `webhooks: { retry, limits }` sets webhook retries and bounds, so tests reach them with a few changes.
+ * - `databaseUrl` is FLAGOPS_DATABASE_URL (a database of test/helpers/postgres.ts): the state is in PostgreSQL.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -54,6 +55,8 @@ export interface TestServiceOptions {
   metrics?: Config['metrics'];
   /** Webhook retries and bounds (default: as in production). */
   webhooks?: ServiceOptions['webhooks'];
+  /** FLAGOPS_DATABASE_URL. Default: none, the state is files in the data dir. */
+  databaseUrl?: string;
 }
 
 export interface TestService {
@@ -93,6 +96,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.gitProcesses ? { gitProcesses: options.gitProcesses } : {}),
     trustProxy: options.trustProxy ?? 0,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
   };
   const logger = options.logger ?? (options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger);
 

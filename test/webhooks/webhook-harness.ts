@@ -100,7 +100,8 @@ export async function receiver(answer: (n: number) => number | null = () => 200)
 
 export const FAST: Partial<RetryPolicy> = { baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 2_000 };
 
-type OpenOptions = Omit<WebhookServiceOptions, 'state' | 'audit' | 'repos'>;
+/** `state` defaults to the files of the data dir. */
+type OpenOptions = Omit<WebhookServiceOptions, 'state' | 'audit' | 'repos'> & Partial<Pick<WebhookServiceOptions, 'state'>>;
 
 /** A data dir with organisation `acme` holding project `shop`; `open()` starts a WebhookService on it. */
 export async function setup(retry: Partial<RetryPolicy> = FAST) {
@@ -115,7 +116,13 @@ export async function setup(retry: Partial<RetryPolicy> = FAST) {
   const repo = await repos.get('acme');
   await seedShop(repo);
   const open = async (policy: Partial<RetryPolicy> = retry, options: OpenOptions = {}) => {
-    const service = await WebhookService.open({ state: await stateIn(dataDir), audit, repos, retry: policy, ...options });
+    const service = await WebhookService.open({
+      state: options.state ?? (await stateIn(dataDir)),
+      audit,
+      repos,
+      retry: policy,
+      ...options,
+    });
     cleanup.push(() => service.close());
     return service;
   };

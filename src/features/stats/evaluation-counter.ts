@@ -68,13 +68,16 @@ export class EvaluationCounter {
   private flushes: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private stopTimer: () => void = () => {};
+  private stopListening: () => void = () => {};
+  /** A read of what other instances added is waiting for its turn; more announcements meanwhile need no other. */
+  private rereadQueued = false;
   private closed = false;
   private readonly now: () => number;
   private readonly logger: Logger;
 
   private constructor(
     private readonly store: CountStore,
-    private readonly durable: DurableCounts,
+    private durable: DurableCounts,
     options: EvaluationCounterOptions,
   ) {
     this.now = options.now ?? Date.now;
@@ -91,6 +94,8 @@ export class EvaluationCounter {
       await store.close();
       throw err;
     });
+    // Several control planes on one database count apart and answer for all: what the others add is read again.
+    counter.stopListening = store.onChange(() => counter.rereadDurable());
     // Started only now, so that no flush runs during the compaction above.
     counter.stopTimer = (options.every ?? realEvery)(options.flushIntervalMs ?? DEFAULT_FLUSH_MS, () => {
       counter.flush().catch((err) => counter.logger.error('stats flush failed; will retry', { err }));
@@ -166,6 +171,7 @@ export class EvaluationCounter {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.stopTimer();
+      this.stopListening();
       try {
         await this.flush();
       } finally {
@@ -174,6 +180,23 @@ export class EvaluationCounter {
       }
     })();
     return this.closing;
+  }
+
+  /** Reads every stored count again, in turn with the flushes, so no add of this instance is under way meanwhile. */
+  private rereadDurable(): void {
+    if (this.rereadQueued) return;
+    this.rereadQueued = true;
+    const run = async () => {
+      this.rereadQueued = false;
+      if (this.closed) return;
+      const durable: DurableCounts = new Map();
+      await this.store.read(oldestKeptHour(this.now()), (entry) => addDurable(durable, entry));
+      this.durable = durable;
+    };
+    const done = this.flushes.then(run, run);
+    this.flushes = done.catch((err) =>
+      this.logger.error('stats: reading counts of other instances failed; the next change reads them', { err }),
+    );
   }
 
   private enterHour(t: number): void {

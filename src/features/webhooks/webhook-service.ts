@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AuditEntry } from '@flagops/core';
 import { NotFoundError } from '../../foundations/errors/kinds.js';
 import { type Logger, silentLogger } from '../../foundations/log/logger.js';
-import type { ControlState, DeliveryRecord, WebhookRecord, WebhookStore } from '../../foundations/state/index.js';
+import type { AttemptClaim, ControlState, DeliveryRecord, WebhookRecord, WebhookStore } from '../../foundations/state/index.js';
 import { type BacklogLimits, DeliveryBacklog, type DropLimit } from './delivery-backlog.js';
 import { DeliveryDispatcher, type DispatchLimits } from './delivery-dispatcher.js';
 import { DeliveryDrops } from './delivery-drops.js';
@@ -79,6 +79,8 @@ const DEFAULT_LIMITS: DeliveryLimits = {
 const IDLE_CONNECTION_MS = 15_000;
 /** Entries read back at most when catching up after a restart; beyond, the trail moved on too far to replay. */
 const CATCH_UP_LIMIT = 10_000;
+/** An attempt's claim outlasts its timeout by this much, so no other instance starts while it may still be sent. */
+const LEASE_MARGIN_MS = 5_000;
 
 /**
  * Webhooks: every new audit entry of an organisation whose action a webhook asks for is POSTed to it, signed,
@@ -87,7 +89,9 @@ const CATCH_UP_LIMIT = 10_000;
  *
  * Durable: a delivery is recorded in the control plane's state (WebhookStore) before its first attempt, with
  * each organisation's position in its audit trail, so a stop or a crash loses nothing: a restart retries what
- * was pending and delivers the entries committed since. Delivery is at least once (a crash
+ * was pending and delivers the entries committed since. Instances sharing the state (several control planes
+ * on one database) deliver each entry once between them: one moves the organisation's position and makes the
+ * deliveries, and each attempt is claimed by one. Delivery is at least once (a crash
  * during an attempt, or within a second after it, repeats it); `X-Flagops-Delivery` names each delivery so
  * receivers can drop repeats.
  *
@@ -268,8 +272,8 @@ export class WebhookService {
     const { newest, entries, skipped } = await entriesSince(index, cursor, CATCH_UP_LIMIT);
     if (cursor === undefined) {
       // First use in this organisation: deliveries start after what is on main now.
-      this.cursors[org] = newest;
-      await this.store.advance(org, newest, {});
+      if (await this.store.advance(org, undefined, newest, {})) this.cursors[org] = newest;
+      else await this.adoptStored(org);
       return;
     }
     if (newest === cursor) return;
@@ -292,20 +296,39 @@ export class WebhookService {
         });
       }
     }
+    // Another instance sharing the state moved the position first and made these deliveries: take its.
+    if (!(await this.store.advance(org, cursor, newest, { added: created }))) return this.adoptStored(org);
     this.log.add(created);
     this.cursors[org] = newest;
-    // Counted in (and over a bound, dropped) before the write, so what is kept never holds more than the bounds.
-    const dropped = this.enqueue(created, false);
-    const removed = dropped.length > 0 ? this.log.prune() : [];
-    await this.store.advance(org, newest, { added: created, changed: dropped, removed });
-    for (const delivery of created) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
+    // What a bound drops is recorded right after; a crash in between leaves it pending, and open() drops it again.
+    const dropped = this.enqueue(created);
+    if (dropped.length > 0) await this.store.updateDeliveries({ changed: dropped, removed: this.log.prune() }, 'now');
   }
 
   /**
-   * Counts pending deliveries into the backlog, oldest first, marking failed what it drops; schedules those
-   * left when `schedule` (those just created are scheduled once written). Returns those dropped.
+   * Takes what another instance sharing the state recorded: the organisation's position, its webhooks and the
+   * pending deliveries this one does not hold (each attempt is claimed, so holding them here makes none twice,
+   * and they are made should that instance stop). Then reads on from that position.
    */
-  private enqueue(deliveries: DeliveryRecord[], schedule = true): DeliveryRecord[] {
+  private async adoptStored(org: string): Promise<void> {
+    const stored = await this.store.read();
+    for (const hook of stored.webhooks) if (!this.webhooks.some((w) => w.id === hook.id)) this.webhooks.push(hook);
+    const known = new Set(this.log.records.map((d) => d.id));
+    const hooks = new Set(this.webhooks.filter((w) => w.org === org).map((w) => w.id));
+    const adopted = stored.deliveries.filter((d) => d.status === 'pending' && hooks.has(d.webhookId) && !known.has(d.id));
+    this.log.add(adopted);
+    const dropped = this.enqueue(adopted);
+    if (dropped.length > 0) await this.store.updateDeliveries({ changed: dropped, removed: this.log.prune() }, 'now');
+    const moved = stored.cursors[org] !== this.cursors[org];
+    this.cursors[org] = stored.cursors[org];
+    if (moved) await this.readNewEntries(org);
+  }
+
+  /**
+   * Counts pending deliveries into the backlog, oldest first, marking failed what it drops, and schedules those
+   * left. Returns those dropped.
+   */
+  private enqueue(deliveries: DeliveryRecord[]): DeliveryRecord[] {
     const drops = new Map<string, { webhook: string; limit: DropLimit; count: number }>();
     const dropped: DeliveryRecord[] = [];
     for (const delivery of deliveries) {
@@ -325,7 +348,7 @@ export class WebhookService {
       const org = this.webhooks.find((w) => w.id === webhook)?.org ?? '';
       this.drops.note(webhook, org, limit, count);
     }
-    if (schedule) for (const delivery of deliveries) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
+    for (const delivery of deliveries) if (delivery.status === 'pending') this.dispatcher.schedule(delivery);
     return dropped;
   }
 
@@ -338,6 +361,7 @@ export class WebhookService {
   private async attempt(delivery: DeliveryRecord): Promise<void> {
     const hook = this.webhooks.find((w) => w.id === delivery.webhookId);
     if (!hook || !delivery.entry || delivery.status !== 'pending') return; // removed or dropped meanwhile
+    if (!(await this.claim(delivery))) return;
     const body = JSON.stringify({ event: 'audit', entry: delivery.entry });
     const headers = { [SIGNATURE_HEADER]: signature(hook.secret, body), 'X-Flagops-Delivery': delivery.id, 'X-Flagops-Event': 'audit' };
     const outcome = await this.sender.send(hook.url, body, headers, this.retry.timeoutMs);
@@ -367,6 +391,40 @@ export class WebhookService {
     }
     // An outcome lost in a crash only repeats the attempt: written within the second, with whatever else changed.
     this.lazily(this.store.updateDeliveries({ changed: [delivery], removed: this.log.prune() }, 'soon'));
+  }
+
+  /**
+   * Whether this instance makes the attempt now: the store hands each attempt to one instance sharing it. When
+   * another holds it, or finished it, or the state cannot be reached, the delivery is left as that says.
+   */
+  private async claim(delivery: DeliveryRecord): Promise<boolean> {
+    const now = this.now().getTime();
+    let claim: AttemptClaim;
+    try {
+      claim = await this.store.claimAttempt(delivery.id, now, now + this.retry.timeoutMs + LEASE_MARGIN_MS);
+    } catch (err) {
+      this.writeFailed(err);
+      delivery.nextAttemptAt = now + this.retry.baseDelayMs;
+      this.dispatcher.schedule(delivery);
+      return false;
+    }
+    const current = claim.current;
+    if (claim.claimed && current) {
+      delivery.attempts = current.attempts;
+      return true;
+    }
+    if (this.closed || !this.backlog.has(delivery)) return false;
+    if (!current) {
+      this.backlog.remove(delivery); // its webhook was removed through another instance
+    } else if (current.status !== 'pending') {
+      Object.assign(delivery, current);
+      this.finish(delivery);
+    } else {
+      delivery.attempts = current.attempts;
+      delivery.nextAttemptAt = Math.max(current.nextAttemptAt ?? 0, claim.takenUntil ?? 0);
+      this.dispatcher.schedule(delivery);
+    }
+    return false;
   }
 
   /** A write nobody waits for: its failure is logged once, however many changes it carried. */

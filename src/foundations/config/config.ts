@@ -23,6 +23,11 @@ export interface Config {
   trustProxy?: number;
   /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN (docs/operations.md); absent: metrics on, /metrics open. */
   metrics?: MetricsSettings;
+  /**
+   * FLAGOPS_DATABASE_URL: a PostgreSQL connection string; the control plane's state lives in that database,
+   * shared by every control plane given it. Absent: files in the data directory.
+   */
+  databaseUrl?: string;
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
   gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
 }
@@ -105,8 +110,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gitProcesses: { max: count(env, 'FLAGOPS_GIT_MAX_PROCESSES', 4, 1), queue: count(env, 'FLAGOPS_GIT_QUEUE', 16, 0) },
     trustProxy: parseTrustProxy(env.FLAGOPS_TRUST_PROXY),
     metrics: parseMetricsSettings(env),
+    ...(env.FLAGOPS_DATABASE_URL ? { databaseUrl: databaseUrl(env.FLAGOPS_DATABASE_URL) } : {}),
     ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
   };
+}
+
+/** The message never repeats the value: a mistyped connection string may still hold a password. */
+function databaseUrl(value: string): string {
+  if (!/^postgres(ql)?:\/\/[^/]/.test(value)) {
+    throw new ConfigError('FLAGOPS_DATABASE_URL must be a PostgreSQL connection string: postgres://user:password@host:5432/database');
+  }
+  return value;
 }
 
 function signingKey(value: string): string {

@@ -1,6 +1,7 @@
 import type { CommitTrustStore } from './commit-trust-store.js';
 import type { CountStore } from './count-store.js';
 import type { KeyStore } from './key-store.js';
+import type { Notices } from './notices.js';
 import type { PepperStore } from './pepper-store.js';
 import type { PushLog } from './push-log.js';
 import type { ReplicaBatchLedger } from './replica-batch-ledger.js';
@@ -25,6 +26,8 @@ export interface ControlState {
   readonly replicaBatches: ReplicaBatchLedger;
   readonly pushes: PushLog;
   readonly commitTrust: CommitTrustStore;
+  /** Word for the other instances sharing the state (none where the state is files). */
+  readonly notices: Notices;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */
   close(): Promise<void>;
 }

@@ -1,3 +1,5 @@
+import type { Unsubscribe } from './unsubscribe.js';
+
 /** One (hour, scope, flag, variation) count. */
 export interface CountEntry {
   /** Epoch ms of the start of a UTC hour. */
@@ -13,7 +15,8 @@ export interface CountEntry {
 export interface CountStore {
   /**
    * Hands every stored count of the hours from `oldestHour` on to `onEntry`; several entries of one hour,
-   * scope, flag and variation add up. Called once, before anything is added.
+   * scope, flag and variation add up. Called once before anything is added, and again (never while an add is
+   * under way) when onChange announces counts added by another instance.
    */
   read(oldestHour: number, onEntry: (entry: CountEntry) => void): Promise<void>;
   /** Adds the counts durably, all or none: after a failure nothing was added, so adding them again cannot count twice. */
@@ -24,6 +27,8 @@ export interface CountStore {
    * the store's choice.
    */
   tidy(oldestHour: number, current: () => Iterable<CountEntry>): Promise<void>;
+  /** Calls `listener` when another instance sharing the state added counts; see Unsubscribe. */
+  onChange(listener: () => void): Unsubscribe;
   /** Ends the store's use by this instance; nothing is added after. */
   close(): Promise<void>;
 }

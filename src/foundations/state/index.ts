@@ -8,6 +8,7 @@ export type { CommitTrustStore } from './commit-trust-store.js';
 export type { ControlState } from './control-state.js';
 export type { CountEntry, CountStore } from './count-store.js';
 export type { KeyAdditions, KeyRecord, KeySet, KeyStore, Organisation } from './key-store.js';
+export type { Notices } from './notices.js';
 export { appendHookPushRecords, type ControlStateOptions, openControlState } from './open-control-state.js';
 export {
   formatPasswordHash,
@@ -24,4 +25,12 @@ export type { SessionRecord, SessionStore } from './session-store.js';
 export type { TriggerRecord, TriggerStore } from './trigger-store.js';
 export type { Unsubscribe } from './unsubscribe.js';
 export { isUsername, type UserRecord, type UserStore, usernameKey } from './user-store.js';
-export type { DeliveryChanges, DeliveryRecord, DeliveryStatus, WebhookRecord, WebhookState, WebhookStore } from './webhook-store.js';
+export type {
+  AttemptClaim,
+  DeliveryChanges,
+  DeliveryRecord,
+  DeliveryStatus,
+  WebhookRecord,
+  WebhookState,
+  WebhookStore,
+} from './webhook-store.js';

@@ -50,6 +50,14 @@ export interface DeliveryChanges {
   removed?: readonly string[];
 }
 
+/** The answer to claimAttempt. */
+export interface AttemptClaim {
+  claimed: boolean;
+  current?: DeliveryRecord;
+  /** Epoch ms when another instance's claim runs out, when one holds it. */
+  takenUntil?: number;
+}
+
 /** Webhooks, each organisation's position in its audit trail, and the delivery log. */
 export interface WebhookStore {
   /** Everything kept, as of now: a copy the caller may keep (one entry shared by several deliveries stays shared). */
@@ -59,13 +67,20 @@ export interface WebhookStore {
   /** Removes the webhook `id` of `org` and its deliveries; resolves once that is durable. */
   removeWebhook(org: string, id: string): Promise<void>;
   /**
-   * Moves `org`'s position in its audit trail to `cursor` together with the deliveries made of the entries up to
-   * it (all of it at once: a crash leaves both or neither); resolves once durable, so deliveries are on record
-   * before they are attempted.
+   * Moves `org`'s position in its audit trail from `from` (undefined: none yet) to `cursor` together with the
+   * deliveries made of the entries up to it (all of it at once: a crash leaves both or neither); resolves once
+   * durable, so deliveries are on record before they are attempted. Resolves to false, changing nothing, when
+   * the position is no longer `from`: another instance moved it and made those deliveries; read again.
    */
-  advance(org: string, cursor: string, changes: DeliveryChanges): Promise<void>;
+  advance(org: string, from: string | undefined, cursor: string, changes: DeliveryChanges): Promise<boolean>;
   /**
-   * Records what attempts did. `now`: resolves once durable. `soon`: for what a crash may lose (the attempt is
+   * Takes the pending delivery `id` for one attempt until `leaseUntil` (epoch ms), or until its outcome is
+   * recorded: while taken, no other instance attempts it. `claimed` false when it is not due at `now`, taken by
+   * another instance, finished, or gone; `current` is the delivery as stored (undefined: gone).
+   */
+  claimAttempt(id: string, now: number, leaseUntil: number): Promise<AttemptClaim>;
+  /**
+   * Records what attempts did (and ends their claims). `now`: resolves once durable. `soon`: for what a crash may lose (the attempt is
    * then made again); written within about a second, with other such changes, and resolves then.
    */
   updateDeliveries(changes: DeliveryChanges, when: 'now' | 'soon'): Promise<void>;

@@ -49,13 +49,18 @@ export function createUserCommand(readPassword: (io: CliIo) => Promise<string>):
     if (values.username === undefined) throw new UsageError('--username is required');
     if (values.name === undefined) throw new UsageError('--name is required');
     const dataDir = path.resolve(io.cwd, values['data-dir'] ?? io.env.FLAGOPS_DATA_DIR ?? 'data');
-    const state = await openControlState({ dataDir, create: false });
-    const org = await organisationOf(state, dataDir, values.org);
-    const password = await readPassword(io);
-    const users = await UserService.open({ state });
-    const user = await users.create(org, { username: values.username, name: values.name, password });
-    io.stdout(`created user ${user.username} (${user.name}) in organisation ${org}; they can sign in to the dashboard now\n`);
-    return EXIT.ok;
+    // With FLAGOPS_DATABASE_URL, the users the service reads are in that database, not the data directory.
+    const state = await openControlState({ dataDir, databaseUrl: io.env.FLAGOPS_DATABASE_URL || undefined, create: false });
+    try {
+      const org = await organisationOf(state, dataDir, values.org);
+      const password = await readPassword(io);
+      const users = await UserService.open({ state });
+      const user = await users.create(org, { username: values.username, name: values.name, password });
+      io.stdout(`created user ${user.username} (${user.name}) in organisation ${org}; they can sign in to the dashboard now\n`);
+      return EXIT.ok;
+    } finally {
+      await state.close();
+    }
   }
   return { name: 'user', summary: 'add a dashboard user (the password is read from stdin)', help, run };
 }

@@ -12,6 +12,7 @@ import { FileSessionStore } from './file-session-store.js';
 import { FileTriggerStore } from './file-trigger-store.js';
 import { FileUserStore } from './file-user-store.js';
 import { FileWebhookStore } from './file-webhook-store.js';
+import { NoOtherInstances } from './no-other-instances.js';
 
 /**
  * The control plane's state as files of the data directory (docs/architecture.md, "On disk"), which one service
@@ -27,6 +28,7 @@ export class FileControlState implements ControlState {
   readonly counts: FileCountStore;
   readonly pushes: FilePushLog;
   readonly commitTrust: FileCommitTrustStore;
+  readonly notices = new NoOtherInstances();
   private readonly stateDir: string;
   private batchLedger: FileReplicaBatchLedger | undefined;
 

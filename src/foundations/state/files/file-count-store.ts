@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type Logger, silentLogger } from '../../log/logger.js';
 import type { CountEntry, CountStore } from '../count-store.js';
+import type { Unsubscribe } from '../unsubscribe.js';
 import { STATS_LOG_FILE, StatsLog } from './stats-log.js';
 
 export interface FileCountStoreOptions {
@@ -58,6 +59,11 @@ export class FileCountStore implements CountStore {
     this.rewriteDue = false;
     this.compactedSize = log.size;
     this.logger.info('stats: compacted the evaluation log', { bytes: log.size });
+  }
+
+  /** One service owns the stats log: nothing else adds to it. */
+  onChange(_listener: () => void): Unsubscribe {
+    return () => {};
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Unsubscribe } from '../unsubscribe.js';
-import type { DeliveryChanges, DeliveryRecord, WebhookRecord, WebhookState, WebhookStore } from '../webhook-store.js';
+import type { AttemptClaim, DeliveryChanges, DeliveryRecord, WebhookRecord, WebhookState, WebhookStore } from '../webhook-store.js';
 import { readWebhookState, type StateFileOptions, WEBHOOK_FILE, WebhookStateFile } from './webhook-state-file.js';
 
 /**
@@ -44,11 +44,21 @@ export class FileWebhookStore implements WebhookStore {
     await this.file.save();
   }
 
-  async advance(org: string, cursor: string, changes: DeliveryChanges): Promise<void> {
+  async advance(org: string, from: string | undefined, cursor: string, changes: DeliveryChanges): Promise<boolean> {
     await this.load();
+    if (this.cursors[org] !== from) return false;
     this.cursors[org] = cursor;
     this.apply(changes);
     await this.file.save();
+    return true;
+  }
+
+  /** One instance attempts everything, so a pending delivery is always its to attempt. */
+  async claimAttempt(id: string, now: number, _leaseUntil: number): Promise<AttemptClaim> {
+    await this.load();
+    const current = this.deliveries.get(id);
+    const claimed = current?.status === 'pending' && (current.nextAttemptAt ?? 0) <= now;
+    return { claimed, ...(current ? { current: { ...current } } : {}) };
   }
 
   async updateDeliveries(changes: DeliveryChanges, when: 'now' | 'soon'): Promise<void> {

@@ -1,0 +1,71 @@
+import type pg from 'pg';
+import { databaseUnavailable, isUnreachable } from './database-unavailable.js';
+
+/** What a write announces to the other instances: the kind of records it changed. */
+export type ChangeKind = 'keys' | 'users' | 'sessions' | 'triggers' | 'webhooks' | 'counts';
+
+/** The channel of `{ from, kind }` payloads: records of that kind changed, read them again. */
+export const CHANGES_CHANNEL = 'flagops_changes';
+
+/**
+ * One instance's access to the database: a connection pool, and this instance's id, which every notification
+ * it sends carries so that it can ignore its own. Every failure to reach the database becomes 503
+ * `unavailable`; the pool makes new connections for the next call, so nothing needs reopening once the database
+ * is back.
+ */
+export class Database {
+  constructor(
+    readonly pool: pg.Pool,
+    readonly instanceId: string,
+    /** `at host:port/database`, for messages. */
+    private readonly where: string,
+  ) {}
+
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  /**
+   * Runs `work` in one transaction and commits it before resolving; `announce` names what it changes, notified
+   * to the other instances inside the transaction, so they hear of it only once it is committed. An error of
+   * `work` rolls everything back and is what the call rejects with.
+   */
+  async transaction<T>(announce: readonly ChangeKind[], work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw this.translate(err);
+    }
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      for (const kind of announce) {
+        await client.query('SELECT pg_notify($1, $2)', [CHANGES_CHANNEL, JSON.stringify({ from: this.instanceId, kind })]);
+      }
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      broken = isUnreachable(err);
+      if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+      throw this.translate(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** An error saying the database cannot be reached becomes 503 `unavailable`; any other passes as it is. */
+  translate(err: unknown): unknown {
+    return isUnreachable(err) ? databaseUnavailable(this.where, err) : err;
+  }
+}
+
+/** Holds the transaction's lock named `name` until it ends: operations that read, then add, run one at a time across instances. */
+export async function lockForTransaction(client: pg.PoolClient, name: string): Promise<void> {
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flagops:${name}`]);
+}

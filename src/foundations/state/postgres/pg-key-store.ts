@@ -1,0 +1,67 @@
+import type { KeyAdditions, KeyRecord, KeySet, KeyStore } from '../key-store.js';
+import type { Unsubscribe } from '../unsubscribe.js';
+import type { ChangeFeed } from './change-feed.js';
+import { type Database, lockForTransaction } from './database.js';
+
+/** Keys and organisations in flagops_keys and flagops_organisations. */
+export class PgKeyStore implements KeyStore {
+  constructor(
+    private readonly db: Database,
+    private readonly feed: ChangeFeed,
+  ) {}
+
+  async list(): Promise<KeySet> {
+    const [organisations, keys] = await Promise.all([
+      this.db.query<{ name: string; created_at: string }>('SELECT name, created_at FROM flagops_organisations ORDER BY position'),
+      this.db.query<{ record: KeyRecord }>('SELECT record FROM flagops_keys ORDER BY position'),
+    ]);
+    return {
+      organisations: organisations.rows.map((row) => ({ name: row.name, createdAt: row.created_at })),
+      keys: keys.rows.map((row) => row.record),
+    };
+  }
+
+  /** Plans run one at a time across every instance (a lock held until the additions commit), so none reads what another is adding. */
+  add<T>(plan: (current: Readonly<KeySet>) => KeyAdditions<T>): Promise<T> {
+    return this.db.transaction(['keys'], async (client) => {
+      await lockForTransaction(client, 'keys');
+      const [organisations, keys] = [
+        await client.query<{ name: string; created_at: string }>('SELECT name, created_at FROM flagops_organisations ORDER BY position'),
+        await client.query<{ record: KeyRecord }>('SELECT record FROM flagops_keys ORDER BY position'),
+      ];
+      const {
+        organisations: newOrganisations = [],
+        keys: newKeys = [],
+        result,
+      } = plan({
+        organisations: organisations.rows.map((row) => ({ name: row.name, createdAt: row.created_at })),
+        keys: keys.rows.map((row) => row.record),
+      });
+      for (const org of newOrganisations) {
+        await client.query('INSERT INTO flagops_organisations (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING', [
+          org.name,
+          org.createdAt,
+        ]);
+      }
+      for (const key of newKeys) {
+        await client.query('INSERT INTO flagops_keys (id, org, record) VALUES ($1, $2, $3)', [key.id, key.org, key]);
+      }
+      return result;
+    });
+  }
+
+  revoke(org: string, id: string, at: string): Promise<KeyRecord | undefined> {
+    return this.db.transaction(['keys'], async (client) => {
+      const { rows } = await client.query<{ record: KeyRecord }>(
+        `UPDATE flagops_keys SET record = CASE WHEN record ? 'revokedAt' THEN record ELSE record || jsonb_build_object('revokedAt', $3::text) END
+         WHERE id = $1 AND org = $2 RETURNING record`,
+        [id, org, at],
+      );
+      return rows[0]?.record;
+    });
+  }
+
+  onChange(listener: () => void): Unsubscribe {
+    return this.feed.onChange('keys', listener);
+  }
+}

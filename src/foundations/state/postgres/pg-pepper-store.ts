@@ -1,0 +1,21 @@
+import type { PepperStore } from '../pepper-store.js';
+import type { Database } from './database.js';
+import { readSecret, secretMadeOnce } from './pg-secret.js';
+
+const PEPPER_BYTES = 32;
+
+/** The pepper in flagops_secrets, apart from the key hashes, as the files keep it in a file of its own. */
+export class PgPepperStore implements PepperStore {
+  constructor(private readonly db: Database) {}
+
+  async get({ mayCreate }: { mayCreate: boolean }): Promise<Buffer> {
+    const pepper = await readSecret(this.db, 'pepper');
+    if (pepper) return pepper;
+    if (!mayCreate) {
+      throw new Error(
+        "the pepper is missing from the database's flagops_secrets but flagops_keys holds keys hashed with it; restore the database from a backup",
+      );
+    }
+    return secretMadeOnce(this.db, 'pepper', PEPPER_BYTES);
+  }
+}

@@ -1,0 +1,46 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProject } from '../control-plane/fixtures.js';
+import { until } from '../helpers/deadlines.js';
+import { httpClient } from '../helpers/http-client.js';
+import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+
+describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in PostgreSQL, the database down', () => {
+  let cluster: PostgresCluster;
+  let svc: TestService;
+  beforeAll(async () => {
+    cluster = await PostgresCluster.start();
+    svc = await startTestService({ databaseUrl: await cluster.createDatabase() });
+  }, 60_000);
+  afterAll(async () => {
+    await svc?.stop();
+    await cluster?.destroy();
+  });
+
+  it('keeps evaluating with known keys, answers control-plane writes 503 unavailable, and writes again once it is back', async () => {
+    const admin = httpClient(svc.controlUrl, svc.admin);
+    const project = await createProject(admin, 'shop');
+    const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+    const evaluate = () => httpClient(svc.evalUrl, sdkKey).post('/v1/evaluate', { key: 'checkout' });
+    expect((await evaluate()).status).toBe(200);
+
+    await cluster.stopServer();
+    try {
+      expect((await evaluate()).status).toBe(200);
+      const refused = await admin.post('/api/v1/keys', { kind: 'agent', name: 'while-down' });
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toMatchObject({
+        code: 'unavailable',
+        message: expect.stringMatching(/^the database at .* cannot be reached: /),
+      });
+    } finally {
+      await cluster.startServer();
+    }
+    const created = await until(
+      () => admin.post('/api/v1/keys', { kind: 'agent', name: 'after' }),
+      (res) => res.status === 201,
+    );
+    expect(created.body.key).toMatch(/^svc_agt_/);
+    expect((await evaluate()).status).toBe(200);
+  });
+});

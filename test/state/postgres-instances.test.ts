@@ -1,0 +1,148 @@
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlState, openControlState } from '../../src/foundations/state/index.js';
+import { MIGRATIONS } from '../../src/foundations/state/postgres/migrations.js';
+import { until } from '../helpers/deadlines.js';
+import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
+import { key } from './contract/key-store-contract.js';
+
+/** What several control planes on one database must see of each other within (the most a change may take). */
+const WITHIN_MS = 1_000;
+
+describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQL database', () => {
+  let cluster: PostgresCluster;
+  const opened: ControlState[] = [];
+  const open = async (databaseUrl: string) => {
+    const state = await openControlState({ dataDir: '/nonexistent', databaseUrl });
+    opened.push(state);
+    return state;
+  };
+  beforeAll(async () => {
+    cluster = await PostgresCluster.start();
+  }, 60_000);
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((state) => state.close()));
+  });
+  afterAll(async () => {
+    await cluster?.destroy();
+  });
+
+  async function sql<R extends pg.QueryResultRow>(url: string, text: string): Promise<R[]> {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      return (await client.query<R>(text)).rows;
+    } finally {
+      await client.end();
+    }
+  }
+
+  describe('the schema', () => {
+    it('is migrated once when two control planes start at once', async () => {
+      const url = await cluster.createDatabase();
+      await Promise.all([open(url), open(url), open(url)]);
+      const rows = await sql<{ version: number }>(url, 'SELECT version FROM flagops_schema_migrations ORDER BY version');
+      expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    });
+
+    it('is refused when a newer flagops migrated it, with what to do', async () => {
+      const url = await cluster.createDatabase();
+      await (await open(url)).keys.list();
+      await sql(url, `INSERT INTO flagops_schema_migrations (version) VALUES (${MIGRATIONS.length + 1})`);
+      await expect(openControlState({ dataDir: '/nonexistent', databaseUrl: url })).rejects.toThrow(
+        `the database's flagops schema is at version ${MIGRATIONS.length + 1}, newer than this flagops knows (${MIGRATIONS.length})`,
+      );
+    });
+  });
+
+  describe('changes', () => {
+    it('reach the listeners of every other instance within a second: a key added, then revoked', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second, third] = [await open(url), await open(url), await open(url)];
+      const heard: string[] = [];
+      first.keys.onChange(() => heard.push('first'));
+      second.keys.onChange(() => heard.push('second'));
+      third.keys.onChange(() => heard.push('third'));
+      await first.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      await until(
+        async () => [...heard].sort(),
+        (h) => h.join() === 'second,third',
+        WITHIN_MS,
+      );
+      heard.length = 0;
+      await third.keys.revoke('acme', 'k1', '2026-05-01T11:00:00.000Z');
+      await until(
+        async () => [...heard].sort(),
+        (h) => h.join() === 'first,second',
+        WITHIN_MS,
+      );
+      expect((await second.keys.list()).keys[0].revokedAt).toBe('2026-05-01T11:00:00.000Z');
+    });
+  });
+
+  describe('notices', () => {
+    it('reach the subscribers of every other instance on their topic, never the publisher itself', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second] = [await open(url), await open(url)];
+      const firstHeard: string[] = [];
+      const secondHeard: string[] = [];
+      first.notices.subscribe('main-moved', (payload) => firstHeard.push(payload));
+      second.notices.subscribe('main-moved', (payload) => secondHeard.push(payload));
+      second.notices.subscribe('kills-changed', (payload) => secondHeard.push(`kills ${payload}`));
+      await first.notices.publish('main-moved', 'acme 1111');
+      await first.notices.publish('kills-changed', 'acme');
+      await until(
+        async () => secondHeard,
+        (h) => h.length === 2,
+        WITHIN_MS,
+      );
+      expect(secondHeard).toEqual(['acme 1111', 'kills acme']);
+      // Heard after the publisher's own would have been: the publisher hears the other's only.
+      await second.notices.publish('main-moved', 'acme 2222');
+      await until(
+        async () => firstHeard,
+        (h) => h.length > 0,
+        WITHIN_MS,
+      );
+      expect(firstHeard).toEqual(['acme 2222']);
+    });
+
+    it('refuses a payload PostgreSQL cannot carry (8000 bytes)', async () => {
+      const state = await open(await cluster.createDatabase());
+      await expect(state.notices.publish('main-moved', 'x'.repeat(8_000))).rejects.toThrow(/PostgreSQL carries at most/);
+    });
+  });
+
+  describe('the database down', () => {
+    it('makes store calls answer unavailable, and they work again once it is back, without reopening', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second] = [await open(url), await open(url)];
+      let resyncs = 0;
+      second.notices.onResync(() => resyncs++);
+      await cluster.stopServer();
+      try {
+        const refused = first.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+        await expect(refused).rejects.toMatchObject({
+          code: 'unavailable',
+          message: expect.stringMatching(/^the database at 127\.0\.0\.1:\d+\/\w+ cannot be reached: /),
+        });
+        await expect(first.users.list()).rejects.toMatchObject({ code: 'unavailable' });
+      } finally {
+        await cluster.startServer();
+      }
+      await until(
+        () => first.keys.add(() => ({ keys: [key('k2')], result: 'added' })).catch((err: Error) => err.message),
+        (outcome) => outcome === 'added',
+      );
+      expect((await second.keys.list()).keys.map((k) => k.id)).toEqual(['k2']);
+      // The listening connection came back, and said that announcements may have been missed.
+      await until(
+        async () => resyncs,
+        (n) => n > 0,
+      );
+      const heard = new Promise<void>((resolve) => second.keys.onChange(resolve));
+      await first.keys.revoke('acme', 'k2', '2026-05-01T11:00:00.000Z');
+      await heard;
+    });
+  });
+});
