@@ -141,7 +141,13 @@ async function startOnLockedDirectory(
       throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
     const rebaseHeld = async (held: readonly string[]) =>
       rebaseHeldKills(await repos.get(remoteOrg), held, () => remote!.sync.fetchedHead());
-    remote = new RemoteMode({ ...config.gitRemote, org: remoteOrg }, repos.gitdirOf(remoteOrg), logger, () => holder.served(remoteOrg), rebaseHeld);
+    remote = new RemoteMode(
+      { ...config.gitRemote, org: remoteOrg },
+      repos.gitdirOf(remoteOrg),
+      logger,
+      () => holder.served(remoteOrg),
+      rebaseHeld,
+    );
   }
   const counter = await EvaluationCounter.open({ state, logger });
   const killSwitch = new KillSwitch(

@@ -54,7 +54,11 @@ async function heldKill(repo: FlagRepository, oid: string): Promise<HeldKill | n
     action: trailers.action,
     summary: commit.summary,
     body: commit.body.trim() || undefined,
-    actor: { type: actor.type, name: actor.name ?? actor.keyPrefix ?? actor.type, ...(actor.keyPrefix ? { keyPrefix: actor.keyPrefix } : {}) },
+    actor: {
+      type: actor.type,
+      name: actor.name ?? actor.keyPrefix ?? actor.type,
+      ...(actor.keyPrefix ? { keyPrefix: actor.keyPrefix } : {}),
+    },
     project,
     flag,
     environment,
