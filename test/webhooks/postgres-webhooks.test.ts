@@ -41,4 +41,31 @@ describe.skipIf(POSTGRES_MISSING !== null)('webhooks of two control planes on on
     expect(new Set(hook.received.map((r) => r.headers['x-flagops-delivery'])).size).toBe(5);
     expect(hook.received.map((r) => JSON.parse(r.body).entry.id).sort()).toEqual([...commits].sort());
   });
+
+  it('a webhook made through one is listed and delivered by the other, which goes on delivering when the first stops', async () => {
+    const databaseUrl = await cluster.createDatabase();
+    const [stateA, stateB] = [
+      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
+      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
+    ];
+    states.push(stateA, stateB);
+    const hook = await receiver();
+    const { open, change } = await setup();
+    const first = await open(undefined, { state: stateA });
+    const second = await open(undefined, { state: stateB });
+    const made = await first.create('acme', { url: hook.url });
+    await until(
+      async () => second.list('acme'),
+      (listed) => listed.some((w) => w.id === made.id),
+      1_000,
+    );
+    await first.close();
+    const commit = await change();
+    await second.catchUp('acme');
+    await until(
+      async () => hook.received,
+      (received) => received.length === 1,
+    );
+    expect(JSON.parse(hook.received[0].body).entry.id).toBe(commit);
+  });
 });

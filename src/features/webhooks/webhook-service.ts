@@ -114,6 +114,7 @@ export class WebhookService {
   private readonly limits: DeliveryLimits;
   private readonly log: DeliveryLog;
   private closed = false;
+  private stopHearing: () => void = () => {};
 
   private constructor(
     private readonly options: WebhookServiceOptions,
@@ -149,7 +150,32 @@ export class WebhookService {
       // An organisation whose trail cannot be read now is caught up on its next change.
       await service.follow(org).catch((err) => service.logger.error('webhooks: reading the audit trail failed', { org, err }));
     }
+    service.stopHearing = options.state.webhooks.onChange(() => {
+      service.adoptWebhooks().catch((err) => service.logger.warn('webhooks: reading what another instance changed failed', { err }));
+    });
     return service;
+  }
+
+  /**
+   * Another instance sharing the state created or removed webhooks: this one delivers to the same ones, so a
+   * webhook works through whichever control plane made it (each delivery is still attempted once, by claim).
+   */
+  private async adoptWebhooks(): Promise<void> {
+    if (this.closed) return;
+    const stored = await this.store.read();
+    const ids = new Set(stored.webhooks.map((w) => w.id));
+    for (const hook of [...this.webhooks]) {
+      if (ids.has(hook.id)) continue;
+      this.webhooks.splice(this.webhooks.indexOf(hook), 1);
+      for (const delivery of this.log.removeWebhook(hook.id)) this.dispatcher.cancel(delivery);
+      this.dispatcher.forgetWebhook(hook.id);
+      this.backlog.removeWebhook(hook.id);
+    }
+    for (const hook of stored.webhooks) {
+      if (this.webhooks.some((w) => w.id === hook.id)) continue;
+      this.webhooks.push(hook);
+      await this.follow(hook.org);
+    }
   }
 
   async create(org: string, input: WebhookInput): Promise<WebhookView & { secret: string }> {
@@ -234,6 +260,7 @@ export class WebhookService {
    */
   async close(): Promise<void> {
     this.closed = true;
+    this.stopHearing();
     for (const off of this.followed.values()) off();
     this.followed.clear();
     this.dispatcher.close();

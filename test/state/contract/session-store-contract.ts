@@ -73,5 +73,16 @@ export function describeSessionStoreContract(subject: StateSubject): void {
       await heard;
       expect(await state.sessions.list()).toEqual([session('s1')]);
     });
+
+    it('announces activity recorded through another instance, so a session used only there does not look idle here', async () => {
+      const { state, another } = await subject.fresh();
+      await state.sessions.create(session('s1'));
+      await state.sessions.list();
+      const other = await another();
+      const heard = announced((listener) => state.sessions.onChange(listener));
+      await other.sessions.touch([{ id: 's1', lastSeenAt: '2026-05-01T11:30:00.000Z' }]);
+      await heard;
+      expect(await state.sessions.list()).toEqual([session('s1', { lastSeenAt: '2026-05-01T11:30:00.000Z' })]);
+    });
   });
 }

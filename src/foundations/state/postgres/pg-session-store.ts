@@ -29,10 +29,14 @@ export class PgSessionStore implements SessionStore {
   /** Activity only: other instances are not told, since nothing they decide on changed until a session expires. */
   async touch(seen: ReadonlyArray<{ id: string; lastSeenAt: string }>): Promise<void> {
     if (seen.length === 0) return;
-    await this.db.query(
-      `UPDATE flagops_sessions AS s SET record = s.record || jsonb_build_object('lastSeenAt', t.last_seen_at)
-       FROM unnest($1::text[], $2::text[]) AS t(id, last_seen_at) WHERE s.id = t.id`,
-      [seen.map((s) => s.id), seen.map((s) => s.lastSeenAt)],
+    // Announced like any change: a session used only through another control plane must not look idle here
+    // (touches are saved at most once a minute per session, so this is little traffic).
+    await this.db.transaction(['sessions'], (client) =>
+      client.query(
+        `UPDATE flagops_sessions AS s SET record = s.record || jsonb_build_object('lastSeenAt', t.last_seen_at)
+         FROM unnest($1::text[], $2::text[]) AS t(id, last_seen_at) WHERE s.id = t.id`,
+        [seen.map((s) => s.id), seen.map((s) => s.lastSeenAt)],
+      ),
     );
   }
 
