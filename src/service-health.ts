@@ -22,6 +22,16 @@ export interface HealthOptions {
   ready: () => boolean;
   /** FLAGOPS_METRICS_TOKEN: whoever holds it sees every organisation's details. */
   metricsToken?: string;
+  /**
+   * What the control plane shares with others, where it does: the database (undefined: the files of the data
+   * directory) and the git remote of `org` (undefined: none). Either out of reach degrades the status.
+   */
+  shared?: () => SharedHealth;
+}
+
+export interface SharedHealth {
+  database?: { reachable: boolean; error?: string };
+  gitRemote?: { org: string; url: string; reachable: boolean; holdingKills: boolean; error?: string };
 }
 
 /**
@@ -35,17 +45,27 @@ export function serviceHealth(options: HealthOptions): Health {
   return (req) => {
     const ready = options.ready();
     const report = options.report();
-    const degraded = report.organisations.some((o) => o.invalidFiles.length > 0 || o.fault !== undefined);
+    const shared = options.shared?.() ?? {};
+    const degraded =
+      report.organisations.some((o) => o.invalidFiles.length > 0 || o.fault !== undefined) ||
+      shared.database?.reachable === false ||
+      shared.gitRemote?.reachable === false;
     const status = !ready ? 'starting' : degraded ? 'degraded' : 'ok';
     const code = ready ? 200 : 503;
     const presented = bearerToken(req.headers.authorization);
     if (presented === null) return { status: code, body: { status } };
     if (tokenDigest !== undefined && timingSafeEqual(digest(presented), tokenDigest))
-      return { status: code, body: { status, organisations: report.organisations } };
+      return { status: code, body: { status, organisations: report.organisations, ...shared } };
     try {
       const principal = options.keys.authenticateRequest(presented, req, 'control plane');
       if (principal?.kind !== 'admin') throw new UnauthorizedError(DETAILS_NEED);
-      return { status: code, body: { status, organisations: report.organisations.filter((o) => o.org === principal.org) } };
+      const { database, gitRemote } = shared;
+      // Where the database is, and why it failed, is the operator's (the metrics token's) to see.
+      const own = {
+        ...(database ? { database: { reachable: database.reachable } } : {}),
+        ...(gitRemote?.org === principal.org ? { gitRemote } : {}),
+      };
+      return { status: code, body: { status, organisations: report.organisations.filter((o) => o.org === principal.org), ...own } };
     } catch (err) {
       // A wrong key counts against the address like any other (throttled: 429).
       const refused = toHttpError(err);

@@ -181,7 +181,19 @@ async function startOnLockedDirectory(
 
   let ready = false;
   let storageChecks: ReturnType<typeof setInterval> | undefined;
-  const health = serviceHealth({ keys, report: () => holder.health(), ready: () => ready, metricsToken: config.metrics?.token });
+  const health = serviceHealth({
+    keys,
+    report: () => holder.health(),
+    ready: () => ready,
+    metricsToken: config.metrics?.token,
+    shared: () => {
+      const refused = config.databaseUrl ? state.writesRefused() : undefined;
+      return {
+        ...(config.databaseUrl ? { database: { reachable: refused === undefined, ...(refused ? { error: refused.message } : {}) } } : {}),
+        ...(remote ? { gitRemote: { org: remote.org, ...remote.sync.health() } } : {}),
+      };
+    },
+  });
 
   const replication = replicaUpstream({
     keys,

@@ -87,6 +87,9 @@ describe('kills never wait for the git host (remote mode)', () => {
       expect(other.status).toBe(503);
       expect(other.body.error.code).toBe('unavailable');
       expect(killCommits(host.gitdir, 'checkout')).toEqual([]);
+      // The operator sees why: the remote is out of reach and main holds a kill it lacks.
+      const health = await admin.get('/healthz');
+      expect(health.body).toMatchObject({ status: 'degraded', gitRemote: { org: 'acme', reachable: false, holdingKills: true } });
     } finally {
       await host.up();
     }
@@ -96,6 +99,10 @@ describe('kills never wait for the git host (remote mode)', () => {
     );
     expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
     expect(killCommits(host.gitdir, 'checkout')).toEqual(['kill prod']);
+    expect((await admin.get('/healthz')).body).toMatchObject({
+      status: 'ok',
+      gitRemote: { reachable: true, holdingKills: false },
+    });
     const entries = (await admin.get('/api/v1/audit?limit=20')).body.entries.filter(
       (e: Json) => e.flagKey === 'checkout' && e.action === 'kill',
     );

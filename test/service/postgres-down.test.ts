@@ -41,6 +41,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
       expect(change.status).toBe(503);
       expect(change.body.error.code).toBe('unavailable');
       expect((await admin.get(`/api/v1/flags/${payments.id}`)).body.environments.prod.rolloutPct).toBe(0);
+      expect((await admin.get('/healthz')).body).toMatchObject({ status: 'degraded', database: { reachable: false } });
       // A kill is never refused for the database.
       expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
       expect((await evaluate()).body.checkout).toMatchObject({ value: false, reason: 'killed' });
@@ -52,6 +53,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
       (res) => res.status === 201,
     );
     expect(created.body.key).toMatch(/^svc_agt_/);
+    expect((await admin.get('/healthz')).body).toMatchObject({ status: 'ok', database: { reachable: true } });
     expect((await evaluate()).status).toBe(200);
   });
 });

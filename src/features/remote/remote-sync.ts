@@ -49,6 +49,8 @@ export interface RemoteEvents {
 export class RemoteSync {
   private pulling: Promise<PullOutcome> | null = null;
   private pullAgain: Promise<PullOutcome> | null = null;
+  /** Why the remote could not be reached the last time it was tried; null once it answered. */
+  private failure: string | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
 
@@ -80,6 +82,7 @@ export class RemoteSync {
       timeoutMs: kill ? KILL_PUSH_TIMEOUT_MS : undefined,
     });
     if (pushed.code === 0) {
+      this.failure = null;
       this.events.inSync?.(commit, true);
       return true;
     }
@@ -107,6 +110,7 @@ export class RemoteSync {
 
   /** A kill's commit stays on main here; main is pushed again every second until the remote has it. */
   private async keepUntilReachable(commit: string, why: string): Promise<true> {
+    this.failure = `a kill was not taken: ${redact(why).trim().slice(0, 300)}`;
     this.logger.warn('git remote did not take a kill; it is served and committed here, and pushed when the remote is back', {
       commit,
       remote: redact(this.url),
@@ -115,6 +119,16 @@ export class RemoteSync {
     await this.events.held?.(commit);
     this.retryPush();
     return true;
+  }
+
+  /** For /healthz: whether the remote answered the last time, and whether main holds kills it lacks. */
+  health(): { url: string; reachable: boolean; holdingKills: boolean; error?: string } {
+    return {
+      url: redact(this.url),
+      reachable: this.failure === null,
+      holdingKills: this.retryTimer !== undefined,
+      ...(this.failure ? { error: this.failure } : {}),
+    };
   }
 
   /** Pulls (and pushes what main holds back) every second until the remote answers. */
@@ -224,8 +238,10 @@ export class RemoteSync {
     ]);
     if (fetched.code !== 0) {
       if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) return null;
+      this.failure = `fetching failed: ${redact(fetched.stderr).trim().slice(0, 300)}`;
       throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);
     }
+    this.failure = null;
     return this.fetchedHead();
   }
 
