@@ -78,6 +78,8 @@ export class RemoteSync {
    */
   async publish(commit: string, parent: string | null, action?: string): Promise<boolean> {
     const kill = action === 'kill' || action === 'clear_kill';
+    // Known to be out of reach (main already holds kills it lacks, retried every second): no attempt to wait for.
+    if (kill && this.retryTimer !== undefined && this.failure !== null) return this.keepUntilReachable(commit, this.failure);
     const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`], {
       timeoutMs: kill ? KILL_PUSH_TIMEOUT_MS : undefined,
     });
@@ -110,7 +112,7 @@ export class RemoteSync {
 
   /** A kill's commit stays on main here; main is pushed again every second until the remote has it. */
   private async keepUntilReachable(commit: string, why: string): Promise<true> {
-    this.failure = `a kill was not taken: ${redact(why).trim().slice(0, 300)}`;
+    this.failure ??= `a kill was not taken: ${redact(why).trim().slice(0, 300)}`;
     this.logger.warn('git remote did not take a kill; it is served and committed here, and pushed when the remote is back', {
       commit,
       remote: redact(this.url),
