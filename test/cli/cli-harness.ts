@@ -7,10 +7,14 @@ export const ROOT = new URL('../..', import.meta.url).pathname;
 export const SAMPLE = join(ROOT, 'flags');
 
 /** Runs `flagops <argv…>` in-process with captured output. */
-export async function flagops(argv: string[], cwd = ROOT): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function flagops(
+  argv: string[],
+  cwd = ROOT,
+  env: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
-  const code = await run(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd, env: {} });
+  const code = await run(argv, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), cwd, env });
   return { code, stdout, stderr };
 }
 

@@ -57,12 +57,14 @@ server serves an organisation that has keys (FLAGOPS_BOOTSTRAP_KEYS or its admin
 `;
 
 /** Why the data directory or the organisation cannot be imported into without --create; null when they exist. */
-async function missingTarget(dataDir: string, org: string): Promise<string | null> {
+async function missingTarget(dataDir: string, org: string, databaseUrl: string | undefined): Promise<string | null> {
   if (!(await isDirectory(dataDir))) {
     return `there is no data directory ${dataDir}; check --data-dir (or FLAGOPS_DATA_DIR), or pass --create to start a new one`;
   }
   if (await isDirectory(join(dataDir, 'repos', `${org}.git`))) return null;
-  const keys = await (await openControlState({ dataDir, create: false })).keys.list().catch(() => null);
+  const state = await openControlState({ dataDir, databaseUrl, create: false }).catch(() => null);
+  const keys = await state?.keys.list().catch(() => null);
+  await state?.close();
   if (keys?.organisations.some((o) => o.name === org)) return null;
   const known = (await readdir(join(dataDir, 'repos')).catch(() => [] as string[]))
     .filter((n) => n.endsWith('.git'))
@@ -114,7 +116,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
 
   const dataDir = resolve(io.cwd, values['data-dir'] ?? (io.env.FLAGOPS_DATA_DIR || './data'));
-  const missing = await missingTarget(dataDir, org);
+  const missing = await missingTarget(dataDir, org, io.env.FLAGOPS_DATABASE_URL || undefined);
   if (missing && !values.create) {
     io.stderr(`flagops import: ${missing}; nothing was imported\n`);
     return EXIT.failed;
@@ -163,7 +165,9 @@ async function commitImport(
 ): Promise<number> {
   const { org, dir, imported } = request;
   const { RepositoryRegistry } = await import('../../../foundations/storage/index.js');
-  const state = await openControlState({ dataDir: options.dataDir });
+  // The installation's state, where the service keeps it: commits are signed with its key (a database's, with
+  // FLAGOPS_DATABASE_URL), so the service believes what they say.
+  const state = await openControlState({ dataDir: options.dataDir, databaseUrl: io.env.FLAGOPS_DATABASE_URL || undefined });
   const registry = new RepositoryRegistry({ dataDir: options.dataDir, trust: state.commitTrust, watch: false });
   try {
     const repo = await registry.get(org);
@@ -220,6 +224,7 @@ async function commitImport(
     return EXIT.ok;
   } finally {
     await registry.closeAll();
+    await state.close();
   }
 }
 
