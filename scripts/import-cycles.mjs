@@ -23,7 +23,7 @@ const PACKAGES = {
  * longest prefix listed. Keep in step with docs/architecture.md's picture.
  */
 const FLOORS = [
-  { name: 'entry points', prefixes: ['src/main.ts', 'src/service.ts', 'src/service-health.ts', 'src/exports/'] },
+  { name: 'entry points', prefixes: ['src/main.ts', 'src/service.ts', 'src/service-health.ts', 'src/service-remote.ts', 'src/exports/'] },
   { name: 'apps', prefixes: ['src/apps/', 'packages/dashboard/'] },
   { name: 'features', prefixes: ['src/features/'] },
   { name: 'foundations', prefixes: ['src/foundations/'] },

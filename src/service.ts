@@ -10,9 +10,8 @@ import { gitHttpRoutes } from './apps/git-http/git-http-routes.js';
 import { GitRunner } from './apps/git-http/git-runner.js';
 import { replicaUpstream } from './apps/replica/upstream/replica-routes.js';
 import { AuditRegistry } from './features/audit/audit-registry.js';
-import { rebaseHeldKills } from './features/kill/kill-rebase.js';
 import { KillSwitch } from './features/kill/kill-switch.js';
-import { RemoteMode } from './features/remote/remote-mode.js';
+import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
 import { Scheduler } from './features/schedule/scheduler.js';
 import { EvaluationCounter } from './features/stats/evaluation-counter.js';
@@ -34,6 +33,7 @@ import { StartupError } from './foundations/process/startup-error.js';
 import { openControlState } from './foundations/state/index.js';
 import { RepositoryRegistry } from './foundations/storage/repository-registry.js';
 import { serviceHealth } from './service-health.js';
+import { type RemoteWiring, wireRemoteMode } from './service-remote.js';
 
 export interface Service {
   controlUrl: string;
@@ -136,18 +136,19 @@ async function startOnLockedDirectory(
   // This service alone owns the data directory, so a ref lock there now is a leftover of its own crash.
   const owned = new Set([...keys.organisations().map((o) => o.name), ...(remoteOrg ? [remoteOrg] : [])]);
   await Promise.all([...owned].map((org) => repos.removeLeftoverLocks(org)));
+  let remoteWiring: RemoteWiring | undefined;
   if (config.gitRemote) {
     if (!remoteOrg)
       throw new StartupError('FLAGOPS_GIT_REMOTE needs an organisation: set FLAGOPS_GIT_REMOTE_ORG or FLAGOPS_BOOTSTRAP_KEYS', 2);
-    const rebaseHeld = async (held: readonly string[]) =>
-      rebaseHeldKills(await repos.get(remoteOrg), held, () => remote!.sync.fetchedHead());
-    remote = new RemoteMode(
-      { ...config.gitRemote, org: remoteOrg },
-      repos.gitdirOf(remoteOrg),
+    remoteWiring = wireRemoteMode({
+      settings: { ...config.gitRemote, org: remoteOrg },
+      repos,
+      state,
+      killSwitch: () => killSwitch,
+      served: () => holder.served(remoteOrg),
       logger,
-      () => holder.served(remoteOrg),
-      rebaseHeld,
-    );
+    });
+    remote = remoteWiring.remote;
   }
   const counter = await EvaluationCounter.open({ state, logger });
   const killSwitch = new KillSwitch(
@@ -213,6 +214,8 @@ async function startOnLockedDirectory(
       triggers,
       clock: () => clock.now(),
       principalResolvers: [dashboard.resolver],
+      writesRefused: () => state.writesRefused(),
+      ...(remote ? { catchUp: (org: string) => remote.catchUp(org) } : {}),
     },
     // git over HTTP first: its /git/... paths must not reach the dashboard's pages.
     [
@@ -253,7 +256,7 @@ async function startOnLockedDirectory(
     streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
     dashboard.live.close();
     replication.close();
-    remote?.close();
+    remoteWiring?.close();
     await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
     // Clones answered on handed-off connections get a grace period; the control server's close waits for them.
     gitRunner.finishHandedOff();
@@ -282,6 +285,7 @@ async function startOnLockedDirectory(
       schedulers.push(scheduler);
       await scheduler.start();
     }
+    await remoteWiring?.listen();
     lock.verify();
   } catch (err) {
     await closeParts(async () => {}); // startService closes the ports and releases the lock

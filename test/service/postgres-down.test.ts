@@ -23,6 +23,9 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
     const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
     const evaluate = () => httpClient(svc.evalUrl, sdkKey).post('/v1/evaluate', { key: 'checkout' });
     expect((await evaluate()).status).toBe(200);
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout' })).body;
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    const payments = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'payments' })).body;
 
     await cluster.stopServer();
     try {
@@ -33,6 +36,14 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
         code: 'unavailable',
         message: expect.stringMatching(/^the database at .* cannot be reached: /),
       });
+      // A change to the flags would not reach the other control planes: refused too, and nothing changed.
+      const change = await admin.put(`/api/v1/flags/${payments.id}/environments/prod/config`, { rolloutPct: 50 });
+      expect(change.status).toBe(503);
+      expect(change.body.error.code).toBe('unavailable');
+      expect((await admin.get(`/api/v1/flags/${payments.id}`)).body.environments.prod.rolloutPct).toBe(0);
+      // A kill is never refused for the database.
+      expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+      expect((await evaluate()).body.checkout).toMatchObject({ value: false, reason: 'killed' });
     } finally {
       await cluster.startServer();
     }

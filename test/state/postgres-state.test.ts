@@ -4,6 +4,7 @@ import { openControlState } from '../../src/foundations/state/index.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
 import { describeCommitTrustStoreContract } from './contract/commit-trust-store-contract.js';
 import { describeCountStoreContract } from './contract/count-store-contract.js';
+import { describeHeldKillStoreContract } from './contract/held-kill-store-contract.js';
 import { describeKeyStoreContract } from './contract/key-store-contract.js';
 import { describePepperStoreContract } from './contract/pepper-store-contract.js';
 import { describePushLogContract } from './contract/push-log-contract.js';
@@ -46,6 +47,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('the control plane state in PostgreSQ
   describeUserStoreContract(postgres);
   describeSessionStoreContract(postgres);
   describeTriggerStoreContract(postgres);
+  describeHeldKillStoreContract(postgres);
   describeWebhookStoreContract(postgres);
   describeCountStoreContract(postgres);
   describeReplicaBatchLedgerContract(postgres);

@@ -29,4 +29,15 @@ export interface ControlPlaneDeps {
    * dashboard's session cookie plugs in here). Bearer keys are always accepted.
    */
   principalResolvers?: readonly PrincipalResolver[];
+  /**
+   * Why changes are refused now (the shared database cannot be reached), as the error to answer with; kills
+   * are never refused for it.
+   */
+  writesRefused?: () => Error | undefined;
+  /**
+   * Remote mode: brings the organisation's main up to the git remote now; true once it holds the remote's head. A request
+   * refused as not found or as a version conflict is answered again after it, so a change made through another
+   * control plane a moment ago is seen here even before its notice arrives.
+   */
+  catchUp?: (org: string) => Promise<boolean>;
 }

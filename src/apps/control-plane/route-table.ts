@@ -3,7 +3,14 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { authorize, type Permission } from '../../foundations/auth/permissions.js';
 import type { Principal } from '../../foundations/auth/principal.js';
-import { FlagopsError, ForbiddenError, InvalidInputError, UnauthorizedError } from '../../foundations/errors/kinds.js';
+import {
+  FlagopsError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  UnauthorizedError,
+  VersionConflictError,
+} from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { ApiBodies } from '../../foundations/validation/api-bodies.js';
 import type { ApiSchemaName } from '../../foundations/validation/schema-files.js';
@@ -170,6 +177,12 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
         if ((body as Record<string, unknown> | undefined)?.[field] === true)
           authorize(principal, permission, environment === undefined ? {} : { environment });
       }
+      // A change made while the shared database is out of reach would not reach the other control planes: refused
+      // (503), but for a kill, which must never wait for anything but the repository it is committed to. Git's
+      // own requests are left to its push check, which records the pusher in the database.
+      const changes = credentials === 'api' && !isRead(ctx.method) && entry.permission !== 'kill';
+      const refused = changes ? deps.writesRefused?.() : undefined;
+      if (refused) throw refused;
       const call: Call = {
         ctx,
         principal,
@@ -181,7 +194,12 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
         refusal,
         origin: `${ctx.protocol}://${ctx.host}`,
       };
-      const reply = await entry.handle(call);
+      const reply = await Promise.resolve(entry.handle(call)).catch(async (err: unknown) => {
+        // Refused before anything changed, on what main held: asked again once main holds what the remote has.
+        const stale = err instanceof NotFoundError || err instanceof VersionConflictError;
+        if (stale && (await deps.catchUp?.(principal.org))) return entry.handle(call);
+        throw err;
+      });
       if ('answered' in reply) return;
       if (reply.headers) ctx.set(reply.headers);
       ctx.status = reply.status ?? 200;
@@ -189,6 +207,8 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
     });
   }
 }
+
+const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 
 /** What another part (the dashboard, src/apps/dashboard) adds: routes run through the same checks, and its own handlers. */
 export interface ControlAppExtension {

@@ -5,7 +5,7 @@ import type { Change, CommitMeta, FlagRepository, SeriesChange } from '../../fou
 import { killsAfter } from './kill-switch.js';
 
 /** One kill or cleared kill that main holds and the remote does not, as its commit recorded it. */
-interface HeldKill {
+export interface CommittedKill {
   meta: CommitMeta & { project: string; flag: string; environment: NonNullable<CommitMeta['environment']> };
   /** The kill's entry as first made (killedAt, killedBy, reason); null for a cleared kill. */
   entry: KillEntry | null;
@@ -27,9 +27,9 @@ export async function rebaseHeldKills(
   heldCommits: readonly string[],
   remoteHead: () => Promise<string | null>,
 ): Promise<boolean> {
-  const held: HeldKill[] = [];
+  const held: CommittedKill[] = [];
   for (const oid of heldCommits) {
-    const kill = await heldKill(repo, oid);
+    const kill = await committedKill(repo, oid);
     if (!kill) return false;
     held.push(kill);
   }
@@ -38,7 +38,8 @@ export async function rebaseHeldKills(
   return true;
 }
 
-async function heldKill(repo: FlagRepository, oid: string): Promise<HeldKill | null> {
+/** The kill or cleared kill commit `oid` made, read from its signed trailers and kills file; null for any other commit. */
+export async function committedKill(repo: FlagRepository, oid: string): Promise<CommittedKill | null> {
   const commit = await repo.readCommit(oid);
   const trailers = commit.flagops;
   if (!trailers || (trailers.action !== 'kill' && trailers.action !== 'clear_kill')) return null;
@@ -67,7 +68,7 @@ async function heldKill(repo: FlagRepository, oid: string): Promise<HeldKill | n
 }
 
 /** The kill made again on `current` (the remote's state); null when it changes nothing there. */
-function remake(current: RepositoryState, kill: HeldKill): Change<null> | null {
+function remake(current: RepositoryState, kill: CommittedKill): Change<null> | null {
   const { project: slug, flag, environment } = kill.meta;
   const project = current.projects.get(slug);
   if (!project?.flags.has(flag)) return null;

@@ -17,6 +17,8 @@ export interface KillRequest {
   environment: EnvironmentName;
   actor: Actor;
   reason?: string;
+  /** The entry of a kill first made elsewhere (another control plane held it), kept as made; default: a new one. */
+  entry?: KillEntry;
 }
 
 export interface KillOutcome {
@@ -47,8 +49,8 @@ export class KillSwitch {
 
   kill(request: KillRequest): Promise<KillOutcome> {
     return this.change(request, (kills, at) => {
-      const entry: KillEntry = { killedAt: at.toISOString(), killedBy: killedBy(request.actor) };
-      if (request.reason) entry.reason = request.reason;
+      const entry: KillEntry = request.entry ?? { killedAt: at.toISOString(), killedBy: killedBy(request.actor) };
+      if (request.reason && !request.entry) entry.reason = request.reason;
       return killsAfter(kills, request.flagKey, entry);
     });
   }

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
-import { type RebaseHeld, RemoteSync, redact } from './remote-sync.js';
+import { type RebaseHeld, type RemoteEvents, RemoteSync, redact } from './remote-sync.js';
 
 export interface RemoteSettings {
   /** FLAGOPS_GIT_REMOTE: the remote's URL, credentials included. */
@@ -32,8 +32,9 @@ export class RemoteMode {
     private readonly logger: Logger,
     onPulled: () => Promise<void> | void,
     rebaseHeld?: RebaseHeld,
+    events?: RemoteEvents,
   ) {
-    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled, rebaseHeld);
+    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled, rebaseHeld, events);
   }
 
   get org(): string {
@@ -60,6 +61,21 @@ export class RemoteMode {
   close(): void {
     clearInterval(this.timer);
     this.sync.close();
+  }
+
+  /**
+   * Brings `org`'s main up to the remote now, if it is the remote's; true when main is the remote's head now
+   * (a pull already under way may be what moved it, so "moved" cannot be told apart). Never throws.
+   */
+  async catchUp(org: string): Promise<boolean> {
+    if (org !== this.settings.org) return false;
+    const outcome = await this.sync.pull().catch(() => 'unreachable' as const);
+    return outcome !== 'unreachable' && outcome !== 'diverged';
+  }
+
+  /** Another control plane moved the remote's main (or notices were missed): fetch it now. */
+  remoteMoved(why: string): void {
+    void this.pullLogged(why);
   }
 
   /** A push through /git/<org>.git moved main: pass it on to the remote now rather than at the next poll. */

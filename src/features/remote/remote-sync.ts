@@ -32,6 +32,14 @@ export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'rebased' 
  */
 export type RebaseHeld = (held: readonly string[]) => Promise<boolean>;
 
+/** What remote mode tells the rest of the service (held kills, other control planes). */
+export interface RemoteEvents {
+  /** Main holds `commit`, a kill the remote did not take; awaited before the kill is answered. */
+  held?(commit: string): Promise<void>;
+  /** The remote's main is `commit` and main holds nothing it lacks: this instance pushed, or pulled. */
+  inSync?(commit: string, pushedHere: boolean): void;
+}
+
 /**
  * Remote mode for one organisation (docs/deployment.md): an outside git repository is the source of truth.
  * Every control-plane commit is pushed before main moves (FlagRepository's `publish`); a rejected push means
@@ -40,6 +48,7 @@ export type RebaseHeld = (held: readonly string[]) => Promise<boolean>;
  */
 export class RemoteSync {
   private pulling: Promise<PullOutcome> | null = null;
+  private pullAgain: Promise<PullOutcome> | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
 
@@ -50,6 +59,7 @@ export class RemoteSync {
     /** Called after main moved to the remote's head (the holder serves it at once). */
     private readonly onPulled: () => Promise<void> | void = () => {},
     private readonly rebaseHeld: RebaseHeld = async () => false,
+    private readonly events: RemoteEvents = {},
   ) {}
 
   /** The remote's main as last fetched. */
@@ -69,7 +79,10 @@ export class RemoteSync {
     const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`], {
       timeoutMs: kill ? KILL_PUSH_TIMEOUT_MS : undefined,
     });
-    if (pushed.code === 0) return true;
+    if (pushed.code === 0) {
+      this.events.inSync?.(commit, true);
+      return true;
+    }
     const said = `${pushed.stdout}\n${pushed.stderr}`;
     const raced = LOST_RACE.test(said);
     if (!raced && !MOVED.test(said)) {
@@ -93,12 +106,13 @@ export class RemoteSync {
   }
 
   /** A kill's commit stays on main here; main is pushed again every second until the remote has it. */
-  private keepUntilReachable(commit: string, why: string): true {
+  private async keepUntilReachable(commit: string, why: string): Promise<true> {
     this.logger.warn('git remote did not take a kill; it is served and committed here, and pushed when the remote is back', {
       commit,
       remote: redact(this.url),
       err: redact(why).trim().slice(0, 300),
     });
+    await this.events.held?.(commit);
     this.retryPush();
     return true;
   }
@@ -136,11 +150,32 @@ export class RemoteSync {
       );
   }
 
-  /** Brings main up to the remote: fast-forward, or push local commits the remote lacks. One at a time. */
+  /**
+   * Brings main up to the remote: fast-forward, or push local commits the remote lacks. One at a time; asked
+   * while one runs, one more runs after it (the remote may have moved since the running one fetched), shared
+   * by everyone who asks meanwhile.
+   */
   pull(): Promise<PullOutcome> {
-    this.pulling ??= this.doPull().finally(() => {
-      this.pulling = null;
-    });
+    if (this.pulling === null) return this.startPull();
+    this.pullAgain ??= this.pulling
+      .catch(() => undefined)
+      .then(() => {
+        this.pullAgain = null;
+        return this.pull();
+      });
+    return this.pullAgain;
+  }
+
+  private startPull(): Promise<PullOutcome> {
+    this.pulling = this.doPull()
+      .then(async (outcome) => {
+        const head = outcome === 'diverged' ? null : await this.localHead();
+        if (head !== null) this.events.inSync?.(head, outcome === 'pushed' || outcome === 'rebased');
+        return outcome;
+      })
+      .finally(() => {
+        this.pulling = null;
+      });
     return this.pulling;
   }
 

@@ -1,5 +1,6 @@
 import type { CommitTrustStore } from './commit-trust-store.js';
 import type { CountStore } from './count-store.js';
+import type { HeldKillStore } from './held-kill-store.js';
 import type { KeyStore } from './key-store.js';
 import type { Notices } from './notices.js';
 import type { PepperStore } from './pepper-store.js';
@@ -21,6 +22,7 @@ export interface ControlState {
   readonly users: UserStore;
   readonly sessions: SessionStore;
   readonly triggers: TriggerStore;
+  readonly heldKills: HeldKillStore;
   readonly webhooks: WebhookStore;
   readonly counts: CountStore;
   readonly replicaBatches: ReplicaBatchLedger;
@@ -28,6 +30,11 @@ export interface ControlState {
   readonly commitTrust: CommitTrustStore;
   /** Word for the other instances sharing the state (none where the state is files). */
   readonly notices: Notices;
+  /**
+   * Why the control plane must refuse changes now (the database cannot be reached: a change made then would not
+   * reach the other control planes), as the error to answer with; undefined while it can take them.
+   */
+  writesRefused(): Error | undefined;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */
   close(): Promise<void>;
 }

@@ -369,6 +369,12 @@ export class FlagRepository {
     return this.graph.height(oid);
   }
 
+  /** Whether `oid` is one of main's commits (its first-parent chain); false for a commit this repository lacks. */
+  async onMain(oid: string): Promise<boolean> {
+    const head = await this.head();
+    return head !== null && this.graph.inFirstParentChain(head, oid);
+  }
+
   treeOid(commit: string, path: string): Promise<string | null> {
     return this.graph.treeOid(commit, path);
   }

@@ -4,6 +4,7 @@ import type { Logger } from '../../log/logger.js';
 import type { ControlState } from '../control-state.js';
 import { FileCommitTrustStore } from './file-commit-trust-store.js';
 import { FileCountStore } from './file-count-store.js';
+import { FileHeldKillStore } from './file-held-kill-store.js';
 import { FileKeyStore } from './file-key-store.js';
 import { FilePepperStore } from './file-pepper-store.js';
 import { FilePushLog } from './file-push-log.js';
@@ -24,6 +25,7 @@ export class FileControlState implements ControlState {
   readonly users: FileUserStore;
   readonly sessions: FileSessionStore;
   readonly triggers: FileTriggerStore;
+  readonly heldKills: FileHeldKillStore;
   readonly webhooks: FileWebhookStore;
   readonly counts: FileCountStore;
   readonly pushes: FilePushLog;
@@ -46,6 +48,7 @@ export class FileControlState implements ControlState {
     this.users = new FileUserStore(stateDir);
     this.sessions = new FileSessionStore(stateDir);
     this.triggers = new FileTriggerStore(stateDir);
+    this.heldKills = new FileHeldKillStore(stateDir);
     this.webhooks = new FileWebhookStore(stateDir);
     this.counts = new FileCountStore(path.join(dataDir, 'stats'), { logger });
     this.pushes = new FilePushLog(path.join(stateDir, 'pushes'));
@@ -56,6 +59,11 @@ export class FileControlState implements ControlState {
   get replicaBatches(): FileReplicaBatchLedger {
     this.batchLedger ??= new FileReplicaBatchLedger(path.join(this.stateDir, REPLICA_BATCH_FILE));
     return this.batchLedger;
+  }
+
+  /** Files in the data directory are there while the service runs (a disk fault is the repository's to report). */
+  writesRefused(): undefined {
+    return undefined;
   }
 
   /** Every write has landed once the services are stopped (they wait for theirs); only the stats log is open. */

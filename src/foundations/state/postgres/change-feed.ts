@@ -19,6 +19,8 @@ export class ChangeFeed {
   private readonly noticeListeners = new Map<string, Set<(payload: string) => void>>();
   private readonly resyncListeners = new Set<() => void>();
   private client: pg.Client | null = null;
+  /** Why the listening connection is down, while it is: the database cannot be reached. */
+  private lostBecause: Error | null = null;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -32,6 +34,11 @@ export class ChangeFeed {
   /** Starts listening; rejects when the database cannot be reached now. */
   async start(): Promise<void> {
     await this.connect();
+  }
+
+  /** Why the database cannot be reached, as far as the listening connection tells; null while it listens. */
+  lost(): Error | null {
+    return this.lostBecause;
   }
 
   onChange(kind: ChangeKind, listener: () => void): Unsubscribe {
@@ -58,8 +65,8 @@ export class ChangeFeed {
   private async connect(): Promise<void> {
     const client = new pg.Client({ ...this.config, keepAlive: true });
     client.on('notification', (message) => this.heard(message));
-    client.on('error', (err) => this.lost(client, err));
-    client.on('end', () => this.lost(client, new Error('the connection ended')));
+    client.on('error', (err) => this.dropped(client, err));
+    client.on('end', () => this.dropped(client, new Error('the connection ended')));
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANGES_CHANNEL}; LISTEN ${NOTICES_CHANNEL}`);
@@ -75,9 +82,10 @@ export class ChangeFeed {
     this.client = client;
   }
 
-  private lost(client: pg.Client, err: Error): void {
+  private dropped(client: pg.Client, err: Error): void {
     if (this.client !== client || this.closed) return;
     this.client = null;
+    this.lostBecause = err;
     client.end().catch(() => undefined);
     this.logger.warn('state: the connection listening to the database dropped; reconnecting', { err: err.message });
     this.retry();
@@ -93,6 +101,7 @@ export class ChangeFeed {
         return;
       }
       this.retryMs = FIRST_RETRY_MS;
+      this.lostBecause = null;
       if (this.closed) return;
       this.logger.info('state: listening to the database again; reading the state again');
       this.resync();

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { databaseUnavailable, isUnreachable } from './database-unavailable.js';
 
 /** What a write announces to the other instances: the kind of records it changed. */
-export type ChangeKind = 'keys' | 'users' | 'sessions' | 'triggers' | 'webhooks' | 'counts';
+export type ChangeKind = 'keys' | 'users' | 'sessions' | 'triggers' | 'webhooks' | 'counts' | 'held-kills';
 
 /** The channel of `{ from, kind }` payloads: records of that kind changed, read them again. */
 export const CHANGES_CHANNEL = 'flagops_changes';
@@ -18,7 +18,7 @@ export class Database {
     readonly pool: pg.Pool,
     readonly instanceId: string,
     /** `at host:port/database`, for messages. */
-    private readonly where: string,
+    readonly where: string,
   ) {}
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {

@@ -83,4 +83,13 @@ export const MIGRATIONS: readonly string[] = [
     up_to text
   );
   `,
+  `
+  CREATE TABLE flagops_held_kills (
+    id text NOT NULL,
+    org text NOT NULL,
+    record jsonb NOT NULL,
+    position bigserial NOT NULL,
+    PRIMARY KEY (org, id)
+  );
+  `,
 ];

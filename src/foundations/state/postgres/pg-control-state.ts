@@ -4,9 +4,11 @@ import { type Logger, silentLogger } from '../../log/logger.js';
 import type { ControlState } from '../control-state.js';
 import { ChangeFeed } from './change-feed.js';
 import { Database } from './database.js';
+import { databaseUnavailable } from './database-unavailable.js';
 import { migrate } from './migrate.js';
 import { PgCommitTrustStore } from './pg-commit-trust-store.js';
 import { PgCountStore } from './pg-count-store.js';
+import { PgHeldKillStore } from './pg-held-kill-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { PgNotices } from './pg-notices.js';
 import { PgPepperStore } from './pg-pepper-store.js';
@@ -32,6 +34,7 @@ export class PgControlState implements ControlState {
   readonly users: PgUserStore;
   readonly sessions: PgSessionStore;
   readonly triggers: PgTriggerStore;
+  readonly heldKills: PgHeldKillStore;
   readonly webhooks: PgWebhookStore;
   readonly counts: PgCountStore;
   readonly replicaBatches: PgReplicaBatchLedger;
@@ -75,12 +78,18 @@ export class PgControlState implements ControlState {
     this.users = new PgUserStore(db, feed);
     this.sessions = new PgSessionStore(db, feed);
     this.triggers = new PgTriggerStore(db, feed);
+    this.heldKills = new PgHeldKillStore(db, feed);
     this.webhooks = new PgWebhookStore(db, feed);
     this.counts = new PgCountStore(db, feed);
     this.replicaBatches = new PgReplicaBatchLedger(db);
     this.pushes = new PgPushLog(db, url);
     this.commitTrust = new PgCommitTrustStore(db);
     this.notices = new PgNotices(db, feed);
+  }
+
+  writesRefused(): Error | undefined {
+    const lost = this.feed.lost();
+    return lost ? databaseUnavailable(this.db.where, lost) : undefined;
   }
 
   async close(): Promise<void> {

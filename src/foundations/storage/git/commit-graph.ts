@@ -36,6 +36,24 @@ export class CommitGraph {
     return base;
   }
 
+  /**
+   * Whether `oid` is in the first-parent chain ending at `tip`; false too when this repository lacks `oid`
+   * (another instance's commit it never fetched). Walks from `tip` down to `oid`'s height only.
+   */
+  async inFirstParentChain(tip: string, oid: string): Promise<boolean> {
+    let height: number;
+    try {
+      height = await this.height(oid);
+    } catch {
+      return false;
+    }
+    let cursor: string | undefined = tip;
+    while (cursor !== undefined && cursor !== oid && (await this.height(cursor)) > height) {
+      cursor = (await this.objects.readCommit(cursor)).parents[0];
+    }
+    return cursor === oid;
+  }
+
   /** The oid of the tree or blob at `path` in a commit (`''` is the root tree), or null when absent. */
   async treeOid(commit: string, path: string): Promise<string | null> {
     let oid = (await this.objects.readCommit(commit)).tree;

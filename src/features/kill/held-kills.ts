@@ -1,0 +1,119 @@
+import type { Logger } from '../../foundations/log/logger.js';
+import type { HeldKill, HeldKillStore } from '../../foundations/state/index.js';
+import type { FlagRepository } from '../../foundations/storage/index.js';
+import { committedKill } from './kill-rebase.js';
+import type { KillSwitch } from './kill-switch.js';
+
+export interface HeldKillsDeps {
+  /** The organisation whose repository follows the git remote. */
+  org: string;
+  store: HeldKillStore;
+  repo: () => Promise<FlagRepository>;
+  killSwitch: KillSwitch;
+  logger: Logger;
+}
+
+/**
+ * Remote mode with several control planes: a kill one of them committed while the git remote could not take
+ * it is recorded in the shared state, and every other control plane makes and serves the same kill (the same
+ * entry) at once, so a kill needs neither the git host nor the control plane that took it. Whichever control
+ * plane reaches the remote first pushes it; the others' copies make no commit when rebased on it
+ * (kill-rebase.ts), so it is in the audit trail once. A record is removed once main, holding it, is on the remote.
+ */
+export class HeldKills {
+  /** Records (by id) this control plane's main holds: made here, or made again here from the record. */
+  private readonly onMain = new Set<string>();
+  /** The record being made again here, so that the commit it makes is recorded as made from it. */
+  private remaking: HeldKill | null = null;
+  private catchingUp: Promise<void> = Promise.resolve();
+
+  constructor(private readonly deps: HeldKillsDeps) {}
+
+  /** RemoteSync: main holds `commit`, a kill the remote did not take. Recorded before the kill is answered. */
+  async held(commit: string): Promise<void> {
+    const { org, store, logger } = this.deps;
+    const kill = await committedKill(await this.deps.repo(), commit);
+    if (!kill) return;
+    this.onMain.add(commit);
+    const { meta, entry } = kill;
+    const record: HeldKill = {
+      id: commit,
+      org,
+      project: meta.project,
+      flag: meta.flag,
+      environment: meta.environment,
+      action: meta.action === 'kill' ? 'kill' : 'clear_kill',
+      entry,
+      actor: meta.actor,
+      summary: meta.summary,
+      ...(meta.body ? { body: meta.body } : {}),
+      heldAt: new Date().toISOString(),
+    };
+    const from = this.remaking;
+    if (from && from.project === record.project && from.flag === record.flag && from.environment === record.environment)
+      record.madeFrom = from.id;
+    // The kill is on disk here whatever happens; the shared record is what lets the others serve it.
+    await store.add(record).catch((err: Error) => logger.warn('held kill not recorded in the shared state', { commit, err: err.message }));
+  }
+
+  /** Makes every kill another control plane holds, in order (at start, when the records change, after a missed notice). */
+  catchUp(): Promise<void> {
+    this.catchingUp = this.catchingUp.then(() =>
+      this.makeRecorded().catch((err: Error) => this.deps.logger.warn('held kills of other control planes not read', { err: err.message })),
+    );
+    return this.catchingUp;
+  }
+
+  /** RemoteSync: main is on the remote, so every kill it holds is there: their records can go. */
+  async released(): Promise<void> {
+    if (this.onMain.size === 0) return;
+    const ids = [...this.onMain];
+    try {
+      await this.deps.store.remove(this.deps.org, ids);
+      for (const id of ids) this.onMain.delete(id);
+    } catch (err) {
+      this.deps.logger.warn('held kills not removed from the shared state; tried again at the next push', { err: (err as Error).message });
+    }
+  }
+
+  private async makeRecorded(): Promise<void> {
+    const { org, store, killSwitch, logger } = this.deps;
+    const repo = await this.deps.repo();
+    const records = await store.list(org);
+    // What main holds already, also from before a restart: a record whose commit is on main, and the one it
+    // was made from. Making those again would repeat them after what came later (a kill after its clear).
+    for (const record of records) {
+      if (this.onMain.has(record.id) || !(await repo.onMain(record.id))) continue;
+      this.onMain.add(record.id);
+      if (record.madeFrom) this.onMain.add(record.madeFrom);
+    }
+    for (const kill of records) {
+      if (this.onMain.has(kill.id)) continue;
+      this.onMain.add(kill.id);
+      const request = {
+        org,
+        repo,
+        projectSlug: kill.project,
+        flagKey: kill.flag,
+        environment: kill.environment,
+        actor: kill.actor,
+      };
+      this.remaking = kill;
+      try {
+        const outcome =
+          kill.action === 'kill' ? await killSwitch.kill({ ...request, entry: kill.entry ?? undefined }) : await killSwitch.clear(request);
+        logger.info('served a kill another control plane held', {
+          id: kill.id,
+          flag: kill.flag,
+          environment: kill.environment,
+          changed: outcome.changed,
+        });
+      } catch (err) {
+        // A flag deleted meanwhile (404), or the repository failing: the record stays for the others.
+        logger.warn('a kill another control plane held could not be made here', { id: kill.id, err: (err as Error).message });
+      } finally {
+        this.remaking = null;
+      }
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKey } from '../../src/foundations/auth/key-format.js';
+import type { Config } from '../../src/foundations/config/config.js';
+import { createLogger, silentLogger } from '../../src/foundations/log/logger.js';
+import { type Service, startService } from '../../src/service.js';
+import { until } from '../helpers/deadlines.js';
+import { git } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
+import { startGitServer } from './git-server.js';
+
+/** What the contract promises between control planes: within a second. */
+const WITHIN_MS = 1_000;
+
+/** The kill commits for `flag` on a repository's main, `<action> <environment>`, oldest first. */
+function killCommits(gitdir: string, flag: string): string[] {
+  const format =
+    '%(trailers:key=Flagops-Action,valueonly,separator=)%x09%(trailers:key=Flagops-Flag,valueonly,separator=)%x09%(trailers:key=Flagops-Environment,valueonly,separator=)';
+  return git(gitdir, 'log', '--reverse', `--format=${format}`, 'main')
+    .split('\n')
+    .map((line) => line.split('\t'))
+    .filter(([action, key]) => (action === 'kill' || action === 'clear_kill') && key === flag)
+    .map(([action, , env]) => `${action} ${env}`);
+}
+
+/** Polls `read` until `done`, failing when that takes longer than `ms`; resolves to the milliseconds it took. */
+async function within<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<number> {
+  const started = performance.now();
+  while (!done(await read())) {
+    if (performance.now() - started > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return performance.now() - started;
+}
+
+describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and one git remote', () => {
+  let cluster: PostgresCluster;
+  let host: Awaited<ReturnType<typeof startGitServer>>;
+  const dirs: string[] = [];
+  const services: Service[] = [];
+  const adminKey = generateKey('admin');
+  let a: HttpClient;
+  let b: HttpClient;
+  let project: Json;
+  let sdkKey: string;
+
+  const evaluate = async (service: Service, key: string) =>
+    (await httpClient(service.evalUrl, sdkKey).post('/v1/evaluate', { key, context: { userId: 'u1' } })).body[key];
+
+  beforeAll(async () => {
+    cluster = await PostgresCluster.start();
+    const databaseUrl = await cluster.createDatabase();
+    host = await startGitServer();
+    for (let i = 0; i < 2; i++) {
+      const dataDir = await mkdtemp(path.join(os.tmpdir(), `flagops-pg-cp${i}-`));
+      dirs.push(dataDir);
+      const config: Config = {
+        dataDir,
+        host: '127.0.0.1',
+        controlPort: 0,
+        evalPort: 0,
+        bootstrapKeys: [{ org: 'acme', key: adminKey }],
+        planProjectLimit: 25,
+        logLevel: 'error',
+        databaseUrl,
+        // No polling: what reaches the other control plane comes by notice.
+        gitRemote: { url: host.url, pollSeconds: 0 },
+      };
+      services.push(await startService(config, process.env.DEBUG_CP ? createLogger({ level: 'debug' }).child({ cp: i }) : silentLogger));
+    }
+    [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
+    project = (await a.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+    sdkKey = (await a.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(services.map((s) => s.stop()));
+    await host?.stop();
+    await cluster?.destroy();
+    await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+  });
+
+  it('a key made on one works on the other, and a change through one is served by the other, within a second', async () => {
+    const agent = (await a.post('/api/v1/keys', { kind: 'agent', name: 'release-bot' })).body;
+    await within(
+      WITHIN_MS,
+      () => httpClient(services[1].controlUrl, agent.key).get('/api/v1/projects'),
+      (r) => r.status === 200,
+    );
+    const flag = (await b.post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout' })).body;
+    expect((await b.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await within(
+      WITHIN_MS,
+      () => evaluate(services[0], 'checkout'),
+      (r) => r?.value === true,
+    );
+    expect((await a.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+    await within(
+      WITHIN_MS,
+      () => evaluate(services[1], 'checkout'),
+      (r) => r?.reason === 'killed',
+    );
+  });
+
+  it('with the git host down, a kill through one is served by both at once, and reaches the host once even if the one that took it is gone', async () => {
+    const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'search' })).body;
+    expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await within(
+      WITHIN_MS,
+      () => evaluate(services[1], 'search'),
+      (r) => r?.value === true,
+    );
+    await host.down();
+    try {
+      const killed = await a.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'host down' });
+      expect(killed.status).toBe(200);
+      expect(await evaluate(services[0], 'search')).toMatchObject({ value: false, reason: 'killed' });
+      await within(
+        WITHIN_MS,
+        () => evaluate(services[1], 'search'),
+        (r) => r?.reason === 'killed',
+      );
+      // The other control plane serves the kill as first made.
+      expect((await b.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.killedAt).toBe(killed.body.environments.prod.killedAt);
+      // The control plane that took the kill goes away before the host is back.
+      await services[0].stop();
+    } finally {
+      await host.up();
+    }
+    await until(
+      async () => killCommits(host.gitdir, 'search'),
+      (commits) => commits.length > 0,
+    );
+    expect(killCommits(host.gitdir, 'search')).toEqual(['kill prod']);
+    expect(git(host.gitdir, 'show', 'main:projects/shop/environments/prod/kills.yaml')).toContain('reason: host down');
+    const audit = (await b.get('/api/v1/audit?limit=20')).body.entries.filter((e: Json) => e.flagKey === 'search' && e.action === 'kill');
+    expect(audit).toHaveLength(1);
+    expect(await evaluate(services[1], 'search')).toMatchObject({ value: false, reason: 'killed' });
+  });
+});
