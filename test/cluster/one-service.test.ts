@@ -173,7 +173,9 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on one database a
 
     it('a webhook made on one is delivered once for each change through either, to a receiver that counts', async () => {
       const hook = await receiver();
-      const webhook = (await a.api.post('/api/v1/webhooks', { url: hook.url, actions: ['update_config'] })).body;
+      const created = await a.api.post('/api/v1/webhooks', { url: hook.url, actions: ['config_update'] });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const webhook = created.body;
       const flag = await liveFlag(a.api, 'hooked');
       const deliveries = async () => (await a.api.get(`/api/v1/webhooks/${webhook.id}/deliveries`)).body.deliveries as Json[];
       const before = (await deliveries()).length;
