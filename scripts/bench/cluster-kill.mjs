@@ -36,13 +36,13 @@ try {
   const streams = await Promise.all(servers.map((url) => followVersions(url, sdk)));
 
   /** Sends one kill (or clear) through `cp`; the ms until each server announced a newer version, or null. */
-  async function timed(cp, route, body) {
+  async function timed(cp, method, route, body) {
     const seen = streams.map((s) => s.current());
     const started = performance.now();
     const arrivals = streams.map((s, i) =>
       Promise.race([s.next(seen[i] + 1).then((t) => t - started), sleep(GIVE_UP_MS).then(() => null)]),
     );
-    const answer = await cp.api.post(route, body);
+    const answer = await cp.api.request(method, route, { body });
     if (answer.status !== 200) throw new Error(`${route} on ${cp.name}: ${answer.status} ${JSON.stringify(answer.body)}`);
     const answeredMs = performance.now() - started;
     return { answeredMs, arrivals: await Promise.all(arrivals) };
@@ -54,11 +54,11 @@ try {
     let missing = 0;
     for (let i = 0; i < KILLS; i++) {
       const cp = cps[i % cps.length];
-      const kill = await timed(cp, `/api/v1/flags/${flag.id}/environments/prod/kill`);
+      const kill = await timed(cp, 'POST', `/api/v1/flags/${flag.id}/environments/prod/kill`);
       answered.push(kill.answeredMs);
       if (kill.arrivals.includes(null)) missing += kill.arrivals.filter((t) => t === null).length;
       else everywhere.push(Math.max(...kill.arrivals));
-      await timed(cps[(i + 1) % cps.length], `/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true });
+      await timed(cps[(i + 1) % cps.length], 'PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true });
     }
     const ms = (v) => (v === undefined ? 'n/a' : `${v.toFixed(1)} ms`);
     console.log(`${name}:`);
