@@ -64,8 +64,12 @@ try {
   console.log(
     `  through two control planes: ${two.toFixed(1)}/s  (rounds ${rates['two control planes'].map((r) => r.toFixed(1)).join(', ')})`,
   );
+  // Commit ids left out, so that one kind of refusal is named once.
   for (const [mode, answers] of Object.entries(refused))
-    if (answers.length > 0) console.log(`  not 200 (${mode}): ${answers.length}: ${[...new Set(answers)].join('; ')}`);
+    if (answers.length > 0)
+      console.log(
+        `  not 200 (${mode}): ${answers.length}: ${[...new Set(answers.map((a) => a.replace(/[0-9a-f]{40}/g, '…')))].join('; ')}`,
+      );
   console.log(`  two / one: ${(two / one).toFixed(2)}×  (goal ≥ 1×)`);
 } finally {
   await cluster.stop();
