@@ -7,6 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { followVersions, percentile } from './lib/stream-versions.mjs';
 
 const fromSource = process.argv.includes('--src');
 const root = new URL(fromSource ? '../../src' : '../../dist', import.meta.url).href;
@@ -65,35 +66,7 @@ for (let i = 0; i < REPLICAS; i++) {
   );
 }
 
-/** Opens a replica's SDK stream; `next(version)` resolves when that version (or a newer one) is announced. */
-async function follow(url) {
-  const res = await fetch(`${url}/v1/stream`, { headers: { authorization: `Bearer ${sdk}` } });
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let latest = 0;
-  let waiter = null;
-  (async () => {
-    let buffer = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      for (const match of buffer.matchAll(/"version":(\d+)/g)) latest = Math.max(latest, Number(match[1]));
-      buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
-      if (waiter && latest >= waiter.version) {
-        waiter.resolve(performance.now());
-        waiter = null;
-      }
-    }
-  })();
-  return {
-    current: () => latest,
-    next: (version) => (latest >= version ? Promise.resolve(performance.now()) : new Promise((resolve) => (waiter = { version, resolve }))),
-    close: () => reader.cancel(),
-  };
-}
-
-const streams = await Promise.all(replicas.map((r) => follow(r.url)));
+const streams = await Promise.all(replicas.map((r) => followVersions(r.url, sdk)));
 await new Promise((resolve) => setTimeout(resolve, 200));
 const all = [];
 const each = [];
@@ -110,10 +83,7 @@ for (let i = 0; i < KILLS; i++) {
   await Promise.all(streams.map((s) => s.next(cleared)));
 }
 
-const pct = (values, p) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-};
+const pct = percentile;
 const ms = (v) => `${v.toFixed(1)} ms`;
 console.log(
   `kill → announced on every replica's /v1/stream (${KILLS} kills, ${REPLICAS} replicas, ${cpus().length} cores, load ${loadavg()[0].toFixed(2)})`,

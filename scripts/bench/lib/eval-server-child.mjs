@@ -19,6 +19,8 @@ const service = await startService(
     planProjectLimit: 25,
     logLevel: 'error',
     metrics: parseMetricsSettings(process.env), // FLAGOPS_METRICS=off for the comparison in metrics-overhead.mjs
+    // The state in PostgreSQL for the comparison in eval-database.mjs.
+    ...(process.env.FLAGOPS_DATABASE_URL ? { databaseUrl: process.env.FLAGOPS_DATABASE_URL } : {}),
   },
   silentLogger,
 );

@@ -1,0 +1,151 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { until } from '../helpers/deadlines.js';
+import type { HttpResponse, Json } from '../helpers/http-client.js';
+import { POSTGRES_MISSING } from '../helpers/postgres.js';
+import { type Cluster, type ControlPlane, startCluster } from './cluster.js';
+import { evaluateOn, evaluationStatus, hostActions, hostFile } from './cluster-client.js';
+
+describe.skipIf(POSTGRES_MISSING !== null)('two control planes, two replicas, PostgreSQL and a git host: one part fails', () => {
+  let cluster: Cluster;
+  let a: ControlPlane;
+  let b: ControlPlane;
+  let project: Json;
+  let sdkKey: string;
+  /** Every evaluation port and replica. */
+  let everywhere: string[];
+
+  const flagPath = (key: string, env = 'prod') => `projects/shop/environments/${env}/${key}.yaml`;
+  const servedEverywhere = (key: string, check: (result: Json) => boolean) =>
+    Promise.all(
+      everywhere.map((url) =>
+        until(
+          () => evaluateOn(url, sdkKey, key),
+          (result) => result !== undefined && check(result),
+        ),
+      ),
+    );
+
+  beforeAll(async () => {
+    cluster = await startCluster({ controlPlanes: 2, replicas: 2 });
+    [a, b] = cluster.controlPlanes;
+    everywhere = [a.evalUrl, b.evalUrl, ...cluster.replicas.map((r) => r.url)];
+    project = await createProject(a.api, 'shop');
+    sdkKey = (await a.api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+  }, 120_000);
+  afterAll(() => cluster?.stop(), 60_000);
+  // Each fault starts from a whole cluster, whatever the one before left.
+  beforeEach(async () => {
+    for (const cp of cluster.controlPlanes) if (!cp.running) await cp.start();
+  }, 60_000);
+
+  it('a control plane killed with SIGKILL amid a stream of writes loses none it acknowledged; the other serves them and takes changes', async () => {
+    const flags: Json[] = [];
+    for (let i = 0; i < 12; i++) flags.push(await createFlag(a.api, project.id, { key: `stream-${i}` }));
+    const acknowledged: string[] = [];
+    const writes = flags.map(async (flag, i) => {
+      // Two at a time, the first ones before the kill and the rest cut off by it.
+      await new Promise((r) => setTimeout(r, Math.floor(i / 2) * 40));
+      const res = await a.api
+        .put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })
+        .catch(() => null);
+      if (res?.status === 200) acknowledged.push(flag.key);
+    });
+    await until(
+      async () => acknowledged.length,
+      (n) => n >= 3,
+    );
+    await a.sigkill();
+    await Promise.all(writes);
+    expect(acknowledged.length).toBeGreaterThanOrEqual(3);
+    for (const key of acknowledged) expect(hostFile(cluster.gitHost.gitdir, flagPath(key)), key).toContain('enabled: true');
+    for (const key of acknowledged)
+      for (const url of [b.evalUrl, ...cluster.replicas.map((r) => r.url)])
+        await until(
+          () => evaluateOn(url, sdkKey, key),
+          (result) => result?.value === true,
+        );
+    const after = await createFlag(b.api, project.id, { key: 'after-sigkill' });
+    expect((await b.api.put(`/api/v1/flags/${after.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await a.start();
+    await servedEverywhere('after-sigkill', (result) => result.value === true);
+  });
+
+  it('with the git host down, a kill through either answers 200 and is served everywhere, other writes 503; back, each kill is on the host once', async () => {
+    const flags: Json[] = [];
+    for (const key of ['checkout', 'search']) {
+      const flag = await createFlag(a.api, project.id, { key });
+      expect((await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+      flags.push(flag);
+    }
+    await servedEverywhere('search', (result) => result.value === true);
+    const before = hostActions(cluster.gitHost.gitdir);
+
+    await cluster.gitHost.down();
+    let refused: HttpResponse[] = [];
+    try {
+      const kills = await Promise.all(
+        [a, b].map((cp, i) => cp.api.post(`/api/v1/flags/${flags[i].id}/environments/prod/kill`, { reason: 'git host down' })),
+      );
+      expect(kills.map((r) => r.status)).toEqual([200, 200]);
+      await servedEverywhere('checkout', (result) => result.reason === 'killed');
+      await servedEverywhere('search', (result) => result.reason === 'killed');
+      refused = await Promise.all(
+        [a, b].map((cp) => cp.api.put(`/api/v1/flags/${flags[0].id}/environments/dev/config`, { rolloutPct: 5 })),
+      );
+    } finally {
+      await cluster.gitHost.up();
+    }
+    expect(refused.map((r) => [r.status, r.body.error?.code])).toEqual([
+      [503, 'unavailable'],
+      [503, 'unavailable'],
+    ]);
+    const kills = await until(
+      async () => hostActions(cluster.gitHost.gitdir).slice(before.length),
+      (added) => added.length >= 2,
+    );
+    expect(kills.sort()).toEqual(['kill checkout prod', 'kill search prod']);
+    for (const flag of flags) {
+      const entries = (await b.api.get(`/api/v1/audit?flagId=${flag.id}&action=kill`)).body.entries;
+      expect(entries, flag.key).toHaveLength(1);
+    }
+    // Writes work again through both.
+    for (const cp of [a, b])
+      await until(
+        () => cp.api.put(`/api/v1/flags/${flags[0].id}/environments/dev/config`, { rolloutPct: cp === a ? 6 : 7 }),
+        (res) => res.status === 200,
+      );
+  });
+
+  it('with PostgreSQL stopped, evaluation ports and replicas serve known keys, writes answer 503; started again, writes work without a restart', async () => {
+    const flag = await createFlag(a.api, project.id, { key: 'during-outage' });
+    expect((await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await servedEverywhere('during-outage', (result) => result.value === true);
+
+    await cluster.postgres.stopServer();
+    let writes: HttpResponse[] = [];
+    try {
+      for (const url of everywhere) expect(await evaluationStatus(url, sdkKey), url).toBe(200);
+      writes = await Promise.all([
+        a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 50 }),
+        b.api.post(`/api/v1/projects/${project.id}/flags`, { key: 'made-while-down' }),
+        a.api.post('/api/v1/keys', { kind: 'agent', name: 'while-down' }),
+      ]);
+      for (const url of everywhere) expect((await evaluateOn(url, sdkKey, 'during-outage'))?.value, url).toBe(true);
+    } finally {
+      await cluster.postgres.startServer();
+    }
+    expect(writes.map((r) => [r.status, r.body.error?.code])).toEqual([
+      [503, 'unavailable'],
+      [503, 'unavailable'],
+      [503, 'unavailable'],
+    ]);
+    for (const cp of [a, b])
+      await until(
+        () => cp.api.post('/api/v1/keys', { kind: 'agent', name: `after-${cp.name}` }),
+        (res) => res.status === 201,
+      );
+    expect((await b.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 0 })).status).toBe(200);
+    await servedEverywhere('during-outage', (result) => result.value === false);
+  });
+});
