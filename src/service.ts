@@ -129,7 +129,8 @@ async function startOnLockedDirectory(
     trust: state.commitTrust,
     commitSigningKey: config.commitSigningKey,
     repository: {
-      ...(config.gitRemote ? { publish, publishBranch } : {}),
+      // Several control planes on one remote lose pushes to each other under load: more runs before giving up.
+      ...(config.gitRemote ? { publish, publishBranch, maxAttempts: REMOTE_WRITE_ATTEMPTS } : {}),
       ...(metrics ? { onCommit: (action: string) => metrics.controlFamilies.countCommit(action) } : {}),
     },
   });
@@ -326,6 +327,9 @@ async function startOnLockedDirectory(
     },
   };
 }
+
+/** How many times a write runs before answering 409 in remote mode, where each lost push costs a fetch. */
+const REMOTE_WRITE_ATTEMPTS = 30;
 
 /** How often each repository's storage is looked at (a fault appears, or goes) while nothing else touches it. */
 const STORAGE_CHECK_MS = 5_000;

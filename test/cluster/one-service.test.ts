@@ -184,8 +184,12 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on one database a
         const via = i % 2 === 0 ? a : b;
         expect((await via.api.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: i + 1 })).status).toBe(200);
       }
-      const delivered = await until(deliveries, (list) => list.length >= before + changes && list.every((d) => d.status === 'delivered'));
-      // Once every delivery is recorded delivered, none is claimed again: what came is all that comes.
+      // The flag's own first change may still be on its way when `before` is read: wait until the log and the
+      // receiver agree (a delivery made twice would keep them apart for good).
+      const delivered = await until(
+        deliveries,
+        (list) => list.length >= before + changes && list.every((d) => d.status === 'delivered') && list.length === hook.received.length,
+      );
       expect(delivered).toHaveLength(hook.received.length);
       const entryIds = hook.received.map((r) => JSON.parse(r.body).entry.id as string);
       expect(new Set(entryIds).size).toBe(entryIds.length);

@@ -45,6 +45,9 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
       // A kill is never refused for the database.
       expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
       expect((await evaluate()).body.checkout).toMatchObject({ value: false, reason: 'killed' });
+      // Nor is clearing one.
+      expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
+      expect((await evaluate()).body.checkout).toMatchObject({ value: true });
     } finally {
       await cluster.startServer();
     }

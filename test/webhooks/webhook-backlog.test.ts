@@ -6,9 +6,9 @@ import { httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService } from '../helpers/start-test-service.js';
 import { FAST, receiver, recordingLogger, setup, until } from './webhook-harness.js';
 
-const pendingOf = (service: WebhookService, id: string) => service.deliveriesOf('acme', id).filter((d) => d.status === 'pending');
+const pendingOf = (service: WebhookService, id: string) => service.deliveriesHeld('acme', id).filter((d) => d.status === 'pending');
 const droppedOf = (service: WebhookService, id: string) =>
-  service.deliveriesOf('acme', id).filter((d) => d.status === 'failed' && /dropped/.test(d.lastError ?? ''));
+  service.deliveriesHeld('acme', id).filter((d) => d.status === 'failed' && /dropped/.test(d.lastError ?? ''));
 
 describe('deliveries waiting for a receiver are bounded in number', () => {
   for (const [kind, answer, retry] of [
@@ -72,7 +72,7 @@ describe('deliveries waiting for a receiver are bounded in number', () => {
     const commits: string[] = [];
     for (let i = 0; i < 130; i++) commits.push(await change());
     await service.catchUp('acme');
-    const log = service.deliveriesOf('acme', created.id);
+    const log = service.deliveriesHeld('acme', created.id);
     // The newest, and the one whose attempt hangs.
     const pending = log.filter((d) => d.status === 'pending').map((d) => d.auditId);
     expect(pending).toHaveLength(2);
@@ -102,7 +102,7 @@ describe('deliveries waiting for a receiver are bounded in number', () => {
     const first = await open();
     const created = await first.create('acme', { url: hook.url });
     const commit = await change('kill');
-    await until(() => first.deliveriesOf('acme', created.id)[0]?.status === 'delivered', 'the delivery');
+    await until(() => first.deliveriesHeld('acme', created.id)[0]?.status === 'delivered', 'the delivery');
     await first.close();
     const file = join(dataDir, 'state', 'webhooks.json');
     const state = JSON.parse(readFileSync(file, 'utf8'));
@@ -127,9 +127,9 @@ describe('deliveries waiting for a receiver are bounded in number', () => {
     state.deliveries = [old('dlv_old1', 'delivered'), { ...old('dlv_old2', 'pending'), nextAttemptAt: 0 }];
     writeFileSync(file, JSON.stringify(state, null, 2), { mode: 0o600 });
     const second = await open();
-    expect(second.deliveriesOf('acme', created.id)[1]).toMatchObject({ id: 'dlv_old1', action: 'kill', status: 'delivered' });
+    expect(second.deliveriesHeld('acme', created.id)[1]).toMatchObject({ id: 'dlv_old1', action: 'kill', status: 'delivered' });
     const retried = await until(
-      () => second.deliveriesOf('acme', created.id).find((d) => d.id === 'dlv_old2' && d.status === 'delivered'),
+      () => second.deliveriesHeld('acme', created.id).find((d) => d.id === 'dlv_old2' && d.status === 'delivered'),
       'the old pending delivery',
     );
     expect(retried).toMatchObject({ action: 'kill', attempts: 2 });

@@ -119,7 +119,7 @@ describe('docs/webhooks.md', () => {
     const receiver = await startExample('receiver', { FLAGOPS_WEBHOOK_SECRET: SECRET });
     const hook = await service.create('acme', { url: receiver.url, secret: SECRET });
     await kill('error rate above 5%');
-    await until(() => service.deliveriesOf('acme', hook.id)[0]?.status === 'delivered', 'the delivery');
+    await until(() => service.deliveriesHeld('acme', hook.id)[0]?.status === 'delivered', 'the delivery');
     expect(receiver.output()).toBe('kill shop/a in prod by deploy-bot\n');
     const sender = new WebhookSender({ idlePerReceiver: 1, idleMs: 1_000 });
     const forged = await sender.send(
@@ -185,7 +185,7 @@ describe('docs/webhooks.md', () => {
     }));
     await kill('error rate above 5%');
     await until(() => {
-      const d = service.deliveriesOf('acme', hook.id);
+      const d = service.deliveriesHeld('acme', hook.id);
       return d.length === 2 && d.every((x) => x.status === 'delivered');
     }, 'both deliveries');
     expect(messages).toEqual([{ text: 'flagops: kill shop/a in prod by deploy-bot (error rate above 5%)' }]);

@@ -21,7 +21,7 @@ describe('webhook deliveries', () => {
     expect(got.headers['x-flagops-signature']).toBe(expected);
     expect(got.headers['content-type']).toBe('application/json');
     const log = await until(() => {
-      const d = service.deliveriesOf('acme', created.id);
+      const d = service.deliveriesHeld('acme', created.id);
       return d[0]?.status === 'delivered' && d;
     }, 'the delivered status');
     expect(log).toEqual([expect.objectContaining({ auditId: commit, status: 'delivered', attempts: 1 })]);
@@ -38,7 +38,7 @@ describe('webhook deliveries', () => {
     const kill = await change('kill');
     await service.catchUp('acme');
     // Every delivery there will be for these entries is written by now, and only those are ever attempted.
-    expect(service.deliveriesOf('acme', created.id).map((d) => d.auditId)).toEqual([kill]);
+    expect(service.deliveriesHeld('acme', created.id).map((d) => d.auditId)).toEqual([kill]);
     await until(() => hook.received.length === 1, 'the kill');
     expect(hook.received.map((r) => JSON.parse(r.body).entry.id)).toEqual([kill]);
   });
@@ -51,10 +51,10 @@ describe('webhook deliveries', () => {
     const a = await service.create('acme', { url: flaky.url });
     const b = await service.create('acme', { url: dead.url });
     await change();
-    await until(() => service.deliveriesOf('acme', a.id)[0]?.status === 'delivered', 'the third attempt');
-    expect(service.deliveriesOf('acme', a.id)[0]).toMatchObject({ attempts: 3, status: 'delivered' });
+    await until(() => service.deliveriesHeld('acme', a.id)[0]?.status === 'delivered', 'the third attempt');
+    expect(service.deliveriesHeld('acme', a.id)[0]).toMatchObject({ attempts: 3, status: 'delivered' });
     const failed = await until(() => {
-      const d = service.deliveriesOf('acme', b.id)[0];
+      const d = service.deliveriesHeld('acme', b.id)[0];
       return d?.status === 'failed' && d;
     }, 'the last attempt');
     expect(failed).toMatchObject({ attempts: 6, lastError: 'the receiver answered 503' });
@@ -69,10 +69,10 @@ describe('webhook deliveries', () => {
     const slow = await service.create('acme', { url: hanging.url });
     const fast = await service.create('acme', { url: fine.url });
     await change();
-    await until(() => service.deliveriesOf('acme', fast.id)[0]?.status === 'delivered', 'the other webhook');
-    expect(service.deliveriesOf('acme', slow.id)[0]).toMatchObject({ status: 'pending', attempts: 0 });
+    await until(() => service.deliveriesHeld('acme', fast.id)[0]?.status === 'delivered', 'the other webhook');
+    expect(service.deliveriesHeld('acme', slow.id)[0]).toMatchObject({ status: 'pending', attempts: 0 });
     const timedOut = await until(() => {
-      const d = service.deliveriesOf('acme', slow.id)[0];
+      const d = service.deliveriesHeld('acme', slow.id)[0];
       return d?.attempts === 1 && d;
     }, 'the timeout');
     expect(timedOut.lastError).toBe('no answer within 300 ms');
@@ -86,7 +86,7 @@ describe('webhook deliveries', () => {
     const first = await open({ ...FAST, baseDelayMs: 400, maxDelayMs: 400 });
     const created = await first.create('acme', { url: hook.url });
     const before = await change();
-    await until(() => first.deliveriesOf('acme', created.id)[0]?.attempts === 1, 'the first attempt');
+    await until(() => first.deliveriesHeld('acme', created.id)[0]?.attempts === 1, 'the first attempt');
     await first.close();
     const whileStopped = await change('kill');
     expect(statSync(join(dataDir, 'state', 'webhooks.json')).mode & 0o777).toBe(0o600);
@@ -95,7 +95,7 @@ describe('webhook deliveries', () => {
     expect(second.list('acme')).toEqual([{ id: created.id, url: hook.url, actions: [], createdAt: created.createdAt }]);
     await second.catchUp('acme');
     const log = await until(() => {
-      const d = second.deliveriesOf('acme', created.id);
+      const d = second.deliveriesHeld('acme', created.id);
       return d.length === 2 && d.every((x) => x.status === 'delivered') && d;
     }, 'both delivered after the restart');
     expect(log.map((d) => d.auditId)).toEqual([whileStopped, before]);
@@ -104,7 +104,7 @@ describe('webhook deliveries', () => {
     // receiver got is an attempt the log counts.
     const after = await change();
     const last = await until(() => {
-      const d = second.deliveriesOf('acme', created.id);
+      const d = second.deliveriesHeld('acme', created.id);
       return d[0]?.auditId === after && d[0].status === 'delivered' && d;
     }, 'one more delivered');
     expect(last.map((d) => d.attempts)).toEqual([1, 1, 2]);
@@ -140,7 +140,7 @@ describe('webhook management', () => {
     const created = await service.create('acme', { url: 'http://127.0.0.1:9/hook', actions: ['kill', 'kill', 'promote'] });
     expect(created.actions).toEqual(['kill', 'promote']);
     expect(service.list('other')).toEqual([]);
-    expect(() => service.deliveriesOf('other', created.id)).toThrow(expect.objectContaining({ code: 'not_found' }));
+    expect(() => service.deliveriesHeld('other', created.id)).toThrow(expect.objectContaining({ code: 'not_found' }));
     await expect(service.remove('other', created.id)).rejects.toMatchObject({ code: 'not_found' });
     expect(await service.remove('acme', created.id)).toMatchObject({ id: created.id });
     expect(service.list('acme')).toEqual([]);

@@ -180,7 +180,7 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
       // A change made while the shared database is out of reach would not reach the other control planes: refused
       // (503), but for a kill, which must never wait for anything but the repository it is committed to. Git's
       // own requests are left to its push check, which records the pusher in the database.
-      const changes = credentials === 'api' && !isRead(ctx.method) && entry.permission !== 'kill';
+      const changes = credentials === 'api' && !isRead(ctx.method) && entry.permission !== 'kill' && !onlyClearsKill(body);
       const refused = changes ? deps.writesRefused?.() : undefined;
       if (refused) throw refused;
       const call: Call = {
@@ -209,6 +209,13 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
 }
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
+
+/** A config update that does nothing but clear a kill: a kill's undoing, which nothing but its repository may stop. */
+function onlyClearsKill(body: unknown): boolean {
+  if (body === null || typeof body !== 'object') return false;
+  const fields = Object.keys(body).filter((field) => field !== 'expectedVersion');
+  return fields.length === 1 && (body as { clearKill?: unknown }).clearKill === true;
+}
 
 /** What another part (the dashboard, src/apps/dashboard) adds: routes run through the same checks, and its own handlers. */
 export interface ControlAppExtension {

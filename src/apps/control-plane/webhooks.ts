@@ -34,7 +34,7 @@ export function webhookRoutes(webhooks: WebhookService): Route[] {
       path: '/api/v1/webhooks/:id/deliveries',
       permission: 'webhooks.manage',
       body: 'none',
-      handle: async ({ ws, params }) => ({ body: { deliveries: webhooks.deliveriesOf(ws.org, params.id) } }),
+      handle: async ({ ws, params }) => ({ body: { deliveries: await webhooks.deliveriesOf(ws.org, params.id) } }),
     }),
   ];
 }

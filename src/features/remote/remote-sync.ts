@@ -18,6 +18,7 @@ const MOVED = /\[rejected\]|non-fast-forward|fetch first/;
 const LOST_RACE = /cannot lock ref|failed to lock|unable to create '[^']*\.lock'|incorrect old value|failed to update ref/i;
 const RACE_BACKOFF_MIN_MS = 10;
 const RACE_BACKOFF_SPREAD_MS = 90;
+const MOVED_BACKOFF_SPREAD_MS = 30;
 /** How long a kill waits for the remote to take it before it is served from here and pushed later. */
 const KILL_PUSH_TIMEOUT_MS = 2_000;
 /** How often main is pushed again while the remote lacks kills made here. */
@@ -49,6 +50,7 @@ export interface RemoteEvents {
 export class RemoteSync {
   private pulling: Promise<PullOutcome> | null = null;
   private pullAgain: Promise<PullOutcome> | null = null;
+  private fetching: Promise<unknown> = Promise.resolve();
   /** Why the remote could not be reached the last time it was tried; null once it answered. */
   private failure: string | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
@@ -107,6 +109,8 @@ export class RemoteSync {
     // Another push held the host's ref when ours came, and the remote shows no move yet: the other push may
     // still be finishing, or may have failed. A short random wait keeps two control planes from colliding again.
     else if (raced) await sleep(RACE_BACKOFF_MIN_MS + Math.random() * RACE_BACKOFF_SPREAD_MS);
+    // Several control planes writing at once would otherwise go round in step, each losing to the same other.
+    else await sleep(Math.random() * MOVED_BACKOFF_SPREAD_MS);
     return false;
   }
 
@@ -227,8 +231,20 @@ export class RemoteSync {
     return 'diverged';
   }
 
-  /** The remote's main after fetching it, or null when the remote has no main yet. */
-  private async fetch(): Promise<string | null> {
+  /**
+   * The remote's main after fetching it, or null when the remote has no main yet. One fetch at a time: two at
+   * once (a notice's and a write's) would race to move the tracking ref, and one would fail.
+   */
+  private fetch(): Promise<string | null> {
+    const run = this.fetching.then(
+      () => this.fetchNow(),
+      () => this.fetchNow(),
+    );
+    this.fetching = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fetchNow(): Promise<string | null> {
     // Proposal branches come along: another control plane on the same remote may have opened or decided one.
     const fetched = await gitRun(this.gitdir, [
       'fetch',

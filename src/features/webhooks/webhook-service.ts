@@ -19,9 +19,9 @@ export interface AuditFeed {
   }>;
 }
 
-/** Where webhooks learn that main moved (a commit of the control plane, a push). */
+/** Where webhooks learn that main moved (a commit of the control plane, a push), and which commits it has. */
 export interface MainMoves {
-  get(org: string): Promise<{ onMainMoved(listener: () => void): () => void }>;
+  get(org: string): Promise<{ onMainMoved(listener: () => void): () => void; readCommit(oid: string): Promise<unknown> }>;
 }
 
 export interface RetryPolicy {
@@ -212,10 +212,25 @@ export class WebhookService {
     return view(record);
   }
 
-  /** The delivery log of a webhook, newest first: every pending delivery and the last 100 finished. */
-  deliveriesOf(org: string, id: string): DeliveryView[] {
+  /** The deliveries of a webhook this instance holds, newest first: every pending one and the last 100 finished. */
+  deliveriesHeld(org: string, id: string): DeliveryView[] {
     this.find(org, id);
     return this.log.of(id);
+  }
+
+  /**
+   * The delivery log of a webhook, newest first: every pending delivery and the last 100 finished, those made
+   * by other instances sharing the state included (what this one holds is the newer word on its own).
+   */
+  async deliveriesOf(org: string, id: string): Promise<DeliveryView[]> {
+    this.find(org, id);
+    const mine = new Map(this.log.records.filter((d) => d.webhookId === id).map((d) => [d.id, d]));
+    const stored = (await this.store.read()).deliveries.filter((d) => d.webhookId === id);
+    const merged = stored.map((d) => mine.get(d.id) ?? d);
+    const kept = new Set(stored.map((d) => d.id));
+    for (const d of mine.values()) if (!kept.has(d.id)) merged.push(d);
+    merged.sort((x, y) => x.createdAt.localeCompare(y.createdAt));
+    return new DeliveryLog(merged).of(id);
   }
 
   /** For /metrics: pending deliveries per organisation, and what full backlogs dropped since the start. */
@@ -296,6 +311,10 @@ export class WebhookService {
     const index = await this.options.audit.get(org);
     await index.caughtUp();
     const cursor = this.cursors[org];
+    // Another instance sharing the state moved the position to a commit this one has not fetched yet: its main
+    // is behind, not rewritten. Read on once it has that commit (the fetch moves main, which calls this again);
+    // reading now would move the shared position back and deliver again what was delivered.
+    if (cursor && !(await this.hasCommit(org, cursor))) return;
     const { newest, entries, skipped } = await entriesSince(index, cursor, CATCH_UP_LIMIT);
     if (cursor === undefined) {
       // First use in this organisation: deliveries start after what is on main now.
@@ -330,6 +349,14 @@ export class WebhookService {
     // What a bound drops is recorded right after; a crash in between leaves it pending, and open() drops it again.
     const dropped = this.enqueue(created);
     if (dropped.length > 0) await this.store.updateDeliveries({ changed: dropped, removed: this.log.prune() }, 'now');
+  }
+
+  private async hasCommit(org: string, oid: string): Promise<boolean> {
+    const repo = await this.options.repos.get(org);
+    return repo.readCommit(oid).then(
+      () => true,
+      () => false,
+    );
   }
 
   /**
