@@ -122,6 +122,9 @@ async function startOnLockedDirectory(
     remote ? remote.publish(gitdir, commit, parent, action) : Promise.resolve(true);
   const publishBranch = (gitdir: string, ref: string, commit: string) =>
     remote ? remote.publishBranch(gitdir, ref, commit) : Promise.resolve();
+  // Control planes sharing a database and a remote take turns to write to it (kills excepted).
+  const clusterLock = <T>(gitdir: string, mode: 'shared' | 'exclusive', waitMs: number, work: () => Promise<T>) =>
+    remote && gitdir === remote.sync.gitdir ? state.withLock(`git-remote:${remote.org}`, mode, waitMs, work) : work();
   const repos = new RepositoryRegistry({
     dataDir: config.dataDir,
     logger,
@@ -131,6 +134,7 @@ async function startOnLockedDirectory(
     repository: {
       // Several control planes on one remote lose pushes to each other under load: more runs before giving up.
       ...(config.gitRemote ? { publish, publishBranch, maxAttempts: REMOTE_WRITE_ATTEMPTS } : {}),
+      ...(config.gitRemote && config.databaseUrl ? { clusterLock } : {}),
       ...(metrics ? { onCommit: (action: string) => metrics.controlFamilies.countCommit(action) } : {}),
     },
   });

@@ -99,10 +99,11 @@ describe('kills never wait for the git host (remote mode)', () => {
     );
     expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
     expect(killCommits(host.gitdir, 'checkout')).toEqual(['kill prod']);
-    expect((await admin.get('/healthz')).body).toMatchObject({
-      status: 'ok',
-      gitRemote: { reachable: true, holdingKills: false },
-    });
+    // The push that brought it there is answered a moment before the service records it.
+    await until(
+      async () => (await admin.get('/healthz')).body,
+      (health) => health.status === 'ok' && health.gitRemote.reachable === true && health.gitRemote.holdingKills === false,
+    );
     const entries = (await admin.get('/api/v1/audit?limit=20')).body.entries.filter(
       (e: Json) => e.flagKey === 'checkout' && e.action === 'kill',
     );

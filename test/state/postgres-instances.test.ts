@@ -113,6 +113,37 @@ describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQ
     });
   });
 
+  describe('locks', () => {
+    it('run shared holders side by side, an exclusive one alone, and give up after the wait they are given', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second] = [await open(url), await open(url)];
+      const events: string[] = [];
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const sharedA = first.withLock('writes', 'shared', 5_000, async () => {
+        events.push('shared A in');
+        await held;
+        events.push('shared A out');
+      });
+      await until(
+        async () => events,
+        (e) => e.includes('shared A in'),
+      );
+      // Another shared holder gets in beside it.
+      await second.withLock('writes', 'shared', 5_000, async () => events.push('shared B'));
+      // An exclusive one waits for the shared holder, and gives up when told to wait less than that.
+      await expect(second.withLock('writes', 'exclusive', 200, async () => events.push('never'))).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      const exclusive = second.withLock('writes', 'exclusive', 5_000, async () => events.push('exclusive'));
+      release();
+      await Promise.all([sharedA, exclusive]);
+      expect(events).toEqual(['shared A in', 'shared B', 'shared A out', 'exclusive']);
+    });
+  });
+
   describe('the database down', () => {
     it('makes store calls answer unavailable, and they work again once it is back, without reopening', async () => {
       const url = await cluster.createDatabase();

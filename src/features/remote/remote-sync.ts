@@ -54,6 +54,8 @@ export class RemoteSync {
   /** Why the remote could not be reached the last time it was tried; null once it answered. */
   private failure: string | null = null;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Whether main holds kills the remote has not taken. */
+  private holding = false;
   private closed = false;
 
   constructor(
@@ -81,12 +83,13 @@ export class RemoteSync {
   async publish(commit: string, parent: string | null, action?: string): Promise<boolean> {
     const kill = action === 'kill' || action === 'clear_kill';
     // Known to be out of reach (main already holds kills it lacks, retried every second): no attempt to wait for.
-    if (kill && this.retryTimer !== undefined && this.failure !== null) return this.keepUntilReachable(commit, this.failure);
+    if (kill && this.holding && this.failure !== null) return this.keepUntilReachable(commit, this.failure);
     const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`], {
       timeoutMs: kill ? KILL_PUSH_TIMEOUT_MS : undefined,
     });
     if (pushed.code === 0) {
       this.failure = null;
+      this.holding = false;
       this.events.inSync?.(commit, true);
       return true;
     }
@@ -117,6 +120,7 @@ export class RemoteSync {
   /** A kill's commit stays on main here; main is pushed again every second until the remote has it. */
   private async keepUntilReachable(commit: string, why: string): Promise<true> {
     this.failure ??= `a kill was not taken: ${redact(why).trim().slice(0, 300)}`;
+    this.holding = true;
     this.logger.warn('git remote did not take a kill; it is served and committed here, and pushed when the remote is back', {
       commit,
       remote: redact(this.url),
@@ -132,7 +136,7 @@ export class RemoteSync {
     return {
       url: redact(this.url),
       reachable: this.failure === null,
-      holdingKills: this.retryTimer !== undefined,
+      holdingKills: this.holding,
       ...(this.failure ? { error: this.failure } : {}),
     };
   }
@@ -190,7 +194,10 @@ export class RemoteSync {
     this.pulling = this.doPull()
       .then(async (outcome) => {
         const head = outcome === 'diverged' ? null : await this.localHead();
-        if (head !== null) this.events.inSync?.(head, outcome === 'pushed' || outcome === 'rebased');
+        if (head !== null) {
+          this.holding = false;
+          this.events.inSync?.(head, outcome === 'pushed' || outcome === 'rebased');
+        }
         return outcome;
       })
       .finally(() => {

@@ -35,6 +35,12 @@ export interface ControlState {
    * reach the other control planes), as the error to answer with; undefined while it can take them.
    */
   writesRefused(): Error | undefined;
+  /**
+   * Runs `work` holding the lock `name` across the instances sharing the state (one instance alone: at once):
+   * `shared` beside other shared holders, `exclusive` alone. Waits at most `waitMs`, then rejects with
+   * WriteConflictError (409) and does not run `work`.
+   */
+  withLock<T>(name: string, mode: 'shared' | 'exclusive', waitMs: number, work: () => Promise<T>): Promise<T>;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */
   close(): Promise<void>;
 }

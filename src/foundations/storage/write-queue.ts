@@ -46,6 +46,9 @@ export interface WriteQueueOptions {
   durable?: boolean;
 }
 
+/** A write that lost to other writers each time it ran (409): someone else kept moving main first. */
+export class MainKeptMovingError extends WriteConflictError {}
+
 /** What a write that could not get a lock answers; no path, as it reaches API callers. */
 export const LOCKED_MESSAGE = 'another write to this repository holds the lock on main; try again';
 
@@ -105,9 +108,8 @@ export class WriteQueue {
     });
   }
 
-  /** One update of main (FlagRepository.update); run it in the queue. */
-  async tryUpdate<T>(fn: WriteFn<T>, lockDeadline: number): Promise<UpdateResult<T>> {
-    const attempts = this.options.maxAttempts ?? 10;
+  /** One update of main (FlagRepository.update); run it in the queue. `attempts`: runs before MainKeptMovingError. */
+  async tryUpdate<T>(fn: WriteFn<T>, lockDeadline: number, attempts = this.options.maxAttempts ?? 10): Promise<UpdateResult<T>> {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const { head, current, change } = await this.planOnHead(fn);
       const batch = this.objects.batch();
@@ -132,7 +134,7 @@ export class WriteQueue {
       }
       this.logger.debug('main moved during an update; running it again on the new head', { attempt, expected: head });
     }
-    throw new WriteConflictError(`main kept moving; the change was not applied after ${attempts} attempts`);
+    throw new MainKeptMovingError(`main kept moving; the change was not applied after ${attempts} attempts`);
   }
 
   /**

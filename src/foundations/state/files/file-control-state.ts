@@ -66,6 +66,11 @@ export class FileControlState implements ControlState {
     return undefined;
   }
 
+  /** One service per data directory: nothing else takes any lock. */
+  withLock<T>(_name: string, _mode: 'shared' | 'exclusive', _waitMs: number, work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+
   /** Every write has landed once the services are stopped (they wait for theirs); only the stats log is open. */
   async close(): Promise<void> {
     await this.counts.close();

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { WriteConflictError } from '../../errors/kinds.js';
 import { databaseUnavailable, isUnreachable } from './database-unavailable.js';
 
 /** What a write announces to the other instances: the kind of records it changed. */
@@ -68,4 +69,49 @@ export class Database {
 /** Holds the transaction's lock named `name` until it ends: operations that read, then add, run one at a time across instances. */
 export async function lockForTransaction(client: pg.PoolClient, name: string): Promise<void> {
   await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`flagops:${name}`]);
+}
+
+/**
+ * Runs `work` holding the transaction-scoped advisory lock `name` (shared or exclusive) on a connection of its
+ * own, waiting at most `waitMs` for it (PostgreSQL's lock_timeout: SQLSTATE 55P03 when it passes). The lock goes
+ * with the transaction, so a crashed instance never leaves it held.
+ */
+export async function withAdvisoryLock<T>(
+  db: Database,
+  name: string,
+  mode: 'shared' | 'exclusive',
+  waitMs: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  let client: pg.PoolClient;
+  try {
+    client = await db.pool.connect();
+  } catch (err) {
+    throw db.translate(err);
+  }
+  let broken = false;
+  try {
+    try {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(waitMs))}`);
+      const take = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
+      await client.query(`SELECT ${take}(hashtextextended($1, 0))`, [`flagops:${name}`]);
+    } catch (err) {
+      broken = isUnreachable(err);
+      await client.query('ROLLBACK').catch(() => undefined);
+      if ((err as { code?: string }).code === '55P03')
+        throw new WriteConflictError(`another control plane held the lock on ${name} for over ${waitMs} ms; try again`);
+      throw db.translate(err);
+    }
+    try {
+      return await work();
+    } finally {
+      await client.query('COMMIT').catch((err) => {
+        broken = true;
+        return err;
+      });
+    }
+  } finally {
+    client.release(broken);
+  }
 }

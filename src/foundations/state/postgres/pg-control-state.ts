@@ -3,7 +3,7 @@ import pg from 'pg';
 import { type Logger, silentLogger } from '../../log/logger.js';
 import type { ControlState } from '../control-state.js';
 import { ChangeFeed } from './change-feed.js';
-import { Database } from './database.js';
+import { Database, withAdvisoryLock } from './database.js';
 import { databaseUnavailable } from './database-unavailable.js';
 import { migrate } from './migrate.js';
 import { PgCommitTrustStore } from './pg-commit-trust-store.js';
@@ -85,6 +85,10 @@ export class PgControlState implements ControlState {
     this.pushes = new PgPushLog(db, url);
     this.commitTrust = new PgCommitTrustStore(db);
     this.notices = new PgNotices(db, feed);
+  }
+
+  withLock<T>(name: string, mode: 'shared' | 'exclusive', waitMs: number, work: () => Promise<T>): Promise<T> {
+    return withAdvisoryLock(this.db, name, mode, waitMs, work);
   }
 
   writesRefused(): Error | undefined {
