@@ -156,11 +156,11 @@ async function startOnLockedDirectory(
     remote = remoteWiring.remote;
   }
   const counter = await EvaluationCounter.open({ state, logger });
-  const killSwitch = new KillSwitch(
-    holder,
-    undefined,
-    metrics ? (seconds) => metrics.controlFamilies.observeKillPropagation(seconds) : undefined,
-  );
+  const killSwitch = new KillSwitch(holder, {
+    ...(metrics ? { onServed: (seconds: number) => metrics.controlFamilies.observeKillPropagation(seconds) } : {}),
+    ...(remote ? { catchUp: (org: string) => remote!.catchUp(org) } : {}),
+  });
+
   const streams = attachStreamHub(holder, { logger });
   metrics?.watchServing({
     snapshots: () => holder.views(),

@@ -40,7 +40,7 @@ describe('a commit made by the control plane', () => {
     const repo = await openRepository();
     await seedShop(repo);
     const index = await openIndex(repo);
-    const kills = new KillSwitch({ applyKills: async () => {} }, () => new Date(START));
+    const kills = new KillSwitch({ applyKills: async () => {} }, { clock: () => new Date(START) });
     const { commit } = await kills.kill({
       org: 'acme',
       repo,

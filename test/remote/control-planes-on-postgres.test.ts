@@ -104,6 +104,30 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
     );
   });
 
+  it('a kill through one, then its clear through the other as soon as the other serves it: the clear takes effect, every time', async () => {
+    const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'toggled' })).body;
+    expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await within(
+      WITHIN_MS,
+      () => evaluate(services[1], 'toggled'),
+      (r) => r?.value === true,
+    );
+    for (let round = 0; round < 6; round++) {
+      const [killer, clearer] = round % 2 === 0 ? [a, b] : [b, a];
+      const [, clearerService] = round % 2 === 0 ? services : [...services].reverse();
+      const killed = await killer.post(`/api/v1/flags/${flag.id}/environments/prod/kill`);
+      expect(killed.body.alreadyKilled, `round ${round}`).toBe(false);
+      await within(
+        WITHIN_MS,
+        () => evaluate(clearerService, 'toggled'),
+        (r) => r?.reason === 'killed',
+      );
+      const cleared = await clearer.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true });
+      expect(cleared.status).toBe(200);
+      expect(await evaluate(clearerService, 'toggled'), `round ${round}`).toMatchObject({ value: true });
+    }
+  });
+
   it('with the git host down, a kill through one is served by both at once, and reaches the host once even if the one that took it is gone', async () => {
     const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'search' })).body;
     expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);

@@ -20,8 +20,9 @@ export class OrganisationServing {
   private byProjectId = new Map<string, ProjectViews>();
   private flagsJson = new Map<VersionKey, string>();
   private versions = new Map<VersionKey, number>();
-  /** The commit the views represent. */
+  /** The commit the views represent, and its height (what a replica compares control planes by). */
   private servedHead: string | null = null;
+  private servedHeight = 0;
   private state: RepositoryState | null = null;
   private queue: Promise<void> = Promise.resolve();
   /** The problems of the served commit: files that are invalid, and what they hold back keeps its last valid state. */
@@ -36,6 +37,11 @@ export class OrganisationServing {
 
   get head(): string | null {
     return this.servedHead;
+  }
+
+  /** The served commit with its height, read together; null when nothing is committed. */
+  get headAndHeight(): { commit: string; height: number } | null {
+    return this.servedHead === null ? null : { commit: this.servedHead, height: this.servedHeight };
   }
 
   fault() {
@@ -82,10 +88,15 @@ export class OrganisationServing {
     if (this.servedHead !== parent || views === undefined || this.issues.some((issue) => issue.file === killsFile))
       return this.reloadToHead();
     // withKills applies the kills over the view's flags (applyKills): kills of flags it does not serve are left out.
+    this.swapKills(views, slug, env, kills, commit, version);
+  }
+
+  private swapKills(views: ProjectViews, slug: string, env: EnvironmentName, kills: KillsFile, commit: string, version: number): void {
     const next = views[env].withKills(kills, version, commit);
     views[env] = next;
     this.versions.set(versionKey(slug, env), version);
     this.servedHead = commit;
+    this.servedHeight = version;
     this.onSwap([next]);
   }
 
@@ -93,6 +104,7 @@ export class OrganisationServing {
     const started = performance.now();
     if (commit === null) {
       this.swap(null, { commit: null, projects: new Map() }, new Map());
+      this.servedHeight = 0;
       this.issues = [];
       return;
     }
@@ -101,9 +113,11 @@ export class OrganisationServing {
     const keys = allVersionKeys(state.projects.keys());
     const known = this.servedHead === null ? undefined : { commit: this.servedHead, versions: this.versions };
     const versions = await snapshotVersions(this.repo, commit, keys, known);
+    const height = await this.repo.height(commit);
     if (known && this.servedHead !== known.commit) return this.reload(commit); // the fast path moved on meanwhile
     this.logNewIssues(commit, issues);
     this.swap(commit, state, versions);
+    this.servedHeight = height;
     this.issues = issues;
     this.logger.info('serving', {
       org: this.org,

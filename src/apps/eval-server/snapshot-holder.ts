@@ -35,9 +35,9 @@ export class SnapshotHolder {
     return this.orgs.get(org)?.view(projectId, env);
   }
 
-  /** The commit `org`'s views represent, or null (nothing committed, or not served). */
-  servedHead(org: string): string | null {
-    return this.orgs.get(org)?.head ?? null;
+  /** The commit `org`'s views represent with its height, read together; null when none. */
+  servedHeadAndHeight(org: string): { commit: string; height: number } | null {
+    return this.orgs.get(org)?.headAndHeight ?? null;
   }
 
   /** Every view served, of every organisation (for the metrics). */

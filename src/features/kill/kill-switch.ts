@@ -9,6 +9,18 @@ export interface KillListener {
   applyKills(org: string, slug: string, env: EnvironmentName, kills: KillsFile, commit: string, parent: string | null): Promise<void>;
 }
 
+export interface KillSwitchOptions {
+  clock?: () => Date;
+  /** Told, for each kill or cleared kill, the seconds from the call to the evaluation server serving it. */
+  onServed?: (seconds: number) => void;
+  /**
+   * Remote mode: brings `org`'s main up to the git remote; true when it reached it. A kill that would change
+   * nothing (killed already, or a clear of no kill) is decided again after it, since main here may not hold yet
+   * what another control plane pushed a moment ago: "already killed" must be true where it counts.
+   */
+  catchUp?: (org: string) => Promise<boolean>;
+}
+
 export interface KillRequest {
   org: string;
   repo: FlagRepository;
@@ -40,12 +52,14 @@ export function killedBy(actor: Actor): string {
  * is only sent once evaluation serves valueOff. Kills are sticky until `clear`.
  */
 export class KillSwitch {
+  private readonly clock: () => Date;
+
   constructor(
     private readonly listener: KillListener,
-    private readonly clock: () => Date = () => new Date(),
-    /** Told, for each kill or cleared kill, the seconds from the call to the evaluation server serving it. */
-    private readonly onServed?: (seconds: number) => void,
-  ) {}
+    private readonly options: KillSwitchOptions = {},
+  ) {
+    this.clock = options.clock ?? (() => new Date());
+  }
 
   kill(request: KillRequest): Promise<KillOutcome> {
     return this.change(request, (kills, at) => {
@@ -66,27 +80,30 @@ export class KillSwitch {
     // A kill never fails because someone holds the lock on main: it waits for it. It works on what is served,
     // held-back flags and projects included: an invalid kills file is rewritten from its last valid kills
     // (ServedState.killFiles), which makes it valid again.
-    const outcome = await repo.update(
-      async (_committed, head) => {
-        const served = await repo.readServed(head);
-        if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
-        written = edit(served.killFiles.get(slug)![env], this.clock());
-        if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
-        const action = Object.hasOwn(written.kills, flagKey) ? 'kill' : 'clear_kill';
-        return {
-          changes: [{ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: written }) }],
-          meta: this.meta(request, action),
-          result: null,
-        };
-      },
-      { waitForLock: true },
-    );
+    const update = () =>
+      repo.update(
+        async (_committed, head) => {
+          const served = await repo.readServed(head);
+          if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
+          written = edit(served.killFiles.get(slug)![env], this.clock());
+          if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
+          const action = Object.hasOwn(written.kills, flagKey) ? 'kill' : 'clear_kill';
+          return {
+            changes: [{ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: written }) }],
+            meta: this.meta(request, action),
+            result: null,
+          };
+        },
+        { waitForLock: true },
+      );
+    let outcome = await update();
+    if (!outcome.committed && (await this.options.catchUp?.(request.org))) outcome = await update();
     if (!outcome.committed || written === null || outcome.commit === null) {
       return { changed: false, commit: outcome.commit, state: outcome.state };
     }
     const kills: KillsFile = written;
     await this.listener.applyKills(request.org, slug, env, kills, outcome.commit, outcome.parent);
-    this.onServed?.((performance.now() - startedAt) / 1000);
+    this.options.onServed?.((performance.now() - startedAt) / 1000);
     return { changed: true, commit: outcome.commit, state: outcome.state, entry: kills.kills[flagKey] };
   }
 

@@ -46,7 +46,7 @@ async function viewsAndHead(org: string, repos: RepositoryRegistry, holder: Snap
     }
   }
   // Read in the same turn as the views: the head they represent.
-  return { views, head: holder.servedHead(org) };
+  return { views, head: holder.servedHeadAndHeight(org) };
 }
 
 /** What a replica lists: the stream's first event and GET /api/v1/replica/snapshots. */
@@ -61,8 +61,7 @@ export interface ServedListing {
 }
 
 export async function servedListing(org: string, repos: RepositoryRegistry, holder: SnapshotHolder): Promise<ServedListing> {
-  const { views, head: commit } = await viewsAndHead(org, repos, holder);
-  const head = commit === null ? null : { commit, height: await (await repos.get(org)).height(commit) };
+  const { views, head } = await viewsAndHead(org, repos, holder);
   return { org, head, snapshots: views.map(listing) };
 }
 
