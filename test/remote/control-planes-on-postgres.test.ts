@@ -3,28 +3,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/foundations/auth/key-format.js';
-import type { Config } from '../../src/foundations/config/config.js';
 import { createLogger, silentLogger } from '../../src/foundations/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
-import { startGitServer } from './git-server.js';
+import { killCommits, remoteConfig, startGitServer } from './git-server.js';
 
 /** What the contract promises between control planes: within a second. */
 const WITHIN_MS = 1_000;
-
-/** The kill commits for `flag` on a repository's main, `<action> <environment>`, oldest first. */
-function killCommits(gitdir: string, flag: string): string[] {
-  const format =
-    '%(trailers:key=Flagops-Action,valueonly,separator=)%x09%(trailers:key=Flagops-Flag,valueonly,separator=)%x09%(trailers:key=Flagops-Environment,valueonly,separator=)';
-  return git(gitdir, 'log', '--reverse', `--format=${format}`, 'main')
-    .split('\n')
-    .map((line) => line.split('\t'))
-    .filter(([action, key]) => (action === 'kill' || action === 'clear_kill') && key === flag)
-    .map(([action, , env]) => `${action} ${env}`);
-}
 
 /** Polls `read` until `done`, failing when that takes longer than `ms`; resolves to the milliseconds it took. */
 async function within<T>(ms: number, read: () => Promise<T>, done: (value: T) => boolean): Promise<number> {
@@ -57,18 +45,8 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
     for (let i = 0; i < 2; i++) {
       const dataDir = await mkdtemp(path.join(os.tmpdir(), `flagops-pg-cp${i}-`));
       dirs.push(dataDir);
-      const config: Config = {
-        dataDir,
-        host: '127.0.0.1',
-        controlPort: 0,
-        evalPort: 0,
-        bootstrapKeys: [{ org: 'acme', key: adminKey }],
-        planProjectLimit: 25,
-        logLevel: 'error',
-        databaseUrl,
-        // No polling: what reaches the other control plane comes by notice.
-        gitRemote: { url: host.url, pollSeconds: 0 },
-      };
+      // No polling: what reaches the other control plane comes by notice.
+      const config = remoteConfig(dataDir, host.url, adminKey, { databaseUrl });
       services.push(await startService(config, process.env.DEBUG_CP ? createLogger({ level: 'debug' }).child({ cp: i }) : silentLogger));
     }
     [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runHttpBackend } from '../../src/apps/git-http/http-backend.js';
+import type { Config } from '../../src/foundations/config/config.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 
 /**
@@ -50,5 +51,32 @@ export async function startGitServer() {
       if (server.listening) await new Promise((resolve) => server.close(resolve));
       rmSync(root, { recursive: true, force: true });
     },
+  };
+}
+
+/** The kill commits for `flag` on a repository's main, `<action> <environment>`, oldest first (from their trailers). */
+export function killCommits(gitdir: string, flag: string): string[] {
+  const trailer = (key: string) => `%(trailers:key=${key},valueonly,separator=)`;
+  const format = [trailer('Flagops-Action'), trailer('Flagops-Flag'), trailer('Flagops-Environment')].join('%x09');
+  return execFileSync('git', ['--git-dir', gitdir, 'log', '--reverse', `--format=${format}`, 'main'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map((line) => line.split('\t'))
+    .filter(([action, key]) => (action === 'kill' || action === 'clear_kill') && key === flag)
+    .map(([action, , env]) => `${action} ${env}`);
+}
+
+/** A control plane's settings in remote mode on `url`, with the organisation acme and its admin key. */
+export function remoteConfig(dataDir: string, url: string, adminKey: string, extra: Partial<Config> = {}): Config {
+  return {
+    dataDir,
+    host: '127.0.0.1',
+    controlPort: 0,
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'acme', key: adminKey }],
+    planProjectLimit: 25,
+    logLevel: 'error',
+    gitRemote: { url, pollSeconds: 0 },
+    ...extra,
   };
 }

@@ -10,22 +10,7 @@ import { type Service, startService } from '../../src/service.js';
 import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
-import { startGitServer } from './git-server.js';
-
-/** The kill commits on a repository's main for `flag`: `<action> <environment>`, oldest first. */
-function killCommits(gitdir: string, flag: string): string[] {
-  return git(
-    gitdir,
-    'log',
-    '--reverse',
-    '--format=%(trailers:key=Flagops-Action,valueonly,separator=)%x09%(trailers:key=Flagops-Flag,valueonly,separator=)%x09%(trailers:key=Flagops-Environment,valueonly,separator=)',
-    'main',
-  )
-    .split('\n')
-    .map((line) => line.split('\t'))
-    .filter(([action, key]) => (action === 'kill' || action === 'clear_kill') && key === flag)
-    .map(([action, , env]) => `${action} ${env}`);
-}
+import { killCommits, remoteConfig, startGitServer } from './git-server.js';
 
 describe('kills never wait for the git host (remote mode)', () => {
   let host: Awaited<ReturnType<typeof startGitServer>>;
@@ -43,16 +28,7 @@ describe('kills never wait for the git host (remote mode)', () => {
   beforeAll(async () => {
     host = await startGitServer();
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-kill-nohost-'));
-    config = {
-      dataDir,
-      host: '127.0.0.1',
-      controlPort: 0,
-      evalPort: 0,
-      bootstrapKeys: [{ org: 'acme', key: adminKey }],
-      planProjectLimit: 25,
-      logLevel: 'error',
-      gitRemote: { url: host.url, pollSeconds: 0 },
-    };
+    config = remoteConfig(dataDir, host.url, adminKey);
     service = await startService(config, silentLogger);
     admin = httpClient(service.controlUrl, adminKey);
     project = (await admin.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
