@@ -38,8 +38,14 @@ function deadPid(): number {
 async function zombie(): Promise<{ pid: number; end(): void }> {
   const parent = spawn('sh', ['-c', 'sleep 1000 & echo $!; exec sleep 1000'], { stdio: ['ignore', 'pipe', 'inherit'] });
   const pid = await new Promise<number>((resolve) => parent.stdout!.once('data', (chunk) => resolve(Number(String(chunk).trim()))));
-  process.kill(pid, 'SIGKILL');
   const deadline = Date.now() + PROMPTLY_MS;
+  // Killed before `sh` became `sleep`, the child would be reaped by the shell and never be a zombie.
+  const command = () => spawnSync('ps', ['-o', 'comm=', '-p', String(parent.pid)], { encoding: 'utf8' }).stdout.trim();
+  while (command() !== 'sleep') {
+    if (Date.now() > deadline) throw new Error(`sh (pid ${parent.pid}) did not become sleep`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  process.kill(pid, 'SIGKILL');
   while (!spawnSync('ps', ['-o', 'stat=', '-p', String(pid)], { encoding: 'utf8' }).stdout.startsWith('Z')) {
     if (Date.now() > deadline) throw new Error(`process ${pid} did not become a zombie`);
     await new Promise((resolve) => setTimeout(resolve, 10));
