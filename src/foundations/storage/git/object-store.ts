@@ -117,6 +117,12 @@ export class ObjectStore {
     return object.content;
   }
 
+  /** A tree object's bytes, from the parsed-tree cache when it holds them (without parsing or caching it otherwise). */
+  async readTreeBytes(oid: string): Promise<Buffer> {
+    if (oid === EMPTY_TREE_OID) return Buffer.alloc(0);
+    return this.trees.get(oid)?.content ?? (await this.readTyped(oid, 'tree'));
+  }
+
   /** A tree's entries; parsed trees are cached by oid (objects never change), so treat them as read-only. */
   async readTree(oid: string): Promise<readonly TreeEntry[]> {
     return (await this.readTreeObject(oid)).entries;

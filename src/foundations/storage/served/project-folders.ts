@@ -4,12 +4,13 @@ import { jsonEqual } from '../../repository/json-equal.js';
 import { KILLS_FILE_NAME, layout } from '../../repository/layout.js';
 import type { Slot } from '../../repository/project-checks.js';
 import type { CommitGraph } from '../git/commit-graph.js';
-import { isTreeMode, type TreeEntry } from '../git/git-objects.js';
+import { changedTreeSpans, isTreeMode, type TreeEntry } from '../git/git-objects.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
 import { deepFreeze, type ParseFile } from './tree-reader.js';
 
 const YAML = '.yaml';
+const EMPTY = Buffer.alloc(0);
 
 /** Lookups into one directory answered by scanning its entries before a map of them is built. */
 const SCANS_BEFORE_MAP = 16;
@@ -197,8 +198,12 @@ export class ProjectFolders {
     const changed: Array<{ path: string; oldOid?: string; newOid?: string }> = [];
     const compare = async (a: string | undefined, b: string | undefined, pathOf: (name: string) => string) => {
       if (a === b) return;
-      const [old, now] = await Promise.all([this.fileEntries(a), this.fileEntries(b)]);
-      for (const entry of differingEntries(old, now)) {
+      // Only the spans where the two tree objects' bytes differ are parsed (a step of history changes a few
+      // files of directories of thousands).
+      const [oldBytes, nowBytes] = await Promise.all([a, b].map((oid) => (oid === undefined ? EMPTY : this.objects.readTreeBytes(oid))));
+      const spans = changedTreeSpans(oldBytes, nowBytes);
+      const files = (entries: TreeEntry[]) => entries.filter((entry) => isFileMode(entry.mode));
+      for (const entry of differingEntries(files(spans.before), files(spans.after))) {
         if (entry.name === KILLS_FILE_NAME || !entry.name.endsWith(YAML)) continue;
         changed.push({ path: pathOf(entry.name.slice(0, -YAML.length)), oldOid: entry.oldOid, newOid: entry.newOid });
       }

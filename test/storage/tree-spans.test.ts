@@ -1,0 +1,74 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  changedTreeSpans,
+  compareTreeEntries,
+  parseTree,
+  serializeTree,
+  type TreeEntry,
+} from '../../src/foundations/storage/git/git-objects.js';
+
+/** A deterministic random source, so a failing case can be run again. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state * 1664525 + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+}
+
+const oid = (text: string) => createHash('sha1').update(text).digest('hex');
+
+/** The entries whose oid or mode differ between two entry lists, as `name mode oid` on each side: what must agree. */
+function differences(before: readonly TreeEntry[], after: readonly TreeEntry[]): string[] {
+  const key = (e: TreeEntry) => `${e.mode} ${e.oid}`;
+  const old = new Map(before.map((e) => [e.name, key(e)]));
+  const now = new Map(after.map((e) => [e.name, key(e)]));
+  const out: string[] = [];
+  for (const name of new Set([...old.keys(), ...now.keys()]))
+    if (old.get(name) !== now.get(name)) out.push(`${name}: ${old.get(name)} → ${now.get(name)}`);
+  return out.sort();
+}
+
+function tree(entries: TreeEntry[]): Buffer {
+  return serializeTree([...entries].sort(compareTreeEntries));
+}
+
+describe('changedTreeSpans', () => {
+  it('finds every changed, added and removed entry of two trees, whatever changed where, as parsing both whole does', () => {
+    const next = random(7);
+    for (let round = 0; round < 300; round++) {
+      const size = Math.floor(next() * 200);
+      const entries: TreeEntry[] = [];
+      for (let i = 0; i < size; i++) {
+        const dir = next() < 0.1;
+        entries.push({
+          mode: dir ? '40000' : '100644',
+          name: `${dir ? 'd' : 'f'}-${i}${next() < 0.2 ? ' spaced' : ''}.yaml`,
+          oid: oid(`${round} ${i}`),
+        });
+      }
+      const changed = entries.map((e) => ({ ...e }));
+      const edits = Math.floor(next() * 4);
+      for (let k = 0; k < edits && changed.length > 0; k++) {
+        const at = Math.floor(next() * changed.length);
+        const what = next();
+        if (what < 0.4) changed[at] = { ...changed[at], oid: oid(`${round} edit ${k}`) };
+        else if (what < 0.7) changed.splice(at, 1);
+        else changed.push({ mode: '100644', name: `new-${round}-${k}.yaml`, oid: oid(`${round} new ${k}`) });
+      }
+      const [a, b] = [tree(entries), tree(changed)];
+      const spans = changedTreeSpans(a, b);
+      expect(differences(spans.before, spans.after), `round ${round}`).toEqual(differences(parseTree(a), parseTree(b)));
+      // Spans parse no more than a few entries around the changes: the point of reading them.
+      if (edits === 1 && size > 50) expect(spans.before.length + spans.after.length, `round ${round}`).toBeLessThan(8);
+    }
+  });
+
+  it('reads nothing of two equal trees, and the whole of a tree against an empty one', () => {
+    const entries = [0, 1, 2].map((i) => ({ mode: '100644', name: `f${i}.yaml`, oid: oid(String(i)) }));
+    expect(changedTreeSpans(tree(entries), tree(entries))).toEqual({ before: [], after: [] });
+    expect(changedTreeSpans(Buffer.alloc(0), tree(entries)).after).toHaveLength(3);
+    expect(changedTreeSpans(tree(entries), Buffer.alloc(0)).before).toHaveLength(3);
+  });
+});
