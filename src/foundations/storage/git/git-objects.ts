@@ -47,18 +47,7 @@ export function unframeObject(framed: Buffer): { type: ObjectType; content: Buff
 
 export function parseTree(content: Buffer): TreeEntry[] {
   const entries: TreeEntry[] = [];
-  let i = 0;
-  while (i < content.length) {
-    const space = content.indexOf(0x20, i);
-    const nul = content.indexOf(0, space);
-    if (space < 0 || nul < 0 || nul + 21 > content.length) throw new Error('malformed tree object');
-    entries.push({
-      mode: content.toString('latin1', i, space),
-      name: content.toString('utf8', space + 1, nul),
-      oid: content.toString('hex', nul + 1, nul + 21),
-    });
-    i = nul + 21;
-  }
+  readEntries(content, 0, content.length, entries);
   return entries;
 }
 
