@@ -1,13 +1,30 @@
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { HeldKills } from './features/kill/held-kills.js';
 import { rebaseHeldKills } from './features/kill/kill-rebase.js';
 import type { KillSwitch } from './features/kill/kill-switch.js';
 import { RemoteMode, type RemoteSettings } from './features/remote/remote-mode.js';
+import type { PushedCommit } from './features/remote/remote-sync.js';
 import type { Logger } from './foundations/log/logger.js';
 import type { ControlState, Unsubscribe } from './foundations/state/index.js';
-import type { RepositoryRegistry } from './foundations/storage/index.js';
+import type { FlagRepository, RepositoryRegistry } from './foundations/storage/index.js';
 
-/** The notice a control plane sends when it moved the git remote's main: every other one fetches at once. */
+/**
+ * The notice a control plane sends when it moved the git remote's main: every other one takes the commit from
+ * the objects the notice carries when it is at the commit's parent, and fetches otherwise.
+ */
 const REMOTE_MOVED = 'git-remote-moved';
+/** Objects are handed over up to this much (deflated, base64): a notice is at most ~8 KB. */
+const MAX_HANDOFF_CHARS = 6_000;
+/** Bigger than this before deflating is not worth reading to find out. */
+const MAX_HANDOFF_OBJECT_BYTES = 64 * 1024;
+
+interface RemoteMovedNotice {
+  org?: string;
+  commit?: string;
+  parent?: string;
+  /** The objects `commit` adds to `parent` (FlagRepository.objectsAddedBy), deflated and base64. */
+  objects?: string;
+}
 
 export interface RemoteWiring {
   remote: RemoteMode;
@@ -48,8 +65,8 @@ export function wireRemoteMode(deps: {
       inSync: (commit, pushedHere) => {
         void heldKills().released();
         if (pushedHere)
-          state.notices
-            .publish(REMOTE_MOVED, JSON.stringify({ org, commit }))
+          remoteMovedNotice(org, commit, repo)
+            .then((notice) => state.notices.publish(REMOTE_MOVED, JSON.stringify(notice)))
             .catch((err: Error) => logger.warn('other control planes not told of a push to the git remote', { err: err.message }));
       },
     },
@@ -60,7 +77,8 @@ export function wireRemoteMode(deps: {
     async listen() {
       unsubscribe.push(
         state.notices.subscribe(REMOTE_MOVED, (payload) => {
-          if ((JSON.parse(payload) as { org?: string }).org === org) remote.remoteMoved('another control plane pushed');
+          const notice = JSON.parse(payload) as RemoteMovedNotice;
+          if (notice.org === org) remote.remoteMoved('another control plane pushed', handedOver(notice, repo));
         }),
         state.notices.onResync(() => {
           remote.remoteMoved('notices from other control planes may have been missed');
@@ -73,6 +91,33 @@ export function wireRemoteMode(deps: {
     close() {
       for (const stop of unsubscribe.splice(0)) stop();
       remote.close();
+    },
+  };
+}
+
+/** The notice of a push to the remote's main, with the objects the commit added when they are small enough. */
+async function remoteMovedNotice(org: string, commit: string, repo: () => Promise<FlagRepository>): Promise<RemoteMovedNotice> {
+  const added = await (await repo()).objectsAddedBy(commit, MAX_HANDOFF_OBJECT_BYTES).catch(() => null);
+  if (!added) return { org, commit };
+  const objects = deflateRawSync(added.framed).toString('base64');
+  return objects.length > MAX_HANDOFF_CHARS ? { org, commit } : { org, commit, parent: added.parent, objects };
+}
+
+/** The commit a notice hands over, for RemoteSync to take without a fetch; undefined when it carries none. */
+function handedOver(notice: RemoteMovedNotice, repo: () => Promise<FlagRepository>): PushedCommit | undefined {
+  const { commit, parent, objects } = notice;
+  if (!commit || !parent || !objects) return undefined;
+  return {
+    commit,
+    parent,
+    async writeObjects() {
+      const repository = await repo();
+      if ((await repository.head()) !== parent) return false;
+      return repository.writeAddedObjects(
+        inflateRawSync(Buffer.from(objects, 'base64'), { maxOutputLength: MAX_HANDOFF_OBJECT_BYTES }),
+        commit,
+        parent,
+      );
     },
   };
 }

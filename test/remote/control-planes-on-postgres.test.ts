@@ -106,6 +106,34 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
     }
   });
 
+  it('a change pushed through one is taken by the other from the notice, without a fetch from the git host', async () => {
+    const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'handed-over' })).body;
+    await within(
+      WITHIN_MS,
+      () => b.get(`/api/v1/flags/${flag.id}`),
+      (r) => r.status === 200,
+    );
+    const fetchesBefore = host.fetches;
+    for (const rolloutPct of [30, 60, 100]) {
+      expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct })).status).toBe(200);
+      await within(
+        WITHIN_MS,
+        () => b.get(`/api/v1/flags/${flag.id}`),
+        (r) => r.body.environments.prod.rolloutPct === rolloutPct,
+      );
+    }
+    expect((await a.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+    await within(
+      WITHIN_MS,
+      () => evaluate(services[1], 'handed-over'),
+      (r) => r?.reason === 'killed',
+    );
+    expect(host.fetches).toBe(fetchesBefore);
+    // The other's main is the host's: its own next write goes on top of what it took.
+    expect((await b.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
+    expect(killCommits(host.gitdir, 'handed-over')).toEqual(['kill prod', 'clear_kill prod']);
+  });
+
   it('with the git host down, a kill through one is served by both at once, and reaches the host once even if the one that took it is gone', async () => {
     const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'search' })).body;
     expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);

@@ -18,9 +18,11 @@ export async function startGitServer() {
   execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir]);
   execFileSync('git', ['--git-dir', gitdir, 'config', 'receive.denyNonFastForwards', 'true']);
   let requests = 0;
+  let fetches = 0;
   const server = http.createServer((req, res) => {
     requests++;
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method === 'POST' && url.pathname.endsWith('/git-upload-pack')) fetches++;
     void runHttpBackend(req, res, {
       projectRoot: root,
       pathInfo: url.pathname,
@@ -45,6 +47,10 @@ export async function startGitServer() {
     gitdir,
     get requests() {
       return requests;
+    },
+    /** Fetches and clones served (each one POST to git-upload-pack). */
+    get fetches() {
+      return fetches;
     },
     async stop() {
       server.closeAllConnections();

@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
-import { type RebaseHeld, type RemoteEvents, RemoteSync, redact } from './remote-sync.js';
+import { type PushedCommit, type RebaseHeld, type RemoteEvents, RemoteSync, redact } from './remote-sync.js';
 
 export interface RemoteSettings {
   /** FLAGOPS_GIT_REMOTE: the remote's URL, credentials included. */
@@ -73,9 +73,12 @@ export class RemoteMode {
     return outcome !== 'unreachable' && outcome !== 'diverged';
   }
 
-  /** Another control plane moved the remote's main (or notices were missed): fetch it now. */
-  remoteMoved(why: string): void {
-    void this.pullLogged(why);
+  /**
+   * Another control plane moved the remote's main (or notices were missed): fetch it now, or take the commit
+   * it pushed from the objects it handed over.
+   */
+  remoteMoved(why: string, pushed?: PushedCommit): void {
+    void this.pullLogged(why, pushed);
   }
 
   /** A push through /git/<org>.git moved main: pass it on to the remote now rather than at the next poll. */
@@ -97,9 +100,9 @@ export class RemoteMode {
   }
 
   /** Pulls once; false when the remote could not be reached. */
-  private async pullLogged(why: string): Promise<boolean> {
+  private async pullLogged(why: string, pushed?: PushedCommit): Promise<boolean> {
     try {
-      const outcome = await this.sync.pull();
+      const outcome = await this.sync.pull(pushed);
       if (outcome !== 'unchanged') this.logger.info('git remote synced', { why, outcome, remote: redact(this.settings.url) });
       return true;
     } catch (err) {

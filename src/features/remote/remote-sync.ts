@@ -33,6 +33,14 @@ export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'rebased' 
  */
 export type RebaseHeld = (held: readonly string[]) => Promise<boolean>;
 
+/** A commit another control plane pushed on top of `parent`, with the objects it added to hand over. */
+export interface PushedCommit {
+  commit: string;
+  parent: string;
+  /** Writes the commit's objects here; false when main is not `parent` or they do not make the commit complete. */
+  writeObjects(): Promise<boolean>;
+}
+
 /** What remote mode tells the rest of the service (held kills, other control planes). */
 export interface RemoteEvents {
   /** Main holds `commit`, a kill the remote did not take; awaited before the kill is answered. */
@@ -50,6 +58,8 @@ export interface RemoteEvents {
 export class RemoteSync {
   private pulling: Promise<PullOutcome> | null = null;
   private pullAgain: Promise<PullOutcome> | null = null;
+  /** The newest commit handed over while a pull ran: the next pull tries it before fetching. */
+  private handedOver: PushedCommit | undefined;
   private fetching: Promise<unknown> = Promise.resolve();
   /** Why the remote could not be reached the last time it was tried; null once it answered. */
   private failure: string | null = null;
@@ -177,9 +187,11 @@ export class RemoteSync {
   /**
    * Brings main up to the remote: fast-forward, or push local commits the remote lacks. One at a time; asked
    * while one runs, one more runs after it (the remote may have moved since the running one fetched), shared
-   * by everyone who asks meanwhile.
+   * by everyone who asks meanwhile. `pushed`, a commit another control plane pushed and handed over, is taken
+   * without a fetch when main is its parent.
    */
-  pull(): Promise<PullOutcome> {
+  pull(pushed?: PushedCommit): Promise<PullOutcome> {
+    if (pushed) this.handedOver = pushed;
     if (this.pulling === null) return this.startPull();
     this.pullAgain ??= this.pulling
       .catch(() => undefined)
@@ -191,7 +203,9 @@ export class RemoteSync {
   }
 
   private startPull(): Promise<PullOutcome> {
-    this.pulling = this.doPull()
+    const pushed = this.handedOver;
+    this.handedOver = undefined;
+    this.pulling = this.doPull(pushed)
       .then(async (outcome) => {
         const head = outcome === 'diverged' ? null : await this.localHead();
         if (head !== null) {
@@ -206,7 +220,11 @@ export class RemoteSync {
     return this.pulling;
   }
 
-  private async doPull(): Promise<PullOutcome> {
+  private async doPull(pushed: PushedCommit | undefined): Promise<PullOutcome> {
+    if (pushed && (await this.takePushed(pushed))) {
+      await this.onPulled();
+      return 'fast-forwarded';
+    }
     const remote = await this.fetch();
     const local = await this.localHead();
     if (remote === null) {
@@ -236,6 +254,27 @@ export class RemoteSync {
       remoteHead: remote,
     });
     return 'diverged';
+  }
+
+  /**
+   * Moves main to a commit another control plane pushed, from the objects it handed over: a fetch costs two
+   * HTTP round trips to the git host and several git processes on each side, which is most of the time from
+   * one control plane's write to the others serving it. Only when main is the commit's parent and holds
+   * nothing the remote lacks; git's compare-and-swap on main (the store's lock) keeps a local commit from
+   * being overwritten. The remote-tracking ref is left to the next fetch.
+   */
+  private async takePushed(pushed: PushedCommit): Promise<boolean> {
+    if (this.holding) return false;
+    if (!(await pushed.writeObjects().catch(() => false))) return false;
+    const moved = await gitRun(this.gitdir, [
+      'update-ref',
+      '-m',
+      'flagops: fast-forward to a commit another control plane pushed',
+      'refs/heads/main',
+      pushed.commit,
+      pushed.parent,
+    ]);
+    return moved.code === 0;
   }
 
   /**

@@ -7,6 +7,7 @@ import { parseRepositoryFile } from '../repository/parse-file.js';
 import { Branches } from './branches.js';
 import { ChangeCommitter } from './change-committer.js';
 import { type ChangedPath, CommitGraph } from './git/commit-graph.js';
+import { type AddedObjects, objectsAddedBy, writeAddedObjects } from './git/commit-objects.js';
 import { CommitSigner } from './git/commit-signature.js';
 import { initBareRepository, isRepository } from './git/init-repository.js';
 import { writeFault } from './git/io-faults.js';
@@ -400,6 +401,19 @@ export class FlagRepository {
   async onMain(oid: string): Promise<boolean> {
     const head = await this.head();
     return head !== null && this.graph.inFirstParentChain(head, oid);
+  }
+
+  /**
+   * The objects `commit` adds to its first parent, for another clone at that parent to take without fetching
+   * (remote mode: the control plane that pushed hands them to the others); null past `maxBytes`.
+   */
+  objectsAddedBy(commit: string, maxBytes: number): Promise<AddedObjects | null> {
+    return objectsAddedBy(this.objects, commit, maxBytes);
+  }
+
+  /** Takes objects another clone's objectsAddedBy gave; true when `commit` (on `parent`) is then complete here. */
+  writeAddedObjects(framed: Buffer, commit: string, parent: string): Promise<boolean> {
+    return writeAddedObjects(this.objects, framed, commit, parent);
   }
 
   treeOid(commit: string, path: string): Promise<string | null> {
