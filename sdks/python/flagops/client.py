@@ -146,61 +146,67 @@ class Client:
         return [] if snapshot is None else snapshot.compiled.keys()
 
     def boolean(self, flag_key: str, default: bool, context: Mapping[str, Any] | None = None) -> bool:
-        return self._details(flag_key, default, context, "boolean").value
+        return self._value(flag_key, default, context, "boolean")
 
     def string(self, flag_key: str, default: str, context: Mapping[str, Any] | None = None) -> str:
-        return self._details(flag_key, default, context, "string").value
+        return self._value(flag_key, default, context, "string")
 
     def number(self, flag_key: str, default: float, context: Mapping[str, Any] | None = None) -> float:
-        return self._details(flag_key, default, context, "number").value
+        return self._value(flag_key, default, context, "number")
 
     def json(self, flag_key: str, default: Any, context: Mapping[str, Any] | None = None) -> Any:
         """Any JSON value (a copy: changing it changes nothing the client serves)."""
-        return self._details(flag_key, default, context, "any").value
+        return self._value(flag_key, default, context, "any")
 
     def details(self, flag_key: str, default: Any, context: Mapping[str, Any] | None = None) -> EvaluationDetails:
         """The whole result; the value must have the type of ``default`` (None accepts any)."""
-        return self._details(flag_key, default, context, kind_of(default))
+        result, code, message = self._resolve(flag_key, context, kind_of(default))
+        if result is None:
+            return error_details(flag_key, default, code, message)
+        value = result["value"]
+        if value is None and result["reason"] == "archived":
+            return EvaluationDetails(flag_key, default, "archived", "default")
+        return from_result(flag_key, result, copy_json(value))
 
     def evaluate(self, flag_key: str, context: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The result exactly as one entry of ``POST /v1/evaluate``'s answer, or an ``error`` result."""
-        snapshot = self._snapshot
-        if snapshot is None:
-            return {"value": None, "reason": "error", "errorCode": PROVIDER_NOT_READY}
-        problem = context_problem(context)
-        if problem is not None:
-            return {"value": None, "reason": "error", "errorCode": INVALID_CONTEXT, "errorMessage": problem}
-        user_id, attributes = split_context(context)
-        result = snapshot.compiled.evaluate(flag_key, user_id, attributes)
+        result, code, message = self._resolve(flag_key, context, "any", found_only=False)
+        if result is None:
+            return {"value": None, "reason": "error", "errorCode": code, "errorMessage": message}
         result["value"] = copy_json(result["value"])
         return result
 
-    def _details(self, flag_key: str, default: Any, context: Mapping[str, Any] | None, kind: str) -> EvaluationDetails:
+    def _value(self, flag_key: str, default: Any, context: Mapping[str, Any] | None, kind: str) -> Any:
+        result = self._resolve(flag_key, context, kind)[0]
+        if result is None:
+            return default
+        value = result["value"]
+        if value is None and result["reason"] == "archived":
+            return default  # an archived flag without a defaultValue: the code's own fallback is the better default
+        return copy_json(value) if type(value) is dict or type(value) is list else value
+
+    def _resolve(self, flag_key: str, context: Any, kind: str, found_only: bool = True) -> tuple[dict | None, str, str]:
+        """(the core's result, "", "") or (None, errorCode, message); one place for every way a read fails."""
         snapshot = self._snapshot
         if snapshot is None:
-            return error_details(flag_key, default, PROVIDER_NOT_READY, "no snapshot has been loaded yet")
+            return None, PROVIDER_NOT_READY, "no snapshot has been loaded yet"
         if context is not None:
             problem = context_problem(context)
             if problem is not None:
-                return error_details(flag_key, default, INVALID_CONTEXT, problem)
+                return None, INVALID_CONTEXT, problem
         user_id, attributes = split_context(context)
         try:
             result = snapshot.compiled.evaluate(flag_key, user_id, attributes)
         except Exception as err:  # never raise at the caller
-            return error_details(flag_key, default, GENERAL, f"{type(err).__name__}: {err}")
+            return None, GENERAL, f"{type(err).__name__}: {err}"
         reason = result["reason"]
         if reason == "flag_not_found":
-            return error_details(flag_key, default, FLAG_NOT_FOUND, f"this environment has no flag {flag_key}")
+            return (None, FLAG_NOT_FOUND, f"this environment has no flag {flag_key}") if found_only else (result, "", "")
         value = result["value"]
-        if value is None and reason == "archived":
-            # An archived flag without a defaultValue: the code's own fallback is the better default.
-            return EvaluationDetails(flag_key, default, "archived", "default")
-        if not matches(value, kind):
+        if kind != "any" and not (value is None and reason == "archived") and not matches(value, kind):
             wanted = "an object or array" if kind == "object" else f"a {kind}"
-            return error_details(flag_key, default, TYPE_MISMATCH, f"flag {flag_key} is {describe(value)}, not {wanted}")
-        if type(value) is dict or type(value) is list:
-            value = copy_json(value)
-        return from_result(flag_key, result, value)
+            return None, TYPE_MISMATCH, f"flag {flag_key} is {describe(value)}, not {wanted}"
+        return result, "", ""
 
     # ---- events ----
 

@@ -14,6 +14,15 @@ def context_problem(context: Any) -> str | None:
     """Why a context cannot be evaluated, or None."""
     if context is None:
         return None
+    if type(context) is dict:  # the common case, without the costlier checks of any mapping
+        user_id = context.get("userId")
+        attributes = context.get("attributes")
+        if (
+            len(context) == ("userId" in context) + ("attributes" in context)
+            and (user_id is None or type(user_id) is str)
+            and (attributes is None or type(attributes) is dict)
+        ):
+            return None
     if not isinstance(context, Mapping):
         return "the context must be a mapping {userId, attributes}"
     for field in context:

@@ -8,6 +8,7 @@ U+FFFD, so every SDK and the server agree on the bytes of any string JSON can ca
 
 from __future__ import annotations
 
+import struct
 from typing import NamedTuple
 
 _C1 = 0xCC9E2D51
@@ -32,16 +33,19 @@ def utf8(s: str) -> bytes:
         return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
 
 
+# Unpackers of n little-endian words, for the usual lengths (flag key plus user id); longer input iterates.
+_WORDS = [struct.Struct(f"<{n}I").unpack_from for n in range(33)]
+
+
 def _blocks(h: int, data: bytes, end: int) -> int:
     """Mixes the 4-byte blocks of ``data[:end]`` (``end`` a multiple of 4) into ``h``."""
-    for i in range(0, end, 4):
-        k = int.from_bytes(data[i : i + 4], "little")
+    n = end >> 2
+    words = _WORDS[n](data) if n < 33 else (w for (w,) in struct.iter_unpack("<I", data[:end]))
+    for k in words:
         k = (k * _C1) & _M32
-        k = ((k << 15) | (k >> 17)) & _M32
-        k = (k * _C2) & _M32
+        k = ((((k << 15) & _M32) | (k >> 17)) * _C2) & _M32
         h ^= k
-        h = ((h << 13) | (h >> 19)) & _M32
-        h = (h * 5 + 0xE6546B64) & _M32
+        h = ((((h << 13) & _M32) | (h >> 19)) * 5 + 0xE6546B64) & _M32
     return h
 
 
