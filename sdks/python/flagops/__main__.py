@@ -36,6 +36,12 @@ def _parser() -> argparse.ArgumentParser:
         command.add_argument("--url", required=True, help="the evaluation API's origin, e.g. http://127.0.0.1:4001")
         command.add_argument("--sdk-key", required=True, help="an SDK key: it fixes the project and the environment")
         command.add_argument("--context", default=None, help='the context as JSON: {"userId": "...", "attributes": {...}}')
+        if name == "evaluate":
+            command.add_argument(
+                "--contexts-file",
+                default=None,
+                help="a file of contexts, one JSON object a line: prints one JSON object a line, all from the same snapshot",
+            )
         command.add_argument("flags", nargs="+" if name == "evaluate" else 1, metavar="flagKey")
     return parser
 
@@ -54,15 +60,23 @@ def _context(text: str | None) -> Any:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    context = _context(args.context)
+    if args.contexts_file is not None and args.context is not None:
+        raise SystemExit("flagops: give --context or --contexts-file, not both")
+    if args.contexts_file is not None:
+        with open(args.contexts_file, encoding="utf-8") as f:
+            contexts = [_context(line) for line in f if line.strip()]
+    else:
+        contexts = [_context(args.context)]
     try:
         snapshot = parse_snapshot(Transport(args.url, args.sdk_key, 10.0).get_snapshot())
     except (HttpError, SnapshotError, OSError) as err:
         print(f"flagops: could not load the snapshot: {err}", file=sys.stderr)
         return 1
-    user_id, attributes = split_context(context)
-    out = {key: snapshot.compiled.evaluate(key, user_id, attributes) for key in args.flags}
-    print(dumps(out))
+    lines = []
+    for context in contexts:
+        user_id, attributes = split_context(context)
+        lines.append(dumps({key: snapshot.compiled.evaluate(key, user_id, attributes) for key in args.flags}))
+    print("\n".join(lines))
     return 0
 
 
