@@ -29,6 +29,9 @@ def _hundredths(weight: Any) -> int:
     return math.floor(d * 100 + 0.5) if d is not None and d > 0 else 0
 
 
+_NO_KEYS: frozenset = frozenset()
+
+
 class CompiledVariant:
     __slots__ = ("name", "value", "up_to", "weighted")
 
@@ -106,14 +109,16 @@ class CompiledFlag:
         self.prerequisites = (
             tuple((str(p.get("flag")), p.get("variation")) for p in prerequisites) if isinstance(prerequisites, list) and prerequisites else None
         )
-        self.segment_keys = frozenset(
+        named = [
             c.get("value")
             for r in rules
             for c in (r.get("conditions") or [])
             if c.get("op") in ("in_segment", "not_in_segment") and isinstance(c.get("value"), str)
-        )
+        ]
+        self.segment_keys = frozenset(named) if named else _NO_KEYS  # shared: most flags name no segment
         self.prefix: Murmur3State = absorb(key + "/")
-        self.variant_prefix: Murmur3State = absorb(key + "/variant/")
+        # Only a flag with variants hashes "<key>/variant/<userId>"; the others keep no state for it.
+        self.variant_prefix: Murmur3State | None = absorb(key + "/variant/") if self.variants is not None else None
 
 
 def _serve_on(flag: CompiledFlag, reason: str, user_id: str | None) -> dict:

@@ -74,9 +74,29 @@ def absorb(s: str, seed: int = 0) -> Murmur3State:
 
 def resume(state: Murmur3State, s: str) -> int:
     """The unsigned 32-bit hash of the absorbed prefix followed by ``s``."""
-    data = state.tail + utf8(s)
-    end = len(data) & ~3
-    return _finish(_blocks(state.h, data, end), data[end:], state.length + len(data) - len(state.tail))
+    # The hot path of every bucket: one function, no calls but the encoding and the unpacking of the words.
+    h, tail, length = state
+    try:
+        data = tail + s.encode("utf-8")
+    except UnicodeEncodeError:
+        data = tail + utf8(s)
+    n = len(data)
+    end = n & ~3
+    words = _WORDS[end >> 2](data) if end < 132 else (w for (w,) in struct.iter_unpack("<I", data[:end]))
+    for k in words:
+        k = (k * 0xCC9E2D51) & 0xFFFFFFFF
+        k = ((((k << 15) | (k >> 17)) & 0xFFFFFFFF) * 0x1B873593) & 0xFFFFFFFF
+        h ^= k
+        h = ((((h << 13) | (h >> 19)) & 0xFFFFFFFF) * 5 + 0xE6546B64) & 0xFFFFFFFF
+    if n & 3:
+        k = (int.from_bytes(data[end:], "little") * 0xCC9E2D51) & 0xFFFFFFFF
+        h ^= ((((k << 15) | (k >> 17)) & 0xFFFFFFFF) * 0x1B873593) & 0xFFFFFFFF
+    h ^= (length + n - len(tail)) & 0xFFFFFFFF
+    h ^= h >> 16
+    h = (h * 0x85EBCA6B) & 0xFFFFFFFF
+    h ^= h >> 13
+    h = (h * 0xC2B2AE35) & 0xFFFFFFFF
+    return h ^ (h >> 16)
 
 
 def murmur3_32(s: str, seed: int = 0) -> int:

@@ -47,3 +47,12 @@ def test_buckets_spread_evenly():
     for i in range(20000):
         counts[int(bucket("spread", f"user-{i}") // 10)] += 1
     assert all(1800 < c < 2200 for c in counts), counts
+
+
+LONG = 496716120  # @flagops/core's murmur3_32 of the string below
+
+
+def test_long_strings_hash_as_the_server_does():
+    s = "user-" * 100 + "é"  # longer than the unpackers kept ready for the usual lengths
+    assert murmur3_32(s) == LONG
+    assert resume(absorb("user-"), s[5:]) == LONG
