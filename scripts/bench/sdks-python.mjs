@@ -52,7 +52,10 @@ async function jsMicroseconds() {
 }
 
 const jsBefore = await jsMicroseconds();
-const py = spawnSync('python3', [path.join(ROOT, 'sdks/python/benchmarks/bench_sdk.py'), file], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+const py = spawnSync('python3', [path.join(ROOT, 'sdks/python/benchmarks/bench_sdk.py'), file], {
+  encoding: 'utf8',
+  maxBuffer: 64 * 1024 * 1024,
+});
 if (py.status !== 0) {
   console.error(py.stderr);
   process.exit(1);
@@ -64,8 +67,11 @@ console.log(
   `\nPython ${result.python} SDK beside the JS SDK, ${USERS.toLocaleString('en')} users, median of ${ROUNDS} passes; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`,
 );
 console.log('| what | µs/op | share on |\n|---|---|---|');
-for (const [name, r] of Object.entries(result.rows)) console.log(`| Python ${name} | ${r.us.toFixed(2)} | ${(r.onShare * 100).toFixed(1)} % |`);
-console.log(`| JS SDK \`client.boolean(…)\`, \`sendCounts: false\` (before / after the Python run) | ${jsBefore.toFixed(3)} / ${jsAfter.toFixed(3)} | |`);
+for (const [name, r] of Object.entries(result.rows))
+  console.log(`| Python ${name} | ${r.us.toFixed(2)} | ${(r.onShare * 100).toFixed(1)} % |`);
+console.log(
+  `| JS SDK \`client.boolean(…)\`, \`sendCounts: false\` (before / after the Python run) | ${jsBefore.toFixed(3)} / ${jsAfter.toFixed(3)} | |`,
+);
 const s = result.snapshot;
 console.log(
   `\nPython, 10,000-flag snapshot: ${s.jsonMiB.toFixed(2)} MiB of JSON; retained ${s.retainedMiB.toFixed(1)} MiB (parsed JSON and compiled flags, tracemalloc); parse+compile ${s.loadMs.toFixed(0)} ms (check: ${s.check})`,

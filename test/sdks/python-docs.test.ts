@@ -12,7 +12,11 @@ function snippets() {
   const text = readFileSync(path.join(ROOT, 'docs', 'sdk-python.md'), 'utf8');
   const outputs = new Map<string, string>();
   for (const m of text.matchAll(/<!-- output: ([\w-]+) -->\s*```text\n([\s\S]*?)```/g)) outputs.set(m[1], m[2]);
-  return [...text.matchAll(/<!-- snippet: ([\w-]+) -->\s*```python\n([\s\S]*?)```/g)].map((m) => ({ name: m[1], code: m[2], output: outputs.get(m[1]) }));
+  return [...text.matchAll(/<!-- snippet: ([\w-]+) -->\s*```python\n([\s\S]*?)```/g)].map((m) => ({
+    name: m[1],
+    code: m[2],
+    output: outputs.get(m[1]),
+  }));
 }
 
 describe.skipIf(PYTHON_MISSING !== null)('the Python code in docs/sdk-python.md, on the README tour’s flags', () => {
