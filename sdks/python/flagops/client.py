@@ -305,10 +305,12 @@ class Client:
                         self._refresh_wanted = True
                     return
                 self._swap(apply_delta(current, body))
+                self._logger.debug("flagops: version %s from a delta", body.get("version"))
                 return
             snapshot = parse_snapshot(body)
             if current is None or snapshot.version != current.version:
                 self._swap(snapshot)
+                self._logger.debug("flagops: version %s from the full snapshot", snapshot.version)
 
     def _run_updates(self) -> None:
         failures = 0
@@ -416,6 +418,7 @@ class Client:
                 if self._snapshot is held:
                     try:
                         self._swap(apply_delta(held, {**patch, "version": version, "since": held.version}))
+                        self._logger.debug("flagops: version %s from a stream patch", version)
                         self._set_status(READY)
                         return
                     except SnapshotError as err:
