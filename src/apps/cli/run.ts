@@ -2,13 +2,22 @@ import { readFileSync } from 'node:fs';
 import { type CliIo, type Command, EXIT, UsageError } from './command.js';
 import { diffCommand } from './commands/diff.js';
 import { evalCommand } from './commands/eval.js';
+import { generateCommand } from './commands/generate.js';
 import { importCommand } from './commands/import.js';
 import { userCommand } from './commands/user.js';
 import { validateCommand } from './commands/validate.js';
 import { validatePushCommand } from './commands/validate-push.js';
 
 /** The subcommands, in the order `flagops --help` lists them. Add one here to add `flagops <name>`. */
-export const commands: readonly Command[] = [validateCommand, diffCommand, importCommand, userCommand, validatePushCommand, evalCommand];
+export const commands: readonly Command[] = [
+  validateCommand,
+  diffCommand,
+  importCommand,
+  userCommand,
+  validatePushCommand,
+  evalCommand,
+  generateCommand,
+];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -1,0 +1,125 @@
+"""
+The checking command:
+
+    python3 -m flagops evaluate --url <evaluation origin> --sdk-key <key> [--context '<json>'] <flagKey>...
+    python3 -m flagops watch    --url <evaluation origin> --sdk-key <key> [--context '<json>'] <flagKey>
+
+``evaluate`` prints one JSON object keyed by flag key, computed locally from one snapshot. ``watch`` prints one
+JSON line ``{"flag", "result", "at"}`` at start and on every change of that flag's result, until it is stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from datetime import datetime, timezone
+from typing import Any, Sequence
+
+from .client import Client
+from .context import context_problem, split_context
+from .jsonvalue import dumps, same_json
+from .store import SnapshotError, parse_snapshot
+from .transport import HttpError, Transport
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python3 -m flagops", description="Evaluate flagops flags locally, as an application using the SDK does.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, help_text in (
+        ("evaluate", "print one JSON object keyed by flag key, evaluated locally from one snapshot"),
+        ("watch", "print a JSON line {flag, result, at} at start and whenever the flag's result changes"),
+    ):
+        command = commands.add_parser(name, help=help_text, description=help_text)
+        command.add_argument("--url", required=True, help="the evaluation API's origin, e.g. http://127.0.0.1:4001")
+        command.add_argument("--sdk-key", required=True, help="an SDK key: it fixes the project and the environment")
+        command.add_argument("--context", default=None, help='the context as JSON: {"userId": "...", "attributes": {...}}')
+        if name == "evaluate":
+            command.add_argument(
+                "--contexts-file",
+                default=None,
+                help="a file of contexts, one JSON object a line: prints one JSON object a line, all from the same snapshot",
+            )
+        command.add_argument("flags", nargs="+" if name == "evaluate" else 1, metavar="flagKey")
+    return parser
+
+
+def _context(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        context = json.loads(text)
+    except ValueError as err:
+        raise SystemExit(f"flagops: --context is not JSON: {err}") from None
+    problem = context_problem(context)
+    if problem is not None:
+        raise SystemExit(f"flagops: --context: {problem}")
+    return context
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    if args.contexts_file is not None and args.context is not None:
+        raise SystemExit("flagops: give --context or --contexts-file, not both")
+    if args.contexts_file is not None:
+        with open(args.contexts_file, encoding="utf-8") as f:
+            contexts = [_context(line) for line in f if line.strip()]
+    else:
+        contexts = [_context(args.context)]
+    try:
+        snapshot = parse_snapshot(Transport(args.url, args.sdk_key, 10.0).get_snapshot())
+    except (HttpError, SnapshotError, OSError) as err:
+        print(f"flagops: could not load the snapshot: {err}", file=sys.stderr)
+        return 1
+    lines = []
+    for context in contexts:
+        user_id, attributes = split_context(context)
+        lines.append(dumps({key: snapshot.compiled.evaluate(key, user_id, attributes) for key in args.flags}))
+    print("\n".join(lines))
+    return 0
+
+
+def _now() -> str:
+    """An ISO-8601 UTC instant with milliseconds, as JavaScript's Date#toISOString writes it."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _watch(args: argparse.Namespace) -> int:
+    context = _context(args.context)
+    flag = args.flags[0]
+    stop = threading.Event()
+    lock = threading.Lock()
+    last: list[Any] = []
+
+    def report() -> None:
+        with lock:
+            result = client.evaluate(flag, context)
+            if result.get("reason") == "error" or (last and same_json(last[0], result)):
+                return
+            last[:] = [result]
+            sys.stdout.write(dumps({"flag": flag, "result": result, "at": _now()}) + "\n")
+            sys.stdout.flush()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    client = Client(args.url, args.sdk_key)
+    try:
+        client.on_change(lambda _event: report())
+        client.on_status(lambda _event: report())
+        if client.wait_ready(10.0) not in ("ready", "stale"):
+            print(f"flagops: no snapshot yet (status {client.status}); waiting for one", file=sys.stderr)
+        report()
+        stop.wait()
+    finally:
+        client.close()
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    return _evaluate(args) if args.command == "evaluate" else _watch(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

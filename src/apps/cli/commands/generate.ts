@@ -1,0 +1,85 @@
+import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
+import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
+import { accessorProject } from '../generate/accessor-model.js';
+import { emitGo } from '../generate/emit-go.js';
+import { emitPython } from '../generate/emit-python.js';
+import { emitTypeScript } from '../generate/emit-typescript.js';
+import { readRepositoryDirectory } from '../read-directory.js';
+
+const LANGUAGES = ['ts', 'go', 'python'] as const;
+type Language = (typeof LANGUAGES)[number];
+
+const help = `Usage: flagops generate --lang ts|go|python --project <slug> [--dir <flags repository>] [--out <file>]
+
+Writes typed accessors for a project's flags, for the SDK of the language: one method per flag, typed from
+the flag's kind (boolean, string, number, json), with the flag's defaultValue as the value served when the
+flag cannot be evaluated, and its name and description as the doc comment. Generate again when flags are
+added or their kind or default changes.
+
+  ts      a class ShopFlags for @flagops/sdk:     new ShopFlags(createClient({ evalUrl, sdkKey })).checkoutV2(context)
+  go      a type ShopFlags for the Go SDK:        ShopFlags{Client: client}.CheckoutV2(ctx)
+  python  a class ShopFlags for the Python SDK:   ShopFlags(Client(eval_url, sdk_key)).checkout_v2(context)
+
+Options:
+  --lang ts|go|python  the language to write
+  --project slug       the project whose flags to write
+  --dir dir            the flags repository's root directory (default: the current directory)
+  --out file           the file to write (default: standard output)
+  --package name       Go only: the package the file belongs to (default: flags)
+  -h, --help           show this help
+
+Exit code 0 when written, 1 when the repository has no such project or its flags have issues
+('flagops validate' names them).
+`;
+
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      lang: { type: 'string' },
+      project: { type: 'string' },
+      dir: { type: 'string', default: '.' },
+      out: { type: 'string' },
+      package: { type: 'string', default: 'flags' },
+    },
+  });
+  const lang = values.lang as Language | undefined;
+  if (lang === undefined || !LANGUAGES.includes(lang)) throw new UsageError(`--lang must be one of ${LANGUAGES.join(', ')}`);
+  if (!values.project) throw new UsageError('--project is required');
+  if (!/^[a-z_][a-z0-9_]*$/.test(values.package)) throw new UsageError('--package must be a lower-case Go package name');
+
+  const files = await readRepositoryDirectory(resolve(io.cwd, values.dir));
+  if (!files) {
+    io.stderr(`flagops generate: ${values.dir} has no projects/ folder; is it the root of a flags repository?\n`);
+    return EXIT.failed;
+  }
+  const { state, issues } = readRepositoryFiles(files, null, { locate: true });
+  const mine = issues.filter((issue) => issue.file?.startsWith(`projects/${values.project}/`));
+  if (mine.length > 0) {
+    io.stderr(`flagops generate: project ${values.project} has ${mine.length} issue(s); run 'flagops validate' to see them\n`);
+    return EXIT.failed;
+  }
+  const project = state.projects.get(values.project);
+  if (!project) {
+    io.stderr(`flagops generate: ${values.dir} has no project ${values.project}\n`);
+    return EXIT.failed;
+  }
+  const model = accessorProject(values.project, project);
+  const code = lang === 'ts' ? emitTypeScript(model) : lang === 'go' ? emitGo(model, values.package) : emitPython(model);
+  if (values.out === undefined) io.stdout(code);
+  else {
+    await writeFile(resolve(io.cwd, values.out), code);
+    io.stderr(`flagops generate: wrote ${model.flags.length} accessor(s) to ${values.out}\n`);
+  }
+  return EXIT.ok;
+}
+
+export const generateCommand: Command = {
+  name: 'generate',
+  summary: "write typed accessors for a project's flags (TypeScript, Go, Python)",
+  help,
+  run,
+};

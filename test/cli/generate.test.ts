@@ -1,0 +1,172 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GO_ENV, GO_MISSING, GO_SDK, PYTHON_MISSING, PYTHON_SDK, ROOT, runTool } from '../helpers/sdk-tools.js';
+import { flagops, SAMPLE } from './cli-harness.js';
+
+/** The sample repository's project `shop` as a snapshot's flags, as an SDK would load it (prod, no rules). */
+const SNAPSHOT = {
+  version: 1,
+  environment: 'prod',
+  flags: {
+    'checkout-v2': {
+      enabled: true,
+      rolloutPct: 100,
+      valueOn: true,
+      valueOff: false,
+      rules: [],
+      killed: false,
+      archived: false,
+      defaultValue: false,
+    },
+    'search-ranking': {
+      enabled: false,
+      rolloutPct: 0,
+      valueOn: 'neural',
+      valueOff: 'classic',
+      rules: [],
+      killed: false,
+      archived: false,
+      defaultValue: 'classic',
+    },
+    'max-cart-items': {
+      enabled: true,
+      rolloutPct: 100,
+      valueOn: 50,
+      valueOff: 20,
+      rules: [],
+      killed: false,
+      archived: false,
+      defaultValue: 20,
+    },
+    'holiday-banner': {
+      enabled: true,
+      rolloutPct: 100,
+      valueOn: { show: true },
+      valueOff: { show: false },
+      rules: [],
+      killed: false,
+      archived: true,
+      defaultValue: { show: false },
+    },
+  },
+};
+
+describe('flagops generate', () => {
+  // Inside the checkout, so that the TypeScript file resolves @flagops/sdk from its node_modules.
+  let dir: string;
+  beforeAll(async () => {
+    await mkdir(path.join(ROOT, 'test-artifacts'), { recursive: true });
+    dir = await mkdtemp(path.join(ROOT, 'test-artifacts', 'generate-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a missing --lang or --project, and a project the repository lacks', async () => {
+    expect((await flagops(['generate', '--project', 'shop', '--dir', SAMPLE])).code).toBe(2);
+    expect((await flagops(['generate', '--lang', 'rust', '--project', 'shop', '--dir', SAMPLE])).code).toBe(2);
+    expect((await flagops(['generate', '--lang', 'ts', '--dir', SAMPLE])).code).toBe(2);
+    const missing = await flagops(['generate', '--lang', 'ts', '--project', 'nope', '--dir', SAMPLE]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no project nope');
+  });
+
+  it('writes one accessor per flag, typed from its kind, defaulting to its defaultValue, documented', async () => {
+    const { code, stdout } = await flagops(['generate', '--lang', 'ts', '--project', 'shop', '--dir', SAMPLE]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('checkoutV2(context?: EvaluationContext): boolean {');
+    expect(stdout).toContain('return this.client.boolean("checkout-v2", false, context);');
+    expect(stdout).toContain('maxCartItems(context?: EvaluationContext): number {');
+    expect(stdout).toContain('return this.client.number("max-cart-items", 20, context);');
+    expect(stdout).toContain('searchRanking(context?: EvaluationContext): string {');
+    expect(stdout).toContain('return this.client.json("holiday-banner", {"show":false}, context);');
+    expect(stdout).toContain('The new one-page checkout.');
+    expect(stdout).toContain('@deprecated the flag is archived');
+  });
+
+  it('TypeScript: the file type-checks against @flagops/sdk, and a wrong use does not', async () => {
+    const out = path.join(dir, 'shop-flags.ts');
+    expect((await flagops(['generate', '--lang', 'ts', '--project', 'shop', '--dir', SAMPLE, '--out', out])).code).toBe(0);
+    await writeFile(
+      path.join(dir, 'use.ts'),
+      `import { createClient } from '@flagops/sdk';
+import { ShopFlags } from './shop-flags.js';
+const client = createClient({ evalUrl: 'http://127.0.0.1:1', sdkKey: 'svc_sdk_x', bootstrap: ${JSON.stringify(SNAPSHOT)} as never });
+const flags = new ShopFlags(client);
+const on: boolean = flags.checkoutV2({ userId: 'user-1' });
+const items: number = flags.maxCartItems();
+const ranking: string = flags.searchRanking();
+console.log(JSON.stringify([on, items, ranking, flags.holidayBanner()]));
+await client.close();
+// @ts-expect-error a boolean flag is not a string
+const wrong: string = flags.checkoutV2();
+`,
+    );
+    const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
+    const common = [
+      '--noEmit',
+      '--strict',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--skipLibCheck',
+    ];
+    const checked = await runTool(tsc, [...common, path.join(dir, 'use.ts')], { cwd: dir });
+    expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    // Without the expectation of an error the wrong use is reported: the check can fail.
+    await writeFile(
+      path.join(dir, 'wrong.ts'),
+      `import { ShopFlags } from './shop-flags.js';\nexport const s: string = new ShopFlags(null as never).checkoutV2();\n`,
+    );
+    const wrong = await runTool(tsc, [...common, path.join(dir, 'wrong.ts')], { cwd: dir });
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stdout).toContain("Type 'boolean' is not assignable to type 'string'");
+  }, 120_000);
+
+  it.skipIf(PYTHON_MISSING !== null)(
+    'Python: the module imports against sdks/python and its accessors serve the flags',
+    async () => {
+      const out = path.join(dir, 'shop_flags.py');
+      expect((await flagops(['generate', '--lang', 'python', '--project', 'shop', '--dir', SAMPLE, '--out', out])).code).toBe(0);
+      const script = `
+import json
+from flagops import Client
+from shop_flags import ShopFlags
+client = Client("http://127.0.0.1:9", "svc_sdk_x", bootstrap=json.loads(${JSON.stringify(JSON.stringify(SNAPSHOT))}), stream=False, retry_initial=60, retry_max=60)
+flags = ShopFlags(client)
+print(json.dumps([flags.checkout_v2({"userId": "user-1"}), flags.max_cart_items(), flags.search_ranking(), flags.holiday_banner()]))
+client.close()
+`;
+      const ran = await runTool('python3', ['-c', script], {
+        cwd: dir,
+        env: { ...process.env, PYTHONPATH: `${PYTHON_SDK}:${dir}`, PYTHONDONTWRITEBYTECODE: '1' },
+      });
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(JSON.parse(ran.stdout)).toEqual([true, 50, 'classic', { show: false }]);
+    },
+    60_000,
+  );
+
+  it.skipIf(GO_MISSING !== null)(
+    'Go: the file builds and passes go vet against sdks/go, gofmt-clean',
+    async () => {
+      const module = path.join(dir, 'gomod');
+      await mkdir(path.join(module, 'flags'), { recursive: true });
+      const out = path.join(module, 'flags', 'shop.go');
+      expect((await flagops(['generate', '--lang', 'go', '--project', 'shop', '--dir', SAMPLE, '--out', out])).code).toBe(0);
+      await writeFile(
+        path.join(module, 'go.mod'),
+        `module example.com/app\n\ngo 1.19\n\nrequire github.com/flagops/flagops/sdks/go v0.0.0\n\nreplace github.com/flagops/flagops/sdks/go => ${GO_SDK}\n`,
+      );
+      const vet = await runTool('go', ['vet', './...'], { cwd: module, env: GO_ENV });
+      expect(vet.code, vet.stderr).toBe(0);
+      const fmt = await runTool('gofmt', ['-l', '.'], { cwd: module, env: GO_ENV });
+      expect(fmt.stdout.trim()).toBe('');
+    },
+    300_000,
+  );
+});
