@@ -1,0 +1,125 @@
+package flagops
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+// The benchmark flag of every flagops evaluator (docs/performance.md): country in [DE, FR] and appVersion
+// semver_gt 2.0.0, served to 30 % of the users it matches, everyone else off.
+const benchSnapshot = `{"version":1,"environment":"prod","flags":{"new-checkout":{"enabled":true,"rolloutPct":0,
+"valueOn":true,"valueOff":false,"killed":false,"archived":false,"defaultValue":false,"rules":[{"id":"eu-new",
+"serve":"on","rolloutPct":30,"conditions":[{"attribute":"country","op":"in","value":["DE","FR"]},
+{"attribute":"appVersion","op":"semver_gt","value":"2.0.0"}]}]}}}`
+
+// benchContexts is a fixed pseudo-random mix of users, as scripts/bench/evaluation.mjs makes them.
+func benchContexts(n int) []Context {
+	countries := []string{"DE", "FR", "US", "GB", "IT"}
+	versions := []string{"1.9.0", "2.0.0", "2.0.1", "2.1.0", "2.0.0-rc.1", "3.0.0-beta.1", "3.2.5", "10.0.0"}
+	seed := uint32(42)
+	random := func() float64 {
+		seed = seed*1664525 + 1013904223
+		return float64(seed) / (1 << 32)
+	}
+	out := make([]Context, n)
+	for i := range out {
+		id := fmt.Sprintf("user-%d-%x", i, int(random()*1e9))
+		out[i] = Context{UserID: id, Attributes: map[string]any{
+			"country":    countries[int(random()*float64(len(countries)))],
+			"appVersion": versions[int(random()*float64(len(versions)))],
+		}}
+	}
+	return out
+}
+
+// BenchmarkEvaluateBenchmarkFlag evaluates the benchmark flag for 100,000 distinct users (as the JS
+// benchmark does: their contexts do not fit in the CPU's caches) and for 1,000 (they do).
+func BenchmarkEvaluateBenchmarkFlag(b *testing.B) {
+	for _, users := range []int{100_000, 1_000} {
+		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) { benchmarkEvaluate(b, users) })
+	}
+}
+
+func benchmarkEvaluate(b *testing.B, users int) {
+	s, err := ParseSnapshot([]byte(benchSnapshot))
+	if err != nil {
+		b.Fatal(err)
+	}
+	contexts := benchContexts(users)
+	on := 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if s.Evaluate("new-checkout", contexts[i%len(contexts)]).Value == true {
+			on++
+		}
+	}
+	b.StopTimer()
+	if b.N >= len(contexts) {
+		share := float64(on) / float64(b.N)
+		if share < 0.05 || share > 0.15 { // 2 of 5 countries × 5 of 8 versions × 30 % = 7.5 %
+			b.Fatalf("on for %.3f of the users", share)
+		}
+	}
+}
+
+// BenchmarkClientBool is the same flag through a client's typed accessor (the atomic snapshot load included).
+func BenchmarkClientBool(b *testing.B) {
+	c := newOfflineClient(b, benchSnapshot)
+	contexts := benchContexts(100_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		c.Bool("new-checkout", false, contexts[i%len(contexts)])
+	}
+}
+
+// snapshotOfFlags is a snapshot of n flags shaped like the benchmark flag, with distinct keys and values.
+func snapshotOfFlags(n int) []byte {
+	flags := make(map[string]any, n)
+	for i := 0; i < n; i++ {
+		flags[fmt.Sprintf("flag-%05d", i)] = map[string]any{
+			"enabled": true, "rolloutPct": i % 100, "valueOn": true, "valueOff": false,
+			"killed": false, "archived": false, "defaultValue": false,
+			"rules": []any{map[string]any{"id": fmt.Sprintf("r%d", i), "serve": "on", "rolloutPct": 30,
+				"conditions": []any{
+					map[string]any{"attribute": "country", "op": "in", "value": []any{"DE", "FR"}},
+					map[string]any{"attribute": "appVersion", "op": "semver_gt", "value": "2.0.0"},
+				}}},
+		}
+	}
+	body, _ := json.Marshal(map[string]any{"version": 1, "environment": "prod", "flags": flags})
+	return body
+}
+
+// BenchmarkSnapshot10000Flags reports the heap a compiled snapshot of 10,000 flags holds (heap-bytes) and
+// the time to parse and compile it (ns/op).
+func BenchmarkSnapshot10000Flags(b *testing.B) {
+	body := snapshotOfFlags(10_000)
+	var kept *Snapshot
+	var held uint64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		kept = nil
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		s, err := ParseSnapshot(body)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		held = after.HeapAlloc - before.HeapAlloc
+		kept = s
+		b.StartTimer()
+	}
+	runtime.KeepAlive(kept)
+	b.ReportMetric(float64(held), "heap-bytes")
+	b.ReportMetric(float64(len(body)), "json-bytes")
+}
