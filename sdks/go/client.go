@@ -97,11 +97,11 @@ type Client struct {
 	// it already holds (announced at start while the first fetch was out, or applied from a patch).
 	announced    atomic.Int64
 	forceRefresh atomic.Bool
-	streamUp  atomic.Bool
-	ctx       context.Context
-	cancel    context.CancelFunc
-	wg        sync.WaitGroup
-	closeOnce sync.Once
+	streamUp     atomic.Bool
+	ctx          context.Context
+	cancel       context.CancelFunc
+	wg           sync.WaitGroup
+	closeOnce    sync.Once
 }
 
 func orDefault(d, fallback time.Duration) time.Duration {
@@ -114,6 +114,41 @@ func orDefault(d, fallback time.Duration) time.Duration {
 // NewClient starts a client: it fetches the snapshot and opens the stream in the background. It fails only
 // for options that cannot work (a missing URL or key, an unreadable Bootstrap).
 func NewClient(opts Options) (*Client, error) {
+	c, err := newClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Bootstrap != nil {
+		w, err := parseSnapshot(opts.Bootstrap)
+		if err != nil {
+			return nil, fmt.Errorf("flagops: Bootstrap: %w", err)
+		}
+		env, err := compileSnapshot(w)
+		if err != nil {
+			return nil, fmt.Errorf("flagops: Bootstrap: %w", err)
+		}
+		c.current.Store(env)
+		c.etag = etagOf(env.version)
+		c.markReady()
+		if opts.Offline {
+			c.status.Store(int32(StatusReady))
+		} else {
+			c.status.Store(int32(StatusStale)) // served, but not yet confirmed by the server
+		}
+	}
+	if !opts.Offline {
+		c.wg.Add(1)
+		go c.pollLoop()
+		if !opts.DisableStream {
+			c.wg.Add(1)
+			go c.streamLoop()
+		}
+	}
+	return c, nil
+}
+
+// newClient checks the options and fills in defaults; it starts nothing.
+func newClient(opts Options) (*Client, error) {
 	if !opts.Offline {
 		if !strings.HasPrefix(opts.URL, "http://") && !strings.HasPrefix(opts.URL, "https://") {
 			return nil, errors.New("flagops: URL must be an http(s) URL")
@@ -141,34 +176,23 @@ func NewClient(opts Options) (*Client, error) {
 	if c.logger == nil {
 		c.logger = log.New(os.Stderr, "[flagops] ", log.LstdFlags)
 	}
-	if opts.Bootstrap != nil {
-		w, err := parseSnapshot(opts.Bootstrap)
-		if err != nil {
-			return nil, fmt.Errorf("flagops: Bootstrap: %w", err)
-		}
-		env, err := compileSnapshot(w)
-		if err != nil {
-			return nil, fmt.Errorf("flagops: Bootstrap: %w", err)
-		}
-		c.current.Store(env)
-		c.etag = etagOf(env.version)
-		c.markReady()
-		if opts.Offline {
-			c.status.Store(int32(StatusReady))
-		} else {
-			c.status.Store(int32(StatusStale)) // served, but not yet confirmed by the server
-		}
-	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	if !opts.Offline {
-		c.wg.Add(1)
-		go c.pollLoop()
-		if !opts.DisableStream {
-			c.wg.Add(1)
-			go c.streamLoop()
-		}
-	}
 	return c, nil
+}
+
+// FetchSnapshot fetches the environment's snapshot once (GET /v1/snapshot), for one-off checks and tools;
+// applications use a Client, which keeps it current. Only URL, SDKKey, HTTPClient and RequestTimeout apply.
+func FetchSnapshot(ctx context.Context, opts Options) (*Snapshot, error) {
+	opts.Offline, opts.Bootstrap = false, nil
+	c, err := newClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer c.cancel()
+	if err := c.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return c.Snapshot(), nil
 }
 
 func (c *Client) markReady() { c.readyOnce.Do(func() { close(c.ready) }) }
