@@ -76,19 +76,21 @@ func BenchmarkClientBool(b *testing.B) {
 	}
 }
 
-// snapshotOfFlags is a snapshot of n flags shaped like the benchmark flag, with distinct keys and values.
+// snapshotOfFlags is a snapshot of n flags as scripts/bench/sdk.mjs makes it for the Node SDK: a quarter
+// with the benchmark flag's rule, the rest plain rollouts, keys like real ones.
 func snapshotOfFlags(n int) []byte {
+	rule := []any{map[string]any{"id": "eu-new", "serve": "on", "rolloutPct": 30, "conditions": []any{
+		map[string]any{"attribute": "country", "op": "in", "value": []any{"DE", "FR"}},
+		map[string]any{"attribute": "appVersion", "op": "semver_gt", "value": "2.0.0"},
+	}}}
 	flags := make(map[string]any, n)
 	for i := 0; i < n; i++ {
-		flags[fmt.Sprintf("flag-%05d", i)] = map[string]any{
-			"enabled": true, "rolloutPct": i % 100, "valueOn": true, "valueOff": false,
-			"killed": false, "archived": false, "defaultValue": false,
-			"rules": []any{map[string]any{"id": fmt.Sprintf("r%d", i), "serve": "on", "rolloutPct": 30,
-				"conditions": []any{
-					map[string]any{"attribute": "country", "op": "in", "value": []any{"DE", "FR"}},
-					map[string]any{"attribute": "appVersion", "op": "semver_gt", "value": "2.0.0"},
-				}}},
+		entry := map[string]any{"enabled": true, "rolloutPct": (i * 7) % 101, "valueOn": true, "valueOff": false,
+			"rules": []any{}, "killed": false, "archived": false, "defaultValue": nil}
+		if i%4 == 0 {
+			entry["rolloutPct"], entry["rules"] = 0, rule
 		}
+		flags[fmt.Sprintf("team-%d-feature-%d", i%40, i)] = entry
 	}
 	body, _ := json.Marshal(map[string]any{"version": 1, "environment": "prod", "flags": flags})
 	return body
