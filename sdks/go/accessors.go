@@ -6,32 +6,36 @@ var notReady = Result{Reason: ReasonError, ErrorCode: ErrorProviderNotReady, Err
 
 // Evaluate is one flag's result, exactly as POST /v1/evaluate answers it for ctx (an unknown key: Value nil,
 // reason flag_not_found). Before the first snapshot: reason error, ErrorCode PROVIDER_NOT_READY.
-func (c *Client) Evaluate(flagKey string, ctx Context) Result {
+func (c *Client) Evaluate(flagKey string, ctx Context) (r Result) {
 	env := c.current.Load()
 	if env == nil {
 		return notReady
 	}
-	return env.evaluate(flagKey, &ctx, nil)
+	env.evaluateInto(flagKey, &ctx, nil, &r)
+	return
 }
 
-// details shapes a result for a typed accessor: a failure gives the default with reason error and an
-// ErrorCode; an archived flag without a defaultValue gives the caller's default.
-func (c *Client) details(flagKey string, ctx *Context, kind string, accept func(any) bool) (Result, bool) {
+// details shapes a result for a typed accessor, into r: a failure gives reason error and an ErrorCode
+// (false); an archived flag without a defaultValue gives the caller's default (false, reason archived).
+func (c *Client) details(flagKey string, ctx *Context, kind string, accept func(any) bool, r *Result) bool {
 	env := c.current.Load()
 	if env == nil {
-		return notReady, false
+		*r = notReady
+		return false
 	}
-	r := env.evaluate(flagKey, ctx, nil)
+	env.evaluateInto(flagKey, ctx, nil, r)
 	if r.Reason == ReasonFlagNotFound {
-		return Result{Reason: ReasonError, ErrorCode: ErrorFlagNotFound, ErrorMessage: "this environment has no flag " + flagKey}, false
+		*r = Result{Reason: ReasonError, ErrorCode: ErrorFlagNotFound, ErrorMessage: "this environment has no flag " + flagKey}
+		return false
 	}
 	if r.Value == nil && r.Reason == ReasonArchived {
-		return r, false
+		return false
 	}
 	if !accept(r.Value) {
-		return Result{Reason: ReasonError, ErrorCode: ErrorTypeMismatch, ErrorMessage: fmt.Sprintf("flag %s is %s, not %s", flagKey, describe(r.Value), kind)}, false
+		*r = Result{Reason: ReasonError, ErrorCode: ErrorTypeMismatch, ErrorMessage: fmt.Sprintf("flag %s is %s, not %s", flagKey, describe(r.Value), kind)}
+		return false
 	}
-	return r, true
+	return true
 }
 
 func describe(v any) string {
@@ -57,15 +61,17 @@ func isAny(any) bool      { return true }
 
 // Bool is a boolean flag's value for ctx, or def when it cannot be given (see BoolDetails).
 func (c *Client) Bool(flagKey string, def bool, ctx Context) bool {
-	v, _ := c.BoolDetails(flagKey, def, ctx)
-	return v
+	var r Result
+	if !c.details(flagKey, &ctx, "a boolean", isBool, &r) {
+		return def
+	}
+	return r.Value.(bool)
 }
 
 // BoolDetails is the value and the whole result; on a failure the value is def and the result has reason
 // error and an ErrorCode (FLAG_NOT_FOUND, TYPE_MISMATCH, PROVIDER_NOT_READY).
-func (c *Client) BoolDetails(flagKey string, def bool, ctx Context) (bool, Result) {
-	r, ok := c.details(flagKey, &ctx, "a boolean", isBool)
-	if !ok {
+func (c *Client) BoolDetails(flagKey string, def bool, ctx Context) (v bool, r Result) {
+	if !c.details(flagKey, &ctx, "a boolean", isBool, &r) {
 		r.Value = def
 		return def, r
 	}
@@ -74,14 +80,16 @@ func (c *Client) BoolDetails(flagKey string, def bool, ctx Context) (bool, Resul
 
 // String is a string flag's value for ctx, or def.
 func (c *Client) String(flagKey string, def string, ctx Context) string {
-	v, _ := c.StringDetails(flagKey, def, ctx)
-	return v
+	var r Result
+	if !c.details(flagKey, &ctx, "a string", isString, &r) {
+		return def
+	}
+	return r.Value.(string)
 }
 
 // StringDetails is the value and the whole result, as BoolDetails.
-func (c *Client) StringDetails(flagKey string, def string, ctx Context) (string, Result) {
-	r, ok := c.details(flagKey, &ctx, "a string", isString)
-	if !ok {
+func (c *Client) StringDetails(flagKey string, def string, ctx Context) (v string, r Result) {
+	if !c.details(flagKey, &ctx, "a string", isString, &r) {
 		r.Value = def
 		return def, r
 	}
@@ -90,14 +98,16 @@ func (c *Client) StringDetails(flagKey string, def string, ctx Context) (string,
 
 // Number is a number flag's value for ctx, or def.
 func (c *Client) Number(flagKey string, def float64, ctx Context) float64 {
-	v, _ := c.NumberDetails(flagKey, def, ctx)
-	return v
+	var r Result
+	if !c.details(flagKey, &ctx, "a number", isNumber, &r) {
+		return def
+	}
+	return r.Value.(float64)
 }
 
 // NumberDetails is the value and the whole result, as BoolDetails.
-func (c *Client) NumberDetails(flagKey string, def float64, ctx Context) (float64, Result) {
-	r, ok := c.details(flagKey, &ctx, "a number", isNumber)
-	if !ok {
+func (c *Client) NumberDetails(flagKey string, def float64, ctx Context) (v float64, r Result) {
+	if !c.details(flagKey, &ctx, "a number", isNumber, &r) {
 		r.Value = def
 		return def, r
 	}
@@ -107,14 +117,16 @@ func (c *Client) NumberDetails(flagKey string, def float64, ctx Context) (float6
 // JSON is any flag's value as encoding/json decodes it (map[string]any, []any, string, float64, bool,
 // nil), or def. The value is shared with the snapshot: do not modify it.
 func (c *Client) JSON(flagKey string, def any, ctx Context) any {
-	v, _ := c.JSONDetails(flagKey, def, ctx)
-	return v
+	var r Result
+	if !c.details(flagKey, &ctx, "JSON", isAny, &r) {
+		return def
+	}
+	return r.Value
 }
 
 // JSONDetails is the value and the whole result, as BoolDetails.
-func (c *Client) JSONDetails(flagKey string, def any, ctx Context) (any, Result) {
-	r, ok := c.details(flagKey, &ctx, "JSON", isAny)
-	if !ok {
+func (c *Client) JSONDetails(flagKey string, def any, ctx Context) (v any, r Result) {
+	if !c.details(flagKey, &ctx, "JSON", isAny, &r) {
 		r.Value = def
 		return def, r
 	}

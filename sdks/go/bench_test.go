@@ -51,12 +51,14 @@ func benchmarkEvaluate(b *testing.B, users int) {
 	on := 0
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
 		if s.Evaluate("new-checkout", contexts[i%len(contexts)]).Value == true {
 			on++
 		}
 	}
 	b.StopTimer()
+	reportCPU(b, cpu)
 	if b.N >= len(contexts) {
 		share := float64(on) / float64(b.N)
 		if share < 0.05 || share > 0.15 { // 2 of 5 countries × 5 of 8 versions × 30 % = 7.5 %
@@ -71,8 +73,18 @@ func BenchmarkClientBool(b *testing.B) {
 	contexts := benchContexts(100_000)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuTime()
 	for i := 0; i < b.N; i++ {
 		c.Bool("new-checkout", false, contexts[i%len(contexts)])
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
+}
+
+// reportCPU adds the process CPU time per operation since `since` (cpu-ns/op) beside the wall time.
+func reportCPU(b *testing.B, since int64) {
+	if now := cpuTime(); now > 0 && b.N > 0 {
+		b.ReportMetric(float64(now-since)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -102,6 +114,7 @@ func BenchmarkSnapshot10000Flags(b *testing.B) {
 	body := snapshotOfFlags(10_000)
 	var kept *Snapshot
 	var held uint64
+	var cpu int64 // parse and compile only (GC included, which runs on other threads too)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
@@ -110,10 +123,12 @@ func BenchmarkSnapshot10000Flags(b *testing.B) {
 		runtime.GC()
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
+		started := cpuTime()
 		s, err := ParseSnapshot(body)
 		if err != nil {
 			b.Fatal(err)
 		}
+		cpu += cpuTime() - started
 		b.StopTimer()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
@@ -123,5 +138,6 @@ func BenchmarkSnapshot10000Flags(b *testing.B) {
 	}
 	runtime.KeepAlive(kept)
 	b.ReportMetric(float64(held), "heap-bytes")
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(len(body)), "json-bytes")
 }

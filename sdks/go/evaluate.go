@@ -25,15 +25,21 @@ type evaluation struct {
 }
 
 // evaluate is one flag key's result; allocates nothing for a flag without prerequisites.
-func (e *environment) evaluate(key string, ctx *Context, overlay killOverlay) Result {
+func (e *environment) evaluate(key string, ctx *Context, overlay killOverlay) (r Result) {
+	e.evaluateInto(key, ctx, overlay, &r)
+	return
+}
+
+// evaluateInto writes the result into r (zero): callers pass their own result, as a Result is too large
+// to copy for free on the hot path.
+func (e *environment) evaluateInto(key string, ctx *Context, overlay killOverlay, r *Result) {
 	f := e.flags[key]
 	if f == nil {
-		return Result{Reason: ReasonFlagNotFound}
+		r.Reason = ReasonFlagNotFound
+		return
 	}
 	ev := evaluation{env: e, ctx: ctx, overlay: overlay}
-	var r Result
-	ev.flag(f, &r)
-	return r
+	ev.flag(f, r)
 }
 
 // flag writes f's result into r (which starts zero): results are large, and are written once rather

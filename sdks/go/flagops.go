@@ -36,6 +36,7 @@ func (s *Snapshot) Environment() string { return s.env.environment }
 func (s *Snapshot) Keys() []string { return s.env.keys() }
 
 // Evaluate is one flag's result for ctx; an unknown key gives Reason flag_not_found and a nil Value.
-func (s *Snapshot) Evaluate(flagKey string, ctx Context) Result {
-	return s.env.evaluate(flagKey, &ctx, nil)
+func (s *Snapshot) Evaluate(flagKey string, ctx Context) (r Result) {
+	s.env.evaluateInto(flagKey, &ctx, nil, &r)
+	return
 }

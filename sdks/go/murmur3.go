@@ -34,10 +34,17 @@ func murmurMix(h, k uint32) uint32 {
 func (st murmurState) absorb(s string) murmurState {
 	h, k, n := st.h, st.k, st.n
 	i := 0
-	// Whole words while nothing is pending: the common case after a prefix of a multiple of four bytes.
-	if n == 0 {
+	// Whole words of four bytes, merged with the n bytes pending from the prefix: the block is the pending
+	// bytes then the word's first 4-n, and its last n bytes are pending after it.
+	if shift := n * 8; shift == 0 {
 		for ; i+4 <= len(s); i += 4 {
 			h = murmurMix(h, uint32(s[i])|uint32(s[i+1])<<8|uint32(s[i+2])<<16|uint32(s[i+3])<<24)
+		}
+	} else {
+		for ; i+4 <= len(s); i += 4 {
+			w := uint32(s[i]) | uint32(s[i+1])<<8 | uint32(s[i+2])<<16 | uint32(s[i+3])<<24
+			h = murmurMix(h, k|w<<shift)
+			k = w >> (32 - shift)
 		}
 	}
 	for ; i < len(s); i++ {

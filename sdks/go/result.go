@@ -42,8 +42,8 @@ type Result struct {
 	Variation        string
 	RuleID           string
 	Bucket           float64
-	HasBucket        bool
 	VariantBucket    float64
+	HasBucket        bool
 	HasVariantBucket bool
 	PrerequisiteKey  string
 	// ErrorCode and ErrorMessage are set only by the typed accessors' Details, with ReasonError.
