@@ -73,6 +73,9 @@ func (s Status) String() string {
 // ErrRefused is returned by WaitReady when the server refused the SDK key (401 or 403).
 var ErrRefused = errors.New("flagops: the server refused the SDK key")
 
+// ErrClosed is returned by WaitReady when the client was closed before it had a snapshot.
+var ErrClosed = errors.New("flagops: the client was closed before a snapshot arrived")
+
 // Client keeps an environment's snapshot current and evaluates flags locally. Safe for concurrent use:
 // evaluations read an immutable compiled snapshot through one atomic pointer, and never block or fail.
 type Client struct {
@@ -198,12 +201,15 @@ func FetchSnapshot(ctx context.Context, opts Options) (*Snapshot, error) {
 func (c *Client) markReady() { c.readyOnce.Do(func() { close(c.ready) }) }
 
 // WaitReady waits until there is a snapshot to serve; it returns ErrRefused at once when the server refused
-// the key and nothing is served, and ctx's error when ctx ends first.
+// the key and nothing is served, ErrClosed when Close came first, and ctx's error when ctx ends first.
 func (c *Client) WaitReady(ctx context.Context) error {
 	select {
 	case <-c.ready:
-		if c.current.Load() == nil && c.refused.Load() {
-			return ErrRefused
+		if c.current.Load() == nil {
+			if c.refused.Load() {
+				return ErrRefused
+			}
+			return ErrClosed
 		}
 		return nil
 	case <-ctx.Done():

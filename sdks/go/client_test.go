@@ -259,6 +259,28 @@ func TestConcurrentEvaluationDuringUpdates(t *testing.T) {
 	}
 }
 
+func TestWaitReadyAfterCloseWithoutSnapshot(t *testing.T) {
+	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn})
+	f.setFailing(503)
+	c, err := NewClient(Options{URL: f.srv.URL, SDKKey: f.key, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- c.WaitReady(context.Background()) }()
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waited:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("WaitReady = %v, want ErrClosed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("WaitReady still waits after Close")
+	}
+}
+
 func TestOptionsChecked(t *testing.T) {
 	if _, err := NewClient(Options{URL: "127.0.0.1:4001", SDKKey: "k"}); err == nil {
 		t.Error("a URL without a scheme was accepted")

@@ -115,7 +115,10 @@ func (c *Client) refresh(ctx context.Context) error {
 		if held == nil || int64(*w.Since) != held.version {
 			return errors.New("GET /v1/snapshot answered a delta from a version the client does not hold")
 		}
-		if now != held { // a stream patch moved on meanwhile; the next announcement catches up
+		if now != held { // a stream patch moved on meanwhile: ask again from there if this went further
+			if v := versionOf(w.Version); now == nil || v != now.version {
+				c.requestRefresh(v)
+			}
 			return nil
 		}
 		next, err := now.applyPatch(versionOf(w.Version), w.Flags, w.Segments)
