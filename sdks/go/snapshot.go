@@ -41,7 +41,7 @@ type jsNumber struct {
 
 func (n *jsNumber) UnmarshalJSON(data []byte) error {
 	var f float64
-	if json.Unmarshal(data, &f) == nil {
+	if !isNull(data) && json.Unmarshal(data, &f) == nil { // null decodes into a float64 without error
 		*n = jsNumber{value: f, present: true}
 	} else {
 		*n = jsNumber{value: math.NaN()}

@@ -85,3 +85,27 @@ func TestSharedVectors(t *testing.T) {
 		})
 	}
 }
+
+// Snapshot inputs the vectors do not cover, read as the core reads them.
+func TestLenientSnapshotFields(t *testing.T) {
+	s, err := ParseSnapshot([]byte(`{"version":2,"environment":"prod","flags":{
+		"null-rule-rollout":{"enabled":true,"rolloutPct":0,"valueOn":1,"valueOff":0,"killed":false,"archived":false,
+			"defaultValue":0,"rules":[{"id":"all","conditions":[],"serve":"on","rolloutPct":null}]},
+		"string-enabled":{"enabled":"true","rolloutPct":100,"valueOn":1,"valueOff":0,"killed":false,"archived":false,"defaultValue":0,"rules":[]},
+		"no-values":{"enabled":true,"rolloutPct":100,"killed":false,"archived":false,"rules":[]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rolloutPct null is no rollout (typeof null !== "number"): the rule applies to everyone.
+	if r := s.Evaluate("null-rule-rollout", Context{}); r.Reason != ReasonRuleMatch || r.HasBucket {
+		t.Errorf("a rule with rolloutPct null: %+v", r)
+	}
+	// Only JSON true is true.
+	if r := s.Evaluate("string-enabled", Context{}); r.Reason != ReasonFlagDisabled {
+		t.Errorf(`enabled "true": %+v`, r)
+	}
+	// A missing value is null.
+	if r := s.Evaluate("no-values", Context{}); r.Value != nil || r.Variation != "on" {
+		t.Errorf("no valueOn: %+v", r)
+	}
+}
