@@ -11,7 +11,9 @@ func (c *Client) Evaluate(flagKey string, ctx Context) (r Result) {
 	if env == nil {
 		return notReady
 	}
-	env.evaluateInto(flagKey, &ctx, nil, &r)
+	if f := env.evaluateInto(flagKey, &ctx, nil, &r); f != nil && c.counts != nil {
+		f.count(r.Variation)
+	}
 	return
 }
 
@@ -23,17 +25,23 @@ func (c *Client) details(flagKey string, ctx *Context, kind string, accept func(
 		*r = notReady
 		return false
 	}
-	env.evaluateInto(flagKey, ctx, nil, r)
-	if r.Reason == ReasonFlagNotFound {
+	f := env.evaluateInto(flagKey, ctx, nil, r)
+	if f == nil {
 		*r = Result{Reason: ReasonError, ErrorCode: ErrorFlagNotFound, ErrorMessage: "this environment has no flag " + flagKey}
 		return false
 	}
 	if r.Value == nil && r.Reason == ReasonArchived {
+		if c.counts != nil {
+			f.count(r.Variation)
+		}
 		return false
 	}
 	if !accept(r.Value) {
 		*r = Result{Reason: ReasonError, ErrorCode: ErrorTypeMismatch, ErrorMessage: fmt.Sprintf("flag %s is %s, not %s", flagKey, describe(r.Value), kind)}
 		return false
+	}
+	if c.counts != nil {
+		f.count(r.Variation)
 	}
 	return true
 }

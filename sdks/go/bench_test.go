@@ -1,11 +1,13 @@
 package flagops
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The benchmark flag of the flagops SDK benchmarks (scripts/bench/lib/seed.mjs, ruleFlagConfig): country in
@@ -88,6 +90,25 @@ func reportCPU(b *testing.B, since int64) {
 	if now := cpuTime(); now > 0 && b.N > 0 {
 		b.ReportMetric(float64(now-since)/float64(b.N), "cpu-ns/op")
 	}
+}
+
+// BenchmarkClientBoolCounting is client.Bool with evaluation counting on (the default of a connected client).
+func BenchmarkClientBoolCounting(b *testing.B) {
+	c, err := NewClient(Options{URL: "http://127.0.0.1:9", SDKKey: "svc_sdk_bench", Bootstrap: []byte(benchSnapshot),
+		DisableStream: true, PollInterval: time.Hour, CountsInterval: time.Hour, Logger: quietLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	contexts := benchContexts(100_000)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu := cpuTime()
+	for i := 0; i < b.N; i++ {
+		c.Bool("new-checkout", false, contexts[i%len(contexts)])
+	}
+	b.StopTimer()
+	reportCPU(b, cpu)
 }
 
 // snapshotOfFlags is a snapshot of n flags as scripts/bench/sdk.mjs makes it for the Node SDK: a quarter

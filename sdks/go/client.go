@@ -39,6 +39,10 @@ type Options struct {
 	// OnChange is called, on the client's own goroutine, after each new snapshot is served, with the keys
 	// of the flags whose results may have changed. It must not block for long.
 	OnChange func(ChangeEvent)
+	// DisableCounts stops counting evaluations; by default they are reported to the flag stats
+	// (POST /v1/counts) every CountsInterval (default 10 s) and on Close.
+	DisableCounts  bool
+	CountsInterval time.Duration
 	// Bootstrap is a snapshot (a GET /v1/snapshot body) served until the first one arrives.
 	Bootstrap []byte
 	// Offline serves Bootstrap only and sends no request.
@@ -95,6 +99,7 @@ type Client struct {
 	etag     string
 
 	refreshCh chan struct{}
+	counts    *countReporter // nil: not counting
 	// What the pending refresh requests are for: the last version the stream announced, and whether any
 	// request needs a check whatever is held (a dropped stream). Lets the loop skip a fetch of a version
 	// it already holds (announced at start while the first fetch was out, or applied from a patch).
@@ -140,6 +145,11 @@ func NewClient(opts Options) (*Client, error) {
 		}
 	}
 	if !opts.Offline {
+		if !opts.DisableCounts {
+			c.counts = newCountReporter(c)
+			c.wg.Add(1)
+			go c.counts.loop()
+		}
 		c.wg.Add(1)
 		go c.pollLoop()
 		if !opts.DisableStream {
@@ -165,6 +175,7 @@ func newClient(opts Options) (*Client, error) {
 	opts.RetryInitial = orDefault(opts.RetryInitial, time.Second)
 	opts.RetryMax = orDefault(opts.RetryMax, 60*time.Second)
 	opts.StreamIdleTimeout = orDefault(opts.StreamIdleTimeout, 60*time.Second)
+	opts.CountsInterval = orDefault(opts.CountsInterval, 10*time.Second)
 	c := &Client{
 		opts:      opts,
 		base:      strings.TrimRight(opts.URL, "/"),
@@ -248,16 +259,21 @@ func (c *Client) Keys() []string {
 	return env.keys()
 }
 
-// Close stops polling and the stream and waits for the client's goroutines to end, or for ctx. Evaluations
-// keep answering from the last snapshot. Idempotent.
+// Close stops polling and the stream, sends the last evaluation counts, and waits for the client's
+// goroutines to end, or for ctx. Evaluations keep answering from the last snapshot. Idempotent.
 func (c *Client) Close(ctx context.Context) error {
+	first := false
 	c.closeOnce.Do(func() {
+		first = true
 		c.cancel()
 		c.markReady()
 	})
 	done := make(chan struct{})
 	go func() {
 		c.wg.Wait()
+		if first && c.counts != nil {
+			c.counts.flush(ctx)
+		}
 		close(done)
 	}()
 	select {
@@ -272,6 +288,9 @@ func (c *Client) Close(ctx context.Context) error {
 func (c *Client) install(env *environment) {
 	prev := c.current.Load()
 	c.current.Store(env)
+	if prev != nil && c.counts != nil {
+		c.counts.retire(prev, env)
+	}
 	c.etag = etagOf(env.version)
 	c.status.Store(int32(StatusReady))
 	c.markReady()

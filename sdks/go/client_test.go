@@ -281,6 +281,47 @@ func TestWaitReadyAfterCloseWithoutSnapshot(t *testing.T) {
 	}
 }
 
+func TestEvaluationCountsReportedOnClose(t *testing.T) {
+	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn, "banner-text": bannerSale})
+	c := startClient(t, f, func(o *Options) { o.CountsInterval = time.Hour })
+	for i := 0; i < 5; i++ {
+		c.Bool("checkout-v2", false, user)
+	}
+	c.Evaluate("banner-text", user)
+	c.Bool("banner-text", false, user) // a type mismatch: the caller got its default, not counted
+	c.Bool("no-such-flag", false, user)
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := f.countsTaken()
+	if got["checkout-v2/on"] != 5 || got["banner-text/on"] != 1 || len(got) != 2 {
+		t.Errorf("counts reported: %v", got)
+	}
+}
+
+func TestEvaluationCountsKeptThroughFailedReports(t *testing.T) {
+	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn})
+	f.countFail = []int{503, 503}
+	c := startClient(t, f, func(o *Options) { o.CountsInterval = 20 * time.Millisecond })
+	for i := 0; i < 7; i++ {
+		c.Bool("checkout-v2", false, user)
+	}
+	// A snapshot replacing the flag between evaluations: counts on the old compiled flag still arrive.
+	version := f.set(map[string]string{"checkout-v2": flagKilled})
+	eventually(t, "the kill is served", func() bool { v, _ := c.Version(); return v == version })
+	c.Bool("checkout-v2", true, user)
+	eventually(t, "the counts arrive after two failed reports", func() bool {
+		got := f.countsTaken()
+		return got["checkout-v2/on"] == 7 && got["checkout-v2/off"] == 1
+	})
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.countsTaken(); got["checkout-v2/on"] != 7 || got["checkout-v2/off"] != 1 {
+		t.Errorf("counts sent twice: %v", got)
+	}
+}
+
 func TestOptionsChecked(t *testing.T) {
 	if _, err := NewClient(Options{URL: "127.0.0.1:4001", SDKKey: "k"}); err == nil {
 		t.Error("a URL without a scheme was accepted")

@@ -51,6 +51,8 @@ type compiledFlag struct {
 	variantPrefix murmurState
 	// fingerprint of the entry's JSON, to tell which flags a new snapshot changed.
 	print uint64
+	// evaluation counts of clients (countsReporter); shared by no other compiled flag.
+	counts flagCounts
 }
 
 type compiledSegment struct {
@@ -137,6 +139,7 @@ func compileFlag(key string, raw json.RawMessage) (*compiledFlag, error) {
 	for _, p := range w.Prerequisites {
 		f.prerequisites = append(f.prerequisites, compiledPrerequisite{key: p.Flag, variation: p.Variation})
 	}
+	f.counts = newFlagCounts(f)
 	return f, nil
 }
 

@@ -32,14 +32,15 @@ func (e *environment) evaluate(key string, ctx *Context, overlay killOverlay) (r
 
 // evaluateInto writes the result into r (zero): callers pass their own result, as a Result is too large
 // to copy for free on the hot path.
-func (e *environment) evaluateInto(key string, ctx *Context, overlay killOverlay, r *Result) {
+func (e *environment) evaluateInto(key string, ctx *Context, overlay killOverlay, r *Result) *compiledFlag {
 	f := e.flags[key]
 	if f == nil {
 		r.Reason = ReasonFlagNotFound
-		return
+		return nil
 	}
 	ev := evaluation{env: e, ctx: ctx, overlay: overlay}
 	ev.flag(f, r)
+	return f
 }
 
 // flag writes f's result into r (which starts zero): results are large, and are written once rather

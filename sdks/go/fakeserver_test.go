@@ -31,6 +31,8 @@ type fakeServer struct {
 	streams   map[chan string]bool
 	requests  []*http.Request // snapshot requests, in order
 	streamReq []*http.Request
+	counts    map[string]int64 // "flag/variation" → count taken by POST /v1/counts
+	countFail []int            // statuses to answer the next count reports with
 }
 
 func newFakeServer(t *testing.T, flags map[string]string) *fakeServer {
@@ -75,6 +77,8 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		f.snapshot(w, r)
 	case "/v1/stream":
 		f.stream(w, r)
+	case "/v1/counts":
+		f.takeCounts(w, r)
 	default:
 		w.WriteHeader(404)
 	}
@@ -120,6 +124,48 @@ func (f *fakeServer) snapshot(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	_, _ = w.Write(text)
+}
+
+func (f *fakeServer) takeCounts(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Counts []struct {
+			FlagKey, Variation, Hour string
+			Count                    int64
+		}
+	}
+	if json.NewDecoder(r.Body).Decode(&body) != nil {
+		w.WriteHeader(400)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.countFail) > 0 {
+		status := f.countFail[0]
+		f.countFail = f.countFail[1:]
+		w.WriteHeader(status)
+		return
+	}
+	if f.counts == nil {
+		f.counts = map[string]int64{}
+	}
+	for _, c := range body.Counts {
+		if _, err := time.Parse("2006-01-02T15:04:05.000Z", c.Hour); err != nil || c.Count < 1 {
+			f.t.Errorf("a count entry the server refuses: %+v", c)
+		}
+		f.counts[c.FlagKey+"/"+c.Variation] += c.Count
+	}
+	w.WriteHeader(202)
+	fmt.Fprintf(w, `{"accepted":%d}`, len(body.Counts))
+}
+
+func (f *fakeServer) countsTaken() map[string]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]int64{}
+	for k, v := range f.counts {
+		out[k] = v
+	}
+	return out
 }
 
 // diff is the delta from old to now: changed and added entries, null for removed ones.

@@ -162,7 +162,8 @@ func watch(ctx context.Context, a args, stdout, stderr io.Writer) int {
 	changed := make(chan struct{}, 1)
 	client, err := flagops.NewClient(flagops.Options{
 		URL: a.url, SDKKey: a.sdkKey,
-		Logger: log.New(stderr, "[flagops] ", log.LstdFlags),
+		DisableCounts: true, // checking a flag is not application traffic: keep it out of the stats
+		Logger:        log.New(stderr, "[flagops] ", log.LstdFlags),
 		OnChange: func(flagops.ChangeEvent) {
 			select {
 			case changed <- struct{}{}:
