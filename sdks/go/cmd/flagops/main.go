@@ -1,0 +1,213 @@
+// Command flagops checks the Go SDK against a running evaluation API:
+//
+//	go run ./cmd/flagops evaluate --url <evaluation origin> --sdk-key <key> [--context '<json>'] <flagKey>...
+//	go run ./cmd/flagops watch --url <evaluation origin> --sdk-key <key> [--context '<json>'] <flagKey>
+//
+// evaluate prints one JSON object keyed by flag key, each result computed locally from one snapshot.
+// watch prints one JSON line {"flag","result","at"} at start and on every change of the flag's result,
+// until it is interrupted.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	flagops "github.com/flagops/flagops/sdks/go"
+)
+
+const usage = `usage:
+  flagops evaluate --url <evaluation origin> --sdk-key <key> [--context '<json>'] <flagKey>...
+  flagops watch --url <evaluation origin> --sdk-key <key> [--context '<json>'] <flagKey>
+`
+
+type args struct {
+	url, sdkKey string
+	context     flagops.Context
+	keys        []string
+}
+
+// parseArgs reads --name value, --name=value (or one dash) in any order among the flag keys; "--" ends
+// the options.
+func parseArgs(argv []string) (args, error) {
+	var a args
+	contextJSON := ""
+	for i := 0; i < len(argv); i++ {
+		arg := argv[i]
+		if arg == "--" {
+			a.keys = append(a.keys, argv[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(arg, "-") || arg == "-" {
+			a.keys = append(a.keys, arg)
+			continue
+		}
+		name := strings.TrimLeft(arg, "-")
+		value, inline := "", false
+		if eq := strings.IndexByte(name, '='); eq >= 0 {
+			name, value, inline = name[:eq], name[eq+1:], true
+		}
+		if name != "url" && name != "sdk-key" && name != "context" {
+			return a, fmt.Errorf("unknown option %s", arg)
+		}
+		if !inline {
+			if i+1 >= len(argv) {
+				return a, fmt.Errorf("%s needs a value", arg)
+			}
+			i++
+			value = argv[i]
+		}
+		switch name {
+		case "url":
+			a.url = value
+		case "sdk-key":
+			a.sdkKey = value
+		case "context":
+			contextJSON = value
+		}
+	}
+	if a.url == "" || a.sdkKey == "" {
+		return a, errors.New("--url and --sdk-key are required")
+	}
+	if contextJSON != "" {
+		if err := json.Unmarshal([]byte(contextJSON), &a.context); err != nil {
+			return a, fmt.Errorf("--context: %v", err)
+		}
+	}
+	return a, nil
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the command; watch runs until ctx ends.
+func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
+	if len(argv) == 0 || (argv[0] != "evaluate" && argv[0] != "watch") {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	a, err := parseArgs(argv[1:])
+	if err == nil && len(a.keys) == 0 {
+		err = errors.New("name at least one flag key")
+	}
+	if err == nil && argv[0] == "watch" && len(a.keys) != 1 {
+		err = errors.New("watch takes exactly one flag key")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "flagops: %v\n%s", err, usage)
+		return 2
+	}
+	if argv[0] == "evaluate" {
+		return evaluate(ctx, a, stdout, stderr)
+	}
+	return watch(ctx, a, stdout, stderr)
+}
+
+func evaluate(ctx context.Context, a args, stdout, stderr io.Writer) int {
+	snapshot, err := flagops.FetchSnapshot(ctx, flagops.Options{URL: a.url, SDKKey: a.sdkKey})
+	if err != nil {
+		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		return 1
+	}
+	// One object keyed by flag key, in the order given, each key once.
+	var out bytes.Buffer
+	out.WriteByte('{')
+	seen := map[string]bool{}
+	for _, key := range a.keys {
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if len(seen) > 1 {
+			out.WriteByte(',')
+		}
+		name, _ := json.Marshal(key)
+		result, err := json.Marshal(snapshot.Evaluate(key, a.context))
+		if err != nil {
+			fmt.Fprintf(stderr, "flagops: %v\n", err)
+			return 1
+		}
+		out.Write(name)
+		out.WriteByte(':')
+		out.Write(result)
+	}
+	out.WriteString("}\n")
+	_, _ = stdout.Write(out.Bytes())
+	return 0
+}
+
+// watchLine is one line of watch's output.
+type watchLine struct {
+	Flag   string         `json:"flag"`
+	Result flagops.Result `json:"result"`
+	At     string         `json:"at"`
+}
+
+func watch(ctx context.Context, a args, stdout, stderr io.Writer) int {
+	key := a.keys[0]
+	changed := make(chan struct{}, 1)
+	client, err := flagops.NewClient(flagops.Options{
+		URL: a.url, SDKKey: a.sdkKey,
+		DisableCounts: true, // checking a flag is not application traffic: keep it out of the stats
+		Logger:        log.New(stderr, "[flagops] ", log.LstdFlags),
+		OnChange: func(flagops.ChangeEvent) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		return 2
+	}
+	defer func() {
+		closing, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = client.Close(closing)
+	}()
+	if err := client.WaitReady(ctx); err != nil {
+		if ctx.Err() != nil {
+			return 0
+		}
+		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		return 1
+	}
+	var mu sync.Mutex
+	last := ""
+	print := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		result := client.Evaluate(key, a.context)
+		text, _ := json.Marshal(result)
+		if string(text) == last {
+			return
+		}
+		last = string(text)
+		line, _ := json.Marshal(watchLine{Flag: key, Result: result, At: time.Now().UTC().Format("2006-01-02T15:04:05.000Z")})
+		_, _ = stdout.Write(append(line, '\n'))
+	}
+	print()
+	for {
+		select {
+		case <-ctx.Done():
+			return 0
+		case <-changed:
+			print()
+		}
+	}
+}

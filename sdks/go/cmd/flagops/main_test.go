@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A server with the snapshot wire format: GET /v1/snapshot, and GET /v1/stream announcing each new version.
+type server struct {
+	mu      sync.Mutex
+	version int
+	flag    string
+	streams []chan int
+}
+
+const checkout = `{"enabled":true,"rolloutPct":50,"valueOn":true,"valueOff":false,"killed":%v,"archived":false,
+"defaultValue":false,"rules":[{"id":"beta","conditions":[{"attribute":"plan","op":"eq","value":"beta"}],"serve":"on"}]}`
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer svc_sdk_k" {
+		w.WriteHeader(401)
+		return
+	}
+	s.mu.Lock()
+	version, flag := s.version, s.flag
+	s.mu.Unlock()
+	switch r.URL.Path {
+	case "/v1/snapshot":
+		w.Header().Set("ETag", fmt.Sprintf(`"v%d"`, version))
+		fmt.Fprintf(w, `{"version":%d,"environment":"prod","flags":{"checkout-v2":%s}}`, version, flag)
+	case "/v1/stream":
+		ch := make(chan int, 8)
+		s.mu.Lock()
+		s.streams = append(s.streams, ch)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: version\ndata: {\"version\":%d}\n\n", version)
+		w.(http.Flusher).Flush()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case v := <-ch:
+				fmt.Fprintf(w, "event: version\ndata: {\"version\":%d}\n\n", v)
+				w.(http.Flusher).Flush()
+			}
+		}
+	}
+}
+
+func (s *server) kill(killed bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.version++
+	s.flag = fmt.Sprintf(checkout, killed)
+	for _, ch := range s.streams {
+		ch <- s.version
+	}
+}
+
+func newServer(t *testing.T) (*server, string) {
+	s := &server{version: 1, flag: fmt.Sprintf(checkout, false)}
+	srv := httptest.NewServer(s)
+	t.Cleanup(func() { srv.CloseClientConnections(); srv.Close() })
+	return s, srv.URL
+}
+
+func TestEvaluate(t *testing.T) {
+	_, url := newServer(t)
+	var out, errs bytes.Buffer
+	code := run(context.Background(), []string{"evaluate", "--url", url, "--sdk-key", "svc_sdk_k",
+		"--context", `{"userId":"u-42","attributes":{"plan":"beta"}}`, "checkout-v2", "nope", "checkout-v2"}, &out, &errs)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("not one JSON object: %q", out.String())
+	}
+	want := map[string]any{
+		"checkout-v2": map[string]any{"value": true, "reason": "rule_match", "variation": "on", "ruleId": "beta"},
+		"nope":        map[string]any{"value": nil, "reason": "flag_not_found"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %s", out.String())
+	}
+	// Options after the keys, and --name=value, work too.
+	out.Reset()
+	code = run(context.Background(), []string{"evaluate", "checkout-v2", "--sdk-key=svc_sdk_k", "--url=" + url}, &out, &errs)
+	if code != 0 || !strings.Contains(out.String(), `"reason":"rollout"`) {
+		t.Errorf("exit %d, %s (no userId: rollout, off)", code, out.String())
+	}
+}
+
+func TestEvaluateErrors(t *testing.T) {
+	_, url := newServer(t)
+	cases := map[string][]string{
+		"no key":        {"evaluate", "--url", url, "--sdk-key", "svc_sdk_k"},
+		"bad context":   {"evaluate", "--url", url, "--sdk-key", "svc_sdk_k", "--context", `{"userId":3}`, "f"},
+		"unknown field": {"evaluate", "--url", url, "--sdk-key", "svc_sdk_k", "--context", `{"user":"a"}`, "f"},
+		"no url":        {"evaluate", "--sdk-key", "svc_sdk_k", "f"},
+		"two watched":   {"watch", "--url", url, "--sdk-key", "svc_sdk_k", "a", "b"},
+		"no command":    {},
+	}
+	for name, argv := range cases {
+		var out, errs bytes.Buffer
+		if code := run(context.Background(), argv, &out, &errs); code != 2 || out.Len() != 0 {
+			t.Errorf("%s: exit %d, stdout %q", name, code, out.String())
+		}
+	}
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"evaluate", "--url", url, "--sdk-key", "svc_sdk_bad", "f"}, &out, &errs); code != 1 {
+		t.Errorf("a refused key: exit %d", code)
+	}
+}
+
+func TestWatch(t *testing.T) {
+	s, url := newServer(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	reader, writer := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"watch", "--url", url, "--sdk-key", "svc_sdk_k", "--context", `{"userId":"u-42","attributes":{"plan":"beta"}}`, "checkout-v2"}, writer, io.Discard)
+		writer.Close()
+	}()
+	lines := bufio.NewScanner(reader)
+	next := func() map[string]any {
+		t.Helper()
+		got := make(chan map[string]any, 1)
+		go func() {
+			var line map[string]any
+			if lines.Scan() {
+				_ = json.Unmarshal(lines.Bytes(), &line)
+			}
+			got <- line
+		}()
+		select {
+		case line := <-got:
+			return line
+		case <-time.After(10 * time.Second):
+			t.Fatal("no line within 10 s")
+			return nil
+		}
+	}
+	first := next()
+	if first["flag"] != "checkout-v2" || first["result"].(map[string]any)["reason"] != "rule_match" {
+		t.Fatalf("first line %v", first)
+	}
+	if at, err := time.Parse(time.RFC3339Nano, first["at"].(string)); err != nil || time.Since(at) > time.Minute {
+		t.Errorf("at = %v", first["at"])
+	}
+	s.kill(true)
+	if line := next(); line["result"].(map[string]any)["reason"] != "killed" {
+		t.Fatalf("after the kill: %v", line)
+	}
+	s.kill(false)
+	if line := next(); line["result"].(map[string]any)["reason"] != "rule_match" {
+		t.Fatalf("after clearing the kill: %v", line)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Errorf("exit %d", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch did not stop")
+	}
+}

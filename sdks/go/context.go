@@ -1,0 +1,80 @@
+package flagops
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Context is who a flag is evaluated for: the user to bucket and the attributes rules test.
+//
+// UserID is the identity rollouts and variants bucket by; an empty UserID has no bucket. A condition on
+// the attribute "userId" reads UserID first and Attributes["userId"] when UserID is absent. UserID counts
+// as given when it is non-empty or when UserIDSet is true, which JSON {"userId": ""} sets: it matters only
+// to conditions on "userId", exactly as on the server.
+//
+// Attribute values are JSON values as encoding/json decodes them (string, float64, bool, nil,
+// []any, map[string]any); other Go numbers (int, int64, float32, json.Number, …) and []string are read
+// as the JSON numbers and arrays they encode to. An attribute absent from the map is missing, which makes
+// every condition on it false; a nil value is JSON null.
+type Context struct {
+	UserID     string
+	UserIDSet  bool
+	Attributes map[string]any
+}
+
+// hasUserID is whether context.userId is present (it may still be empty).
+func (c *Context) hasUserID() bool { return c.UserID != "" || c.UserIDSet }
+
+// bucketingID is the id rollouts and variants hash: a non-empty UserID, else none.
+func (c *Context) bucketingID() (string, bool) { return c.UserID, c.UserID != "" }
+
+// UnmarshalJSON reads { "userId"?: string|null, "attributes"?: object|null } and refuses what
+// POST /v1/evaluate refuses: another field, a userId that is not a string, attributes that are not an object.
+func (c *Context) UnmarshalJSON(data []byte) error {
+	*c = Context{}
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return errors.New("context must be an object with userId and attributes")
+	}
+	for name, raw := range fields {
+		switch name {
+		case "userId":
+			if isNull(raw) {
+				continue
+			}
+			if err := json.Unmarshal(raw, &c.UserID); err != nil {
+				return errors.New("context.userId must be a string")
+			}
+			c.UserIDSet = true
+		case "attributes":
+			if isNull(raw) {
+				continue
+			}
+			if err := json.Unmarshal(raw, &c.Attributes); err != nil {
+				return errors.New("context.attributes must be an object")
+			}
+		default:
+			return fmt.Errorf("unknown field context.%s; expected userId and attributes", name)
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the context as POST /v1/evaluate takes it.
+func (c Context) MarshalJSON() ([]byte, error) {
+	out := map[string]any{}
+	if c.hasUserID() {
+		out["userId"] = c.UserID
+	}
+	if c.Attributes != nil {
+		out["attributes"] = c.Attributes
+	}
+	return json.Marshal(out)
+}
+
+func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }

@@ -1,0 +1,3 @@
+module github.com/flagops/flagops/sdks/go
+
+go 1.19

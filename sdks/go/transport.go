@@ -1,0 +1,190 @@
+package flagops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// HTTPError is an answer the client cannot use.
+type HTTPError struct {
+	Status  int
+	Message string
+}
+
+func (e *HTTPError) Error() string { return e.Message }
+
+// httpError reads the server's error body { error: { message } } into an HTTPError.
+func httpError(res *http.Response, what string) error {
+	body, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	var parsed struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	detail := ""
+	if json.Unmarshal(body, &parsed) == nil && parsed.Error.Message != "" {
+		detail = ": " + parsed.Error.Message
+	}
+	return &HTTPError{Status: res.StatusCode, Message: fmt.Sprintf("%s answered %d%s", what, res.StatusCode, detail)}
+}
+
+func etagOf(version int64) string { return `"v` + strconv.FormatInt(version, 10) + `"` }
+
+// backoff is the delay before retry number attempt (1 = the first): doubling from initial up to max, then
+// half fixed and half random, so clients cut off by one outage do not come back in lockstep.
+func backoff(attempt int, initial, max time.Duration) time.Duration {
+	ceiling := max
+	if attempt < 1 {
+		attempt = 1
+	}
+	if attempt <= 30 {
+		if d := initial << (attempt - 1); d > 0 && d < max {
+			ceiling = d
+		}
+	}
+	return ceiling/2 + time.Duration(rand.Int63n(int64(ceiling/2)+1))
+}
+
+func (c *Client) newRequest(ctx context.Context, path string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.opts.SDKKey)
+	return req, nil
+}
+
+// refresh checks the snapshot once: GET /v1/snapshot with If-None-Match and, when a version is held,
+// ?since= so that a server that knows it answers only what changed. The transport asks for gzip and
+// decompresses. A delta is applied to the held snapshot; anything else replaces it.
+func (c *Client) refresh(ctx context.Context) error {
+	c.updateMu.Lock()
+	held := c.current.Load()
+	etag := c.etag
+	c.updateMu.Unlock()
+
+	ctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
+	defer cancel()
+	path := "/v1/snapshot"
+	if held != nil {
+		path += "?since=" + strconv.FormatInt(held.version, 10)
+	}
+	req, err := c.newRequest(ctx, path)
+	if err != nil {
+		return err
+	}
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	res, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode == http.StatusNotModified {
+		c.updateMu.Lock()
+		if c.current.Load() != nil {
+			c.status.Store(int32(StatusReady))
+		}
+		c.updateMu.Unlock()
+		return nil
+	}
+	if res.StatusCode != http.StatusOK {
+		return httpError(res, "GET /v1/snapshot")
+	}
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return fmt.Errorf("GET /v1/snapshot: reading the body: %w", err)
+	}
+	w, err := parseSnapshot(body)
+	if err != nil {
+		return err
+	}
+
+	c.updateMu.Lock()
+	defer c.updateMu.Unlock()
+	now := c.current.Load()
+	if w.Since != nil {
+		if held == nil || int64(*w.Since) != held.version {
+			return errors.New("GET /v1/snapshot answered a delta from a version the client does not hold")
+		}
+		if now != held { // a stream patch moved on meanwhile: ask again from there if this went further
+			if v := versionOf(w.Version); now == nil || v != now.version {
+				c.requestRefresh(v)
+			}
+			return nil
+		}
+		next, err := now.applyPatch(versionOf(w.Version), w.Flags, w.Segments)
+		if err != nil {
+			return err
+		}
+		c.install(next)
+		return nil
+	}
+	env, err := compileSnapshot(w)
+	if err != nil {
+		return err
+	}
+	// A stream patch installed a newer version while this request was out: keep that one.
+	if now != held && now != nil && env.version < now.version {
+		return nil
+	}
+	c.install(env)
+	return nil
+}
+
+// pollLoop keeps the snapshot current: at start, on each request (stream announcements, a dropped stream),
+// every PollInterval while no stream is connected, and with backoff after failures.
+func (c *Client) pollLoop() {
+	defer c.wg.Done()
+	failures := 0
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-timer.C:
+		case <-c.refreshCh:
+			force, announced := c.forceRefresh.Swap(false), c.announced.Swap(0)
+			if held := c.current.Load(); !force && failures == 0 && held != nil && held.version == announced {
+				continue // already holds what was announced; the poll timer keeps running
+			}
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+		}
+		if err := c.refresh(c.ctx); err != nil {
+			if c.ctx.Err() != nil {
+				return
+			}
+			failures++
+			if failures == 1 {
+				c.logger.Printf("could not update the flags: %v; retrying with backoff", err)
+			}
+			c.failed(err)
+		} else {
+			failures = 0
+		}
+		var delay time.Duration
+		switch {
+		case failures > 0:
+			delay = backoff(failures, c.opts.RetryInitial, c.opts.RetryMax)
+		case c.streamUp.Load():
+			delay = c.opts.PollInterval * 10 // the stream announces every change; a rare check costs a 304
+		default:
+			delay = c.opts.PollInterval
+		}
+		timer.Reset(delay)
+	}
+}
