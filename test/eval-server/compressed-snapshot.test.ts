@@ -104,6 +104,7 @@ describe.each(ROUTES)('GET /v1/snapshot through %s, compressed as Accept-Encodin
     await h.service.holder.served('acme');
     for (const coding of ['gzip', 'br']) {
       const res = await get({ 'accept-encoding': coding });
+      expect(res.headers['content-encoding']).toBe(coding);
       expect(res.headers.etag).not.toBe(before.headers.etag);
       expect(decodedText(res)).toBe((await get()).body.toString('utf8'));
       expect(JSON.parse(decodedText(res)).flags.checkout.rolloutPct).toBe(77);
@@ -132,7 +133,10 @@ describe.each(ROUTES)('GET /v1/snapshot through %s, compressed as Accept-Encodin
     ]);
     await h.service.holder.served('acme');
     const answers = await Promise.all(Array.from({ length: 20 }, () => get({ 'accept-encoding': 'br' })));
-    for (const res of answers) expect(res.body.equals(answers[0].body)).toBe(true);
+    for (const res of answers) {
+      expect(res.headers['content-encoding']).toBe('br');
+      expect(res.body.equals(answers[0].body)).toBe(true);
+    }
     expect(JSON.parse(decodedText(answers[0])).flags.checkout.rolloutPct).toBe(12);
   });
 });
@@ -155,6 +159,7 @@ describe('HEAD /v1/snapshot', () => {
     const head = await rawRequest(`${h.service.evalUrl}/v1/snapshot`, { method: 'HEAD', headers });
     expect(head.status).toBe(200);
     expect(head.body.length).toBe(0);
+    expect(head.headers['content-encoding']).toBe('gzip');
     for (const name of ['content-encoding', 'content-length', 'etag', 'vary']) expect(head.headers[name]).toBe(got.headers[name]);
   });
 });

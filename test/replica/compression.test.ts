@@ -134,6 +134,7 @@ describe('compressed answers on a replica and on the feed it follows', () => {
       served = await raw(`${replica.url}/v1/snapshot`, sdkKey, { 'accept-encoding': 'br' });
     }
     expect(served.headers.etag).toBe(main.headers.etag);
+    expect(served.headers['content-encoding']).toBe('br');
     expect(decodedText(served)).toBe(main.body.toString('utf8'));
     expect(JSON.parse(decodedText(served)).flags.checkout.rolloutPct).toBe(65);
   });
