@@ -15,7 +15,7 @@ interface Encodings {
 export class EncodedBodies<K extends object> {
   private readonly bodies = new WeakMap<K, Encodings>();
 
-  /** `text` makes the identity body; called once per object. */
+  /** `text` makes the identity body: once per object and coding at most. */
   constructor(private readonly text: (key: K) => string) {}
 
   /** The identity body of `key` as a string, or its compressed bytes. */
@@ -34,8 +34,8 @@ export class EncodedBodies<K extends object> {
   }
 
   private compressOnce(key: K, entry: Encodings, coding: Compression): Promise<Buffer> {
-    entry.text ??= this.text(key);
-    const made = compress(entry.text, coding, 'stored');
+    // The text is kept only once identity is asked for: clients that take compression need only the bytes.
+    const made = compress(entry.text ?? this.text(key), coding, 'stored');
     // A failure is not kept: the next request tries again.
     made.catch(() => {
       if (entry[coding] === made) entry[coding] = undefined;
