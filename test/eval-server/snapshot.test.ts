@@ -77,7 +77,7 @@ describe.each(ROUTES)('GET /v1/snapshot through %s', (_, route) => {
     const notModified = await get(prodKey, { 'if-none-match': first.headers.get('etag')! });
     for (const res of [first, notModified]) {
       expect(res.headers.get('cache-control')).toBe('no-cache');
-      expect(res.headers.get('vary')).toBe('Authorization');
+      expect(res.headers.get('vary')).toBe('Authorization, Accept-Encoding');
       expect(res.headers.get('access-control-allow-origin')).toBe('*');
     }
     expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodedText, rawRequest } from '../helpers/raw-http.js';
 import { ADMIN_KEY, killRequest, type SdkHarness, setConfig, startSdkHarness } from '../sdk/sdk-harness.js';
 
 const eu = { targetingKey: 'user-1', country: 'DE', appVersion: '2.4.0' };
@@ -188,6 +189,34 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
       });
       const context = await bulk({ context: 7 });
       expect(await context.json()).toMatchObject({ errorCode: 'INVALID_CONTEXT' });
+    });
+
+    it('is compressed as Accept-Encoding asks, decoding to the identity body, with the same ETag and a Vary', async () => {
+      const send = (headers: Record<string, string>) =>
+        rawRequest(`${h.service.evalUrl}/ofrep/v1/evaluate/flags`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ context: eu }),
+        });
+      const identity = await send({});
+      expect(identity.headers['content-encoding']).toBeUndefined();
+      expect(identity.headers.vary).toBe('Authorization, Accept-Encoding');
+      for (const [accept, coding] of [
+        ['gzip', 'gzip'],
+        ['gzip, deflate, br', 'br'],
+        ['br;q=0, gzip', 'gzip'],
+        ['gzip;q=0', undefined],
+      ] as const) {
+        const res = await send({ 'accept-encoding': accept });
+        expect(res.status).toBe(200);
+        expect(res.headers['content-encoding']).toBe(coding);
+        expect(res.headers.etag).toBe(identity.headers.etag);
+        expect(res.headers.vary).toBe('Authorization, Accept-Encoding');
+        expect(decodedText(res)).toBe(identity.body.toString('utf8'));
+        const notModified = await send({ 'accept-encoding': accept, 'if-none-match': identity.headers.etag! });
+        expect(notModified.status).toBe(304);
+        expect(notModified.headers.vary).toBe('Authorization, Accept-Encoding');
+      }
     });
 
     it('lets browsers send If-None-Match and read the ETag (CORS)', async () => {

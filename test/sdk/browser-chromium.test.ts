@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSdkBundle } from '../../scripts/build-packages.mjs';
 import { launchChromium, loopbackContext } from '../helpers/browser.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
+import { watchServedAnswers } from '../helpers/served-encodings.js';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
 
 /**
@@ -42,6 +43,7 @@ describe('the browser bundle in headless Chromium', () => {
   it('evaluates locally, hears a kill over the stream, and contacts nothing but loopback', async () => {
     const browser = await launchChromium();
     const leaks: string[] = [];
+    const served = watchServedAnswers(h.key, '/v1/snapshot');
     try {
       const page = await (await loopbackContext(browser, leaks)).newPage();
       await page.goto(appUrl);
@@ -55,6 +57,11 @@ describe('the browser bundle in headless Chromium', () => {
       })()`)) as { status: string; details: { value: unknown; reason: string } };
       expect(first.status).toBe('ready');
       expect(first.details).toMatchObject({ value: true, reason: 'rule_match', ruleId: 'eu-new-app' });
+      // The browser sends its own Accept-Encoding (a header pages may not set: the SDK's is dropped, without
+      // costing a CORS preflight), gets the snapshot compressed and decodes it.
+      const snapshots = served.answers.filter((a) => a.status === 200);
+      expect(snapshots.map((a) => a.accepted)).toEqual([expect.stringMatching(/\bbr\b/)]);
+      expect(snapshots.map((a) => a.encoding)).toEqual(['br']);
 
       await h.kills.kill({
         org: 'acme',
@@ -80,6 +87,7 @@ describe('the browser bundle in headless Chromium', () => {
       await page.evaluate(() => (window as unknown as { client: { close: () => Promise<void> } }).client.close());
       expect(leaks).toEqual([]);
     } finally {
+      served.stop();
       await browser.close();
     }
   });

@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toHttpError } from '../../foundations/errors/http-status.js';
+import { countBodyBytes, negotiateCoding } from '../../foundations/http/content-encoding.js';
+import { encodedJsonHeaders } from '../../foundations/http/encoded-json.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { FastPath } from '../../foundations/http/serve.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { evaluateAnswer } from './evaluate.js';
 import { CORS_HEADERS, matchesEtag } from './routed-app.js';
+import { snapshotBody } from './snapshot-body.js';
 import { snapshotHeaders } from './view-routes.js';
 import type { ViewSource } from './view-source.js';
 
@@ -49,7 +52,10 @@ async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewS
       res.writeHead(304, { ...snapshotHeaders(view.etag), ...CORS_HEADERS });
       res.end();
     } else {
-      send(res, 200, view.snapshotJson(), snapshotHeaders(view.etag));
+      const coding = negotiateCoding(req.headers['accept-encoding']);
+      const body = await snapshotBody(view, coding);
+      const length = send(res, 200, body, { ...snapshotHeaders(view.etag), ...encodedJsonHeaders(coding) });
+      countBodyBytes(coding, length);
     }
   } catch (err) {
     fail(req, res, err, logger);
@@ -57,9 +63,12 @@ async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewS
   timer('/v1/snapshot', res.statusCode, startedAt);
 }
 
-function send(res: ServerResponse, status: number, json: string, headers?: Record<string, string>): void {
-  res.writeHead(status, { ...headers, 'Content-Type': JSON_TYPE, 'Content-Length': Buffer.byteLength(json), ...CORS_HEADERS });
-  res.end(json);
+/** Sends a JSON body, already in the coding `headers` name; returns its length in bytes. */
+function send(res: ServerResponse, status: number, body: string | Buffer, headers?: Record<string, string>): number {
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  res.writeHead(status, { 'Content-Type': JSON_TYPE, ...headers, 'Content-Length': length, ...CORS_HEADERS });
+  res.end(body);
+  return length;
 }
 
 /** The `{ error: { code, message } }` body, as the app's error middleware gives it; unexpected errors are logged once. */

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type EvaluationContext, type EvaluationResult, flagMetadata, type JsonValue, openFeatureReason } from '@flagops/core';
 import type Koa from 'koa';
+import { sendJsonPerRequest, VARY_KEY_AND_ENCODING } from '../../foundations/http/encoded-json.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { EnvironmentView } from './environment-view.js';
 import { matchesEtag } from './routed-app.js';
@@ -117,7 +118,8 @@ export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: Vie
 
 /**
  * POST /ofrep/v1/evaluate/flags: every flag of the environment for one context, with an ETag (If-None-Match →
- * 304). Not counted in stats: a web provider fetches them all to cache them, and which it reads is unknown here.
+ * 304), compressed as the request accepts (for this request alone: the body depends on its context). Not
+ * counted in stats: a web provider fetches them all to cache them, and which it reads is unknown here.
  */
 export async function ofrepBulkRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
   const view = await source.view(ctx.req);
@@ -127,15 +129,14 @@ export async function ofrepBulkRoute(ctx: Koa.Context, { source }: { source: Vie
     return;
   }
   const etag = bulkEtag(view, request.raw);
-  ctx.set('ETag', etag);
-  ctx.set('Cache-Control', 'no-cache');
+  ctx.set({ ETag: etag, 'Cache-Control': 'no-cache', Vary: VARY_KEY_AND_ENCODING });
   if (matchesEtag(ctx.get('if-none-match'), etag)) {
     ctx.status = 304;
     return;
   }
   const { compiled, killed } = view;
   const flags = compiled.keys.map((key) => ofrepSuccess(key, compiled.evaluate(key, request.context, killed)));
-  ctx.body = { flags, metadata: { version: view.version } };
+  await sendJsonPerRequest(ctx, JSON.stringify({ flags, metadata: { version: view.version } }));
 }
 
 /** GET /ofrep/v1/configuration (an OFREP extension): what providers may rely on. */

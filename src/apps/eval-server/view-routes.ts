@@ -1,9 +1,12 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
+import { negotiateCoding } from '../../foundations/http/content-encoding.js';
+import { setEncodedJson, VARY_KEY_AND_ENCODING } from '../../foundations/http/encoded-json.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { evaluateAnswer } from './evaluate.js';
 import { OFREP_FLAG_PREFIX, ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep.js';
 import { type EvalHandler, type EvalRoutes, matchesEtag } from './routed-app.js';
+import { type ServedSnapshot, snapshotBody } from './snapshot-body.js';
 import type { ViewSource } from './view-source.js';
 
 interface ServingDeps {
@@ -45,27 +48,28 @@ export async function evaluateRoute(ctx: Koa.Context, deps: { source: ViewSource
 }
 
 export async function snapshotRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
-  sendSnapshot(ctx, await deps.source.view(ctx.req));
+  await sendSnapshot(ctx, await deps.source.view(ctx.req));
 }
 
 /**
  * Sent with every snapshot answer, 304 included. Caches (a CDN in front of replicas) may keep it but must
- * revalidate; the key in Authorization decides what is served.
+ * revalidate; the key in Authorization and the coding accepted decide what is served. The ETag is the
+ * version's whatever the coding.
  */
 export function snapshotHeaders(etag: string): Record<string, string> {
-  return { ETag: etag, 'Cache-Control': 'no-cache', Vary: 'Authorization' };
+  return { ETag: etag, 'Cache-Control': 'no-cache', Vary: VARY_KEY_AND_ENCODING };
 }
 
 /**
  * Answers GET /v1/snapshot from a view: the ETag on every answer, 304 with no body when
- * If-None-Match names it.
+ * If-None-Match names it, else the body in the coding the request accepts.
  */
-export function sendSnapshot(ctx: Koa.Context, view: { etag: string; snapshotJson(): string }): void {
+export async function sendSnapshot(ctx: Koa.Context, view: ServedSnapshot): Promise<void> {
   ctx.set(snapshotHeaders(view.etag));
   if (matchesEtag(ctx.get('if-none-match'), view.etag)) {
     ctx.status = 304;
     return;
   }
-  ctx.type = 'application/json';
-  ctx.body = view.snapshotJson();
+  const coding = negotiateCoding(ctx.get('accept-encoding'));
+  setEncodedJson(ctx, await snapshotBody(view, coding), coding);
 }

@@ -51,6 +51,8 @@ export class UpstreamClient {
   async request(path: string, init: RequestInit & { timeout?: boolean } = {}): Promise<Response> {
     const headers = new Headers(init.headers);
     headers.set('authorization', `Bearer ${this.options.token}`);
+    // fetch decodes both, but asks for br on its own only over https: views come compressed either way.
+    if (!headers.has('accept-encoding')) headers.set('accept-encoding', 'br, gzip');
     const deadline = init.timeout === false ? undefined : AbortSignal.timeout(this.timeoutMs);
     const signals = [init.signal, deadline].filter((s): s is AbortSignal => s != null);
     const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { authFailureCounts } from '../auth/auth-guard.js';
+import { bodyBytesByCoding } from '../http/content-encoding.js';
 import { CheapHistogram } from './cheap-histogram.js';
 
 /** Which server a registry belongs to: the `server` label of the HTTP family. */
@@ -43,6 +44,16 @@ export class ServerMetrics {
       collect() {
         this.reset();
         for (const [kind, count] of Object.entries(authFailureCounts())) this.inc({ kind }, count);
+      },
+    });
+    new Counter({
+      name: 'flagops_snapshot_body_bytes_total',
+      help: 'Body bytes of snapshots, OFREP bulk evaluations and replica feed views sent by this process, by content encoding (br, gzip, identity).',
+      labelNames: ['encoding'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [encoding, bytes] of Object.entries(bodyBytesByCoding())) this.inc({ encoding }, bytes);
       },
     });
   }

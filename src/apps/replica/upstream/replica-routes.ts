@@ -1,9 +1,13 @@
 import type { EvaluationCounter } from '../../../features/stats/evaluation-counter.js';
 import type { KeyService } from '../../../foundations/auth/key-service.js';
 import { InvalidInputError, NotFoundError } from '../../../foundations/errors/kinds.js';
+import { type ContentCoding, compress, countBodyBytes, negotiateCoding } from '../../../foundations/http/content-encoding.js';
+import { EncodedBodies } from '../../../foundations/http/encoded-bodies.js';
+import { encodedJsonHeaders, VARY_KEY_AND_ENCODING } from '../../../foundations/http/encoded-json.js';
 import type { ReplicaBatchLedger } from '../../../foundations/state/index.js';
 import type { RepositoryRegistry } from '../../../foundations/storage/repository-registry.js';
-import { ANSWERED, type Route, route } from '../../control-plane/route-table.js';
+import { ANSWERED, type Reply, type Route, route } from '../../control-plane/route-table.js';
+import type { EnvironmentView } from '../../eval-server/environment-view.js';
 import { matchesEtag } from '../../eval-server/routed-app.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { viewBody } from '../replica-holder.js';
@@ -17,6 +21,15 @@ export interface ReplicaUpstreamDeps {
   counter: EvaluationCounter;
   /** The ids of count batches already taken, kept across restarts. */
   batches: ReplicaBatchLedger;
+}
+
+/** The body of GET /api/v1/replica/snapshots/:projectId/:env, made and compressed once per view. */
+const viewBodies = new EncodedBodies<EnvironmentView>((view) => JSON.stringify(viewBody(view)));
+
+/** A JSON answer already in `coding`, counted for the metrics. */
+function encodedReply(headers: Record<string, string>, body: string | Buffer, coding: ContentCoding): Reply {
+  countBodyBytes(coding, typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  return { headers: { ...headers, Vary: VARY_KEY_AND_ENCODING, ...encodedJsonHeaders(coding) }, body };
 }
 
 /** What the composition root must call on stop: ends the replica streams so the server stops at once. */
@@ -40,7 +53,11 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
       path: '/api/v1/replica/snapshots',
       permission: 'replication',
       body: 'none',
-      handle: async ({ principal: { org } }) => ({ body: await servedListing(org, deps.repos, deps.holder) }),
+      handle: async ({ ctx, principal: { org } }) => {
+        const coding = negotiateCoding(ctx.get('accept-encoding'));
+        const json = JSON.stringify(await servedListing(org, deps.repos, deps.holder));
+        return encodedReply({}, coding === 'identity' ? json : await compress(json, coding, 'per-request'), coding);
+      },
     }),
     route({
       method: 'GET',
@@ -52,8 +69,9 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         const view = deps.holder.view(org, params.projectId, environment);
         if (!view) throw new NotFoundError(`project ${params.projectId}`);
         const headers = { ETag: view.etag, 'Cache-Control': 'no-cache' };
-        if (matchesEtag(ctx.get('if-none-match'), view.etag)) return { status: 304, headers };
-        return { headers, body: viewBody(view) };
+        if (matchesEtag(ctx.get('if-none-match'), view.etag)) return { status: 304, headers: { ...headers, Vary: VARY_KEY_AND_ENCODING } };
+        const coding = negotiateCoding(ctx.get('accept-encoding'));
+        return encodedReply(headers, await viewBodies.get(view, coding), coding);
       },
     }),
     route({
