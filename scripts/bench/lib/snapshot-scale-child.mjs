@@ -118,6 +118,8 @@ try {
   for (let i = 0; i < 10; i++) await call('PUT', `/api/v1/flags/flg_big_${i}/environments/dev/config`, { rolloutPct: 40 + i });
   for (let i = 0; i < 5; i++) await call('POST', `/api/v1/flags/flg_big_${i}/environments/dev/kill`);
 
+  // SDKs have fetched the snapshots before the changes: their bytes are made already.
+  for (const env of ['prod', 'staging']) service.holder.view('bench', 'prj_big', env).snapshotJson();
   const updates = [];
   await profiled('update', async () => {
     for (let n = 0; n < UPDATES; n++) {
@@ -128,6 +130,13 @@ try {
       if (flag.environments.prod.rolloutPct !== n % 101) throw new Error('the update is not what the answer serves');
     }
   });
+  const timeText = (env) => {
+    const t = performance.now();
+    service.holder.view('bench', 'prj_big', env).snapshotJson();
+    return performance.now() - t;
+  };
+  // The first request for a new version's snapshot makes its bytes: after a config update, and after a kill.
+  const textAfterUpdateMs = timeText('prod');
   const kills = [];
   await profiled('kill', async () => {
     for (let n = 0; n < KILLS; n++) {
@@ -137,6 +146,7 @@ try {
       if (!flag.environments.staging.killed) throw new Error('the kill is not served');
     }
   });
+  const textAfterKillMs = timeText('staging');
   const snapshotBytes = Buffer.byteLength(service.holder.view('bench', 'prj_big', 'prod').snapshotJson());
   console.log(
     JSON.stringify({
@@ -144,6 +154,8 @@ try {
       importMs,
       startMs,
       snapshotBytes,
+      textAfterUpdateMs,
+      textAfterKillMs,
       configUpdate: summary(updates),
       kill: summary(kills),
       rssServingMb: rssServing,
