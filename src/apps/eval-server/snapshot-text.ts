@@ -6,8 +6,6 @@ import type { EnvironmentName, SnapshotFlag, SnapshotSegment } from '@flagops/co
  * of the entries it shares with the one before, and only changed entries are serialized.
  */
 const fragments = new WeakMap<SnapshotFlag, string>();
-/** The JSON of a killed flag's entry: the same entry with `killed` true. */
-const killedFragments = new WeakMap<SnapshotFlag, string>();
 const segmentsTexts = new WeakMap<object, string>();
 
 /** The JSON of one snapshot entry, as JSON.stringify writes it. */
@@ -20,13 +18,21 @@ export function entryJson(entry: SnapshotFlag): string {
   return text;
 }
 
-function killedEntryJson(entry: SnapshotFlag): string {
-  if (entry.killed === true) return entryJson(entry);
-  let text = killedFragments.get(entry);
-  if (text === undefined) {
-    text = JSON.stringify({ ...entry, killed: true });
-    killedFragments.set(entry, text);
-  }
+/** An entry's `"key":{...}` member of the flags object, made once per entry object (and key). */
+interface Member {
+  key: string;
+  text: string;
+}
+const members = new WeakMap<SnapshotFlag, Member>();
+/** The member of a killed flag: the same entry with `killed` true. */
+const killedMembers = new WeakMap<SnapshotFlag, Member>();
+
+function memberJson(key: string, entry: SnapshotFlag, killed: boolean): string {
+  const cache = killed && entry.killed !== true ? killedMembers : members;
+  const cached = cache.get(entry);
+  if (cached !== undefined && cached.key === key) return cached.text;
+  const text = `${JSON.stringify(key)}:${cache === killedMembers ? JSON.stringify({ ...entry, killed: true }) : entryJson(entry)}`;
+  cache.set(entry, { key, text });
   return text;
 }
 
@@ -55,8 +61,7 @@ export function snapshotText(
 ): string {
   const parts: string[] = [];
   for (const key of keys) {
-    const entry = flags[key];
-    parts.push(`${JSON.stringify(key)}:${killed.has(key) ? killedEntryJson(entry) : entryJson(entry)}`);
+    parts.push(memberJson(key, flags[key], killed.has(key)));
   }
   return `{"version":${JSON.stringify(version)},"environment":${JSON.stringify(environment)},"flags":{${parts.join(',')}},"segments":${segmentsJson(segments)}}`;
 }
