@@ -315,8 +315,10 @@ const EMPTY_CONTEXT: EvaluationContext = Object.freeze({});
 /**
  * Links each prerequisite to its compiled flag. A prerequisite that would close a cycle (refused at write
  * time, but a snapshot is input like any other) stays unlinked and fails, so evaluation always terminates.
+ * `linked` is the keys of the flags with prerequisites, in snapshot order: which link of a cycle stays
+ * unlinked depends on the order, so it is the order of a whole snapshot, however the environment was made.
  */
-function linkPrerequisites(flags: ReadonlyMap<string, CompiledFlag>): void {
+function linkPrerequisites(flags: ReadonlyMap<string, CompiledFlag>, linked: readonly string[]): void {
   const state = new Map<CompiledFlag, 1 | 2>(); // 1: on the current path, 2: done
   const visit = (flag: CompiledFlag) => {
     state.set(flag, 1);
@@ -328,26 +330,105 @@ function linkPrerequisites(flags: ReadonlyMap<string, CompiledFlag>): void {
     }
     state.set(flag, 2);
   };
-  for (const flag of flags.values()) if (flag.prerequisites !== null && !state.has(flag)) visit(flag);
+  for (const key of linked) {
+    const flag = flags.get(key)!;
+    if (!state.has(flag)) visit(flag);
+  }
+}
+
+/** The keys of the flags with prerequisites, in the order of `keys`. */
+function keysWithPrerequisites(flags: ReadonlyMap<string, CompiledFlag>, keys: readonly string[]): readonly string[] {
+  const linked: string[] = [];
+  for (const key of keys) if (flags.get(key)!.prerequisites !== null) linked.push(key);
+  return linked;
+}
+
+/**
+ * What changed in a snapshot since the one an environment was compiled from (CompiledEnvironment.withChanges).
+ */
+export interface FlagChanges {
+  /** Object.keys of the new flags, in that order; the previous environment's own `keys` when they are the same. */
+  readonly keys: readonly string[];
+  /** The keys whose entries changed, or are new; every other entry is taken to be the one compiled before. */
+  readonly changed: ReadonlySet<string>;
 }
 
 /** An environment's flags compiled once per snapshot; evaluating is then read-only and allocates only the result. */
 export class CompiledEnvironment {
   private readonly flags: ReadonlyMap<string, CompiledFlag>;
+  /** The keys of the flags with prerequisites, in snapshot order. */
+  private readonly linked: readonly string[];
   /** Every flag key of the snapshot, in snapshot order. */
   readonly keys: readonly string[];
   /** The project's segments, compiled. */
   readonly segments: ReadonlyMap<string, CompiledSegment>;
 
-  constructor(flags: Record<string, SnapshotFlag>, segments?: Record<string, SnapshotSegment>) {
-    const compiledSegments = new Map<string, CompiledSegment>();
-    if (segments != null) for (const key of Object.keys(segments)) compiledSegments.set(key, new CompiledSegment(segments[key]));
-    this.segments = compiledSegments;
-    const compiled = new Map<string, CompiledFlag>();
-    for (const key of Object.keys(flags)) compiled.set(key, new CompiledFlag(key, flags[key], compiledSegments));
-    linkPrerequisites(compiled);
+  /**
+   * `previous` (internal: see withChanges) lends its segments and the compiled flags of unchanged entries;
+   * `segments` is then not read.
+   */
+  constructor(
+    flags: Readonly<Record<string, SnapshotFlag>>,
+    segments?: Readonly<Record<string, SnapshotSegment>>,
+    previous?: { environment: CompiledEnvironment; changes: FlagChanges },
+  ) {
+    if (previous === undefined) {
+      const compiledSegments = new Map<string, CompiledSegment>();
+      if (segments != null) for (const key of Object.keys(segments)) compiledSegments.set(key, new CompiledSegment(segments[key]));
+      this.segments = compiledSegments;
+      const compiled = new Map<string, CompiledFlag>();
+      for (const key of Object.keys(flags)) compiled.set(key, new CompiledFlag(key, flags[key], compiledSegments));
+      this.keys = Object.freeze([...compiled.keys()]);
+      this.linked = keysWithPrerequisites(compiled, this.keys);
+      linkPrerequisites(compiled, this.linked);
+      this.flags = compiled;
+      return;
+    }
+    const { environment: before, changes } = previous;
+    const { keys, changed } = changes;
+    this.segments = before.segments;
+    const sameKeys = keys === before.keys;
+    let compiled: Map<string, CompiledFlag>;
+    if (sameKeys) {
+      compiled = new Map(before.flags);
+      for (const key of changed) compiled.set(key, new CompiledFlag(key, flags[key], this.segments));
+    } else {
+      compiled = new Map();
+      for (const key of keys) {
+        const old = before.flags.get(key);
+        compiled.set(key, old === undefined || changed.has(key) ? new CompiledFlag(key, flags[key], this.segments) : old);
+      }
+    }
+    this.keys = sameKeys || Object.isFrozen(keys) ? keys : Object.freeze([...keys]);
+    let linkedChanged = !sameKeys;
+    for (const key of changed) linkedChanged ||= compiled.get(key)!.prerequisites !== null || before.flags.get(key)?.prerequisites != null;
+    this.linked = linkedChanged ? keysWithPrerequisites(compiled, this.keys) : before.linked;
+    // A flag with prerequisites is compiled anew: linking writes into it, and the old one may still be evaluated.
+    for (const key of this.linked)
+      if (compiled.get(key) === before.flags.get(key)) compiled.set(key, new CompiledFlag(key, flags[key], this.segments));
+    linkPrerequisites(compiled, this.linked);
     this.flags = compiled;
-    this.keys = Object.freeze([...compiled.keys()]);
+  }
+
+  /**
+   * The environment of a new snapshot with the same segments, given what changed since the one this was
+   * compiled from: only the changed entries are compiled (and the flags with prerequisites, which are few),
+   * so a change to one flag costs that flag, not the environment. With other segments, compile anew.
+   */
+  withChanges(flags: Readonly<Record<string, SnapshotFlag>>, changes: FlagChanges): CompiledEnvironment {
+    return new CompiledEnvironment(flags, undefined, { environment: this, changes });
+  }
+
+  /**
+   * withChanges where the changes are found by reference: entries are taken as immutable, and an entry that is
+   * the same object in `flags` as in `previousFlags` (the entries this environment was compiled from) is unchanged.
+   */
+  withFlags(flags: Readonly<Record<string, SnapshotFlag>>, previousFlags: Readonly<Record<string, SnapshotFlag>>): CompiledEnvironment {
+    const keys = Object.keys(flags);
+    const changed = new Set<string>();
+    for (const key of keys) if (!Object.hasOwn(previousFlags, key) || previousFlags[key] !== flags[key]) changed.add(key);
+    const same = keys.length === this.keys.length && keys.every((key, i) => key === this.keys[i]);
+    return this.withChanges(flags, { keys: same ? this.keys : keys, changed });
   }
 
   has(flagKey: string): boolean {

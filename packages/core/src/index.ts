@@ -3,7 +3,7 @@
  * SDKs. No I/O, no clock, no platform API: it runs unchanged in Node and in browsers.
  */
 
-export { CompiledEnvironment, compileEnvironment } from './evaluate.js';
+export { CompiledEnvironment, compileEnvironment, type FlagChanges } from './evaluate.js';
 export {
   type ConditionTrace,
   type EvaluationExplanation,

@@ -1,10 +1,19 @@
-import { CompiledEnvironment, type EnvironmentName, type KillsFile, type SnapshotFlag, type SnapshotSegment, setOwn } from '@flagops/core';
+import {
+  CompiledEnvironment,
+  type EnvironmentName,
+  type FlagChanges,
+  type KillsFile,
+  type SnapshotFlag,
+  type SnapshotSegment,
+} from '@flagops/core';
 import { applyKills, type KillOverlay } from '../../features/kill/apply-kills.js';
+import { snapshotText } from './snapshot-text.js';
 
 /**
  * What one (project, environment) serves, immutable: a change builds a new view and swaps it in, so a
  * request in flight finishes on the view it started with. A kill builds a new view that shares the compiled
- * flags and carries a new kill overlay (applyKills): no recompilation on the fast path.
+ * flags and carries a new kill overlay (applyKills): no recompilation on the fast path. A change of flags
+ * (withFlags) compiles and serializes only the entries that are not the same objects as in the view before.
  */
 export class EnvironmentView {
   readonly kills: KillsFile;
@@ -25,7 +34,11 @@ export class EnvironmentView {
     readonly projectId: string,
     readonly projectSlug: string,
     readonly environment: EnvironmentName,
-    /** Snapshot entries with `killed` false; the overlay decides kills. */
+    /**
+     * Snapshot entries with `killed` false; the overlay decides kills. Entries are immutable, and one that did
+     * not change is the same object as in the view before (OrganisationServing keeps it), so comparing two
+     * views' entries by reference finds what changed (entries of different objects may still be equal).
+     */
     readonly flags: Readonly<Record<string, SnapshotFlag>>,
     readonly compiled: CompiledEnvironment,
     overlay: KillOverlay,
@@ -57,6 +70,29 @@ export class EnvironmentView {
     return new EnvironmentView(org, projectId, projectSlug, environment, flags, compiled, overlay, segments);
   }
 
+  /**
+   * The same (project, environment) with other flags or segments: an entry that is the same object as in this
+   * view keeps its compiled flag and its JSON, and the same segments object keeps the compiled segments; a
+   * change of segments compiles every flag again. `changes`, when the caller knows them, spares comparing
+   * every entry: the keys of `flags` in order, and those whose entries are not this view's.
+   */
+  withFlags(
+    flags: Readonly<Record<string, SnapshotFlag>>,
+    segments: Readonly<Record<string, SnapshotSegment>>,
+    kills: KillsFile,
+    version: number,
+    commit: string | null,
+    changes?: FlagChanges,
+  ): EnvironmentView {
+    const { org, projectId, projectSlug, environment } = this;
+    let compiled: CompiledEnvironment;
+    if (segments !== this.segments) compiled = new CompiledEnvironment(flags, segments);
+    else if (changes) compiled = this.compiled.withChanges(flags, changes);
+    else compiled = this.compiled.withFlags(flags, this.flags);
+    const overlay = applyKills(flags, kills, version, commit);
+    return new EnvironmentView(org, projectId, projectSlug, environment, flags, compiled, overlay, segments);
+  }
+
   /** The same flags under another kills file (the fast path): only the overlay is made anew, by applyKills. */
   withKills(kills: KillsFile, version: number, commit: string | null): EnvironmentView {
     const { org, projectId, projectSlug, environment, flags, compiled, segments } = this;
@@ -64,16 +100,12 @@ export class EnvironmentView {
     return new EnvironmentView(org, projectId, projectSlug, environment, flags, compiled, overlay, segments, this.version);
   }
 
-  /** The snapshot body `{ version, environment, flags, segments }` (docs/sdk.md), serialized once per view. */
+  /**
+   * The snapshot body `{ version, environment, flags, segments }` (docs/sdk.md), made once per view from each
+   * entry's cached JSON (snapshot-text.ts): unchanged entries are not serialized again.
+   */
   snapshotJson(): string {
-    if (this.snapshotText === undefined) {
-      const flags: Record<string, SnapshotFlag> = {};
-      for (const key of Object.keys(this.flags)) {
-        const entry = this.flags[key];
-        setOwn(flags, key, this.killed.has(key) ? { ...entry, killed: true } : entry);
-      }
-      this.snapshotText = JSON.stringify({ version: this.version, environment: this.environment, flags, segments: this.segments });
-    }
+    this.snapshotText ??= snapshotText(this.version, this.environment, this.compiled.keys, this.flags, this.killed, this.segments);
     return this.snapshotText;
   }
 }

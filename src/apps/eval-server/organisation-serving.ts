@@ -1,10 +1,28 @@
-import { ENVIRONMENTS, type EnvironmentName, type KillsFile, type RepositoryState } from '@flagops/core';
+import {
+  ENVIRONMENTS,
+  type EnvironmentName,
+  type KillsFile,
+  type ProjectState,
+  type RepositoryState,
+  type SegmentFile,
+  type SnapshotSegment,
+} from '@flagops/core';
 import type { Logger } from '../../foundations/log/logger.js';
 import { layout } from '../../foundations/repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../../foundations/validation/issue.js';
 import { EnvironmentView } from './environment-view.js';
 import type { ServingRepository } from './serving-repository.js';
-import { allVersionKeys, snapshotFlags, snapshotSegments, snapshotVersions, type VersionKey, versionKey } from './snapshot-versions.js';
+import {
+  allVersionKeys,
+  nextSnapshotFlags,
+  type ProjectFlagChanges,
+  projectFlagChanges,
+  snapshotFlags,
+  snapshotSegments,
+  snapshotVersions,
+  type VersionKey,
+  versionKey,
+} from './snapshot-versions.js';
 
 type ProjectViews = Record<EnvironmentName, EnvironmentView>;
 
@@ -18,7 +36,6 @@ type ProjectViews = Record<EnvironmentName, EnvironmentView>;
  */
 export class OrganisationServing {
   private byProjectId = new Map<string, ProjectViews>();
-  private flagsJson = new Map<VersionKey, string>();
   private versions = new Map<VersionKey, number>();
   /** The commit the views represent, and its height (what a replica compares control planes by). */
   private servedHead: string | null = null;
@@ -114,7 +131,12 @@ export class OrganisationServing {
     const known = this.servedHead === null ? undefined : { commit: this.servedHead, versions: this.versions };
     const versions = await snapshotVersions(this.repo, commit, keys, known);
     const height = await this.repo.height(commit);
-    if (known && this.servedHead !== known.commit) return this.reload(commit); // the fast path moved on meanwhile
+    if (known && this.servedHead !== known.commit) {
+      // The fast path moved on meanwhile: to this very commit (a kill, served already), or past it.
+      if (this.servedHead !== commit) return this.reload(commit);
+      this.state = state;
+      return;
+    }
     this.logNewIssues(commit, issues);
     this.swap(commit, state, versions);
     this.servedHeight = height;
@@ -137,41 +159,74 @@ export class OrganisationServing {
     }
   }
 
-  /** Builds the changed views and swaps them in; synchronous, so no request sees half of it. */
+  /**
+   * Builds the changed views and swaps them in; synchronous, so no request sees half of it. A view is made
+   * from the one it replaces (nextSnapshotFlags, EnvironmentView.withFlags): what a change costs grows with
+   * the flags it changed, not with the environment.
+   */
   private swap(commit: string | null, state: RepositoryState, versions: Map<VersionKey, number>): void {
     const byProjectId = new Map<string, ProjectViews>();
-    const flagsJson = new Map<VersionKey, string>();
     const changed: EnvironmentView[] = [];
     for (const [slug, project] of state.projects) {
       const previous = this.byProjectId.get(project.project.id);
+      // The state the previous views were made from, when they are this project's under the same slug.
+      const before = this.state?.projects.get(slug);
+      const same = previous !== undefined && before !== undefined && before.project.id === project.project.id;
       const views = {} as ProjectViews;
-      const segments = snapshotSegments(project);
-      const segmentsJson = JSON.stringify(segments);
+      const segments = same ? nextSegments(project, before, previous.dev.segments) : snapshotSegments(project);
+      let flagChanges: ProjectFlagChanges | undefined;
       for (const env of ENVIRONMENTS) {
-        const key = versionKey(slug, env);
-        const version = versions.get(key) ?? 0;
-        const flags = snapshotFlags(project, env);
-        // What the compiled view depends on: a segment change recompiles, a kill alone does not.
-        const json = JSON.stringify(flags) + segmentsJson;
+        const version = versions.get(versionKey(slug, env)) ?? 0;
+        const kills = project.kills[env];
         const old = previous?.[env];
         let view: EnvironmentView;
-        if (old && old.projectSlug === slug && this.flagsJson.get(key) === json) {
-          const killsChanged = JSON.stringify(old.kills) !== JSON.stringify(project.kills[env]);
-          view = killsChanged || old.version !== version ? old.withKills(project.kills[env], version, commit) : old;
+        if (!same || old === undefined || old.projectSlug !== slug) {
+          view = EnvironmentView.build(
+            this.org,
+            project.project.id,
+            slug,
+            env,
+            snapshotFlags(project, env),
+            kills,
+            version,
+            commit,
+            segments,
+          );
         } else {
-          view = EnvironmentView.build(this.org, project.project.id, slug, env, flags, project.kills[env], version, commit, segments);
+          flagChanges ??= projectFlagChanges(project, before);
+          const next = nextSnapshotFlags(project, env, before, { flags: old.flags, keys: old.compiled.keys }, flagChanges);
+          if (next.flags !== old.flags || segments !== old.segments) {
+            const changes = next.changed && { keys: next.keys, changed: next.changed };
+            view = old.withFlags(next.flags, segments, kills, version, commit, changes);
+          } else if (old.version !== version || JSON.stringify(old.kills) !== JSON.stringify(kills))
+            view = old.withKills(kills, version, commit);
+          else view = old;
         }
         if (view !== old) changed.push(view);
         views[env] = view;
-        flagsJson.set(key, json);
       }
       byProjectId.set(project.project.id, views);
     }
     this.byProjectId = byProjectId;
-    this.flagsJson = flagsJson;
     this.versions = versions;
     this.state = state;
     this.servedHead = commit;
     if (changed.length > 0) this.onSwap(changed);
   }
 }
+
+/**
+ * The project's segments as snapshots carry them, the previous object when they did not change (the compiled
+ * segments, and so the compiled flags, are then kept).
+ */
+function nextSegments(
+  project: ProjectState,
+  before: ProjectState,
+  previous: Readonly<Record<string, SnapshotSegment>>,
+): Readonly<Record<string, SnapshotSegment>> {
+  if ((project.segments ?? EMPTY) === (before.segments ?? EMPTY)) return previous;
+  const segments = snapshotSegments(project);
+  return JSON.stringify(segments) === JSON.stringify(previous) ? previous : segments;
+}
+
+const EMPTY: ReadonlyMap<string, SegmentFile> = new Map();

@@ -9,6 +9,7 @@ import {
   setOwn,
 } from '@flagops/core';
 import type { ServingRepository } from './serving-repository.js';
+import { entryJson } from './snapshot-text.js';
 
 /** The snapshot entry of one flag in one environment, kill state aside (the kill overlay adds it). */
 export function snapshotFlag(flag: FlagState, env: EnvironmentName, killed: boolean): SnapshotFlag {
@@ -42,6 +43,93 @@ export function snapshotFlags(project: ProjectState, env: EnvironmentName): Reco
   const out: Record<string, SnapshotFlag> = {};
   for (const [key, flag] of project.flags) setOwn(out, key, snapshotFlag(flag, env, false));
   return out;
+}
+
+/** An environment's snapshot entries with their keys in snapshot order (a big object's Object.keys is not free). */
+export interface SnapshotEntries {
+  readonly flags: Readonly<Record<string, SnapshotFlag>>;
+  readonly keys: readonly string[];
+}
+
+/** What changed between two states of a project's flags, whatever the environment. */
+export interface ProjectFlagChanges {
+  /** The keys whose flag state is not the same object as before, new ones included. */
+  readonly touched: readonly string[];
+  /** The same keys as before, in the same order. */
+  readonly sameKeys: boolean;
+}
+
+/**
+ * The flags whose state changed since `before`: the store keeps the state object of every flag whose files did
+ * not change, so this compares references, and nothing is read of the flags that did not change.
+ */
+export function projectFlagChanges(project: ProjectState, before: ProjectState): ProjectFlagChanges {
+  if (project.flags === before.flags) return { touched: [], sameKeys: true };
+  const touched: string[] = [];
+  let sameKeys = project.flags.size === before.flags.size;
+  const previousKeys = before.flags.keys();
+  for (const [key, flag] of project.flags) {
+    if (sameKeys && previousKeys.next().value !== key) sameKeys = false;
+    if (before.flags.get(key) !== flag) touched.push(key);
+  }
+  return { touched, sameKeys };
+}
+
+/**
+ * The entries of one environment of `project`, given `before` (the project state `previous` was made from)
+ * and what changed since (projectFlagChanges): a flag whose state, or whose config in `env` and metadata, are
+ * the objects they were keeps its entry object; another one is made anew and kept only when its JSON differs.
+ * So an unchanged flag's entry is the same object from view to view, `changed` names exactly the entries that
+ * are not, and `previous` itself comes back when nothing of the environment changed.
+ */
+export function nextSnapshotFlags(
+  project: ProjectState,
+  env: EnvironmentName,
+  before: ProjectState,
+  previous: SnapshotEntries,
+  changes: ProjectFlagChanges,
+): SnapshotEntries & { readonly changed?: ReadonlySet<string> } {
+  const entryOf = (key: string, flag: FlagState): SnapshotFlag => {
+    const old = before.flags.get(key);
+    const kept = Object.hasOwn(previous.flags, key) ? previous.flags[key] : undefined;
+    if (kept !== undefined && old !== undefined && (old === flag || sameEntrySource(old, flag, env))) return kept;
+    const entry = snapshotFlag(flag, env, false);
+    return kept !== undefined && entryJson(kept) === entryJson(entry) ? kept : entry;
+  };
+  const changed = new Set<string>();
+  const flags: Record<string, SnapshotFlag> = {};
+  if (changes.sameKeys && previous.keys.length === project.flags.size) {
+    const replaced = new Map<string, SnapshotFlag>();
+    for (const key of changes.touched) {
+      const entry = entryOf(key, project.flags.get(key)!);
+      if (entry !== previous.flags[key]) replaced.set(key, entry);
+    }
+    if (replaced.size === 0) return previous;
+    for (const key of previous.keys) setOwn(flags, key, replaced.get(key) ?? previous.flags[key]);
+    for (const key of replaced.keys()) changed.add(key);
+    return { flags, keys: previous.keys, changed };
+  }
+  let keys: string[] = [];
+  let indexKeys = false;
+  for (const [key, flag] of project.flags) {
+    const entry = entryOf(key, flag);
+    if (!Object.hasOwn(previous.flags, key) || entry !== previous.flags[key]) changed.add(key);
+    setOwn(flags, key, entry);
+    keys.push(key);
+    indexKeys ||= ARRAY_INDEX.test(key);
+  }
+  // Keys like "123" come first in an object, in numeric order: the order JSON.stringify writes them in.
+  if (indexKeys) keys = Object.keys(flags);
+  return { flags, keys, changed };
+}
+
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]{0,9})$/;
+
+/** Whether two states of a flag make the same entry in `env` without comparing values: the same objects. */
+function sameEntrySource(a: FlagState, b: FlagState, env: EnvironmentName): boolean {
+  return (
+    a.environments[env] === b.environments[env] && a.meta.archivedAt === b.meta.archivedAt && a.meta.defaultValue === b.meta.defaultValue
+  );
 }
 
 /**

@@ -29,8 +29,11 @@ export class DueIndex {
     for (const [slug, project] of served.state.projects) {
       const held = heldBackBy(served, slug).length > 0 || hasHeldFlags(served, slug);
       const known = this.projects.get(slug);
-      // The same ProjectState, with nothing of it held back then or now: nothing in it changed.
-      if (known && known.state === project && !known.held && !held) continue;
+      // The same ProjectState (or the same flags: a kill), with nothing of it held back then or now: no schedule changed.
+      if (known && (known.state === project || known.state.flags === project.flags) && !known.held && !held) {
+        known.state = project;
+        continue;
+      }
       this.updateProject(served, slug, project, held);
     }
   }
@@ -55,7 +58,8 @@ export class DueIndex {
     const known = this.projects.get(slug);
     const flags = new Map<string, FlagState>();
     for (const [key, flag] of project.flags) {
-      if (heldBackBy(served, slug, key).length > 0) {
+      // Nothing of a project that is not held holds back a flag: no need to ask for each of 10,000 flags.
+      if (held && heldBackBy(served, slug, key).length > 0) {
         this.dropFlag(slug, key);
         continue;
       }

@@ -33,10 +33,12 @@ export function mergeServed(entries: readonly ServedEntry[]): Map<string, Projec
   const projectIds = new Set<string>();
   const flagIds = new Set<string>();
   const carried = (entry: ServedEntry, key: string) => entry.held || entry.served.carried.has(key);
+  // The ids of flags served as committed matter only to flags served from history: with none, skip 10,000 flags.
+  const anyCarried = entries.some((entry) => entry.held || entry.served.carried.size > 0);
   for (const entry of entries) {
     if (entry.held) continue;
     projectIds.add(entry.served.project.id);
-    for (const [key, flag] of entry.served.flags) if (!carried(entry, key)) flagIds.add(flag.meta.id);
+    if (anyCarried) for (const [key, flag] of entry.served.flags) if (!carried(entry, key)) flagIds.add(flag.meta.id);
   }
   const projects = new Map<string, ProjectState>();
   for (const entry of entries) {

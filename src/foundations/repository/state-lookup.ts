@@ -8,9 +8,17 @@ export interface FlagRef {
 }
 
 interface Index {
-  projects: Map<string, ProjectState>;
   flags: Map<string, FlagRef>;
 }
+
+/**
+ * Where each flag id was found when a state was last indexed (project slug and key): a flag keeps its id, so
+ * a write to one flag on a new commit finds it without indexing every flag of that commit's state. A hint is
+ * checked against the state (ids are unique in it), so a stale one only costs the index. Bounded: cleared
+ * when it grows past MAX_HINTS.
+ */
+const hints = new Map<string, { slug: string; key: string }>();
+const MAX_HINTS = 200_000;
 
 // States are immutable and shared per commit, so one index per state serves every request on that commit.
 const indexes = new WeakMap<RepositoryState, Index>();
@@ -18,25 +26,37 @@ const indexes = new WeakMap<RepositoryState, Index>();
 function indexOf(state: RepositoryState): Index {
   let index = indexes.get(state);
   if (!index) {
-    index = { projects: new Map(), flags: new Map() };
+    index = { flags: new Map() };
     for (const project of state.projects.values()) {
-      index.projects.set(project.project.id, project);
       for (const flag of project.flags.values()) index.flags.set(flag.meta.id, { project, flag });
     }
     indexes.set(state, index);
+    if (hints.size + index.flags.size > MAX_HINTS) hints.clear();
+    for (const [id, ref] of index.flags) {
+      const slug = ref.project.project.slug;
+      const key = ref.flag.meta.key;
+      const hint = hints.get(id);
+      if (hint?.slug !== slug || hint.key !== key) hints.set(id, { slug, key });
+    }
   }
   return index;
 }
 
 /** The project with this id in the caller's organisation's state, or 404. */
 export function projectById(state: RepositoryState, id: string): ProjectState {
-  const project = indexOf(state).projects.get(id);
-  if (!project) throw new NotFoundError(`project ${JSON.stringify(id)}`);
-  return project;
+  // Projects are few: looking through them spares indexing every flag of a new commit's state.
+  for (const project of state.projects.values()) if (project.project.id === id) return project;
+  throw new NotFoundError(`project ${JSON.stringify(id)}`);
 }
 
 /** The flag with this id, or 404. Ids are unique across an organisation, so no project is needed. */
 export function flagById(state: RepositoryState, id: string): FlagRef {
+  const hint = hints.get(id);
+  if (hint !== undefined) {
+    const project = state.projects.get(hint.slug);
+    const flag = project?.flags.get(hint.key);
+    if (project !== undefined && flag?.meta.id === id) return { project, flag };
+  }
   const ref = indexOf(state).flags.get(id);
   if (!ref) throw new NotFoundError(`flag ${JSON.stringify(id)}`, keyInsteadOfIdHint(state, id));
   return ref;
