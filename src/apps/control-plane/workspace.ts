@@ -44,17 +44,31 @@ export async function openWorkspace(deps: ControlPlaneDeps, principal: Principal
   };
 }
 
-// Served states are immutable and shared per commit: one filtered copy per state and scope serves every request.
-const filtered = new WeakMap<ServedState, WeakMap<Scope, ServedState>>();
+// Served states are immutable and shared per commit: one filtered copy per state and set of projects serves every
+// request of every credential limited to that set, so what is cached per served state (flag views, lookups) is
+// shared by all of them rather than made again per key.
+const filtered = new WeakMap<ServedState, Map<string, ServedState>>();
+const scopeKeys = new WeakMap<Scope, string>();
+
+/** The projects a scope covers, as one string: equal for equal sets, however the scopes were made. */
+function projectsKey(scope: Scope): string {
+  let key = scopeKeys.get(scope);
+  if (key === undefined) {
+    key = JSON.stringify([[...(scope.projectIds ?? [])].sort(), [...(scope.projectSlugs ?? [])].sort()]);
+    scopeKeys.set(scope, key);
+  }
+  return key;
+}
 
 /** The served state with only the projects `scope` covers (their issues, held files and kills too). */
 function withinScope(served: ServedState, scope: Scope): ServedState {
   let byScope = filtered.get(served);
   if (!byScope) {
-    byScope = new WeakMap();
+    byScope = new Map();
     filtered.set(served, byScope);
   }
-  let view = byScope.get(scope);
+  const key = projectsKey(scope);
+  let view = byScope.get(key);
   if (!view) {
     const projects = new Map<string, ProjectState>();
     for (const [slug, project] of served.state.projects) if (projectInScope(scope, project.project)) projects.set(slug, project);
@@ -72,7 +86,7 @@ function withinScope(served: ServedState, scope: Scope): ServedState {
       heldFlags: keep(served.heldFlags, (key) => key.split('/')[0]),
       killFiles: keep(served.killFiles, (slug) => slug),
     };
-    byScope.set(scope, view);
+    byScope.set(key, view);
   }
   return view;
 }

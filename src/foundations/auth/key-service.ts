@@ -106,7 +106,7 @@ export class KeyService {
    */
   authenticate(rawKey: string): Principal | null {
     const live = this.live(rawKey);
-    return live !== null && live.endsAt > this.now().getTime() ? live.principal : null;
+    return live !== null && this.inForce(live) ? live.principal : null;
   }
 
   /** A known, unrevoked key (ended or not), or null. */
@@ -138,8 +138,13 @@ export class KeyService {
       known ??
       this.guard.checkKey(req, channel, kindOfKey(rawKey) !== null ? { keyPrefix: keyPrefix(rawKey) } : {}, () => this.live(rawKey));
     if (live === null) return null;
-    if (live.endsAt > this.now().getTime()) return live.principal;
+    if (this.inForce(live)) return live.principal;
     throw this.ended(live, channel);
+  }
+
+  /** Whether a key has not reached its end; a key without one (most) is not even compared with the clock. */
+  private inForce(live: Live): boolean {
+    return live.endsAt === Number.POSITIVE_INFINITY || live.endsAt > this.now().getTime();
   }
 
   /** The 401 of a key past its end, logged (with its prefix) at most once a minute per key. */
@@ -234,8 +239,8 @@ export class KeyService {
         while (current.keys.some((k) => k.prefix === keyPrefix(key))) key = generateKey(old.kind, this.random);
         const { id: _id, prefix: _prefix, hash: _hash, createdAt: _created, rotatedFrom: _from, ...kept } = old;
         const replacement: KeyRecord = {
-          ...kept,
           id: this.newId(),
+          ...kept,
           prefix: keyPrefix(key),
           hash: KeyHasher.encode(this.hasher.digest(key)),
           createdAt: now.toISOString(),

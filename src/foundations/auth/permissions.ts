@@ -314,19 +314,20 @@ function scopeRefusal(principal: Grantee, permission: Permission, context: Permi
   const { scope } = principal;
   if (scope === undefined) return null;
   const limited = limitedToProjects(scope) || scope.environments !== undefined;
-  const who = `${CREDENTIAL_NAME[holderOf(principal)]} limited to ${describeScope(scope)}`;
+  // Words only for a refusal: the granted path, every request of a limited key, builds no string.
+  const who = () => `${CREDENTIAL_NAME[holderOf(principal)]} limited to ${describeScope(scope)}`;
   if (limited && WHOLE_ORGANISATION.has(permission))
-    return `${who} may not ${LABEL[permission]}: that reaches the whole organisation; it needs a credential without limits`;
+    return `${who()} may not ${LABEL[permission]}: that reaches the whole organisation; it needs a credential without limits`;
   if (scope.environments === undefined) return null;
   if (IN_EVERY_ENVIRONMENT.has(permission))
-    return `${who} may not ${LABEL[permission]}: that acts in every environment; it needs a credential not limited to environments`;
+    return `${who()} may not ${LABEL[permission]}: that acts in every environment; it needs a credential not limited to environments`;
   if (!IN_ONE_ENVIRONMENT.has(permission)) return null;
   if (context.environment === undefined) {
     if (context.environmentLater) return null;
     throw new TypeError(`authorize(${permission}) needs the environment for a credential limited to environments`);
   }
   if (environmentInScope(scope, context.environment)) return null;
-  return `${who} may not ${LABEL[permission]} in ${context.environment}`;
+  return `${who()} may not ${LABEL[permission]} in ${context.environment}`;
 }
 
 function tableRefusal(kind: Holder, permission: Permission, context: PermissionContext): string | null {
