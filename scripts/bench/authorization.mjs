@@ -7,7 +7,7 @@
 //     scope; its figures should not move with the control plane's keys).
 // Goal (docs/performance.md): control-plane p99 with limited keys within 10 % of unlimited keys; evaluation unchanged.
 //
-//   npm run build && node scripts/bench/authorization.mjs [--keys 1000] [--projects 20] [--slices 8] [--requests 400] [--json]
+//   npm run build && node scripts/bench/authorization.mjs [--keys 1000] [--projects 20] [--slices 8] [--requests 400] [--concurrency 4] [--json]
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     projects: { type: 'string', default: '20' },
     slices: { type: 'string', default: '8' },
     requests: { type: 'string', default: '400' },
+    concurrency: { type: 'string', default: '4' },
     json: { type: 'boolean', default: false },
   },
 });
@@ -27,7 +28,7 @@ const KEYS = Number(values.keys);
 const PROJECTS = Number(values.projects);
 const SLICES = Number(values.slices);
 const REQUESTS = Number(values.requests);
-const CONCURRENCY = 4;
+const CONCURRENCY = Number(values.concurrency);
 
 const dist = resolve(process.env.FLAGOPS_DIST ?? new URL('../../dist', import.meta.url).pathname);
 const { startService } = await import(pathToFileURL(join(dist, 'service.js')).href);
@@ -146,7 +147,7 @@ figures.controlPlaneP99Ratio = round(cp.limited.p99Ms / cp.unlimited.p99Ms);
 figures.controlPlaneP50Ratio = round(cp.limited.p50Ms / cp.unlimited.p50Ms);
 if (values.json) console.log(JSON.stringify(figures, null, 2));
 else {
-  console.log(`${KEYS} keys per pool, ${PROJECTS} projects × 10 flags, ${SLICES} slices × ${REQUESTS} requests each side`);
+  console.log(`${KEYS} keys per pool, ${PROJECTS} projects × 10 flags, ${SLICES} slices × ${REQUESTS} requests each side, ${CONCURRENCY} at a time`);
   console.log(`control plane  unlimited keys: p50 ${cp.unlimited.p50Ms} ms, p99 ${cp.unlimited.p99Ms} ms`);
   console.log(
     `control plane  limited keys:   p50 ${cp.limited.p50Ms} ms, p99 ${cp.limited.p99Ms} ms  (p50 ×${figures.controlPlaneP50Ratio}, p99 ×${figures.controlPlaneP99Ratio})`,
