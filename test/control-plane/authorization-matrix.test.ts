@@ -268,6 +268,18 @@ describe('the authorization matrix of limited keys and roles', () => {
     for (const key of keys) expect(key.projects ?? [key.projectId], key.name).toEqual([shop.id]);
   });
 
+  it('the key names the dashboard shows beside audit entries leave out keys of other projects only', async () => {
+    const webKey = (await admin.post('/api/v1/keys', { kind: 'agent', name: 'web only', projects: [web.id] })).body;
+    const shopKey = (await admin.post('/api/v1/keys', { kind: 'agent', name: 'shop only', projects: [shop.id] })).body;
+    const names = async (column: Column) =>
+      ((await clients[column].get('/dashboard/api/key-names')).body.keys as Json[]).map((k) => k.prefix as string);
+    const limited = await names('editor@shop');
+    expect(limited).toContain(shopKey.prefix);
+    expect(limited).toContain(svc.admin.slice(0, 16));
+    expect(limited).not.toContain(webKey.prefix);
+    expect(await names('editor')).toContain(webKey.prefix);
+  });
+
   it('a proposal of a project outside the limit is not found, and not listed', async () => {
     await admin.patch(`/api/v1/projects/${web.id}`, { requireApproval: { prod: ['agent'] } });
     const proposed = await httpClient(svc.controlUrl, svc.agent).put(`/api/v1/flags/${webFlag.id}/environments/prod/config`, {

@@ -196,4 +196,27 @@ describe('scoped, expiring and rotated keys', () => {
       expect((await httpClient(svc.controlUrl, old.key).get('/api/v1/projects')).status).toBe(401);
     });
   });
+
+  describe('limits and proposals', () => {
+    it('a change outside an environment limit is refused, even where the project would make it a proposal', async () => {
+      // The restart above moved the service to new ports.
+      const admin = httpClient(svc.controlUrl, svc.admin);
+      const other = await createProject(admin, 'reviewed');
+      const reviewed = await createFlag(admin, other.id, { key: 'pricing' });
+      await admin.patch(`/api/v1/projects/${other.id}`, { requireApproval: { prod: ['agent'] } });
+      const devAgent = httpClient(svc.controlUrl, (await admin.post('/api/v1/keys', { kind: 'agent', environments: ['dev'] })).body.key);
+      const refused = await devAgent.put(`/api/v1/flags/${reviewed.id}/environments/prod/config`, { rolloutPct: 5 });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toContain('limited to environment dev');
+      // dev differs from prod, so the promotion would change something (a proposal, were it not refused).
+      await devAgent.put(`/api/v1/flags/${reviewed.id}/environments/dev/config`, { enabled: true, rolloutPct: 50 });
+      const promoted = await devAgent.post(`/api/v1/flags/${reviewed.id}/environments/prod/promote`, { fromEnv: 'dev' });
+      expect(promoted.status).toBe(403);
+      expect(promoted.body.error.message).toContain('limited to environment dev');
+      expect((await httpClient(svc.controlUrl, svc.agent).post(`/api/v1/flags/${reviewed.id}/environments/prod/promote`, { fromEnv: 'dev' })).status).toBe(202);
+      // The same config change by an agent key without limits waits for approval.
+      const agent = httpClient(svc.controlUrl, svc.agent);
+      expect((await agent.put(`/api/v1/flags/${reviewed.id}/environments/prod/config`, { rolloutPct: 5 })).status).toBe(202);
+    });
+  });
 });

@@ -1,7 +1,7 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { authorize, type Permission } from '../../foundations/auth/permissions.js';
+import { authorize, authorizeLimits, type Permission } from '../../foundations/auth/permissions.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import {
   FlagopsError,
@@ -178,6 +178,12 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
         );
       } catch (err) {
         if (!(entry.proposable && err instanceof ForbiddenError)) throw err;
+        // A change outside the credential's limits is refused even where it could wait for approval.
+        authorizeLimits(
+          principal,
+          entry.permission,
+          environment === undefined ? { environmentLater: entry.environmentFromResource } : { environment },
+        );
         refusal = err;
       }
       const raw = entry.body === 'none' ? undefined : await readJsonBody(ctx.req);

@@ -305,6 +305,15 @@ export function authorize(principal: Grantee, permission: Permission, context: P
   if (reason !== null) throw new ForbiddenError(reason);
 }
 
+/**
+ * Throws ForbiddenError when the principal's limits (projects, environments) refuse `permission`, whatever the
+ * table says: for a route whose refusal by the table may become a proposal, which never waives a limit.
+ */
+export function authorizeLimits(principal: Grantee, permission: Permission, context: PermissionContext = {}): void {
+  const reason = scopeRefusal(principal, permission, context);
+  if (reason !== null) throw new ForbiddenError(reason);
+}
+
 function refusal(principal: Grantee, permission: Permission, context: PermissionContext): string | null {
   return tableRefusal(holderOf(principal), permission, context) ?? scopeRefusal(principal, permission, context);
 }
