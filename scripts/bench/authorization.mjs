@@ -147,7 +147,9 @@ figures.controlPlaneP99Ratio = round(cp.limited.p99Ms / cp.unlimited.p99Ms);
 figures.controlPlaneP50Ratio = round(cp.limited.p50Ms / cp.unlimited.p50Ms);
 if (values.json) console.log(JSON.stringify(figures, null, 2));
 else {
-  console.log(`${KEYS} keys per pool, ${PROJECTS} projects × 10 flags, ${SLICES} slices × ${REQUESTS} requests each side, ${CONCURRENCY} at a time`);
+  console.log(
+    `${KEYS} keys per pool, ${PROJECTS} projects × 10 flags, ${SLICES} slices × ${REQUESTS} requests each side, ${CONCURRENCY} at a time`,
+  );
   console.log(`control plane  unlimited keys: p50 ${cp.unlimited.p50Ms} ms, p99 ${cp.unlimited.p99Ms} ms`);
   console.log(
     `control plane  limited keys:   p50 ${cp.limited.p50Ms} ms, p99 ${cp.limited.p99Ms} ms  (p50 ×${figures.controlPlaneP50Ratio}, p99 ×${figures.controlPlaneP99Ratio})`,

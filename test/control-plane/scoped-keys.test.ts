@@ -213,7 +213,10 @@ describe('scoped, expiring and rotated keys', () => {
       const promoted = await devAgent.post(`/api/v1/flags/${reviewed.id}/environments/prod/promote`, { fromEnv: 'dev' });
       expect(promoted.status).toBe(403);
       expect(promoted.body.error.message).toContain('limited to environment dev');
-      expect((await httpClient(svc.controlUrl, svc.agent).post(`/api/v1/flags/${reviewed.id}/environments/prod/promote`, { fromEnv: 'dev' })).status).toBe(202);
+      expect(
+        (await httpClient(svc.controlUrl, svc.agent).post(`/api/v1/flags/${reviewed.id}/environments/prod/promote`, { fromEnv: 'dev' }))
+          .status,
+      ).toBe(202);
       // The same config change by an agent key without limits waits for approval.
       const agent = httpClient(svc.controlUrl, svc.agent);
       expect((await agent.put(`/api/v1/flags/${reviewed.id}/environments/prod/config`, { rolloutPct: 5 })).status).toBe(202);
