@@ -107,7 +107,7 @@ async function startOnLockedDirectory(
   // The throttle's waits run on the service's clock, as the scheduler's steps do, so tests hold time still.
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0, now: () => clock.now().getTime() });
   const state = await openControlState({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, logger });
-  const keys = await KeyService.open({ state, guard });
+  const keys = await KeyService.open({ state, guard, logger, now: () => clock.now() });
   const triggers = await TriggerService.open({ state, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);

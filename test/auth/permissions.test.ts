@@ -1,41 +1,49 @@
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { authorize, can, PERMISSIONS, type Permission } from '../../src/foundations/auth/permissions.js';
-import type { PrincipalKind } from '../../src/foundations/auth/principal.js';
+import { authorize, can, type Grantee, PERMISSIONS, type Permission } from '../../src/foundations/auth/permissions.js';
 import { ForbiddenError } from '../../src/foundations/errors/kinds.js';
 
-const KINDS: PrincipalKind[] = ['admin', 'session', 'agent', 'sdk'];
+type Row = Grantee & { label: string };
+const HOLDER_ROWS: Row[] = [
+  { label: 'admin key', kind: 'admin' },
+  { label: 'session (admin role)', kind: 'session' },
+  { label: 'agent key', kind: 'agent' },
+  { label: 'sdk key', kind: 'sdk' },
+  { label: 'editor session', kind: 'session', role: 'editor' },
+  { label: 'viewer session', kind: 'session', role: 'viewer' },
+];
 
-// Contract §5, restated independently of src/foundations/auth/permissions.ts so that a wrong table fails here.
-//                                        admin  session agent  sdk
-const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolean, boolean, boolean]]> = [
-  ['read', undefined, [true, true, true, false]],
-  ['project.create', undefined, [true, true, false, false]],
-  ['project.update', undefined, [true, true, false, false]],
-  ['project.delete', undefined, [true, true, false, false]],
-  ['flag.create', undefined, [true, true, true, false]],
-  ['flag.update', undefined, [true, true, true, false]],
-  ['flag.archive', undefined, [true, true, false, false]],
-  ['flag.delete', undefined, [true, true, false, false]],
-  ['config.update', undefined, [true, true, true, false]],
-  ['segment.update', undefined, [true, true, true, false]],
-  ['kill', undefined, [true, true, true, false]],
-  ['clear_kill', undefined, [true, true, true, false]],
-  ['promote', 'dev', [true, true, true, false]],
-  ['promote', 'staging', [true, true, true, false]],
-  ['promote', 'prod', [true, true, false, false]],
-  ['proposal.decide', undefined, [true, true, false, false]],
-  ['keys.manage', undefined, [true, false, false, false]],
-  ['triggers.manage', undefined, [true, true, false, false]],
-  ['webhooks.manage', undefined, [true, true, false, false]],
-  ['audit.read', undefined, [true, true, true, false]],
-  ['stats.read', undefined, [true, true, true, false]],
-  ['replication', undefined, [true, false, false, false]],
-  ['git', undefined, [true, false, true, false]],
+// Contract §5 and §14, restated independently of src/foundations/auth/permissions.ts so that a wrong table fails here.
+//                                        admin  session agent  sdk    editor viewer
+const EXPECTED: Array<[Permission, EnvironmentName | undefined, [boolean, boolean, boolean, boolean, boolean, boolean]]> = [
+  ['read', undefined, [true, true, true, false, true, true]],
+  ['project.create', undefined, [true, true, false, false, false, false]],
+  ['project.update', undefined, [true, true, false, false, false, false]],
+  ['project.delete', undefined, [true, true, false, false, false, false]],
+  ['flag.create', undefined, [true, true, true, false, true, false]],
+  ['flag.update', undefined, [true, true, true, false, true, false]],
+  ['flag.archive', undefined, [true, true, false, false, false, false]],
+  ['flag.delete', undefined, [true, true, false, false, false, false]],
+  ['config.update', undefined, [true, true, true, false, true, false]],
+  ['segment.update', undefined, [true, true, true, false, true, false]],
+  ['kill', undefined, [true, true, true, false, true, false]],
+  ['clear_kill', undefined, [true, true, true, false, true, false]],
+  ['promote', 'dev', [true, true, true, false, true, false]],
+  ['promote', 'staging', [true, true, true, false, true, false]],
+  ['promote', 'prod', [true, true, false, false, false, false]],
+  ['proposal.decide', undefined, [true, true, false, false, false, false]],
+  ['keys.manage', undefined, [true, false, false, false, false, false]],
+  ['users.manage', undefined, [true, false, false, false, false, false]],
+  ['triggers.manage', undefined, [true, true, false, false, false, false]],
+  ['webhooks.manage', undefined, [true, true, false, false, false, false]],
+  ['audit.read', undefined, [true, true, true, false, true, true]],
+  ['stats.read', undefined, [true, true, true, false, true, true]],
+  ['replication', undefined, [true, false, false, false, false, false]],
+  ['git', undefined, [true, false, true, false, false, false]],
 ];
 
 const cases = EXPECTED.flatMap(([permission, environment, allowed]) =>
-  KINDS.map((kind, i) => ({ kind, permission, environment, allowed: allowed[i] })),
+  HOLDER_ROWS.map((row, i) => ({ row, label: row.label, permission, environment, allowed: allowed[i] })),
 );
 
 describe('the permission table', () => {
@@ -43,11 +51,11 @@ describe('the permission table', () => {
     expect(new Set(EXPECTED.map(([p]) => p))).toEqual(new Set(PERMISSIONS));
   });
 
-  it.each(cases)('$kind → $permission $environment: allowed=$allowed', ({ kind, permission, environment, allowed }) => {
+  it.each(cases)('$label → $permission $environment: allowed=$allowed', ({ row, permission, environment, allowed }) => {
     const context = environment ? { environment } : {};
-    expect(can({ kind }, permission, context)).toBe(allowed);
-    if (allowed) expect(() => authorize({ kind }, permission, context)).not.toThrow();
-    else expect(() => authorize({ kind }, permission, context)).toThrow(ForbiddenError);
+    expect(can(row, permission, context)).toBe(allowed);
+    if (allowed) expect(() => authorize(row, permission, context)).not.toThrow();
+    else expect(() => authorize(row, permission, context)).toThrow(ForbiddenError);
   });
 });
 
@@ -78,5 +86,55 @@ describe('a refusal', () => {
 describe('a promote check without its destination', () => {
   it('fails closed instead of granting', () => {
     expect(() => authorize({ kind: 'agent' }, 'promote')).toThrow(TypeError);
+  });
+});
+
+describe('a credential with limits', () => {
+  const shopOnly: Grantee = { kind: 'admin', scope: { projectIds: new Set(['prj_shop']) } };
+  const devOnly: Grantee = { kind: 'agent', scope: { environments: new Set<EnvironmentName>(['dev']) } };
+
+  it('may not use what reaches the whole organisation', () => {
+    for (const permission of ['project.create', 'webhooks.manage', 'users.manage', 'replication'] as const) {
+      expect(can(shopOnly, permission)).toBe(false);
+      expect(can({ kind: 'admin' }, permission)).toBe(true);
+    }
+    expect(() => authorize(shopOnly, 'project.create')).toThrow(
+      'an admin key limited to project prj_shop may not create projects: that reaches the whole organisation; it needs a credential without limits',
+    );
+  });
+
+  it('keeps what the table grants within its projects (which are filtered elsewhere)', () => {
+    for (const permission of ['read', 'config.update', 'kill', 'keys.manage', 'git'] as const)
+      expect(can(shopOnly, permission, { environment: 'prod' })).toBe(true);
+  });
+
+  it('changes only its environments, and nothing that acts in every environment', () => {
+    expect(can(devOnly, 'config.update', { environment: 'dev' })).toBe(true);
+    expect(can(devOnly, 'kill', { environment: 'dev' })).toBe(true);
+    expect(can(devOnly, 'config.update', { environment: 'prod' })).toBe(false);
+    expect(can(devOnly, 'kill', { environment: 'staging' })).toBe(false);
+    expect(can(devOnly, 'promote', { environment: 'staging' })).toBe(false);
+    expect(can(devOnly, 'flag.create')).toBe(true);
+    expect(can(devOnly, 'read')).toBe(true);
+    for (const permission of ['flag.update', 'flag.archive', 'segment.update', 'project.update'] as const)
+      expect(can(devOnly, permission)).toBe(false);
+    expect(() => authorize(devOnly, 'kill', { environment: 'prod' })).toThrow(
+      'an agent key limited to environment dev may not kill flags in prod',
+    );
+  });
+
+  it('fails closed when the environment of an environment-limited write is unknown', () => {
+    expect(() => authorize(devOnly, 'config.update')).toThrow(TypeError);
+    expect(can(devOnly, 'config.update', { environmentLater: true })).toBe(true);
+  });
+
+  it('holds a role limited to projects to the same table as its role', () => {
+    const editorShop: Grantee = { kind: 'session', role: 'editor', scope: { projectSlugs: new Set(['shop']) } };
+    expect(can(editorShop, 'config.update', { environment: 'prod' })).toBe(true);
+    expect(can(editorShop, 'promote', { environment: 'prod' })).toBe(false);
+    expect(can(editorShop, 'project.create')).toBe(false);
+    expect(() => authorize({ kind: 'session', role: 'viewer' }, 'kill', { environment: 'dev' })).toThrow(
+      'a viewer session may not kill flags; it needs an admin key, an agent key, a session or an editor session',
+    );
   });
 });

@@ -40,6 +40,36 @@ describe('flagops user add', () => {
     expect(await users.verify('alice', 'alice-password-1')).toMatchObject({ org: 'acme', name: 'Alice Martin' });
   });
 
+  it('gives the user the role of --role (default admin), which their sessions get; a wrong role is refused before any password', async () => {
+    const dir = await dataDir();
+    await (await KeyService.open({ state: await stateIn(dir) })).createKey('acme', { kind: 'admin' });
+    const result = await userAdd(
+      ['add', '--data-dir', dir, '--username', 'sam', '--name', 'Sam', '--role', 'editor@shop,web'],
+      'sam-password-12',
+    );
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringContaining('with role editor@shop,web') });
+    const plain = await userAdd(['add', '--data-dir', dir, '--username', 'ann', '--name', 'Ann'], 'ann-password-12');
+    expect(plain.stdout).toContain('with role admin');
+    const users = await UserService.open({ state: await stateIn(dir) });
+    expect(await users.verify('sam', 'sam-password-12')).toMatchObject({ role: 'editor@shop,web' });
+    expect((await users.verify('ann', 'ann-password-12'))?.role).toBeUndefined();
+    let asked = false;
+    const command = createUserCommand(async () => {
+      asked = true;
+      return 'x-password-12';
+    });
+    const wrong = await command
+      .run(['add', '--data-dir', dir, '--username', 'x', '--name', 'X', '--role', 'owner'], {
+        stdout: () => undefined,
+        stderr: () => undefined,
+        cwd: '/',
+        env: {},
+      })
+      .catch((err: Error) => err.message);
+    expect(wrong).toContain('--role: "owner" names no role (viewer, editor, admin)');
+    expect(asked).toBe(false);
+  });
+
   it('reads the data dir from FLAGOPS_DATA_DIR and needs --org when there are several organisations', async () => {
     const dir = await dataDir();
     const keys = await KeyService.open({ state: await stateIn(dir) });

@@ -50,7 +50,11 @@ describe('the user store (state/users.json)', () => {
       [{ ...alice, name: 'Line\nbreak' }, 'name'],
       [{ ...alice, password: 'short' }, 'password'],
       [{ ...alice, password: 42 }, 'password'],
-      [{ ...alice, role: 'admin' }, 'role'],
+      // role is a field now (docs/credentials.md, "Roles"); an unknown one is still refused, as is a role that is none.
+      [{ ...alice, isAdmin: true }, 'isAdmin'],
+      [{ ...alice, role: 'owner' }, 'role'],
+      [{ ...alice, role: 'editor@Shop Web' }, 'role'],
+      [{ ...alice, role: 7 }, 'role'],
     ];
     for (const [input, field] of cases) {
       const err = await users.create('acme', input).catch((e: unknown) => e);

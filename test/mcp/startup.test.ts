@@ -88,7 +88,7 @@ describe('the start check against the control plane (exit 1)', () => {
   it('a project the organisation does not have, naming the ones it has', async () => {
     const out = await run({ FLAGOPS_PROJECT: 'warehouse' });
     expect(out.code).toBe(1);
-    expect(out.stderr).toMatch(/project "warehouse" \(FLAGOPS_PROJECT\) not found; this key's organisation has: shop/);
+    expect(out.stderr).toMatch(/project "warehouse" \(FLAGOPS_PROJECT\) not found; the projects this key sees are: shop/);
   });
 });
 

@@ -265,4 +265,25 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
       ).status,
     ).toBe(401);
   });
+
+  it('honours a rotated sdk key until its grace ends, then refuses it; the new key works at once', async () => {
+    const longGrace = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body;
+    const shortGrace = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body;
+    // Both verified by the replica (and cached) before they are rotated.
+    for (const key of [longGrace.key, shortGrace.key])
+      expect((await httpClient(replicas[1].url, key).get('/v1/snapshot')).status).toBe(200);
+    const replacedLong = (await admin.post(`/api/v1/keys/${longGrace.id}/rotate`, { graceSeconds: 3600 })).body;
+    const replacedShort = (await admin.post(`/api/v1/keys/${shortGrace.id}/rotate`, { graceSeconds: 1 })).body;
+    const old = httpClient(replicas[1].url, shortGrace.key);
+    const refused = await until(
+      () => old.get('/v1/snapshot'),
+      (r) => r.status === 401,
+      PROMPTLY_MS,
+    );
+    expect(refused.status).toBe(401);
+    // The replica has refreshed its key list since: the key in its grace is still served, both new keys too.
+    expect((await httpClient(replicas[1].url, longGrace.key).get('/v1/snapshot')).status).toBe(200);
+    for (const key of [replacedLong.key, replacedShort.key])
+      expect((await httpClient(replicas[1].url, key).get('/v1/snapshot')).status).toBe(200);
+  });
 });

@@ -294,6 +294,8 @@ export interface Actor {
   /** Non-secret key prefix, for key actions. */
   keyPrefix?: string;
   email?: string;
+  /** Sessions: the role the person acted with (`editor@shop`), as `Flagops-Actor-Role` records it. */
+  role?: string;
 }
 
 export const AUDIT_ACTIONS = [
@@ -329,7 +331,8 @@ export interface AuditEntry {
   fromEnvironment?: EnvironmentName;
   /** For segment_update and segment_delete. */
   segmentKey?: string;
-  actor: { type: Actor['type']; keyPrefix?: string; name?: string };
+  /** `role`: a session's role when it acted (commits made before roles have none: they were admins). */
+  actor: { type: Actor['type']; keyPrefix?: string; name?: string; role?: string };
   /** proposal_open, proposal_reject, and the commit that applied an approved proposal. */
   proposalId?: string;
   /** The commit that applied an approved proposal: who proposed it (the entry's actor approved it). */

@@ -1,5 +1,7 @@
 /** The shapes the page reads from the control plane: the server's own types, imported for their types only. */
 
+import type { EnvironmentName } from '@flagops/core';
+
 export type { AuditEntry, Condition, EnvironmentName, FlagKind, JsonValue, Rule } from '@flagops/core';
 export type { SegmentView } from '../../../src/apps/control-plane/segments.js';
 export type { EnvironmentConfigView, FlagView } from '../../../src/apps/control-plane/views.js';
@@ -17,6 +19,10 @@ export interface SessionInfo {
   csrfToken: string;
   expiresAt: string;
   idleTimeoutSeconds: number;
+  /** The person's role (`editor@shop`), and what it may do: the page offers only those controls. */
+  role?: string;
+  permissions?: string[];
+  promoteInto?: EnvironmentName[];
 }
 
 export interface StatsPoint {

@@ -1,6 +1,7 @@
 import { AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { type AuditPage, type AuditQuery, MAX_LIMIT } from '../../features/audit/audit-query.js';
 import { entryChanges } from '../../features/audit/entry-changes.js';
+import { limitedToProjects } from '../../foundations/auth/scope.js';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { flagById, projectById } from '../../foundations/repository/state-lookup.js';
 import { proposalAuditEntries } from './proposals.js';
@@ -72,8 +73,10 @@ export interface AuditRequest {
  */
 export async function readAudit(ws: Workspace, request: AuditRequest): Promise<AuditPage> {
   const query: AuditQuery = { limit: request.limit };
+  // A credential limited to projects reads their entries only: the scoped state names the projects it sees.
+  if (limitedToProjects(ws.principal.scope)) query.projectSlugs = new Set((await ws.readServed()).state.projects.keys());
   if (request.projectId !== undefined || request.flagId !== undefined) {
-    const { state } = await ws.repo.readServed();
+    const { state } = await ws.readServed();
     if (request.projectId !== undefined) query.projectSlug = projectById(state, request.projectId).project.slug;
     if (request.flagId !== undefined) {
       const { project, flag } = flagById(state, request.flagId);

@@ -26,7 +26,7 @@ const invalidFilesRoutes = [
     permission: 'read',
     body: 'none',
     handle: async ({ ws }) => {
-      const { commit, issues } = await ws.repo.readServed();
+      const { commit, issues } = await ws.readServed();
       return { body: { commit, invalidFiles: issues.map(invalidFile) } };
     },
   }),

@@ -77,7 +77,7 @@ async function proposeIfProtected(
   edit: (ref: FlagRef, now: Date) => FlagEdit | null,
   refusal?: ForbiddenError,
 ): Promise<{ proposal: Proposal | null } | null> {
-  const { state } = await ws.repo.readServed();
+  const { state } = await ws.readServed();
   const { project } = flagById(state, flagId);
   if (!requiresApproval(project.project, env, ws.actor.type)) {
     if (refusal) throw refusal;
@@ -130,7 +130,7 @@ export async function updateConfig(
     environment: env,
     actor: ws.actor,
   });
-  const served = await ws.repo.readServed();
+  const served = await ws.readServed();
   return servedFlagView(served, flagById(served.state, flagId));
 }
 
@@ -210,7 +210,7 @@ export interface KillView extends FlagView {
  */
 export async function killFlag(ws: Workspace, flagId: string, env: EnvironmentName, sentReason?: string): Promise<KillView> {
   const reason = sentReason?.trim() === '' ? undefined : sentReason;
-  const { state } = await ws.repo.readServed();
+  const { state } = await ws.readServed();
   const { project, flag } = flagById(state, flagId);
   const outcome = await ws.deps.killSwitch.kill({
     org: ws.org,
@@ -221,7 +221,7 @@ export async function killFlag(ws: Workspace, flagId: string, env: EnvironmentNa
     actor: ws.actor,
     reason,
   });
-  const served = await ws.repo.readServed(outcome.commit);
+  const served = await ws.readServed(outcome.commit);
   return { ...servedFlagView(served, flagById(served.state, flagId)), alreadyKilled: !outcome.changed };
 }
 

@@ -35,9 +35,9 @@ export async function writeFlag(
   action: AuditAction,
   edit: (ref: FlagRef, now: Date) => FlagEdit | null,
 ): Promise<FlagWriteResult> {
-  const outcome = await ws.repo.update(async (_committed, head) => flagChange(ws, await ws.repo.readServed(head), flagId, action, edit));
+  const outcome = await ws.repo.update(async (_committed, head) => flagChange(ws, await ws.readServed(head), flagId, action, edit));
   if (outcome.committed) await ws.served();
-  const served = await ws.repo.readServed(outcome.commit);
+  const served = await ws.readServed(outcome.commit);
   const ref = flagById(served.state, flagId);
   return { ref, view: servedFlagView(served, ref), committed: outcome.committed };
 }

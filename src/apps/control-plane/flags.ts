@@ -62,26 +62,26 @@ export const flagRoutes = [
 
 /** Every flag of a project as served, archived ones too, or the one with `key` (none: an empty list). */
 export async function listFlags(ws: Workspace, projectId: string, key?: string): Promise<FlagView[]> {
-  const served = await ws.repo.readServed();
+  const served = await ws.readServed();
   const project = projectById(served.state, projectId);
   const flags = key === undefined ? [...project.flags.values()] : [project.flags.get(key)].filter((f) => f !== undefined);
   return flags.map((flag) => servedFlagView(served, { project, flag }));
 }
 
 export async function getFlag(ws: Workspace, id: string): Promise<FlagView> {
-  const served = await ws.repo.readServed();
+  const served = await ws.readServed();
   return servedFlagView(served, flagById(served.state, id));
 }
 
 export async function lookupFlag(ws: Workspace, projectSlug: string, key: string): Promise<FlagView> {
-  const served = await ws.repo.readServed();
+  const served = await ws.readServed();
   return servedFlagView(served, flagByKey(served.state, projectSlug, key));
 }
 
 /** One commit: the flag file and its config in dev, staging and prod, all off at 0%. */
 export async function createFlag(ws: Workspace, projectId: string, body: FlagCreateBody): Promise<FlagView> {
   const outcome = await ws.repo.update(async (_committed, head) => {
-    const served = await ws.repo.readServed(head);
+    const served = await ws.readServed(head);
     const project = projectById(served.state, projectId);
     const slug = project.project.slug;
     // A new flag in a project that an invalid file holds back would not be served.
@@ -108,7 +108,7 @@ export async function createFlag(ws: Workspace, projectId: string, body: FlagCre
     };
   });
   await ws.served();
-  const served = await ws.repo.readServed(outcome.commit);
+  const served = await ws.readServed(outcome.commit);
   return servedFlagView(served, flagById(served.state, outcome.result));
 }
 

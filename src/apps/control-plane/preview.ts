@@ -36,7 +36,7 @@ export interface ChangePreview {
  * what main serves, and answers its words and impact. Nothing is written anywhere.
  */
 export async function previewChange(ws: Workspace, flagId: string, env: EnvironmentName, body: ChangePreviewBody): Promise<ChangePreview> {
-  const served = await ws.repo.readServed();
+  const served = await ws.readServed();
   const ref = flagById(served.state, flagId);
   const edit = body.fromEnv !== undefined ? promoteEdit(body.fromEnv, env) : configEdit(ws, env, body.config ?? {});
   const planned = edit(ref);

@@ -46,12 +46,12 @@ export const projectRoutes = [
 ];
 
 export async function listProjects(ws: Workspace): Promise<ProjectView[]> {
-  const served = await ws.repo.readServed();
+  const served = await ws.readServed();
   return [...served.state.projects.values()].map((p) => projectView(p.project, heldBackBy(served, p.project.slug).map(invalidFile)));
 }
 
 export async function getProject(ws: Workspace, id: string): Promise<ProjectView> {
-  const served = await ws.repo.readServed();
+  const served = await ws.readServed();
   const project = projectById(served.state, id);
   return projectView(project.project, heldBackBy(served, project.project.slug).map(invalidFile));
 }
@@ -62,7 +62,7 @@ export async function getProject(ws: Workspace, id: string): Promise<ProjectView
  */
 export async function patchProject(ws: Workspace, id: string, body: ProjectPatchBody): Promise<ProjectView> {
   const outcome = await ws.repo.update(async (_committed, head) => {
-    const served = await ws.repo.readServed(head);
+    const served = await ws.readServed(head);
     const current = projectById(served.state, id).project;
     const next: ProjectFile = { id: current.id, name: body.name ?? current.name, slug: current.slug };
     const policy = normalizeRequireApproval('requireApproval' in body ? body.requireApproval : current.requireApproval);
@@ -97,7 +97,7 @@ export async function createProject(ws: Workspace, body: ProjectCreateBody): Pro
   const limit = ws.deps.planProjectLimit;
   const { slug, name } = body;
   const { result } = await ws.repo.update(async (_committed, head) => {
-    const { state } = await ws.repo.readServed(head);
+    const { state } = await ws.readServed(head);
     // A folder left out of the state for its own issues still owns the slug.
     const taken = state.projects.has(slug) || (head !== null && (await ws.repo.treeOid(head, layout.projectDir(slug))) !== null);
     if (taken) throw new ConflictError(`a project with slug ${JSON.stringify(slug)} already exists`);

@@ -10,6 +10,7 @@ import {
   proposalRef,
 } from '../../features/proposals/proposal-reader.js';
 import { proposalStaleness } from '../../features/proposals/proposal-staleness.js';
+import { limitedToProjects } from '../../foundations/auth/scope.js';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, ProposalConflictError } from '../../foundations/errors/kinds.js';
 import { projectById } from '../../foundations/repository/state-lookup.js';
 import { authorIdentity, type Change, type FlagRepository, type ServedState } from '../../foundations/storage/index.js';
@@ -42,6 +43,7 @@ export const proposalRoutes = [
     method: 'POST',
     path: '/api/v1/proposals/:id/approve',
     permission: 'proposal.decide',
+    environmentFromResource: true,
     body: 'json',
     handle: async ({ ws, params }) => ({ body: await approveProposal(ws, params.id) }),
   }),
@@ -49,6 +51,7 @@ export const proposalRoutes = [
     method: 'POST',
     path: '/api/v1/proposals/:id/reject',
     permission: 'proposal.decide',
+    environmentFromResource: true,
     body: 'proposal-reject?',
     handle: async ({ ws, params, body }) => ({ body: await rejectProposal(ws, params.id, body?.reason) }),
   }),
@@ -77,16 +80,36 @@ export function proposalAuditEntries(ws: Workspace): Promise<AuditEntry[]> {
 }
 
 export async function listProposals(ws: Workspace, filter: { status?: ProposalStatus; projectId?: string }): Promise<Proposal[]> {
-  const slug = filter.projectId === undefined ? undefined : projectById((await ws.repo.readServed()).state, filter.projectId).project.slug;
+  const slug = filter.projectId === undefined ? undefined : projectById((await ws.readServed()).state, filter.projectId).project.slug;
+  const visible = await visibleProjects(ws);
   return (await proposalReader(ws).list())
     .map((r) => r.proposal)
-    .filter((p) => (filter.status === undefined || p.status === filter.status) && (slug === undefined || p.projectSlug === slug));
+    .filter(
+      (p) =>
+        (filter.status === undefined || p.status === filter.status) &&
+        (slug === undefined || p.projectSlug === slug) &&
+        (visible === undefined || visible.has(p.projectSlug)),
+    );
 }
 
+/** The slugs of the projects a credential limited to projects sees (undefined: it is not limited). */
+async function visibleProjects(ws: Workspace): Promise<ReadonlySet<string> | undefined> {
+  return limitedToProjects(ws.principal.scope) ? new Set((await ws.readServed()).state.projects.keys()) : undefined;
+}
+
+/** A proposal of a project the caller cannot see is not found to it. */
 async function proposalRecord(ws: Workspace, id: string): Promise<ProposalRecord> {
   const record = isProposalId(id) ? await proposalReader(ws).get(id) : null;
-  if (!record) throw new NotFoundError(`proposal ${JSON.stringify(id)}`);
+  const visible = record ? await visibleProjects(ws) : undefined;
+  if (!record || (visible !== undefined && !visible.has(record.proposal.projectSlug)))
+    throw new NotFoundError(`proposal ${JSON.stringify(id)}`);
   return record;
+}
+
+/** Deciding acts in the proposal's environment: a credential limited to environments decides only in those. */
+function authorizeDecision(ws: Workspace, proposal: Proposal): void {
+  if (proposal.environment) ws.authorize('proposal.decide', { environment: proposal.environment });
+  else ws.authorize('segment.update', {});
 }
 
 /**
@@ -97,7 +120,7 @@ async function proposalRecord(ws: Workspace, id: string): Promise<ProposalRecord
 export async function openProposal(ws: Workspace, build: (served: ServedState) => Change<null>): Promise<Proposal | null> {
   const id = newProposalId();
   const outcome = await ws.repo.commitOnNewBranch(proposalRef(id), async (_committed, head) => {
-    const change = build(await ws.repo.readServed(head));
+    const change = build(await ws.readServed(head));
     return { ...change, meta: { ...change.meta, summary: `propose: ${change.meta.summary}`, proposal: { id } } };
   });
   if (!outcome.committed) return null;
@@ -116,13 +139,14 @@ function refuseDecided(proposal: Proposal): void {
 export async function approveProposal(ws: Workspace, id: string): Promise<Proposal> {
   const record = await proposalRecord(ws, id);
   const { proposal } = record;
+  authorizeDecision(ws, proposal);
   refuseDecided(proposal);
   if (authorIdentity(ws.actor, ws.now()).email === record.proposerEmail)
     throw new ForbiddenError(`the credential that proposed ${id} may not approve it; it needs ${APPROVERS}`);
   const paths = await ws.repo.changedPaths(proposal.commit);
   const summary = (await ws.repo.readCommit(proposal.commit)).summary.replace(/^propose: /, '');
   await ws.repo.update(async (_committed, head) => {
-    const served = await ws.repo.readServed(head);
+    const served = await ws.readServed(head);
     refuseHeldBack(served, proposal.projectSlug, proposal.flagKey ?? undefined);
     // The same judgement the proposal's `stale` shows, on the head this commit goes on.
     const staleness = await proposalStaleness(ws.repo, proposal, record.base, head);
@@ -168,6 +192,7 @@ function proposedContents(ws: Workspace, paths: ReadonlyArray<{ path: string; ne
 export async function rejectProposal(ws: Workspace, id: string, reason?: string): Promise<Proposal> {
   const record = await proposalRecord(ws, id);
   const { proposal } = record;
+  authorizeDecision(ws, proposal);
   refuseDecided(proposal);
   const text = reason?.trim();
   await ws.repo.recordOnBranch(record.ref, record.tip, {

@@ -1,7 +1,7 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { authorize, type Permission } from '../../foundations/auth/permissions.js';
+import { authorize, authorizeLimits, type Permission } from '../../foundations/auth/permissions.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import {
   FlagopsError,
@@ -100,6 +100,11 @@ export interface Route<B extends BodySpec = BodySpec> {
    * with it otherwise.
    */
   proposable?: boolean;
+  /**
+   * The route has no `:env`, yet acts in one environment that its resource names (a trigger, a proposal): a
+   * credential limited to environments is checked by the handler, with `ws.authorize`, once it has read it.
+   */
+  environmentFromResource?: boolean;
   handle(call: Call<B>): Promise<Reply | typeof ANSWERED> | Reply | typeof ANSWERED;
 }
 
@@ -166,9 +171,19 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
       // The environment is the destination of the write: promote into prod needs more than an agent key.
       let refusal: ForbiddenError | undefined;
       try {
-        authorize(principal, entry.permission, environment === undefined ? {} : { environment });
+        authorize(
+          principal,
+          entry.permission,
+          environment === undefined ? { environmentLater: entry.environmentFromResource } : { environment },
+        );
       } catch (err) {
         if (!(entry.proposable && err instanceof ForbiddenError)) throw err;
+        // A change outside the credential's limits is refused even where it could wait for approval.
+        authorizeLimits(
+          principal,
+          entry.permission,
+          environment === undefined ? { environmentLater: entry.environmentFromResource } : { environment },
+        );
         refusal = err;
       }
       const raw = entry.body === 'none' ? undefined : await readJsonBody(ctx.req);

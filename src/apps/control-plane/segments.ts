@@ -93,12 +93,12 @@ function checkedKey(key: string): string {
 }
 
 export async function listSegments(ws: Workspace, projectId: string): Promise<SegmentView[]> {
-  const project = projectById((await ws.repo.readServed()).state, projectId);
+  const project = projectById((await ws.readServed()).state, projectId);
   return [...(project.segments?.values() ?? [])].map((s) => segmentView(project, s));
 }
 
 export async function getSegment(ws: Workspace, projectId: string, key: string): Promise<SegmentView> {
-  const project = projectById((await ws.repo.readServed()).state, projectId);
+  const project = projectById((await ws.readServed()).state, projectId);
   return segmentView(project, segmentOf(project, key));
 }
 
@@ -145,16 +145,16 @@ async function writeSegment(
   action: 'segment_update' | 'segment_delete',
   edit: SegmentEditor,
 ): Promise<{ project: ProjectState; segment: SegmentFile | undefined; committed: boolean } | { proposal: Proposal | null }> {
-  const current = projectById((await ws.repo.readServed()).state, projectId);
+  const current = projectById((await ws.readServed()).state, projectId);
   if (requiresApprovalAnywhere(current.project, ws.actor.type)) {
     const proposal = await openProposal(ws, (served) => segmentChange(ws, served, projectId, key, action, edit));
     if (proposal) return { proposal };
   }
   const outcome = await ws.repo.update(async (_committed, head) =>
-    segmentChange(ws, await ws.repo.readServed(head), projectId, key, action, edit),
+    segmentChange(ws, await ws.readServed(head), projectId, key, action, edit),
   );
   if (outcome.committed) await ws.served();
-  const project = projectById((await ws.repo.readServed(outcome.commit)).state, projectId);
+  const project = projectById((await ws.readServed(outcome.commit)).state, projectId);
   return { project, segment: project.segments?.get(key), committed: outcome.committed };
 }
 
@@ -180,7 +180,7 @@ export async function putSegment(
   });
   if ('proposal' in written) {
     if (written.proposal) return { proposal: written.proposal };
-    const project = projectById((await ws.repo.readServed()).state, projectId);
+    const project = projectById((await ws.readServed()).state, projectId);
     return { created: false, segment: segmentView(project, segmentOf(project, key)) };
   }
   return { created, segment: segmentView(written.project, written.segment!) };

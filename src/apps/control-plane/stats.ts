@@ -32,7 +32,7 @@ export interface FlagStats {
 
 /** Hourly per-variation counts of one flag in one environment, oldest hour first. */
 export async function flagStats(ws: Workspace, flagId: string, env: EnvironmentName, period: StatsPeriod): Promise<FlagStats> {
-  const { state } = await ws.repo.readServed();
+  const { state } = await ws.readServed();
   const { project, flag } = flagById(state, flagId);
   const { series } = ws.deps.counter.series({ scope: statsScope(ws.org, project.project.id, env), flagKey: flag.meta.key, period });
   return { flagId, environment: env, period, series };

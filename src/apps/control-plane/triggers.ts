@@ -1,4 +1,5 @@
 import { triggerPath } from '../../features/triggers/trigger-service.js';
+import { NotFoundError } from '../../foundations/errors/kinds.js';
 import { flagById } from '../../foundations/repository/state-lookup.js';
 import { route } from './route-table.js';
 
@@ -14,7 +15,7 @@ export const triggerRoutes = [
     permission: 'triggers.manage',
     body: 'trigger-create',
     handle: async ({ ws, params, environment, body, origin }) => {
-      const { flag } = flagById((await ws.repo.readServed()).state, params.id);
+      const { flag } = flagById((await ws.readServed()).state, params.id);
       const { trigger, secret } = await ws.deps.triggers.create({ org: ws.org, flagId: flag.meta.id, environment, name: body.name });
       const { id, name, action, createdAt } = trigger;
       return { status: 201, body: { id, name, action, url: `${origin}${triggerPath(id, secret)}`, createdAt } };
@@ -26,7 +27,7 @@ export const triggerRoutes = [
     permission: 'read',
     body: 'none',
     handle: async ({ ws, params, environment }) => {
-      const { flag } = flagById((await ws.repo.readServed()).state, params.id);
+      const { flag } = flagById((await ws.readServed()).state, params.id);
       const triggers = ws.deps.triggers
         .list(ws.org, flag.meta.id, environment)
         .map(({ id, name, action, createdAt }) => ({ id, name, action, createdAt }));
@@ -38,6 +39,17 @@ export const triggerRoutes = [
     path: '/api/v1/triggers/:id',
     permission: 'triggers.manage',
     body: 'none',
-    handle: async ({ ws, params }) => ({ body: await ws.deps.triggers.delete(ws.org, params.id) }),
+    environmentFromResource: true,
+    handle: async ({ ws, params }) => {
+      // A trigger of a flag the caller cannot see is not found to it; one of an environment outside its limits is 403.
+      const trigger = ws.deps.triggers.get(ws.org, params.id);
+      if (trigger) {
+        const { state } = await ws.readServed();
+        if (![...state.projects.values()].some((p) => [...p.flags.values()].some((f) => f.meta.id === trigger.flagId)))
+          throw new NotFoundError(`trigger ${params.id}`);
+        ws.authorize('triggers.manage', { environment: trigger.environment });
+      }
+      return { body: await ws.deps.triggers.delete(ws.org, params.id) };
+    },
   }),
 ];

@@ -1,4 +1,5 @@
 import type { KeyService } from '../../foundations/auth/key-service.js';
+import { limitedToProjects } from '../../foundations/auth/scope.js';
 import { route } from '../control-plane/route-table.js';
 
 /**
@@ -13,8 +14,16 @@ export function keyNamesRoute(keys: Pick<KeyService, 'listKeys'>) {
     path: '/dashboard/api/key-names',
     permission: 'audit.read',
     body: 'none',
-    handle: async ({ ws }) => ({
-      body: { keys: keys.listKeys(ws.org).map((k) => ({ prefix: k.prefix, kind: k.kind, ...(k.name ? { name: k.name } : {}) })) },
-    }),
+    handle: async ({ ws }) => {
+      // A credential limited to projects reads their audit entries only: keys of other projects only are none of its business.
+      const visible = limitedToProjects(ws.principal.scope)
+        ? new Set([...(await ws.readServed()).state.projects.values()].map((p) => p.project.id))
+        : undefined;
+      const named = keys.listKeys(ws.org).filter((k) => {
+        const projects = k.kind === 'sdk' ? [k.projectId] : k.projects;
+        return visible === undefined || projects === undefined || projects.some((id) => id !== undefined && visible.has(id));
+      });
+      return { body: { keys: named.map((k) => ({ prefix: k.prefix, kind: k.kind, ...(k.name ? { name: k.name } : {}) })) } };
+    },
   });
 }

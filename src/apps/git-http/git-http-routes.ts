@@ -3,10 +3,12 @@ import type Koa from 'koa';
 import type { AuditRegistry } from '../../features/audit/audit-registry.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import type { Principal } from '../../foundations/auth/principal.js';
+import { limitedToProjects, projectInScope } from '../../foundations/auth/scope.js';
 import { FlagopsError, InvalidInputError, NotFoundError, PayloadTooLargeError } from '../../foundations/errors/kinds.js';
 import { readBody } from '../../foundations/http/read-json-body.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { PushLog } from '../../foundations/state/index.js';
+import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { RepositoryRegistry } from '../../foundations/storage/repository-registry.js';
 import { ANSWERED, type Route, route } from '../control-plane/route-table.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
@@ -14,6 +16,7 @@ import type { GitRunner } from './git-runner.js';
 import { runHttpBackend, serveUploadPack } from './http-backend.js';
 import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
 import { ProcessGate } from './process-gate.js';
+import type { PushLimits } from './push-permissions.js';
 
 export interface GitHttpDeps {
   keys: KeyService;
@@ -134,10 +137,11 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       const before = flags ? await flags.head() : null;
       // The route's permission (git) is held by admin and agent keys only.
       const pusher = { type: principal.kind as 'admin' | 'agent', keyPrefix: principal.prefix, name: principal.name };
+      const limits = flags ? await pushLimits(principal, flags) : undefined;
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
         ...backend,
-        env: pushContextEnv({ pusher, pushLog: deps.pushes.hookTarget(org), projectLimit: deps.planProjectLimit }),
+        env: pushContextEnv({ pusher, pushLog: deps.pushes.hookTarget(org), projectLimit: deps.planProjectLimit, limits }),
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.
         beforeEnd: flags
@@ -154,4 +158,17 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       release();
     }
   }
+}
+
+/** A limited key's projects, by the slugs their files live under now, and its environments; undefined: no limits. */
+async function pushLimits(principal: Principal, repo: FlagRepository): Promise<PushLimits | undefined> {
+  const { scope } = principal;
+  if (scope === undefined) return undefined;
+  const limits: PushLimits = {};
+  if (limitedToProjects(scope)) {
+    const { state } = await repo.readServed();
+    limits.projects = [...state.projects.values()].filter((p) => projectInScope(scope, p.project)).map((p) => p.project.slug);
+  }
+  if (scope.environments !== undefined) limits.environments = [...scope.environments];
+  return limits;
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Pusher } from '@flagops/core';
 import { nodeEntry } from './node-entry.js';
 import type { PushContext } from './push-check.js';
+import type { PushLimits } from './push-permissions.js';
 
 /** Set in the environment of pushes that come through the service; the hook checks only those (docs/deployment.md). */
 export const PUSH_CHECK_ENV = 'FLAGOPS_PUSH_CHECK';
@@ -10,12 +11,15 @@ export const PUSH_CHECK_ENV = 'FLAGOPS_PUSH_CHECK';
 export const PUSHER_ENV = 'FLAGOPS_PUSHER';
 export const PUSH_LOG_ENV = 'FLAGOPS_PUSH_LOG';
 export const PROJECT_LIMIT_ENV = 'FLAGOPS_PLAN_PROJECT_LIMIT';
+/** A limited key's projects (slugs) and environments, as JSON: the files the push may touch. */
+export const PUSH_LIMITS_ENV = 'FLAGOPS_PUSH_LIMITS';
 
 /** The environment git passes to the hook for a push through the service. */
 export function pushContextEnv(context: PushContext): Record<string, string> {
   const env: Record<string, string> = { [PUSH_CHECK_ENV]: '1', [PUSHER_ENV]: JSON.stringify(context.pusher) };
   if (context.pushLog !== undefined) env[PUSH_LOG_ENV] = context.pushLog;
   if (context.projectLimit !== undefined) env[PROJECT_LIMIT_ENV] = String(context.projectLimit);
+  if (context.limits !== undefined) env[PUSH_LIMITS_ENV] = JSON.stringify(context.limits);
   return env;
 }
 
@@ -26,6 +30,7 @@ export function readPushContext(env: NodeJS.ProcessEnv): PushContext | undefined
   const limit = env[PROJECT_LIMIT_ENV];
   return {
     pusher,
+    ...(env[PUSH_LIMITS_ENV] ? { limits: JSON.parse(env[PUSH_LIMITS_ENV]) as PushLimits } : {}),
     ...(env[PUSH_LOG_ENV] ? { pushLog: env[PUSH_LOG_ENV] } : {}),
     ...(limit !== undefined && limit !== '' && Number.isInteger(Number(limit)) ? { projectLimit: Number(limit) } : {}),
   };

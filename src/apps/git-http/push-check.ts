@@ -3,7 +3,7 @@ import { readRepositoryFiles } from '../../foundations/repository/read-repositor
 import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue } from '../../foundations/validation/issue.js';
 import { checkCommitLimits } from './push-limits.js';
-import { checkPushPermissions } from './push-permissions.js';
+import { checkPushPermissions, type PushLimits } from './push-permissions.js';
 import { isAncestor, netChanges, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
 
 export { ZERO_OID } from './pushed-objects.js';
@@ -25,6 +25,8 @@ export interface PushContext {
   projectLimit?: number;
   /** Where the accepted push's commits are recorded with their pusher (PushLog.hookTarget). */
   pushLog?: string;
+  /** A limited key's projects and environments: files outside them are refused. */
+  limits?: PushLimits;
 }
 
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
@@ -81,6 +83,7 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
       problems.push(
         ...(await checkPushPermissions(await netChanges(oldOid, newOid), {
           pusher: context.pusher,
+          limits: context.limits,
           projectLimit: context.projectLimit,
           projectsAfter,
           projectFiles: files.filter((f) => PROJECT_FILE.test(f.path)),

@@ -41,8 +41,16 @@ const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
 
 const SEGMENT_DELETE = { action: 'segment_delete', flagKey: null, environment: null } as const;
 
+/** A limited key's reach, as a push is held to it: project slugs and environments (absent: no limit). */
+export interface PushLimits {
+  projects?: string[];
+  environments?: EnvironmentName[];
+}
+
 export interface PushScope {
   pusher: Pusher;
+  /** The pushing key's limits: a file outside them is refused, named. */
+  limits?: PushLimits;
   /** FLAGOPS_PLAN_PROJECT_LIMIT. */
   projectLimit?: number;
   /** Projects on main after the push (every `projects/<slug>/project.yaml`). */
@@ -53,13 +61,18 @@ export interface PushScope {
 
 export async function checkPushPermissions(changes: readonly ChangedPath[], scope: PushScope): Promise<string[]> {
   const problems: string[] = [];
-  const refuse = (path: string, permission: Permission) => {
+  const environments = scope.limits?.environments;
+  const grantee = { kind: scope.pusher.type, ...(environments ? { scope: { environments: new Set(environments) } } : {}) };
+  const refuse = (path: string, permission: Permission, environment?: EnvironmentName | null) => {
     try {
-      authorize({ kind: scope.pusher.type }, permission);
+      authorize(grantee, permission, environment ? { environment } : {});
     } catch (err) {
-      problems.push(`${path}: ${(err as Error).message}`);
+      // A change of no one environment, by a key limited to environments: not its to make.
+      if (err instanceof TypeError) problems.push(`${path}: ${outsideWords(scope.limits)}`);
+      else problems.push(`${path}: ${(err as Error).message}`);
     }
   };
+  problems.push(...outsideLimits(changes, scope.limits));
 
   const policies = new Map<string, RequireApproval | undefined>();
   for (const file of scope.projectFiles ?? []) {
@@ -68,7 +81,7 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
   }
 
   for (const { path, permission } of deletions(changes)) {
-    refuse(path, permission);
+    refuse(path, permission, environmentOf(path));
     const where = classifyPath(path);
     if (where.kind !== 'segment') continue;
     const waits = waitsForApproval(
@@ -91,7 +104,7 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
         ? pathOf(change.projectSlug, change.flagKey, change.environment, change.action)
         : layout.segmentFile(change.projectSlug, change.segmentKey);
     if (change.action === 'project_create') created.push(path);
-    refuse(path, permission);
+    refuse(path, permission, change.environment);
     const waits = waitsForApproval(change, policies.get(change.projectSlug), scope.pusher.type);
     if (waits) problems.push(`${path}: ${waits}`);
   }
@@ -114,6 +127,36 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
       problems.push(`${path}: the plan allows at most ${limit} projects; this push would make ${scope.projectsAfter}`);
   }
   return problems;
+}
+
+/**
+ * The files of a push outside the pushing key's projects, one refusal each naming the file: a limited key
+ * changes only files under `projects/<slug>/` of its own projects (git cannot hide the others from a clone,
+ * but it can refuse changes to them).
+ */
+function outsideLimits(changes: readonly ChangedPath[], limits: PushLimits | undefined): string[] {
+  const projects = limits?.projects;
+  if (projects === undefined) return [];
+  const allowed = new Set(projects);
+  return changes
+    .filter((c) => {
+      const match = /^projects\/([^/]+)\//.exec(c.path);
+      return match === null || !allowed.has(match[1]);
+    })
+    .map((c) => `${c.path}: ${outsideWords(limits)}`);
+}
+
+function outsideWords(limits: PushLimits | undefined): string {
+  const parts: string[] = [];
+  if (limits?.projects) parts.push(`projects ${limits.projects.join(', ') || '(none that exist)'}`);
+  if (limits?.environments) parts.push(`environments ${limits.environments.join(', ')}`);
+  return `outside what this key may change (it is limited to ${parts.join(' and ')})`;
+}
+
+/** The environment a config or kills file belongs to, or null. */
+function environmentOf(path: string): EnvironmentName | null {
+  const where = classifyPath(path);
+  return where.kind === 'config' || where.kind === 'kills' ? where.environment : null;
 }
 
 /**

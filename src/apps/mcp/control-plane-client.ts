@@ -237,7 +237,7 @@ export class ProjectScope {
     const project = projects.find((p) => p.slug === this.slug);
     if (!project) {
       const known = projects.map((p) => p.slug).join(', ') || 'none';
-      throw new ApiError('not_found', `project "${this.slug}" (FLAGOPS_PROJECT) not found; this key's organisation has: ${known}`, 404);
+      throw new ApiError('not_found', `project "${this.slug}" (FLAGOPS_PROJECT) not found; the projects this key sees are: ${known}`, 404);
     }
     this.#id = project.id;
     return project.id;

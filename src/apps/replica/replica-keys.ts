@@ -11,6 +11,8 @@ export interface SdkVerdict {
   keyId: string;
   projectId: string;
   environment: EnvironmentName;
+  /** A rotated key: when its grace period ends (ISO-8601); the replica refuses it from then on. */
+  validUntil?: string;
 }
 
 const NEGATIVE_TTL_MS = 10_000;
@@ -31,6 +33,7 @@ export class ReplicaKeys {
   private byDigest = new Map<string, SdkVerdict>();
   private readonly refused = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<SdkVerdict>>();
+  private readonly now: () => number = Date.now;
 
   private constructor(
     private readonly file: string,
@@ -46,13 +49,15 @@ export class ReplicaKeys {
     return keys;
   }
 
-  /** The verdict of a key seen before, synchronously (the hot path), or undefined. */
+  /** The verdict of a key seen before and still valid, synchronously (the hot path), or undefined. */
   known(rawKey: string): SdkVerdict | undefined {
-    const cached = this.byKey.get(rawKey);
-    if (cached) return cached;
-    const fromDisk = this.byDigest.get(this.digest(rawKey));
-    if (fromDisk) this.byKey.set(rawKey, fromDisk);
-    return fromDisk;
+    let verdict = this.byKey.get(rawKey);
+    if (!verdict) {
+      verdict = this.byDigest.get(this.digest(rawKey));
+      if (verdict) this.byKey.set(rawKey, verdict);
+    }
+    if (verdict?.validUntil !== undefined && Date.parse(verdict.validUntil) <= this.now()) return undefined;
+    return verdict;
   }
 
   /** The key's verdict, asking upstream when it is new: 401 for a bad key, 503 when upstream cannot say. */
@@ -69,13 +74,22 @@ export class ReplicaKeys {
     return pending;
   }
 
-  /** Drops the verdicts of keys upstream no longer lists as valid. */
-  async retain(valid: ReadonlySet<string>): Promise<void> {
+  /**
+   * Drops the verdicts of keys upstream no longer lists as valid, and learns when the valid ones end (a key
+   * rotated since it was verified: its grace period's end).
+   */
+  async retain(valid: ReadonlyMap<string, string | undefined>): Promise<void> {
     let changed = false;
-    for (const [key, verdict] of this.byKey) if (!valid.has(verdict.keyId)) this.byKey.delete(key);
+    for (const [key, verdict] of this.byKey) {
+      if (!valid.has(verdict.keyId)) this.byKey.delete(key);
+      else this.byKey.set(key, withEnd(verdict, valid.get(verdict.keyId)));
+    }
     for (const [digest, verdict] of this.byDigest) {
       if (!valid.has(verdict.keyId)) {
         this.byDigest.delete(digest);
+        changed = true;
+      } else if (verdict.validUntil !== valid.get(verdict.keyId)) {
+        this.byDigest.set(digest, withEnd(verdict, valid.get(verdict.keyId)));
         changed = true;
       }
     }
@@ -106,6 +120,12 @@ export class ReplicaKeys {
   private persist(): Promise<void> {
     return writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.byDigest)), 0o600);
   }
+}
+
+function withEnd(verdict: SdkVerdict, validUntil: string | undefined): SdkVerdict {
+  if (verdict.validUntil === validUntil) return verdict;
+  const { validUntil: _old, ...rest } = verdict;
+  return validUntil === undefined ? rest : { ...rest, validUntil };
 }
 
 async function loadPepperIn(dir: string): Promise<Buffer> {

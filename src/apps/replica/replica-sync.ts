@@ -255,8 +255,10 @@ export class ReplicaSync {
 
   private async refreshKeys(): Promise<void> {
     try {
-      const { keys } = await this.upstream.json<{ keys: Array<{ id: string; revoked: boolean }> }>('/api/v1/replica/keys');
-      await this.keys.retain(new Set(keys.filter((k) => !k.revoked).map((k) => k.id)));
+      const { keys } = await this.upstream.json<{ keys: Array<{ id: string; revoked: boolean; validUntil?: string }> }>(
+        '/api/v1/replica/keys',
+      );
+      await this.keys.retain(new Map(keys.filter((k) => !k.revoked).map((k) => [k.id, k.validUntil])));
     } catch (err) {
       this.logger.debug('key list not refreshed', { err: (err as Error).message });
     }

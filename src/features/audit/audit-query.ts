@@ -4,6 +4,8 @@ import { InvalidInputError } from '../../foundations/errors/kinds.js';
 /** A read of the audit trail (`GET /api/v1/audit`, docs/api.md); the route maps projectId/flagId to slug/key. */
 export interface AuditQuery {
   projectSlug?: string;
+  /** Only entries of these projects (a credential limited to projects); organisation-wide entries are left out. */
+  projectSlugs?: ReadonlySet<string>;
   flagKey?: string;
   environment?: EnvironmentName;
   action?: AuditAction;
@@ -40,6 +42,7 @@ export function checkQuery(query: AuditQuery): void {
 export function matchesQuery(entry: AuditEntry, query: AuditQuery): boolean {
   return (
     (query.projectSlug === undefined || entry.projectSlug === query.projectSlug) &&
+    (query.projectSlugs === undefined || (entry.projectSlug !== null && query.projectSlugs.has(entry.projectSlug))) &&
     (query.flagKey === undefined || entry.flagKey === query.flagKey) &&
     (query.environment === undefined || entry.environment === query.environment) &&
     (query.action === undefined || entry.action === query.action) &&

@@ -76,6 +76,7 @@ export function isoTime(timestamp: number): string {
 export function entryFromTrailers(commit: CommitInfo, trailers: FlagopsTrailers): AuditEntry {
   const actor: AuditEntry['actor'] = { type: trailers.actor.type, name: trailers.actor.name ?? commit.author.name };
   if (trailers.actor.keyPrefix) actor.keyPrefix = trailers.actor.keyPrefix;
+  if (trailers.actor.role) actor.role = trailers.actor.role;
   const entry: AuditEntry = {
     id: commit.oid,
     at: isoTime(commit.author.timestamp),

@@ -94,6 +94,12 @@ export class TriggerService {
     return this.triggers.filter((t) => t.org === org && t.flagId === flagId && t.environment === environment).map(viewOf);
   }
 
+  /** A trigger of the organisation (its flag and environment), or undefined. */
+  get(org: string, id: string): TriggerRecord | undefined {
+    const record = this.byId.get(id);
+    return record?.org === org ? record : undefined;
+  }
+
   /** Deletes a trigger of the organisation; another organisation's, or none, is 404. */
   delete(org: string, id: string): Promise<TriggerView> {
     return this.serialized(async () => {

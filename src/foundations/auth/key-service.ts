@@ -2,12 +2,14 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { ConfigError } from '../config/config.js';
-import { InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
+import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
+import type { Logger } from '../log/logger.js';
 import type { ControlState, KeyRecord, KeySet, KeyStore } from '../state/index.js';
 import { type AuthChannel, AuthGuard } from './auth-guard.js';
 import { checkBootstrapEntry, MAX_SECRET_LENGTH } from './bootstrap.js';
 import { generateKey, isKeyKind, isOrgName, type KeyKind, keyPrefix, kindOfKey } from './key-format.js';
 import { KeyHasher } from './key-hash.js';
+import { checkKeyLimits, type KeyLimits, scopeOfKey } from './key-limits.js';
 import type { CreatedKey, KeyView, Organisation, Principal } from './principal.js';
 
 export interface KeyServiceOptions {
@@ -18,14 +20,31 @@ export interface KeyServiceOptions {
   random?: (size: number) => Buffer;
   /** Watches keys presented by requests (throttle, log, count of failures); the service shares one. */
   guard?: AuthGuard;
+  /** Where a refused expired or rotated key is logged (with its prefix, at most once a minute per key). */
+  logger?: Logger;
 }
 
-export interface CreateKeyInput {
+export interface CreateKeyInput extends KeyLimits {
   kind: KeyKind;
   name?: string;
   projectId?: string;
   environment?: EnvironmentName;
 }
+
+/** Rotation's grace period: at most a week, long enough to roll a new key out to every deployment. */
+export const MAX_GRACE_SECONDS = 604_800;
+
+/** A key that authenticated, with the moment it stops working (expiry or the end of a rotation's grace). */
+interface Live {
+  principal: Principal;
+  /** Epoch ms; Infinity for a key that does not end. */
+  endsAt: number;
+  /** Why it ends, in words for the 401: "expired at …" or "was rotated …". */
+  ending?: string;
+}
+
+/** Expired and rotated keys are logged once a minute per key at most: an application retrying would flood the log. */
+const ENDED_LOG_INTERVAL_MS = 60_000;
 
 const MAX_NAME_LENGTH = 100;
 const MAX_KEY_LENGTH = 8 + MAX_SECRET_LENGTH;
@@ -45,7 +64,12 @@ export class KeyService {
   private content: KeySet = { organisations: [], keys: [] };
   private byPrefix = new Map<string, IndexedKey[]>();
   /** raw key → principal, for keys that authenticated; pruned on every write, so a revoke takes effect at once. */
-  private readonly authenticated = new Map<string, Principal>();
+  private readonly authenticated = new Map<string, Live>();
+  /** Key prefix → when its ending was last logged. */
+  private readonly endedLogged = new Map<string, number>();
+  private readonly logger: Logger | undefined;
+  /** Key id → its graceEndsAt as last installed: a rotation changes a cached key's end. */
+  private cachedGrace = new Map<string, string | undefined>();
   private readonly guard: AuthGuard;
   /** Writes and reloads, one at a time, so what is installed is never older than what was installed before. */
   private writes: Promise<unknown> = Promise.resolve();
@@ -63,6 +87,7 @@ export class KeyService {
     this.newId = options.newId ?? randomUUID;
     this.random = options.random ?? randomBytes;
     this.guard = options.guard ?? new AuthGuard();
+    this.logger = options.logger;
     this.install(content);
     store.onChange(() => {
       this.serialized(async () => this.install(await this.store.list())).catch(() => undefined);
@@ -75,8 +100,17 @@ export class KeyService {
     return new KeyService(options.state.keys, new KeyHasher(pepper), content, options);
   }
 
-  /** The principal of a valid, unrevoked key, or null. The hot path is one Map lookup. */
+  /**
+   * The principal of a valid, unrevoked, unexpired key, or null. The hot path is one Map lookup and a comparison
+   * of the clock with the key's end.
+   */
   authenticate(rawKey: string): Principal | null {
+    const live = this.live(rawKey);
+    return live !== null && this.inForce(live) ? live.principal : null;
+  }
+
+  /** A known, unrevoked key (ended or not), or null. */
+  private live(rawKey: string): Live | null {
     const cached = this.authenticated.get(rawKey);
     if (cached) return cached;
     if (typeof rawKey !== 'string' || rawKey.length > MAX_KEY_LENGTH || kindOfKey(rawKey) === null) return null;
@@ -86,26 +120,48 @@ export class KeyService {
     // Hand-made bootstrap keys may share a prefix, so every candidate is compared.
     const match = candidates.find((c) => KeyHasher.equal(digest, c.digest));
     if (!match || match.record.revokedAt) return null;
-    const principal = toPrincipal(match.record);
-    this.authenticated.set(rawKey, principal);
-    return principal;
+    const live = liveOf(match.record);
+    this.authenticated.set(rawKey, live);
+    return live;
   }
 
   /**
    * authenticate() for a key presented by a request: a wrong key counts against the request's address (the
    * guard logs and counts it), and an address that failed too often gets RateLimitedError before its key is
    * checked. A key that already authenticated is answered from memory, unthrottled, so applications behind an
-   * address someone else is failing from keep working.
+   * address someone else is failing from keep working. A key that expired, or whose rotation's grace ended, is
+   * UnauthorizedError saying so (and logged with its prefix); it is no wrong guess, so it is not throttled.
    */
   authenticateRequest(rawKey: string, req: IncomingMessage, channel: AuthChannel): Principal | null {
-    const known = this.authenticated.get(rawKey);
-    if (known) return known;
-    const hint = kindOfKey(rawKey) !== null ? { keyPrefix: keyPrefix(rawKey) } : {};
-    return this.guard.checkKey(req, channel, hint, () => this.authenticate(rawKey));
+    const known = this.authenticated.get(rawKey) ?? null;
+    const live =
+      known ??
+      this.guard.checkKey(req, channel, kindOfKey(rawKey) !== null ? { keyPrefix: keyPrefix(rawKey) } : {}, () => this.live(rawKey));
+    if (live === null) return null;
+    if (this.inForce(live)) return live.principal;
+    throw this.ended(live, channel);
+  }
+
+  /** Whether a key has not reached its end; a key without one (most) is not even compared with the clock. */
+  private inForce(live: Live): boolean {
+    return live.endsAt === Number.POSITIVE_INFINITY || live.endsAt > this.now().getTime();
+  }
+
+  /** The 401 of a key past its end, logged (with its prefix) at most once a minute per key. */
+  private ended(live: Live, channel: AuthChannel): UnauthorizedError {
+    const { prefix, name, org } = live.principal;
+    const message = `the ${live.principal.kind} key ${prefix}… (${name}) ${live.ending}`;
+    const now = this.now().getTime();
+    if (now - (this.endedLogged.get(prefix) ?? Number.NEGATIVE_INFINITY) >= ENDED_LOG_INTERVAL_MS) {
+      this.endedLogged.set(prefix, now);
+      if (this.endedLogged.size > 10_000) this.endedLogged.delete(this.endedLogged.keys().next().value as string);
+      this.logger?.warn('key refused: it has ended', { keyPrefix: prefix, org, via: channel, why: live.ending });
+    }
+    return new UnauthorizedError(message);
   }
 
   /**
-   * An admin or agent principal, or UnauthorizedError: no, bad, revoked or sdk key (an sdk key is 401 here).
+   * An admin or agent principal, or UnauthorizedError: no, bad, revoked, expired or sdk key (an sdk key is 401 here).
    * With `req`, a wrong key is a failed authentication of that request (authenticateRequest).
    */
   controlPlanePrincipal(rawKey: string | null | undefined, req?: IncomingMessage): Principal {
@@ -124,6 +180,12 @@ export class KeyService {
     return principal;
   }
 
+  /** When a key stops working (expiry, or the end of a rotation's grace), or undefined when it does not. */
+  validUntil(record: Pick<KeyRecord, 'expiresAt' | 'graceEndsAt'>): string | undefined {
+    const ends = endOf(record);
+    return Number.isFinite(ends) ? new Date(ends).toISOString() : undefined;
+  }
+
   organisations(): Organisation[] {
     return this.content.organisations.map((o) => ({ ...o }));
   }
@@ -134,7 +196,7 @@ export class KeyService {
 
   /** Creates a key; the returned `key` is the only time it is ever shown. */
   async createKey(org: string, input: CreateKeyInput): Promise<CreatedKey> {
-    const checked = checkCreateInput(org, input);
+    const checked = checkCreateInput(org, input, this.now());
     return this.add((current) => {
       let key = generateKey(checked.kind, this.random);
       // Generated prefixes are kept unique so that the audit trail's prefix names exactly one key.
@@ -148,10 +210,55 @@ export class KeyService {
         prefix,
         hash: KeyHasher.encode(this.hasher.digest(key)),
         ...(checked.kind === 'sdk' ? { projectId: checked.projectId, environment: checked.environment } : {}),
+        ...limitsOf(checked),
         createdAt: this.now().toISOString(),
       };
       return { organisations: [this.organisation(org)], keys: [record], result: { ...toView(record), key } };
     });
+  }
+
+  /**
+   * Replaces a live key of `org` with a new one of the same kind, name and limits; the old one keeps working for
+   * `graceSeconds` more, then gets 401 saying it was rotated. A revoked key, or one already rotated, is 409:
+   * rotate its replacement instead. Another organisation's key is NotFoundError like an unknown one.
+   */
+  async rotateKey(org: string, id: string, graceSeconds = 0, allowed: (record: KeyRecord) => boolean = () => true): Promise<CreatedKey> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS)
+      throw new InvalidInputError(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}`, 'graceSeconds');
+    return this.serialized(async () => {
+      let key = '';
+      const outcome = await this.store.rotate(org, id, (old, current) => {
+        if (!allowed(old)) throw new NotFoundError(`key ${JSON.stringify(id)}`);
+        if (old.revokedAt) throw new ConflictError(`key ${old.prefix}… was revoked at ${old.revokedAt}; a revoked key cannot be rotated`);
+        if (old.replacedBy !== undefined)
+          throw new ConflictError(
+            `key ${old.prefix}… was already rotated at ${old.rotatedAt}; rotate its replacement (id ${old.replacedBy})`,
+          );
+        const now = this.now();
+        key = generateKey(old.kind, this.random);
+        while (current.keys.some((k) => k.prefix === keyPrefix(key))) key = generateKey(old.kind, this.random);
+        const { id: _id, prefix: _prefix, hash: _hash, createdAt: _created, rotatedFrom: _from, ...kept } = old;
+        const replacement: KeyRecord = {
+          id: this.newId(),
+          ...kept,
+          prefix: keyPrefix(key),
+          hash: KeyHasher.encode(this.hasher.digest(key)),
+          createdAt: now.toISOString(),
+          rotatedFrom: old.id,
+        };
+        return { replacement, rotatedAt: now.toISOString(), graceEndsAt: new Date(now.getTime() + graceSeconds * 1000).toISOString() };
+      });
+      if (!outcome) throw new NotFoundError(`key ${JSON.stringify(id)}`);
+      this.install(await this.store.list());
+      return { ...toView(outcome.replacement), key };
+    });
+  }
+
+  /** A key of `org` as listed, or NotFoundError. */
+  keyView(org: string, id: string): KeyView {
+    const record = this.content.keys.find((k) => k.org === org && k.id === id);
+    if (!record) throw new NotFoundError(`key ${JSON.stringify(id)}`);
+    return toView(record);
   }
 
   /** Every key of the organisation, revoked ones included (marked by `revokedAt`), oldest first. */
@@ -240,9 +347,13 @@ export class KeyService {
     }
     this.content = content;
     this.byPrefix = byPrefix;
-    // Keys are never edited, only added and revoked: a cached principal stays right while its key is live.
-    const live = new Set(content.keys.filter((k) => !k.revokedAt).map((k) => k.id));
-    for (const [rawKey, principal] of this.authenticated) if (!live.has(principal.keyId)) this.authenticated.delete(rawKey);
+    // Keys are only added, revoked and rotated: a cached principal stays right while its key is unchanged.
+    const unchanged = new Map(content.keys.filter((k) => !k.revokedAt).map((k) => [k.id, k.graceEndsAt]));
+    for (const [rawKey, live] of this.authenticated) {
+      const id = live.principal.keyId;
+      if (!unchanged.has(id) || unchanged.get(id) !== this.cachedGrace.get(id)) this.authenticated.delete(rawKey);
+    }
+    this.cachedGrace = unchanged;
   }
 
   /** `org` as a new organisation; the store keeps one that exists as it is. */
@@ -256,10 +367,11 @@ function sameDigest(record: KeyRecord, digest: Buffer): boolean {
   return stored !== null && KeyHasher.equal(stored, digest);
 }
 
-function checkCreateInput(org: string, input: CreateKeyInput): CreateKeyInput {
+function checkCreateInput(org: string, input: CreateKeyInput, now: Date): CreateKeyInput {
   if (!isOrgName(org)) throw new InvalidInputError(`organisation ${JSON.stringify(org)} is not a valid name`, 'org');
   const { kind, name, projectId, environment } = input ?? ({} as CreateKeyInput);
   if (!isKeyKind(kind)) throw new InvalidInputError('kind must be admin, agent or sdk', 'kind');
+  const limits = checkKeyLimits(kind, input, now);
   if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH)) {
     throw new InvalidInputError(`name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`, 'name');
   }
@@ -270,10 +382,19 @@ function checkCreateInput(org: string, input: CreateKeyInput): CreateKeyInput {
     return { kind, name: name?.trim(), projectId, environment };
   }
   if (projectId !== undefined)
-    throw new InvalidInputError(`projectId is only for sdk keys; an ${kind} key covers the whole organisation`, 'projectId');
+    throw new InvalidInputError(`projectId is only for sdk keys; an ${kind} key is limited with projects: [<project id>...]`, 'projectId');
   if (environment !== undefined)
-    throw new InvalidInputError(`environment is only for sdk keys; an ${kind} key covers every environment`, 'environment');
-  return { kind, name: name?.trim() };
+    throw new InvalidInputError(`environment is only for sdk keys; an ${kind} key is limited with environments: [...]`, 'environment');
+  return { kind, name: name?.trim(), ...limits };
+}
+
+/** The limit fields of a checked input, only those given. */
+function limitsOf(input: KeyLimits): KeyLimits {
+  const limits: KeyLimits = {};
+  if (input.projects !== undefined) limits.projects = input.projects;
+  if (input.environments !== undefined) limits.environments = input.environments;
+  if (input.expiresAt !== undefined) limits.expiresAt = input.expiresAt;
+  return limits;
 }
 
 function toView(record: KeyRecord): KeyView {
@@ -285,5 +406,26 @@ function toPrincipal(record: KeyRecord): Principal {
   const principal: Principal = { org: record.org, kind: record.kind, keyId: record.id, prefix: record.prefix, name: record.name };
   if (record.projectId !== undefined) principal.projectId = record.projectId;
   if (record.environment !== undefined) principal.environment = record.environment;
+  const scope = scopeOfKey(record);
+  if (scope !== undefined) principal.scope = scope;
+  if (record.expiresAt !== undefined) principal.expiresAt = record.expiresAt;
   return Object.freeze(principal);
+}
+
+/** Epoch ms at which a key stops working: the earlier of its expiry and its rotation's grace (Infinity: never). */
+function endOf(record: Pick<KeyRecord, 'expiresAt' | 'graceEndsAt'>): number {
+  const expires = record.expiresAt === undefined ? Number.POSITIVE_INFINITY : Date.parse(record.expiresAt);
+  const graceEnds = record.graceEndsAt === undefined ? Number.POSITIVE_INFINITY : Date.parse(record.graceEndsAt);
+  return Math.min(expires, graceEnds);
+}
+
+/** A key's principal and its end: the earlier of its expiry and its rotation's grace. */
+function liveOf(record: KeyRecord): Live {
+  const expires = record.expiresAt === undefined ? Number.POSITIVE_INFINITY : Date.parse(record.expiresAt);
+  const graceEnds = record.graceEndsAt === undefined ? Number.POSITIVE_INFINITY : Date.parse(record.graceEndsAt);
+  const live: Live = { principal: toPrincipal(record), endsAt: endOf(record) };
+  if (graceEnds <= expires && record.graceEndsAt !== undefined)
+    live.ending = `was rotated at ${record.rotatedAt}; its grace period ended at ${record.graceEndsAt}. Use the key that replaced it (id ${record.replacedBy})`;
+  else if (record.expiresAt !== undefined) live.ending = `expired at ${record.expiresAt}`;
+  return live;
 }

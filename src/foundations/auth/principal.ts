@@ -1,6 +1,8 @@
 import type { EnvironmentName } from '@flagops/core';
 import type { KeyRecord } from '../state/index.js';
 import type { KeyKind } from './key-format.js';
+import type { RoleName } from './roles.js';
+import type { Scope } from './scope.js';
 
 export type { KeyRecord, Organisation } from '../state/index.js';
 
@@ -18,6 +20,14 @@ export interface Principal {
   /** SDK keys only: the one project and environment the key may evaluate. */
   projectId?: string;
   environment?: EnvironmentName;
+  /** Admin and agent keys limited to projects or environments, and sessions whose role is limited to projects. */
+  scope?: Scope;
+  /** Keys that expire: when (ISO-8601). */
+  expiresAt?: string;
+  /** Sessions only: what the person may do (absent: admin, what sessions always were). */
+  role?: RoleName;
+  /** Sessions only: the role as written (`editor@shop`), for the audit trail. */
+  roleText?: string;
 }
 
 /** A key as listed to its organisation's admins: everything but the hash. */

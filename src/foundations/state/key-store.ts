@@ -12,8 +12,20 @@ export interface KeyRecord {
   hash: string;
   projectId?: string;
   environment?: EnvironmentName;
+  /** Admin and agent keys: the project ids the key is limited to (absent: every project). */
+  projects?: string[];
+  /** Admin and agent keys: the environments the key may change (absent: every environment). */
+  environments?: EnvironmentName[];
+  /** Admin and agent keys: when the key stops working (ISO-8601, UTC). */
+  expiresAt?: string;
   createdAt: string;
   revokedAt?: string;
+  /** Set on a key that was rotated: when, the key that replaced it, and when the old one stops working. */
+  rotatedAt?: string;
+  replacedBy?: string;
+  graceEndsAt?: string;
+  /** Set on a key made by a rotation: the key it replaced. */
+  rotatedFrom?: string;
 }
 
 export interface Organisation {
@@ -50,6 +62,17 @@ export interface KeyStore {
    * to the key once that is durable, or to undefined when `org` has no such key.
    */
   revoke(org: string, id: string, at: string): Promise<KeyRecord | undefined>;
+  /**
+   * Replaces the live key `id` of `org` in one durable step: `plan` is given the key as stored and returns the
+   * new key to add and when the old one stops working; the old key is marked rotated (`rotatedAt`,
+   * `replacedBy`, `graceEndsAt`). Resolves to both, or to undefined when `org` has no such key; `plan` may throw
+   * (a revoked or already rotated key) and then nothing changes.
+   */
+  rotate(
+    org: string,
+    id: string,
+    plan: (old: Readonly<KeyRecord>, current: Readonly<KeySet>) => { replacement: KeyRecord; rotatedAt: string; graceEndsAt: string },
+  ): Promise<{ old: KeyRecord; replacement: KeyRecord } | undefined>;
   /** Calls `listener` when keys may have changed elsewhere (another instance sharing the state); see Unsubscribe. */
   onChange(listener: () => void): Unsubscribe;
 }

@@ -14,6 +14,10 @@ export interface SessionRecord {
   lastSeenAt: string;
   /** Absolute end, however active the session is. */
   expiresAt: string;
+  /** What the person may do: `<viewer|editor|admin>[@<slug>,...]` (src/foundations/auth/roles.ts); absent: admin. */
+  role?: string;
+  /** The person's email, where the sign-in said it (OpenID Connect); the audit trail names them by it. */
+  email?: string;
 }
 
 /** Dashboard sessions of every organisation. */

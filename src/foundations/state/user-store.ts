@@ -8,6 +8,8 @@ export interface UserRecord {
   name: string;
   passwordHash: string;
   createdAt: string;
+  /** What the person may do, copied to their sessions: `<viewer|editor|admin>[@<slug>,...]`; absent: admin. */
+  role?: string;
 }
 
 /** What people sign in with: letters, digits and `._@+-`, so an email address works as a username. */

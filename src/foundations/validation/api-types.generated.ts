@@ -41,12 +41,23 @@ export interface FlagPatchBody {
   description?: string;
 }
 
-/** POST /api/v1/keys: projectId and environment are required for sdk keys, which are scoped to one project and environment. */
+/** POST /api/v1/keys: projectId and environment are required for sdk keys, which are scoped to one project and environment. Admin and agent keys may be limited to projects (ids) and environments, and may expire (expiresAt, ISO-8601, in the future). */
 export interface KeyCreateBody {
   kind: 'admin' | 'agent' | 'sdk';
   name?: string;
   projectId?: string;
   environment?: EnvironmentName;
+  /** Admin and agent keys: the projects (ids) the key may see; others are not found to it. */
+  projects?: string[];
+  /** Admin and agent keys: the environments the key may change. */
+  environments?: EnvironmentName[];
+  /** Admin and agent keys: when the key stops working (ISO-8601 date and time with an offset, in the future). */
+  expiresAt?: string;
+}
+
+/** POST /api/v1/keys/:id/rotate: graceSeconds: how long the old key keeps working after the new one is made (0 to 604800, one week; default 0). */
+export interface KeyRotateBody {
+  graceSeconds?: number;
 }
 
 /** POST /api/v1/flags/:id/environments/:env/kill: The body is optional; when sent, an optional reason that reaches the commit message and kills.yaml (the same limit as a kill's reason in kills.yaml). */
@@ -165,6 +176,7 @@ export interface ApiBodies {
   'flag-create': FlagCreateBody;
   'flag-patch': FlagPatchBody;
   'key-create': KeyCreateBody;
+  'key-rotate': KeyRotateBody;
   kill: KillBody;
   'project-create': ProjectCreateBody;
   'project-patch': ProjectPatchBody;
@@ -182,6 +194,7 @@ export const API_SCHEMAS = [
   'flag-create',
   'flag-patch',
   'key-create',
+  'key-rotate',
   'kill',
   'project-create',
   'project-patch',

@@ -96,6 +96,40 @@ export function describeKeyStoreContract(subject: StateSubject): void {
       expect((await state.keys.list()).keys).toEqual([key('k1')]);
     });
 
+    it('keeps the limits of a key: projects, environments and expiry', async () => {
+      const { state, another } = await subject.fresh();
+      const limited = key('k1', { kind: 'agent', projects: ['p1', 'p2'], environments: ['dev'], expiresAt: '2030-01-01T00:00:00.000Z' });
+      await state.keys.add(() => ({ keys: [limited], result: undefined }));
+      expect((await (await another()).keys.list()).keys).toEqual([limited]);
+    });
+
+    it('rotates a key in one step: the old one marked with its replacement and grace, the new one added', async () => {
+      const { state, another } = await subject.fresh();
+      await state.keys.add(() => ({ keys: [key('k1', { environments: ['prod'] })], result: undefined }));
+      const replacement = key('k2', { environments: ['prod'], rotatedFrom: 'k1' });
+      const graceEndsAt = '2026-05-01T11:00:00.000Z';
+      const outcome = await state.keys.rotate('acme', 'k1', (old, current) => {
+        expect(old).toEqual(key('k1', { environments: ['prod'] }));
+        expect(current.keys).toHaveLength(1);
+        return { replacement, rotatedAt: AT, graceEndsAt };
+      });
+      const old = { ...key('k1', { environments: ['prod'] }), rotatedAt: AT, replacedBy: 'k2', graceEndsAt };
+      expect(outcome).toEqual({ old, replacement });
+      expect((await (await another()).keys.list()).keys).toEqual([old, replacement]);
+    });
+
+    it('rotates nothing when the plan throws, or the key is of another organisation', async () => {
+      const { state } = await subject.fresh();
+      await state.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      await expect(
+        state.keys.rotate('acme', 'k1', () => {
+          throw new Error('already rotated');
+        }),
+      ).rejects.toThrow('already rotated');
+      expect(await state.keys.rotate('globex', 'k1', () => ({ replacement: key('k2'), rotatedAt: AT, graceEndsAt: AT }))).toBeUndefined();
+      expect((await state.keys.list()).keys).toEqual([key('k1')]);
+    });
+
     it('announces a change made through another instance, which list then shows', async () => {
       const { state, another } = await subject.fresh();
       await state.keys.list();

@@ -31,6 +31,13 @@ export function describeSessionStoreContract(subject: StateSubject): void {
       expect(await (await another()).sessions.list()).toEqual([session('s1'), session('s2', { userId: 'usr_2' })]);
     });
 
+    it("keeps a session's role and email", async () => {
+      const { state, another } = await subject.fresh();
+      const withRole = session('s1', { role: 'editor@shop,web', email: 'sam@example.com' });
+      await state.sessions.create(withRole);
+      expect(await (await another()).sessions.list()).toEqual([withRole]);
+    });
+
     it('keeps every session created at once through two instances', async () => {
       const { state, another } = await subject.fresh();
       const other = await another();

@@ -2,6 +2,7 @@ import { canonicalJson, ENVIRONMENTS, type EnvironmentName } from '@flagops/core
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
+import { may, mayPromoteInto } from '../permissions.js';
 import { type PendingProposal, pendingProposal } from '../proposals/pending-proposal.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
@@ -65,7 +66,9 @@ function header(ctx: PageContext, flag: FlagView, onChanged: (flag: FlagView) =>
       flag.description ? ` · ${flag.description}` : '',
       flag.archivedAt ? h('span', { class: 'tag' }, `archived ${flag.archivedAt.slice(0, 10)}`) : null,
     ),
-    flag.archivedAt ? null : h('button', { type: 'button', class: 'secondary small', onclick: archive }, 'Archive…'),
+    flag.archivedAt || !may(ctx, 'flag.archive')
+      ? null
+      : h('button', { type: 'button', class: 'secondary small', onclick: archive }, 'Archive…'),
   );
 }
 
@@ -139,7 +142,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
         flag = fresh;
         editor = envEditor(ctx, fresh, env, changed);
         targeting = targetingPanel(ctx, fresh, env, changed);
-        promote = promotePanel(ctx, () => flag!, env, changed);
+        promote = mayPromoteInto(ctx, env) ? promotePanel(ctx, () => flag!, env, changed) : undefined;
         schedule = schedulePanel(ctx.api, fresh, env, changed);
         pending = pendingProposal(ctx.api, fresh);
         replace(

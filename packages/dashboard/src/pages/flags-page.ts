@@ -2,6 +2,7 @@ import { canonicalJson, ENVIRONMENTS } from '@flagops/core';
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
+import { may } from '../permissions.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView, Project } from '../types.js';
 import { learnKeyNames } from '../ui/actor-names.js';
@@ -147,7 +148,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     ),
     status,
     h('h2', null, 'New flag'),
-    createFlagForm(ctx, projectId),
+    may(ctx, 'flag.create') ? createFlagForm(ctx, projectId) : null,
   );
   return { element, title: 'Flags', dispose: stop };
 }

@@ -1,5 +1,6 @@
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
+import { may } from '../permissions.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { Project } from '../types.js';
 
@@ -64,8 +65,8 @@ export function projectsPage(ctx: PageContext): Page {
     h('h1', null, 'Projects'),
     h('table', { class: 'grid' }, h('thead', null, h('tr', null, h('th', null, 'Project'), h('th', null, 'Slug'))), list),
     status,
-    h('h2', null, 'New project'),
-    form,
+    may(ctx, 'project.create') ? h('h2', null, 'New project') : null,
+    may(ctx, 'project.create') ? form : null,
   );
   return { element, title: 'Projects' };
 }

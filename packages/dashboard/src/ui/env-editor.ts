@@ -7,6 +7,7 @@ import { fieldOfMessage } from '../logic/rule-model.js';
 import { rulesToYaml } from '../logic/rules-text.js';
 import { when } from '../logic/text.js';
 import { inputToValue, parseRollout, valueToInput } from '../logic/value-input.js';
+import { may } from '../permissions.js';
 import type { PageContext } from '../route.js';
 import type { DraftIssue, DraftResult, EnvironmentConfigView, FlagView, JsonValue } from '../types.js';
 import { actorNode } from './actor-names.js';
@@ -276,9 +277,13 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
         ? [
             h('span', { class: 'kill-marker', role: 'img', 'aria-label': 'killed' }),
             h('strong', { class: 'killed-text' }, `Killed in ${env}`),
-            h('button', { type: 'button', class: 'secondary', 'data-action': 'clear-kill', onclick: clearKill }, 'Clear kill…'),
+            may(ctx, 'clear_kill')
+              ? h('button', { type: 'button', class: 'secondary', 'data-action': 'clear-kill', onclick: clearKill }, 'Clear kill…')
+              : null,
           ]
-        : h('button', { type: 'button', class: 'danger', 'data-action': 'kill', onclick: kill }, `Kill in ${env}…`),
+        : may(ctx, 'kill')
+          ? h('button', { type: 'button', class: 'danger', 'data-action': 'kill', onclick: kill }, `Kill in ${env}…`)
+          : null,
       killStatus,
     );
     element?.classList.toggle('is-killed', config.killed);
@@ -306,7 +311,9 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
     notServed,
     notice,
     form.element,
-    h('div', { class: 'actions' }, save, reset, status),
+    may(ctx, 'config.update')
+      ? h('div', { class: 'actions' }, save, reset, status)
+      : h('p', { class: 'muted', 'data-slot': 'read-only' }, `Your role (${ctx.session.role ?? 'viewer'}) may not change configs.`),
   );
   load(base);
   renderKillState(base);

@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { formatRole, parseRole } from '../../../foundations/auth/roles.js';
 import { type ControlState, openControlState } from '../../../foundations/state/index.js';
 import { readNewPassword } from '../../dashboard/users/read-password.js';
 import { UserService } from '../../dashboard/users/user-service.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
-const help = `Usage: flagops user add --username <username> --name <full name> [--org <org>] [--data-dir <dir>]
+const help = `Usage: flagops user add --username <username> --name <full name> [--role <role>] [--org <org>] [--data-dir <dir>]
 
 Creates a dashboard user who signs in with the username and a password. The password is read from stdin:
 asked twice on a terminal, or the first line of what is piped in:
@@ -18,6 +19,8 @@ POST /api/v1/users (docs/dashboard.md).
 Options:
   --username <username>  what the person signs in with (letters, digits and . _ @ + -)
   --name <full name>     how the audit trail and commits name the person
+  --role <role>          what the person may do (default admin): viewer (reads only), editor (what an agent
+                         key may do) or admin, optionally limited to projects by slug: editor@shop,web
   --org <org>            the user's organisation (default: the only organisation of the data dir)
   --data-dir <dir>       the service's data directory (default: $FLAGOPS_DATA_DIR, else ./data)
   -h, --help             show this help
@@ -43,11 +46,24 @@ export function createUserCommand(readPassword: (io: CliIo) => Promise<string>):
     const { values, positionals } = parseArgs({
       args,
       allowPositionals: true,
-      options: { username: { type: 'string' }, name: { type: 'string' }, org: { type: 'string' }, 'data-dir': { type: 'string' } },
+      options: {
+        username: { type: 'string' },
+        name: { type: 'string' },
+        role: { type: 'string' },
+        org: { type: 'string' },
+        'data-dir': { type: 'string' },
+      },
     });
     if (positionals[0] !== 'add' || positionals.length > 1) throw new UsageError('expected the subcommand add');
     if (values.username === undefined) throw new UsageError('--username is required');
     if (values.name === undefined) throw new UsageError('--name is required');
+    // Checked before the password is asked for, so a typo costs nothing.
+    let role: string | undefined;
+    try {
+      role = values.role === undefined ? undefined : formatRole(parseRole(values.role, '--role'));
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
     const dataDir = path.resolve(io.cwd, values['data-dir'] ?? io.env.FLAGOPS_DATA_DIR ?? 'data');
     // With FLAGOPS_DATABASE_URL, the users the service reads are in that database, not the data directory.
     const state = await openControlState({ dataDir, databaseUrl: io.env.FLAGOPS_DATABASE_URL || undefined, create: false });
@@ -55,8 +71,10 @@ export function createUserCommand(readPassword: (io: CliIo) => Promise<string>):
       const org = await organisationOf(state, dataDir, values.org);
       const password = await readPassword(io);
       const users = await UserService.open({ state });
-      const user = await users.create(org, { username: values.username, name: values.name, password });
-      io.stdout(`created user ${user.username} (${user.name}) in organisation ${org}; they can sign in to the dashboard now\n`);
+      const user = await users.create(org, { username: values.username, name: values.name, password, ...(role ? { role } : {}) });
+      io.stdout(
+        `created user ${user.username} (${user.name}) in organisation ${org} with role ${user.role ?? 'admin'}; they can sign in to the dashboard now\n`,
+      );
       return EXIT.ok;
     } finally {
       await state.close();

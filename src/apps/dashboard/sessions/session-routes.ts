@@ -1,7 +1,9 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AuthGuard } from '../../../foundations/auth/auth-guard.js';
+import { grantsOf } from '../../../foundations/auth/permissions.js';
 import type { Principal } from '../../../foundations/auth/principal.js';
+import { formatRole, roleOf, scopeOfRole } from '../../../foundations/auth/roles.js';
 import { InvalidInputError, UnauthorizedError } from '../../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../../foundations/http/read-json-body.js';
 import { usernameKey } from '../../../foundations/state/index.js';
@@ -43,7 +45,19 @@ export function sessionOfToken(token: string, deps: SessionDeps): SessionLookup 
  * session has; the actor (src/apps/control-plane/http/actor.ts) makes it the commit author's address.
  */
 export function sessionPrincipal({ session, user }: CurrentSession): Principal {
-  return Object.freeze({ org: session.org, kind: 'session', keyId: session.id, prefix: user.username, name: user.name });
+  const role = roleOf(session.role);
+  const principal: Principal = {
+    org: session.org,
+    kind: 'session',
+    keyId: session.id,
+    prefix: user.username,
+    name: user.name,
+    role: role.name,
+    roleText: formatRole(role),
+  };
+  const scope = scopeOfRole(role);
+  if (scope !== undefined) principal.scope = scope;
+  return Object.freeze(principal);
 }
 
 /**
@@ -70,8 +84,12 @@ export interface SessionRouteDeps extends SessionDeps {
 
 /** What the page learns about its session: who, until when, and the CSRF token to send with changes. */
 function sessionBody({ token, session, user }: CurrentSession, idleMs: number) {
+  const principal = sessionPrincipal({ token, session, user });
   return {
     user: { id: user.id, username: user.username, name: user.name, org: user.org },
+    // The page offers only what the role may do (the API refuses the rest anyway).
+    role: principal.roleText,
+    ...grantsOf(principal),
     csrfToken: csrfTokenOf(token),
     expiresAt: session.expiresAt,
     idleTimeoutSeconds: Math.floor(idleMs / 1000),

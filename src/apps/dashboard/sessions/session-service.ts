@@ -25,6 +25,9 @@ export interface SessionServiceOptions {
 export interface SessionUser {
   id: string;
   org: string;
+  /** Copied to the session: what the person may do while it lasts (absent: admin). */
+  role?: string;
+  email?: string;
 }
 
 /**
@@ -79,6 +82,8 @@ export class SessionService {
       createdAt: now.toISOString(),
       lastSeenAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + this.absoluteMs).toISOString(),
+      ...(user.role !== undefined ? { role: user.role } : {}),
+      ...(user.email !== undefined ? { email: user.email } : {}),
     };
     this.byHash.set(session.tokenHash, session);
     this.saved.set(session.id, session.lastSeenAt);

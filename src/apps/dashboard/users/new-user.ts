@@ -1,3 +1,4 @@
+import { formatRole, parseRole } from '../../../foundations/auth/roles.js';
 import { InvalidInputError } from '../../../foundations/errors/kinds.js';
 import { isUsername } from '../../../foundations/state/index.js';
 
@@ -5,6 +6,8 @@ export interface NewUser {
   username: string;
   name: string;
   password: string;
+  /** As written (`editor@shop`); absent: admin. */
+  role?: string;
 }
 
 // NIST SP 800-63B: at least 8 characters, allow at least 64; we ask for 10 and stop at 1024 to bound the work.
@@ -29,8 +32,8 @@ export function checkNewUser(input: unknown): NewUser {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) throw new InvalidInputError('the body must be a JSON object');
   const body = input as Record<string, unknown>;
   for (const field of Object.keys(body)) {
-    if (!['username', 'name', 'password'].includes(field))
-      throw new InvalidInputError(`${field}: unknown field; a user has username, name and password`, field);
+    if (!['username', 'name', 'password', 'role'].includes(field))
+      throw new InvalidInputError(`${field}: unknown field; a user has username, name, password and role`, field);
   }
   if (!isUsername(body.username)) {
     throw new InvalidInputError(
@@ -42,5 +45,7 @@ export function checkNewUser(input: unknown): NewUser {
   if (name === undefined || name === '' || name.length > MAX_NAME_LENGTH || CONTROL.test(name)) {
     throw new InvalidInputError(`name: must be the person's name, 1 to ${MAX_NAME_LENGTH} characters on one line`, 'name');
   }
-  return { username: body.username, name, password: checkPassword(body.password) };
+  const user: NewUser = { username: body.username, name, password: checkPassword(body.password) };
+  if (body.role !== undefined) user.role = formatRole(parseRole(body.role as string));
+  return user;
 }

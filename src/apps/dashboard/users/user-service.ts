@@ -82,6 +82,7 @@ export class UserService {
       name: user.name,
       passwordHash,
       createdAt: this.now().toISOString(),
+      ...(user.role !== undefined ? { role: user.role } : {}),
     };
     const created = await this.store.create(record);
     await this.refresh();

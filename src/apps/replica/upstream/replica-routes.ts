@@ -96,10 +96,19 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         if (typeof key !== 'string') throw new InvalidInputError('key must be a string', 'key');
         const principal = deps.keys.authenticate(key);
         if (principal?.kind !== 'sdk' || principal.org !== org) throw new NotFoundError('sdk key');
-        return { body: { keyId: principal.keyId, projectId: principal.projectId, environment: principal.environment } };
+        const validUntil = deps.keys.validUntil(deps.keys.keyView(org, principal.keyId));
+        return {
+          body: {
+            keyId: principal.keyId,
+            projectId: principal.projectId,
+            environment: principal.environment,
+            ...(validUntil ? { validUntil } : {}),
+          },
+        };
       },
     }),
-    // Ids only (no hashes): replicas drop cached verdicts of keys revoked since.
+    // Ids only (no hashes): replicas drop cached verdicts of keys revoked since, and learn when a rotated key's
+    // grace ends, so they refuse it at that moment rather than at their next poll.
     route({
       method: 'GET',
       path: '/api/v1/replica/keys',
@@ -110,7 +119,10 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
           keys: deps.keys
             .listKeys(org)
             .filter((k) => k.kind === 'sdk')
-            .map((k) => ({ id: k.id, revoked: k.revokedAt !== undefined })),
+            .map((k) => {
+              const validUntil = deps.keys.validUntil(k);
+              return { id: k.id, revoked: k.revokedAt !== undefined, ...(validUntil ? { validUntil } : {}) };
+            }),
         },
       }),
     }),

@@ -42,6 +42,21 @@ export class FileKeyStore implements KeyStore {
     });
   }
 
+  rotate(
+    org: string,
+    id: string,
+    plan: (old: Readonly<KeyRecord>, current: Readonly<KeySet>) => { replacement: KeyRecord; rotatedAt: string; graceEndsAt: string },
+  ): Promise<{ old: KeyRecord; replacement: KeyRecord } | undefined> {
+    return this.file.change((next) => {
+      const record = next.keys.find((k) => k.id === id && k.org === org);
+      if (!record) return undefined;
+      const { replacement, rotatedAt, graceEndsAt } = plan({ ...record }, next);
+      Object.assign(record, { rotatedAt, replacedBy: replacement.id, graceEndsAt });
+      next.keys.push({ ...replacement });
+      return { old: { ...record }, replacement: { ...replacement } };
+    });
+  }
+
   onChange(listener: () => void): Unsubscribe {
     return this.file.onChange(listener);
   }
@@ -76,7 +91,13 @@ function recordProblem(value: unknown): string | null {
   if (value.kind === 'sdk' && (typeof value.projectId !== 'string' || !isEnvironmentName(value.environment))) {
     return 'an sdk key needs projectId and environment';
   }
-  if (value.revokedAt !== undefined && typeof value.revokedAt !== 'string') return 'revokedAt must be a string';
+  for (const field of ['revokedAt', 'expiresAt', 'rotatedAt', 'replacedBy', 'graceEndsAt', 'rotatedFrom'] as const) {
+    if (value[field] !== undefined && typeof value[field] !== 'string') return `${field} must be a string`;
+  }
+  if (value.projects !== undefined && !(Array.isArray(value.projects) && value.projects.every((p) => typeof p === 'string')))
+    return 'projects must be an array of project ids';
+  if (value.environments !== undefined && !(Array.isArray(value.environments) && value.environments.every(isEnvironmentName)))
+    return 'environments must be an array of dev, staging and prod';
   return null;
 }
 

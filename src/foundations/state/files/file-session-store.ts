@@ -61,6 +61,8 @@ function checkContent(data: unknown, file: string): SessionFileContent {
     const record = session as unknown as Record<string, unknown>;
     const bad = fields.find((f) => typeof record?.[f] !== 'string');
     if (bad) throw new Error(`${file}: sessions[${i}].${bad} must be a string${RECOVER}`);
+    const badOptional = (['role', 'email'] as const).find((f) => record[f] !== undefined && typeof record[f] !== 'string');
+    if (badOptional) throw new Error(`${file}: sessions[${i}].${badOptional} must be a string${RECOVER}`);
   });
   return content as SessionFileContent;
 }

@@ -70,5 +70,6 @@ function recordProblem(value: unknown): string | null {
   if (!isOrgName(user.org)) return 'org is not a valid organisation name';
   if (!isUsername(user.username)) return 'username is not valid';
   if (!isPasswordHash(user.passwordHash)) return 'passwordHash is not an scrypt hash flagops can check';
+  if (user.role !== undefined && typeof user.role !== 'string') return 'role must be a string';
   return null;
 }

@@ -61,6 +61,32 @@ export class PgKeyStore implements KeyStore {
     });
   }
 
+  /** Under the same lock as `add`, so a rotation and a key made at the same time never both take one prefix. */
+  rotate(
+    org: string,
+    id: string,
+    plan: (old: Readonly<KeyRecord>, current: Readonly<KeySet>) => { replacement: KeyRecord; rotatedAt: string; graceEndsAt: string },
+  ): Promise<{ old: KeyRecord; replacement: KeyRecord } | undefined> {
+    return this.db.transaction(['keys'], async (client) => {
+      await lockForTransaction(client, 'keys');
+      const [organisations, keys] = [
+        await client.query<{ name: string; created_at: string }>('SELECT name, created_at FROM flagops_organisations ORDER BY position'),
+        await client.query<{ record: KeyRecord }>('SELECT record FROM flagops_keys ORDER BY position'),
+      ];
+      const current = keys.rows.map((row) => row.record);
+      const record = current.find((k) => k.id === id && k.org === org);
+      if (!record) return undefined;
+      const { replacement, rotatedAt, graceEndsAt } = plan(record, {
+        organisations: organisations.rows.map((row) => ({ name: row.name, createdAt: row.created_at })),
+        keys: current,
+      });
+      const old: KeyRecord = { ...record, rotatedAt, replacedBy: replacement.id, graceEndsAt };
+      await client.query('UPDATE flagops_keys SET record = $3 WHERE id = $1 AND org = $2', [id, org, old]);
+      await client.query('INSERT INTO flagops_keys (id, org, record) VALUES ($1, $2, $3)', [replacement.id, replacement.org, replacement]);
+      return { old, replacement };
+    });
+  }
+
   onChange(listener: () => void): Unsubscribe {
     return this.feed.onChange('keys', listener);
   }

@@ -42,7 +42,7 @@ export interface FlagopsTrailers {
   environment?: EnvironmentName;
   fromEnvironment?: EnvironmentName;
   segment?: string;
-  actor: { type: Actor['type']; name?: string; keyPrefix?: string };
+  actor: { type: Actor['type']; name?: string; keyPrefix?: string; role?: string };
   /** `Flagops-Proposal`: the proposal this commit opens, rejects or (on main) applies. */
   proposalId?: string;
   /** On main: who proposed the change this commit applies. */
@@ -70,6 +70,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
     ['Flagops-Actor-Type', meta.actor.type],
     ['Flagops-Actor', meta.actor.name],
     ['Flagops-Key-Prefix', meta.actor.keyPrefix],
+    ['Flagops-Actor-Role', meta.actor.role],
     ['Flagops-Proposal', meta.proposal?.id],
     ['Flagops-Proposed-By-Type', meta.proposal?.proposedBy?.type],
     ['Flagops-Proposed-By', meta.proposal?.proposedBy?.name],
@@ -147,6 +148,8 @@ export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTra
   if (isEnvironmentName(fromEnvironment)) result.fromEnvironment = fromEnvironment;
   if (name) result.actor.name = name;
   if (keyPrefix) result.actor.keyPrefix = keyPrefix;
+  const role = get('Flagops-Actor-Role');
+  if (role) result.actor.role = role;
   const proposalId = get('Flagops-Proposal');
   if (proposalId) result.proposalId = proposalId;
   const proposerType = get('Flagops-Proposed-By-Type');

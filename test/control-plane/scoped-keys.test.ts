@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/foundations/log/logger.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { ManualClock } from '../schedule/manual-clock.js';
+import { createFlag, createProject } from './fixtures.js';
+
+const T0 = Date.parse('2026-11-26T10:00:00.000Z');
+const HOUR = 3_600_000;
+
+describe('scoped, expiring and rotated keys', () => {
+  let svc: TestService;
+  let admin: HttpClient;
+  let shop: Json;
+  let web: Json;
+  let flag: Json;
+  const clock = new ManualClock(T0);
+  const logs: string[] = [];
+
+  beforeAll(async () => {
+    const logger = createLogger({ level: 'warn', write: (line: string) => logs.push(line) });
+    svc = await startTestService({ clock, logger });
+    admin = httpClient(svc.controlUrl, svc.admin);
+    shop = await createProject(admin, 'shop');
+    web = await createProject(admin, 'web');
+    flag = await createFlag(admin, shop.id, { key: 'checkout' });
+  });
+  afterAll(() => svc.stop());
+
+  describe('creating', () => {
+    it('answers and lists the limits: projects, environments, expiresAt (in UTC)', async () => {
+      const res = await admin.post('/api/v1/keys', {
+        kind: 'agent',
+        name: 'release-bot',
+        projects: [shop.id],
+        environments: ['dev', 'staging'],
+        expiresAt: '2026-11-26T12:30:00+01:00',
+      });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        kind: 'agent',
+        name: 'release-bot',
+        projects: [shop.id],
+        environments: ['dev', 'staging'],
+        expiresAt: '2026-11-26T11:30:00.000Z',
+      });
+      const listed = (await admin.get('/api/v1/keys')).body.keys.find((k: Json) => k.id === res.body.id);
+      expect(listed).toMatchObject({ projects: [shop.id], environments: ['dev', 'staging'], expiresAt: '2026-11-26T11:30:00.000Z' });
+      expect(listed.key).toBeUndefined();
+    });
+
+    it('refuses an expiry in the past or not a moment, and limits on an sdk key, with 400 naming the field', async () => {
+      const cases: Array<[Json, string]> = [
+        [{ kind: 'agent', expiresAt: '2026-11-26T09:59:59Z' }, 'expiresAt must be in the future'],
+        [{ kind: 'agent', expiresAt: '2026-11-26' }, 'expiresAt must be an ISO-8601 date and time'],
+        [{ kind: 'agent', expiresAt: 'tomorrow' }, 'expiresAt'],
+        [{ kind: 'agent', expiresAt: '2026-13-40T10:00:00Z' }, 'expiresAt'],
+        [{ kind: 'admin', environments: ['qa'] }, 'environments'],
+        [{ kind: 'admin', projects: [] }, 'projects'],
+        [{ kind: 'sdk', projectId: shop.id, environment: 'dev', expiresAt: '2030-01-01T00:00:00Z' }, 'expiresAt'],
+        [{ kind: 'sdk', projectId: shop.id, environment: 'dev', projects: [shop.id] }, 'projects'],
+      ];
+      for (const [body, words] of cases) {
+        const res = await admin.post('/api/v1/keys', body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(res.body.error.code).toBe('invalid_input');
+        expect(res.body.error.message, JSON.stringify(body)).toContain(words);
+      }
+    });
+
+    it('refuses a project the organisation does not have with 404', async () => {
+      const res = await admin.post('/api/v1/keys', { kind: 'agent', projects: ['prj_nope'] });
+      expect(res.status).toBe(404);
+    });
+
+    it('lets a limited admin key make keys only within its own limits, inheriting what the request leaves out', async () => {
+      const shopAdmin = httpClient(
+        svc.controlUrl,
+        (await admin.post('/api/v1/keys', { kind: 'admin', projects: [shop.id], expiresAt: '2026-11-27T10:00:00Z' })).body.key,
+      );
+      const inherited = await shopAdmin.post('/api/v1/keys', { kind: 'agent', name: 'child' });
+      expect(inherited.status).toBe(201);
+      expect(inherited.body).toMatchObject({ projects: [shop.id], expiresAt: '2026-11-27T10:00:00.000Z' });
+      const sdk = await shopAdmin.post('/api/v1/keys', { kind: 'sdk', projectId: shop.id, environment: 'prod' });
+      expect(sdk.status).toBe(201);
+      expect((await shopAdmin.post('/api/v1/keys', { kind: 'sdk', projectId: web.id, environment: 'prod' })).status).toBe(404);
+      const later = await shopAdmin.post('/api/v1/keys', { kind: 'agent', expiresAt: '2026-12-31T00:00:00Z' });
+      expect(later.status).toBe(403);
+      expect(later.body.error.message).toContain('within them');
+      // It manages only keys within its limits: others are not found to it.
+      const ids = (await shopAdmin.get('/api/v1/keys')).body.keys.map((k: Json) => k.id);
+      expect(ids).toEqual(expect.arrayContaining([inherited.body.id, sdk.body.id]));
+      const unlimited = (await admin.get('/api/v1/keys')).body.keys.find((k: Json) => k.name === 'bootstrap');
+      expect(ids).not.toContain(unlimited.id);
+      expect((await shopAdmin.delete(`/api/v1/keys/${unlimited.id}`)).status).toBe(404);
+      expect((await shopAdmin.post(`/api/v1/keys/${unlimited.id}/rotate`, {})).status).toBe(404);
+      expect((await shopAdmin.delete(`/api/v1/keys/${inherited.body.id}`)).status).toBe(200);
+    });
+  });
+
+  describe('expiry', () => {
+    it('works until expiresAt, then answers 401 saying it expired and when; the log names the prefix', async () => {
+      const created = (
+        await admin.post('/api/v1/keys', { kind: 'agent', name: 'short', expiresAt: new Date(clock.now().getTime() + HOUR).toISOString() })
+      ).body;
+      const agent = httpClient(svc.controlUrl, created.key);
+      expect((await agent.get('/api/v1/projects')).status).toBe(200);
+      clock.advance(HOUR);
+      const res = await agent.get('/api/v1/projects');
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('unauthorized');
+      expect(res.body.error.message).toBe(`the agent key ${created.prefix}… (short) expired at ${created.expiresAt}`);
+      expect((await agent.post(`/api/v1/flags/${flag.id}/environments/dev/kill`)).status).toBe(401);
+      const line = logs.find((l) => l.includes('key refused') && l.includes(created.prefix));
+      expect(line).toBeDefined();
+      expect(line).toContain('expired at');
+      expect(line).not.toContain(created.key);
+    });
+  });
+
+  describe('rotation', () => {
+    it('answers 201 with a new key of the same kind, name and limits; the old one works through the grace, then 401 saying it was rotated', async () => {
+      const old = (await admin.post('/api/v1/keys', { kind: 'agent', name: 'ci', projects: [shop.id], environments: ['dev'] })).body;
+      const rotated = await admin.post(`/api/v1/keys/${old.id}/rotate`, { graceSeconds: 600 });
+      expect(rotated.status).toBe(201);
+      expect(rotated.body).toMatchObject({ kind: 'agent', name: 'ci', projects: [shop.id], environments: ['dev'], rotatedFrom: old.id });
+      expect(rotated.body.key).not.toBe(old.key);
+      expect(rotated.body.prefix).not.toBe(old.prefix);
+      const listedOld = (await admin.get('/api/v1/keys')).body.keys.find((k: Json) => k.id === old.id);
+      expect(listedOld).toMatchObject({
+        replacedBy: rotated.body.id,
+        graceEndsAt: new Date(clock.now().getTime() + 600_000).toISOString(),
+      });
+
+      const before = httpClient(svc.controlUrl, old.key);
+      const after = httpClient(svc.controlUrl, rotated.body.key);
+      expect((await before.get(`/api/v1/projects/${shop.id}`)).status).toBe(200);
+      expect((await after.get(`/api/v1/projects/${shop.id}`)).status).toBe(200);
+      expect((await after.get(`/api/v1/projects/${web.id}`)).status).toBe(404);
+      clock.advance(599_000);
+      expect((await before.get('/api/v1/projects')).status).toBe(200);
+      clock.advance(1_000);
+      const refused = await before.get('/api/v1/projects');
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toContain('was rotated at');
+      expect(refused.body.error.message).toContain(rotated.body.id);
+      expect((await after.get('/api/v1/projects')).status).toBe(200);
+    });
+
+    it('with no grace, the old key stops at once; a rotated or revoked key cannot be rotated again (409)', async () => {
+      const old = (await admin.post('/api/v1/keys', { kind: 'admin', name: 'ops' })).body;
+      const client = httpClient(svc.controlUrl, old.key);
+      expect((await client.get('/api/v1/keys')).status).toBe(200);
+      const rotated = await admin.post(`/api/v1/keys/${old.id}/rotate`);
+      expect(rotated.status).toBe(201);
+      expect((await client.get('/api/v1/keys')).status).toBe(401);
+      const again = await admin.post(`/api/v1/keys/${old.id}/rotate`, {});
+      expect(again.status).toBe(409);
+      expect(again.body.error.message).toContain(rotated.body.id);
+      await admin.delete(`/api/v1/keys/${rotated.body.id}`);
+      expect((await admin.post(`/api/v1/keys/${rotated.body.id}/rotate`, {})).status).toBe(409);
+    });
+
+    it('refuses a grace outside 0 to 604800 seconds with 400, and an unknown key with 404', async () => {
+      const old = (await admin.post('/api/v1/keys', { kind: 'agent' })).body;
+      for (const graceSeconds of [-1, 604_801, 1.5, '60']) {
+        const res = await admin.post(`/api/v1/keys/${old.id}/rotate`, { graceSeconds });
+        expect(res.status, String(graceSeconds)).toBe(400);
+        expect(res.body.error.message).toContain('graceSeconds');
+      }
+      expect((await admin.post('/api/v1/keys/key_nope/rotate', {})).status).toBe(404);
+    });
+
+    it('rotates an sdk key: the evaluation API takes both until the grace ends, then only the new one', async () => {
+      const old = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: shop.id, environment: 'prod' })).body;
+      const rotated = (await admin.post(`/api/v1/keys/${old.id}/rotate`, { graceSeconds: 3600 })).body;
+      expect(rotated).toMatchObject({ kind: 'sdk', projectId: shop.id, environment: 'prod' });
+      const evaluate = (key: string) => httpClient(svc.evalUrl, key).post('/v1/evaluate', { key: 'checkout', context: { userId: 'u1' } });
+      expect((await evaluate(old.key)).status).toBe(200);
+      expect((await evaluate(rotated.key)).status).toBe(200);
+      clock.advance(HOUR);
+      const refused = await evaluate(old.key);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toContain('was rotated');
+      expect((await evaluate(rotated.key)).status).toBe(200);
+    });
+
+    it('keys survive a restart with their limits and rotation', async () => {
+      const old = (await admin.post('/api/v1/keys', { kind: 'agent', projects: [shop.id] })).body;
+      const rotated = (await admin.post(`/api/v1/keys/${old.id}/rotate`, { graceSeconds: 60 })).body;
+      await svc.restart();
+      const client = httpClient(svc.controlUrl, rotated.key);
+      expect((await client.get(`/api/v1/projects/${web.id}`)).status).toBe(404);
+      expect((await httpClient(svc.controlUrl, old.key).get('/api/v1/projects')).status).toBe(200);
+      clock.advance(60_000);
+      expect((await httpClient(svc.controlUrl, old.key).get('/api/v1/projects')).status).toBe(401);
+    });
+  });
+
+  describe('limits and proposals', () => {
+    it('a change outside an environment limit is refused, even where the project would make it a proposal', async () => {
+      // The restart above moved the service to new ports.
+      const admin = httpClient(svc.controlUrl, svc.admin);
+      const other = await createProject(admin, 'reviewed');
+      const reviewed = await createFlag(admin, other.id, { key: 'pricing' });
+      await admin.patch(`/api/v1/projects/${other.id}`, { requireApproval: { prod: ['agent'] } });
+      const devAgent = httpClient(svc.controlUrl, (await admin.post('/api/v1/keys', { kind: 'agent', environments: ['dev'] })).body.key);
+      const refused = await devAgent.put(`/api/v1/flags/${reviewed.id}/environments/prod/config`, { rolloutPct: 5 });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toContain('limited to environment dev');
+      // dev differs from prod, so the promotion would change something (a proposal, were it not refused).
+      await devAgent.put(`/api/v1/flags/${reviewed.id}/environments/dev/config`, { enabled: true, rolloutPct: 50 });
+      const promoted = await devAgent.post(`/api/v1/flags/${reviewed.id}/environments/prod/promote`, { fromEnv: 'dev' });
+      expect(promoted.status).toBe(403);
+      expect(promoted.body.error.message).toContain('limited to environment dev');
+      expect(
+        (await httpClient(svc.controlUrl, svc.agent).post(`/api/v1/flags/${reviewed.id}/environments/prod/promote`, { fromEnv: 'dev' }))
+          .status,
+      ).toBe(202);
+      // The same config change by an agent key without limits waits for approval.
+      const agent = httpClient(svc.controlUrl, svc.agent);
+      expect((await agent.put(`/api/v1/flags/${reviewed.id}/environments/prod/config`, { rolloutPct: 5 })).status).toBe(202);
+    });
+  });
+});

@@ -1,0 +1,119 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { git } from '../helpers/git-cli.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { ManualClock } from '../schedule/manual-clock.js';
+import { gitAsync } from './git-async.js';
+
+const ON = (version: number) => `enabled: true\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\nversion: ${version}\nrules: []\n`;
+
+/** Pushes over /git by keys limited to a project or to environments: files outside the limits are refused, named. */
+describe('a push by a limited key', () => {
+  let svc: TestService;
+  let admin: HttpClient;
+  let work: string;
+  let n = 0;
+  const clock = new ManualClock(Date.parse('2026-11-26T10:00:00Z'));
+  const keys: Record<string, string> = {};
+
+  beforeAll(async () => {
+    svc = await startTestService({ clock });
+    admin = httpClient(svc.controlUrl, svc.admin);
+    const shop = await createProject(admin, 'shop');
+    const web = await createProject(admin, 'web');
+    await createFlag(admin, shop.id, { key: 'checkout' });
+    await createFlag(admin, web.id, { key: 'banner' });
+    const key = async (body: Json) => (await admin.post('/api/v1/keys', body)).body.key as string;
+    keys.shopAgent = await key({ kind: 'agent', projects: [shop.id] });
+    keys.devAgent = await key({ kind: 'agent', environments: ['dev'] });
+    keys.shopAdmin = await key({ kind: 'admin', projects: [shop.id] });
+    keys.expiring = await key({ kind: 'agent', expiresAt: '2026-11-26T11:00:00Z' });
+    work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-scope-'));
+  });
+  afterAll(async () => {
+    await svc.stop();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  async function clone(key: string): Promise<string> {
+    const dir = path.join(work, `checkout-${n++}`);
+    const cloned = await gitAsync(work, 'clone', '--quiet', `${svc.controlUrl.replace('://', `://engineer:${key}@`)}/git/acme.git`, dir);
+    if (!cloned.ok) throw new Error(cloned.stderr);
+    return dir;
+  }
+
+  function change(checkout: string, files: Record<string, string>): void {
+    for (const [file, content] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(checkout, file)), { recursive: true });
+      writeFileSync(path.join(checkout, file), content);
+    }
+    git(checkout, 'add', '-A');
+    git(checkout, 'commit', '--quiet', '-m', 'change');
+  }
+
+  const version = (project: string, env: string, flag: string) =>
+    Number(/version: (\d+)/.exec(git(svc.gitdir(), 'show', `main:projects/${project}/environments/${env}/${flag}.yaml`))?.[1]);
+
+  it('a project-limited key pushes into its project', async () => {
+    const checkout = await clone(keys.shopAgent);
+    change(checkout, { 'projects/shop/environments/dev/checkout.yaml': ON(version('shop', 'dev', 'checkout') + 1) });
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.stderr).not.toContain('outside');
+    expect(pushed.ok).toBe(true);
+  });
+
+  it('a project-limited key may not touch another project: the push is refused naming the file, main does not move', async () => {
+    const checkout = await clone(keys.shopAgent);
+    const before = git(svc.gitdir(), 'rev-parse', 'main');
+    change(checkout, {
+      'projects/shop/environments/dev/checkout.yaml': ON(version('shop', 'dev', 'checkout') + 1),
+      'projects/web/environments/dev/banner.yaml': ON(version('web', 'dev', 'banner') + 1),
+    });
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(
+      'remote: projects/web/environments/dev/banner.yaml: outside what this key may change (it is limited to projects shop)',
+    );
+    expect(pushed.stderr).not.toContain('projects/shop/environments/dev/checkout.yaml:');
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+  });
+
+  it('a project-limited admin key may not add a project or a file outside projects/', async () => {
+    const checkout = await clone(keys.shopAdmin);
+    change(checkout, { 'projects/blog/project.yaml': 'id: prj_blog\nname: Blog\nslug: blog\n', 'README.md': 'hello\n' });
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain('remote: projects/blog/project.yaml: outside what this key may change');
+    expect(pushed.stderr).toContain('remote: README.md: outside what this key may change');
+  });
+
+  it('an environment-limited key pushes configs of its environments only', async () => {
+    const checkout = await clone(keys.devAgent);
+    change(checkout, { 'projects/web/environments/dev/banner.yaml': ON(version('web', 'dev', 'banner') + 1) });
+    expect((await gitAsync(checkout, 'push', 'origin', 'HEAD:main')).ok).toBe(true);
+    const refused = await clone(keys.devAgent);
+    change(refused, { 'projects/web/environments/prod/banner.yaml': ON(version('web', 'prod', 'banner') + 1) });
+    const pushed = await gitAsync(refused, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(
+      'remote: projects/web/environments/prod/banner.yaml: an agent key limited to environment dev may not update environment configs in prod',
+    );
+  });
+
+  it('an expired key can neither clone nor push: 401, and git is told why', async () => {
+    const checkout = await clone(keys.expiring);
+    clock.advance(2 * 3_600_000);
+    change(checkout, { 'projects/web/environments/dev/banner.yaml': ON(version('web', 'dev', 'banner') + 1) });
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    const res = await fetch(`${svc.controlUrl}/git/acme.git/info/refs?service=git-upload-pack`, {
+      headers: { authorization: `Basic ${Buffer.from(`x:${keys.expiring}`).toString('base64')}` },
+    });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as Json).error.message).toContain('expired at 2026-11-26T11:00:00.000Z');
+  });
+});
