@@ -4,6 +4,7 @@ import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { evaluateAnswer } from './evaluate.js';
 import { OFREP_FLAG_PREFIX, ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep.js';
 import { type EvalHandler, type EvalRoutes, matchesEtag } from './routed-app.js';
+import { parseSince } from './snapshot-changes.js';
 import type { ViewSource } from './view-source.js';
 
 interface ServingDeps {
@@ -44,8 +45,27 @@ export async function evaluateRoute(ctx: Koa.Context, deps: { source: ViewSource
   ctx.body = evaluateAnswer(view, await readJsonBody(ctx.req), deps.source.recorder(view));
 }
 
+/**
+ * GET /v1/snapshot, and with `?since=<version>` the delta from that version when the server still knows it
+ * (docs/evaluation-server.md, "Deltas"): the same ETag, 304 when `since` is the current version, and the full
+ * snapshot for a `since` it does not know or cannot read.
+ */
 export async function snapshotRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
-  sendSnapshot(ctx, await deps.source.view(ctx.req));
+  const view = await deps.source.view(ctx.req);
+  const since = parseSince(ctx.query.since);
+  if (since !== undefined && !matchesEtag(ctx.get('if-none-match'), view.etag)) {
+    const delta = since === view.version ? undefined : deps.source.changes?.delta(view, since);
+    if (since === view.version || delta !== undefined) {
+      ctx.set(snapshotHeaders(view.etag));
+      if (delta === undefined) ctx.status = 304;
+      else {
+        ctx.type = 'application/json';
+        ctx.body = delta;
+      }
+      return;
+    }
+  }
+  sendSnapshot(ctx, view);
 }
 
 /**
