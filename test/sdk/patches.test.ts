@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { changeSequence, sequenceProjectFiles } from '../eval-server/change-sequence.js';
 import { commitFiles, evaluate, sdkKey } from '../eval-server/harness.js';
 import { until } from '../helpers/deadlines.js';
-import { ORG, quiet, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
+import { killRequest, ORG, quiet, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 /** Polling an hour apart: anything seen within a test came through the stream. */
 const NO_POLLING = 3_600_000;
@@ -61,7 +61,14 @@ describe('an SDK following changes with stream patches and polled deltas answers
       await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${project.serverKey}` } })
     ).json()) as Snapshot;
   const serverVersion = () => h.service.holder.view(ORG, `prj_${project.slug}`, 'prod')!.version;
-  const local = (options: { stream: boolean; pollIntervalMs: number; fetch?: FetchFunction; bootstrap?: Snapshot }) => {
+  const local = (options: {
+    stream: boolean;
+    pollIntervalMs: number;
+    fetch?: FetchFunction;
+    bootstrap?: Snapshot;
+    retryInitialMs?: number;
+    retryMaxMs?: number;
+  }) => {
     const client = createClient({ evalUrl: h.service.evalUrl, sdkKey: project.clientKey, sendCounts: false, logger: quiet, ...options });
     clients.push(client as LocalClient);
     return client as LocalClient;
@@ -144,14 +151,19 @@ describe('an SDK following changes with stream patches and polled deltas answers
 
   it('starts a reconnecting stream from the patch since the version it holds', async () => {
     run('shop');
-    const before = await serverSnapshot();
+    const network = cuttableNetwork();
+    const client = local({ stream: true, pollIntervalMs: NO_POLLING, fetch: network.fetch, retryInitialMs: 20, retryMaxMs: 50 });
+    expect(await client.ready()).toBe('ready');
+    // The stream is cut and held down, and snapshot requests fail: two changes later, only the first event
+    // of the stream it reconnects can bring the client up to date.
+    const held = client.version;
+    network.cut();
     await setConfig(h, 'new-checkout', { rolloutPct: 81 });
     await setConfig(h, 'banner-text', { valueOn: 'Late sale', valueOff: 'Hello' });
-    const seen = watch();
-    // Polling off, the bootstrap two versions old: only the first stream event can bring it up to date.
-    const client = local({ stream: true, pollIntervalMs: NO_POLLING, bootstrap: before, fetch: withoutSnapshotRequests });
-    await expectSameAnswers(client, Object.keys(before.flags), 'reconnected');
-    expect(seen).toEqual([]);
+    expect(client.version).toBe(held);
+    network.reconnect(false);
+    await expectSameAnswers(client, Object.keys((await serverSnapshot()).flags), 'reconnected');
+    expect(network.streams).toEqual([undefined, `since=${held}`]);
   });
 
   it('fetches when a patch does not follow its version, or does not apply, and still answers as the server', async () => {
@@ -173,23 +185,69 @@ describe('an SDK following changes with stream patches and polled deltas answers
 
   it('takes the whole snapshot when the server answers one to its since', async () => {
     run('shop');
-    // A version the server never served: the answer to ?since= is the whole snapshot, which replaces it.
+    const network = cuttableNetwork();
+    const client = local({ stream: false, pollIntervalMs: 20, fetch: network.fetch, retryInitialMs: 20, retryMaxMs: 50 });
+    expect(await client.ready()).toBe('ready');
+    // More changes than the window keeps, while the client cannot poll: its version is too old for a delta.
+    network.cut();
     const seen = watch();
-    const client = local({
-      stream: false,
-      pollIntervalMs: NO_POLLING,
-      bootstrap: { version: 0, environment: 'prod', flags: {} } as Snapshot,
-    });
+    for (let i = 0; i < 65; i++) await (i % 2 ? h.kills.clear(killRequest(h, 'theme')) : h.kills.kill(killRequest(h, 'theme')));
+    network.reconnect();
     await expectSameAnswers(client, Object.keys((await serverSnapshot()).flags), 'replaced');
-    expect(seen).toEqual([expect.objectContaining({ url: '/v1/snapshot?since=0', status: 200 })]);
+    const taken = seen.filter((r) => r.status === 200);
+    expect(taken).toEqual([expect.objectContaining({ url: expect.stringMatching(/^\/v1\/snapshot\?since=\d+$/) })]);
+    expect(taken[0].length).toBe(Buffer.byteLength(JSON.stringify(await serverSnapshot())));
+  }, 60_000);
+
+  it('replaces a bootstrap snapshot whole on its first refresh: nothing says the server served its content', async () => {
+    run('shop');
+    const served = await serverSnapshot();
+    const seen = watch();
+    const madeUp = { ...served.flags['banner-text'], valueOn: 'Made up' };
+    const bootstrap = { ...served, version: served.version - 1, flags: { ...served.flags, 'banner-text': madeUp } };
+    const client = local({ stream: false, pollIntervalMs: NO_POLLING, bootstrap });
+    await expectSameAnswers(client, Object.keys(served.flags), 'replaced');
+    expect(seen.map((r) => r.url)).toEqual(['/v1/snapshot']);
   });
 });
 
-/** The network of a client that must not fetch snapshots: any such request fails. */
-const withoutSnapshotRequests: FetchFunction = (input, init) =>
-  new URL(input).pathname === '/v1/snapshot'
-    ? Promise.reject(new TypeError('fetch failed (no snapshot requests here)'))
-    : fetch(input, init);
+/**
+ * A network that can go down: from cut() on, snapshot requests fail, the open stream is cut, and a new
+ * stream waits for reconnect(). `streams` lists the query of each stream opened.
+ */
+function cuttableNetwork() {
+  let down = false;
+  let open: AbortController | null = null;
+  let release = () => {};
+  let released = Promise.resolve();
+  const streams: Array<string | undefined> = [];
+  const networkFetch: FetchFunction = async (input, init) => {
+    const url = new URL(input);
+    if (url.pathname === '/v1/snapshot' && down) throw new TypeError('fetch failed (the network is down)');
+    if (url.pathname !== '/v1/stream') return fetch(input, init);
+    await released;
+    streams.push(url.search === '' ? undefined : url.search.slice(1));
+    open = new AbortController();
+    const signal = init?.signal ? AbortSignal.any([init.signal, open.signal]) : open.signal;
+    return fetch(input, { ...init, signal });
+  };
+  return {
+    fetch: networkFetch,
+    streams,
+    cut() {
+      down = true;
+      released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      open?.abort();
+    },
+    /** Lets streams through again, and snapshot requests too unless `snapshots` is false. */
+    reconnect(snapshots = true) {
+      down = !snapshots;
+      release();
+    },
+  };
+}
 
 /** A network that alters each stream event's data on its way (what a client cannot rule out): `garble` rewrites it. */
 function garblingStream(garble: (data: string) => string): FetchFunction {

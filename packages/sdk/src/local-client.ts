@@ -41,7 +41,7 @@ export class LocalClient extends ClientRuntime {
     this.startLoop({
       refresh: () => this.refresh(),
       announce: (version, change) => this.announced(version, change),
-      version: () => this.store.version,
+      version: () => this.store.patchable,
     });
     this.reporter?.start();
   }
@@ -110,8 +110,8 @@ export class LocalClient extends ClientRuntime {
    * answer that arrives after a stream patch moved the snapshot on is dropped: the stream brings what is newer.
    */
   private async refresh(): Promise<void> {
-    const held = this.store.version;
-    if (held === null) return this.refreshWhole(this.store.etag, held);
+    const held = this.store.patchable;
+    if (held === null) return this.refreshWhole(this.store.etag, this.store.version);
     const answer = await fetchSnapshotSince(this.http, this.store.etag, held);
     if (answer.kind === 'unchanged' || this.store.version !== held) return;
     if (answer.kind === 'full') return this.replaced(answer.snapshot, answer.etag);
@@ -135,7 +135,7 @@ export class LocalClient extends ClientRuntime {
    */
   private announced(version: number, change: VersionChange | undefined): boolean {
     if (version === this.store.version) return false;
-    if (change?.patch === undefined || change.since !== this.store.version) return true;
+    if (change?.patch === undefined || change.since !== this.store.patchable) return true;
     try {
       this.patched(parsePatch(change.patch), version, etagOf(version));
       return false;
@@ -160,7 +160,7 @@ export class LocalClient extends ClientRuntime {
   private loadBootstrap(bootstrap: unknown): void {
     try {
       const snapshot = parseSnapshot(bootstrap);
-      this.store.replace(snapshot, etagOf(snapshot.version));
+      this.store.replace(snapshot, etagOf(snapshot.version), false);
       this.state.succeeded();
     } catch (err) {
       this.logger.warn('ignoring the bootstrap snapshot', { error: describeError(err) });
@@ -198,19 +198,29 @@ export class SnapshotStore {
   private segmentPrints = new Map<string, string>();
   private fingerprints = new Map<string, string>();
 
+  /** Whether what is held came from the server (a bootstrap did not), and so patches and deltas may apply to it. */
+  private served = false;
+
   /**
    * Compiles and swaps in `snapshot`; returns the keys added, changed or removed. A snapshot that does not
-   * compile throws and leaves the last good one in place.
+   * compile throws and leaves the last good one in place. `served` is false for a bootstrap: nothing says its
+   * content is what the server served at its version, so the first refresh replaces it whole.
    */
-  replace(snapshot: Snapshot, etag: string): string[] {
+  replace(snapshot: Snapshot, etag: string, served = true): string[] {
     const keys = this.load(snapshot.flags, snapshot.segments ?? {}, snapshot.version, etag);
     this.environment = snapshot.environment;
+    this.served = served;
     return keys;
   }
 
-  /** Whether a delta for `environment` applies here (a bootstrap snapshot may name none). */
+  /** The version patches and deltas apply to: the one held, when the server served it; null otherwise. */
+  get patchable(): number | null {
+    return this.served ? this.version : null;
+  }
+
+  /** Whether a delta for `environment` applies here. */
   sameEnvironment(environment: unknown): boolean {
-    return this.environment === undefined || this.environment === environment;
+    return this.environment === environment;
   }
 
   /**

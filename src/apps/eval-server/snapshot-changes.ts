@@ -108,11 +108,13 @@ export class SnapshotChanges {
     if (start === changes.length - 1) return changes[start].changed;
     const flags = new Set<string>();
     const segments = new Set<string>();
+    let added = false;
     for (let i = start; i < changes.length; i++) {
       for (const key of changes[i].changed.flags) flags.add(key);
       for (const key of changes[i].changed.segments) segments.add(key);
+      added ||= changes[i].changed.added;
     }
-    return { flags: [...flags], segments: [...segments] };
+    return { flags: [...flags], segments: [...segments], added };
   }
 
   close(): void {

@@ -5,6 +5,8 @@ import type { EnvironmentView } from './environment-view.js';
 export interface ChangedKeys {
   flags: readonly string[];
   segments: readonly string[];
+  /** Whether a flag or segment was added: the order of the keys changed (a replica takes it whole). */
+  added: boolean;
 }
 
 /** What of a view a diff and a patch read. */
@@ -47,23 +49,28 @@ function sameEntry(a: SnapshotFlag | SnapshotSegment, b: SnapshotFlag | Snapshot
  */
 export function diffViews(before: PatchedView, after: PatchedView): ChangedKeys {
   const flags: string[] = [];
+  let added = false;
   if (before.flags === after.flags) {
     for (const key of after.killed) if (!before.killed.has(key)) flags.push(key);
     for (const key of before.killed) if (!after.killed.has(key)) flags.push(key);
   } else {
     for (const key of Object.keys(after.flags)) {
-      if (!Object.hasOwn(before.flags, key)) flags.push(key);
-      else if (before.killed.has(key) !== after.killed.has(key) || !sameEntry(before.flags[key], after.flags[key])) flags.push(key);
+      if (!Object.hasOwn(before.flags, key)) {
+        flags.push(key);
+        added = true;
+      } else if (before.killed.has(key) !== after.killed.has(key) || !sameEntry(before.flags[key], after.flags[key])) flags.push(key);
     }
     for (const key of Object.keys(before.flags)) if (!Object.hasOwn(after.flags, key)) flags.push(key);
   }
   const segments: string[] = [];
   if (before.segments !== after.segments) {
-    for (const key of Object.keys(after.segments))
+    for (const key of Object.keys(after.segments)) {
+      if (!Object.hasOwn(before.segments, key)) added = true;
       if (!Object.hasOwn(before.segments, key) || !sameEntry(before.segments[key], after.segments[key])) segments.push(key);
+    }
     for (const key of Object.keys(before.segments)) if (!Object.hasOwn(after.segments, key)) segments.push(key);
   }
-  return { flags, segments };
+  return { flags, segments, added };
 }
 
 /**

@@ -5,8 +5,10 @@ import type { ReplicaBatchLedger } from '../../../foundations/state/index.js';
 import type { RepositoryRegistry } from '../../../foundations/storage/repository-registry.js';
 import { ANSWERED, type Route, route } from '../../control-plane/route-table.js';
 import { matchesEtag } from '../../eval-server/routed-app.js';
+import { changesFor } from '../../eval-server/snapshot-changes.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { viewBody } from '../replica-holder.js';
+import { viewDeltaFor } from '../view-delta.js';
 import { countsBatch } from './counts-batch.js';
 import { openReplicaStream, servedListing, servedOrg } from './replica-views.js';
 
@@ -53,7 +55,8 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         if (!view) throw new NotFoundError(`project ${params.projectId}`);
         const headers = { ETag: view.etag, 'Cache-Control': 'no-cache' };
         if (matchesEtag(ctx.get('if-none-match'), view.etag)) return { status: 304, headers };
-        return { headers, body: viewBody(view) };
+        // ?since=: the delta from the version the replica serves, when still known (docs/deployment.md).
+        return { headers, body: viewDeltaFor(view, ctx.query.since, changesFor(deps.holder)) ?? viewBody(view) };
       },
     }),
     route({
