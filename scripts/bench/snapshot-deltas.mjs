@@ -25,6 +25,8 @@ const { silentLogger } = await load('foundations/log/logger.js');
 const { KillSwitch } = await load('features/kill/kill-switch.js');
 const { layout } = await load('foundations/repository/layout.js');
 const { serializeRepositoryFile } = await load('foundations/repository/serialize-file.js');
+const { EnvironmentView } = await load('apps/eval-server/environment-view.js');
+const { diffViews, patchJson } = await load('apps/eval-server/snapshot-patch.js');
 const { createClient } = await import('@flagops/sdk');
 
 /** A project of `count` flags, every one with the rule and the 30 % rollout of ruleFlagConfig. */
@@ -93,6 +95,46 @@ function openStream(url, headers) {
     });
     req.on('error', (err) => (err.code === 'ECONNRESET' ? undefined : reject(err)));
   });
+}
+
+/**
+ * What the server spends finding a change (diffViews and patchJson, in the holder's swap), in CPU ms: between
+ * two views whose entries are all new objects (every entry of both compared by value, each serialized once)
+ * and between two that share their unchanged entries (compared by reference). Median of `runs`.
+ */
+function diffCost(before, after, runs = 7) {
+  const copy = (view) =>
+    EnvironmentView.build(
+      view.org,
+      view.projectId,
+      view.projectSlug,
+      view.environment,
+      structuredClone(view.flags),
+      view.kills,
+      view.version,
+      null,
+      structuredClone(view.segments),
+    );
+  const median = (f) => {
+    const times = [];
+    for (let i = 0; i < runs; i++) times.push(f());
+    return times.sort((a, b) => a - b)[Math.floor(runs / 2)];
+  };
+  // CPU time, not wall time: other processes on a busy machine stretch the latter.
+  const timed = (a, b) => {
+    const started = process.cpuUsage();
+    patchJson(b, diffViews(a, b));
+    const { user, system } = process.cpuUsage(started);
+    return (user + system) / 1000;
+  };
+  const rebuilt = median(() => timed(copy(before), copy(after)));
+  const shared = median(() => {
+    const a = copy(before);
+    const flags = { ...a.flags, 'flag-7': after.flags['flag-7'] };
+    const b = EnvironmentView.build(a.org, a.projectId, a.projectSlug, a.environment, flags, a.kills, a.version + 1, null, a.segments);
+    return timed(a, b);
+  });
+  return { rebuilt, shared };
 }
 
 /** A fetch that counts the body bytes it reads and the requests it makes. */
@@ -189,7 +231,9 @@ async function measure(count) {
       ['kill', () => kills.kill({ org: ORG, repo, projectSlug: 'big', flagKey: 'flag-7', environment: 'prod', actor: benchActor })],
     ];
     const rows = [];
+    let cost;
     for (const [name, change] of changes) {
+      const beforeView = service.holder.view(ORG, 'prj_big', 'prod');
       const before = version();
       stream.mark();
       for (const c of [streaming, polling]) Object.assign(c.counted, { bytes: 0, requests: 0 });
@@ -200,6 +244,7 @@ async function measure(count) {
       const delta = await wireGet(`${snapshotUrl}?since=${before}`, { ...auth, 'if-none-match': `"v${before}"` });
       if (!JSON.parse(delta.body).since) throw new Error('the delta answer is a full snapshot');
       await waitFor(() => clients.every((c) => c.version === after), 'the SDKs');
+      cost ??= diffCost(beforeView, service.holder.view(ORG, 'prj_big', 'prod'));
       rows.push({
         name,
         event,
@@ -210,7 +255,7 @@ async function measure(count) {
     }
     stream.close();
     const plainEvent = Buffer.byteLength(`id: ${version()}\nevent: version\ndata: {"version":${version()}}\n\n`) + 8; // + chunk framing
-    return { count, full: full.wire, fullBody: full.body.length, gzip: gzipSync(full.body).length, plainEvent, rows };
+    return { count, cost, full: full.wire, fullBody: full.body.length, gzip: gzipSync(full.body).length, plainEvent, rows };
   } finally {
     await Promise.all(clients.map((c) => c.close()));
     await service.stop();
@@ -230,6 +275,10 @@ const row = (name, f) => console.log(`| ${name} | ${results.map((r) => f(r)).joi
 row('full snapshot, identity (body)', (r) => fmt(r.fullBody));
 row('full snapshot, gzip -6 of that body (for scale)', (r) => fmt(r.gzip));
 row('before deltas: version event + full snapshot', (r) => fmt(r.plainEvent + r.full));
+row(
+  'server: finding a config change, CPU ms, entries all new / shared (median of 7)',
+  (r) => `${r.cost.rebuilt.toFixed(1)} / ${r.cost.shared.toFixed(1)}`,
+);
 for (const name of ['config change', 'kill']) {
   const of = (r) => r.rows.find((x) => x.name === name);
   row(`${name}: stream event with its patch`, (r) => fmt(of(r).event));

@@ -39,7 +39,31 @@ function flagJson(view: PatchedView, key: string): string {
 
 /** Compares by reference first (unchanged entries are shared between views), then by value. */
 function sameEntry(a: SnapshotFlag | SnapshotSegment, b: SnapshotFlag | SnapshotSegment): boolean {
-  return a === b || jsonOf(a) === jsonOf(b);
+  return a === b || sameJson(a, b);
+}
+
+/**
+ * Whether two JSON values serialize the same, key order included (a replica serves the snapshot byte for byte),
+ * without serializing them: cheaper than comparing their JSON when no entry is shared.
+ */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  // A difference it reports where the JSON has none (an undefined property) only sends an entry unchanged.
+  for (let i = 0; i < keysA.length; i++) {
+    const key = keysA[i];
+    if (key !== keysB[i] || !sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
 }
 
 /**
