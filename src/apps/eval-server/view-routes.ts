@@ -53,15 +53,18 @@ export async function evaluateRoute(ctx: Koa.Context, deps: { source: ViewSource
 export async function snapshotRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
   const view = await deps.source.view(ctx.req);
   const since = parseSince(ctx.query.since);
+  // An If-None-Match naming the current version is a 304 whatever `since` says: sendSnapshot answers it.
   if (since !== undefined && !matchesEtag(ctx.get('if-none-match'), view.etag)) {
-    const delta = since === view.version ? undefined : deps.source.changes?.delta(view, since);
-    if (since === view.version || delta !== undefined) {
+    if (since === view.version) {
       ctx.set(snapshotHeaders(view.etag));
-      if (delta === undefined) ctx.status = 304;
-      else {
-        ctx.type = 'application/json';
-        ctx.body = delta;
-      }
+      ctx.status = 304;
+      return;
+    }
+    const delta = deps.source.changes?.delta(view, since);
+    if (delta !== undefined) {
+      ctx.set(snapshotHeaders(view.etag));
+      ctx.type = 'application/json';
+      ctx.body = delta;
       return;
     }
   }
