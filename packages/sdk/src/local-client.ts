@@ -8,13 +8,16 @@ import {
   type Snapshot,
   type SnapshotFlag,
   type SnapshotSegment,
+  setOwn,
 } from '@flagops/core';
 import { CountBuffer, CountReporter } from './counts.js';
 import { describeError, etagOf, fetchSnapshot, parseSnapshot } from './http.js';
 import type { ResolvedOptions } from './options.js';
 import { contextProblem, errorDetails, kindOf, shapeResult, type ValueKind } from './results.js';
 import { ClientRuntime } from './runtime.js';
+import { fetchSnapshotSince, parsePatch, type SnapshotPatch } from './snapshot-delta.js';
 import type { EvaluationDetails, Widen } from './types.js';
+import type { VersionChange } from './updates.js';
 
 const EMPTY_CONTEXT: EvaluationContext = Object.freeze({});
 
@@ -37,7 +40,8 @@ export class LocalClient extends ClientRuntime {
     if (bootstrap !== undefined) this.loadBootstrap(bootstrap);
     this.startLoop({
       refresh: () => this.refresh(),
-      announce: (version) => version !== this.store.version,
+      announce: (version, change) => this.announced(version, change),
+      version: () => this.store.patchable,
     });
     this.reporter?.start();
   }
@@ -100,19 +104,63 @@ export class LocalClient extends ClientRuntime {
     return details;
   }
 
+  /**
+   * Polling: with a snapshot held, asks for the delta since its version (If-None-Match too) and applies it; the
+   * whole snapshot comes when the server no longer knows that version, or when the delta does not apply. An
+   * answer that arrives after a stream patch moved the snapshot on is dropped: the stream brings what is newer.
+   */
   private async refresh(): Promise<void> {
-    const fetched = await fetchSnapshot(this.http, this.store.etag);
-    if (!fetched.modified) return;
+    const held = this.store.patchable;
+    if (held === null) return this.refreshWhole(this.store.etag, this.store.version);
+    const answer = await fetchSnapshotSince(this.http, this.store.etag, held);
+    if (answer.kind === 'unchanged' || this.store.version !== held) return;
+    if (answer.kind === 'full') return this.replaced(answer.snapshot, answer.etag);
+    if (answer.since !== held || !this.store.sameEnvironment(answer.environment)) return this.refreshWhole(null, held);
+    try {
+      this.patched(answer.patch, answer.version, answer.etag);
+    } catch (err) {
+      this.logger.warn('a delta did not apply; fetching the whole snapshot', { error: describeError(err) });
+      await this.refreshWhole(null, held);
+    }
+  }
+
+  private async refreshWhole(etag: string | null, held: number | null): Promise<void> {
+    const fetched = await fetchSnapshot(this.http, etag);
+    if (fetched.modified && this.store.version === held) this.replaced(fetched.snapshot, fetched.etag);
+  }
+
+  /**
+   * A stream event: a patch from the version held is applied at once, without a request; anything else (another
+   * `since`, no patch, a patch that does not apply) asks the loop for a refresh.
+   */
+  private announced(version: number, change: VersionChange | undefined): boolean {
+    if (version === this.store.version) return false;
+    if (change?.patch === undefined || change.since !== this.store.patchable) return true;
+    try {
+      this.patched(parsePatch(change.patch), version, etagOf(version));
+      return false;
+    } catch (err) {
+      this.logger.warn('a stream patch did not apply; fetching the snapshot', { error: describeError(err) });
+      return true;
+    }
+  }
+
+  private replaced(snapshot: Snapshot, etag: string): void {
     const previous = this.store.version;
-    const keys = this.store.replace(fetched.snapshot, fetched.etag);
+    const keys = this.store.replace(snapshot, etag);
     // The first load is announced by the status event; change events describe changes to what was served.
-    if (previous !== null && keys.length > 0) this.emitter.emit('change', { keys, version: fetched.snapshot.version });
+    if (previous !== null && keys.length > 0) this.emitter.emit('change', { keys, version: snapshot.version });
+  }
+
+  private patched(patch: SnapshotPatch, version: number, etag: string): void {
+    const keys = this.store.apply(patch, version, etag);
+    if (keys.length > 0) this.emitter.emit('change', { keys, version });
   }
 
   private loadBootstrap(bootstrap: unknown): void {
     try {
       const snapshot = parseSnapshot(bootstrap);
-      this.store.replace(snapshot, etagOf(snapshot.version));
+      this.store.replace(snapshot, etagOf(snapshot.version), false);
       this.state.succeeded();
     } catch (err) {
       this.logger.warn('ignoring the bootstrap snapshot', { error: describeError(err) });
@@ -135,31 +183,80 @@ function fingerprint(entry: SnapshotFlag | SnapshotSegment): string {
 }
 
 /**
- * The snapshot local mode evaluates: compiled once per version with the same core the server uses. Only a
- * fingerprint of each entry is kept besides the compiled flags, so memory is the compiled form plus a few
- * bytes a flag, and a change event can still name exactly the flags that changed.
+ * The snapshot local mode evaluates: compiled once per version with the same core the server uses. The
+ * snapshot's entries are kept (patches and deltas apply to them) with a fingerprint of each, so a change event
+ * names exactly the flags that changed; an entry a patch leaves alone keeps its fingerprint, unhashed.
  */
 export class SnapshotStore {
   compiled: CompiledEnvironment | null = null;
   version: number | null = null;
   etag: string | null = null;
+  private environment: unknown;
+  private flags: Record<string, SnapshotFlag> = {};
+  private segments: Record<string, SnapshotSegment> = {};
+  private entryPrints = new Map<string, string>();
+  private segmentPrints = new Map<string, string>();
   private fingerprints = new Map<string, string>();
+
+  /** Whether what is held came from the server (a bootstrap did not), and so patches and deltas may apply to it. */
+  private served = false;
 
   /**
    * Compiles and swaps in `snapshot`; returns the keys added, changed or removed. A snapshot that does not
-   * compile throws and leaves the last good one in place.
+   * compile throws and leaves the last good one in place. `served` is false for a bootstrap: nothing says its
+   * content is what the server served at its version, so the first refresh replaces it whole.
    */
-  replace(snapshot: Snapshot, etag: string): string[] {
-    const segments = snapshot.segments ?? {};
-    const compiled = new CompiledEnvironment(snapshot.flags, segments);
+  replace(snapshot: Snapshot, etag: string, served = true): string[] {
+    const keys = this.load(snapshot.flags, snapshot.segments ?? {}, snapshot.version, etag);
+    this.environment = snapshot.environment;
+    this.served = served;
+    return keys;
+  }
+
+  /** The version patches and deltas apply to: the one held, when the server served it; null otherwise. */
+  get patchable(): number | null {
+    return this.served ? this.version : null;
+  }
+
+  /** Whether a delta for `environment` applies here. */
+  sameEnvironment(environment: unknown): boolean {
+    return this.environment === environment;
+  }
+
+  /**
+   * Applies a patch or delta to the snapshot held, taking it to `version`: null removes a key. Throws, and
+   * keeps what it serves, when nothing is held or the result does not compile.
+   */
+  apply(patch: SnapshotPatch, version: number, etag: string): string[] {
+    if (this.compiled === null) throw new Error('no snapshot to apply a patch to');
+    const flags = { ...this.flags };
+    for (const key of Object.keys(patch.flags)) {
+      const entry = patch.flags[key];
+      if (entry === null) delete flags[key];
+      else setOwn(flags, key, entry);
+    }
+    const segments = { ...this.segments };
+    for (const key of Object.keys(patch.segments)) {
+      const segment = patch.segments[key];
+      if (segment === null) delete segments[key];
+      else setOwn(segments, key, segment);
+    }
+    return this.load(flags, segments, version, etag);
+  }
+
+  private load(flags: Record<string, SnapshotFlag>, segments: Record<string, SnapshotSegment>, version: number, etag: string): string[] {
+    const compiled = new CompiledEnvironment(flags, segments);
     const segmentPrints = new Map<string, string>();
-    for (const key of Object.keys(segments)) segmentPrints.set(key, fingerprint(segments[key]));
+    for (const key of Object.keys(segments)) segmentPrints.set(key, this.printOf(this.segments, this.segmentPrints, segments, key));
+    const entryPrints = new Map<string, string>();
     const next = new Map<string, string>();
     const changed = new Set<string>();
     for (const key of compiled.keys) {
       // A flag's results change with the segments its rules name, so their prints are part of its own.
-      const entry = snapshot.flags[key];
-      let print = fingerprint(entry);
+      const entry = flags[key];
+      const own = this.printOf(this.flags, this.entryPrints, flags, key);
+      entryPrints.set(key, own);
+      let print = own;
       for (const segment of segmentsOf(entry)) print += `:${segmentPrints.get(segment) ?? '-'}`;
       next.set(key, print);
       if (this.fingerprints.get(key) !== print) changed.add(key);
@@ -170,16 +267,31 @@ export class SnapshotStore {
       grew = false;
       for (const key of compiled.keys) {
         if (changed.has(key)) continue;
-        if ((snapshot.flags[key].prerequisites ?? []).some((p) => changed.has(p.flag))) {
+        if ((flags[key].prerequisites ?? []).some((p) => changed.has(p.flag))) {
           changed.add(key);
           grew = true;
         }
       }
     }
     this.compiled = compiled;
+    this.flags = flags;
+    this.segments = segments;
+    this.entryPrints = entryPrints;
+    this.segmentPrints = segmentPrints;
     this.fingerprints = next;
-    this.version = snapshot.version;
+    this.version = version;
     this.etag = etag;
     return [...changed];
+  }
+
+  /** The fingerprint of `entries[key]`: the one already made when it is the entry held before, unchanged. */
+  private printOf<T extends SnapshotFlag | SnapshotSegment>(
+    before: Record<string, T>,
+    prints: Map<string, string>,
+    entries: Record<string, T>,
+    key: string,
+  ): string {
+    const known = Object.hasOwn(before, key) && before[key] === entries[key] ? prints.get(key) : undefined;
+    return known ?? fingerprint(entries[key]);
   }
 }

@@ -93,7 +93,13 @@ export abstract class ClientRuntime {
       openStream: options.stream
         ? (handlers) =>
             new StreamConnection(
-              { http: this.http, scheduler: this.scheduler, logger: this.logger, idleTimeoutMs: options.streamIdleTimeoutMs },
+              {
+                http: this.http,
+                scheduler: this.scheduler,
+                logger: this.logger,
+                idleTimeoutMs: options.streamIdleTimeoutMs,
+                since: source.version && (() => source.version!()),
+              },
               handlers,
             )
         : null,

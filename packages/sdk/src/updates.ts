@@ -17,9 +17,16 @@ export function backoffDelay(attempt: number, initialMs: number, maxMs: number, 
   return ceiling / 2 + random() * (ceiling / 2);
 }
 
+/** What a `version` event says besides the version: the version it follows and, when small, the patch from it. */
+export interface VersionChange {
+  since: number;
+  /** `{ flags, segments }` as sent, unchecked; absent when the change was too big to send. */
+  patch?: unknown;
+}
+
 export interface StreamHandlers {
   onOpen(): void;
-  onVersion(version: number): void;
+  onVersion(version: number, change?: VersionChange): void;
   /** The stream is over (it will not call anything again); `refused` when the key was refused (401/403). */
   onClose(error: Error, refused: boolean): void;
 }
@@ -30,6 +37,8 @@ export interface StreamOptions {
   logger: SdkLogger;
   /** Nothing received for this long (the server sends a heartbeat every 15–25 s) means the connection is dead. */
   idleTimeoutMs: number;
+  /** The version held when connecting: sent as `?since=`, so that the first event can carry the patch from it. */
+  since?: () => number | null;
 }
 
 /**
@@ -58,7 +67,9 @@ export class StreamConnection {
     let failure: Error;
     let refused = false;
     try {
-      const res = await this.options.http.open('/v1/stream', { accept: 'text/event-stream' }, this.controller);
+      const since = this.options.since?.() ?? null;
+      const path = since === null ? '/v1/stream' : `/v1/stream?since=${since}`;
+      const res = await this.options.http.open(path, { accept: 'text/event-stream' }, this.controller);
       const type = res.headers.get('content-type') ?? '';
       if (res.status !== 200 || !type.startsWith('text/event-stream') || res.body === null) {
         const err =
@@ -92,12 +103,17 @@ export class StreamConnection {
   }
 
   private version(data: string): void {
+    let event: { version?: unknown; since?: unknown; patch?: unknown };
     try {
-      const version = (JSON.parse(data) as { version?: unknown }).version;
-      if (typeof version === 'number' && Number.isFinite(version)) this.handlers.onVersion(version);
+      event = JSON.parse(data) as typeof event;
     } catch {
-      this.options.logger.warn('ignoring a version event that is not JSON', { data });
+      this.options.logger.warn('ignoring a version event that is not JSON', { data: data.slice(0, 200) });
+      return;
     }
+    const { version, since, patch } = event ?? {};
+    if (typeof version !== 'number' || !Number.isFinite(version)) return;
+    if (typeof since !== 'number') this.handlers.onVersion(version);
+    else this.handlers.onVersion(version, patch === undefined ? { since } : { since, patch });
   }
 
   /** Restarts the idle watchdog: any bytes, heartbeat comments included, prove the connection alive. */
@@ -121,8 +137,13 @@ export class StreamConnection {
 export interface UpdateSource {
   /** One conditional request; applies what it learns. Throws when the server cannot be used. */
   refresh(): Promise<void>;
-  /** The stream announced `version`: whether a refresh is needed to catch up with it. */
-  announce(version: number): boolean;
+  /**
+   * The stream announced `version` (with the version it follows and maybe a patch): whether a refresh is
+   * needed to catch up with it.
+   */
+  announce(version: number, change?: VersionChange): boolean;
+  /** The version held, sent when the stream connects; absent when the source takes no patches. */
+  version?(): number | null;
 }
 
 export interface UpdateLoopOptions {
@@ -227,8 +248,8 @@ export class UpdateLoop {
         if (this.failures > 0) void this.refresh();
         else if (this.inFlight === null) this.clearPoll();
       },
-      onVersion: (version) => {
-        if (this.options.source.announce(version)) void this.refresh();
+      onVersion: (version, change) => {
+        if (this.options.source.announce(version, change)) void this.refresh();
       },
       onClose: (error, refused) => {
         this.streamUp = false;

@@ -8,6 +8,7 @@ import type { Logger } from '../../foundations/log/logger.js';
 import type { EvaluationTotals } from '../../foundations/metrics/evaluation-totals.js';
 import type { EnvironmentView } from './environment-view.js';
 import type { RequestTimer } from './fast-path.js';
+import { changesFor } from './snapshot-changes.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 import { recorderPerView, type ViewSource } from './view-source.js';
 
@@ -50,6 +51,7 @@ export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pi
 export function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter' | 'totals'>): ViewSource {
   return {
     view: (req) => viewForRequest(req, deps),
+    changes: changesFor(deps.holder),
     recorder: recorderPerView((view) => {
       const scope = statsScope(view.org, view.projectId, view.environment);
       const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);

@@ -5,6 +5,14 @@ import { FlagopsError } from '../../foundations/errors/kinds.js';
 import { type Logger, silentLogger } from '../../foundations/log/logger.js';
 import type { EnvironmentView } from './environment-view.js';
 import { type EvalAppDeps, viewForKey } from './main-view-source.js';
+import {
+  type AnnouncedChange,
+  changesFor,
+  PATCH_MAX_BYTES,
+  parseSince,
+  type SnapshotChanges,
+  type ViewHolder,
+} from './snapshot-changes.js';
 import type { SnapshotHolder } from './snapshot-holder.js';
 
 /**
@@ -19,9 +27,14 @@ export function streamPreamble(): string {
   return `retry: ${RECONNECT_HINT_MS}\n\n`;
 }
 
-/** `id` lets an EventSource resend it as Last-Event-ID; the server ignores it because it always sends the current version first. */
-export function versionEvent(version: number): string {
-  return `id: ${version}\nevent: version\ndata: {"version":${version}}\n\n`;
+/**
+ * A `version` event: the new version, the version it follows (`since`) and, when small, the patch from `since`
+ * (`{"flags":…,"segments":…}`, as in a delta). `id` lets an EventSource resend it as Last-Event-ID on
+ * reconnecting, which names the version it holds (streamClientVersion).
+ */
+export function versionEvent(version: number, since?: number | null, patch?: string | null): string {
+  const after = since == null ? '' : `,"since":${since}${patch == null ? '' : `,"patch":${patch}`}`;
+  return `id: ${version}\nevent: version\ndata: {"version":${version}${after}}\n\n`;
 }
 
 /** A comment line: ignored by every SSE parser, but it keeps proxies from timing out an idle connection. */
@@ -39,6 +52,14 @@ export function streamRequestKey(ctx: Koa.Context): string | null {
   if (fromHeader !== null) return fromHeader;
   const query = ctx.query.sdkKey;
   return typeof query === 'string' && query !== '' ? query : null;
+}
+
+/**
+ * The version a connecting client holds: `?since=`, or the Last-Event-ID an EventSource sends when it
+ * reconnects (the id of the last event it read is that event's version). Undefined when it names none.
+ */
+export function streamClientVersion(ctx: Koa.Context): number | undefined {
+  return parseSince(ctx.query.since) ?? parseSince(ctx.get('last-event-id') || undefined);
 }
 
 export interface StreamHubOptions {
@@ -70,16 +91,19 @@ function scopeOf(org: string, projectId: string, environment: string): string {
  */
 export class StreamHub {
   private readonly byScope = new Map<string, Set<Subscriber>>();
+  private readonly changes: SnapshotChanges;
   private readonly stopListening: () => void;
   private readonly heartbeatTimer: ReturnType<typeof setInterval>;
   private readonly maxBuffered: number;
   private readonly logger: Logger;
   private isClosed = false;
 
-  constructor(holder: Pick<SnapshotHolder, 'onChange'>, options: StreamHubOptions = {}) {
+  constructor(holder: ViewHolder, options: StreamHubOptions = {}) {
     this.maxBuffered = options.maxBufferedBytes ?? DEFAULT_MAX_BUFFERED;
     this.logger = options.logger ?? silentLogger;
-    this.stopListening = holder.onChange((views) => this.announce(views));
+    // The holder's changes, heard after they are recorded: each event's patch is built there once per change.
+    this.changes = changesFor(holder);
+    this.stopListening = this.changes.onChange((changes) => this.announce(changes));
     this.heartbeatTimer = setInterval(() => this.heartbeat(), options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS);
     this.heartbeatTimer.unref(); // streams must never keep a stopping process alive
   }
@@ -98,8 +122,10 @@ export class StreamHub {
   /**
    * Starts streaming on `res` (headers already written) for `view`'s environment: the current version at once,
    * then one event per new version. Synchronous from reading the view to subscribing, so no swap slips between.
+   * The first event carries `since` and `patch` only when the client named the version it holds
+   * (`clientVersion`), that version is not the current one and the patch from it is known and small enough.
    */
-  open(res: ServerResponse, view: EnvironmentView, stillAuthorized: () => boolean): void {
+  open(res: ServerResponse, view: EnvironmentView, stillAuthorized: () => boolean, clientVersion?: number): void {
     const scope = scopeOf(view.org, view.projectId, view.environment);
     const subscriber: Subscriber = { res, lastVersion: view.version, stillAuthorized };
     let set = this.byScope.get(scope);
@@ -109,7 +135,7 @@ export class StreamHub {
     }
     set.add(subscriber);
     res.on('close', () => this.remove(scope, subscriber));
-    this.write(subscriber, streamPreamble() + versionEvent(view.version));
+    this.write(subscriber, streamPreamble() + this.firstEvent(view, clientVersion));
   }
 
   /** Sends a comment to every stream and ends those whose key is no longer valid. */
@@ -132,14 +158,23 @@ export class StreamHub {
     this.byScope.clear();
   }
 
-  private announce(views: EnvironmentView[]): void {
-    for (const view of views) {
+  private firstEvent(view: EnvironmentView, clientVersion: number | undefined): string {
+    if (clientVersion === undefined || clientVersion === view.version) return versionEvent(view.version);
+    const patch = this.changes.patch(view, clientVersion);
+    if (patch === undefined || Buffer.byteLength(patch) > PATCH_MAX_BYTES) return versionEvent(view.version);
+    return versionEvent(view.version, clientVersion, patch);
+  }
+
+  private announce(changes: AnnouncedChange[]): void {
+    for (const { view, since, patch } of changes) {
       const set = this.byScope.get(scopeOf(view.org, view.projectId, view.environment));
       if (set === undefined) continue;
+      let event: string | undefined; // one text for every subscriber
       for (const subscriber of set) {
         if (subscriber.lastVersion === view.version) continue;
         subscriber.lastVersion = view.version;
-        this.write(subscriber, versionEvent(view.version));
+        event ??= versionEvent(view.version, since, patch);
+        this.write(subscriber, event);
       }
     }
   }
@@ -182,9 +217,9 @@ export function streamHubFor(holder: SnapshotHolder): StreamHub {
 }
 
 /**
- * GET /v1/stream: Server-Sent Events announcing the snapshot version of the key's environment (docs/sdk.md).
- * Clients fetch the snapshot (or re-evaluate) when a new version is announced; the stream itself carries no
- * flag data, so it needs no versioning of its own and a missed event costs one extra snapshot fetch at most.
+ * GET /v1/stream: Server-Sent Events announcing the snapshot version of the key's environment (docs/sdk.md),
+ * each with the version it follows and, when small, the patch from it. A client holding that version applies
+ * the patch; any other fetches (a delta or the snapshot), so a missed event costs one fetch at most.
  */
 export function streamRoute(ctx: Koa.Context, deps: EvalAppDeps): void {
   const rawKey = streamRequestKey(ctx);
@@ -212,8 +247,13 @@ export function streamRoute(ctx: Koa.Context, deps: EvalAppDeps): void {
     'X-Accel-Buffering': 'no', // nginx: pass events through unbuffered
   });
   const { org, projectId, environment } = view;
-  hub.open(ctx.res, view, () => {
-    const now = rawKey === null ? null : deps.keys.authenticate(rawKey);
-    return now !== null && now.kind === 'sdk' && now.org === org && now.projectId === projectId && now.environment === environment;
-  });
+  hub.open(
+    ctx.res,
+    view,
+    () => {
+      const now = rawKey === null ? null : deps.keys.authenticate(rawKey);
+      return now !== null && now.kind === 'sdk' && now.org === org && now.projectId === projectId && now.environment === environment;
+    },
+    streamClientVersion(ctx),
+  );
 }

@@ -1,12 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { negotiateCoding } from '../../foundations/http/content-encoding.js';
-import { setEncodedJson, VARY_KEY_AND_ENCODING } from '../../foundations/http/encoded-json.js';
+import { sendJsonPerRequest, setEncodedJson, VARY_KEY_AND_ENCODING } from '../../foundations/http/encoded-json.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { evaluateAnswer } from './evaluate.js';
 import { OFREP_FLAG_PREFIX, ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep.js';
 import { type EvalHandler, type EvalRoutes, matchesEtag } from './routed-app.js';
 import { type ServedSnapshot, snapshotBody } from './snapshot-body.js';
+import { parseSince } from './snapshot-changes.js';
 import type { ViewSource } from './view-source.js';
 
 interface ServingDeps {
@@ -47,8 +48,30 @@ export async function evaluateRoute(ctx: Koa.Context, deps: { source: ViewSource
   ctx.body = evaluateAnswer(view, await readJsonBody(ctx.req), deps.source.recorder(view));
 }
 
+/**
+ * GET /v1/snapshot, and with `?since=<version>` the delta from that version when the server still knows it
+ * (docs/evaluation-server.md, "Deltas"): the same ETag, 304 when `since` is the current version, and the full
+ * snapshot for a `since` it does not know or cannot read.
+ */
 export async function snapshotRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
-  await sendSnapshot(ctx, await deps.source.view(ctx.req));
+  const view = await deps.source.view(ctx.req);
+  const since = parseSince(ctx.query.since);
+  // An If-None-Match naming the current version is a 304 whatever `since` says: sendSnapshot answers it.
+  if (since !== undefined && !matchesEtag(ctx.get('if-none-match'), view.etag)) {
+    if (since === view.version) {
+      ctx.set(snapshotHeaders(view.etag));
+      ctx.status = 304;
+      return;
+    }
+    const delta = deps.source.changes?.delta(view, since);
+    if (delta !== undefined) {
+      ctx.set(snapshotHeaders(view.etag));
+      // A delta is made for the version asked about: compressed for this request, not kept.
+      await sendJsonPerRequest(ctx, delta);
+      return;
+    }
+  }
+  await sendSnapshot(ctx, view);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { EnvironmentView } from './environment-view.js';
 import type { RecordVariation } from './evaluate.js';
+import type { SnapshotChanges } from './snapshot-changes.js';
 
 /**
  * Where an evaluation endpoint gets the view an SDK key fixes, and where it counts what it served. The main
@@ -15,6 +16,8 @@ export interface ViewSource {
   view(req: IncomingMessage): EnvironmentView | Promise<EnvironmentView>;
   /** Counts a served variation into the stats of the view's environment. */
   recorder(view: EnvironmentView): RecordVariation;
+  /** The recent changes of the views, for GET /v1/snapshot?since= (absent: every such request gets the full snapshot). */
+  changes?: Pick<SnapshotChanges, 'delta'>;
 }
 
 /** A recorder made once per view (views are replaced, never changed) instead of once per request. */

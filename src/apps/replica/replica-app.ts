@@ -11,7 +11,8 @@ import { parseCountReport, viewCountRules } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
 import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
-import { type StreamHub, streamRequestKey } from '../eval-server/stream.js';
+import { changesFor } from '../eval-server/snapshot-changes.js';
+import { type StreamHub, streamClientVersion, streamRequestKey } from '../eval-server/stream.js';
 import { evaluationRoutes } from '../eval-server/view-routes.js';
 import { recorderPerView, type ViewSource } from '../eval-server/view-source.js';
 import type { ReplicaCounts } from './replica-counts.js';
@@ -56,6 +57,7 @@ export function replicaFastPath(deps: ReplicaAppDeps): FastPath {
 function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
   return {
     view: (req) => viewOf(bearerToken(req.headers.authorization), req, deps),
+    changes: changesFor(deps.holder),
     recorder: recorderPerView((view) => {
       const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);
       if (total === undefined) return (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation);
@@ -108,7 +110,7 @@ async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
     Connection: 'close',
     'X-Accel-Buffering': 'no',
   });
-  deps.hub.open(ctx.res, view, () => rawKey !== null && deps.keys.known(rawKey) !== undefined);
+  deps.hub.open(ctx.res, view, () => rawKey !== null && deps.keys.known(rawKey) !== undefined, streamClientVersion(ctx));
 }
 
 async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {

@@ -1,6 +1,7 @@
 import type { EnvironmentName, KillsFile, SnapshotFlag, SnapshotSegment } from '@flagops/core';
 import { EnvironmentView } from '../eval-server/environment-view.js';
 import type { KillChange } from './view-change.js';
+import { patchedEntries, type ViewDelta } from './view-delta.js';
 
 /** What the control plane sends for one (project, environment): GET /api/v1/replica/snapshots/:projectId/:env. */
 export interface ViewBody {
@@ -112,6 +113,22 @@ export class ReplicaHolder {
     const current = org === this.org ? this.views.get(keyOf(change.projectId, change.environment)) : undefined;
     if (current === undefined || current.version !== change.baseVersion) return undefined;
     const view = current.withKills(change.kills, change.version, change.commit);
+    this.swap(view);
+    return view;
+  }
+
+  /**
+   * Serves a delta over the view it starts from: that view's entries with the delta's. Undefined when this
+   * replica does not serve the delta's `since`: it then needs the whole view. Throws (serving what it served)
+   * when the result does not compile.
+   */
+  applyDelta(org: string, delta: ViewDelta): EnvironmentView | undefined {
+    const current = org === this.org ? this.views.get(keyOf(delta.projectId, delta.environment)) : undefined;
+    if (current === undefined || current.version !== delta.since) return undefined;
+    const flags = patchedEntries(current.flags, delta.flags, delta.order?.flags);
+    const segments = patchedEntries(current.segments, delta.segments, delta.order?.segments);
+    const { projectId, projectSlug, environment, kills, version, commit } = delta;
+    const view = EnvironmentView.build(org, projectId, projectSlug, environment, flags, kills, version, commit, segments);
     this.swap(view);
     return view;
   }

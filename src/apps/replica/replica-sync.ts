@@ -1,5 +1,6 @@
 import { readEventStream } from '@flagops/sdk/sse';
 import type { Logger } from '../../foundations/log/logger.js';
+import type { EnvironmentView } from '../eval-server/environment-view.js';
 import { type FeedLossReason, FeedLost, feedLoss } from './feed-loss.js';
 import { isViewBody, type ReplicaHolder, type UpstreamListing, type ViewListing, viewBody } from './replica-holder.js';
 import type { ReplicaKeys } from './replica-keys.js';
@@ -8,6 +9,7 @@ import { failure, type UpstreamClient } from './upstream-client.js';
 import { type BehindEnvironment, compareWithServed } from './upstream-lag.js';
 import type { RotationOptions, UpstreamRotation } from './upstream-rotation.js';
 import { isKillChange } from './view-change.js';
+import { isViewDelta } from './view-delta.js';
 
 export interface SyncOptions extends RotationOptions {
   /** How often the list of valid sdk keys is fetched (revocations reach replicas within this). */
@@ -34,6 +36,8 @@ export interface SyncStatus {
 
 const FEED = '/api/v1/replica/stream';
 const LISTING = '/api/v1/replica/snapshots';
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -239,15 +243,32 @@ export class ReplicaSync {
     else await this.fetchIfNewer(org, change, signal);
   }
 
-  private async fetchIfNewer(org: string, listing: ViewListing, signal: AbortSignal): Promise<void> {
+  /**
+   * Fetches a view the upstream serves newer than this replica: as a delta from the version served
+   * (`?since=`), applied over it, or whole (nothing served, a since the upstream no longer knows, a delta that
+   * does not apply).
+   */
+  private async fetchIfNewer(org: string, listing: ViewListing, signal: AbortSignal, whole = false): Promise<void> {
     const served = this.holder.versionOf(listing.projectId, listing.environment);
     if (served !== undefined && served >= listing.version) return;
     const path = `/api/v1/replica/snapshots/${encodeURIComponent(listing.projectId)}/${listing.environment}`;
     const headers: Record<string, string> = served === undefined ? {} : { 'if-none-match': `"v${served}"` };
-    const res = await this.upstream.request(path, { headers, signal });
+    const since = served === undefined || whole ? '' : `?since=${served}`;
+    const res = await this.upstream.request(path + since, { headers, signal });
     if (res.status === 304) return;
     if (!res.ok) throw await failure(res, path);
     const body = (await res.json()) as unknown;
+    if (since !== '' && isObject(body) && body.since !== undefined) {
+      let view: EnvironmentView | undefined;
+      try {
+        view = isViewDelta(body) ? this.holder.applyDelta(org, body) : undefined;
+      } catch (err) {
+        this.logger.warn('a view delta did not apply; fetching the whole view', { upstream: this.upstream.origin, path, err });
+      }
+      if (view === undefined) return this.fetchIfNewer(org, listing, signal, true);
+      await this.files.save(org, viewBody(view));
+      return;
+    }
     if (!isViewBody(body)) throw new Error(`upstream ${path}: not a snapshot view`);
     // put keeps the served view when this one is older: a view fetched from a lagging upstream is never served.
     if (this.holder.put(org, body)) await this.files.save(org, body);

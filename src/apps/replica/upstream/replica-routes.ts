@@ -9,8 +9,10 @@ import type { RepositoryRegistry } from '../../../foundations/storage/repository
 import { ANSWERED, type Reply, type Route, route } from '../../control-plane/route-table.js';
 import type { EnvironmentView } from '../../eval-server/environment-view.js';
 import { matchesEtag } from '../../eval-server/routed-app.js';
+import { changesFor } from '../../eval-server/snapshot-changes.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 import { viewBody } from '../replica-holder.js';
+import { viewDeltaFor } from '../view-delta.js';
 import { countsBatch } from './counts-batch.js';
 import { openReplicaStream, servedListing, servedOrg } from './replica-views.js';
 
@@ -71,7 +73,12 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         const headers = { ETag: view.etag, 'Cache-Control': 'no-cache' };
         if (matchesEtag(ctx.get('if-none-match'), view.etag)) return { status: 304, headers: { ...headers, Vary: VARY_KEY_AND_ENCODING } };
         const coding = negotiateCoding(ctx.get('accept-encoding'));
-        return encodedReply(headers, await viewBodies.get(view, coding), coding);
+        // ?since=: the delta from the version the replica serves, when still known (docs/deployment.md);
+        // made for this request, so compressed for it alone. The whole view is compressed once per version.
+        const delta = viewDeltaFor(view, ctx.query.since, changesFor(deps.holder));
+        if (delta === undefined) return encodedReply(headers, await viewBodies.get(view, coding), coding);
+        const json = JSON.stringify(delta);
+        return encodedReply(headers, coding === 'identity' ? json : await compress(json, coding, 'per-request'), coding);
       },
     }),
     route({
