@@ -14,6 +14,15 @@ export interface SessionRecord {
   lastSeenAt: string;
   /** Absolute end, however active the session is. */
   expiresAt: string;
+  /**
+   * The session's role, `<viewer|editor|admin>[@<project slug>[,<project slug>...]]`; absent: `admin`. An OpenID
+   * Connect session's comes from its groups (FLAGOPS_OIDC_ROLES).
+   */
+  role?: string;
+  /** OpenID Connect sessions: the person's `email` claim, when the provider gave one. */
+  email?: string;
+  /** OpenID Connect sessions: the person's `preferred_username` claim, when the provider gave one. */
+  username?: string;
 }
 
 /** Dashboard sessions of every organisation. */

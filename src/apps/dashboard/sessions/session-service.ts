@@ -27,6 +27,9 @@ export interface SessionUser {
   org: string;
 }
 
+/** What a session record keeps of who signed in beyond the user's id (OpenID Connect sign-ins). */
+export type SessionIdentity = Pick<SessionRecord, 'role' | 'email' | 'username'>;
+
 /**
  * Server-side sessions, kept in the control plane's state (SessionStore). Lookups are in memory; creating and
  * revoking a session are durable before they answer, so a restart keeps people signed in and never revives a
@@ -68,7 +71,7 @@ export class SessionService {
   }
 
   /** Signs a user in: the returned token goes into the cookie and is never seen again by the server. */
-  async create(user: SessionUser): Promise<{ token: string; session: SessionRecord }> {
+  async create(user: SessionUser, identity: SessionIdentity = {}): Promise<{ token: string; session: SessionRecord }> {
     const token = newSessionToken(this.random);
     const now = this.now();
     const session: SessionRecord = {
@@ -79,6 +82,9 @@ export class SessionService {
       createdAt: now.toISOString(),
       lastSeenAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + this.absoluteMs).toISOString(),
+      ...(identity.role === undefined ? {} : { role: identity.role }),
+      ...(identity.email === undefined ? {} : { email: identity.email }),
+      ...(identity.username === undefined ? {} : { username: identity.username }),
     };
     this.byHash.set(session.tokenHash, session);
     this.saved.set(session.id, session.lastSeenAt);
