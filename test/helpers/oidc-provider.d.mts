@@ -20,7 +20,12 @@ export interface TestProvider {
   stop(): Promise<void>;
 }
 
-export function startTestProvider(options: { people: TestPerson[]; clientId?: string; clientSecret?: string }): Promise<TestProvider>;
+export function startTestProvider(options: {
+  people: TestPerson[];
+  port?: number;
+  clientId?: string;
+  clientSecret?: string;
+}): Promise<TestProvider>;
 
 export class CookieJar {
   header(url: string): string;

@@ -67,16 +67,20 @@ async function formBody(req) {
 }
 
 /**
- * Starts the provider. `people`: [{ id, login, password, email?, preferredUsername?, groups? }].
+ * Starts the provider on `port` of 127.0.0.1 (default: a free one). `people`: [{ id, login, password, email?,
+ * preferredUsername?, groups? }].
  * Returns { issuer, clientId, clientSecret, registerRedirectUri(uri), tamperIdToken(fn | null), resign(idToken,
  * changes, { otherKey }), stop() }.
  */
-export async function startTestProvider({ people, clientId = 'flagops-test', clientSecret = 'flagops-test-secret-0123456789' }) {
+export async function startTestProvider({ people, port = 0, clientId = 'flagops-test', clientSecret = 'flagops-test-secret-0123456789' }) {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signingJwk = { ...(await exportJWK(privateKey)), kid: 'test-key-1', alg: 'RS256', use: 'sig' };
   const store = new Map();
   const server = createServer();
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', resolve);
+  });
   const issuer = `http://127.0.0.1:${server.address().port}`;
   const byId = new Map(people.map((p) => [p.id, p]));
   let tamper = null;
@@ -94,6 +98,7 @@ export async function startTestProvider({ people, clientId = 'flagops-test', cli
     // Groups and email in the ID token itself, as Keycloak, Okta and Dex send them.
     conformIdTokenClaims: false,
     pkce: { required: () => true },
+    ttl: { Interaction: 600, Grant: 3600, Session: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
     features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     // A first-party client: no consent screen.
