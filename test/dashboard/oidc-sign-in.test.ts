@@ -258,4 +258,14 @@ describe('single sign-on with OpenID Connect', () => {
     const res = await fetch(`${svc.controlUrl}/healthz`, { headers: { authorization: 'Bearer metrics-token-for-sso-test' } });
     expect(((await res.json()) as Json).sso).toEqual({ issuer: `${provider.issuer}/`, state: 'ready' });
   });
+
+  it('keeps a single sign-on session across a restart, role and email included (the last test: the ports change)', async () => {
+    const { callbackUrl, jar } = await signInAtProvider(svc.controlUrl, 'sam', 'sam-at-provider');
+    expect((await callback(jar, callbackUrl, address())).status).toBe(303);
+    const cookie = `flagops_session=${jar.get(svc.controlUrl, 'flagops_session')}`;
+    await svc.restart();
+    const me = await fetch(`${svc.controlUrl}/dashboard/api/session`, { headers: { cookie } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ user: { name: 'sam' }, signedInWith: 'oidc' });
+  });
 });

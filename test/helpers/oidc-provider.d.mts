@@ -25,6 +25,8 @@ export function startTestProvider(options: {
   port?: number;
   clientId?: string;
   clientSecret?: string;
+  /** false: the groups and email only in the userinfo answer, not in the ID token (default true). */
+  claimsInIdToken?: boolean;
 }): Promise<TestProvider>;
 
 export class CookieJar {

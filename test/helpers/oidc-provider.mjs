@@ -67,12 +67,19 @@ async function formBody(req) {
 }
 
 /**
- * Starts the provider on `port` of 127.0.0.1 (default: a free one). `people`: [{ id, login, password, email?,
+ * Starts the provider on `port` of 127.0.0.1 (default: a free one). `claimsInIdToken: false`: the groups and
+ * email only in the userinfo answer. `people`: [{ id, login, password, email?,
  * preferredUsername?, groups? }].
  * Returns { issuer, clientId, clientSecret, registerRedirectUri(uri), tamperIdToken(fn | null), resign(idToken,
  * changes, { otherKey }), stop() }.
  */
-export async function startTestProvider({ people, port = 0, clientId = 'flagops-test', clientSecret = 'flagops-test-secret-0123456789' }) {
+export async function startTestProvider({
+  people,
+  port = 0,
+  clientId = 'flagops-test',
+  clientSecret = 'flagops-test-secret-0123456789',
+  claimsInIdToken = true,
+}) {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signingJwk = { ...(await exportJWK(privateKey)), kid: 'test-key-1', alg: 'RS256', use: 'sig' };
   const store = new Map();
@@ -95,8 +102,9 @@ export async function startTestProvider({ people, port = 0, clientId = 'flagops-
       profile: ['preferred_username', 'name'],
       groups: ['groups'],
     },
-    // Groups and email in the ID token itself, as Keycloak, Okta and Dex send them.
-    conformIdTokenClaims: false,
+    // Groups and email in the ID token itself, as Keycloak, Okta and Dex send them; or, conforming strictly to
+    // the spec when an access token is issued, only in the userinfo answer.
+    conformIdTokenClaims: !claimsInIdToken,
     pkce: { required: () => true },
     ttl: { Interaction: 600, Grant: 3600, Session: 3600, AccessToken: 600, IdToken: 600, AuthorizationCode: 60 },
     features: { devInteractions: { enabled: false }, rpInitiatedLogout: { enabled: true } },
