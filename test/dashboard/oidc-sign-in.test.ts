@@ -86,6 +86,20 @@ describe('single sign-on with OpenID Connect', () => {
     expect(jar.get(svc.controlUrl, 'flagops_oidc')).not.toContain(to.searchParams.get('state'));
   });
 
+  it('behind a trusted proxy, takes the redirect URI from the origin the browser sees, and seals the flow in a __Host- cookie', async () => {
+    const res = await fetch(`${svc.controlUrl}/auth/oidc/login`, {
+      redirect: 'manual',
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'flags.example.com', 'x-forwarded-for': address() },
+    });
+    expect(res.status).toBe(302);
+    expect(new URL(res.headers.get('location') as string).searchParams.get('redirect_uri')).toBe(
+      'https://flags.example.com/auth/oidc/callback',
+    );
+    expect(res.headers.get('set-cookie')).toMatch(
+      /^__Host-flagops_oidc=[A-Za-z0-9_-]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=600; Secure$/,
+    );
+  });
+
   it('signs a person in: provider login, redirect back, a session cookie with the mapped role and the email', async () => {
     const { callbackUrl, jar } = await signInAtProvider(svc.controlUrl, 'alice', 'alice-at-provider');
     const res = await callback(jar, callbackUrl, address());
