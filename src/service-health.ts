@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import type { SsoHealth } from './apps/dashboard/oidc/sso-provider.js';
 import type { HolderHealth } from './apps/eval-server/snapshot-holder.js';
 import { bearerToken } from './foundations/auth/key-format.js';
 import type { KeyService } from './foundations/auth/key-service.js';
@@ -27,6 +28,8 @@ export interface HealthOptions {
    * directory) and the git remote of `org` (undefined: none). Either out of reach degrades the status.
    */
   shared?: () => SharedHealth;
+  /** Single sign-on, when set up: not ready (misconfigured, or the issuer out of reach) degrades the status. */
+  sso?: () => SsoHealth;
 }
 
 export interface SharedHealth {
@@ -46,16 +49,19 @@ export function serviceHealth(options: HealthOptions): Health {
     const ready = options.ready();
     const report = options.report();
     const shared = options.shared?.() ?? {};
+    const sso = options.sso?.();
     const degraded =
       report.organisations.some((o) => o.invalidFiles.length > 0 || o.fault !== undefined) ||
       shared.database?.reachable === false ||
-      shared.gitRemote?.reachable === false;
+      shared.gitRemote?.reachable === false ||
+      sso?.state === 'unavailable' ||
+      sso?.state === 'misconfigured';
     const status = !ready ? 'starting' : degraded ? 'degraded' : 'ok';
     const code = ready ? 200 : 503;
     const presented = bearerToken(req.headers.authorization);
     if (presented === null) return { status: code, body: { status } };
     if (tokenDigest !== undefined && timingSafeEqual(digest(presented), tokenDigest))
-      return { status: code, body: { status, organisations: report.organisations, ...shared } };
+      return { status: code, body: { status, organisations: report.organisations, ...shared, ...(sso ? { sso } : {}) } };
     try {
       const principal = options.keys.authenticateRequest(presented, req, 'control plane');
       if (principal?.kind !== 'admin') throw new UnauthorizedError(DETAILS_NEED);
@@ -65,7 +71,10 @@ export function serviceHealth(options: HealthOptions): Health {
         ...(database ? { database: { reachable: database.reachable } } : {}),
         ...(gitRemote?.org === principal.org ? { gitRemote } : {}),
       };
-      return { status: code, body: { status, organisations: report.organisations.filter((o) => o.org === principal.org), ...own } };
+      return {
+        status: code,
+        body: { status, organisations: report.organisations.filter((o) => o.org === principal.org), ...own, ...(sso ? { sso } : {}) },
+      };
     } catch (err) {
       // A wrong key counts against the address like any other (throttled: 429).
       const refused = toHttpError(err);

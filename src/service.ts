@@ -174,7 +174,7 @@ async function startOnLockedDirectory(
   // clone should cost the evaluations.
   void gitRunner.helperRunning();
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushes: state.pushes });
-  const dashboard = await createDashboard({ state, logger, guard, repos, keys });
+  const dashboard = await createDashboard({ state, logger, guard, repos, keys, ...(config.oidc ? { oidc: config.oidc } : {}) });
   const webhooks = await WebhookService.open({
     state,
     audit,
@@ -191,6 +191,7 @@ async function startOnLockedDirectory(
     report: () => holder.health(),
     ready: () => ready,
     metricsToken: config.metrics?.token,
+    ...(dashboard.sso ? { sso: dashboard.sso } : {}),
     shared: () => {
       const refused = config.databaseUrl ? state.writesRefused() : undefined;
       return {

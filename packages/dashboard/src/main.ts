@@ -5,7 +5,7 @@ import { auditPage } from './pages/audit-page.js';
 import { flagByKeyPage, flagPage } from './pages/flag-page.js';
 import { flagsPage } from './pages/flags-page.js';
 import { projectsPage } from './pages/projects-page.js';
-import { signInPage } from './pages/sign-in-page.js';
+import { RETURN_TO_KEY, type SignInNotice, signInPage } from './pages/sign-in-page.js';
 import { proposalsPage } from './proposals/proposals-page.js';
 import { hrefOf, type Page, type PageContext, parseHash, type View } from './route.js';
 import { segmentPage, segmentsPage } from './targeting/segments-page.js';
@@ -25,7 +25,7 @@ let live: Live | null = null;
 const api = createApi({
   csrfToken: () => session?.csrfToken ?? null,
   onUnauthorized: () => {
-    if (session) showSignIn('Your session has ended. Sign in again.');
+    if (session) showSignIn({ text: 'Your session has ended. Sign in again.' });
   },
 });
 
@@ -71,15 +71,20 @@ function showView(): void {
 }
 
 async function signOut(): Promise<void> {
+  let providerSignOutUrl: string | undefined;
   try {
-    await api.send('DELETE', '/dashboard/api/session');
+    ({ providerSignOutUrl } = await api.send<{ providerSignOutUrl?: string }>('DELETE', '/dashboard/api/session'));
   } finally {
-    showSignIn('Signed out.');
+    showSignIn({ text: 'Signed out.', ...(providerSignOutUrl ? { providerSignOutUrl } : {}) });
   }
 }
 
 async function showApp(signedIn: SessionInfo): Promise<void> {
   session = signedIn;
+  // Back from single sign-on: where the page was before it left.
+  const returnTo = sessionStorage.getItem(RETURN_TO_KEY);
+  sessionStorage.removeItem(RETURN_TO_KEY);
+  if (returnTo && (location.hash === '' || location.hash === '#')) history.replaceState(null, '', returnTo);
   stopBanner?.();
   live?.close();
   live = connectLive();
@@ -108,7 +113,7 @@ async function showApp(signedIn: SessionInfo): Promise<void> {
   showView();
 }
 
-function showSignIn(notice?: string): void {
+function showSignIn(notice?: SignInNotice): void {
   page?.dispose?.();
   page = null;
   stopBanner?.();

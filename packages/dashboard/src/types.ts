@@ -16,6 +16,8 @@ export interface Project {
 
 export interface SessionInfo {
   user: { id: string; username: string; name: string; org: string };
+  /** How the person signed in: a password, or single sign-on (OpenID Connect). */
+  signedInWith?: 'password' | 'oidc';
   csrfToken: string;
   expiresAt: string;
   idleTimeoutSeconds: number;
@@ -23,6 +25,12 @@ export interface SessionInfo {
   role?: string;
   permissions?: string[];
   promoteInto?: EnvironmentName[];
+}
+
+/** GET /dashboard/api/sign-in-options: the password form always, single sign-on when it is set up. */
+export interface SignInOptions {
+  password: boolean;
+  sso: { label: string; loginUrl: string; available: boolean } | null;
 }
 
 export interface StatsPoint {

@@ -1,5 +1,6 @@
 import type { AuthGuard } from '../../foundations/auth/auth-guard.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
+import type { OidcConfig } from '../../foundations/config/oidc-settings.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { ControlState } from '../../foundations/state/index.js';
 import type { RepositoryRegistry } from '../../foundations/storage/index.js';
@@ -8,6 +9,9 @@ import type { ControlAppExtension } from '../control-plane/route-table.js';
 import { validateConfigRoute } from './config-draft.js';
 import { keyNamesRoute } from './key-names.js';
 import { LiveEvents } from './live-events.js';
+import { LoginFlowSealer } from './oidc/login-flow-cookie.js';
+import { registerOidcRoutes } from './oidc/oidc-routes.js';
+import { type SsoHealth, SsoProvider } from './oidc/sso-provider.js';
 import { AssetFiles, registerPageRoutes } from './page-routes.js';
 import { registerSessionRoutes, sessionResolver } from './sessions/session-routes.js';
 import { SessionService } from './sessions/session-service.js';
@@ -16,15 +20,17 @@ import { userRoutes } from './users/user-routes.js';
 import { UserService } from './users/user-service.js';
 
 export interface DashboardOptions {
-  /** Where users and their sessions are kept. */
-  state: Pick<ControlState, 'users' | 'sessions'>;
+  /** Where users and their sessions are kept, and the pepper single sign-on's login cookie is sealed under. */
+  state: Pick<ControlState, 'users' | 'sessions' | 'pepper'>;
   /** Throttles, logs and counts failed sign-ins, sharing each address's budget with failed API keys. */
   guard: AuthGuard;
   logger: Logger;
   /** The organisations' repositories: their moves of main are announced to open pages. */
   repos: Pick<RepositoryRegistry, 'get'>;
-  /** The organisations' keys, whose names the page shows beside their prefixes. */
-  keys: Pick<KeyService, 'listKeys'>;
+  /** The organisations' keys, whose names the page shows beside their prefixes; the organisations there are. */
+  keys: Pick<KeyService, 'listKeys' | 'organisations'>;
+  /** Single sign-on (FLAGOPS_OIDC_*), when set. */
+  oidc?: OidcConfig;
   /** Open live-update streams at most (default 500). */
   maxLiveStreams?: number;
   /** The built page (default dist/dashboard-web). */
@@ -44,6 +50,8 @@ export interface Dashboard {
   sessions: SessionService;
   /** The open pages' live-update streams: ended first at stop, so the servers can close at once. */
   live: LiveEvents;
+  /** Single sign-on's state for /healthz; undefined when it is not set up. */
+  sso?: () => SsoHealth;
   close(): Promise<void>;
 }
 
@@ -66,12 +74,28 @@ export async function createDashboard(options: DashboardOptions): Promise<Dashbo
     logger: options.logger,
     ...(options.maxLiveStreams === undefined ? {} : { maxStreams: options.maxLiveStreams }),
   });
+  const sso = options.oidc
+    ? new SsoProvider({ oidc: options.oidc, organisations: options.keys.organisations().map((o) => o.name), logger: options.logger })
+    : undefined;
+  // Registered even when the settings are wrong: /auth/oidc/login then answers a page that says why.
+  const oidcRoutes =
+    sso && options.oidc
+      ? {
+          sso,
+          sealer: new LoginFlowSealer(await options.state.pepper.get({ mayCreate: false })),
+          groupRoles: 'settings' in options.oidc ? options.oidc.settings.groupRoles : new Map(),
+          sessions,
+          guard: options.guard,
+          logger: options.logger,
+        }
+      : undefined;
   return {
     resolver: sessionResolver({ sessions, users }),
     extension: {
       routes: [...userRoutes({ users, sessions }), validateConfigRoute, keyNamesRoute(options.keys)],
       register(router) {
-        registerSessionRoutes(router, { sessions, users, guard: options.guard });
+        registerSessionRoutes(router, { sessions, users, guard: options.guard, ...(sso ? { sso } : {}) });
+        if (oidcRoutes) registerOidcRoutes(router, oidcRoutes);
         live.register(router);
         registerPageRoutes(router, assets);
       },
@@ -79,7 +103,9 @@ export async function createDashboard(options: DashboardOptions): Promise<Dashbo
     users,
     sessions,
     live,
+    ...(sso ? { sso: () => sso.health() } : {}),
     close: async () => {
+      sso?.close();
       live.close();
       await sessions.close();
     },

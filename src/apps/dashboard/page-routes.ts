@@ -64,7 +64,7 @@ export class AssetFiles {
  * The page may load only our own script and style, talk only to us, and never be framed (clickjacking of
  * the Kill button). Charts are inline SVG built through the DOM, which needs no inline script or style.
  */
-const PAGE_HEADERS: Readonly<Record<string, string>> = {
+export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Security-Policy':
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'X-Frame-Options': 'DENY',

@@ -4,8 +4,11 @@ import { clientAddress } from '../http/client-address.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { type Admission, AttemptThrottle, type ThrottleOptions } from './attempt-throttle.js';
 
-/** What failed: a wrong API key (bearer, or git's basic auth), a wrong dashboard password, or an attempt refused unchecked (429). */
-export type AuthFailureKind = 'api_key' | 'password' | 'rate_limited';
+/**
+ * What failed: a wrong API key (bearer, or git's basic auth), a wrong dashboard password, an OpenID Connect
+ * sign-in refused (bad state, code or ID token, or no mapped group), or an attempt refused unchecked (429).
+ */
+export type AuthFailureKind = 'api_key' | 'password' | 'oidc' | 'rate_limited';
 
 const counts = new Map<AuthFailureKind, number>();
 
@@ -19,7 +22,12 @@ export function countAuthFailure(kind: AuthFailureKind): void {
 
 /** The counts so far, every kind present (0 when none). */
 export function authFailureCounts(): Record<AuthFailureKind, number> {
-  return { api_key: counts.get('api_key') ?? 0, password: counts.get('password') ?? 0, rate_limited: counts.get('rate_limited') ?? 0 };
+  return {
+    api_key: counts.get('api_key') ?? 0,
+    password: counts.get('password') ?? 0,
+    oidc: counts.get('oidc') ?? 0,
+    rate_limited: counts.get('rate_limited') ?? 0,
+  };
 }
 
 /** Where a credential was presented, for the log line of a failure. */
@@ -46,7 +54,15 @@ export interface CredentialHint {
   keyPrefix?: string;
   /** The username of a failed sign-in, when it names an account (a password typed into it would not). */
   username?: string;
+  /** Why an OpenID Connect sign-in was refused. */
+  reason?: string;
 }
+
+/** What an OpenID Connect callback came to: signed in, or refused (why, and who when the provider said). */
+export type SsoVerdict<T> = { signedIn: T } | { refused: string; username?: string };
+
+/** The per-account throttle's key of OpenID Connect callbacks from an address: no username is known before one. */
+const SSO_ACCOUNT = '\n(openid connect)';
 
 /**
  * Failed authentication, watched: every wrong API key (bearer or git basic auth) and every wrong password
@@ -156,6 +172,34 @@ export class AuthGuard {
     }
   }
 
+  /**
+   * An OpenID Connect callback, throttled like a password sign-in: per address, and per address for SSO as if
+   * it were one account (3 free failures, then waits). `check` answers the verdict; a check that throws (the
+   * provider out of reach) is no failure of the person.
+   */
+  async checkSso<T>(req: IncomingMessage, check: () => Promise<SsoVerdict<T>>): Promise<SsoVerdict<T>> {
+    const address = this.address(req);
+    const key = addressKey(address);
+    const accountKey = `${key}${SSO_ACCOUNT}`;
+    this.admit(this.perAddress.begin(key));
+    const account = this.perAccount.begin(accountKey);
+    if (!account.admitted) {
+      this.perAddress.settle(key, false);
+      this.admit(account);
+    }
+    let verdict: SsoVerdict<T> | undefined;
+    try {
+      verdict = await check();
+      return verdict;
+    } finally {
+      const failed = verdict !== undefined && 'refused' in verdict;
+      this.perAccount.settle(accountKey, failed);
+      const hint: CredentialHint =
+        verdict && 'refused' in verdict ? { reason: verdict.refused, ...(verdict.username ? { username: verdict.username } : {}) } : {};
+      this.settle(key, failed, { kind: 'oidc', channel: 'dashboard sign-in', address, hint });
+    }
+  }
+
   private admit(admission: Admission): void {
     if (admission.admitted) return;
     countAuthFailure('rate_limited');
@@ -175,7 +219,7 @@ export class AuthGuard {
     if (!failed) return;
     countAuthFailure(failure.kind);
     this.logger.warn('authentication failed', {
-      credential: failure.kind === 'password' ? 'password' : 'api key',
+      credential: failure.kind === 'password' ? 'password' : failure.kind === 'oidc' ? 'openid connect' : 'api key',
       via: failure.channel,
       address: failure.address,
       ...failure.hint,

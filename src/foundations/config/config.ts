@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { LogLevel } from '../log/logger.js';
+import { type OidcConfig, parseOidcSettings } from './oidc-settings.js';
 
 /** Runtime settings, all from the environment with defaults that work with zero configuration (docs/deployment.md). */
 export interface Config {
@@ -30,6 +31,8 @@ export interface Config {
   databaseUrl?: string;
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
   gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
+  /** Single sign-on (FLAGOPS_OIDC_*): the settings, or what is wrong with them; absent when not set. */
+  oidc?: OidcConfig;
 }
 
 export class ConfigError extends Error {}
@@ -112,7 +115,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: parseMetricsSettings(env),
     ...(env.FLAGOPS_DATABASE_URL ? { databaseUrl: databaseUrl(env.FLAGOPS_DATABASE_URL) } : {}),
     ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
+    ...optional('oidc', parseOidcSettings(env)),
   };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 /** The message never repeats the value: a mistyped connection string may still hold a password. */

@@ -14,10 +14,15 @@ export interface SessionRecord {
   lastSeenAt: string;
   /** Absolute end, however active the session is. */
   expiresAt: string;
-  /** What the person may do: `<viewer|editor|admin>[@<slug>,...]` (src/foundations/auth/roles.ts); absent: admin. */
+  /**
+   * The session's role, `<viewer|editor|admin>[@<project slug>[,<project slug>...]]`; absent: `admin`. An OpenID
+   * Connect session's comes from its groups (FLAGOPS_OIDC_ROLES).
+   */
   role?: string;
-  /** The person's email, where the sign-in said it (OpenID Connect); the audit trail names them by it. */
+  /** OpenID Connect sessions: the person's `email` claim, when the provider gave one. */
   email?: string;
+  /** OpenID Connect sessions: the person's `preferred_username` claim, when the provider gave one. */
+  username?: string;
 }
 
 /** Dashboard sessions of every organisation. */

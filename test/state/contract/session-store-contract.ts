@@ -31,11 +31,15 @@ export function describeSessionStoreContract(subject: StateSubject): void {
       expect(await (await another()).sessions.list()).toEqual([session('s1'), session('s2', { userId: 'usr_2' })]);
     });
 
-    it("keeps a session's role and email", async () => {
+    it('keeps a single sign-on session\u2019s role, email and username, and a session without them as it was', async () => {
       const { state, another } = await subject.fresh();
-      const withRole = session('s1', { role: 'editor@shop,web', email: 'sam@example.com' });
-      await state.sessions.create(withRole);
-      expect(await (await another()).sessions.list()).toEqual([withRole]);
+      const sso = session('s1', { userId: 'oidc:sub-1', role: 'editor@shop,web', email: 'alice@example.com', username: 'alice' });
+      await state.sessions.create(sso);
+      await state.sessions.create(session('s2'));
+      await state.sessions.touch([{ id: 's1', lastSeenAt: '2026-03-01T12:30:00.000Z' }]);
+      const listed = await (await another()).sessions.list();
+      expect(listed).toEqual([{ ...sso, lastSeenAt: '2026-03-01T12:30:00.000Z' }, session('s2')]);
+      expect(listed[1]).not.toHaveProperty('role');
     });
 
     it('keeps every session created at once through two instances', async () => {

@@ -8,9 +8,12 @@ import { InvalidInputError, UnauthorizedError } from '../../../foundations/error
 import { readJsonBody } from '../../../foundations/http/read-json-body.js';
 import { usernameKey } from '../../../foundations/state/index.js';
 import type { PrincipalResolver } from '../../control-plane/principal-resolvers.js';
+import { OIDC_LOGIN_PATH } from '../oidc/oidc-routes.js';
+import type { SsoHealth } from '../oidc/sso-provider.js';
 import type { UserService, UserView } from '../users/user-service.js';
 import { checkCsrf, clearedSessionCookies, csrfTokenOf, readSessionToken, requireSameOrigin, sessionCookie } from './session-cookie.js';
 import type { SessionRecord, SessionService } from './session-service.js';
+import { isOidcSession, userOfSession } from './session-user.js';
 
 export interface SessionDeps {
   sessions: SessionService;
@@ -35,7 +38,7 @@ export function lookUpSession(ctx: Context, deps: SessionDeps): SessionLookup {
 export function sessionOfToken(token: string, deps: SessionDeps): SessionLookup {
   const session = deps.sessions.resolve(token);
   // A removed user's sessions are revoked too; checking here also covers a user removed by hand from the file.
-  const user = session && deps.users.byId(session.userId);
+  const user = session && userOfSession(session, deps.users);
   if (!session || !user || user.org !== session.org) return { kind: 'invalid', token };
   return { kind: 'live', token, session, user };
 }
@@ -77,9 +80,22 @@ export function sessionResolver(deps: SessionDeps): PrincipalResolver {
 
 export const SESSION_PATH = '/dashboard/api/session';
 
+export const SIGN_IN_OPTIONS_PATH = '/dashboard/api/sign-in-options';
+
+/** Single sign-on as the sign-in page and sign-out see it. */
+export interface SignInSso {
+  /** What the button names: the provider's host. */
+  label: string;
+  health(): SsoHealth;
+  /** The provider's own sign-out page, when it has one. */
+  signOutUrl(): string | undefined;
+}
+
 export interface SessionRouteDeps extends SessionDeps {
   /** Throttles failed sign-ins per address and per address and username, logs and counts them. */
   guard: AuthGuard;
+  /** Single sign-on, when FLAGOPS_OIDC_* set it up. */
+  sso?: SignInSso;
 }
 
 /** What the page learns about its session: who, until when, and the CSRF token to send with changes. */
@@ -90,6 +106,7 @@ function sessionBody({ token, session, user }: CurrentSession, idleMs: number) {
     // The page offers only what the role may do (the API refuses the rest anyway).
     role: principal.roleText,
     ...grantsOf(principal),
+    signedInWith: isOidcSession(session) ? 'oidc' : 'password',
     csrfToken: csrfTokenOf(token),
     expiresAt: session.expiresAt,
     idleTimeoutSeconds: Math.floor(idleMs / 1000),
@@ -144,12 +161,26 @@ export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): v
   router.delete(SESSION_PATH, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     const found = lookUpSession(ctx, deps);
+    let providerSignOut: string | undefined;
     if (found.kind === 'live') {
       // Without this a page of another origin could sign people out at will.
       checkCsrf(ctx, found.token);
       await deps.sessions.revoke(found.token);
+      if (isOidcSession(found.session)) providerSignOut = deps.sso?.signOutUrl();
     }
     clearCookies(ctx);
-    ctx.body = { signedOut: true };
+    // The provider's session lives on: the page links to the provider's sign-out, for shared computers.
+    ctx.body = { signedOut: true, ...(providerSignOut ? { providerSignOutUrl: providerSignOut } : {}) };
+  });
+
+  /** How the sign-in page offers to sign in: the password form always, single sign-on when it is set up. */
+  router.get(SIGN_IN_OPTIONS_PATH, (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    const sso = deps.sso;
+    const state = sso?.health().state;
+    ctx.body = {
+      password: true,
+      sso: sso ? { label: sso.label, loginUrl: OIDC_LOGIN_PATH, available: state === 'ready' || state === 'discovering' } : null,
+    };
   });
 }

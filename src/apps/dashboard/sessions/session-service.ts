@@ -30,6 +30,9 @@ export interface SessionUser {
   email?: string;
 }
 
+/** What a session record keeps of who signed in beyond the user's id (OpenID Connect sign-ins). */
+export type SessionIdentity = Pick<SessionRecord, 'role' | 'email' | 'username'>;
+
 /**
  * Server-side sessions, kept in the control plane's state (SessionStore). Lookups are in memory; creating and
  * revoking a session are durable before they answer, so a restart keeps people signed in and never revives a
@@ -71,7 +74,7 @@ export class SessionService {
   }
 
   /** Signs a user in: the returned token goes into the cookie and is never seen again by the server. */
-  async create(user: SessionUser): Promise<{ token: string; session: SessionRecord }> {
+  async create(user: SessionUser, identity: SessionIdentity = {}): Promise<{ token: string; session: SessionRecord }> {
     const token = newSessionToken(this.random);
     const now = this.now();
     const session: SessionRecord = {
@@ -82,8 +85,10 @@ export class SessionService {
       createdAt: now.toISOString(),
       lastSeenAt: now.toISOString(),
       expiresAt: new Date(now.getTime() + this.absoluteMs).toISOString(),
-      ...(user.role !== undefined ? { role: user.role } : {}),
-      ...(user.email !== undefined ? { email: user.email } : {}),
+      // A password user's role is theirs (flagops user add --role); a single sign-on's comes from its groups.
+      ...((identity.role ?? user.role) === undefined ? {} : { role: identity.role ?? user.role }),
+      ...((identity.email ?? user.email) === undefined ? {} : { email: identity.email ?? user.email }),
+      ...(identity.username === undefined ? {} : { username: identity.username }),
     };
     this.byHash.set(session.tokenHash, session);
     this.saved.set(session.id, session.lastSeenAt);

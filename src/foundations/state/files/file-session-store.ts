@@ -50,6 +50,8 @@ export class FileSessionStore implements SessionStore {
   }
 }
 
+const OPTIONAL = ['role', 'email', 'username'] as const;
+
 function checkContent(data: unknown, file: string): SessionFileContent {
   if (data === undefined) return { version: 1, sessions: [] };
   const content = data as Partial<SessionFileContent> | null;
@@ -61,8 +63,8 @@ function checkContent(data: unknown, file: string): SessionFileContent {
     const record = session as unknown as Record<string, unknown>;
     const bad = fields.find((f) => typeof record?.[f] !== 'string');
     if (bad) throw new Error(`${file}: sessions[${i}].${bad} must be a string${RECOVER}`);
-    const badOptional = (['role', 'email'] as const).find((f) => record[f] !== undefined && typeof record[f] !== 'string');
-    if (badOptional) throw new Error(`${file}: sessions[${i}].${badOptional} must be a string${RECOVER}`);
+    const badOptional = OPTIONAL.find((f) => record[f] !== undefined && typeof record[f] !== 'string');
+    if (badOptional) throw new Error(`${file}: sessions[${i}].${badOptional} must be a string when present${RECOVER}`);
   });
   return content as SessionFileContent;
 }
