@@ -1,12 +1,14 @@
 import path from 'node:path';
 import type Koa from 'koa';
 import type { AuditRegistry } from '../../features/audit/audit-registry.js';
+import { BudgetLedger } from '../../features/budgets/budget-ledger.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import { FlagopsError, InvalidInputError, NotFoundError, PayloadTooLargeError } from '../../foundations/errors/kinds.js';
 import { readBody } from '../../foundations/http/read-json-body.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { PushLog } from '../../foundations/state/index.js';
+import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { RepositoryRegistry } from '../../foundations/storage/repository-registry.js';
 import { ANSWERED, type Route, route } from '../control-plane/route-table.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
@@ -14,6 +16,7 @@ import type { GitRunner } from './git-runner.js';
 import { runHttpBackend, serveUploadPack } from './http-backend.js';
 import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
 import { ProcessGate } from './process-gate.js';
+import type { PushBudgetContext } from './push-budgets.js';
 
 export interface GitHttpDeps {
   keys: KeyService;
@@ -25,6 +28,8 @@ export interface GitHttpDeps {
   planProjectLimit: number;
   /** Who pushed which commit: the push check records each accepted push there. */
   pushes: PushLog;
+  /** What time it is for budgets (default: the wall clock). */
+  clock?: () => Date;
   /** git processes at once, and requests waiting for one, before 503 (FLAGOPS_GIT_MAX_PROCESSES, FLAGOPS_GIT_QUEUE). */
   processes?: { max: number; queue: number };
   /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
@@ -137,7 +142,12 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
         ...backend,
-        env: pushContextEnv({ pusher, pushLog: deps.pushes.hookTarget(org), projectLimit: deps.planProjectLimit }),
+        env: pushContextEnv({
+          pusher,
+          pushLog: deps.pushes.hookTarget(org),
+          projectLimit: deps.planProjectLimit,
+          budget: flags ? await pushBudget(deps, org, flags, pusher.type) : undefined,
+        }),
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.
         beforeEnd: flags
@@ -154,4 +164,15 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       release();
     }
   }
+}
+
+/**
+ * What the push check needs of budgets, read here from the audit trail (the check runs in a process of git's):
+ * the pusher's use per project and environment in the last hour, as of main now. A push is based on main as
+ * its client read it; should main move before git takes the push, git refuses it as not a fast-forward.
+ */
+async function pushBudget(deps: GitHttpDeps, org: string, flags: FlagRepository, actorType: string): Promise<PushBudgetContext> {
+  const now = deps.clock?.() ?? new Date();
+  const used = await BudgetLedger.of(flags, () => deps.audit.get(org)).usedBy(now, actorType);
+  return { at: now.toISOString(), used };
 }

@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pusher } from '@flagops/core';
 import { nodeEntry } from './node-entry.js';
+import type { PushBudgetContext } from './push-budgets.js';
 import type { PushContext } from './push-check.js';
 
 /** Set in the environment of pushes that come through the service; the hook checks only those (docs/deployment.md). */
@@ -10,12 +11,15 @@ export const PUSH_CHECK_ENV = 'FLAGOPS_PUSH_CHECK';
 export const PUSHER_ENV = 'FLAGOPS_PUSHER';
 export const PUSH_LOG_ENV = 'FLAGOPS_PUSH_LOG';
 export const PROJECT_LIMIT_ENV = 'FLAGOPS_PLAN_PROJECT_LIMIT';
+/** The service's time and the pusher's use of the budgets, as JSON (PushBudgetContext). */
+export const BUDGET_USE_ENV = 'FLAGOPS_BUDGET_USE';
 
 /** The environment git passes to the hook for a push through the service. */
 export function pushContextEnv(context: PushContext): Record<string, string> {
   const env: Record<string, string> = { [PUSH_CHECK_ENV]: '1', [PUSHER_ENV]: JSON.stringify(context.pusher) };
   if (context.pushLog !== undefined) env[PUSH_LOG_ENV] = context.pushLog;
   if (context.projectLimit !== undefined) env[PROJECT_LIMIT_ENV] = String(context.projectLimit);
+  if (context.budget !== undefined) env[BUDGET_USE_ENV] = JSON.stringify(context.budget);
   return env;
 }
 
@@ -24,8 +28,10 @@ export function readPushContext(env: NodeJS.ProcessEnv): PushContext | undefined
   if (env[PUSH_CHECK_ENV] !== '1' || !env[PUSHER_ENV]) return undefined;
   const pusher = JSON.parse(env[PUSHER_ENV]) as Pusher;
   const limit = env[PROJECT_LIMIT_ENV];
+  const budget = env[BUDGET_USE_ENV] ? (JSON.parse(env[BUDGET_USE_ENV]) as PushBudgetContext) : undefined;
   return {
     pusher,
+    ...(budget ? { budget } : {}),
     ...(env[PUSH_LOG_ENV] ? { pushLog: env[PUSH_LOG_ENV] } : {}),
     ...(limit !== undefined && limit !== '' && Number.isInteger(Number(limit)) ? { projectLimit: Number(limit) } : {}),
   };

@@ -84,6 +84,20 @@ export class AuditIndex {
     return this.log.mergedPage(query, side);
   }
 
+  /**
+   * Main's entries newest first, from main as it is now (announced or not) down to the first entry made by
+   * the control plane before `until` (EntryLog.recent), with the head they were read at.
+   */
+  async recent(until: string): Promise<{ head: string | null; entries: AuditEntry[] }> {
+    await this.caughtUp();
+    return { head: this.log.head, entries: this.log.recent(until) };
+  }
+
+  /** When the push that brought `commit` was accepted, for commits that came over git over HTTP. */
+  pushedAt(commit: string): string | undefined {
+    return this.pushes?.pushedAt(commit);
+  }
+
   /** The entry of the commit on main that applied a proposal, or undefined while none has. */
   async appliedProposal(id: string): Promise<AuditEntry | undefined> {
     if (this.running) await this.running;

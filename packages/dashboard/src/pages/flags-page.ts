@@ -5,6 +5,7 @@ import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView, Project } from '../types.js';
 import { learnKeyNames } from '../ui/actor-names.js';
+import { budgetPanel } from '../ui/budget-panel.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
 
@@ -116,6 +117,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     }
   });
 
+  const budgets = budgetPanel(ctx, projectId);
   const element = h(
     'section',
     { class: 'page' },
@@ -146,8 +148,16 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
       body,
     ),
     status,
+    budgets.element,
     h('h2', null, 'New flag'),
     createFlagForm(ctx, projectId),
   );
-  return { element, title: 'Flags', dispose: stop };
+  return {
+    element,
+    title: 'Flags',
+    dispose: () => {
+      stop();
+      budgets.dispose();
+    },
+  };
 }
