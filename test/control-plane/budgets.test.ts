@@ -61,6 +61,17 @@ describe('budgets', () => {
       const { project, flag } = await budgeted({ prod: { movedPctPerHour: 10, actors: ['agent'] } });
       expect((await config(agent, flag, 'prod', { rolloutPct: 4 })).status).toBe(200);
       expect((await config(agent, flag, 'prod', { rolloutPct: 8 })).status).toBe(200);
+      // A preview says beforehand whether the change would wait.
+      const preview = async (rolloutPct: number) =>
+        (await agent.post(`/api/v1/flags/${flag.id}/environments/prod/preview`, { config: { rolloutPct } })).body;
+      expect(await preview(12)).toMatchObject({
+        requiresApproval: true,
+        budget: { usedPct: 8, addsPct: 4, movedPctPerHour: 10, waits: true },
+      });
+      expect(await preview(10)).toMatchObject({ requiresApproval: false, budget: { usedPct: 8, addsPct: 2, waits: false } });
+      expect(
+        (await admin.post(`/api/v1/flags/${flag.id}/environments/prod/preview`, { config: { rolloutPct: 12 } })).body.budget,
+      ).toBeUndefined();
       const head = mainHead(svc.gitdir());
       const res = await config(agent, flag, 'prod', { rolloutPct: 12 });
       expect(res.status).toBe(202);

@@ -85,6 +85,9 @@ describe('proposals through the MCP server', () => {
     try {
       const within = await suite.mcp.call('set_rollout', { key: 'budgeted', env: 'prod', rolloutPct: 6 });
       expect(textOf(within)).not.toContain('NOT APPLIED');
+      const preview = textOf(await suite.mcp.call('preview_change', { key: 'budgeted', env: 'prod', rolloutPct: 12 }));
+      expect(preview).toContain('Making it would open a proposal, for an admin key or a dashboard session');
+      expect(preview).toContain('this change would add 6.00 %, past the budget of 10 % an hour');
       const before = await mainHead();
       const result = await suite.mcp.call('set_rollout', { key: 'budgeted', env: 'prod', rolloutPct: 12 });
       expect(result.isError).toBeFalsy();

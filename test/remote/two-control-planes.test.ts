@@ -123,7 +123,7 @@ describe('two control planes on one git remote (remote mode)', () => {
     expect(
       (await a.patch(`/api/v1/projects/${project.id}`, { budgets: { prod: { movedPctPerHour: 10, actors: ['admin'] } } })).status,
     ).toBe(200);
-    const flags = [];
+    const flags: Array<{ id: string }> = [];
     for (const key of ['left', 'right', 'first']) flags.push((await a.post(`/api/v1/projects/${project.id}/flags`, { key })).body);
     expect((await a.put(`/api/v1/flags/${flags[2].id}/environments/prod/config`, { enabled: true, rolloutPct: 4 })).status).toBe(200);
     await until(

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
+import { ENVIRONMENTS, type EnvironmentName, type ProjectFile } from '@flagops/core';
 import { BudgetLedger } from '../../features/budgets/budget-ledger.js';
 import { BUDGET_WINDOW_MINUTES, type BudgetUse, budgetOf, countedPct, overBudget, roundPct } from '../../features/budgets/budget-rules.js';
 import { plannedImpact } from '../../features/budgets/planned-impact.js';
@@ -57,6 +57,34 @@ export async function budgetUse(ws: Workspace, projectId: string): Promise<{ win
     }
   }
   return { windowMinutes: BUDGET_WINDOW_MINUTES, budgets };
+}
+
+/**
+ * For a preview: the caller's budget in `environment`, its use now and what a change adding `addsPct` would
+ * make of it (`waits`: it would be kept as a proposal); undefined when no budget lists the caller's actor type.
+ */
+export async function budgetPreview(
+  ws: Workspace,
+  project: ProjectFile,
+  environment: EnvironmentName,
+  addsPct: number,
+): Promise<(BudgetUse & { waits: boolean }) | undefined> {
+  const actorType = ws.actor.type;
+  const budget = budgetOf(project, environment, actorType);
+  if (!budget) return undefined;
+  const slug = project.slug;
+  const { spends } = await budgetLedger(ws).spends(ws.now(), (s, env, type) => s === slug && env === environment && type === actorType);
+  const usedPct = BudgetLedger.used(spends, slug, environment, actorType);
+  const waits = overBudget(project, environment, actorType, usedPct, addsPct) !== null;
+  return {
+    environment,
+    actorType: actorType as BudgetUse['actorType'],
+    movedPctPerHour: budget.movedPctPerHour,
+    usedPct,
+    addsPct: roundPct(addsPct),
+    windowMinutes: BUDGET_WINDOW_MINUTES,
+    waits,
+  };
 }
 
 /** A write past a budget: the route keeps the change as a proposal instead of committing it. */

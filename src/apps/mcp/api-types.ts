@@ -77,6 +77,7 @@ export interface ChangePreviewResponse {
   changes: string[];
   impact: ImpactEntry[];
   requiresApproval: boolean;
+  budget?: BudgetUse & { waits: boolean };
 }
 
 export interface AuditPage {
