@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addUser, sessionHeaders, signIn } from '../dashboard/helpers/dashboard-session.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { ManualClock } from '../schedule/manual-clock.js';
@@ -100,6 +101,30 @@ describe('budgets', () => {
       expect((await config(admin, flag, 'prod', { rolloutPct: 50 })).status).toBe(200);
       expect((await config(agent, flag, 'staging', { rolloutPct: 80 })).status).toBe(200);
       expect((await use(project)).budgets[0].usedPct).toBe(0);
+    });
+
+    it('holds a dashboard session the same way when the budget lists sessions, and not an agent key', async () => {
+      const { project, flag } = await budgeted({ prod: { movedPctPerHour: 10, actors: ['session'] } });
+      await addUser(svc, 'alice', 'Alice');
+      const alice = await signIn(svc.controlUrl, 'alice');
+      const session = async (body: Json) => {
+        const res = await fetch(`${svc.controlUrl}/api/v1/flags/${flag.id}/environments/prod/config`, {
+          method: 'PUT',
+          headers: sessionHeaders(svc.controlUrl, alice, { 'content-type': 'application/json' }),
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as Json };
+      };
+      expect((await session({ rolloutPct: 7 })).status).toBe(200);
+      const past = await session({ rolloutPct: 14 });
+      expect(past.status).toBe(202);
+      expect(past.body.proposal).toMatchObject({
+        reason: 'budget',
+        proposedBy: { type: 'session' },
+        budget: { actorType: 'session', usedPct: 7, addsPct: 7 },
+      });
+      expect((await config(agent, flag, 'prod', { rolloutPct: 40 })).status).toBe(200);
+      expect((await use(project)).budgets).toMatchObject([{ environment: 'prod', actorType: 'session', usedPct: 7 }]);
     });
 
     it('a change whose impact is not exact counts as 100', async () => {
