@@ -1,7 +1,9 @@
 import path from 'node:path';
+import type { EnvironmentName } from '@flagops/core';
 import type Koa from 'koa';
 import type { AuditRegistry } from '../../features/audit/audit-registry.js';
 import { BudgetLedger } from '../../features/budgets/budget-ledger.js';
+import { budgetOf, budgetsActor } from '../../features/budgets/budget-rules.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import { FlagopsError, InvalidInputError, NotFoundError, PayloadTooLargeError } from '../../foundations/errors/kinds.js';
@@ -173,6 +175,14 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
  */
 async function pushBudget(deps: GitHttpDeps, org: string, flags: FlagRepository, actorType: string): Promise<PushBudgetContext> {
   const now = deps.clock?.() ?? new Date();
-  const used = await BudgetLedger.of(flags, () => deps.audit.get(org)).usedBy(now, actorType);
+  // Only the budgets main has now: the impacts of changes no budget counts are never computed. A budget the
+  // push itself brings starts from nothing.
+  const { state } = await flags.readServed();
+  const budgeted = (slug: string, env: EnvironmentName) => {
+    const project = state.projects.get(slug)?.project;
+    return project !== undefined && budgetOf(project, env, actorType) !== undefined;
+  };
+  const anyBudget = [...state.projects.values()].some((p) => budgetsActor(p.project, actorType));
+  const used = anyBudget ? await BudgetLedger.of(flags, () => deps.audit.get(org)).usedBy(now, actorType, budgeted) : {};
   return { at: now.toISOString(), used };
 }

@@ -89,9 +89,16 @@ export class BudgetLedger {
     return { head, spends };
   }
 
-  /** Per `<project>/<environment>`, the use of `actorType`'s changes in the 60 minutes before `now`. */
-  async usedBy(now: Date, actorType: string): Promise<Record<string, number>> {
-    const { spends } = await this.spends(now, (_slug, _env, type) => type === actorType);
+  /**
+   * Per `<project>/<environment>` that `wanted` names, the use of `actorType`'s changes in the 60 minutes
+   * before `now`.
+   */
+  async usedBy(
+    now: Date,
+    actorType: string,
+    wanted: (projectSlug: string, environment: EnvironmentName) => boolean,
+  ): Promise<Record<string, number>> {
+    const { spends } = await this.spends(now, (slug, env, type) => type === actorType && wanted(slug, env));
     const used: Record<string, number> = {};
     for (const s of spends) {
       const key = `${s.projectSlug}/${s.environment}`;

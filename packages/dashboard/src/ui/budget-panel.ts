@@ -48,6 +48,11 @@ export function budgetPanel(ctx: PageContext, projectId: string): { element: HTM
     if (fingerprint === shown) return;
     shown = fingerprint;
     element.hidden = answer.budgets.length === 0;
+    // Nothing at all without budgets: the page's other tables are the only ones there.
+    if (answer.budgets.length === 0) {
+      replace(element);
+      return;
+    }
     replace(
       element,
       h('h2', null, `Budgets (last ${answer.windowMinutes} minutes)`),
