@@ -109,7 +109,11 @@ export async function checkBudget(ws: Workspace, served: ServedState, change: Ch
   if (!project || !budgetOf(project.project, environment, actorType)) return;
   const addsPct = countedPct(plannedImpact(project, change.changes, flag, environment));
   if (addsPct <= 0) return;
-  const { spends } = await budgetLedger(ws).spends(ws.now(), (s, env, type) => s === slug && env === environment && type === actorType);
+  const { spends } = await budgetLedger(ws).spends(
+    ws.now(),
+    (s, env, type) => s === slug && env === environment && type === actorType,
+    served.commit,
+  );
   const over = overBudget(project.project, environment, actorType, BudgetLedger.used(spends, slug, environment, actorType), addsPct);
   if (over) throw new BudgetExceeded(over);
 }

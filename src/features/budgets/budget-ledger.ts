@@ -60,13 +60,13 @@ export class BudgetLedger {
   ) {}
 
   /**
-   * The spends of the 60 minutes before `now` that `wanted` asks for, newest first, read from main as it is now;
-   * `head` is the commit they were read at.
+   * The spends of the 60 minutes before `now` that `wanted` asks for, newest first, read from main as it is now
+   * (or at `at`, a head the index may hold already); `head` is the commit they were read at.
    */
-  async spends(now: Date, wanted: SpendFilter): Promise<{ head: string | null; spends: BudgetSpend[] }> {
+  async spends(now: Date, wanted: SpendFilter, at?: string | null): Promise<{ head: string | null; spends: BudgetSpend[] }> {
     const since = now.getTime() - BUDGET_WINDOW_MS;
     const index = await this.index();
-    const { head, entries } = await index.recent(new Date(since - CLOCK_SLACK_MS).toISOString());
+    const { head, entries } = await index.recent(new Date(since - CLOCK_SLACK_MS).toISOString(), at);
     const counted: Array<{ entry: AuditEntry; at: string; actorType: string }> = [];
     for (const entry of entries) {
       const actorType = spenderOf(entry);
