@@ -132,6 +132,8 @@ async function startOnLockedDirectory(
     trust: state.commitTrust,
     commitSigningKey: config.commitSigningKey,
     repository: {
+      // Commits are dated by the service's clock, the one the budgets' hour and the scheduler are measured by.
+      clock: () => clock.now(),
       // Several control planes on one remote lose pushes to each other under load: more runs before giving up.
       ...(config.gitRemote ? { publish, publishBranch, maxAttempts: REMOTE_WRITE_ATTEMPTS } : {}),
       ...(config.gitRemote && config.databaseUrl ? { clusterLock } : {}),
@@ -245,6 +247,7 @@ async function startOnLockedDirectory(
           audit,
           logger,
           planProjectLimit: config.planProjectLimit,
+          clock: () => clock.now(),
           pushes: state.pushes,
           processes: config.gitProcesses,
           runner: gitRunner,

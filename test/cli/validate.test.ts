@@ -63,6 +63,19 @@ describe('flagops validate', () => {
       );
     });
 
+    it('for a budget out of range or naming an unknown actor type, and not for a valid one', async () => {
+      const budgets = (text: string) => (dir: string) =>
+        writeFileSync(join(dir, 'projects/shop/project.yaml'), `name: Shop\nslug: shop\nbudgets:\n${text}`);
+      const result = await validateBroken(budgets('  prod:\n    movedPctPerHour: 120\n    actors: [robot]\n'));
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/project.yaml:5:22: /budgets/prod/movedPctPerHour: must be <= 100`);
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/project.yaml:6:14: /budgets/prod/actors/0: must be one of "admin", "agent", "session"`,
+      );
+      copy!.remove();
+      expect((await validateBroken(budgets('  prod:\n    movedPctPerHour: 10\n    actors: [agent]\n'))).code).toBe(0);
+    });
+
     it('for a schedule whose steps are out of order, at the later step', async () => {
       const result = await validateBroken((dir) => {
         const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');

@@ -18,6 +18,7 @@ const SHARED = new Set([
   'src/foundations/errors/http-status.ts',
   'src/foundations/errors/kinds.ts',
   'src/features/proposals/impact.ts', // pure, imports only @flagops/core: the tools describe an impact as the dashboard does
+  'src/features/budgets/budget-rules.ts', // pure, imports only @flagops/core and impact.ts's types: a budget's use in words
 ]);
 /** The request body types generated from schemas/api/: the one thing of the server's tree it takes as types only. */
 const WIRE_TYPES = 'src/foundations/validation/api-types.generated.ts';
@@ -39,7 +40,7 @@ function importsLeavingMcp(): Array<{ file: string; target: string; typeOnly: bo
 
 // docs/architecture.md: "mcp/ — a client of the control-plane HTTP API, nothing more".
 describe('what flagops-mcp is built from', () => {
-  it('only its own code, the logger, the HTTP body reader with its typed errors, the impact’s words and @flagops/core: never storage or the control plane', () => {
+  it('only its own code, the logger, the HTTP body reader with its typed errors, the impact’s and budgets’ words and @flagops/core: never storage or the control plane', () => {
     const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
     expect(ours).toContain('src/apps/mcp/main.ts');
     expect(ours).toContain('packages/core/src/explain.ts');

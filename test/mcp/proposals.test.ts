@@ -75,4 +75,35 @@ describe('proposals through the MCP server', () => {
       await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, { requireApproval: null });
     }
   });
+
+  it("a write past the project's budget tells the agent it waits for approval and why: the budget, the use so far and what it adds", async () => {
+    await suite.service.flag('budgeted', { prod: { enabled: true, rolloutPct: 0 } });
+    const patched = await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, {
+      budgets: { prod: { movedPctPerHour: 10, actors: ['agent'] } },
+    });
+    expect(patched.status).toBe(200);
+    try {
+      const within = await suite.mcp.call('set_rollout', { key: 'budgeted', env: 'prod', rolloutPct: 6 });
+      expect(textOf(within)).not.toContain('NOT APPLIED');
+      const preview = textOf(await suite.mcp.call('preview_change', { key: 'budgeted', env: 'prod', rolloutPct: 12 }));
+      expect(preview).toContain('Making it would open a proposal, for an admin key or a dashboard session');
+      expect(preview).toContain('this change would add 6.00 %, past the budget of 10 % an hour');
+      const before = await mainHead();
+      const result = await suite.mcp.call('set_rollout', { key: 'budgeted', env: 'prod', rolloutPct: 12 });
+      expect(result.isError).toBeFalsy();
+      const text = textOf(result);
+      expect(text).toContain(
+        "NOT APPLIED YET: it would take this project's hourly budget past its limit (agent changes to prod moved 6.00 % of users in the last 60 minutes; this change would add 6.00 %, past the budget of 10 % an hour)",
+      );
+      expect(text).toContain('an admin key or a dashboard session');
+      expect(result.structuredContent).toMatchObject({ applied: false, reason: 'budget', proposal: { reason: 'budget' } });
+      expect(await mainHead()).toBe(before);
+      // A kill never waits, whatever the budget.
+      expect(textOf(await suite.mcp.call('kill_flag', { key: 'budgeted', env: 'prod', reason: 'errors' }))).not.toContain('NOT APPLIED');
+      const listed = textOf(await suite.mcp.call('list_proposals', {}));
+      expect(listed).toContain('waits for budget: agent changes to prod moved 6.00 %');
+    } finally {
+      await suite.service.admin.patch(`/api/v1/projects/${suite.service.projectId}`, { budgets: null });
+    }
+  });
 });

@@ -139,10 +139,10 @@ describe('the README tour', () => {
     const doc = (await readFile(path.join(ROOT, 'docs/proposals.md'), 'utf8'))
       .replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`)
       .replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
-    const [agent, reviewer, engineer] = shellBlocks(doc);
+    const [agent, reviewer, engineer, budgets] = shellBlocks(doc);
     // `npx flagops` in a checkout runs the checkout's own bin; this directory only links to the checkout.
     const npx = `npx() { if [ "$1" = flagops ]; then shift; node ${JSON.stringify(path.join(ROOT, 'dist/apps/cli/main.js'))} "$@"; else command npx "$@"; fi; }`;
-    const out = await runBlock(`set -euo pipefail\nsource tour-vars.sh\n${npx}\n${agent}\n${reviewer}\n${engineer}`, dir, env);
+    const out = await runBlock(`set -euo pipefail\nsource tour-vars.sh\n${npx}\n${agent}\n${reviewer}\n${engineer}\n${budgets}`, dir, env);
     expect(out.code, out.out).toBe(0);
     expect(out.out).toContain('"changes":["shop/checkout-v2 prod: rolloutPct 50 → 75"]');
     expect(out.out).toContain(
@@ -151,6 +151,16 @@ describe('the README tour', () => {
     expect(out.out).toMatch(/"status":"merged"/);
     expect(out.out).toMatch(/"proposalId":"[^"]+","proposedBy":\{"type":"agent","name":"deploy-bot"/);
     expect(out.out).toContain('shop/checkout-v2 prod: moves 25.00 % of users from off to on');
+    // Budgets: within the budget applied, past it kept as a proposal with the figures, the use shown, the audit saying why.
+    expect(out.out).toContain(
+      '"reason":"budget","budget":{"environment":"staging","actorType":"agent","movedPctPerHour":10,"usedPct":5,"addsPct":20,"windowMinutes":60}',
+    );
+    expect(out.out).toMatch(
+      /"environment":"staging","actorType":"agent","movedPctPerHour":10,"usedPct":5,"remainingPct":5,"changes":\[\{"commit":"[0-9a-f]{40}"/,
+    );
+    expect(out.out).toContain(
+      '"reason":"budget: agent changes to staging moved 5.00 % of users in the last 60 minutes; this change would add 20.00 %, past the budget of 10 % an hour"',
+    );
   }, 120_000);
 
   it('goes on with docs/releases.md: a schedule in the future, a rollout plan, a trigger that kills', async () => {

@@ -14,6 +14,7 @@ import { ManualClock } from '../schedule/manual-clock.js';
 import { startGitServer } from './git-server.js';
 
 const FLAGS = 8;
+const SIGNING_KEY = 'a4c1e0f9b2d37a8e5c6f1d0b9a8e7c6d5f4e3d2c1b0a9f8e';
 const HOUR = 3_600_000;
 
 /** The scheduler's commits on the git host's main: `<action> <flag> <env>`, oldest first. */
@@ -54,6 +55,8 @@ describe('two control planes on one git remote (remote mode)', () => {
         planProjectLimit: 25,
         logLevel: 'error',
         gitRemote: { url: host.url, pollSeconds: 1 },
+        // As docs/audit.md asks of control planes on one remote: each believes the others' trailers (who acted).
+        commitSigningKey: SIGNING_KEY,
       };
       services.push(await startService(config, silentLogger, { clock }));
     }
@@ -112,6 +115,33 @@ describe('two control planes on one git remote (remote mode)', () => {
       const file = git(host.gitdir, 'show', `main:projects/busy/environments/prod/busy-${i}.yaml`);
       expect(file, id).toContain(`rolloutPct: ${40 + i}`);
     }
+  }, 60_000);
+
+  it('share one budget: a change through one counts at the other, and two racing changes past it are not both applied', async () => {
+    const [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
+    const project = (await a.post('/api/v1/projects', { name: 'Budget', slug: 'budget' })).body;
+    expect(
+      (await a.patch(`/api/v1/projects/${project.id}`, { budgets: { prod: { movedPctPerHour: 10, actors: ['admin'] } } })).status,
+    ).toBe(200);
+    const flags: Array<{ id: string }> = [];
+    for (const key of ['left', 'right', 'first']) flags.push((await a.post(`/api/v1/projects/${project.id}/flags`, { key })).body);
+    expect((await a.put(`/api/v1/flags/${flags[2].id}/environments/prod/config`, { enabled: true, rolloutPct: 4 })).status).toBe(200);
+    await until(
+      async () => (await b.get(`/api/v1/projects/${project.id}/budgets`)).body.budgets?.[0]?.usedPct,
+      (used) => used === 4,
+    );
+    // 4 % used, 6 % left: two changes of 5 % at once, one through each, cannot both go through.
+    const answers = await Promise.all(
+      [a, b].map((client, i) => client.put(`/api/v1/flags/${flags[i].id}/environments/prod/config`, { enabled: true, rolloutPct: 5 })),
+    );
+    expect(answers.map((r) => r.status).sort(), JSON.stringify(answers.map((r) => r.body))).toEqual([200, 202]);
+    const waiting = answers.find((r) => r.status === 202)!.body.proposal;
+    expect(waiting.budget).toMatchObject({ usedPct: 9, addsPct: 5, movedPctPerHour: 10 });
+    for (const client of [a, b])
+      await until(
+        async () => (await client.get(`/api/v1/projects/${project.id}/budgets`)).body.budgets[0].usedPct,
+        (used) => used === 9,
+      );
   }, 60_000);
 
   it('apply each scheduled step exactly once, whichever gets there first', async () => {

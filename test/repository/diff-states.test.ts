@@ -150,6 +150,20 @@ describe('the difference between two states, in words', () => {
     expect(formatChanges(diffStates(repo(withWeb), repo()))).toBe('web: project removed with its 0 flag(s)');
   });
 
+  it("says how a project's budgets changed, per environment", () => {
+    const budgets = (text: string) => (f: Record<string, string>) => {
+      f['projects/shop/project.yaml'] = `${f['projects/shop/project.yaml']}budgets:\n${text}`;
+    };
+    const before = budgets('  prod:\n    movedPctPerHour: 10\n    actors: [agent]\n');
+    const after = budgets(
+      '  prod:\n    movedPctPerHour: 5\n    actors: [session, agent]\n  dev:\n    movedPctPerHour: 100\n    actors: [agent]\n',
+    );
+    expect(formatChanges(diffStates(repo(before), repo(after)))).toBe(
+      'shop: budget in dev: none → agent 100 %/h; budget in prod: agent 10 %/h → agent, session 5 %/h',
+    );
+    expect(formatChanges(diffStates(repo(before), repo()))).toBe('shop: budget in prod: agent 10 %/h → none');
+  });
+
   it('lists changes in a stable order: project, flag, then dev, staging, prod', () => {
     const text = diff((f) => {
       for (const env of ['prod', 'dev'])

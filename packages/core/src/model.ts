@@ -72,6 +72,19 @@ export type ApprovalActorType = (typeof APPROVAL_ACTOR_TYPES)[number];
 /** Per environment, whose config updates and promotions into it wait for approval (a proposal). */
 export type RequireApproval = Partial<Record<EnvironmentName, ApprovalActorType[]>>;
 
+/**
+ * How much of an environment's users the changes of the listed actor types may move in an hour (the sum of
+ * their impacts' `movedPct` over the last 60 minutes) before their next change waits for approval.
+ */
+export interface EnvironmentBudget {
+  /** 0 to 100. */
+  movedPctPerHour: number;
+  actors: ApprovalActorType[];
+}
+
+/** Per environment, its budget; absent: changes into it are never held for budget. */
+export type Budgets = Partial<Record<EnvironmentName, EnvironmentBudget>>;
+
 /** projects/<slug>/project.yaml */
 export interface ProjectFile {
   id: string;
@@ -79,6 +92,8 @@ export interface ProjectFile {
   slug: string;
   /** Absent: every change is applied at once. */
   requireApproval?: RequireApproval;
+  /** Absent: no change waits for budget. */
+  budgets?: Budgets;
 }
 
 /** projects/<slug>/flags/<key>.yaml */

@@ -21,8 +21,18 @@ function approvalWords(value: JsonValue | undefined): string {
   return parts.length > 0 ? parts.join('; ') : 'no approval required';
 }
 
+/** `prod: agent may move 10 % of users an hour`; `no budgets` when no environment has one. */
+function budgetWords(value: JsonValue | undefined): string {
+  const budgets = (value ?? {}) as Record<string, { movedPctPerHour: number; actors: string[] } | undefined>;
+  const parts = ENVIRONMENTS.filter((env) => budgets[env] !== undefined).map(
+    (env) => `${env}: ${budgets[env]!.actors.join(', ')} may move ${budgets[env]!.movedPctPerHour} % of users an hour`,
+  );
+  return parts.length > 0 ? parts.join('; ') : 'no budgets';
+}
+
 function settingValue(field: string, value: JsonValue | undefined): string {
   if (field === 'requireApproval') return approvalWords(value);
+  if (field === 'budgets') return budgetWords(value);
   if (field === 'id' && typeof value === 'string') return value;
   return show(value);
 }

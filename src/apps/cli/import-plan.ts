@@ -9,7 +9,7 @@ export type ConfirmItem =
   /** API paths name a flag by its id: a new id is, to them, a deleted flag and a new one. */
   | { type: 'flag_id_changed'; flag: string; before: string; after: string }
   | { type: 'segment_deleted'; segment: string }
-  /** A field of project.yaml: id, name, requireApproval. */
+  /** A field of project.yaml: id, name, requireApproval, budgets. */
   | { type: 'setting_changed'; field: string; before: JsonValue | undefined; after: JsonValue | undefined }
   /** A file of the project that has issues, so what it held cannot be compared: deleted, or replaced by the directory's. */
   | { type: 'file_with_issues'; path: string; deleted: boolean };
@@ -47,7 +47,7 @@ export interface ImportPlan {
 }
 
 /** Settings first in the order a reader knows them, then any other field by name. */
-const SETTING_ORDER = ['id', 'name', 'requireApproval'];
+const SETTING_ORDER = ['id', 'name', 'requireApproval', 'budgets'];
 
 function settingsOf(project: ProjectState['project']): Record<string, JsonValue> {
   const { slug: _slug, ...rest } = project as unknown as Record<string, JsonValue>;

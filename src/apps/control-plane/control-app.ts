@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { errorMiddleware } from '../../foundations/http/error-middleware.js';
 import { invalidFile } from '../../foundations/repository/held-units.js';
 import { auditRoutes } from './audit.js';
+import { budgetRoutes } from './budgets.js';
 import type { ControlPlaneDeps } from './deps.js';
 import { environmentRoutes } from './environments.js';
 import { flagRoutes } from './flags.js';
@@ -35,6 +36,7 @@ const invalidFilesRoutes = [
 /** Every control-plane route (docs/api.md), each with the permission it needs. */
 export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...projectRoutes,
+  ...budgetRoutes,
   ...flagRoutes,
   ...environmentRoutes,
   ...segmentRoutes,

@@ -1,4 +1,5 @@
 import type { EnvironmentConfig, EnvironmentName } from '@flagops/core';
+import { type BudgetUse, budgetWords } from '../../features/budgets/budget-rules.js';
 import { type Proposal, requiresApproval } from '../../features/proposals/proposal-reader.js';
 import { expandRolloutPlan } from '../../features/schedule/rollout-plan.js';
 import type { ForbiddenError } from '../../foundations/errors/kinds.js';
@@ -14,7 +15,8 @@ import type { ValidationIssue } from '../../foundations/validation/issue.js';
 import { pastStepIssues } from '../../foundations/validation/schedule.js';
 import { pointerToField } from '../../foundations/validation/validate-body.js';
 import { validateDocument } from '../../foundations/validation/validate-document.js';
-import { type FlagEdit, flagChange, writeFlag } from './flag-write.js';
+import { BudgetExceeded, checkBudget } from './budgets.js';
+import { type FlagEdit, type FlagWriteResult, flagChange, writeFlag } from './flag-write.js';
 import { openProposal } from './proposals.js';
 import { route } from './route-table.js';
 import { assignRuleIds } from './rule-ids.js';
@@ -120,7 +122,16 @@ export async function updateConfig(
     return planned;
   });
   if (proposed?.proposal) return { proposal: proposed.proposal };
-  const { ref, view } = await writeFlag(ws, flagId, 'config_update', edit);
+  const written = await writeWithinBudget(ws, flagId, 'config_update', edit, (use) => {
+    // As for a protected environment: the kill would lift at once while the change waits.
+    if (body.clearKill)
+      throw new InvalidInputError(
+        `clearKill: this change waits for approval (${budgetWords(use)}), and a kill is cleared at once; clear the kill with its own request, or send the change without clearKill`,
+        'clearKill',
+      );
+  });
+  if ('proposal' in written) return written;
+  const { ref, view } = written;
   if (!body.clearKill) return view;
   await ws.deps.killSwitch.clear({
     org: ws.org,
@@ -240,8 +251,31 @@ export async function promoteFlag(
   const edit = promoteEdit(from, to);
   const proposed = await proposeIfProtected(ws, flagId, to, 'promote', edit, refusal);
   if (proposed?.proposal) return { proposal: proposed.proposal };
-  const { view } = await writeFlag(ws, flagId, 'promote', edit);
-  return view;
+  const written = await writeWithinBudget(ws, flagId, 'promote', edit);
+  return 'proposal' in written ? written : written.view;
+}
+
+/**
+ * Writes the change unless it is past a budget of the caller's actor type (checked in the write itself,
+ * budgets.ts checkBudget); then it is kept as a proposal with reason `budget`. `refuse` may refuse the change
+ * instead (a request that cannot wait).
+ */
+async function writeWithinBudget(
+  ws: Workspace,
+  flagId: string,
+  action: 'config_update' | 'promote',
+  edit: (ref: FlagRef, now: Date) => FlagEdit | null,
+  refuse?: (use: BudgetUse) => void,
+): Promise<FlagWriteResult | ProposalAnswer> {
+  try {
+    return await writeFlag(ws, flagId, action, edit, (served, change) => checkBudget(ws, served, change));
+  } catch (err) {
+    if (!(err instanceof BudgetExceeded)) throw err;
+    refuse?.(err.use);
+    const proposal = await openProposal(ws, (served) => flagChange(ws, served, flagId, action, edit), err.use);
+    // Main changed meanwhile so that the change changes nothing any more: nothing to wait for.
+    return proposal ? { proposal } : writeFlag(ws, flagId, action, edit);
+  }
 }
 
 /** What a promotion writes: the source's whole config in the destination, version = destination's + 1. */

@@ -34,8 +34,15 @@ export async function writeFlag(
   flagId: string,
   action: AuditAction,
   edit: (ref: FlagRef, now: Date) => FlagEdit | null,
+  /** Runs on the planned change before it is committed, on the head it goes on (a budget's check); throwing aborts. */
+  check?: (served: ServedState, change: Change<null>) => Promise<void>,
 ): Promise<FlagWriteResult> {
-  const outcome = await ws.repo.update(async (_committed, head) => flagChange(ws, await ws.readServed(head), flagId, action, edit));
+  const outcome = await ws.repo.update(async (_committed, head) => {
+    const served = await ws.readServed(head);
+    const change = flagChange(ws, served, flagId, action, edit);
+    await check?.(served, change);
+    return change;
+  });
   if (outcome.committed) await ws.served();
   const served = await ws.readServed(outcome.commit);
   const ref = flagById(served.state, flagId);

@@ -1,4 +1,5 @@
 import type { EnvironmentConfig, EnvironmentName, RepositoryState } from '@flagops/core';
+import { type BudgetUse, countedPct } from '../../features/budgets/budget-rules.js';
 import { computeImpact, type ImpactEntry } from '../../features/proposals/impact.js';
 import { requiresApproval } from '../../features/proposals/proposal-reader.js';
 import { diffStates } from '../../foundations/repository/diff-states.js';
@@ -6,6 +7,7 @@ import { formatFlagChange } from '../../foundations/repository/format-changes.js
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import { flagById } from '../../foundations/repository/state-lookup.js';
 import type { ChangePreviewBody } from '../../foundations/validation/api-bodies.js';
+import { budgetPreview } from './budgets.js';
 import { configEdit, promoteEdit } from './environments.js';
 import { route } from './route-table.js';
 import type { Workspace } from './workspace.js';
@@ -27,8 +29,16 @@ export interface ChangePreview {
   /** The change in words, as `flagops diff` and proposals say it; empty when it would change nothing. */
   changes: string[];
   impact: ImpactEntry[];
-  /** Whether the caller's change would become a proposal (the project requires approval of its actor type there). */
+  /**
+   * Whether the caller's change would become a proposal: the project requires approval of its actor type
+   * there, or the change would take its budget past the limit.
+   */
   requiresApproval: boolean;
+  /**
+   * When a budget of the project lists the caller's actor type there (and the environment does not require
+   * its approval anyway): the use now, what this change adds, and whether it would wait.
+   */
+  budget?: BudgetUse & { waits: boolean };
 }
 
 /**
@@ -51,5 +61,9 @@ export async function previewChange(ws: Workspace, flagId: string, env: Environm
   const changes = diffStates(served.state, after)
     .filter((c) => c.project === slug && c.flag === key)
     .map(formatFlagChange);
-  return { ...answer, changes, impact: computeImpact(ref.project, project, { flagKey: key, environment: env }) };
+  const impact = computeImpact(ref.project, project, { flagKey: key, environment: env });
+  // A protected environment keeps the change as a proposal whatever its budget says.
+  const budget = answer.requiresApproval ? undefined : await budgetPreview(ws, ref.project.project, env, countedPct(impact[0]));
+  if (!budget) return { ...answer, changes, impact };
+  return { ...answer, requiresApproval: answer.requiresApproval || budget.waits, changes, impact, budget };
 }

@@ -4,7 +4,7 @@ import { invalidFile } from '../../foundations/repository/held-units.js';
 import { deriveProjectId } from '../../foundations/repository/ids.js';
 import { jsonEqual } from '../../foundations/repository/json-equal.js';
 import { layout } from '../../foundations/repository/layout.js';
-import { normalizeRequireApproval } from '../../foundations/repository/normalize.js';
+import { normalizeBudgets, normalizeRequireApproval } from '../../foundations/repository/normalize.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
 import { projectById } from '../../foundations/repository/state-lookup.js';
 import { heldBackBy } from '../../foundations/storage/index.js';
@@ -58,7 +58,7 @@ export async function getProject(ws: Workspace, id: string): Promise<ProjectView
 
 /**
  * PATCH: the sent fields replace the current ones in project.yaml (one commit; none when nothing changes).
- * `requireApproval: null` or `{}` removes the policy. Refused while the project is held back.
+ * `requireApproval: null` or `{}` removes the policy; so does `budgets: null` or `{}` the budgets. Refused while the project is held back.
  */
 export async function patchProject(ws: Workspace, id: string, body: ProjectPatchBody): Promise<ProjectView> {
   const outcome = await ws.repo.update(async (_committed, head) => {
@@ -67,9 +67,11 @@ export async function patchProject(ws: Workspace, id: string, body: ProjectPatch
     const next: ProjectFile = { id: current.id, name: body.name ?? current.name, slug: current.slug };
     const policy = normalizeRequireApproval('requireApproval' in body ? body.requireApproval : current.requireApproval);
     if (policy) next.requireApproval = policy;
+    const budgets = normalizeBudgets('budgets' in body ? body.budgets : current.budgets);
+    if (budgets) next.budgets = budgets;
     const changed = !jsonEqual(next as never, current as never);
     if (changed) refuseHeldBack(served, current.slug);
-    const fields = (['name', 'requireApproval'] as const).filter(
+    const fields = (['name', 'requireApproval', 'budgets'] as const).filter(
       (f) => !jsonEqual((next[f] ?? null) as never, (current[f] ?? null) as never),
     );
     return {

@@ -1,4 +1,5 @@
 import type { AuditEntry } from '@flagops/core';
+import type { BudgetUse } from '../../features/budgets/budget-rules.js';
 import {
   isProposalId,
   newProposalId,
@@ -115,13 +116,21 @@ function authorizeDecision(ws: Workspace, proposal: Proposal): void {
 /**
  * Puts a change on a new proposal branch instead of main: `build` plans it on what main's head serves, as a
  * direct write would (held-back flags are refused the same way). Null when the change would change nothing
- * (no branch is made); otherwise the open proposal.
+ * (no branch is made); otherwise the open proposal. `budget`: it waits because it is past that budget.
  */
-export async function openProposal(ws: Workspace, build: (served: ServedState) => Change<null>): Promise<Proposal | null> {
+export async function openProposal(
+  ws: Workspace,
+  build: (served: ServedState) => Change<null>,
+  budget?: BudgetUse,
+): Promise<Proposal | null> {
   const id = newProposalId();
+  const figures = budget && { movedPctPerHour: budget.movedPctPerHour, usedPct: budget.usedPct, addsPct: budget.addsPct };
   const outcome = await ws.repo.commitOnNewBranch(proposalRef(id), async (_committed, head) => {
     const change = build(await ws.readServed(head));
-    return { ...change, meta: { ...change.meta, summary: `propose: ${change.meta.summary}`, proposal: { id } } };
+    return {
+      ...change,
+      meta: { ...change.meta, summary: `propose: ${change.meta.summary}`, proposal: { id, ...(figures ? { budget: figures } : {}) } },
+    };
   });
   if (!outcome.committed) return null;
   return (await proposalRecord(ws, id)).proposal;

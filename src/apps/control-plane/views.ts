@@ -1,4 +1,5 @@
 import {
+  type Budgets,
   ENVIRONMENTS,
   type EnvironmentConfig,
   type EnvironmentName,
@@ -19,6 +20,8 @@ export interface ProjectView {
   environments: Array<{ id: string; name: EnvironmentName }>;
   /** Per environment, the actor types whose changes into it wait for approval; absent when none. */
   requireApproval?: RequireApproval;
+  /** Per environment, the hourly moved-share budget of the listed actor types; absent when none. */
+  budgets?: Budgets;
   /** Only while an invalid project.yaml or kills.yaml holds the whole project back at its last valid state. */
   invalidFiles?: InvalidFile[];
 }
@@ -39,6 +42,7 @@ export function projectView(project: ProjectFile, invalidFiles: InvalidFile[] = 
     environments: ENVIRONMENTS.map((env) => ({ id: environmentId(project.id, env), name: env })),
   };
   if (project.requireApproval) view.requireApproval = project.requireApproval;
+  if (project.budgets) view.budgets = project.budgets;
   if (invalidFiles.length > 0) view.invalidFiles = invalidFiles;
   return view;
 }

@@ -1,6 +1,9 @@
 import path from 'node:path';
+import type { EnvironmentName } from '@flagops/core';
 import type Koa from 'koa';
 import type { AuditRegistry } from '../../features/audit/audit-registry.js';
+import { BudgetLedger } from '../../features/budgets/budget-ledger.js';
+import { budgetOf, budgetsActor } from '../../features/budgets/budget-rules.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import { limitedToProjects, projectInScope } from '../../foundations/auth/scope.js';
@@ -16,6 +19,7 @@ import type { GitRunner } from './git-runner.js';
 import { runHttpBackend, serveUploadPack } from './http-backend.js';
 import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
 import { ProcessGate } from './process-gate.js';
+import type { PushBudgetContext } from './push-budgets.js';
 import type { PushLimits } from './push-permissions.js';
 
 export interface GitHttpDeps {
@@ -28,6 +32,8 @@ export interface GitHttpDeps {
   planProjectLimit: number;
   /** Who pushed which commit: the push check records each accepted push there. */
   pushes: PushLog;
+  /** What time it is for budgets (default: the wall clock). */
+  clock?: () => Date;
   /** git processes at once, and requests waiting for one, before 503 (FLAGOPS_GIT_MAX_PROCESSES, FLAGOPS_GIT_QUEUE). */
   processes?: { max: number; queue: number };
   /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
@@ -141,7 +147,13 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
         ...backend,
-        env: pushContextEnv({ pusher, pushLog: deps.pushes.hookTarget(org), projectLimit: deps.planProjectLimit, limits }),
+        env: pushContextEnv({
+          pusher,
+          pushLog: deps.pushes.hookTarget(org),
+          projectLimit: deps.planProjectLimit,
+          limits,
+          budget: flags ? await pushBudget(deps, org, flags, pusher.type) : undefined,
+        }),
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.
         beforeEnd: flags
@@ -171,4 +183,23 @@ async function pushLimits(principal: Principal, repo: FlagRepository): Promise<P
   }
   if (scope.environments !== undefined) limits.environments = [...scope.environments];
   return limits;
+}
+
+/**
+ * What the push check needs of budgets, read here from the audit trail (the check runs in a process of git's):
+ * the pusher's use per project and environment in the last hour, as of main now. A push is based on main as
+ * its client read it; should main move before git takes the push, git refuses it as not a fast-forward.
+ */
+async function pushBudget(deps: GitHttpDeps, org: string, flags: FlagRepository, actorType: string): Promise<PushBudgetContext> {
+  const now = deps.clock?.() ?? new Date();
+  // Only the budgets main has now: the impacts of changes no budget counts are never computed. A budget the
+  // push itself brings starts from nothing.
+  const { state } = await flags.readServed();
+  const budgeted = (slug: string, env: EnvironmentName) => {
+    const project = state.projects.get(slug)?.project;
+    return project !== undefined && budgetOf(project, env, actorType) !== undefined;
+  };
+  const anyBudget = [...state.projects.values()].some((p) => budgetsActor(p.project, actorType));
+  const used = anyBudget ? await BudgetLedger.of(flags, () => deps.audit.get(org)).usedBy(now, actorType, budgeted) : {};
+  return { at: now.toISOString(), used };
 }

@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Pusher } from '@flagops/core';
 import { nodeEntry } from './node-entry.js';
+import type { PushBudgetContext } from './push-budgets.js';
 import type { PushContext } from './push-check.js';
 import type { PushLimits } from './push-permissions.js';
 
@@ -13,6 +14,8 @@ export const PUSH_LOG_ENV = 'FLAGOPS_PUSH_LOG';
 export const PROJECT_LIMIT_ENV = 'FLAGOPS_PLAN_PROJECT_LIMIT';
 /** A limited key's projects (slugs) and environments, as JSON: the files the push may touch. */
 export const PUSH_LIMITS_ENV = 'FLAGOPS_PUSH_LIMITS';
+/** The service's time and the pusher's use of the budgets, as JSON (PushBudgetContext). */
+export const BUDGET_USE_ENV = 'FLAGOPS_BUDGET_USE';
 
 /** The environment git passes to the hook for a push through the service. */
 export function pushContextEnv(context: PushContext): Record<string, string> {
@@ -20,6 +23,7 @@ export function pushContextEnv(context: PushContext): Record<string, string> {
   if (context.pushLog !== undefined) env[PUSH_LOG_ENV] = context.pushLog;
   if (context.projectLimit !== undefined) env[PROJECT_LIMIT_ENV] = String(context.projectLimit);
   if (context.limits !== undefined) env[PUSH_LIMITS_ENV] = JSON.stringify(context.limits);
+  if (context.budget !== undefined) env[BUDGET_USE_ENV] = JSON.stringify(context.budget);
   return env;
 }
 
@@ -28,9 +32,11 @@ export function readPushContext(env: NodeJS.ProcessEnv): PushContext | undefined
   if (env[PUSH_CHECK_ENV] !== '1' || !env[PUSHER_ENV]) return undefined;
   const pusher = JSON.parse(env[PUSHER_ENV]) as Pusher;
   const limit = env[PROJECT_LIMIT_ENV];
+  const budget = env[BUDGET_USE_ENV] ? (JSON.parse(env[BUDGET_USE_ENV]) as PushBudgetContext) : undefined;
   return {
     pusher,
     ...(env[PUSH_LIMITS_ENV] ? { limits: JSON.parse(env[PUSH_LIMITS_ENV]) as PushLimits } : {}),
+    ...(budget ? { budget } : {}),
     ...(env[PUSH_LOG_ENV] ? { pushLog: env[PUSH_LOG_ENV] } : {}),
     ...(limit !== undefined && limit !== '' && Number.isInteger(Number(limit)) ? { projectLimit: Number(limit) } : {}),
   };

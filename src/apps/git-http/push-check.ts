@@ -2,6 +2,7 @@ import type { Pusher } from '@flagops/core';
 import { readRepositoryFiles } from '../../foundations/repository/read-repository.js';
 import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue } from '../../foundations/validation/issue.js';
+import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
 import { checkCommitLimits } from './push-limits.js';
 import { checkPushPermissions, type PushLimits } from './push-permissions.js';
 import { isAncestor, netChanges, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
@@ -27,6 +28,8 @@ export interface PushContext {
   pushLog?: string;
   /** A limited key's projects and environments: files outside them are refused. */
   limits?: PushLimits;
+  /** The service's time and the pusher's use of the budgets in the last hour: what budgets hold the push to. */
+  budget?: PushBudgetContext;
 }
 
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
@@ -89,11 +92,22 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
           projectFiles: files.filter((f) => PROJECT_FILE.test(f.path)),
         })),
       );
+      if (context.budget)
+        problems.push(
+          ...(await checkPushBudgets(
+            oldOid,
+            newOid,
+            context.pusher.type,
+            files.filter((f) => PROJECT_FILE.test(f.path)),
+            context.budget,
+          )),
+        );
     }
     accepted.push(...commits);
   }
   if (problems.length === 0 && context?.pushLog) {
-    const at = new Date().toISOString();
+    // On the service's clock when it gave one: budgets count a pushed commit from when it was pushed.
+    const at = context.budget?.at ?? new Date().toISOString();
     await appendHookPushRecords(
       context.pushLog,
       accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })),

@@ -1,6 +1,7 @@
 import {
   type ApprovalActorType,
   type AuditAction,
+  type Budgets,
   ENVIRONMENTS,
   type EnvironmentConfig,
   type EnvironmentName,
@@ -11,7 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import { type DerivedChange, describeChanges } from '../../features/audit/diff-entries.js';
 import { authorize, type Permission } from '../../foundations/auth/permissions.js';
 import { classifyPath, layout } from '../../foundations/repository/layout.js';
-import { normalizeRequireApproval } from '../../foundations/repository/normalize.js';
+import { normalizeBudgets, normalizeRequireApproval } from '../../foundations/repository/normalize.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import type { ChangedPath } from '../../foundations/storage/index.js';
 import { readBlobs } from './pushed-objects.js';
@@ -114,11 +115,11 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
       problems.push(`${path}: ${approvalWords(slug, [environment], scope.pusher.type)}`);
   }
 
-  // The approval policy lives in project.yaml: changing it is a project setting, whatever else the file says.
+  // The approval policy and the budgets live in project.yaml: changing them is a project setting, whatever else the file says.
   for (const change of kept) {
     const where = classifyPath(change.path);
     if (where.kind !== 'project' || change.change !== 'modified') continue;
-    if (policyOf(blobs.get(change.oldOid!)) !== policyOf(blobs.get(change.newOid!))) refuse(change.path, 'project.update');
+    if (settingsOf(blobs.get(change.oldOid!)) !== settingsOf(blobs.get(change.newOid!))) refuse(change.path, 'project.update');
   }
 
   const limit = scope.projectLimit;
@@ -214,6 +215,16 @@ function policyOf(text: string | undefined): string {
   try {
     const value = parseYaml(text ?? '') as { requireApproval?: unknown } | null;
     return JSON.stringify(normalizeRequireApproval(value?.requireApproval as RequireApproval) ?? null);
+  } catch {
+    return `unreadable:${text}`;
+  }
+}
+
+/** What of a project.yaml text only `project.update` may change (requireApproval, budgets), comparable as a string. */
+function settingsOf(text: string | undefined): string {
+  try {
+    const value = parseYaml(text ?? '') as { budgets?: unknown } | null;
+    return `${policyOf(text)} ${JSON.stringify(normalizeBudgets(value?.budgets as Budgets) ?? null)}`;
   } catch {
     return `unreadable:${text}`;
   }

@@ -150,6 +150,23 @@ export async function blobSizes(oids: readonly string[]): Promise<Map<string, nu
   return sizes;
 }
 
+/**
+ * The commits a push puts on main's first-parent line, oldest first, each with its first parent: the steps
+ * the audit trail describes one by one.
+ */
+export async function firstParentSteps(oldOid: string, newOid: string): Promise<Array<{ commit: string; parent: string }>> {
+  const range = oldOid === ZERO_OID ? [newOid] : [newOid, `^${oldOid}`];
+  const out = await gitOk(['rev-list', '--first-parent', '--parents', '--reverse', ...range, '--']);
+  return out
+    .toString('utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [commit, parent] = line.split(' ');
+      return { commit, parent: parent ?? ZERO_OID };
+    });
+}
+
 /** What a push changes on main as a whole: the files that differ between the old head and the new one. */
 export async function netChanges(oldOid: string, newOid: string): Promise<ChangedPath[]> {
   const from = oldOid === ZERO_OID ? EMPTY_TREE_OID : oldOid;

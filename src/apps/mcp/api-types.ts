@@ -1,4 +1,5 @@
 import type { AttributeCondition, AuditEntry, EnvironmentConfig, EnvironmentName, FlagFile } from '@flagops/core';
+import type { BudgetUse } from '../../features/budgets/budget-rules.js';
 import type { ImpactEntry } from '../../features/proposals/impact.js';
 
 /**
@@ -60,7 +61,10 @@ export interface ProposalResponse {
   createdAt: string;
   decidedBy?: AuditEntry['actor'];
   decidedAt?: string;
+  /** `budget`: kept because it is past a budget (then `budget` is set); else a rejection's words, if any. */
   reason?: string;
+  rejectionReason?: string;
+  budget?: BudgetUse;
   commit: string;
   changes: string[];
   impact: ImpactEntry[];
@@ -73,6 +77,7 @@ export interface ChangePreviewResponse {
   changes: string[];
   impact: ImpactEntry[];
   requiresApproval: boolean;
+  budget?: BudgetUse & { waits: boolean };
 }
 
 export interface AuditPage {

@@ -84,6 +84,23 @@ export class AuditIndex {
     return this.log.mergedPage(query, side);
   }
 
+  /**
+   * Main's entries newest first, from main as it is now (announced or not; or `at`, when the index holds it)
+   * down to the first entry made by the control plane before `until` (EntryLog.recent), with the head they
+   * were read at.
+   */
+  async recent(until: string, at?: string | null): Promise<{ head: string | null; entries: AuditEntry[] }> {
+    // A caller that knows the head it works on (a write, checking a budget) need not read main's ref again
+    // when the index holds that head already, as it does once it has followed the caller's own last commit.
+    if (at === undefined || at !== this.log.head) await this.caughtUp();
+    return { head: this.log.head, entries: this.log.recent(until) };
+  }
+
+  /** When the push that brought `commit` was accepted, for commits that came over git over HTTP. */
+  pushedAt(commit: string): string | undefined {
+    return this.pushes?.pushedAt(commit);
+  }
+
   /** The entry of the commit on main that applied a proposal, or undefined while none has. */
   async appliedProposal(id: string): Promise<AuditEntry | undefined> {
     if (this.running) await this.running;

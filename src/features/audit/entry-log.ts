@@ -100,6 +100,21 @@ export class EntryLog {
     return { entries: out, nextCursor: null };
   }
 
+  /**
+   * Main's entries newest first, down to the first entry the control plane made (not an engineer's commit,
+   * whose author date is whatever the author wrote) that is older than `until`: everything above it came to
+   * main after it, so the entries of any later moment are among them.
+   */
+  recent(until: string): AuditEntry[] {
+    const out: AuditEntry[] = [];
+    for (let i = this.entries.length - 1; i >= 0; i--) {
+      const entry = this.entries[i];
+      if (entry.actor.type !== 'git' && entry.at < until) break;
+      out.push(entry);
+    }
+    return out;
+  }
+
   page(query: AuditQuery): AuditPage {
     let from = this.entries.length - 1;
     // null from a JavaScript caller passing nextCursor along means the same as no cursor: the first page.

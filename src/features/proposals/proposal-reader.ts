@@ -4,6 +4,7 @@ import { diffStates } from '../../foundations/repository/diff-states.js';
 import { formatFlagChange } from '../../foundations/repository/format-changes.js';
 import type { CommitInfo, FlagopsTrailers, FlagRepository, ProposalActor } from '../../foundations/storage/index.js';
 import { commitReason, isoTime } from '../audit/commit-entries.js';
+import { BUDGET_WINDOW_MINUTES, type BudgetUse, budgetWords } from '../budgets/budget-rules.js';
 import { computeImpact, type ImpactEntry } from './impact.js';
 import { proposalStaleness, type Staleness } from './proposal-staleness.js';
 
@@ -40,8 +41,16 @@ export interface Proposal {
   createdAt: string;
   decidedBy?: ProposalActor;
   decidedAt?: string;
-  /** The reason given with a rejection. */
+  /**
+   * `budget`: the change waits because it is past a budget of the proposer's actor type (then `budget` says
+   * which, the use so far and what the change adds). For a proposal kept by requireApproval: absent, or the
+   * words given with its rejection (also in `rejectionReason`).
+   */
   reason?: string;
+  /** The words given with a rejection. */
+  rejectionReason?: string;
+  /** A proposal kept for a budget: the budget, the use of the last 60 minutes and what this change adds, when proposed. */
+  budget?: BudgetUse;
   /** The proposal branch's commit: the change. */
   commit: string;
   /** The commit on main that applied it, once merged. */
@@ -141,7 +150,15 @@ export class ProposalReader {
       };
       if (proposal.fromEnvironment) base.fromEnvironment = proposal.fromEnvironment;
       if (proposal.segmentKey) base.segmentKey = proposal.segmentKey;
-      entries.push({ ...base, id: proposal.commit, at: proposal.createdAt, action: 'proposal_open', actor: { ...proposal.proposedBy } });
+      const opened: AuditEntry = {
+        ...base,
+        id: proposal.commit,
+        at: proposal.createdAt,
+        action: 'proposal_open',
+        actor: { ...proposal.proposedBy },
+      };
+      if (proposal.budget) opened.reason = `budget: ${budgetWords(proposal.budget)}`;
+      entries.push(opened);
       if (proposal.status === 'rejected' && proposal.decidedBy && proposal.decidedAt) {
         const rejection: AuditEntry = {
           ...base,
@@ -150,7 +167,7 @@ export class ProposalReader {
           action: 'proposal_reject',
           actor: { ...proposal.decidedBy },
         };
-        if (proposal.reason) rejection.reason = proposal.reason;
+        if (proposal.rejectionReason) rejection.reason = proposal.rejectionReason;
         entries.push(rejection);
       }
     }
@@ -184,12 +201,24 @@ export class ProposalReader {
     };
     if (trailers.fromEnvironment) proposal.fromEnvironment = trailers.fromEnvironment;
     if (trailers.segment) proposal.segmentKey = trailers.segment;
+    if (trailers.budget && trailers.environment) {
+      proposal.reason = 'budget';
+      proposal.budget = {
+        environment: trailers.environment,
+        actorType: proposal.proposedBy.type as BudgetUse['actorType'],
+        ...trailers.budget,
+        windowMinutes: BUDGET_WINDOW_MINUTES,
+      };
+    }
     if (decision?.flagops) {
       proposal.status = 'rejected';
       proposal.decidedBy = actorOf(decision.flagops, decision);
       proposal.decidedAt = isoTime(decision.author.timestamp);
       const reason = commitReason(decision);
-      if (reason) proposal.reason = reason;
+      if (reason) {
+        proposal.rejectionReason = reason;
+        if (!proposal.budget) proposal.reason = reason;
+      }
     } else {
       const applied = await this.appliedOnMain(id);
       if (applied) {

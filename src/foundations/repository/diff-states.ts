@@ -1,5 +1,7 @@
 import {
+  type Budgets,
   ENVIRONMENTS,
+  type EnvironmentBudget,
   type EnvironmentConfig,
   type EnvironmentName,
   type FlagFile,
@@ -53,6 +55,8 @@ export type ChangeItem =
       fields: Array<'name' | 'description'>;
     }
   | { type: 'schedule_changed'; added: number; removed: number; next: ScheduleStep | null }
+  /** A project's budget for one environment came, went or changed (absent: none). */
+  | { type: 'budget_changed'; environment: EnvironmentName; before: EnvironmentBudget | undefined; after: EnvironmentBudget | undefined }
   | { type: 'killed'; killedBy: string; reason?: string }
   | { type: 'unkilled' };
 
@@ -69,6 +73,15 @@ const NEW_FLAG_CONFIG: Omit<EnvironmentConfig, 'valueOn' | 'valueOff'> = { enabl
 
 function field(out: ChangeItem[], name: ConfigField | MetaField, before: JsonValue | undefined, after: JsonValue | undefined): void {
   if (!jsonEqual(before, after)) out.push({ type: 'field_changed', field: name, before, after });
+}
+
+function budgetChanges(before: Budgets | undefined, after: Budgets | undefined, out: ChangeItem[]): void {
+  for (const environment of ENVIRONMENTS) {
+    const old = before?.[environment];
+    const now = after?.[environment];
+    if (!jsonEqual((old ?? null) as unknown as JsonValue, (now ?? null) as unknown as JsonValue))
+      out.push({ type: 'budget_changed', environment, before: old, after: now });
+  }
 }
 
 function ruleChanges(before: Rule[], after: Rule[], out: ChangeItem[]): void {
@@ -208,6 +221,7 @@ export function diffStates(before: RepositoryState, after: RepositoryState): Fla
     else {
       field(projectItems, 'id', old.project.id, now.project.id);
       field(projectItems, 'name', old.project.name, now.project.name);
+      budgetChanges(old.project.budgets, now.project.budgets, projectItems);
     }
     segmentChanges(old?.segments, now.segments, projectItems);
     if (projectItems.length > 0) out.push({ project: slug, flag: null, environment: null, changes: projectItems });

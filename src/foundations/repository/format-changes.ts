@@ -1,4 +1,4 @@
-import type { JsonValue, ScheduleStep, Variant } from '@flagops/core';
+import type { EnvironmentBudget, JsonValue, ScheduleStep, Variant } from '@flagops/core';
 import type { ChangeItem, FlagChange } from './diff-states.js';
 
 const MAX_VALUE_LENGTH = 40;
@@ -53,6 +53,11 @@ function describeSchedule(item: Extract<ChangeItem, { type: 'schedule_changed' }
   return `schedule: ${counts.filter(Boolean).join(', ')}; next ${shortTime(item.next.at)} → ${describeStepSet(item.next.set)}`;
 }
 
+/** `agent, session 10 %/h`, or `none`. */
+function budgetWords(budget: EnvironmentBudget | undefined): string {
+  return budget ? `${budget.actors.join(', ')} ${budget.movedPctPerHour} %/h` : 'none';
+}
+
 /** One change in words, as `flagops diff` prints it: `rolloutPct 10 → 50`, `rule beta-users added`. */
 export function describeChange(item: ChangeItem): string {
   switch (item.type) {
@@ -102,6 +107,8 @@ export function describeChange(item: ChangeItem): string {
       return `segment ${item.segmentKey} added (${plural(item.userIds, 'user id')}, ${plural(item.conditions, 'condition')})`;
     case 'segment_removed':
       return `segment ${item.segmentKey} removed`;
+    case 'budget_changed':
+      return `budget in ${item.environment}: ${budgetWords(item.before)} → ${budgetWords(item.after)}`;
     case 'segment_changed': {
       const parts: string[] = [];
       if (item.userIdsAdded > 0) parts.push(`${plural(item.userIdsAdded, 'user id')} added`);

@@ -1,6 +1,7 @@
 import {
   APPROVAL_ACTOR_TYPES,
   type AttributeCondition,
+  type Budgets,
   type Condition,
   ENVIRONMENTS,
   type EnvironmentConfig,
@@ -27,7 +28,21 @@ export function normalizeProject(value: Loose<ProjectFile>, folderSlug: string):
   const project: ProjectFile = { id: value.id ?? deriveProjectId(folderSlug), name: value.name!, slug: value.slug! };
   const policy = normalizeRequireApproval(value.requireApproval);
   if (policy) project.requireApproval = policy;
+  const budgets = normalizeBudgets(value.budgets);
+  if (budgets) project.budgets = budgets;
   return project;
+}
+
+/** Environments in their fixed order, actor types without duplicates; a budget naming no actor type is none. */
+export function normalizeBudgets(value: Budgets | undefined | null): Budgets | undefined {
+  if (!value) return undefined;
+  const budgets: Budgets = {};
+  for (const env of ENVIRONMENTS) {
+    const budget = value[env];
+    if (!budget || budget.actors.length === 0) continue;
+    budgets[env] = { movedPctPerHour: budget.movedPctPerHour, actors: APPROVAL_ACTOR_TYPES.filter((t) => budget.actors.includes(t)) };
+  }
+  return Object.keys(budgets).length > 0 ? budgets : undefined;
 }
 
 /** Environments in their fixed order, actor types without duplicates; an empty policy is none. */

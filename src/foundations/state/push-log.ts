@@ -14,6 +14,8 @@ export interface PushReader {
   refresh(): Promise<void>;
   /** Who pushed `commit`, as of the last refresh; a commit recorded twice belongs to the last record. */
   pusherOf(commit: string): Pusher | undefined;
+  /** When the push of `commit` was checked (ISO-8601), as of the last refresh; the author date may say anything. */
+  pushedAt(commit: string): string | undefined;
 }
 
 /**

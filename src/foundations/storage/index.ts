@@ -75,7 +75,7 @@ export type { ChangedPath, ChangeType } from './git/commit-graph.js';
 export type { GitIdentity } from './git/git-objects.js';
 export type { MainMoved } from './main-moves.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
-export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor } from './served/commit-message.js';
+export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor, ProposalBudget } from './served/commit-message.js';
 export { formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from './served/commit-message.js';
 export type { CommitInfo } from './served/history.js';
 export type { FileChange } from './served/prepare-change.js';

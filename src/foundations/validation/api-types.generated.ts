@@ -75,6 +75,7 @@ export interface ProjectCreateBody {
 export interface ProjectPatchBody {
   name?: string;
   requireApproval?: null | RequireApproval;
+  budgets?: null | Budgets;
 }
 
 /** POST /api/v1/flags/:id/environments/:env/promote */
@@ -150,6 +151,13 @@ export interface RequireApproval {
   prod?: ('admin' | 'agent' | 'session')[];
 }
 
+/** Per environment, the share of users the listed actor types' config updates and promotions may move in the last 60 minutes (the sum of their impacts' movedPct) before the next one waits for approval (a proposal with reason budget). */
+export interface Budgets {
+  dev?: Budget;
+  staging?: Budget;
+  prod?: Budget;
+}
+
 /** A condition on an attribute of the context: what a segment's conditions are. */
 export interface AttributeCondition {
   attribute: string;
@@ -161,6 +169,11 @@ export interface Condition {
   attribute?: string;
   op: Operator | SegmentOperator;
   value: JsonValue;
+}
+
+export interface Budget {
+  movedPctPerHour: number;
+  actors: ('admin' | 'agent' | 'session')[];
 }
 
 /** The operators of a condition on an attribute of the context, each with the value it needs in operatorValue: the one list of them, equal to @flagops/core's OPERATORS (a test checks both). */

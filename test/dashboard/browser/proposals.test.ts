@@ -13,6 +13,7 @@ describe('change proposals in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let flag: Json;
+  let project: Json;
   const leaks: string[] = [];
   const admin = () => httpClient(svc.controlUrl, svc.admin);
   const agent = () => httpClient(svc.controlUrl, svc.agent);
@@ -21,7 +22,7 @@ describe('change proposals in Chromium', () => {
   beforeAll(async () => {
     svc = await startTestService();
     await addUser(svc, 'alice', 'Alice Martin');
-    const project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+    project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
     flag = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2' })).body;
     await admin().put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 10 });
     await admin().patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
@@ -102,6 +103,29 @@ describe('change proposals in Chromium', () => {
     await expect.poll(async () => (await admin().get(`/api/v1/proposals/${id}`)).body.status).toBe('rejected');
     await expect.poll(() => pending.textContent()).not.toContain('Stale');
     expect((await prodNow()).rolloutPct).toBe(30);
+    expect(leaks).toEqual([]);
+  });
+
+  it("a project's page shows its budgets' use in the last hour, and a proposal kept for budget says why", async () => {
+    const other = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'search' })).body;
+    await admin().patch(`/api/v1/projects/${project.id}`, { budgets: { staging: { movedPctPerHour: 10, actors: ['agent'] } } });
+    expect((await agent().put(`/api/v1/flags/${other.id}/environments/staging/config`, { enabled: true, rolloutPct: 6 })).status).toBe(200);
+    await page.goto(`${svc.controlUrl}/#/projects/${encodeURIComponent(project.id)}`);
+    const row = page.getByTestId('budgets').locator('[data-budget="staging/agent"]');
+    await expect.poll(() => row.textContent(), { timeout: PROMPTLY_MS }).toContain('6.00 % of 10 %');
+    expect(await row.textContent()).toContain('4.00 % left; 1 change counted');
+    // Another change by the agent arrives while the page is open: the use follows.
+    expect((await agent().put(`/api/v1/flags/${other.id}/environments/staging/config`, { rolloutPct: 9 })).status).toBe(200);
+    await expect.poll(() => row.textContent(), { timeout: PROMPTLY_MS }).toContain('9.00 % of 10 %');
+    const waiting = await agent().put(`/api/v1/flags/${other.id}/environments/staging/config`, { rolloutPct: 30 });
+    expect(waiting.status).toBe(202);
+    await page.goto(`${svc.controlUrl}/#/proposals`);
+    const card = page.locator(`[data-proposal="${waiting.body.proposal.id}"]`);
+    await expect
+      .poll(() => card.textContent(), { timeout: PROMPTLY_MS })
+      .toContain(
+        'Waits for budget: agent changes to staging moved 9.00 % of users in the last 60 minutes; this change would add 21.00 %, past the budget of 10 % an hour.',
+      );
     expect(leaks).toEqual([]);
   });
 });

@@ -32,13 +32,17 @@ export function describePushLogContract(subject: StateSubject): void {
       expect(restarted.pusherOf(B)).toEqual(admin);
     });
 
-    it('gives a commit recorded twice to its last record', async () => {
+    it('gives a commit recorded twice to its last record, and its time', async () => {
       const { state } = await subject.fresh();
+      const later = '2026-05-01T10:05:00.000Z';
       await state.pushes.append('acme', [{ commit: A, pushedBy: deployBot, at: AT }]);
-      await state.pushes.append('acme', [{ commit: A, pushedBy: admin, at: AT }]);
+      await state.pushes.append('acme', [{ commit: A, pushedBy: admin, at: later }]);
       const reader = state.pushes.reader('acme');
       await reader.refresh();
       expect(reader.pusherOf(A)).toEqual(admin);
+      // What budgets count a pushed commit from: when it was pushed, not the date its author wrote.
+      expect(reader.pushedAt(A)).toBe(later);
+      expect(reader.pushedAt(B)).toBeUndefined();
     });
 
     it('takes the records of a pre-receive hook, another process, at the target it was given', async () => {

@@ -6,6 +6,7 @@ import { may } from '../permissions.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView, Project } from '../types.js';
 import { learnKeyNames } from '../ui/actor-names.js';
+import { budgetPanel } from '../ui/budget-panel.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
 
@@ -117,6 +118,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     }
   });
 
+  const budgets = budgetPanel(ctx, projectId);
   const element = h(
     'section',
     { class: 'page' },
@@ -147,8 +149,16 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
       body,
     ),
     status,
+    budgets.element,
     h('h2', null, 'New flag'),
     may(ctx, 'flag.create') ? createFlagForm(ctx, projectId) : null,
   );
-  return { element, title: 'Flags', dispose: stop };
+  return {
+    element,
+    title: 'Flags',
+    dispose: () => {
+      stop();
+      budgets.dispose();
+    },
+  };
 }

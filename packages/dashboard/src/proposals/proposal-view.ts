@@ -1,3 +1,4 @@
+import { budgetWords } from '../../../../src/features/budgets/budget-rules.js';
 import { describeImpact } from '../../../../src/features/proposals/impact.js';
 import type { Proposal } from '../../../../src/features/proposals/proposal-reader.js';
 import { type Child, h } from '../dom.js';
@@ -36,6 +37,7 @@ export function proposalDetails(p: Proposal): Child {
   return h(
     'div',
     { class: 'proposal-details' },
+    p.budget ? h('p', { class: 'budget-notice' }, h('strong', null, 'Waits for budget: '), budgetWords(p.budget), '.') : null,
     p.stale ? h('p', { class: 'muted' }, 'As proposed, against the config of that time:') : null,
     h('ul', { class: 'proposal-changes' }, ...p.changes.map((c) => h('li', null, c))),
     p.impact.length === 0

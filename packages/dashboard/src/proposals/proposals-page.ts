@@ -68,7 +68,7 @@ export function proposalsPage(ctx: PageContext): Page {
         : h(
             'p',
             { class: 'muted' },
-            `${p.status} by ${p.decidedBy ? actorText(p.decidedBy) : '?'} at ${p.decidedAt ?? '?'}${p.reason ? ` — ${p.reason}` : ''}`,
+            `${p.status} by ${p.decidedBy ? actorText(p.decidedBy) : '?'} at ${p.decidedAt ?? '?'}${p.rejectionReason ? ` — ${p.rejectionReason}` : ''}`,
           );
     return h(
       'article',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { budgetWords } from '../../../features/budgets/budget-rules.js';
 import { describeImpact } from '../../../features/proposals/impact.js';
 import type { ConfigUpdateBody } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
@@ -66,7 +67,14 @@ export const previewChange = defineTool({
       ...preview.changes.map((c) => `  change: ${c}`),
       ...preview.impact.map((i) => `  impact: ${describeImpact(i)}`),
     ];
-    if (preview.requiresApproval && preview.changes.length > 0)
+    const budget = preview.budget;
+    if (budget && preview.changes.length > 0)
+      lines.push(
+        budget.waits
+          ? `Making it would open a proposal, for ${APPROVERS_TEXT} to approve: ${budgetWords(budget)}.`
+          : `Within budget: ${budget.actorType} changes to ${env} moved ${budget.usedPct.toFixed(2)} % of users in the last ${budget.windowMinutes} minutes; this change adds ${budget.addsPct.toFixed(2)} % of the ${budget.movedPctPerHour} % an hour.`,
+      );
+    else if (preview.requiresApproval && preview.changes.length > 0)
       lines.push(`Making it would open a proposal: ${env} requires approval of this key's changes, by ${APPROVERS_TEXT}.`);
     return toolSuccess(lines.join('\n'), { preview });
   },

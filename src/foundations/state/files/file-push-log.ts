@@ -44,6 +44,7 @@ export async function appendPushRecords(file: string, records: readonly PushReco
 /** The push log of one organisation, read once and then only what was appended since. */
 export class FilePushReader implements PushReader {
   private readonly pushers = new Map<string, Pusher>();
+  private readonly times = new Map<string, string>();
   private offset = 0;
 
   constructor(private readonly file: string) {}
@@ -81,6 +82,12 @@ export class FilePushReader implements PushReader {
     const by = record?.pushedBy;
     if (typeof record?.commit !== 'string' || !OID.test(record.commit) || !isPusher(by)) return;
     this.pushers.set(record.commit, Object.freeze({ type: by.type, keyPrefix: by.keyPrefix, ...(by.name ? { name: by.name } : {}) }));
+    if (typeof record.at === 'string') this.times.set(record.commit, record.at);
+    else this.times.delete(record.commit);
+  }
+
+  pushedAt(commit: string): string | undefined {
+    return this.times.get(commit);
   }
 }
 

@@ -42,6 +42,7 @@ export async function insertPushes(
 
 class PgPushReader implements PushReader {
   private readonly pushers = new Map<string, Pusher>();
+  private readonly times = new Map<string, string>();
   private position = '0';
 
   constructor(
@@ -58,10 +59,16 @@ class PgPushReader implements PushReader {
       this.position = position;
       const by = record.pushedBy;
       this.pushers.set(record.commit, Object.freeze({ type: by.type, keyPrefix: by.keyPrefix, ...(by.name ? { name: by.name } : {}) }));
+      if (typeof record.at === 'string') this.times.set(record.commit, record.at);
+      else this.times.delete(record.commit);
     }
   }
 
   pusherOf(commit: string): Pusher | undefined {
     return this.pushers.get(commit);
+  }
+
+  pushedAt(commit: string): string | undefined {
+    return this.times.get(commit);
   }
 }

@@ -19,7 +19,17 @@ export interface CommitMeta {
   /** The segment a segment_update or segment_delete changed. */
   segment?: string;
   /** A proposal's change (on its branch), its rejection, or its approval on main (with who proposed it). */
-  proposal?: { id: string; proposedBy?: ProposalActor };
+  proposal?: { id: string; proposedBy?: ProposalActor; budget?: ProposalBudget };
+}
+
+/**
+ * On a proposal's change: it waits because it is past a budget of the proposer's actor type in its environment
+ * (not because the environment requires approval), with the figures of that moment.
+ */
+export interface ProposalBudget {
+  movedPctPerHour: number;
+  usedPct: number;
+  addsPct: number;
 }
 
 /** Who proposed a change, as trailers name them. */
@@ -47,6 +57,8 @@ export interface FlagopsTrailers {
   proposalId?: string;
   /** On main: who proposed the change this commit applies. */
   proposedBy?: ProposalActor;
+  /** On a proposal's change kept for a budget (`Flagops-Proposal-Reason: budget`). */
+  budget?: ProposalBudget;
 }
 
 export interface ParsedMessage {
@@ -75,6 +87,10 @@ export function formatCommitMessage(meta: CommitMeta): string {
     ['Flagops-Proposed-By-Type', meta.proposal?.proposedBy?.type],
     ['Flagops-Proposed-By', meta.proposal?.proposedBy?.name],
     ['Flagops-Proposed-By-Key-Prefix', meta.proposal?.proposedBy?.keyPrefix],
+    ['Flagops-Proposal-Reason', meta.proposal?.budget ? 'budget' : undefined],
+    ['Flagops-Budget-Per-Hour', meta.proposal?.budget ? String(meta.proposal.budget.movedPctPerHour) : undefined],
+    ['Flagops-Budget-Used', meta.proposal?.budget ? String(meta.proposal.budget.usedPct) : undefined],
+    ['Flagops-Budget-Adds', meta.proposal?.budget ? String(meta.proposal.budget.addsPct) : undefined],
   ];
   const block = trailers
     .filter((t): t is [string, string] => t[1] !== undefined && oneLine(t[1]) !== '')
@@ -160,6 +176,17 @@ export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTra
     if (proposerName) proposedBy.name = proposerName;
     if (proposerPrefix) proposedBy.keyPrefix = proposerPrefix;
     result.proposedBy = proposedBy;
+  }
+  if (get('Flagops-Proposal-Reason') === 'budget') {
+    const figure = (key: string) => {
+      const value = Number(get(key));
+      return Number.isFinite(value) ? value : 0;
+    };
+    result.budget = {
+      movedPctPerHour: figure('Flagops-Budget-Per-Hour'),
+      usedPct: figure('Flagops-Budget-Used'),
+      addsPct: figure('Flagops-Budget-Adds'),
+    };
   }
   return result;
 }
