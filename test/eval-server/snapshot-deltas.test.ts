@@ -193,11 +193,15 @@ describe('version events on GET /v1/stream (docs/sdk.md, "Stream endpoint")', ()
       expect(applyDelta(before, { version: first.version, ...first.patch! })).toEqual(after);
       stream.close();
     }
-    // A client that names the current version, or one the server does not know, gets the version alone.
-    for (const since of [after.version, 1]) {
+    // A client that names the current version gets the version alone; one the server does not know gets the
+    // version it follows and no patch, so it fetches.
+    for (const [since, expected] of [
+      [after.version, { version: after.version }],
+      [1, { version: after.version, since: 1 }],
+    ] as const) {
       const stream = await openRawStream(`${h.service.evalUrl}/v1/stream?since=${since}`, { authorization: `Bearer ${h.key}` });
       await stream.until(() => versionEvents(stream.events).length === 1);
-      expect(versionEvents(stream.events)[0]).toEqual({ version: after.version });
+      expect(versionEvents(stream.events)[0]).toEqual(expected);
       stream.close();
     }
   });

@@ -6,6 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { changeSequence, sequenceProjectFiles } from '../eval-server/change-sequence.js';
 import { commitFiles, evaluate, sdkKey } from '../eval-server/harness.js';
 import { until } from '../helpers/deadlines.js';
+import { rawRequest } from '../helpers/raw-http.js';
 import { killRequest, ORG, quiet, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 /** Polling an hour apart: anything seen within a test came through the stream. */
@@ -30,6 +31,8 @@ interface SeenSnapshotRequest {
   url: string;
   status?: number;
   length?: number;
+  /** The answer's Content-Encoding, when compressed. */
+  encoding?: string;
 }
 
 /** The GET /v1/snapshot requests made with `key`, as the server sees them, with each answer's status and length. */
@@ -43,6 +46,8 @@ function watchSnapshotRequests(key: string) {
     response.once('finish', () => {
       entry.status = response.statusCode;
       entry.length = Number(response.getHeader('content-length') ?? 0);
+      const encoding = response.getHeader('content-encoding');
+      if (typeof encoding === 'string') entry.encoding = encoding;
     });
   };
   diagnostics.subscribe('http.server.request.start', onStart);
@@ -196,7 +201,11 @@ describe('an SDK following changes with stream patches and polled deltas answers
     await expectSameAnswers(client, Object.keys((await serverSnapshot()).flags), 'replaced');
     const taken = seen.filter((r) => r.status === 200);
     expect(taken).toEqual([expect.objectContaining({ url: expect.stringMatching(/^\/v1\/snapshot\?since=\d+$/) })]);
-    expect(taken[0].length).toBe(Buffer.byteLength(JSON.stringify(await serverSnapshot())));
+    // The whole snapshot, in the coding the client was answered in (each version is compressed once per coding).
+    const whole = await rawRequest(`${h.service.evalUrl}/v1/snapshot`, {
+      headers: { authorization: `Bearer ${project.serverKey}`, ...(taken[0].encoding ? { 'accept-encoding': taken[0].encoding } : {}) },
+    });
+    expect(taken[0].length).toBe(whole.body.length);
   }, 60_000);
 
   it('replaces a bootstrap snapshot whole on its first refresh: nothing says the server served its content', async () => {

@@ -122,8 +122,8 @@ export class StreamHub {
   /**
    * Starts streaming on `res` (headers already written) for `view`'s environment: the current version at once,
    * then one event per new version. Synchronous from reading the view to subscribing, so no swap slips between.
-   * The first event carries `since` and `patch` only when the client named the version it holds
-   * (`clientVersion`), that version is not the current one and the patch from it is known and small enough.
+   * The first event carries `since` only when the client named the version it holds (`clientVersion`) and that
+   * is not the current one, and `patch` too when the patch from it is known and small enough.
    */
   open(res: ServerResponse, view: EnvironmentView, stillAuthorized: () => boolean, clientVersion?: number): void {
     const scope = scopeOf(view.org, view.projectId, view.environment);
@@ -160,8 +160,9 @@ export class StreamHub {
 
   private firstEvent(view: EnvironmentView, clientVersion: number | undefined): string {
     if (clientVersion === undefined || clientVersion === view.version) return versionEvent(view.version);
+    // The event follows the client's version either way; without a patch (too old, too big) it fetches.
     const patch = this.changes.patch(view, clientVersion);
-    if (patch === undefined || Buffer.byteLength(patch) > PATCH_MAX_BYTES) return versionEvent(view.version);
+    if (patch === undefined || Buffer.byteLength(patch) > PATCH_MAX_BYTES) return versionEvent(view.version, clientVersion);
     return versionEvent(view.version, clientVersion, patch);
   }
 
