@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { readHostPrefixedCookie } from '../sessions/session-cookie.js';
 
 /** What a sign-in started by GET /auth/oidc/login must find again at its callback. */
 export interface LoginFlow {
@@ -73,15 +74,5 @@ export function clearedLoginFlowCookie(secure: boolean): string {
 
 /** The login flow cookie's value in a `Cookie` header, or null (the __Host- one wins). */
 export function readLoginFlowCookie(cookieHeader: string): string | null {
-  let plain: string | null = null;
-  for (const part of cookieHeader.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    const name = part.slice(0, eq).trim();
-    const value = part.slice(eq + 1).trim();
-    if (value === '') continue;
-    if (name === SECURE_FLOW_COOKIE) return value;
-    if (name === PLAIN_FLOW_COOKIE) plain ??= value;
-  }
-  return plain;
+  return readHostPrefixedCookie(cookieHeader, SECURE_FLOW_COOKIE, PLAIN_FLOW_COOKIE);
 }

@@ -59,6 +59,14 @@ export function clearedSessionCookies(secure: boolean): string[] {
 
 /** The session token of a `Cookie` header, or null. The __Host- cookie wins when both are present. */
 export function readSessionToken(cookieHeader: string): string | null {
+  return readHostPrefixedCookie(cookieHeader, SECURE_COOKIE, PLAIN_COOKIE);
+}
+
+/**
+ * The value of a cookie set as `secureName` (`__Host-…`, over https) or `plainName` (plain http on loopback)
+ * in a `Cookie` header, or null; the __Host- one wins when both are present.
+ */
+export function readHostPrefixedCookie(cookieHeader: string, secureName: string, plainName: string): string | null {
   let plain: string | null = null;
   for (const part of cookieHeader.split(';')) {
     const eq = part.indexOf('=');
@@ -66,8 +74,8 @@ export function readSessionToken(cookieHeader: string): string | null {
     const name = part.slice(0, eq).trim();
     const value = part.slice(eq + 1).trim();
     if (value === '') continue;
-    if (name === SECURE_COOKIE) return value;
-    if (name === PLAIN_COOKIE) plain ??= value;
+    if (name === secureName) return value;
+    if (name === plainName) plain ??= value;
   }
   return plain;
 }
