@@ -9,7 +9,7 @@ import { layout } from '../../dist/foundations/repository/layout.js';
 import { serializeRepositoryFile } from '../../dist/foundations/repository/serialize-file.js';
 import { FlagRepository } from '../../dist/foundations/storage/flag-repository.js';
 import { startService } from '../../dist/service.js';
-import { benchActor, projectWithFlags, summarize } from './lib/seed.mjs';
+import { benchActor, benchServiceConfig, projectWithFlags, summarize } from './lib/seed.mjs';
 
 const KILLS = Number(process.env.BENCH_KILLS ?? 100);
 const FLAGS = Number(process.env.BENCH_FLAGS ?? 10_000);
@@ -17,18 +17,7 @@ const PUSHES = Number(process.env.BENCH_PUSHES ?? 20);
 
 async function withService(fn) {
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-kill-'));
-  const service = await startService(
-    {
-      dataDir,
-      host: '127.0.0.1',
-      controlPort: 0,
-      evalPort: 0,
-      bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }],
-      planProjectLimit: 25,
-      logLevel: 'error',
-    },
-    silentLogger,
-  );
+  const service = await startService(benchServiceConfig(dataDir), silentLogger);
   try {
     return await fn(service, dataDir);
   } finally {

@@ -12,7 +12,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchActor, projectWithFlags, summarize } from './lib/seed.mjs';
+import { benchActor, benchServiceConfig, projectWithFlags, summarize } from './lib/seed.mjs';
 
 const dist = path.resolve(process.env.FLAGOPS_DIST ?? 'dist');
 const load = (module) => import(pathToFileURL(path.join(dist, module)).href);
@@ -46,18 +46,7 @@ if (process.argv[2] === '--child') {
   const { layout } = await load('foundations/repository/layout.js');
   const { serializeRepositoryFile } = await load('foundations/repository/serialize-file.js');
   const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-sdk-'));
-  const service = await startService(
-    {
-      dataDir,
-      host: '127.0.0.1',
-      controlPort: 0,
-      evalPort: 0,
-      bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }],
-      planProjectLimit: 25,
-      logLevel: 'error',
-    },
-    silentLogger,
-  );
+  const service = await startService(benchServiceConfig(dataDir), silentLogger);
   const repo = await service.repos.get('bench');
   await repo.update(() => ({
     changes: projectWithFlags('shop', 20),

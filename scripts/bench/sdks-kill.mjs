@@ -10,7 +10,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { benchActor, projectWithFlags, summarize } from './lib/seed.mjs';
+import { benchActor, benchServiceConfig, projectWithFlags, summarize } from './lib/seed.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = path.resolve(process.env.FLAGOPS_DIST ?? path.join(root, 'dist'));
@@ -22,18 +22,7 @@ const { startService } = await load('service.js');
 const { silentLogger } = await load('foundations/log/logger.js');
 const { KillSwitch } = await load('features/kill/kill-switch.js');
 const dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-sdks-kill-'));
-const service = await startService(
-  {
-    dataDir,
-    host: '127.0.0.1',
-    controlPort: 0,
-    evalPort: 0,
-    bootstrapKeys: [{ org: 'bench', key: 'svc_adm_benchbenchbenchbench00000001' }],
-    planProjectLimit: 25,
-    logLevel: 'error',
-  },
-  silentLogger,
-);
+const service = await startService(benchServiceConfig(dataDir), silentLogger);
 try {
   const repo = await service.repos.get('bench');
   await repo.update(() => ({

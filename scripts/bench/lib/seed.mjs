@@ -4,6 +4,22 @@ import { serializeRepositoryFile } from '../../../dist/foundations/repository/se
 
 export const benchActor = { type: 'admin', name: 'bench', keyPrefix: 'svc_adm_benchben' };
 
+/** The admin key of the benchmarks' organisation `bench`. */
+export const BENCH_ADMIN_KEY = 'svc_adm_benchbenchbenchbench00000001';
+
+/** The settings a benchmark's in-process service starts with: loopback, free ports, organisation `bench`. */
+export function benchServiceConfig(dataDir) {
+  return {
+    dataDir,
+    host: '127.0.0.1',
+    controlPort: 0,
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'bench', key: BENCH_ADMIN_KEY }],
+    planProjectLimit: 25,
+    logLevel: 'error',
+  };
+}
+
 /** The flag of the evaluation benchmarks: country in [DE, FR] and appVersion semver_gt 2.0.0, else a 30% rollout. */
 export const ruleFlagConfig = {
   enabled: true,
