@@ -10,18 +10,26 @@ import { manualClock, useDataDir } from './helpers/temp-dir.js';
 const HOUR = 3_600_000;
 const user = { id: 'usr_1', org: 'acme' };
 
+/** Every service a test opened: activity queues saves nobody waits for, so each is closed before its directory goes. */
+const opened: SessionService[] = [];
+async function closeOpened(): Promise<void> {
+  await Promise.all(opened.splice(0).map((sessions) => sessions.close()));
+}
+
 async function open(dataDir: string, clock = manualClock()) {
-  return SessionService.open({
+  const sessions = await SessionService.open({
     state: await stateIn(dataDir),
     logger: silentLogger,
     now: clock.now,
     idleMs: 2 * HOUR,
     absoluteMs: 12 * HOUR,
   });
+  opened.push(sessions);
+  return sessions;
 }
 
 describe('dashboard sessions (state/sessions.json)', () => {
-  const dataDir = useDataDir();
+  const dataDir = useDataDir(closeOpened);
 
   it('resolves the token it issued to its session, and nothing else', async () => {
     const sessions = await open(await dataDir());
@@ -97,7 +105,6 @@ describe('dashboard sessions (state/sessions.json)', () => {
     clock.advance(60 * 60_000);
     const restarted = await open(dir, clock);
     expect(restarted.resolve(token)).not.toBeNull();
-    await restarted.close(); // the resolve queued a save of the new activity: let it finish before the directory goes
   });
 
   it('revokes every session of a user (the user was removed) and drops expired ones from the file', async () => {
@@ -126,7 +133,7 @@ describe('dashboard sessions (state/sessions.json)', () => {
 });
 
 describe('sessions in a state shared by two instances', () => {
-  const dataDir = useDataDir();
+  const dataDir = useDataDir(closeOpened);
 
   it('a session signed in through one is signed in on the other, and signed out on both by one sign-out', async () => {
     const dir = await dataDir();
@@ -137,6 +144,5 @@ describe('sessions in a state shared by two instances', () => {
     await vi.waitFor(() => expect(other.resolve(token)).toMatchObject({ id: session.id }), { timeout: PROMPTLY_MS });
     await other.revoke(token);
     await vi.waitFor(() => expect(one.resolve(token)).toBeNull(), { timeout: PROMPTLY_MS });
-    await Promise.all([one.close(), other.close()]);
   });
 });

@@ -3,10 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
 
-/** A fresh data directory per test, removed afterwards. */
-export function useDataDir(): () => Promise<string> {
+/**
+ * A fresh data directory per test, removed afterwards. `beforeRemove` runs first: it closes what the test
+ * opened, so a write the test did not wait for cannot land in a directory being removed.
+ */
+export function useDataDir(beforeRemove?: () => Promise<void>): () => Promise<string> {
   const dirs: string[] = [];
   afterEach(async () => {
+    await beforeRemove?.();
     await Promise.all(dirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
   });
   return async () => {
