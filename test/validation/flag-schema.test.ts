@@ -88,3 +88,23 @@ describe('a flag file', () => {
     expect(validateDocument('flag', flag({ environments: {} }))).toEqual([{ path: '/environments', message: 'is not an allowed field' }]);
   });
 });
+
+describe('a flag file with lifecycle data', () => {
+  const flag = (lifecycle: unknown) => ({ key: 'checkout-v2', lifecycle });
+
+  it('takes a type, an owner and an expiry given as a date or a date-time', () => {
+    expect(validateDocument('flag', flag({ type: 'experiment', owner: 'team-checkout', expiresAt: '2027-03-31' }))).toEqual([]);
+    expect(validateDocument('flag', flag({ type: 'kill-switch', expiresAt: '2027-03-31T12:00:00Z' }))).toEqual([]);
+    expect(validateDocument('flag', flag({}))).toEqual([]);
+  });
+
+  it('refuses an unknown type, an impossible date and a field it does not know, naming each', () => {
+    expect(validateDocument('flag', flag({ type: 'temporary' }))).toEqual([
+      { path: '/lifecycle/type', message: 'must be release, experiment, operational, permission or kill-switch' },
+    ]);
+    expect(validateDocument('flag', flag({ expiresAt: '2027-02-30' }))).toEqual([
+      { path: '/lifecycle/expiresAt', message: 'must be an ISO 8601 date such as 2027-03-31 or a date-time such as 2027-03-31T12:00:00Z' },
+    ]);
+    expect(validateDocument('flag', flag({ expires: '2027-03-31' })).map((e) => e.path)).toEqual(['/lifecycle/expires']);
+  });
+});

@@ -65,6 +65,18 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export const FLAG_KINDS = ['boolean', 'string', 'number', 'json'] as const;
 export type FlagKind = (typeof FLAG_KINDS)[number];
 
+/** What a flag is for; `release` and `experiment` flags are meant to be removed once rolled out. */
+export const FLAG_TYPES = ['release', 'experiment', 'operational', 'permission', 'kill-switch'] as const;
+export type FlagType = (typeof FLAG_TYPES)[number];
+
+/** Who owns a flag, what it is for and when it should be gone: the data stale-flag detection works from. */
+export interface FlagLifecycle {
+  type: FlagType;
+  owner?: string;
+  /** An ISO-8601 date (`2027-03-31`, the end of that day in UTC) or date-time. */
+  expiresAt?: string;
+}
+
 /** The actor types a project may require approval from: the ones that change flags through the API. */
 export const APPROVAL_ACTOR_TYPES = ['admin', 'agent', 'session'] as const;
 export type ApprovalActorType = (typeof APPROVAL_ACTOR_TYPES)[number];
@@ -105,6 +117,7 @@ export interface FlagFile {
   kind: FlagKind;
   defaultValue?: JsonValue;
   archivedAt: string | null;
+  lifecycle?: FlagLifecycle;
 }
 
 /** A condition on one attribute of the context. */

@@ -6,6 +6,7 @@ import {
   ENVIRONMENTS,
   type EnvironmentConfig,
   type FlagFile,
+  type FlagLifecycle,
   type JsonValue,
   type KillEntry,
   type KillsFile,
@@ -63,7 +64,15 @@ export function normalizeFlag(value: Loose<FlagFile>, projectSlug: string): Flag
   flag.kind = value.kind ?? 'boolean';
   if (value.defaultValue !== undefined) flag.defaultValue = value.defaultValue;
   flag.archivedAt = value.archivedAt ?? null;
+  if (value.lifecycle !== undefined) flag.lifecycle = normalizeLifecycle(value.lifecycle);
   return flag;
+}
+
+function normalizeLifecycle(value: Partial<FlagLifecycle>): FlagLifecycle {
+  const lifecycle: FlagLifecycle = { type: value.type ?? 'release' };
+  if (value.owner !== undefined) lifecycle.owner = value.owner;
+  if (value.expiresAt !== undefined) lifecycle.expiresAt = value.expiresAt;
+  return lifecycle;
 }
 
 function normalizeCondition(value: Condition): Condition {

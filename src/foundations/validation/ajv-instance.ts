@@ -1,5 +1,5 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
-import { isDateTime } from './date-time.js';
+import { isDate, isDateTime } from './date-time.js';
 import { nestsDeeperThan } from './json-value.js';
 import {
   API_SCHEMAS,
@@ -28,6 +28,8 @@ const ajv = new Ajv2020({
 });
 
 ajv.addFormat('date-time', { type: 'string', validate: isDateTime });
+// An expiry may be a day (`2027-03-31`) or an instant.
+ajv.addFormat('date-or-date-time', { type: 'string', validate: (value: string) => isDate(value) || isDateTime(value) });
 // Annotation only: a readable message for errors on the schema that carries it (string, or per keyword); on an
 // anyOf of enums, `{values}` in it stands for their values (error-messages.ts).
 ajv.addKeyword({ keyword: 'x-error', schemaType: ['string', 'object'] });
