@@ -37,24 +37,38 @@ export function createApi(options: ApiOptions): Api {
       body: body === undefined ? undefined : JSON.stringify(body),
       credentials: 'same-origin',
     });
-    const text = await res.text();
-    const data = text === '' ? undefined : (JSON.parse(text) as unknown);
-    if (res.ok) return data as T;
-    const error = (data as { error?: { code?: string; message?: string } } | undefined)?.error;
-    const retry = Number(res.headers.get('retry-after'));
-    const failure = new ApiError(
-      res.status,
-      error?.code ?? 'error',
-      error?.message ?? `${res.status} ${res.statusText}`,
-      Number.isFinite(retry) && retry > 0 ? retry : undefined,
-    );
-    if (res.status === 401 && path !== '/dashboard/api/session') options.onUnauthorized(failure.message);
-    throw failure;
+    try {
+      return await readAnswer<T>(res);
+    } catch (failure) {
+      if (failure instanceof ApiError && failure.status === 401 && path !== '/dashboard/api/session')
+        options.onUnauthorized(failure.message);
+      throw failure;
+    }
   };
   return {
     get: (path) => call('GET', path),
     send: (method, path, body) => call(method, path, body),
   };
+}
+
+/** A JSON answer's body, or an ApiError with the API's code and message (and Retry-After, when it says). */
+export async function readAnswer<T>(res: Response): Promise<T> {
+  const text = await res.text();
+  if (res.ok) return (text === '' ? undefined : JSON.parse(text)) as T;
+  // A refusal that is not the API's JSON (a proxy's page) is still shown, not lost in a parse error.
+  let error: { code?: string; message?: string } | undefined;
+  try {
+    error = (JSON.parse(text) as { error?: typeof error } | null)?.error;
+  } catch {
+    error = text.trim() === '' ? undefined : { message: `${res.status} ${res.statusText}: ${text.trim().slice(0, 300)}` };
+  }
+  const retry = Number(res.headers.get('retry-after'));
+  throw new ApiError(
+    res.status,
+    error?.code ?? 'error',
+    error?.message ?? `${res.status} ${res.statusText}`,
+    Number.isFinite(retry) && retry > 0 ? retry : undefined,
+  );
 }
 
 /** A failure as one sentence for the person at the screen. */

@@ -1,5 +1,6 @@
 import { createApi } from './api.js';
 import { h, replace } from './dom.js';
+import { keysPage } from './keys/keys-page.js';
 import { connectLive, type Live } from './live.js';
 import { auditPage } from './pages/audit-page.js';
 import { flagByKeyPage, flagPage } from './pages/flag-page.js';
@@ -47,6 +48,8 @@ function pageFor(ctx: PageContext, view: View): Page {
       return auditPage(ctx, view.filters);
     case 'proposals':
       return proposalsPage(ctx);
+    case 'keys':
+      return keysPage(ctx);
     case 'not-found':
       return {
         element: h(
@@ -103,6 +106,7 @@ async function showApp(signedIn: SessionInfo): Promise<void> {
         h('a', { href: '#/projects' }, 'Projects'),
         h('a', { href: '#/audit' }, 'Audit log'),
         h('a', { href: '#/proposals' }, 'Proposals'),
+        h('a', { href: '#/keys' }, 'Keys'),
       ),
       h('span', { class: 'who', title: `${signedIn.user.username} in ${signedIn.user.org}` }, signedIn.user.name),
       h('button', { type: 'button', class: 'secondary small', onclick: () => void signOut() }, 'Sign out'),

@@ -22,6 +22,7 @@ export type View =
   | { name: 'flag-by-key'; projectSlug: string; key: string }
   | { name: 'audit'; filters: AuditFilters }
   | { name: 'proposals' }
+  | { name: 'keys' }
   | { name: 'not-found'; hash: string };
 
 const AUDIT_FILTERS = ['projectId', 'flagId', 'environment', 'action', 'actor'] as const;
@@ -40,6 +41,7 @@ export function parseHash(hash: string): View {
   }
   if (parts[0] === 'lookup' && parts.length === 3) return { name: 'flag-by-key', projectSlug: parts[1], key: parts[2] };
   if (parts[0] === 'proposals' && parts.length === 1) return { name: 'proposals' };
+  if (parts[0] === 'keys' && parts.length === 1) return { name: 'keys' };
   if (parts[0] === 'audit' && parts.length === 1) {
     const query = new URLSearchParams(queryPart);
     const filters: AuditFilters = {};
@@ -75,6 +77,8 @@ export function hrefOf(view: View): string {
     }
     case 'proposals':
       return '#/proposals';
+    case 'keys':
+      return '#/keys';
     case 'not-found':
       return view.hash;
   }

@@ -6,6 +6,7 @@ export type { AuditEntry, Condition, EnvironmentName, FlagKind, JsonValue, Rule 
 export type { SegmentView } from '../../../src/apps/control-plane/segments.js';
 export type { EnvironmentConfigView, FlagView } from '../../../src/apps/control-plane/views.js';
 export type { DraftIssue, DraftResult } from '../../../src/apps/dashboard/config-draft.js';
+export type { CreatedKey, KeyView } from '../../../src/foundations/auth/principal.js';
 export type { InvalidFile } from '../../../src/foundations/repository/held-units.js';
 
 export interface Project {

@@ -10,6 +10,7 @@ describe('hash routes', () => {
       { name: 'flag-by-key', projectSlug: 'shop', key: 'checkout.v2' },
       { name: 'audit', filters: {} },
       { name: 'audit', filters: { projectId: 'prj_1', flagId: 'flg_1', environment: 'prod', action: 'kill' } },
+      { name: 'keys' },
     ];
     for (const view of views) expect(parseHash(hrefOf(view))).toEqual(view);
   });
