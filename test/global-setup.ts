@@ -1,7 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { buildDashboard } from '../scripts/build-dashboard.mjs';
 import { POSTGRES_MISSING } from './helpers/postgres.js';
-import { PROMETHEUS_MISSING } from './helpers/prometheus.js';
+import { PROMETHEUS_MISSING } from './helpers/prometheus.mjs';
 import { GO_MISSING, PYTHON_MISSING } from './helpers/sdk-tools.js';
 
 /**

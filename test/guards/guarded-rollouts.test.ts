@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/deadlines.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
-import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.js';
+import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 
 const at = (msFromNow: number) => new Date(Math.ceil((Date.now() + msFromNow) / 1000) * 1000).toISOString();

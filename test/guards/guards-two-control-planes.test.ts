@@ -5,7 +5,7 @@ import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { until } from '../helpers/deadlines.js';
 import type { Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
-import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.js';
+import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const at = (msFromNow: number) => new Date(Math.ceil((Date.now() + msFromNow) / 1000) * 1000).toISOString();

@@ -4,7 +4,7 @@
  * controls (MetricsExporter: an HTTP server whose /metrics says what the test sets). No mocked API: the
  * service queries the real Prometheus HTTP API.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
@@ -15,36 +15,37 @@ import path from 'node:path';
 export const PROMETHEUS_BIN = process.env.FLAGOPS_TEST_PROMETHEUS ?? '/usr/bin/prometheus';
 
 /** Why the Prometheus tests do not run here, or null when they do; test/global-setup.ts prints it once. */
-export const PROMETHEUS_MISSING: string | null = existsSync(PROMETHEUS_BIN)
+export const PROMETHEUS_MISSING = existsSync(PROMETHEUS_BIN)
   ? null
   : `the guarded rollout tests were not run: they need ${PROMETHEUS_BIN} (Debian: apt-get install -y prometheus)`;
 
 /** An HTTP server answering /metrics in the text exposition format with the gauges the test sets. */
 export class MetricsExporter {
-  private readonly values = new Map<string, number>();
-  private constructor(
-    private readonly server: http.Server,
-    readonly port: number,
-  ) {}
+  values = new Map();
 
-  static async start(): Promise<MetricsExporter> {
-    let exporter: MetricsExporter | undefined;
+  constructor(server, port) {
+    this.server = server;
+    this.port = port;
+  }
+
+  static async start() {
+    let exporter;
     const server = http.createServer((req, res) => {
       if (req.url !== '/metrics') return res.writeHead(404).end();
-      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(exporter!.text());
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4' }).end(exporter.text());
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    exporter = new MetricsExporter(server, (server.address() as net.AddressInfo).port);
+    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+    exporter = new MetricsExporter(server, server.address().port);
     return exporter;
   }
 
   /** Sets a gauge, `name` with its labels as exposed: `checkout_error_ratio{flag="a"}`. */
-  set(series: string, value: number): void {
+  set(series, value) {
     this.values.set(series, value);
   }
 
-  private text(): string {
-    const names = new Set<string>();
+  text() {
+    const names = new Set();
     let out = '';
     for (const [series, value] of this.values) {
       const name = series.replace(/\{.*$/, '');
@@ -55,7 +56,7 @@ export class MetricsExporter {
     return out;
   }
 
-  close(): Promise<void> {
+  close() {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
@@ -63,13 +64,13 @@ export class MetricsExporter {
 
 /** A Prometheus server of the test's own, scraping `targets` (host:port) every second. */
 export class PrometheusServer {
-  private constructor(
-    private readonly child: ChildProcess,
-    private readonly dir: string,
-    readonly url: string,
-  ) {}
+  constructor(child, dir, url) {
+    this.child = child;
+    this.dir = dir;
+    this.url = url;
+  }
 
-  static async start(targets: string[]): Promise<PrometheusServer> {
+  static async start(targets) {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-prom-'));
     const port = await freePort();
     const config = [
@@ -94,7 +95,7 @@ export class PrometheusServer {
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
+    child.stderr?.on('data', (chunk) => {
       stderr = (stderr + chunk.toString()).slice(-4000);
     });
     const server = new PrometheusServer(child, dir, `http://127.0.0.1:${port}`);
@@ -115,15 +116,15 @@ export class PrometheusServer {
   }
 
   /** The value of an instant query's first sample, or undefined when it has none (yet). */
-  async value(query: string): Promise<number | undefined> {
+  async value(query) {
     const res = await fetch(`${this.url}/api/v1/query?query=${encodeURIComponent(query)}`);
-    const body = (await res.json()) as { data?: { result?: Array<{ value: [number, string] }> } };
+    const body = await res.json();
     const first = body.data?.result?.[0];
     return first ? Number(first.value[1]) : undefined;
   }
 
   /** Waits until Prometheus has scraped `query` to `value` (a scrape lands within about a second). */
-  async waitFor(query: string, check: (value: number) => boolean, timeoutMs = 20_000): Promise<number> {
+  async waitFor(query, check, timeoutMs = 20_000) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const value = await this.value(query);
@@ -133,7 +134,7 @@ export class PrometheusServer {
     }
   }
 
-  async stop(): Promise<void> {
+  async stop() {
     if (this.child.exitCode === null) {
       const exited = new Promise((resolve) => this.child.once('exit', resolve));
       this.child.kill('SIGTERM');
@@ -143,12 +144,12 @@ export class PrometheusServer {
   }
 }
 
-function freePort(): Promise<number> {
+function freePort() {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
+      const { port } = server.address();
       server.close(() => resolve(port));
     });
   });
