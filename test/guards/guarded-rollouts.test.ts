@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { queryPrometheus } from '../../src/features/guards/prometheus-query.js';
 import { until } from '../helpers/deadlines.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
@@ -40,6 +41,26 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
   const prodOf = async (id: string): Promise<Json> => (await admin.get(`/api/v1/flags/${id}`)).body.environments.prod;
   const auditOf = async (id: string): Promise<Json[]> => (await admin.get(`/api/v1/audit?flagId=${id}&environment=prod`)).body.entries;
   const evaluate = async (key: string): Promise<Json> => (await sdk.post('/v1/evaluate', { key, context: { userId: 'u1' } })).body[key];
+
+  it('reads the first sample of a vector or a scalar, and takes anything else for a failed query', async () => {
+    expect(await queryPrometheus(prometheus.url, 'scalar(vector(2.5))')).toEqual({ ok: true, value: 2.5 });
+    expect(await queryPrometheus(`${prometheus.url}/`, 'vector(1) * 3')).toEqual({ ok: true, value: 3 });
+    expect(await queryPrometheus(prometheus.url, 'vector(0) / 0')).toEqual({ ok: false, error: 'the query returned NaN' });
+    expect(await queryPrometheus(prometheus.url, 'absent_metric_of_no_one')).toEqual({ ok: false, error: 'the query returned no samples' });
+    expect(await queryPrometheus(prometheus.url, 'up[1m]')).toMatchObject({ ok: false, error: expect.stringContaining('matrix result') });
+    expect(await queryPrometheus(prometheus.url, 'sum(')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^Prometheus answered 400: bad_data: /),
+    });
+    expect(await queryPrometheus('http://127.0.0.1:9', 'up')).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/^Prometheus unreachable: /),
+    });
+    expect(await queryPrometheus(undefined, 'up')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('FLAGOPS_PROMETHEUS_URL is not set'),
+    });
+  });
 
   it('stops the rollout when the metric crosses its bound: the kill is served, the remaining steps are gone, guard_failed names query, value and bound', async () => {
     const series = 'checkout_error_ratio{flag="breach"}';
@@ -106,7 +127,10 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
     expect(prod).toMatchObject({ enabled: true, rolloutPct: 100, killed: false });
     const applied = (await auditOf(id)).filter((e) => e.action === 'scheduled_change');
     expect(applied).toHaveLength(2);
-    for (const entry of applied) expect(entry.reason).toBe(`guard passed: ${series} = 0.02, within min 0 and max 0.05`);
+    for (const entry of applied) {
+      expect(entry.reason).toBe(`guard passed: ${series} = 0.02, within min 0 and max 0.05`);
+      expect(entry.message).toMatch(/^scheduled step of healthy in prod: .* \(guard value 0\.02\)$/);
+    }
     expect((await auditOf(id)).some((e) => e.action === 'guard_failed')).toBe(false);
   }, 90_000);
 

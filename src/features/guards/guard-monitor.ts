@@ -32,7 +32,7 @@ export interface GuardedSchedule extends StepTarget {
 
 /** What the check of a due guarded step decided for the scheduler. */
 export type DueCheck =
-  | { kind: 'pass'; seen: string }
+  | { kind: 'pass'; seen: { value: number; text: string } }
   /** The rollout was stopped (or is being stopped elsewhere): the step is not applied. */
   | { kind: 'stopped' }
   /** Not settled now (another control plane is checking it, or the query failed fewer than 3 times): try again shortly. */
@@ -117,7 +117,7 @@ export class GuardMonitor {
     const now = clock.now().getTime();
     if (!(await store.claim(org, claim, now, now + DUE_CLAIM_MS))) return { kind: 'wait' };
     const { verdict, reason } = await this.check(target, step, guard, 'due');
-    if (verdict.kind === 'pass') return { kind: 'pass', seen: verdict.text };
+    if (verdict.kind === 'pass') return { kind: 'pass', seen: { value: verdict.value, text: verdict.text } };
     if (reason !== null) {
       await this.stopRollout(target, reason);
       return { kind: 'stopped' };

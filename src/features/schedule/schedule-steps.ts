@@ -54,8 +54,8 @@ export function stepChange(
   target: StepTarget,
   expected: ScheduleStep,
   now: Date,
-  /** For a guarded step, what its check saw (`query = 0.01, within max 0.05`): kept in the commit, the audit entry's reason. */
-  guardSeen?: string,
+  /** For a guarded step, what its check saw: the value (in the summary) and `query = 0.01, within max 0.05` (the reason). */
+  guardSeen?: { value: number; text: string },
 ): Change<AppliedStep> | null {
   const project = current.projects.get(target.slug);
   const config = project?.flags.get(target.key)?.environments[target.env];
@@ -73,14 +73,15 @@ export function stepChange(
   else delete next.schedule;
   const what = describeStepSet(first.set);
   const where = `${target.key} in ${target.env}`;
-  const seen = guardSeen && !skipped ? `\n\nreason: guard passed: ${guardSeen}` : '';
+  const seen = guardSeen && !skipped ? `\n\nreason: guard passed: ${guardSeen.text}` : '';
+  const value = guardSeen && !skipped ? ` (guard value ${guardSeen.value})` : '';
   return {
     changes: [
       { path: layout.configFile(target.slug, target.env, target.key), content: serializeRepositoryFile({ kind: 'config', value: next }) },
     ],
     meta: {
       action: skipped ? 'scheduled_change_skipped' : 'scheduled_change',
-      summary: skipped ? `skip scheduled step of ${where} (killed): ${what}` : `scheduled step of ${where}: ${what}`,
+      summary: skipped ? `skip scheduled step of ${where} (killed): ${what}` : `scheduled step of ${where}: ${what}${value}`,
       body: `step due at ${first.at}${skipped ? '; skipped because the flag is killed in this environment' : ''}${seen}`,
       actor: SCHEDULER_ACTOR,
       project: target.slug,

@@ -112,7 +112,7 @@ export class Scheduler {
         const changes: SeriesChange<AppliedStep>[] = [];
         for (const step of entry.steps) {
           if (Date.parse(step.at) > now.getTime()) break;
-          let seen: string | undefined;
+          let seen: { value: number; text: string } | undefined;
           // A guarded step is applied only once its check passes; a failing one stops the rollout instead.
           if (step.guard && this.options.guards) {
             const check = await this.options.guards.checkDue(entry, step).catch((err: Error) => {
