@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { queryPrometheus } from '../../src/features/guards/prometheus-query.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { serializeRepositoryFile } from '../../src/foundations/repository/serialize-file.js';
 import { until } from '../helpers/deadlines.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
@@ -209,6 +211,45 @@ describe('guards without FLAGOPS_PROMETHEUS_URL', () => {
     expect(plan.status).toBe(400);
     expect(plan.body.error.message).toContain('FLAGOPS_PROMETHEUS_URL');
     expect((await admin.get(`/api/v1/flags/${flagId}`)).body.environments.prod).toMatchObject({ version: 1, schedule: [] });
+  });
+
+  it('keeps a guard that arrives in a commit (a merged pull request), reports it in /healthz, and fails safe: the rollout stops', async () => {
+    const flag = (await admin.get(`/api/v1/flags/${flagId}`)).body;
+    const prod = flag.environments.prod;
+    const guard = { query: 'up', min: 1, intervalSeconds: 1 };
+    const config = {
+      enabled: true,
+      rolloutPct: 10,
+      valueOn: prod.valueOn,
+      valueOff: prod.valueOff,
+      version: prod.version + 1,
+      rules: [],
+      schedule: [{ at: at(600_000), set: { rolloutPct: 100 }, guard }],
+    };
+    const repo = await svc.service.repos.get('acme');
+    await repo.update(() => ({
+      changes: [
+        { path: layout.configFile('shop', 'prod', 'checkout'), content: serializeRepositoryFile({ kind: 'config', value: config }) },
+      ],
+      meta: { action: 'change', summary: 'merge pull request: guarded rollout', actor: { type: 'git', name: 'Erin Engineer' } },
+      result: null,
+    }));
+    const health = await until(
+      async () => (await admin.get('/healthz')).body,
+      (body) => body.guards?.watched === 1,
+    );
+    expect(health).toMatchObject({ status: 'degraded', guards: { watched: 1, prometheus: false } });
+    const stopped = await until(
+      async () => (await admin.get(`/api/v1/flags/${flagId}`)).body.environments.prod,
+      (env) => env.killed && env.schedule.length === 0,
+      WITHIN_MS,
+    );
+    expect(stopped).toMatchObject({ rolloutPct: 10, killedBy: 'guard' });
+    const entries = (await admin.get(`/api/v1/audit?flagId=${flagId}&action=guard_failed`)).body.entries;
+    expect(entries).toHaveLength(2);
+    expect(entries[0].reason).toContain('FLAGOPS_PROMETHEUS_URL is not set');
+    expect(entries[0].reason).toContain('3 failed queries in a row');
+    expect((await admin.get('/healthz')).body).toMatchObject({ status: 'ok', guards: { watched: 0 } });
   });
 
   it('refuses a guard without a bound, or with min above max, naming the field', async () => {
