@@ -12,11 +12,20 @@ export const QUERY_TIMEOUT_MS = 5_000;
  */
 export async function queryPrometheus(baseUrl: string | undefined, query: string, timeoutMs = QUERY_TIMEOUT_MS): Promise<QueryOutcome> {
   if (!baseUrl) return { ok: false, error: 'FLAGOPS_PROMETHEUS_URL is not set: the guard cannot be checked' };
+  const url = new URL('api/v1/query', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`);
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  // fetch refuses a URL with credentials: they go as basic authentication, as a browser would send them.
+  if (url.username || url.password) {
+    const user = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+    headers.authorization = `Basic ${Buffer.from(user).toString('base64')}`;
+    url.username = '';
+    url.password = '';
+  }
   let response: Response;
   try {
-    response = await fetch(new URL('api/v1/query', baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`), {
+    response = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers,
       body: new URLSearchParams({ query }).toString(),
       signal: AbortSignal.timeout(timeoutMs),
     });

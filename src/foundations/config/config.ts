@@ -137,15 +137,11 @@ function databaseUrl(value: string): string {
   return value;
 }
 
+/** The message never repeats the value: a URL may hold basic-auth credentials (http://user:password@prometheus:9090). */
 function prometheusUrl(value: string): string {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new ConfigError(`FLAGOPS_PROMETHEUS_URL must be an http(s) URL such as http://127.0.0.1:9090, got ${JSON.stringify(value)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:')
-    throw new ConfigError(`FLAGOPS_PROMETHEUS_URL must be an http(s) URL such as http://127.0.0.1:9090, got ${JSON.stringify(value)}`);
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+    throw new ConfigError('FLAGOPS_PROMETHEUS_URL must be an http(s) URL such as http://127.0.0.1:9090');
   return value;
 }
 
