@@ -34,6 +34,11 @@ export interface HealthOptions {
 
 export interface SharedHealth {
   database?: { reachable: boolean; error?: string };
+  /**
+   * Guarded rollouts: how many schedules have a guard, and whether FLAGOPS_PROMETHEUS_URL is set. Guards
+   * without it (a pushed file) cannot be checked, count as failing, and degrade the status.
+   */
+  guards?: { watched: number; prometheus: boolean };
   gitRemote?: { org: string; url: string; reachable: boolean; holdingKills: boolean; error?: string };
 }
 
@@ -54,6 +59,7 @@ export function serviceHealth(options: HealthOptions): Health {
       report.organisations.some((o) => o.invalidFiles.length > 0 || o.fault !== undefined) ||
       shared.database?.reachable === false ||
       shared.gitRemote?.reachable === false ||
+      (shared.guards !== undefined && shared.guards.watched > 0 && !shared.guards.prometheus) ||
       sso?.state === 'unavailable' ||
       sso?.state === 'misconfigured';
     const status = !ready ? 'starting' : degraded ? 'degraded' : 'ok';
@@ -65,11 +71,12 @@ export function serviceHealth(options: HealthOptions): Health {
     try {
       const principal = options.keys.authenticateRequest(presented, req, 'control plane');
       if (principal?.kind !== 'admin') throw new UnauthorizedError(DETAILS_NEED);
-      const { database, gitRemote } = shared;
+      const { database, gitRemote, guards } = shared;
       // Where the database is, and why it failed, is the operator's (the metrics token's) to see.
       const own = {
         ...(database ? { database: { reachable: database.reachable } } : {}),
         ...(gitRemote?.org === principal.org ? { gitRemote } : {}),
+        ...(guards ? { guards } : {}),
       };
       return {
         status: code,

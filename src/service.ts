@@ -10,6 +10,7 @@ import { gitHttpRoutes } from './apps/git-http/git-http-routes.js';
 import { GitRunner } from './apps/git-http/git-runner.js';
 import { replicaUpstream } from './apps/replica/upstream/replica-routes.js';
 import { AuditRegistry } from './features/audit/audit-registry.js';
+import { GuardMonitor } from './features/guards/guard-monitor.js';
 import { KillSwitch } from './features/kill/kill-switch.js';
 import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
@@ -110,6 +111,7 @@ async function startOnLockedDirectory(
   const keys = await KeyService.open({ state, guard, logger, now: () => clock.now() });
   const triggers = await TriggerService.open({ state, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
+  const guardMonitors: GuardMonitor[] = [];
   const { warnings } = await keys.bootstrap(config.bootstrapKeys);
   for (const warning of warnings) logger.warn(warning);
   await ensureFirstAdminKey(keys, config.dataDir, logger);
@@ -199,6 +201,7 @@ async function startOnLockedDirectory(
       return {
         ...(config.databaseUrl ? { database: { reachable: refused === undefined, ...(refused ? { error: refused.message } : {}) } } : {}),
         ...(remote ? { gitRemote: { org: remote.org, ...remote.sync.health() } } : {}),
+        guards: { watched: guardMonitors.reduce((n, g) => n + g.size, 0), prometheus: config.prometheusUrl !== undefined },
       };
     },
   });
@@ -233,6 +236,8 @@ async function startOnLockedDirectory(
       planProjectLimit: config.planProjectLimit,
       triggers,
       clock: () => clock.now(),
+      guardsAvailable: config.prometheusUrl !== undefined,
+      guardChecks: state.guards,
       principalResolvers: [dashboard.resolver],
       writesRefused: () => state.writesRefused(),
       ...(remote ? { catchUp: (org: string) => remote.catchUp(org) } : {}),
@@ -302,7 +307,17 @@ async function startOnLockedDirectory(
       await holder.add(org.name, repo);
       await audit.get(org.name); // build the audit index now, not on the first request
       // Steps that fell due while the service was stopped are applied here, before it reports ready.
-      const scheduler = new Scheduler({ org: org.name, repo, clock, logger });
+      const guards = new GuardMonitor({
+        org: org.name,
+        repo,
+        clock,
+        logger,
+        store: state.guards,
+        killSwitch,
+        ...(config.prometheusUrl ? { prometheusUrl: config.prometheusUrl } : {}),
+      });
+      guardMonitors.push(guards);
+      const scheduler = new Scheduler({ org: org.name, repo, clock, logger, guards });
       schedulers.push(scheduler);
       await scheduler.start();
     }

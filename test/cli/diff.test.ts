@@ -73,6 +73,31 @@ describe('flagops diff', () => {
     expect((await flagops(['diff', 'main~2', 'main~1'], repo.dir)).stdout).toBe('shop/checkout-v2 prod: rolloutPct 10 → 50\n');
   });
 
+  it('shows a guarded schedule with its query, bounds and interval, so a reviewer reads what stops the rollout', async () => {
+    const guarded = sampleCopy();
+    try {
+      git(guarded.dir, 'init', '-q', '-b', 'main');
+      git(guarded.dir, 'add', '.');
+      git(guarded.dir, 'commit', '-q', '-m', 'sample');
+      edit(guarded.dir, 'projects/shop/environments/prod/checkout-v2.yaml', (t) =>
+        [
+          t,
+          'schedule:',
+          '  - at: 2099-11-24T09:00:00Z',
+          '    set: { rolloutPct: 50 }',
+          '    guard: { query: "sum(rate(checkout_errors_total[5m]))", max: 0.05, intervalSeconds: 30 }',
+          '',
+        ].join('\n'),
+      );
+      git(guarded.dir, 'commit', '-q', '-am', 'guarded rollout');
+      expect((await flagops(['diff', 'HEAD~1', 'HEAD', '--repo', guarded.dir])).stdout).toBe(
+        'shop/checkout-v2 prod: schedule: 1 step added; next 2099-11-24 09:00Z → rollout 50 %; guard sum(rate(checkout_errors_total[5m])) ≤ 0.05 every 30 s\n',
+      );
+    } finally {
+      guarded.remove();
+    }
+  });
+
   it('compares commits, not the working tree', async () => {
     expect((await flagops(['diff', 'HEAD', 'HEAD', '--repo', repo.dir])).stdout).toBe('no flag changes\n');
   });

@@ -89,6 +89,29 @@ describe('flagops validate', () => {
       );
     });
 
+    it('for a guard without a bound, at the guard, and for one whose min is above its max', async () => {
+      const result = await validateBroken((dir) => {
+        const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');
+        const schedule = [
+          'schedule:',
+          '  - at: 2026-11-24T09:00:00Z',
+          '    set: { rolloutPct: 25 }',
+          '    guard: { query: up }',
+          '  - at: 2026-11-25T09:00:00Z',
+          '    set: { rolloutPct: 50 }',
+          '    guard: { query: up, min: 2, max: 1, intervalSeconds: 0 }',
+          '',
+        ].join('\n');
+        writeFileSync(path, readFileSync(path, 'utf8') + schedule);
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(/checkout-v2\.yaml:\d+:\d+: \/schedule\/0\/guard: must give max, min or both/);
+      expect(result.stdout).toMatch(
+        /checkout-v2\.yaml:\d+:\d+: \/schedule\/1\/guard\/intervalSeconds: must be a whole number of seconds from 1 to 86400/,
+      );
+      expect(result.stdout).toMatch(/checkout-v2\.yaml:\d+:\d+: \/schedule\/1\/guard\/min: must be at most max \(1\)/);
+    });
+
     it('for a flag missing an environment', async () => {
       const result = await validateBroken((dir) => unlinkSync(join(dir, 'projects/shop/environments/staging/max-cart-items.yaml')));
       expect(result.code).toBe(1);

@@ -36,6 +36,8 @@ export interface ClusterOptions {
   /** FLAGOPS_GIT_POLL_SECONDS of every control plane. */
   gitPollSeconds?: number;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /** More settings for every control plane (FLAGOPS_PROMETHEUS_URL, …). */
+  env?: Record<string, string>;
 }
 
 export interface ControlPlane {
@@ -111,6 +113,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         FLAGOPS_GIT_REMOTE: (gitHost as GitHost).url,
         FLAGOPS_GIT_POLL_SECONDS: String(options.gitPollSeconds ?? 0),
         FLAGOPS_LOG_LEVEL: options.logLevel ?? 'error',
+        ...options.env,
       };
       const cp: ControlPlane = {
         name,

@@ -78,4 +78,16 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ FLAGOPS_DATABASE_URL: 'mysql://flagops:s3cret@db/flagops' })).toThrow(ConfigError);
     expect(() => loadConfig({ FLAGOPS_DATABASE_URL: 'mysql://flagops:s3cret@db/flagops' })).not.toThrow(/s3cret/);
   });
+
+  it('takes the Prometheus server guards query, and never repeats a wrong one (it may hold a password)', () => {
+    expect(loadConfig({}).prometheusUrl).toBeUndefined();
+    expect(loadConfig({ FLAGOPS_PROMETHEUS_URL: 'http://prometheus:9090' }).prometheusUrl).toBe('http://prometheus:9090');
+    expect(loadConfig({ FLAGOPS_PROMETHEUS_URL: 'https://u:s3cret@metrics.example/prom' }).prometheusUrl).toBe(
+      'https://u:s3cret@metrics.example/prom',
+    );
+    for (const wrong of ['prometheus:9090/s3cret', 'ftp://u:s3cret@prometheus']) {
+      expect(() => loadConfig({ FLAGOPS_PROMETHEUS_URL: wrong })).toThrow(/^FLAGOPS_PROMETHEUS_URL must be an http\(s\) URL/);
+      expect(() => loadConfig({ FLAGOPS_PROMETHEUS_URL: wrong })).not.toThrow(/s3cret/);
+    }
+  });
 });

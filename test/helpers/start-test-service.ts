@@ -16,6 +16,7 @@
  * - `trustProxy` is FLAGOPS_TRUST_PROXY (reverse proxies whose X-Forwarded-For is believed).
  * - `webhooks: { retry, limits }` sets webhook retries and bounds, so tests reach them with a few changes.
  * - `databaseUrl` is FLAGOPS_DATABASE_URL (a database of test/helpers/postgres.ts): the state is in PostgreSQL.
+ * - `prometheusUrl` is FLAGOPS_PROMETHEUS_URL (a server of test/helpers/prometheus.ts): guards can be checked.
  * - `oidc` is single sign-on's settings (parseOidcSettings of FLAGOPS_OIDC_*; test/helpers/oidc-provider.mjs is a provider).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -58,6 +59,8 @@ export interface TestServiceOptions {
   webhooks?: ServiceOptions['webhooks'];
   /** FLAGOPS_DATABASE_URL. Default: none, the state is files in the data dir. */
   databaseUrl?: string;
+  /** FLAGOPS_PROMETHEUS_URL. Default: none (guards are refused through the API). */
+  prometheusUrl?: string;
   /** FLAGOPS_OIDC_*: single sign-on, as loadConfig reads it (parseOidcSettings). Default: none. */
   oidc?: Config['oidc'];
 }
@@ -101,6 +104,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
     ...(options.oidc ? { oidc: options.oidc } : {}),
+    ...(options.prometheusUrl ? { prometheusUrl: options.prometheusUrl } : {}),
   };
   const logger = options.logger ?? (options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger);
 

@@ -20,6 +20,15 @@ describe('schedule_rollout', () => {
     expect(shown).toMatch(/prod: enabled, rollout 5%.*; next scheduled step \S+: rollout 25% \(4 more after it\)/);
   });
 
+  it('passes a guard on to the service, which refuses it where no Prometheus is configured, naming the setting', async () => {
+    await suite.service.flag('guarded');
+    const guard = { query: 'sum(rate(http_errors_total[5m]))', max: 0.05 };
+    const result = await suite.mcp.call('schedule_rollout', { key: 'guarded', env: 'prod', startPct: 5, stepPct: 45, every: '1h', guard });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^invalid_input: guard: a guard needs FLAGOPS_PROMETHEUS_URL/);
+    expect((await read('guarded')).environments.prod.schedule).toEqual([]);
+  });
+
   it('is refused, naming the field, for a plan of more than 50 steps', async () => {
     await suite.service.flag('too-slow');
     const result = await suite.mcp.call('schedule_rollout', { key: 'too-slow', env: 'dev', startPct: 0, stepPct: 1, every: '1m' });

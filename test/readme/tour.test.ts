@@ -14,6 +14,7 @@ import { mkdir, mkdtemp, readFile, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
 import { freePort, waitHealthy } from '../service/service-process.js';
 import { runBlock, shellBlocks } from './doc-blocks.js';
 
@@ -50,6 +51,8 @@ describe('the README tour', () => {
   let base: string;
   let dir: string;
   let service: ChildProcess;
+  /** Scraping the service's own /metrics, for docs/releases.md's guarded rollout (absent where Prometheus is not installed). */
+  let prometheus: PrometheusServer | undefined;
   let env: Record<string, string>;
   let blocks: string[];
   const ports = { control: 0, evaluation: 0 };
@@ -80,9 +83,16 @@ describe('the README tour', () => {
       text.replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`).replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
     blocks = shellBlocks(readme, 'A five-minute tour').map(onOurPorts);
     const start = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
+    if (PROMETHEUS_MISSING === null)
+      prometheus = await PrometheusServer.start([`127.0.0.1:${ports.control}`, `127.0.0.1:${ports.evaluation}`]);
     service = spawn('bash', ['-c', start], {
       cwd: dir,
-      env: { ...env, FLAGOPS_CONTROL_PORT: String(ports.control), FLAGOPS_EVAL_PORT: String(ports.evaluation) },
+      env: {
+        ...env,
+        FLAGOPS_CONTROL_PORT: String(ports.control),
+        FLAGOPS_EVAL_PORT: String(ports.evaluation),
+        ...(prometheus ? { FLAGOPS_PROMETHEUS_URL: prometheus.url } : {}),
+      },
       stdio: 'ignore',
     });
     await waitHealthy(`http://127.0.0.1:${ports.control}/healthz`, service);
@@ -94,6 +104,7 @@ describe('the README tour', () => {
       service.kill('SIGTERM');
       await exited;
     }
+    await prometheus?.stop();
     await rm(base, { recursive: true, force: true });
   });
 
@@ -163,17 +174,17 @@ describe('the README tour', () => {
     );
   }, 120_000);
 
-  it('goes on with docs/releases.md: a schedule in the future, a rollout plan, a trigger that kills', async () => {
+  it('goes on with docs/releases.md: a schedule in the future, a rollout plan, a guarded one, a trigger that kills', async () => {
     const doc = (await readFile(path.join(ROOT, 'docs/releases.md'), 'utf8'))
       .replaceAll('127.0.0.1:4000', `127.0.0.1:${ports.control}`)
       .replaceAll('127.0.0.1:4001', `127.0.0.1:${ports.evaluation}`);
     const blocks = shellBlocks(doc);
-    expect(blocks).toHaveLength(6);
+    expect(blocks).toHaveLength(7);
     // One terminal, as a reader runs them; a marker between blocks tells their outputs apart.
     const script = blocks.map((block, i) => `echo '@@ block ${i}'\n${block}`).join('\n');
     const out = await runBlock(`set -euo pipefail\nsource tour-vars.sh\n${script}`, dir, env);
     expect(out.code, out.out).toBe(0);
-    const [, clearKill, schedule, rolloutPlan, createTrigger, fired, anyTool] = out.out.split(/@@ block \d+\n/);
+    const [, clearKill, schedule, rolloutPlan, guarded, createTrigger, fired, anyTool] = out.out.split(/@@ block \d+\n/);
     type Flag = { environments: { prod: Record<string, unknown> } };
     const prod = (text: string) => (jsonValues(text) as Flag[]).map((flag) => flag.environments.prod);
     expect(prod(clearKill)).toMatchObject([{ killed: false }]);
@@ -183,6 +194,12 @@ describe('the README tour', () => {
       { schedule: [], nextStep: null },
     ]);
     expect(prod(rolloutPlan)).toMatchObject([{ enabled: true, rolloutPct: 5, nextStep: nextStep(25) }]);
+    if (PROMETHEUS_MISSING === null) {
+      const [plan, check] = jsonValues(guarded) as [Flag, { check: Record<string, unknown> }];
+      expect(plan.environments.prod).toMatchObject({ enabled: true, rolloutPct: 5, schedule: [nextStep(50), nextStep(95), nextStep(100)] });
+      expect((plan.environments.prod.schedule as Array<{ guard: unknown }>)[0].guard).toMatchObject({ max: 0.05, intervalSeconds: 5 });
+      expect(check).toMatchObject({ check: { result: 'pass', value: 0, failures: 0 } });
+    } else expect(guarded).toContain('a guard needs FLAGOPS_PROMETHEUS_URL');
     expect(createTrigger).toMatch(/"url":"http:\/\/127\.0\.0\.1:\d+\/hooks\/triggers\//);
     const [outcome, evaluation, audit] = jsonValues(fired);
     expect(outcome).toEqual({ outcome: 'killed' });

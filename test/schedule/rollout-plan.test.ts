@@ -18,6 +18,16 @@ describe('a progressive rollout plan', () => {
     ]);
   });
 
+  it('puts its guard on every step, so the rollout is watched until its last step', () => {
+    const guard = { query: 'sum(rate(http_errors_total[5m]))', max: 0.05, intervalSeconds: 30 };
+    const plan = expandRolloutPlan({ startPct: 10, stepPct: 45, every: '1h', guard }, NOW);
+    expect(plan.schedule).toEqual([
+      { at: '2026-11-24T10:00:00Z', set: { rolloutPct: 55 }, guard },
+      { at: '2026-11-24T11:00:00Z', set: { rolloutPct: 100 }, guard },
+    ]);
+    expect(plan.schedule[0].guard).not.toBe(plan.schedule[1].guard);
+  });
+
   it('starts at startAt with a step that enables the flag, and stops at maxPct', () => {
     const plan = expandRolloutPlan({ startPct: 10, stepPct: 15, every: '30m', maxPct: 50, startAt: '2026-11-25T09:00:00Z' }, NOW);
     expect(plan.now).toBeUndefined();

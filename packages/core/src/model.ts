@@ -227,6 +227,22 @@ export const MAX_SCHEDULE_STEPS = 50;
 export interface ScheduleStep {
   at: string;
   set: { enabled?: boolean; rolloutPct?: number };
+  /** A metric that must hold while the rollout runs up to this step and when it falls due; a failure stops the rollout. */
+  guard?: ScheduleGuard;
+}
+
+/** Default seconds between two checks of a guard while its rollout runs. */
+export const GUARD_DEFAULT_INTERVAL_SECONDS = 60;
+
+/**
+ * A PromQL instant query whose value (the first sample's) must stay at most `max` and at least `min` (one or
+ * both given), checked every `intervalSeconds` (default 60) and when the step falls due.
+ */
+export interface ScheduleGuard {
+  query: string;
+  max?: number;
+  min?: number;
+  intervalSeconds?: number;
 }
 
 /** One entry of projects/<slug>/environments/<env>/kills.yaml */
@@ -344,6 +360,7 @@ export const AUDIT_ACTIONS = [
   'change',
   'scheduled_change',
   'scheduled_change_skipped',
+  'guard_failed',
   'proposal_open',
   'proposal_reject',
 ] as const;

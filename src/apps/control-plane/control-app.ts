@@ -7,6 +7,7 @@ import { budgetRoutes } from './budgets.js';
 import type { ControlPlaneDeps } from './deps.js';
 import { environmentRoutes } from './environments.js';
 import { flagRoutes } from './flags.js';
+import { guardCheckRoutes } from './guard-checks.js';
 import { keyRoutes } from './keys.js';
 import { previewRoutes } from './preview.js';
 import { projectRoutes } from './projects.js';
@@ -39,6 +40,7 @@ export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...budgetRoutes,
   ...flagRoutes,
   ...environmentRoutes,
+  ...guardCheckRoutes,
   ...segmentRoutes,
   ...statsRoutes,
   ...keyRoutes,

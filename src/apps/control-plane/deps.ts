@@ -5,6 +5,7 @@ import type { EvaluationCounter } from '../../features/stats/evaluation-counter.
 import type { TriggerService } from '../../features/triggers/trigger-service.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import type { Logger } from '../../foundations/log/logger.js';
+import type { GuardStore } from '../../foundations/state/index.js';
 import type { RepositoryRegistry } from '../../foundations/storage/index.js';
 import type { SnapshotHolder } from '../eval-server/snapshot-holder.js';
 import type { PrincipalResolver } from './principal-resolvers.js';
@@ -24,6 +25,10 @@ export interface ControlPlaneDeps {
   triggers: TriggerService;
   health: (req: IncomingMessage) => { status: number; body: unknown };
   clock?: () => Date;
+  /** Whether guards on scheduled steps can be checked (FLAGOPS_PROMETHEUS_URL is set); a guard is refused otherwise. */
+  guardsAvailable?: boolean;
+  /** The last check of each guarded schedule (GET .../guard-check). */
+  guardChecks?: GuardStore;
   /**
    * Extra ways to authenticate a request that carries no `Authorization` header, tried in order (the
    * dashboard's session cookie plugs in here). Bearer keys are always accepted.

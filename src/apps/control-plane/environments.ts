@@ -156,6 +156,8 @@ export function configEdit(ws: Workspace, env: EnvironmentName, body: ConfigUpda
     const field = pointerToField(past.path ?? '');
     throw new InvalidInputError(`${field}: ${past.message}`, field);
   }
+  const guarded = body.schedule?.findIndex((step) => step.guard !== undefined) ?? -1;
+  if (guarded >= 0) refuseGuardWithoutPrometheus(ws, `schedule[${guarded}].guard`);
   return ({ project, flag }: FlagRef): FlagEdit | null => {
     const current = flag.environments[env];
     if (body.expectedVersion !== undefined && body.expectedVersion !== current.version) {
@@ -204,8 +206,22 @@ export function planRollout(
   env: EnvironmentName,
   body: RolloutPlanBody,
 ): Promise<FlagView | ProposalAnswer> {
+  if (body.guard) refuseGuardWithoutPrometheus(ws, 'guard');
   const plan = expandRolloutPlan(body, ws.now());
   return updateConfig(ws, flagId, env, { ...plan.now, schedule: plan.schedule, expectedVersion: body.expectedVersion });
+}
+
+/**
+ * A guard written through the API where no Prometheus is configured would only ever fail (and stop the
+ * rollout): refused at once instead, naming the setting. A guard that arrives in a push is kept, reported in
+ * /healthz, and fails safe.
+ */
+function refuseGuardWithoutPrometheus(ws: Workspace, field: string): void {
+  if (!ws.deps.guardsAvailable)
+    throw new InvalidInputError(
+      `${field}: a guard needs FLAGOPS_PROMETHEUS_URL (the Prometheus server its query runs against), which this service does not have`,
+      field,
+    );
 }
 
 export interface KillView extends FlagView {

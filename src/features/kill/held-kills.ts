@@ -42,7 +42,7 @@ export class HeldKills {
       project: meta.project,
       flag: meta.flag,
       environment: meta.environment,
-      action: meta.action === 'kill' ? 'kill' : 'clear_kill',
+      action: meta.action === 'clear_kill' ? 'clear_kill' : 'kill',
       entry,
       actor: meta.actor,
       summary: meta.summary,

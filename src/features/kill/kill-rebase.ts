@@ -2,7 +2,7 @@ import type { KillEntry, RepositoryState } from '@flagops/core';
 import { layout } from '../../foundations/repository/layout.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
 import type { Change, CommitMeta, FlagRepository, SeriesChange } from '../../foundations/storage/index.js';
-import { killsAfter } from './kill-switch.js';
+import { isKillAction, killsAfter } from './kill-switch.js';
 
 /** One kill or cleared kill that main holds and the remote does not, as its commit recorded it. */
 export interface CommittedKill {
@@ -42,11 +42,11 @@ export async function rebaseHeldKills(
 export async function committedKill(repo: FlagRepository, oid: string): Promise<CommittedKill | null> {
   const commit = await repo.readCommit(oid);
   const trailers = commit.flagops;
-  if (!trailers || (trailers.action !== 'kill' && trailers.action !== 'clear_kill')) return null;
+  if (!trailers || !isKillAction(trailers.action)) return null;
   const { project, flag, environment, actor } = trailers;
   if (!project || !flag || !environment) return null;
   let entry: KillEntry | null = null;
-  if (trailers.action === 'kill') {
+  if (trailers.action !== 'clear_kill') {
     const served = await repo.readServed(oid);
     entry = served.killFiles.get(project)?.[environment].kills[flag] ?? null;
     if (entry === null) return null;

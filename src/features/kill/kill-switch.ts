@@ -31,6 +31,17 @@ export interface KillRequest {
   reason?: string;
   /** The entry of a kill first made elsewhere (another control plane held it), kept as made; default: a new one. */
   entry?: KillEntry;
+  /** The kill commit's audit action when it is not a person's kill: `guard_failed` for a guard stopping a rollout. */
+  action?: KillAction;
+}
+
+/** The audit actions of commits that change a kills file through the fast path. */
+export const KILL_ACTIONS = ['kill', 'clear_kill', 'guard_failed'] as const;
+export type KillAction = (typeof KILL_ACTIONS)[number];
+
+/** Whether a commit of this action is a kill or cleared kill made through the fast path. */
+export function isKillAction(action: string | undefined): action is KillAction {
+  return (KILL_ACTIONS as readonly (string | undefined)[]).includes(action);
 }
 
 export interface KillOutcome {
@@ -87,7 +98,7 @@ export class KillSwitch {
           if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
           written = edit(served.killFiles.get(slug)![env], this.clock());
           if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
-          const action = Object.hasOwn(written.kills, flagKey) ? 'kill' : 'clear_kill';
+          const action = Object.hasOwn(written.kills, flagKey) ? (request.action ?? 'kill') : 'clear_kill';
           return {
             changes: [{ path: layout.killsFile(slug, env), content: serializeRepositoryFile({ kind: 'kills', value: written }) }],
             meta: this.meta(request, action),
@@ -107,8 +118,8 @@ export class KillSwitch {
     return { changed: true, commit: outcome.commit, state: outcome.state, entry: kills.kills[flagKey] };
   }
 
-  private meta(request: KillRequest, action: 'kill' | 'clear_kill'): CommitMeta {
-    const verb = action === 'kill' ? 'kill' : 'clear kill of';
+  private meta(request: KillRequest, action: KillAction): CommitMeta {
+    const verb = action === 'clear_kill' ? 'clear kill of' : 'kill';
     return {
       action,
       summary: `${verb} ${request.flagKey} in ${request.environment}`,

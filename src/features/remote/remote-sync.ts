@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { gitRun } from '../../foundations/storage/git/git-cli.js';
+import { isKillAction } from '../kill/kill-switch.js';
 
 /** A remote URL with any password replaced, for logs and errors. */
 export function redact(url: string): string {
@@ -91,7 +92,8 @@ export class RemoteSync {
    * never stand between an operator and a kill.
    */
   async publish(commit: string, parent: string | null, action?: string): Promise<boolean> {
-    const kill = action === 'kill' || action === 'clear_kill';
+    // A guard stopping a rollout (guard_failed: its kill, then its steps removed) is a kill here too.
+    const kill = isKillAction(action);
     // Known to be out of reach (main already holds kills it lacks, retried every second): no attempt to wait for.
     if (kill && this.holding && this.failure !== null) return this.keepUntilReachable(commit, this.failure);
     const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`], {

@@ -54,6 +54,11 @@ export class DueIndex {
     return this.entries.size;
   }
 
+  /** Every schedule indexed. */
+  schedules(): IterableIterator<DueEntry> {
+    return this.entries.values();
+  }
+
   private updateProject(served: ServedState, slug: string, project: ProjectState, held: boolean): void {
     const known = this.projects.get(slug);
     const flags = new Map<string, FlagState>();

@@ -26,7 +26,7 @@ export interface ExpandedPlan {
  * A progressive rollout as a schedule: startPct now (or at startAt, as a first step that also enables the
  * flag), then stepPct more every `every`, the last step exactly maxPct (default 100). "5 % now, then +20 %
  * every hour to 100 %" is { startPct: 5, stepPct: 20, every: '1h' }: 5 now, then 25, 45, 65, 85, 100.
- * More than 50 steps, or a maxPct below startPct: InvalidInputError naming the field.
+ * With `guard`, every step carries it. More than 50 steps, or a maxPct below startPct: InvalidInputError naming the field.
  */
 export function expandRolloutPlan(plan: RolloutPlanBody, now: Date): ExpandedPlan {
   const maxPct = plan.maxPct ?? 100;
@@ -57,6 +57,9 @@ export function expandRolloutPlan(plan: RolloutPlanBody, now: Date): ExpandedPla
         'stepPct',
       );
   }
+  // A guard watches the rollout up to its own step, so the plan's guard goes on every step: it is checked from
+  // the write until the last step is applied.
+  if (plan.guard) for (const step of schedule) step.guard = { ...plan.guard };
   return plan.startAt === undefined ? { now: { enabled: true, rolloutPct: plan.startPct }, schedule } : { schedule };
 }
 

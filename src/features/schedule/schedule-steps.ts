@@ -12,14 +12,20 @@ export function nextStep(config: EnvironmentConfig): ScheduleStep | null {
   return config.schedule?.[0] ?? null;
 }
 
-/** Whether two steps are the same step: the same time and the same fields set. */
+/** Whether two steps are the same step: the same time, the same fields set and the same guard. */
 export function sameStep(a: ScheduleStep, b: ScheduleStep): boolean {
   return (
     Date.parse(a.at) === Date.parse(b.at) &&
     a.set.enabled === b.set.enabled &&
     a.set.rolloutPct === b.set.rolloutPct &&
-    Object.keys(a.set).length === Object.keys(b.set).length
+    Object.keys(a.set).length === Object.keys(b.set).length &&
+    sameGuard(a.guard, b.guard)
   );
+}
+
+function sameGuard(a: ScheduleStep['guard'], b: ScheduleStep['guard']): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return a.query === b.query && a.max === b.max && a.min === b.min && a.intervalSeconds === b.intervalSeconds;
 }
 
 export interface StepTarget {
@@ -43,7 +49,14 @@ export interface AppliedStep extends StepTarget {
  * never applied twice; a flag an invalid file holds back is not in the committed state and waits until its
  * files are valid again.
  */
-export function stepChange(current: RepositoryState, target: StepTarget, expected: ScheduleStep, now: Date): Change<AppliedStep> | null {
+export function stepChange(
+  current: RepositoryState,
+  target: StepTarget,
+  expected: ScheduleStep,
+  now: Date,
+  /** For a guarded step, what its check saw: the value (in the summary) and `query = 0.01, within max 0.05` (the reason). */
+  guardSeen?: { value: number; text: string },
+): Change<AppliedStep> | null {
   const project = current.projects.get(target.slug);
   const config = project?.flags.get(target.key)?.environments[target.env];
   const first = config && nextStep(config);
@@ -60,14 +73,16 @@ export function stepChange(current: RepositoryState, target: StepTarget, expecte
   else delete next.schedule;
   const what = describeStepSet(first.set);
   const where = `${target.key} in ${target.env}`;
+  const seen = guardSeen && !skipped ? `\n\nreason: guard passed: ${guardSeen.text}` : '';
+  const value = guardSeen && !skipped ? ` (guard value ${guardSeen.value})` : '';
   return {
     changes: [
       { path: layout.configFile(target.slug, target.env, target.key), content: serializeRepositoryFile({ kind: 'config', value: next }) },
     ],
     meta: {
       action: skipped ? 'scheduled_change_skipped' : 'scheduled_change',
-      summary: skipped ? `skip scheduled step of ${where} (killed): ${what}` : `scheduled step of ${where}: ${what}`,
-      body: `step due at ${first.at}${skipped ? '; skipped because the flag is killed in this environment' : ''}`,
+      summary: skipped ? `skip scheduled step of ${where} (killed): ${what}` : `scheduled step of ${where}: ${what}${value}`,
+      body: `step due at ${first.at}${skipped ? '; skipped because the flag is killed in this environment' : ''}${seen}`,
       actor: SCHEDULER_ACTOR,
       project: target.slug,
       flag: target.key,

@@ -1,5 +1,6 @@
 import type { Logger } from '../../foundations/log/logger.js';
 import type { FlagRepository, SeriesChange } from '../../foundations/storage/index.js';
+import type { GuardMonitor } from '../guards/guard-monitor.js';
 import type { Clock, ClockTimer } from './clock.js';
 import { DueIndex } from './due-index.js';
 import { type AppliedStep, stepChange } from './schedule-steps.js';
@@ -12,6 +13,8 @@ export interface SchedulerOptions {
   repo: FlagRepository;
   clock: Clock;
   logger: Logger;
+  /** Guarded steps: checked before they are applied, and watched while their rollout runs. */
+  guards?: GuardMonitor;
 }
 
 /**
@@ -50,6 +53,7 @@ export class Scheduler {
     this.unsubscribe?.();
     this.timer?.cancel();
     await this.running;
+    await this.options.guards?.stop();
   }
 
   /** Resolves once the index holds main's head and every step due by now has been applied. */
@@ -68,6 +72,7 @@ export class Scheduler {
       if (this.stopped) return;
       try {
         this.index.update(await this.options.repo.readServed());
+        this.options.guards?.watch(this.index.schedules());
       } catch (err) {
         this.options.logger.warn('reading schedules failed', { org: this.options.org, err });
       }
@@ -101,15 +106,31 @@ export class Scheduler {
     const now = this.options.clock.now();
     const due = this.index.due(now.getTime());
     if (due.length === 0) return;
-    const changes: SeriesChange<AppliedStep>[] = [];
-    for (const entry of due)
-      for (const step of entry.steps) {
-        if (Date.parse(step.at) > now.getTime()) break;
-        changes.push((current) => stepChange(current, entry, step, now));
-      }
     let unapplied = false;
+    const perEntry = await Promise.all(
+      due.map(async (entry) => {
+        const changes: SeriesChange<AppliedStep>[] = [];
+        for (const step of entry.steps) {
+          if (Date.parse(step.at) > now.getTime()) break;
+          let seen: { value: number; text: string } | undefined;
+          // A guarded step is applied only once its check passes; a failing one stops the rollout instead.
+          if (step.guard && this.options.guards) {
+            const check = await this.options.guards.checkDue(entry, step).catch((err: Error) => {
+              this.options.logger.warn('checking a guarded step failed', { org: this.options.org, err: err.message });
+              return { kind: 'wait' } as const;
+            });
+            if (check.kind === 'wait') unapplied = true;
+            if (check.kind !== 'pass') break;
+            seen = check.seen;
+          }
+          changes.push((current) => stepChange(current, entry, step, now, seen));
+        }
+        return changes;
+      }),
+    );
+    const changes = perEntry.flat();
     try {
-      const { outcomes } = await this.options.repo.updateSeries(changes);
+      const { outcomes } = changes.length === 0 ? { outcomes: [] } : await this.options.repo.updateSeries(changes);
       for (const outcome of outcomes) {
         if (outcome.committed) {
           const { slug, key, env, step, skipped } = outcome.result;

@@ -31,6 +31,11 @@ export interface Config {
   databaseUrl?: string;
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
   gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
+  /**
+   * FLAGOPS_PROMETHEUS_URL: the Prometheus server (its origin and path prefix, e.g. http://prometheus:9090)
+   * whose HTTP API the guards of scheduled steps query; absent: guards cannot be checked.
+   */
+  prometheusUrl?: string;
   /** Single sign-on (FLAGOPS_OIDC_*): the settings, or what is wrong with them; absent when not set. */
   oidc?: OidcConfig;
 }
@@ -114,6 +119,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(env.FLAGOPS_TRUST_PROXY),
     metrics: parseMetricsSettings(env),
     ...(env.FLAGOPS_DATABASE_URL ? { databaseUrl: databaseUrl(env.FLAGOPS_DATABASE_URL) } : {}),
+    ...(env.FLAGOPS_PROMETHEUS_URL ? { prometheusUrl: prometheusUrl(env.FLAGOPS_PROMETHEUS_URL) } : {}),
     ...(env.FLAGOPS_GIT_REMOTE ? { gitRemote: gitRemoteSettings(env, env.FLAGOPS_GIT_REMOTE) } : {}),
     ...optional('oidc', parseOidcSettings(env)),
   };
@@ -128,6 +134,14 @@ function databaseUrl(value: string): string {
   if (!/^postgres(ql)?:\/\/[^/]/.test(value)) {
     throw new ConfigError('FLAGOPS_DATABASE_URL must be a PostgreSQL connection string: postgres://user:password@host:5432/database');
   }
+  return value;
+}
+
+/** The message never repeats the value: a URL may hold basic-auth credentials (http://user:password@prometheus:9090). */
+function prometheusUrl(value: string): string {
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (url?.protocol !== 'http:' && url?.protocol !== 'https:')
+    throw new ConfigError('FLAGOPS_PROMETHEUS_URL must be an http(s) URL such as http://127.0.0.1:9090');
   return value;
 }
 

@@ -13,6 +13,7 @@ import {
   type ProjectState,
   type RepositoryState,
   type Rule,
+  type ScheduleGuard,
   type ScheduleStep,
   type SegmentFile,
   type Variant,
@@ -54,7 +55,7 @@ export type ChangeItem =
       conditionsChanged: boolean;
       fields: Array<'name' | 'description'>;
     }
-  | { type: 'schedule_changed'; added: number; removed: number; next: ScheduleStep | null }
+  | { type: 'schedule_changed'; added: number; removed: number; next: ScheduleStep | null; guards?: ScheduleGuard[] }
   /** A project's budget for one environment came, went or changed (absent: none). */
   | { type: 'budget_changed'; environment: EnvironmentName; before: EnvironmentBudget | undefined; after: EnvironmentBudget | undefined }
   | { type: 'killed'; killedBy: string; reason?: string }
@@ -169,13 +170,26 @@ function segmentChanges(
   }
 }
 
-/** Steps are compared whole (time and fields): a step moved to another time is one removed and one added. */
+/**
+ * Steps are compared whole (time, fields and guard): a step moved to another time, or given another guard, is
+ * one removed and one added. The guards of the new schedule (each once) go with the change, so a reviewer
+ * reads what will stop the rollout.
+ */
 function scheduleChanges(before: ScheduleStep[], after: ScheduleStep[], out: ChangeItem[]): void {
-  const same = (a: ScheduleStep, b: ScheduleStep) => Date.parse(a.at) === Date.parse(b.at) && jsonEqual(a.set, b.set);
+  const same = (a: ScheduleStep, b: ScheduleStep) =>
+    Date.parse(a.at) === Date.parse(b.at) && jsonEqual(a.set, b.set) && jsonEqual(guardJson(a), guardJson(b));
   const added = after.filter((step) => !before.some((old) => same(old, step))).length;
   const removed = before.filter((step) => !after.some((now) => same(now, step))).length;
-  if (added > 0 || removed > 0) out.push({ type: 'schedule_changed', added, removed, next: after[0] ?? null });
+  if (added === 0 && removed === 0) return;
+  const item: Extract<ChangeItem, { type: 'schedule_changed' }> = { type: 'schedule_changed', added, removed, next: after[0] ?? null };
+  const guards: ScheduleGuard[] = [];
+  for (const step of after)
+    if (step.guard && !guards.some((g) => jsonEqual(guardJson({ guard: g }), guardJson(step)))) guards.push(step.guard);
+  if (guards.length > 0) item.guards = guards;
+  out.push(item);
 }
+
+const guardJson = (step: Pick<ScheduleStep, 'guard'>): JsonValue => (step.guard ?? null) as unknown as JsonValue;
 
 function metaChanges(before: FlagFile, after: FlagFile): ChangeItem[] {
   const out: ChangeItem[] = [];

@@ -1,4 +1,11 @@
-import type { EnvironmentBudget, JsonValue, ScheduleStep, Variant } from '@flagops/core';
+import {
+  type EnvironmentBudget,
+  GUARD_DEFAULT_INTERVAL_SECONDS,
+  type JsonValue,
+  type ScheduleGuard,
+  type ScheduleStep,
+  type Variant,
+} from '@flagops/core';
 import type { ChangeItem, FlagChange } from './diff-states.js';
 
 const MAX_VALUE_LENGTH = 40;
@@ -47,10 +54,17 @@ export function describeStepSet(set: ScheduleStep['set']): string {
   return parts.join(', ');
 }
 
+/** `guard sum(rate(errors[5m])) ≤ 0.05 every 60 s`, `guard up ≥ 1, ≤ 3 every 10 s`. */
+export function describeGuard(guard: ScheduleGuard): string {
+  const bounds = [guard.min === undefined ? '' : `≥ ${guard.min}`, guard.max === undefined ? '' : `≤ ${guard.max}`].filter(Boolean);
+  return `guard ${guard.query} ${bounds.join(', ')} every ${guard.intervalSeconds ?? GUARD_DEFAULT_INTERVAL_SECONDS} s`;
+}
+
 function describeSchedule(item: Extract<ChangeItem, { type: 'schedule_changed' }>): string {
   if (item.next === null) return `schedule: ${steps(item.removed)} removed, none left`;
   const counts = [item.added > 0 ? `${steps(item.added)} added` : '', item.removed > 0 ? `${steps(item.removed)} removed` : ''];
-  return `schedule: ${counts.filter(Boolean).join(', ')}; next ${shortTime(item.next.at)} → ${describeStepSet(item.next.set)}`;
+  const guards = item.guards ? `; ${item.guards.map(describeGuard).join('; ')}` : '';
+  return `schedule: ${counts.filter(Boolean).join(', ')}; next ${shortTime(item.next.at)} → ${describeStepSet(item.next.set)}${guards}`;
 }
 
 /** `agent, session 10 %/h`, or `none`. */

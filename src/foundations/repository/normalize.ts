@@ -14,6 +14,7 @@ import {
   type ProjectFile,
   type RequireApproval,
   type Rule,
+  type ScheduleGuard,
   type ScheduleStep,
   type SegmentFile,
   type Variant,
@@ -104,7 +105,12 @@ function normalizeStep(value: ScheduleStep): ScheduleStep {
   const set: ScheduleStep['set'] = {};
   if (value.set.enabled !== undefined) set.enabled = value.set.enabled;
   if (value.set.rolloutPct !== undefined) set.rolloutPct = value.set.rolloutPct;
-  return { at: value.at, set };
+  if (!value.guard) return { at: value.at, set };
+  const guard: ScheduleGuard = { query: value.guard.query };
+  if (value.guard.max !== undefined) guard.max = value.guard.max;
+  if (value.guard.min !== undefined) guard.min = value.guard.min;
+  if (value.guard.intervalSeconds !== undefined) guard.intervalSeconds = value.guard.intervalSeconds;
+  return { at: value.at, set, guard };
 }
 
 export function normalizeConfig(value: Loose<EnvironmentConfig>): EnvironmentConfig {

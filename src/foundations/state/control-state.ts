@@ -1,5 +1,6 @@
 import type { CommitTrustStore } from './commit-trust-store.js';
 import type { CountStore } from './count-store.js';
+import type { GuardStore } from './guard-store.js';
 import type { HeldKillStore } from './held-kill-store.js';
 import type { KeyStore } from './key-store.js';
 import type { Notices } from './notices.js';
@@ -25,6 +26,7 @@ export interface ControlState {
   readonly heldKills: HeldKillStore;
   readonly webhooks: WebhookStore;
   readonly counts: CountStore;
+  readonly guards: GuardStore;
   readonly replicaBatches: ReplicaBatchLedger;
   readonly pushes: PushLog;
   readonly commitTrust: CommitTrustStore;

@@ -7,6 +7,7 @@
 export type { CommitTrustStore } from './commit-trust-store.js';
 export type { ControlState } from './control-state.js';
 export type { CountEntry, CountStore } from './count-store.js';
+export { failuresAfter, type GuardCheck, type GuardCheckOutcome, type GuardStore } from './guard-store.js';
 export type { HeldKill, HeldKillStore } from './held-kill-store.js';
 export type { KeyAdditions, KeyRecord, KeySet, KeyStore, Organisation } from './key-store.js';
 export type { Notices } from './notices.js';

@@ -88,13 +88,15 @@ export interface ProposalRejectBody {
   reason?: string;
 }
 
-/** POST /api/v1/flags/:id/environments/:env/rollout-plan: A progressive rollout, written as a schedule: startPct at startAt (default: now, applied at once with the flag enabled), then stepPct more every `every` until maxPct (default 100). */
+/** POST /api/v1/flags/:id/environments/:env/rollout-plan: A progressive rollout, written as a schedule: startPct at startAt (default: now, applied at once with the flag enabled), then stepPct more every `every` until maxPct (default 100); with `guard`, every step carries it. */
 export interface RolloutPlanBody {
   startPct: number;
   stepPct: number;
   every: string;
   maxPct?: number;
   startAt?: string;
+  /** Put on every step of the plan: the rollout is watched until its last step and stops when the guard fails. */
+  guard?: ScheduleGuard;
   expectedVersion?: number;
 }
 
@@ -140,6 +142,7 @@ export interface Prerequisite {
 export interface ScheduleStep {
   at: string;
   set: { enabled?: boolean; rolloutPct?: number };
+  guard?: ScheduleGuard;
 }
 
 export type FlagKind = 'boolean' | 'string' | 'number' | 'json';
@@ -156,6 +159,14 @@ export interface Budgets {
   dev?: Budget;
   staging?: Budget;
   prod?: Budget;
+}
+
+/** A PromQL instant query run against FLAGOPS_PROMETHEUS_URL while the rollout runs up to this step (every intervalSeconds) and when the step falls due. Its value (the first sample's) above max or below min, or 3 failed queries in a row, stop the rollout: the flag is killed in this environment and the remaining steps are removed. At least one of max and min (checked beside the schema, with min at most max). */
+export interface ScheduleGuard {
+  query: string;
+  max?: number;
+  min?: number;
+  intervalSeconds?: number;
 }
 
 /** A condition on an attribute of the context: what a segment's conditions are. */

@@ -15,7 +15,7 @@ export { isDateTime } from './date-time.js';
 export { escapePointerSegment, operatorValueMessage } from './error-messages.js';
 export { formatIssue, type ValidationIssue } from './issue.js';
 export { duplicateRuleIdIssues } from './rule-ids.js';
-export { pastStepIssues, scheduleOrderIssues } from './schedule.js';
+export { guardBoundIssues, pastStepIssues, scheduleIssues, scheduleOrderIssues } from './schedule.js';
 export { API_SCHEMAS, type ApiSchemaName, DOCUMENT_SCHEMAS, type DocumentSchemaName } from './schema-files.js';
 export { bodyIssues, pointerToField, validateBody } from './validate-body.js';
 export { validateDocument } from './validate-document.js';

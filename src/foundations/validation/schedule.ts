@@ -3,6 +3,7 @@ import type { ValidationIssue } from './issue.js';
 
 interface LooseStep {
   at?: unknown;
+  guard?: unknown;
 }
 
 function stepsOf(schedule: unknown): LooseStep[] {
@@ -41,6 +42,28 @@ export function pastStepIssues(schedule: unknown, now: Date): ValidationIssue[] 
     const at = time(step);
     if (!Number.isNaN(at) && at <= now.getTime())
       issues.push({ path: `/schedule/${i}/at`, message: `must be in the future (it is ${now.toISOString()} now)` });
+  });
+  return issues;
+}
+
+/**
+ * A guard's bounds (what JSON Schema cannot say briefly): at least one of max and min, and min at most max, so
+ * that some value passes. `at` is where the guard is (`/schedule/2/guard`, `/guard`).
+ */
+export function guardBoundIssues(guard: unknown, at: string, file?: string): ValidationIssue[] {
+  if (guard === null || typeof guard !== 'object') return [];
+  const { max, min } = guard as { max?: unknown; min?: unknown };
+  const issue = (path: string, message: string): ValidationIssue => (file === undefined ? { path, message } : { file, path, message });
+  if (max === undefined && min === undefined) return [issue(at, 'must give max, min or both: the bound the query must stay within')];
+  if (typeof max === 'number' && typeof min === 'number' && min > max) return [issue(`${at}/min`, `must be at most max (${max})`)];
+  return [];
+}
+
+/** Everything beside the schema that a schedule must hold: steps strictly ascending, guards with a bound. */
+export function scheduleIssues(schedule: unknown, file?: string): ValidationIssue[] {
+  const issues = scheduleOrderIssues(schedule, file);
+  stepsOf(schedule).forEach((step, i) => {
+    if (step !== null && typeof step === 'object') issues.push(...guardBoundIssues(step.guard, `/schedule/${i}/guard`, file));
   });
   return issues;
 }

@@ -5,7 +5,7 @@ import { ajvErrorsToIssues } from './error-messages.js';
 import type { ValidationIssue } from './issue.js';
 import { nonFinitePointers } from './json-value.js';
 import { duplicateRuleIdIssues } from './rule-ids.js';
-import { scheduleOrderIssues } from './schedule.js';
+import { guardBoundIssues, scheduleIssues } from './schedule.js';
 import type { ApiSchemaName } from './schema-files.js';
 
 /** `/rules/0/conditions/1/value` → `rules[0].conditions[1].value`: how API users write a field. */
@@ -25,8 +25,10 @@ export function bodyIssues(schema: ApiSchemaName, body: unknown): ValidationIssu
   const issues = validate(body) ? [] : ajvErrorsToIssues(validate.errors ?? [], body);
   if (schema === 'config-update' && body !== null && typeof body === 'object') {
     issues.push(...duplicateRuleIdIssues((body as { rules?: unknown }).rules));
-    issues.push(...scheduleOrderIssues((body as { schedule?: unknown }).schedule));
+    issues.push(...scheduleIssues((body as { schedule?: unknown }).schedule));
   }
+  if (schema === 'rollout-plan' && body !== null && typeof body === 'object')
+    issues.push(...guardBoundIssues((body as { guard?: unknown }).guard, '/guard'));
   // JSON.parse reads 1e309 as Infinity, which no schema type catches where any value is allowed (flag values).
   for (const path of nonFinitePointers(body)) {
     if (!issues.some((issue) => issue.path === path))

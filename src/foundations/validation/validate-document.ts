@@ -2,7 +2,7 @@ import { documentValidators } from './ajv-instance.js';
 import { ajvErrorsToIssues } from './error-messages.js';
 import type { ValidationIssue } from './issue.js';
 import { duplicateRuleIdIssues } from './rule-ids.js';
-import { scheduleOrderIssues } from './schedule.js';
+import { scheduleIssues } from './schedule.js';
 import type { DocumentSchemaName } from './schema-files.js';
 
 /**
@@ -14,7 +14,7 @@ export function validateDocument(schema: DocumentSchemaName, value: unknown, fil
   const issues = validate(value) ? [] : ajvErrorsToIssues(validate.errors ?? [], value, file);
   if (schema === 'environment-config' && value !== null && typeof value === 'object') {
     issues.push(...duplicateRuleIdIssues((value as { rules?: unknown }).rules, file));
-    issues.push(...scheduleOrderIssues((value as { schedule?: unknown }).schedule, file));
+    issues.push(...scheduleIssues((value as { schedule?: unknown }).schedule, file));
   }
   return issues;
 }

@@ -19,7 +19,8 @@ describe('the schedule editor in Chromium', () => {
   const prodNow = async (): Promise<Json> => (await admin().get(`/api/v1/flags/${flagId}`)).body.environments.prod;
 
   beforeAll(async () => {
-    svc = await startTestService();
+    // Guards can be written (the setting is there); nothing listens at that address, so every query fails.
+    svc = await startTestService({ prometheusUrl: 'http://127.0.0.1:9' });
     await addUser(svc, 'alice', 'Alice Martin');
     const project = (await admin().post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
     flagId = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout-v2' })).body.id;
@@ -105,6 +106,31 @@ describe('the schedule editor in Chromium', () => {
     await cancel.click();
     await expect.poll(() => page.getByTestId('schedule-timeline').textContent()).toContain('No scheduled changes in prod.');
     expect(await prodNow()).toMatchObject({ schedule: [], nextStep: null, rolloutPct: 5 });
+  });
+
+  it('plans a guarded rollout, shows each step’s guard and the last check of the next one', async () => {
+    const panel = page.getByTestId('schedule-prod');
+    const plan = panel.getByTestId('rollout-plan');
+    await plan.getByLabel('Start at %').fill('10');
+    await plan.getByLabel('Step %').fill('45');
+    await plan.getByLabel('Guard query (PromQL)').fill('checkout_error_ratio');
+    await plan.getByLabel('Guard max').fill('0.05');
+    await plan.getByRole('button', { name: 'Schedule rollout' }).click();
+    const steps = panel.locator('.timeline-step');
+    await expect.poll(() => steps.count()).toBe(2);
+    expect(await panel.getByTestId('step-guard').allTextContents()).toEqual([
+      'guard: checkout_error_ratio ≤ 0.05, every 60 s',
+      'guard: checkout_error_ratio ≤ 0.05, every 60 s',
+    ]);
+    expect((await prodNow()).schedule[0].guard).toEqual({ query: 'checkout_error_ratio', max: 0.05 });
+    // The guard is checked at once; Prometheus is out of reach here, so that check failed (once: not yet a stop).
+    await page.reload();
+    await expect
+      .poll(() => panel.locator('.timeline-step.next').getByTestId('step-check').textContent(), { timeout: 15_000 })
+      .toMatch(/^last check failed \(1 in a row; 3 stop the rollout\): Prometheus unreachable/);
+    await page.getByTestId('schedule-cancel').click();
+    await page.getByTestId('schedule-cancel').click();
+    await expect.poll(() => page.getByTestId('schedule-timeline').textContent()).toContain('No scheduled changes in prod.');
   });
 
   it('loaded nothing from anywhere but the service, and the browser refused nothing under the Content-Security-Policy', () => {

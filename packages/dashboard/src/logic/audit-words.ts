@@ -18,6 +18,7 @@ const ACTION_WORDS: Readonly<Record<string, string>> = {
   change: 'Changed in git',
   scheduled_change: 'Scheduled step applied',
   scheduled_change_skipped: 'Scheduled step skipped',
+  guard_failed: 'Guard failed: rollout stopped',
 };
 
 export function actionWords(action: string): string {

@@ -1,4 +1,15 @@
-import type { ScheduleStep } from '@flagops/core';
+import { GUARD_DEFAULT_INTERVAL_SECONDS, type ScheduleGuard, type ScheduleStep } from '@flagops/core';
+
+/** The last check of a schedule's guard, as GET .../guard-check answers it. */
+export interface GuardCheckView {
+  stepAt: string;
+  query: string;
+  checkedAt: string;
+  result: 'pass' | 'breach' | 'error';
+  value?: number;
+  error?: string;
+  failures: number;
+}
 
 /** One step of the timeline as the panel draws it. */
 export interface TimelineEntry {
@@ -13,6 +24,24 @@ export interface TimelineEntry {
   rolloutAfter: number;
   enabledAfter: boolean;
   next: boolean;
+  /** `guard: <query> ≤ 0.05, every 60 s`, for a guarded step. */
+  guard?: string;
+  /** What the guard's last check saw, for the step it was made for: `last check 0.01: within bounds`. */
+  lastCheck?: { text: string; ok: boolean };
+}
+
+/** A guard in words: the query, its bounds and how often it is checked. */
+export function guardText(guard: ScheduleGuard): string {
+  const bounds = [guard.min === undefined ? '' : `≥ ${guard.min}`, guard.max === undefined ? '' : `≤ ${guard.max}`].filter(Boolean);
+  return `guard: ${guard.query} ${bounds.join(', ')}, every ${guard.intervalSeconds ?? GUARD_DEFAULT_INTERVAL_SECONDS} s`;
+}
+
+/** A guard check in words, and whether it lets the rollout go on. */
+export function checkText(check: GuardCheckView): { text: string; ok: boolean } {
+  const when = new Date(check.checkedAt).toLocaleTimeString();
+  if (check.result === 'pass') return { text: `last check ${check.value}: within bounds (${when})`, ok: true };
+  if (check.result === 'breach') return { text: `last check ${check.value}: out of bounds (${when})`, ok: false };
+  return { text: `last check failed (${check.failures} in a row; 3 stop the rollout): ${check.error ?? 'no value'} (${when})`, ok: false };
 }
 
 export function describeSet(set: ScheduleStep['set']): string {
@@ -47,13 +76,14 @@ export function timeline(
   schedule: readonly ScheduleStep[],
   current: { enabled: boolean; rolloutPct: number },
   now: number,
+  check: GuardCheckView | null = null,
 ): TimelineEntry[] {
   let rollout = current.rolloutPct;
   let enabled = current.enabled;
   return schedule.map((step, i) => {
     rollout = step.set.rolloutPct ?? rollout;
     enabled = step.set.enabled ?? enabled;
-    return {
+    const entry: TimelineEntry = {
       at: step.at,
       when: localWhen(step.at),
       relative: untilText(step.at, now),
@@ -62,6 +92,10 @@ export function timeline(
       enabledAfter: enabled,
       next: i === 0,
     };
+    if (step.guard) entry.guard = guardText(step.guard);
+    if (step.guard && check && Date.parse(check.stepAt) === Date.parse(step.at) && check.query === step.guard.query)
+      entry.lastCheck = checkText(check);
+    return entry;
   });
 }
 

@@ -2,7 +2,7 @@ import type { EnvironmentName, ScheduleStep } from '@flagops/core';
 import { type Api, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import type { FlagView } from '../types.js';
-import { localInputToUtc, timeline, withStep } from './schedule-model.js';
+import { type GuardCheckView, localInputToUtc, timeline, withStep } from './schedule-model.js';
 
 export interface SchedulePanel {
   element: HTMLElement;
@@ -39,6 +39,9 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
   const list = h('div', { class: 'schedule-timeline', 'data-testid': 'schedule-timeline' });
   const status = h('p', { class: 'form-error', role: 'alert' });
   let confirming = false;
+  /** The guard's last check, fetched whenever the timeline is drawn with a guarded step in it. */
+  let check: GuardCheckView | null = null;
+  let checkFetch = 0;
 
   const write = async (run: () => Promise<FlagView>) => {
     status.textContent = '';
@@ -79,7 +82,8 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
       replace(list, h('p', { class: 'muted' }, `No scheduled changes in ${env}.`));
       return;
     }
-    const entries = timeline(steps, config, Date.now());
+    const entries = timeline(steps, config, Date.now(), check);
+    if (steps.some((s) => s.guard)) void refreshCheck();
     replace(
       list,
       h(
@@ -93,12 +97,33 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
             h('span', { class: 'timeline-relative muted' }, entry.relative),
             h('span', { class: 'timeline-sets' }, entry.sets),
             h('span', { class: 'timeline-bar', 'aria-hidden': 'true' }, rolloutFill(entry.rolloutAfter, entry.enabledAfter)),
-            entry.next ? h('span', { class: 'tag' }, 'next') : null,
+            entry.next ? h('span', { class: 'tag' }, 'next') : h('span'),
+            entry.guard ? h('span', { class: 'timeline-guard muted', 'data-testid': 'step-guard' }, entry.guard) : null,
+            entry.lastCheck
+              ? h(
+                  'span',
+                  { class: entry.lastCheck.ok ? 'timeline-check' : 'timeline-check failing', 'data-testid': 'step-check' },
+                  entry.lastCheck.text,
+                )
+              : null,
           ),
         ),
       ),
       cancelButton,
     );
+  }
+
+  /** Fetches the guard's last check and redraws with it; only the newest of overlapping fetches is drawn. */
+  async function refreshCheck(): Promise<void> {
+    const mine = ++checkFetch;
+    try {
+      const fresh = (await api.get<{ check: GuardCheckView | null }>(path('guard-check'))).check;
+      if (mine !== checkFetch || JSON.stringify(fresh) === JSON.stringify(check)) return;
+      check = fresh;
+      if (!confirming) draw();
+    } catch {
+      // The timeline stands without it; the next update fetches again.
+    }
   }
 
   const start = h('input', { type: 'number', min: 0, max: 100, step: 'any', value: 5, name: 'planStartPct', 'aria-label': 'Start at %' });
@@ -109,6 +134,14 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
     EVERY_CHOICES.map(([value, label]) => h('option', { value, selected: value === '1h' }, label)),
   );
   const upTo = h('input', { type: 'number', min: 0, max: 100, step: 'any', value: 100, name: 'planMaxPct', 'aria-label': 'Up to %' });
+  // An optional guard on every step of the plan: the PromQL query and the most it may read.
+  const guardQuery = h('input', {
+    type: 'text',
+    name: 'planGuardQuery',
+    'aria-label': 'Guard query (PromQL)',
+    placeholder: 'PromQL, optional',
+  });
+  const guardMax = h('input', { type: 'number', step: 'any', name: 'planGuardMax', 'aria-label': 'Guard max' });
   const plan = h(
     'form',
     { class: 'schedule-plan', 'data-testid': 'rollout-plan' },
@@ -117,6 +150,8 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
     h('label', null, ', then + ', step, ' %'),
     h('label', null, ' every ', every),
     h('label', null, ' up to ', upTo, ' %'),
+    h('label', null, '; stop if ', guardQuery),
+    h('label', null, ' is above ', guardMax),
     ' ',
     h('button', { type: 'submit', class: 'small' }, 'Schedule rollout'),
   );
@@ -128,6 +163,7 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
         stepPct: Number(step.value),
         every: every.value,
         maxPct: Number(upTo.value),
+        ...(guardQuery.value.trim() !== '' ? { guard: { query: guardQuery.value.trim(), max: Number(guardMax.value) } } : {}),
         expectedVersion: flag.environments[env].version,
       }),
     );
@@ -178,7 +214,7 @@ export function schedulePanel(api: Api, initial: FlagView, env: EnvironmentName,
     h(
       'p',
       { class: 'muted' },
-      'Each step is applied when it falls due, as one commit by the scheduler; a step due while the flag is killed here is skipped.',
+      'Each step is applied when it falls due, as one commit by the scheduler; a step due while the flag is killed here is skipped. A guarded step is applied only while its metric holds; a failing guard kills the flag here and removes the remaining steps.',
     ),
     list,
     status,

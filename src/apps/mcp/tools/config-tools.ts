@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ConfigUpdateBody, EnvironmentState, RolloutPlanBody } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolError, toolSuccess } from './define-tool.js';
-import { environmentLine } from './flag-text.js';
+import { environmentLine, guardWords } from './flag-text.js';
 import { environment, expectedVersion, flagKey, jsonValue, rolloutPct, rules } from './inputs.js';
 
 /**
@@ -120,6 +120,7 @@ export const scheduleRollout = defineTool({
     '"5 % now, then +20 % every hour to 100 %" is { startPct: 5, stepPct: 20, every: "1h" }: 5 now, then 25, 45, 65, 85, 100.',
     'The service applies each later step when it falls due, one commit each (audit action scheduled_change, actor scheduler); a step due while the flag is killed there is skipped.',
     'The plan replaces any schedule the environment had; at most 50 steps. Give startAt (a future UTC time) to start later instead of now.',
+    "Give guard { query, max?, min?, intervalSeconds? } (a PromQL query against the service's Prometheus) to watch the rollout: every step carries it; a value above max or below min, or 3 failed queries in a row, kills the flag in that environment and removes the remaining steps (audit action guard_failed).",
     'Pass expectedVersion (from get_flag) to guard against concurrent edits.',
   ].join(' '),
   input: {
@@ -136,6 +137,18 @@ export const scheduleRollout = defineTool({
       .string()
       .optional()
       .describe('When to start, an ISO-8601 UTC time in the future such as "2026-11-24T09:00:00Z"; default now.'),
+    guard: z
+      .object({
+        query: z
+          .string()
+          .min(1)
+          .describe('A PromQL instant query, e.g. sum(rate(http_errors_total[5m])) / sum(rate(http_requests_total[5m])).'),
+        max: z.number().optional().describe('The rollout stops when the value is above it.'),
+        min: z.number().optional().describe('The rollout stops when the value is below it.'),
+        intervalSeconds: z.number().int().min(1).optional().describe('Seconds between checks while the rollout runs (default 60).'),
+      })
+      .optional()
+      .describe('A metric that must hold while the rollout runs; give max, min or both.'),
     expectedVersion: expectedVersion.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
@@ -144,7 +157,8 @@ export const scheduleRollout = defineTool({
     const after = await scope.api.rolloutPlan(flag.id, env, plan as RolloutPlanBody);
     const state = after.environments[env];
     const steps = (state.schedule ?? []).map(
-      (step) => `  ${step.at}: rollout ${step.set.rolloutPct}%${step.set.enabled ? ', enabled' : ''}`,
+      (step) =>
+        `  ${step.at}: rollout ${step.set.rolloutPct}%${step.set.enabled ? ', enabled' : ''}${step.guard ? `, ${guardWords(step.guard)}` : ''}`,
     );
     const summary = [
       `Scheduled a progressive rollout of ${key} in ${env}: ${steps.length} step${steps.length === 1 ? '' : 's'} to come.`,

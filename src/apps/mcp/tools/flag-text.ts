@@ -24,7 +24,7 @@ export function environmentLine(env: EnvironmentName, state: EnvironmentState): 
         next.set.rolloutPct === undefined ? '' : `rollout ${next.set.rolloutPct}%`,
       ]
         .filter(Boolean)
-        .join(', ')}${steps.length > 1 ? ` (${steps.length - 1} more after it)` : ''}`
+        .join(', ')}${next.guard ? ` (${guardWords(next.guard)})` : ''}${steps.length > 1 ? ` (${steps.length - 1} more after it)` : ''}`
     : '';
   if (!state.killed) return `${env}: ${config}${scheduled}`;
   const since = [
@@ -35,6 +35,12 @@ export function environmentLine(env: EnvironmentName, state: EnvironmentState): 
     .filter(Boolean)
     .join(', ');
   return `${env}: KILLED (serves valueOff ${show(state.valueOff)} to everyone${since ? `; ${since}` : ''}) — config underneath: ${config}${scheduled}`;
+}
+
+/** `guarded: <query> must stay ≤ 0.05, checked every 60 s`. */
+export function guardWords(guard: NonNullable<NonNullable<EnvironmentState['schedule']>[number]['guard']>): string {
+  const bounds = [guard.min === undefined ? '' : `≥ ${guard.min}`, guard.max === undefined ? '' : `≤ ${guard.max}`].filter(Boolean);
+  return `guarded: ${guard.query} must stay ${bounds.join(' and ')}, checked every ${guard.intervalSeconds ?? 60} s`;
 }
 
 export function flagHeadline(flag: FlagResponse): string {

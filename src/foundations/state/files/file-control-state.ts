@@ -13,6 +13,7 @@ import { FileSessionStore } from './file-session-store.js';
 import { FileTriggerStore } from './file-trigger-store.js';
 import { FileUserStore } from './file-user-store.js';
 import { FileWebhookStore } from './file-webhook-store.js';
+import { MemoryGuardStore } from './memory-guard-store.js';
 import { NoOtherInstances } from './no-other-instances.js';
 
 /**
@@ -28,6 +29,7 @@ export class FileControlState implements ControlState {
   readonly heldKills: FileHeldKillStore;
   readonly webhooks: FileWebhookStore;
   readonly counts: FileCountStore;
+  readonly guards = new MemoryGuardStore();
   readonly pushes: FilePushLog;
   readonly commitTrust: FileCommitTrustStore;
   readonly notices = new NoOtherInstances();

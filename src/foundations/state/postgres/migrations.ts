@@ -92,4 +92,18 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (org, id)
   );
   `,
+  `
+  CREATE TABLE flagops_guard_claims (
+    org text NOT NULL,
+    id text NOT NULL,
+    held_until bigint NOT NULL,
+    PRIMARY KEY (org, id)
+  );
+  CREATE TABLE flagops_guard_checks (
+    org text NOT NULL,
+    target text NOT NULL,
+    record jsonb NOT NULL,
+    PRIMARY KEY (org, target)
+  );
+  `,
 ];

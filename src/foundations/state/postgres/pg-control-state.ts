@@ -8,6 +8,7 @@ import { databaseUnavailable } from './database-unavailable.js';
 import { migrate } from './migrate.js';
 import { PgCommitTrustStore } from './pg-commit-trust-store.js';
 import { PgCountStore } from './pg-count-store.js';
+import { PgGuardStore } from './pg-guard-store.js';
 import { PgHeldKillStore } from './pg-held-kill-store.js';
 import { PgKeyStore } from './pg-key-store.js';
 import { PgNotices } from './pg-notices.js';
@@ -37,6 +38,7 @@ export class PgControlState implements ControlState {
   readonly heldKills: PgHeldKillStore;
   readonly webhooks: PgWebhookStore;
   readonly counts: PgCountStore;
+  readonly guards: PgGuardStore;
   readonly replicaBatches: PgReplicaBatchLedger;
   readonly pushes: PgPushLog;
   readonly commitTrust: PgCommitTrustStore;
@@ -81,6 +83,7 @@ export class PgControlState implements ControlState {
     this.heldKills = new PgHeldKillStore(db, feed);
     this.webhooks = new PgWebhookStore(db, feed);
     this.counts = new PgCountStore(db, feed);
+    this.guards = new PgGuardStore(db);
     this.replicaBatches = new PgReplicaBatchLedger(db);
     this.pushes = new PgPushLog(db, url);
     this.commitTrust = new PgCommitTrustStore(db);

@@ -1,0 +1,27 @@
+import { flagById } from '../../foundations/repository/state-lookup.js';
+import { route } from './route-table.js';
+
+export const guardCheckRoutes = [
+  /**
+   * The last check of the guard watching the flag's schedule in that environment (`check`: null when none
+   * has run): the step it was for, when it ran, and the value seen or why the query failed.
+   */
+  route({
+    method: 'GET',
+    path: '/api/v1/flags/:id/environments/:env/guard-check',
+    permission: 'read',
+    body: 'none',
+    handle: async ({ ws, params, environment }) => {
+      const { project, flag } = flagById((await ws.readServed()).state, params.id);
+      const checks = (await ws.deps.guardChecks?.list(ws.org)) ?? [];
+      const found = checks.find((c) => c.project === project.project.slug && c.flag === flag.meta.key && c.environment === environment);
+      if (!found) return { body: { check: null } };
+      const { stepAt, query, checkedAt, result, value, error, failures } = found;
+      return {
+        body: {
+          check: { stepAt, query, checkedAt, result, ...(value !== undefined ? { value } : {}), ...(error ? { error } : {}), failures },
+        },
+      };
+    },
+  }),
+];

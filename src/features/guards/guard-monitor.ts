@@ -1,0 +1,233 @@
+import { GUARD_DEFAULT_INTERVAL_SECONDS, type ScheduleGuard, type ScheduleStep } from '@flagops/core';
+import type { Logger } from '../../foundations/log/logger.js';
+import type { GuardCheck, GuardStore } from '../../foundations/state/index.js';
+import type { FlagRepository } from '../../foundations/storage/index.js';
+import type { KillSwitch } from '../kill/kill-switch.js';
+import type { Clock, ClockTimer } from '../schedule/clock.js';
+import type { StepTarget } from '../schedule/schedule-steps.js';
+import { GUARD_ACTOR, removeStepsChange } from './guard-stop.js';
+import { type GuardVerdict, judge, stopReason } from './guard-verdict.js';
+import { queryPrometheus } from './prometheus-query.js';
+
+/** How long the check of a due step is held by the control plane that took it, should it crash before it settles. */
+const DUE_CLAIM_MS = 15_000;
+/** A periodic check is claimed for most of its interval, so that timers firing a little early elsewhere do not run it twice. */
+const CLAIM_SHARE = 0.9;
+
+export interface GuardMonitorOptions {
+  org: string;
+  repo: FlagRepository;
+  clock: Clock;
+  logger: Logger;
+  store: GuardStore;
+  killSwitch: KillSwitch;
+  /** FLAGOPS_PROMETHEUS_URL; absent: every query fails (the guard counts as failing). */
+  prometheusUrl?: string;
+}
+
+/** A schedule of one flag in one environment, as served: its steps, oldest first. */
+export interface GuardedSchedule extends StepTarget {
+  steps: readonly ScheduleStep[];
+}
+
+/** What the check of a due guarded step decided for the scheduler. */
+export type DueCheck =
+  | { kind: 'pass'; seen: { value: number; text: string } }
+  /** The rollout was stopped (or is being stopped elsewhere): the step is not applied. */
+  | { kind: 'stopped' }
+  /** Not settled now (another control plane is checking it, or the query failed fewer than 3 times): try again shortly. */
+  | { kind: 'wait' };
+
+interface Watched {
+  target: StepTarget;
+  /** The guarded step watched: the first step of the schedule that carries a guard. */
+  step: ScheduleStep;
+  guard: ScheduleGuard;
+  nextAt: number;
+}
+
+export const targetId = (t: StepTarget) => `${t.slug}/${t.key}/${t.env}`;
+
+/**
+ * Watches one organisation's guarded rollouts. While a schedule has a step with a guard, the guard of the
+ * first such step is checked every intervalSeconds (at once when it is written), and again when that step
+ * falls due (the scheduler asks, checkDue). A value above max or below min, or 3 failed queries in a row,
+ * stops the rollout: the flag is killed in that environment through the kill fast path and the remaining
+ * steps are removed, both commits with audit action guard_failed and the query, value and bound as reason.
+ *
+ * Once across control planes: each check is claimed in the shared state before its query runs (GuardStore),
+ * so one control plane runs it; the count of failed queries is kept there too. The stop is a kill and a
+ * compare-and-swap commit, which a second control plane finds made and does not make again.
+ */
+export class GuardMonitor {
+  private readonly watched = new Map<string, Watched>();
+  private timer: ClockTimer | undefined;
+  private stopped = false;
+  private readonly checking = new Set<Promise<void>>();
+  private readonly stopping = new Map<string, Promise<void>>();
+
+  constructor(private readonly options: GuardMonitorOptions) {}
+
+  /** Brings the watched guards up to the served schedules (the scheduler calls it on every move of main). */
+  watch(schedules: Iterable<GuardedSchedule>): void {
+    if (this.stopped) return;
+    const now = this.options.clock.now().getTime();
+    const seen = new Set<string>();
+    for (const schedule of schedules) {
+      const step = schedule.steps.find((s) => s.guard !== undefined);
+      if (!step?.guard) continue;
+      const id = targetId(schedule);
+      seen.add(id);
+      const known = this.watched.get(id);
+      const same = known && known.step.at === step.at && JSON.stringify(known.guard) === JSON.stringify(step.guard);
+      const target = { slug: schedule.slug, key: schedule.key, env: schedule.env };
+      // A guard just written (or changed) is checked at once: a rollout that is bad already stops before its next step.
+      this.watched.set(id, { target, step, guard: step.guard, nextAt: same ? known.nextAt : now });
+    }
+    const gone = [...this.watched.keys()].filter((id) => !seen.has(id));
+    for (const id of gone) this.watched.delete(id);
+    if (gone.length > 0)
+      void this.options.store.remove(this.options.org, gone).catch((err: Error) => this.warn('guard state not cleared', err));
+    this.arm();
+  }
+
+  /** How many schedules are watched. */
+  get size(): number {
+    return this.watched.size;
+  }
+
+  /** The last check of every watched guard. */
+  async lastChecks(): Promise<GuardCheck[]> {
+    return this.options.store.list(this.options.org);
+  }
+
+  /** Stops the timer; checks in progress finish (a stop they started is whole). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.timer?.cancel();
+    await Promise.all([...this.checking]);
+    await Promise.all([...this.stopping.values()]);
+  }
+
+  /** The check of a guarded step that is due now, before the scheduler applies it. */
+  async checkDue(target: StepTarget, step: ScheduleStep): Promise<DueCheck> {
+    const { store, org, clock } = this.options;
+    const guard = step.guard!;
+    const claim = `${targetId(target)}@${step.at}`;
+    const now = clock.now().getTime();
+    if (!(await store.claim(org, claim, now, now + DUE_CLAIM_MS))) return { kind: 'wait' };
+    const { verdict, reason } = await this.check(target, step, guard, 'due');
+    if (verdict.kind === 'pass') return { kind: 'pass', seen: { value: verdict.value, text: verdict.text } };
+    if (reason !== null) {
+      await this.stopRollout(target, reason);
+      return { kind: 'stopped' };
+    }
+    await store.release(org, claim).catch(() => undefined);
+    return { kind: 'wait' };
+  }
+
+  private arm(): void {
+    this.timer?.cancel();
+    this.timer = undefined;
+    if (this.stopped || this.watched.size === 0) return;
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const w of this.watched.values()) earliest = Math.min(earliest, w.nextAt);
+    this.timer = this.options.clock.setTimer(() => this.tick(), earliest - this.options.clock.now().getTime());
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    const now = this.options.clock.now().getTime();
+    for (const [id, w] of this.watched) {
+      if (w.nextAt > now) continue;
+      const intervalMs = (w.guard.intervalSeconds ?? GUARD_DEFAULT_INTERVAL_SECONDS) * 1000;
+      w.nextAt = now + intervalMs;
+      const run = this.periodic(id, w, now, intervalMs).finally(() => this.checking.delete(run));
+      this.checking.add(run);
+    }
+    this.arm();
+  }
+
+  private async periodic(id: string, w: Watched, now: number, intervalMs: number): Promise<void> {
+    try {
+      if (!(await this.options.store.claim(this.options.org, id, now, now + intervalMs * CLAIM_SHARE))) return;
+      const { reason } = await this.check(w.target, w.step, w.guard, 'interval');
+      if (reason !== null) await this.stopRollout(w.target, reason);
+    } catch (err) {
+      this.warn('guard check failed', err as Error, w.target);
+    }
+  }
+
+  /** Runs the query, records what it saw (and the count of failed queries), logs it. */
+  private async check(
+    target: StepTarget,
+    step: ScheduleStep,
+    guard: ScheduleGuard,
+    when: 'interval' | 'due',
+  ): Promise<{ verdict: GuardVerdict; reason: string | null }> {
+    const { org, store, logger, clock, prometheusUrl } = this.options;
+    const verdict = judge(guard, await queryPrometheus(prometheusUrl, guard.query));
+    const record = await store.record(targetId(target), {
+      org,
+      project: target.slug,
+      flag: target.key,
+      environment: target.env,
+      stepAt: step.at,
+      query: guard.query,
+      checkedAt: clock.now().toISOString(),
+      result: verdict.kind,
+      ...(verdict.kind === 'error' ? { error: verdict.error } : { value: verdict.value }),
+    });
+    const fields = { org, project: target.slug, flag: target.key, environment: target.env, step: step.at, query: guard.query, when };
+    if (verdict.kind === 'pass') logger.debug('guard passed', { ...fields, value: verdict.value });
+    else if (verdict.kind === 'breach') logger.warn('guard breached', { ...fields, value: verdict.value, max: guard.max, min: guard.min });
+    else logger.warn('guard query failed', { ...fields, error: verdict.error, failures: record.failures });
+    return { verdict, reason: stopReason(verdict, record.failures) };
+  }
+
+  /** Kills the flag there (fast path) and removes the remaining steps; one stop at a time per schedule. */
+  private stopRollout(target: StepTarget, reason: string): Promise<void> {
+    const id = targetId(target);
+    const running = this.stopping.get(id);
+    if (running) return running;
+    const run = this.stopNow(target, reason).finally(() => this.stopping.delete(id));
+    this.stopping.set(id, run);
+    return run;
+  }
+
+  private async stopNow(target: StepTarget, reason: string): Promise<void> {
+    const { org, repo, killSwitch, logger } = this.options;
+    const fields = { org, project: target.slug, flag: target.key, environment: target.env, reason };
+    try {
+      const kill = await killSwitch.kill({
+        org,
+        repo,
+        projectSlug: target.slug,
+        flagKey: target.key,
+        environment: target.env,
+        actor: GUARD_ACTOR,
+        reason,
+        action: 'guard_failed',
+      });
+      const { outcomes } = await repo.updateSeries([(current) => removeStepsChange(current, target, reason)]);
+      const removed = outcomes[0]?.committed ? outcomes[0] : undefined;
+      logger.warn('guarded rollout stopped', {
+        ...fields,
+        killCommit: kill.commit,
+        killed: kill.changed,
+        ...(removed ? { stepsRemoved: removed.result, commit: removed.commit } : {}),
+      });
+    } catch (err) {
+      // The next check (within its interval) finds the guard failing still and stops the rollout then.
+      this.warn('stopping a guarded rollout failed', err as Error, target);
+    }
+  }
+
+  private warn(message: string, err: Error, target?: StepTarget): void {
+    this.options.logger.warn(message, {
+      org: this.options.org,
+      ...(target ? { project: target.slug, flag: target.key, environment: target.env } : {}),
+      err: err.message,
+    });
+  }
+}

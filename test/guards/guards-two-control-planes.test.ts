@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Cluster, startCluster } from '../cluster/cluster.js';
+import { hostActions } from '../cluster/cluster-client.js';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { until } from '../helpers/deadlines.js';
+import type { Json } from '../helpers/http-client.js';
+import { POSTGRES_MISSING } from '../helpers/postgres.js';
+import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const at = (msFromNow: number) => new Date(Math.ceil((Date.now() + msFromNow) / 1000) * 1000).toISOString();
+
+/** Instant queries Prometheus has answered so far, from its own /metrics. */
+async function queriesAnswered(prometheus: PrometheusServer): Promise<number> {
+  const text = await (await fetch(`${prometheus.url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('prometheus_http_requests_total{') && l.includes('handler="/api/v1/query"'));
+  return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+describe.skipIf(POSTGRES_MISSING !== null || PROMETHEUS_MISSING !== null)('a guarded rollout on two control planes', () => {
+  let exporter: MetricsExporter;
+  let prometheus: PrometheusServer;
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    exporter = await MetricsExporter.start();
+    prometheus = await PrometheusServer.start([`127.0.0.1:${exporter.port}`]);
+    cluster = await startCluster({ controlPlanes: 2, env: { FLAGOPS_PROMETHEUS_URL: prometheus.url } });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await prometheus?.stop();
+    await exporter?.close();
+  }, 60_000);
+
+  it('is checked once per interval between them, and stopped once: one kill and one removal on the git remote', async () => {
+    const [a, b] = cluster.controlPlanes;
+    const series = 'checkout_error_ratio{flag="shared"}';
+    exporter.set(series, 0.01);
+    await prometheus.waitFor(series, (v) => v === 0.01);
+    const project = await createProject(a.api, 'shop');
+    const flag = await createFlag(a.api, project.id, { key: 'shared' });
+    const guard = { query: series, max: 0.05, intervalSeconds: 1 };
+    const schedule = [
+      { at: at(600_000), set: { rolloutPct: 50 }, guard },
+      { at: at(1_200_000), set: { rolloutPct: 100 }, guard },
+    ];
+    expect((await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 10, schedule })).status).toBe(
+      200,
+    );
+    // Both watch it once b has the schedule too.
+    await until(
+      async () => (await b.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.schedule.length,
+      (n) => n === 2,
+    );
+    // Over a few intervals, each check is run by one of them: about one query a second, not two.
+    const before = await queriesAnswered(prometheus);
+    const started = Date.now();
+    await sleep(6_000);
+    const queries = (await queriesAnswered(prometheus)) - before;
+    const seconds = (Date.now() - started) / 1000;
+    expect(queries).toBeGreaterThan(0);
+    expect(queries).toBeLessThan(seconds * 1.5);
+
+    exporter.set(series, 0.5);
+    for (const cp of [a, b])
+      await until(
+        async () => (await cp.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod as Json,
+        (prod) => prod.killed && prod.schedule.length === 0,
+        30_000,
+      );
+    // Each decision is one commit on the remote, whichever control plane made it.
+    await until(
+      async () => hostActions(cluster.gitHost.gitdir).filter((line) => line.endsWith('shared prod')),
+      (lines) => lines.filter((l) => l.startsWith('guard_failed')).length === 2,
+      10_000,
+    );
+    await sleep(3_000);
+    const actions = hostActions(cluster.gitHost.gitdir).filter((line) => line.endsWith('shared prod'));
+    expect(actions.filter((l) => l.startsWith('guard_failed'))).toEqual(['guard_failed shared prod', 'guard_failed shared prod']);
+    expect(actions.filter((l) => l.startsWith('kill'))).toEqual([]);
+  }, 120_000);
+});
