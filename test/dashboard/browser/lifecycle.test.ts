@@ -51,7 +51,10 @@ describe('flag lifecycle in the dashboard, in Chromium', () => {
   });
 
   it('changes the type and owner and clears the expiry, sending only those', async () => {
+    // The lifecycle is one line; the form opens from it.
     const form = page.getByRole('form', { name: 'Lifecycle' });
+    expect(await form.isVisible()).toBe(false);
+    await page.locator('[data-testid="lifecycle"] summary').click();
     expect(await form.getByLabel('Type').inputValue()).toBe('experiment');
     await form.getByLabel('Type').selectOption('release');
     await form.getByLabel('Owner').fill('team-growth');

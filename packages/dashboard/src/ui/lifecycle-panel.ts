@@ -25,7 +25,7 @@ export interface LifecyclePanel {
  */
 export function lifecyclePanel(ctx: PageContext, initial: FlagView, onChanged: (flag: FlagView) => void): LifecyclePanel {
   let flag = initial;
-  const summary = h('p', { class: 'lifecycle-summary', 'data-slot': 'lifecycle-summary' });
+  const summary = h('span', { class: 'lifecycle-summary', 'data-slot': 'lifecycle-summary' });
   const type = h(
     'select',
     { name: 'lifecycleType' },
@@ -92,12 +92,14 @@ export function lifecyclePanel(ctx: PageContext, initial: FlagView, onChanged: (
 
   fill();
   draw();
+  // One line (the flag page's editor comes right after); a role that may change it opens the form from it.
+  const title = [h('strong', null, 'Lifecycle'), ' ', summary];
   const element = h(
     'section',
-    { class: 'panel lifecycle-panel', 'data-testid': 'lifecycle' },
-    h('h2', null, 'Lifecycle'),
-    summary,
-    editable ? form : null,
+    { class: 'lifecycle-panel', 'data-testid': 'lifecycle' },
+    editable
+      ? h('details', null, h('summary', { title: 'Change the lifecycle' }, title, h('span', { class: 'muted' }, ' · change…')), form)
+      : h('p', null, title),
   );
   return {
     element,
