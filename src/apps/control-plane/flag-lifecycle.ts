@@ -1,16 +1,9 @@
 import type { FlagLifecycle } from '@flagops/core';
+import { normalizeLifecycle } from '../../foundations/repository/normalize.js';
 import type { FlagCreateBody, FlagPatchBody } from '../../foundations/validation/api-bodies.js';
 
 type LifecycleInput = NonNullable<FlagCreateBody['lifecycle']>;
 type LifecyclePatch = NonNullable<FlagPatchBody['lifecycle']>;
-
-/** A lifecycle as stored: `type` spelled out (release when left out), then owner and expiresAt when given. */
-export function lifecycleOf(input: LifecycleInput): FlagLifecycle {
-  const lifecycle: FlagLifecycle = { type: input.type ?? 'release' };
-  if (input.owner !== undefined) lifecycle.owner = input.owner;
-  if (input.expiresAt !== undefined) lifecycle.expiresAt = input.expiresAt;
-  return lifecycle;
-}
 
 /**
  * A PATCH merged into the current lifecycle (JSON merge patch): a field left out keeps its value, a field set
@@ -25,5 +18,5 @@ export function patchLifecycle(current: FlagLifecycle | undefined, patch: Lifecy
     if (value === null) delete merged[field];
     else if (value !== undefined) merged[field] = value;
   }
-  return lifecycleOf(merged);
+  return normalizeLifecycle(merged);
 }

@@ -2,10 +2,11 @@ import { canonicalJson, ENVIRONMENTS, type EnvironmentConfig, type FlagFile, typ
 import { ConflictError } from '../../foundations/errors/kinds.js';
 import { deriveFlagId } from '../../foundations/repository/ids.js';
 import { layout } from '../../foundations/repository/layout.js';
+import { normalizeLifecycle } from '../../foundations/repository/normalize.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
 import { flagById, flagByKey, projectById } from '../../foundations/repository/state-lookup.js';
 import type { FlagCreateBody, FlagPatchBody } from '../../foundations/validation/api-bodies.js';
-import { lifecycleOf, patchLifecycle } from './flag-lifecycle.js';
+import { patchLifecycle } from './flag-lifecycle.js';
 import { refuseHeldBack, writeFlag } from './flag-write.js';
 import { optionalQuery, requiredQuery, route } from './route-table.js';
 import { type FlagView, servedFlagView } from './views.js';
@@ -98,7 +99,7 @@ export async function createFlag(ws: Workspace, projectId: string, body: FlagCre
     if (body.name !== undefined) meta.name = body.name;
     if (body.description !== undefined) meta.description = body.description;
     meta.defaultValue = initialDefaultValue(kind, body.defaultValue);
-    if (body.lifecycle !== undefined) meta.lifecycle = lifecycleOf(body.lifecycle);
+    if (body.lifecycle !== undefined) meta.lifecycle = normalizeLifecycle(body.lifecycle);
     const config = serializeRepositoryFile({ kind: 'config', value: initialConfig(kind, meta.defaultValue) });
     return {
       changes: [
