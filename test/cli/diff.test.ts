@@ -112,3 +112,38 @@ describe('flagops diff', () => {
     expect((await flagops(['diff', '--repo', repo.dir])).code).toBe(2);
   });
 });
+
+describe('flagops diff on lifecycle changes', () => {
+  let repo: { dir: string; remove: () => void };
+  const FLAG = 'projects/shop/flags/checkout-v2.yaml';
+
+  beforeAll(() => {
+    repo = sampleCopy();
+    git(repo.dir, 'init', '-q', '-b', 'main');
+    git(repo.dir, 'add', '.');
+    git(repo.dir, 'commit', '-q', '-m', 'sample');
+    edit(repo.dir, FLAG, (t) => `${t}lifecycle:\n  type: release\n  owner: team-checkout\n`);
+    git(repo.dir, 'commit', '-q', '-am', 'own checkout');
+    edit(
+      repo.dir,
+      FLAG,
+      (t) => t.replace('type: release', 'type: experiment').replace('team-checkout', 'team-growth') + '  expiresAt: 2027-03-31\n',
+    );
+    git(repo.dir, 'commit', '-q', '-am', 'an experiment until March');
+    edit(repo.dir, FLAG, (t) => t.slice(0, t.indexOf('lifecycle:')));
+    git(repo.dir, 'commit', '-q', '-am', 'no lifecycle');
+  });
+
+  afterAll(() => repo.remove());
+
+  it('says what changed in the type, owner and expiry, in words', async () => {
+    const diff = async (from: string, to: string) => (await flagops(['diff', from, to, '--repo', repo.dir])).stdout;
+    expect(await diff('HEAD~3', 'HEAD~2')).toBe('shop/checkout-v2: lifecycle set: type release, owner team-checkout\n');
+    expect(await diff('HEAD~2', 'HEAD~1')).toBe(
+      'shop/checkout-v2: type release → experiment, owner team-checkout → team-growth, expires 2027-03-31\n',
+    );
+    expect(await diff('HEAD~1', 'HEAD')).toBe(
+      'shop/checkout-v2: lifecycle removed (was type experiment, owner team-growth, expires 2027-03-31)\n',
+    );
+  });
+});

@@ -63,6 +63,27 @@ describe('flagops validate', () => {
       );
     });
 
+    it('for bad lifecycle data: a type, an expiry and a field it does not know, each with its line', async () => {
+      const flag = (lifecycle: string) => (dir: string) => {
+        const path = join(dir, 'projects/shop/flags/checkout-v2.yaml');
+        writeFileSync(path, `${readFileSync(path, 'utf8')}lifecycle:\n${lifecycle}`);
+      };
+      const result = await validateBroken(flag('  type: temporary\n  owner: team-checkout\n  expiresAt: 2027-02-30\n  expires: soon\n'));
+      expect(result.code).toBe(1);
+      const file = `${copy!.dir}/projects/shop/flags/checkout-v2.yaml`;
+      expect(result.stdout).toContain(
+        `${file}:8:9: /lifecycle/type: must be release, experiment, operational, permission or kill-switch\n`,
+      );
+      expect(result.stdout).toContain(
+        `${file}:10:14: /lifecycle/expiresAt: must be an ISO 8601 date such as 2027-03-31 or a date-time such as 2027-03-31T12:00:00Z\n`,
+      );
+      expect(result.stdout).toContain(`${file}:11:12: /lifecycle/expires: is not an allowed field\n`);
+      expect(result.stdout).toMatch(/: 3 issues in 1 file /);
+      copy!.remove();
+      const valid = await validateBroken(flag('  type: experiment\n  owner: team-checkout\n  expiresAt: 2027-03-31\n'));
+      expect(valid.code).toBe(0);
+    });
+
     it('for a budget out of range or naming an unknown actor type, and not for a valid one', async () => {
       const budgets = (text: string) => (dir: string) =>
         writeFileSync(join(dir, 'projects/shop/project.yaml'), `name: Shop\nslug: shop\nbudgets:\n${text}`);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALL_TOOLS } from '../../src/apps/mcp/create-mcp-server.js';
 import { type BundledServer, bundleServer } from './harness/bundle-server.js';
 import { closedPort, silentServer } from './harness/dead-ends.js';
 import { type McpService, PROJECT, startMcpService } from './harness/mcp-service.js';
@@ -104,7 +105,7 @@ describe('failures after the start are reported per tool call', () => {
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: { code: 'unauthorized', status: 401 } });
       expect(textOf(result)).toMatch(/refused FLAGOPS_AGENT_KEY/);
-      expect((await mcp.client.listTools()).tools.length).toBe(19);
+      expect((await mcp.client.listTools()).tools.length).toBe(ALL_TOOLS.length);
     } finally {
       await mcp.close();
     }

@@ -18,6 +18,7 @@ describe('the flagops MCP server over stdio', () => {
         [
           'clear_kill',
           'create_flag',
+          'update_flag',
           'explain_evaluation',
           'get_audit_log',
           'get_flag',

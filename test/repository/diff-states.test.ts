@@ -124,6 +124,39 @@ describe('the difference between two states, in words', () => {
     );
   });
 
+  it("says how a flag's lifecycle changed: type, owner and expiry in words", () => {
+    const SEARCH = 'projects/shop/flags/search.yaml';
+    const lifecycle = (lines: string) => (f: Record<string, string>) => (f[SEARCH] = `key: search\nlifecycle:\n${lines}`);
+    const release = lifecycle('  type: release\n  owner: team-search\n');
+    expect(diff(lifecycle('  type: experiment\n  owner: team-search\n  expiresAt: 2027-03-31\n'))).toBe(
+      'shop/search: lifecycle set: type experiment, owner team-search, expires 2027-03-31',
+    );
+    const between = (before: (f: Record<string, string>) => void, after: (f: Record<string, string>) => void) =>
+      formatChanges(diffStates(repo(before), repo(after)));
+    expect(between(release, lifecycle('  type: experiment\n  owner: team-search\n  expiresAt: 2027-03-31\n'))).toBe(
+      'shop/search: type release → experiment, expires 2027-03-31',
+    );
+    expect(between(lifecycle('  type: release\n'), release)).toBe('shop/search: owner set to team-search');
+    expect(between(release, lifecycle('  type: release\n  owner: team-growth\n  expiresAt: 2027-06-30T12:00:00Z\n'))).toBe(
+      'shop/search: owner team-search → team-growth, expires 2027-06-30T12:00:00Z',
+    );
+    expect(between(lifecycle('  owner: team-search\n  expiresAt: 2027-03-31\n'), lifecycle('  expiresAt: 2027-04-30\n'))).toBe(
+      'shop/search: owner team-search removed, expiry 2027-03-31 → 2027-04-30',
+    );
+    expect(between(release, () => {})).toBe('shop/search: lifecycle removed (was type release, owner team-search)');
+    // A lifecycle without a type is a release flag's: the same state as one that says so.
+    expect(between(lifecycle('  owner: team-search\n'), release)).toBe('no flag changes');
+  });
+
+  it('shows the lifecycle of an added flag beside it', () => {
+    const text = diff((f) => {
+      f['projects/shop/flags/banner.yaml'] = 'key: banner\nlifecycle: { type: kill-switch, owner: sre }\n';
+      for (const env of ['dev', 'staging', 'prod'])
+        f[`projects/shop/environments/${env}/banner.yaml`] = 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\n';
+    });
+    expect(text).toBe('shop/banner: flag added (boolean); lifecycle set: type kill-switch, owner sre');
+  });
+
   it('reports an added flag with what goes live in each environment, compared with a new flag (off at 0%)', () => {
     const text = diff((f) => {
       f['projects/shop/flags/banner.yaml'] = 'key: banner\nkind: string\n';

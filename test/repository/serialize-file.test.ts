@@ -78,6 +78,22 @@ describe('serializing a repository file', () => {
     );
   });
 
+  it('writes a lifecycle after the flag fields, type spelled out, owner and expiry only when set', () => {
+    const flag: ParsedFile = {
+      kind: 'flag',
+      value: {
+        lifecycle: { expiresAt: '2027-03-31', owner: 'team-checkout' } as never,
+        archivedAt: null,
+        kind: 'boolean',
+        key: 'k',
+        id: 'flg_1',
+      },
+    };
+    expect(serializeRepositoryFile(flag)).toBe(
+      'id: flg_1\nkey: k\nkind: boolean\narchivedAt: null\nlifecycle:\n  type: release\n  owner: team-checkout\n  expiresAt: 2027-03-31\n',
+    );
+  });
+
   it('writes kills sorted by flag key, and no kills as `kills: {}`', () => {
     const kills: ParsedFile = {
       kind: 'kills',
@@ -110,6 +126,32 @@ describe('serializing a repository file', () => {
             kind: 'string',
             defaultValue: '0123',
             archivedAt: '2025-01-15T09:30:00Z',
+          },
+        },
+      ],
+      [
+        'projects/shop/flags/y.yaml',
+        {
+          kind: 'flag',
+          value: {
+            id: 'flg_2',
+            key: 'y',
+            kind: 'boolean',
+            archivedAt: null,
+            lifecycle: { type: 'kill-switch', owner: 'null', expiresAt: '2027-03-31' },
+          },
+        },
+      ],
+      [
+        'projects/shop/flags/z.yaml',
+        {
+          kind: 'flag',
+          value: {
+            id: 'flg_3',
+            key: 'z',
+            kind: 'boolean',
+            archivedAt: null,
+            lifecycle: { type: 'experiment', expiresAt: '2027-03-31T12:00:00+02:00' },
           },
         },
       ],

@@ -148,3 +148,26 @@ describe('validating a request body', () => {
     });
   });
 });
+
+describe('a flag patch with lifecycle data', () => {
+  it('takes a lifecycle, null to remove it, and null for owner or expiresAt to remove those', () => {
+    for (const lifecycle of [
+      { type: 'experiment', owner: 'team-a', expiresAt: '2027-03-31' },
+      null,
+      { owner: null, expiresAt: null },
+      {},
+    ]) {
+      expect(validateBody('flag-patch', { lifecycle })).toEqual({ lifecycle });
+    }
+  });
+
+  it('says what is wrong inside the lifecycle, without the noise of its null alternative', () => {
+    expect(refusal(() => validateBody('flag-patch', { lifecycle: { type: 'temporary' } })).message).toBe(
+      'lifecycle.type: must be release, experiment, operational, permission or kill-switch',
+    );
+    expect(refusal(() => validateBody('flag-patch', { lifecycle: { expiresAt: '2027-13-01', owner: '' } })).message).toBe(
+      'lifecycle.owner: must not be empty; lifecycle.expiresAt: must be an ISO 8601 date such as 2027-03-31 or a date-time such as 2027-03-31T12:00:00Z',
+    );
+    expect(refusal(() => validateBody('flag-patch', { lifecycle: 'experiment' })).message).toBe('lifecycle: must be an object or null');
+  });
+});

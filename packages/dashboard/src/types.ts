@@ -2,7 +2,7 @@
 
 import type { EnvironmentName } from '@flagops/core';
 
-export type { AuditEntry, Condition, EnvironmentName, FlagKind, JsonValue, Rule } from '@flagops/core';
+export type { AuditEntry, Condition, EnvironmentName, FlagKind, FlagLifecycle, FlagType, JsonValue, Rule } from '@flagops/core';
 export type { SegmentView } from '../../../src/apps/control-plane/segments.js';
 export type { EnvironmentConfigView, FlagView } from '../../../src/apps/control-plane/views.js';
 export type { DraftIssue, DraftResult } from '../../../src/apps/dashboard/config-draft.js';

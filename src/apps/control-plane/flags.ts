@@ -1,10 +1,12 @@
-import { ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type FlagKind, type JsonValue } from '@flagops/core';
+import { canonicalJson, ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type FlagKind, type JsonValue } from '@flagops/core';
 import { ConflictError } from '../../foundations/errors/kinds.js';
 import { deriveFlagId } from '../../foundations/repository/ids.js';
 import { layout } from '../../foundations/repository/layout.js';
+import { normalizeLifecycle } from '../../foundations/repository/normalize.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
 import { flagById, flagByKey, projectById } from '../../foundations/repository/state-lookup.js';
 import type { FlagCreateBody, FlagPatchBody } from '../../foundations/validation/api-bodies.js';
+import { patchLifecycle } from './flag-lifecycle.js';
 import { refuseHeldBack, writeFlag } from './flag-write.js';
 import { optionalQuery, requiredQuery, route } from './route-table.js';
 import { type FlagView, servedFlagView } from './views.js';
@@ -97,6 +99,7 @@ export async function createFlag(ws: Workspace, projectId: string, body: FlagCre
     if (body.name !== undefined) meta.name = body.name;
     if (body.description !== undefined) meta.description = body.description;
     meta.defaultValue = initialDefaultValue(kind, body.defaultValue);
+    if (body.lifecycle !== undefined) meta.lifecycle = normalizeLifecycle(body.lifecycle);
     const config = serializeRepositoryFile({ kind: 'config', value: initialConfig(kind, meta.defaultValue) });
     return {
       changes: [
@@ -112,14 +115,21 @@ export async function createFlag(ws: Workspace, projectId: string, body: FlagCre
   return servedFlagView(served, flagById(served.state, outcome.result));
 }
 
-/** Metadata only (name, description); fields left out keep their value. */
+/** Metadata only (name, description, lifecycle); fields left out keep their value, `lifecycle: null` removes it. */
 export async function patchFlag(ws: Workspace, id: string, body: FlagPatchBody): Promise<FlagView> {
   const { view } = await writeFlag(ws, id, 'flag_update', ({ project, flag }) => {
-    const changed = (['name', 'description'] as const).filter((f) => body[f] !== undefined && body[f] !== flag.meta[f]);
-    if (changed.length === 0) return null;
     const next: FlagFile = { ...flag.meta };
     if (body.name !== undefined) next.name = body.name;
     if (body.description !== undefined) next.description = body.description;
+    if (body.lifecycle !== undefined) {
+      const lifecycle = patchLifecycle(flag.meta.lifecycle, body.lifecycle);
+      if (lifecycle === undefined) delete next.lifecycle;
+      else next.lifecycle = lifecycle;
+    }
+    const changed = (['name', 'description', 'lifecycle'] as const).filter(
+      (f) => canonicalJson(next[f] ?? null) !== canonicalJson(flag.meta[f] ?? null),
+    );
+    if (changed.length === 0) return null;
     return {
       changes: [{ path: layout.flagFile(project.project.slug, next.key), content: serializeRepositoryFile({ kind: 'flag', value: next }) }],
       summary: `update ${next.key}: ${changed.join(', ')}`,

@@ -4,6 +4,7 @@ import {
   type EnvironmentConfig,
   type EnvironmentName,
   type FlagKind,
+  type FlagLifecycle,
   type JsonValue,
   type ProjectFile,
   type RequireApproval,
@@ -67,6 +68,8 @@ export interface FlagView {
   kind: FlagKind;
   defaultValue: JsonValue;
   archivedAt: string | null;
+  /** What the flag is for, who owns it and when it should be gone; absent when the flag file has none. */
+  lifecycle?: FlagLifecycle;
   projectId: string;
   projectSlug: string;
   environments: Record<EnvironmentName, EnvironmentConfigView>;
@@ -120,6 +123,7 @@ export function flagView({ project, flag }: FlagRef): FlagView {
     kind: meta.kind,
     defaultValue: meta.defaultValue ?? null,
     archivedAt: meta.archivedAt,
+    ...(meta.lifecycle ? { lifecycle: meta.lifecycle } : {}),
     projectId: project.project.id,
     projectSlug: project.project.slug,
     environments,

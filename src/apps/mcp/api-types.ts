@@ -10,6 +10,7 @@ export type {
   ChangePreviewBody,
   ConfigUpdateBody,
   FlagCreateBody,
+  FlagPatchBody,
   RolloutPlanBody,
   SegmentPutBody,
 } from '../../foundations/validation/api-types.generated.js';

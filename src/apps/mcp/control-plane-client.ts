@@ -5,6 +5,7 @@ import type {
   ChangePreviewResponse,
   ConfigUpdateBody,
   FlagCreateBody,
+  FlagPatchBody,
   FlagResponse,
   ProjectResponse,
   ProposalResponse,
@@ -85,6 +86,11 @@ export class ControlPlaneClient {
 
   createFlag(projectId: string, body: FlagCreateBody): Promise<FlagResponse> {
     return this.#call('POST', `/api/v1/projects/${seg(projectId)}/flags`, { body });
+  }
+
+  /** Metadata only: name, description, lifecycle (merged; null removes it). */
+  patchFlag(flagId: string, body: FlagPatchBody): Promise<FlagResponse> {
+    return this.#call('PATCH', `/api/v1/flags/${seg(flagId)}`, { body });
   }
 
   lookupFlag(projectSlug: string, key: string): Promise<FlagResponse> {

@@ -4,7 +4,7 @@ import { getAuditLog } from './tools/audit-tool.js';
 import { promoteFlag, scheduleRollout, setRollout, updateFlagConfig } from './tools/config-tools.js';
 import type { McpTool, ToolDeps } from './tools/define-tool.js';
 import { explainEvaluationTool } from './tools/explain-tool.js';
-import { createFlag, getFlag, listFlags } from './tools/flag-tools.js';
+import { createFlag, getFlag, listFlags, updateFlag } from './tools/flag-tools.js';
 import { clearKill, killFlag } from './tools/kill-tools.js';
 import { listProposals, previewChange } from './tools/proposal-tools.js';
 import { deleteSegment, getSegment, listSegments, setPrerequisites, setVariants, upsertSegment } from './tools/targeting-tools.js';
@@ -45,6 +45,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   promoteFlag,
   scheduleRollout,
   createFlag,
+  updateFlag,
 ];
 
 const INSTRUCTIONS = [
@@ -54,6 +55,7 @@ const INSTRUCTIONS = [
   'kill_flag is the emergency stop (always give a reason). Pass expectedVersion from get_flag to writes; on version_conflict re-read and retry.',
   'Promoting into prod needs a human, unless the project requires approval there: then such a write is kept as a proposal (the answer says NOT APPLIED YET and names it) until an admin key or a dashboard session approves it.',
   'preview_change shows a change and its impact on users without making it; list_proposals shows what waits for approval.',
+  "update_flag sets a flag's name, description and lifecycle (type, owner, expiry).",
 ].join(' ');
 
 /** One MCP server with every tool, bound to one project; the stdio and HTTP transports each make their own. */

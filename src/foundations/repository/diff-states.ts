@@ -6,6 +6,7 @@ import {
   type EnvironmentName,
   type FlagFile,
   type FlagKind,
+  type FlagLifecycle,
   type FlagState,
   type JsonValue,
   type KillEntry,
@@ -33,6 +34,8 @@ export type ChangeItem =
   | { type: 'flag_archived' }
   | { type: 'flag_unarchived' }
   | { type: 'field_changed'; field: ConfigField | MetaField; before: JsonValue | undefined; after: JsonValue | undefined }
+  /** The lifecycle (type, owner, expiry) came, went or changed; `before`/`after` absent: none. */
+  | { type: 'lifecycle_changed'; before: FlagLifecycle | undefined; after: FlagLifecycle | undefined }
   | { type: 'rule_added'; ruleId: string }
   | { type: 'rule_removed'; ruleId: string }
   | {
@@ -196,13 +199,26 @@ function metaChanges(before: FlagFile, after: FlagFile): ChangeItem[] {
   if (before.archivedAt === null && after.archivedAt !== null) out.push({ type: 'flag_archived' });
   if (before.archivedAt !== null && after.archivedAt === null) out.push({ type: 'flag_unarchived' });
   for (const name of ['id', 'name', 'description', 'kind', 'defaultValue'] as const) field(out, name, before[name], after[name]);
+  lifecycleChange(before.lifecycle, after.lifecycle, out);
+  return out;
+}
+
+function lifecycleChange(before: FlagLifecycle | undefined, after: FlagLifecycle | undefined, out: ChangeItem[]): void {
+  if (!jsonEqual(before as unknown as JsonValue | undefined, after as unknown as JsonValue | undefined))
+    out.push({ type: 'lifecycle_changed', before, after });
+}
+
+/** A new flag: added, with its lifecycle when it has one (a reviewer wants to see owner and expiry). */
+function addedFlag(meta: FlagFile): ChangeItem[] {
+  const out: ChangeItem[] = [{ type: 'flag_added', kind: meta.kind }];
+  lifecycleChange(undefined, meta.lifecycle, out);
   return out;
 }
 
 function flagChanges(project: string, key: string, before: ProjectState | undefined, after: ProjectState, out: FlagChange[]): void {
   const old: FlagState | undefined = before?.flags.get(key);
   const now = after.flags.get(key)!;
-  const meta = old ? metaChanges(old.meta, now.meta) : [{ type: 'flag_added', kind: now.meta.kind } as ChangeItem];
+  const meta = old ? metaChanges(old.meta, now.meta) : addedFlag(now.meta);
   if (meta.length > 0) out.push({ project, flag: key, environment: null, changes: meta });
   for (const env of ENVIRONMENTS) {
     const changes = configChanges(

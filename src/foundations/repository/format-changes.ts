@@ -1,5 +1,6 @@
 import {
   type EnvironmentBudget,
+  type FlagLifecycle,
   GUARD_DEFAULT_INTERVAL_SECONDS,
   type JsonValue,
   type ScheduleGuard,
@@ -72,6 +73,31 @@ function budgetWords(budget: EnvironmentBudget | undefined): string {
   return budget ? `${budget.actors.join(', ')} ${budget.movedPctPerHour} %/h` : 'none';
 }
 
+/** `type experiment, owner team-checkout, expires 2027-03-31`: a whole lifecycle, for one that came or went. */
+function lifecycleWords(lifecycle: FlagLifecycle): string {
+  const parts = [`type ${lifecycle.type}`];
+  if (lifecycle.owner !== undefined) parts.push(`owner ${lifecycle.owner}`);
+  if (lifecycle.expiresAt !== undefined) parts.push(`expires ${lifecycle.expiresAt}`);
+  return parts.join(', ');
+}
+
+/** `type release → experiment, owner set to team-checkout, expires 2027-03-31`: what changed, field by field. */
+function lifecycleChangeWords(before: FlagLifecycle | undefined, after: FlagLifecycle | undefined): string {
+  if (!after) return before ? `lifecycle removed (was ${lifecycleWords(before)})` : 'lifecycle removed';
+  if (!before) return `lifecycle set: ${lifecycleWords(after)}`;
+  const parts: string[] = [];
+  if (before.type !== after.type) parts.push(`type ${before.type} → ${after.type}`);
+  if (before.owner !== after.owner) {
+    if (after.owner === undefined) parts.push(`owner ${before.owner} removed`);
+    else parts.push(before.owner === undefined ? `owner set to ${after.owner}` : `owner ${before.owner} → ${after.owner}`);
+  }
+  if (before.expiresAt !== after.expiresAt) {
+    if (after.expiresAt === undefined) parts.push(`expiry ${before.expiresAt} removed`);
+    else parts.push(before.expiresAt === undefined ? `expires ${after.expiresAt}` : `expiry ${before.expiresAt} → ${after.expiresAt}`);
+  }
+  return parts.join(', ');
+}
+
 /** One change in words, as `flagops diff` prints it: `rolloutPct 10 → 50`, `rule beta-users added`. */
 export function describeChange(item: ChangeItem): string {
   switch (item.type) {
@@ -92,6 +118,8 @@ export function describeChange(item: ChangeItem): string {
       if (item.field === 'rolloutPct') return `rolloutPct ${item.before ?? 0} → ${item.after}`;
       if (item.field === 'description') return 'description changed';
       return `${item.field} ${show(item.before)} → ${show(item.after)}`;
+    case 'lifecycle_changed':
+      return lifecycleChangeWords(item.before, item.after);
     case 'rule_added':
       return `rule ${item.ruleId} added`;
     case 'rule_removed':

@@ -69,7 +69,8 @@ export function normalizeFlag(value: Loose<FlagFile>, projectSlug: string): Flag
   return flag;
 }
 
-function normalizeLifecycle(value: Partial<FlagLifecycle>): FlagLifecycle {
+/** `type` spelled out (release when left out), then owner and expiresAt when given. */
+export function normalizeLifecycle(value: Partial<FlagLifecycle>): FlagLifecycle {
   const lifecycle: FlagLifecycle = { type: value.type ?? 'release' };
   if (value.owner !== undefined) lifecycle.owner = value.owner;
   if (value.expiresAt !== undefined) lifecycle.expiresAt = value.expiresAt;

@@ -33,12 +33,15 @@ export interface FlagCreateBody {
   description?: string;
   kind?: FlagKind;
   defaultValue?: JsonValue;
+  lifecycle?: FlagLifecycle;
 }
 
-/** PATCH /api/v1/flags/:id (metadata only) */
+/** PATCH /api/v1/flags/:id (metadata only: name, description, lifecycle) */
 export interface FlagPatchBody {
   name?: string;
   description?: string;
+  /** Merged into the flag's lifecycle: fields left out keep their value, and owner or expiresAt null removes that field; lifecycle null removes the lifecycle. */
+  lifecycle?: null | FlagLifecyclePatch;
 }
 
 /** POST /api/v1/keys: projectId and environment are required for sdk keys, which are scoped to one project and environment. Admin and agent keys may be limited to projects (ids) and environments, and may expire (expiresAt, ISO-8601, in the future). */
@@ -147,6 +150,20 @@ export interface ScheduleStep {
 
 export type FlagKind = 'boolean' | 'string' | 'number' | 'json';
 
+/** What the flag is for, who owns it and when it should be gone (stale-flag detection works from it). */
+export interface FlagLifecycle {
+  type?: FlagType;
+  owner?: string;
+  /** An ISO-8601 date (the end of that day, UTC) or date-time. */
+  expiresAt?: string;
+}
+
+export interface FlagLifecyclePatch {
+  type?: FlagType;
+  owner?: string | null;
+  expiresAt?: string | null;
+}
+
 /** Per environment, the actor types whose config updates and promotions into it wait for approval (a proposal). */
 export interface RequireApproval {
   dev?: ('admin' | 'agent' | 'session')[];
@@ -181,6 +198,8 @@ export interface Condition {
   op: Operator | SegmentOperator;
   value: JsonValue;
 }
+
+export type FlagType = 'release' | 'experiment' | 'operational' | 'permission' | 'kill-switch';
 
 export interface Budget {
   movedPctPerHour: number;

@@ -94,6 +94,32 @@ function enumUnions(errors: readonly ErrorObject[]): Map<string, unknown[]> {
   return unions;
 }
 
+const NULL_BRANCH = /\/(?:oneOf|anyOf)\/\d+\/type$/;
+
+const isNullBranch = (error: ErrorObject) =>
+  error.keyword === 'type' && (error.params as { type?: unknown }).type === 'null' && NULL_BRANCH.test(error.schemaPath);
+
+/**
+ * Where a value failed a union with a null branch (a PATCH field where null removes it) and the other branch
+ * says what is wrong with it: there, "must be null" and the union's own error are noise.
+ */
+function nullableUnions(errors: readonly ErrorObject[]): Set<string> {
+  const paths = new Set<string>();
+  for (const error of errors) {
+    if (!isNullBranch(error)) continue;
+    const at = error.instancePath;
+    const explained = errors.some(
+      (other) =>
+        !isNullBranch(other) &&
+        other.keyword !== 'oneOf' &&
+        other.keyword !== 'anyOf' &&
+        (other.instancePath === at || other.instancePath.startsWith(`${at}/`)),
+    );
+    if (explained) paths.add(at);
+  }
+  return paths;
+}
+
 /**
  * Ajv errors → issues with a JSON pointer and a message that names what is wrong, one per problem.
  * `document` is the validated value, read to name the operator of a badly typed condition value.
@@ -108,7 +134,15 @@ export function ajvErrorsToIssues(errors: readonly ErrorObject[], document: unkn
     issues.push(file === undefined ? { path, message } : { file, path, message });
   };
   const unions = enumUnions(errors);
+  const nullable = nullableUnions(errors);
   for (const error of errors) {
+    if (nullable.has(error.instancePath)) {
+      if (isNullBranch(error) || error.keyword === 'oneOf' || error.keyword === 'anyOf') continue;
+      if (error.keyword === 'type') {
+        push(error.instancePath, `must be ${article(`${String((error.params as { type: unknown }).type)},null`)}`);
+        continue;
+      }
+    }
     // `if` failures only say which branch was taken; the `then` errors carry the content.
     if (error.keyword === 'if') continue;
     const union = unions.get(error.instancePath);

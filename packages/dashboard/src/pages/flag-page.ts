@@ -13,6 +13,7 @@ import { confirmDialog } from '../ui/confirm-dialog.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
+import { type LifecyclePanel, lifecyclePanel } from '../ui/lifecycle-panel.js';
 import { promotePanel } from '../ui/promote-panel.js';
 import { statsPanel } from '../ui/stats-panel.js';
 
@@ -97,6 +98,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   let editor: EnvEditor | undefined;
   let targeting: TargetingPanel | undefined;
   let schedule: SchedulePanel | undefined;
+  let lifecycle: LifecyclePanel | undefined;
   let promote: (HTMLElement & { refresh(): void }) | undefined;
   let pending: PendingProposal | undefined;
   let drawn = '';
@@ -127,6 +129,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     editor?.update(fresh);
     targeting?.update(fresh);
     schedule?.update(fresh);
+    lifecycle?.update(fresh);
     // The preview is a table: redrawn only when the flag changed, so it can be read while updates go on.
     if (!same) promote?.refresh();
     // A change of the flag may have made a pending proposal stale, or applied it.
@@ -145,8 +148,11 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
         promote = mayPromoteInto(ctx, env) ? promotePanel(ctx, () => flag!, env, changed) : undefined;
         schedule = schedulePanel(ctx.api, fresh, env, changed);
         pending = pendingProposal(ctx.api, fresh);
+        lifecycle = lifecyclePanel(ctx, fresh, changed);
         replace(
           body,
+          // About the flag as a whole, not one environment: first.
+          lifecycle.element,
           // Components about this environment's pending changes (e.g. a change proposal) mount here, above the editor.
           h('div', { class: 'env-notices', 'data-slot': 'env-notices' }, pending.element),
           editor.element,

@@ -2,6 +2,7 @@ import { canonicalJson, ENVIRONMENTS } from '@flagops/core';
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
+import { flagTypes, newLifecycle } from '../logic/lifecycle-form.js';
 import { may } from '../permissions.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { FlagView, Project } from '../types.js';
@@ -46,6 +47,15 @@ function createFlagForm(ctx: PageContext, projectId: string): HTMLElement {
     { name: 'kind' },
     ['boolean', 'string', 'number', 'json'].map((k) => h('option', { value: k }, k)),
   );
+  // The lifecycle is optional: left empty, the flag has none.
+  const type = h(
+    'select',
+    { name: 'lifecycleType' },
+    h('option', { value: '' }, '—'),
+    flagTypes.map((t) => h('option', { value: t }, t)),
+  );
+  const owner = h('input', { name: 'owner', placeholder: 'team-checkout' });
+  const expiresAt = h('input', { name: 'expiresAt', placeholder: '2027-03-31' });
   const error = h('p', { class: 'form-error', role: 'alert' });
   const form = h(
     'form',
@@ -53,6 +63,9 @@ function createFlagForm(ctx: PageContext, projectId: string): HTMLElement {
     h('label', null, 'Key', key),
     h('label', null, 'Name', name),
     h('label', null, 'Kind', kind),
+    h('label', null, 'Type', type),
+    h('label', null, 'Owner', owner),
+    h('label', null, 'Expires', expiresAt),
     h('button', { type: 'submit', class: 'primary' }, 'Create flag'),
     error,
   );
@@ -60,8 +73,10 @@ function createFlagForm(ctx: PageContext, projectId: string): HTMLElement {
     event.preventDefault();
     error.textContent = '';
     try {
-      const body =
-        name.value.trim() === '' ? { key: key.value, kind: kind.value } : { key: key.value, kind: kind.value, name: name.value.trim() };
+      const body: Record<string, unknown> = { key: key.value, kind: kind.value };
+      if (name.value.trim() !== '') body.name = name.value.trim();
+      const lifecycle = newLifecycle({ type: type.value, owner: owner.value, expiresAt: expiresAt.value });
+      if (lifecycle) body.lifecycle = lifecycle;
       const flag = await ctx.api.send<FlagView>('POST', `/api/v1/projects/${encodeURIComponent(projectId)}/flags`, body);
       ctx.navigate({ name: 'flag', flagId: flag.id, env: 'dev' });
     } catch (err) {

@@ -65,12 +65,25 @@ export function heldBackText(flag: FlagResponse): string | undefined {
   ].join('\n');
 }
 
-/** A flag with every environment, one line each. */
+/** `lifecycle: experiment flag, owner team-checkout, expires 2027-03-31`, or that it has none. */
+export function lifecycleLine(flag: FlagResponse): string {
+  const lifecycle = flag.lifecycle;
+  if (!lifecycle) return '  lifecycle: none set (type, owner and expiry unknown)';
+  const parts = [
+    `${lifecycle.type} flag`,
+    lifecycle.owner ? `owner ${lifecycle.owner}` : 'no owner',
+    lifecycle.expiresAt ? `expires ${lifecycle.expiresAt}` : 'no expiry',
+  ];
+  return `  lifecycle: ${parts.join(', ')}`;
+}
+
+/** A flag with its lifecycle and every environment, one line each. */
 export function flagText(flag: FlagResponse): string {
   const held = heldBackText(flag);
   return [
     flagHeadline(flag),
     ...(held ? [held] : []),
+    lifecycleLine(flag),
     ...ENVIRONMENTS.map((env) => `  ${environmentLine(env, flag.environments[env])}`),
   ].join('\n');
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolSuccess } from './define-tool.js';
 import { flagSummaryLine, flagText } from './flag-text.js';
-import { flagKey, flagKind, jsonValue } from './inputs.js';
+import { flagKey, flagKind, flagLifecycle, flagLifecyclePatch, jsonValue } from './inputs.js';
 
 export const listFlags = defineTool({
   name: 'list_flags',
@@ -48,10 +49,39 @@ export const createFlag = defineTool({
     description: z.string().max(4096).optional(),
     kind: flagKind.optional().describe('boolean (default), string, number or json; values must fit it.'),
     defaultValue: jsonValue.optional().describe('Served if the flag is archived; must fit the kind.'),
+    lifecycle: flagLifecycle.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-  async run({ key, name, description, kind, defaultValue }, { scope }) {
-    const created = await scope.api.createFlag(await scope.projectId(), { key, name, description, kind, defaultValue });
+  async run({ key, name, description, kind, defaultValue, lifecycle }, { scope }) {
+    const created = await scope.api.createFlag(await scope.projectId(), { key, name, description, kind, defaultValue, lifecycle });
     return toolSuccess(`Created ${key} in ${scope.slug}.\n${flagText(created)}`, { flag: created });
+  },
+});
+
+export const updateFlag = defineTool({
+  name: 'update_flag',
+  title: "Change a flag's name, description or lifecycle",
+  description: [
+    "Changes a flag's metadata, not what it serves: its name, description, and lifecycle (type, owner, expiresAt).",
+    'Lifecycle fields you leave out keep their value; owner or expiresAt null removes that field; lifecycle null removes the lifecycle.',
+    'Applies at once in one commit, audited as flag_update; sending what is already there changes nothing. Read the flag with get_flag first.',
+  ].join(' '),
+  input: {
+    key: flagKey,
+    name: z.string().min(1).max(256).optional().describe('New display name.'),
+    description: z.string().max(4096).optional().describe('New description.'),
+    lifecycle: flagLifecyclePatch
+      .nullable()
+      .optional()
+      .describe('What the flag is for, who owns it, when it should be gone: merged into the current lifecycle; null removes it.'),
+  },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  async run({ key, name, description, lifecycle }, { scope }) {
+    if (name === undefined && description === undefined && lifecycle === undefined) {
+      throw new ApiError('invalid_input', 'nothing to change: give at least one of name, description, lifecycle');
+    }
+    const flag = await scope.flag(key);
+    const updated = await scope.api.patchFlag(flag.id, { name, description, lifecycle });
+    return toolSuccess(`Updated ${key} in ${scope.slug}.\n${flagText(updated)}`, { flag: updated });
   },
 });

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS, FLAG_KINDS, type JsonValue, OPERATORS, SEGMENT_OPERATORS } from '@flagops/core';
+import { ENVIRONMENTS, FLAG_KINDS, FLAG_TYPES, type JsonValue, OPERATORS, SEGMENT_OPERATORS } from '@flagops/core';
 import { z } from 'zod';
 
 /**
@@ -63,4 +63,28 @@ export const flagKind = z.enum(FLAG_KINDS);
 export const evaluationContext = z.object({
   userId: z.string().optional().describe('Drives percentage bucketing.'),
   attributes: z.record(z.string(), z.unknown()).optional().describe('Attributes matched by rule conditions, e.g. { "country": "DE" }.'),
+});
+
+export const flagType = z
+  .enum(FLAG_TYPES)
+  .describe(
+    'What the flag is for: release (default) and experiment flags are meant to be removed once rolled out; operational, permission and kill-switch flags stay.',
+  );
+
+export const flagOwner = z.string().min(1).max(256).describe('Who owns the flag: a team or a person, e.g. "team-checkout".');
+
+export const flagExpiresAt = z
+  .string()
+  .describe('When the flag should be gone: an ISO 8601 date (2027-03-31, the end of that day in UTC) or date-time (2027-03-31T12:00:00Z).');
+
+/** A new flag's lifecycle; type release when left out. */
+export const flagLifecycle = z
+  .object({ type: flagType.optional(), owner: flagOwner.optional(), expiresAt: flagExpiresAt.optional() })
+  .describe('What the flag is for, who owns it and when it should be gone (stale-flag detection works from it).');
+
+/** A change to a lifecycle: fields left out keep their value, null removes owner or expiresAt. */
+export const flagLifecyclePatch = z.object({
+  type: flagType.optional(),
+  owner: flagOwner.nullable().optional().describe('The new owner; null removes it.'),
+  expiresAt: flagExpiresAt.nullable().optional().describe('The new expiry (ISO 8601 date or date-time); null removes it.'),
 });
