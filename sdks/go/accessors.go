@@ -11,8 +11,8 @@ func (c *Client) Evaluate(flagKey string, ctx Context) (r Result) {
 	if env == nil {
 		return notReady
 	}
-	if f := env.evaluateInto(flagKey, &ctx, nil, &r); f != nil && c.counts != nil {
-		f.count(r.Variation)
+	if f := env.evaluateInto(flagKey, &ctx, nil, &r); f != nil {
+		c.served(f, r.Variation, &ctx)
 	}
 	return
 }
@@ -31,19 +31,33 @@ func (c *Client) details(flagKey string, ctx *Context, kind string, accept func(
 		return false
 	}
 	if r.Value == nil && r.Reason == ReasonArchived {
-		if c.counts != nil {
-			f.count(r.Variation)
-		}
+		c.served(f, r.Variation, ctx)
 		return false
 	}
 	if !accept(r.Value) {
 		*r = Result{Reason: ReasonError, ErrorCode: ErrorTypeMismatch, ErrorMessage: fmt.Sprintf("flag %s is %s, not %s", flagKey, describe(r.Value), kind)}
 		return false
 	}
-	if c.counts != nil {
-		f.count(r.Variation)
-	}
+	c.served(f, r.Variation, ctx)
 	return true
+}
+
+// served records an evaluation that gave the flag's own answer: counted for the stats, and an exposure when
+// the client sends them.
+func (c *Client) served(f *compiledFlag, variation string, ctx *Context) {
+	if c.counts == nil && c.exposures == nil {
+		return
+	}
+	i := f.variationIndex(variation)
+	if i < 0 {
+		return
+	}
+	if c.counts != nil && i < len(f.counts) {
+		f.counts[i].Add(1)
+	}
+	if c.exposures != nil {
+		c.exposures.expose(f, variation, i, ctx.UserID)
+	}
 }
 
 func describe(v any) string {
