@@ -223,8 +223,11 @@ class Client:
         if kind != "any" and not (value is None and reason == "archived") and not matches(value, kind):
             wanted = "an object or array" if kind == "object" else f"a {kind}"
             return None, TYPE_MISMATCH, f"flag {flag_key} is {describe(value)}, not {wanted}"
-        if self._exposures is not None:
-            self._exposures.expose(flag_key, result["variation"], user_id)
+        exposures = self._exposures
+        if exposures is not None:
+            key = (flag_key, result["variation"], user_id)
+            if key not in exposures.seen:  # a repeat in this window, the common case, costs only this look-up
+                exposures.expose(key)
         return result, "", ""
 
     def _serves(self, flag_key: str, variation: str) -> bool:

@@ -72,7 +72,7 @@ class EventSender:
         self._logger = logger
         self._lock = threading.Lock()
         self._queue: deque = deque()  # (kind, key, variation_or_value, user_id, at_ms)
-        self._seen: set = set()
+        self.seen: set = set()  # what this window recorded; read without the lock
         self._window_start = time.time()
         self._pending: list = []  # drained, not yet accepted: the sender's thread and the final flush only
         self._wake = threading.Event()
@@ -83,17 +83,16 @@ class EventSender:
 
     # ---- recording (any thread) ----
 
-    def expose(self, flag_key: str, variation: str, user_id: str | None) -> None:
-        key = (flag_key, variation, user_id)
-        if key in self._seen:  # a repeat: the common case, read without the lock
-            return
+    def expose(self, key: tuple) -> None:
+        """Records the exposure ``(flag_key, variation, user_id)`` unless this window has it (callers check ``seen``
+        first, without the lock: a repeat is the common case)."""
         with self._lock:
-            if key in self._seen or self._closed.is_set():
+            if key in self.seen or self._closed.is_set():
                 return
-            if len(self._seen) >= MAX_SEEN:
-                self._seen = set()
-            self._seen.add(key)
-            self._push(("exposure", flag_key, variation, user_id, 0))
+            if len(self.seen) >= MAX_SEEN:
+                self.seen = set()
+            self.seen.add(key)
+            self._push(("exposure", *key, 0))
 
     def track(self, name: str, user_id: str | None, value: float | None) -> bool:
         with self._lock:
@@ -129,7 +128,7 @@ class EventSender:
             self._queue.clear()
             window_ms = int(self._window_start * 1000)
             if new_window:
-                self._seen = set()
+                self.seen = set()
                 self._window_start = now
         gone = 0
         for kind, key, third, user_id, at in taken:
