@@ -1,6 +1,10 @@
 package flagops
 
-import "fmt"
+import (
+	"fmt"
+	"hash/maphash"
+	"sync/atomic"
+)
 
 var notReady = Result{Reason: ReasonError, ErrorCode: ErrorProviderNotReady, ErrorMessage: "no snapshot has been loaded yet"}
 
@@ -55,8 +59,13 @@ func (c *Client) served(f *compiledFlag, variation string, ctx *Context) {
 	if c.counts != nil && i < len(f.counts) {
 		f.counts[i].Add(1)
 	}
-	if c.exposures != nil {
-		c.exposures.expose(f, variation, i, ctx.UserID)
+	if s := c.exposures; s != nil {
+		h := maphash.String(eventSeed, ctx.UserID) ^ f.keyHash ^ uint64(i+1)*0x9E3779B97F4A7C15
+		seen := s.seen.Load()
+		// A repeat within the window, the common case, is found in its first slot and ends here.
+		if atomic.LoadUint32(&seen.slots[h&seen.mask]) != fingerprint(h) {
+			s.expose(seen, h, f, variation, ctx.UserID)
+		}
 	}
 }
 

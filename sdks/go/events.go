@@ -90,12 +90,17 @@ func setSizeFor(n int64) int {
 	return size
 }
 
+// fingerprint is what the set keeps of h (its slot is h's low bits); never 0, which marks a free slot.
+func fingerprint(h uint64) uint32 {
+	if fp := uint32(h >> 32); fp != 0 {
+		return fp
+	}
+	return 1
+}
+
 // add is false when the window already holds h.
 func (s *exposureSet) add(h uint64) bool {
-	fp := uint32(h >> 32)
-	if fp == 0 {
-		fp = 1
-	}
+	fp := fingerprint(h)
 	i := h & s.mask
 	for probes := 0; probes < 64; probes++ {
 		switch atomic.LoadUint32(&s.slots[i]) {
@@ -143,10 +148,10 @@ func newEventSender(c *Client) *eventSender {
 	return s
 }
 
-// expose records that f served variation (index vi) to userID, once per window.
-func (s *eventSender) expose(f *compiledFlag, variation string, vi int, userID string) {
-	seen := s.seen.Load()
-	if !seen.add(maphash.String(eventSeed, userID) ^ f.keyHash ^ uint64(vi+1)*0x9E3779B97F4A7C15) {
+// expose records that f served variation to userID, once per window: h hashes the three, seen is the
+// window's set it was looked up in (Client.served looks in its first slot).
+func (s *eventSender) expose(seen *exposureSet, h uint64, f *compiledFlag, variation string, userID string) {
+	if !seen.add(h) {
 		return
 	}
 	if seen.n.Add(1) == seen.limit {
