@@ -20,8 +20,8 @@ import (
 // Recording an exposure is on the evaluation's path, so it does the least that keeps counts meaningful:
 // a hash of (flag, variation, user) looked up in a set of what this flush window already recorded (one
 // exposure per user, flag and variation per window: a user evaluated in a loop is one exposure, not
-// thousands, so per-variation counts stay close to users, as the sample-ratio check assumes), then an append
-// to a bounded ring that drops its oldest event when full. Everything else (timestamps, JSON, HTTP, retries)
+// thousands, so per-variation counts stay close to users, as the sample-ratio check assumes) and, for a new
+// one, an append to a bounded ring that drops its oldest event when full. Everything else (timestamps, JSON, HTTP, retries)
 // happens on the sender's goroutine.
 
 const (
