@@ -66,11 +66,11 @@ const result = JSON.parse(py.stdout);
 console.log(
   `\nPython ${result.python} SDK beside the JS SDK, ${USERS.toLocaleString('en')} users, median of ${ROUNDS} passes; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`,
 );
-console.log('| what | µs/op | share on |\n|---|---|---|');
+console.log('| what | µs/op | CPU µs/op | share on |\n|---|---|---|---|');
 for (const [name, r] of Object.entries(result.rows))
-  console.log(`| Python ${name} | ${r.us.toFixed(2)} | ${(r.onShare * 100).toFixed(1)} % |`);
+  console.log(`| Python ${name} | ${r.us.toFixed(2)} | ${r.cpuUs.toFixed(2)} | ${(r.onShare * 100).toFixed(1)} % |`);
 console.log(
-  `| JS SDK \`client.boolean(…)\`, \`sendCounts: false\` (before / after the Python run) | ${jsBefore.toFixed(3)} / ${jsAfter.toFixed(3)} | |`,
+  `| JS SDK \`client.boolean(…)\`, \`sendCounts: false\` (before / after the Python run) | ${jsBefore.toFixed(3)} / ${jsAfter.toFixed(3)} | | |`,
 );
 const s = result.snapshot;
 console.log(

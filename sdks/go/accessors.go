@@ -1,6 +1,10 @@
 package flagops
 
-import "fmt"
+import (
+	"fmt"
+	"hash/maphash"
+	"sync/atomic"
+)
 
 var notReady = Result{Reason: ReasonError, ErrorCode: ErrorProviderNotReady, ErrorMessage: "no snapshot has been loaded yet"}
 
@@ -11,8 +15,8 @@ func (c *Client) Evaluate(flagKey string, ctx Context) (r Result) {
 	if env == nil {
 		return notReady
 	}
-	if f := env.evaluateInto(flagKey, &ctx, nil, &r); f != nil && c.counts != nil {
-		f.count(r.Variation)
+	if f := env.evaluateInto(flagKey, &ctx, nil, &r); f != nil {
+		c.served(f, r.Variation, &ctx)
 	}
 	return
 }
@@ -31,19 +35,38 @@ func (c *Client) details(flagKey string, ctx *Context, kind string, accept func(
 		return false
 	}
 	if r.Value == nil && r.Reason == ReasonArchived {
-		if c.counts != nil {
-			f.count(r.Variation)
-		}
+		c.served(f, r.Variation, ctx)
 		return false
 	}
 	if !accept(r.Value) {
 		*r = Result{Reason: ReasonError, ErrorCode: ErrorTypeMismatch, ErrorMessage: fmt.Sprintf("flag %s is %s, not %s", flagKey, describe(r.Value), kind)}
 		return false
 	}
-	if c.counts != nil {
-		f.count(r.Variation)
-	}
+	c.served(f, r.Variation, ctx)
 	return true
+}
+
+// served records an evaluation that gave the flag's own answer: counted for the stats, and an exposure when
+// the client sends them.
+func (c *Client) served(f *compiledFlag, variation string, ctx *Context) {
+	if c.counts == nil && c.exposures == nil {
+		return
+	}
+	i := f.variationIndex(variation)
+	if i < 0 {
+		return
+	}
+	if c.counts != nil && i < len(f.counts) {
+		f.counts[i].Add(1)
+	}
+	if s := c.exposures; s != nil {
+		h := maphash.String(eventSeed, ctx.UserID) ^ f.keyHash ^ uint64(i+1)*0x9E3779B97F4A7C15
+		seen := s.seen.Load()
+		// A repeat within the window, the common case, is found in its first slot and ends here.
+		if atomic.LoadUint32(&seen.slots[h&seen.mask]) != fingerprint(h) {
+			s.expose(seen, h, f, variation, ctx.UserID)
+		}
+	}
 }
 
 func describe(v any) string {

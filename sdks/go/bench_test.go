@@ -94,13 +94,34 @@ func reportCPU(b *testing.B, since int64) {
 
 // BenchmarkClientBoolCounting is client.Bool with evaluation counting on (the default of a connected client).
 func BenchmarkClientBoolCounting(b *testing.B) {
+	benchmarkConnectedBool(b, false, 100_000)
+}
+
+// BenchmarkClientBoolExposures is client.Bool with counting and exposures on (Options.SendExposures), against
+// BenchmarkClientBoolCounting: the cost of recording exposures. With 100,000 users nearly every evaluation is
+// a new exposure for the window (the queue fills and drops the oldest: the sender has nowhere to send them);
+// with 1,000 nearly every one is a repeat the window already holds.
+func BenchmarkClientBoolExposures(b *testing.B) {
+	for _, users := range []int{100_000, 1_000} {
+		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
+			b.Run("exposures=off", func(b *testing.B) { benchmarkConnectedBool(b, false, users) })
+			b.Run("exposures=on", func(b *testing.B) { benchmarkConnectedBool(b, true, users) })
+		})
+	}
+}
+
+func benchmarkConnectedBool(b *testing.B, exposures bool, users int) {
 	c, err := NewClient(Options{URL: "http://127.0.0.1:9", SDKKey: "svc_sdk_bench", Bootstrap: []byte(benchSnapshot),
-		DisableStream: true, PollInterval: time.Hour, CountsInterval: time.Hour, Logger: quietLogger()})
+		DisableStream: true, PollInterval: time.Hour, CountsInterval: time.Hour, Logger: quietLogger(),
+		SendExposures: exposures, ExposureFlushInterval: time.Hour, RetryInitial: time.Hour, RetryMax: time.Hour})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close(context.Background())
-	contexts := benchContexts(100_000)
+	contexts := benchContexts(users)
+	for i := range contexts { // warm: the exposure set and the queue at their working size
+		c.Bool("new-checkout", false, contexts[i])
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu := cpuTime()

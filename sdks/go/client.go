@@ -43,6 +43,14 @@ type Options struct {
 	// (POST /v1/counts) every CountsInterval (default 10 s) and on Close.
 	DisableCounts  bool
 	CountsInterval time.Duration
+	// SendExposures sends an exposure event (POST /v1/events) for each evaluation that gives a flag's own
+	// answer, at most one per flag, variation and user in each ExposureFlushInterval (default 10 s), in
+	// batches of up to 1,000, at the end of each interval and on Close. Off by default.
+	SendExposures         bool
+	ExposureFlushInterval time.Duration
+	// EventQueueSize bounds the exposure and track events waiting to be sent (default 10,000); when it is
+	// full the oldest event is dropped and counted (EventStats), and evaluation never waits.
+	EventQueueSize int
 	// Bootstrap is a snapshot (a GET /v1/snapshot body) served until the first one arrives.
 	Bootstrap []byte
 	// Offline serves Bootstrap only and sends no request.
@@ -100,6 +108,8 @@ type Client struct {
 
 	refreshCh chan struct{}
 	counts    *countReporter // nil: not counting
+	events    *eventSender   // nil: offline
+	exposures *eventSender   // events, when it records exposures; nil otherwise
 	// What the pending refresh requests are for: the last version the stream announced, and whether any
 	// request needs a check whatever is held (a dropped stream). Lets the loop skip a fetch of a version
 	// it already holds (announced at start while the first fetch was out, or applied from a patch).
@@ -150,6 +160,12 @@ func NewClient(opts Options) (*Client, error) {
 			c.wg.Add(1)
 			go c.counts.loop()
 		}
+		c.events = newEventSender(c)
+		if opts.SendExposures {
+			c.exposures = c.events
+		}
+		c.wg.Add(1)
+		go c.events.loop()
 		c.wg.Add(1)
 		go c.pollLoop()
 		if !opts.DisableStream {
@@ -176,6 +192,10 @@ func newClient(opts Options) (*Client, error) {
 	opts.RetryMax = orDefault(opts.RetryMax, 60*time.Second)
 	opts.StreamIdleTimeout = orDefault(opts.StreamIdleTimeout, 60*time.Second)
 	opts.CountsInterval = orDefault(opts.CountsInterval, 10*time.Second)
+	opts.ExposureFlushInterval = orDefault(opts.ExposureFlushInterval, 10*time.Second)
+	if opts.EventQueueSize <= 0 {
+		opts.EventQueueSize = defaultEventQueueSize
+	}
 	c := &Client{
 		opts:      opts,
 		base:      strings.TrimRight(opts.URL, "/"),
@@ -259,8 +279,8 @@ func (c *Client) Keys() []string {
 	return env.keys()
 }
 
-// Close stops polling and the stream, sends the last evaluation counts, and waits for the client's
-// goroutines to end, or for ctx. Evaluations keep answering from the last snapshot. Idempotent.
+// Close stops polling and the stream, sends the last evaluation counts and events, and waits for the
+// client's goroutines to end, or for ctx. Evaluations keep answering from the last snapshot. Idempotent.
 func (c *Client) Close(ctx context.Context) error {
 	first := false
 	c.closeOnce.Do(func() {
@@ -273,6 +293,9 @@ func (c *Client) Close(ctx context.Context) error {
 		c.wg.Wait()
 		if first && c.counts != nil {
 			c.counts.flush(ctx)
+		}
+		if first && c.events != nil {
+			c.events.flush(ctx)
 		}
 		close(done)
 	}()

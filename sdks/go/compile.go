@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"sort"
 )
@@ -53,6 +54,8 @@ type compiledFlag struct {
 	print uint64
 	// evaluation counts of clients (countsReporter); shared by no other compiled flag.
 	counts flagCounts
+	// the key's hash in the exposure set (events.go)
+	keyHash uint64
 }
 
 type compiledSegment struct {
@@ -102,6 +105,7 @@ func compileFlag(key string, raw json.RawMessage) (*compiledFlag, error) {
 		defaultValue: w.DefaultValue,
 		prefix:       murmurState{}.absorb(key + "/"),
 		print:        fnv64(raw),
+		keyHash:      maphash.String(eventSeed, key),
 	}
 	f.variantPrefix = murmurState{}.absorb(key + "/variant/")
 	if len(w.Variants) > 0 {

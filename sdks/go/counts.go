@@ -28,27 +28,22 @@ type flagCounts []atomic.Int64
 
 func newFlagCounts(f *compiledFlag) flagCounts { return make(flagCounts, 3+len(f.variants)) }
 
-// count adds one evaluation of f that served variation.
-func (f *compiledFlag) count(variation string) {
-	i := -1
+// variationIndex is variation's counter index in f (on, off, default, then the variants), or -1.
+func (f *compiledFlag) variationIndex(variation string) int {
 	switch variation {
 	case "on":
-		i = 0
+		return 0
 	case "off":
-		i = 1
+		return 1
 	case "default":
-		i = 2
-	default:
-		for j := range f.variants {
-			if f.variants[j].name == variation {
-				i = 3 + j
-				break
-			}
+		return 2
+	}
+	for j := range f.variants {
+		if f.variants[j].name == variation {
+			return 3 + j
 		}
 	}
-	if i >= 0 && i < len(f.counts) {
-		f.counts[i].Add(1)
-	}
+	return -1
 }
 
 func (f *compiledFlag) variationAt(i int) string {
@@ -228,7 +223,8 @@ func (r *countReporter) loop() {
 		case <-t.C:
 		}
 		r.drain(time.Now())
-		r.send(c.ctx)
+		// Not c.ctx: a report cut by Close may have been taken already, and Close would send it again.
+		r.send(context.Background())
 	}
 }
 

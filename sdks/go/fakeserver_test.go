@@ -33,6 +33,20 @@ type fakeServer struct {
 	streamReq []*http.Request
 	counts    map[string]int64 // "flag/variation" → count taken by POST /v1/counts
 	countFail []int            // statuses to answer the next count reports with
+	events    [][]sentEvent    // the batches POST /v1/events took, in order
+	eventReqs int              // POST /v1/events requests, answered or failed
+	eventFail []int            // statuses to answer the next event requests with
+}
+
+// sentEvent is one event of a POST /v1/events body, as the server's schema reads it.
+type sentEvent struct {
+	Type      string   `json:"type"`
+	FlagKey   string   `json:"flagKey"`
+	Variation string   `json:"variation"`
+	Name      string   `json:"name"`
+	UserID    *string  `json:"userId"`
+	Value     *float64 `json:"value"`
+	At        string   `json:"at"`
 }
 
 func newFakeServer(t *testing.T, flags map[string]string) *fakeServer {
@@ -79,6 +93,8 @@ func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {
 		f.stream(w, r)
 	case "/v1/counts":
 		f.takeCounts(w, r)
+	case "/v1/events":
+		f.takeEvents(w, r)
 	default:
 		w.WriteHeader(404)
 	}
@@ -156,6 +172,53 @@ func (f *fakeServer) takeCounts(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(202)
 	fmt.Fprintf(w, `{"accepted":%d}`, len(body.Counts))
+}
+
+// takeEvents checks a POST /v1/events body as the server does (at most 1,000 events, each an exposure
+// { flagKey, variation } or a track event { name, value? }, at ISO-8601) and keeps the batch.
+func (f *fakeServer) takeEvents(w http.ResponseWriter, r *http.Request) {
+	var body struct{ Events []sentEvent }
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&body)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.eventReqs++
+	if len(f.eventFail) > 0 {
+		status := f.eventFail[0]
+		f.eventFail = f.eventFail[1:]
+		w.WriteHeader(status)
+		return
+	}
+	if err != nil || len(body.Events) > 1000 {
+		f.t.Errorf("an events body the server refuses: %v, %d events", err, len(body.Events))
+		w.WriteHeader(400)
+		return
+	}
+	for _, e := range body.Events {
+		_, atErr := time.Parse(time.RFC3339, e.At)
+		ok := atErr == nil && (e.Type == "exposure" && e.FlagKey != "" && e.Variation != "" && e.Name == "" && e.Value == nil ||
+			e.Type == "track" && e.Name != "" && e.FlagKey == "" && e.Variation == "")
+		if !ok {
+			f.t.Errorf("an event the server refuses: %+v", e)
+			w.WriteHeader(400)
+			return
+		}
+	}
+	f.events = append(f.events, body.Events)
+	w.WriteHeader(202)
+	fmt.Fprintf(w, `{"accepted":%d}`, len(body.Events))
+}
+
+// eventsTaken is every event the server took, in order, and the number of batches.
+func (f *fakeServer) eventsTaken() ([]sentEvent, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []sentEvent
+	for _, batch := range f.events {
+		out = append(out, batch...)
+	}
+	return out, len(f.events)
 }
 
 func (f *fakeServer) countsTaken() map[string]int64 {

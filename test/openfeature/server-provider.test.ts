@@ -1,10 +1,12 @@
 import { bucket } from '@flagops/core';
 import { FlagopsProvider } from '@flagops/openfeature';
+import { createClient } from '@flagops/sdk';
 import { OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/server-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdkKey } from '../eval-server/harness.js';
 import { until } from '../helpers/deadlines.js';
 import {
+  ADMIN_KEY,
   killRequest,
   quiet,
   recordingFetch,
@@ -185,5 +187,18 @@ describe('the OpenFeature server provider (@openfeature/server-sdk)', () => {
     } finally {
       streams.stop();
     }
+  });
+
+  it('implements track: the event, with the details value, reaches the project events', async () => {
+    const events = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, logger: quiet });
+    await OpenFeature.setProviderAndWait('server-tracking', new FlagopsProvider({ client: events }));
+    const client = OpenFeature.getClient('server-tracking');
+    client.track('checkout', { targetingKey: 'user-1' }, { value: 30 });
+    client.track('checkout', { targetingKey: 'user-2' }, { value: 12.25 });
+    await events.close(); // sends what waits
+    const res = await fetch(`${h.service.controlUrl}/api/v1/projects/prj_shop/events?environment=prod`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect((await res.json()).series.at(-1).counts.checkout).toEqual({ count: 2, sum: 42.25 });
   });
 });

@@ -2,7 +2,7 @@ import { FlagopsWebProvider } from '@flagops/openfeature/web';
 import { createClient } from '@flagops/sdk';
 import { type EventDetails, OpenFeature, ProviderEvents, ProviderStatus } from '@openfeature/web-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killRequest, quiet, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
+import { ADMIN_KEY, killRequest, quiet, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
 describe('the OpenFeature web provider (@openfeature/web-sdk)', () => {
   let h: SdkHarness;
@@ -72,5 +72,17 @@ describe('the OpenFeature web provider (@openfeature/web-sdk)', () => {
     const remote = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, mode: 'remote', logger: quiet });
     expect(() => new FlagopsWebProvider({ client: remote as never })).toThrow(TypeError);
     void remote.close();
+  });
+
+  it('implements track: the event, with the details value, reaches the project events for the static context', async () => {
+    const events = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, logger: quiet });
+    const tracking = new FlagopsWebProvider({ client: events });
+    await OpenFeature.setProviderAndWait('web-tracking', tracking);
+    OpenFeature.getClient('web-tracking').track('web-checkout', { value: 42.5, currency: 'EUR' });
+    await events.close(); // sends what waits
+    const res = await fetch(`${h.service.controlUrl}/api/v1/projects/prj_shop/events?environment=prod`, {
+      headers: { authorization: `Bearer ${ADMIN_KEY}` },
+    });
+    expect((await res.json()).series.at(-1).counts['web-checkout']).toEqual({ count: 1, sum: 42.5 });
   });
 });

@@ -1,5 +1,9 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplicaCounts } from '../../src/apps/replica/replica-counts.js';
+import { startReplica } from '../../src/apps/replica/start-replica.js';
 import { UpstreamClient } from '../../src/apps/replica/upstream-client.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
@@ -52,6 +56,75 @@ describe('count batches from replicas reach the stats exactly once', () => {
     expect(sent[2]).not.toBe(sent[0]);
     expect(await total()).toBe(8);
     expect(counts.unsent).toBe(0);
+  });
+
+  it('exposures and track events in a batch retried after its answer was lost are counted once', async () => {
+    const sent: string[] = [];
+    let loseNext = true;
+    const lossy: typeof fetch = async (input, init) => {
+      sent.push(JSON.parse(String(init?.body)).batchId);
+      const res = await fetch(input, init);
+      if (loseNext) {
+        loseNext = false;
+        throw new TypeError('socket hang up');
+      }
+      return res;
+    };
+    const counts = new ReplicaCounts(new UpstreamClient({ origin: svc.controlUrl, token: svc.admin, fetch: lossy }), silentLogger);
+    const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    counts.addExposure(project.id, 'dev', 'checkout', 'on', hour, 3);
+    counts.addTrack(project.id, 'dev', 'purchase', hour, 2, 7_500_000);
+    await counts.flush(); // upstream took it, the answer was lost
+    expect(counts.unsent).toBe(5);
+    await counts.flush(); // the same batch again
+    expect(sent).toEqual([sent[0], sent[0]]);
+    expect(counts.unsent).toBe(0);
+    const exposures = (await admin.get(`/api/v1/flags/${flag.id}/environments/dev/stats`)).body.series.at(-1).exposures;
+    expect(exposures).toEqual({ on: 3 });
+    const events = (await admin.get(`/api/v1/projects/${project.id}/events?environment=dev`)).body.series.at(-1).counts;
+    expect(events).toEqual({ purchase: { count: 2, sum: 7.5 } });
+  });
+
+  it('a replica takes POST /v1/events with an sdk key and forwards them to the stats', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-'));
+    const replica = await startReplica({
+      upstreams: [svc.controlUrl],
+      token: svc.admin,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: dir,
+      logger: silentLogger,
+      countsIntervalMs: 60_000, // flushed by the test
+      startTimeoutMs: 2_000,
+    });
+    try {
+      const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'staging' })).body.key;
+      const sdk = httpClient(replica.url, sdkKey);
+      const bad = await sdk.post('/v1/events', {
+        events: [
+          { type: 'track', name: 'ok' },
+          { type: 'exposure', flagKey: 'nope', variation: 'on' },
+        ],
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.message).toContain('events[1].flagKey');
+      const res = await sdk.post('/v1/events', {
+        events: [
+          { type: 'exposure', flagKey: 'checkout', variation: 'off', userId: 'u1' },
+          { type: 'track', name: 'signup', value: 1 },
+        ],
+      });
+      expect(res.status).toBe(202);
+      expect(res.body).toEqual({ accepted: 2 });
+      await replica.counts.flush();
+      const exposures = (await admin.get(`/api/v1/flags/${flag.id}/environments/staging/stats`)).body.series.at(-1).exposures;
+      expect(exposures).toEqual({ off: 1 });
+      const events = (await admin.get(`/api/v1/projects/${project.id}/events?environment=staging`)).body.series.at(-1).counts;
+      expect(events).toEqual({ signup: { count: 1, sum: 1 } });
+    } finally {
+      await replica.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a batch upstream refuses is dropped, not retried forever', async () => {

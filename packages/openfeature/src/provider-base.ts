@@ -4,7 +4,13 @@
  */
 import { flagMetadata, openFeatureReason, setOwn } from '@flagops/core';
 import type { ClientStatus, EvaluationContext, EvaluationDetails, FlagopsClient } from '@flagops/sdk';
-import { type ErrorCode, GeneralError, type EvaluationContext as OpenFeatureContext, type ResolutionDetails } from '@openfeature/core';
+import {
+  type ErrorCode,
+  GeneralError,
+  type EvaluationContext as OpenFeatureContext,
+  type ResolutionDetails,
+  type TrackingEventDetails,
+} from '@openfeature/core';
 
 /** The four provider events flagops sends; the server and the web SDK spell them alike but type them apart. */
 export interface ProviderEventNames<E> {
@@ -62,6 +68,15 @@ export abstract class FlagopsProviderBase<C extends FlagopsClient, E> {
     const status = await this.client.ready();
     this.initialized = true;
     if (status !== 'ready' && status !== 'stale') throw new GeneralError(`the flagops client is ${status}; it keeps retrying`);
+  }
+
+  /**
+   * OpenFeature's Tracking API: a track event for the context's user (`targetingKey`), with the details' `value`
+   * as its value (other details are not sent), in the client's next batch to POST /v1/events.
+   */
+  track(trackingEventName: string, context?: OpenFeatureContext, trackingEventDetails?: TrackingEventDetails): void {
+    const value = trackingEventDetails?.value;
+    this.client.track(trackingEventName, toFlagopsContext(context), typeof value === 'number' ? value : undefined);
   }
 
   async onClose(): Promise<void> {

@@ -100,7 +100,10 @@ export class LocalClient extends ClientRuntime {
       return errorDetails(defaultValue, 'GENERAL', describeError(err));
     }
     const details = shapeResult(flagKey, result, defaultValue, kind);
-    if (this.counts !== null && details.variation !== undefined) this.counts.add(flagKey, details.variation);
+    if (details.variation !== undefined) {
+      if (this.counts !== null) this.counts.add(flagKey, details.variation);
+      if (this.exposures !== null) this.exposures.exposure(flagKey, details.variation, context?.userId);
+    }
     return details;
   }
 

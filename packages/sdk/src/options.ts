@@ -38,6 +38,9 @@ export interface ResolvedOptions {
   streamIdleTimeoutMs: number;
   countsIntervalMs: number;
   sendCounts: boolean;
+  sendExposures: boolean;
+  eventsIntervalMs: number;
+  eventsMaxBatch: number;
   remoteCacheSize: number;
   random: () => number;
   scheduler: Scheduler;
@@ -47,6 +50,13 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0)
     throw new TypeError(`flagops: ${name} must be a positive number of milliseconds`);
+  return value;
+}
+
+function batchSize(value: number | undefined): number {
+  if (value === undefined) return 500;
+  if (!Number.isInteger(value) || value < 1 || value > 1000)
+    throw new TypeError('flagops: eventsMaxBatch must be a whole number from 1 to 1000');
   return value;
 }
 
@@ -80,6 +90,9 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     streamIdleTimeoutMs: positive('streamIdleTimeoutMs', options.streamIdleTimeoutMs, 60_000),
     countsIntervalMs: positive('countsIntervalMs', options.countsIntervalMs, 10_000),
     sendCounts: options.sendCounts ?? true,
+    sendExposures: options.sendExposures ?? false,
+    eventsIntervalMs: positive('eventsIntervalMs', options.eventsIntervalMs, 10_000),
+    eventsMaxBatch: batchSize(options.eventsMaxBatch),
     remoteCacheSize: positive('remoteCacheSize', options.remoteCacheSize, 10_000),
     random: options.random ?? Math.random,
     scheduler: options.scheduler ?? realScheduler,

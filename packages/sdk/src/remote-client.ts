@@ -75,13 +75,19 @@ export class RemoteClient extends ClientRuntime {
     if (problem !== null) return errorDetails(defaultValue, 'INVALID_CONTEXT', problem);
     const cacheKey = `${flagKey}\u0000${canonicalJson(context ?? {})}`;
     const cached = this.cache.get(cacheKey);
-    if (cached !== undefined) return shapeResult(flagKey, { ...cached.result }, defaultValue, kind);
+    if (cached !== undefined) return this.exposed(flagKey, shapeResult(flagKey, { ...cached.result }, defaultValue, kind), context);
     try {
       const result = await this.fetchResult(cacheKey, flagKey, context);
-      return shapeResult(flagKey, { ...result }, defaultValue, kind);
+      return this.exposed(flagKey, shapeResult(flagKey, { ...result }, defaultValue, kind), context);
     } catch (err) {
       return errorDetails(defaultValue, 'GENERAL', describeError(err));
     }
+  }
+
+  /** With sendExposures, what the application is given is an exposure. */
+  private exposed<T>(flagKey: string, details: EvaluationDetails<T>, context: EvaluationContext | undefined): EvaluationDetails<T> {
+    if (this.exposures !== null && details.variation !== undefined) this.exposures.exposure(flagKey, details.variation, context?.userId);
+    return details;
   }
 
   /** One request per (flag, context) at a time; the answer is cached unless the version moved meanwhile. */

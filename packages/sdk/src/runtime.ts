@@ -2,9 +2,10 @@
  * What both client modes share: status and ready(), events, timers that close() cancels, the update loop, and
  * close() itself.
  */
+import { EventSender } from './events.js';
 import { describeError, Http, isRefusal } from './http.js';
 import type { ResolvedOptions } from './options.js';
-import type { ClientEvents, ClientStatus, Scheduler, SdkLogger } from './types.js';
+import type { ClientEvents, ClientStatus, EvaluationContext, Scheduler, SdkLogger } from './types.js';
 import { StreamConnection, UpdateLoop, type UpdateSource } from './updates.js';
 
 /**
@@ -20,6 +21,9 @@ export abstract class ClientRuntime {
   /** @internal */ protected readonly http: Http;
   /** @internal */ protected readonly emitter: Emitter<ClientEvents>;
   /** @internal */ protected readonly state: ClientState;
+  /** @internal With sendExposures: where the evaluations given to the application go. */
+  protected readonly exposures: EventSender | null;
+  private sender: EventSender | null = null;
   private loop: UpdateLoop | null = null;
   private closing: Promise<void> | null = null;
 
@@ -37,6 +41,26 @@ export abstract class ClientRuntime {
     });
     this.emitter = new Emitter<ClientEvents>(options.logger);
     this.state = new ClientState(this.emitter, this.scheduler, () => this.hasData());
+    this.exposures = options.sendExposures ? this.events() : null;
+  }
+
+  /**
+   * Records a track event (a conversion, a purchase with its amount as `value`) for `context`'s user, sent in
+   * a batch to POST /v1/events. Never throws: a name or value the server would refuse is dropped with a warning.
+   */
+  track(name: string, context?: EvaluationContext, value?: number): void {
+    if (this.closing) return;
+    const userId = context?.userId;
+    this.events().track(name, typeof userId === 'string' ? userId : undefined, value);
+  }
+
+  /** The event sender, started on first use: a client that sends no events runs no timer for them. */
+  private events(): EventSender {
+    if (this.sender === null) {
+      this.sender = new EventSender(this.http, this.scheduler, this.options.eventsIntervalMs, this.options.eventsMaxBatch, this.logger);
+      this.sender.start();
+    }
+    return this.sender;
   }
 
   get status(): ClientStatus {
@@ -62,6 +86,7 @@ export abstract class ClientRuntime {
       this.loop?.stop();
       this.http.abortAll();
       await this.beforeClose();
+      await this.sender?.close();
       this.http.close();
       this.state.close();
       this.scheduler.clear();

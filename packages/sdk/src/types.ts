@@ -96,6 +96,15 @@ export interface ClientOptions {
   countsIntervalMs?: number;
   /** Local mode: count evaluations and report them. Default true. */
   sendCounts?: boolean;
+  /**
+   * Send an exposure event (POST /v1/events) for the evaluations the application is given: one per flag,
+   * variation and user per send. For experiments and the sample-ratio check. Default false.
+   */
+  sendExposures?: boolean;
+  /** Send waiting events (exposures and `track`) this often, and on close. Default 10 000. */
+  eventsIntervalMs?: number;
+  /** Send at once when this many events are waiting; at most 1 000 go in one request. Default 500. */
+  eventsMaxBatch?: number;
   /** Remote mode: at most this many cached results. Default 10 000. */
   remoteCacheSize?: number;
   /** For tests: a number in [0, 1) (jitter). Default Math.random. */

@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 from .client import ERROR, NOT_READY, READY, STALE, ChangeEvent, Client, StatusEvent  # noqa: E402
 from .details import EvaluationDetails  # noqa: E402
+from .events import EventStats  # noqa: E402
 from .evaluate import CompiledEnvironment  # noqa: E402
 from .murmur3 import bucket, murmur3_32  # noqa: E402
 from .store import Snapshot, SnapshotError, parse_snapshot  # noqa: E402
@@ -21,6 +22,7 @@ __all__ = [
     "ChangeEvent",
     "StatusEvent",
     "EvaluationDetails",
+    "EventStats",
     "CompiledEnvironment",
     "Snapshot",
     "SnapshotError",

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .context import context_problem, split_context
+from .events import EventSender, EventStats, check_track
 from .details import (
     FLAG_NOT_FOUND,
     GENERAL,
@@ -90,6 +91,9 @@ class Client:
         retry_max: float = 60.0,
         stream_idle_timeout: float = 60.0,
         logger: logging.Logger | None = None,
+        send_exposures: bool = False,
+        exposure_flush_interval: float = 10.0,
+        event_queue_size: int = 10_000,
     ) -> None:
         if not isinstance(sdk_key, str) or not sdk_key:
             raise ValueError("flagops: sdk_key is required")
@@ -99,6 +103,9 @@ class Client:
         self._retry_max = _positive("retry_max", retry_max)
         self._idle_timeout = _positive("stream_idle_timeout", stream_idle_timeout)
         self._logger = logger or _LOGGER
+        flush_interval = _positive("exposure_flush_interval", exposure_flush_interval)
+        if isinstance(event_queue_size, bool) or not isinstance(event_queue_size, int) or event_queue_size < 1:
+            raise ValueError("flagops: event_queue_size must be a positive whole number")
 
         self._snapshot: Snapshot | None = None  # swapped whole, read without a lock
         self._status = NOT_READY
@@ -120,6 +127,16 @@ class Client:
                 self._set_status(READY)
             except SnapshotError as err:
                 self._logger.warning("flagops: ignoring the bootstrap snapshot: %s", err)
+
+        self._events = EventSender(
+            self._transport,
+            self._serves,
+            lambda attempt: backoff_delay(attempt, self._retry_initial, self._retry_max),
+            flush_interval,
+            event_queue_size,
+            self._logger,
+        )
+        self._exposures = self._events if send_exposures else None
 
         self._updater = threading.Thread(target=self._run_updates, name="flagops-updates", daemon=True)
         self._updater.start()
@@ -206,7 +223,44 @@ class Client:
         if kind != "any" and not (value is None and reason == "archived") and not matches(value, kind):
             wanted = "an object or array" if kind == "object" else f"a {kind}"
             return None, TYPE_MISMATCH, f"flag {flag_key} is {describe(value)}, not {wanted}"
+        exposures = self._exposures
+        if exposures is not None:
+            key = (flag_key, result["variation"], user_id)
+            if key not in exposures.seen:  # a repeat in this window, the common case, costs only this look-up
+                exposures.expose(key)
         return result, "", ""
+
+    def _serves(self, flag_key: str, variation: str) -> bool:
+        """Whether the snapshot served now has the flag and it can serve this variation (a queued exposure still applies)."""
+        snapshot = self._snapshot
+        flag = None if snapshot is None else snapshot.compiled.flags.get(flag_key)
+        if flag is None:
+            return False
+        return variation in ("on", "off", "default") or any(v.name == variation for v in flag.variants or ())
+
+    # ---- track events ----
+
+    def track(self, name: str, context: Mapping[str, Any] | None = None, value: float | None = None) -> None:
+        """
+        Records that the context's user did ``name`` (1 to 128 letters, digits, '.', '_', ':' or '-', starting
+        with a letter or digit), with an optional ``value`` from -1e9 to 1e9 that the stats add up per name. It
+        is sent with ``POST /v1/events`` in the next batch; a name or value the server would refuse is dropped
+        here with a warning, so that it cannot cost the rest of its batch.
+        """
+        problem = check_track(name, value)
+        if problem is None and context is not None:
+            problem = context_problem(context)
+        if problem is not None:
+            self._logger.warning("flagops: track: %s: dropped", problem)
+            self._events.count_dropped()
+            return
+        user_id = split_context(context)[0]
+        self._events.track(name, user_id, None if value is None else float(value))
+
+    @property
+    def event_stats(self) -> EventStats:
+        """Events sent (accepted), dropped (a full queue, a flag gone, unsendable at close) and rejected (4xx)."""
+        return self._events.stats
 
     # ---- events ----
 
@@ -257,7 +311,10 @@ class Client:
             self._wake.notify_all()
 
     def close(self) -> None:
-        """Stops the threads and the stream; evaluation keeps answering from the last snapshot. Idempotent."""
+        """
+        Stops the threads and the stream and sends the queued events; evaluation keeps answering from the last
+        snapshot. Idempotent.
+        """
         if self._closed.is_set():
             return
         self._closed.set()
@@ -270,6 +327,7 @@ class Client:
         for thread in (self._updater, self._streamer):
             if thread is not None and thread is not threading.current_thread():
                 thread.join(timeout=5)
+        self._events.close()
 
     def __enter__(self) -> "Client":
         return self

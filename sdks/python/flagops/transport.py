@@ -100,6 +100,19 @@ class Transport:
         finally:
             conn.close()
 
+    def post_events(self, events: list) -> tuple[int, str]:
+        """POST /v1/events: the status and the start of the answer; OSError when no answer came."""
+        body = json.dumps({"events": events}, separators=(",", ":")).encode()
+        conn = self._connection(self._timeout)
+        try:
+            conn.request("POST", f"{self._base}/v1/events", body=body, headers=self._headers(**{"Content-Type": "application/json"}))
+            res = conn.getresponse()
+            return res.status, res.read(4096).decode("utf-8", "replace").strip()
+        except http.client.HTTPException as err:  # a broken answer: as good as none
+            raise ConnectionError(f"POST /v1/events: {err!r}") from None
+        finally:
+            conn.close()
+
     def open_stream(self, since: int | None, idle_timeout: float) -> "StreamResponse":
         """Opens GET /v1/stream; reading it raises ``socket.timeout`` after ``idle_timeout`` seconds of silence."""
         path = f"{self._base}/v1/stream" + (f"?since={since}" if since is not None else "")

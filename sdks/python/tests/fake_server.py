@@ -23,6 +23,10 @@ class FakeEvalServer:
         self.requests: list[dict] = []
         self.streams: list[queue.Queue] = []
         self.stream_requests: list[dict] = []
+        self.event_batches: list[list[dict]] = []  # what POST /v1/events took, in order
+        self.event_requests = 0
+        self.event_fail: list[int] = []
+        self.problems: list[str] = []  # events the real server would refuse  # statuses to answer the next event requests with
         self.lock = threading.Lock()
         server = self
 
@@ -47,6 +51,25 @@ class FakeEvalServer:
                         server.stream_requests.append(seen)
                     return self.stream()
                 return self.reply(404, {"error": {"code": "not_found", "message": url.path}})
+
+            def do_POST(self):
+                url = urlsplit(self.path)
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.headers.get("Authorization") != f"Bearer {KEY}":
+                    return self.reply(401, {"error": {"code": "unauthorized", "message": "no valid SDK key"}})
+                if url.path != "/v1/events":
+                    return self.reply(404, {"error": {"code": "not_found", "message": url.path}})
+                with server.lock:
+                    server.event_requests += 1
+                    if server.event_fail:
+                        return self.reply(server.event_fail.pop(0), {"error": {"code": "unavailable", "message": "down"}})
+                    events = json.loads(body)["events"]
+                    problem = events_problem(events)
+                    if problem:
+                        server.problems.append(problem)
+                        return self.reply(400, {"error": {"code": "invalid_input", "message": problem}})
+                    server.event_batches.append(events)
+                return self.reply(202, {"accepted": len(events)})
 
             def reply(self, status, body, headers=None):
                 data = json.dumps(body).encode()
@@ -110,6 +133,10 @@ class FakeEvalServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
 
+    def events(self) -> list[dict]:
+        with self.lock:
+            return [e for batch in self.event_batches for e in batch]
+
     def publish(self, snapshot: dict) -> None:
         with self.lock:
             self.snapshots[snapshot["version"]] = snapshot
@@ -146,6 +173,27 @@ class FakeEvalServer:
         self.drop_streams()
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def events_problem(events: list) -> str | None:
+    """What the real server's schema would refuse in a POST /v1/events body, or None."""
+    from datetime import datetime
+
+    if len(events) > 1000:
+        return f"{len(events)} events in one request"
+    for e in events:
+        fields = {"exposure": {"type", "flagKey", "variation", "userId", "at"}, "track": {"type", "name", "userId", "value", "at"}}.get(e.get("type"))
+        if fields is None or not set(e) <= fields:
+            return f"an event the server refuses: {e}"
+        need = ("flagKey", "variation") if e["type"] == "exposure" else ("name",)
+        if not all(isinstance(e.get(f), str) and e[f] for f in need):
+            return f"an event without {need}: {e}"
+        if "at" in e:
+            try:
+                datetime.fromisoformat(e["at"].replace("Z", "+00:00"))
+            except ValueError:
+                return f"at is not ISO-8601: {e}"
+    return None
 
 
 def patch_between(old: dict, new: dict) -> dict:

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { FastPath } from '../../foundations/http/serve.js';
 import { countsRoute } from './counts.js';
+import { eventsRoute } from './events.js';
 import { evalServerFastPath } from './fast-path.js';
 import { type EvalAppDeps, mainViewSource } from './main-view-source.js';
 import { createRoutedApp, type EvalRoutes } from './routed-app.js';
@@ -15,7 +16,11 @@ export interface ServedDeps extends EvalAppDeps {
   source: ViewSource;
 }
 
-export const coreRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream: streamRoute, counts: countsRoute });
+export const coreRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({
+  stream: streamRoute,
+  counts: countsRoute,
+  events: eventsRoute,
+});
 
 /**
  * The evaluation API (docs/evaluation-server.md) as a Koa app. The service listens with evalFastPath in

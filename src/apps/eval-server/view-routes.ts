@@ -17,14 +17,19 @@ interface ServingDeps {
 
 /**
  * The evaluation API's route table (docs/evaluation-server.md, and OFREP), the same on the main server and on
- * replicas but for the stream and count reports, which each feeds from its own place.
+ * replicas but for the stream, count reports and events, which each feeds from its own place.
  */
-export function evaluationRoutes<D extends ServingDeps>(own: { stream: EvalHandler<D>; counts: EvalHandler<D> }): EvalRoutes<D> {
+export function evaluationRoutes<D extends ServingDeps>(own: {
+  stream: EvalHandler<D>;
+  counts: EvalHandler<D>;
+  events: EvalHandler<D>;
+}): EvalRoutes<D> {
   return {
     '/v1/evaluate': { POST: evaluateRoute },
     '/v1/snapshot': { GET: snapshotRoute },
     '/v1/stream': { GET: own.stream },
     '/v1/counts': { POST: own.counts },
+    '/v1/events': { POST: own.events },
     '/ofrep/v1/evaluate/flags': { POST: ofrepBulkRoute },
     [OFREP_FLAG_PREFIX]: { POST: ofrepFlagRoute },
     '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },

@@ -9,6 +9,7 @@ import type { Logger } from '../../foundations/log/logger.js';
 import type { EvaluationTotals } from '../../foundations/metrics/evaluation-totals.js';
 import { parseCountReport, viewCountRules } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
+import { readEvents, recordEventTotals } from '../eval-server/events.js';
 import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
 import { changesFor } from '../eval-server/snapshot-changes.js';
@@ -37,11 +38,11 @@ interface ServedDeps extends ReplicaAppDeps {
   source: ViewSource;
 }
 
-const replicaRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream, counts });
+const replicaRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream, counts, events });
 
 /**
  * The evaluation API of a replica: the main server's endpoints (/v1/evaluate, /v1/snapshot, /v1/stream,
- * /v1/counts, OFREP, /healthz) with its request parsing, evaluation core, ETags and stream hub; only where
+ * /v1/counts, /v1/events, OFREP, /healthz) with its request parsing, evaluation core, ETags and stream hub; only where
  * keys and views come from differs (ReplicaKeys, ReplicaHolder).
  */
 export function createReplicaApp(deps: ReplicaAppDeps): Koa {
@@ -119,4 +120,22 @@ async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
   for (const e of entries) deps.counts.add(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
   ctx.status = 202;
   ctx.body = { accepted: entries.length };
+}
+
+/** POST /v1/events: checked here as on the main server, then forwarded with the counts, in the same batches. */
+async function events(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
+  const view = await viewOf(bearerToken(ctx.get('authorization')), ctx.req, deps);
+  const parsed = await readEvents(ctx, view);
+  let accepted = 0;
+  for (const e of parsed.exposures) {
+    deps.counts.addExposure(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
+    accepted += e.count;
+  }
+  for (const t of parsed.track) {
+    deps.counts.addTrack(view.projectId, view.environment, t.name, t.hourStartMs, t.count, t.sumMicros);
+    accepted += t.count;
+  }
+  recordEventTotals(deps.totals?.events, view, parsed);
+  ctx.status = 202;
+  ctx.body = { accepted };
 }

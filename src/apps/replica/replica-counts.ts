@@ -8,7 +8,14 @@ interface Scope {
   projectId: string;
   environment: string;
   counts: Array<{ flagKey: string; variation: string; hour: string; count: number }>;
+  /** Exposure events, in the format of `counts`. */
+  exposures: Array<{ flagKey: string; variation: string; hour: string; count: number }>;
+  /** Track events per name and hour: how many, and the sum of their values in millionths. */
+  track: Array<{ name: string; hour: string; count: number; sumMicros: number }>;
 }
+
+/** What a pending entry is: an evaluation count, an exposure count or a track count. */
+type Kind = 'c' | 'e' | 't';
 
 interface Batch {
   batchId: string;
@@ -18,13 +25,14 @@ interface Batch {
 const SEP = '\u0000';
 
 /**
- * The evaluations a replica answered, forwarded to the control plane's stats exactly once: counts gather
+ * The evaluations a replica answered, and the events SDKs sent it, forwarded to the control plane's stats exactly once: counts gather
  * in memory and leave in batches, one at a time. A batch keeps its id until upstream acknowledges it, so a
  * retry after a lost answer is recognised upstream and not counted twice; a batch upstream refuses (4xx) is
  * dropped, as the SDK does; anything else is retried, with newer counts waiting behind it.
  */
 export class ReplicaCounts {
-  private pending = new Map<string, number>();
+  /** kind, project, environment, flag key (or event name), variation, hour → count and sum */
+  private pending = new Map<string, { count: number; sum: number }>();
   private inFlight: Batch | null = null;
   private sending: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -42,8 +50,35 @@ export class ReplicaCounts {
 
   /** Counts an SDK reported to this replica (POST /v1/counts), passed on with the replica's own. */
   add(projectId: string, environment: string, flagKey: string, variation: string, hourStartMs: number, count: number): void {
-    const key = [projectId, environment, flagKey, variation, hourStartMs].join(SEP);
-    this.pending.set(key, (this.pending.get(key) ?? 0) + count);
+    this.put('c', projectId, environment, flagKey, variation, hourStartMs, count, 0);
+  }
+
+  /** Exposure events an SDK sent to this replica (POST /v1/events). */
+  addExposure(projectId: string, environment: string, flagKey: string, variation: string, hourStartMs: number, count: number): void {
+    this.put('e', projectId, environment, flagKey, variation, hourStartMs, count, 0);
+  }
+
+  /** Track events of one name and hour an SDK sent to this replica, with the sum of their values in millionths. */
+  addTrack(projectId: string, environment: string, name: string, hourStartMs: number, count: number, sumMicros: number): void {
+    this.put('t', projectId, environment, name, '', hourStartMs, count, sumMicros);
+  }
+
+  private put(
+    kind: Kind,
+    projectId: string,
+    environment: string,
+    key1: string,
+    key2: string,
+    hourStartMs: number,
+    count: number,
+    sum: number,
+  ) {
+    const key = [kind, projectId, environment, key1, key2, hourStartMs].join(SEP);
+    const entry = this.pending.get(key);
+    if (entry) {
+      entry.count += count;
+      entry.sum += sum;
+    } else this.pending.set(key, { count, sum });
   }
 
   start(intervalMs: number): void {
@@ -68,8 +103,8 @@ export class ReplicaCounts {
   /** Counts not yet acknowledged by upstream (for health and tests). */
   get unsent(): number {
     let n = 0;
-    for (const count of this.pending.values()) n += count;
-    for (const scope of this.inFlight?.scopes ?? []) for (const c of scope.counts) n += c.count;
+    for (const { count } of this.pending.values()) n += count;
+    for (const scope of this.inFlight?.scopes ?? []) for (const c of [...scope.counts, ...scope.exposures, ...scope.track]) n += c.count;
     return n;
   }
 
@@ -93,16 +128,24 @@ export class ReplicaCounts {
   private nextBatch(): Batch | null {
     if (this.pending.size === 0) return null;
     const scopes = new Map<string, Scope>();
-    for (const [key, count] of this.pending) {
-      const [projectId, environment, flagKey, variation, hourMs] = key.split(SEP);
+    for (const [key, { count, sum }] of this.pending) {
+      const [kind, projectId, environment, key1, key2, hourMs] = key.split(SEP);
       const scopeKey = `${projectId}${SEP}${environment}`;
       let scope = scopes.get(scopeKey);
       if (!scope) {
-        scope = { projectId, environment, counts: [] };
+        scope = { projectId, environment, counts: [], exposures: [], track: [] };
         scopes.set(scopeKey, scope);
       }
-      if (scope.counts.length >= MAX_COUNT_ENTRIES) continue; // the rest goes in the next batch
-      scope.counts.push({ flagKey, variation, hour: new Date(Number(hourMs)).toISOString(), count });
+      const hour = new Date(Number(hourMs)).toISOString();
+      // Past MAX_COUNT_ENTRIES of a kind in a scope, the rest goes in the next batch.
+      if (kind === 't') {
+        if (scope.track.length >= MAX_COUNT_ENTRIES) continue;
+        scope.track.push({ name: key1, hour, count, sumMicros: sum });
+      } else {
+        const list = kind === 'c' ? scope.counts : scope.exposures;
+        if (list.length >= MAX_COUNT_ENTRIES) continue;
+        list.push({ flagKey: key1, variation: key2, hour, count });
+      }
       this.pending.delete(key);
     }
     return { batchId: randomUUID(), scopes: [...scopes.values()] };

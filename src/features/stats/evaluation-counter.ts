@@ -5,12 +5,14 @@ import {
   addCounts,
   addDurable,
   addPending,
+  child,
   type DurableCounts,
   durableEntries,
   type HourCounts,
   type PendingCounts,
   pendingEntries,
   pruneDurable,
+  type VariationCounts,
 } from './count-maps.js';
 import { HOUR_MS, hourStart, isStatsPeriod, oldestKeptHour, PERIOD_HOURS, type StatsPeriod } from './hours.js';
 
@@ -157,6 +159,33 @@ export class EvaluationCounter {
       series.push({ hour: new Date(hour).toISOString(), variations: Object.fromEntries(totals) });
     }
     return { period: query.period, series };
+  }
+
+  /**
+   * Every key of a scope per hour of the period (key → variation → count), flushed or not: for scopes whose
+   * keys are not known in advance (track event names).
+   */
+  scopeSeries(scope: string, period: StatsPeriod, now?: number): Array<{ hour: string; keys: Map<string, VariationCounts> }> {
+    const end = hourStart(now ?? this.now());
+    const start = end - (PERIOD_HOURS[period] - 1) * HOUR_MS;
+    const byHour = new Map<number, Map<string, VariationCounts>>();
+    const addAll = (hour: number, key: string, counts: VariationCounts | undefined) => {
+      if (!counts || hour < start || hour > end) return;
+      const variations = child(
+        child(byHour, hour, () => new Map()),
+        key,
+        () => new Map(),
+      );
+      for (const [variation, n] of counts) variations.set(variation, addCounts(variations.get(variation) ?? 0, n));
+    };
+    for (const [key, hours] of this.durable.get(scope) ?? []) for (const [hour, counts] of hours) addAll(hour, key, counts);
+    for (const batch of [this.inFlight, this.pending]) {
+      for (const [hour, scopes] of batch ?? []) for (const [key, counts] of scopes.get(scope) ?? []) addAll(hour, key, counts);
+    }
+    const series: Array<{ hour: string; keys: Map<string, VariationCounts> }> = [];
+    for (let hour = start; hour <= end; hour += HOUR_MS)
+      series.push({ hour: new Date(hour).toISOString(), keys: byHour.get(hour) ?? new Map() });
+    return series;
   }
 
   /** Writes every count not yet on disk. Flushes run one at a time. */

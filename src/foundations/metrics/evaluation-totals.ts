@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { EventTotals } from './event-totals.js';
 
 /** Counts one served evaluation of a flag: what the evaluation endpoints call per key evaluated. */
 export type CountEvaluation = (flagKey: string, variation: string, reason: string) => void;
@@ -21,6 +22,8 @@ interface Scope {
  */
 export class EvaluationTotals {
   private readonly scopes = new Map<string, Scope>();
+  /** Exposure and track events (POST /v1/events), registered with the evaluations. */
+  readonly events = new EventTotals();
 
   /**
    * The counting function of one project environment; callers make it once per served view, not per request.
@@ -51,6 +54,7 @@ export class EvaluationTotals {
 
   /** Registers `flagops_evaluations_total`, read from these totals at each scrape. */
   register(registry: Registry): void {
+    this.events.register(registry);
     const scopes = this.scopes;
     new Counter({
       name: 'flagops_evaluations_total',

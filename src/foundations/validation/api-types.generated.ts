@@ -26,6 +26,11 @@ export interface ConfigUpdateBody {
   expectedVersion?: number;
 }
 
+/** POST /v1/events: Exposure and track events an SDK sends with its sdk key: at most 1,000 per request, taken whole or not at all. */
+export interface EventsBody {
+  events: SdkEvent[];
+}
+
 /** POST /api/v1/projects/:id/flags */
 export interface FlagCreateBody {
   key: string;
@@ -148,6 +153,16 @@ export interface ScheduleStep {
   guard?: ScheduleGuard;
 }
 
+export interface SdkEvent {
+  type: 'exposure' | 'track';
+  flagKey?: string;
+  variation?: string;
+  name?: string;
+  userId?: string;
+  value?: number;
+  at?: string;
+}
+
 export type FlagKind = 'boolean' | 'string' | 'number' | 'json';
 
 /** What the flag is for, who owns it and when it should be gone (stale-flag detection works from it). */
@@ -216,6 +231,7 @@ export type SegmentOperator = 'in_segment' | 'not_in_segment';
 export interface ApiBodies {
   'change-preview': ChangePreviewBody;
   'config-update': ConfigUpdateBody;
+  events: EventsBody;
   'flag-create': FlagCreateBody;
   'flag-patch': FlagPatchBody;
   'key-create': KeyCreateBody;
@@ -234,6 +250,7 @@ export interface ApiBodies {
 export const API_SCHEMAS = [
   'change-preview',
   'config-update',
+  'events',
   'flag-create',
   'flag-patch',
   'key-create',

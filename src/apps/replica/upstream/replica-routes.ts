@@ -1,4 +1,5 @@
 import type { EvaluationCounter } from '../../../features/stats/evaluation-counter.js';
+import { addEventCells } from '../../../features/stats/event-counts.js';
 import type { KeyService } from '../../../foundations/auth/key-service.js';
 import { InvalidInputError, NotFoundError } from '../../../foundations/errors/kinds.js';
 import { type ContentCoding, compress, countBodyBytes, negotiateCoding } from '../../../foundations/http/content-encoding.js';
@@ -143,6 +144,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         if (!(await deps.batches.claim(org, batch.batchId))) return { status: 202, body: { accepted: 0, duplicate: true } };
         let accepted = 0;
         for (const e of batch.entries) if (deps.counter.add(e.scope, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted++;
+        for (const e of batch.events) accepted += addEventCells(deps.counter, e.scope, e.exposures, e.track);
         return { status: 202, body: { accepted, duplicate: false } };
       },
     }),

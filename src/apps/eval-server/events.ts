@@ -1,0 +1,95 @@
+import type Koa from 'koa';
+import { statsScope } from '../../features/stats/evaluation-counter.js';
+import { addEventCells, type ExposureCell, type TrackCell, toMicros } from '../../features/stats/event-counts.js';
+import { HOUR_MS, hourStart, oldestKeptHour } from '../../features/stats/hours.js';
+import { InvalidInputError } from '../../foundations/errors/kinds.js';
+import { readJsonBody } from '../../foundations/http/read-json-body.js';
+import type { EventTotals } from '../../foundations/metrics/event-totals.js';
+import { validateBody } from '../../foundations/validation/validate-body.js';
+import { type CountRules, viewCountRules } from './counts.js';
+import type { EnvironmentView } from './environment-view.js';
+import { type EvalAppDeps, viewFor } from './main-view-source.js';
+
+/** At most this many events in one POST /v1/events (the schema says so too); SDKs send more in several. */
+export const MAX_EVENTS = 1000;
+
+/** 1,000 events of the largest size the schema allows fit in it with room to spare. */
+export const EVENTS_BODY_LIMIT = 1024 * 1024;
+
+/** A request's events, added up per cell: exposures per flag, variation and hour, track events per name and hour. */
+export interface ParsedEvents {
+  exposures: ExposureCell[];
+  track: TrackCell[];
+}
+
+const SEP = '\u0000';
+
+/**
+ * Checks every event of a request before any is counted (the schema, then the environment: the flag exists and
+ * serves that variation; `at` not in the future), so a request is taken whole or not at all and a 400 names the
+ * first bad event by index and field. Events of an hour no longer kept (30 days) are valid but not counted.
+ */
+export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
+  const { events } = validateBody('events', body);
+  const newest = hourStart(rules.now) + HOUR_MS; // an hour ahead allows for clock skew
+  const oldest = oldestKeptHour(rules.now);
+  const nowHour = hourStart(rules.now);
+  const exposures = new Map<string, ExposureCell>();
+  const track = new Map<string, TrackCell>();
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i];
+    let hour = nowHour;
+    if (event.at !== undefined) {
+      hour = hourStart(Date.parse(event.at));
+      if (hour > newest) throw new InvalidInputError(`events[${i}].at is in the future`, `events[${i}].at`);
+    }
+    if (hour < oldest) continue;
+    if (event.type === 'exposure') {
+      const flagKey = event.flagKey as string;
+      const variation = event.variation as string;
+      if (!rules.hasFlag(flagKey))
+        throw new InvalidInputError(`events[${i}].flagKey: this environment has no flag ${flagKey}`, `events[${i}].flagKey`);
+      if (
+        !(variation === 'on' || variation === 'off' || variation === 'default' || (rules.variantsOf?.(flagKey) ?? []).includes(variation))
+      )
+        throw new InvalidInputError(`events[${i}].variation must be on, off, default or a variant of the flag`, `events[${i}].variation`);
+      const key = flagKey + SEP + variation + SEP + hour;
+      const cell = exposures.get(key);
+      if (cell) cell.count++;
+      else exposures.set(key, { flagKey, variation, hourStartMs: hour, count: 1 });
+    } else {
+      const name = event.name as string;
+      const key = name + SEP + hour;
+      const micros = event.value === undefined ? 0 : toMicros(event.value);
+      const cell = track.get(key);
+      if (cell) {
+        cell.count++;
+        cell.sumMicros += micros;
+      } else track.set(key, { name, hourStartMs: hour, count: 1, sumMicros: micros });
+    }
+  }
+  return { exposures: [...exposures.values()], track: [...track.values()] };
+}
+
+/** Reads and checks a POST /v1/events body against the environment its sdk key names. */
+export async function readEvents(ctx: Koa.Context, view: EnvironmentView): Promise<ParsedEvents> {
+  return parseEvents(await readJsonBody(ctx.req, EVENTS_BODY_LIMIT), viewCountRules(view, Date.now()));
+}
+
+/** Counts a request's events in /metrics (when on). */
+export function recordEventTotals(totals: EventTotals | undefined, view: EnvironmentView, events: ParsedEvents): void {
+  totals?.record(view.org, view.projectSlug, view.environment, events);
+}
+
+/**
+ * POST /v1/events on the main server: exposures and track events added to the hourly stats (202: in memory,
+ * durable with the next stats flush, as /v1/counts). `accepted` is how many events were counted.
+ */
+export async function eventsRoute(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
+  const view = viewFor(ctx, deps);
+  const events = await readEvents(ctx, view);
+  const accepted = addEventCells(deps.counter, statsScope(view.org, view.projectId, view.environment), events.exposures, events.track);
+  recordEventTotals(deps.totals?.events, view, events);
+  ctx.status = 202;
+  ctx.body = { accepted };
+}

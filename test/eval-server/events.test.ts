@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { startTestService, type TestService } from '../helpers/start-test-service.js';
+
+const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString();
+
+describe('POST /v1/events', () => {
+  let svc: TestService;
+  let admin: HttpClient;
+  let sdk: HttpClient;
+  let project: Json;
+  let flag: Json;
+  const stats = async () => (await admin.get(`/api/v1/flags/${flag.id}/environments/prod/stats`)).body;
+  const events = async (query = '') => (await admin.get(`/api/v1/projects/${project.id}/events${query}`)).body;
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    admin = httpClient(svc.controlUrl, svc.admin);
+    project = await createProject(admin, 'shop');
+    flag = await createFlag(admin, project.id, { key: 'checkout' });
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, {
+      enabled: true,
+      rolloutPct: 100,
+      variants: [
+        { name: 'blue', value: true, weight: 50 },
+        { name: 'green', value: true, weight: 50 },
+      ],
+    });
+    sdk = httpClient(svc.evalUrl, (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key);
+  });
+  afterAll(() => svc.stop());
+
+  it('counts exposures per variation in the flag stats and track events per name with their sum', async () => {
+    const res = await sdk.post('/v1/events', {
+      events: [
+        { type: 'exposure', flagKey: 'checkout', variation: 'blue', userId: 'u1' },
+        { type: 'exposure', flagKey: 'checkout', variation: 'blue', userId: 'u2', at: new Date().toISOString() },
+        { type: 'exposure', flagKey: 'checkout', variation: 'green' },
+        { type: 'track', name: 'purchase', userId: 'u1', value: 12.5 },
+        { type: 'track', name: 'purchase', value: -2.25 },
+        { type: 'track', name: 'signup' },
+      ],
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ accepted: 6 });
+    const last = (await stats()).series.at(-1);
+    expect(last.exposures).toEqual({ blue: 2, green: 1 });
+    expect(last.variations).toEqual({}); // events are no evaluations
+    const body = await events('?period=24h');
+    expect(body.series).toHaveLength(24);
+    expect(body.series.at(-1)).toEqual({
+      hour: hourOf(Date.now()),
+      counts: { purchase: { count: 2, sum: 10.25 }, signup: { count: 1, sum: 0 } },
+    });
+    expect((await events('?environment=dev')).series.at(-1).counts).toEqual({});
+    expect((await events('?period=7d')).series).toHaveLength(168);
+  });
+
+  it.each([
+    ['a track event without a name', { type: 'track' }, 'events[1]'],
+    ['an exposure of a flag the environment lacks', { type: 'exposure', flagKey: 'nope', variation: 'on' }, 'events[1].flagKey'],
+    [
+      'an exposure of a variation the flag cannot serve',
+      { type: 'exposure', flagKey: 'checkout', variation: 'red' },
+      'events[1].variation',
+    ],
+    ['an unknown type', { type: 'click', name: 'x' }, 'events[1].type'],
+    ['a value that is no number', { type: 'track', name: 'x', value: '3' }, 'events[1].value'],
+    ['an unknown field', { type: 'track', name: 'x', extra: 1 }, 'events[1]'],
+    ['an event in the future', { type: 'track', name: 'x', at: new Date(Date.now() + 3 * 3_600_000).toISOString() }, 'events[1].at'],
+    ['an at that is no date-time', { type: 'track', name: 'x', at: 'yesterday' }, 'events[1].at'],
+  ])('refuses %s with 400 naming it, and counts nothing of the request', async (_, bad, field) => {
+    const before = await events();
+    const res = await sdk.post('/v1/events', { events: [{ type: 'track', name: 'refused' }, bad] });
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe('invalid_input');
+    expect(res.body.error.message).toContain(field);
+    expect(await events()).toEqual(before);
+  });
+
+  it('refuses more than 1,000 events, and a body that is not { events }', async () => {
+    const many = Array.from({ length: 1001 }, () => ({ type: 'track', name: 'x' }));
+    const res = await sdk.post('/v1/events', { events: many });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('1,000');
+    expect((await sdk.post('/v1/events', { counts: [] })).status).toBe(400);
+    expect((await sdk.post('/v1/events', [])).status).toBe(400);
+  });
+
+  it('takes 1,000 events in one request', async () => {
+    const res = await sdk.post('/v1/events', { events: Array.from({ length: 1000 }, () => ({ type: 'track', name: 'bulk', value: 1 })) });
+    expect(res.status).toBe(202);
+    expect(res.body.accepted).toBe(1000);
+    expect((await events()).series.at(-1).counts.bulk).toEqual({ count: 1000, sum: 1000 });
+  });
+
+  it('needs an sdk key, as /v1/evaluate', async () => {
+    expect((await httpClient(svc.evalUrl, 'nope').post('/v1/events', { events: [] })).status).toBe(401);
+    expect((await httpClient(svc.evalUrl, svc.admin).post('/v1/events', { events: [] })).status).toBe(401);
+  });
+
+  it('keeps the counts across a restart', async () => {
+    const before = { stats: await stats(), events: await events() };
+    await svc.restart();
+    admin = httpClient(svc.controlUrl, svc.admin);
+    expect(await stats()).toEqual(before.stats);
+    expect(await events()).toEqual(before.events);
+  });
+});
