@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { sample } from '../metrics/prometheus-text.js';
 
 const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString();
 
@@ -55,6 +56,35 @@ describe('POST /v1/events', () => {
     });
     expect((await events('?environment=dev')).series.at(-1).counts).toEqual({});
     expect((await events('?period=7d')).series).toHaveLength(168);
+  });
+
+  it('marks a sample-ratio mismatch in the stats and the metrics when exposures stray from the weights', async () => {
+    const before = await stats();
+    expect(before.sampleRatio).toMatchObject({ pValue: null, mismatch: false }); // too few exposures yet
+    const exposure = (variation: string) => ({ type: 'exposure', flagKey: 'checkout', variation });
+    const skewed = [...Array.from({ length: 600 }, () => exposure('blue')), ...Array.from({ length: 400 }, () => exposure('green'))];
+    expect((await sdk.post('/v1/events', { events: skewed })).status).toBe(202);
+    const after = await stats();
+    expect(after.sampleRatio).toMatchObject({
+      mismatch: true,
+      total: 1003,
+      variants: [
+        { name: 'blue', weight: 50, exposures: 602 },
+        { name: 'green', weight: 50, exposures: 401 },
+      ],
+    });
+    expect(after.sampleRatio.pValue).toBeLessThan(0.001);
+    const metrics = await (await fetch(`${svc.evalUrl}/metrics`)).text();
+    const labels = { project: 'shop', environment: 'prod', flag: 'checkout', org: 'acme' };
+    expect(sample(metrics, 'flagops_sample_ratio_mismatch', labels)).toBe(1);
+    expect(sample(metrics, 'flagops_exposures_total', { ...labels, variation: 'blue' })).toBe(602);
+    expect(sample(metrics, 'flagops_track_events_total', { project: 'shop', environment: 'prod', event: 'purchase', org: 'acme' })).toBe(2);
+    expect(sample(metrics, 'flagops_track_value', { project: 'shop', environment: 'prod', event: 'purchase', org: 'acme' })).toBe(10.25);
+  });
+
+  it('gives a config without variants no sample-ratio check', async () => {
+    const plain = await createFlag(admin, project.id, { key: 'plain' });
+    expect((await admin.get(`/api/v1/flags/${plain.id}/environments/prod/stats`)).body.sampleRatio).toBeNull();
   });
 
   it.each([
