@@ -26,9 +26,8 @@ const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/j
 
 function load(url, body, duration = seconds) {
   return new Promise((resolve, reject) => {
-    autocannon(
-      { url, method: 'POST', headers, body: JSON.stringify(body), connections: 50, pipelining: 1, duration },
-      (err, result) => (err ? reject(err) : resolve(result)),
+    autocannon({ url, method: 'POST', headers, body: JSON.stringify(body), connections: 50, pipelining: 1, duration }, (err, result) =>
+      err ? reject(err) : resolve(result),
     );
   });
 }
@@ -67,8 +66,12 @@ child.kill('SIGTERM');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const evaluate = median(results.get(cases[0].name).map((r) => r.requests.average));
-console.log(`\nPOST /v1/events against POST /v1/evaluate, ${rounds} rounds × ${seconds} s, 50 connections, server on core 0, autocannon on core 1\n`);
-console.log('| request | requests/s (median) | events/s | × evaluate | p50 ms | p99 ms | rounds (requests/s) |\n|---|---|---|---|---|---|---|');
+console.log(
+  `\nPOST /v1/events against POST /v1/evaluate, ${rounds} rounds × ${seconds} s, 50 connections, server on core 0, autocannon on core 1\n`,
+);
+console.log(
+  '| request | requests/s (median) | events/s | × evaluate | p50 ms | p99 ms | rounds (requests/s) |\n|---|---|---|---|---|---|---|',
+);
 for (const c of cases) {
   const rs = results.get(c.name);
   const rps = median(rs.map((r) => r.requests.average));
