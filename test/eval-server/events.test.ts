@@ -125,6 +125,15 @@ describe('POST /v1/events', () => {
     expect((await events()).series.at(-1).counts.bulk).toEqual({ count: 1000, sum: 1000 });
   });
 
+  it('answers the same through the app as on the fast path (a query string takes the app)', async () => {
+    const body = { events: [{ type: 'track', name: 'via-app', value: 2 }] };
+    const viaApp = await sdk.post('/v1/events?from=app', body);
+    expect(viaApp.status).toBe(202);
+    expect(viaApp.body).toEqual({ accepted: 1 });
+    expect((await sdk.post('/v1/events?from=app', { events: [{ type: 'track' }] })).body.error.message).toContain('events[0]');
+    expect((await events()).series.at(-1).counts['via-app']).toEqual({ count: 1, sum: 2 });
+  });
+
   it('needs an sdk key, as /v1/evaluate', async () => {
     expect((await httpClient(svc.evalUrl, 'nope').post('/v1/events', { events: [] })).status).toBe(401);
     expect((await httpClient(svc.evalUrl, svc.admin).post('/v1/events', { events: [] })).status).toBe(401);

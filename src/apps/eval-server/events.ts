@@ -1,10 +1,10 @@
 import type Koa from 'koa';
-import { type ExposureCell, type TrackCell, toMicros } from '../../features/stats/event-counts.js';
+import { type ExposureCell, type ParsedEvents, type TrackCell, toMicros } from '../../features/stats/event-counts.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../../features/stats/hours.js';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { validateBody } from '../../foundations/validation/validate-body.js';
-import { type CountRules, viewCountRules } from './counts.js';
+import { type CountRules, VARIATIONS, viewCountRules } from './count-rules.js';
 import type { EnvironmentView } from './environment-view.js';
 import type { ViewSource } from './view-source.js';
 
@@ -13,12 +13,6 @@ export const MAX_EVENTS = 1000;
 
 /** 1,000 events of the largest size the schema allows fit in it with room to spare. */
 export const EVENTS_BODY_LIMIT = 1024 * 1024;
-
-/** A request's events, added up per cell: exposures per flag, variation and hour, track events per name and hour. */
-export interface ParsedEvents {
-  exposures: ExposureCell[];
-  track: TrackCell[];
-}
 
 const SEP = '\u0000';
 
@@ -47,9 +41,7 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
       const variation = event.variation as string;
       if (!rules.hasFlag(flagKey))
         throw new InvalidInputError(`events[${i}].flagKey: this environment has no flag ${flagKey}`, `events[${i}].flagKey`);
-      if (
-        !(variation === 'on' || variation === 'off' || variation === 'default' || (rules.variantsOf?.(flagKey) ?? []).includes(variation))
-      )
+      if (!(VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation)))
         throw new InvalidInputError(`events[${i}].variation must be on, off, default or a variant of the flag`, `events[${i}].variation`);
       const key = flagKey + SEP + variation + SEP + hour;
       const cell = exposures.get(key);

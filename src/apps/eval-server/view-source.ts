@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
+import type { ParsedEvents } from '../../features/stats/event-counts.js';
 import type { EnvironmentView } from './environment-view.js';
 import type { RecordVariation } from './evaluate.js';
-import type { ParsedEvents } from './events.js';
 import type { SnapshotChanges } from './snapshot-changes.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
+import type { ParsedEvents } from '../../features/stats/event-counts.js';
 import type { AuthGuard } from '../../foundations/auth/auth-guard.js';
 import { bearerToken, keyPrefix, kindOfKey } from '../../foundations/auth/key-format.js';
 import { FlagopsError, NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
@@ -7,9 +8,9 @@ import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { FastPath } from '../../foundations/http/serve.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { EvaluationTotals } from '../../foundations/metrics/evaluation-totals.js';
-import { parseCountReport, viewCountRules } from '../eval-server/counts.js';
+import { viewCountRules } from '../eval-server/count-rules.js';
+import { parseCountReport } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
-import type { ParsedEvents } from '../eval-server/events.js';
 import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
 import { changesFor } from '../eval-server/snapshot-changes.js';
