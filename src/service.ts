@@ -16,6 +16,7 @@ import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
 import { Scheduler } from './features/schedule/scheduler.js';
 import { EvaluationCounter } from './features/stats/evaluation-counter.js';
+import { sampleRatioVerdicts } from './features/stats/sample-ratio-checks.js';
 import { registerTriggerHook } from './features/triggers/trigger-hook.js';
 import { TriggerService } from './features/triggers/trigger-service.js';
 import { type DeliveryLimits, type RetryPolicy, WebhookService } from './features/webhooks/webhook-service.js';
@@ -160,6 +161,7 @@ async function startOnLockedDirectory(
     remote = remoteWiring.remote;
   }
   const counter = await EvaluationCounter.open({ state, logger });
+  metrics?.watchSampleRatios(() => sampleRatioVerdicts(holder.views(), counter));
   const killSwitch = new KillSwitch(holder, {
     ...(metrics ? { onServed: (seconds: number) => metrics.controlFamilies.observeKillPropagation(seconds) } : {}),
     ...(remote ? { catchUp: (org: string) => remote!.catchUp(org) } : {}),

@@ -215,6 +215,12 @@ describe('the authorization matrix of limited keys and roles', () => {
       expected: [200, 404, 404, 200, 200, 200, 200, 404],
     },
     {
+      name: 'events outside',
+      method: 'GET',
+      path: () => `/api/v1/projects/${web.id}/events?period=24h`,
+      expected: [200, 404, 404, 200, 200, 200, 200, 404],
+    },
+    {
       name: 'create trigger',
       method: 'POST',
       path: flag(() => shopFlag, '/environments/dev/triggers'),

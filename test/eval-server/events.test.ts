@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { sample } from '../metrics/prometheus-text.js';
 
 const hourOf = (ms: number) => new Date(Math.floor(ms / 3_600_000) * 3_600_000).toISOString();
 
@@ -57,6 +58,35 @@ describe('POST /v1/events', () => {
     expect((await events('?period=7d')).series).toHaveLength(168);
   });
 
+  it('marks a sample-ratio mismatch in the stats and the metrics when exposures stray from the weights', async () => {
+    const before = await stats();
+    expect(before.sampleRatio).toMatchObject({ pValue: null, mismatch: false }); // too few exposures yet
+    const exposure = (variation: string) => ({ type: 'exposure', flagKey: 'checkout', variation });
+    const skewed = [...Array.from({ length: 600 }, () => exposure('blue')), ...Array.from({ length: 400 }, () => exposure('green'))];
+    expect((await sdk.post('/v1/events', { events: skewed })).status).toBe(202);
+    const after = await stats();
+    expect(after.sampleRatio).toMatchObject({
+      mismatch: true,
+      total: 1003,
+      variants: [
+        { name: 'blue', weight: 50, exposures: 602 },
+        { name: 'green', weight: 50, exposures: 401 },
+      ],
+    });
+    expect(after.sampleRatio.pValue).toBeLessThan(0.001);
+    const metrics = await (await fetch(`${svc.evalUrl}/metrics`)).text();
+    const labels = { project: 'shop', environment: 'prod', flag: 'checkout', org: 'acme' };
+    expect(sample(metrics, 'flagops_sample_ratio_mismatch', labels)).toBe(1);
+    expect(sample(metrics, 'flagops_exposures_total', { ...labels, variation: 'blue' })).toBe(602);
+    expect(sample(metrics, 'flagops_track_events_total', { project: 'shop', environment: 'prod', event: 'purchase', org: 'acme' })).toBe(2);
+    expect(sample(metrics, 'flagops_track_value', { project: 'shop', environment: 'prod', event: 'purchase', org: 'acme' })).toBe(10.25);
+  });
+
+  it('gives a config without variants no sample-ratio check', async () => {
+    const plain = await createFlag(admin, project.id, { key: 'plain' });
+    expect((await admin.get(`/api/v1/flags/${plain.id}/environments/prod/stats`)).body.sampleRatio).toBeNull();
+  });
+
   it.each([
     ['a track event without a name', { type: 'track' }, 'events[1]'],
     ['an exposure of a flag the environment lacks', { type: 'exposure', flagKey: 'nope', variation: 'on' }, 'events[1].flagKey'],
@@ -93,6 +123,15 @@ describe('POST /v1/events', () => {
     expect(res.status).toBe(202);
     expect(res.body.accepted).toBe(1000);
     expect((await events()).series.at(-1).counts.bulk).toEqual({ count: 1000, sum: 1000 });
+  });
+
+  it('answers the same through the app as on the fast path (a query string takes the app)', async () => {
+    const body = { events: [{ type: 'track', name: 'via-app', value: 2 }] };
+    const viaApp = await sdk.post('/v1/events?from=app', body);
+    expect(viaApp.status).toBe(202);
+    expect(viaApp.body).toEqual({ accepted: 1 });
+    expect((await sdk.post('/v1/events?from=app', { events: [{ type: 'track' }] })).body.error.message).toContain('events[0]');
+    expect((await events()).series.at(-1).counts['via-app']).toEqual({ count: 1, sum: 2 });
   });
 
   it('needs an sdk key, as /v1/evaluate', async () => {

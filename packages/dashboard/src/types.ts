@@ -37,6 +37,8 @@ export interface SignInOptions {
 export interface StatsPoint {
   hour: string;
   variations: Record<string, number>;
+  /** Exposure events (POST /v1/events) per variation; absent from servers before events. */
+  exposures?: Record<string, number>;
 }
 
 export type StatsPeriod = '24h' | '7d' | '30d';

@@ -40,9 +40,10 @@ const ANONYMOUS = '';
 export class EventSender {
   /** flag → variation → users exposed since the last send */
   private exposures = new Map<string, Map<string, Set<string>>>();
-  private tracked: SdkEvent[] = [];
+  /** Events are kept as their JSON text: built once, never an object per exposure. */
+  private tracked: string[] = [];
   /** Events the last send could not deliver, oldest first. */
-  private retry: SdkEvent[] = [];
+  private retry: string[] = [];
   private size = 0;
   /** When the first exposure of this batch was seen: the batch's exposures carry it as `at`. */
   private openedAt = 0;
@@ -94,7 +95,7 @@ export class EventSender {
     const event: SdkEvent = { type: 'track', name: name as string, at: new Date(this.scheduler.now()).toISOString() };
     if (userId !== undefined && userId.length <= MAX_USER_ID) event.userId = userId;
     if (value !== undefined) event.value = value as number;
-    this.tracked.push(event);
+    this.tracked.push(JSON.stringify(event));
     this.added();
   }
 
@@ -131,15 +132,13 @@ export class EventSender {
   }
 
   /** Everything waiting, retried events first, and a fresh batch to collect into. */
-  private drain(): SdkEvent[] {
+  private drain(): string[] {
     const out = this.retry;
     const at = new Date(this.openedAt).toISOString();
     for (const [flagKey, variations] of this.exposures) {
       for (const [variation, users] of variations) {
-        for (const user of users)
-          out.push(
-            user === ANONYMOUS ? { type: 'exposure', flagKey, variation, at } : { type: 'exposure', flagKey, variation, userId: user, at },
-          );
+        const head = `{"type":"exposure","flagKey":${JSON.stringify(flagKey)},"variation":${JSON.stringify(variation)},"at":"${at}"`;
+        for (const user of users) out.push(user === ANONYMOUS ? `${head}}` : `${head},"userId":${JSON.stringify(user)}}`);
       }
     }
     for (const event of this.tracked) out.push(event);
@@ -172,8 +171,13 @@ export class EventSender {
     }
   }
 
-  private post(events: SdkEvent[], timeoutMs?: number): Promise<void> {
-    const init = { method: 'POST' as const, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events }), timeoutMs };
+  private post(events: string[], timeoutMs?: number): Promise<void> {
+    const init = {
+      method: 'POST' as const,
+      headers: { 'content-type': 'application/json' },
+      body: `{"events":[${events.join(',')}]}`,
+      timeoutMs,
+    };
     return this.http.call('/v1/events', init, async (res) => {
       if (res.status !== 202) throw await httpError(res, 'POST /v1/events');
       await discardBody(res);

@@ -3,7 +3,7 @@ import { statsScope } from '../../features/stats/evaluation-counter.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../../features/stats/hours.js';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
-import type { EnvironmentView } from './environment-view.js';
+import { type CountRules, VARIATIONS, viewCountRules } from './count-rules.js';
 import { type EvalAppDeps, viewFor } from './main-view-source.js';
 
 /** At most this many entries in one POST /v1/counts; SDKs split larger reports. */
@@ -16,34 +16,11 @@ export const MAX_COUNT_ENTRIES = 1000;
  */
 export const MAX_ENTRY_COUNT = 1_000_000;
 
-/** The fixed variations the evaluation core serves (docs/evaluation.md); besides these, only a flag's variants. */
-const VARIATIONS = new Set(['on', 'off', 'default']);
-
 export interface CountReportEntry {
   flagKey: string;
   variation: string;
   hourStartMs: number;
   count: number;
-}
-
-export interface CountRules {
-  /** Whether the key's environment has this flag. */
-  hasFlag(flagKey: string): boolean;
-  /** The names of the flag's variants in this environment; anything else but on, off and default cannot come from an SDK. */
-  variantsOf?(flagKey: string): readonly string[];
-  /** Epoch milliseconds. */
-  now: number;
-  /** The largest count an entry may carry (default MAX_ENTRY_COUNT). */
-  maxCount?: number;
-}
-
-/** What a report of counts for one environment's view is checked against: its flags and their variants. */
-export function viewCountRules(view: Pick<EnvironmentView, 'compiled' | 'flags'>, now: number): CountRules {
-  return {
-    hasFlag: (key) => view.compiled.has(key),
-    variantsOf: (key) => (Object.hasOwn(view.flags, key) ? (view.flags[key].variants ?? []).map((v) => v.name) : []),
-    now,
-  };
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

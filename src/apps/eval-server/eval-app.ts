@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import type { FastPath } from '../../foundations/http/serve.js';
 import { countsRoute } from './counts.js';
-import { eventsRoute } from './events.js';
 import { evalServerFastPath } from './fast-path.js';
 import { type EvalAppDeps, mainViewSource } from './main-view-source.js';
 import { createRoutedApp, type EvalRoutes } from './routed-app.js';
@@ -19,7 +18,6 @@ export interface ServedDeps extends EvalAppDeps {
 export const coreRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({
   stream: streamRoute,
   counts: countsRoute,
-  events: eventsRoute,
 });
 
 /**

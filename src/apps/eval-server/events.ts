@@ -1,26 +1,18 @@
 import type Koa from 'koa';
-import { statsScope } from '../../features/stats/evaluation-counter.js';
-import { addEventCells, type ExposureCell, type TrackCell, toMicros } from '../../features/stats/event-counts.js';
+import { type ExposureCell, type ParsedEvents, type TrackCell, toMicros } from '../../features/stats/event-counts.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../../features/stats/hours.js';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
-import type { EventTotals } from '../../foundations/metrics/event-totals.js';
 import { validateBody } from '../../foundations/validation/validate-body.js';
-import { type CountRules, viewCountRules } from './counts.js';
+import { type CountRules, VARIATIONS, viewCountRules } from './count-rules.js';
 import type { EnvironmentView } from './environment-view.js';
-import { type EvalAppDeps, viewFor } from './main-view-source.js';
+import type { ViewSource } from './view-source.js';
 
 /** At most this many events in one POST /v1/events (the schema says so too); SDKs send more in several. */
 export const MAX_EVENTS = 1000;
 
 /** 1,000 events of the largest size the schema allows fit in it with room to spare. */
 export const EVENTS_BODY_LIMIT = 1024 * 1024;
-
-/** A request's events, added up per cell: exposures per flag, variation and hour, track events per name and hour. */
-export interface ParsedEvents {
-  exposures: ExposureCell[];
-  track: TrackCell[];
-}
 
 const SEP = '\u0000';
 
@@ -49,9 +41,7 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
       const variation = event.variation as string;
       if (!rules.hasFlag(flagKey))
         throw new InvalidInputError(`events[${i}].flagKey: this environment has no flag ${flagKey}`, `events[${i}].flagKey`);
-      if (
-        !(variation === 'on' || variation === 'off' || variation === 'default' || (rules.variantsOf?.(flagKey) ?? []).includes(variation))
-      )
+      if (!(VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation)))
         throw new InvalidInputError(`events[${i}].variation must be on, off, default or a variant of the flag`, `events[${i}].variation`);
       const key = flagKey + SEP + variation + SEP + hour;
       const cell = exposures.get(key);
@@ -71,25 +61,19 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
   return { exposures: [...exposures.values()], track: [...track.values()] };
 }
 
-/** Reads and checks a POST /v1/events body against the environment its sdk key names. */
-export async function readEvents(ctx: Koa.Context, view: EnvironmentView): Promise<ParsedEvents> {
-  return parseEvents(await readJsonBody(ctx.req, EVENTS_BODY_LIMIT), viewCountRules(view, Date.now()));
-}
-
-/** Counts a request's events in /metrics (when on). */
-export function recordEventTotals(totals: EventTotals | undefined, view: EnvironmentView, events: ParsedEvents): void {
-  totals?.record(view.org, view.projectSlug, view.environment, events);
-}
-
 /**
- * POST /v1/events on the main server: exposures and track events added to the hourly stats (202: in memory,
- * durable with the next stats flush, as /v1/counts). `accepted` is how many events were counted.
+ * POST /v1/events, on the main server and on replicas: checked whole against the environment the sdk key names,
+ * then counted by the view source (202: in memory, durable with the next stats flush or replica batch, as
+ * /v1/counts). `accepted` is how many events were counted.
  */
-export async function eventsRoute(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
-  const view = viewFor(ctx, deps);
-  const events = await readEvents(ctx, view);
-  const accepted = addEventCells(deps.counter, statsScope(view.org, view.projectId, view.environment), events.exposures, events.track);
-  recordEventTotals(deps.totals?.events, view, events);
+export function eventsAnswer(view: EnvironmentView, body: unknown, source: Pick<ViewSource, 'events'>): { accepted: number } {
+  return { accepted: source.events(view, parseEvents(body, viewCountRules(view, Date.now()))) };
+}
+
+/** POST /v1/events through Koa, for the requests the fast path (fast-path.ts) leaves to the app: the same answers. */
+export async function eventsRoute(ctx: Koa.Context, deps: { source: ViewSource }): Promise<void> {
+  const view = await deps.source.view(ctx.req);
+  const answer = eventsAnswer(view, await readJsonBody(ctx.req, EVENTS_BODY_LIMIT), deps.source);
   ctx.status = 202;
-  ctx.body = { accepted };
+  ctx.body = answer;
 }

@@ -6,6 +6,7 @@ import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { FastPath } from '../../foundations/http/serve.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { evaluateAnswer } from './evaluate.js';
+import { EVENTS_BODY_LIMIT, eventsAnswer } from './events.js';
 import { CORS_HEADERS, matchesEtag } from './routed-app.js';
 import { snapshotBody } from './snapshot-body.js';
 import { snapshotHeaders } from './view-routes.js';
@@ -19,7 +20,8 @@ export type RequestTimer = (route: string, status: number, startedAt: number) =>
 const untimed: RequestTimer = () => {};
 
 /**
- * POST /v1/evaluate and GET /v1/snapshot, the two endpoints SDKs call all the time, answered on node's
+ * POST /v1/evaluate and GET /v1/snapshot, the two endpoints SDKs call all the time (and POST /v1/events, which
+ * SDKs sending exposures call as often), answered on node's
  * request and response before Koa: Koa's context, middleware chain and response handling cost more than half
  * of a 1-key evaluate's CPU (docs/performance.md). Everything else (other paths and methods, query strings,
  * preflights) goes to the app, which answers these two paths the same way.
@@ -28,6 +30,7 @@ export function evalServerFastPath(source: ViewSource, logger: Logger, timer: Re
   return (req, res) => {
     if (req.method === 'POST' && req.url === '/v1/evaluate') void evaluate(req, res, source, logger, timer);
     else if (req.method === 'GET' && req.url === '/v1/snapshot') void snapshot(req, res, source, logger, timer);
+    else if (req.method === 'POST' && req.url === '/v1/events') void events(req, res, source, logger, timer);
     else return false;
     return true;
   };
@@ -42,6 +45,17 @@ async function evaluate(req: IncomingMessage, res: ServerResponse, source: ViewS
     fail(req, res, err, logger);
   }
   timer('/v1/evaluate', res.statusCode, startedAt);
+}
+
+async function events(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger, timer: RequestTimer): Promise<void> {
+  const startedAt = performance.now();
+  try {
+    const view = await source.view(req);
+    send(res, 202, JSON.stringify(eventsAnswer(view, await readJsonBody(req, EVENTS_BODY_LIMIT), source)));
+  } catch (err) {
+    fail(req, res, err, logger);
+  }
+  timer('/v1/events', res.statusCode, startedAt);
 }
 
 async function snapshot(req: IncomingMessage, res: ServerResponse, source: ViewSource, logger: Logger, timer: RequestTimer): Promise<void> {

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { type EvaluationCounter, statsScope } from '../../features/stats/evaluation-counter.js';
+import { addEventCells } from '../../features/stats/event-counts.js';
 import { bearerToken } from '../../foundations/auth/key-format.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import { FlagopsError, NotFoundError, StorageFaultError } from '../../foundations/errors/kinds.js';
@@ -52,6 +53,10 @@ export function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'coun
   return {
     view: (req) => viewForRequest(req, deps),
     changes: changesFor(deps.holder),
+    events: (view, events) => {
+      deps.totals?.events.record(view.org, view.projectSlug, view.environment, events);
+      return addEventCells(deps.counter, statsScope(view.org, view.projectId, view.environment), events.exposures, events.track);
+    },
     recorder: recorderPerView((view) => {
       const scope = statsScope(view.org, view.projectId, view.environment);
       const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);

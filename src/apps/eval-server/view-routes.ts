@@ -4,6 +4,7 @@ import { negotiateCoding } from '../../foundations/http/content-encoding.js';
 import { sendJsonPerRequest, setEncodedJson, VARY_KEY_AND_ENCODING } from '../../foundations/http/encoded-json.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { evaluateAnswer } from './evaluate.js';
+import { eventsRoute } from './events.js';
 import { OFREP_FLAG_PREFIX, ofrepBulkRoute, ofrepConfigurationRoute, ofrepFlagRoute } from './ofrep.js';
 import { type EvalHandler, type EvalRoutes, matchesEtag } from './routed-app.js';
 import { type ServedSnapshot, snapshotBody } from './snapshot-body.js';
@@ -17,19 +18,15 @@ interface ServingDeps {
 
 /**
  * The evaluation API's route table (docs/evaluation-server.md, and OFREP), the same on the main server and on
- * replicas but for the stream, count reports and events, which each feeds from its own place.
+ * replicas but for the stream and count reports, which each feeds from its own place.
  */
-export function evaluationRoutes<D extends ServingDeps>(own: {
-  stream: EvalHandler<D>;
-  counts: EvalHandler<D>;
-  events: EvalHandler<D>;
-}): EvalRoutes<D> {
+export function evaluationRoutes<D extends ServingDeps>(own: { stream: EvalHandler<D>; counts: EvalHandler<D> }): EvalRoutes<D> {
   return {
     '/v1/evaluate': { POST: evaluateRoute },
     '/v1/snapshot': { GET: snapshotRoute },
     '/v1/stream': { GET: own.stream },
     '/v1/counts': { POST: own.counts },
-    '/v1/events': { POST: own.events },
+    '/v1/events': { POST: eventsRoute },
     '/ofrep/v1/evaluate/flags': { POST: ofrepBulkRoute },
     [OFREP_FLAG_PREFIX]: { POST: ofrepFlagRoute },
     '/ofrep/v1/configuration': { GET: ofrepConfigurationRoute },

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { ParsedEvents } from '../../features/stats/event-counts.js';
 import type { EnvironmentView } from './environment-view.js';
 import type { RecordVariation } from './evaluate.js';
 import type { SnapshotChanges } from './snapshot-changes.js';
@@ -6,7 +7,7 @@ import type { SnapshotChanges } from './snapshot-changes.js';
 /**
  * Where an evaluation endpoint gets the view an SDK key fixes, and where it counts what it served. The main
  * server reads its keys and snapshot holder; a replica, what it synced from upstream. The endpoints written
- * against this (evaluate, snapshot, OFREP) are the same code on both.
+ * against this (evaluate, snapshot, events, OFREP) are the same code on both.
  */
 export interface ViewSource {
   /**
@@ -16,6 +17,8 @@ export interface ViewSource {
   view(req: IncomingMessage): EnvironmentView | Promise<EnvironmentView>;
   /** Counts a served variation into the stats of the view's environment. */
   recorder(view: EnvironmentView): RecordVariation;
+  /** Counts a request's checked events (POST /v1/events) for the view's environment; returns how many were kept. */
+  events(view: EnvironmentView, events: ParsedEvents): number;
   /** The recent changes of the views, for GET /v1/snapshot?since= (absent: every such request gets the full snapshot). */
   changes?: Pick<SnapshotChanges, 'delta'>;
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
+import type { ParsedEvents } from '../../features/stats/event-counts.js';
 import type { AuthGuard } from '../../foundations/auth/auth-guard.js';
 import { bearerToken, keyPrefix, kindOfKey } from '../../foundations/auth/key-format.js';
 import { FlagopsError, NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
@@ -7,9 +8,9 @@ import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { FastPath } from '../../foundations/http/serve.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { EvaluationTotals } from '../../foundations/metrics/evaluation-totals.js';
-import { parseCountReport, viewCountRules } from '../eval-server/counts.js';
+import { viewCountRules } from '../eval-server/count-rules.js';
+import { parseCountReport } from '../eval-server/counts.js';
 import type { EnvironmentView } from '../eval-server/environment-view.js';
-import { readEvents, recordEventTotals } from '../eval-server/events.js';
 import { evalServerFastPath, type RequestTimer } from '../eval-server/fast-path.js';
 import { createRoutedApp, type EvalRoutes } from '../eval-server/routed-app.js';
 import { changesFor } from '../eval-server/snapshot-changes.js';
@@ -38,7 +39,7 @@ interface ServedDeps extends ReplicaAppDeps {
   source: ViewSource;
 }
 
-const replicaRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream, counts, events });
+const replicaRoutes: EvalRoutes<ServedDeps> = evaluationRoutes<ServedDeps>({ stream, counts });
 
 /**
  * The evaluation API of a replica: the main server's endpoints (/v1/evaluate, /v1/snapshot, /v1/stream,
@@ -59,6 +60,7 @@ function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
   return {
     view: (req) => viewOf(bearerToken(req.headers.authorization), req, deps),
     changes: changesFor(deps.holder),
+    events: (view, events) => forwardEvents(view, events, deps),
     recorder: recorderPerView((view) => {
       const total = deps.totals?.counter(view.org, view.projectSlug, view.environment);
       if (total === undefined) return (flagKey, variation) => deps.counts.record(view.projectId, view.environment, flagKey, variation);
@@ -68,6 +70,21 @@ function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
       };
     }),
   };
+}
+
+/** Events checked here as on the main server, forwarded with the counts, in the same batches (counted once upstream). */
+function forwardEvents(view: EnvironmentView, events: ParsedEvents, deps: ReplicaAppDeps): number {
+  let accepted = 0;
+  for (const e of events.exposures) {
+    deps.counts.addExposure(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
+    accepted += e.count;
+  }
+  for (const t of events.track) {
+    deps.counts.addTrack(view.projectId, view.environment, t.name, t.hourStartMs, t.count, t.sumMicros);
+    accepted += t.count;
+  }
+  deps.totals?.events.record(view.org, view.projectSlug, view.environment, events);
+  return accepted;
 }
 
 async function viewOf(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<EnvironmentView> {
@@ -120,22 +137,4 @@ async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
   for (const e of entries) deps.counts.add(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
   ctx.status = 202;
   ctx.body = { accepted: entries.length };
-}
-
-/** POST /v1/events: checked here as on the main server, then forwarded with the counts, in the same batches. */
-async function events(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
-  const view = await viewOf(bearerToken(ctx.get('authorization')), ctx.req, deps);
-  const parsed = await readEvents(ctx, view);
-  let accepted = 0;
-  for (const e of parsed.exposures) {
-    deps.counts.addExposure(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
-    accepted += e.count;
-  }
-  for (const t of parsed.track) {
-    deps.counts.addTrack(view.projectId, view.environment, t.name, t.hourStartMs, t.count, t.sumMicros);
-    accepted += t.count;
-  }
-  recordEventTotals(deps.totals?.events, view, parsed);
-  ctx.status = 202;
-  ctx.body = { accepted };
 }

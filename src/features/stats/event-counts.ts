@@ -35,6 +35,12 @@ export interface TrackCell {
   sumMicros: number;
 }
 
+/** A request's events, added up per cell: exposures per flag, variation and hour, track events per name and hour. */
+export interface ParsedEvents {
+  exposures: ExposureCell[];
+  track: TrackCell[];
+}
+
 /** A value as the sum keeps it: whole millionths. */
 export function toMicros(value: number): number {
   return Math.round(value * MICROS);

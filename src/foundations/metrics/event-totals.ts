@@ -26,7 +26,7 @@ interface Scope {
 
 /**
  * Exposure and track events since the process started, for `flagops_exposures_total`,
- * `flagops_track_events_total` and `flagops_track_value_sum`: plain Maps added to per request, read at scrape.
+ * `flagops_track_events_total` and `flagops_track_value`: plain Maps added to per request, read at scrape.
  */
 export class EventTotals {
   private readonly scopes = new Map<string, Scope>();
@@ -87,7 +87,7 @@ export class EventTotals {
     });
     // A sum may go down (negative values), so it is a gauge: Prometheus counters must not decrease.
     new Gauge({
-      name: 'flagops_track_value_sum',
+      name: 'flagops_track_value',
       help: 'Sum of the values of the track events received, by project (slug), environment and event name (capped as flagops_track_events_total).',
       labelNames: ['project', 'environment', 'event', 'org'] as const,
       registers: [registry],

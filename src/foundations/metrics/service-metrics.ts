@@ -1,3 +1,4 @@
+import { Gauge } from 'prom-client';
 import type { MetricsSettings } from '../config/config.js';
 import { EvaluationTotals } from './evaluation-totals.js';
 import { instrumentApp } from './metrics-http.js';
@@ -37,6 +38,26 @@ export class ServiceMetrics {
     storageFaults(): Iterable<{ org: string; kind: 'read' | 'write' }>;
   }): void {
     registerServingFamilies(this.evaluation.registry, source);
+  }
+
+  /**
+   * `flagops_sample_ratio_mismatch`, on the evaluation port beside the exposures: 1 for a flag whose exposures
+   * per variant do not fit its weights (the sample-ratio check), 0 for one that does or has too few yet.
+   */
+  watchSampleRatios(
+    verdicts: () => Iterable<{ org: string; project: string; environment: string; flag: string; mismatch: boolean }>,
+  ): void {
+    new Gauge({
+      name: 'flagops_sample_ratio_mismatch',
+      help: 'Whether the exposures of a flag with weighted variants over the last 24 hours mismatch its weights (chi-square p < 0.001): 1 or 0, per project (slug), environment and flag.',
+      labelNames: ['project', 'environment', 'flag', 'org'] as const,
+      registers: [this.evaluation.registry],
+      collect() {
+        this.reset();
+        for (const { org, project, environment, flag, mismatch } of verdicts())
+          this.set({ project, environment, flag, org }, mismatch ? 1 : 0);
+      },
+    });
   }
 
   /** Webhook deliveries pending and dropped, on the control port, read at each scrape. */

@@ -1,6 +1,7 @@
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { type ChartBox, chartModel } from '../logic/chart-model.js';
+import { type SampleRatioView, sampleRatioLine } from '../logic/sample-ratio-text.js';
 import type { PageContext } from '../route.js';
 import type { EnvironmentName, StatsPeriod, StatsPoint } from '../types.js';
 import { statsChart, variationColor } from './stats-chart.js';
@@ -13,13 +14,15 @@ export function statsPanel(ctx: PageContext, flagId: string, env: EnvironmentNam
   let period: StatsPeriod = '24h';
   const chart = h('div', { class: 'chart-slot' }, h('p', { class: 'muted' }, 'Loading…'));
   const legend = h('div', { class: 'legend' });
+  const exposures = h('p', { class: 'hint exposures' });
+  const ratio = h('p', { class: 'sample-ratio' });
   const buttons = PERIODS.map((p) => h('button', { type: 'button', class: 'segment', 'data-period': p, onclick: () => load(p) }, p));
 
   const load = async (next: StatsPeriod) => {
     period = next;
     for (const b of buttons) b.classList.toggle('active', b.dataset.period === period);
     try {
-      const { series } = await ctx.api.get<{ series: StatsPoint[] }>(
+      const { series, sampleRatio } = await ctx.api.get<{ series: StatsPoint[]; sampleRatio?: SampleRatioView | null }>(
         `/api/v1/flags/${encodeURIComponent(flagId)}/environments/${env}/stats?period=${period}`,
       );
       if (next !== period) return; // another period was chosen meanwhile
@@ -40,6 +43,15 @@ export function statsPanel(ctx: PageContext, flagId: string, env: EnvironmentNam
               ),
             ),
       );
+      const exposed = new Map<string, number>();
+      for (const point of series)
+        for (const [name, n] of Object.entries(point.exposures ?? {})) exposed.set(name, (exposed.get(name) ?? 0) + n);
+      exposures.textContent =
+        exposed.size === 0 ? '' : `Exposures (events sent by SDKs): ${[...exposed].map(([name, n]) => `${name}: ${n}`).join(', ')}.`;
+      const line = sampleRatioLine(sampleRatio ?? null);
+      ratio.textContent = line?.text ?? '';
+      ratio.dataset.tone = line?.tone ?? '';
+      ratio.hidden = line === null;
       // The swatch colour comes from the data, set through the CSSOM: the page's CSP allows no inline style attribute.
       legend.querySelectorAll<HTMLElement>('.swatch').forEach((swatch) => {
         swatch.style.background = swatch.dataset.color ?? '';
@@ -61,6 +73,8 @@ export function statsPanel(ctx: PageContext, flagId: string, env: EnvironmentNam
     ),
     chart,
     legend,
+    exposures,
+    ratio,
     h('p', { class: 'hint' }, 'Hourly counts per variation, UTC hours.'),
   );
 }

@@ -3,7 +3,8 @@ import { statsScope } from '../../../features/stats/evaluation-counter.js';
 import type { ExposureCell, TrackCell } from '../../../features/stats/event-counts.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../../../features/stats/hours.js';
 import { InvalidInputError, NotFoundError } from '../../../foundations/errors/kinds.js';
-import { parseCountReport, viewCountRules } from '../../eval-server/counts.js';
+import { viewCountRules } from '../../eval-server/count-rules.js';
+import { parseCountReport } from '../../eval-server/counts.js';
 import type { SnapshotHolder } from '../../eval-server/snapshot-holder.js';
 
 /** A batch's events of one environment, counted as POST /v1/events counts them. */
