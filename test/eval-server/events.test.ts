@@ -89,12 +89,6 @@ describe('POST /v1/events', () => {
 
   it.each([
     ['a track event without a name', { type: 'track' }, 'events[1]'],
-    ['an exposure of a flag the environment lacks', { type: 'exposure', flagKey: 'nope', variation: 'on' }, 'events[1].flagKey'],
-    [
-      'an exposure of a variation the flag cannot serve',
-      { type: 'exposure', flagKey: 'checkout', variation: 'red' },
-      'events[1].variation',
-    ],
     ['an unknown type', { type: 'click', name: 'x' }, 'events[1].type'],
     ['a value that is no number', { type: 'track', name: 'x', value: '3' }, 'events[1].value'],
     ['an unknown field', { type: 'track', name: 'x', extra: 1 }, 'events[1]'],
@@ -107,6 +101,22 @@ describe('POST /v1/events', () => {
     expect(res.body.error.code).toBe('invalid_input');
     expect(res.body.error.message).toContain(field);
     expect(await events()).toEqual(before);
+  });
+
+  it('counts the rest of a batch whose exposures name a flag or variation the environment does not serve (an SDK a moment behind), and says how many it ignored', async () => {
+    const exposuresBefore = (await stats()).series.at(-1).exposures;
+    const res = await sdk.post('/v1/events', {
+      events: [
+        { type: 'exposure', flagKey: 'removed-a-moment-ago', variation: 'on' },
+        { type: 'exposure', flagKey: 'checkout', variation: 'red' },
+        { type: 'exposure', flagKey: 'checkout', variation: 'blue' },
+        { type: 'track', name: 'after-removal' },
+      ],
+    });
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ accepted: 2, ignored: 2 });
+    expect((await stats()).series.at(-1).exposures).toEqual({ ...exposuresBefore, blue: (exposuresBefore.blue ?? 0) + 1 });
+    expect((await events()).series.at(-1).counts['after-removal']).toEqual({ count: 1, sum: 0 });
   });
 
   it('refuses more than 1,000 events, and a body that is not { events }', async () => {

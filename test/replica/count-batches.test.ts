@@ -103,19 +103,20 @@ describe('count batches from replicas reach the stats exactly once', () => {
       const bad = await sdk.post('/v1/events', {
         events: [
           { type: 'track', name: 'ok' },
-          { type: 'exposure', flagKey: 'nope', variation: 'on' },
+          { type: 'track', name: 'signup', value: 'one' },
         ],
       });
       expect(bad.status).toBe(400);
-      expect(bad.body.error.message).toContain('events[1].flagKey');
+      expect(bad.body.error.message).toContain('events[1].value');
       const res = await sdk.post('/v1/events', {
         events: [
           { type: 'exposure', flagKey: 'checkout', variation: 'off', userId: 'u1' },
+          { type: 'exposure', flagKey: 'nope', variation: 'on' },
           { type: 'track', name: 'signup', value: 1 },
         ],
       });
       expect(res.status).toBe(202);
-      expect(res.body).toEqual({ accepted: 2 });
+      expect(res.body).toEqual({ accepted: 2, ignored: 1 });
       await replica.counts.flush();
       const exposures = (await admin.get(`/api/v1/flags/${flag.id}/environments/staging/stats`)).body.series.at(-1).exposures;
       expect(exposures).toEqual({ off: 1 });

@@ -17,9 +17,11 @@ export const EVENTS_BODY_LIMIT = 1024 * 1024;
 const SEP = '\u0000';
 
 /**
- * Checks every event of a request before any is counted (the schema, then the environment: the flag exists and
- * serves that variation; `at` not in the future), so a request is taken whole or not at all and a 400 names the
- * first bad event by index and field. Events of an hour no longer kept (30 days) are valid but not counted.
+ * Checks every event of a request before any is counted (the schema; `at` not in the future), so a malformed
+ * request is refused whole and a 400 names the first bad event by index and field. An exposure of a flag or
+ * variation the environment does not serve is well formed but not counted (`ignored`): an SDK whose snapshot
+ * is a moment behind (the flag was just removed) must not lose the rest of its batch for it. Events of an hour
+ * no longer kept (30 days) are valid but not counted.
  */
 export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
   const { events } = validateBody('events', body);
@@ -28,6 +30,7 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
   const nowHour = hourStart(rules.now);
   const exposures = new Map<string, ExposureCell>();
   const track = new Map<string, TrackCell>();
+  let ignored = 0;
   for (let i = 0; i < events.length; i++) {
     const event = events[i];
     let hour = nowHour;
@@ -39,10 +42,10 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
     if (event.type === 'exposure') {
       const flagKey = event.flagKey as string;
       const variation = event.variation as string;
-      if (!rules.hasFlag(flagKey))
-        throw new InvalidInputError(`events[${i}].flagKey: this environment has no flag ${flagKey}`, `events[${i}].flagKey`);
-      if (!(VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation)))
-        throw new InvalidInputError(`events[${i}].variation must be on, off, default or a variant of the flag`, `events[${i}].variation`);
+      if (!rules.hasFlag(flagKey) || !(VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation))) {
+        ignored++;
+        continue;
+      }
       const key = flagKey + SEP + variation + SEP + hour;
       const cell = exposures.get(key);
       if (cell) cell.count++;
@@ -58,16 +61,23 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
       } else track.set(key, { name, hourStartMs: hour, count: 1, sumMicros: micros });
     }
   }
-  return { exposures: [...exposures.values()], track: [...track.values()] };
+  return { exposures: [...exposures.values()], track: [...track.values()], ignored };
 }
 
 /**
- * POST /v1/events, on the main server and on replicas: checked whole against the environment the sdk key names,
- * then counted by the view source (202: in memory, durable with the next stats flush or replica batch, as
- * /v1/counts). `accepted` is how many events were counted.
+ * POST /v1/events, on the main server and on replicas: checked whole, then counted by the view source (202: in
+ * memory, durable with the next stats flush or replica batch, as /v1/counts). `accepted` is how many events
+ * were counted; `ignored`, present when not 0, how many exposures named a flag or variation the environment
+ * the sdk key names does not serve.
  */
-export function eventsAnswer(view: EnvironmentView, body: unknown, source: Pick<ViewSource, 'events'>): { accepted: number } {
-  return { accepted: source.events(view, parseEvents(body, viewCountRules(view, Date.now()))) };
+export function eventsAnswer(
+  view: EnvironmentView,
+  body: unknown,
+  source: Pick<ViewSource, 'events'>,
+): { accepted: number; ignored?: number } {
+  const parsed = parseEvents(body, viewCountRules(view, Date.now()));
+  const accepted = source.events(view, parsed);
+  return parsed.ignored > 0 ? { accepted, ignored: parsed.ignored } : { accepted };
 }
 
 /** POST /v1/events through Koa, for the requests the fast path (fast-path.ts) leaves to the app: the same answers. */

@@ -39,6 +39,8 @@ export interface TrackCell {
 export interface ParsedEvents {
   exposures: ExposureCell[];
   track: TrackCell[];
+  /** Well-formed exposures of a flag or variation the environment does not serve (now): not counted. */
+  ignored: number;
 }
 
 /** A value as the sum keeps it: whole millionths. */
