@@ -10,11 +10,13 @@ import { gitHttpRoutes } from './apps/git-http/git-http-routes.js';
 import { GitRunner } from './apps/git-http/git-runner.js';
 import { replicaUpstream } from './apps/replica/upstream/replica-routes.js';
 import { AuditRegistry } from './features/audit/audit-registry.js';
+import { FlagHealthService } from './features/health/flag-health-service.js';
 import { KillSwitch } from './features/kill/kill-switch.js';
 import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
 import { Scheduler } from './features/schedule/scheduler.js';
-import { EvaluationCounter } from './features/stats/evaluation-counter.js';
+import { EvaluationCounter, statsScope } from './features/stats/evaluation-counter.js';
+import { RETENTION_HOURS } from './features/stats/hours.js';
 import { registerTriggerHook } from './features/triggers/trigger-hook.js';
 import { TriggerService } from './features/triggers/trigger-service.js';
 import { type DeliveryLimits, type RetryPolicy, WebhookService } from './features/webhooks/webhook-service.js';
@@ -175,6 +177,13 @@ async function startOnLockedDirectory(
   // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
   // clone should cost the evaluations.
   void gitRunner.helperRunning();
+  const flagHealth = new FlagHealthService({
+    repos,
+    lastEvaluated: (org, projectId, env) => counter.lastEvaluated(statsScope(org, projectId, env)),
+    countsKeptDays: RETENTION_HOURS / 24,
+    cacheDir: path.join(config.dataDir, 'state', 'health'),
+    logger: logger.child({ component: 'flag-health' }),
+  });
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushes: state.pushes });
   const dashboard = await createDashboard({ state, logger, guard, repos, keys, ...(config.oidc ? { oidc: config.oidc } : {}) });
   const webhooks = await WebhookService.open({
@@ -230,6 +239,7 @@ async function startOnLockedDirectory(
       audit,
       logger,
       health,
+      flagHealth,
       planProjectLimit: config.planProjectLimit,
       triggers,
       clock: () => clock.now(),
@@ -287,6 +297,7 @@ async function startOnLockedDirectory(
     await gitRunner.close();
     await webhooks.close();
     await audit.closeAll();
+    await flagHealth.closeAll();
     await counter.close();
     await repos.closeAll();
     await state.close();
@@ -301,6 +312,7 @@ async function startOnLockedDirectory(
       await repo.watch();
       await holder.add(org.name, repo);
       await audit.get(org.name); // build the audit index now, not on the first request
+      flagHealth.warm(org.name); // read flag history in the background, not on the first health question
       // Steps that fell due while the service was stopped are applied here, before it reports ready.
       const scheduler = new Scheduler({ org: org.name, repo, clock, logger });
       schedulers.push(scheduler);

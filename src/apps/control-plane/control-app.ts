@@ -6,6 +6,7 @@ import { auditRoutes } from './audit.js';
 import { budgetRoutes } from './budgets.js';
 import type { ControlPlaneDeps } from './deps.js';
 import { environmentRoutes } from './environments.js';
+import { flagHealthRoutes } from './flag-health.js';
 import { flagRoutes } from './flags.js';
 import { keyRoutes } from './keys.js';
 import { previewRoutes } from './preview.js';
@@ -37,6 +38,7 @@ const invalidFilesRoutes = [
 export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...projectRoutes,
   ...budgetRoutes,
+  ...flagHealthRoutes,
   ...flagRoutes,
   ...environmentRoutes,
   ...segmentRoutes,
