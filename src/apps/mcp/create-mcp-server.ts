@@ -6,6 +6,7 @@ import type { McpTool, ToolDeps } from './tools/define-tool.js';
 import { explainEvaluationTool } from './tools/explain-tool.js';
 import { createFlag, getFlag, listFlags } from './tools/flag-tools.js';
 import { clearKill, killFlag } from './tools/kill-tools.js';
+import { archiveFlag, listStaleFlags } from './tools/lifecycle-tools.js';
 import { listProposals, previewChange } from './tools/proposal-tools.js';
 import { deleteSegment, getSegment, listSegments, setPrerequisites, setVariants, upsertSegment } from './tools/targeting-tools.js';
 
@@ -34,6 +35,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   getSegment,
   listProposals,
   previewChange,
+  listStaleFlags,
   killFlag,
   clearKill,
   setRollout,
@@ -45,6 +47,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   promoteFlag,
   scheduleRollout,
   createFlag,
+  archiveFlag,
 ];
 
 const INSTRUCTIONS = [
@@ -54,6 +57,7 @@ const INSTRUCTIONS = [
   'kill_flag is the emergency stop (always give a reason). Pass expectedVersion from get_flag to writes; on version_conflict re-read and retry.',
   'Promoting into prod needs a human, unless the project requires approval there: then such a write is kept as a proposal (the answer says NOT APPLIED YET and names it) until an admin key or a dashboard session approves it.',
   'preview_change shows a change and its impact on users without making it; list_proposals shows what waits for approval.',
+  'Cleanup: list_stale_flags finds flags that are expired, rolled out or unused, with why; archive_flag archives one (agent keys only through a proposal where the project requires approval).',
 ].join(' ');
 
 /** One MCP server with every tool, bound to one project; the stdio and HTTP transports each make their own. */

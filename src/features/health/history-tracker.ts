@@ -16,8 +16,11 @@ export type HistorySource = Pick<FlagRepository, 'head' | 'firstParentLog' | 'ch
 /** Bump when what a record means changes: an older file is then read as none (history is read again). */
 const FORMAT = 1;
 const CHUNK = 256;
-/** Commits read between two turns given back to the event loop, so that serving never waits behind history. */
-const YIELD_EVERY = 32;
+/**
+ * The longest stretch of reading history between two turns given back to the event loop: evaluation runs in
+ * this process too (embedded), and must never wait behind history for long.
+ */
+const TURN_MS = 5;
 /** Commits folded in before the file on disk is written again. */
 const CHECKPOINT = 2_000;
 /** Fewer commits than that are written this long after they were read. */
@@ -46,6 +49,7 @@ export class HistoryTracker {
   private saving: Promise<void> = Promise.resolve();
   private failure: unknown = null;
   private unsubscribe: () => void = () => {};
+  private turnStarted = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly summaries = new Lru<string, ConfigSummary | null>(100_000);
 
@@ -113,6 +117,7 @@ export class HistoryTracker {
     while (from !== undefined && from !== this.head) {
       const chunk = await this.repo.firstParentLog({ from, until: this.head, limit: CHUNK });
       for (const commit of chunk) oids.push({ oid: commit.oid, at: commit.author.timestamp * 1000 });
+      await this.turn();
       from = chunk.length === 0 ? undefined : chunk[chunk.length - 1].parents[0];
     }
     let history = this.history;
@@ -120,11 +125,10 @@ export class HistoryTracker {
       this.logger.info('main was rewritten; reading flag history again', { to: head });
       history = new FlagHistory();
     }
-    let n = 0;
     for (let i = oids.length - 1; i >= 0; i--) {
       if (this.closed) return;
       await this.apply(history, oids[i].oid, oids[i].at);
-      if (++n % YIELD_EVERY === 0) await yieldToLoop();
+      await this.turn();
     }
     this.history = history;
     this.head = head;
@@ -144,6 +148,8 @@ export class HistoryTracker {
       else if (p.change === 'deleted') history.flagDeleted(id);
     }
     for (const p of paths) {
+      // A commit that adds thousands of flags (an import) is read in turns too.
+      await this.turn();
       const where = classifyPath(p.path);
       if (where.kind === 'config') {
         const summary = p.newOid === undefined ? undefined : await this.summaryOf(p);
@@ -155,6 +161,13 @@ export class HistoryTracker {
         if (killed) history.killsChanged(where.project, where.environment, killed, at);
       }
     }
+  }
+
+  /** Gives the event loop a turn once TURN_MS have passed since the last. */
+  private async turn(): Promise<void> {
+    if (performance.now() - this.turnStarted < TURN_MS) return;
+    await yieldToLoop();
+    this.turnStarted = performance.now();
   }
 
   private async summaryOf(p: ChangedPath): Promise<ConfigSummary | null> {
