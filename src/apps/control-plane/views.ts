@@ -120,6 +120,7 @@ export function flagView({ project, flag }: FlagRef): FlagView {
     kind: meta.kind,
     defaultValue: meta.defaultValue ?? null,
     archivedAt: meta.archivedAt,
+    ...(meta.lifecycle ? { lifecycle: meta.lifecycle } : {}),
     projectId: project.project.id,
     projectSlug: project.project.slug,
     environments,

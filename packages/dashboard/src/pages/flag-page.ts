@@ -12,6 +12,7 @@ import { learnKeyNames } from '../ui/actor-names.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
+import { healthSlot } from '../ui/health-badge.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
 import { promotePanel } from '../ui/promote-panel.js';
 import { statsPanel } from '../ui/stats-panel.js';
@@ -100,6 +101,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   let promote: (HTMLElement & { refresh(): void }) | undefined;
   let pending: PendingProposal | undefined;
   let drawn = '';
+  const health = healthSlot(ctx.api);
 
   const drawTop = (fresh: FlagView) => {
     const fingerprint = canonicalJson({ fresh, minute: Math.floor(Date.now() / 60_000) });
@@ -114,6 +116,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     replace(
       top,
       header(ctx, fresh, changed),
+      health.element,
       heldBackNotice(fresh),
       killBanner(killedEntries([fresh]), Date.now(), false),
       tabs(fresh, env),
@@ -138,6 +141,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     try {
       const fresh = await ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flagId)}`);
       await learnKeyNames(ctx.api, [fresh]);
+      health.refresh(fresh);
       if (!flag) {
         flag = fresh;
         editor = envEditor(ctx, fresh, env, changed);
