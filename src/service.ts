@@ -11,6 +11,7 @@ import { GitRunner } from './apps/git-http/git-runner.js';
 import { replicaUpstream } from './apps/replica/upstream/replica-routes.js';
 import { AuditRegistry } from './features/audit/audit-registry.js';
 import { FlagHealthService } from './features/health/flag-health-service.js';
+import { HealthWatcher } from './features/health/health-watcher.js';
 import { KillSwitch } from './features/kill/kill-switch.js';
 import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
@@ -194,6 +195,16 @@ async function startOnLockedDirectory(
     ...webhookOptions,
   });
   metrics?.watchWebhooks(() => webhooks.deliveryCounts());
+  // Flags turn stale with time, not only with commits: checked every few minutes, for the gauge and the webhooks.
+  const healthWatcher = new HealthWatcher({
+    health: flagHealth,
+    orgs: () => keys.organisations().map((o) => o.name),
+    projects: async (org) => (await (await repos.get(org)).readServed()).state.projects.values(),
+    clock,
+    onChecked: (org, flags) => webhooks.recordFlagHealth(org, flags),
+    logger: logger.child({ component: 'flag-health' }),
+  });
+  metrics?.watchFlagHealth(() => healthWatcher.statusCounts());
 
   let ready = false;
   let storageChecks: ReturnType<typeof setInterval> | undefined;
@@ -295,6 +306,7 @@ async function startOnLockedDirectory(
     await dashboard.close();
     holder.close();
     await gitRunner.close();
+    await healthWatcher.stop();
     await webhooks.close();
     await audit.closeAll();
     await flagHealth.closeAll();
@@ -325,6 +337,7 @@ async function startOnLockedDirectory(
     throw err;
   }
   ready = true;
+  healthWatcher.start();
   storageChecks = setInterval(() => void checkStorage(keys, repos, holder), STORAGE_CHECK_MS);
   storageChecks.unref();
   const [control, evaluation] = servers;
