@@ -104,7 +104,7 @@ describe('failures after the start are reported per tool call', () => {
       expect(result.isError).toBe(true);
       expect(result.structuredContent).toMatchObject({ error: { code: 'unauthorized', status: 401 } });
       expect(textOf(result)).toMatch(/refused FLAGOPS_AGENT_KEY/);
-      expect((await mcp.client.listTools()).tools.length).toBe(19);
+      expect((await mcp.client.listTools()).tools.length).toBe(21);
     } finally {
       await mcp.close();
     }
