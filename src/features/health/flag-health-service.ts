@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ENVIRONMENTS, type EnvironmentConfig, type EnvironmentName, type ProjectState } from '@flagops/core';
 import { type Logger, silentLogger } from '../../foundations/log/logger.js';
 import { ORG_NAME } from '../../foundations/storage/index.js';
@@ -28,6 +29,9 @@ export interface HealthQuery {
 
 export const DEFAULT_STALE_AFTER_DAYS = 30;
 
+/** The longest stretch of deciding between two turns given back to the event loop. */
+const TURN_MS = 5;
+
 /**
  * Flag health (docs/flag-health.md): what history says of each flag (HistoryTracker, one per organisation,
  * built on first use and then followed as main moves) with the evaluation counts, decided by decideHealth.
@@ -55,7 +59,14 @@ export class FlagHealthService {
     const evaluated = ENVIRONMENTS.map((env) => this.options.lastEvaluated(query.org, project.project.id, env));
     const settings = { now: query.now, staleAfterDays: query.staleAfterDays, countsKeptDays: this.options.countsKeptDays };
     const out: FlagHealth[] = [];
+    let turn = performance.now();
+    let n = 0;
     for (const [key, flag] of project.flags) {
+      // Evaluation may run in this process: a project of 10,000 flags is decided in turns of a few milliseconds.
+      if (++n % 256 === 0 && performance.now() - turn > TURN_MS) {
+        await yieldToLoop();
+        turn = performance.now();
+      }
       if (flag.meta.archivedAt !== null) continue;
       const record = history.flags.get(`${slug}/${key}`);
       const environments: Partial<Record<EnvironmentName, FlagHealthInput['environments'][EnvironmentName]>> = {};
