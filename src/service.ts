@@ -11,11 +11,14 @@ import { GitRunner } from './apps/git-http/git-runner.js';
 import { replicaUpstream } from './apps/replica/upstream/replica-routes.js';
 import { AuditRegistry } from './features/audit/audit-registry.js';
 import { GuardMonitor } from './features/guards/guard-monitor.js';
+import { FlagHealthService } from './features/health/flag-health-service.js';
+import { HealthWatcher } from './features/health/health-watcher.js';
 import { KillSwitch } from './features/kill/kill-switch.js';
 import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
 import { Scheduler } from './features/schedule/scheduler.js';
-import { EvaluationCounter } from './features/stats/evaluation-counter.js';
+import { EvaluationCounter, statsScope } from './features/stats/evaluation-counter.js';
+import { RETENTION_HOURS } from './features/stats/hours.js';
 import { sampleRatioVerdicts } from './features/stats/sample-ratio-checks.js';
 import { registerTriggerHook } from './features/triggers/trigger-hook.js';
 import { TriggerService } from './features/triggers/trigger-service.js';
@@ -179,6 +182,13 @@ async function startOnLockedDirectory(
   // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
   // clone should cost the evaluations.
   void gitRunner.helperRunning();
+  const flagHealth = new FlagHealthService({
+    repos,
+    lastEvaluated: (org, projectId, env) => counter.lastEvaluated(statsScope(org, projectId, env)),
+    countsKeptDays: RETENTION_HOURS / 24,
+    cacheDir: path.join(config.dataDir, 'state', 'health'),
+    logger: logger.child({ component: 'flag-health' }),
+  });
   const audit = new AuditRegistry({ repos, logger, cacheDir: path.join(config.dataDir, 'state', 'audit'), pushes: state.pushes });
   const dashboard = await createDashboard({ state, logger, guard, repos, keys, ...(config.oidc ? { oidc: config.oidc } : {}) });
   const webhooks = await WebhookService.open({
@@ -189,6 +199,16 @@ async function startOnLockedDirectory(
     ...webhookOptions,
   });
   metrics?.watchWebhooks(() => webhooks.deliveryCounts());
+  // Flags turn stale with time, not only with commits: checked every few minutes, for the gauge and the webhooks.
+  const healthWatcher = new HealthWatcher({
+    health: flagHealth,
+    orgs: () => keys.organisations().map((o) => o.name),
+    projects: async (org) => (await (await repos.get(org)).readServed()).state.projects.values(),
+    clock,
+    onChecked: (org, flags) => webhooks.recordFlagHealth(org, flags),
+    logger: logger.child({ component: 'flag-health' }),
+  });
+  metrics?.watchFlagHealth(() => healthWatcher.statusCounts());
 
   let ready = false;
   let storageChecks: ReturnType<typeof setInterval> | undefined;
@@ -235,6 +255,7 @@ async function startOnLockedDirectory(
       audit,
       logger,
       health,
+      flagHealth,
       planProjectLimit: config.planProjectLimit,
       triggers,
       clock: () => clock.now(),
@@ -292,8 +313,10 @@ async function startOnLockedDirectory(
     await dashboard.close();
     holder.close();
     await gitRunner.close();
+    await healthWatcher.stop();
     await webhooks.close();
     await audit.closeAll();
+    await flagHealth.closeAll();
     await counter.close();
     await repos.closeAll();
     await state.close();
@@ -308,6 +331,7 @@ async function startOnLockedDirectory(
       await repo.watch();
       await holder.add(org.name, repo);
       await audit.get(org.name); // build the audit index now, not on the first request
+      flagHealth.warm(org.name); // read flag history in the background, not on the first health question
       // Steps that fell due while the service was stopped are applied here, before it reports ready.
       const guards = new GuardMonitor({
         org: org.name,
@@ -330,6 +354,7 @@ async function startOnLockedDirectory(
     throw err;
   }
   ready = true;
+  healthWatcher.start();
   storageChecks = setInterval(() => void checkStorage(keys, repos, holder), STORAGE_CHECK_MS);
   storageChecks.unref();
   const [control, evaluation] = servers;

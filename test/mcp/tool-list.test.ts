@@ -36,6 +36,8 @@ describe('the flagops MCP server over stdio', () => {
           'delete_segment',
           'list_proposals',
           'preview_change',
+          'list_stale_flags',
+          'archive_flag',
         ].sort(),
       );
       for (const tool of all.values()) {

@@ -6,6 +6,7 @@ import { auditRoutes } from './audit.js';
 import { budgetRoutes } from './budgets.js';
 import type { ControlPlaneDeps } from './deps.js';
 import { environmentRoutes } from './environments.js';
+import { flagHealthRoutes } from './flag-health.js';
 import { flagRoutes } from './flags.js';
 import { guardCheckRoutes } from './guard-checks.js';
 import { keyRoutes } from './keys.js';
@@ -38,6 +39,7 @@ const invalidFilesRoutes = [
 export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...projectRoutes,
   ...budgetRoutes,
+  ...flagHealthRoutes,
   ...flagRoutes,
   ...environmentRoutes,
   ...guardCheckRoutes,

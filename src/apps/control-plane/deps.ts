@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { AuditRegistry } from '../../features/audit/audit-registry.js';
+import type { FlagHealthService } from '../../features/health/flag-health-service.js';
 import type { KillSwitch } from '../../features/kill/kill-switch.js';
 import type { EvaluationCounter } from '../../features/stats/evaluation-counter.js';
 import type { TriggerService } from '../../features/triggers/trigger-service.js';
@@ -20,6 +21,8 @@ export interface ControlPlaneDeps {
   /** The audit trail of each organisation, read from main's git log. */
   audit: AuditRegistry;
   logger: Logger;
+  /** Stale-flag detection: each organisation's flag history with the evaluation counts. */
+  flagHealth: FlagHealthService;
   planProjectLimit: number;
   /** Trigger URLs (hashed secrets) of every organisation. */
   triggers: TriggerService;

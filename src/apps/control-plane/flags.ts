@@ -1,13 +1,15 @@
 import { canonicalJson, ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type FlagKind, type JsonValue } from '@flagops/core';
-import { ConflictError } from '../../foundations/errors/kinds.js';
+import { type Proposal, requiresApprovalAnywhere } from '../../features/proposals/proposal-reader.js';
+import { ConflictError, type ForbiddenError } from '../../foundations/errors/kinds.js';
 import { deriveFlagId } from '../../foundations/repository/ids.js';
 import { layout } from '../../foundations/repository/layout.js';
 import { normalizeLifecycle } from '../../foundations/repository/normalize.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
-import { flagById, flagByKey, projectById } from '../../foundations/repository/state-lookup.js';
+import { type FlagRef, flagById, flagByKey, projectById } from '../../foundations/repository/state-lookup.js';
 import type { FlagCreateBody, FlagPatchBody } from '../../foundations/validation/api-bodies.js';
 import { patchLifecycle } from './flag-lifecycle.js';
-import { refuseHeldBack, writeFlag } from './flag-write.js';
+import { type FlagEdit, flagChange, refuseHeldBack, writeFlag } from './flag-write.js';
+import { openProposal } from './proposals.js';
 import { optionalQuery, requiredQuery, route } from './route-table.js';
 import { type FlagView, servedFlagView } from './views.js';
 import type { Workspace } from './workspace.js';
@@ -58,7 +60,12 @@ export const flagRoutes = [
     path: '/api/v1/flags/:id',
     permission: 'flag.archive',
     body: 'none',
-    handle: async ({ ws, params }) => ({ body: await archiveFlag(ws, params.id) }),
+    // An agent may not archive, unless its project requires approval of agents: then its archive waits as a proposal.
+    proposable: true,
+    handle: async ({ ws, params, refusal }) => {
+      const outcome = await archiveOrPropose(ws, params.id, refusal);
+      return 'proposal' in outcome ? { status: 202, body: outcome } : { body: outcome };
+    },
   }),
 ];
 
@@ -140,15 +147,33 @@ export async function patchFlag(ws: Workspace, id: string, body: FlagPatchBody):
 
 /** Soft archive: archivedAt is set once; archiving an archived flag changes nothing. */
 export async function archiveFlag(ws: Workspace, id: string): Promise<FlagView> {
-  const { view } = await writeFlag(ws, id, 'flag_archive', ({ project, flag }, now) => {
-    if (flag.meta.archivedAt !== null) return null;
-    const next: FlagFile = { ...flag.meta, archivedAt: now.toISOString() };
-    return {
-      changes: [{ path: layout.flagFile(project.project.slug, next.key), content: serializeRepositoryFile({ kind: 'flag', value: next }) }],
-      summary: `archive ${next.key}`,
-    };
-  });
+  const { view } = await writeFlag(ws, id, 'flag_archive', archiveEdit);
   return view;
+}
+
+function archiveEdit({ project, flag }: FlagRef, now: Date): FlagEdit | null {
+  if (flag.meta.archivedAt !== null) return null;
+  const next: FlagFile = { ...flag.meta, archivedAt: now.toISOString() };
+  return {
+    changes: [{ path: layout.flagFile(project.project.slug, next.key), content: serializeRepositoryFile({ kind: 'flag', value: next }) }],
+    summary: `archive ${next.key}`,
+  };
+}
+
+/**
+ * An archive acts in every environment, so where the project requires approval of the caller's actor type in
+ * any environment, it becomes a proposal (as a segment change does); otherwise it is made at once, or refused
+ * with `refusal` (an agent key: 403). An archive that would change nothing (archived already) is answered
+ * with the flag.
+ */
+export async function archiveOrPropose(ws: Workspace, id: string, refusal?: ForbiddenError): Promise<FlagView | { proposal: Proposal }> {
+  const { project, flag } = flagById((await ws.readServed()).state, id);
+  if (flag.meta.archivedAt === null && requiresApprovalAnywhere(project.project, ws.actor.type)) {
+    const proposal = await openProposal(ws, (served) => flagChange(ws, served, id, 'flag_archive', archiveEdit));
+    if (proposal) return { proposal };
+  }
+  if (refusal) throw refusal;
+  return archiveFlag(ws, id);
 }
 
 /** The value a flag of each kind falls back to when the creator gave none. */

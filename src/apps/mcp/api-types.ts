@@ -45,6 +45,13 @@ export interface FlagResponse extends FlagFile {
   alreadyKilled?: boolean;
 }
 
+/** One flag's health (docs/flag-health.md). */
+export interface FlagHealthResponse {
+  key: string;
+  status: 'active' | 'potentially_stale' | 'stale';
+  reasons: Array<{ code: string; message: string }>;
+}
+
 /** A change proposal (docs/proposals.md). */
 export interface ProposalResponse {
   id: string;

@@ -5,6 +5,7 @@ import type {
   ChangePreviewResponse,
   ConfigUpdateBody,
   FlagCreateBody,
+  FlagHealthResponse,
   FlagPatchBody,
   FlagResponse,
   ProjectResponse,
@@ -112,6 +113,18 @@ export class ControlPlaneClient {
 
   promote(flagId: string, toEnv: EnvironmentName, fromEnv: EnvironmentName): Promise<FlagResponse> {
     return this.#call('POST', `${envPath(flagId, toEnv)}/promote`, { body: { fromEnv } });
+  }
+
+  /** Stale-flag detection: each active flag's status and the reasons for it. */
+  flagHealth(projectId: string, staleAfterDays?: number): Promise<{ flags: FlagHealthResponse[] }> {
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/flags/health`, {
+      query: staleAfterDays === undefined ? {} : { staleAfterDays: String(staleAfterDays) },
+    });
+  }
+
+  /** Archives (DELETE); a project requiring approval of this key's type answers with a proposal (ProposalOpened). */
+  archiveFlag(flagId: string): Promise<FlagResponse> {
+    return this.#call('DELETE', `/api/v1/flags/${seg(flagId)}`);
   }
 
   listSegments(projectId: string): Promise<{ segments: SegmentResponse[] }> {

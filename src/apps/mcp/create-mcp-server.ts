@@ -6,6 +6,7 @@ import type { McpTool, ToolDeps } from './tools/define-tool.js';
 import { explainEvaluationTool } from './tools/explain-tool.js';
 import { createFlag, getFlag, listFlags, updateFlag } from './tools/flag-tools.js';
 import { clearKill, killFlag } from './tools/kill-tools.js';
+import { archiveFlag, listStaleFlags } from './tools/lifecycle-tools.js';
 import { listProposals, previewChange } from './tools/proposal-tools.js';
 import { deleteSegment, getSegment, listSegments, setPrerequisites, setVariants, upsertSegment } from './tools/targeting-tools.js';
 
@@ -34,6 +35,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   getSegment,
   listProposals,
   previewChange,
+  listStaleFlags,
   killFlag,
   clearKill,
   setRollout,
@@ -46,6 +48,7 @@ export const ALL_TOOLS: readonly McpTool[] = [
   scheduleRollout,
   createFlag,
   updateFlag,
+  archiveFlag,
 ];
 
 const INSTRUCTIONS = [
@@ -56,6 +59,7 @@ const INSTRUCTIONS = [
   'Promoting into prod needs a human, unless the project requires approval there: then such a write is kept as a proposal (the answer says NOT APPLIED YET and names it) until an admin key or a dashboard session approves it.',
   'preview_change shows a change and its impact on users without making it; list_proposals shows what waits for approval.',
   "update_flag sets a flag's name, description and lifecycle (type, owner, expiry).",
+  'Cleanup: list_stale_flags finds flags that are expired, rolled out or unused, with why; archive_flag archives one (agent keys only through a proposal where the project requires approval).',
 ].join(' ');
 
 /** One MCP server with every tool, bound to one project; the stdio and HTTP transports each make their own. */

@@ -78,3 +78,19 @@ export function pruneDurable(durable: DurableCounts, oldest: number): void {
     if (flags.size === 0) durable.delete(scope);
   }
 }
+
+/** scope → flag key → the newest hour (ms) with a count. */
+export type LatestHours = Map<string, Map<string, number>>;
+
+export function noteLatest(latest: LatestHours, e: Pick<CountEntry, 'scope' | 'flagKey' | 'hour'>): void {
+  const flags = child(latest, e.scope, () => new Map());
+  if (e.hour > (flags.get(e.flagKey) ?? Number.NEGATIVE_INFINITY)) flags.set(e.flagKey, e.hour);
+}
+
+export function latestHours(durable: DurableCounts): LatestHours {
+  const latest: LatestHours = new Map();
+  for (const [scope, flags] of durable) {
+    for (const [flagKey, hours] of flags) for (const hour of hours.keys()) noteLatest(latest, { scope, flagKey, hour });
+  }
+  return latest;
+}

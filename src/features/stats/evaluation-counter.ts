@@ -9,6 +9,9 @@ import {
   type DurableCounts,
   durableEntries,
   type HourCounts,
+  type LatestHours,
+  latestHours,
+  noteLatest,
   type PendingCounts,
   pendingEntries,
   pruneDurable,
@@ -67,6 +70,8 @@ export class EvaluationCounter {
   /** -Infinity forces the next `record` to look up its hour's bucket. */
   private nextHour = Number.NEGATIVE_INFINITY;
   private lastPrunedHour: number;
+  /** scope → flag key → the newest hour with a durable count: what lastEvaluated reads without walking every hour. */
+  private latest: LatestHours = new Map();
   private flushes: Promise<void> = Promise.resolve();
   private closing: Promise<void> | null = null;
   private stopTimer: () => void = () => {};
@@ -92,6 +97,7 @@ export class EvaluationCounter {
     const durable: DurableCounts = new Map();
     await store.read(oldestKeptHour((options.now ?? Date.now)()), (entry) => addDurable(durable, entry));
     const counter = new EvaluationCounter(store, durable, options);
+    counter.latest = latestHours(durable);
     await counter.tidy().catch(async (err) => {
       await store.close();
       throw err;
@@ -188,6 +194,26 @@ export class EvaluationCounter {
     return series;
   }
 
+  /**
+   * Per flag of a scope, the latest moment it may have been evaluated within the counts kept: the end of the
+   * newest hour with a count (counts are per hour), never later than now. Flags without a count are absent.
+   */
+  lastEvaluated(scope: string): Map<string, number> {
+    const now = this.now();
+    const oldest = oldestKeptHour(now);
+    const out = new Map<string, number>();
+    const note = (flagKey: string, hour: number) => {
+      if (hour < oldest) return;
+      const end = Math.min(now, hour + HOUR_MS);
+      if (end > (out.get(flagKey) ?? Number.NEGATIVE_INFINITY)) out.set(flagKey, end);
+    };
+    for (const [flagKey, hour] of this.latest.get(scope) ?? []) note(flagKey, hour);
+    for (const batch of [this.inFlight, this.pending]) {
+      for (const [hour, scopes] of batch ?? []) for (const flagKey of scopes.get(scope)?.keys() ?? []) note(flagKey, hour);
+    }
+    return out;
+  }
+
   /** Writes every count not yet on disk. Flushes run one at a time. */
   flush(): Promise<void> {
     const run = () => this.flushPending();
@@ -221,6 +247,7 @@ export class EvaluationCounter {
       const durable: DurableCounts = new Map();
       await this.store.read(oldestKeptHour(this.now()), (entry) => addDurable(durable, entry));
       this.durable = durable;
+      this.latest = latestHours(durable);
     };
     const done = this.flushes.then(run, run);
     this.flushes = done.catch((err) =>
@@ -252,7 +279,10 @@ export class EvaluationCounter {
       this.inFlight = null;
       throw err;
     }
-    for (const entry of pendingEntries(batch)) addDurable(this.durable, entry);
+    for (const entry of pendingEntries(batch)) {
+      addDurable(this.durable, entry);
+      noteLatest(this.latest, entry);
+    }
     this.inFlight = null;
     const hour = hourStart(this.now());
     if (hour !== this.lastPrunedHour) {

@@ -1,5 +1,6 @@
 import { AUDIT_ACTIONS } from '@flagops/core';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
+import { FLAG_HEALTH_ACTIONS } from '../../foundations/state/index.js';
 
 /** A webhook's fields as a request gives them, unchecked. */
 export interface WebhookInput {
@@ -37,11 +38,14 @@ function checkUrl(value: unknown): string {
 
 function checkActions(value: unknown): string[] {
   if (value === undefined) return [];
-  const known: readonly string[] = AUDIT_ACTIONS;
+  const known: readonly string[] = [...AUDIT_ACTIONS, ...FLAG_HEALTH_ACTIONS];
   if (!Array.isArray(value)) throw new InvalidInputError('actions must be a list of audit actions (none: every action)', 'actions');
   for (const action of value) {
     if (typeof action !== 'string' || !known.includes(action))
-      throw new InvalidInputError(`actions: ${JSON.stringify(action)} is not an audit action (${known.join(', ')})`, 'actions');
+      throw new InvalidInputError(
+        `actions: ${JSON.stringify(action)} is not an audit action or flag health event (${known.join(', ')})`,
+        'actions',
+      );
   }
   return [...new Set(value as string[])];
 }

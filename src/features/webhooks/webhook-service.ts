@@ -2,7 +2,15 @@ import { randomBytes } from 'node:crypto';
 import type { AuditEntry } from '@flagops/core';
 import { NotFoundError } from '../../foundations/errors/kinds.js';
 import { type Logger, silentLogger } from '../../foundations/log/logger.js';
-import type { AttemptClaim, ControlState, DeliveryRecord, WebhookRecord, WebhookStore } from '../../foundations/state/index.js';
+import {
+  type AttemptClaim,
+  type ControlState,
+  type DeliveryRecord,
+  FLAG_HEALTH_ACTIONS,
+  type FlagHealthAction,
+  type WebhookRecord,
+  type WebhookStore,
+} from '../../foundations/state/index.js';
 import { type BacklogLimits, DeliveryBacklog, type DropLimit } from './delivery-backlog.js';
 import { DeliveryDispatcher, type DispatchLimits } from './delivery-dispatcher.js';
 import { DeliveryDrops } from './delivery-drops.js';
@@ -79,6 +87,39 @@ const DEFAULT_LIMITS: DeliveryLimits = {
 const IDLE_CONNECTION_MS = 15_000;
 /** Entries read back at most when catching up after a restart; beyond, the trail moved on too far to replay. */
 const CATCH_UP_LIMIT = 10_000;
+/** Where what was told of flag health is kept, beside the organisations' positions in their audit trails. */
+const FLAG_HEALTH_POSITION = 'flag-health:';
+/** Per letter of a flag's mark, the event told when it appears. */
+const HEALTH_EVENTS: ReadonlyArray<[string, FlagHealthAction]> = [
+  ['r', 'flag_stale'],
+  ['e', 'flag_expired'],
+];
+
+/** One active flag's health, as the health check hands it to webhooks. */
+export interface FlagHealthNow {
+  projectSlug: string;
+  key: string;
+  status: string;
+  reasons: ReadonlyArray<{ code: string; message: string }>;
+}
+
+/** `e` when it is past its expiry, `r` when it is stale for another reason (rolled out); '' when neither. */
+function healthMark(flag: FlagHealthNow): string {
+  if (flag.status !== 'stale') return '';
+  const expired = flag.reasons.some((r) => r.code === 'expired');
+  const other = flag.reasons.some((r) => r.code !== 'expired' && r.code !== 'no_evaluations');
+  return `${other ? 'r' : ''}${expired ? 'e' : ''}`;
+}
+
+function parseMarks(text: string): Record<string, string> {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' ? (value as Record<string, string>) : {};
+  } catch {
+    return {};
+  }
+}
+
 /** An attempt's claim outlasts its timeout by this much, so no other instance starts while it may still be sent. */
 const LEASE_MARGIN_MS = 5_000;
 
@@ -241,6 +282,82 @@ export class WebhookService {
     const pending = new Map<string, number>();
     for (const hook of this.webhooks) pending.set(hook.org, (pending.get(hook.org) ?? 0) + this.backlog.count(hook.id));
     return { pending: [...pending].map(([org, count]) => ({ org, count })), dropped: this.drops.totals() };
+  }
+
+  /**
+   * Finds, from every active flag's health now, the flags that became stale (rolled out: `flag_stale`) or
+   * passed their expiry (`flag_expired`) since the last check, and makes one delivery of each to the
+   * organisation's webhooks asking for it. What was told is kept as a position in the state (a map of flag to
+   * what it was told), moved with the deliveries at once: once per transition, across restarts, and once
+   * between instances sharing the state. A flag that stops being stale is forgotten, so becoming stale again
+   * is told again. The first check of an organisation only records where things are.
+   */
+  async recordFlagHealth(org: string, flags: readonly FlagHealthNow[]): Promise<void> {
+    const key = `${FLAG_HEALTH_POSITION}${org}`;
+    const marks: Record<string, string> = {};
+    const byId = new Map<string, FlagHealthNow>();
+    for (const flag of flags) {
+      const id = `${flag.projectSlug}/${flag.key}`;
+      const mark = healthMark(flag);
+      if (mark !== '') marks[id] = mark;
+      byId.set(id, flag);
+    }
+    const cursor = JSON.stringify(marks);
+    for (let attempt = 0; attempt < 5 && !this.closed; attempt++) {
+      const from = this.cursors[key];
+      if (from === cursor) return;
+      const told: Record<string, string> = from === undefined ? marks : parseMarks(from);
+      const created: DeliveryRecord[] = [];
+      const at = this.now().toISOString();
+      for (const [id, mark] of Object.entries(marks)) {
+        const before = told[id] ?? '';
+        for (const [letter, action] of HEALTH_EVENTS) {
+          if (!mark.includes(letter) || before.includes(letter)) continue;
+          const flag = byId.get(id)!;
+          const entry = {
+            id: `health_${randomBytes(9).toString('base64url')}`,
+            at,
+            action,
+            projectSlug: flag.projectSlug,
+            flagKey: flag.key,
+            environment: null,
+            actor: { type: 'flagops', name: 'flag health' },
+            status: flag.status,
+            reasons: flag.reasons,
+          } as unknown as AuditEntry;
+          for (const hook of this.webhooks) {
+            if (hook.org !== org || (hook.actions.length > 0 && !hook.actions.includes(action))) continue;
+            created.push({
+              id: `dlv_${randomBytes(9).toString('base64url')}`,
+              webhookId: hook.id,
+              auditId: entry.id,
+              action,
+              entry,
+              status: 'pending',
+              attempts: 0,
+              createdAt: at,
+              nextAttemptAt: this.now().getTime(),
+            });
+          }
+        }
+      }
+      if (await this.store.advance(key, from, cursor, { added: created })) {
+        this.cursors[key] = cursor;
+        this.log.add(created);
+        const dropped = this.enqueue(created);
+        if (dropped.length > 0) await this.store.updateDeliveries({ changed: dropped, removed: this.log.prune() }, 'now');
+        return;
+      }
+      // Another instance told first: take its position (and its deliveries) and compare again.
+      const stored = await this.store.read();
+      if (stored.cursors[key] === undefined) delete this.cursors[key];
+      else this.cursors[key] = stored.cursors[key];
+      const known = new Set(this.log.records.map((d) => d.id));
+      const hooks = new Set(this.webhooks.filter((w) => w.org === org).map((w) => w.id));
+      const adopted = stored.deliveries.filter((d) => d.status === 'pending' && hooks.has(d.webhookId) && !known.has(d.id));
+      this.log.add(adopted);
+      this.enqueue(adopted);
+    }
   }
 
   /**
@@ -416,8 +533,9 @@ export class WebhookService {
     const hook = this.webhooks.find((w) => w.id === delivery.webhookId);
     if (!hook || !delivery.entry || delivery.status !== 'pending') return; // removed or dropped meanwhile
     if (!(await this.claim(delivery))) return;
-    const body = JSON.stringify({ event: 'audit', entry: delivery.entry });
-    const headers = { [SIGNATURE_HEADER]: signature(hook.secret, body), 'X-Flagops-Delivery': delivery.id, 'X-Flagops-Event': 'audit' };
+    const event = (FLAG_HEALTH_ACTIONS as readonly string[]).includes(delivery.action) ? 'flag_health' : 'audit';
+    const body = JSON.stringify({ event, entry: delivery.entry });
+    const headers = { [SIGNATURE_HEADER]: signature(hook.secret, body), 'X-Flagops-Delivery': delivery.id, 'X-Flagops-Event': event };
     const outcome = await this.sender.send(hook.url, body, headers, this.retry.timeoutMs);
     // Stopped meanwhile: what was on disk stands, and the next start attempts it again.
     if (this.closed || !this.backlog.has(delivery)) return;

@@ -1,6 +1,7 @@
 import { Gauge } from 'prom-client';
 import type { MetricsSettings } from '../config/config.js';
 import { EvaluationTotals } from './evaluation-totals.js';
+import { type FlagStatusCounts, registerFlagHealthFamilies } from './flag-health-families.js';
 import { instrumentApp } from './metrics-http.js';
 import { ServerMetrics } from './server-metrics.js';
 import { ControlFamilies, registerServingFamilies, type ServedSnapshot } from './service-families.js';
@@ -63,6 +64,10 @@ export class ServiceMetrics {
   /** Webhook deliveries pending and dropped, on the control port, read at each scrape. */
   watchWebhooks(counts: () => WebhookCounts): void {
     registerWebhookFamilies(this.control.registry, counts);
+  }
+
+  watchFlagHealth(counts: () => FlagStatusCounts): void {
+    registerFlagHealthFamilies(this.control.registry, counts);
   }
 
   /** The control app, with /metrics and request timing in front. */

@@ -36,3 +36,4 @@ export type {
   WebhookState,
   WebhookStore,
 } from './webhook-store.js';
+export { FLAG_HEALTH_ACTIONS, type FlagHealthAction } from './webhook-store.js';

@@ -14,11 +14,15 @@ export interface WebhookRecord {
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
+/** What webhooks send besides audit entries: a flag became stale (rolled out), or passed its expiry. */
+export const FLAG_HEALTH_ACTIONS = ['flag_stale', 'flag_expired'] as const;
+export type FlagHealthAction = (typeof FLAG_HEALTH_ACTIONS)[number];
+
 export interface DeliveryRecord {
   id: string;
   webhookId: string;
   auditId: string;
-  action: AuditAction;
+  action: AuditAction | FlagHealthAction;
   /**
    * What is sent, kept while pending rather than read back from the audit trail: `auditId` names a commit,
    * which several entries share, and main may be rewritten. A finished delivery keeps no copy of it.

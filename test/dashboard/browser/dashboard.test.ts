@@ -187,7 +187,7 @@ describe('the dashboard in Chromium', () => {
     const row = (key: string) => bob.locator(`tr[data-flag="${key}"]`);
     await row('old-banner').waitFor();
     await row('search-ranking').waitFor();
-    expect(await bob.locator('thead th').allTextContents()).toEqual(['Flag', 'Kind', 'dev', 'staging', 'prod']);
+    expect(await bob.locator('thead th').allTextContents()).toEqual(['Flag', 'Status', 'Kind', 'dev', 'staging', 'prod']);
     expect(await row('old-banner').getAttribute('class')).toContain('archived');
     expect(Number(await row('old-banner').evaluate((el) => getComputedStyle(el).opacity))).toBeLessThan(1);
     const prodCell = row('checkout-v2').locator('td[data-env="prod"]');

@@ -12,6 +12,7 @@ import { learnKeyNames } from '../ui/actor-names.js';
 import { confirmDialog } from '../ui/confirm-dialog.js';
 import { type EnvEditor, envEditor } from '../ui/env-editor.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
+import { healthSlot } from '../ui/health-badge.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
 import { type LifecyclePanel, lifecyclePanel } from '../ui/lifecycle-panel.js';
 import { promotePanel } from '../ui/promote-panel.js';
@@ -102,6 +103,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
   let promote: (HTMLElement & { refresh(): void }) | undefined;
   let pending: PendingProposal | undefined;
   let drawn = '';
+  const health = healthSlot(ctx.api);
 
   const drawTop = (fresh: FlagView) => {
     const fingerprint = canonicalJson({ fresh, minute: Math.floor(Date.now() / 60_000) });
@@ -116,6 +118,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     replace(
       top,
       header(ctx, fresh, changed),
+      health.element,
       heldBackNotice(fresh),
       killBanner(killedEntries([fresh]), Date.now(), false),
       tabs(fresh, env),
@@ -141,6 +144,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
     try {
       const fresh = await ctx.api.get<FlagView>(`/api/v1/flags/${encodeURIComponent(flagId)}`);
       await learnKeyNames(ctx.api, [fresh]);
+      health.refresh(fresh);
       if (!flag) {
         flag = fresh;
         editor = envEditor(ctx, fresh, env, changed);

@@ -2,6 +2,7 @@ import { canonicalJson, ENVIRONMENTS } from '@flagops/core';
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
+import { FLAG_TYPES, type FlagHealth, filterByHealth, HEALTH_LABELS, lifecycleOf, sortByStatus } from '../logic/health.js';
 import { flagTypes, newLifecycle } from '../logic/lifecycle-form.js';
 import { may } from '../permissions.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
@@ -9,9 +10,10 @@ import type { FlagView, Project } from '../types.js';
 import { learnKeyNames } from '../ui/actor-names.js';
 import { budgetPanel } from '../ui/budget-panel.js';
 import { envCellContent, killBanner } from '../ui/flag-state.js';
+import { healthTag } from '../ui/health-badge.js';
 import { invalidFileLine } from '../ui/invalid-files-banner.js';
 
-function flagRow(flag: FlagView): HTMLElement {
+function flagRow(flag: FlagView, health: FlagHealth | undefined): HTMLElement {
   const killed = ENVIRONMENTS.some((env) => flag.environments[env].killed);
   const held = flag.invalidFiles !== undefined && flag.invalidFiles.length > 0;
   const classes = ['flag-row', flag.archivedAt ? 'archived' : '', killed ? 'has-kill' : '', held ? 'held-back' : '']
@@ -28,7 +30,8 @@ function flagRow(flag: FlagView): HTMLElement {
       flag.archivedAt ? h('span', { class: 'tag' }, 'archived') : null,
       held ? h('span', { class: 'tag held', title: flag.invalidFiles!.map(invalidFileLine).join('\n') }, 'held back') : null,
     ),
-    h('td', { class: 'muted' }, flag.kind),
+    h('td', { class: 'status-cell' }, healthTag(health)),
+    h('td', { class: 'muted' }, flag.kind, lifecycleCell(flag)),
     ENVIRONMENTS.map((env) =>
       h(
         'td',
@@ -36,6 +39,21 @@ function flagRow(flag: FlagView): HTMLElement {
         h('a', { href: hrefOf({ name: 'flag', flagId: flag.id, env }) }, envCellContent(flag.environments[env])),
       ),
     ),
+  );
+}
+
+/** The flag's type and owner under its kind, when it has lifecycle data. */
+function lifecycleCell(flag: FlagView): HTMLElement | null {
+  const lifecycle = (flag as FlagView & { lifecycle?: unknown }).lifecycle === undefined ? undefined : lifecycleOf(flag);
+  if (!lifecycle) return null;
+  return h('div', { class: 'muted lifecycle' }, lifecycle.owner ? `${lifecycle.type} · ${lifecycle.owner}` : lifecycle.type);
+}
+
+function select(label: string, name: string, options: Array<[string, string]>): HTMLSelectElement {
+  return h(
+    'select',
+    { name, 'aria-label': label },
+    options.map(([value, text]) => h('option', { value }, text)),
   );
 }
 
@@ -93,22 +111,53 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
   const body = h('tbody');
   const status = h('p', { class: 'muted' }, 'Loading…');
   const filter = h('input', { type: 'search', placeholder: 'Filter by key or name', 'aria-label': 'Filter flags' });
+  const statusFilter = select('Filter by status', 'status', [
+    ['', 'any status'],
+    ...(Object.entries(HEALTH_LABELS) as Array<[string, string]>),
+  ]);
+  const typeFilter = select('Filter by type', 'type', [['', 'any type'], ...FLAG_TYPES.map((t): [string, string] => [t, t])]);
+  const ownerFilter = h('input', { type: 'search', name: 'owner', placeholder: 'Owner', 'aria-label': 'Filter by owner' });
+  // Sorted by key, or by status (stale first) once the Status header is clicked; clicked again, by key.
+  let byStatus = false;
+  const statusSort = h('button', { type: 'button', class: 'sort', 'aria-label': 'Sort by status' }, 'Status');
   let flags: FlagView[] = [];
+  let health = new Map<string, FlagHealth>();
   let shown = '';
 
   const render = (force = false) => {
-    const visible = sortFlags(filterFlags(flags, filter.value));
+    const filters = { status: statusFilter.value, type: typeFilter.value, owner: ownerFilter.value };
+    const kept = filterByHealth(filterFlags(flags, filter.value), health, filters);
+    const visible = byStatus ? sortByStatus(kept, health) : sortFlags(kept);
+    statusSort.textContent = byStatus ? 'Status ▲' : 'Status';
+    statusSort.setAttribute('aria-pressed', String(byStatus));
     // Re-drawn only when something changed (or a minute passed, for the banner's "3 min ago"), so hovering
     // and selecting text survive the polling.
-    const fingerprint = canonicalJson({ visible, filter: filter.value, minute: Math.floor(Date.now() / 60_000) });
+    const statuses = visible.map((f) => health.get(f.key) ?? null);
+    const fingerprint = canonicalJson({
+      visible,
+      statuses,
+      filter: filter.value,
+      filters,
+      byStatus,
+      minute: Math.floor(Date.now() / 60_000),
+    } as never);
     if (!force && fingerprint === shown) return;
     shown = fingerprint;
     replace(banner, killBanner(killedEntries(flags.filter((f) => !f.archivedAt)), Date.now(), true));
-    replace(body, visible.map(flagRow));
+    replace(
+      body,
+      visible.map((f) => flagRow(f, health.get(f.key))),
+    );
     status.textContent =
       flags.length === 0 ? 'No flags yet. Create the first one below.' : visible.length === 0 ? 'No flag matches the filter.' : '';
   };
   filter.addEventListener('input', () => render());
+  for (const control of [statusFilter, typeFilter]) control.addEventListener('change', () => render());
+  ownerFilter.addEventListener('input', () => render());
+  statusSort.addEventListener('click', () => {
+    byStatus = !byStatus;
+    render();
+  });
 
   ctx.api.get<{ projects: Project[] }>('/api/v1/projects').then(
     ({ projects }) => {
@@ -121,7 +170,14 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
   let failed = false;
   const stop = ctx.live.follow(async () => {
     try {
-      flags = (await ctx.api.get<{ flags: FlagView[] }>(`/api/v1/projects/${encodeURIComponent(projectId)}/flags`)).flags;
+      const base = `/api/v1/projects/${encodeURIComponent(projectId)}/flags`;
+      // Health is a help, not a must: the list shows without it when it cannot be read.
+      const [list, statuses] = await Promise.all([
+        ctx.api.get<{ flags: FlagView[] }>(base),
+        ctx.api.get<{ flags: FlagHealth[] }>(`${base}/health`).catch(() => ({ flags: [] as FlagHealth[] })),
+      ]);
+      flags = list.flags;
+      health = new Map(statuses.flags.map((f) => [f.key, f]));
       await learnKeyNames(ctx.api, flags);
       if (failed) render(true);
       failed = false;
@@ -144,6 +200,9 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
       'div',
       { class: 'toolbar' },
       filter,
+      statusFilter,
+      typeFilter,
+      ownerFilter,
       h('a', { href: hrefOf({ name: 'audit', filters: { projectId } }) }, 'Audit log of this project'),
       h('a', { href: hrefOf({ name: 'segments', projectId }) }, 'Segments'),
     ),
@@ -157,6 +216,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
           'tr',
           null,
           h('th', null, 'Flag'),
+          h('th', { 'aria-sort': 'none' }, statusSort),
           h('th', null, 'Kind'),
           ENVIRONMENTS.map((env) => h('th', null, env)),
         ),

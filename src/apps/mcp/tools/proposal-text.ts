@@ -17,7 +17,9 @@ function actorText(actor: ProposalResponse['proposedBy']): string {
  * and what to do instead, so an agent does not wait for an approval that cannot come.
  */
 export function proposalLines(p: ProposalResponse): string[] {
-  const where = p.flagKey ? `${p.flagKey} in ${p.environment}` : `segment ${p.segmentKey} of ${p.projectSlug}`;
+  const where = p.flagKey
+    ? `${p.flagKey} ${p.environment ? `in ${p.environment}` : 'in every environment'}`
+    : `segment ${p.segmentKey} of ${p.projectSlug}`;
   const state =
     p.status !== 'open'
       ? `${p.status} by ${p.decidedBy ? actorText(p.decidedBy) : 'someone'}${p.rejectionReason ? ` — reason: ${p.rejectionReason}` : ''}`

@@ -1,0 +1,232 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { type Logger, silentLogger } from '../../foundations/log/logger.js';
+import { classifyPath } from '../../foundations/repository/layout.js';
+import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
+import { Lru } from '../../foundations/storage/git/lru.js';
+import type { ChangedPath, FlagRepository } from '../../foundations/storage/index.js';
+import { type ConfigSummary, FlagHistory } from './flag-history.js';
+import { summarizeServed } from './served-summary.js';
+
+/** What the tracker needs of an organisation's repository. */
+export type HistorySource = Pick<FlagRepository, 'head' | 'firstParentLog' | 'changedPaths' | 'readBlob' | 'onMainMoved'>;
+
+/** Bump when what a record means changes: an older file is then read as none (history is read again). */
+const FORMAT = 1;
+const CHUNK = 256;
+/**
+ * The longest stretch of reading history between two turns given back to the event loop: evaluation runs in
+ * this process too (embedded), and must never wait behind history for long.
+ */
+const TURN_MS = 5;
+/** Commits folded in before the file on disk is written again. */
+const CHECKPOINT = 2_000;
+/** Fewer commits than that are written this long after they were read. */
+const SAVE_AFTER_MS = 5_000;
+
+interface CacheFile {
+  format: number;
+  head: string | null;
+  history: unknown;
+}
+
+/**
+ * What main's first-parent history says of each flag (FlagHistory), for stale-flag detection: read once, then
+ * followed as main moves, a commit at a time (its changed files, by blob: a config's summary is kept per blob
+ * oid, so a config that goes back and forth is parsed once). A move that does not extend main (a rewrite)
+ * reads the new line from its root. Kept in `cacheFile` so a restart reads only the commits made since.
+ * Times are the commits' author times, as the audit trail shows them.
+ */
+export class HistoryTracker {
+  private history = new FlagHistory();
+  private head: string | null = null;
+  private running: Promise<void> | null = null;
+  private dirty = false;
+  private closed = false;
+  private unsaved = 0;
+  private saving: Promise<void> = Promise.resolve();
+  private failure: unknown = null;
+  private unsubscribe: () => void = () => {};
+  private turnStarted = 0;
+  private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly summaries = new Lru<string, ConfigSummary | null>(100_000);
+
+  private constructor(
+    private readonly repo: HistorySource,
+    private readonly logger: Logger,
+    private readonly cacheFile: string | undefined,
+  ) {}
+
+  static async open(options: { repo: HistorySource; logger?: Logger; cacheFile?: string }): Promise<HistoryTracker> {
+    const tracker = new HistoryTracker(options.repo, options.logger ?? silentLogger, options.cacheFile);
+    if (options.cacheFile) await tracker.readCache(options.cacheFile);
+    // Subscribed before the first read of main, so a move meanwhile is not missed. Followed in the background.
+    tracker.unsubscribe = options.repo.onMainMoved(() => {
+      tracker.follow().catch(() => {});
+    });
+    return tracker;
+  }
+
+  /** The history as of main's head now (its moves announced or not). */
+  async current(): Promise<{ head: string | null; history: FlagHistory }> {
+    await this.follow();
+    if (this.failure !== null) throw this.failure;
+    return { head: this.head, history: this.history };
+  }
+
+  close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.unsubscribe();
+      if (this.saveTimer) clearTimeout(this.saveTimer);
+      const pending = this.running ?? Promise.resolve();
+      this.saving = this.saving.then(() => pending).then(() => this.writeCache());
+    }
+    return this.saving;
+  }
+
+  private follow(): Promise<void> {
+    this.dirty = true;
+    this.running ??= this.drain();
+    return this.running;
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.dirty && !this.closed) {
+        this.dirty = false;
+        try {
+          await this.syncTo(await this.repo.head());
+          this.failure = null;
+        } catch (err) {
+          this.failure = err;
+          this.logger.error('reading flag history for health failed', { err });
+        }
+      }
+    } finally {
+      this.running = null;
+    }
+  }
+
+  private async syncTo(head: string | null): Promise<void> {
+    if (head === this.head) return;
+    const oids: Array<{ oid: string; at: number }> = [];
+    let from: string | undefined = head ?? undefined;
+    while (from !== undefined && from !== this.head) {
+      const chunk = await this.repo.firstParentLog({ from, until: this.head, limit: CHUNK });
+      for (const commit of chunk) oids.push({ oid: commit.oid, at: commit.author.timestamp * 1000 });
+      await this.turn();
+      from = chunk.length === 0 ? undefined : chunk[chunk.length - 1].parents[0];
+    }
+    let history = this.history;
+    if (this.head !== null && from !== this.head) {
+      this.logger.info('main was rewritten; reading flag history again', { to: head });
+      history = new FlagHistory();
+    }
+    for (let i = oids.length - 1; i >= 0; i--) {
+      if (this.closed) return;
+      await this.apply(history, oids[i].oid, oids[i].at);
+      await this.turn();
+    }
+    this.history = history;
+    this.head = head;
+    this.unsaved += oids.length;
+    if (this.unsaved >= CHECKPOINT) this.save();
+    else if (this.unsaved > 0) this.saveSoon();
+  }
+
+  /** Folds one commit's changed files into the history: flag files first, so a new flag's configs find it. */
+  private async apply(history: FlagHistory, oid: string, at: number): Promise<void> {
+    const paths = await this.repo.changedPaths(oid);
+    for (const p of paths) {
+      const where = classifyPath(p.path);
+      if (where.kind !== 'flag') continue;
+      const id = `${where.project}/${where.flag}`;
+      if (p.change === 'added') history.flagAdded(id, at);
+      else if (p.change === 'deleted') history.flagDeleted(id);
+    }
+    for (const p of paths) {
+      // A commit that adds thousands of flags (an import) is read in turns too.
+      await this.turn();
+      const where = classifyPath(p.path);
+      if (where.kind === 'config') {
+        const summary = p.newOid === undefined ? undefined : await this.summaryOf(p);
+        // An invalid config is not served: what it held keeps serving, so nothing changed.
+        if (summary === null) continue;
+        history.configChanged(`${where.project}/${where.flag}`, where.environment, summary, at);
+      } else if (where.kind === 'kills') {
+        const killed = p.newOid === undefined ? new Set<string>() : await this.killsOf(p);
+        if (killed) history.killsChanged(where.project, where.environment, killed, at);
+      }
+    }
+  }
+
+  /** Gives the event loop a turn once TURN_MS have passed since the last. */
+  private async turn(): Promise<void> {
+    if (performance.now() - this.turnStarted < TURN_MS) return;
+    await yieldToLoop();
+    this.turnStarted = performance.now();
+  }
+
+  private async summaryOf(p: ChangedPath): Promise<ConfigSummary | null> {
+    const oid = p.newOid!;
+    const known = this.summaries.get(oid);
+    if (known !== undefined) return known;
+    const parsed = parseRepositoryFile(p.path, await this.repo.readBlob(oid)).file;
+    const summary =
+      parsed?.kind === 'config' ? { key: summarizeServed(parsed.value, false).key, offKey: summarizeServed(parsed.value, true).key } : null;
+    this.summaries.set(oid, summary);
+    return summary;
+  }
+
+  private async killsOf(p: ChangedPath): Promise<Set<string> | undefined> {
+    const parsed = parseRepositoryFile(p.path, await this.repo.readBlob(p.newOid!)).file;
+    return parsed?.kind === 'kills' ? new Set(Object.keys(parsed.value.kills)) : undefined;
+  }
+
+  private async readCache(file: string): Promise<void> {
+    try {
+      const cache = JSON.parse(await readFile(file, 'utf8')) as Partial<CacheFile>;
+      if (cache.format !== FORMAT || (cache.head !== null && typeof cache.head !== 'string')) return;
+      const history = FlagHistory.fromJSON(cache.history);
+      if (!history) return;
+      this.history = history;
+      this.head = cache.head ?? null;
+    } catch {
+      // No cache, or not ours: history is read from the start.
+    }
+  }
+
+  /** A few commits at a time are written a while later, together, rather than the whole file per commit. */
+  private saveSoon(): void {
+    if (this.saveTimer || !this.cacheFile) return;
+    this.saveTimer = setTimeout(() => {
+      this.saveTimer = undefined;
+      this.save();
+    }, SAVE_AFTER_MS);
+    this.saveTimer.unref?.();
+  }
+
+  private save(): void {
+    this.saving = this.saving.then(() => this.writeCache());
+  }
+
+  /** Written to a temp file and renamed, so a crash leaves the previous file or none. Never throws. */
+  private async writeCache(): Promise<void> {
+    const file = this.cacheFile;
+    if (!file || this.unsaved === 0) return;
+    this.unsaved = 0;
+    const cache: CacheFile = { format: FORMAT, head: this.head, history: this.history.toJSON() };
+    const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
+    try {
+      await mkdir(dirname(file), { recursive: true });
+      await writeFile(tmp, JSON.stringify(cache), { mode: 0o600 });
+      await rename(tmp, file);
+    } catch (err) {
+      await unlink(tmp).catch(() => {});
+      this.logger.warn('writing the flag history cache failed; a restart reads more of the log', { err, file });
+    }
+  }
+}
