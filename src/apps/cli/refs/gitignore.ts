@@ -122,6 +122,7 @@ export function isIgnored(files: readonly IgnoreFile[], path: string, isDir: boo
   const name = path.slice(path.lastIndexOf('/') + 1);
   for (let f = files.length - 1; f >= 0; f--) {
     const { base, rules } = files[f];
+    if (base !== '' && !path.startsWith(`${base}/`)) continue; // a .gitignore applies below its directory only
     const relative = base === '' ? path : path.slice(base.length + 1);
     for (let r = rules.length - 1; r >= 0; r--) {
       const rule = rules[r];
