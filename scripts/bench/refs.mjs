@@ -2,13 +2,14 @@
 // JavaScript, Go, Python, Markdown, JSON), of which some sit in node_modules/ and vendor/ directories, some are
 // ignored by .gitignore files (build output, logs, a nested .gitignore) and some are binary, with a flags
 // repository of 1,000 flags beside it. The CLI runs as a user runs it (a new process, JSON to a file), first
-// once to warm the page cache, then BENCH_RUNS times; the median and the slowest are printed. As a yardstick
+// once to warm the page cache, then BENCH_RUNS times: the median and slowest wall-clock time, and the median CPU
+// time (user + system), which other work on the machine moves less. As a yardstick
 // for the I/O alone, `grep -rIF` for the same keys over the same tree (which knows nothing of .gitignore).
 //
 //   npm run build && npm run bench -- refs
 //
 // BENCH_FILES (default 100000), BENCH_FLAGS (1000), BENCH_RUNS (5), BENCH_KEEP=1 keeps the tree (its path is
-// printed).
+// printed), BENCH_TREE=<that path> scans it again without generating it.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -21,7 +22,9 @@ const totalFiles = Number(process.env.BENCH_FILES ?? 100_000);
 const flagCount = Number(process.env.BENCH_FLAGS ?? 1000);
 const runs = Number(process.env.BENCH_RUNS ?? 5);
 
-const root = mkdtempSync(path.join(tmpdir(), 'flagops-bench-refs-'));
+/** BENCH_TREE: a tree kept by an earlier run (BENCH_KEEP=1), scanned again without generating it. */
+const reused = process.env.BENCH_TREE;
+const root = reused ?? mkdtempSync(path.join(tmpdir(), 'flagops-bench-refs-'));
 const tree = path.join(root, 'src-tree');
 const flagsRepo = path.join(root, 'flags');
 
@@ -62,7 +65,17 @@ function write(file, text) {
   writeFileSync(file, text);
 }
 
-/** The tree: 1 in 10 files in node_modules/, 1 in 20 vendored, 1 in 10 ignored, 1 in 50 binary, the rest code. */
+/** Of every 20 directories, 2 are in node_modules/, 1 vendored, 1 ignored by the root .gitignore, 1 by its own. */
+function directory(service, n) {
+  const share = n % 20;
+  if (share < 2) return { dir: `${service}/node_modules/pkg-${n}/lib`, kind: 'dependency' };
+  if (share === 2) return { dir: `${service}/vendor/github.com/lib-${n}`, kind: 'dependency' };
+  if (share === 3) return { dir: `${service}/dist/chunk-${n}`, kind: 'ignored' };
+  if (share === 4) return { dir: `${service}/generated-${n}`, kind: 'nested-ignore' };
+  return { dir: `${service}/src/module-${n}`, kind: 'code' };
+}
+
+/** The tree: 10 % of the files in node_modules/, 5 % vendored, about 14 % ignored (dist/, *.log, a nested .gitignore), 1.5 % binary, the rest code. */
 function generateTree() {
   const started = performance.now();
   let files = 0;
@@ -71,15 +84,7 @@ function generateTree() {
   write(path.join(tree, '.gitignore'), '# build output and logs\ndist/\n*.log\n/coverage\n!keep.log\n');
   files++;
   while (files < totalFiles) {
-    const service = `services/svc-${Math.floor(dirs / 20)}`;
-    const share = dirs % 20;
-    let dir;
-    let kind = 'code';
-    if (share < 2) (dir = `${service}/node_modules/pkg-${dirs}/lib`), (kind = 'dependency');
-    else if (share === 2) (dir = `${service}/vendor/github.com/lib-${dirs}`), (kind = 'dependency');
-    else if (share === 3) (dir = `${service}/dist/chunk-${dirs}`), (kind = 'ignored');
-    else if (share === 4) (dir = `${service}/generated-${dirs}`), (kind = 'nested-ignore');
-    else dir = `${service}/src/module-${dirs}`;
+    const { dir, kind } = directory(`services/svc-${Math.floor(dirs / 20)}`, dirs);
     const full = path.join(tree, dir);
     mkdirSync(full, { recursive: true });
     if (kind === 'nested-ignore') {
@@ -120,21 +125,32 @@ function generateFlags() {
   }
 }
 
+/**
+ * One `flagops refs` process: its wall-clock time, and its CPU time (user + system, from bash's `time`), which
+ * the machine's other work moves far less than the wall clock.
+ */
 function timeRun(args) {
+  const out = path.join(root, 'refs.out');
+  const quoted = [process.execPath, CLI, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
   const started = performance.now();
-  const res = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
+  const res = spawnSync('bash', ['-c', `TIMEFORMAT='%3U %3S'; time ${quoted} > '${out}'`], { encoding: 'utf8' });
   const seconds = (performance.now() - started) / 1000;
   if (res.status !== 0) throw new Error(`flagops refs exited with ${res.status}: ${res.stderr}`);
-  return { seconds, stdout: res.stdout, stderr: res.stderr };
+  const lines = res.stderr.trimEnd().split('\n');
+  const [user, system] = lines.pop().split(' ').map(Number);
+  return { seconds, cpu: user + system, stdout: readFileSync(out, 'utf8'), stderr: lines.join('\n') };
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 try {
-  mkdirSync(tree, { recursive: true });
-  const generated = generateTree();
-  generateFlags();
-  console.log(`generated ${generated.files} files in ${generated.seconds.toFixed(1)} s under ${root}; ${flagCount} flags`);
+  let generated = { files: totalFiles };
+  if (!reused) {
+    mkdirSync(tree, { recursive: true });
+    generated = generateTree();
+    generateFlags();
+    console.log(`generated ${generated.files} files in ${generated.seconds.toFixed(1)} s under ${root}; ${flagCount} flags`);
+  }
   const args = ['refs', '--dir', tree, '--flags', flagsRepo, '--project', 'bench', '--format', 'json'];
   const warm = timeRun(args);
   if (warm.stderr !== '') throw new Error(`flagops refs complained: ${warm.stderr}`);
@@ -142,13 +158,14 @@ try {
   const references = report.flags.reduce((n, f) => n + f.references.length, 0);
   const referencedFiles = new Set(report.flags.flatMap((f) => f.references.map((r) => r.file))).size;
   console.log(
-    `report: ${report.flags.length} flags, ${references} references in ${referencedFiles} files, ${report.unknownKeys.length} unknown keys; first run ${warm.seconds.toFixed(2)} s`,
+    `report: ${report.flags.length} flags, ${references} references in ${referencedFiles} files, ${report.unknownKeys.length} unknown keys; first run ${warm.seconds.toFixed(2)} s (CPU ${warm.cpu.toFixed(2)} s)`,
   );
   const load = loadavg()[0];
-  const times = [];
-  for (let i = 0; i < runs; i++) times.push(timeRun(args).seconds);
+  const measured = Array.from({ length: runs }, () => timeRun(args));
+  const times = measured.map((m) => m.seconds);
+  const cpu = measured.map((m) => m.cpu);
   console.log(
-    `flagops refs over ${generated.files} files: median ${median(times).toFixed(2)} s, slowest ${Math.max(...times).toFixed(2)} s (${runs} runs; load average ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)})`,
+    `flagops refs over ${generated.files} files: median ${median(times).toFixed(2)} s, slowest ${Math.max(...times).toFixed(2)} s; CPU time median ${median(cpu).toFixed(2)} s (${runs} runs; load average ${load.toFixed(2)} → ${loadavg()[0].toFixed(2)})`,
   );
 
   const keysFile = path.join(root, 'keys.txt');
@@ -164,8 +181,7 @@ try {
   } catch (err) {
     console.log(`yardstick: grep not run (${err.message.split('\n')[0]})`);
   }
-  readFileSync(CLI); // the CLI must exist: npm run build
 } finally {
-  if (process.env.BENCH_KEEP) console.log(`kept ${root}`);
+  if (process.env.BENCH_KEEP || reused) console.log(`kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
 }

@@ -2,6 +2,7 @@ import { appendFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatRefs } from '../../src/apps/cli/refs/format-refs.js';
 import { flagops, sampleCopy } from './cli-harness.js';
 
 /**
@@ -149,5 +150,25 @@ Unknown keys (passed to an SDK evaluation call, but no flag has them):
     expect(help.stdout).toMatch(/^Usage: flagops refs \[--dir <source tree>\] \[--flags <flags repository>\] \[--project <slug>\]/);
     expect(help.stdout).toMatch(/--fail-on-unknown/);
     expect((await flagops(['--help'])).stdout).toMatch(/^ {2}refs +find where source code uses each flag/m);
+  });
+});
+
+describe('the text summary', () => {
+  it('names the first ten flags not active but still referenced, and counts the rest', () => {
+    const flags = Array.from({ length: 12 }, (_, i) => ({
+      key: `old-${String(i).padStart(2, '0')}`,
+      status: 'stale' as const,
+      references: [{ file: 'a.ts', line: i + 1 }],
+    }));
+    const last = formatRefs({ report: { flags, unknownKeys: [] }, filesScanned: 1 })
+      .trimEnd()
+      .split('\n')
+      .pop();
+    expect(last).toBe(
+      `12 flags, 12 referenced; 12 flags not active but still referenced: ${flags
+        .slice(0, 10)
+        .map((f) => `${f.key} (stale)`)
+        .join(', ')} and 2 more; 0 unknown keys; 1 file scanned`,
+    );
   });
 });

@@ -1,5 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { sep } from 'node:path';
 import { languageOf } from './call-shapes.js';
 import type { FlagStatus, StatusOf } from './flag-status.js';
 import { scanText } from './scan-text.js';
@@ -53,11 +53,13 @@ export function findRefs(options: FindRefsOptions): RefsScan {
   const references = new Map<string, FileLine[]>();
   const unknownKeys: RefsReport['unknownKeys'] = [];
   let filesScanned = 0;
-  const buffer = Buffer.allocUnsafe(MAX_FILE_BYTES);
+  // One byte more than the largest file read: a file that fills it is too large.
+  const buffer = Buffer.allocUnsafe(MAX_FILE_BYTES + 1);
+  const root = dir.endsWith(sep) ? dir : `${dir}${sep}`;
   walkSource(
     dir,
     (file) => {
-      const text = readSourceFile(join(dir, file), buffer);
+      const text = readSourceFile(root + file, buffer);
       if (text === undefined) return;
       filesScanned++;
       const found = scanText(text, catalog.known, languageOf(file));
@@ -87,10 +89,16 @@ function readSourceFile(path: string, buffer: Buffer): string | undefined {
     return undefined;
   }
   try {
-    const size = fstatSync(fd).size;
-    if (size === 0 || size > MAX_FILE_BYTES) return undefined;
+    // No fstat: one read into a buffer one byte larger than the limit both reads a file and tells if it is too
+    // large. A short read of a regular file is its end.
     let length = 0;
-    for (let n = -1; n !== 0 && length < size; length += n) n = readSync(fd, buffer, length, size - length, null);
+    for (;;) {
+      const wanted = buffer.length - length;
+      const n = readSync(fd, buffer, length, wanted, null);
+      length += n;
+      if (n === 0 || n < wanted || length === buffer.length) break;
+    }
+    if (length === 0 || length > MAX_FILE_BYTES) return undefined;
     if (buffer.subarray(0, Math.min(length, SNIFF_BYTES)).includes(0)) return undefined;
     return buffer.toString('latin1', 0, length);
   } catch {

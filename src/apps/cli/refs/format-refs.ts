@@ -4,6 +4,13 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** The summary names at most this many flags; the list above names them all. */
+const NAMED = 10;
+
+function names(list: string[]): string {
+  return list.length <= NAMED ? list.join(', ') : `${list.slice(0, NAMED).join(', ')} and ${list.length - NAMED} more`;
+}
+
 /**
  * `flagops refs` as text: each flag with its status and its references as `file:line` (what editors and CI
  * logs link), then the unknown keys, then a summary naming the flags that are not active but still referenced
@@ -26,7 +33,7 @@ export function formatRefs({ report, filesScanned }: RefsScan): string {
     `${plural(report.flags.length, 'flag')}, ${referenced.length} referenced`,
     notActive.length === 0
       ? 'no stale flag referenced'
-      : `${plural(notActive.length, 'flag')} not active but still referenced: ${notActive.map((f) => `${f.key} (${f.status})`).join(', ')}`,
+      : `${plural(notActive.length, 'flag')} not active but still referenced: ${names(notActive.map((f) => `${f.key} (${f.status})`))}`,
     plural(report.unknownKeys.length, 'unknown key'),
     `${plural(filesScanned, 'file')} scanned`,
   ];
