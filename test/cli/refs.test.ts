@@ -127,6 +127,28 @@ Unknown keys (passed to an SDK evaluation call, but no flag has them):
     }
   });
 
+  it('still knows a flag whose file has issues, as active, and says the repository has issues', async () => {
+    const repo = sampleCopy();
+    const tree = mkdtempSync(join(tmpdir(), 'flagops-refs-issues-'));
+    try {
+      appendFileSync(join(repo.dir, 'projects/shop/flags/search-ranking.yaml'), 'colour: blue\n');
+      write(tree, { 'a.py': 'client.string("search-ranking", "classic")\n' });
+      const { code, stdout, stderr } = await flagops(['refs', '--dir', tree, '--flags', repo.dir, '--format', 'json']);
+      expect(code).toBe(0);
+      expect(stderr).toMatch(/the flags repository has 1 issue\(s\) \('flagops validate' names them\)/);
+      const report = JSON.parse(stdout);
+      expect(report.flags.find((f: { key: string }) => f.key === 'search-ranking')).toEqual({
+        key: 'search-ranking',
+        status: 'active',
+        references: [{ file: 'a.py', line: 1 }],
+      });
+      expect(report.unknownKeys).toEqual([]);
+    } finally {
+      repo.remove();
+      rmSync(tree, { recursive: true, force: true });
+    }
+  });
+
   it('exits 1 when the flags repository or the project cannot be read', async () => {
     const noRepo = await flagops(['refs', '--dir', src, '--flags', src]);
     expect(noRepo.code).toBe(1);

@@ -79,7 +79,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const mine = issues.filter((issue) => project === undefined || issue.file?.startsWith(`projects/${project}/`));
   if (mine.length > 0)
     io.stderr(
-      `flagops refs: the flags repository has ${mine.length} issue(s) ('flagops validate' names them); a flag whose file has one is taken as active\n`,
+      `flagops refs: the flags repository has ${mine.length} issue(s) ('flagops validate' names them); a flag whose files have one is taken as active\n`,
     );
 
   const catalog = flagCatalog(
