@@ -4,6 +4,7 @@ import { diffCommand } from './commands/diff.js';
 import { evalCommand } from './commands/eval.js';
 import { generateCommand } from './commands/generate.js';
 import { importCommand } from './commands/import.js';
+import { refsCommand } from './commands/refs.js';
 import { userCommand } from './commands/user.js';
 import { validateCommand } from './commands/validate.js';
 import { validatePushCommand } from './commands/validate-push.js';
@@ -17,6 +18,7 @@ export const commands: readonly Command[] = [
   validatePushCommand,
   evalCommand,
   generateCommand,
+  refsCommand,
 ];
 
 function usage(): string {

@@ -1,0 +1,32 @@
+import type { FlagFile } from '@flagops/core';
+
+/** A flag's health, as the service's flag health reports it. */
+export type FlagStatus = 'active' | 'potentially_stale' | 'stale';
+
+/** The status `flagops refs` prints for a flag key. The one seam through which the command learns health. */
+export type StatusOf = (key: string) => FlagStatus;
+
+const RANK: Record<FlagStatus, number> = { active: 0, potentially_stale: 1, stale: 2 };
+
+/**
+ * What the flags repository alone tells about each flag's health, without the service's evaluation counts or
+ * served history: an archived flag, and one whose `lifecycle.expiresAt` has passed, is `stale`; any other is
+ * `active`. A key several projects have (no --project) takes the least stale of them, since the code cannot
+ * say which project it means.
+ */
+export function offlineStatusOf(flags: Iterable<FlagFile>, now: number): StatusOf {
+  const statuses = new Map<string, FlagStatus>();
+  for (const flag of flags) {
+    const status: FlagStatus = flag.archivedAt !== null || expired(flag.lifecycle?.expiresAt, now) ? 'stale' : 'active';
+    const before = statuses.get(flag.key);
+    if (before === undefined || RANK[status] < RANK[before]) statuses.set(flag.key, status);
+  }
+  return (key) => statuses.get(key) ?? 'active';
+}
+
+/** A date (`2027-03-31`) expires at the end of that day in UTC; a date-time at that instant. */
+export function expired(expiresAt: string | undefined, now: number): boolean {
+  if (expiresAt === undefined) return false;
+  const at = /^\d{4}-\d{2}-\d{2}$/.test(expiresAt) ? Date.parse(`${expiresAt}T00:00:00Z`) + 86_400_000 : Date.parse(expiresAt);
+  return !Number.isNaN(at) && now >= at;
+}
