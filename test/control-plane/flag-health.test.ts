@@ -1,7 +1,9 @@
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pushEdit } from '../helpers/git-cli.js';
+import { flagops } from '../cli/cli-harness.js';
+import { git, pushEdit } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { ManualClock } from '../schedule/manual-clock.js';
@@ -136,6 +138,29 @@ describe('GET /projects/:id/flags/health', () => {
       expect(res.body.error.message).toContain('staleAfterDays');
     },
   );
+
+  it('gives flagops refs --health the same status per flag, and a clear failure for a key it refuses', async () => {
+    const work = mkdtempSync(path.join(tmpdir(), 'flagops-refs-health-'));
+    try {
+      git(work, 'clone', '--quiet', svc.gitdir(), 'flags');
+      mkdirSync(path.join(work, 'src'));
+      writeFileSync(path.join(work, 'src/app.ts'), "client.boolean('rolled', false);\nclient.boolean('gone', false);\n");
+      const args = ['refs', '--dir', 'src', '--flags', 'flags', '--format', 'json', '--health', svc.controlUrl];
+      const out = await flagops(args, work, { FLAGOPS_API_KEY: svc.agent });
+      expect(out.code).toBe(0);
+      const byKey = await health();
+      const statuses = Object.fromEntries(JSON.parse(out.stdout).flags.map((f: Json) => [f.key, f.status]));
+      for (const key of Object.keys(byKey)) expect(statuses[key], key).toBe(byKey[key].status);
+      expect(statuses.ops).toBe('potentially_stale'); // only the service knows nothing evaluated it
+      expect(statuses.gone).toBe('stale'); // archived, and still referenced
+      const refused = await flagops(args, work, { FLAGOPS_API_KEY: 'svc_agt_not_a_key_of_this_service_0000' });
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/no flag health: .* answered 401/);
+      expect((await flagops(args, work, {})).code).toBe(2);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
 
   it('answers 404 for a project that is not there and 401 without a credential', async () => {
     expect((await agent.get('/api/v1/projects/prj_nope/flags/health')).status).toBe(404);

@@ -15,13 +15,23 @@ const RANK: Record<FlagStatus, number> = { active: 0, potentially_stale: 1, stal
  * say which project it means.
  */
 export function offlineStatusOf(flags: Iterable<FlagFile>, now: number): StatusOf {
-  const statuses = new Map<string, FlagStatus>();
-  for (const flag of flags) {
-    const status: FlagStatus = flag.archivedAt !== null || expired(flag.lifecycle?.expiresAt, now) ? 'stale' : 'active';
-    const before = statuses.get(flag.key);
-    if (before === undefined || RANK[status] < RANK[before]) statuses.set(flag.key, status);
+  const statuses: Array<{ key: string; status: FlagStatus }> = [];
+  for (const flag of flags)
+    statuses.push({ key: flag.key, status: flag.archivedAt !== null || expired(flag.lifecycle?.expiresAt, now) ? 'stale' : 'active' });
+  return leastStale(statuses, 'active');
+}
+
+/**
+ * A status per key from (key, status) pairs, the least stale where a key comes more than once (several
+ * projects); `otherwise` for a key not among them.
+ */
+export function leastStale(statuses: Iterable<{ key: string; status: FlagStatus }>, otherwise: FlagStatus): StatusOf {
+  const byKey = new Map<string, FlagStatus>();
+  for (const { key, status } of statuses) {
+    const before = byKey.get(key);
+    if (before === undefined || RANK[status] < RANK[before]) byKey.set(key, status);
   }
-  return (key) => statuses.get(key) ?? 'active';
+  return (key) => byKey.get(key) ?? otherwise;
 }
 
 /** A date (`2027-03-31`) expires at the end of that day in UTC; a date-time at that instant. */
