@@ -19,11 +19,9 @@ export const HEALTH_LABELS: Readonly<Record<HealthStatus, string>> = {
 /** Stale first: what a sort by status brings to the top. */
 const RANK: Readonly<Record<HealthStatus, number>> = { stale: 0, potentially_stale: 1, active: 2 };
 
-export const FLAG_TYPES = ['release', 'experiment', 'operational', 'permission', 'kill-switch'] as const;
-
 /** A flag's lifecycle, `release` when it has none. */
 export function lifecycleOf(flag: FlagView): FlagLifecycle {
-  return (flag as FlagView & { lifecycle?: FlagLifecycle }).lifecycle ?? { type: 'release' };
+  return flag.lifecycle ?? { type: 'release' };
 }
 
 export interface HealthFilter {

@@ -2,7 +2,7 @@ import { canonicalJson, ENVIRONMENTS } from '@flagops/core';
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
-import { FLAG_TYPES, type FlagHealth, filterByHealth, HEALTH_LABELS, lifecycleOf, sortByStatus } from '../logic/health.js';
+import { type FlagHealth, filterByHealth, HEALTH_LABELS, lifecycleOf, sortByStatus } from '../logic/health.js';
 import { flagTypes, newLifecycle } from '../logic/lifecycle-form.js';
 import { may } from '../permissions.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
@@ -115,7 +115,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     ['', 'any status'],
     ...(Object.entries(HEALTH_LABELS) as Array<[string, string]>),
   ]);
-  const typeFilter = select('Filter by type', 'type', [['', 'any type'], ...FLAG_TYPES.map((t): [string, string] => [t, t])]);
+  const typeFilter = select('Filter by type', 'type', [['', 'any type'], ...flagTypes.map((t): [string, string] => [t, t])]);
   const ownerFilter = h('input', { type: 'search', name: 'owner', placeholder: 'Owner', 'aria-label': 'Filter by owner' });
   // Sorted by key, or by status (stale first) once the Status header is clicked; clicked again, by key.
   let byStatus = false;
