@@ -1,6 +1,15 @@
 import { type Dirent, readdirSync, readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { layout } from '../../foundations/repository/layout.js';
+
+/** True when `path` is a directory; false when it is anything else or is not there. */
+export function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
 
 export interface DirectoryFile {
   /** Repository path, `/`-separated: `projects/shop/flags/checkout-v2.yaml`. */

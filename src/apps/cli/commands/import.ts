@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isOrgName } from '../../../foundations/auth/key-format.js';
@@ -9,7 +9,7 @@ import { confirmSummary, formatImportPlan } from '../format-import-plan.js';
 import { type ImportPlan, needsConfirmation, planIsEmpty } from '../import-plan.js';
 import { formatIssueLine } from '../issue-output.js';
 import { ImportRefused, type ImportRequest, prepareImport } from '../prepare-import.js';
-import { readRepositoryDirectory } from '../read-directory.js';
+import { isDirectory, readRepositoryDirectory } from '../read-directory.js';
 
 const help = `Usage: flagops import <dir> --org O [--data-dir D] [--actor NAME] [--replace] [--yes] [--dry-run] [--create]
 
@@ -71,13 +71,6 @@ async function missingTarget(dataDir: string, org: string, databaseUrl: string |
     .map((n) => n.slice(0, -4));
   const list = known.length > 0 ? `organisations there: ${known.sort().join(', ')}` : 'it has no organisations yet';
   return `organisation ${org} has no repository in ${dataDir} (${list}); check --org, or pass --create to create it`;
-}
-
-function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
 }
 
 async function run(args: string[], io: CliIo): Promise<number> {

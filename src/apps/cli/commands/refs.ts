@@ -1,9 +1,8 @@
-import { stat } from 'node:fs/promises';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
-import { readRepositoryDirectory } from '../read-directory.js';
+import { isDirectory, readRepositoryDirectory } from '../read-directory.js';
 import { findRefs, MAX_FILE_BYTES } from '../refs/find-refs.js';
 import { flagCatalog } from '../refs/flag-catalog.js';
 import { offlineStatusOf, type StatusOf } from '../refs/flag-status.js';
@@ -43,13 +42,6 @@ Options:
 Exit code 0 when scanned, 1 with --fail-on-unknown and an unknown key, or when the flags repository, the
 project or (with --health) the flag health cannot be read; 2 when the command line is wrong.
 `;
-
-async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-}
 
 async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
