@@ -109,7 +109,12 @@ export class WriteQueue {
   }
 
   /** One update of main (FlagRepository.update); run it in the queue. `attempts`: runs before MainKeptMovingError. */
-  async tryUpdate<T>(fn: WriteFn<T>, lockDeadline: number, attempts = this.options.maxAttempts ?? 10): Promise<UpdateResult<T>> {
+  async tryUpdate<T>(
+    fn: WriteFn<T>,
+    lockDeadline: number,
+    attempts = this.options.maxAttempts ?? 10,
+    beforeAnnounce?: (commit: string, parent: string | null) => Promise<void>,
+  ): Promise<UpdateResult<T>> {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const { head, current, change } = await this.planOnHead(fn);
       const batch = this.objects.batch();
@@ -131,6 +136,7 @@ export class WriteQueue {
           this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head, change.meta.action));
         if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action, staged))) {
           this.loader.remember(commit.next);
+          await beforeAnnounce?.(commit.oid, head);
           this.moves.observe(commit.oid, 'local');
           this.options.onCommit?.(change.meta.action);
           return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
