@@ -72,7 +72,9 @@ describe('a write interrupted between its object writes and the ref update', () 
     expect(next.parent).toBe(seeded);
     // What the killed write left in refs/heads is a lock file, which git never reads as a ref, and which goes
     // with the other leftover locks when the service starts.
-    expect(readdirSync(join(gitdir, 'refs/heads')).filter((name) => name !== 'main')).toEqual([expect.stringMatching(/^main\.[0-9a-f]+\.lock$/)]);
+    expect(readdirSync(join(gitdir, 'refs/heads')).filter((name) => name !== 'main')).toEqual([
+      expect.stringMatching(/^main\.[0-9a-f]+\.lock$/),
+    ]);
     expect(git(gitdir, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
     await removeLeftoverRefLocks(gitdir, 0);
     expect(readdirSync(join(gitdir, 'refs/heads'))).toEqual(['main']);

@@ -153,7 +153,11 @@ describe('a big directory brought up to date by the bytes of its tree that chang
       for (const env of ENVS) files.set(`projects/big/environments/${env}/${key}.yaml`, configYaml());
     }
     files.set('projects/big/environments/prod/kills.yaml', 'kills: {}\n');
-    await repo.update(() => ({ changes: [...files].map(([path, content]) => ({ path, content })), meta: meta('import'), result: undefined }));
+    await repo.update(() => ({
+      changes: [...files].map(([path, content]) => ({ path, content })),
+      meta: meta('import'),
+      result: undefined,
+    }));
     const removed: string[] = [];
     try {
       for (let step = 0; step < 50; step++) {
@@ -179,7 +183,10 @@ describe('a big directory brought up to date by the bytes of its tree that chang
         );
         const tree = await writeTreeChanges(objects, batch, head ? (await objects.readCommit(head)).tree : null, blobs);
         const who = { name: agent.name, email: 'bot@example.com', timestamp: 1_700_000_000 + step, timezoneOffset: 0 };
-        const commit = batch.write('commit', serializeCommit({ tree, parents: [head!], author: who, committer: who, message: `step ${step}\n` }));
+        const commit = batch.write(
+          'commit',
+          serializeCommit({ tree, parents: [head!], author: who, committer: who, message: `step ${step}\n` }),
+        );
         await batch.done();
         expect((await compareAndSwapRef(gitdir, MAIN_REF, head, commit, { durable: false })).ok).toBe(true);
         for (const [path, content] of changes) {

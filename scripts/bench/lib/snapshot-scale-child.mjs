@@ -159,7 +159,9 @@ try {
       const flag = await timed(kills, killCpu, () => call('POST', `/api/v1/flags/${id}/environments/staging/kill`));
       if (!flag.environments.staging.killed) throw new Error('the kill is not served');
       if (n === KILLS - 1) break; // the last stays killed: the snapshot text after a kill is timed below
-      const cleared = await timed(clears, clearCpu, () => call('PUT', `/api/v1/flags/${id}/environments/staging/config`, { clearKill: true }));
+      const cleared = await timed(clears, clearCpu, () =>
+        call('PUT', `/api/v1/flags/${id}/environments/staging/config`, { clearKill: true }),
+      );
       if (cleared.environments.staging.killed) throw new Error('the clear is not served');
     }
   });
