@@ -40,6 +40,7 @@ describe('a write interrupted between its object writes and the ref update', () 
     expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
     // Neither the lock nor main's next value, written beside the objects, is left behind.
     expect(readdirSync(join(gitdir, 'refs/heads'))).toEqual(['main']);
+    expect(readdirSync(join(gitdir, 'refs')).filter((name) => name.endsWith('.lock'))).toEqual([]);
     // The new commit's objects are complete on disk, just unreferenced: fsck lists them as dangling only.
     expect(danglingObjects(gitdir)).toMatch(/^dangling commit [0-9a-f]{40}$/);
     expect((await repo.readState()).state.projects.get('shop')!.flags.get('a')!.environments.prod.enabled).toBe(false);
@@ -70,14 +71,15 @@ describe('a write interrupted between its object writes and the ref update', () 
     }
     const next = await track(await FlagRepository.open({ gitdir })).update(enableA);
     expect(next.parent).toBe(seeded);
-    // What the killed write left in refs/heads is a lock file, which git never reads as a ref, and which goes
-    // with the other leftover locks when the service starts.
-    expect(readdirSync(join(gitdir, 'refs/heads')).filter((name) => name !== 'main')).toEqual([
-      expect.stringMatching(/^main\.[0-9a-f]+\.lock$/),
+    // What the killed write left in refs/ is main's next value as a lock file, which git never reads as a ref,
+    // and which goes with the other leftover locks when the service starts.
+    expect(readdirSync(join(gitdir, 'refs')).filter((name) => name.endsWith('.lock'))).toEqual([
+      expect.stringMatching(/^next-[0-9a-f]+\.lock$/),
     ]);
+    expect(readdirSync(join(gitdir, 'refs/heads'))).toEqual(['main']);
     expect(git(gitdir, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
     await removeLeftoverRefLocks(gitdir, 0);
-    expect(readdirSync(join(gitdir, 'refs/heads'))).toEqual(['main']);
+    expect(readdirSync(join(gitdir, 'refs')).filter((name) => name.endsWith('.lock'))).toEqual([]);
   }, 90_000);
 });
 

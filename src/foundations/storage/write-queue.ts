@@ -122,7 +122,7 @@ export class WriteQueue {
       try {
         // main's next value is written and fsynced beside the objects, not after them (stageRef).
         const stage = (oid: string) => {
-          staged = stageRef(this.gitdir, MAIN_REF, oid, this.options.durable);
+          staged = stageRef(this.gitdir, oid, this.options.durable);
         };
         const commit = await this.committer.commitChange(batch, head, current, change, stage);
         if (!commit) {

@@ -127,8 +127,9 @@ export type CasResult = { ok: true } | { ok: false; current: string | null };
  * A ref's next value, written (and fsynced) to a file of its own before the ref's lock is taken: the fsync then
  * runs beside the fsyncs of the commit's objects instead of after them, one wait on the disk instead of two.
  * compareAndSwapRef takes the lock by hard-linking this file as `<ref>.lock`, which is as exclusive as git's
- * create-if-absent and leaves the lock holding the fsynced value. The file is named `<ref>.<random>.lock`: git
- * never reads a `.lock` file under refs/ as a ref, and one left by a crash goes with the other leftover locks.
+ * create-if-absent and leaves the lock holding the fsynced value. The file is `refs/next-<random>.lock`: git
+ * never reads a `.lock` file under refs/ as a ref, one left by a crash goes with the other leftover locks, and
+ * it is outside `refs/heads`, whose every change the ref watcher looks at.
  */
 export interface StagedRef {
   readonly next: string;
@@ -137,11 +138,10 @@ export interface StagedRef {
   readonly ready: Promise<void>;
 }
 
-export function stageRef(gitdir: string, ref: string, next: string, durable = true): StagedRef {
-  const refPath = join(gitdir, ref);
-  const path = `${refPath}.${randomBytes(6).toString('hex')}.lock`;
+export function stageRef(gitdir: string, next: string, durable = true): StagedRef {
+  const path = join(gitdir, 'refs', `next-${randomBytes(6).toString('hex')}.lock`);
   const ready = (async () => {
-    mkdirSync(dirname(refPath), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true });
     const fd = openSync(path, 'wx');
     try {
       writeSync(fd, `${next}\n`);
