@@ -1,9 +1,9 @@
 // What one change costs at scale: at 1,000 and 10,000 flags (imported with `flagops import`, each with a
-// two-condition rule and a 30 % rollout), config updates and kills through the control-plane API, each
-// answered once the change is served (p50/p99), the first snapshot request's serialization after each, and the
-// service's RSS. With --before <checkout> (built), the same runs alternate between it and this checkout, one
+// two-condition rule and a 30 % rollout), config updates and kills (each cleared again) through the
+// control-plane API, each answered once the change is served (p50/p99; a kill's CPU time too), the first
+// snapshot request's serialization after each, and the service's RSS. With --before <checkout> (built), the same runs alternate between it and this checkout, one
 // process per run, so load on the machine falls on both alike.
-//   npm run build && node scripts/bench/snapshot-scale.mjs [--before <checkout>] [--flags 1000,10000] [--rounds 1]
+//   npm run build && node scripts/bench/snapshot-scale.mjs [--before <checkout>] [--flags 1000,10000] [--rounds 1] [--json]
 // (npm run bench -- snapshot-scale runs this checkout alone.) BENCH_UPDATES and BENCH_KILLS: samples per run (100).
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -13,7 +13,12 @@ import { parseArgs } from 'node:util';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
-  options: { before: { type: 'string' }, flags: { type: 'string', default: '1000,10000' }, rounds: { type: 'string', default: '1' } },
+  options: {
+    before: { type: 'string' },
+    flags: { type: 'string', default: '1000,10000' },
+    rounds: { type: 'string', default: '1' },
+    json: { type: 'boolean', default: false },
+  },
 });
 const sizes = values.flags.split(',').map(Number);
 const builds = [...(values.before ? [['before', path.resolve(values.before, 'dist')]] : []), ['now', path.resolve(here, '../../dist')]];
@@ -38,10 +43,11 @@ console.log(
   `\nOne change at scale (load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after; ${results[0].configUpdate.n} samples each):\n`,
 );
 console.log(
-  '| build | flags | config update p50 / p99 (ms) | kill p50 / p99 (ms) | snapshot text after an update / a kill (ms) | RSS (MB) | snapshot bytes |',
+  '| build | flags | config update p50 / p99 (ms) | kill p50 / p99 (ms) | kill CPU p50 (ms) | clear p50 / p99 (ms) | snapshot text after an update / a kill (ms) | RSS (MB) | snapshot bytes |',
 );
-console.log('|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of results)
   console.log(
-    `| ${r.name} | ${r.flags.toLocaleString('en')} | ${f(r.configUpdate.p50)} / ${f(r.configUpdate.p99)} | ${f(r.kill.p50)} / ${f(r.kill.p99)} | ${f(r.textAfterUpdateMs)} / ${f(r.textAfterKillMs)} | ${r.rssMb} | ${r.snapshotBytes.toLocaleString('en')} |`,
+    `| ${r.name} | ${r.flags.toLocaleString('en')} | ${f(r.configUpdate.p50)} / ${f(r.configUpdate.p99)} | ${f(r.kill.p50)} / ${f(r.kill.p99)} | ${f(r.killCpu.p50)} | ${f(r.clear.p50)} / ${f(r.clear.p99)} | ${f(r.textAfterUpdateMs)} / ${f(r.textAfterKillMs)} | ${r.rssMb} | ${r.snapshotBytes.toLocaleString('en')} |`,
   );
+if (values.json) console.log(JSON.stringify(results));

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
 import { KillSwitch } from '../../src/features/kill/kill-switch.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import type { FlagRepository } from '../../src/foundations/storage/flag-repository.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { cloneRepo } from './git-cli.js';
 import { actor, commitFiles, type EvalHarness, evaluate, projectFiles, sdkKey, startHarness, within } from './harness.js';
@@ -92,5 +95,38 @@ describe('the kill fast path', () => {
       () => resultOf('pushed'),
       (r) => r.reason === 'killed',
     );
+  });
+});
+
+describe('a kill made in this process', () => {
+  it('is served by its overlay before its commit is announced: the announcement reloads nothing', async () => {
+    const h = await startHarness();
+    try {
+      await commitFiles(h.repo, projectFiles('shop', [{ key: 'checkout' }]));
+      // A second server on the same repository, whose reads of served state are counted.
+      let reads = 0;
+      const counted = Object.assign(Object.create(h.repo) as FlagRepository, {
+        readServed: (commit: string) => {
+          reads++;
+          return h.repo.readServed(commit);
+        },
+      });
+      const holder = new SnapshotHolder(silentLogger);
+      await holder.add('acme', counted);
+      const kills = new KillSwitch(holder);
+      reads = 0;
+      await kills.kill({ org: 'acme', repo: h.repo, projectSlug: 'shop', flagKey: 'checkout', environment: 'prod', actor });
+      expect(holder.view('acme', 'prj_shop', 'prod')!.killed.has('checkout')).toBe(true);
+      await holder.served('acme');
+      expect(holder.servedHeadAndHeight('acme')?.commit).toBe(await h.repo.head());
+      expect(reads).toBe(0);
+      // Any other commit is served by a reload, which reads it.
+      await commitFiles(h.repo, projectFiles('shop', [{ key: 'checkout', rolloutPct: 50 }]).slice(1));
+      await holder.served('acme');
+      expect(reads).toBeGreaterThan(0);
+      holder.close();
+    } finally {
+      await h.stop();
+    }
   });
 });

@@ -38,7 +38,9 @@ describe('a write interrupted between its object writes and the ref update', () 
     await expect(repo.update(enableA)).rejects.toThrow('power cut');
     expect(await repo.head()).toBe(seeded);
     expect(git(gitdir, 'rev-parse', 'main')).toBe(seeded);
-    expect(existsSync(join(gitdir, 'refs/heads/main.lock'))).toBe(false);
+    // Neither the lock nor main's next value, written beside the objects, is left behind.
+    expect(readdirSync(join(gitdir, 'refs/heads'))).toEqual(['main']);
+    expect(readdirSync(join(gitdir, 'refs')).filter((name) => name.endsWith('.lock'))).toEqual([]);
     // The new commit's objects are complete on disk, just unreferenced: fsck lists them as dangling only.
     expect(danglingObjects(gitdir)).toMatch(/^dangling commit [0-9a-f]{40}$/);
     expect((await repo.readState()).state.projects.get('shop')!.flags.get('a')!.environments.prod.enabled).toBe(false);
@@ -48,6 +50,7 @@ describe('a write interrupted between its object writes and the ref update', () 
     expect(git(gitdir, 'rev-list', '--count', 'main')).toBe('2');
     expect(git(gitdir, 'rev-parse', 'main~1')).toBe(seeded);
     expect(commit).toBe(await repo.head());
+    expect(readdirSync(join(gitdir, 'refs/heads'))).toEqual(['main']);
   });
 
   it('leaves the same when the process is killed there (SIGKILL, no cleanup)', async () => {
@@ -68,6 +71,15 @@ describe('a write interrupted between its object writes and the ref update', () 
     }
     const next = await track(await FlagRepository.open({ gitdir })).update(enableA);
     expect(next.parent).toBe(seeded);
+    // What the killed write left in refs/ is main's next value as a lock file, which git never reads as a ref,
+    // and which goes with the other leftover locks when the service starts.
+    expect(readdirSync(join(gitdir, 'refs')).filter((name) => name.endsWith('.lock'))).toEqual([
+      expect.stringMatching(/^next-[0-9a-f]+\.lock$/),
+    ]);
+    expect(readdirSync(join(gitdir, 'refs/heads'))).toEqual(['main']);
+    expect(git(gitdir, 'for-each-ref', '--format=%(refname)')).toBe('refs/heads/main');
+    await removeLeftoverRefLocks(gitdir, 0);
+    expect(readdirSync(join(gitdir, 'refs')).filter((name) => name.endsWith('.lock'))).toEqual([]);
   }, 90_000);
 });
 

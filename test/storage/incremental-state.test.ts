@@ -138,3 +138,74 @@ describe('the state of each new head, brought up to date from the previous one',
     }
   });
 });
+
+describe('a big directory brought up to date by the bytes of its tree that changed', () => {
+  it('equals what a fresh instance reads, issues included, as files in it are changed, broken, mended, removed and added', async () => {
+    const gitdir = join(tempDir(), 'org.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true, durable: false, parseCache: false }));
+    const objects = new ObjectStore(gitdir, { durable: false });
+    const random = rng(7);
+    // More files in one directory than the reader walks entry by entry (256).
+    const keys = Array.from({ length: 300 }, (_, i) => `f${i}`);
+    const files = new Map<string, string>([['projects/big/project.yaml', 'id: prj_big\nname: Big\nslug: big\n']]);
+    for (const key of keys) {
+      files.set(`projects/big/flags/${key}.yaml`, `id: flg_${key}\nkey: ${key}\nkind: boolean\n`);
+      for (const env of ENVS) files.set(`projects/big/environments/${env}/${key}.yaml`, configYaml());
+    }
+    files.set('projects/big/environments/prod/kills.yaml', 'kills: {}\n');
+    await repo.update(() => ({
+      changes: [...files].map(([path, content]) => ({ path, content })),
+      meta: meta('import'),
+      result: undefined,
+    }));
+    const removed: string[] = [];
+    try {
+      for (let step = 0; step < 50; step++) {
+        const head = await readRef(gitdir, MAIN_REF);
+        const changes = new Map<string, string | null>();
+        for (let i = random() < 0.2 ? 2 : 1; i > 0; i--) {
+          const key = keys[Math.floor(random() * keys.length)];
+          const path = `projects/big/environments/prod/${key}.yaml`;
+          const roll = random();
+          if (roll < 0.35) changes.set(path, configYaml({ enabled: random() < 0.5, version: step + 2 }));
+          else if (roll < 0.5) changes.set(path, 'enabled: maybe\n');
+          else if (roll < 0.62 && files.has(path)) changes.set(path, null);
+          else if (roll < 0.75 && removed.length > 0) changes.set(removed.pop()!, configYaml({ version: step + 2 }));
+          else if (roll < 0.9) {
+            const killed = keys.filter(() => random() < 0.02);
+            const body = killed.map((k) => `  ${k}:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n`).join('');
+            changes.set('projects/big/environments/prod/kills.yaml', `kills:${body ? `\n${body}` : ' {}\n'}`);
+          } else changes.set('projects/big/environments/prod/kills.yaml', 'kills: [\n');
+        }
+        const batch = objects.batch();
+        const blobs = new Map(
+          [...changes].map(([path, content]) => [path, content === null ? null : batch.write('blob', Buffer.from(content))]),
+        );
+        const tree = await writeTreeChanges(objects, batch, head ? (await objects.readCommit(head)).tree : null, blobs);
+        const who = { name: agent.name, email: 'bot@example.com', timestamp: 1_700_000_000 + step, timezoneOffset: 0 };
+        const commit = batch.write(
+          'commit',
+          serializeCommit({ tree, parents: [head!], author: who, committer: who, message: `step ${step}\n` }),
+        );
+        await batch.done();
+        expect((await compareAndSwapRef(gitdir, MAIN_REF, head, commit, { durable: false })).ok).toBe(true);
+        for (const [path, content] of changes) {
+          if (content === null) {
+            files.delete(path);
+            removed.push(path);
+          } else files.set(path, content);
+        }
+        const held = await repo.readState();
+        expect(held, `step ${step}`).toEqual(await track(await FlagRepository.open({ gitdir, parseCache: false })).readState());
+        const whole = readRepositoryFiles(
+          [...files].map(([path, text]) => ({ path, text })),
+          commit,
+        );
+        expect(held.state, `step ${step}`).toEqual(whole.state);
+        expect(held.issues.map(formatIssue).sort(), `step ${step}`).toEqual(whole.issues.map(formatIssue).sort());
+      }
+    } finally {
+      objects.close();
+    }
+  }, 60_000);
+});

@@ -1,6 +1,6 @@
 // One run of snapshot-scale.mjs against one build (FLAGOPS_DIST): imports FLAGS flags with `flagops import`,
-// starts the service on them and times config updates and kills through the control-plane API, each answered
-// once the change is served. Prints one line of JSON.
+// starts the service on them and times config updates, kills and clears through the control-plane API, each
+// answered once the change is served. Prints one line of JSON.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -137,13 +137,32 @@ try {
   };
   // The first request for a new version's snapshot makes its bytes: after a config update, and after a kill.
   const textAfterUpdateMs = timeText('prod');
+  // Each kill is cleared again (a clear is a PUT with clearKill), so the kills file stays as small as it is
+  // in an environment where a kill is rare. Wall time until the answer, which waits until evaluation serves
+  // it, and the process's CPU time over the call (this client's share included).
   const kills = [];
+  const killCpu = [];
+  const clears = [];
+  const clearCpu = [];
+  const timed = async (wall, cpu, send) => {
+    const t = performance.now();
+    const c = process.cpuUsage();
+    const answer = await send();
+    const used = process.cpuUsage(c);
+    wall.push(performance.now() - t);
+    cpu.push((used.user + used.system) / 1000);
+    return answer;
+  };
   await profiled('kill', async () => {
     for (let n = 0; n < KILLS; n++) {
-      const t = performance.now();
-      const flag = await call('POST', `/api/v1/flags/flg_big_${(n * 31) % FLAGS}/environments/staging/kill`);
-      kills.push(performance.now() - t);
+      const id = `flg_big_${(n * 31) % FLAGS}`;
+      const flag = await timed(kills, killCpu, () => call('POST', `/api/v1/flags/${id}/environments/staging/kill`));
       if (!flag.environments.staging.killed) throw new Error('the kill is not served');
+      if (n === KILLS - 1) break; // the last stays killed: the snapshot text after a kill is timed below
+      const cleared = await timed(clears, clearCpu, () =>
+        call('PUT', `/api/v1/flags/${id}/environments/staging/config`, { clearKill: true }),
+      );
+      if (cleared.environments.staging.killed) throw new Error('the clear is not served');
     }
   });
   const textAfterKillMs = timeText('staging');
@@ -158,6 +177,9 @@ try {
       textAfterKillMs,
       configUpdate: summary(updates),
       kill: summary(kills),
+      killCpu: summary(killCpu),
+      clear: summary(clears),
+      clearCpu: summary(clearCpu),
       rssServingMb: rssServing,
       rssMb: rssMb(),
     }),

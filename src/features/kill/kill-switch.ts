@@ -88,6 +88,13 @@ export class KillSwitch {
     const { repo, projectSlug: slug, flagKey, environment: env } = request;
     const startedAt = performance.now();
     let written: KillsFile | null = null;
+    // The new overlay is swapped in before main's move is announced, so that the announcement finds the kill
+    // served already instead of reloading the whole environment for it; a failure is the kill call's, after it.
+    let serving: Promise<void> | undefined;
+    const serve = (commit: string, parent: string | null) => {
+      serving = written === null ? undefined : this.listener.applyKills(request.org, slug, env, written, commit, parent);
+      return serving?.catch(() => {}) ?? Promise.resolve();
+    };
     // A kill never fails because someone holds the lock on main: it waits for it. It works on what is served,
     // held-back flags and projects included: an invalid kills file is rewritten from its last valid kills
     // (ServedState.killFiles), which makes it valid again.
@@ -105,7 +112,7 @@ export class KillSwitch {
             result: null,
           };
         },
-        { waitForLock: true },
+        { waitForLock: true, beforeAnnounce: serve },
       );
     let outcome = await update();
     if (!outcome.committed && (await this.options.catchUp?.(request.org))) outcome = await update();
@@ -113,7 +120,7 @@ export class KillSwitch {
       return { changed: false, commit: outcome.commit, state: outcome.state };
     }
     const kills: KillsFile = written;
-    await this.listener.applyKills(request.org, slug, env, kills, outcome.commit, outcome.parent);
+    await (serving ?? this.listener.applyKills(request.org, slug, env, kills, outcome.commit, outcome.parent));
     this.options.onServed?.((performance.now() - startedAt) / 1000);
     return { changed: true, commit: outcome.commit, state: outcome.state, entry: kills.kills[flagKey] };
   }

@@ -36,12 +36,16 @@ export class ChangeCommitter {
     private readonly options: { clock?: () => Date },
   ) {}
 
-  /** Writes the change's objects and commit into `batch`; null when the tree would not change. */
+  /**
+   * Writes the change's objects and commit into `batch`; null when the tree would not change. `written` hears
+   * the commit's oid as soon as it is known, while its objects are flushed and before the new state is assembled.
+   */
   async commitChange<T>(
     batch: WriteBatch,
     head: string | null,
     current: LoadedState,
     change: Change<T>,
+    written?: (oid: string) => void,
   ): Promise<{ oid: string; next: LoadedState } | null> {
     const baseTree = head ? (await this.objects.readCommit(head)).tree : null;
     const { tree, known } = await writeChange(this.objects, batch, parseRepositoryFile, baseTree, change.changes);
@@ -51,6 +55,7 @@ export class ChangeCommitter {
     // change leaves it unreferenced, as it does the change's blobs and trees (git gc prunes them).
     const oid = batch.write('commit', serializeCommit(commit));
     batch.flush();
+    written?.(oid);
     const next = await this.loader.loadTree(tree, oid, known);
     const introduced = newIssues(current.issues, next.issues);
     if (introduced.length > 0) throw issuesError(introduced);

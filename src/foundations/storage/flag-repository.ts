@@ -94,6 +94,12 @@ export interface UpdateOptions {
    * lock, or queued behind an update that waits for it.
    */
   waitForLock?: boolean;
+  /**
+   * Runs once main has moved to the new commit (on `parent`), before the move is announced to onMainMoved
+   * listeners: how a kill is served by its own fast path rather than by the reload the announcement starts.
+   * It must not throw; the next update waits for it.
+   */
+  beforeAnnounce?: (commit: string, parent: string | null) => Promise<void>;
 }
 
 /** One organisation's flags repository. See index.ts for the contract of each member. */
@@ -252,8 +258,10 @@ export class FlagRepository {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
-      ? this.writes.serialized(() => this.writes.tryUpdate(fn, deadline))
-      : this.writes.serializedUntil(deadline, () => this.contended(deadline, (attempts) => this.writes.tryUpdate(fn, deadline, attempts)));
+      ? this.writes.serialized(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce))
+      : this.writes.serializedUntil(deadline, () =>
+          this.contended(deadline, (attempts) => this.writes.tryUpdate(fn, deadline, attempts, options.beforeAnnounce)),
+        );
     return this.writing(run, (outcome) => outcome.committed);
   }
 

@@ -3,7 +3,7 @@ import { WriteConflictError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
 import type { Change, ChangeCommitter } from './change-committer.js';
 import type { ObjectStore } from './git/object-store.js';
-import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from './git/refs.js';
+import { compareAndSwapRef, discardStagedRef, MAIN_REF, RefLockedError, readRef, type StagedRef, stageRef } from './git/refs.js';
 import type { MainMoves } from './main-moves.js';
 import type { CommitMeta } from './served/commit-message.js';
 import type { StateLoader } from './served/state-loader.js';
@@ -109,28 +109,41 @@ export class WriteQueue {
   }
 
   /** One update of main (FlagRepository.update); run it in the queue. `attempts`: runs before MainKeptMovingError. */
-  async tryUpdate<T>(fn: WriteFn<T>, lockDeadline: number, attempts = this.options.maxAttempts ?? 10): Promise<UpdateResult<T>> {
+  async tryUpdate<T>(
+    fn: WriteFn<T>,
+    lockDeadline: number,
+    attempts = this.options.maxAttempts ?? 10,
+    beforeAnnounce?: (commit: string, parent: string | null) => Promise<void>,
+  ): Promise<UpdateResult<T>> {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const { head, current, change } = await this.planOnHead(fn);
       const batch = this.objects.batch();
+      let staged: StagedRef | undefined;
       try {
-        const commit = await this.committer.commitChange(batch, head, current, change);
+        // main's next value is written and fsynced beside the objects, not after them (stageRef).
+        const stage = (oid: string) => {
+          staged = stageRef(this.gitdir, oid, this.options.durable);
+        };
+        const commit = await this.committer.commitChange(batch, head, current, change, stage);
         if (!commit) {
           return { commit: head, parent: head, committed: false, result: change.result, state: current.state };
         }
         // The objects are flushed while the state is assembled; the ref moves only once all are on disk.
         await batch.done();
+        await staged?.ready;
         await this.options.beforeRefUpdate?.();
         const published =
           this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head, change.meta.action));
-        if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action))) {
+        if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action, staged))) {
           this.loader.remember(commit.next);
+          await beforeAnnounce?.(commit.oid, head);
           this.moves.observe(commit.oid, 'local');
           this.options.onCommit?.(change.meta.action);
           return { commit: commit.oid, parent: head, committed: true, result: change.result, state: commit.next.state };
         }
       } finally {
         await batch.settled();
+        if (staged) await discardStagedRef(staged);
       }
       this.logger.debug('main moved during an update; running it again on the new head', { attempt, expected: head });
     }
@@ -205,8 +218,15 @@ export class WriteQueue {
     return { head, current, change: await fn(current.state, head) };
   }
 
-  private async swapMain(expected: string | null, next: string, lockDeadline: number, action: CommitMeta['action']): Promise<boolean> {
+  private async swapMain(
+    expected: string | null,
+    next: string,
+    lockDeadline: number,
+    action: CommitMeta['action'],
+    staged?: StagedRef,
+  ): Promise<boolean> {
     const options = {
+      staged,
       lockTimeoutMs: Math.max(0, lockDeadline - Date.now()),
       durable: this.options.durable,
       onWaiting: (waitedMs: number) => {

@@ -187,7 +187,7 @@ export class ObjectStore {
     const tmp = join(dir, `tmp_obj_${randomBytes(8).toString('hex')}`);
     const fd = openCreating(dir, tmp);
     try {
-      fs.writeSync(fd, deflateSync(framed, { level: 1 }));
+      fs.writeSync(fd, deflateSync(framed, { level: framed.length > STORE_ABOVE_BYTES ? 0 : 1 }));
       await flushing;
       if (this.durable) await fsync(fd);
     } catch (err) {
@@ -258,6 +258,14 @@ function openCreating(dir: string, file: string): number {
     }
   }
 }
+
+/**
+ * Objects bigger than this are written as stored (uncompressed) zlib blocks. Each commit in a big environment
+ * writes a new copy of its directory's tree (~0.4 MB at 10,000 flags, mostly 20-byte ids that do not compress):
+ * deflating it took ~6 ms of the event loop per commit, for 40 % fewer bytes that the next repack
+ * (housekeeping.ts) turns into deltas anyway. Git reads stored blocks like any other.
+ */
+const STORE_ABOVE_BYTES = 64 * 1024;
 
 /** Writes at once per batch: keeps the thread pool busy with fsyncs without exhausting file descriptors. */
 const BATCH_CONCURRENCY = 16;

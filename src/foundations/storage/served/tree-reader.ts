@@ -2,8 +2,9 @@ import type { RepositoryEntry } from '../../repository/assemble-state.js';
 import type { ParsedFile } from '../../repository/parsed-file.js';
 import type { EntryChange } from '../../repository/project-assembler.js';
 import type { ValidationIssue } from '../../validation/issue.js';
-import { isTreeMode } from '../git/git-objects.js';
+import { changedTreeSpans, isTreeMode, type TreeEntry } from '../git/git-objects.js';
 import type { ObjectStore } from '../git/object-store.js';
+import { PatchedMap } from './patched-map.js';
 
 /** One file of a commit, parsed. `entry` is what assembleState takes (its `file` absent when invalid). */
 export interface FileNode {
@@ -18,6 +19,8 @@ export interface DirNode {
   path: string;
   dirs: ReadonlyMap<string, DirNode>;
   files: ReadonlyMap<string, FileNode>;
+  /** How many of its own files (not those below) have issues; absent when not counted. */
+  filesWithIssues?: number;
   /** Its files that differ from those of the version it was read against (by tree oid, not by reference). */
   delta?: FilesDelta;
 }
@@ -33,6 +36,9 @@ interface FilesDelta {
 export type ParseFile = (path: string, text: string) => { file?: ParsedFile; issues: ValidationIssue[] };
 
 const YAML_FILE = /\.ya?ml$/;
+
+/** Directories with at least this many files are read against their previous version by the bytes that changed. */
+const PATCH_FROM_FILES = 256;
 
 /** The longest the event loop is held by synchronous reads and parses during a load. */
 const SLICE_MS = 5;
@@ -54,6 +60,10 @@ export class TreeReader {
 
   async readDir(path: string, oid: string, previous: DirNode | undefined, known?: ReadonlyMap<string, FileNode>): Promise<DirNode> {
     if (previous?.oid === oid) return previous;
+    if (previous && previous.files.size >= PATCH_FROM_FILES) {
+      const patched = await this.patchDir(path, oid, previous, known);
+      if (patched) return patched;
+    }
     const entries = await this.objects.readTree(oid);
     const dirs: Array<Promise<[string, DirNode]>> = [];
     const files = new Map<string, FileNode | undefined>();
@@ -94,13 +104,72 @@ export class TreeReader {
     }
     for (const file of toRead) files.set(file.name, await this.readFile(file.path, file.oid));
     const dirEntries = await Promise.all(dirs);
-    const dir: DirNode = { oid, path, dirs: new Map(dirEntries), files: files as Map<string, FileNode> };
+    let filesWithIssues = 0;
+    for (const file of files.values()) if (file!.issues.length > 0) filesWithIssues++;
+    const dir: DirNode = { oid, path, dirs: new Map(dirEntries), files: files as Map<string, FileNode>, filesWithIssues };
     if (previous) {
       const removed =
         kept < previous.files.size ? [...previous.files].flatMap(([name, file]) => (files.has(name) ? [] : [file.entry.path])) : [];
       dir.delta = { fromOid: previous.oid, changed: changed.map((name) => files.get(name)!), removed };
     }
     return dir;
+  }
+
+  /**
+   * `previous` changed by the entries whose bytes differ between the two tree objects (changedTreeSpans), for a
+   * big directory in which a commit changed a file or two: its 10,000 unchanged entries are neither walked nor
+   * copied (PatchedMap). Undefined when an entry was added, changed kind or is not a file or directory: the
+   * files would then not stay in tree order, and readDir reads the directory entry by entry.
+   */
+  private async patchDir(
+    path: string,
+    oid: string,
+    previous: DirNode,
+    known: ReadonlyMap<string, FileNode> | undefined,
+  ): Promise<DirNode | undefined> {
+    const [before, after] = await Promise.all([this.objects.readTreeBytes(previous.oid), this.objects.readTreeBytes(oid)]);
+    const spans = changedTreeSpans(before, after);
+    const plain = (entry: TreeEntry) => isTreeMode(entry.mode) || entry.mode === '100644' || entry.mode === '100755';
+    const old = new Map(spans.before.map((entry) => [entry.name, entry]));
+    for (const entry of spans.after) {
+      const was = old.get(entry.name);
+      if (!was || !plain(entry) || !plain(was) || isTreeMode(was.mode) !== isTreeMode(entry.mode)) return undefined;
+    }
+    if (!spans.before.every(plain) || previous.filesWithIssues === undefined) return undefined;
+    const replaced = new Map<string, FileNode>();
+    const gone: string[] = [];
+    const dirs = new Map(previous.dirs);
+    const changed: FileNode[] = [];
+    const removed: string[] = [];
+    let filesWithIssues = previous.filesWithIssues;
+    const now = new Set(spans.after.map((entry) => entry.name));
+    for (const entry of spans.before) {
+      if (now.has(entry.name)) continue;
+      if (isTreeMode(entry.mode)) dirs.delete(entry.name);
+      const file = isTreeMode(entry.mode) ? undefined : previous.files.get(entry.name);
+      if (file) {
+        gone.push(entry.name);
+        removed.push(file.entry.path);
+        if (file.issues.length > 0) filesWithIssues--;
+      }
+    }
+    for (const entry of spans.after) {
+      const was = old.get(entry.name)!;
+      if (was.oid === entry.oid && was.mode === entry.mode) continue;
+      const childPath = `${path}/${entry.name}`;
+      if (isTreeMode(entry.mode)) {
+        dirs.set(entry.name, await this.readDir(childPath, entry.oid, previous.dirs.get(entry.name), known));
+        continue;
+      }
+      const hint = known?.get(childPath);
+      const file = hint?.oid === entry.oid ? hint : await this.readFile(childPath, entry.oid);
+      if (previous.files.get(entry.name)!.issues.length > 0) filesWithIssues--;
+      if (file.issues.length > 0) filesWithIssues++;
+      replaced.set(entry.name, file);
+      changed.push(file);
+    }
+    const files = PatchedMap.of(previous.files, replaced, gone);
+    return { oid, path, dirs, files, filesWithIssues, delta: { fromOid: previous.oid, changed, removed } };
   }
 
   async readFile(path: string, oid: string): Promise<FileNode> {
