@@ -59,16 +59,23 @@ export class HealthWatcher {
   /** One check of every organisation now (after the one under way, if any); resolves when done. */
   check(): Promise<void> {
     const run = (this.running ?? Promise.resolve()).then(() => this.checkAll());
-    this.running = run.finally(() => {
-      if (this.running === run) this.running = undefined;
-    });
+    // What the next check waits for: the end of this one, failed or not (its failure is the caller's to see).
+    const settled: Promise<void> = run
+      .then(
+        () => {},
+        () => {},
+      )
+      .finally(() => {
+        if (this.running === settled) this.running = undefined;
+      });
+    this.running = settled;
     return run;
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.timer?.cancel();
-    await this.running?.catch(() => {});
+    await this.running;
   }
 
   private schedule(ms: number): void {
