@@ -1,10 +1,11 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { appendFileSync, chmodSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { git } from '../helpers/git-cli.js';
+import { JQ_MISSING } from '../helpers/jq.js';
 import { bundleMain } from '../service/service-process.js';
 import { ROOT } from './cli-harness.js';
 
@@ -50,14 +51,7 @@ function shell(args: string[], script: string, cwd: string, env: Record<string, 
   });
 }
 
-const hasJq = (() => {
-  try {
-    execFileSync('jq', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+const hasJq = JQ_MISSING === null;
 
 describe('docs/code-references.md, run on a sample application', () => {
   let dir: string;
