@@ -23,6 +23,21 @@ function snapshotOf(dir: string): string[] {
   return out;
 }
 
+/**
+ * The snapshot of `dir` once the service that owns it has finished its start-up work (the first flag-health
+ * check writes the state after the service answers healthy): the same for five reads in a row, 100 ms apart.
+ */
+async function settledSnapshotOf(dir: string): Promise<string[]> {
+  let last = snapshotOf(dir);
+  for (let same = 0; same < 5; ) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = snapshotOf(dir);
+    same = now.join('\n') === last.join('\n') ? same + 1 : 0;
+    last = now;
+  }
+  return last;
+}
+
 /** Files (not folders) under `dir` whose mode lets anyone but the owner read or write them. */
 function readableByOthers(dir: string): string[] {
   const out: string[] = [];
@@ -82,7 +97,7 @@ describe('starting the service (one service per data directory, ports first)', (
   it('refuses a second start on a data directory in use at once, naming the directory and the pid, and changes nothing there', async () => {
     const { env, dataDir, controlUrl } = await settings('twice');
     const first = await startHealthy(env, controlUrl);
-    const before = snapshotOf(dataDir);
+    const before = await settledSnapshotOf(dataDir);
 
     // As a user would: the same command again, ports included.
     const second = start(env);
