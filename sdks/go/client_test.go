@@ -299,6 +299,21 @@ func TestEvaluationCountsReportedOnClose(t *testing.T) {
 	}
 }
 
+func TestEvaluationCountsOfABusyFlagAllReported(t *testing.T) {
+	// More evaluations in one interval than the pending bound's 100,000: that bound is on cells, not counts.
+	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn})
+	c := startClient(t, f, func(o *Options) { o.CountsInterval = time.Hour })
+	for i := 0; i < 150_000; i++ {
+		c.Bool("checkout-v2", false, user)
+	}
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.countsTaken(); got["checkout-v2/on"] != 150_000 {
+		t.Errorf("counts reported: %v", got)
+	}
+}
+
 func TestEvaluationCountsKeptThroughFailedReports(t *testing.T) {
 	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn})
 	f.countFail = []int{503, 503}

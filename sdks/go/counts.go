@@ -20,7 +20,7 @@ const (
 	countsMaxEntries  = 1000      // entries per report
 	countsMaxPerEntry = 1_000_000 // count per entry
 	countsMaxReports  = 100       // reports per interval; the rest waits
-	countsMaxPending  = 100_000   // counts kept through failed reports; the oldest hours go first
+	countsMaxPending  = 100_000   // cells kept through failed reports; the oldest hours go first
 )
 
 // flagCounts are one compiled flag's counters: on, off, default, then one per variant.
@@ -115,23 +115,19 @@ func (r *countReporter) drain(now time.Time) {
 	r.trim()
 }
 
-// trim drops the oldest hours' counts beyond countsMaxPending.
+// trim drops the oldest hours' counts beyond countsMaxPending cells (flag, variation and hour), which bounds
+// memory while the server cannot be reached. It bounds cells, not counts: a busy flag's one cell may hold
+// millions of evaluations.
 func (r *countReporter) trim() {
-	var total int64
-	cells := make([]countCell, 0, len(r.pending))
-	for cell, n := range r.pending {
-		total += n
-		cells = append(cells, cell)
-	}
-	if total <= countsMaxPending {
+	if len(r.pending) <= countsMaxPending {
 		return
 	}
+	cells := make([]countCell, 0, len(r.pending))
+	for cell := range r.pending {
+		cells = append(cells, cell)
+	}
 	sort.Slice(cells, func(i, j int) bool { return cells[i].hour < cells[j].hour })
-	for _, cell := range cells {
-		if total <= countsMaxPending {
-			break
-		}
-		total -= r.pending[cell]
+	for _, cell := range cells[:len(cells)-countsMaxPending] {
 		delete(r.pending, cell)
 	}
 }

@@ -59,7 +59,7 @@ describe('the snapshot and OFREP with variants, segments and prerequisites', () 
     expect(await ofrep.json()).toMatchObject({ key: 'checkout-v2', value: 'g', reason: 'TARGETING_MATCH', variant: 'green' });
   });
 
-  it('takes SDK counts of a variant of the flag, and refuses a variation the flag does not have', async () => {
+  it('takes SDK counts of a variant of the flag, and leaves out a variation the flag does not have', async () => {
     const post = (variation: string) =>
       fetch(`${svc.evalUrl}/v1/counts`, {
         method: 'POST',
@@ -70,9 +70,11 @@ describe('the snapshot and OFREP with variants, segments and prerequisites', () 
           ],
         }),
       });
-    expect((await post('green')).status).toBe(202);
-    const refused = await post('purple');
-    expect(refused.status).toBe(400);
-    expect(((await refused.json()) as Json).error.message).toContain('must be on, off, default or a variant of the flag');
+    const taken = await post('green');
+    expect(taken.status).toBe(202);
+    expect(await taken.json()).toEqual({ accepted: 1 });
+    const left = await post('purple');
+    expect(left.status).toBe(202);
+    expect(await left.json()).toEqual({ accepted: 0, ignored: 1 });
   });
 });

@@ -64,7 +64,6 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
     const future = new Date(Math.floor(Date.now() / HOUR) * HOUR + 3 * HOUR).toISOString();
     const entry = (over: Record<string, unknown>) => ({ flagKey: 'banner-text', variation: 'on', hour: thisHour(), count: 1, ...over });
     const bad: Array<[string, unknown, string]> = [
-      ['a flag the environment does not have', { counts: [entry({ flagKey: 'no-such-flag' })] }, 'counts[0].flagKey'],
       ['a count of zero', { counts: [entry({ count: 0 })] }, 'counts[0].count'],
       ['a negative count', { counts: [entry({ count: -4 })] }, 'counts[0].count'],
       ['a fractional count', { counts: [entry({ count: 1.5 })] }, 'counts[0].count'],
@@ -72,7 +71,7 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
       ['an hour more than 30 days old', { counts: [entry({ hour: old })] }, 'counts[0].hour'],
       ['an hour in the future', { counts: [entry({ hour: future })] }, 'counts[0].hour'],
       ['a time that is not the start of an hour', { counts: [entry({ hour: '2026-03-01T12:30:00.000Z' })] }, 'counts[0].hour'],
-      ['a variation the core never serves', { counts: [entry({ variation: 'blue' })] }, 'counts[0].variation'],
+      ['an empty variation', { counts: [entry({ variation: '' })] }, 'counts[0].variation'],
       ['an unknown field', { counts: [entry({ extra: 1 })] }, 'counts[0].extra'],
       ['more than 1000 entries', { counts: Array.from({ length: 1001 }, () => entry({})) }, 'counts'],
       ['no counts array', { count: [] }, 'count'],
@@ -87,6 +86,21 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
         expect(error.message).toContain(field === 'body' ? 'body' : field.replace(/^counts\[0\]\./, ''));
       });
     }
+
+    it('leaves out counts of a flag or variation the environment does not serve, and counts the rest of the report', async () => {
+      // An SDK whose snapshot was a moment behind (the flag was just removed) reports it with its other flags.
+      const before = await stats('old-banner');
+      const res = await report({
+        counts: [
+          entry({ flagKey: 'no-such-flag', count: 5 }),
+          entry({ flagKey: 'old-banner', variation: 'blue', count: 4 }),
+          entry({ flagKey: 'old-banner', variation: 'off', count: 3 }),
+        ],
+      });
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ accepted: 1, ignored: 2 });
+      expect(await stats('old-banner')).toEqual({ ...before, off: (before.off ?? 0) + 3 });
+    });
 
     it('takes counts up to 1,000,000 per entry and refuses a poisoned report whole', async () => {
       expect((await report({ counts: [entry({ flagKey: 'old-banner', count: 1_000_000 })] })).status).toBe(202);

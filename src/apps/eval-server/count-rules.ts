@@ -22,3 +22,8 @@ export function viewCountRules(view: Pick<EnvironmentView, 'compiled' | 'flags'>
     now,
   };
 }
+
+/** Whether the environment has the flag and it can serve the variation (on, off, default or one of its variants). */
+export function servesVariation(rules: CountRules, flagKey: string, variation: string): boolean {
+  return rules.hasFlag(flagKey) && (VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation));
+}

@@ -3,7 +3,7 @@ import { statsScope } from '../../features/stats/evaluation-counter.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../../features/stats/hours.js';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
-import { type CountRules, VARIATIONS, viewCountRules } from './count-rules.js';
+import { type CountRules, servesVariation, viewCountRules } from './count-rules.js';
 import { type EvalAppDeps, viewFor } from './main-view-source.js';
 
 /** At most this many entries in one POST /v1/counts; SDKs split larger reports. */
@@ -30,10 +30,12 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 const ENTRY_FIELDS = new Set(['flagKey', 'variation', 'hour', 'count']);
 
 /**
- * Checks a whole report before any of it is counted, so a report is taken entirely or not at all and a
- * client that gets 400 knows nothing of it was kept (docs/sdk.md, "Evaluation counts").
+ * Checks a whole report before any of it is counted, so a malformed report is refused entirely and a client
+ * that gets 400 knows nothing of it was kept (docs/sdk.md, "Evaluation counts"). An entry of a flag or
+ * variation the environment does not serve is well formed but not counted (`ignored`), as for exposures: an
+ * SDK whose snapshot was a moment behind (the flag was just removed) must not lose the rest of its report.
  */
-export function parseCountReport(body: unknown, rules: CountRules): CountReportEntry[] {
+export function parseCountReport(body: unknown, rules: CountRules): { entries: CountReportEntry[]; ignored: number } {
   if (!isPlainObject(body)) throw new InvalidInputError('the body must be a JSON object { counts: [...] }', 'body');
   for (const field of Object.keys(body))
     if (field !== 'counts') throw new InvalidInputError(`unknown field ${field}; expected counts`, field);
@@ -44,7 +46,9 @@ export function parseCountReport(body: unknown, rules: CountRules): CountReportE
   const oldest = oldestKeptHour(rules.now);
   const newest = hourStart(rules.now) + HOUR_MS; // an hour ahead allows for clock skew
   const seen = new Set<string>();
-  return counts.map((entry, i) => {
+  const entries: CountReportEntry[] = [];
+  let ignored = 0;
+  counts.forEach((entry, i) => {
     const at = `counts[${i}]`;
     const parsed = parseEntry(entry, at, rules, oldest, newest);
     // One entry per flag, variation and hour: repeating one would add up past the bound of an entry.
@@ -52,8 +56,10 @@ export function parseCountReport(body: unknown, rules: CountRules): CountReportE
     if (seen.has(cell))
       throw new InvalidInputError(`${at} repeats the flag, variation and hour of an earlier entry; add them up into one`, at);
     seen.add(cell);
-    return parsed;
+    if (servesVariation(rules, parsed.flagKey, parsed.variation)) entries.push(parsed);
+    else ignored++;
   });
+  return { entries, ignored };
 }
 
 function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: number, newest: number): CountReportEntry {
@@ -64,10 +70,8 @@ function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: numbe
   }
   const { flagKey, variation, hour, count } = entry;
   if (typeof flagKey !== 'string' || flagKey === '') throw new InvalidInputError(`${at}.flagKey must be a flag key`, `${at}.flagKey`);
-  if (!rules.hasFlag(flagKey)) throw new InvalidInputError(`${at}.flagKey: this environment has no flag ${flagKey}`, `${at}.flagKey`);
-  if (typeof variation !== 'string' || !(VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation))) {
+  if (typeof variation !== 'string' || variation === '')
     throw new InvalidInputError(`${at}.variation must be on, off, default or a variant of the flag`, `${at}.variation`);
-  }
   const hourMs = typeof hour === 'string' ? Date.parse(hour) : Number.NaN;
   if (!Number.isFinite(hourMs) || hourMs % HOUR_MS !== 0) {
     throw new InvalidInputError(`${at}.hour must be the ISO-8601 start of an hour, like 2026-03-01T12:00:00.000Z`, `${at}.hour`);
@@ -87,10 +91,10 @@ function parseEntry(entry: unknown, at: string, rules: CountRules, oldest: numbe
  */
 export async function countsRoute(ctx: Koa.Context, deps: EvalAppDeps): Promise<void> {
   const view = viewFor(ctx, deps);
-  const entries = parseCountReport(await readJsonBody(ctx.req), viewCountRules(view, Date.now()));
+  const { entries, ignored } = parseCountReport(await readJsonBody(ctx.req), viewCountRules(view, Date.now()));
   const scope = statsScope(view.org, view.projectId, view.environment);
   let accepted = 0;
   for (const e of entries) if (deps.counter.add(scope, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted++;
   ctx.status = 202;
-  ctx.body = { accepted };
+  ctx.body = ignored > 0 ? { accepted, ignored } : { accepted };
 }

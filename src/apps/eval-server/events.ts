@@ -4,7 +4,7 @@ import { HOUR_MS, hourStart, oldestKeptHour } from '../../features/stats/hours.j
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { validateBody } from '../../foundations/validation/validate-body.js';
-import { type CountRules, VARIATIONS, viewCountRules } from './count-rules.js';
+import { type CountRules, servesVariation, viewCountRules } from './count-rules.js';
 import type { EnvironmentView } from './environment-view.js';
 import type { ViewSource } from './view-source.js';
 
@@ -42,7 +42,7 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
     if (event.type === 'exposure') {
       const flagKey = event.flagKey as string;
       const variation = event.variation as string;
-      if (!rules.hasFlag(flagKey) || !(VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation))) {
+      if (!servesVariation(rules, flagKey, variation)) {
         ignored++;
         continue;
       }

@@ -27,7 +27,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 /**
  * A replica's counts batch: `{ batchId, scopes: [{ projectId, environment, counts: [...] }] }`, each scope's
  * `counts` in the format of POST /v1/counts and checked by the same parser. Checked whole before anything
- * is counted, so a refused batch left nothing behind.
+ * is counted, so a refused batch left nothing behind; counts of a flag or variation the environment no longer
+ * serves (removed while the replica held them) are left out, not a reason to refuse the batch.
  */
 export function countsBatch(
   body: unknown,
@@ -52,9 +53,9 @@ export function countsBatch(
     // A replica adds up what it served and what SDKs reported to it (each report bounded there) for as long as
     // upstream was away: its entries are not bound per entry, only by what the stats can hold.
     const rules = { ...viewCountRules(view, now), maxCount: Number.MAX_SAFE_INTEGER };
-    for (const e of parseCountReport({ counts: s.counts }, rules)) entries.push({ scope, ...e });
+    for (const e of parseCountReport({ counts: s.counts }, rules).entries) entries.push({ scope, ...e });
     // Exposures and track events (replicas before events send neither): checked as evaluation counts are.
-    const exposures = s.exposures === undefined ? [] : parseCountReport({ counts: s.exposures }, rules);
+    const exposures = s.exposures === undefined ? [] : parseCountReport({ counts: s.exposures }, rules).entries;
     const track = s.track === undefined ? [] : parseTrack(s.track, `scopes[${i}].track`, now);
     if (exposures.length > 0 || track.length > 0) events.push({ scope, exposures, track });
   });
