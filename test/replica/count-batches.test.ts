@@ -117,7 +117,17 @@ describe('count batches from replicas reach the stats exactly once', () => {
       });
       expect(res.status).toBe(202);
       expect(res.body).toEqual({ accepted: 2, ignored: 1 });
+      const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+      const counted = await sdk.post('/v1/counts', {
+        counts: [
+          { flagKey: 'checkout', variation: 'on', hour, count: 4 },
+          { flagKey: 'nope', variation: 'on', hour, count: 2 },
+        ],
+      });
+      expect(counted.status).toBe(202);
+      expect(counted.body).toEqual({ accepted: 1, ignored: 1 });
       await replica.counts.flush();
+      expect((await admin.get(`/api/v1/flags/${flag.id}/environments/staging/stats`)).body.series.at(-1).variations).toEqual({ on: 4 });
       const exposures = (await admin.get(`/api/v1/flags/${flag.id}/environments/staging/stats`)).body.series.at(-1).exposures;
       expect(exposures).toEqual({ off: 1 });
       const events = (await admin.get(`/api/v1/projects/${project.id}/events?environment=staging`)).body.series.at(-1).counts;
@@ -130,7 +140,7 @@ describe('count batches from replicas reach the stats exactly once', () => {
 
   it('a batch upstream refuses is dropped, not retried forever', async () => {
     const counts = new ReplicaCounts(new UpstreamClient({ origin: svc.controlUrl, token: svc.admin }), silentLogger);
-    counts.record(project.id, 'dev', 'no-such-flag', 'on');
+    counts.record('prj_no-such-project', 'dev', 'checkout', 'on');
     await counts.flush();
     expect(counts.unsent).toBe(0);
   });

@@ -133,8 +133,8 @@ async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
 
 async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
   const view = await viewOf(bearerToken(ctx.get('authorization')), ctx.req, deps);
-  const entries = parseCountReport(await readJsonBody(ctx.req), viewCountRules(view, Date.now()));
+  const { entries, ignored } = parseCountReport(await readJsonBody(ctx.req), viewCountRules(view, Date.now()));
   for (const e of entries) deps.counts.add(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
   ctx.status = 202;
-  ctx.body = { accepted: entries.length };
+  ctx.body = ignored > 0 ? { accepted: entries.length, ignored } : { accepted: entries.length };
 }
