@@ -11,6 +11,7 @@ import { tempDir } from './sdk-fixture.js';
  * Exposures and track events from the Go and Python SDKs reach the real service: the events examples of
  * docs/sdk-go.md and docs/sdk-python.md (100 users of the tour's checkout-v2, each evaluated twice; a track event
  * per user served `on`, and one signup), run against it, then read back from the flag stats and the project's events.
+ * Their evaluation counts (on by default) are read back too: two evaluations per user.
  */
 describe.skipIf(PYTHON_MISSING !== null && GO_MISSING !== null)('events from the Go and Python SDKs, read back from the service', () => {
   let h: SdkHarness;
@@ -21,17 +22,24 @@ describe.skipIf(PYTHON_MISSING !== null && GO_MISSING !== null)('events from the
     expect(res.status).toBe(200);
     return res.json();
   };
-  /** What the service counted so far: exposures of checkout-v2 in prod per variation, and track events per name. */
+  /**
+   * What the service counted so far: evaluations and exposures of checkout-v2 in prod per variation, and track
+   * events per name.
+   */
   async function counted() {
     const exposures: Record<string, number> = {};
-    for (const { exposures: hour } of (await api('/api/v1/flags/flg_shop_checkout-v2/environments/prod/stats')).series)
+    const evaluations: Record<string, number> = {};
+    for (const { exposures: hour, variations } of (await api('/api/v1/flags/flg_shop_checkout-v2/environments/prod/stats')).series) {
       for (const [variation, n] of Object.entries(hour as Record<string, number>)) exposures[variation] = (exposures[variation] ?? 0) + n;
+      for (const [variation, n] of Object.entries(variations as Record<string, number>))
+        evaluations[variation] = (evaluations[variation] ?? 0) + n;
+    }
     const track: Record<string, { count: number; sum: number }> = {};
     for (const { counts } of (await api('/api/v1/projects/prj_shop/events?environment=prod')).series)
       for (const [name, c] of Object.entries(counts as Record<string, { count: number; sum: number }>)) {
         track[name] = { count: (track[name]?.count ?? 0) + c.count, sum: (track[name]?.sum ?? 0) + c.sum };
       }
-    return { exposures, track };
+    return { exposures, evaluations, track };
   }
 
   /** The difference the program made: exposures per variation equal to what it was served, one track event per `on`. */
@@ -39,6 +47,8 @@ describe.skipIf(PYTHON_MISSING !== null && GO_MISSING !== null)('events from the
     const after = await counted();
     const exposures = Object.fromEntries(Object.entries(after.exposures).map(([v, n]) => [v, n - (before.exposures[v] ?? 0)]));
     expect(exposures).toEqual(served);
+    const evaluations = Object.fromEntries(Object.entries(after.evaluations).map(([v, n]) => [v, n - (before.evaluations[v] ?? 0)]));
+    expect(evaluations).toEqual(Object.fromEntries(Object.entries(served).map(([v, n]) => [v, 2 * n])));
     const grew = (name: string) => ({
       count: after.track[name].count - (before.track[name]?.count ?? 0),
       sum: after.track[name].sum - (before.track[name]?.sum ?? 0),

@@ -91,7 +91,10 @@ def big_snapshot(n: int) -> dict:
 def main() -> None:
     contexts = json.loads(Path(sys.argv[1]).read_text()) if len(sys.argv) > 1 else own_contexts(100_000)
     snapshot = {"version": 1, "environment": "prod", "flags": {"new-checkout": RULE_FLAG}}
+    # Evaluation counts on, as a connected client's default (reported to nowhere here: the port is closed).
     client = Client("http://127.0.0.1:9", "svc_sdk_bench", bootstrap=snapshot, stream=False, retry_initial=3600, retry_max=3600)
+    uncounted = Client("http://127.0.0.1:9", "svc_sdk_bench", bootstrap=snapshot, stream=False, retry_initial=3600, retry_max=3600,
+                       send_counts=False)
     # Exposures on, in one window for the whole run: the set of what the window recorded holds every user, so each
     # evaluation after a user's first is a repeat (the common case); the first ones fill the queue, which drops the
     # oldest, as the sender has nowhere to send them.
@@ -108,6 +111,7 @@ def main() -> None:
         [
             ("core `CompiledEnvironment.evaluate`", core),
             ("SDK `client.boolean(key, False, context)`", lambda c: client.boolean("new-checkout", False, c)),
+            ("SDK `client.boolean(…)`, `send_counts=False`", lambda c: uncounted.boolean("new-checkout", False, c)),
             ("SDK `client.boolean(…)`, `send_exposures=True`", lambda c: exposing.boolean("new-checkout", False, c)),
             ("SDK `client.details(key, False, context).value`", lambda c: client.details("new-checkout", False, c).value),
         ],
@@ -115,6 +119,7 @@ def main() -> None:
     )
     del split, pairs
     client.close()
+    uncounted.close()
     exposing.close()
 
     text = json.dumps(big_snapshot(10_000))

@@ -103,7 +103,7 @@ def _watch(args: argparse.Namespace) -> int:
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
-    client = Client(args.url, args.sdk_key)
+    client = Client(args.url, args.sdk_key, send_counts=False)  # checking a flag is not application traffic
     try:
         client.on_change(lambda _event: report())
         client.on_status(lambda _event: report())

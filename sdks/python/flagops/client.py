@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from .context import context_problem, split_context
+from .counts import CountReporter
 from .events import EventSender, EventStats, check_track
 from .details import (
     FLAG_NOT_FOUND,
@@ -94,6 +95,8 @@ class Client:
         send_exposures: bool = False,
         exposure_flush_interval: float = 10.0,
         event_queue_size: int = 10_000,
+        send_counts: bool = True,
+        counts_interval: float = 10.0,
     ) -> None:
         if not isinstance(sdk_key, str) or not sdk_key:
             raise ValueError("flagops: sdk_key is required")
@@ -104,6 +107,7 @@ class Client:
         self._idle_timeout = _positive("stream_idle_timeout", stream_idle_timeout)
         self._logger = logger or _LOGGER
         flush_interval = _positive("exposure_flush_interval", exposure_flush_interval)
+        counts_every = _positive("counts_interval", counts_interval)
         if isinstance(event_queue_size, bool) or not isinstance(event_queue_size, int) or event_queue_size < 1:
             raise ValueError("flagops: event_queue_size must be a positive whole number")
 
@@ -137,6 +141,17 @@ class Client:
             self._logger,
         )
         self._exposures = self._events if send_exposures else None
+        self._counts = (
+            CountReporter(
+                self._transport,
+                self._serves,
+                lambda attempt: backoff_delay(attempt, self._retry_initial, self._retry_max),
+                counts_every,
+                self._logger,
+            )
+            if send_counts
+            else None
+        )
 
         self._updater = threading.Thread(target=self._run_updates, name="flagops-updates", daemon=True)
         self._updater.start()
@@ -223,6 +238,9 @@ class Client:
         if kind != "any" and not (value is None and reason == "archived") and not matches(value, kind):
             wanted = "an object or array" if kind == "object" else f"a {kind}"
             return None, TYPE_MISMATCH, f"flag {flag_key} is {describe(value)}, not {wanted}"
+        counts = self._counts
+        if counts is not None:
+            counts.count(flag_key, result["variation"])
         exposures = self._exposures
         if exposures is not None:
             key = (flag_key, result["variation"], user_id)
@@ -312,8 +330,8 @@ class Client:
 
     def close(self) -> None:
         """
-        Stops the threads and the stream and sends the queued events; evaluation keeps answering from the last
-        snapshot. Idempotent.
+        Stops the threads and the stream and sends the queued events and evaluation counts; evaluation keeps
+        answering from the last snapshot. Idempotent.
         """
         if self._closed.is_set():
             return
@@ -328,6 +346,8 @@ class Client:
             if thread is not None and thread is not threading.current_thread():
                 thread.join(timeout=5)
         self._events.close()
+        if self._counts is not None:
+            self._counts.close()
 
     def __enter__(self) -> "Client":
         return self

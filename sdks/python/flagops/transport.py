@@ -102,14 +102,21 @@ class Transport:
 
     def post_events(self, events: list) -> tuple[int, str]:
         """POST /v1/events: the status and the start of the answer; OSError when no answer came."""
-        body = json.dumps({"events": events}, separators=(",", ":")).encode()
+        return self._post("/v1/events", {"events": events})
+
+    def post_counts(self, counts: list) -> tuple[int, str]:
+        """POST /v1/counts: the status and the start of the answer; OSError when no answer came."""
+        return self._post("/v1/counts", {"counts": counts})
+
+    def _post(self, path: str, payload: dict) -> tuple[int, str]:
+        body = json.dumps(payload, separators=(",", ":")).encode()
         conn = self._connection(self._timeout)
         try:
-            conn.request("POST", f"{self._base}/v1/events", body=body, headers=self._headers(**{"Content-Type": "application/json"}))
+            conn.request("POST", f"{self._base}{path}", body=body, headers=self._headers(**{"Content-Type": "application/json"}))
             res = conn.getresponse()
             return res.status, res.read(4096).decode("utf-8", "replace").strip()
         except http.client.HTTPException as err:  # a broken answer: as good as none
-            raise ConnectionError(f"POST /v1/events: {err!r}") from None
+            raise ConnectionError(f"POST {path}: {err!r}") from None
         finally:
             conn.close()
 

@@ -26,6 +26,8 @@ class FakeEvalServer:
         self.event_batches: list[list[dict]] = []  # what POST /v1/events took, in order
         self.event_requests = 0
         self.event_fail: list[int] = []
+        self.count_reports: list[list[dict]] = []  # what POST /v1/counts took, in order
+        self.count_fail: list[int] = []  # statuses to answer the next count reports with
         self.problems: list[str] = []  # events the real server would refuse  # statuses to answer the next event requests with
         self.lock = threading.Lock()
         server = self
@@ -57,6 +59,8 @@ class FakeEvalServer:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 if self.headers.get("Authorization") != f"Bearer {KEY}":
                     return self.reply(401, {"error": {"code": "unauthorized", "message": "no valid SDK key"}})
+                if url.path == "/v1/counts":
+                    return self.counts(json.loads(body))
                 if url.path != "/v1/events":
                     return self.reply(404, {"error": {"code": "not_found", "message": url.path}})
                 with server.lock:
@@ -70,6 +74,17 @@ class FakeEvalServer:
                         return self.reply(400, {"error": {"code": "invalid_input", "message": problem}})
                     server.event_batches.append(events)
                 return self.reply(202, {"accepted": len(events)})
+
+            def counts(self, body):
+                with server.lock:
+                    if server.count_fail:
+                        return self.reply(server.count_fail.pop(0), {"error": {"code": "unavailable", "message": "down"}})
+                    problem = counts_problem(body.get("counts"))
+                    if problem:
+                        server.problems.append(problem)
+                        return self.reply(400, {"error": {"code": "invalid_input", "message": problem}})
+                    server.count_reports.append(body["counts"])
+                return self.reply(202, {"accepted": len(body["counts"])})
 
             def reply(self, status, body, headers=None):
                 data = json.dumps(body).encode()
@@ -137,6 +152,16 @@ class FakeEvalServer:
         with self.lock:
             return [e for batch in self.event_batches for e in batch]
 
+    def counts(self) -> dict[str, int]:
+        """What count reports took, summed per "flag/variation"."""
+        totals: dict[str, int] = {}
+        with self.lock:
+            for report in self.count_reports:
+                for e in report:
+                    key = f"{e['flagKey']}/{e['variation']}"
+                    totals[key] = totals.get(key, 0) + e["count"]
+        return totals
+
     def publish(self, snapshot: dict) -> None:
         with self.lock:
             self.snapshots[snapshot["version"]] = snapshot
@@ -193,6 +218,25 @@ def events_problem(events: list) -> str | None:
                 datetime.fromisoformat(e["at"].replace("Z", "+00:00"))
             except ValueError:
                 return f"at is not ISO-8601: {e}"
+    return None
+
+
+def counts_problem(counts: object) -> str | None:
+    """What the real server would refuse in a POST /v1/counts body, or None."""
+    if not isinstance(counts, list) or len(counts) > 1000:
+        return "counts must be an array of at most 1000 entries"
+    seen = set()
+    for e in counts:
+        if not isinstance(e, dict) or set(e) != {"flagKey", "variation", "hour", "count"}:
+            return f"an entry the server refuses: {e}"
+        if not isinstance(e["count"], int) or not 1 <= e["count"] <= 1_000_000:
+            return f"a count out of bounds: {e}"
+        if not isinstance(e["hour"], str) or not e["hour"].endswith(":00:00.000Z"):
+            return f"hour is not the start of an hour: {e}"
+        cell = (e["flagKey"], e["variation"], e["hour"])
+        if cell in seen:
+            return f"a cell twice in one report: {e}"
+        seen.add(cell)
     return None
 
 
