@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig } from './foundations/config/config.js';
 import { createLogger, type Logger } from './foundations/log/logger.js';
 import { StartupError } from './foundations/process/startup-error.js';
+import { StateFileError } from './foundations/state-files/state-files.js';
 import { type Service, startService } from './service.js';
 
 /** `npm start`: control plane and evaluation API in one process. */
@@ -13,10 +14,11 @@ async function main(): Promise<void> {
     logger = createLogger({ level: config.logLevel });
     service = await startService(config, logger);
   } catch (err) {
-    // A setting to change or a directory or port in use: the message says which, a stack trace would not.
-    if (err instanceof ConfigError || err instanceof StartupError) {
+    // A setting to change, a directory or port in use, a damaged state file: the message says which and what to
+    // do, a stack trace would not.
+    if (err instanceof ConfigError || err instanceof StartupError || err instanceof StateFileError) {
       process.stderr.write(`flagops: ${err.message}\n`);
-      process.exit(err instanceof StartupError ? err.exitCode : 2);
+      process.exit(err instanceof StartupError ? err.exitCode : err instanceof ConfigError ? 2 : 1);
     }
     throw err;
   }

@@ -118,6 +118,28 @@ describe('starting the service (one service per data directory, ports first)', (
     expect(await first.exit).toBe(0);
   });
 
+  it('does not start on a damaged keys file: one line naming the file, what is wrong and what to do, and nothing changed', async () => {
+    const { env, dataDir, controlUrl } = await settings('damaged-keys');
+    const first = await startHealthy(env, controlUrl);
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+    const keys = path.join(dataDir, 'state', 'keys.json');
+    writeFileSync(keys, (await readFile(keys, 'utf8')).slice(0, 100));
+    const before = snapshotOf(dataDir);
+
+    const again = start(env);
+    expect(await again.exit).toBe(1);
+    const message = again.stderr.join('');
+    expect(message).toMatch(
+      new RegExp(
+        `^flagops: ${keys.replace(/[.*+?^$()|[\]\\]/g, '\\$&')} is not valid JSON: .*; it holds every organisation and key: restore it from a backup`,
+      ),
+    );
+    expect(message.trim().split('\n')).toHaveLength(1);
+    expect(message).not.toMatch(stackTrace);
+    expect(snapshotOf(dataDir)).toEqual(before);
+  });
+
   it('is not blocked by a SIGKILLed service, and a clean stop (SIGTERM) removes the lock', async () => {
     const { env, dataDir, controlUrl } = await settings('crash');
     const crashed = await startHealthy(env, controlUrl);

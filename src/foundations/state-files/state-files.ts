@@ -40,8 +40,20 @@ async function syncDirectory(dir: string): Promise<void> {
 }
 
 /**
+ * A state file that is not what flagops writes (edited by hand, or damaged on disk: flagops itself replaces
+ * them whole, so a crash never leaves one half written). The message names the file and what is wrong, and the
+ * hint says what the operator can do; the service does not start on it rather than guess.
+ */
+export class StateFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StateFileError';
+  }
+}
+
+/**
  * A runtime state file under `<dataDir>/state/` (keys, users, sessions): its parsed JSON, or undefined when it
- * does not exist yet. Not JSON is an error naming the file; `hint` says what the operator can do about it.
+ * does not exist yet. Not JSON is a StateFileError naming the file; `hint` says what the operator can do about it.
  */
 export async function readJsonStateFile(file: string, hint = ''): Promise<unknown> {
   let text: string;
@@ -54,7 +66,7 @@ export async function readJsonStateFile(file: string, hint = ''): Promise<unknow
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${file} is not valid JSON: ${(err as Error).message}${hint}`);
+    throw new StateFileError(`${file} is not valid JSON: ${(err as Error).message}${hint}`);
   }
 }
 

@@ -10,12 +10,15 @@ interface HeldKillFileContent {
 
 export const HELD_KILL_FILE = 'held-kills.json';
 
+const HELD_KILL_FILE_HINT =
+  '; it holds kills not yet on the git remote: restore it from a backup (removing it loses those kills: make them again once the service runs)';
+
 /** Held kills in `<stateDir>/held-kills.json`, mode 0600. */
 export class FileHeldKillStore implements HeldKillStore {
   private readonly file: JsonStateFile<HeldKillFileContent>;
 
   constructor(stateDir: string) {
-    this.file = new JsonStateFile(path.join(stateDir, HELD_KILL_FILE), { parse: checkContent });
+    this.file = new JsonStateFile(path.join(stateDir, HELD_KILL_FILE), { parse: checkContent, hint: HELD_KILL_FILE_HINT });
   }
 
   async list(org: string): Promise<HeldKill[]> {

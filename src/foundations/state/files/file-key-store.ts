@@ -12,12 +12,15 @@ interface KeyFileContent extends KeySet {
 
 export const KEY_FILE = 'keys.json';
 
+const KEY_FILE_HINT =
+  '; it holds every organisation and key: restore it from a backup (removing it starts a new organisation with a new admin key, and every key made before stops working)';
+
 /** Keys and organisations in `<stateDir>/keys.json`, read once and kept in memory. */
 export class FileKeyStore implements KeyStore {
   private readonly file: JsonStateFile<KeyFileContent>;
 
   constructor(stateDir: string) {
-    this.file = new JsonStateFile(path.join(stateDir, KEY_FILE), { parse: checkContent });
+    this.file = new JsonStateFile(path.join(stateDir, KEY_FILE), { parse: checkContent, hint: KEY_FILE_HINT });
   }
 
   async list(): Promise<KeySet> {

@@ -11,12 +11,15 @@ interface TriggerFileContent {
 
 export const TRIGGER_FILE = 'triggers.json';
 
+const TRIGGER_FILE_HINT =
+  '; it holds the triggers: restore it from a backup, or remove it to start without triggers (their URLs stop working)';
+
 /** Triggers in `<stateDir>/triggers.json`, mode 0600, never in the flags repository. */
 export class FileTriggerStore implements TriggerStore {
   private readonly file: JsonStateFile<TriggerFileContent>;
 
   constructor(stateDir: string) {
-    this.file = new JsonStateFile(path.join(stateDir, TRIGGER_FILE), { parse: checkContent });
+    this.file = new JsonStateFile(path.join(stateDir, TRIGGER_FILE), { parse: checkContent, hint: TRIGGER_FILE_HINT });
   }
 
   async list(): Promise<TriggerRecord[]> {

@@ -13,6 +13,9 @@ interface UserFileContent {
 
 export const USER_FILE = 'users.json';
 
+const USER_FILE_HINT =
+  '; it holds the dashboard users: restore it from a backup, or remove it and add the users again with flagops user add';
+
 /**
  * Users in `<stateDir>/users.json`. `flagops user add` writes the file while the service runs, so a read first
  * looks whether the file changed on disk, and a write holds the file's lock against the other process.
@@ -21,7 +24,7 @@ export class FileUserStore implements UserStore {
   private readonly file: JsonStateFile<UserFileContent>;
 
   constructor(stateDir: string) {
-    this.file = new JsonStateFile(path.join(stateDir, USER_FILE), { parse: checkContent, otherProcesses: true });
+    this.file = new JsonStateFile(path.join(stateDir, USER_FILE), { parse: checkContent, otherProcesses: true, hint: USER_FILE_HINT });
   }
 
   async list(): Promise<UserRecord[]> {

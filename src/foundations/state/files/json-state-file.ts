@@ -1,6 +1,6 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { readJsonStateFile, withStateFileLock, writeJsonStateFile } from '../../state-files/state-files.js';
+import { readJsonStateFile, StateFileError, withStateFileLock, writeJsonStateFile } from '../../state-files/state-files.js';
 
 export interface JsonStateFileOptions<T> {
   /** The content when the file does not exist yet (`data` undefined), else the file's JSON checked: throw naming `file` when it is not what we write. */
@@ -128,7 +128,13 @@ export class JsonStateFile<T> {
   private async load(): Promise<T> {
     const stamp = this.options.otherProcesses ? await stampOf(this.file) : null;
     const version = this.shared.version;
-    const content = this.options.parse(await readJsonStateFile(this.file, this.options.hint), this.file);
+    const data = await readJsonStateFile(this.file, this.options.hint);
+    let content: T;
+    try {
+      content = this.options.parse(data, this.file);
+    } catch (err) {
+      throw new StateFileError(`${(err as Error).message}${this.options.hint ?? ''}`);
+    }
     this.content = content;
     this.seen = version;
     this.stamp = stamp;
