@@ -4,9 +4,9 @@ import threading
 
 import pytest
 
-from fake_server import KEY, FakeEvalServer, flag, snapshot
-from flagops import Client
+from fake_server import FakeEvalServer, flag, snapshot
 from test_client import eventually
+from test_events import client_for
 
 
 @pytest.fixture
@@ -16,15 +16,6 @@ def server():
     yield s
     assert s.problems == []
     s.stop()
-
-
-def client_for(server, **options):
-    options.setdefault("retry_initial", 0.02)
-    options.setdefault("retry_max", 0.1)
-    options.setdefault("stream", False)
-    flags = Client(server.url, KEY, **options)
-    assert flags.wait_ready(5) == "ready"
-    return flags
 
 
 def test_counts_each_evaluation_that_served_the_flag_and_reports_them_on_close(server):
