@@ -341,6 +341,7 @@ async function startOnLockedDirectory(
         store: state.guards,
         killSwitch,
         ...(config.prometheusUrl ? { prometheusUrl: config.prometheusUrl } : {}),
+        ...(metrics ? { metrics: metrics.guards } : {}),
       });
       guardMonitors.push(guards);
       const scheduler = new Scheduler({ org: org.name, repo, clock, logger, guards });

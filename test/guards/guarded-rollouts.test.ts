@@ -6,10 +6,24 @@ import { until } from '../helpers/deadlines.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { sample } from '../metrics/prometheus-text.js';
 
 const at = (msFromNow: number) => new Date(Math.ceil((Date.now() + msFromNow) / 1000) * 1000).toISOString();
 /** A rollout stops or a step applies within a few guard intervals; generous for a busy machine. */
 const WITHIN_MS = 30_000;
+
+/** The guard counters of one flag in prod, from the control port's /metrics (undefined: no such series yet). */
+async function guardCounts(controlUrl: string, flag: string) {
+  const text = await (await fetch(`${controlUrl}/metrics`)).text();
+  const labels = { org: 'acme', project: 'shop', environment: 'prod', flag };
+  return {
+    pass: sample(text, 'flagops_guard_checks_total', { ...labels, result: 'pass' }),
+    breach: sample(text, 'flagops_guard_checks_total', { ...labels, result: 'breach' }),
+    error: sample(text, 'flagops_guard_checks_total', { ...labels, result: 'error' }),
+    stoppedByBreach: sample(text, 'flagops_guard_stops_total', { ...labels, reason: 'breach' }),
+    stoppedByErrors: sample(text, 'flagops_guard_stops_total', { ...labels, reason: 'errors' }),
+  };
+}
 
 describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against a real Prometheus', () => {
   let exporter: MetricsExporter;
@@ -85,6 +99,9 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
     );
     expect(passed).toMatchObject({ query: series, value: 0.01, stepAt: schedule[0].at, failures: 0 });
     expect((await evaluate('breach')).value).toBe(true);
+    const early = await guardCounts(svc.controlUrl, 'breach');
+    expect(early.pass).toBeGreaterThanOrEqual(1);
+    expect(early).toMatchObject({ breach: undefined, error: undefined, stoppedByBreach: undefined });
 
     exporter.set(series, 0.5);
     const killed = await until(
@@ -108,6 +125,10 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
       expect(entry.reason).toContain('above max 0.05');
     }
     expect((await admin.get('/api/v1/audit?action=guard_failed')).body.entries.map((e: Json) => e.flagKey)).toContain('breach');
+    // Checks by result, and one stop: the rollout is stopped once, however many checks saw the breach.
+    const counts = await guardCounts(svc.controlUrl, 'breach');
+    expect(counts.breach).toBeGreaterThanOrEqual(1);
+    expect(counts).toMatchObject({ error: undefined, stoppedByBreach: 1, stoppedByErrors: undefined });
   }, 90_000);
 
   it('applies guarded steps whose checks pass, each audit entry carrying the value seen', async () => {
@@ -134,6 +155,10 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
       expect(entry.message).toMatch(/^scheduled step of healthy in prod: .* \(guard value 0\.02\)$/);
     }
     expect((await auditOf(id)).some((e) => e.action === 'guard_failed')).toBe(false);
+    // At least the checks of the two steps as they fell due; nothing breached, nothing stopped.
+    const counts = await guardCounts(svc.controlUrl, 'healthy');
+    expect(counts.pass).toBeGreaterThanOrEqual(2);
+    expect(counts).toMatchObject({ breach: undefined, error: undefined, stoppedByBreach: undefined, stoppedByErrors: undefined });
   }, 90_000);
 
   it('stops the rollout after 3 failed queries in a row (a query with no samples cannot vouch for it)', async () => {
@@ -155,6 +180,9 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
     expect(stops[0].reason).toContain(query);
     expect(stops[0].reason).toContain('the query returned no samples');
     expect(stops[0].reason).toContain('3 failed queries in a row');
+    const counts = await guardCounts(svc.controlUrl, 'unmeasured');
+    expect(counts.error).toBeGreaterThanOrEqual(3);
+    expect(counts).toMatchObject({ pass: undefined, breach: undefined, stoppedByErrors: 1, stoppedByBreach: undefined });
   }, 90_000);
 
   it('a guard that breaches when its step falls due stops the rollout instead of applying the step', async () => {
@@ -174,6 +202,7 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
     );
     expect(prod).toMatchObject({ enabled: false, rolloutPct: 0 });
     expect((await auditOf(id)).some((e) => e.action === 'scheduled_change')).toBe(false);
+    expect(await guardCounts(svc.controlUrl, 'due')).toMatchObject({ pass: undefined, stoppedByBreach: 1 });
   }, 90_000);
 });
 
@@ -250,6 +279,10 @@ describe('guards without FLAGOPS_PROMETHEUS_URL', () => {
     expect(entries[0].reason).toContain('FLAGOPS_PROMETHEUS_URL is not set');
     expect(entries[0].reason).toContain('3 failed queries in a row');
     expect((await admin.get('/healthz')).body).toMatchObject({ status: 'ok', guards: { watched: 0 } });
+    // The failed queries and the stop are counted on the control port, for an alert on stopped rollouts.
+    const counts = await guardCounts(svc.controlUrl, 'checkout');
+    expect(counts.error).toBeGreaterThanOrEqual(3);
+    expect(counts).toMatchObject({ pass: undefined, breach: undefined, stoppedByErrors: 1, stoppedByBreach: undefined });
   });
 
   it('refuses a guard without a bound, or with min above max, naming the field', async () => {

@@ -6,6 +6,7 @@ import { until } from '../helpers/deadlines.js';
 import type { Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
 import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
+import { sample } from '../metrics/prometheus-text.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const at = (msFromNow: number) => new Date(Math.ceil((Date.now() + msFromNow) / 1000) * 1000).toISOString();
@@ -15,6 +16,16 @@ async function queriesAnswered(prometheus: PrometheusServer): Promise<number> {
   const text = await (await fetch(`${prometheus.url}/metrics`)).text();
   const line = text.split('\n').find((l) => l.startsWith('prometheus_http_requests_total{') && l.includes('handler="/api/v1/query"'));
   return line ? Number(line.split(' ').at(-1)) : 0;
+}
+
+/** A guard counter of the flag `shared` summed over the control planes' /metrics, as a sum by (…) over instances would. */
+async function guardCount(urls: string[], name: string, labels: Record<string, string>): Promise<number> {
+  let total = 0;
+  for (const url of urls) {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    total += sample(text, name, { org: 'acme', project: 'shop', environment: 'prod', flag: 'shared', ...labels }) ?? 0;
+  }
+  return total;
 }
 
 describe.skipIf(POSTGRES_MISSING !== null || PROMETHEUS_MISSING !== null)('a guarded rollout on two control planes', () => {
@@ -54,13 +65,19 @@ describe.skipIf(POSTGRES_MISSING !== null || PROMETHEUS_MISSING !== null)('a gua
       (n) => n === 2,
     );
     // Over a few intervals, each check is run by one of them: about one query a second, not two.
-    const before = await queriesAnswered(prometheus);
+    const urls = [a.url, b.url];
+    const passes = () => guardCount(urls, 'flagops_guard_checks_total', { result: 'pass' });
+    const [before, passesBefore] = [await queriesAnswered(prometheus), await passes()];
     const started = Date.now();
     await sleep(6_000);
     const queries = (await queriesAnswered(prometheus)) - before;
+    const counted = (await passes()) - passesBefore;
     const seconds = (Date.now() - started) / 1000;
     expect(queries).toBeGreaterThan(0);
     expect(queries).toBeLessThan(seconds * 1.5);
+    // Each check is counted by the control plane that ran it: summed over both, the counters match the queries
+    // (give or take a check in flight as each end of the window was read).
+    expect(Math.abs(counted - queries)).toBeLessThanOrEqual(2);
 
     exporter.set(series, 0.5);
     for (const cp of [a, b])
@@ -79,5 +96,8 @@ describe.skipIf(POSTGRES_MISSING !== null || PROMETHEUS_MISSING !== null)('a gua
     const actions = hostActions(cluster.gitHost.gitdir).filter((line) => line.endsWith('shared prod'));
     expect(actions.filter((l) => l.startsWith('guard_failed'))).toEqual(['guard_failed shared prod', 'guard_failed shared prod']);
     expect(actions.filter((l) => l.startsWith('kill'))).toEqual([]);
+    // One stop, counted by the control plane whose commit removed the steps.
+    expect(await guardCount(urls, 'flagops_guard_stops_total', { reason: 'breach' })).toBe(1);
+    expect(await guardCount(urls, 'flagops_guard_checks_total', { result: 'breach' })).toBeGreaterThanOrEqual(1);
   }, 120_000);
 });

@@ -1,5 +1,6 @@
 import { GUARD_DEFAULT_INTERVAL_SECONDS, type ScheduleGuard, type ScheduleStep } from '@flagops/core';
 import type { Logger } from '../../foundations/log/logger.js';
+import type { GuardFamilies, GuardSeries, GuardStopReason } from '../../foundations/metrics/guard-families.js';
 import type { GuardCheck, GuardStore } from '../../foundations/state/index.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { KillSwitch } from '../kill/kill-switch.js';
@@ -23,6 +24,8 @@ export interface GuardMonitorOptions {
   killSwitch: KillSwitch;
   /** FLAGOPS_PROMETHEUS_URL; absent: every query fails (the guard counts as failing). */
   prometheusUrl?: string;
+  /** Counts the checks this control plane runs and the rollouts it stops; absent with metrics off. */
+  metrics?: Pick<GuardFamilies, 'countCheck' | 'countStop'>;
 }
 
 /** A schedule of one flag in one environment, as served: its steps, oldest first. */
@@ -119,7 +122,7 @@ export class GuardMonitor {
     const { verdict, reason } = await this.check(target, step, guard, 'due');
     if (verdict.kind === 'pass') return { kind: 'pass', seen: { value: verdict.value, text: verdict.text } };
     if (reason !== null) {
-      await this.stopRollout(target, reason);
+      await this.stopRollout(target, reason, stopKind(verdict));
       return { kind: 'stopped' };
     }
     await store.release(org, claim).catch(() => undefined);
@@ -151,8 +154,8 @@ export class GuardMonitor {
   private async periodic(id: string, w: Watched, now: number, intervalMs: number): Promise<void> {
     try {
       if (!(await this.options.store.claim(this.options.org, id, now, now + intervalMs * CLAIM_SHARE))) return;
-      const { reason } = await this.check(w.target, w.step, w.guard, 'interval');
-      if (reason !== null) await this.stopRollout(w.target, reason);
+      const { verdict, reason } = await this.check(w.target, w.step, w.guard, 'interval');
+      if (reason !== null) await this.stopRollout(w.target, reason, stopKind(verdict));
     } catch (err) {
       this.warn('guard check failed', err as Error, w.target);
     }
@@ -165,8 +168,10 @@ export class GuardMonitor {
     guard: ScheduleGuard,
     when: 'interval' | 'due',
   ): Promise<{ verdict: GuardVerdict; reason: string | null }> {
-    const { org, store, logger, clock, prometheusUrl } = this.options;
+    const { org, store, logger, clock, prometheusUrl, metrics } = this.options;
     const verdict = judge(guard, await queryPrometheus(prometheusUrl, guard.query));
+    // Counted here, where the query ran: a check claimed by another control plane is counted there.
+    metrics?.countCheck(this.series(target), verdict.kind);
     const record = await store.record(targetId(target), {
       org,
       project: target.slug,
@@ -186,16 +191,16 @@ export class GuardMonitor {
   }
 
   /** Kills the flag there (fast path) and removes the remaining steps; one stop at a time per schedule. */
-  private stopRollout(target: StepTarget, reason: string): Promise<void> {
+  private stopRollout(target: StepTarget, reason: string, kind: GuardStopReason): Promise<void> {
     const id = targetId(target);
     const running = this.stopping.get(id);
     if (running) return running;
-    const run = this.stopNow(target, reason).finally(() => this.stopping.delete(id));
+    const run = this.stopNow(target, reason, kind).finally(() => this.stopping.delete(id));
     this.stopping.set(id, run);
     return run;
   }
 
-  private async stopNow(target: StepTarget, reason: string): Promise<void> {
+  private async stopNow(target: StepTarget, reason: string, kind: GuardStopReason): Promise<void> {
     const { org, repo, killSwitch, logger } = this.options;
     const fields = { org, project: target.slug, flag: target.key, environment: target.env, reason };
     try {
@@ -211,6 +216,9 @@ export class GuardMonitor {
       });
       const { outcomes } = await repo.updateSeries([(current) => removeStepsChange(current, target, reason)]);
       const removed = outcomes[0]?.committed ? outcomes[0] : undefined;
+      // The removal is one compare-and-swap commit, made once whichever control plane (or check) tries: a stop
+      // counts where it was made, not again where a second attempt found the steps gone.
+      if (removed) this.options.metrics?.countStop(this.series(target), kind);
       logger.warn('guarded rollout stopped', {
         ...fields,
         killCommit: kill.commit,
@@ -223,6 +231,10 @@ export class GuardMonitor {
     }
   }
 
+  private series(target: StepTarget): GuardSeries {
+    return { org: this.options.org, project: target.slug, environment: target.env, flag: target.key };
+  }
+
   private warn(message: string, err: Error, target?: StepTarget): void {
     this.options.logger.warn(message, {
       org: this.options.org,
@@ -231,3 +243,5 @@ export class GuardMonitor {
     });
   }
 }
+
+const stopKind = (verdict: GuardVerdict): GuardStopReason => (verdict.kind === 'breach' ? 'breach' : 'errors');

@@ -2,6 +2,7 @@ import { Gauge } from 'prom-client';
 import type { MetricsSettings } from '../config/config.js';
 import { EvaluationTotals } from './evaluation-totals.js';
 import { type FlagStatusCounts, registerFlagHealthFamilies } from './flag-health-families.js';
+import { GuardFamilies } from './guard-families.js';
 import { instrumentApp } from './metrics-http.js';
 import { ServerMetrics } from './server-metrics.js';
 import { ControlFamilies, registerServingFamilies, type ServedSnapshot } from './service-families.js';
@@ -19,11 +20,14 @@ export class ServiceMetrics {
   readonly evaluation: ServerMetrics;
   readonly totals = new EvaluationTotals();
   readonly controlFamilies: ControlFamilies;
+  /** Guard checks and the rollouts they stopped, on the control port (where guards run). */
+  readonly guards: GuardFamilies;
 
   private constructor(token: string | undefined) {
     this.control = new ServerMetrics('control', token);
     this.evaluation = new ServerMetrics('evaluation', token);
     this.controlFamilies = new ControlFamilies(this.control.registry);
+    this.guards = new GuardFamilies(this.control.registry);
     this.totals.register(this.evaluation.registry);
   }
 
