@@ -94,6 +94,8 @@ describe('clones and fetches answered on the client’s own connection by the gi
     expect(res.headers.connection).toBe('close');
     await readToEnd(res);
     expect(await eventually(async () => (await served()) === before + 1)).toBe(true);
+    // git's exit (and so the log line) may come after the answer ended.
+    expect(await eventually(() => logLines.some((line) => line.includes('git http-backend failed')))).toBe(true);
     const failed = logLines.map((line) => JSON.parse(line)).find((r) => r.msg === 'git http-backend failed');
     expect(failed).toMatchObject({ level: 'warn', path: '/acme.git/git-upload-pack' });
     expect(failed.code).not.toBe(0);
