@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { buildDashboard } from '../scripts/build-dashboard.mjs';
+import { CHROMIUM_MISSING } from './helpers/browser.js';
 import { JQ_MISSING } from './helpers/jq.js';
 import { POSTGRES_MISSING } from './helpers/postgres.js';
 import { PROMETHEUS_MISSING } from './helpers/prometheus.mjs';
@@ -15,7 +16,8 @@ export default async function setup(project: TestProject): Promise<void> {
   await buildDashboard();
   // Said once per run, not once per file that skips; CI installs PostgreSQL and runs them all.
   if (POSTGRES_MISSING) process.stderr.write(`\n${POSTGRES_MISSING}\n\n`);
-  for (const missing of [PYTHON_MISSING, GO_MISSING, PROMETHEUS_MISSING, JQ_MISSING]) if (missing) process.stderr.write(`\n${missing}\n\n`);
+  for (const missing of [CHROMIUM_MISSING, PYTHON_MISSING, GO_MISSING, PROMETHEUS_MISSING, JQ_MISSING])
+    if (missing) process.stderr.write(`\n${missing}\n\n`);
   project.onTestsRerun(async () => {
     await buildDashboard();
   });

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, loopbackContext } from '../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium, loopbackContext } from '../helpers/browser.js';
 import { type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 import { filesUnder, type PackedTarball, packAll, ROOT, run, writeApp } from './packed-app.js';
 
@@ -125,21 +125,23 @@ describe('the packed packages, installed in an empty application', () => {
     );
   });
 
-  it('loads the browser bundle from the installed package in Chromium, evaluating as the server does', async () => {
-    const bundle = await readFile(path.join(app, 'node_modules/@flagops/sdk/dist/browser/flagops-sdk.js'), 'utf8');
-    const page: Server = createServer((req, res) => {
-      const js = req.url === '/flagops-sdk.js';
-      res.writeHead(200, { 'content-type': js ? 'text/javascript' : 'text/html' });
-      res.end(js ? bundle : '<!doctype html><title>app</title>');
-    });
-    await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
-    const browser = await launchChromium();
-    const leaks: string[] = [];
-    try {
-      const tab = await (await loopbackContext(browser, leaks)).newPage();
-      await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);
-      // Source text, not a function: the test runner would rewrite a dynamic import() inside a function.
-      const seen = await tab.evaluate(`(async () => {
+  it.skipIf(CHROMIUM_MISSING !== null)(
+    'loads the browser bundle from the installed package in Chromium, evaluating as the server does',
+    async () => {
+      const bundle = await readFile(path.join(app, 'node_modules/@flagops/sdk/dist/browser/flagops-sdk.js'), 'utf8');
+      const page: Server = createServer((req, res) => {
+        const js = req.url === '/flagops-sdk.js';
+        res.writeHead(200, { 'content-type': js ? 'text/javascript' : 'text/html' });
+        res.end(js ? bundle : '<!doctype html><title>app</title>');
+      });
+      await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
+      const browser = await launchChromium();
+      const leaks: string[] = [];
+      try {
+        const tab = await (await loopbackContext(browser, leaks)).newPage();
+        await tab.goto(`http://127.0.0.1:${(page.address() as AddressInfo).port}/`);
+        // Source text, not a function: the test runner would rewrite a dynamic import() inside a function.
+        const seen = await tab.evaluate(`(async () => {
         const { createClient } = await import('/flagops-sdk.js');
         const client = createClient({ evalUrl: ${JSON.stringify(h.service.evalUrl)}, sdkKey: ${JSON.stringify(h.key)}, sendCounts: false });
         const status = await client.ready();
@@ -147,11 +149,12 @@ describe('the packed packages, installed in an empty application', () => {
         await client.close();
         return { status, details };
       })()`);
-      expect(seen).toEqual({ status: 'ready', details: serverResult });
-      expect(leaks).toEqual([]);
-    } finally {
-      await browser.close();
-      await new Promise((resolve) => page.close(resolve));
-    }
-  });
+        expect(seen).toEqual({ status: 'ready', details: serverResult });
+        expect(leaks).toEqual([]);
+      } finally {
+        await browser.close();
+        await new Promise((resolve) => page.close(resolve));
+      }
+    },
+  );
 });

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSdkBundle } from '../../scripts/build-packages.mjs';
-import { launchChromium, loopbackContext } from '../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium, loopbackContext } from '../helpers/browser.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { watchServedAnswers } from '../helpers/served-encodings.js';
 import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
@@ -12,7 +12,7 @@ import { type SdkHarness, startSdkHarness } from './sdk-harness.js';
  * application page on another loopback origin, and the SDK polls and streams from the evaluation server
  * across origins (CORS), evaluating locally.
  */
-describe('the browser bundle in headless Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('the browser bundle in headless Chromium', () => {
   let h: SdkHarness;
   let app: Server;
   let appUrl: string;

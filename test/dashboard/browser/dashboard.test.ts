@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REFRESH_EVERY_MS } from '../../../packages/dashboard/src/live.js';
-import { artifactPath, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { artifactPath, CHROMIUM_MISSING, launchChromium, loopbackContext } from '../../helpers/browser.js';
 import { PROMPTLY_MS } from '../../helpers/deadlines.js';
 import { pushEdit } from '../../helpers/git-cli.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
@@ -12,7 +12,7 @@ import { addUser } from '../helpers/dashboard-session.js';
 import { startOtherOrigin } from '../helpers/other-origin.js';
 
 /** The dashboard in a real browser, told as one story: two people, Alice and Bob, at their screens. */
-describe('the dashboard in Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard in Chromium', () => {
   let svc: TestService;
   let browser: Browser;
   let aliceContext: BrowserContext;

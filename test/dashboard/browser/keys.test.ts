@@ -1,7 +1,7 @@
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { launchChromium } from '../../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium } from '../../helpers/browser.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { signedInPage } from '../helpers/signed-in-page.js';
@@ -11,7 +11,7 @@ import { signedInPage } from '../helpers/signed-in-page.js';
  * admin key pasted into it, held in the tab's memory only. The SDK key rotation workflow, checked where it
  * matters: on the evaluation API, both keys answer during the grace.
  */
-describe('the Keys page in Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('the Keys page in Chromium', () => {
   let svc: TestService;
   let browser: Browser;
   let shop: Json;

@@ -1,13 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { launchChromium } from '../../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium } from '../../helpers/browser.js';
 import { type HttpClient, httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** A flag's type, owner and expiry: set when it is created, shown on its page, changed and removed there. */
-describe('flag lifecycle in the dashboard, in Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('flag lifecycle in the dashboard, in Chromium', () => {
   let svc: TestService;
   let admin: HttpClient;
   let browser: Browser;

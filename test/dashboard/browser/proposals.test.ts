@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium } from '../../helpers/browser.js';
 import { PROMPTLY_MS } from '../../helpers/deadlines.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
@@ -8,7 +8,7 @@ import { addUser } from '../helpers/dashboard-session.js';
 import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** The Proposals page and a flag page's pending proposal, in a real browser: review, approve, reject. */
-describe('change proposals in Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('change proposals in Chromium', () => {
   let svc: TestService;
   let browser: Browser;
   let page: Page;

@@ -1,13 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { launchChromium } from '../../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium } from '../../helpers/browser.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** The dashboard offers each role only the controls it may use (the API refuses the rest anyway). */
-describe('the dashboard by role, in Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard by role, in Chromium', () => {
   let svc: TestService;
   let browser: Browser;
   const leaks: string[] = [];

@@ -1,13 +1,13 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium } from '../../helpers/browser.js';
 import { httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
 import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** The schedule panel of a flag's page in a real browser: a progressive rollout planned, looked at, cancelled. */
-describe('the schedule editor in Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('the schedule editor in Chromium', () => {
   let svc: TestService;
   let browser: Browser;
   let page: Page;

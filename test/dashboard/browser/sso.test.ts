@@ -1,14 +1,14 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseOidcSettings } from '../../../src/foundations/config/oidc-settings.js';
-import { artifactPath, launchChromium, loopbackContext } from '../../helpers/browser.js';
+import { artifactPath, CHROMIUM_MISSING, launchChromium, loopbackContext } from '../../helpers/browser.js';
 import { httpClient } from '../../helpers/http-client.js';
 import { startTestProvider, type TestProvider } from '../../helpers/oidc-provider.mjs';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
 
 /** Single sign-on in Chromium: the dashboard's button, the provider's own login form, the way back, sign-out. */
-describe('single sign-on in Chromium', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('single sign-on in Chromium', () => {
   let provider: TestProvider;
   let svc: TestService;
   let browser: Browser;

@@ -1,14 +1,14 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../../control-plane/fixtures.js';
-import { launchChromium } from '../../helpers/browser.js';
+import { CHROMIUM_MISSING, launchChromium } from '../../helpers/browser.js';
 import { type HttpClient, httpClient, type Json } from '../../helpers/http-client.js';
 import { startTestService, type TestService } from '../../helpers/start-test-service.js';
 import { addUser } from '../helpers/dashboard-session.js';
 import { signedInPage } from '../helpers/signed-in-page.js';
 
 /** Variants, prerequisites and segments in the dashboard, in a real browser. */
-describe('variants, prerequisites and segments in the dashboard (Chromium)', () => {
+describe.skipIf(CHROMIUM_MISSING !== null)('variants, prerequisites and segments in the dashboard (Chromium)', () => {
   let svc: TestService;
   let api: HttpClient;
   let browser: Browser;
