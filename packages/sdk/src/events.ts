@@ -60,8 +60,8 @@ export class EventSender {
   /** Requests the last send could not deliver, oldest first, and the events they hold. */
   private retry: Batch[] = [];
   private retried = 0;
-  /** When the first exposure waiting was seen: the batch's exposures carry it as `at`. */
-  private openedAt = 0;
+  /** When the window's first exposure was seen: its exposures carry it as `at`. */
+  private openedAt: number | null = null;
   private timer: unknown;
   private sending: Promise<void> = Promise.resolve();
   private flushQueued = false;
@@ -81,9 +81,9 @@ export class EventSender {
 
   /** One evaluation a caller was given: what the sample-ratio check and experiments count. */
   exposure(flagKey: string, variation: string, userId: unknown): void {
-    const user = typeof userId === 'string' && userId.length <= MAX_USER_ID ? userId : ANONYMOUS;
     const users = flagKey === this.lastFlag ? (this.lastUsers as SeenUsers) : this.usersOf(flagKey);
-    if (users.get(user) !== variation) this.record(users, flagKey, variation, user);
+    // Only user ids the server keeps are keys, so anything else (none, not a string, too long) is looked up as anonymous there.
+    if (users.get(userId as string) !== variation) this.record(users, flagKey, variation, userId);
   }
 
   /** A track event; one the server would refuse is dropped here with a warning, as it would take its whole batch down. */
@@ -126,14 +126,16 @@ export class EventSender {
   }
 
   /** An exposure not yet seen with this variation in this window: queued. */
-  private record(users: SeenUsers, flagKey: string, variation: string, user: string): void {
+  private record(users: SeenUsers, flagKey: string, variation: string, userId: unknown): void {
     if (this.stopped) return;
+    const user = typeof userId === 'string' && userId.length <= MAX_USER_ID ? userId : ANONYMOUS;
     const had = users.get(user);
+    if (had === variation) return;
     if (had === undefined) users.set(user, variation);
     else if (typeof had === 'string') users.set(user, [had, variation]);
     else if (had.includes(variation)) return;
     else had.push(variation);
-    if (this.queue.length === this.head) this.openedAt = this.scheduler.now();
+    this.openedAt ??= this.scheduler.now();
     this.push(flagKey, variation, user);
   }
 
@@ -202,7 +204,8 @@ export class EventSender {
   /** The queue as request bodies; a new window starts. */
   private drain(): Batch[] {
     const { queue, head } = this;
-    const at = new Date(this.openedAt).toISOString();
+    const at = new Date(this.openedAt ?? 0).toISOString();
+    this.openedAt = null;
     this.queue = [];
     this.head = 0;
     this.seen = new Map();
