@@ -11,6 +11,8 @@ export type SdkEvent =
 export const MAX_EVENTS_PER_REQUEST = 1000;
 /** Events kept while the server cannot be reached: beyond it, the oldest are dropped. */
 const MAX_QUEUED = 10_000;
+/** Exposures one window remembers (while sends are slow or failing); beyond, it starts over: duplicates, never fewer. */
+const MAX_REMEMBERED = 100_000;
 /** close() waits at most this long for the last batch. */
 const CLOSE_TIMEOUT_MS = 2_000;
 /** The server's bounds on what an event carries. */
@@ -54,6 +56,7 @@ export class EventSender {
   /** The flag of the last exposure and its users, found without a lookup when the next one is of that flag too. */
   private lastFlag: string | null = null;
   private lastUsers: SeenUsers | null = null;
+  private remembered = 0;
   /** Events waiting, oldest first from `head`, three slots each: flag key, variation and user of an exposure; a track's JSON text, null, null. */
   private queue: (string | null)[] = [];
   private head = 0;
@@ -125,6 +128,13 @@ export class EventSender {
     return users;
   }
 
+  private forget(): void {
+    this.seen = new Map();
+    this.lastFlag = null;
+    this.lastUsers = null;
+    this.remembered = 0;
+  }
+
   /** An exposure not yet seen with this variation in this window: queued. */
   private record(users: SeenUsers, flagKey: string, variation: string, userId: unknown): void {
     if (this.stopped) return;
@@ -135,6 +145,7 @@ export class EventSender {
     else if (typeof had === 'string') users.set(user, [had, variation]);
     else if (had.includes(variation)) return;
     else had.push(variation);
+    if (++this.remembered > MAX_REMEMBERED) this.forget();
     this.openedAt ??= this.scheduler.now();
     this.push(flagKey, variation, user);
   }
@@ -208,9 +219,7 @@ export class EventSender {
     this.openedAt = null;
     this.queue = [];
     this.head = 0;
-    this.seen = new Map();
-    this.lastFlag = null;
-    this.lastUsers = null;
+    this.forget();
     // Each flag and variation's common start of an exposure, written once.
     const starts = new Map<string, Map<string, string>>();
     let startFlag: string | null = null;
