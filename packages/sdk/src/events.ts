@@ -150,8 +150,9 @@ export class EventSender {
     this.push(flagKey, variation, user);
   }
 
-  private push(a: string, b: string | null, c: string | null): void {
-    this.queue.push(a, b, c);
+  /** Queues an event: an exposure's flag key, variation and user, or a track's JSON text, null, null. */
+  private push(key: string, variation: string | null, user: string | null): void {
+    this.queue.push(key, variation, user);
     const waiting = (this.queue.length - this.head) / 3;
     if (waiting + this.retried > MAX_QUEUED) this.dropOldest();
     // A full batch leaves at once rather than at the next interval.
