@@ -1,7 +1,17 @@
 import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../helpers/deadlines.js';
-import { ADMIN_KEY, quiet, recordingFetch, type SdkHarness, shopFlags, startSdkHarness } from './sdk-harness.js';
+import {
+  ADMIN_KEY,
+  killRequest,
+  nextEvent,
+  quiet,
+  recordingFetch,
+  type SdkHarness,
+  type SeenRequest,
+  shopFlags,
+  startSdkHarness,
+} from './sdk-harness.js';
 
 const split = {
   key: 'hero',
@@ -30,6 +40,11 @@ describe('events from the JS SDK (docs/sdk.md, "Events")', () => {
       for (const [variation, n] of Object.entries(hour as Record<string, number>)) totals[variation] = (totals[variation] ?? 0) + n;
     return totals;
   };
+  /** The exposures a client posted and the server took: [variation, userId] of each. */
+  const posted = (requests: SeenRequest[]) =>
+    requests
+      .filter((r) => r.path === '/v1/events' && r.status === 202)
+      .flatMap((r) => JSON.parse(r.body!).events.map((e: { variation: string; userId?: string }) => [e.variation, e.userId]));
   const tracked = async () => (await api('/api/v1/projects/prj_shop/events?environment=prod')).series.at(-1).counts;
 
   beforeAll(async () => {
@@ -72,6 +87,58 @@ describe('events from the JS SDK (docs/sdk.md, "Events")', () => {
     expect(await c.string('banner-text', 'x', { userId: 'r1' })).toBe('Spring sale');
     await c.close();
     expect(await exposures('banner-text')).toEqual({ ...before, on: (before.on ?? 0) + 1 });
+  });
+
+  it('a user given another variation in the same interval (the flag changed) is an exposure of each', async () => {
+    const { fetch, requests } = recordingFetch();
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, fetch, logger: quiet, sendExposures: true, pollIntervalMs: 50 });
+    await c.ready();
+    const user = { userId: 'changing-user' };
+    expect(c.number('max-items', 0, user)).toBe(50);
+    expect(c.number('max-items', 0, user)).toBe(50);
+    const changed = nextEvent(c, 'change', (e) => e.keys.includes('max-items'));
+    await h.kills.kill(killRequest(h, 'max-items'));
+    await changed;
+    expect(c.number('max-items', 0, user)).toBe(10);
+    expect(c.number('max-items', 0, user)).toBe(10);
+    await h.kills.clear(killRequest(h, 'max-items'));
+    await c.close();
+    expect(posted(requests)).toEqual([
+      ['on', 'changing-user'],
+      ['off', 'changing-user'],
+    ]);
+  });
+
+  it('evaluations with userId null are exposures of the anonymous user, and the getters still answer', async () => {
+    const { fetch, requests } = recordingFetch();
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, fetch, logger: quiet, sendExposures: true });
+    await c.ready();
+    const anonymous = { userId: null } as unknown as { userId: string };
+    expect(c.string('banner-text', 'x', anonymous)).toBe('Spring sale');
+    expect(c.string('banner-text', 'x')).toBe('Spring sale');
+    await c.close();
+    expect(posted(requests)).toEqual([['on', undefined]]);
+  });
+
+  it('keeps at most 10,000 events while they cannot leave, dropping the oldest', async () => {
+    let down = true;
+    const { fetch, requests } = recordingFetch((path) => path === '/v1/events' && down);
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: h.key, fetch, logger: quiet, sendExposures: true, eventsMaxBatch: 1000 });
+    await c.ready();
+    // A synchronous loop: no batch can leave before it ends.
+    for (let i = 0; i < 12_000; i++) c.string('banner-text', 'x', { userId: `many-${i}` });
+    await until(
+      async () => requests.some((r) => r.path === '/v1/events' && r.status === 'failed'),
+      (failed) => failed,
+    );
+    // Still down: 2,000 more push out the oldest 2,000 of those kept (whole requests of 1,000).
+    for (let i = 12_000; i < 14_000; i++) c.string('banner-text', 'x', { userId: `many-${i}` });
+    down = false;
+    await c.close();
+    const users = posted(requests).map(([, userId]) => userId);
+    expect(users).toHaveLength(10_000);
+    expect(users[0]).toBe('many-4000');
+    expect(users.at(-1)).toBe('many-13999');
   });
 
   it('track(name, context, value) reaches the project events with count and sum; a bad event is dropped alone', async () => {
