@@ -12,8 +12,13 @@ import { Lru } from './lru.js';
 
 const TYPES: Record<number, ObjectType> = { 1: 'commit', 2: 'tree', 3: 'blob', 4: 'tag' };
 const OFS_DELTA = 6;
-/** Packs up to this size are read into memory whole (a 10,000-flag repository packs to a few MiB). */
+/**
+ * Packs up to this size are read into memory whole (a 10,000-flag repository packs to a few MiB), when they
+ * hold at least HOLD_PACK_OBJECTS: the packs of single commits (ObjectStore.writeObjects), a few objects each
+ * but one a copy of a big directory's tree, are read object by object until a repack combines them.
+ */
 const HOLD_PACK_BYTES = 64 * 1024 * 1024;
+const HOLD_PACK_OBJECTS = 64;
 const REF_DELTA = 7;
 
 interface PackIndex {
@@ -56,6 +61,24 @@ export class PackReader {
       if (at >= 0) return this.readAt(name, pack, pack.offsets[at]);
     }
     return null;
+  }
+
+  /** The name (`pack-<checksum>`) of an opened pack that holds the object, or null. */
+  locate(oid: string): string | null {
+    const key = Buffer.from(oid, 'hex');
+    for (const [name, pack] of this.packs) if (find(pack, key) >= 0) return name;
+    return null;
+  }
+
+  /** Opens a pack just written (`pack-<checksum>`), so its objects are found without a rescan. */
+  add(name: string): void {
+    const current = this.packs.get(name);
+    // Written again with the same objects: the file is new, the old descriptor reads the replaced one.
+    if (current && inodeOf(join(this.packDir, `${name}.pack`)) === current.ino) return;
+    if (current) closeSync(current.fd);
+    const pack = openPack(join(this.packDir, name));
+    if (pack) this.packs.set(name, pack);
+    else this.packs.delete(name);
   }
 
   /** The object, or null when no pack holds it, after looking for packs that appeared since (a push, a gc). */
@@ -197,7 +220,7 @@ function openPack(base: string): PackIndex | null {
   const fd = openSync(`${base}.pack`, 'r');
   const { size: packSize, ino } = fstatSync(fd);
   let data: Buffer | undefined;
-  if (packSize <= HOLD_PACK_BYTES) data = readFully(fd, packSize, 0);
+  if (packSize <= HOLD_PACK_BYTES && count >= HOLD_PACK_OBJECTS) data = readFully(fd, packSize, 0);
   const sorted = [...offsets].sort((a, b) => a - b);
   const ends = new Map<number, number>();
   for (let i = 0; i < sorted.length; i++) ends.set(sorted[i], i + 1 < sorted.length ? sorted[i + 1] : packSize - 20);
