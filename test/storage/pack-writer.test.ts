@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/foundations/repository/layout.js';
@@ -97,6 +97,26 @@ describe("a commit's objects, written as one pack", () => {
     const commit = git(gitdir, 'rev-parse', 'main');
     expect(git(gitdir, 'cat-file', '-t', commit)).toBe('commit');
     expect(git(gitdir, 'fsck', '--full', '--strict')).toBe('');
+  });
+});
+
+describe('the packs commits leave', () => {
+  it('hold no file open: a repository of many small packs costs no descriptors', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true }));
+    await seedShop(repo);
+    for (let version = 2; version < 12; version++) await repo.update(enable('a', version));
+    expect(packNames(gitdir).length).toBeGreaterThanOrEqual(10);
+    const { state } = await track(await FlagRepository.open({ gitdir })).readState();
+    expect(state.projects.get('shop')!.flags.get('a')!.environments.prod.version).toBe(11);
+    const packsOpen = readdirSync('/proc/self/fd').filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`).startsWith(packDir(gitdir));
+      } catch {
+        return false; // closed meanwhile
+      }
+    });
+    expect(packsOpen).toEqual([]);
   });
 });
 

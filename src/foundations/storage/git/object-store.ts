@@ -158,9 +158,9 @@ export class ObjectStore {
    * Writes a commit's new objects durably: those already in the repository are only touched (as git does, so
    * that a `git gc` running beside us does not prune them as old and unreachable before the commit that needs
    * them lands); of the rest, one or two small ones are written as loose files, more as one pack and its index,
-   * and big ones (over STORE_ABOVE_BYTES) as loose files. Either
-   * way each file is written to a temp file, fsynced and renamed into place, so the ref, moved after, never
-   * points at a lost object, and a crash leaves only temp files git ignores. Metadata calls are synchronous:
+   * and big ones (over STORE_ABOVE_BYTES) as loose files. Either way each file is written to a temp file,
+   * fsynced and renamed into place, so the ref, moved after, never points at a lost object, and a crash leaves
+   * only temp files git ignores. Metadata calls are synchronous:
    * each takes microseconds, while the thread pool costs more CPU than the call; only the fsyncs, which wait
    * on the disk, run on the pool, in parallel.
    */
@@ -172,10 +172,13 @@ export class ObjectStore {
       const small = fresh.filter((object) => object.framed.length <= STORE_ABOVE_BYTES);
       const packed = small.length > LOOSE_UP_TO ? small : [];
       const loose = packed.length > 0 ? fresh.filter((object) => object.framed.length > STORE_ABOVE_BYTES) : fresh;
-      await Promise.all([
+      // All settled before a failure is thrown: nothing is left writing after an aborted commit.
+      const writes = await Promise.allSettled([
         ...loose.map((object) => this.writeLoose(object.oid, object.framed)),
         ...(packed.length > 0 ? [this.writePack(packed)] : []),
       ]);
+      const failed = writes.find((write) => write.status === 'rejected');
+      if (failed) throw failed.reason;
     } catch (err) {
       throw writeFault(err);
     }
