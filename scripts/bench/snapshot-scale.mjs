@@ -2,7 +2,7 @@
 // two-condition rule and a 30 % rollout), config updates and kills (each cleared again) through the
 // control-plane API, each answered once the change is served (p50/p99; a kill's CPU time too), the first
 // snapshot request's serialization after each, and the service's RSS. With --before <checkout> (built), the same runs alternate between it and this checkout, one
-// process per run, so load on the machine falls on both alike.
+// process per run, so load on the machine falls on both alike (--before may be given more than once).
 //   npm run build && node scripts/bench/snapshot-scale.mjs [--before <checkout>] [--flags 1000,10000] [--rounds 1] [--json]
 // (npm run bench -- snapshot-scale runs this checkout alone.) BENCH_UPDATES and BENCH_KILLS: samples per run (100).
 import { spawnSync } from 'node:child_process';
@@ -14,14 +14,19 @@ import { parseArgs } from 'node:util';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({
   options: {
-    before: { type: 'string' },
+    before: { type: 'string', multiple: true },
     flags: { type: 'string', default: '1000,10000' },
     rounds: { type: 'string', default: '1' },
     json: { type: 'boolean', default: false },
   },
 });
 const sizes = values.flags.split(',').map(Number);
-const builds = [...(values.before ? [['before', path.resolve(values.before, 'dist')]] : []), ['now', path.resolve(here, '../../dist')]];
+// Several --before checkouts (the steps of a change) are named by their directory.
+const befores = values.before ?? [];
+const builds = [
+  ...befores.map((dir) => [befores.length === 1 ? 'before' : path.basename(path.resolve(dir)), path.resolve(dir, 'dist')]),
+  ['now', path.resolve(here, '../../dist')],
+];
 
 function run(dist, flags) {
   const res = spawnSync(process.execPath, ['--expose-gc', path.join(here, 'lib/snapshot-scale-child.mjs')], {

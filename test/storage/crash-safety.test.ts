@@ -69,6 +69,7 @@ describe('a write interrupted between its object writes and the ref update', () 
     for (const dir of readdirSync(join(gitdir, 'objects')).filter((d) => d.length === 2)) {
       expect(readdirSync(join(gitdir, 'objects', dir)).filter((f) => f.startsWith('tmp_obj_'))).toEqual([]);
     }
+    expect(readdirSync(join(gitdir, 'objects', 'pack')).filter((f) => f.startsWith('tmp_'))).toEqual([]);
     const next = await track(await FlagRepository.open({ gitdir })).update(enableA);
     expect(next.parent).toBe(seeded);
     // What the killed write left in refs/ is main's next value as a lock file, which git never reads as a ref,

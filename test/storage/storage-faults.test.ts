@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
@@ -49,6 +49,38 @@ function setWritable(dir: string, writable: boolean): void {
   execFileSync('chattr', [writable ? '-i' : '+i', ...dirs]);
 }
 
+/**
+ * Overwrites object `oid`'s compressed bytes, wherever it is: its loose file, or its entry in the pack whose
+ * index lists it (commits write their objects as small packs). Returns the file and its original bytes.
+ */
+function corrupt(gitdir: string, oid: string): { file: string; original: Buffer } {
+  const loose = path.join(gitdir, 'objects', oid.slice(0, 2), oid.slice(2));
+  const packDir = path.join(gitdir, 'objects', 'pack');
+  let file = loose;
+  let at = 0;
+  if (!existsSync(loose)) {
+    // `git show-index` lists an index's entries as `<offset> <oid> (<crc>)`.
+    const entries = (name: string) =>
+      execFileSync('git', ['show-index'], { input: readFileSync(path.join(packDir, name)), encoding: 'utf8' });
+    const idx = readdirSync(packDir).find((name) => name.endsWith('.idx') && entries(name).includes(oid));
+    if (!idx) throw new Error(`object ${oid} is neither loose nor in a pack`);
+    const line = entries(idx)
+      .split('\n')
+      .find((l) => l.includes(oid))!;
+    file = path.join(packDir, idx.replace(/\.idx$/, '.pack'));
+    const pack = readFileSync(file);
+    at = Number(line.split(' ')[0]);
+    while (pack[at] & 0x80) at++; // the entry's type and size
+    at++;
+  }
+  const original = readFileSync(file);
+  const damaged = Buffer.from(original);
+  Buffer.from('this is not a zlib stream').copy(damaged, at);
+  chmodSync(file, 0o644);
+  writeFileSync(file, damaged);
+  return { file, original };
+}
+
 describe('a corrupt object on main', () => {
   let w: Awaited<ReturnType<typeof world>>;
   let treeFile: string;
@@ -58,10 +90,7 @@ describe('a corrupt object on main', () => {
     w = await world();
     const gitdir = w.svc.gitdir();
     const tree = git(gitdir, 'rev-parse', 'main:projects/shop/environments/prod');
-    treeFile = path.join(gitdir, 'objects', tree.slice(0, 2), tree.slice(2));
-    original = readFileSync(treeFile);
-    chmodSync(treeFile, 0o644);
-    writeFileSync(treeFile, Buffer.from('this is not a zlib stream'));
+    ({ file: treeFile, original } = corrupt(gitdir, tree));
     // A start reads main afresh: nothing it served before is in memory.
     await w.svc.restart();
     w.admin = httpClient(w.svc.controlUrl, w.svc.admin);

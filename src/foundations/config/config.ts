@@ -11,7 +11,7 @@ export interface Config {
   bootstrapKeys: Array<{ org: string; key: string }>;
   planProjectLimit: number;
   logLevel: LogLevel;
-  /** FLAGOPS_GIT_GC_COMMITS: pack a repository (`git gc --auto`) after this many commits; 0: never. Default 1000. */
+  /** FLAGOPS_GIT_GC_COMMITS: run `git gc --auto` after this many commits (packs are rolled up every 50); 0: never pack. Default 1000. */
   gitGcCommits?: number;
   /** FLAGOPS_COMMIT_SIGNING_KEY: the key the service signs its commits with; default a key kept in `<dataDir>/state`. */
   commitSigningKey?: string;

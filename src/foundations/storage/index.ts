@@ -51,7 +51,7 @@
  * - `updateSeries([fn, ...])`: one commit per function, each on the one before, and `main` moved once to the
  *   last (the scheduler applies a thousand due steps this way); a function that throws is left out.
  *
- * Watching — `watch()` follows `refs/heads/main` and `packed-refs` (chokidar, debounced) and announces
+ * Watching — `watch()` follows `refs/heads/main` and `packed-refs` (fs.watch, debounced, and a look every 2 s) and announces
  * moves made outside as `origin: 'external'`; each move is announced once, in order (`from` is the
  * previous announcement's `to`).
  *

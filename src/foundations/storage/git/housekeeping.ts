@@ -2,7 +2,7 @@ import type { Logger } from '../../log/logger.js';
 import { gitRun } from './git-cli.js';
 
 export interface HousekeepingOptions {
-  /** Pack a repository after this many moves of its main (0: never). */
+  /** Run `git gc --auto` after this many moves of main (0: never pack, not even roll up the commits' packs). */
   everyCommits: number;
   logger: Logger;
 }
@@ -11,13 +11,22 @@ export interface HousekeepingOptions {
 const GC_TIMEOUT_MS = 30 * 60_000;
 
 /**
- * Every commit adds loose objects, and in a big project a new copy of its environment's tree (~0.4 MB at
- * 10,000 flags), so repositories are packed now and then, as git hosts do: `git repack -d` puts the loose
- * objects into one new pack (as deltas of each other: a tree's versions shrink to their differences), then
- * `git gc --auto` combines packs once they pile up and prunes what nothing has referenced for two weeks. Both
- * run in the foreground of their own process (not detached, so a stop can end them) with one pack thread,
- * leaving the other core to serving. Git's own locks make them safe beside the store's writes; interrupted,
- * they leave only temporary files that the next run removes.
+ * Moves of main between roll-ups of the packs commits leave (ObjectStore.writeObjects writes each commit's
+ * objects as a small pack): as many as git's own gc.autoPackLimit, past which `git gc --auto` would repack
+ * everything.
+ */
+export const ROLL_UP_EVERY = 50;
+
+/**
+ * Every commit adds a small pack (or a loose object or two), and in a big project a new copy of its
+ * environment's tree (~0.4 MB at 10,000 flags), so repositories are packed now and then, as git hosts do.
+ * Every ROLL_UP_EVERY moves, `git repack -d --geometric=2` combines the small packs and loose objects into
+ * one (as deltas of each other: a tree's versions shrink to their differences), leaving packs whose sizes
+ * at least double one to the next, so each object is repacked a logarithmic number of times. Every
+ * `everyCommits` moves, `git gc --auto` runs after it, which prunes what nothing has referenced for two
+ * weeks. Both run in the foreground of their own process (not detached, so a stop can end them) with one
+ * pack thread, leaving the other core to serving. Git's own locks make them safe beside the store's writes;
+ * interrupted, they leave only temporary files that the next run removes.
  */
 export class Housekeeping {
   private readonly moves = new Map<string, number>();
@@ -27,16 +36,17 @@ export class Housekeeping {
   constructor(private readonly options: HousekeepingOptions) {}
 
   /**
-   * Counts one move of main; every `everyCommits` moves, packs the repository in the background and then
-   * calls `packed` (so that readers let go of packs that were combined and removed).
+   * Counts one move of main; every ROLL_UP_EVERY and every `everyCommits` moves, packs the repository in the
+   * background and then calls `packed` (so that readers let go of packs that were combined and removed).
    */
   mainMoved(gitdir: string, packed: () => void = () => {}): void {
     const every = this.options.everyCommits;
     if (every <= 0 || this.stopping.signal.aborted) return;
     const moves = (this.moves.get(gitdir) ?? 0) + 1;
     this.moves.set(gitdir, moves % every);
-    if (moves < every || this.running.has(gitdir)) return;
-    const run = this.gc(gitdir)
+    const full = moves >= every;
+    if ((!full && moves % ROLL_UP_EVERY !== 0) || this.running.has(gitdir)) return;
+    const run = this.gc(gitdir, full)
       .then((done) => {
         if (done) packed();
       })
@@ -56,14 +66,12 @@ export class Housekeeping {
     await this.idle();
   }
 
-  /** True once both steps succeeded. */
-  private async gc(gitdir: string): Promise<boolean> {
+  /** True once every step succeeded; `full` adds `git gc --auto` to the roll-up. */
+  private async gc(gitdir: string, full: boolean): Promise<boolean> {
     const started = performance.now();
     const config = ['-c', 'gc.autoDetach=false', '-c', 'pack.threads=1'];
-    for (const step of [
-      ['repack', '-d', '-q'],
-      ['gc', '--auto', '--quiet'],
-    ]) {
+    const steps = [['repack', '-d', '-q', '--geometric=2'], ...(full ? [['gc', '--auto', '--quiet']] : [])];
+    for (const step of steps) {
       const result = await gitRun(gitdir, [...config, ...step], { timeoutMs: GC_TIMEOUT_MS, signal: this.stopping.signal });
       if (this.stopping.signal.aborted) return false;
       if (result.code !== 0) {
@@ -77,7 +85,7 @@ export class Housekeeping {
         return false;
       }
     }
-    this.options.logger.info('repository packed', { gitdir, ms: Math.round(performance.now() - started) });
+    this.options.logger.info('repository packed', { gitdir, full, ms: Math.round(performance.now() - started) });
     return true;
   }
 }

@@ -141,8 +141,7 @@ export interface StagedRef {
 export function stageRef(gitdir: string, next: string, durable = true): StagedRef {
   const path = join(gitdir, 'refs', `next-${randomBytes(6).toString('hex')}.lock`);
   const ready = (async () => {
-    mkdirSync(dirname(path), { recursive: true });
-    const fd = openSync(path, 'wx');
+    const fd = openCreatingDir(path, 'wx');
     try {
       writeSync(fd, `${next}\n`);
       if (durable) await fsync(fd);
@@ -175,7 +174,6 @@ export async function compareAndSwapRef(
 ): Promise<CasResult> {
   const refPath = join(gitdir, ref);
   const lockPath = `${refPath}.lock`;
-  mkdirSync(dirname(refPath), { recursive: true });
   const staged = options.staged?.next === next ? options.staged : undefined;
   const fd = await acquireLock(ref, lockPath, options, staged?.path);
   let closed = fd === null;
@@ -209,13 +207,20 @@ async function acquireLock(ref: string, lockPath: string, options: RefLockOption
   let nextWaitingCall = started;
   let delay = 1;
   let linking = staged !== undefined;
+  let madeDir = false;
   for (;;) {
     try {
-      if (!linking) return openSync(lockPath, 'wx');
+      if (!linking) return openCreatingDir(lockPath, 'wx');
       linkSync(staged!, lockPath);
       return null;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
+      // A new branch's directory (refs/heads/proposals): made on the first miss rather than checked every time.
+      if (code === 'ENOENT' && linking && !madeDir) {
+        mkdirSync(dirname(lockPath), { recursive: true });
+        madeDir = true;
+        continue;
+      }
       if (linking && (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV' || code === 'EMLINK')) {
         linking = false;
         continue;
@@ -230,6 +235,17 @@ async function acquireLock(ref: string, lockPath: string, options: RefLockOption
     }
     await new Promise((resolve) => setTimeout(resolve, delay));
     delay = Math.min(delay * 2, 50);
+  }
+}
+
+/** openSync, creating the file's directory when it is missing: one call where the directory exists, as it nearly always does. */
+function openCreatingDir(path: string, flags: string): number {
+  try {
+    return openSync(path, flags);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    mkdirSync(dirname(path), { recursive: true });
+    return openSync(path, flags);
   }
 }
 
