@@ -25,6 +25,8 @@ const KILL_PUSH_TIMEOUT_MS = 2_000;
 /** How often main is pushed again while the remote lacks kills made here. */
 const RETRY_PUSH_MS = 1_000;
 const ZERO = '0000000000000000000000000000000000000000';
+/** Commits handed over and kept for the next pull; older ones are left to its fetch. */
+const MAX_HANDED_OVER = 16;
 
 export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'rebased' | 'diverged';
 
@@ -59,8 +61,8 @@ export interface RemoteEvents {
 export class RemoteSync {
   private pulling: Promise<PullOutcome> | null = null;
   private pullAgain: Promise<PullOutcome> | null = null;
-  /** The newest commit handed over while a pull ran: the next pull tries it before fetching. */
-  private handedOver: PushedCommit | undefined;
+  /** Commits handed over while a pull ran, oldest first: the next pull takes them in order before fetching. */
+  private handedOver: PushedCommit[] = [];
   private fetching: Promise<unknown> = Promise.resolve();
   /** Why the remote could not be reached the last time it was tried; null once it answered. */
   private failure: string | null = null;
@@ -193,7 +195,8 @@ export class RemoteSync {
    * without a fetch when main is its parent.
    */
   pull(pushed?: PushedCommit): Promise<PullOutcome> {
-    if (pushed) this.handedOver = pushed;
+    // Another control plane's run of pushes comes as a run of notices: each commit is taken on the one before.
+    if (pushed) this.handedOver = [...this.handedOver, pushed].slice(-MAX_HANDED_OVER);
     if (this.pulling === null) return this.startPull();
     this.pullAgain ??= this.pulling
       .catch(() => undefined)
@@ -206,7 +209,7 @@ export class RemoteSync {
 
   private startPull(): Promise<PullOutcome> {
     const pushed = this.handedOver;
-    this.handedOver = undefined;
+    this.handedOver = [];
     this.pulling = this.doPull(pushed)
       .then(async (outcome) => {
         const head = outcome === 'diverged' ? null : await this.localHead();
@@ -222,11 +225,28 @@ export class RemoteSync {
     return this.pulling;
   }
 
-  private async doPull(pushed: PushedCommit | undefined): Promise<PullOutcome> {
-    if (pushed && (await this.takePushed(pushed))) {
-      await this.onPulled();
-      return 'fast-forwarded';
+  /**
+   * Brings main up to `commit`, which another control plane pushed last (its turn's note): at once when main is
+   * there, else by a pull, which takes the commit from `pushed` without a fetch when main is its parent.
+   */
+  async catchUpTo(commit: string, pushed?: PushedCommit): Promise<void> {
+    if ((await this.localHead()) !== commit) await this.pull(pushed);
+  }
+
+  private async doPull(handedOver: readonly PushedCommit[]): Promise<PullOutcome> {
+    let taken = 0;
+    for (const pushed of handedOver) {
+      if (await this.hasAlready(pushed)) continue;
+      if (!(await this.takePushed(pushed))) break;
+      taken++;
     }
+    // Up to the newest commit handed over (what was asked for): no fetch. Short of it, the fetch brings the rest.
+    const newest = handedOver.at(-1);
+    if (newest && (await this.hasAlready(newest))) {
+      if (taken > 0) await this.onPulled();
+      return taken > 0 ? 'fast-forwarded' : 'unchanged';
+    }
+    if (taken > 0) await this.onPulled();
     const remote = await this.fetch();
     const local = await this.localHead();
     if (remote === null) {
@@ -256,6 +276,19 @@ export class RemoteSync {
       remoteHead: remote,
     });
     return 'diverged';
+  }
+
+  /**
+   * Whether main holds `commit` already, which another control plane pushed: a turn's note brought what a
+   * notice hands over (or the other way round), or the notice came late, after a commit of ours on top of it.
+   * Nothing to fetch for it then.
+   */
+  private async hasAlready(pushed: PushedCommit): Promise<boolean> {
+    if (this.holding) return false;
+    const local = await this.localHead();
+    if (local === pushed.commit) return true;
+    // At its parent (the usual case) main cannot hold it: no git process to ask.
+    return local !== null && local !== pushed.parent && (await this.isAncestor(pushed.commit, local));
   }
 
   /**
