@@ -226,11 +226,20 @@ export class RemoteSync {
   }
 
   /**
-   * Brings main up to `commit`, which another control plane pushed last (its turn's note): at once when main is
-   * there, else by a pull, which takes the commit from `pushed` without a fetch when main is its parent.
+   * Brings main up to `commit`, which another control plane pushed last (its turn's note), before an update
+   * runs in this control plane's turn: from `pushed`'s objects when main is its parent, else by a fetch. Runs
+   * inside the store's write queue, so never through `pull()`, whose rebuilding of held kills queues there
+   * too; and when main holds kills the remote lacks, not at all (the update's push says what to do). The move
+   * is served by the update, which announces main's head before it runs.
    */
   async catchUpTo(commit: string, pushed?: PushedCommit): Promise<void> {
-    if ((await this.localHead()) !== commit) await this.pull(pushed);
+    if (this.holding) return;
+    const local = await this.localHead();
+    if (local === commit) return;
+    if (pushed && local === pushed.parent && (await this.takePushed(pushed))) return;
+    if (local !== null && (await this.isAncestor(commit, local))) return;
+    const remote = await this.fetch();
+    if (remote !== null && remote !== local) await this.fastForward(local, remote);
   }
 
   private async doPull(handedOver: readonly PushedCommit[]): Promise<PullOutcome> {
