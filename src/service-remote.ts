@@ -85,11 +85,14 @@ export function wireRemoteMode(deps: {
   };
   const turns = new RemoteTurns({
     take: (waitMs) => state.takeTurn(`git-remote:${org}`, waitMs),
-    catchUp: async (note) => {
-      const last = JSON.parse(note) as RemoteMovedNotice;
-      if (last.org === org && last.commit) await remote.sync.catchUpTo(last.commit, handedOver(last, repo));
-    },
-    noteOf: noticeOf,
+    catchUp: (notices) =>
+      remote.sync.catchUpTo(
+        notices
+          .map((payload) => JSON.parse(payload) as RemoteMovedNotice)
+          .filter((notice) => notice.org === org && notice.commit)
+          .map((notice) => handedOver(notice, repo) ?? { commit: notice.commit! }),
+      ),
+    noticeOf,
   });
   const unsubscribe: Unsubscribe[] = [];
   return {

@@ -226,32 +226,40 @@ export class RemoteSync {
   }
 
   /**
-   * Brings main up to `commit`, which another control plane pushed last (its turn's note), before an update
-   * runs in this control plane's turn: from `pushed`'s objects when main is its parent, else by a fetch. Runs
-   * inside the store's write queue, so never through `pull()`, whose rebuilding of held kills queues there
-   * too; and when main holds kills the remote lacks, not at all (the update's push says what to do). The move
-   * is served by the update, which announces main's head before it runs.
+   * Brings main up to what another control plane pushed in its last turn (the turn's note: its commits, oldest
+   * first), before an update runs in this control plane's turn: each commit from its objects when main is its
+   * parent, else by a fetch. Runs inside the store's write queue, so never through `pull()`, whose rebuilding
+   * of held kills queues there too; and when main holds kills the remote lacks, not at all (the update's push
+   * says what to do). The move is served by the update, which announces main's head before it runs.
    */
-  async catchUpTo(commit: string, pushed?: PushedCommit): Promise<void> {
-    if (this.holding) return;
-    const local = await this.localHead();
-    if (local === commit) return;
-    if (pushed && local === pushed.parent && (await this.takePushed(pushed))) return;
-    if (local !== null && (await this.isAncestor(commit, local))) return;
+  async catchUpTo(pushed: readonly (PushedCommit | { commit: string; parent?: undefined })[]): Promise<void> {
+    const last = pushed.at(-1)?.commit;
+    if (this.holding || last === undefined) return;
+    let local = await this.localHead();
+    for (const next of pushed) {
+      if (local === last) return;
+      if (next.parent === undefined || local !== next.parent || !('writeObjects' in next)) continue;
+      // A notice's pull may have taken it meanwhile: then main is read again.
+      local = (await this.takePushed(next)) ? next.commit : await this.localHead();
+    }
+    if (local === last || (local !== null && (await this.isAncestor(last, local)))) return;
     const remote = await this.fetch();
     if (remote !== null && remote !== local) await this.fastForward(local, remote);
   }
 
   private async doPull(handedOver: readonly PushedCommit[]): Promise<PullOutcome> {
     let taken = 0;
+    let lastTaken: string | undefined;
     for (const pushed of handedOver) {
-      if (await this.hasAlready(pushed)) continue;
-      if (!(await this.takePushed(pushed))) break;
-      taken++;
+      // Not taken (main is not its parent: it has it already, or a turn's catching up moved it): the next may be.
+      if (await this.takePushed(pushed)) {
+        taken++;
+        lastTaken = pushed.commit;
+      }
     }
     // Up to the newest commit handed over (what was asked for): no fetch. Short of it, the fetch brings the rest.
     const newest = handedOver.at(-1);
-    if (newest && (await this.hasAlready(newest))) {
+    if (newest && (lastTaken === newest.commit || (await this.hasAlready(newest)))) {
       if (taken > 0) await this.onPulled();
       return taken > 0 ? 'fast-forwarded' : 'unchanged';
     }

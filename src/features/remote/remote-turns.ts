@@ -4,13 +4,16 @@ import type { UpdateResult } from '../../foundations/storage/index.js';
 /** Updates one turn may run back to back before the other control planes get theirs. */
 const UPDATES_PER_TURN = 8;
 
+/** The note a turn leaves: the notices of the commits it pushed, oldest first, for the next holder to take in order. */
+export type TurnNote = string[];
+
 export interface RemoteTurnsDeps {
   /** Takes the turn among the control planes sharing the remote (ControlState.takeTurn). */
   take(waitMs: number): Promise<Turn>;
-  /** Brings main up to what the last holder pushed, given the note it left. */
-  catchUp(note: string): Promise<void>;
-  /** The note that tells the next holder of the commit this control plane pushed. */
-  noteOf(commit: string): Promise<string | undefined>;
+  /** Brings main up to what the last holder pushed, given the notices of its note (oldest first). */
+  catchUp(notices: readonly string[]): Promise<void>;
+  /** The notice of a commit this control plane pushed, for the next holder. */
+  noticeOf(commit: string): Promise<string | undefined>;
 }
 
 /**
@@ -22,7 +25,7 @@ export interface RemoteTurnsDeps {
  * plane takes the turn (and catches up) once per run of updates, not per update.
  */
 export class RemoteTurns {
-  private held: { turn: Turn; updates: number; note?: string } | undefined;
+  private held: { turn: Turn; updates: number; notices: string[] } | undefined;
   /** Set while the turn is kept for an update that may follow at once. */
   private release: ReturnType<typeof setImmediate> | undefined;
 
@@ -35,9 +38,10 @@ export class RemoteTurns {
     }
     if (this.held === undefined) {
       const turn = await this.deps.take(waitMs);
-      this.held = { turn, updates: 0 };
+      this.held = { turn, updates: 0, notices: [] };
       try {
-        if (turn.note !== null) await this.deps.catchUp(turn.note);
+        const note: unknown = turn.note === null ? [] : JSON.parse(turn.note);
+        if (Array.isArray(note) && note.length > 0) await this.deps.catchUp(note as TurnNote);
       } catch (err) {
         await this.end();
         throw err;
@@ -47,8 +51,10 @@ export class RemoteTurns {
     held.updates++;
     try {
       const result = await work();
-      if (result.committed && result.commit !== null)
-        held.note = (await this.deps.noteOf(result.commit).catch(() => undefined)) ?? held.note;
+      if (result.committed && result.commit !== null) {
+        const notice = await this.deps.noticeOf(result.commit).catch(() => undefined);
+        if (notice !== undefined) held.notices.push(notice);
+      }
       return result;
     } finally {
       // The write queue starts the next update it holds as soon as this one has ended: by the next turn of the
@@ -69,6 +75,7 @@ export class RemoteTurns {
     const held = this.held;
     this.held = undefined;
     this.release = undefined;
-    await held?.turn.end(held.note);
+    // No commit pushed in the turn: the last holder's note stays, which is still what the remote holds.
+    await held?.turn.end(held.notices.length > 0 ? JSON.stringify(held.notices satisfies TurnNote) : undefined);
   }
 }
