@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { gitRun } from '../../foundations/storage/git/git-cli.js';
+import { MAIN_REF, readRef } from '../../foundations/storage/git/refs.js';
 import { isKillAction } from '../kill/kill-switch.js';
 
 /** A remote URL with any password replaced, for logs and errors. */
@@ -235,12 +236,14 @@ export class RemoteSync {
   async catchUpTo(pushed: readonly (PushedCommit | { commit: string; parent?: undefined })[]): Promise<void> {
     const last = pushed.at(-1)?.commit;
     if (this.holding || last === undefined) return;
-    let local = await this.localHead();
+    // Read from the file, not by a git process: this is on every update's way through several control planes.
+    const head = () => readRef(this.gitdir, MAIN_REF);
+    let local = await head();
     for (const next of pushed) {
       if (local === last) return;
       if (next.parent === undefined || local !== next.parent || !('writeObjects' in next)) continue;
       // A notice's pull may have taken it meanwhile: then main is read again.
-      local = (await this.takePushed(next)) ? next.commit : await this.localHead();
+      local = (await this.takePushed(next)) ? next.commit : await head();
     }
     if (local === last || (local !== null && (await this.isAncestor(last, local)))) return;
     const remote = await this.fetch();
