@@ -154,6 +154,22 @@ describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQ
     });
   });
 
+  describe('turns held too long', () => {
+    it('are ended by the database, which lets the next holder in', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second] = [await open(url), await open(url)];
+      const stuck = await first.takeTurn('writes', 5_000, 300);
+      const next = await second.takeTurn('writes', 10_000);
+      expect(next.note).toBeNull();
+      // The stuck holder finds out when it ends its turn, without an error, and its note is not left.
+      await stuck.end('late');
+      await next.end();
+      const third = await first.takeTurn('writes', 5_000);
+      expect(third.note).toBeNull();
+      await third.end();
+    });
+  });
+
   describe('the database down', () => {
     it('makes store calls answer unavailable, and they work again once it is back, without reopening', async () => {
       const url = await cluster.createDatabase();

@@ -73,12 +73,20 @@ export async function lockForTransaction(client: pg.PoolClient, name: string): P
 }
 
 /**
+ * The longest a turn is held: a holder stuck that long (a push the git host never answers, a process that stopped
+ * without its connection closing) has its connection ended by the database, which lets the others in. Its
+ * update, if it still lands, only makes the next holder's push refused, which is then run again on top.
+ */
+export const TURN_HOLD_MS = 30_000;
+
+/**
  * Takes the exclusive transaction-scoped advisory lock `name` on a connection of its own, waiting at most `waitMs`
  * for it (PostgreSQL's lock_timeout: SQLSTATE 55P03 when it passes), with the note the last holder left
  * (flagops_turn_notes); ending the turn stores the next note and commits, which lets the lock go. The lock goes
- * with the transaction, so a crashed instance (its connection gone) never leaves it held.
+ * with the transaction, so a crashed instance (its connection gone) never leaves it held, nor one that holds it
+ * past `holdMs` (PostgreSQL's idle_in_transaction_session_timeout).
  */
-export async function takeTurn(db: Database, name: string, waitMs: number): Promise<Turn> {
+export async function takeTurn(db: Database, name: string, waitMs: number, holdMs = TURN_HOLD_MS): Promise<Turn> {
   let client: pg.PoolClient;
   try {
     client = await db.pool.connect();
@@ -96,10 +104,11 @@ export async function takeTurn(db: Database, name: string, waitMs: number): Prom
     // note is committed.
     const taken = (await client.query(
       `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(waitMs))}; ` +
+        `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.ceil(holdMs))}; ` +
         `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`flagops:${name}`)}, 0)); ` +
         `SELECT note FROM flagops_turn_notes WHERE name = ${client.escapeLiteral(name)}`,
     )) as unknown as pg.QueryResult<{ note: string }>[];
-    note = taken[3]?.rows[0]?.note ?? null;
+    note = taken[4]?.rows[0]?.note ?? null;
   } catch (err) {
     const broken = isUnreachable(err);
     if (!broken) await client.query('ROLLBACK').catch(() => undefined);

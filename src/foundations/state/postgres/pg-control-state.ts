@@ -91,8 +91,8 @@ export class PgControlState implements ControlState {
     this.notices = new PgNotices(db, feed);
   }
 
-  takeTurn(name: string, waitMs: number): Promise<Turn> {
-    return takeTurn(this.db, name, waitMs);
+  takeTurn(name: string, waitMs: number, holdMs?: number): Promise<Turn> {
+    return takeTurn(this.db, name, waitMs, holdMs);
   }
 
   writesRefused(): Error | undefined {
