@@ -4,9 +4,10 @@ import { rebaseHeldKills } from './features/kill/kill-rebase.js';
 import type { KillSwitch } from './features/kill/kill-switch.js';
 import { RemoteMode, type RemoteSettings } from './features/remote/remote-mode.js';
 import type { PushedCommit } from './features/remote/remote-sync.js';
+import { RemoteTurns } from './features/remote/remote-turns.js';
 import type { Logger } from './foundations/log/logger.js';
 import type { ControlState, Unsubscribe } from './foundations/state/index.js';
-import type { FlagRepository, RepositoryRegistry } from './foundations/storage/index.js';
+import type { FlagRepository, RepositoryRegistry, UpdateResult } from './foundations/storage/index.js';
 
 /**
  * The notice a control plane sends when it moved the git remote's main: every other one takes the commit from
@@ -30,6 +31,11 @@ export interface RemoteWiring {
   remote: RemoteMode;
   /** Once the organisation is served (after `remote.start()`): serve what other control planes hold, and listen to them. */
   listen(): Promise<void>;
+  /**
+   * Runs an update in this control plane's turn among those sharing the remote (RemoteTurns), waiting at most
+   * `waitMs` for it.
+   */
+  inTurn<T>(waitMs: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>>;
   close(): void;
 }
 
@@ -65,15 +71,33 @@ export function wireRemoteMode(deps: {
       inSync: (commit, pushedHere) => {
         void heldKills().released();
         if (pushedHere)
-          remoteMovedNotice(org, commit, repo)
-            .then((notice) => state.notices.publish(REMOTE_MOVED, JSON.stringify(notice)))
+          noticeOf(commit)
+            .then((notice) => state.notices.publish(REMOTE_MOVED, notice))
             .catch((err: Error) => logger.warn('other control planes not told of a push to the git remote', { err: err.message }));
       },
     },
   );
+  // The notice of this control plane's last push, made once for the other control planes and the next turn's holder.
+  let lastNotice: { commit: string; notice: Promise<string> } | undefined;
+  const noticeOf = (commit: string): Promise<string> => {
+    if (lastNotice?.commit !== commit) lastNotice = { commit, notice: remoteMovedNotice(org, commit, repo).then((n) => JSON.stringify(n)) };
+    return lastNotice.notice;
+  };
+  const turns = new RemoteTurns({
+    take: (waitMs) => state.takeTurn(`git-remote:${org}`, waitMs),
+    catchUp: (notices) =>
+      remote.sync.catchUpTo(
+        notices
+          .map((payload) => JSON.parse(payload) as RemoteMovedNotice)
+          .filter((notice) => notice.org === org && notice.commit)
+          .map((notice) => handedOver(notice, repo) ?? { commit: notice.commit! }),
+      ),
+    noticeOf,
+  });
   const unsubscribe: Unsubscribe[] = [];
   return {
     remote,
+    inTurn: (waitMs, work) => turns.run(waitMs, work),
     async listen() {
       unsubscribe.push(
         state.notices.subscribe(REMOTE_MOVED, (payload) => {
@@ -90,6 +114,7 @@ export function wireRemoteMode(deps: {
     },
     close() {
       for (const stop of unsubscribe.splice(0)) stop();
+      void turns.close();
       remote.close();
     },
   };

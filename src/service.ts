@@ -36,6 +36,7 @@ import { type BoundPort, bindPort } from './foundations/process/bind-port.js';
 import { DataDirLock } from './foundations/process/data-dir-lock.js';
 import { StartupError } from './foundations/process/startup-error.js';
 import { openControlState } from './foundations/state/index.js';
+import type { UpdateResult } from './foundations/storage/index.js';
 import { RepositoryRegistry } from './foundations/storage/repository-registry.js';
 import { serviceHealth } from './service-health.js';
 import { type RemoteWiring, wireRemoteMode } from './service-remote.js';
@@ -129,8 +130,8 @@ async function startOnLockedDirectory(
   const publishBranch = (gitdir: string, ref: string, commit: string) =>
     remote ? remote.publishBranch(gitdir, ref, commit) : Promise.resolve();
   // Control planes sharing a database and a remote take turns to write to it (kills excepted).
-  const clusterLock = <T>(gitdir: string, mode: 'shared' | 'exclusive', waitMs: number, work: () => Promise<T>) =>
-    remote && gitdir === remote.sync.gitdir ? state.withLock(`git-remote:${remote.org}`, mode, waitMs, work) : work();
+  const clusterTurn = <T>(gitdir: string, waitMs: number, work: () => Promise<UpdateResult<T>>) =>
+    remoteWiring && gitdir === remoteWiring.remote.sync.gitdir ? remoteWiring.inTurn(waitMs, work) : work();
   const repos = new RepositoryRegistry({
     dataDir: config.dataDir,
     logger,
@@ -142,7 +143,7 @@ async function startOnLockedDirectory(
       clock: () => clock.now(),
       // Several control planes on one remote lose pushes to each other under load: more runs before giving up.
       ...(config.gitRemote ? { publish, publishBranch, maxAttempts: REMOTE_WRITE_ATTEMPTS } : {}),
-      ...(config.gitRemote && config.databaseUrl ? { clusterLock } : {}),
+      ...(config.gitRemote && config.databaseUrl ? { clusterTurn } : {}),
       ...(metrics ? { onCommit: (action: string) => metrics.controlFamilies.countCommit(action) } : {}),
     },
   });

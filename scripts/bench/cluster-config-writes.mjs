@@ -30,8 +30,11 @@ try {
   let pct = 0;
   const refused = { 'one control plane': [], 'two control planes': [], 'warm-up': [] };
   /** Writes for SECONDS through `via(writer)`; the updates answered 200 per second. */
+  const fetches = { 'one control plane': 0, 'two control planes': 0, 'warm-up': 0 };
+  const updates = { 'one control plane': 0, 'two control planes': 0, 'warm-up': 0 };
   async function run(mode, via) {
     let done = 0;
+    const fetchesBefore = cluster.gitHost.fetches;
     const deadline = performance.now() + SECONDS * 1000;
     await Promise.all(
       flags.map(async (flag, writer) => {
@@ -42,6 +45,8 @@ try {
         }
       }),
     );
+    fetches[mode] += cluster.gitHost.fetches - fetchesBefore;
+    updates[mode] += done;
     return done / SECONDS;
   }
 
@@ -58,11 +63,13 @@ try {
   console.log(
     `config updates/s, ${WRITERS} writers on flags of their own, ${ROUNDS} alternating rounds of ${SECONDS} s (${cpus().length} cores, load ${loadavg()[0].toFixed(2)})`,
   );
+  // Fetches from the git host: a push refused because another control plane moved main costs one.
+  const perUpdate = (mode) => (fetches[mode] / Math.max(1, updates[mode])).toFixed(2);
   console.log(
-    `  through one control plane:  ${one.toFixed(1)}/s  (rounds ${rates['one control plane'].map((r) => r.toFixed(1)).join(', ')})`,
+    `  through one control plane:  ${one.toFixed(1)}/s  (rounds ${rates['one control plane'].map((r) => r.toFixed(1)).join(', ')}; fetches per update ${perUpdate('one control plane')})`,
   );
   console.log(
-    `  through two control planes: ${two.toFixed(1)}/s  (rounds ${rates['two control planes'].map((r) => r.toFixed(1)).join(', ')})`,
+    `  through two control planes: ${two.toFixed(1)}/s  (rounds ${rates['two control planes'].map((r) => r.toFixed(1)).join(', ')}; fetches per update ${perUpdate('two control planes')})`,
   );
   // Commit ids left out, so that one kind of refusal is named once.
   for (const [mode, answers] of Object.entries(refused))

@@ -134,6 +134,37 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
     expect(killCommits(host.gitdir, 'handed-over')).toEqual(['kill prod', 'clear_kill prod']);
   });
 
+  it('writes through both at once take turns rather than race for the remote: every one lands, none costs a fetch', async () => {
+    const flags: Json[] = [];
+    for (let i = 0; i < 4; i++) flags.push((await a.post(`/api/v1/projects/${project.id}/flags`, { key: `turns-${i}` })).body);
+    await within(
+      WITHIN_MS,
+      () => b.get(`/api/v1/flags/${flags[3].id}`),
+      (r) => r.status === 200,
+    );
+    const fetchesBefore = host.fetches;
+    const answers = await Promise.all(
+      flags.map(async (flag, writer) => {
+        const statuses: number[] = [];
+        for (const rolloutPct of [10, 20, 30, 40, 50]) {
+          const via = writer % 2 === 0 ? a : b;
+          statuses.push((await via.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct })).status);
+        }
+        return statuses;
+      }),
+    );
+    expect(answers.flat()).toEqual(Array(20).fill(200));
+    // A push refused because the other control plane moved main first would have cost a fetch.
+    expect(host.fetches).toBe(fetchesBefore);
+    for (const flag of flags)
+      for (const client of [a, b])
+        await within(
+          WITHIN_MS,
+          () => client.get(`/api/v1/flags/${flag.id}`),
+          (r) => r.body.environments.prod.rolloutPct === 50,
+        );
+  });
+
   it('with the git host down, a kill through one is served by both at once, and reaches the host once even if the one that took it is gone', async () => {
     const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'search' })).body;
     expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);

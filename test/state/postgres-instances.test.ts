@@ -113,34 +113,60 @@ describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQ
     });
   });
 
-  describe('locks', () => {
-    it('run shared holders side by side, an exclusive one alone, and give up after the wait they are given', async () => {
+  describe('turns', () => {
+    it('are had by one instance at a time, each given the note the last left, and given up after the wait they are given', async () => {
       const url = await cluster.createDatabase();
       const [first, second] = [await open(url), await open(url)];
-      const events: string[] = [];
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => {
-        release = resolve;
+      const turn = await first.takeTurn('writes', 5_000);
+      expect(turn.note).toBeNull();
+      // The other waits for it, and gives up when told to wait less than it is held.
+      await expect(second.takeTurn('writes', 200)).rejects.toMatchObject({ code: 'conflict' });
+      const next = second.takeTurn('writes', 5_000);
+      let granted = false;
+      void next.then(() => {
+        granted = true;
       });
-      const sharedA = first.withLock('writes', 'shared', 5_000, async () => {
-        events.push('shared A in');
-        await held;
-        events.push('shared A out');
-      });
-      await until(
-        async () => events,
-        (e) => e.includes('shared A in'),
-      );
-      // Another shared holder gets in beside it.
-      await second.withLock('writes', 'shared', 5_000, async () => events.push('shared B'));
-      // An exclusive one waits for the shared holder, and gives up when told to wait less than that.
-      await expect(second.withLock('writes', 'exclusive', 200, async () => events.push('never'))).rejects.toMatchObject({
-        code: 'conflict',
-      });
-      const exclusive = second.withLock('writes', 'exclusive', 5_000, async () => events.push('exclusive'));
-      release();
-      await Promise.all([sharedA, exclusive]);
-      expect(events).toEqual(['shared A in', 'shared B', 'shared A out', 'exclusive']);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(granted).toBe(false);
+      await turn.end('pushed c1');
+      const secondTurn = await next;
+      expect(secondTurn.note).toBe('pushed c1');
+      // A turn ended without a note leaves the last one.
+      await secondTurn.end();
+      const third = await first.takeTurn('writes', 5_000);
+      expect(third.note).toBe('pushed c1');
+      await third.end();
+    });
+
+    it('held by an instance whose connection is gone, passes to the next', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second] = [await open(url), await open(url)];
+      const held = await first.takeTurn('writes', 5_000);
+      const next = second.takeTurn('writes', 10_000);
+      await sql(url, "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted");
+      await expect(next).resolves.toMatchObject({ note: null });
+      // The one whose connection was cut ends its turn without an error, and can take it again later.
+      await held.end('lost');
+      await (await next).end();
+      const again = await first.takeTurn('writes', 5_000);
+      expect(again.note).toBeNull();
+      await again.end();
+    });
+  });
+
+  describe('turns held too long', () => {
+    it('are ended by the database, which lets the next holder in', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second] = [await open(url), await open(url)];
+      const stuck = await first.takeTurn('writes', 5_000, 300);
+      const next = await second.takeTurn('writes', 10_000);
+      expect(next.note).toBeNull();
+      // The stuck holder finds out when it ends its turn, without an error, and its note is not left.
+      await stuck.end('late');
+      await next.end();
+      const third = await first.takeTurn('writes', 5_000);
+      expect(third.note).toBeNull();
+      await third.end();
     });
   });
 

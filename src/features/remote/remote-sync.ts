@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { gitRun } from '../../foundations/storage/git/git-cli.js';
+import { MAIN_REF, readRef } from '../../foundations/storage/git/refs.js';
 import { isKillAction } from '../kill/kill-switch.js';
 
 /** A remote URL with any password replaced, for logs and errors. */
@@ -25,6 +26,8 @@ const KILL_PUSH_TIMEOUT_MS = 2_000;
 /** How often main is pushed again while the remote lacks kills made here. */
 const RETRY_PUSH_MS = 1_000;
 const ZERO = '0000000000000000000000000000000000000000';
+/** Commits handed over and kept for the next pull; older ones are left to its fetch. */
+const MAX_HANDED_OVER = 16;
 
 export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'rebased' | 'diverged';
 
@@ -59,8 +62,8 @@ export interface RemoteEvents {
 export class RemoteSync {
   private pulling: Promise<PullOutcome> | null = null;
   private pullAgain: Promise<PullOutcome> | null = null;
-  /** The newest commit handed over while a pull ran: the next pull tries it before fetching. */
-  private handedOver: PushedCommit | undefined;
+  /** Commits handed over while a pull ran, oldest first: the next pull takes them in order before fetching. */
+  private handedOver: PushedCommit[] = [];
   private fetching: Promise<unknown> = Promise.resolve();
   /** Why the remote could not be reached the last time it was tried; null once it answered. */
   private failure: string | null = null;
@@ -193,7 +196,8 @@ export class RemoteSync {
    * without a fetch when main is its parent.
    */
   pull(pushed?: PushedCommit): Promise<PullOutcome> {
-    if (pushed) this.handedOver = pushed;
+    // Another control plane's run of pushes comes as a run of notices: each commit is taken on the one before.
+    if (pushed) this.handedOver = [...this.handedOver, pushed].slice(-MAX_HANDED_OVER);
     if (this.pulling === null) return this.startPull();
     this.pullAgain ??= this.pulling
       .catch(() => undefined)
@@ -206,7 +210,7 @@ export class RemoteSync {
 
   private startPull(): Promise<PullOutcome> {
     const pushed = this.handedOver;
-    this.handedOver = undefined;
+    this.handedOver = [];
     this.pulling = this.doPull(pushed)
       .then(async (outcome) => {
         const head = outcome === 'diverged' ? null : await this.localHead();
@@ -222,11 +226,47 @@ export class RemoteSync {
     return this.pulling;
   }
 
-  private async doPull(pushed: PushedCommit | undefined): Promise<PullOutcome> {
-    if (pushed && (await this.takePushed(pushed))) {
-      await this.onPulled();
-      return 'fast-forwarded';
+  /**
+   * Brings main up to what another control plane pushed in its last turn (the turn's note: its commits, oldest
+   * first), before an update runs in this control plane's turn: each commit from its objects when main is its
+   * parent, else by a fetch. Runs inside the store's write queue, so never through `pull()`, whose rebuilding
+   * of held kills queues there too; and when main holds kills the remote lacks, not at all (the update's push
+   * says what to do). The move is served by the update, which announces main's head before it runs.
+   */
+  async catchUpTo(pushed: readonly (PushedCommit | { commit: string; parent?: undefined })[]): Promise<void> {
+    const last = pushed.at(-1)?.commit;
+    if (this.holding || last === undefined) return;
+    // Read from the file, not by a git process: this is on every update's way through several control planes.
+    const head = () => readRef(this.gitdir, MAIN_REF);
+    let local = await head();
+    for (const next of pushed) {
+      if (local === last) return;
+      if (next.parent === undefined || local !== next.parent || !('writeObjects' in next)) continue;
+      // A notice's pull may have taken it meanwhile: then main is read again.
+      local = (await this.takePushed(next)) ? next.commit : await head();
     }
+    if (local === last || (local !== null && (await this.isAncestor(last, local)))) return;
+    const remote = await this.fetch();
+    if (remote !== null && remote !== local) await this.fastForward(local, remote);
+  }
+
+  private async doPull(handedOver: readonly PushedCommit[]): Promise<PullOutcome> {
+    let taken = 0;
+    let lastTaken: string | undefined;
+    for (const pushed of handedOver) {
+      // Not taken (main is not its parent: it has it already, or a turn's catching up moved it): the next may be.
+      if (await this.takePushed(pushed)) {
+        taken++;
+        lastTaken = pushed.commit;
+      }
+    }
+    // Up to the newest commit handed over (what was asked for): no fetch. Short of it, the fetch brings the rest.
+    const newest = handedOver.at(-1);
+    if (newest && (lastTaken === newest.commit || (await this.hasAlready(newest)))) {
+      if (taken > 0) await this.onPulled();
+      return taken > 0 ? 'fast-forwarded' : 'unchanged';
+    }
+    if (taken > 0) await this.onPulled();
     const remote = await this.fetch();
     const local = await this.localHead();
     if (remote === null) {
@@ -256,6 +296,19 @@ export class RemoteSync {
       remoteHead: remote,
     });
     return 'diverged';
+  }
+
+  /**
+   * Whether main holds `commit` already, which another control plane pushed: a turn's note brought what a
+   * notice hands over (or the other way round), or the notice came late, after a commit of ours on top of it.
+   * Nothing to fetch for it then.
+   */
+  private async hasAlready(pushed: PushedCommit): Promise<boolean> {
+    if (this.holding) return false;
+    const local = await this.localHead();
+    if (local === pushed.commit) return true;
+    // At its parent (the usual case) main cannot hold it: no git process to ask.
+    return local !== null && local !== pushed.parent && (await this.isAncestor(pushed.commit, local));
   }
 
   /**

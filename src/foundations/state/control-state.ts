@@ -9,6 +9,7 @@ import type { PushLog } from './push-log.js';
 import type { ReplicaBatchLedger } from './replica-batch-ledger.js';
 import type { SessionStore } from './session-store.js';
 import type { TriggerStore } from './trigger-store.js';
+import type { Turn } from './turn.js';
 import type { UserStore } from './user-store.js';
 import type { WebhookStore } from './webhook-store.js';
 
@@ -38,11 +39,11 @@ export interface ControlState {
    */
   writesRefused(): Error | undefined;
   /**
-   * Runs `work` holding the lock `name` across the instances sharing the state (one instance alone: at once):
-   * `shared` beside other shared holders, `exclusive` alone. Waits at most `waitMs`, then rejects with
-   * WriteConflictError (409) and does not run `work`.
+   * Takes the turn `name`, alone among the instances sharing the state (one instance alone: at once), with the
+   * note the last holder left. Waits at most `waitMs`, then rejects with WriteConflictError (409). A turn whose
+   * instance dies ends with it, and one held past `holdMs` (default 30 s) is ended for it.
    */
-  withLock<T>(name: string, mode: 'shared' | 'exclusive', waitMs: number, work: () => Promise<T>): Promise<T>;
+  takeTurn(name: string, waitMs: number, holdMs?: number): Promise<Turn>;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */
   close(): Promise<void>;
 }

@@ -25,6 +25,7 @@ export type { PushLog, PushReader, PushRecord } from './push-log.js';
 export type { ReplicaBatchLedger } from './replica-batch-ledger.js';
 export type { SessionRecord, SessionStore } from './session-store.js';
 export type { TriggerRecord, TriggerStore } from './trigger-store.js';
+export type { Turn } from './turn.js';
 export type { Unsubscribe } from './unsubscribe.js';
 export { isUsername, type UserRecord, type UserStore, usernameKey } from './user-store.js';
 export type {

@@ -24,7 +24,7 @@ import { ServedHistoryCache } from './served/served-history-cache.js';
 import { type ServedState, ServedStates } from './served/served-state.js';
 import { type LoadedState, StateLoader } from './served/state-loader.js';
 import { type StorageFaultState, StorageFaults } from './storage-fault.js';
-import { MainKeptMovingError, type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
+import { type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
 
 export interface OpenOptions {
   /** A bare repository (the service's own). */
@@ -52,10 +52,10 @@ export interface OpenOptions {
   publishBranch?: (gitdir: string, ref: string, commit: string) => Promise<void>;
   /**
    * Remote mode with several control planes: runs an update (not a kill, which must never wait for another
-   * process) holding a lock the control planes share, waiting at most `waitMs`: `shared` for every update,
-   * `exclusive` for one that kept losing its push to the others, which then gets a turn alone.
+   * process) in this control plane's turn among them, waiting at most `waitMs` for it: the turn brings main up
+   * to what the last holder pushed, so the update's push is not refused for a commit it could have known of.
    */
-  clusterLock?: <T>(gitdir: string, mode: 'shared' | 'exclusive', waitMs: number, work: () => Promise<T>) => Promise<T>;
+  clusterTurn?: <T>(gitdir: string, waitMs: number, work: () => Promise<UpdateResult<T>>) => Promise<UpdateResult<T>>;
   /** Called once `main` has moved to a commit this instance made, with the commit's action (the metrics count them). */
   onCommit?: (action: CommitMeta['action']) => void;
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
@@ -83,9 +83,6 @@ export interface OpenOptions {
   /** The commit up to which unsigned trailers are believed: the head when signing began (CommitTrustStore). */
   unsignedTrailersUpTo?: string | null;
 }
-
-/** Lost races to other control planes before an update waits for its turn among them (clusterLock). */
-const RACES_BEFORE_TAKING_TURNS = 3;
 
 export interface UpdateOptions {
   /**
@@ -260,7 +257,7 @@ export class FlagRepository {
     const run = options.waitForLock
       ? this.writes.serialized(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce))
       : this.writes.serializedUntil(deadline, () =>
-          this.contended(deadline, (attempts) => this.writes.tryUpdate(fn, deadline, attempts, options.beforeAnnounce)),
+          this.contended(deadline, () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce)),
         );
     return this.writing(run, (outcome) => outcome.committed);
   }
@@ -282,21 +279,13 @@ export class FlagRepository {
   }
 
   /**
-   * Runs an update; where control planes share this repository's remote (clusterLock), one that lost to them
-   * a few times in a row runs again alone, the others' updates waiting, so a busy control plane cannot starve
-   * another. Taking turns always would cost each change a fetch (the last writer was another control plane),
-   * so updates race until that did not work.
+   * Runs an update; where control planes share this repository's remote (clusterTurn), in this control plane's
+   * turn among them, so that writes through several are ordered before they reach the remote rather than
+   * racing for its main, the loser fetching and making its change again.
    */
-  private async contended<T>(deadline: number, work: (attempts?: number) => Promise<T>): Promise<T> {
-    const lock = this.options.clusterLock;
-    if (!lock) return work();
-    const waitMs = () => Math.max(0, deadline - Date.now());
-    try {
-      return await lock(this.gitdir, 'shared', waitMs(), () => work(RACES_BEFORE_TAKING_TURNS));
-    } catch (err) {
-      if (!(err instanceof MainKeptMovingError)) throw err;
-      return lock(this.gitdir, 'exclusive', waitMs(), () => work());
-    }
+  private contended<T>(deadline: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>> {
+    const turn = this.options.clusterTurn;
+    return turn ? turn(this.gitdir, Math.max(0, deadline - Date.now()), work) : work();
   }
 
   /**

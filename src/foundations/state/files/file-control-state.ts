@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
 import type { ControlState } from '../control-state.js';
+import type { Turn } from '../turn.js';
 import { FileCommitTrustStore } from './file-commit-trust-store.js';
 import { FileCountStore } from './file-count-store.js';
 import { FileHeldKillStore } from './file-held-kill-store.js';
@@ -35,6 +36,7 @@ export class FileControlState implements ControlState {
   readonly notices = new NoOtherInstances();
   private readonly stateDir: string;
   private batchLedger: FileReplicaBatchLedger | undefined;
+  private readonly turnNotes = new Map<string, string>();
 
   /** The state of `dataDir`, its state directory created (mode 0700) when missing, unless `create` is false. */
   static async open(dataDir: string, options: { logger?: Logger; create?: boolean } = {}): Promise<FileControlState> {
@@ -68,9 +70,14 @@ export class FileControlState implements ControlState {
     return undefined;
   }
 
-  /** One service per data directory: nothing else takes any lock. */
-  withLock<T>(_name: string, _mode: 'shared' | 'exclusive', _waitMs: number, work: () => Promise<T>): Promise<T> {
-    return work();
+  /** One service per data directory: nothing else takes a turn, so each is had at once, with the last one's note. */
+  async takeTurn(name: string, _waitMs: number): Promise<Turn> {
+    return {
+      note: this.turnNotes.get(name) ?? null,
+      end: async (note) => {
+        if (note !== undefined) this.turnNotes.set(name, note);
+      },
+    };
   }
 
   /** Every write has landed once the services are stopped (they wait for theirs); only the stats log is open. */

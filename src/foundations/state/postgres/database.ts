@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { WriteConflictError } from '../../errors/kinds.js';
+import type { Turn } from '../turn.js';
 import { databaseUnavailable, isUnreachable } from './database-unavailable.js';
 
 /** What a write announces to the other instances: the kind of records it changed. */
@@ -72,46 +73,73 @@ export async function lockForTransaction(client: pg.PoolClient, name: string): P
 }
 
 /**
- * Runs `work` holding the transaction-scoped advisory lock `name` (shared or exclusive) on a connection of its
- * own, waiting at most `waitMs` for it (PostgreSQL's lock_timeout: SQLSTATE 55P03 when it passes). The lock goes
- * with the transaction, so a crashed instance never leaves it held.
+ * The longest a turn is held: a holder stuck that long (a push the git host never answers, a process that stopped
+ * without its connection closing) has its connection ended by the database, which lets the others in. Its
+ * update, if it still lands, only makes the next holder's push refused, which is then run again on top.
  */
-export async function withAdvisoryLock<T>(
-  db: Database,
-  name: string,
-  mode: 'shared' | 'exclusive',
-  waitMs: number,
-  work: () => Promise<T>,
-): Promise<T> {
+export const TURN_HOLD_MS = 30_000;
+
+/**
+ * Takes the exclusive transaction-scoped advisory lock `name` on a connection of its own, waiting at most `waitMs`
+ * for it (PostgreSQL's lock_timeout: SQLSTATE 55P03 when it passes), with the note the last holder left
+ * (flagops_turn_notes); ending the turn stores the next note and commits, which lets the lock go. The lock goes
+ * with the transaction, so a crashed instance (its connection gone) never leaves it held, nor one that holds it
+ * past `holdMs` (PostgreSQL's idle_in_transaction_session_timeout).
+ */
+export async function takeTurn(db: Database, name: string, waitMs: number, holdMs = TURN_HOLD_MS): Promise<Turn> {
   let client: pg.PoolClient;
   try {
     client = await db.pool.connect();
   } catch (err) {
     throw db.translate(err);
   }
-  let broken = false;
+  // The connection may be cut while the turn is held (the database restarts): the turn's end finds out; an
+  // 'error' event nobody hears would end the process.
+  const cut = () => {};
+  client.on('error', cut);
+  let note: string | null;
   try {
-    try {
-      await client.query('BEGIN');
-      await client.query(`SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(waitMs))}`);
-      const take = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-      await client.query(`SELECT ${take}(hashtextextended($1, 0))`, [`flagops:${name}`]);
-    } catch (err) {
-      broken = isUnreachable(err);
-      await client.query('ROLLBACK').catch(() => undefined);
-      if ((err as { code?: string }).code === '55P03')
-        throw new WriteConflictError(`another control plane held the lock on ${name} for over ${waitMs} ms; try again`);
-      throw db.translate(err);
-    }
-    try {
-      return await work();
-    } finally {
-      await client.query('COMMIT').catch((err) => {
-        broken = true;
-        return err;
-      });
-    }
-  } finally {
+    // One round trip (a turn is taken per write or run of writes; on a busy machine each costs): the note is read
+    // by a statement of its own, so with a snapshot taken once the lock is granted, in which the last holder's
+    // note is committed.
+    const taken = (await client.query(
+      `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(waitMs))}; ` +
+        `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.ceil(holdMs))}; ` +
+        `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`flagops:${name}`)}, 0)); ` +
+        `SELECT note FROM flagops_turn_notes WHERE name = ${client.escapeLiteral(name)}`,
+    )) as unknown as pg.QueryResult<{ note: string }>[];
+    note = taken[4]?.rows[0]?.note ?? null;
+  } catch (err) {
+    const broken = isUnreachable(err);
+    if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+    client.off('error', cut);
     client.release(broken);
+    if ((err as { code?: string }).code === '55P03')
+      throw new WriteConflictError(`another control plane held the lock on ${name} for over ${waitMs} ms; try again`);
+    throw db.translate(err);
   }
+  let ended: Promise<void> | undefined;
+  return {
+    note,
+    end(next?: string) {
+      ended ??= (async () => {
+        let broken = false;
+        try {
+          const store =
+            next === undefined
+              ? ''
+              : `INSERT INTO flagops_turn_notes (name, note) VALUES (${client.escapeLiteral(name)}, ${client.escapeLiteral(next)}) ` +
+                'ON CONFLICT (name) DO UPDATE SET note = EXCLUDED.note; ';
+          await client.query(`${store}COMMIT`);
+        } catch (err) {
+          broken = isUnreachable(err);
+          if (!broken) await client.query('ROLLBACK').catch(() => undefined);
+        } finally {
+          client.off('error', cut);
+          client.release(broken);
+        }
+      })();
+      return ended;
+    },
+  };
 }

@@ -106,4 +106,10 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (org, target)
   );
   `,
+  `
+  CREATE TABLE flagops_turn_notes (
+    name text PRIMARY KEY,
+    note text NOT NULL
+  );
+  `,
 ];

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { type Logger, silentLogger } from '../../log/logger.js';
 import type { ControlState } from '../control-state.js';
+import type { Turn } from '../turn.js';
 import { ChangeFeed } from './change-feed.js';
-import { Database, withAdvisoryLock } from './database.js';
+import { Database, takeTurn } from './database.js';
 import { databaseUnavailable } from './database-unavailable.js';
 import { migrate } from './migrate.js';
 import { PgCommitTrustStore } from './pg-commit-trust-store.js';
@@ -90,8 +91,8 @@ export class PgControlState implements ControlState {
     this.notices = new PgNotices(db, feed);
   }
 
-  withLock<T>(name: string, mode: 'shared' | 'exclusive', waitMs: number, work: () => Promise<T>): Promise<T> {
-    return withAdvisoryLock(this.db, name, mode, waitMs, work);
+  takeTurn(name: string, waitMs: number, holdMs?: number): Promise<Turn> {
+    return takeTurn(this.db, name, waitMs, holdMs);
   }
 
   writesRefused(): Error | undefined {
