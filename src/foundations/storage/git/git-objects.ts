@@ -77,11 +77,13 @@ export function changedTreeSpans(before: Buffer, after: Buffer): { before: TreeE
     sameEnd += SPAN;
   while (sameEnd < room && before[before.length - 1 - sameEnd] === after[after.length - 1 - sameEnd]) sameEnd++;
   // The entry the first difference falls in starts at the same place in both: everything before it is equal.
+  // Its start is found by walking entry ends (the NUL after a name, then a 20-byte id) with a plain loop: one
+  // indexOf call per entry cost twice as much at 10,000 entries.
   let start = 0;
-  while (start < shorter) {
-    const space = before.indexOf(0x20, start);
-    const nul = space < 0 ? -1 : before.indexOf(0, space);
-    if (nul < 0 || nul + 21 > same) break;
+  for (;;) {
+    let nul = start;
+    while (nul < shorter && before[nul] !== 0) nul++;
+    if (nul >= shorter || nul + 21 > same) break;
     start = nul + 21;
   }
   const spanBefore: TreeEntry[] = [];
@@ -97,6 +99,35 @@ export function changedTreeSpans(before: Buffer, after: Buffer): { before: TreeE
 }
 
 const SPAN = 4096;
+
+/** An entry that differs between two versions of a tree: absent before (added), absent after (removed), or another oid or mode. */
+export interface TreeEntryChange {
+  name: string;
+  before?: TreeEntry;
+  after?: TreeEntry;
+}
+
+/**
+ * The entries that differ between two tree objects, by name, from the spans where their bytes differ
+ * (changedTreeSpans): what a commit changed in a directory of 10,000 files costs the entries it changed, not
+ * 20,000 parsed entries. Entries of the new tree first, in tree order, then those removed.
+ */
+export function changedTreeEntries(before: Buffer, after: Buffer): TreeEntryChange[] {
+  const spans = changedTreeSpans(before, after);
+  const old = new Map(spans.before.map((entry) => [entry.name, entry]));
+  const out: TreeEntryChange[] = [];
+  for (const entry of spans.after) {
+    const was = old.get(entry.name);
+    if (was === undefined) {
+      out.push({ name: entry.name, after: entry });
+      continue;
+    }
+    old.delete(entry.name);
+    if (was.oid !== entry.oid || was.mode !== entry.mode) out.push({ name: entry.name, before: was, after: entry });
+  }
+  for (const was of old.values()) out.push({ name: was.name, before: was });
+  return out;
+}
 
 /** Parses entries from `from` (an entry boundary) into `into` until at or past `until`; returns where it stopped. */
 function readEntries(content: Buffer, from: number, until: number, into: TreeEntry[]): number {
