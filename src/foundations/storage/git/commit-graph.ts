@@ -3,6 +3,8 @@ import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
 
 const EMPTY = Buffer.alloc(0);
+/** Room for a commit's changed trees twice over, at 10,000 flags (a 0.4 MB directory). */
+const TREE_BYTES_KEPT = 4 * 1024 * 1024;
 
 export type ChangeType = 'added' | 'modified' | 'deleted';
 
@@ -17,6 +19,11 @@ export interface ChangedPath {
 /** Reads of the commit graph that need nothing but git: heights, paths in a commit's tree, what a commit changed. */
 export class CommitGraph {
   private readonly heights = new Lru<string, number>(100_000);
+  /**
+   * Tree objects' bytes changedPaths read lately, by oid: walking history a commit at a time, each commit's
+   * trees are the next one's parent trees, read from a pack (delta chains) once instead of twice.
+   */
+  private readonly treeBytes = new Lru<string, Buffer>(TREE_BYTES_KEPT, (bytes) => bytes.length + 64);
 
   constructor(private readonly objects: ObjectStore) {}
 
@@ -102,5 +109,15 @@ export class CommitGraph {
       else if (rFile) out.push({ path, change: 'added', newOid: rFile.oid });
     }
     await Promise.all(pending);
+  }
+
+  private async readTreeBytes(oid: string | null): Promise<Buffer> {
+    if (oid === null) return EMPTY;
+    let bytes = this.treeBytes.get(oid);
+    if (!bytes) {
+      bytes = await this.objects.readTreeBytes(oid);
+      this.treeBytes.set(oid, bytes);
+    }
+    return bytes;
   }
 }
