@@ -169,7 +169,10 @@ export class HistoryTracker {
   /** Folds one commit's changed files into the history: flag files first, so a new flag's configs find it. */
   private async apply(history: FlagHistory, oid: string, at: number): Promise<void> {
     const paths = await this.repo.changedPaths(oid);
-    for (const p of paths) {
+    for (let i = 0; i < paths.length; i++) {
+      const p = paths[i];
+      // An import of thousands of flags is one commit: its list of files is gone through in turns too.
+      if (i % 256 === 255) await this.turn();
       const where = classifyPath(p.path);
       if (where.kind !== 'flag') continue;
       const id = `${where.project}/${where.flag}`;
