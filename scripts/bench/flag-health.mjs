@@ -7,8 +7,8 @@
 //   - restart: the same with the history cache on disk at head;
 //   - warm: report again (main unchanged), p50/p99; and right after one more commit (read incrementally).
 // Beside each event-loop delay (wall time: on a loaded machine mostly time spent waiting for a core), the main
-// thread's longest stretch of CPU time between two turns of the event loop (Linux: /proc/self/schedstat), which
-// the machine's load does not inflate: what evaluation in this process would wait for on an idle machine.
+// thread's longest stretch of CPU time between two turns of the event loop (Linux: /proc/self/schedstat, to the
+// scheduler's tick, a few ms), which the load does not inflate: what evaluation here would wait for on an idle machine.
 //
 //   npm run build && npm run bench -- flag-health          # or: node --expose-gc scripts/bench/flag-health.mjs [--flags 10000] [--json]
 //
