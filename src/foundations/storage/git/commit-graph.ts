@@ -106,10 +106,7 @@ export class CommitGraph {
       await new Promise((resolve) => setImmediate(resolve));
       this.sliceStart = performance.now();
     }
-    const [a, b] = await Promise.all([
-      before ? this.objects.readTreeBytes(before) : EMPTY,
-      after ? this.objects.readTreeBytes(after) : EMPTY,
-    ]);
+    const [a, b] = await Promise.all([this.readTreeBytes(before), this.readTreeBytes(after)]);
     const pending: Promise<void>[] = [];
     for (const { name, before: l, after: r } of changedTreeEntries(a, b)) {
       const path = prefix === '' ? name : `${prefix}/${name}`;

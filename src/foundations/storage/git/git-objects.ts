@@ -103,8 +103,8 @@ function findTreeSpans(before: Buffer, after: Buffer): TreeSpans {
     sameEnd += SPAN;
   while (sameEnd < room && before[before.length - 1 - sameEnd] === after[after.length - 1 - sameEnd]) sameEnd++;
   // The entry the first difference falls in starts at the same place in both: everything before it is equal.
-  // Its start is found by walking entry ends (the NUL after a name, then a 20-byte id) with a plain loop: one
-  // indexOf call per entry cost twice as much at 10,000 entries.
+  // Its start is found by walking entry ends (the NUL after a name, then a 20-byte id) with a plain loop, a little
+  // cheaper at 10,000 entries than two indexOf calls an entry.
   let start = 0;
   for (;;) {
     let nul = start;
