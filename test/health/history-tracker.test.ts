@@ -1,9 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { HistoryTracker } from '../../src/features/health/history-tracker.js';
+import { type HistorySource, HistoryTracker } from '../../src/features/health/history-tracker.js';
 import { layout } from '../../src/foundations/repository/layout.js';
-import { coldRepository, commitHistory, configYaml, flagYaml, git, projectYaml, tempDir } from '../storage/helpers.js';
+import { coldRepository, commitHistory, configYaml, type Files, flagYaml, git, projectYaml, tempDir, waitFor } from '../storage/helpers.js';
 
 const T = 1_700_000_000_000; // commit i is made at T + i seconds
 const at = (i: number) => T + i * 1000;
@@ -24,6 +24,54 @@ async function history() {
     { [layout.killsFile('shop', 'prod')]: 'kills:\n  a:\n    killedAt: "2023-11-14T00:00:00Z"\n    killedBy: ops\n' },
     { [layout.killsFile('shop', 'prod')]: 'kills: {}\n' },
   ]);
+}
+
+/** Flags a and b; then 40 commits changing their prod configs and kills in turn. */
+async function longHistory() {
+  const commits: Files[] = [
+    {
+      [layout.projectFile('shop')]: projectYaml('shop'),
+      ...Object.fromEntries(
+        ['a', 'b'].flatMap((key) => [
+          [layout.flagFile('shop', key), flagYaml(key)],
+          ...(['dev', 'staging', 'prod'] as const).map((env) => [layout.configFile('shop', env, key), configYaml()]),
+        ]),
+      ),
+    },
+  ];
+  for (let i = 1; i <= 40; i++) {
+    const key = i % 2 === 0 ? 'a' : 'b';
+    commits.push(
+      i % 5 === 0
+        ? {
+            [layout.killsFile('shop', 'prod')]:
+              i % 10 === 0 ? 'kills: {}\n' : `kills:\n  ${key}:\n    killedAt: "2023-11-14T00:00:00Z"\n    killedBy: ops\n`,
+          }
+        : { [layout.configFile('shop', 'prod', key)]: configYaml({ enabled: true, rolloutPct: (i * 10) % 100, version: i + 1 }) },
+    );
+  }
+  return commitHistory(commits);
+}
+
+/** A repository as the tracker reads it, counting the commits whose changes it reads; `holdAt` waits for `release`. */
+function watched(repo: HistorySource, holdAt?: string) {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const read: string[] = [];
+  const source: HistorySource = {
+    head: () => repo.head(),
+    firstParentLog: (options) => repo.firstParentLog(options),
+    changedPaths: async (oid) => {
+      read.push(oid);
+      if (oid === holdAt) await held;
+      return repo.changedPaths(oid);
+    },
+    readBlob: (oid) => repo.readBlob(oid),
+    onMainMoved: (listener) => repo.onMainMoved(listener),
+  };
+  return { source, read, release };
 }
 
 describe('the flag history tracker', () => {
@@ -62,6 +110,47 @@ describe('the flag history tracker', () => {
     expect(head).toBe(oids[4]);
     expect(h.flags.get('shop/a')?.since.prod).toBe(at(4));
     expect(h.flags.get('shop/a')?.createdAt).toBe(42);
+    await again.close();
+  });
+
+  it('keeps every flag and the kills in its file: a restart reads no commit and has what a full read has', async () => {
+    const { gitdir, oids } = await longHistory();
+    git(gitdir, 'update-ref', 'refs/heads/main', oids[35]); // b killed in prod
+    const cacheFile = join(tempDir(), 'health', 'acme.json');
+    const first = await HistoryTracker.open({ repo: await coldRepository(gitdir), cacheFile });
+    const full = (await first.current()).history;
+    expect(full.kills.get('shop/prod')).toEqual(['b']);
+    await first.close();
+    const restart = watched(await coldRepository(gitdir));
+    const again = await HistoryTracker.open({ repo: restart.source, cacheFile });
+    const { head, history } = await again.current();
+    expect(head).toBe(oids[35]);
+    expect(restart.read).toEqual([]);
+    expect(history.toJSON()).toEqual(full.toJSON());
+    await again.close();
+  });
+
+  it('writes its file during a long read, as the history of the commit it names: a restart goes on from there', async () => {
+    const { gitdir, oids } = await longHistory();
+    const cacheFile = join(tempDir(), 'health', 'acme.json');
+    const reading = watched(await coldRepository(gitdir), oids[25]);
+    const tracker = await HistoryTracker.open({ repo: reading.source, cacheFile, checkpointEvery: 10 });
+    const done = tracker.current();
+    // Held at commit 25: what is on disk was written while reading, at a checkpoint before it.
+    const midway = await waitFor(() => (existsSync(cacheFile) ? readFileSync(cacheFile, 'utf8') : undefined));
+    const named = oids.indexOf(JSON.parse(midway.split('\n')[0]).head);
+    expect(named).toBeGreaterThanOrEqual(9);
+    expect(named).toBeLessThan(25);
+    reading.release();
+    const full = (await done).history.toJSON();
+    await tracker.close();
+    // A crash at that moment leaves that file: a restart reads the commits after the one it names, and agrees.
+    const crashed = join(tempDir(), 'crashed.json');
+    writeFileSync(crashed, midway);
+    const restart = watched(await coldRepository(gitdir));
+    const again = await HistoryTracker.open({ repo: restart.source, cacheFile: crashed });
+    expect((await again.current()).history.toJSON()).toEqual(full);
+    expect(restart.read).toEqual(oids.slice(named + 1));
     await again.close();
   });
 });

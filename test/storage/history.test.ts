@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { NotFoundError } from '../../src/foundations/errors/kinds.js';
 import { layout } from '../../src/foundations/repository/layout.js';
 import { FlagRepository } from '../../src/foundations/storage/index.js';
-import { configYaml, git, meta, newFlagFiles, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
+import { commitHistory, configYaml, type Files, git, meta, newFlagFiles, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
 /** shop seeded (a, b), then: a's prod config changed; c created and b deleted in one commit. */
 async function history() {
@@ -55,6 +55,64 @@ describe('history reads for the audit trail', () => {
     const byGit = git(repo.gitdir, 'diff', '--no-renames', '--name-status', `${third}~1`, third).split('\n');
     const letter = { added: 'A', modified: 'M', deleted: 'D' } as const;
     expect(changes.map((c) => `${letter[c.change]}\t${c.path}`)).toEqual(byGit);
+  });
+
+  it('changedPaths agrees with git diff-tree over random histories of a big directory, nested ones, and files turning into directories', async () => {
+    let state = 11;
+    const next = () => {
+      state = (state * 1664525 + 1013904223) >>> 0;
+      return state / 2 ** 32;
+    };
+    const big = 'projects/shop/environments/prod';
+    const paths = new Set<string>();
+    const initial: Files = {};
+    for (let i = 0; i < 600; i++) initial[`${big}/flag-${String(i).padStart(4, '0')}.yaml`] = `version: ${i}\n`;
+    for (const path of Object.keys(initial)) paths.add(path);
+    const commits: Files[] = [initial];
+    const pick = () => [...paths][Math.floor(next() * paths.size)];
+    for (let c = 0; c < 60; c++) {
+      const files: Files = {};
+      const edits = 1 + Math.floor(next() * 4);
+      for (let k = 0; k < edits; k++) {
+        const what = next();
+        const path = pick();
+        if (path === undefined || files[path] !== undefined) continue;
+        if (what < 0.45) files[path] = `changed in ${c}.${k}\n`;
+        else if (what < 0.65) {
+          files[path] = null;
+          paths.delete(path);
+        } else if (what < 0.8) {
+          const added = `${next() < 0.5 ? big : `projects/p${c % 3}/flags/sub-${k}`}/new-${c}-${k}.yaml`;
+          files[added] = `new ${c}.${k}\n`;
+          paths.add(added);
+        } else if (what < 0.9 && !path.includes('/was-file/')) {
+          // The file becomes a directory of the same name (fast-import replaces it).
+          const inside = `${path}/was-file/x.yaml`;
+          files[inside] = `inside ${c}\n`;
+          paths.delete(path);
+          paths.add(inside);
+        } else {
+          // A whole directory goes.
+          const dir = path.slice(0, path.lastIndexOf('/'));
+          if (dir === big) continue;
+          for (const p of [...paths]) if (p.startsWith(`${dir}/`)) paths.delete(p);
+          files[dir] = null;
+        }
+      }
+      commits.push(files);
+    }
+    const { gitdir, oids } = await commitHistory(commits);
+    const repo = track(await FlagRepository.open({ gitdir }));
+    const letter = { added: 'A', modified: 'M', deleted: 'D' } as const;
+    for (const [i, oid] of oids.entries()) {
+      const byGit = git(gitdir, 'diff-tree', '-r', '--root', '--no-renames', '--no-commit-id', '--name-status', '-z', oid)
+        .split('\0')
+        .filter(Boolean);
+      const expected: string[] = [];
+      for (let j = 0; j < byGit.length; j += 2) expected.push(`${byGit[j]} ${byGit[j + 1]}`);
+      const found = (await repo.changedPaths(oid)).map((c) => `${letter[c.change]} ${c.path}`);
+      expect(found.sort(), `commit ${i}`).toEqual(expected.sort());
+    }
   });
 
   it('firstParentLog walks newest first, stops before `until` and after `limit`', async () => {

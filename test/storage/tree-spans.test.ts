@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  changedTreeEntries,
   changedTreeSpans,
   compareTreeEntries,
   parseTree,
@@ -72,3 +73,71 @@ describe('changedTreeSpans', () => {
     expect(changedTreeSpans(tree(entries), Buffer.alloc(0)).before).toHaveLength(3);
   });
 });
+
+describe('changedTreeEntries', () => {
+  const show = (change: { name: string; before?: TreeEntry; after?: TreeEntry }) =>
+    `${change.name}: ${change.before ? `${change.before.mode} ${change.before.oid}` : undefined} → ${change.after ? `${change.after.mode} ${change.after.oid}` : undefined}`;
+
+  it('names exactly the entries a diff of both trees parsed whole names, with each side, whatever changed', () => {
+    const next = random(31);
+    for (let round = 0; round < 300; round++) {
+      const size = Math.floor(next() * (round % 10 === 0 ? 3000 : 200));
+      const entries: TreeEntry[] = [];
+      for (let i = 0; i < size; i++) {
+        const dir = next() < 0.1;
+        entries.push({ mode: dir ? '40000' : '100644', name: `n-${i}${next() < 0.2 ? ' spaced' : ''}.yaml`, oid: oid(`${round} ${i}`) });
+      }
+      const changed = entries.map((e) => ({ ...e }));
+      const edits = Math.floor(next() * 5);
+      for (let k = 0; k < edits && changed.length > 0; k++) {
+        const at = Math.floor(next() * changed.length);
+        const what = next();
+        if (what < 0.3) changed[at] = { ...changed[at], oid: oid(`${round} edit ${k}`) };
+        else if (what < 0.4) changed[at] = { ...changed[at], mode: changed[at].mode === '100644' ? '100755' : '100644' };
+        // A file that becomes a directory of the same name (or back): another mode, another place in tree order.
+        else if (what < 0.5)
+          changed[at] = { ...changed[at], mode: changed[at].mode === '40000' ? '100644' : '40000', oid: oid(`${round} kind ${k}`) };
+        else if (what < 0.75) changed.splice(at, 1);
+        else changed.push({ mode: '100644', name: `new-${round}-${k}.yaml`, oid: oid(`${round} new ${k}`) });
+      }
+      const [a, b] = [tree(entries), tree(changed)];
+      const found = changedTreeEntries(a, b);
+      // Asked again about the same two buffers (remembered when big), the same answer.
+      expect(changedTreeEntries(a, b), `round ${round}`).toEqual(found);
+      expect(found.map(show).sort(), `round ${round}`).toEqual(fullDiff(parseTree(a), parseTree(b)).map(show).sort());
+      if (edits === 1 && size > 50) expect(found.length, `round ${round}`).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('finds one changed file of a 10,001-entry directory at its start, middle and end', () => {
+    const entries = Array.from({ length: 10_001 }, (_, i) => ({
+      mode: '100644',
+      name: `flag-${String(i).padStart(5, '0')}.yaml`,
+      oid: oid(String(i)),
+    }));
+    const before = tree(entries);
+    for (const at of [0, 5_000, 10_000]) {
+      const after = tree(entries.map((e, i) => (i === at ? { ...e, oid: oid(`changed ${i}`) } : e)));
+      expect(changedTreeEntries(before, after)).toEqual([
+        { name: entries[at].name, before: entries[at], after: { ...entries[at], oid: oid(`changed ${at}`) } },
+      ]);
+    }
+    expect(changedTreeEntries(before, before)).toEqual([]);
+  });
+});
+
+/** Both lists parsed whole, compared by name: each entry whose mode or oid differs, with what it was and is. */
+function fullDiff(
+  before: readonly TreeEntry[],
+  after: readonly TreeEntry[],
+): Array<{ name: string; before?: TreeEntry; after?: TreeEntry }> {
+  const old = new Map(before.map((e) => [e.name, e]));
+  const now = new Map(after.map((e) => [e.name, e]));
+  const out: Array<{ name: string; before?: TreeEntry; after?: TreeEntry }> = [];
+  for (const name of new Set([...old.keys(), ...now.keys()])) {
+    const [l, r] = [old.get(name), now.get(name)];
+    if (l?.mode === r?.mode && l?.oid === r?.oid) continue;
+    out.push({ name, ...(l ? { before: l } : {}), ...(r ? { after: r } : {}) });
+  }
+  return out;
+}

@@ -14,22 +14,27 @@ import { summarizeServed } from './served-summary.js';
 export type HistorySource = Pick<FlagRepository, 'head' | 'firstParentLog' | 'changedPaths' | 'readBlob' | 'onMainMoved'>;
 
 /** Bump when what a record means changes: an older file is then read as none (history is read again). */
-const FORMAT = 1;
-const CHUNK = 256;
+const FORMAT = 2;
+/** Commits of the log read at once: reading and parsing 256 packed commits held the event loop for tens of ms. */
+const CHUNK = 32;
 /**
  * The longest stretch of reading history between two turns given back to the event loop: evaluation runs in
  * this process too (embedded), and must never wait behind history for long.
  */
 const TURN_MS = 5;
-/** Commits folded in before the file on disk is written again. */
+/** Commits folded in before the file on disk is written again (also during a long first read). */
 const CHECKPOINT = 2_000;
 /** Fewer commits than that are written this long after they were read. */
 const SAVE_AFTER_MS = 5_000;
 
-interface CacheFile {
+/**
+ * The cache file: a first line `{ format, head }`, then one line per flag (`["flag", id, record]`) and per
+ * project environment with kills (`["kills", where, keys]`). Lines, so that reading and writing 10,000 flags
+ * (a few MB) is split into turns of the event loop instead of one JSON.parse or JSON.stringify of the whole.
+ */
+interface CacheHeader {
   format: number;
   head: string | null;
-  history: unknown;
 }
 
 /**
@@ -51,16 +56,30 @@ export class HistoryTracker {
   private unsubscribe: () => void = () => {};
   private turnStarted = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  private lock: Promise<void> = Promise.resolve();
+  private saveQueued = false;
   private readonly summaries = new Lru<string, ConfigSummary | null>(100_000);
 
   private constructor(
     private readonly repo: HistorySource,
     private readonly logger: Logger,
     private readonly cacheFile: string | undefined,
+    private readonly checkpoint: number,
   ) {}
 
-  static async open(options: { repo: HistorySource; logger?: Logger; cacheFile?: string }): Promise<HistoryTracker> {
-    const tracker = new HistoryTracker(options.repo, options.logger ?? silentLogger, options.cacheFile);
+  static async open(options: {
+    repo: HistorySource;
+    logger?: Logger;
+    cacheFile?: string;
+    /** Commits folded in before the cache file is written again (default 2,000). */
+    checkpointEvery?: number;
+  }): Promise<HistoryTracker> {
+    const tracker = new HistoryTracker(
+      options.repo,
+      options.logger ?? silentLogger,
+      options.cacheFile,
+      options.checkpointEvery ?? CHECKPOINT,
+    );
     if (options.cacheFile) await tracker.readCache(options.cacheFile);
     // Subscribed before the first read of main, so a move meanwhile is not missed. Followed in the background.
     tracker.unsubscribe = options.repo.onMainMoved(() => {
@@ -127,20 +146,33 @@ export class HistoryTracker {
     }
     for (let i = oids.length - 1; i >= 0; i--) {
       if (this.closed) return;
-      await this.apply(history, oids[i].oid, oids[i].at);
+      const { oid, at } = oids[i];
+      await this.exclusively(async () => {
+        await this.apply(history, oid, at);
+        if (history !== this.history) return;
+        // The history in memory is always that of one commit, which is what the cache file says it is: a long
+        // read is written every CHECKPOINT commits, and a restart goes on from there.
+        this.head = oid;
+        if (++this.unsaved >= this.checkpoint) this.save();
+      });
       await this.turn();
     }
-    this.history = history;
+    if (history !== this.history) {
+      this.history = history;
+      this.unsaved += oids.length;
+    }
     this.head = head;
-    this.unsaved += oids.length;
-    if (this.unsaved >= CHECKPOINT) this.save();
+    if (this.unsaved >= this.checkpoint) this.save();
     else if (this.unsaved > 0) this.saveSoon();
   }
 
   /** Folds one commit's changed files into the history: flag files first, so a new flag's configs find it. */
   private async apply(history: FlagHistory, oid: string, at: number): Promise<void> {
     const paths = await this.repo.changedPaths(oid);
-    for (const p of paths) {
+    for (let i = 0; i < paths.length; i++) {
+      const p = paths[i];
+      // An import of thousands of flags is one commit: its list of files is gone through in turns too.
+      if (i % 256 === 255) await this.turn();
       const where = classifyPath(p.path);
       if (where.kind !== 'flag') continue;
       const id = `${where.project}/${where.flag}`;
@@ -160,6 +192,24 @@ export class HistoryTracker {
         const killed = p.newOid === undefined ? new Set<string>() : await this.killsOf(p);
         if (killed) history.killsChanged(where.project, where.environment, killed, at);
       }
+    }
+  }
+
+  /**
+   * Runs `fn` alone among the folding in of commits and the writing of the cache file: the file is written in
+   * turns of the event loop, and must be the history of one commit.
+   */
+  private async exclusively<T>(fn: () => Promise<T>): Promise<T> {
+    const before = this.lock;
+    let release!: () => void;
+    this.lock = new Promise((resolve) => {
+      release = resolve;
+    });
+    await before;
+    try {
+      return await fn();
+    } finally {
+      release();
     }
   }
 
@@ -188,12 +238,23 @@ export class HistoryTracker {
 
   private async readCache(file: string): Promise<void> {
     try {
-      const cache = JSON.parse(await readFile(file, 'utf8')) as Partial<CacheFile>;
-      if (cache.format !== FORMAT || (cache.head !== null && typeof cache.head !== 'string')) return;
-      const history = FlagHistory.fromJSON(cache.history);
+      const lines = (await readFile(file, 'utf8')).split('\n');
+      const header = JSON.parse(lines[0]) as Partial<CacheHeader>;
+      if (header.format !== FORMAT || (header.head !== null && typeof header.head !== 'string')) return;
+      const flags: unknown[] = [];
+      const kills: unknown[] = [];
+      for (let i = 1; i < lines.length; i++) {
+        if (lines[i] === '') continue;
+        await this.turn();
+        const [kind, key, value] = JSON.parse(lines[i]) as [unknown, unknown, unknown];
+        if (kind === 'flag') flags.push([key, value]);
+        else if (kind === 'kills') kills.push([key, value]);
+        else return;
+      }
+      const history = FlagHistory.fromJSON({ flags, kills });
       if (!history) return;
       this.history = history;
-      this.head = cache.head ?? null;
+      this.head = header.head ?? null;
     } catch {
       // No cache, or not ours: history is read from the start.
     }
@@ -210,7 +271,12 @@ export class HistoryTracker {
   }
 
   private save(): void {
-    this.saving = this.saving.then(() => this.writeCache());
+    if (this.saveQueued) return;
+    this.saveQueued = true;
+    this.saving = this.saving.then(() => {
+      this.saveQueued = false;
+      return this.writeCache();
+    });
   }
 
   /** Written to a temp file and renamed, so a crash leaves the previous file or none. Never throws. */
@@ -218,11 +284,20 @@ export class HistoryTracker {
     const file = this.cacheFile;
     if (!file || this.unsaved === 0) return;
     this.unsaved = 0;
-    const cache: CacheFile = { format: FORMAT, head: this.head, history: this.history.toJSON() };
+    const text = await this.exclusively(async () => {
+      const { history, head } = this;
+      const lines = [JSON.stringify({ format: FORMAT, head } satisfies CacheHeader)];
+      for (const [id, record] of history.flags) {
+        await this.turn();
+        lines.push(JSON.stringify(['flag', id, record]));
+      }
+      for (const [where, keys] of history.kills) lines.push(JSON.stringify(['kills', where, keys]));
+      return `${lines.join('\n')}\n`;
+    });
     const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       await mkdir(dirname(file), { recursive: true });
-      await writeFile(tmp, JSON.stringify(cache), { mode: 0o600 });
+      await writeFile(tmp, text, { mode: 0o600 });
       await rename(tmp, file);
     } catch (err) {
       await unlink(tmp).catch(() => {});

@@ -56,8 +56,34 @@ export function parseTree(content: Buffer): TreeEntry[] {
  * from each (both lists in tree order); every entry outside them is the same in both. A one-file change in a
  * 10,000-entry directory parses one or two entries instead of 20,000: the identical start is skipped by comparing
  * bytes, then walking entry boundaries (no strings made), and the identical end by comparing bytes from the end.
+ * The answer for two big trees is remembered for the next callers comparing the same two buffers: read-only.
  */
-export function changedTreeSpans(before: Buffer, after: Buffer): { before: TreeEntry[]; after: TreeEntry[] } {
+export function changedTreeSpans(before: Buffer, after: Buffer): TreeSpans {
+  for (const known of recentSpans) if (known.before === before && known.after === after) return known.spans;
+  const spans = findTreeSpans(before, after);
+  if (before.length + after.length >= REMEMBER_SPANS_FROM_BYTES) {
+    recentSpans.unshift({ before, after, spans });
+    if (recentSpans.length > REMEMBERED_SPANS) recentSpans.pop();
+  }
+  return spans;
+}
+
+/** Entries of the two spans, each in tree order; shared between callers (see changedTreeSpans): read-only. */
+export interface TreeSpans {
+  readonly before: readonly TreeEntry[];
+  readonly after: readonly TreeEntry[];
+}
+
+/**
+ * The last few comparisons of big trees, by buffer: after a commit, the served state, the versions it reports and
+ * the flag-health history each compare the commit's directories with its parent's, the same two cached buffers
+ * (tree objects never change). Walking 10,000 entries to the change costs ~0.3 ms each time.
+ */
+const recentSpans: Array<{ before: Buffer; after: Buffer; spans: TreeSpans }> = [];
+const REMEMBERED_SPANS = 4;
+const REMEMBER_SPANS_FROM_BYTES = 64 * 1024;
+
+function findTreeSpans(before: Buffer, after: Buffer): TreeSpans {
   const shorter = Math.min(before.length, after.length);
   let same = 0;
   while (same + SPAN <= shorter && before.compare(after, same, same + SPAN, same, same + SPAN) === 0) same += SPAN;
@@ -77,11 +103,13 @@ export function changedTreeSpans(before: Buffer, after: Buffer): { before: TreeE
     sameEnd += SPAN;
   while (sameEnd < room && before[before.length - 1 - sameEnd] === after[after.length - 1 - sameEnd]) sameEnd++;
   // The entry the first difference falls in starts at the same place in both: everything before it is equal.
+  // Its start is found by walking entry ends (the NUL after a name, then a 20-byte id) with a plain loop, a little
+  // cheaper at 10,000 entries than two indexOf calls an entry.
   let start = 0;
-  while (start < shorter) {
-    const space = before.indexOf(0x20, start);
-    const nul = space < 0 ? -1 : before.indexOf(0, space);
-    if (nul < 0 || nul + 21 > same) break;
+  for (;;) {
+    let nul = start;
+    while (nul < shorter && before[nul] !== 0) nul++;
+    if (nul >= shorter || nul + 21 > same) break;
     start = nul + 21;
   }
   const spanBefore: TreeEntry[] = [];
@@ -97,6 +125,35 @@ export function changedTreeSpans(before: Buffer, after: Buffer): { before: TreeE
 }
 
 const SPAN = 4096;
+
+/** An entry that differs between two versions of a tree: absent before (added), absent after (removed), or another oid or mode. */
+export interface TreeEntryChange {
+  name: string;
+  before?: TreeEntry;
+  after?: TreeEntry;
+}
+
+/**
+ * The entries that differ between two tree objects, by name, from the spans where their bytes differ
+ * (changedTreeSpans): what a commit changed in a directory of 10,000 files costs the entries it changed, not
+ * 20,000 parsed entries. Entries of the new tree first, in tree order, then those removed.
+ */
+export function changedTreeEntries(before: Buffer, after: Buffer): TreeEntryChange[] {
+  const spans = changedTreeSpans(before, after);
+  const old = new Map(spans.before.map((entry) => [entry.name, entry]));
+  const out: TreeEntryChange[] = [];
+  for (const entry of spans.after) {
+    const was = old.get(entry.name);
+    if (was === undefined) {
+      out.push({ name: entry.name, after: entry });
+      continue;
+    }
+    old.delete(entry.name);
+    if (was.oid !== entry.oid || was.mode !== entry.mode) out.push({ name: entry.name, before: was, after: entry });
+  }
+  for (const was of old.values()) out.push({ name: was.name, before: was });
+  return out;
+}
 
 /** Parses entries from `from` (an entry boundary) into `into` until at or past `until`; returns where it stopped. */
 function readEntries(content: Buffer, from: number, until: number, into: TreeEntry[]): number {

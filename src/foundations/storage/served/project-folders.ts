@@ -202,7 +202,7 @@ export class ProjectFolders {
       // files of directories of thousands).
       const [oldBytes, nowBytes] = await Promise.all([a, b].map((oid) => (oid === undefined ? EMPTY : this.objects.readTreeBytes(oid))));
       const spans = changedTreeSpans(oldBytes, nowBytes);
-      const files = (entries: TreeEntry[]) => entries.filter((entry) => isFileMode(entry.mode));
+      const files = (entries: readonly TreeEntry[]) => entries.filter((entry) => isFileMode(entry.mode));
       for (const entry of differingEntries(files(spans.before), files(spans.after))) {
         if (entry.name === KILLS_FILE_NAME || !entry.name.endsWith(YAML)) continue;
         changed.push({ path: pathOf(entry.name.slice(0, -YAML.length)), oldOid: entry.oldOid, newOid: entry.newOid });
