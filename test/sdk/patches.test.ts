@@ -159,6 +159,12 @@ describe('an SDK following changes with stream patches and polled deltas answers
     const network = cuttableNetwork();
     const client = local({ stream: true, pollIntervalMs: NO_POLLING, fetch: network.fetch, retryInitialMs: 20, retryMaxMs: 50 });
     expect(await client.ready()).toBe('ready');
+    // Ready comes with the first snapshot, maybe before the stream's request went out: cut the network only once
+    // it has, or that request would wait for the reconnection and go out with no version to start from.
+    await until(
+      async () => network.streams.length,
+      (n) => n === 1,
+    );
     // The stream is cut and held down, and snapshot requests fail: two changes later, only the first event
     // of the stream it reconnects can bring the client up to date.
     const held = client.version;
