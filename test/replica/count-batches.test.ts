@@ -31,18 +31,8 @@ describe('count batches from replicas reach the stats exactly once', () => {
   afterAll(() => svc.stop());
 
   it('a batch retried after its answer was lost is counted once', async () => {
-    const sent: string[] = [];
-    let loseNext = true;
     // The first answer is lost on the way back, after upstream took the batch.
-    const lossy: typeof fetch = async (input, init) => {
-      sent.push(JSON.parse(String(init?.body)).batchId);
-      const res = await fetch(input, init);
-      if (loseNext) {
-        loseNext = false;
-        throw new TypeError('socket hang up');
-      }
-      return res;
-    };
+    const { sent, lossy } = losingFirstAnswer();
     const counts = new ReplicaCounts(new UpstreamClient({ origin: svc.controlUrl, token: svc.admin, fetch: lossy }), silentLogger);
     for (let i = 0; i < 7; i++) counts.record(project.id, 'dev', 'checkout', 'off');
     await counts.flush();
@@ -59,17 +49,7 @@ describe('count batches from replicas reach the stats exactly once', () => {
   });
 
   it('exposures and track events in a batch retried after its answer was lost are counted once', async () => {
-    const sent: string[] = [];
-    let loseNext = true;
-    const lossy: typeof fetch = async (input, init) => {
-      sent.push(JSON.parse(String(init?.body)).batchId);
-      const res = await fetch(input, init);
-      if (loseNext) {
-        loseNext = false;
-        throw new TypeError('socket hang up');
-      }
-      return res;
-    };
+    const { sent, lossy } = losingFirstAnswer();
     const counts = new ReplicaCounts(new UpstreamClient({ origin: svc.controlUrl, token: svc.admin, fetch: lossy }), silentLogger);
     const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
     counts.addExposure(project.id, 'dev', 'checkout', 'on', hour, 3);
@@ -151,3 +131,19 @@ describe('count batches from replicas reach the stats exactly once', () => {
     expect((await httpClient(svc.controlUrl).get('/api/v1/replica/snapshots')).status).toBe(401);
   });
 });
+
+/** A fetch that loses the first answer on its way back (upstream took the request), and the batch ids it sent. */
+function losingFirstAnswer(): { sent: string[]; lossy: typeof fetch } {
+  const sent: string[] = [];
+  let loseNext = true;
+  const lossy: typeof fetch = async (input, init) => {
+    sent.push(JSON.parse(String(init?.body)).batchId);
+    const res = await fetch(input, init);
+    if (loseNext) {
+      loseNext = false;
+      throw new TypeError('socket hang up');
+    }
+    return res;
+  };
+  return { sent, lossy };
+}
