@@ -227,18 +227,27 @@ describe('an SDK following changes with stream patches and polled deltas answers
 });
 
 /**
- * A network that can go down: from cut() on, snapshot requests fail, the open stream is cut, and a new
+ * A network that can go down: from cut() on, snapshot requests fail, those in flight included (the server may
+ * answer one after the changes a test makes while the network is down), the open stream is cut, and a new
  * stream waits for reconnect(). `streams` lists the query of each stream opened.
  */
 function cuttableNetwork() {
   let down = false;
+  let cuts = 0;
   let open: AbortController | null = null;
   let release = () => {};
   let released = Promise.resolve();
   const streams: Array<string | undefined> = [];
   const networkFetch: FetchFunction = async (input, init) => {
     const url = new URL(input);
-    if (url.pathname === '/v1/snapshot' && down) throw new TypeError('fetch failed (the network is down)');
+    const failed = () => new TypeError('fetch failed (the network is down)');
+    if (url.pathname === '/v1/snapshot') {
+      if (down) throw failed();
+      const sentBefore = cuts;
+      const res = await fetch(input, init);
+      if (cuts !== sentBefore) throw failed();
+      return res;
+    }
     if (url.pathname !== '/v1/stream') return fetch(input, init);
     await released;
     streams.push(url.search === '' ? undefined : url.search.slice(1));
@@ -251,6 +260,7 @@ function cuttableNetwork() {
     streams,
     cut() {
       down = true;
+      cuts++;
       released = new Promise<void>((resolve) => {
         release = resolve;
       });
