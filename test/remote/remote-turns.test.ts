@@ -1,7 +1,9 @@
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RemoteTurns } from '../../src/features/remote/remote-turns.js';
 import { type ControlState, openControlState } from '../../src/foundations/state/index.js';
 import type { UpdateResult } from '../../src/foundations/storage/index.js';
+import { until } from '../helpers/deadlines.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
 
 /** What an update that made commit `commit` gives back (only what the turns look at matters here). */
@@ -88,6 +90,18 @@ describe.skipIf(POSTGRES_MISSING !== null)('turns of control planes writing to o
     };
   }
 
+  /** How many wait for the turn (an advisory lock not granted yet), read by a connection of its own. */
+  const waitingForTheTurn = (url: string) => async () => {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+      return rows[0].n as number;
+    } finally {
+      await client.end();
+    }
+  };
+
   /** Holds the turn through a connection of its own (another control plane's), until `release()`. */
   async function holdTurn(url: string) {
     const state = await openControlState({ dataDir: '/nonexistent', databaseUrl: url });
@@ -114,11 +128,27 @@ describe.skipIf(POSTGRES_MISSING !== null)('turns of control planes writing to o
     const url = await cluster.createDatabase();
     const [a, b] = [await controlPlane(url, 'a'), await controlPlane(url, 'b')];
     const events: string[] = [];
-    const first = a.update('a1', events);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+    // The first update holds the turn until the others have asked.
+    let asked = () => {};
+    const allAsked = new Promise<void>((resolve) => {
+      asked = resolve;
+    });
+    const first = a.turns.run(5_000, () =>
+      a.queued(async () => {
+        events.push('a a1');
+        await allAsked;
+        return committed('a1');
+      }),
+    );
+    await until(
+      async () => events.length,
+      (n) => n === 1,
+    );
     const rest = Array.from({ length: 11 }, (_, i) => a.update(`a${i + 2}`, events));
     // Asks while the first run holds the turn: gets it when that run ends, before the rest of the queue.
     const other = b.update('b1', events);
+    await until(waitingForTheTurn(url), (n) => n === 1);
+    asked();
     await Promise.all([first, ...rest, other]);
     expect(events.indexOf('b b1')).toBe(8);
     expect(b.caughtUp[0]).toHaveLength(8);
@@ -133,7 +163,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('turns of control planes writing to o
     const events: string[] = [];
     // All ask while another control plane holds the turn: one of them takes it, the others join it.
     const updates = ['a1', 'a2', 'a3'].map((commit) => a.update(commit, events));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(waitingForTheTurn(url), (n) => n === 1);
     expect(events).toEqual([]);
     await other.release();
     await Promise.all(updates);
