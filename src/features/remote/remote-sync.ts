@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { FlagopsError, GitRemoteTimeoutError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { type GitResult, gitRun } from '../../foundations/storage/git/git-cli.js';
-import { MAIN_REF, readRef } from '../../foundations/storage/git/refs.js';
+import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foundations/storage/git/refs.js';
 import { isKillAction } from '../kill/kill-switch.js';
 
 /** A remote URL with any password replaced, for logs and errors. */
@@ -49,6 +49,8 @@ export interface PushedCommit {
 
 /** What remote mode tells the rest of the service (held kills, other control planes). */
 export interface RemoteEvents {
+  /** `commit` is being pushed to the remote's main: what is told of it once it lands can be made meanwhile. */
+  pushing?(commit: string): void;
   /** Main holds `commit`, a kill the remote did not take; awaited before the kill is answered. */
   held?(commit: string): Promise<void>;
   /** The remote's main is `commit` and main holds nothing it lacks: this instance pushed, or pulled. */
@@ -106,6 +108,7 @@ export class RemoteSync {
     // Known to be out of reach (main already holds kills it lacks, retried every second, or the last push was
     // not answered): no attempt to wait for.
     if (kill && this.failure !== null && (this.holding || this.hung)) return this.keepUntilReachable(commit, this.failure);
+    this.events.pushing?.(commit);
     const pushed = await this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
     if (pushed.code === 0) {
       this.failure = null;
@@ -357,15 +360,15 @@ export class RemoteSync {
   private async takePushed(pushed: PushedCommit): Promise<boolean> {
     if (this.holding) return false;
     if (!(await pushed.writeObjects().catch(() => false))) return false;
-    const moved = await gitRun(this.gitdir, [
-      'update-ref',
-      '-m',
-      'flagops: fast-forward to a commit another control plane pushed',
-      'refs/heads/main',
-      pushed.commit,
-      pushed.parent,
-    ]);
-    return moved.code === 0;
+    // In process, with the store's own compare-and-swap (the lock git takes too), rather than by `git update-ref`:
+    // a git process is several milliseconds of a busy machine on the way to serving another control plane's kill.
+    const moved = await compareAndSwapRef(this.gitdir, MAIN_REF, pushed.parent, pushed.commit, { lockTimeoutMs: 100 }).catch(
+      (err: unknown) => {
+        if (err instanceof RefLockedError) return { ok: false as const, current: null };
+        throw err;
+      },
+    );
+    return moved.ok;
   }
 
   /**
@@ -407,9 +410,9 @@ export class RemoteSync {
     return this.fetchedHead();
   }
 
-  private async localHead(): Promise<string | null> {
-    const head = await gitRun(this.gitdir, ['rev-parse', '--verify', '--quiet', 'refs/heads/main']);
-    return head.code === 0 ? head.stdout : null;
+  /** Main, read from its file: no git process on the way from another control plane's push to serving it. */
+  private localHead(): Promise<string | null> {
+    return readRef(this.gitdir, MAIN_REF);
   }
 
   private async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
