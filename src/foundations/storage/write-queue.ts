@@ -52,6 +52,9 @@ export interface WriteQueueOptions {
   durable?: boolean;
 }
 
+/** How long an urgent update waits for another's publishing ahead of it by default (WriteQueueOptions). */
+const CUT_PUBLISH_AFTER_MS = 2_000;
+
 /** A write that lost to other writers each time it ran (409): someone else kept moving main first. */
 export class MainKeptMovingError extends WriteConflictError {}
 
@@ -64,9 +67,6 @@ export const LOCKED_MESSAGE = 'another write to this repository holds the lock o
  * on the new head when main moved meanwhile. Head checks share the queue (refresh), so our own commit is
  * never mistaken for someone else's.
  */
-/** How long an urgent update waits for another's publishing ahead of it by default (WriteQueueOptions). */
-const CUT_PUBLISH_AFTER_MS = 2_000;
-
 export class WriteQueue {
   private queue: Promise<unknown> = Promise.resolve();
   /** True while the running update waits for a `main.lock` someone else holds. */
