@@ -136,10 +136,10 @@ export class WriteQueue {
     this.publishing = publishing;
     this.cutSoon();
     try {
-      const published = await publish(this.gitdir, commit, parent, action, publishing.abort.signal);
-      this.lastCut = false;
-      return published;
+      return await publish(this.gitdir, commit, parent, action, publishing.abort.signal);
     } finally {
+      // A publish that ended by itself (published, refused) says the host answers: the next gets the grace.
+      if (!publishing.abort.signal.aborted) this.lastCut = false;
       clearTimeout(publishing.timer);
       this.publishing = undefined;
     }
