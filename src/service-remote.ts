@@ -67,6 +67,8 @@ export function wireRemoteMode(deps: {
     deps.served,
     async (commits) => rebaseHeldKills(await repo(), commits, () => remote.sync.fetchedHead()),
     {
+      // The notice is made while the push runs, so the others are told the moment it lands.
+      pushing: (commit) => void noticeOf(commit).catch(() => undefined),
       held: (commit) => heldKills().held(commit),
       inSync: (commit, pushedHere) => {
         void heldKills().released();

@@ -4,12 +4,18 @@
 // every replica's /v1/stream has announced a newer version (the moment an SDK following it learns of it); a
 // clear follows each kill, and both phases run: the git host up, then down (kills answered without it).
 //
+// A second phase (the git host up) sends each kill while a config write through the same control plane waits for
+// the turn to write to the git remote, which the benchmark holds as another control plane would (the turn's
+// PostgreSQL advisory lock) until the kill is served everywhere or given up (BENCH_WAITING_KILLS, default 10).
+//
 //   npm run build && npm run bench -- cluster-kill          (BENCH_KILLS: kills per phase, default 30)
 import { cpus, loadavg } from 'node:os';
+import pg from 'pg';
 import { DIST_ENTRIES, loadClusterHarness } from './lib/cluster-harness.mjs';
 import { followVersions, percentile } from './lib/stream-versions.mjs';
 
 const KILLS = Number(process.env.BENCH_KILLS ?? 30);
+const WAITING_KILLS = Number(process.env.BENCH_WAITING_KILLS ?? 10);
 /** A kill not announced everywhere within this long counts as not served (and is reported). */
 const GIVE_UP_MS = 5_000;
 const { startCluster, POSTGRES_MISSING } = await loadClusterHarness();
@@ -48,13 +54,39 @@ try {
     return { answeredMs, arrivals: await Promise.all(arrivals) };
   }
 
-  async function phase(name) {
+  const other = await api(cps[0], 'POST', `/api/v1/projects/${project.id}/flags`, { key: 'other' });
+  const turnHolder = new pg.Client({ connectionString: cluster.databaseUrl });
+  await turnHolder.connect();
+  /** Waits until a control plane waits for the turn (an advisory lock not granted). */
+  const someoneWaits = () =>
+    until(
+      async () =>
+        (await turnHolder.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0].n > 0,
+      'a config write waits for the turn',
+    );
+
+  /**
+   * Kills (each followed by a clear) through the control planes in turn; with `waiting`, each while a config
+   * write through the same control plane waits for the turn, held here until the kill is served or given up.
+   */
+  async function phase(name, kills = KILLS, waiting = false) {
     const everywhere = [];
     const answered = [];
     let missing = 0;
-    for (let i = 0; i < KILLS; i++) {
+    for (let i = 0; i < kills; i++) {
       const cp = cps[i % cps.length];
+      let write;
+      if (waiting) {
+        await turnHolder.query('BEGIN');
+        await turnHolder.query("SELECT pg_advisory_xact_lock(hashtextextended('flagops:git-remote:acme', 0))");
+        write = cp.api.request('PUT', `/api/v1/flags/${other.id}/environments/dev/config`, { body: { rolloutPct: i % 100 } });
+        await someoneWaits();
+      }
       const kill = await timed(cp, 'POST', `/api/v1/flags/${flag.id}/environments/prod/kill`);
+      if (waiting) {
+        await turnHolder.query('COMMIT');
+        await write;
+      }
       answered.push(kill.answeredMs);
       if (kill.arrivals.includes(null)) missing += kill.arrivals.filter((t) => t === null).length;
       else everywhere.push(Math.max(...kill.arrivals));
@@ -66,13 +98,15 @@ try {
       `  served on all ${servers.length}: p50 ${ms(percentile(everywhere, 50))}  p99 ${ms(percentile(everywhere, 99))}  max ${ms(Math.max(...everywhere))}`,
     );
     console.log(`  answered (200):  p50 ${ms(percentile(answered, 50))}  p99 ${ms(percentile(answered, 99))}`);
-    if (missing > 0) console.log(`  NOT SERVED within ${GIVE_UP_MS} ms: ${missing} of ${KILLS * servers.length} (kill, server) pairs`);
+    if (missing > 0) console.log(`  NOT SERVED within ${GIVE_UP_MS} ms: ${missing} of ${kills * servers.length} (kill, server) pairs`);
   }
 
   console.log(
     `kill → announced on every evaluation port and replica (${KILLS} kills a phase, 3 control planes, 3 replicas, ${cpus().length} cores, load ${loadavg()[0].toFixed(2)})`,
   );
   await phase('git host up (goal p99 < 100 ms)');
+  await phase('git host up, a config write through the same control plane waiting for its turn', WAITING_KILLS, true);
+  await turnHolder.end();
   await cluster.gitHost.down();
   await phase('git host down (goal p99 < 50 ms)');
   await cluster.gitHost.up();

@@ -31,6 +31,7 @@ describe('configuration from the environment', () => {
       FLAGOPS_LOG_LEVEL: 'debug',
       FLAGOPS_GIT_REMOTE: 'https://git.example/flags.git',
       FLAGOPS_GIT_POLL_SECONDS: '5',
+      FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS: '4',
       FLAGOPS_COMMIT_SIGNING_KEY: 'shared-by-every-control-plane-0123456789',
       FLAGOPS_GIT_MAX_PROCESSES: '2',
       FLAGOPS_GIT_QUEUE: '0',
@@ -47,7 +48,7 @@ describe('configuration from the environment', () => {
       planProjectLimit: 3,
       gitGcCommits: 0,
       logLevel: 'debug',
-      gitRemote: { url: 'https://git.example/flags.git', pollSeconds: 5 },
+      gitRemote: { url: 'https://git.example/flags.git', pollSeconds: 5, pushTimeoutSeconds: 4 },
       commitSigningKey: 'shared-by-every-control-plane-0123456789',
       gitProcesses: { max: 2, queue: 0 },
     });
@@ -64,6 +65,13 @@ describe('configuration from the environment', () => {
     ['FLAGOPS_GIT_MAX_PROCESSES', '0', /FLAGOPS_GIT_MAX_PROCESSES must be a whole number of at least 1/],
     ['FLAGOPS_GIT_QUEUE', '-1', /FLAGOPS_GIT_QUEUE must be a whole number of at least 0/],
   ];
+  it('refuses a push deadline that is not above 0 s or that would outlast the 30 s a turn is held', () => {
+    for (const value of ['0', '-1', 'x', '26'])
+      expect(() => loadConfig({ FLAGOPS_GIT_REMOTE: 'https://git.example/flags.git', FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS: value })).toThrow(
+        /FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS must be a number of seconds/,
+      );
+  });
+
   for (const [name, value, message] of bad) {
     it(`refuses ${name}=${value} with a message naming it`, () => {
       expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

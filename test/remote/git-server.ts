@@ -19,8 +19,16 @@ export async function startGitServer() {
   execFileSync('git', ['--git-dir', gitdir, 'config', 'receive.denyNonFastForwards', 'true']);
   let requests = 0;
   let fetches = 0;
+  /** While hung: the requests taken and never answered. */
+  let hung: http.IncomingMessage[] | null = null;
+  let unanswered = 0;
   const server = http.createServer((req, res) => {
     requests++;
+    if (hung !== null) {
+      unanswered++;
+      hung.push(req);
+      return;
+    }
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'POST' && url.pathname.endsWith('/git-upload-pack')) fetches++;
     void runHttpBackend(req, res, {
@@ -39,6 +47,22 @@ export async function startGitServer() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     },
+    /**
+     * The host hangs: it takes connections and requests and answers none, until `answer()`. Nothing a request
+     * asked for while it hung is done.
+     */
+    hang() {
+      hung ??= [];
+    },
+    /** The host answers again; the requests it hung on are cut off, undone. */
+    answer() {
+      for (const req of hung ?? []) req.socket.destroy();
+      hung = null;
+    },
+    /** Requests the host took while hung and never answered. */
+    get unanswered() {
+      return unanswered;
+    },
     /** The host is back, on the same port. */
     async up() {
       await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
@@ -53,6 +77,7 @@ export async function startGitServer() {
       return fetches;
     },
     async stop() {
+      for (const req of hung ?? []) req.socket.destroy();
       server.closeAllConnections();
       if (server.listening) await new Promise((resolve) => server.close(resolve));
       rmSync(root, { recursive: true, force: true });

@@ -13,6 +13,8 @@ export interface RemoteSettings {
   webhookSecret?: string;
   /** FLAGOPS_GIT_POLL_SECONDS: fetch this often in case a webhook is missed (0: never). */
   pollSeconds: number;
+  /** FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS: how long a push of a change (not a kill) waits for the git host. */
+  pushTimeoutSeconds?: number;
 }
 
 export const WEBHOOK_PATH = '/api/v1/hooks/git';
@@ -34,15 +36,16 @@ export class RemoteMode {
     rebaseHeld?: RebaseHeld,
     events?: RemoteEvents,
   ) {
-    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled, rebaseHeld, events);
+    const timeoutMs = settings.pushTimeoutSeconds === undefined ? undefined : settings.pushTimeoutSeconds * 1000;
+    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled, rebaseHeld, events, timeoutMs);
   }
 
   get org(): string {
     return this.settings.org;
   }
 
-  readonly publish = (gitdir: string, commit: string, parent: string | null, action?: string): Promise<boolean> =>
-    gitdir === this.sync.gitdir ? this.sync.publish(commit, parent, action) : Promise.resolve(true);
+  readonly publish = (gitdir: string, commit: string, parent: string | null, action?: string, signal?: AbortSignal): Promise<boolean> =>
+    gitdir === this.sync.gitdir ? this.sync.publish(commit, parent, action, signal) : Promise.resolve(true);
 
   /** FlagRepository `publishBranch`: proposal branches are pushed too, so every control plane sees them. */
   readonly publishBranch = (gitdir: string, ref: string, commit: string): Promise<void> =>

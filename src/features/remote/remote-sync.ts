@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FlagopsError } from '../../foundations/errors/kinds.js';
+import { FlagopsError, GitRemoteTimeoutError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
-import { gitRun } from '../../foundations/storage/git/git-cli.js';
-import { MAIN_REF, readRef } from '../../foundations/storage/git/refs.js';
+import { type GitResult, gitRun } from '../../foundations/storage/git/git-cli.js';
+import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foundations/storage/git/refs.js';
 import { isKillAction } from '../kill/kill-switch.js';
 
 /** A remote URL with any password replaced, for logs and errors. */
@@ -23,6 +23,8 @@ const RACE_BACKOFF_SPREAD_MS = 90;
 const MOVED_BACKOFF_SPREAD_MS = 30;
 /** How long a kill waits for the remote to take it before it is served from here and pushed later. */
 const KILL_PUSH_TIMEOUT_MS = 2_000;
+/** How long a push of a change other than a kill waits for the git host by default (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS). */
+export const PUSH_TIMEOUT_SECONDS = 10;
 /** How often main is pushed again while the remote lacks kills made here. */
 const RETRY_PUSH_MS = 1_000;
 const ZERO = '0000000000000000000000000000000000000000';
@@ -47,6 +49,8 @@ export interface PushedCommit {
 
 /** What remote mode tells the rest of the service (held kills, other control planes). */
 export interface RemoteEvents {
+  /** `commit` is being pushed to the remote's main: what is told of it once it lands can be made meanwhile. */
+  pushing?(commit: string): void;
   /** Main holds `commit`, a kill the remote did not take; awaited before the kill is answered. */
   held?(commit: string): Promise<void>;
   /** The remote's main is `commit` and main holds nothing it lacks: this instance pushed, or pulled. */
@@ -70,6 +74,8 @@ export class RemoteSync {
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   /** Whether main holds kills the remote has not taken. */
   private holding = false;
+  /** Whether the last push was not answered in time (and the host has not answered since). */
+  private hung = false;
   private closed = false;
 
   constructor(
@@ -80,6 +86,8 @@ export class RemoteSync {
     private readonly onPulled: () => Promise<void> | void = () => {},
     private readonly rebaseHeld: RebaseHeld = async () => false,
     private readonly events: RemoteEvents = {},
+    /** How long a push waits for the git host (kills: KILL_PUSH_TIMEOUT_MS) before it is given up. */
+    private readonly pushTimeoutMs: number = PUSH_TIMEOUT_SECONDS * 1000,
   ) {}
 
   /** The remote's main as last fetched. */
@@ -94,20 +102,23 @@ export class RemoteSync {
    * is served and committed here, and pushed when the remote takes it (retried every second); a git host must
    * never stand between an operator and a kill.
    */
-  async publish(commit: string, parent: string | null, action?: string): Promise<boolean> {
+  async publish(commit: string, parent: string | null, action?: string, signal?: AbortSignal): Promise<boolean> {
     // A guard stopping a rollout (guard_failed: its kill, then its steps removed) is a kill here too.
     const kill = isKillAction(action);
-    // Known to be out of reach (main already holds kills it lacks, retried every second): no attempt to wait for.
-    if (kill && this.holding && this.failure !== null) return this.keepUntilReachable(commit, this.failure);
-    const pushed = await gitRun(this.gitdir, ['push', '--porcelain', this.url, `${commit}:refs/heads/main`], {
-      timeoutMs: kill ? KILL_PUSH_TIMEOUT_MS : undefined,
-    });
+    // Known to be out of reach (main already holds kills it lacks, retried every second, or the last push was
+    // not answered): no attempt to wait for.
+    if (kill && this.failure !== null && (this.holding || this.hung)) return this.keepUntilReachable(commit, this.failure);
+    this.events.pushing?.(commit);
+    const pushed = await this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
     if (pushed.code === 0) {
       this.failure = null;
+      this.hung = false;
       this.holding = false;
       this.events.inSync?.(commit, true);
       return true;
     }
+    // A hung git host must not keep this change (and the turn it holds) waiting: nothing is acknowledged.
+    if (!kill && (pushed.timedOut || signal?.aborted)) throw this.timedOut(signal?.aborted === true);
     const said = `${pushed.stdout}\n${pushed.stderr}`;
     const raced = LOST_RACE.test(said);
     if (!raced && !MOVED.test(said)) {
@@ -130,6 +141,31 @@ export class RemoteSync {
     // Several control planes writing at once would otherwise go round in step, each losing to the same other.
     else await sleep(Math.random() * MOVED_BACKOFF_SPREAD_MS);
     return false;
+  }
+
+  /**
+   * Pushes `commit` to the remote's `ref`, given up past `timeoutMs`. Curl's low-speed limit makes git's HTTP
+   * helper end too when the host stops answering, rather than outlive the git process stopped at the deadline.
+   */
+  private push(commit: string, ref: string, timeoutMs: number, signal?: AbortSignal): Promise<GitResult> {
+    const seconds = String(Math.max(1, Math.ceil(timeoutMs / 1000)));
+    return gitRun(
+      this.gitdir,
+      ['-c', 'http.lowSpeedLimit=1', '-c', `http.lowSpeedTime=${seconds}`, 'push', '--porcelain', this.url, `${commit}:${ref}`],
+      { timeoutMs, signal },
+    );
+  }
+
+  /**
+   * A push past its deadline, or cut off for a kill waiting behind it: the host is taken as out of reach until
+   * it answers again (/healthz says so), and a kill made meanwhile is held at once rather than pushed.
+   */
+  private timedOut(cut = false): GitRemoteTimeoutError {
+    const seconds = this.pushTimeoutMs / 1000;
+    this.failure = cut ? 'a push was not answered before a kill needed the way' : `a push was not answered within ${seconds} s`;
+    this.hung = true;
+    this.logger.warn('git remote did not answer a push in time; the change was refused', { remote: redact(this.url), seconds, cut });
+    return new GitRemoteTimeoutError(redact(this.url), cut ? null : seconds);
   }
 
   /** A kill's commit stays on main here; main is pushed again every second until the remote has it. */
@@ -181,7 +217,8 @@ export class RemoteSync {
 
   /** Pushes a branch other than main (a proposal branch) before it moves locally; throws when the remote refuses. */
   async publishBranch(ref: string, commit: string): Promise<void> {
-    const pushed = await gitRun(this.gitdir, ['push', '--quiet', this.url, `${commit}:${ref}`]);
+    const pushed = await this.push(commit, ref, this.pushTimeoutMs);
+    if (pushed.timedOut) throw this.timedOut();
     if (pushed.code !== 0)
       throw new FlagopsError(
         'unavailable',
@@ -229,9 +266,11 @@ export class RemoteSync {
   /**
    * Brings main up to what another control plane pushed in its last turn (the turn's note: its commits, oldest
    * first), before an update runs in this control plane's turn: each commit from its objects when main is its
-   * parent, else by a fetch. Runs inside the store's write queue, so never through `pull()`, whose rebuilding
-   * of held kills queues there too; and when main holds kills the remote lacks, not at all (the update's push
-   * says what to do). The move is served by the update, which announces main's head before it runs.
+   * parent, else by a fetch. Runs before the update is queued in the store's write queue, beside what is queued
+   * there (a kill): each move of main is a compare-and-swap, so a kill committed meanwhile is never overwritten
+   * (the update's push then says what to do). Not through `pull()`, whose rebuilding of held kills would wait
+   * for the write queue; and when main holds kills the remote lacks, not at all. The move is served by the
+   * update, which announces main's head before it runs.
    */
   async catchUpTo(pushed: readonly (PushedCommit | { commit: string; parent?: undefined })[]): Promise<void> {
     const last = pushed.at(-1)?.commit;
@@ -321,15 +360,15 @@ export class RemoteSync {
   private async takePushed(pushed: PushedCommit): Promise<boolean> {
     if (this.holding) return false;
     if (!(await pushed.writeObjects().catch(() => false))) return false;
-    const moved = await gitRun(this.gitdir, [
-      'update-ref',
-      '-m',
-      'flagops: fast-forward to a commit another control plane pushed',
-      'refs/heads/main',
-      pushed.commit,
-      pushed.parent,
-    ]);
-    return moved.code === 0;
+    // In process, with the store's own compare-and-swap (the lock git takes too), rather than by `git update-ref`:
+    // a git process is several milliseconds of a busy machine on the way to serving another control plane's kill.
+    const moved = await compareAndSwapRef(this.gitdir, MAIN_REF, pushed.parent, pushed.commit, { lockTimeoutMs: 100 }).catch(
+      (err: unknown) => {
+        if (err instanceof RefLockedError) return { ok: false as const, current: null };
+        throw err;
+      },
+    );
+    return moved.ok;
   }
 
   /**
@@ -347,7 +386,13 @@ export class RemoteSync {
 
   private async fetchNow(): Promise<string | null> {
     // Proposal branches come along: another control plane on the same remote may have opened or decided one.
+    // A host that stops answering fails the fetch after the push deadline rather than git's 30 s.
+    const silent = String(Math.max(1, Math.ceil(this.pushTimeoutMs / 1000)));
     const fetched = await gitRun(this.gitdir, [
+      '-c',
+      'http.lowSpeedLimit=1',
+      '-c',
+      `http.lowSpeedTime=${silent}`,
       'fetch',
       '--quiet',
       '--no-tags',
@@ -361,12 +406,13 @@ export class RemoteSync {
       throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);
     }
     this.failure = null;
+    this.hung = false;
     return this.fetchedHead();
   }
 
-  private async localHead(): Promise<string | null> {
-    const head = await gitRun(this.gitdir, ['rev-parse', '--verify', '--quiet', 'refs/heads/main']);
-    return head.code === 0 ? head.stdout : null;
+  /** Main, read from its file: no git process on the way from another control plane's push to serving it. */
+  private localHead(): Promise<string | null> {
+    return readRef(this.gitdir, MAIN_REF);
   }
 
   private async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
@@ -391,7 +437,8 @@ export class RemoteSync {
   }
 
   private async pushOrThrow(commit: string): Promise<void> {
-    const pushed = await gitRun(this.gitdir, ['push', '--quiet', this.url, `${commit}:refs/heads/main`]);
+    const pushed = await this.push(commit, 'refs/heads/main', this.pushTimeoutMs);
+    if (pushed.timedOut) throw this.timedOut();
     if (pushed.code !== 0)
       throw new FlagopsError('unavailable', `pushing to the git remote ${redact(this.url)} failed: ${redact(pushed.stderr).slice(0, 300)}`);
   }

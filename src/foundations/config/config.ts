@@ -30,7 +30,7 @@ export interface Config {
    */
   databaseUrl?: string;
   /** Remote mode (docs/deployment.md): FLAGOPS_GIT_REMOTE and friends; absent when not set. */
-  gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number };
+  gitRemote?: { url: string; org?: string; webhookSecret?: string; pollSeconds: number; pushTimeoutSeconds?: number };
   /**
    * FLAGOPS_PROMETHEUS_URL: the Prometheus server (its origin and path prefix, e.g. http://prometheus:9090)
    * whose HTTP API the guards of scheduled steps query; absent: guards cannot be checked.
@@ -164,5 +164,16 @@ function gitRemoteSettings(env: NodeJS.ProcessEnv, url: string): NonNullable<Con
   const pollSeconds = poll === undefined || poll === '' ? 30 : Number(poll);
   if (!Number.isFinite(pollSeconds) || pollSeconds < 0)
     throw new ConfigError('FLAGOPS_GIT_POLL_SECONDS must be a number of seconds (0: no polling)');
-  return { url, org: env.FLAGOPS_GIT_REMOTE_ORG || undefined, webhookSecret: env.FLAGOPS_GIT_WEBHOOK_SECRET || undefined, pollSeconds };
+  // Below the 30 s after which the database ends a turn held that long: the push gives up first, with its error.
+  const timeout = env.FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS;
+  const pushTimeoutSeconds = timeout === undefined || timeout === '' ? undefined : Number(timeout);
+  if (pushTimeoutSeconds !== undefined && !(Number.isFinite(pushTimeoutSeconds) && pushTimeoutSeconds > 0 && pushTimeoutSeconds <= 25))
+    throw new ConfigError('FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS must be a number of seconds above 0, at most 25');
+  return {
+    url,
+    org: env.FLAGOPS_GIT_REMOTE_ORG || undefined,
+    webhookSecret: env.FLAGOPS_GIT_WEBHOOK_SECRET || undefined,
+    pollSeconds,
+    ...(pushTimeoutSeconds === undefined ? {} : { pushTimeoutSeconds }),
+  };
 }

@@ -15,6 +15,7 @@ const STATUS: Readonly<Record<ErrorCode, number>> = {
   rate_limited: 429,
   internal: 500,
   unavailable: 503,
+  git_remote_timeout: 503,
 };
 
 export interface ErrorBody {

@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'rate_limited',
   'internal',
   'unavailable',
+  'git_remote_timeout',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -146,6 +147,24 @@ export class StorageFaultError extends FlagopsError {
     super(
       'unavailable',
       `the flags repository cannot be ${kind === 'read' ? 'read' : 'written'}: ${fault}; the operator sees it in /healthz`,
+    );
+  }
+}
+
+/**
+ * Remote mode: the git host did not answer a push of a change within its deadline (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS):
+ * 503. Main did not move, so nothing was acknowledged or served; the host may still have taken the commit before it
+ * stopped answering, and then it reaches main with the next fetch, once (never made a second time).
+ */
+export class GitRemoteTimeoutError extends FlagopsError {
+  /** `seconds`: the push's deadline; null when it was cut off sooner for a kill waiting behind it. */
+  constructor(remote: string, seconds: number | null) {
+    const when = seconds === null ? 'while a kill waited behind this change' : `within ${seconds} s`;
+    super(
+      'git_remote_timeout',
+      `the git remote ${remote} did not answer ${when}; the change was not made here (if the host took it ` +
+        'before it stopped answering, it appears once the host answers again): read it before trying again',
+      { retryAfterSeconds: 1 },
     );
   }
 }

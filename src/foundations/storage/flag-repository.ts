@@ -43,8 +43,15 @@ export interface OpenOptions {
    * moves. Resolves true when the commit was published (pushed) so main may move; false when the remote had
    * moved on — main has then been brought up to it, and `fn` runs again on the new head. Throwing aborts.
    * `action` is the commit's (the last one's, for a series): a kill may move main before the remote has it.
+   * `signal`, for a change other than a kill, is aborted when a kill has waited behind it `cutPublishAfterMs`:
+   * the publish then gives up (throws) without moving main.
    */
-  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action']) => Promise<boolean>;
+  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action'], signal?: AbortSignal) => Promise<boolean>;
+  /**
+   * How long a kill (`update(fn, { waitForLock: true })`) waits for the publishing of an update ahead of it
+   * before that is cut off, its `signal` aborted (default 2 s): a kill waits for no other change's push.
+   */
+  cutPublishAfterMs?: number;
   /**
    * Remote mode: called with each commit this instance puts on a branch other than main (a proposal branch)
    * after its objects are written and before the branch moves locally; it pushes the branch. Throwing aborts.
@@ -54,6 +61,7 @@ export interface OpenOptions {
    * Remote mode with several control planes: runs an update (not a kill, which must never wait for another
    * process) in this control plane's turn among them, waiting at most `waitMs` for it: the turn brings main up
    * to what the last holder pushed, so the update's push is not refused for a commit it could have known of.
+   * `work` queues the update in the write queue: the turn is had before, so nothing queued waits for it.
    */
   clusterTurn?: <T>(gitdir: string, waitMs: number, work: () => Promise<UpdateResult<T>>) => Promise<UpdateResult<T>>;
   /** Called once `main` has moved to a commit this instance made, with the commit's action (the metrics count them). */
@@ -88,7 +96,8 @@ export interface UpdateOptions {
   /**
    * Wait for the lock on main as long as it takes, never failing for it (kills and cleared kills). Other
    * updates give up with WriteConflictError after `lockTimeoutMs`, counted from the call: waiting for the
-   * lock, or queued behind an update that waits for it.
+   * lock, or queued behind an update that waits for it. Such an update is urgent: the publishing of another
+   * ahead of it is cut off after `cutPublishAfterMs` (OpenOptions).
    */
   waitForLock?: boolean;
   /**
@@ -255,9 +264,9 @@ export class FlagRepository {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
-      ? this.writes.serialized(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce))
-      : this.writes.serializedUntil(deadline, () =>
-          this.contended(deadline, () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce)),
+      ? this.writes.urgent(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, true))
+      : this.contended(deadline, () =>
+          this.writes.serializedUntil(deadline, () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce)),
         );
     return this.writing(run, (outcome) => outcome.committed);
   }
@@ -281,7 +290,8 @@ export class FlagRepository {
   /**
    * Runs an update; where control planes share this repository's remote (clusterTurn), in this control plane's
    * turn among them, so that writes through several are ordered before they reach the remote rather than
-   * racing for its main, the loser fetching and making its change again.
+   * racing for its main, the loser fetching and making its change again. The turn is taken before the update
+   * is queued, so a kill queued meanwhile never waits for another control plane.
    */
   private contended<T>(deadline: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>> {
     const turn = this.options.clusterTurn;

@@ -38,7 +38,8 @@
  * - A lock is never taken from its holder. An update waits for it up to `lockTimeoutMs` (5 s from the call,
  *   also while queued behind an update that waits for it) and then gives up with WriteConflictError;
  *   `update(fn, { waitForLock: true })` (kills) waits as long as it takes, logging every 5 s. Locks a crash left are removed by the process that owns the data
- *   directory, at its start (`RepositoryRegistry.removeLeftoverLocks`).
+ *   directory, at its start (`RepositoryRegistry.removeLeftoverLocks`). Such an update is urgent: the
+ *   `publish` of an update ahead of it in the queue is cut off (its signal aborted) after `cutPublishAfterMs`.
  * - Every changed file is parsed first; any issue, or a cross-file issue the change would introduce:
  *   InvalidInputError naming the file and JSON path, nothing committed.
  * - Changes that leave the tree as it is make no commit: the result has `committed: false` and `commit`

@@ -40,11 +40,20 @@ export type WriteFn<T> = (current: RepositoryState, head: string | null) => Chan
 /** What the queue takes of the repository's open options (OpenOptions in flag-repository.ts says what each does). */
 export interface WriteQueueOptions {
   beforeRefUpdate?: () => void | Promise<void>;
-  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action']) => Promise<boolean>;
+  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action'], signal?: AbortSignal) => Promise<boolean>;
+  /**
+   * How long an urgent update (a kill) waits for the publishing of another update ahead of it before that is
+   * cut off (its `signal` aborted): default 2 s. A publish started while one was cut, with an urgent update
+   * still waiting, is cut at once.
+   */
+  cutPublishAfterMs?: number;
   onCommit?: (action: CommitMeta['action']) => void;
   maxAttempts?: number;
   durable?: boolean;
 }
+
+/** How long an urgent update waits for another's publishing ahead of it by default (WriteQueueOptions). */
+const CUT_PUBLISH_AFTER_MS = 2_000;
 
 /** A write that lost to other writers each time it ran (409): someone else kept moving main first. */
 export class MainKeptMovingError extends WriteConflictError {}
@@ -62,6 +71,12 @@ export class WriteQueue {
   private queue: Promise<unknown> = Promise.resolve();
   /** True while the running update waits for a `main.lock` someone else holds. */
   private blockedByLock = false;
+  /** Urgent updates (kills) queued and not started yet. */
+  private urgentWaiting = 0;
+  /** The publishing under way of an update that is not urgent, which an urgent one may cut off. */
+  private publishing: { abort: AbortController; timer?: ReturnType<typeof setTimeout> } | undefined;
+  /** The last publish was cut off for an urgent update, and none has ended since. */
+  private lastCut = false;
 
   constructor(
     private readonly gitdir: string,
@@ -78,6 +93,56 @@ export class WriteQueue {
     const run = this.queue.then(task);
     this.queue = run.catch(() => {});
     return run;
+  }
+
+  /**
+   * Runs an urgent `task` (a kill) in the queue like `serialized`; the publishing of an update ahead of it that
+   * is not urgent (a push to a git host that does not answer) is cut off after `cutPublishAfterMs`, so the kill
+   * waits for nobody's git host but its own.
+   */
+  urgent<T>(task: () => Promise<T>): Promise<T> {
+    this.urgentWaiting++;
+    this.cutSoon();
+    let started = false;
+    const begin = () => {
+      if (started) return;
+      started = true;
+      this.urgentWaiting--;
+    };
+    return this.serialized(async () => {
+      begin();
+      return task();
+    }).finally(begin);
+  }
+
+  /** An urgent update waits: the publishing under way is cut off after the grace (at once after a cut). */
+  private cutSoon(): void {
+    const publishing = this.publishing;
+    if (publishing === undefined || publishing.timer !== undefined || this.urgentWaiting === 0) return;
+    const after = this.lastCut ? 0 : (this.options.cutPublishAfterMs ?? CUT_PUBLISH_AFTER_MS);
+    publishing.timer = setTimeout(() => {
+      if (this.publishing !== publishing || this.urgentWaiting === 0) return;
+      this.lastCut = true;
+      publishing.abort.abort();
+    }, after);
+  }
+
+  /** Publishes a commit; one not `urgent` may be cut off for an urgent update waiting behind it (cutSoon). */
+  private async publishCommit(commit: string, parent: string | null, action: CommitMeta['action'], urgent: boolean): Promise<boolean> {
+    const publish = this.options.publish;
+    if (publish === undefined) return true;
+    if (urgent) return publish(this.gitdir, commit, parent, action);
+    const publishing = { abort: new AbortController() } as NonNullable<WriteQueue['publishing']>;
+    this.publishing = publishing;
+    this.cutSoon();
+    try {
+      return await publish(this.gitdir, commit, parent, action, publishing.abort.signal);
+    } finally {
+      // A publish that ended by itself (published, refused) says the host answers: the next gets the grace.
+      if (!publishing.abort.signal.aborted) this.lastCut = false;
+      clearTimeout(publishing.timer);
+      this.publishing = undefined;
+    }
   }
 
   /**
@@ -108,12 +173,16 @@ export class WriteQueue {
     });
   }
 
-  /** One update of main (FlagRepository.update); run it in the queue. `attempts`: runs before MainKeptMovingError. */
+  /**
+   * One update of main (FlagRepository.update); run it in the queue. `attempts`: runs before MainKeptMovingError.
+   * `urgent` (a kill): its publishing is never cut off for another's.
+   */
   async tryUpdate<T>(
     fn: WriteFn<T>,
     lockDeadline: number,
     attempts = this.options.maxAttempts ?? 10,
     beforeAnnounce?: (commit: string, parent: string | null) => Promise<void>,
+    urgent = false,
   ): Promise<UpdateResult<T>> {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const { head, current, change } = await this.planOnHead(fn);
@@ -132,8 +201,7 @@ export class WriteQueue {
         await batch.done();
         await staged?.ready;
         await this.options.beforeRefUpdate?.();
-        const published =
-          this.options.publish === undefined || (await this.options.publish(this.gitdir, commit.oid, head, change.meta.action));
+        const published = await this.publishCommit(commit.oid, head, change.meta.action, urgent);
         if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action, staged))) {
           this.loader.remember(commit.next);
           await beforeAnnounce?.(commit.oid, head);

@@ -4,6 +4,8 @@ export interface GitResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** Stopped because it ran past `timeoutMs`. */
+  timedOut?: boolean;
 }
 
 /**
@@ -27,7 +29,8 @@ export function gitRun(
       },
       (err, stdout, stderr) => {
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        resolve({ code, stdout: stdout.trim(), stderr: stderr.trim() });
+        const timedOut = err !== null && (err as { killed?: boolean }).killed === true && !options.signal?.aborted;
+        resolve({ code, stdout: stdout.trim(), stderr: stderr.trim(), ...(timedOut ? { timedOut } : {}) });
       },
     );
   });

@@ -1,0 +1,197 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { until } from '../helpers/deadlines.js';
+import type { HttpResponse, Json } from '../helpers/http-client.js';
+import { POSTGRES_MISSING } from '../helpers/postgres.js';
+import { type Cluster, type ControlPlane, startCluster } from './cluster.js';
+import { evaluateOn, hostActions, hostFile } from './cluster-client.js';
+
+/** The push deadline the control planes run with here (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS). */
+const PUSH_TIMEOUT_SECONDS = 8;
+
+/** A request not answered yet, and its answer once it is. */
+function pending(request: Promise<HttpResponse>) {
+  const answer: { res?: HttpResponse } = {};
+  const done = request.then((res) => {
+    answer.res = res;
+    return res;
+  });
+  return {
+    done,
+    get answered() {
+      return answer.res !== undefined;
+    },
+  };
+}
+
+describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting for their turn or for the git host', () => {
+  let cluster: Cluster;
+  let a: ControlPlane;
+  let b: ControlPlane;
+  let project: Json;
+  let sdkKey: string;
+  /** Every evaluation port and replica. */
+  let everywhere: string[];
+
+  const servedEverywhere = (key: string, check: (result: Json) => boolean) =>
+    Promise.all(
+      everywhere.map((url) =>
+        until(
+          () => evaluateOn(url, sdkKey, key),
+          (result) => result !== undefined && check(result),
+        ),
+      ),
+    );
+
+  /** A flag on at 100 % in prod, served everywhere. */
+  async function liveFlag(key: string): Promise<Json> {
+    const flag = await createFlag(a.api, project.id, { key });
+    expect((await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await servedEverywhere(key, (result) => result.value === true);
+    return flag;
+  }
+
+  /** Control planes waiting for the turn to write to the git remote (an advisory lock not granted yet). */
+  async function waitingForTheTurn(): Promise<number> {
+    const client = new pg.Client({ connectionString: cluster.databaseUrl });
+    await client.connect();
+    try {
+      const { rows } = await client.query("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted");
+      return rows[0].n;
+    } finally {
+      await client.end();
+    }
+  }
+
+  beforeAll(async () => {
+    cluster = await startCluster({
+      controlPlanes: 2,
+      replicas: 2,
+      env: { FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS: String(PUSH_TIMEOUT_SECONDS) },
+    });
+    [a, b] = cluster.controlPlanes;
+    everywhere = [a.evalUrl, b.evalUrl, ...cluster.replicas.map((r) => r.url)];
+    project = await createProject(a.api, 'shop');
+    sdkKey = (await a.api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+  }, 120_000);
+  afterAll(() => cluster?.stop(), 60_000);
+
+  it('a kill is answered and served everywhere while a config write through the same control plane waits for its turn', async () => {
+    const pricing = await liveFlag('pricing');
+    const search = await liveFlag('search');
+    const before = hostActions(cluster.gitHost.gitdir);
+
+    // Another control plane's turn: held (as a control plane holds it) until released below.
+    const other = new pg.Client({ connectionString: cluster.databaseUrl });
+    await other.connect();
+    let config: ReturnType<typeof pending> | undefined;
+    try {
+      await other.query('BEGIN');
+      await other.query("SELECT pg_advisory_xact_lock(hashtextextended('flagops:git-remote:acme', 0))");
+      config = pending(b.api.put(`/api/v1/flags/${search.id}/environments/prod/config`, { rolloutPct: 0 }));
+      await until(waitingForTheTurn, (n) => n >= 1);
+
+      const kill = await b.api.post(`/api/v1/flags/${pricing.id}/environments/prod/kill`, { reason: 'beside a waiting write' });
+      expect(kill.status).toBe(200);
+      expect(config.answered).toBe(false);
+      await servedEverywhere('pricing', (result) => result.reason === 'killed');
+      expect(config.answered).toBe(false);
+    } finally {
+      await other.query('COMMIT').catch(() => undefined);
+      await other.end();
+    }
+    // The turn is free: the config write lands on top of the kill, which it keeps.
+    expect((await config.done).status).toBe(200);
+    await servedEverywhere('search', (result) => result.value === false);
+    await servedEverywhere('pricing', (result) => result.reason === 'killed');
+    expect(hostActions(cluster.gitHost.gitdir).slice(before.length)).toEqual(['kill pricing prod', 'config_update search prod']);
+  });
+
+  it('a push the git host never answers is given up after its deadline with 503 git_remote_timeout; the turn is let go and the next write works', async () => {
+    const banner = await liveFlag('banner');
+    const before = hostActions(cluster.gitHost.gitdir);
+
+    cluster.gitHost.hang();
+    try {
+      const refused = await a.api.put(`/api/v1/flags/${banner.id}/environments/prod/config`, { rolloutPct: 0 });
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toEqual({
+        code: 'git_remote_timeout',
+        message: expect.stringMatching(new RegExp(`did not answer within ${PUSH_TIMEOUT_SECONDS} s; the change was not made here`)),
+      });
+      expect(cluster.gitHost.unanswered).toBeGreaterThanOrEqual(1);
+      // Nothing acknowledged, nothing served.
+      for (const url of everywhere) expect((await evaluateOn(url, sdkKey, 'banner'))?.value, url).toBe(true);
+    } finally {
+      cluster.gitHost.answer();
+    }
+
+    // The turn was let go: the next write works through the other control plane, and again through the first.
+    const retried = await b.api.put(`/api/v1/flags/${banner.id}/environments/prod/config`, { rolloutPct: 0 });
+    expect(retried.status).toBe(200);
+    expect((await a.api.put(`/api/v1/flags/${banner.id}/environments/dev/config`, { rolloutPct: 5 })).status).toBe(200);
+    await servedEverywhere('banner', (result) => result.value === false);
+    expect(hostActions(cluster.gitHost.gitdir).slice(before.length)).toEqual(['config_update banner prod', 'config_update banner dev']);
+    expect(hostFile(cluster.gitHost.gitdir, 'projects/shop/environments/prod/banner.yaml')).toContain('rolloutPct: 0');
+  });
+
+  it('kills through either control plane are answered and served everywhere while a config write waits for a git host that hangs', async () => {
+    const checkout = await liveFlag('checkout');
+    const search = await liveFlag('search-v2');
+    const promo = await liveFlag('promo');
+    const before = hostActions(cluster.gitHost.gitdir);
+
+    cluster.gitHost.hang();
+    let config: ReturnType<typeof pending> | undefined;
+    try {
+      config = pending(a.api.put(`/api/v1/flags/${promo.id}/environments/prod/config`, { rolloutPct: 0 }));
+      // A's push is with the host, which does not answer: A holds the turn, and its write queue, meanwhile.
+      await until(
+        async () => cluster.gitHost.unanswered,
+        (n) => n >= 1,
+      );
+      const kills = await Promise.all([
+        a.api.post(`/api/v1/flags/${checkout.id}/environments/prod/kill`, { reason: 'git host hung' }),
+        b.api.post(`/api/v1/flags/${search.id}/environments/prod/kill`, { reason: 'git host hung' }),
+      ]);
+      expect(kills.map((r) => r.status)).toEqual([200, 200]);
+      await servedEverywhere('checkout', (result) => result.reason === 'killed');
+      await servedEverywhere('search-v2', (result) => result.reason === 'killed');
+
+      // The config write made way for the kills, rather than keep them waiting to its deadline: refused, nothing
+      // of it served.
+      const refused = await config.done;
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toEqual({
+        code: 'git_remote_timeout',
+        message: expect.stringMatching(/did not answer while a kill waited behind this change; the change was not made here/),
+      });
+      for (const url of everywhere) expect((await evaluateOn(url, sdkKey, 'promo'))?.value, url).toBe(true);
+    } finally {
+      cluster.gitHost.answer();
+    }
+
+    // Back: each kill reaches the host once, and writes work again.
+    const added = await until(
+      async () => hostActions(cluster.gitHost.gitdir).slice(before.length),
+      (actions) => actions.length >= 2,
+    );
+    expect([...added].sort()).toEqual(['kill checkout prod', 'kill search-v2 prod']);
+    for (const flag of [checkout, search]) {
+      const entries = (await b.api.get(`/api/v1/audit?flagId=${flag.id}&action=kill`)).body.entries;
+      expect(entries, flag.key).toHaveLength(1);
+    }
+    await until(
+      () => a.api.put(`/api/v1/flags/${promo.id}/environments/prod/config`, { rolloutPct: 0 }),
+      (res) => res.status === 200,
+    );
+    await servedEverywhere('promo', (result) => result.value === false);
+    await servedEverywhere('checkout', (result) => result.reason === 'killed');
+    expect(
+      hostActions(cluster.gitHost.gitdir)
+        .slice(before.length)
+        .filter((action) => action === 'config_update promo prod'),
+    ).toHaveLength(1);
+  });
+});
