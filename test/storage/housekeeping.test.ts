@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { layout } from '../../src/foundations/repository/layout.js';
 import { ROLL_UP_EVERY } from '../../src/foundations/storage/git/housekeeping.js';
 import { FlagRepository, RepositoryRegistry } from '../../src/foundations/storage/index.js';
 import { stateIn } from '../helpers/control-state.js';
+import { startTestService } from '../helpers/start-test-service.js';
 import { configYaml, git, meta, seedShop, tempDir, waitFor } from './helpers.js';
 
 /** A config update of flag `key` (a or b of the shop) as the control plane makes it. */
@@ -132,4 +134,84 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       await registry.housekeeping.idle();
       expect(packs(repo.gitdir)).toBe(before + 4);
     }));
+
+  describe('runs git out of the way of serving', () => {
+    /** How each git was started: nice value, I/O class, parent process and arguments, as a `git` first on PATH saw them. */
+    interface Started {
+      nice: number;
+      ioClass: string;
+      parent: number;
+      args: string;
+    }
+    /** Puts a `git` first on PATH that notes how it was started and runs the real one; `started` reads the notes. */
+    function recordingGit(): { started: () => Started[]; restore: () => void } {
+      const dir = tempDir();
+      const log = join(dir, 'started.log');
+      const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+      const ioClass = existsSync('/usr/bin/ionice') || existsSync('/bin/ionice') ? '$(ionice -p $$ | cut -d: -f1)' : 'none';
+      writeFileSync(
+        join(dir, 'git'),
+        `#!/bin/sh\necho "$(ps -o ni= -p $$ | tr -d ' ') ${ioClass} $PPID $*" >> '${log}'\nexec '${real}' "$@"\n`,
+      );
+      chmodSync(join(dir, 'git'), 0o755);
+      const path = process.env.PATH;
+      process.env.PATH = `${dir}:${path}`;
+      return {
+        started: () =>
+          existsSync(log)
+            ? readFileSync(log, 'utf8')
+                .trim()
+                .split('\n')
+                .map((line) => {
+                  const [nice, ioClass, parent, ...args] = line.split(' ');
+                  return { nice: Number(nice), ioClass, parent: Number(parent), args: args.join(' ') };
+                })
+            : [],
+        restore: () => {
+          process.env.PATH = path;
+        },
+      };
+    }
+    const ionice = existsSync('/usr/bin/ionice') || existsSync('/bin/ionice');
+
+    it('packs at the lowest CPU and I/O priority, and the repository stays whole', async () => {
+      const gits = recordingGit();
+      try {
+        await withShop(2, async (repo, registry) => {
+          await repo.update(setRollout(10, 2));
+          await registry.housekeeping.idle();
+          const repack = gits.started().find((g) => g.args.includes('repack'));
+          expect(repack).toMatchObject({ nice: 19, ...(ionice ? { ioClass: 'idle' } : {}) });
+          expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
+          expect(packs(repo.gitdir)).toBe(1);
+          expect((await readFresh(repo.gitdir)).state.projects.get('shop')!.flags.get('a')!.environments.prod.rolloutPct).toBe(10);
+        });
+      } finally {
+        gits.restore();
+      }
+    });
+
+    it('the service packs from its git runner, never from a fork of itself, at the lowest priority', async () => {
+      const gits = recordingGit();
+      const svc = await startTestService({ gitGcCommits: 2 });
+      try {
+        const repo = await svc.service.repos.get('acme');
+        await seedShop(repo);
+        await repo.update(setRollout(10, 2));
+        await waitFor(() => gits.started().find((g) => g.args.includes('gc --auto')));
+        await svc.service.repos.housekeeping.idle();
+        const packing = gits.started().filter((g) => g.args.includes('repack') || g.args.includes('gc --auto'));
+        expect(packing.length).toBeGreaterThanOrEqual(2);
+        for (const started of packing) {
+          expect(started).toMatchObject({ nice: 19, ...(ionice ? { ioClass: 'idle' } : {}) });
+          expect(started.parent).not.toBe(process.pid);
+        }
+        expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
+        expect(looseObjects(repo.gitdir)).toBe(0);
+      } finally {
+        await svc.stop();
+        gits.restore();
+      }
+    });
+  });
 });

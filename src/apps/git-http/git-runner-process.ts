@@ -42,7 +42,7 @@ function serve(connection: net.Socket): void {
 }
 
 function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): void {
-  const child = spawnGit(request.args, request.env, false);
+  const child = spawnGit(request.args, request.env, false, request.idleIo === true);
   let exited = false;
   child.stdin.on('error', () => {}); // git may exit before reading all of its input
   if (firstInput.length > 0) child.stdin.write(firstInput);

@@ -5,6 +5,7 @@ import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import type { Logger } from '../../foundations/log/logger.js';
+import type { GitLauncher } from '../../foundations/storage/git/git-cli.js';
 import { nodeEntry } from './node-entry.js';
 import {
   type ExitStatus,
@@ -83,14 +84,44 @@ export class GitRunner {
     this.dataDir = options.dataDir;
   }
 
-  run(args: string[], env: Record<string, string>): GitProcess {
+  run(args: string[], env: Record<string, string>, options: { idleIo?: boolean } = {}): GitProcess {
     const git = new RunnerProcess();
+    const idleIo = options.idleIo === true;
     this.ready().then(
-      (helper) => (helper ? git.connect(helper.socket.path, { args, env }) : git.adopt(spawnGit(args, env, true))),
+      (helper) => (helper ? git.connect(helper.socket.path, { args, env, idleIo }) : git.adopt(spawnGit(args, env, true, idleIo))),
       (err) => git.fail(err as Error),
     );
     return git;
   }
+
+  /**
+   * Runs git to its end for background work (the store's packing: Housekeeping's launcher), at the lowest CPU
+   * and I/O priority, and resolves with its exit code and output; a timeout or `signal` stops it.
+   */
+  readonly launch: GitLauncher = (args, env, options) =>
+    new Promise((resolve) => {
+      if (this.closed || options.signal?.aborted) {
+        resolve({ code: 1, stdout: '', stderr: 'git over HTTP has stopped' });
+        return;
+      }
+      const git = this.run([...args], env, { idleIo: true });
+      git.stdin.end();
+      const out: Buffer[] = [];
+      const err: Buffer[] = [];
+      git.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+      git.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+      const stop = () => git.stop();
+      const timer = setTimeout(stop, options.timeoutMs ?? 30_000);
+      options.signal?.addEventListener('abort', stop, { once: true });
+      const done = (code: number, extra = '') => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', stop);
+        const stderr = `${Buffer.concat(err).toString('utf8').trim()}${extra}`;
+        resolve({ code, stdout: Buffer.concat(out).toString('utf8').trim(), stderr });
+      };
+      git.once('error', (error: Error) => done(1, error.message));
+      git.once('close', (code: number | null) => done(code ?? 1));
+    });
 
   /** Whether the helper runs (it is started if need be): only then can a connection be handed to it. */
   async helperRunning(): Promise<boolean> {

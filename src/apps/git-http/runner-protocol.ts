@@ -10,6 +10,8 @@
 export interface RunRequest {
   args: string[];
   env: Record<string, string>;
+  /** Run git in the idle I/O class too (`ionice -c 3`, where present): background work such as packing. */
+  idleIo?: boolean;
 }
 
 export interface ExitStatus {
