@@ -143,20 +143,24 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       parent: number;
       args: string;
     }
-    /** Puts a `git` first on PATH that notes how it was started and runs the real one; `started` reads the notes. */
-    function recordingGit(): { started: () => Started[]; restore: () => void } {
+    /**
+     * Puts a `git` first on PATH that notes how it was started and runs the real one (after `before`, shell
+     * lines run with the log's path in $log); `started` reads the notes.
+     */
+    function recordingGit(before = ''): { started: () => Started[]; log: () => string; restore: () => void } {
       const dir = tempDir();
       const log = join(dir, 'started.log');
       const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
       const ioClass = existsSync('/usr/bin/ionice') || existsSync('/bin/ionice') ? '$(ionice -p $$ | cut -d: -f1)' : 'none';
       writeFileSync(
         join(dir, 'git'),
-        `#!/bin/sh\necho "$(ps -o ni= -p $$ | tr -d ' ') ${ioClass} $PPID $*" >> '${log}'\nexec '${real}' "$@"\n`,
+        `#!/bin/sh\nlog='${log}'\necho "$(ps -o ni= -p $$ | tr -d ' ') ${ioClass} $PPID $*" >> "$log"\n${before}\nexec '${real}' "$@"\n`,
       );
       chmodSync(join(dir, 'git'), 0o755);
       const path = process.env.PATH;
       process.env.PATH = `${dir}:${path}`;
       return {
+        log: () => (existsSync(log) ? readFileSync(log, 'utf8') : ''),
         started: () =>
           existsSync(log)
             ? readFileSync(log, 'utf8')
@@ -208,6 +212,25 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
         }
         expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
         expect(looseObjects(repo.gitdir)).toBe(0);
+      } finally {
+        await svc.stop();
+        gits.restore();
+      }
+    });
+
+    it('a stop while it packs waits for git to have exited, so nothing writes to the repository after it', async () => {
+      // A repack that takes a while to end when told to stop, as one cleaning up its temporary pack does.
+      const gits = recordingGit(
+        `case "$*" in *repack*) trap 'sleep 0.3; echo exited >> "$log"; kill $pid; exit 143' TERM; sleep 30 & pid=$!; wait $pid;; esac`,
+      );
+      const svc = await startTestService({ gitGcCommits: 2 });
+      try {
+        const repo = await svc.service.repos.get('acme');
+        await seedShop(repo);
+        await repo.update(setRollout(10, 2));
+        await waitFor(() => gits.started().find((g) => g.args.includes('repack')));
+        await svc.stop();
+        expect(gits.log()).toContain('exited');
       } finally {
         await svc.stop();
         gits.restore();

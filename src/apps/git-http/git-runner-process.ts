@@ -45,8 +45,16 @@ function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): v
   const child = spawnGit(request.args, request.env, false, request.idleIo === true);
   let exited = false;
   child.stdin.on('error', () => {}); // git may exit before reading all of its input
-  if (firstInput.length > 0) child.stdin.write(firstInput);
-  connection.pipe(child.stdin);
+  if (request.stopOnEnd) {
+    child.stdin.end();
+    connection.resume();
+    connection.on('end', () => {
+      if (!exited) stopGit(child);
+    });
+  } else {
+    if (firstInput.length > 0) child.stdin.write(firstInput);
+    connection.pipe(child.stdin);
+  }
 
   let waiting = false;
   const send = (type: number, data: Buffer) => {

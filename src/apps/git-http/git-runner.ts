@@ -85,18 +85,23 @@ export class GitRunner {
   }
 
   run(args: string[], env: Record<string, string>, options: { idleIo?: boolean } = {}): GitProcess {
+    return this.startGit(args, env, options.idleIo === true, false);
+  }
+
+  private startGit(args: string[], env: Record<string, string>, idleIo: boolean, stopOnEnd: boolean): RunnerProcess {
     const git = new RunnerProcess();
-    const idleIo = options.idleIo === true;
     this.ready().then(
-      (helper) => (helper ? git.connect(helper.socket.path, { args, env, idleIo }) : git.adopt(spawnGit(args, env, true, idleIo))),
+      (helper) =>
+        helper ? git.connect(helper.socket.path, { args, env, idleIo, stopOnEnd }) : git.adopt(spawnGit(args, env, true, idleIo)),
       (err) => git.fail(err as Error),
     );
     return git;
   }
 
   /**
-   * Runs git to its end for background work (the store's packing: Housekeeping's launcher), at the lowest CPU
-   * and I/O priority, and resolves with its exit code and output; a timeout or `signal` stops it.
+   * Runs git, which reads no input, to its end for background work (the store's packing: Housekeeping's
+   * launcher), at the lowest CPU and I/O priority, and resolves with its exit code and output once it has
+   * exited; a timeout or `signal` stops it, and it still resolves only once git has exited.
    */
   readonly launch: GitLauncher = (args, env, options) =>
     new Promise((resolve) => {
@@ -104,13 +109,12 @@ export class GitRunner {
         resolve({ code: 1, stdout: '', stderr: 'git over HTTP has stopped' });
         return;
       }
-      const git = this.run([...args], env, { idleIo: true });
-      git.stdin.end();
+      const git = this.startGit([...args], env, true, true);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       git.stdout.on('data', (chunk: Buffer) => out.push(chunk));
       git.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-      const stop = () => git.stop();
+      const stop = () => git.interrupt();
       const timer = setTimeout(stop, options.timeoutMs ?? 30_000);
       options.signal?.addEventListener('abort', stop, { once: true });
       const done = (code: number, extra = '') => {
@@ -278,7 +282,9 @@ class RunnerProcess extends EventEmitter implements GitProcess {
       else this.finish(exit ?? { code: null, signal: 'SIGKILL' });
     });
     socket.write(`${JSON.stringify(request)}\n`);
-    this.stdin.pipe(socket);
+    // No input to send: once git's exit is in, this side ends too, which closes the connection.
+    if (request.stopOnEnd) socket.once('end', () => socket.end());
+    else this.stdin.pipe(socket);
   }
 
   adopt(child: ChildProcess): void {
@@ -304,6 +310,16 @@ class RunnerProcess extends EventEmitter implements GitProcess {
     this.stopped = true;
     this.socket?.destroy();
     if (this.direct) stopGit(this.direct);
+  }
+
+  /**
+   * Stops git and still reports its exit ('close' once it has exited): started with `stopOnEnd`, through the
+   * helper by ending the input; directly, by signalling it.
+   */
+  interrupt(): void {
+    if (this.socket) this.socket.end();
+    else if (this.direct) stopGit(this.direct);
+    else this.stop(); // not started yet
   }
 
   /** Passes output on at the pace it is read: the helper (and git behind it) waits meanwhile. */
