@@ -132,17 +132,10 @@ async function startOnLockedDirectory(
   // Control planes sharing a database and a remote take turns to write to it (kills excepted).
   const clusterTurn = <T>(gitdir: string, waitMs: number, work: () => Promise<UpdateResult<T>>) =>
     remoteWiring && gitdir === remoteWiring.remote.sync.gitdir ? remoteWiring.inTurn(waitMs, work) : work();
-  const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
-  // Started now, while the service is small: starting it forks this process, which stalls the event loop in
-  // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
-  // clone should cost the evaluations.
-  void gitRunner.helperRunning();
   const repos = new RepositoryRegistry({
     dataDir: config.dataDir,
     logger,
     gcEveryCommits: config.gitGcCommits,
-    // Packing's git comes from the runner too: a fork of the service right after a commit held up its answer.
-    launchGit: gitRunner.launch,
     trust: state.commitTrust,
     commitSigningKey: config.commitSigningKey,
     repository: {
@@ -185,6 +178,11 @@ async function startOnLockedDirectory(
     invalidFiles: () => holder.health().organisations.map((o) => ({ org: o.org, count: o.invalidFiles.length })),
     storageFaults: () => holder.health().organisations.flatMap((o) => (o.fault ? [{ org: o.org, kind: o.fault.kind }] : [])),
   });
+  const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
+  // Started now, while the service is small: starting it forks this process, which stalls the event loop in
+  // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
+  // clone should cost the evaluations.
+  void gitRunner.helperRunning();
   const flagHealth = new FlagHealthService({
     repos,
     lastEvaluated: (org, projectId, env) => counter.lastEvaluated(statsScope(org, projectId, env)),
@@ -315,7 +313,6 @@ async function startOnLockedDirectory(
     await closeServers();
     await dashboard.close();
     holder.close();
-    await repos.housekeeping.close(); // its git runs in the runner: ended here, not cut off by the runner's stop
     await gitRunner.close();
     await healthWatcher.stop();
     await webhooks.close();

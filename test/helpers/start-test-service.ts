@@ -63,8 +63,6 @@ export interface TestServiceOptions {
   prometheusUrl?: string;
   /** FLAGOPS_OIDC_*: single sign-on, as loadConfig reads it (parseOidcSettings). Default: none. */
   oidc?: Config['oidc'];
-  /** FLAGOPS_GIT_GC_COMMITS. Default: as in production. */
-  gitGcCommits?: number;
 }
 
 export interface TestService {
@@ -107,7 +105,6 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     ...(options.databaseUrl ? { databaseUrl: options.databaseUrl } : {}),
     ...(options.oidc ? { oidc: options.oidc } : {}),
     ...(options.prometheusUrl ? { prometheusUrl: options.prometheusUrl } : {}),
-    ...(options.gitGcCommits !== undefined ? { gitGcCommits: options.gitGcCommits } : {}),
   };
   const logger = options.logger ?? (options.logLevel ? createLogger({ level: options.logLevel }) : silentLogger);
 

@@ -7,7 +7,6 @@ import { layout } from '../../src/foundations/repository/layout.js';
 import { ROLL_UP_EVERY } from '../../src/foundations/storage/git/housekeeping.js';
 import { FlagRepository, RepositoryRegistry } from '../../src/foundations/storage/index.js';
 import { stateIn } from '../helpers/control-state.js';
-import { startTestService } from '../helpers/start-test-service.js';
 import { configYaml, git, meta, seedShop, tempDir, waitFor } from './helpers.js';
 
 /** A config update of flag `key` (a or b of the shop) as the control plane makes it. */
@@ -195,44 +194,22 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       }
     });
 
-    it('the service packs from its git runner, never from a fork of itself, at the lowest priority', async () => {
-      const gits = recordingGit();
-      const svc = await startTestService({ gitGcCommits: 2 });
-      try {
-        const repo = await svc.service.repos.get('acme');
-        await seedShop(repo);
-        await repo.update(setRollout(10, 2));
-        await waitFor(() => gits.started().find((g) => g.args.includes('gc --auto')));
-        await svc.service.repos.housekeeping.idle();
-        const packing = gits.started().filter((g) => g.args.includes('repack') || g.args.includes('gc --auto'));
-        expect(packing.length).toBeGreaterThanOrEqual(2);
-        for (const started of packing) {
-          expect(started).toMatchObject({ nice: 19, ...(ionice ? { ioClass: 'idle' } : {}) });
-          expect(started.parent).not.toBe(process.pid);
-        }
-        expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
-        expect(looseObjects(repo.gitdir)).toBe(0);
-      } finally {
-        await svc.stop();
-        gits.restore();
-      }
-    });
-
     it('a stop while it packs waits for git to have exited, so nothing writes to the repository after it', async () => {
       // A repack that takes a while to end when told to stop, as one cleaning up its temporary pack does.
       const gits = recordingGit(
         `case "$*" in *repack*) trap 'sleep 0.3; echo exited >> "$log"; kill $pid; exit 143' TERM; sleep 30 & pid=$!; wait $pid;; esac`,
       );
-      const svc = await startTestService({ gitGcCommits: 2 });
+      const dataDir = tempDir();
+      const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false, gcEveryCommits: 2 });
       try {
-        const repo = await svc.service.repos.get('acme');
+        const repo = await registry.get('acme');
         await seedShop(repo);
         await repo.update(setRollout(10, 2));
         await waitFor(() => gits.started().find((g) => g.args.includes('repack')));
-        await svc.stop();
+        await registry.closeAll();
         expect(gits.log()).toContain('exited');
       } finally {
-        await svc.stop();
+        await registry.closeAll();
         gits.restore();
       }
     });

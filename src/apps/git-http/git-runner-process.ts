@@ -42,19 +42,11 @@ function serve(connection: net.Socket): void {
 }
 
 function run(connection: net.Socket, request: RunRequest, firstInput: Buffer): void {
-  const child = spawnGit(request.args, request.env, false, request.idleIo === true);
+  const child = spawnGit(request.args, request.env, false);
   let exited = false;
   child.stdin.on('error', () => {}); // git may exit before reading all of its input
-  if (request.stopOnEnd) {
-    child.stdin.end();
-    connection.resume();
-    connection.on('end', () => {
-      if (!exited) stopGit(child);
-    });
-  } else {
-    if (firstInput.length > 0) child.stdin.write(firstInput);
-    connection.pipe(child.stdin);
-  }
+  if (firstInput.length > 0) child.stdin.write(firstInput);
+  connection.pipe(child.stdin);
 
   let waiting = false;
   const send = (type: number, data: Buffer) => {

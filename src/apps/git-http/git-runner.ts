@@ -5,7 +5,6 @@ import net from 'node:net';
 import { createInterface } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import type { Logger } from '../../foundations/log/logger.js';
-import type { GitLauncher } from '../../foundations/storage/git/git-cli.js';
 import { nodeEntry } from './node-entry.js';
 import {
   type ExitStatus,
@@ -84,48 +83,14 @@ export class GitRunner {
     this.dataDir = options.dataDir;
   }
 
-  run(args: string[], env: Record<string, string>, options: { idleIo?: boolean } = {}): GitProcess {
-    return this.startGit(args, env, options.idleIo === true, false);
-  }
-
-  private startGit(args: string[], env: Record<string, string>, idleIo: boolean, stopOnEnd: boolean): RunnerProcess {
+  run(args: string[], env: Record<string, string>): GitProcess {
     const git = new RunnerProcess();
     this.ready().then(
-      (helper) =>
-        helper ? git.connect(helper.socket.path, { args, env, idleIo, stopOnEnd }) : git.adopt(spawnGit(args, env, true, idleIo)),
+      (helper) => (helper ? git.connect(helper.socket.path, { args, env }) : git.adopt(spawnGit(args, env, true))),
       (err) => git.fail(err as Error),
     );
     return git;
   }
-
-  /**
-   * Runs git, which reads no input, to its end for background work (the store's packing: Housekeeping's
-   * launcher), at the lowest CPU and I/O priority, and resolves with its exit code and output once it has
-   * exited; a timeout or `signal` stops it, and it still resolves only once git has exited.
-   */
-  readonly launch: GitLauncher = (args, env, options) =>
-    new Promise((resolve) => {
-      if (this.closed || options.signal?.aborted) {
-        resolve({ code: 1, stdout: '', stderr: 'git over HTTP has stopped' });
-        return;
-      }
-      const git = this.startGit([...args], env, true, true);
-      const out: Buffer[] = [];
-      const err: Buffer[] = [];
-      git.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-      git.stderr.on('data', (chunk: Buffer) => err.push(chunk));
-      const stop = () => git.interrupt();
-      const timer = setTimeout(stop, options.timeoutMs ?? 30_000);
-      options.signal?.addEventListener('abort', stop, { once: true });
-      const done = (code: number, extra = '') => {
-        clearTimeout(timer);
-        options.signal?.removeEventListener('abort', stop);
-        const stderr = `${Buffer.concat(err).toString('utf8').trim()}${extra}`;
-        resolve({ code, stdout: Buffer.concat(out).toString('utf8').trim(), stderr });
-      };
-      git.once('error', (error: Error) => done(1, error.message));
-      git.once('close', (code: number | null) => done(code ?? 1));
-    });
 
   /** Whether the helper runs (it is started if need be): only then can a connection be handed to it. */
   async helperRunning(): Promise<boolean> {
@@ -282,9 +247,7 @@ class RunnerProcess extends EventEmitter implements GitProcess {
       else this.finish(exit ?? { code: null, signal: 'SIGKILL' });
     });
     socket.write(`${JSON.stringify(request)}\n`);
-    // No input to send: once git's exit is in, this side ends too, which closes the connection.
-    if (request.stopOnEnd) socket.once('end', () => socket.end());
-    else this.stdin.pipe(socket);
+    this.stdin.pipe(socket);
   }
 
   adopt(child: ChildProcess): void {
@@ -310,16 +273,6 @@ class RunnerProcess extends EventEmitter implements GitProcess {
     this.stopped = true;
     this.socket?.destroy();
     if (this.direct) stopGit(this.direct);
-  }
-
-  /**
-   * Stops git and still reports its exit ('close' once it has exited): started with `stopOnEnd`, through the
-   * helper by ending the input; directly, by signalling it.
-   */
-  interrupt(): void {
-    if (this.socket) this.socket.end();
-    else if (this.direct) stopGit(this.direct);
-    else this.stop(); // not started yet
   }
 
   /** Passes output on at the pace it is read: the helper (and git behind it) waits meanwhile. */

@@ -10,13 +10,6 @@
 export interface RunRequest {
   args: string[];
   env: Record<string, string>;
-  /** Run git in the idle I/O class too (`ionice -c 3`, where present): background work such as packing. */
-  idleIo?: boolean;
-  /**
-   * For a git that reads no input: the end of the input stops git (SIGTERM), and its exit is still sent, so the
-   * service can stop it and learn when it has exited. Without it, the service stops git by closing the connection.
-   */
-  stopOnEnd?: boolean;
 }
 
 export interface ExitStatus {

@@ -1,6 +1,5 @@
 import { type ChildProcess, type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { atLowestPriority } from '../../foundations/storage/git/git-cli.js';
 
 /** `nice`, to start a process at the lowest CPU priority (absent on some systems: then at the starter's). */
 export const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(file));
@@ -12,13 +11,8 @@ export const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(fil
  * clone in its own session took CPU from the evaluation server as if it ran at normal priority. In the
  * starter's session, `nice 19` holds (`lowest`: set it here; the git runner is niced itself, and so is all it starts).
  */
-export function spawnGit(args: string[], env: Record<string, string>, lowest: boolean, idleIo = false): ChildProcessWithoutNullStreams {
-  // Packing (idleIo) also yields the disk: its writes otherwise hold up the commits' fsyncs.
-  const [file, ...argv] = idleIo
-    ? atLowestPriority(['git', ...args])
-    : lowest && NICE
-      ? [NICE, '-n', '19', 'git', ...args]
-      : ['git', ...args];
+export function spawnGit(args: string[], env: Record<string, string>, lowest: boolean): ChildProcessWithoutNullStreams {
+  const [file, argv] = lowest && NICE ? [NICE, ['-n', '19', 'git', ...args]] : ['git', args];
   return spawn(file, argv, { env, stdio: ['pipe', 'pipe', 'pipe'] });
 }
 

@@ -4,7 +4,6 @@ import { type Logger, silentLogger } from '../log/logger.js';
 import type { CommitTrustStore } from '../state/index.js';
 import { loadSigningKey } from './commit-trust.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
-import type { GitLauncher } from './git/git-cli.js';
 import { Housekeeping } from './git/housekeeping.js';
 import { isRepository } from './git/init-repository.js';
 import { MAIN_REF, readRef, removeLeftoverRefLocks } from './git/refs.js';
@@ -21,8 +20,6 @@ export interface RegistryOptions {
   repository?: Omit<OpenOptions, 'gitdir' | 'dir' | 'create' | 'logger'>;
   /** Pack a repository after this many moves of its main (default 1000; 0: never); housekeeping.ts. */
   gcEveryCommits?: number;
-  /** Starts packing's git (HousekeepingOptions.launch): the service's git runner. */
-  launchGit?: GitLauncher;
   /** The installation's signing key and where unsigned trailers stop being believed (the control plane's state). */
   trust: CommitTrustStore;
   /** FLAGOPS_COMMIT_SIGNING_KEY: the key commits are signed with, instead of the installation's (`trust`). */
@@ -38,11 +35,7 @@ export class RepositoryRegistry {
 
   constructor(private readonly options: RegistryOptions) {
     this.logger = options.logger ?? silentLogger;
-    this.housekeeping = new Housekeeping({
-      everyCommits: options.gcEveryCommits ?? 1000,
-      logger: this.logger,
-      ...(options.launchGit ? { launch: options.launchGit } : {}),
-    });
+    this.housekeeping = new Housekeeping({ everyCommits: options.gcEveryCommits ?? 1000, logger: this.logger });
   }
 
   gitdirOf(org: string): string {

@@ -52,17 +52,28 @@ export function atLowestPriority(command: readonly string[]): string[] {
 /** Starts git from this process at the lowest CPU and I/O priority (atLowestPriority). */
 export const execGitAtLowestPriority: GitLauncher = (args, env, options) => execCommand(atLowestPriority(['git', ...args]), env, options);
 
+/**
+ * Runs a command to its end. `signal` stops it (SIGTERM) and the result still comes once it has exited:
+ * execFile's own `signal` answers at once, while git may still be writing into the repository.
+ */
 function execCommand(command: readonly string[], env: Record<string, string>, options: GitRunOptions): Promise<GitResult> {
   const [file, ...args] = command;
   return new Promise((resolve) => {
-    execFile(
+    if (options.signal?.aborted) {
+      resolve({ code: 1, stdout: '', stderr: 'stopped before it started' });
+      return;
+    }
+    const child = execFile(
       file,
       args,
-      { timeout: options.timeoutMs ?? 30_000, signal: options.signal, env, maxBuffer: 16 * 1024 * 1024 },
+      { timeout: options.timeoutMs ?? 30_000, env, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => {
+        options.signal?.removeEventListener('abort', stop);
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
         resolve({ code, stdout: stdout.trim(), stderr: stderr.trim() });
       },
     );
+    const stop = () => child.kill('SIGTERM');
+    options.signal?.addEventListener('abort', stop, { once: true });
   });
 }

@@ -1,16 +1,10 @@
 import type { Logger } from '../../log/logger.js';
-import { execGitAtLowestPriority, type GitLauncher, gitRun } from './git-cli.js';
+import { execGitAtLowestPriority, gitRun } from './git-cli.js';
 
 export interface HousekeepingOptions {
   /** Run `git gc --auto` after this many moves of main (0: never pack, not even roll up the commits' packs). */
   everyCommits: number;
   logger: Logger;
-  /**
-   * Starts the packing's git (default: from this process, at the lowest CPU and I/O priority). The service
-   * passes its git runner's: a fork of the service stalls its event loop for as long as copying its page
-   * tables takes (6–15 ms with 10,000 flags loaded), and a fork here would come right after a commit.
-   */
-  launch?: GitLauncher;
 }
 
 /** Long enough for a 10,000-flag repository with years of history on a small machine. */
@@ -85,7 +79,7 @@ export class Housekeeping {
       const result = await gitRun(gitdir, [...config, ...step], {
         timeoutMs: GC_TIMEOUT_MS,
         signal: this.stopping.signal,
-        launch: this.options.launch ?? execGitAtLowestPriority,
+        launch: execGitAtLowestPriority,
       });
       if (this.stopping.signal.aborted) return false;
       if (result.code !== 0) {
