@@ -153,4 +153,42 @@ describe('the flag history tracker', () => {
     expect(restart.read).toEqual(oids.slice(named + 1));
     await again.close();
   });
+
+  describe('writes its file out of the way of changes', () => {
+    /** The head the file names, once it exists. */
+    const fileHead = (cacheFile: string) =>
+      existsSync(cacheFile) ? JSON.parse(readFileSync(cacheFile, 'utf8').split('\n')[0]).head : undefined;
+
+    it('once main has been still a while, with the history of its head then', async () => {
+      const { gitdir, oids } = await history();
+      const cacheFile = join(tempDir(), 'health', 'acme.json');
+      git(gitdir, 'update-ref', 'refs/heads/main', oids[1]);
+      const repo = await coldRepository(gitdir);
+      const tracker = await HistoryTracker.open({ repo, cacheFile, saveWhenStillMs: 50, saveAtMostAfterMs: 60_000 });
+      await tracker.current();
+      for (const oid of oids.slice(2)) {
+        git(gitdir, 'update-ref', 'refs/heads/main', oid);
+        await repo.refresh();
+      }
+      await tracker.current();
+      // Written without a close: the deferred write still happens, naming the head it had then.
+      expect(await waitFor(() => (fileHead(cacheFile) === oids[4] ? true : undefined))).toBe(true);
+      await tracker.close();
+    });
+
+    it('while main keeps moving, at the latest a while after the first commit it has not written', async () => {
+      const { gitdir, oids } = await history();
+      const cacheFile = join(tempDir(), 'health', 'acme.json');
+      git(gitdir, 'update-ref', 'refs/heads/main', oids[1]);
+      const repo = await coldRepository(gitdir);
+      // Main is never still for a minute here: only the bound writes the file.
+      const tracker = await HistoryTracker.open({ repo, cacheFile, saveWhenStillMs: 60_000, saveAtMostAfterMs: 100 });
+      await tracker.current();
+      git(gitdir, 'update-ref', 'refs/heads/main', oids[2]);
+      await repo.refresh();
+      await tracker.current();
+      expect(await waitFor(() => (fileHead(cacheFile) === oids[2] ? true : undefined), 3_000)).toBe(true);
+      await tracker.close();
+    });
+  });
 });

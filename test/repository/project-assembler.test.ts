@@ -86,6 +86,8 @@ function randomFile(random: () => number, keys: readonly string[]): [string, Par
     version: Math.floor(random() * 1000),
     rules: [],
   };
+  // Prerequisites: on flags with and without files, served or held back, and cycles among them.
+  if (random() < 0.3) value.prerequisites = [{ flag: pick(keys), variation: 'on' }];
   return [`projects/${SLUG}/environments/${pick(ENVS)}/${key}.yaml`, invalid ? undefined : { kind: 'config', value }];
 }
 

@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readlinkSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
@@ -132,4 +133,85 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
       await registry.housekeeping.idle();
       expect(packs(repo.gitdir)).toBe(before + 4);
     }));
+
+  describe('runs git out of the way of serving', () => {
+    /** How each git was started: nice value, I/O class, parent process and arguments, as a `git` first on PATH saw them. */
+    interface Started {
+      nice: number;
+      ioClass: string;
+      parent: number;
+      args: string;
+    }
+    /**
+     * Puts a `git` first on PATH that notes how it was started and runs the real one (after `before`, shell
+     * lines run with the log's path in $log); `started` reads the notes.
+     */
+    function recordingGit(before = ''): { started: () => Started[]; log: () => string; restore: () => void } {
+      const dir = tempDir();
+      const log = join(dir, 'started.log');
+      const real = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+      const ioClass = existsSync('/usr/bin/ionice') || existsSync('/bin/ionice') ? '$(ionice -p $$ | cut -d: -f1)' : 'none';
+      writeFileSync(
+        join(dir, 'git'),
+        `#!/bin/sh\nlog='${log}'\necho "$(ps -o ni= -p $$ | tr -d ' ') ${ioClass} $PPID $*" >> "$log"\n${before}\nexec '${real}' "$@"\n`,
+      );
+      chmodSync(join(dir, 'git'), 0o755);
+      const path = process.env.PATH;
+      process.env.PATH = `${dir}:${path}`;
+      return {
+        log: () => (existsSync(log) ? readFileSync(log, 'utf8') : ''),
+        started: () =>
+          existsSync(log)
+            ? readFileSync(log, 'utf8')
+                .trim()
+                .split('\n')
+                .map((line) => {
+                  const [nice, ioClass, parent, ...args] = line.split(' ');
+                  return { nice: Number(nice), ioClass, parent: Number(parent), args: args.join(' ') };
+                })
+            : [],
+        restore: () => {
+          process.env.PATH = path;
+        },
+      };
+    }
+    const ionice = existsSync('/usr/bin/ionice') || existsSync('/bin/ionice');
+
+    it('packs at the lowest CPU and I/O priority, and the repository stays whole', async () => {
+      const gits = recordingGit();
+      try {
+        await withShop(2, async (repo, registry) => {
+          await repo.update(setRollout(10, 2));
+          await registry.housekeeping.idle();
+          const repack = gits.started().find((g) => g.args.includes('repack'));
+          expect(repack).toMatchObject({ nice: 19, ...(ionice ? { ioClass: 'idle' } : {}) });
+          expect(git(repo.gitdir, 'fsck', '--full', '--strict')).toBe('');
+          expect(packs(repo.gitdir)).toBe(1);
+          expect((await readFresh(repo.gitdir)).state.projects.get('shop')!.flags.get('a')!.environments.prod.rolloutPct).toBe(10);
+        });
+      } finally {
+        gits.restore();
+      }
+    });
+
+    it('a stop while it packs waits for git to have exited, so nothing writes to the repository after it', async () => {
+      // A repack that takes a while to end when told to stop, as one cleaning up its temporary pack does.
+      const gits = recordingGit(
+        `case "$*" in *repack*) trap 'sleep 0.3; echo exited >> "$log"; kill $pid; exit 143' TERM; sleep 30 & pid=$!; wait $pid;; esac`,
+      );
+      const dataDir = tempDir();
+      const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false, gcEveryCommits: 2 });
+      try {
+        const repo = await registry.get('acme');
+        await seedShop(repo);
+        await repo.update(setRollout(10, 2));
+        await waitFor(() => gits.started().find((g) => g.args.includes('repack')));
+        await registry.closeAll();
+        expect(gits.log()).toContain('exited');
+      } finally {
+        await registry.closeAll();
+        gits.restore();
+      }
+    });
+  });
 });

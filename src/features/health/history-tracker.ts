@@ -24,8 +24,14 @@ const CHUNK = 32;
 const TURN_MS = 5;
 /** Commits folded in before the file on disk is written again (also during a long first read). */
 const CHECKPOINT = 2_000;
-/** Fewer commits than that are written this long after they were read. */
+/**
+ * Fewer commits than that are written once main has not moved for this long: writing 10,000 flags takes
+ * ~300 ms of the event loop in 5 ms turns, and a kill made meanwhile waits behind a turn at each of its steps
+ * (76–93 ms instead of 7), so a burst of changes (kills in an incident) is not slowed by it...
+ */
 const SAVE_AFTER_MS = 5_000;
+/** ...or this long after the first of them, whichever comes first. */
+const SAVE_AT_MOST_AFTER_MS = 60_000;
 
 /**
  * The cache file: a first line `{ format, head }`, then one line per flag (`["flag", id, record]`) and per
@@ -56,6 +62,8 @@ export class HistoryTracker {
   private unsubscribe: () => void = () => {};
   private turnStarted = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the first commit not yet written was folded in (Date.now()), while a save waits. */
+  private unsavedSince: number | undefined;
   private lock: Promise<void> = Promise.resolve();
   private saveQueued = false;
   private readonly summaries = new Lru<string, ConfigSummary | null>(100_000);
@@ -65,6 +73,7 @@ export class HistoryTracker {
     private readonly logger: Logger,
     private readonly cacheFile: string | undefined,
     private readonly checkpoint: number,
+    private readonly saveDelays: { quietMs: number; atMostMs: number },
   ) {}
 
   static async open(options: {
@@ -73,12 +82,20 @@ export class HistoryTracker {
     cacheFile?: string;
     /** Commits folded in before the cache file is written again (default 2,000). */
     checkpointEvery?: number;
+    /** Fewer are written once main has been still this long (default 5 s)... */
+    saveWhenStillMs?: number;
+    /** ...or this long after the first of them (default 60 s). */
+    saveAtMostAfterMs?: number;
   }): Promise<HistoryTracker> {
     const tracker = new HistoryTracker(
       options.repo,
       options.logger ?? silentLogger,
       options.cacheFile,
       options.checkpointEvery ?? CHECKPOINT,
+      {
+        quietMs: options.saveWhenStillMs ?? SAVE_AFTER_MS,
+        atMostMs: options.saveAtMostAfterMs ?? SAVE_AT_MOST_AFTER_MS,
+      },
     );
     if (options.cacheFile) await tracker.readCache(options.cacheFile);
     // Subscribed before the first read of main, so a move meanwhile is not missed. Followed in the background.
@@ -260,13 +277,23 @@ export class HistoryTracker {
     }
   }
 
-  /** A few commits at a time are written a while later, together, rather than the whole file per commit. */
+  /**
+   * A few commits at a time are written later, together, rather than the whole file per commit: once main has
+   * been still for a while (each move puts the write off again), or at the latest a while after the first.
+   */
   private saveSoon(): void {
-    if (this.saveTimer || !this.cacheFile) return;
-    this.saveTimer = setTimeout(() => {
-      this.saveTimer = undefined;
-      this.save();
-    }, SAVE_AFTER_MS);
+    if (!this.cacheFile) return;
+    const now = Date.now();
+    this.unsavedSince ??= now;
+    if (this.saveTimer) clearTimeout(this.saveTimer);
+    const delay = Math.min(this.saveDelays.quietMs, this.unsavedSince + this.saveDelays.atMostMs - now);
+    this.saveTimer = setTimeout(
+      () => {
+        this.saveTimer = undefined;
+        this.save();
+      },
+      Math.max(0, delay),
+    );
     this.saveTimer.unref?.();
   }
 
@@ -282,6 +309,7 @@ export class HistoryTracker {
   /** Written to a temp file and renamed, so a crash leaves the previous file or none. Never throws. */
   private async writeCache(): Promise<void> {
     const file = this.cacheFile;
+    this.unsavedSince = undefined;
     if (!file || this.unsaved === 0) return;
     this.unsaved = 0;
     const text = await this.exclusively(async () => {

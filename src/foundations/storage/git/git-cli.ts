@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 export interface GitResult {
   code: number;
@@ -8,30 +9,74 @@ export interface GitResult {
   timedOut?: boolean;
 }
 
+export interface GitRunOptions {
+  timeoutMs?: number;
+  /** Stops git early. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Starts git with these arguments and environment and resolves with how it ended (never rejects): by default
+ * from this process (execGit); the service passes one that starts it from its small git runner process, since
+ * forking the service itself stalls its event loop in proportion to the memory it holds.
+ */
+export type GitLauncher = (args: readonly string[], env: Record<string, string>, options: GitRunOptions) => Promise<GitResult>;
+
 /**
  * Runs the git CLI on a bare repository. Prompts are off (a missing credential fails instead of hanging) and
- * no user or system config applies, so what runs is what the caller says. `signal` stops it early.
+ * no user or system config applies, so what runs is what the caller says. `launch` starts it (default: execGit).
  */
 export function gitRun(
   gitdir: string,
   args: readonly string[],
-  options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  options: GitRunOptions & { launch?: GitLauncher } = {},
 ): Promise<GitResult> {
+  const env: Record<string, string> = { HOME: gitdir, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
+  if (process.env.PATH !== undefined) env.PATH = process.env.PATH;
+  return (options.launch ?? execGit)(['--git-dir', gitdir, ...args], env, options);
+}
+
+/** Starts git from this process, at this process's priority. */
+export const execGit: GitLauncher = (args, env, options) => execCommand(['git', ...args], env, options);
+
+const NICE = ['/usr/bin/nice', '/bin/nice'].find((file) => existsSync(file));
+const IONICE = ['/usr/bin/ionice', '/bin/ionice'].find((file) => existsSync(file));
+
+/**
+ * The command that runs `command` at the lowest CPU priority (`nice -n 19`) and in the idle I/O class
+ * (`ionice -c 3`, `-t`: run anyway where the I/O scheduler or the kernel refuses it), with whichever of the two
+ * this system has: what background work that must not slow serving (packing) runs as.
+ */
+export function atLowestPriority(command: readonly string[]): string[] {
+  return [...(NICE ? [NICE, '-n', '19'] : []), ...(IONICE ? [IONICE, '-c', '3', '-t'] : []), ...command];
+}
+
+/** Starts git from this process at the lowest CPU and I/O priority (atLowestPriority). */
+export const execGitAtLowestPriority: GitLauncher = (args, env, options) => execCommand(atLowestPriority(['git', ...args]), env, options);
+
+/**
+ * Runs a command to its end. `signal` stops it (SIGTERM) and the result still comes once it has exited:
+ * execFile's own `signal` answers at once, while git may still be writing into the repository.
+ */
+function execCommand(command: readonly string[], env: Record<string, string>, options: GitRunOptions): Promise<GitResult> {
+  const [file, ...args] = command;
   return new Promise((resolve) => {
-    execFile(
-      'git',
-      ['--git-dir', gitdir, ...args],
-      {
-        timeout: options.timeoutMs ?? 30_000,
-        signal: options.signal,
-        env: { PATH: process.env.PATH, HOME: gitdir, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' },
-        maxBuffer: 16 * 1024 * 1024,
-      },
+    if (options.signal?.aborted) {
+      resolve({ code: 1, stdout: '', stderr: 'stopped before it started' });
+      return;
+    }
+    const child = execFile(
+      file,
+      args,
+      { timeout: options.timeoutMs ?? 30_000, env, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => {
+        options.signal?.removeEventListener('abort', stop);
         const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
         const timedOut = err !== null && (err as { killed?: boolean }).killed === true && !options.signal?.aborted;
         resolve({ code, stdout: stdout.trim(), stderr: stderr.trim(), ...(timedOut ? { timedOut } : {}) });
       },
     );
+    const stop = () => child.kill('SIGTERM');
+    options.signal?.addEventListener('abort', stop, { once: true });
   });
 }

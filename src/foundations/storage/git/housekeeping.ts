@@ -1,5 +1,5 @@
 import type { Logger } from '../../log/logger.js';
-import { gitRun } from './git-cli.js';
+import { execGitAtLowestPriority, gitRun } from './git-cli.js';
 
 export interface HousekeepingOptions {
   /** Run `git gc --auto` after this many moves of main (0: never pack, not even roll up the commits' packs). */
@@ -25,8 +25,10 @@ export const ROLL_UP_EVERY = 50;
  * at least double one to the next, so each object is repacked a logarithmic number of times. Every
  * `everyCommits` moves, `git gc --auto` runs after it, which prunes what nothing has referenced for two
  * weeks. Both run in the foreground of their own process (not detached, so a stop can end them) with one
- * pack thread, leaving the other core to serving. Git's own locks make them safe beside the store's writes;
- * interrupted, they leave only temporary files that the next run removes.
+ * pack thread, at the lowest CPU and I/O priority, leaving the other core to serving. They start on the turn
+ * of the event loop after the move that counts, not in it, so the commit's own answer goes first. Git's own
+ * locks make them safe beside the store's writes; interrupted, they leave only temporary files that the next
+ * run removes.
  */
 export class Housekeeping {
   private readonly moves = new Map<string, number>();
@@ -46,7 +48,8 @@ export class Housekeeping {
     this.moves.set(gitdir, moves % every);
     const full = moves >= every;
     if ((!full && moves % ROLL_UP_EVERY !== 0) || this.running.has(gitdir)) return;
-    const run = this.gc(gitdir, full)
+    const run = new Promise((started) => setImmediate(started))
+      .then(() => this.gc(gitdir, full))
       .then((done) => {
         if (done) packed();
       })
@@ -72,7 +75,12 @@ export class Housekeeping {
     const config = ['-c', 'gc.autoDetach=false', '-c', 'pack.threads=1'];
     const steps = [['repack', '-d', '-q', '--geometric=2'], ...(full ? [['gc', '--auto', '--quiet']] : [])];
     for (const step of steps) {
-      const result = await gitRun(gitdir, [...config, ...step], { timeoutMs: GC_TIMEOUT_MS, signal: this.stopping.signal });
+      if (this.stopping.signal.aborted) return false;
+      const result = await gitRun(gitdir, [...config, ...step], {
+        timeoutMs: GC_TIMEOUT_MS,
+        signal: this.stopping.signal,
+        launch: execGitAtLowestPriority,
+      });
       if (this.stopping.signal.aborted) return false;
       if (result.code !== 0) {
         const stderr = result.stderr || 'no output (is the git CLI installed?)';
