@@ -1,4 +1,5 @@
 /** What the cluster tests ask of a control plane, a replica and the git host, in the words of the tests. */
+import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
 import { httpClient, type Json } from '../helpers/http-client.js';
 
@@ -9,6 +10,18 @@ export const WITHIN_A_SECOND = 1_000;
 export async function evaluateOn(url: string, sdkKey: string, flagKey: string): Promise<Json | undefined> {
   const res = await httpClient(url, sdkKey).post('/v1/evaluate', { key: flagKey, context: { userId: 'u1' } });
   return res.status === 200 ? res.body[flagKey] : undefined;
+}
+
+/** Resolves once every one of `urls` (evaluation ports, replicas) answers `flagKey` with a result `check` accepts. */
+export function servedOnAll(urls: readonly string[], sdkKey: string, flagKey: string, check: (result: Json) => boolean) {
+  return Promise.all(
+    urls.map((url) =>
+      until(
+        () => evaluateOn(url, sdkKey, flagKey),
+        (result) => result !== undefined && check(result),
+      ),
+    ),
+  );
 }
 
 /** The status an evaluation port or replica answers an sdk key with. */

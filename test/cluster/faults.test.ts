@@ -4,7 +4,7 @@ import { until } from '../helpers/deadlines.js';
 import type { HttpResponse, Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
 import { type Cluster, type ControlPlane, startCluster } from './cluster.js';
-import { evaluateOn, evaluationStatus, hostActions, hostFile } from './cluster-client.js';
+import { evaluateOn, evaluationStatus, hostActions, hostFile, servedOnAll } from './cluster-client.js';
 
 describe.skipIf(POSTGRES_MISSING !== null)('two control planes, two replicas, PostgreSQL and a git host: one part fails', () => {
   let cluster: Cluster;
@@ -16,15 +16,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes, two replicas, Po
   let everywhere: string[];
 
   const flagPath = (key: string, env = 'prod') => `projects/shop/environments/${env}/${key}.yaml`;
-  const servedEverywhere = (key: string, check: (result: Json) => boolean) =>
-    Promise.all(
-      everywhere.map((url) =>
-        until(
-          () => evaluateOn(url, sdkKey, key),
-          (result) => result !== undefined && check(result),
-        ),
-      ),
-    );
+  const servedEverywhere = (key: string, check: (result: Json) => boolean) => servedOnAll(everywhere, sdkKey, key, check);
 
   beforeAll(async () => {
     cluster = await startCluster({ controlPlanes: 2, replicas: 2 });

@@ -5,7 +5,7 @@ import { until } from '../helpers/deadlines.js';
 import type { HttpResponse, Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
 import { type Cluster, type ControlPlane, startCluster } from './cluster.js';
-import { evaluateOn, hostActions, hostFile } from './cluster-client.js';
+import { evaluateOn, hostActions, hostFile, servedOnAll } from './cluster-client.js';
 
 /** The push deadline the control planes run with here (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS). */
 const PUSH_TIMEOUT_SECONDS = 8;
@@ -34,15 +34,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
   /** Every evaluation port and replica. */
   let everywhere: string[];
 
-  const servedEverywhere = (key: string, check: (result: Json) => boolean) =>
-    Promise.all(
-      everywhere.map((url) =>
-        until(
-          () => evaluateOn(url, sdkKey, key),
-          (result) => result !== undefined && check(result),
-        ),
-      ),
-    );
+  const servedEverywhere = (key: string, check: (result: Json) => boolean) => servedOnAll(everywhere, sdkKey, key, check);
 
   /** A flag on at 100 % in prod, served everywhere. */
   async function liveFlag(key: string): Promise<Json> {
