@@ -79,7 +79,16 @@ const importMs = performance.now() - importStarted;
 const rssBefore = rssMb();
 const startStarted = performance.now();
 const service = await startService(
-  { dataDir, host: '127.0.0.1', controlPort: 0, evalPort: 0, bootstrapKeys: [{ org: 'bench', key: ADMIN }], logLevel: 'error' },
+  {
+    dataDir,
+    host: '127.0.0.1',
+    controlPort: 0,
+    evalPort: 0,
+    bootstrapKeys: [{ org: 'bench', key: ADMIN }],
+    logLevel: 'error',
+    // FLAGOPS_GIT_GC_COMMITS as the service reads it (0: never pack), to tell packing's share of a tail.
+    ...(process.env.FLAGOPS_GIT_GC_COMMITS ? { gitGcCommits: Number(process.env.FLAGOPS_GIT_GC_COMMITS) } : {}),
+  },
   silentLogger,
 );
 const startMs = performance.now() - startStarted;
