@@ -7,7 +7,7 @@ import { layout } from '../../src/foundations/repository/layout.js';
 import { frameObject, hashFramed, type ObjectType } from '../../src/foundations/storage/git/git-objects.js';
 import { buildPack } from '../../src/foundations/storage/git/pack-writer.js';
 import { FlagRepository } from '../../src/foundations/storage/index.js';
-import { configYaml, git, meta, seedShop, tempDir, track } from './helpers.js';
+import { configYaml, git, meta, newFlagFiles, seedShop, tempDir, track } from './helpers.js';
 
 const packDir = (gitdir: string) => join(gitdir, 'objects', 'pack');
 const packNames = (gitdir: string) =>
@@ -143,5 +143,27 @@ describe('buildPack', () => {
       const shown = execFileSync('git', ['cat-file', object.type, object.oid], { cwd: gitdir });
       expect(shown.equals(object.content)).toBe(true);
     }
+  });
+});
+
+describe('big objects, written loose', () => {
+  it('are read and checked by git: a directory of 4,000 flags, then one file in it changed', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true }));
+    await seedShop(repo);
+    const keys = Array.from({ length: 4000 }, (_, i) => `flag-${String(i).padStart(4, '0')}`);
+    await repo.update(() => ({
+      changes: keys.flatMap((key) => newFlagFiles('shop', key)),
+      meta: meta('import', { project: 'shop' }),
+      result: undefined,
+    }));
+    const { commit } = await repo.update(enable('flag-1500', 7));
+    const dir = git(gitdir, 'rev-parse', `${commit}:projects/shop/environments/prod`);
+    expect(Number(git(gitdir, 'cat-file', '-s', dir))).toBeGreaterThan(2 * 0xffff); // several stored blocks
+    expect(git(gitdir, 'fsck', '--full', '--strict')).toBe('');
+    expect(git(gitdir, 'ls-tree', '--name-only', dir).split('\n')).toHaveLength(4002);
+    expect(git(gitdir, 'cat-file', '-p', `${commit}:${layout.configFile('shop', 'prod', 'flag-1500')}`)).toBe(
+      configYaml({ enabled: true, version: 7 }).trimEnd(),
+    );
   });
 });

@@ -1,10 +1,10 @@
 import {
   changedTreeSpans,
   EMPTY_TREE_OID,
-  frameObject,
   hashFramed,
   isTreeMode,
   type ObjectType,
+  objectHeader,
   parseCommit,
   parseTree,
   unframeObject,
@@ -29,14 +29,17 @@ export async function objectsAddedBy(store: ObjectStore, commit: string, maxByte
   const parsed = await store.readCommit(commit);
   if (parsed.parents.length !== 1) return null;
   const parent = await store.readCommit(parsed.parents[0]);
-  const frames: Buffer[] = [frameObject('commit', commitBytes)];
-  let bytes = frames[0].length;
+  const frames: Buffer[] = [];
+  let bytes = 0;
+  // Measured before anything is copied: a 10,000-flag directory's tree alone is over any notice's limit.
   const add = (type: ObjectType, content: Buffer): boolean => {
-    const framed = frameObject(type, content);
-    bytes += framed.length;
-    frames.push(framed);
-    return bytes <= maxBytes;
+    const header = objectHeader(type, content.length);
+    bytes += header.length + content.length;
+    if (bytes > maxBytes) return false;
+    frames.push(header, content);
+    return true;
   };
+  if (!add('commit', commitBytes)) return null;
   const walk = async (before: string | null, after: string): Promise<boolean> => {
     if (before === after) return true;
     const afterBytes = await store.readTreeBytes(after);

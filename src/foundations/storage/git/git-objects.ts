@@ -20,13 +20,23 @@ export function isTreeMode(mode: string): boolean {
   return mode === MODE_TREE || mode === '040000';
 }
 
+/** `type len\0`: what precedes an object's content when git hashes and deflates it. */
+export function objectHeader(type: ObjectType, length: number): Buffer {
+  return Buffer.from(`${type} ${length}\0`);
+}
+
 /** `type len\0content`: what git hashes and deflates. */
 export function frameObject(type: ObjectType, content: Uint8Array): Buffer {
-  return Buffer.concat([Buffer.from(`${type} ${content.byteLength}\0`), content]);
+  return Buffer.concat([objectHeader(type, content.byteLength), content]);
 }
 
 export function hashFramed(framed: Uint8Array): string {
   return createHash('sha1').update(framed).digest('hex');
+}
+
+/** hashFramed of header and content, without copying them into one buffer. */
+export function hashObjectParts(header: Uint8Array, content: Uint8Array): string {
+  return createHash('sha1').update(header).update(content).digest('hex');
 }
 
 export function hashObject(type: ObjectType, content: Uint8Array): string {
