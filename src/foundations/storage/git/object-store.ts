@@ -52,6 +52,12 @@ export class ObjectStore {
    */
   private readonly trees = new Lru<string, CachedTree>(200_000, (tree) => tree.entries.length + 1);
   private readonly commits = new Lru<string, CommitObject>(10_000);
+  /**
+   * Objects of commits under way, readable before their files are in place (written, fsynced, then renamed):
+   * a commit's new state is assembled from its trees while they are written, and the next commits of a series
+   * are built on them, whatever the tree cache still holds. Counted, since two batches may write one object.
+   */
+  private readonly unwritten = new Map<string, { object: BatchObject; holds: number }>();
   /** isomorphic-git's cache of pack indexes and packs; shared across reads so a pack is loaded once. */
   private readonly packCache = {};
   private readonly packs: PackReader;
@@ -81,6 +87,8 @@ export class ObjectStore {
    * milliseconds of waiting each. Callers that read thousands yield to the event loop between batches.
    */
   readSync(oid: string): { type: ObjectType; content: Buffer } | null {
+    const unwritten = this.unwritten.get(oid)?.object;
+    if (unwritten) return { type: unwritten.type, content: unwritten.content };
     try {
       // Packs first: a lookup in an open index costs a binary search, a missing loose file a thrown ENOENT.
       const packed = this.packs.readKnown(oid);
@@ -273,6 +281,20 @@ export class ObjectStore {
     this.packs.close();
   }
 
+  /** An object of a batch, readable from here until releaseUnwritten (see `unwritten`). */
+  holdUnwritten(object: BatchObject): void {
+    const held = this.unwritten.get(object.oid);
+    if (held) held.holds++;
+    else this.unwritten.set(object.oid, { object, holds: 1 });
+  }
+
+  releaseUnwritten(objects: Iterable<BatchObject>): void {
+    for (const { oid } of objects) {
+      const held = this.unwritten.get(oid);
+      if (held && --held.holds === 0) this.unwritten.delete(oid);
+    }
+  }
+
   /** Records a tree we built ourselves (`content` is serializeTree(entries)) so reading it back costs nothing. */
   rememberTree(oid: string, entries: readonly TreeEntry[], content: Buffer): void {
     this.trees.set(oid, { entries, content });
@@ -353,6 +375,7 @@ export class WriteBatch {
     if (this.written.has(oid) || this.pending.has(oid)) return oid;
     const object = { oid, type, header, content };
     this.pending.set(oid, object);
+    this.store.holdUnwritten(object);
     this.pendingBytes += framedLength(object);
     if (this.pendingBytes > PENDING_BYTES) this.writePending();
     return oid;
@@ -371,9 +394,15 @@ export class WriteBatch {
     await Promise.all(this.writes);
   }
 
-  /** Waits for every write under way to finish, failed or not: nothing is left writing after an aborted commit. */
+  /**
+   * Waits for every write under way to finish, failed or not: nothing is left writing after an aborted commit.
+   * Objects never written (the change was refused) are no longer readable.
+   */
   async settled(): Promise<void> {
     await Promise.allSettled(this.writes);
+    this.store.releaseUnwritten(this.pending.values());
+    this.pending.clear();
+    this.pendingBytes = 0;
   }
 
   private writePending(): void {
@@ -382,7 +411,9 @@ export class WriteBatch {
     for (const object of objects) this.written.add(object.oid);
     this.pending.clear();
     this.pendingBytes = 0;
-    const writing = this.store.writeObjects(objects);
+    // Readable from memory until the write ends; then from their files, or, when it failed, not at all (a failed
+    // commit's objects are referred to by nothing).
+    const writing = this.store.writeObjects(objects).finally(() => this.store.releaseUnwritten(objects));
     // Failures surface in done(); this only keeps an early one from being reported as unhandled.
     writing.catch(() => {});
     this.writes.push(writing);
