@@ -57,7 +57,14 @@ export function wireRemoteMode(deps: {
   const repo = () => repos.get(org);
   let held: HeldKills | undefined;
   const heldKills = () => {
-    held ??= new HeldKills({ org, store: state.heldKills, repo, killSwitch: deps.killSwitch(), logger });
+    held ??= new HeldKills({
+      org,
+      store: state.heldKills,
+      repo,
+      killSwitch: deps.killSwitch(),
+      logger,
+      heldElsewhere: () => remote.sync.heldElsewhere(),
+    });
     return held;
   };
   const remote: RemoteMode = new RemoteMode(

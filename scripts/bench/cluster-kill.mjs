@@ -7,6 +7,8 @@
 // A second phase (the git host up) sends each kill while a config write through the same control plane waits for
 // the turn to write to the git remote, which the benchmark holds as another control plane would (the turn's
 // PostgreSQL advisory lock) until the kill is served everywhere or given up (BENCH_WAITING_KILLS, default 10).
+// A third makes the git host hang (it takes connections and answers nothing) for one kill through each control
+// plane, the first since it hung, each timed alike.
 //
 //   npm run build && npm run bench -- cluster-kill          (BENCH_KILLS: kills per phase, default 30)
 import { cpus, loadavg } from 'node:os';
@@ -101,12 +103,44 @@ try {
     if (missing > 0) console.log(`  NOT SERVED within ${GIVE_UP_MS} ms: ${missing} of ${kills * servers.length} (kill, server) pairs`);
   }
 
+  /**
+   * The git host hangs (takes connections, answers nothing): a kill through each control plane, the first since
+   * it hung (the next ones are held at once), then its clear; answered and served without the host. The host
+   * answers again before the next phase, and each control plane's main reaches it.
+   */
+  async function hungHost() {
+    const everywhere = [];
+    const answered = [];
+    cluster.gitHost.hang();
+    try {
+      for (let i = 0; i < cps.length; i++) {
+        const kill = await timed(cps[i], 'POST', `/api/v1/flags/${flag.id}/environments/prod/kill`);
+        answered.push(kill.answeredMs);
+        everywhere.push(kill.arrivals.includes(null) ? Number.POSITIVE_INFINITY : Math.max(...kill.arrivals));
+        await timed(cps[i], 'PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true });
+      }
+    } finally {
+      cluster.gitHost.answer();
+    }
+    const ms = (v) => (Number.isFinite(v) ? `${v.toFixed(0)} ms` : `not within ${GIVE_UP_MS} ms`);
+    console.log('git host hangs, the first kill through each control plane since:');
+    console.log(`  served on all ${servers.length}: ${everywhere.map(ms).join(', ')}`);
+    console.log(`  answered (200):  ${answered.map(ms).join(', ')}`);
+    // Each control plane's held kills reach the host again (pushed every second) before the next phase.
+    for (const cp of cps)
+      await until(async () => {
+        const remote = (await cp.api.get('/healthz')).body.gitRemote;
+        return remote?.reachable === true && remote.holdingKills === false;
+      }, `${cp.name} reaches the git host again`);
+  }
+
   console.log(
     `kill → announced on every evaluation port and replica (${KILLS} kills a phase, 3 control planes, 3 replicas, ${cpus().length} cores, load ${loadavg()[0].toFixed(2)})`,
   );
   await phase('git host up (goal p99 < 100 ms)');
   await phase('git host up, a config write through the same control plane waiting for its turn', WAITING_KILLS, true);
   await turnHolder.end();
+  await hungHost();
   await cluster.gitHost.down();
   await phase('git host down (goal p99 < 50 ms)');
   await cluster.gitHost.up();

@@ -11,6 +11,8 @@ export interface HeldKillsDeps {
   repo: () => Promise<FlagRepository>;
   killSwitch: KillSwitch;
   logger: Logger;
+  /** Kills are about to be made from other control planes' records: the git host did not take them there. */
+  heldElsewhere?: () => void;
 }
 
 /**
@@ -87,6 +89,7 @@ export class HeldKills {
       this.onMain.add(record.id);
       if (record.madeFrom) this.onMain.add(record.madeFrom);
     }
+    if (records.some((record) => !this.onMain.has(record.id))) this.deps.heldElsewhere?.();
     for (const kill of records) {
       if (this.onMain.has(kill.id)) continue;
       this.onMain.add(kill.id);

@@ -21,7 +21,13 @@ const LOST_RACE = /cannot lock ref|failed to lock|unable to create '[^']*\.lock'
 const RACE_BACKOFF_MIN_MS = 10;
 const RACE_BACKOFF_SPREAD_MS = 90;
 const MOVED_BACKOFF_SPREAD_MS = 30;
-/** How long a kill waits for the remote to take it before it is served from here and pushed later. */
+/**
+ * How long a kill waits for the remote to take it before it is served from here and held (pushed later): a git
+ * host that answers slowly or not at all costs a kill this much, well within the second a kill has to be served
+ * everywhere. A push that takes longer goes on meanwhile, up to KILL_PUSH_TIMEOUT_MS.
+ */
+const KILL_SERVE_AFTER_MS = 300;
+/** How long the push of a kill goes on before it is given up; main is pushed again every second after that. */
 const KILL_PUSH_TIMEOUT_MS = 2_000;
 /** How long a push of a change other than a kill waits for the git host by default (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS). */
 export const PUSH_TIMEOUT_SECONDS = 10;
@@ -109,7 +115,10 @@ export class RemoteSync {
     // not answered): no attempt to wait for.
     if (kill && this.failure !== null && (this.holding || this.hung)) return this.keepUntilReachable(commit, this.failure);
     this.events.pushing?.(commit);
-    const pushed = await this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
+    const pushing = this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
+    const pushed = kill ? await settledWithin(pushing, KILL_SERVE_AFTER_MS) : await pushing;
+    // The push goes on; whatever it ends with, the retries (every second) bring the remote and main together.
+    if (pushed === null) return this.keepUntilReachable(commit, `the git host did not take a kill within ${KILL_SERVE_AFTER_MS} ms`);
     if (pushed.code === 0) {
       this.failure = null;
       this.hung = false;
@@ -180,6 +189,16 @@ export class RemoteSync {
     await this.events.held?.(commit);
     this.retryPush();
     return true;
+  }
+
+  /**
+   * Another control plane holds kills the git host did not take, which this one is about to make from its
+   * records: they are held here at once rather than each wait for the host first (KILL_SERVE_AFTER_MS), so a
+   * kill is served everywhere as soon as anywhere. The next push or fetch that works says otherwise.
+   */
+  heldElsewhere(): void {
+    this.failure ??= 'another control plane holds kills the git host did not take';
+    this.hung = true;
   }
 
   /** For /healthz: whether the remote answered the last time, and whether main holds kills it lacks. */
@@ -441,5 +460,15 @@ export class RemoteSync {
     if (pushed.timedOut) throw this.timedOut();
     if (pushed.code !== 0)
       throw new FlagopsError('unavailable', `pushing to the git remote ${redact(this.url)} failed: ${redact(pushed.stderr).slice(0, 300)}`);
+  }
+}
+
+/** What `work` settled with, or null when it takes longer than `ms` (it goes on). */
+async function settledWithin<T>(work: Promise<T>, ms: number): Promise<T | null> {
+  const timer = new AbortController();
+  try {
+    return await Promise.race([work, sleep(ms, null, { signal: timer.signal })]);
+  } finally {
+    timer.abort();
   }
 }

@@ -49,7 +49,7 @@ export interface OpenOptions {
   publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action'], signal?: AbortSignal) => Promise<boolean>;
   /**
    * How long a kill (`update(fn, { waitForLock: true })`) waits for the publishing of an update ahead of it
-   * before that is cut off, its `signal` aborted (default 2 s): a kill waits for no other change's push.
+   * before that is cut off, its `signal` aborted (default 0.75 s): a kill waits for no other change's push.
    */
   cutPublishAfterMs?: number;
   /**

@@ -43,7 +43,7 @@ export interface WriteQueueOptions {
   publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action'], signal?: AbortSignal) => Promise<boolean>;
   /**
    * How long an urgent update (a kill) waits for the publishing of another update ahead of it before that is
-   * cut off (its `signal` aborted): default 2 s. A publish started while one was cut, with an urgent update
+   * cut off (its `signal` aborted): default 0.75 s. A publish started while one was cut, with an urgent update
    * still waiting, is cut at once.
    */
   cutPublishAfterMs?: number;
@@ -52,8 +52,12 @@ export interface WriteQueueOptions {
   durable?: boolean;
 }
 
-/** How long an urgent update waits for another's publishing ahead of it by default (WriteQueueOptions). */
-const CUT_PUBLISH_AFTER_MS = 2_000;
+/**
+ * How long an urgent update waits for another's publishing ahead of it by default (WriteQueueOptions): a push
+ * to a healthy git host takes tens of milliseconds, and a kill behind one the host never answers is then still
+ * served everywhere within a second.
+ */
+const CUT_PUBLISH_AFTER_MS = 750;
 
 /** A write that lost to other writers each time it ran (409): someone else kept moving main first. */
 export class MainKeptMovingError extends WriteConflictError {}
