@@ -95,8 +95,8 @@ export async function writeAddedObjects(store: ObjectStore, framed: Buffer, comm
   }
   const given = new Map(objects.map((o) => [o.oid, o]));
   const head = given.get(commit);
-  if (head?.type !== 'commit' || parseCommit(head.content).parents[0] !== parent || store.readSync(parent) === null) return false;
-  const present = (oid: string) => given.has(oid) || store.readSync(oid) !== null;
+  if (head?.type !== 'commit' || parseCommit(head.content).parents[0] !== parent || store.readWrittenSync(parent) === null) return false;
+  const present = (oid: string) => given.has(oid) || store.readWrittenSync(oid) !== null;
   for (const object of objects) {
     if (object.type === 'commit' && !present(parseCommit(object.content).tree)) return false;
     if (object.type === 'tree' && !parseTree(object.content).every((entry) => entry.mode === '160000' || present(entry.oid))) return false;

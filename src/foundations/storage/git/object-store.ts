@@ -81,14 +81,22 @@ export class ObjectStore {
   }
 
   /**
-   * An object read synchronously; null when it is in neither a loose file nor a v2 pack. Objects are small
+   * An object read synchronously, from a batch being written or the repository's files; null when it is in
+   * none of them (readWithIsomorphicGit reads v1 packs). Objects are small
    * (the biggest, a directory of 10,000 flags, is ~0.4 MB): reading one costs microseconds, while an async
    * read costs four thread-pool round trips (open, stat, read, close), several times the CPU, and under load
    * milliseconds of waiting each. Callers that read thousands yield to the event loop between batches.
    */
   readSync(oid: string): { type: ObjectType; content: Buffer } | null {
     const unwritten = this.unwritten.get(oid)?.object;
-    if (unwritten) return { type: unwritten.type, content: unwritten.content };
+    return unwritten ? { type: unwritten.type, content: unwritten.content } : this.readWrittenSync(oid);
+  }
+
+  /**
+   * readSync of objects in the repository's files only: what a ref may be moved onto (another batch's object,
+   * not yet in place, may never be if that batch fails).
+   */
+  readWrittenSync(oid: string): { type: ObjectType; content: Buffer } | null {
     try {
       // Packs first: a lookup in an open index costs a binary search, a missing loose file a thrown ENOENT.
       const packed = this.packs.readKnown(oid);
