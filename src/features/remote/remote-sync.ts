@@ -194,11 +194,13 @@ export class RemoteSync {
   /**
    * Another control plane holds kills the git host did not take, which this one is about to make from its
    * records: they are held here at once rather than each wait for the host first (KILL_SERVE_AFTER_MS), so a
-   * kill is served everywhere as soon as anywhere. The next push or fetch that works says otherwise.
+   * kill is served everywhere as soon as anywhere. The next push or fetch that works says otherwise: one is
+   * tried a second later, also when the kills change nothing here.
    */
   heldElsewhere(): void {
     this.failure ??= 'another control plane holds kills the git host did not take';
     this.hung = true;
+    this.retryPush();
   }
 
   /** For /healthz: whether the remote answered the last time, and whether main holds kills it lacks. */
