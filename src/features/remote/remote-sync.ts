@@ -26,7 +26,7 @@ const MOVED_BACKOFF_SPREAD_MS = 30;
  * host that answers slowly or not at all costs a kill this much, well within the second a kill has to be served
  * everywhere. A push that takes longer goes on meanwhile, up to KILL_PUSH_TIMEOUT_MS.
  */
-const KILL_SERVE_AFTER_MS = 300;
+const KILL_SERVE_AFTER_MS = 500;
 /** How long the push of a kill goes on before it is given up; main is pushed again every second after that. */
 const KILL_PUSH_TIMEOUT_MS = 2_000;
 /** How long a push of a change other than a kill waits for the git host by default (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS). */
