@@ -186,4 +186,35 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
         .filter((action) => action === 'config_update promo prod'),
     ).toHaveLength(1);
   });
+
+  it('a kill one control plane holds for a git host that hangs is made by the other without a push of its own', async () => {
+    const banner = await liveFlag('hung-banner');
+    const before = hostActions(cluster.gitHost.gitdir);
+    cluster.gitHost.hang();
+    const pushesBefore = cluster.gitHost.pushesUnanswered;
+    try {
+      const kill = await a.api.post(`/api/v1/flags/${banner.id}/environments/prod/kill`, { reason: 'git host hung' });
+      expect(kill.status).toBe(200);
+      await servedEverywhere('hung-banner', (result) => result.reason === 'killed');
+      // A tried the host once and held the kill; B made it from A's record, knowing the host did not take it.
+      expect(cluster.gitHost.pushesUnanswered - pushesBefore).toBe(1);
+      const healthB = (await b.api.get('/healthz')).body;
+      expect(healthB.gitRemote).toMatchObject({ reachable: false, holdingKills: true });
+    } finally {
+      cluster.gitHost.answer();
+    }
+    const added = await until(
+      async () => hostActions(cluster.gitHost.gitdir).slice(before.length),
+      (actions) => actions.length >= 1,
+    );
+    expect(added).toEqual(['kill hung-banner prod']);
+    for (const cp of [a, b]) {
+      await until(
+        async () => (await cp.api.get('/healthz')).body.gitRemote,
+        (remote) => remote.reachable === true && remote.holdingKills === false,
+      );
+      const entries = (await cp.api.get(`/api/v1/audit?flagId=${banner.id}&action=kill`)).body.entries;
+      expect(entries, cp.name).toHaveLength(1);
+    }
+  });
 });

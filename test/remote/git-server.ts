@@ -22,14 +22,17 @@ export async function startGitServer() {
   /** While hung: the requests taken and never answered. */
   let hung: http.IncomingMessage[] | null = null;
   let unanswered = 0;
+  let pushesUnanswered = 0;
   const server = http.createServer((req, res) => {
     requests++;
+    const url = new URL(req.url ?? '/', 'http://localhost');
     if (hung !== null) {
       unanswered++;
+      // A push starts by asking for the refs to push to (smart HTTP), which is where a hung host holds it.
+      if (url.searchParams.get('service') === 'git-receive-pack' || url.pathname.endsWith('/git-receive-pack')) pushesUnanswered++;
       hung.push(req);
       return;
     }
-    const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method === 'POST' && url.pathname.endsWith('/git-upload-pack')) fetches++;
     void runHttpBackend(req, res, {
       projectRoot: root,
@@ -62,6 +65,10 @@ export async function startGitServer() {
     /** Requests the host took while hung and never answered. */
     get unanswered() {
       return unanswered;
+    },
+    /** Of those, the pushes. */
+    get pushesUnanswered() {
+      return pushesUnanswered;
     },
     /** The host is back, on the same port. */
     async up() {
