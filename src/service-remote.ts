@@ -63,7 +63,7 @@ export function wireRemoteMode(deps: {
       repo,
       killSwitch: deps.killSwitch(),
       logger,
-      heldElsewhere: () => remote.sync.heldElsewhere(),
+      remakingHeld: (remaking) => remote.sync.remakingHeld(remaking),
     });
     return held;
   };

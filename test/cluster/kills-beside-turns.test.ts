@@ -196,10 +196,9 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
       const kill = await a.api.post(`/api/v1/flags/${banner.id}/environments/prod/kill`, { reason: 'git host hung' });
       expect(kill.status).toBe(200);
       await servedEverywhere('hung-banner', (result) => result.reason === 'killed');
-      // A tried the host once and held the kill; B made it from A's record, knowing the host did not take it.
+      // A tried the host once and held the kill; B made it from A's record, knowing A had tried the host.
       expect(cluster.gitHost.pushesUnanswered - pushesBefore).toBe(1);
-      const healthB = (await b.api.get('/healthz')).body;
-      expect(healthB.gitRemote).toMatchObject({ reachable: false, holdingKills: true });
+      for (const cp of [a, b]) expect((await cp.api.get('/healthz')).body.gitRemote, cp.name).toMatchObject({ holdingKills: true });
     } finally {
       cluster.gitHost.answer();
     }

@@ -23,6 +23,8 @@ export async function startGitServer() {
   let hung: http.IncomingMessage[] | null = null;
   let unanswered = 0;
   let pushesUnanswered = 0;
+  /** How long each request waits before the host answers it (0: at once). */
+  let slowMs = 0;
   const server = http.createServer((req, res) => {
     requests++;
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -34,13 +36,16 @@ export async function startGitServer() {
       return;
     }
     if (req.method === 'POST' && url.pathname.endsWith('/git-upload-pack')) fetches++;
-    void runHttpBackend(req, res, {
-      projectRoot: root,
-      pathInfo: url.pathname,
-      remoteUser: 'flagops',
-      allowPush: true,
-      logger: silentLogger,
-    });
+    const answer = () =>
+      void runHttpBackend(req, res, {
+        projectRoot: root,
+        pathInfo: url.pathname,
+        remoteUser: 'flagops',
+        allowPush: true,
+        logger: silentLogger,
+      });
+    if (slowMs > 0) setTimeout(answer, slowMs);
+    else answer();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -61,6 +66,10 @@ export async function startGitServer() {
     answer() {
       for (const req of hung ?? []) req.socket.destroy();
       hung = null;
+    },
+    /** The host answers every request, each `ms` late (a busy git host); 0 makes it answer at once again. */
+    slow(ms: number) {
+      slowMs = ms;
     },
     /** Requests the host took while hung and never answered. */
     get unanswered() {

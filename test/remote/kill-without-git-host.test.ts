@@ -86,6 +86,33 @@ describe('kills never wait for the git host (remote mode)', () => {
     expect(entries).toHaveLength(1);
   });
 
+  it('a kill the git host is slow to take is served at once, reaches the host once, and the host is not reported down', async () => {
+    const flag = await liveFlag('slow-host');
+    // Each request answered 0.4 s late: a push (two requests) takes longer than a kill waits for it.
+    host.slow(400);
+    try {
+      const killed = await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'slow host' });
+      expect(killed.status, JSON.stringify(killed.body)).toBe(200);
+      expect(await evaluate('slow-host')).toMatchObject({ value: false, reason: 'killed' });
+      // Held while its push goes on; a host that answers, however slowly, is not out of reach.
+      const health = (await admin.get('/healthz')).body;
+      expect(health.gitRemote).toMatchObject({ reachable: true, holdingKills: true });
+      await until(
+        async () => (await admin.get('/healthz')).body,
+        (now) => now.gitRemote.holdingKills === false,
+      );
+      expect((await admin.get('/healthz')).body.gitRemote).toMatchObject({ reachable: true, holdingKills: false });
+    } finally {
+      host.slow(0);
+    }
+    expect(killCommits(host.gitdir, 'slow-host')).toEqual(['kill prod']);
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
+    const entries = (await admin.get('/api/v1/audit?limit=20')).body.entries.filter(
+      (e: Json) => e.flagKey === 'slow-host' && e.action === 'kill',
+    );
+    expect(entries).toHaveLength(1);
+  });
+
   it('a kill and its clear made while the host is down survive a restart and reach the host in order', async () => {
     const flag = await liveFlag('search');
     await host.down();

@@ -11,8 +11,8 @@ export interface HeldKillsDeps {
   repo: () => Promise<FlagRepository>;
   killSwitch: KillSwitch;
   logger: Logger;
-  /** Kills are about to be made from other control planes' records: the git host did not take them there. */
-  heldElsewhere?: () => void;
+  /** Told while kills are made from other control planes' records (true, then false): they tried the git host. */
+  remakingHeld?: (remaking: boolean) => void;
 }
 
 /**
@@ -79,7 +79,7 @@ export class HeldKills {
   }
 
   private async makeRecorded(): Promise<void> {
-    const { org, store, killSwitch, logger } = this.deps;
+    const { org, store } = this.deps;
     const repo = await this.deps.repo();
     const records = await store.list(org);
     // What main holds already, also from before a restart: a record whose commit is on main, and the one it
@@ -89,7 +89,19 @@ export class HeldKills {
       this.onMain.add(record.id);
       if (record.madeFrom) this.onMain.add(record.madeFrom);
     }
-    if (records.some((record) => !this.onMain.has(record.id))) this.deps.heldElsewhere?.();
+    const toMake = records.filter((record) => !this.onMain.has(record.id));
+    if (toMake.length === 0) return;
+    this.deps.remakingHeld?.(true);
+    try {
+      await this.make(repo, toMake);
+    } finally {
+      this.deps.remakingHeld?.(false);
+    }
+  }
+
+  /** Makes each kill of `records` here, in order, as it was made (the same entry). */
+  private async make(repo: FlagRepository, records: readonly HeldKill[]): Promise<void> {
+    const { org, killSwitch, logger } = this.deps;
     for (const kill of records) {
       if (this.onMain.has(kill.id)) continue;
       this.onMain.add(kill.id);

@@ -82,6 +82,8 @@ export class RemoteSync {
   private holding = false;
   /** Whether the last push was not answered in time (and the host has not answered since). */
   private hung = false;
+  /** See remakingHeld(). */
+  private remakingHeldKills = false;
   private closed = false;
 
   constructor(
@@ -114,11 +116,12 @@ export class RemoteSync {
     // Known to be out of reach (main already holds kills it lacks, retried every second, or the last push was
     // not answered): no attempt to wait for.
     if (kill && this.failure !== null && (this.holding || this.hung)) return this.keepUntilReachable(commit, this.failure);
+    // Another control plane's held kill, made here: that control plane tried the host already.
+    if (kill && this.remakingHeldKills) return this.holdWhilePushed(commit, null);
     this.events.pushing?.(commit);
     const pushing = this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
     const pushed = kill ? await settledWithin(pushing, KILL_SERVE_AFTER_MS) : await pushing;
-    // The push goes on; whatever it ends with, the retries (every second) bring the remote and main together.
-    if (pushed === null) return this.keepUntilReachable(commit, `the git host did not take a kill within ${KILL_SERVE_AFTER_MS} ms`);
+    if (pushed === null) return this.holdWhilePushed(commit, pushing);
     if (pushed.code === 0) {
       this.failure = null;
       this.hung = false;
@@ -177,6 +180,34 @@ export class RemoteSync {
     return new GitRemoteTimeoutError(redact(this.url), cut ? null : seconds);
   }
 
+  /**
+   * A kill the git host has not taken yet, without a sign that it cannot: slow to answer (the push goes on), or
+   * another control plane's held kill made here. Held and served now like a kill the host refused, and pushed by
+   * the push under way or the retries after it; the host counts as out of reach (and /healthz degraded) only
+   * once that push fails, so a slow host does not look down after each kill.
+   */
+  private async holdWhilePushed(commit: string, pushing: Promise<GitResult> | null): Promise<true> {
+    this.holding = true;
+    void pushing?.then(
+      (pushed) => {
+        const said = `${pushed.stdout}\n${pushed.stderr}`;
+        if (pushed.code === 0 || LOST_RACE.test(said) || MOVED.test(said)) return;
+        this.failure ??= pushed.timedOut
+          ? `a push was not answered within ${KILL_PUSH_TIMEOUT_MS / 1000} s`
+          : `a kill was not taken: ${redact(said).trim().slice(0, 300)}`;
+        this.hung ||= pushed.timedOut === true;
+      },
+      () => {},
+    );
+    this.logger.info('git remote has not taken a kill yet; it is served and committed here, and pushed meanwhile', {
+      commit,
+      remote: redact(this.url),
+    });
+    await this.events.held?.(commit);
+    this.retryPush();
+    return true;
+  }
+
   /** A kill's commit stays on main here; main is pushed again every second until the remote has it. */
   private async keepUntilReachable(commit: string, why: string): Promise<true> {
     this.failure ??= `a kill was not taken: ${redact(why).trim().slice(0, 300)}`;
@@ -192,15 +223,13 @@ export class RemoteSync {
   }
 
   /**
-   * Another control plane holds kills the git host did not take, which this one is about to make from its
-   * records: they are held here at once rather than each wait for the host first (KILL_SERVE_AFTER_MS), so a
-   * kill is served everywhere as soon as anywhere. The next push or fetch that works says otherwise: one is
-   * tried a second later, also when the kills change nothing here.
+   * While true, this control plane makes kills another one holds (from its records): they are held here at once
+   * rather than each wait for the host first (KILL_SERVE_AFTER_MS), so a kill is served everywhere as soon as
+   * anywhere. Main is pushed a second later, also when the kills change nothing here.
    */
-  heldElsewhere(): void {
-    this.failure ??= 'another control plane holds kills the git host did not take';
-    this.hung = true;
-    this.retryPush();
+  remakingHeld(remaking: boolean): void {
+    this.remakingHeldKills = remaking;
+    if (remaking) this.retryPush();
   }
 
   /** For /healthz: whether the remote answered the last time, and whether main holds kills it lacks. */
