@@ -168,7 +168,7 @@ async function startOnLockedDirectory(
   metrics?.watchSampleRatios(() => sampleRatioVerdicts(holder.views(), counter));
   const killSwitch = new KillSwitch(holder, {
     ...(metrics ? { onServed: (seconds: number) => metrics.controlFamilies.observeKillPropagation(seconds) } : {}),
-    ...(remote ? { catchUp: (org: string) => remote!.catchUp(org) } : {}),
+    ...(remote ? { catchUp: (org: string) => remote!.catchUpForKill(org) } : {}),
   });
 
   const streams = attachStreamHub(holder, { logger });

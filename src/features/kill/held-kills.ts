@@ -85,7 +85,14 @@ export class HeldKills {
     // What main holds already, also from before a restart: a record whose commit is on main, and the one it
     // was made from. Making those again would repeat them after what came later (a kill after its clear).
     for (const record of records) {
-      if (this.onMain.has(record.id) || !(await repo.onMain(record.id))) continue;
+      if (this.onMain.has(record.id)) continue;
+      // Another control plane's copy of a kill this one holds (made here, or made here from the same record) is
+      // that kill: making it again would only find it made.
+      if (record.madeFrom && this.onMain.has(record.madeFrom)) {
+        this.onMain.add(record.id);
+        continue;
+      }
+      if (!(await repo.onMain(record.id))) continue;
       this.onMain.add(record.id);
       if (record.madeFrom) this.onMain.add(record.madeFrom);
     }

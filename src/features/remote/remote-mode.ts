@@ -76,6 +76,11 @@ export class RemoteMode {
     return outcome !== 'unreachable' && outcome !== 'diverged';
   }
 
+  /** catchUp for a kill that would change nothing: never waits longer than a kill waits for the git host. */
+  async catchUpForKill(org: string): Promise<boolean> {
+    return org === this.settings.org && (await this.sync.pullForKill());
+  }
+
   /**
    * Another control plane moved the remote's main (or notices were missed): fetch it now, or take the commit
    * it pushed from the objects it handed over.

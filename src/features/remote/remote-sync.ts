@@ -232,6 +232,21 @@ export class RemoteSync {
     if (remaking) this.retryPush();
   }
 
+  /**
+   * pull() for a kill that would change nothing (killed already?), waited for at most as long as a kill waits for
+   * the git host: false when it takes longer (it goes on). A host that hangs otherwise held such a kill, and the
+   * other control planes' making of held kills behind it, until the fetch's deadline.
+   */
+  async pullForKill(): Promise<boolean> {
+    // Making another control plane's held kills replays what it did: a kill that changes nothing is done.
+    if (this.remakingHeldKills) return false;
+    const outcome = await settledWithin(
+      this.pull().catch(() => 'unreachable' as const),
+      KILL_SERVE_AFTER_MS,
+    );
+    return outcome !== null && outcome !== 'unreachable' && outcome !== 'diverged';
+  }
+
   /** For /healthz: whether the remote answered the last time, and whether main holds kills it lacks. */
   health(): { url: string; reachable: boolean; holdingKills: boolean; error?: string } {
     return {
