@@ -2,10 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/foundations/repository/layout.js';
 import { frameObject, hashFramed, type ObjectType } from '../../src/foundations/storage/git/git-objects.js';
-import { buildPack } from '../../src/foundations/storage/git/pack-writer.js';
+import { buildPack, storedZlib } from '../../src/foundations/storage/git/pack-writer.js';
 import { FlagRepository } from '../../src/foundations/storage/index.js';
 import { configYaml, git, meta, newFlagFiles, seedShop, tempDir, track } from './helpers.js';
 
@@ -165,5 +166,19 @@ describe('big objects, written loose', () => {
     expect(git(gitdir, 'cat-file', '-p', `${commit}:${layout.configFile('shop', 'prod', 'flag-1500')}`)).toBe(
       configYaml({ enabled: true, version: 7 }).trimEnd(),
     );
+  });
+});
+
+describe('stored zlib, written from pieces', () => {
+  it('inflates to the pieces joined, at and around the stored-block size, however the pieces are cut', () => {
+    for (const size of [0, 1, 0xfffe, 0xffff, 0x10000, 3 * 0xffff + 7, 400_000]) {
+      const data = randomBytes(size);
+      // Cut into pieces of every kind: empty, one byte, across block boundaries.
+      const cuts = [0, 0, Math.min(1, size), Math.floor(size / 3), Math.floor(size / 2), size].sort((a, b) => a - b);
+      const pieces = cuts.slice(1).map((end, i) => data.subarray(cuts[i], end));
+      const stored = Buffer.concat(storedZlib(pieces));
+      expect(inflateSync(stored).equals(data), `${size} bytes`).toBe(true);
+      expect(stored.length, `${size} bytes`).toBe(2 + 5 * Math.max(1, Math.ceil(size / 0xffff)) + size + 4);
+    }
   });
 });

@@ -1,13 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  changedTreeEntries,
-  changedTreeSpans,
-  compareTreeEntries,
-  parseTree,
-  serializeTree,
-  type TreeEntry,
-} from '../../src/foundations/storage/git/git-objects.js';
+import { compareTreeEntries, parseTree, serializeTree, type TreeEntry } from '../../src/foundations/storage/git/git-objects.js';
+import { changedTreeEntries, changedTreeSpans, TreeBytes } from '../../src/foundations/storage/git/tree-bytes.js';
 
 /** A deterministic random source, so a failing case can be run again. */
 function random(seed: number): () => number {
@@ -35,6 +29,8 @@ function tree(entries: TreeEntry[]): Buffer {
   return serializeTree([...entries].sort(compareTreeEntries));
 }
 
+const bytes = (content: Buffer) => TreeBytes.of(content);
+
 describe('changedTreeSpans', () => {
   it('finds every changed, added and removed entry of two trees, whatever changed where, as parsing both whole does', () => {
     const next = random(7);
@@ -59,7 +55,7 @@ describe('changedTreeSpans', () => {
         else changed.push({ mode: '100644', name: `new-${round}-${k}.yaml`, oid: oid(`${round} new ${k}`) });
       }
       const [a, b] = [tree(entries), tree(changed)];
-      const spans = changedTreeSpans(a, b);
+      const spans = changedTreeSpans(bytes(a), bytes(b));
       expect(differences(spans.before, spans.after), `round ${round}`).toEqual(differences(parseTree(a), parseTree(b)));
       // Spans parse no more than a few entries around the changes: the point of reading them.
       if (edits === 1 && size > 50) expect(spans.before.length + spans.after.length, `round ${round}`).toBeLessThan(8);
@@ -68,9 +64,9 @@ describe('changedTreeSpans', () => {
 
   it('reads nothing of two equal trees, and the whole of a tree against an empty one', () => {
     const entries = [0, 1, 2].map((i) => ({ mode: '100644', name: `f${i}.yaml`, oid: oid(String(i)) }));
-    expect(changedTreeSpans(tree(entries), tree(entries))).toEqual({ before: [], after: [] });
-    expect(changedTreeSpans(Buffer.alloc(0), tree(entries)).after).toHaveLength(3);
-    expect(changedTreeSpans(tree(entries), Buffer.alloc(0)).before).toHaveLength(3);
+    expect(changedTreeSpans(bytes(tree(entries)), bytes(tree(entries)))).toEqual({ before: [], after: [] });
+    expect(changedTreeSpans(TreeBytes.EMPTY, bytes(tree(entries))).after).toHaveLength(3);
+    expect(changedTreeSpans(bytes(tree(entries)), TreeBytes.EMPTY).before).toHaveLength(3);
   });
 });
 
@@ -101,9 +97,10 @@ describe('changedTreeEntries', () => {
         else changed.push({ mode: '100644', name: `new-${round}-${k}.yaml`, oid: oid(`${round} new ${k}`) });
       }
       const [a, b] = [tree(entries), tree(changed)];
-      const found = changedTreeEntries(a, b);
-      // Asked again about the same two buffers (remembered when big), the same answer.
-      expect(changedTreeEntries(a, b), `round ${round}`).toEqual(found);
+      const [byteA, byteB] = [bytes(a), bytes(b)];
+      const found = changedTreeEntries(byteA, byteB);
+      // Asked again about the same two trees (remembered when big), the same answer.
+      expect(changedTreeEntries(byteA, byteB), `round ${round}`).toEqual(found);
       expect(found.map(show).sort(), `round ${round}`).toEqual(fullDiff(parseTree(a), parseTree(b)).map(show).sort());
       if (edits === 1 && size > 50) expect(found.length, `round ${round}`).toBeLessThanOrEqual(2);
     }
@@ -115,9 +112,9 @@ describe('changedTreeEntries', () => {
       name: `flag-${String(i).padStart(5, '0')}.yaml`,
       oid: oid(String(i)),
     }));
-    const before = tree(entries);
+    const before = bytes(tree(entries));
     for (const at of [0, 5_000, 10_000]) {
-      const after = tree(entries.map((e, i) => (i === at ? { ...e, oid: oid(`changed ${i}`) } : e)));
+      const after = bytes(tree(entries.map((e, i) => (i === at ? { ...e, oid: oid(`changed ${i}`) } : e))));
       expect(changedTreeEntries(before, after)).toEqual([
         { name: entries[at].name, before: entries[at], after: { ...entries[at], oid: oid(`changed ${at}`) } },
       ]);

@@ -1,17 +1,12 @@
-import { changedTreeEntries, isTreeMode } from './git-objects.js';
+import { isTreeMode } from './git-objects.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
+import { changedTreeEntries, TreeBytes } from './tree-bytes.js';
 
-const EMPTY = Buffer.alloc(0);
 /** The longest changedPaths holds the event loop between two directories. */
 const SLICE_MS = 5;
 /** Room for a commit's changed trees twice over, at 10,000 flags (a 0.4 MB directory). */
 const TREE_BYTES_KEPT = 4 * 1024 * 1024;
-
-/** What keeping a buffer keeps: a small one read from a pack is a slice of a 16 KiB inflate chunk or an 8 KiB pool. */
-function retainedBytes(bytes: Buffer): number {
-  return Math.max(bytes.length, bytes.buffer.byteLength) + 64;
-}
 
 export type ChangeType = 'added' | 'modified' | 'deleted';
 
@@ -30,7 +25,8 @@ export class CommitGraph {
    * Tree objects' bytes changedPaths read lately, by oid: walking history a commit at a time, each commit's
    * trees are the next one's parent trees, read from a pack (delta chains) once instead of twice.
    */
-  private readonly treeBytes = new Lru<string, Buffer>(TREE_BYTES_KEPT, retainedBytes);
+  // Weighed by what they keep: a small one read from a pack is a slice of a 16 KiB inflate chunk or an 8 KiB pool.
+  private readonly treeBytes = new Lru<string, TreeBytes>(TREE_BYTES_KEPT, (bytes) => bytes.retainedBytes);
   private sliceStart = 0;
 
   constructor(private readonly objects: ObjectStore) {}
@@ -122,8 +118,8 @@ export class CommitGraph {
     await Promise.all(pending);
   }
 
-  private async readTreeBytes(oid: string | null): Promise<Buffer> {
-    if (oid === null) return EMPTY;
+  private async readTreeBytes(oid: string | null): Promise<TreeBytes> {
+    if (oid === null) return TreeBytes.EMPTY;
     let bytes = this.treeBytes.get(oid);
     if (!bytes) {
       bytes = await this.objects.readTreeBytes(oid);

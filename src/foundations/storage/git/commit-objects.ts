@@ -1,5 +1,4 @@
 import {
-  changedTreeSpans,
   EMPTY_TREE_OID,
   hashFramed,
   isTreeMode,
@@ -10,6 +9,7 @@ import {
   unframeObject,
 } from './git-objects.js';
 import type { ObjectStore } from './object-store.js';
+import { changedTreeSpans, TreeBytes } from './tree-bytes.js';
 
 /** What a commit adds to the repository its first parent is in: that parent, and the new objects, framed. */
 export interface AddedObjects {
@@ -32,11 +32,11 @@ export async function objectsAddedBy(store: ObjectStore, commit: string, maxByte
   const frames: Buffer[] = [];
   let bytes = 0;
   // Measured before anything is copied: a 10,000-flag directory's tree alone is over any notice's limit.
-  const add = (type: ObjectType, content: Buffer): boolean => {
+  const add = (type: ObjectType, content: Buffer | TreeBytes): boolean => {
     const header = objectHeader(type, content.length);
     bytes += header.length + content.length;
     if (bytes > maxBytes) return false;
-    frames.push(header, content);
+    frames.push(header, ...(content instanceof TreeBytes ? content.pieces() : [content]));
     return true;
   };
   if (!add('commit', commitBytes)) return null;
@@ -44,7 +44,7 @@ export async function objectsAddedBy(store: ObjectStore, commit: string, maxByte
     if (before === after) return true;
     const afterBytes = await store.readTreeBytes(after);
     if (!add('tree', afterBytes)) return false;
-    const beforeBytes = before === null ? Buffer.alloc(0) : await store.readTreeBytes(before);
+    const beforeBytes = before === null ? TreeBytes.EMPTY : await store.readTreeBytes(before);
     const spans = changedTreeSpans(beforeBytes, afterBytes);
     const previous = new Map(spans.before.map((entry) => [entry.name, entry]));
     for (const entry of spans.after) {

@@ -34,9 +34,11 @@ export function hashFramed(framed: Uint8Array): string {
   return createHash('sha1').update(framed).digest('hex');
 }
 
-/** hashFramed of header and content, without copying them into one buffer. */
-export function hashObjectParts(header: Uint8Array, content: Uint8Array): string {
-  return createHash('sha1').update(header).update(content).digest('hex');
+/** hashFramed of header and content (in pieces), without copying them into one buffer. */
+export function hashObjectParts(header: Uint8Array, ...content: Uint8Array[]): string {
+  const hash = createHash('sha1').update(header);
+  for (const piece of content) hash.update(piece);
+  return hash.digest('hex');
 }
 
 export function hashObject(type: ObjectType, content: Uint8Array): string {
@@ -61,39 +63,19 @@ export function parseTree(content: Buffer): TreeEntry[] {
   return entries;
 }
 
-/**
- * The entries of two tree objects from where their bytes first differ to where they agree again to the end, parsed
- * from each (both lists in tree order); every entry outside them is the same in both. A one-file change in a
- * 10,000-entry directory parses one or two entries instead of 20,000: the identical start is skipped by comparing
- * bytes, then walking entry boundaries (no strings made), and the identical end by comparing bytes from the end.
- * The answer for two big trees is remembered for the next callers comparing the same two buffers: read-only.
- */
-export function changedTreeSpans(before: Buffer, after: Buffer): TreeSpans {
-  for (const known of recentSpans) if (known.before === before && known.after === after) return known.spans;
-  const spans = findTreeSpans(before, after);
-  if (before.length + after.length >= REMEMBER_SPANS_FROM_BYTES) {
-    recentSpans.unshift({ before, after, spans });
-    if (recentSpans.length > REMEMBERED_SPANS) recentSpans.pop();
-  }
-  return spans;
-}
-
-/** Entries of the two spans, each in tree order; shared between callers (see changedTreeSpans): read-only. */
+/** Entries of the spans where two versions of a tree may differ, each in tree order; shared between callers: read-only. */
 export interface TreeSpans {
   readonly before: readonly TreeEntry[];
   readonly after: readonly TreeEntry[];
 }
 
 /**
- * The last few comparisons of big trees, by buffer: after a commit, the served state, the versions it reports and
- * the flag-health history each compare the commit's directories with its parent's, the same two cached buffers
- * (tree objects never change). Walking 10,000 entries to the change costs ~0.3 ms each time.
+ * The entries of two tree objects from where their bytes first differ to where they agree again to the end,
+ * parsed from each (both lists in tree order); every entry outside them is the same in both. The identical start
+ * is skipped by comparing bytes, then walking entry boundaries (no strings made), and the identical end by
+ * comparing bytes from the end.
  */
-const recentSpans: Array<{ before: Buffer; after: Buffer; spans: TreeSpans }> = [];
-const REMEMBERED_SPANS = 4;
-const REMEMBER_SPANS_FROM_BYTES = 64 * 1024;
-
-function findTreeSpans(before: Buffer, after: Buffer): TreeSpans {
+export function changedBufferSpans(before: Buffer, after: Buffer): TreeSpans {
   const shorter = Math.min(before.length, after.length);
   let same = 0;
   while (same + SPAN <= shorter && before.compare(after, same, same + SPAN, same, same + SPAN) === 0) same += SPAN;
@@ -136,37 +118,8 @@ function findTreeSpans(before: Buffer, after: Buffer): TreeSpans {
 
 const SPAN = 4096;
 
-/** An entry that differs between two versions of a tree: absent before (added), absent after (removed), or another oid or mode. */
-export interface TreeEntryChange {
-  name: string;
-  before?: TreeEntry;
-  after?: TreeEntry;
-}
-
-/**
- * The entries that differ between two tree objects, by name, from the spans where their bytes differ
- * (changedTreeSpans): what a commit changed in a directory of 10,000 files costs the entries it changed, not
- * 20,000 parsed entries. Entries of the new tree first, in tree order, then those removed.
- */
-export function changedTreeEntries(before: Buffer, after: Buffer): TreeEntryChange[] {
-  const spans = changedTreeSpans(before, after);
-  const old = new Map(spans.before.map((entry) => [entry.name, entry]));
-  const out: TreeEntryChange[] = [];
-  for (const entry of spans.after) {
-    const was = old.get(entry.name);
-    if (was === undefined) {
-      out.push({ name: entry.name, after: entry });
-      continue;
-    }
-    old.delete(entry.name);
-    if (was.oid !== entry.oid || was.mode !== entry.mode) out.push({ name: entry.name, before: was, after: entry });
-  }
-  for (const was of old.values()) out.push({ name: was.name, before: was });
-  return out;
-}
-
 /** Parses entries from `from` (an entry boundary) into `into` until at or past `until`; returns where it stopped. */
-function readEntries(content: Buffer, from: number, until: number, into: TreeEntry[]): number {
+export function readEntries(content: Buffer, from: number, until: number, into: TreeEntry[]): number {
   let i = from;
   while (i < until && i < content.length) {
     const space = content.indexOf(0x20, i);

@@ -20,7 +20,8 @@ import {
 import { corruptObject, writeFault } from './io-faults.js';
 import { Lru } from './lru.js';
 import { PackReader } from './pack-reader.js';
-import { buildPack, deflateObject, STORE_ABOVE_BYTES } from './pack-writer.js';
+import { buildPack, deflateObject, STORE_ABOVE_BYTES, storedZlib } from './pack-writer.js';
+import { TreeBytes } from './tree-bytes.js';
 
 /** An object the repository should have and does not: a storage fault (a revision a caller names is theirs to get right). */
 export class ObjectNotFoundError extends StorageFaultError {
@@ -32,7 +33,7 @@ export class ObjectNotFoundError extends StorageFaultError {
 /** A parsed tree, with its serialized content when that is exactly what serializeTree(entries) writes. */
 export interface CachedTree {
   entries: readonly TreeEntry[];
-  content?: Buffer;
+  content?: TreeBytes;
 }
 
 export interface ObjectStoreOptions {
@@ -89,7 +90,7 @@ export class ObjectStore {
    */
   readSync(oid: string): { type: ObjectType; content: Buffer } | null {
     const unwritten = this.unwritten.get(oid)?.object;
-    return unwritten ? { type: unwritten.type, content: unwritten.content } : this.readWrittenSync(oid);
+    return unwritten ? { type: unwritten.type, content: flatContent(unwritten) } : this.readWrittenSync(oid);
   }
 
   /**
@@ -134,9 +135,9 @@ export class ObjectStore {
   }
 
   /** A tree object's bytes, from the parsed-tree cache when it holds them (without parsing or caching it otherwise). */
-  async readTreeBytes(oid: string): Promise<Buffer> {
-    if (oid === EMPTY_TREE_OID) return Buffer.alloc(0);
-    return this.trees.get(oid)?.content ?? (await this.readTyped(oid, 'tree'));
+  async readTreeBytes(oid: string): Promise<TreeBytes> {
+    if (oid === EMPTY_TREE_OID) return TreeBytes.EMPTY;
+    return this.trees.get(oid)?.content ?? TreeBytes.of(await this.readTyped(oid, 'tree'));
   }
 
   /** A tree's entries; parsed trees are cached by oid (objects never change), so treat them as read-only. */
@@ -156,7 +157,7 @@ export class ObjectStore {
     // serializeTree writes a directory's mode as 40000 (old git wrote 040000) and names as UTF-8, which
     // a name that is not valid UTF-8 (decoded with U+FFFD) does not survive: such trees are re-serialized.
     const canonical = entries.every((entry) => entry.mode !== '040000' && !entry.name.includes('\uFFFD'));
-    const tree = canonical ? { entries, content } : { entries };
+    const tree = canonical ? { entries, content: TreeBytes.of(content, entries) } : { entries };
     this.trees.set(oid, tree);
     return tree;
   }
@@ -218,11 +219,18 @@ export class ObjectStore {
     return false;
   }
 
-  private async writeLoose({ oid, header, content }: BatchObject): Promise<void> {
+  private async writeLoose(object: BatchObject): Promise<void> {
+    const { oid, header, content } = object;
     const dir = join(this.gitdir, 'objects', oid.slice(0, 2));
     // git fsck skips files named tmp_obj_*, so a crash mid-write leaves nothing it complains about.
     const tmp = join(dir, `tmp_obj_${randomBytes(8).toString('hex')}`);
-    await this.writeDurably([{ dir, tmp, data: deflateObject(Buffer.concat([header, content])) }]);
+    // A big object is stored, not deflated (see STORE_ABOVE_BYTES), and written from its pieces as they are:
+    // a framed copy and its deflated copy would be two more 0.4 MB buffers for a 10,000-flag directory's tree.
+    const data =
+      framedLength(object) > STORE_ABOVE_BYTES
+        ? storedZlib([header, ...contentPieces(content)])
+        : [deflateObject(Buffer.concat([header, flatContent(object)]))];
+    await this.writeDurably([{ dir, tmp, data }]);
     fs.renameSync(tmp, this.loosePath(oid));
   }
 
@@ -231,13 +239,13 @@ export class ObjectStore {
    * and the index after it (git reads a pack only through its index). The reader opens it at once.
    */
   private async writePack(objects: readonly BatchObject[]): Promise<void> {
-    const { checksum, pack, idx } = buildPack(objects);
+    const { checksum, pack, idx } = buildPack(objects.map((object) => ({ ...object, content: flatContent(object) })));
     const dir = join(this.gitdir, 'objects', 'pack');
     const suffix = randomBytes(8).toString('hex');
     // git removes leftover tmp_pack_* and tmp_idx_* files (git prune), and reads neither as a pack.
     const files = [
-      { dir, tmp: join(dir, `tmp_pack_${suffix}`), data: pack },
-      { dir, tmp: join(dir, `tmp_idx_${suffix}`), data: idx },
+      { dir, tmp: join(dir, `tmp_pack_${suffix}`), data: [pack] },
+      { dir, tmp: join(dir, `tmp_idx_${suffix}`), data: [idx] },
     ];
     await this.writeDurably(files);
     const name = `pack-${checksum}`;
@@ -247,12 +255,12 @@ export class ObjectStore {
   }
 
   /** Writes each file (read-only, as git leaves objects), fsyncs them together, closes them; removes them on failure. */
-  private async writeDurably(files: ReadonlyArray<{ dir: string; tmp: string; data: Buffer }>): Promise<void> {
+  private async writeDurably(files: ReadonlyArray<{ dir: string; tmp: string; data: readonly Buffer[] }>): Promise<void> {
     const fds: number[] = [];
     try {
       for (const file of files) {
         fds.push(openCreating(file.dir, file.tmp));
-        writeFully(fds[fds.length - 1], file.data);
+        for (const piece of file.data) writeFully(fds[fds.length - 1], piece);
       }
       if (this.durable) await Promise.all(fds.map((fd) => fsync(fd)));
     } catch (err) {
@@ -304,7 +312,7 @@ export class ObjectStore {
   }
 
   /** Records a tree we built ourselves (`content` is serializeTree(entries)) so reading it back costs nothing. */
-  rememberTree(oid: string, entries: readonly TreeEntry[], content: Buffer): void {
+  rememberTree(oid: string, entries: readonly TreeEntry[], content: TreeBytes): void {
     this.trees.set(oid, { entries, content });
   }
 
@@ -348,11 +356,20 @@ export interface BatchObject {
   type: ObjectType;
   /** `type len\0`: header then content is what a loose object holds (deflated). */
   header: Buffer;
-  content: Buffer;
+  /** A big tree's bytes are pieces of earlier versions' (TreeBytes), copied into one buffer only when read. */
+  content: Buffer | TreeBytes;
 }
 
 function framedLength(object: BatchObject): number {
   return object.header.length + object.content.length;
+}
+
+function flatContent(object: BatchObject): Buffer {
+  return object.content instanceof TreeBytes ? object.content.flat() : object.content;
+}
+
+function contentPieces(content: Buffer | TreeBytes): Buffer[] {
+  return content instanceof TreeBytes ? content.pieces() : [content];
 }
 
 /**
@@ -375,11 +392,11 @@ export class WriteBatch {
   constructor(private readonly store: ObjectStore) {}
 
   /** The object's oid; `content` is kept as it is until written, so it must not change after this call. */
-  write(type: ObjectType, content: Buffer): string {
+  write(type: ObjectType, content: Buffer | TreeBytes): string {
     // Hashed and written from the content itself: a copy framed with its header would be another 0.4 MB for
     // a 10,000-flag directory's tree, each commit.
     const header = objectHeader(type, content.length);
-    const oid = hashObjectParts(header, content);
+    const oid = hashObjectParts(header, ...contentPieces(content));
     if (this.written.has(oid) || this.pending.has(oid)) return oid;
     const object = { oid, type, header, content };
     this.pending.set(oid, object);

@@ -35,6 +35,64 @@ export function deflateObject(data: Buffer): Buffer {
   return deflateSync(data, { level: data.length > STORE_ABOVE_BYTES ? 0 : 1 });
 }
 
+/**
+ * deflateObject at level 0 (stored blocks) of the pieces' concatenation, as pieces: a zlib header, each block's
+ * 5-byte header followed by slices of `pieces`, and the Adler-32 trailer. Nothing of the content is copied.
+ */
+export function storedZlib(pieces: readonly Buffer[]): Buffer[] {
+  let left = 0;
+  for (const piece of pieces) left += piece.length;
+  const out: Buffer[] = [Buffer.from([0x78, 0x01])];
+  let p = 0;
+  let at = 0;
+  do {
+    const size = Math.min(MAX_STORED_BLOCK, left);
+    left -= size;
+    const head = Buffer.alloc(5);
+    head[0] = left === 0 ? 1 : 0; // BFINAL on the last block; BTYPE 00, stored
+    head.writeUInt16LE(size, 1);
+    head.writeUInt16LE(size ^ 0xffff, 3);
+    out.push(head);
+    for (let need = size; need > 0; ) {
+      const piece = pieces[p];
+      const take = Math.min(need, piece.length - at);
+      out.push(piece.subarray(at, at + take));
+      need -= take;
+      at += take;
+      if (at === piece.length) {
+        p++;
+        at = 0;
+      }
+    }
+  } while (left > 0);
+  const trailer = Buffer.alloc(4);
+  trailer.writeUInt32BE(adler32(pieces));
+  out.push(trailer);
+  return out;
+}
+
+const MAX_STORED_BLOCK = 0xffff;
+
+/** zlib's checksum (RFC 1950), over the pieces in order. */
+function adler32(pieces: readonly Buffer[]): number {
+  const MOD = 65521;
+  let a = 1;
+  let b = 0;
+  for (const piece of pieces) {
+    for (let i = 0; i < piece.length; ) {
+      // Reduced every few thousand bytes, before b could lose precision.
+      const end = Math.min(i + 4096, piece.length);
+      for (; i < end; i++) {
+        a += piece[i];
+        b += a;
+      }
+      a %= MOD;
+      b %= MOD;
+    }
+  }
+  return ((b << 16) | a) >>> 0;
+}
+
 /** A pack of `entries` (distinct oids) and its index. */
 export function buildPack(entries: readonly PackEntry[]): BuiltPack {
   const parts: Buffer[] = [];

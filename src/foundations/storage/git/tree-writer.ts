@@ -1,6 +1,7 @@
 import { InvalidInputError } from '../../errors/kinds.js';
 import { compareTreeEntries, isTreeMode, MODE_FILE, MODE_TREE, serializeTree, type TreeEntry } from './git-objects.js';
 import type { ObjectStore, WriteBatch } from './object-store.js';
+import { TreeBytes } from './tree-bytes.js';
 
 /** path → blob oid to write there, or null to delete the file. */
 export type BlobChanges = ReadonlyMap<string, string | null>;
@@ -14,7 +15,7 @@ interface DirChanges {
  * Writes the trees of `base` with `changes` applied, bottom-up, and returns the new root tree oid. Only the
  * trees on a changed path are rebuilt: the rest of the commit is shared by oid. Entries stay in git order by
  * binary-search insertion, so a one-file change in a directory of 10,000 files sorts nothing, and the
- * unchanged entries are copied from the base tree's bytes rather than serialized again.
+ * new tree's bytes are the base's with the changed entries spliced in (TreeBytes), not serialized again.
  */
 export async function writeTreeChanges(
   objects: ObjectStore,
@@ -82,52 +83,10 @@ async function writeDir(
     }
   }
   if (entries.length === 0) return null;
-  const content = baseTree?.content ? spliceTree(baseTree.entries, baseTree.content, entries) : serializeTree(entries);
+  const content = baseTree?.content ? baseTree.content.splice(entries) : TreeBytes.of(serializeTree(entries), entries);
   const oid = batch.write('tree', content);
   objects.rememberTree(oid, entries, content);
   return oid;
-}
-
-/**
- * serializeTree(entries), for entries made from `base` by replacing, inserting and deleting a few: runs of
- * entries that are still the same objects as in `base` are copied from `content` (base's bytes), so the
- * cost is finding entry boundaries (one indexOf each) rather than encoding names and ids again.
- */
-export function spliceTree(base: readonly TreeEntry[], content: Buffer, entries: readonly TreeEntry[]): Buffer {
-  const parts: Buffer[] = [];
-  let j = 0;
-  let offset = 0; // where base[j] starts in content
-  let run = 0; // where the run of unchanged entries being copied starts
-  const skip = () => {
-    offset = content.indexOf(0, offset) + 21;
-    j++;
-  };
-  const flush = () => {
-    if (offset > run) parts.push(content.subarray(run, offset));
-  };
-  for (const entry of entries) {
-    if (base[j] === entry) {
-      skip();
-      continue;
-    }
-    // Base entries sorting before this one are gone: leave them out of the run.
-    while (j < base.length && base[j] !== entry && compareTreeEntries(base[j], entry) < 0) {
-      flush();
-      skip();
-      run = offset;
-    }
-    if (base[j] === entry) {
-      skip();
-      continue;
-    }
-    flush();
-    parts.push(serializeTree([entry]));
-    // A replaced entry (same name and kind) takes the place of the base's.
-    if (j < base.length && compareTreeEntries(base[j], entry) === 0) skip();
-    run = offset;
-  }
-  flush();
-  return Buffer.concat(parts);
 }
 
 function join(dir: string, name: string): string {

@@ -4,13 +4,13 @@ import { jsonEqual } from '../../repository/json-equal.js';
 import { KILLS_FILE_NAME, layout } from '../../repository/layout.js';
 import type { Slot } from '../../repository/project-checks.js';
 import type { CommitGraph } from '../git/commit-graph.js';
-import { changedTreeSpans, isTreeMode, type TreeEntry } from '../git/git-objects.js';
+import { isTreeMode, type TreeEntry } from '../git/git-objects.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
+import { changedTreeSpans, TreeBytes } from '../git/tree-bytes.js';
 import { deepFreeze, type ParseFile } from './tree-reader.js';
 
 const YAML = '.yaml';
-const EMPTY = Buffer.alloc(0);
 
 /** Lookups into one directory answered by scanning its entries before a map of them is built. */
 const SCANS_BEFORE_MAP = 16;
@@ -202,7 +202,9 @@ export class ProjectFolders {
       if (a === b) return;
       // Only the spans where the two tree objects' bytes differ are parsed (a step of history changes a few
       // files of directories of thousands).
-      const [oldBytes, nowBytes] = await Promise.all([a, b].map((oid) => (oid === undefined ? EMPTY : this.objects.readTreeBytes(oid))));
+      const [oldBytes, nowBytes] = await Promise.all(
+        [a, b].map((oid) => (oid === undefined ? TreeBytes.EMPTY : this.objects.readTreeBytes(oid))),
+      );
       const spans = changedTreeSpans(oldBytes, nowBytes);
       const files = (entries: readonly TreeEntry[]) => entries.filter((entry) => isFileMode(entry.mode));
       for (const entry of differingEntries(files(spans.before), files(spans.after))) {

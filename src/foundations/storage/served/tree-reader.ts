@@ -2,8 +2,9 @@ import type { RepositoryEntry } from '../../repository/assemble-state.js';
 import type { ParsedFile } from '../../repository/parsed-file.js';
 import type { EntryChange } from '../../repository/project-assembler.js';
 import type { ValidationIssue } from '../../validation/issue.js';
-import { changedTreeSpans, isTreeMode, type TreeEntry } from '../git/git-objects.js';
+import { isTreeMode, type TreeEntry } from '../git/git-objects.js';
 import type { ObjectStore } from '../git/object-store.js';
+import { changedTreeSpans } from '../git/tree-bytes.js';
 import { PatchedMap } from './patched-map.js';
 
 /** One file of a commit, parsed. `entry` is what assembleState takes (its `file` absent when invalid). */
