@@ -21,7 +21,7 @@ const entryKey = (slug: string, key: string, env: string) => `${slug}\u0000${key
 export class DueIndex {
   private readonly entries = new Map<string, DueEntry>();
   /** Per project: the state indexed, whether it or any flag of it was held back, its indexed flags. */
-  private readonly projects = new Map<string, { state: ProjectState; held: boolean; flags: Map<string, FlagState> }>();
+  private readonly projects = new Map<string, { state: ProjectState; held: boolean; flags: ReadonlyMap<string, FlagState> }>();
 
   /** Brings the index up to a served state (of main's new head). */
   update(served: ServedState): void {
@@ -61,14 +61,16 @@ export class DueIndex {
 
   private updateProject(served: ServedState, slug: string, project: ProjectState, held: boolean): void {
     const known = this.projects.get(slug);
-    const flags = new Map<string, FlagState>();
+    // The served map itself (never changed once served) unless some flags are held back: a copy of 10,000
+    // entries a commit would be garbage that lives long enough to be promoted, and so more full collections.
+    const indexed = held ? new Map<string, FlagState>() : undefined;
     for (const [key, flag] of project.flags) {
       // Nothing of a project that is not held holds back a flag: no need to ask for each of 10,000 flags.
-      if (held && heldBackBy(served, slug, key).length > 0) {
+      if (indexed && heldBackBy(served, slug, key).length > 0) {
         this.dropFlag(slug, key);
         continue;
       }
-      flags.set(key, flag);
+      indexed?.set(key, flag);
       if (known?.flags.get(key) === flag) continue;
       for (const env of ENVIRONMENTS) {
         const steps = flag.environments[env].schedule;
@@ -77,6 +79,7 @@ export class DueIndex {
         else this.entries.delete(id);
       }
     }
+    const flags = indexed ?? project.flags;
     if (known) for (const key of known.flags.keys()) if (!flags.has(key)) this.dropFlag(slug, key);
     this.projects.set(slug, { state: project, held, flags });
   }
