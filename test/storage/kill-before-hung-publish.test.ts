@@ -78,6 +78,61 @@ describe('a kill queued behind an update whose publishing hangs (remote mode: a 
     expect(published).toEqual([kill.commit, next.commit]);
   });
 
+  it('cuts off a series (scheduled steps) the same way, and the next series works', async () => {
+    const gitdir = join(tempDir(), 'hung-series.git');
+    const cut: string[] = [];
+    let hang = false;
+    let hung = 0;
+    const repo = track(
+      await FlagRepository.open({
+        gitdir,
+        create: true,
+        durable: false,
+        cutPublishAfterMs: 50,
+        publish: (_dir, commit, _parent, action, signal) => {
+          if (!hang || action === 'kill') return Promise.resolve(true);
+          hung++;
+          return new Promise((_resolve, reject) => {
+            signal?.addEventListener('abort', () => {
+              cut.push(commit);
+              reject(new Error('the git host did not answer'));
+            });
+          });
+        },
+      }),
+    );
+    const seeded = await seedShop(repo);
+    hang = true;
+    const series = repo.updateSeries([configUpdate(40), configUpdate(50)]);
+    const refused = series.then(
+      () => null,
+      (err: Error) => err,
+    );
+    // Both steps are committed and their tip is with the host: the series' publishing has begun.
+    await until(
+      async () => hung,
+      (n) => n === 1,
+    );
+    const kill = await repo.update(
+      () => ({
+        changes: [
+          { path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' },
+        ],
+        meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
+        result: 'killed',
+      }),
+      { waitForLock: true },
+    );
+    expect(kill).toMatchObject({ committed: true, parent: seeded, result: 'killed' });
+    expect((await refused)?.message).toMatch(/did not answer/);
+    expect(cut).toHaveLength(1);
+
+    hang = false;
+    const next = await repo.updateSeries([configUpdate(60)]);
+    expect(next.outcomes).toMatchObject([{ committed: true }]);
+    expect(next.parent).toBe(kill.commit);
+  });
+
   it('does not cut an update off when no kill waits', async () => {
     let release: (() => void) | undefined;
     let slow = false;

@@ -308,7 +308,7 @@ export class FlagRepository {
   rebuildMainOnto<T>(onto: () => Promise<string | null>, changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     return this.writing(
-      this.writes.serialized(() => this.writes.trySeries(changes, Number.POSITIVE_INFINITY, onto)),
+      this.writes.serialized(() => this.writes.trySeries(changes, Number.POSITIVE_INFINITY, onto, true)),
       (series) => series.outcomes.some((o) => o.committed),
     );
   }

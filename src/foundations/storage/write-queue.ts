@@ -226,11 +226,14 @@ export class WriteQueue {
    * A series of commits with one move of main (FlagRepository.updateSeries); run it in the queue. With `onto`,
    * the series is built on the commit it names instead of main's head, and main moves from its head to the
    * series' tip (or to that commit, when no change makes one) whatever their relation: FlagRepository.rebuildMainOnto.
+   * `urgent` (kills made again): its publishing is never cut off; any other series' is, for a kill waiting behind
+   * it, as an update's is.
    */
   async trySeries<T>(
     changes: readonly SeriesChange<T>[],
     lockDeadline: number,
     onto?: () => Promise<string | null>,
+    urgent = false,
   ): Promise<SeriesResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
@@ -265,10 +268,7 @@ export class WriteQueue {
           await this.options.beforeRefUpdate?.();
         }
         // Nothing to publish when no change made a commit: the base is what `onto` found (the remote's head).
-        const published =
-          this.options.publish === undefined ||
-          lastAction === undefined ||
-          (await this.options.publish(this.gitdir, tip!, base, lastAction));
+        const published = lastAction === undefined || (await this.publishCommit(tip!, base, lastAction, urgent));
         if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction ?? 'change'))) {
           this.loader.remember(loaded);
           this.moves.observe(tip, 'local');
