@@ -49,7 +49,8 @@ export interface ObjectStoreOptions {
 export class ObjectStore {
   /**
    * Parsed trees, weighed by entry count: old versions of a 10,000-flag directory must not pile up. Most keep
-   * their bytes too (for spliceTree), ~40 bytes an entry on top of the parsed entry.
+   * their bytes too (for TreeBytes.splice): ~40 bytes an entry for one read from the repository, the bytes of
+   * the entries it changed for one written here (the rest shared with the version it was made from).
    */
   private readonly trees = new Lru<string, CachedTree>(200_000, (tree) => tree.entries.length + 1);
   private readonly commits = new Lru<string, CommitObject>(10_000);

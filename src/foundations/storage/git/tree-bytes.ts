@@ -6,7 +6,7 @@ import { changedBufferSpans, compareTreeEntries, readEntries, serializeTree, typ
  *
  * Why: every kill rewrites its environment's directory, 10,000 entries (0.4 MB) at 10,000 flags, to change
  * the one entry of kills.yaml. A new 0.4 MB buffer per commit is memory outside V8's heap, and V8 starts a
- * full collection each time 64 MB more of it has been allocated: about every 150 commits, where marking a
+ * full collection each time 64 MB more of it has been allocated: about every 120 kills, where marking a
  * heap of this size holds kills up for tens of milliseconds. An edit costs the bytes of the entries it
  * changed; the root's bytes are copied once per MAX_EDITS edits.
  */
