@@ -87,8 +87,12 @@ export class PackReader {
     // Written again with the same objects: the file is new, the old descriptor reads the replaced one.
     if (current && inodeOf(join(this.packDir, `${name}.pack`)) === current.ino) return;
     if (current?.fd !== undefined) closeLater(current.fd);
-    const pack = openPack(join(this.packDir, name));
-    if (pack) this.packs.set(name, pack);
+    const pack = openUnlessGone(join(this.packDir, name));
+    // Gone already: a repack beside us took its objects into a pack of its own, which a rescan finds.
+    if (pack === GONE) {
+      this.packs.delete(name);
+      this.rescan();
+    } else if (pack) this.packs.set(name, pack);
     else this.packs.delete(name);
   }
 
@@ -120,8 +124,22 @@ export class PackReader {
     this.packs.clear();
   }
 
-  /** Opens packs that appeared and forgets those `git gc` removed; true when the set changed. */
+  /**
+   * Opens packs that appeared and forgets those `git gc` removed; true when the set changed. A pack listed and
+   * gone before it is opened was removed by a repack, which wrote the pack holding its objects first: the
+   * directory is read again (a few times at most) so that pack is found, rather than the read failing.
+   */
   private rescan(): boolean {
+    let changed = false;
+    for (let pass = 1; pass <= RESCAN_PASSES; pass++) {
+      const { changed: changedNow, vanished } = this.rescanOnce();
+      changed ||= changedNow;
+      if (!vanished) break;
+    }
+    return changed;
+  }
+
+  private rescanOnce(): { changed: boolean; vanished: boolean } {
     let names: string[];
     try {
       names = readdirSync(this.packDir)
@@ -139,14 +157,19 @@ export class PackReader {
         changed = true;
       }
     }
+    let vanished = false;
     for (const name of names) {
       if (this.packs.has(name) || this.unsupported.has(name)) continue;
-      const pack = openPack(join(this.packDir, name));
+      const pack = openUnlessGone(join(this.packDir, name));
+      if (pack === GONE) {
+        vanished = true;
+        continue;
+      }
       if (pack) this.packs.set(name, pack);
       else this.unsupported.add(name);
       changed = true;
     }
-    return changed;
+    return { changed, vanished };
   }
 
   /** `asBase`: the object is a delta base, worth caching since its deltas' neighbours share it. */
@@ -213,6 +236,20 @@ function inodeOf(file: string): number | undefined {
     return statSync(file).ino;
   } catch {
     return undefined;
+  }
+}
+
+/** How many times rescan reads the pack directory while packs it listed are gone when opened. */
+const RESCAN_PASSES = 3;
+const GONE = Symbol('gone');
+
+/** openPack, or GONE when its index or pack file no longer exists (removed by a repack since it was listed). */
+function openUnlessGone(base: string): PackIndex | null | typeof GONE {
+  try {
+    return openPack(base);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return GONE;
+    throw err;
   }
 }
 
