@@ -12,122 +12,99 @@ const configUpdate = (rolloutPct: number) => () => ({
   result: rolloutPct,
 });
 
+/** Kills flag `a` in prod, as the kill switch does (queued behind what is writing). */
+const killA = (repo: FlagRepository) =>
+  repo.update(
+    () => ({
+      changes: [
+        { path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' },
+      ],
+      meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
+      result: 'killed',
+    }),
+    { waitForLock: true },
+  );
+
+/**
+ * A seeded repository whose git host, once `hang` is set, takes every push but a kill's and never answers it
+ * until the signal ends the push. `cut`: commits whose publishing the signal let go; `published`: the others.
+ */
+async function repositoryWithHangingHost(name: string) {
+  const host = { hang: false, hung: 0, cut: [] as string[], published: [] as string[] };
+  const gitdir = join(tempDir(), name);
+  const repo = track(
+    await FlagRepository.open({
+      gitdir,
+      create: true,
+      durable: false,
+      cutPublishAfterMs: 50,
+      publish: (_dir, commit, _parent, action, signal) => {
+        if (!host.hang || action === 'kill') {
+          host.published.push(commit);
+          return Promise.resolve(true);
+        }
+        host.hung++;
+        return new Promise((_resolve, reject) => {
+          signal?.addEventListener('abort', () => {
+            host.cut.push(commit);
+            reject(new Error('the git host did not answer'));
+          });
+        });
+      },
+    }),
+  );
+  const seeded = await seedShop(repo);
+  host.published.length = 0;
+  return { gitdir, repo, seeded, host };
+}
+
+/**
+ * Starts `write` with the host hanging, then, once its publishing has begun (its commit is with the host), a
+ * kill: the write's publishing is cut off and the write refused, and the kill is committed on the head the
+ * write left alone.
+ */
+async function killBehindHungWrite(
+  repo: FlagRepository,
+  seeded: string,
+  host: { hang: boolean; hung: number; cut: string[] },
+  write: () => Promise<unknown>,
+) {
+  host.hang = true;
+  // What the write settles to: null when answered, its error when refused.
+  const refused = write().then(
+    () => null,
+    (err: Error) => err,
+  );
+  await until(
+    async () => host.hung,
+    (n) => n === 1,
+  );
+  const kill = await killA(repo);
+  expect(kill).toMatchObject({ committed: true, parent: seeded, result: 'killed' });
+  expect((await refused)?.message).toMatch(/did not answer/);
+  expect(host.cut).toHaveLength(1);
+  return kill;
+}
+
 describe('a kill queued behind an update whose publishing hangs (remote mode: a git host that does not answer)', () => {
   it('cuts that publishing off after the grace, is committed on the head the update left alone, and the next update works', async () => {
-    const gitdir = join(tempDir(), 'hung.git');
-    /** Commits whose publishing was let go by the signal, and those published. */
-    const cut: string[] = [];
-    const published: string[] = [];
-    let hang = false;
-    let hung = 0;
-    const repo = track(
-      await FlagRepository.open({
-        gitdir,
-        create: true,
-        durable: false,
-        cutPublishAfterMs: 50,
-        // A git host that takes the push and never answers, until the signal ends the push.
-        publish: (_dir, commit, _parent, action, signal) => {
-          if (!hang || action === 'kill') {
-            published.push(commit);
-            return Promise.resolve(true);
-          }
-          hung++;
-          return new Promise((_resolve, reject) => {
-            signal?.addEventListener('abort', () => {
-              cut.push(commit);
-              reject(new Error('the git host did not answer'));
-            });
-          });
-        },
-      }),
-    );
-    const seeded = await seedShop(repo);
-    published.length = 0;
-    hang = true;
-    const update = repo.update(configUpdate(40));
-    const refused = update.then(
-      () => null,
-      (err: Error) => err,
-    );
-    // The update's commit is with the host: its publishing has begun.
-    await until(
-      async () => hung,
-      (n) => n === 1,
-    );
-    const kill = await repo.update(
-      () => ({
-        changes: [
-          { path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' },
-        ],
-        meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
-        result: 'killed',
-      }),
-      { waitForLock: true },
-    );
-    expect(kill).toMatchObject({ committed: true, parent: seeded, result: 'killed' });
-    expect((await refused)?.message).toMatch(/did not answer/);
-    expect(cut).toHaveLength(1);
+    const { gitdir, repo, seeded, host } = await repositoryWithHangingHost('hung.git');
+    const kill = await killBehindHungWrite(repo, seeded, host, () => repo.update(configUpdate(40)));
     expect(git(gitdir, 'rev-parse', 'main')).toBe(kill.commit);
 
-    hang = false;
+    host.hang = false;
     const next = await repo.update(configUpdate(60));
     expect(next).toMatchObject({ committed: true, parent: kill.commit });
     // Each change that was answered is on main once; the one cut off is not there.
     expect(git(gitdir, 'log', '--format=%s', 'main').split('\n')).toHaveLength(3);
-    expect(published).toEqual([kill.commit, next.commit]);
+    expect(host.published).toEqual([kill.commit, next.commit]);
   });
 
   it('cuts off a series (scheduled steps) the same way, and the next series works', async () => {
-    const gitdir = join(tempDir(), 'hung-series.git');
-    const cut: string[] = [];
-    let hang = false;
-    let hung = 0;
-    const repo = track(
-      await FlagRepository.open({
-        gitdir,
-        create: true,
-        durable: false,
-        cutPublishAfterMs: 50,
-        publish: (_dir, commit, _parent, action, signal) => {
-          if (!hang || action === 'kill') return Promise.resolve(true);
-          hung++;
-          return new Promise((_resolve, reject) => {
-            signal?.addEventListener('abort', () => {
-              cut.push(commit);
-              reject(new Error('the git host did not answer'));
-            });
-          });
-        },
-      }),
-    );
-    const seeded = await seedShop(repo);
-    hang = true;
-    const series = repo.updateSeries([configUpdate(40), configUpdate(50)]);
-    const refused = series.then(
-      () => null,
-      (err: Error) => err,
-    );
-    // Both steps are committed and their tip is with the host: the series' publishing has begun.
-    await until(
-      async () => hung,
-      (n) => n === 1,
-    );
-    const kill = await repo.update(
-      () => ({
-        changes: [
-          { path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: 2026-01-01T00:00:00.000Z\n    killedBy: ops\n' },
-        ],
-        meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
-        result: 'killed',
-      }),
-      { waitForLock: true },
-    );
-    expect(kill).toMatchObject({ committed: true, parent: seeded, result: 'killed' });
-    expect((await refused)?.message).toMatch(/did not answer/);
-    expect(cut).toHaveLength(1);
+    const { repo, seeded, host } = await repositoryWithHangingHost('hung-series.git');
+    const kill = await killBehindHungWrite(repo, seeded, host, () => repo.updateSeries([configUpdate(40), configUpdate(50)]));
 
-    hang = false;
+    host.hang = false;
     const next = await repo.updateSeries([configUpdate(60)]);
     expect(next.outcomes).toMatchObject([{ committed: true }]);
     expect(next.parent).toBe(kill.commit);
