@@ -218,10 +218,10 @@ export class ProjectFolders {
     return changed;
   }
 
-  /** The `version` a config or segment file says, when the file is valid on its own; undefined otherwise. */
   /**
-   * The `version` of a config file. Walking history reads it of every config a commit changes (30,000 files for
-   * an import of 10,000 flags): only the number is kept, not the parsed file (~20 MB of heap at that size).
+   * The `version` a config or segment file says, when the file is valid on its own; undefined otherwise. Walking
+   * history reads it of every config a commit changes (30,000 files for an import of 10,000 flags): only the
+   * number is kept, not the parsed file (~20 MB of heap at that size).
    */
   async versionOf(path: string, oid: string): Promise<number | undefined> {
     const key = `${oid} ${path}`;
