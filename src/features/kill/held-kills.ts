@@ -28,6 +28,8 @@ export class HeldKills {
   /** The record being made again here, so that the commit it makes is recorded as made from it. */
   private remaking: HeldKill | null = null;
   private catchingUp: Promise<void> = Promise.resolve();
+  /** This control plane's records being added, in the order they were made (a kill's copy, then its clear). */
+  private recording: Promise<void> = Promise.resolve();
 
   constructor(private readonly deps: HeldKillsDeps) {}
 
@@ -55,7 +57,12 @@ export class HeldKills {
     if (from && from.project === record.project && from.flag === record.flag && from.environment === record.environment)
       record.madeFrom = from.id;
     // The kill is on disk here whatever happens; the shared record is what lets the others serve it.
-    await store.add(record).catch((err: Error) => logger.warn('held kill not recorded in the shared state', { commit, err: err.message }));
+    this.recording = this.recording.then(() =>
+      store.add(record).catch((err: Error) => logger.warn('held kill not recorded in the shared state', { commit, err: err.message })),
+    );
+    // A copy is served without waiting for its record: the kill is durable in the record it was made from
+    // already. Records are added in order, so a later kill's or clear's record, waited for, follows the copy's.
+    if (!record.madeFrom) await this.recording;
   }
 
   /** Makes every kill another control plane holds, in order (at start, when the records change, after a missed notice). */
@@ -69,6 +76,8 @@ export class HeldKills {
   /** RemoteSync: main is on the remote, so every kill it holds is there: their records can go. */
   async released(): Promise<void> {
     if (this.onMain.size === 0) return;
+    // A record still being added would outlive its removal: another control plane would make it again later.
+    await this.recording;
     const ids = [...this.onMain];
     try {
       await this.deps.store.remove(this.deps.org, ids);
@@ -81,7 +90,8 @@ export class HeldKills {
   private async makeRecorded(): Promise<void> {
     const { org, store } = this.deps;
     const repo = await this.deps.repo();
-    const records = await store.list(org);
+    // Every record listed before is in onMain by now (held on main here, or made here): only new ones are read.
+    const records = await store.list(org, this.onMain);
     // What main holds already, also from before a restart: a record whose commit is on main, and the one it
     // was made from. Making those again would repeat them after what came later (a kill after its clear).
     for (const record of records) {

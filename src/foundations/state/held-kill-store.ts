@@ -26,8 +26,12 @@ export interface HeldKill {
 
 /** Kills held back from the git remote, per organisation, oldest first. */
 export interface HeldKillStore {
-  list(org: string): Promise<HeldKill[]>;
-  /** Adds a held kill once that is durable; one with its id already is kept as it is. */
+  /** `org`'s held kills, oldest first, but those whose id is in `except` (the ones the caller has seen). */
+  list(org: string, except?: ReadonlySet<string>): Promise<HeldKill[]>;
+  /**
+   * Adds a held kill once that is durable; one with its id already is kept as it is. A kill made again from
+   * another one's record (`madeFrom`) may go unannounced: no other instance has anything to make from it.
+   */
   add(kill: HeldKill): Promise<void>;
   /** Removes these ids of `org` (on the remote now); ids not stored are ignored. */
   remove(org: string, ids: readonly string[]): Promise<void>;

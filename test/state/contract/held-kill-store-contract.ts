@@ -49,6 +49,13 @@ export function describeHeldKillStoreContract(subject: StateSubject): void {
       expect(await state.heldKills.list('globex')).toEqual([held('c1', { org: 'globex' })]);
     });
 
+    it('lists, oldest first, only the held kills whose ids the caller has not seen', async () => {
+      const { state } = await subject.fresh();
+      for (const id of ['c1', 'c2', 'c3', 'c4']) await state.heldKills.add(held(id));
+      expect((await state.heldKills.list('acme', new Set(['c1', 'c3', 'unknown']))).map((kill) => kill.id)).toEqual(['c2', 'c4']);
+      expect((await state.heldKills.list('acme', new Set())).map((kill) => kill.id)).toEqual(['c1', 'c2', 'c3', 'c4']);
+    });
+
     it('announces a held kill added by another instance', async () => {
       const { state, another } = await subject.fresh();
       const other = await another();

@@ -21,8 +21,8 @@ export class FileHeldKillStore implements HeldKillStore {
     this.file = new JsonStateFile(path.join(stateDir, HELD_KILL_FILE), { parse: checkContent, hint: HELD_KILL_FILE_HINT });
   }
 
-  async list(org: string): Promise<HeldKill[]> {
-    return structuredClone((await this.file.read()).kills.filter((kill) => kill.org === org));
+  async list(org: string, except: ReadonlySet<string> = new Set()): Promise<HeldKill[]> {
+    return structuredClone((await this.file.read()).kills.filter((kill) => kill.org === org && !except.has(kill.id)));
   }
 
   add(kill: HeldKill): Promise<void> {
