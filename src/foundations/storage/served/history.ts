@@ -1,7 +1,12 @@
 import type { CommitSigner } from '../git/commit-signature.js';
 import type { CommitObject, GitIdentity } from '../git/git-objects.js';
+import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
 import { type FlagopsTrailers, type GitTrailer, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
+import { deepFreeze } from './tree-reader.js';
+
+/** How many commits' parsed messages are kept: a burst of commits read by every reader before it is forgotten. */
+const RECENT_COMMITS = 1_000;
 
 /** A commit as the audit trail reads it: its fields, its message's trailers and whether this service signed them. */
 export interface CommitInfo {
@@ -49,13 +54,23 @@ export function toCommitInfo(oid: string, commit: CommitObject, signer: CommitSi
 
 /** Reads commits with what their messages say (the commit graph itself is git/commit-graph.ts). */
 export class History {
+  /**
+   * The newest commits read, frozen: each new commit is read by several readers (the audit index, flag health,
+   * served versions, a held kill's record), and its message's parse and signature check cost more than the rest.
+   */
+  private readonly infos = new Lru<string, CommitInfo>(RECENT_COMMITS);
+
   constructor(
     private readonly objects: ObjectStore,
     private readonly signer: CommitSigner | null = null,
   ) {}
 
   async readCommit(oid: string): Promise<CommitInfo> {
-    return toCommitInfo(oid, await this.objects.readCommit(oid), this.signer);
+    const known = this.infos.get(oid);
+    if (known) return known;
+    const info = deepFreeze(toCommitInfo(oid, await this.objects.readCommit(oid), this.signer));
+    this.infos.set(oid, info);
+    return info;
   }
 
   /** Commits from `from` back along first parents, newest first, stopping before `until` or after `limit`. */
