@@ -216,4 +216,32 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
       expect(entries, cp.name).toHaveLength(1);
     }
   });
+  it("a kill through a control plane holding another one's kill for a git host that hangs is held at once, without a push of its own", async () => {
+    const [first, second] = [await liveFlag('hung-first'), await liveFlag('hung-second')];
+    const before = hostActions(cluster.gitHost.gitdir);
+    cluster.gitHost.hang();
+    const pushesBefore = cluster.gitHost.pushesUnanswered;
+    try {
+      expect((await a.api.post(`/api/v1/flags/${first.id}/environments/prod/kill`, { reason: 'git host hung' })).status).toBe(200);
+      await servedEverywhere('hung-first', (result) => result.reason === 'killed');
+      // B holds A's kill now, made from A's record: its own kill joins it rather than wait for the host again.
+      expect((await b.api.post(`/api/v1/flags/${second.id}/environments/prod/kill`, { reason: 'git host hung' })).status).toBe(200);
+      await servedEverywhere('hung-second', (result) => result.reason === 'killed');
+      expect(cluster.gitHost.pushesUnanswered - pushesBefore).toBe(1);
+    } finally {
+      cluster.gitHost.answer();
+    }
+    const added = await until(
+      async () => hostActions(cluster.gitHost.gitdir).slice(before.length),
+      (actions) => actions.length >= 2,
+    );
+    expect(added).toEqual(['kill hung-first prod', 'kill hung-second prod']);
+    for (const cp of [a, b])
+      await until(
+        async () => (await cp.api.get('/healthz')).body.gitRemote,
+        (remote) => remote.reachable === true && remote.holdingKills === false,
+      );
+    for (const flag of [first, second])
+      expect((await a.api.get(`/api/v1/audit?flagId=${flag.id}&action=kill`)).body.entries, flag.key).toHaveLength(1);
+  });
 });

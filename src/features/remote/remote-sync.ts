@@ -116,8 +116,10 @@ export class RemoteSync {
     // Known to be out of reach (main already holds kills it lacks, retried every second, or the last push was
     // not answered): no attempt to wait for.
     if (kill && this.failure !== null && (this.holding || this.hung)) return this.keepUntilReachable(commit, this.failure);
-    // Another control plane's held kill, made here: that control plane tried the host already.
-    if (kill && this.remakingHeldKills) return this.holdWhilePushed(commit, null);
+    // Another control plane's held kill, made here: that control plane tried the host already. Or main holds kills
+    // the remote lacks already (another's made here, or a push still under way): the retries every second push
+    // this one with them. Trying the host first would only keep this kill waiting on one that just failed someone.
+    if (kill && (this.remakingHeldKills || this.holding)) return this.holdWhilePushed(commit, null);
     this.events.pushing?.(commit);
     const pushing = this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
     const pushed = kill ? await settledWithin(pushing, KILL_SERVE_AFTER_MS) : await pushing;
