@@ -5,8 +5,11 @@ import type { ObjectStore } from '../git/object-store.js';
 import { type FlagopsTrailers, type GitTrailer, parseCommitMessage, readFlagopsTrailers } from './commit-message.js';
 import { deepFreeze } from './tree-reader.js';
 
-/** How many commits' parsed messages are kept: a burst of commits read by every reader before it is forgotten. */
-const RECENT_COMMITS = 1_000;
+/**
+ * How many commits' parsed messages are kept: the readers of a new commit read it within milliseconds of each
+ * other, so a few dozen cover a burst of commits. More would only be promoted to the old generation (~2 KB each).
+ */
+const RECENT_COMMITS = 64;
 
 /** A commit as the audit trail reads it: its fields, its message's trailers and whether this service signed them. */
 export interface CommitInfo {
