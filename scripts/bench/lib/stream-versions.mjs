@@ -15,7 +15,8 @@ export async function followVersions(url, sdkKey) {
       const { value, done } = await reader.read();
       if (done) return;
       buffer += decoder.decode(value, { stream: true });
-      for (const match of buffer.matchAll(/"version":(\d+)/g)) latest = Math.max(latest, Number(match[1]));
+      // The event's id is its version; a patch's flags carry versions of their own (their configs').
+      for (const match of buffer.matchAll(/^id: (\d+)$/gm)) latest = Math.max(latest, Number(match[1]));
       buffer = buffer.slice(buffer.lastIndexOf('\n') + 1);
       if (waiter && latest >= waiter.version) {
         waiter.resolve(performance.now());
