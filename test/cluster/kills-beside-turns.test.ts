@@ -216,6 +216,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
       expect(entries, cp.name).toHaveLength(1);
     }
   });
+
   it("a kill through a control plane holding another one's kill for a git host that hangs is held at once, without a push of its own", async () => {
     const [first, second] = [await liveFlag('hung-first'), await liveFlag('hung-second')];
     const before = hostActions(cluster.gitHost.gitdir);

@@ -33,7 +33,10 @@ export class HeldKills {
 
   constructor(private readonly deps: HeldKillsDeps) {}
 
-  /** RemoteSync: main holds `commit`, a kill the remote did not take. Recorded before the kill is answered. */
+  /**
+   * RemoteSync: main holds `commit`, a kill the remote did not take. Recorded before the kill is answered; a
+   * copy of another control plane's kill, made here, is served without waiting for its record.
+   */
   async held(commit: string): Promise<void> {
     const { org, store, logger } = this.deps;
     const kill = await committedKill(await this.deps.repo(), commit);

@@ -118,7 +118,7 @@ export class RemoteSync {
     if (kill && this.failure !== null && (this.holding || this.hung)) return this.keepUntilReachable(commit, this.failure);
     // Another control plane's held kill, made here: that control plane tried the host already. Or main holds kills
     // the remote lacks already (another's made here, or a push still under way): the retries every second push
-    // this one with them. Trying the host first would only keep this kill waiting on one that just failed someone.
+    // this one with them. Trying the host first would keep this kill waiting on a host that just failed a kill.
     if (kill && (this.remakingHeldKills || this.holding)) return this.holdWhilePushed(commit, null);
     this.events.pushing?.(commit);
     const pushing = this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);

@@ -51,8 +51,10 @@ export function describeHeldKillStoreContract(subject: StateSubject): void {
 
     it('lists, oldest first, only the held kills whose ids the caller has not seen', async () => {
       const { state } = await subject.fresh();
-      for (const id of ['c1', 'c2', 'c3', 'c4']) await state.heldKills.add(held(id));
+      // c3 is another instance's copy of c1 (added unannounced), listed like any other.
+      for (const id of ['c1', 'c2', 'c3', 'c4']) await state.heldKills.add(held(id, id === 'c3' ? { madeFrom: 'c1' } : {}));
       expect((await state.heldKills.list('acme', new Set(['c1', 'c3', 'unknown']))).map((kill) => kill.id)).toEqual(['c2', 'c4']);
+      expect(await state.heldKills.list('acme', new Set(['c1', 'c2', 'c4']))).toEqual([held('c3', { madeFrom: 'c1' })]);
       expect((await state.heldKills.list('acme', new Set())).map((kill) => kill.id)).toEqual(['c1', 'c2', 'c3', 'c4']);
     });
 
