@@ -18,6 +18,8 @@ const REMOTE_MOVED = 'git-remote-moved';
 const MAX_HANDOFF_CHARS = 6_000;
 /** Bigger than this before deflating is not worth reading to find out. */
 const MAX_HANDOFF_OBJECT_BYTES = 64 * 1024;
+/** A commit adding more than this is pushed by `git push`, which deltas against what the host has. */
+const MAX_PUSHED_PACK_OBJECT_BYTES = 8 * 1024 * 1024;
 
 interface RemoteMovedNotice {
   org?: string;
@@ -85,6 +87,7 @@ export function wireRemoteMode(deps: {
             .catch((err: Error) => logger.warn('other control planes not told of a push to the git remote', { err: err.message }));
       },
     },
+    async (commit) => (await repo()).packAddedBy(commit, MAX_PUSHED_PACK_OBJECT_BYTES).catch(() => null),
   );
   // The notice of this control plane's last push, made once for the other control planes and the next turn's holder.
   let lastNotice: { commit: string; notice: Promise<string> } | undefined;

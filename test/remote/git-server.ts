@@ -19,6 +19,8 @@ export async function startGitServer() {
   execFileSync('git', ['--git-dir', gitdir, 'config', 'receive.denyNonFastForwards', 'true']);
   let requests = 0;
   let fetches = 0;
+  /** The User-Agent of each request to push (ref advertisement and update), in order. */
+  const pushAgents: string[] = [];
   /** While hung: the requests taken and never answered. */
   let hung: http.IncomingMessage[] | null = null;
   let unanswered = 0;
@@ -36,6 +38,8 @@ export async function startGitServer() {
       return;
     }
     if (req.method === 'POST' && url.pathname.endsWith('/git-upload-pack')) fetches++;
+    if (url.searchParams.get('service') === 'git-receive-pack' || url.pathname.endsWith('/git-receive-pack'))
+      pushAgents.push(`${req.method} ${req.headers['user-agent'] ?? ''}`);
     const answer = () =>
       void runHttpBackend(req, res, {
         projectRoot: root,
@@ -88,6 +92,8 @@ export async function startGitServer() {
     get requests() {
       return requests;
     },
+    /** `<method> <user agent>` of each push request answered (GET of the refs, POST of the update), in order. */
+    pushAgents,
     /** Fetches and clones served (each one POST to git-upload-pack). */
     get fetches() {
       return fetches;

@@ -12,7 +12,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 /** Built entries of the service and the CLI, as `startCluster({ entries })` takes them. */
 export const DIST_ENTRIES = { service: path.join(root, 'dist', 'main.js'), cli: path.join(root, 'dist', 'apps', 'cli', 'main.js') };
 
-/** `{ startCluster, PostgresCluster, POSTGRES_MISSING }`, from the tests' sources. */
+/** `{ startCluster, PostgresCluster, POSTGRES_MISSING, startGitServer }`, from the tests' sources. */
 export async function loadClusterHarness() {
   const outfile = path.join(root, 'test-artifacts', `cluster-harness-${process.pid}.mjs`);
   await build({
@@ -20,6 +20,7 @@ export async function loadClusterHarness() {
       contents: [
         "export { startCluster } from './test/cluster/cluster.ts';",
         "export { PostgresCluster, POSTGRES_MISSING } from './test/helpers/postgres.ts';",
+        "export { startGitServer } from './test/remote/git-server.ts';",
       ].join('\n'),
       resolveDir: root,
       loader: 'ts',

@@ -3,6 +3,7 @@ import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { type PushedCommit, type RebaseHeld, type RemoteEvents, RemoteSync, redact } from './remote-sync.js';
+import type { CommitPack } from './smart-http-push.js';
 
 export interface RemoteSettings {
   /** FLAGOPS_GIT_REMOTE: the remote's URL, credentials included. */
@@ -35,9 +36,10 @@ export class RemoteMode {
     onPulled: () => Promise<void> | void,
     rebaseHeld?: RebaseHeld,
     events?: RemoteEvents,
+    packOf?: (commit: string) => Promise<CommitPack | null>,
   ) {
     const timeoutMs = settings.pushTimeoutSeconds === undefined ? undefined : settings.pushTimeoutSeconds * 1000;
-    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled, rebaseHeld, events, timeoutMs);
+    this.sync = new RemoteSync(gitdir, settings.url, logger, onPulled, rebaseHeld, events, timeoutMs, packOf);
   }
 
   get org(): string {

@@ -4,6 +4,7 @@ import type { Logger } from '../../foundations/log/logger.js';
 import { type GitResult, gitRun } from '../../foundations/storage/git/git-cli.js';
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foundations/storage/git/refs.js';
 import { isKillAction } from '../kill/kill-switch.js';
+import { type CommitPack, pushOverSmartHttp } from './smart-http-push.js';
 
 /** A remote URL with any password replaced, for logs and errors. */
 export function redact(url: string): string {
@@ -96,6 +97,8 @@ export class RemoteSync {
     private readonly events: RemoteEvents = {},
     /** How long a push waits for the git host (kills: KILL_PUSH_TIMEOUT_MS) before it is given up. */
     private readonly pushTimeoutMs: number = PUSH_TIMEOUT_SECONDS * 1000,
+    /** The objects a commit adds to its parent, packed: what a push of main sends from this process. */
+    private readonly packOf: (commit: string) => Promise<CommitPack | null> = async () => null,
   ) {}
 
   /** The remote's main as last fetched. */
@@ -121,7 +124,7 @@ export class RemoteSync {
     // this one with them. Trying the host first would keep this kill waiting on a host that just failed a kill.
     if (kill && (this.remakingHeldKills || this.holding)) return this.holdWhilePushed(commit, null);
     this.events.pushing?.(commit);
-    const pushing = this.push(commit, 'refs/heads/main', kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
+    const pushing = this.push(commit, MAIN_REF, kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
     const pushed = kill ? await settledWithin(pushing, KILL_SERVE_AFTER_MS) : await pushing;
     if (pushed === null) return this.holdWhilePushed(commit, pushing);
     if (pushed.code === 0) {
@@ -158,10 +161,18 @@ export class RemoteSync {
   }
 
   /**
-   * Pushes `commit` to the remote's `ref`, given up past `timeoutMs`. Curl's low-speed limit makes git's HTTP
-   * helper end too when the host stops answering, rather than outlive the git process stopped at the deadline.
+   * Pushes `commit` to the remote's `ref`, given up past `timeoutMs`. Main's commit on the remote's main goes
+   * from this process where the host speaks smart HTTP (smart-http-push.ts); anything else by `git push`, where
+   * curl's low-speed limit makes git's HTTP helper end too when the host stops answering, rather than outlive
+   * the git process stopped at the deadline.
    */
-  private push(commit: string, ref: string, timeoutMs: number, signal?: AbortSignal): Promise<GitResult> {
+  private async push(commit: string, ref: string, timeoutMs: number, signal?: AbortSignal): Promise<GitResult> {
+    if (ref === MAIN_REF) {
+      const started = Date.now();
+      const pushed = await pushOverSmartHttp({ url: this.url, ref, commit, objects: () => this.packOf(commit), timeoutMs, signal });
+      if (pushed !== null) return pushed;
+      timeoutMs = Math.max(1, timeoutMs - (Date.now() - started));
+    }
     const seconds = String(Math.max(1, Math.ceil(timeoutMs / 1000)));
     return gitRun(
       this.gitdir,
@@ -504,7 +515,7 @@ export class RemoteSync {
   }
 
   private async pushOrThrow(commit: string): Promise<void> {
-    const pushed = await this.push(commit, 'refs/heads/main', this.pushTimeoutMs);
+    const pushed = await this.push(commit, MAIN_REF, this.pushTimeoutMs);
     if (pushed.timedOut) throw this.timedOut();
     if (pushed.code !== 0)
       throw new FlagopsError('unavailable', `pushing to the git remote ${redact(this.url)} failed: ${redact(pushed.stderr).slice(0, 300)}`);
