@@ -3,11 +3,17 @@ import { HeldKills } from './features/kill/held-kills.js';
 import { rebaseHeldKills } from './features/kill/kill-rebase.js';
 import type { KillSwitch } from './features/kill/kill-switch.js';
 import { RemoteMode, type RemoteSettings } from './features/remote/remote-mode.js';
-import type { PushedCommit } from './features/remote/remote-sync.js';
+import { type PushedCommit, settledWithin } from './features/remote/remote-sync.js';
 import { RemoteTurns } from './features/remote/remote-turns.js';
 import type { Logger } from './foundations/log/logger.js';
 import type { ControlState, Unsubscribe } from './foundations/state/index.js';
-import type { FlagRepository, RepositoryRegistry, UpdateResult } from './foundations/storage/index.js';
+import {
+  type AddedObjects,
+  type FlagRepository,
+  packOfAdded,
+  type RepositoryRegistry,
+  type UpdateResult,
+} from './foundations/storage/index.js';
 
 /**
  * The notice a control plane sends when it moved the git remote's main: every other one takes the commit from
@@ -16,10 +22,12 @@ import type { FlagRepository, RepositoryRegistry, UpdateResult } from './foundat
 const REMOTE_MOVED = 'git-remote-moved';
 /** Objects are handed over up to this much (deflated, base64): a notice is at most ~8 KB. */
 const MAX_HANDOFF_CHARS = 6_000;
-/** Bigger than this before deflating is not worth reading to find out. */
+/** Bigger than this before deflating would not fit in a notice deflated. */
 const MAX_HANDOFF_OBJECT_BYTES = 64 * 1024;
 /** A commit adding more than this is pushed by `git push`, which deltas against what the host has. */
-const MAX_PUSHED_PACK_OBJECT_BYTES = 8 * 1024 * 1024;
+const MAX_PUSHED_OBJECT_BYTES = 8 * 1024 * 1024;
+/** How long a push's acknowledgement waits at most for the other control planes to be told of it. */
+const TELL_OTHERS_WAIT_MS = 100;
 
 interface RemoteMovedNotice {
   org?: string;
@@ -79,20 +87,40 @@ export function wireRemoteMode(deps: {
       // The notice is made while the push runs, so the others are told the moment it lands.
       pushing: (commit) => void noticeOf(commit).catch(() => undefined),
       held: (commit) => heldKills().held(commit),
-      inSync: (commit, pushedHere) => {
+      inSync: async (commit, pushedHere) => {
         void heldKills().released();
-        if (pushedHere)
-          noticeOf(commit)
-            .then((notice) => state.notices.publish(REMOTE_MOVED, notice))
-            .catch((err: Error) => logger.warn('other control planes not told of a push to the git remote', { err: err.message }));
+        if (!pushedHere) return;
+        // Told before the change is acknowledged: a control plane killed right after answering would otherwise
+        // leave the others without a change it acknowledged. A database that hangs holds the answer up no longer
+        // than TELL_OTHERS_WAIT_MS (the notice goes on).
+        const telling = noticeOf(commit)
+          .then((notice) => state.notices.publish(REMOTE_MOVED, notice))
+          .catch((err: Error) => logger.warn('other control planes not told of a push to the git remote', { err: err.message }));
+        await settledWithin(telling, TELL_OTHERS_WAIT_MS);
       },
     },
-    async (commit) => (await repo()).packAddedBy(commit, MAX_PUSHED_PACK_OBJECT_BYTES).catch(() => null),
+    async (commit) => {
+      const added = await addedBy(commit);
+      return added && { parent: added.parent, pack: packOfAdded(added) };
+    },
   );
+  // What the last commit pushed added, read once for its push and for the notice that hands it over.
+  let lastAdded: { commit: string; added: Promise<AddedObjects | null> } | undefined;
+  const addedBy = (commit: string): Promise<AddedObjects | null> => {
+    if (lastAdded?.commit !== commit)
+      lastAdded = {
+        commit,
+        added: repo()
+          .then((r) => r.objectsAddedBy(commit, MAX_PUSHED_OBJECT_BYTES))
+          .catch(() => null),
+      };
+    return lastAdded.added;
+  };
   // The notice of this control plane's last push, made once for the other control planes and the next turn's holder.
   let lastNotice: { commit: string; notice: Promise<string> } | undefined;
   const noticeOf = (commit: string): Promise<string> => {
-    if (lastNotice?.commit !== commit) lastNotice = { commit, notice: remoteMovedNotice(org, commit, repo).then((n) => JSON.stringify(n)) };
+    if (lastNotice?.commit !== commit)
+      lastNotice = { commit, notice: addedBy(commit).then((added) => JSON.stringify(remoteMovedNotice(org, commit, added))) };
     return lastNotice.notice;
   };
   const turns = new RemoteTurns({
@@ -133,9 +161,8 @@ export function wireRemoteMode(deps: {
 }
 
 /** The notice of a push to the remote's main, with the objects the commit added when they are small enough. */
-async function remoteMovedNotice(org: string, commit: string, repo: () => Promise<FlagRepository>): Promise<RemoteMovedNotice> {
-  const added = await (await repo()).objectsAddedBy(commit, MAX_HANDOFF_OBJECT_BYTES).catch(() => null);
-  if (!added) return { org, commit };
+function remoteMovedNotice(org: string, commit: string, added: AddedObjects | null): RemoteMovedNotice {
+  if (!added || added.framed.length > MAX_HANDOFF_OBJECT_BYTES) return { org, commit };
   const objects = deflateRawSync(added.framed).toString('base64');
   return objects.length > MAX_HANDOFF_CHARS ? { org, commit } : { org, commit, parent: added.parent, objects };
 }

@@ -6,6 +6,7 @@ import { pushOverSmartHttp } from '../../src/features/remote/smart-http-push.js'
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { layout } from '../../src/foundations/repository/layout.js';
 import { FlagRepository } from '../../src/foundations/storage/index.js';
+import { until } from '../helpers/deadlines.js';
 import { configYaml, git, meta, newFlagFiles, pushFromOutside, seedShop, tempDir, track } from '../storage/helpers.js';
 import { startGitServer } from './git-server.js';
 
@@ -147,5 +148,47 @@ describe('a push of main from this process, over smart HTTP', () => {
     expect(host.pushAgents.slice(2).every((request) => /^(GET|POST) git\/\d+\.\d+/.test(request))).toBe(true);
     sync.close();
     byGit.close();
+  });
+});
+
+describe('a push of main through remote mode, acknowledged', () => {
+  it('is not acknowledged before the other control planes are told of it', async () => {
+    const { repo, gitdir, parent, host, commit } = await aheadOfHost();
+    let told: () => void = () => {};
+    const telling = new Promise<void>((resolve) => {
+      told = resolve;
+    });
+    const inSync: string[] = [];
+    const sync = new RemoteSync(
+      gitdir,
+      host.url,
+      silentLogger,
+      undefined,
+      undefined,
+      {
+        inSync: (oid, pushedHere) => {
+          inSync.push(`${oid} ${pushedHere}`);
+          return telling;
+        },
+      },
+      5_000,
+      (oid) => repo.packAddedBy(oid, 1 << 20),
+    );
+    let published = false;
+    const publishing = sync.publish(commit, parent, 'config_update').then((result) => {
+      published = true;
+      return result;
+    });
+    await until(
+      async () => inSync.length,
+      (n) => n === 1,
+    );
+    expect(hostMain(host)).toBe(commit);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(published).toBe(false);
+    told();
+    expect(await publishing).toBe(true);
+    expect(inSync).toEqual([`${commit} true`]);
+    sync.close();
   });
 });

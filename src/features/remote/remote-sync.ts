@@ -60,8 +60,8 @@ export interface RemoteEvents {
   pushing?(commit: string): void;
   /** Main holds `commit`, a kill the remote did not take; awaited before the kill is answered. */
   held?(commit: string): Promise<void>;
-  /** The remote's main is `commit` and main holds nothing it lacks: this instance pushed, or pulled. */
-  inSync?(commit: string, pushedHere: boolean): void;
+  /** The remote's main is `commit` and main holds nothing it lacks: this instance pushed, or pulled. Awaited. */
+  inSync?(commit: string, pushedHere: boolean): Promise<void> | void;
 }
 
 /**
@@ -131,7 +131,7 @@ export class RemoteSync {
       this.failure = null;
       this.hung = false;
       this.holding = false;
-      this.events.inSync?.(commit, true);
+      await this.events.inSync?.(commit, true);
       return true;
     }
     // A hung git host must not keep this change (and the turn it holds) waiting: nothing is acknowledged.
@@ -331,7 +331,7 @@ export class RemoteSync {
         const head = outcome === 'diverged' ? null : await this.localHead();
         if (head !== null) {
           this.holding = false;
-          this.events.inSync?.(head, outcome === 'pushed' || outcome === 'rebased');
+          await this.events.inSync?.(head, outcome === 'pushed' || outcome === 'rebased');
         }
         return outcome;
       })
@@ -523,7 +523,7 @@ export class RemoteSync {
 }
 
 /** What `work` settled with, or null when it takes longer than `ms` (it goes on). */
-async function settledWithin<T>(work: Promise<T>, ms: number): Promise<T | null> {
+export async function settledWithin<T>(work: Promise<T>, ms: number): Promise<T | null> {
   const timer = new AbortController();
   try {
     return await Promise.race([work, sleep(ms, null, { signal: timer.signal })]);

@@ -7,12 +7,11 @@ import { parseRepositoryFile } from '../repository/parse-file.js';
 import { Branches } from './branches.js';
 import { ChangeCommitter } from './change-committer.js';
 import { type ChangedPath, CommitGraph } from './git/commit-graph.js';
-import { type AddedObjects, objectsAddedBy, splitFramed, writeAddedObjects } from './git/commit-objects.js';
+import { type AddedObjects, objectsAddedBy, packOfAdded, writeAddedObjects } from './git/commit-objects.js';
 import { CommitSigner } from './git/commit-signature.js';
 import { initBareRepository, isRepository } from './git/init-repository.js';
 import { writeFault } from './git/io-faults.js';
 import { ObjectStore } from './git/object-store.js';
-import { buildPack } from './git/pack-writer.js';
 import { type RefWatcher, watchMainRef } from './git/ref-watcher.js';
 import { MAIN_REF, readRef } from './git/refs.js';
 import { resolveRevision } from './git/revision.js';
@@ -422,7 +421,7 @@ export class FlagRepository {
   /** objectsAddedBy as a packfile: what a push of `commit` onto its parent sends. */
   async packAddedBy(commit: string, maxBytes: number): Promise<{ parent: string; pack: Buffer } | null> {
     const added = await this.objectsAddedBy(commit, maxBytes);
-    return added && { parent: added.parent, pack: buildPack(splitFramed(added.framed)).pack };
+    return added && { parent: added.parent, pack: packOfAdded(added) };
   }
 
   /** Takes objects another clone's objectsAddedBy gave; true when `commit` (on `parent`) is then complete here. */

@@ -73,6 +73,7 @@
 export { authorIdentity, type Change } from './change-committer.js';
 export { FlagRepository, type OpenOptions, type UpdateOptions } from './flag-repository.js';
 export type { ChangedPath, ChangeType } from './git/commit-graph.js';
+export { type AddedObjects, packOfAdded } from './git/commit-objects.js';
 export type { GitIdentity } from './git/git-objects.js';
 export type { MainMoved } from './main-moves.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';

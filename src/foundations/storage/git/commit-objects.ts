@@ -9,6 +9,7 @@ import {
   unframeObject,
 } from './git-objects.js';
 import type { ObjectStore } from './object-store.js';
+import { buildPack } from './pack-writer.js';
 import { changedTreeSpans, TreeBytes } from './tree-bytes.js';
 
 /** What a commit adds to the repository its first parent is in: that parent, and the new objects, framed. */
@@ -62,6 +63,11 @@ export async function objectsAddedBy(store: ObjectStore, commit: string, maxByte
   };
   const complete = await walk(parent.tree === EMPTY_TREE_OID ? null : parent.tree, parsed.tree);
   return complete ? { parent: parsed.parents[0], framed: Buffer.concat(frames) } : null;
+}
+
+/** A packfile of what objectsAddedBy found: what a push of the commit onto its parent sends. */
+export function packOfAdded(added: AddedObjects): Buffer {
+  return buildPack(splitFramed(added.framed)).pack;
 }
 
 /** Splits concatenated framed objects (as objectsAddedBy makes them) into objects with their oids. */
