@@ -5,7 +5,7 @@ import { RemoteSync } from '../../src/features/remote/remote-sync.js';
 import { pushOverSmartHttp } from '../../src/features/remote/smart-http-push.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { layout } from '../../src/foundations/repository/layout.js';
-import { FlagRepository } from '../../src/foundations/storage/index.js';
+import { FlagRepository, packOfAdded } from '../../src/foundations/storage/index.js';
 import { until } from '../helpers/deadlines.js';
 import { configYaml, git, meta, newFlagFiles, pushFromOutside, seedShop, tempDir, track } from '../storage/helpers.js';
 import { startGitServer } from './git-server.js';
@@ -97,6 +97,17 @@ describe('a push of main from this process, over smart HTTP', () => {
     expect(pushed?.stdout).toContain('[remote rejected] (pre-receive hook declined)');
     expect(pushed?.stderr).toContain('remote: main is protected: open a pull request');
     expect(hostMain(host)).toBe(parent);
+  });
+
+  it('leaves the push to git when the host finds the objects sent short of what the commit needs', async () => {
+    const { repo, parent, host, commit } = await aheadOfHost();
+    const added = (await repo.objectsAddedBy(commit, 1 << 20))!;
+    // The last object (a blob of the new flag) left out.
+    const short = added.framed.subarray(0, added.framed.lastIndexOf(Buffer.from('blob ')));
+    const objects = async () => ({ parent, pack: packOfAdded({ parent, framed: short }) });
+    expect(await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects, timeoutMs: 5_000 })).toBeNull();
+    expect(hostMain(host)).toBe(parent);
+    expect(host.pushAgents).toEqual(['GET git/2 (flagops)', 'POST git/2 (flagops)']);
   });
 
   it('fails at once, without git, when the host is down, and past its deadline when the host hangs', async () => {

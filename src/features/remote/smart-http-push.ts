@@ -33,6 +33,8 @@ export interface SmartPushRequest {
 /** The refs a host's advertisement may list before the answer is taken as not worth reading (16 MB). */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const ZERO = '0000000000000000000000000000000000000000';
+/** receive-pack's reasons for refusing the objects sent rather than the update. */
+const OBJECTS_REFUSED = /\(unpacker error|\(missing necessary objects/;
 const ADVERTISEMENT = 'application/x-git-receive-pack-advertisement';
 const RESULT = 'application/x-git-receive-pack-result';
 /** Hosts serve smart HTTP to git's own user agents; GitHub answers others as a dumb server. */
@@ -84,7 +86,16 @@ export async function pushOverSmartHttp(request: SmartPushRequest): Promise<GitR
     } catch (err) {
       return failed(err);
     }
-    return reportOf(`${objects.parent.slice(0, 7)}..${request.commit.slice(0, 7)}`, request.ref, answer, useSideBand, base.printable);
+    const report = reportOf(
+      `${objects.parent.slice(0, 7)}..${request.commit.slice(0, 7)}`,
+      request.ref,
+      answer,
+      useSideBand,
+      base.printable,
+    );
+    // The host found the pack short of what the commit needs (its ref did not move): git works out what to send.
+    if (report.code !== 0 && OBJECTS_REFUSED.test(report.stdout)) return null;
+    return report;
   } finally {
     clearTimeout(timer);
     request.signal?.removeEventListener('abort', stop);
