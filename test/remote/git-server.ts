@@ -21,6 +21,8 @@ export async function startGitServer() {
   let fetches = 0;
   /** The User-Agent of each request to push (ref advertisement and update), in order. */
   const pushAgents: string[] = [];
+  /** The Authorization header of each request to push, in order ('' for none). */
+  const pushAuthorizations: string[] = [];
   /** While hung: the requests taken and never answered. */
   let hung: http.IncomingMessage[] | null = null;
   let unanswered = 0;
@@ -38,8 +40,10 @@ export async function startGitServer() {
       return;
     }
     if (req.method === 'POST' && url.pathname.endsWith('/git-upload-pack')) fetches++;
-    if (url.searchParams.get('service') === 'git-receive-pack' || url.pathname.endsWith('/git-receive-pack'))
+    if (url.searchParams.get('service') === 'git-receive-pack' || url.pathname.endsWith('/git-receive-pack')) {
       pushAgents.push(`${req.method} ${req.headers['user-agent'] ?? ''}`);
+      pushAuthorizations.push(req.headers.authorization ?? '');
+    }
     const answer = () =>
       void runHttpBackend(req, res, {
         projectRoot: root,
@@ -94,6 +98,8 @@ export async function startGitServer() {
     },
     /** `<method> <user agent>` of each push request answered (GET of the refs, POST of the update), in order. */
     pushAgents,
+    /** The Authorization header of each push request answered ('' for none), in order. */
+    pushAuthorizations,
     /** Fetches and clones served (each one POST to git-upload-pack). */
     get fetches() {
       return fetches;

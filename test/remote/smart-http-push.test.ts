@@ -63,6 +63,18 @@ describe('a push of main from this process, over smart HTTP', () => {
     expect(host.pushAgents).toEqual(['GET git/2 (flagops)', 'POST git/2 (flagops)']);
   });
 
+  it("sends the URL's credentials to the host as Basic authorization", async () => {
+    const { repo, host, commit } = await aheadOfHost();
+    const url = host.url.replace('http://', 'http://x-access-token:t%40ken@');
+    const pushed = await pushOverSmartHttp({ url, ref: MAIN, commit, objects: () => repo.packAddedBy(commit, 1 << 20), timeoutMs: 5_000 });
+    expect(pushed?.code).toBe(0);
+    const basic = `Basic ${Buffer.from('x-access-token:t@ken').toString('base64')}`;
+    expect(host.pushAuthorizations).toEqual([basic, basic]);
+    // Messages name the host without the credentials.
+    expect(pushed?.stdout).toContain(`To ${host.url}`);
+    expect(pushed?.stdout).not.toContain('t%40ken');
+  });
+
   it('sends nothing and leaves the push to git when the host moved on, or the objects cannot be told', async () => {
     const { repo, parent, host, commit } = await aheadOfHost();
     const noObjects = await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects: async () => null, timeoutMs: 5_000 });
