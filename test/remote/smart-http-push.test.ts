@@ -44,16 +44,14 @@ async function commitOn(repo: FlagRepository, version: number): Promise<string> 
 
 const hostMain = (host: { gitdir: string }) => git(host.gitdir, 'rev-parse', MAIN);
 
+/** `commit` pushed onto main at `url` from this process, with the objects it adds to its parent. */
+const pushOf = (repo: FlagRepository, commit: string, url: string) =>
+  pushOverSmartHttp({ url, ref: MAIN, commit, objects: () => repo.packAddedBy(commit, 1 << 20), timeoutMs: 5_000 });
+
 describe('a push of main from this process, over smart HTTP', () => {
   it('puts the commit on the host, complete, without a git process', async () => {
     const { repo, parent, host, commit } = await aheadOfHost();
-    const pushed = await pushOverSmartHttp({
-      url: host.url,
-      ref: MAIN,
-      commit,
-      objects: () => repo.packAddedBy(commit, 1 << 20),
-      timeoutMs: 5_000,
-    });
+    const pushed = await pushOf(repo, commit, host.url);
     expect(pushed).toMatchObject({ code: 0 });
     expect(pushed?.stdout).toContain(`${parent.slice(0, 7)}..${commit.slice(0, 7)}`);
     expect(hostMain(host)).toBe(commit);
@@ -66,7 +64,7 @@ describe('a push of main from this process, over smart HTTP', () => {
   it("sends the URL's credentials to the host as Basic authorization", async () => {
     const { repo, host, commit } = await aheadOfHost();
     const url = host.url.replace('http://', 'http://x-access-token:t%40ken@');
-    const pushed = await pushOverSmartHttp({ url, ref: MAIN, commit, objects: () => repo.packAddedBy(commit, 1 << 20), timeoutMs: 5_000 });
+    const pushed = await pushOf(repo, commit, url);
     expect(pushed?.code).toBe(0);
     const basic = `Basic ${Buffer.from('x-access-token:t@ken').toString('base64')}`;
     expect(host.pushAuthorizations).toEqual([basic, basic]);
@@ -81,13 +79,7 @@ describe('a push of main from this process, over smart HTTP', () => {
     expect(noObjects).toBeNull();
     const outside = pushFromOutside(host.gitdir, (checkout) => writeFileSync(join(checkout, 'README.md'), 'flags\n'));
     expect(git(host.gitdir, 'rev-parse', `${outside}~1`)).toBe(parent);
-    const moved = await pushOverSmartHttp({
-      url: host.url,
-      ref: MAIN,
-      commit,
-      objects: () => repo.packAddedBy(commit, 1 << 20),
-      timeoutMs: 5_000,
-    });
+    const moved = await pushOf(repo, commit, host.url);
     expect(moved).toBeNull();
     expect(hostMain(host)).toBe(outside);
     expect(host.pushAgents.filter((request) => request.startsWith('POST'))).toEqual([]);
@@ -98,13 +90,7 @@ describe('a push of main from this process, over smart HTTP', () => {
     const hook = join(host.gitdir, 'hooks', 'pre-receive');
     writeFileSync(hook, '#!/bin/sh\necho "main is protected: open a pull request" >&2\nexit 1\n');
     chmodSync(hook, 0o755);
-    const pushed = await pushOverSmartHttp({
-      url: host.url,
-      ref: MAIN,
-      commit,
-      objects: () => repo.packAddedBy(commit, 1 << 20),
-      timeoutMs: 5_000,
-    });
+    const pushed = await pushOf(repo, commit, host.url);
     expect(pushed?.code).toBe(1);
     expect(pushed?.stdout).toContain('[remote rejected] (pre-receive hook declined)');
     expect(pushed?.stderr).toContain('remote: main is protected: open a pull request');
