@@ -161,8 +161,8 @@ export class RemoteSync {
   }
 
   /**
-   * Pushes `commit` to the remote's `ref`, given up past `timeoutMs`. Main's commit on the remote's main goes
-   * from this process where the host speaks smart HTTP (smart-http-push.ts); anything else by `git push`, where
+   * Pushes `commit` to the remote's `ref`, given up past `timeoutMs`. A commit on the remote's main goes from
+   * this process where the host speaks smart HTTP (smart-http-push.ts); anything else by `git push`, where
    * curl's low-speed limit makes git's HTTP helper end too when the host stops answering, rather than outlive
    * the git process stopped at the deadline.
    */

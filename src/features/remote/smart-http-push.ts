@@ -5,8 +5,8 @@ import type { GitResult } from '../../foundations/storage/git/git-cli.js';
 /**
  * A push of one commit to an HTTP(S) git remote from this process, over git's smart HTTP protocol: the ref
  * advertisement, then one request carrying the update and a pack of the commit's new objects. The `git push`
- * it stands in for starts three processes here (git, its HTTP helper, pack-objects), about half the time of a
- * push to a host nearby; the host's own work is the same.
+ * it stands in for starts three processes here (git, its HTTP helper, pack-objects), a third of its time to a
+ * host on loopback (docs/performance.md, git-push); the host's own work is the same.
  *
  * Only the plain case is taken: the remote's branch is the commit's parent and answers as a smart HTTP host.
  * Anything else (another transport, a redirect, an answer it does not expect, a TLS failure, a branch that
