@@ -1,10 +1,13 @@
 import { chmodSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteSync } from '../../src/features/remote/remote-sync.js';
-import { pushOverSmartHttp } from '../../src/features/remote/smart-http-push.js';
+import { type LeftToGit, pushOverSmartHttp } from '../../src/features/remote/smart-http-push.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { layout } from '../../src/foundations/repository/layout.js';
+import type { GitResult } from '../../src/foundations/storage/git/git-cli.js';
 import { FlagRepository, packOfAdded } from '../../src/foundations/storage/index.js';
 import { until } from '../helpers/deadlines.js';
 import { configYaml, git, meta, newFlagFiles, pushFromOutside, seedShop, tempDir, track } from '../storage/helpers.js';
@@ -12,9 +15,11 @@ import { startGitServer } from './git-server.js';
 
 const MAIN = 'refs/heads/main';
 const hosts: Array<Awaited<ReturnType<typeof startGitServer>>> = [];
+const others: http.Server[] = [];
 
 afterEach(async () => {
   await Promise.all(hosts.splice(0).map((host) => host.stop()));
+  for (const server of others.splice(0)) server.close();
 });
 
 /** A repository holding project `shop`, a git host whose main is its main, and a commit on top not pushed yet. */
@@ -44,6 +49,29 @@ async function commitOn(repo: FlagRepository, version: number): Promise<string> 
 
 const hostMain = (host: { gitdir: string }) => git(host.gitdir, 'rev-parse', MAIN);
 
+/** The host's answer to a push the process made (a test fails if it was left to git). */
+function answered(result: GitResult | LeftToGit): GitResult {
+  if ('why' in result) throw new Error(`left to git: ${result.why}`);
+  return result;
+}
+
+/**
+ * A web server that is not a smart git host, with the User-Agent of each request: `/dumb.git` answers as a
+ * static file server (200, text/plain), `/moved.git` redirects, `/failing.git` answers 502.
+ */
+async function startOtherHost() {
+  const agents: string[] = [];
+  const server = http.createServer((req, res) => {
+    agents.push(req.headers['user-agent'] ?? '');
+    if (req.url?.startsWith('/moved.git')) res.writeHead(301, { location: '/dumb.git/info/refs' }).end();
+    else if (req.url?.startsWith('/failing.git')) res.writeHead(502).end('bad gateway');
+    else res.writeHead(200, { 'content-type': 'text/plain' }).end('');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  others.push(server);
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, agents };
+}
+
 /** `commit` pushed onto main at `url` from this process, with the objects it adds to its parent. */
 const pushOf = (repo: FlagRepository, commit: string, url: string) =>
   pushOverSmartHttp({ url, ref: MAIN, commit, objects: () => repo.packAddedBy(commit, 1 << 20), timeoutMs: 5_000 });
@@ -51,9 +79,9 @@ const pushOf = (repo: FlagRepository, commit: string, url: string) =>
 describe('a push of main from this process, over smart HTTP', () => {
   it('puts the commit on the host, complete, without a git process', async () => {
     const { repo, parent, host, commit } = await aheadOfHost();
-    const pushed = await pushOf(repo, commit, host.url);
+    const pushed = answered(await pushOf(repo, commit, host.url));
     expect(pushed).toMatchObject({ code: 0 });
-    expect(pushed?.stdout).toContain(`${parent.slice(0, 7)}..${commit.slice(0, 7)}`);
+    expect(pushed.stdout).toContain(`${parent.slice(0, 7)}..${commit.slice(0, 7)}`);
     expect(hostMain(host)).toBe(commit);
     // git on the host finds every object of the commit, and the tree is this repository's.
     expect(git(host.gitdir, 'fsck', '--full', '--strict', '--no-progress')).toBe('');
@@ -64,23 +92,23 @@ describe('a push of main from this process, over smart HTTP', () => {
   it("sends the URL's credentials to the host as Basic authorization", async () => {
     const { repo, host, commit } = await aheadOfHost();
     const url = host.url.replace('http://', 'http://x-access-token:t%40ken@');
-    const pushed = await pushOf(repo, commit, url);
-    expect(pushed?.code).toBe(0);
+    const pushed = answered(await pushOf(repo, commit, url));
+    expect(pushed.code).toBe(0);
     const basic = `Basic ${Buffer.from('x-access-token:t@ken').toString('base64')}`;
     expect(host.pushAuthorizations).toEqual([basic, basic]);
     // Messages name the host without the credentials.
-    expect(pushed?.stdout).toContain(`To ${host.url}`);
-    expect(pushed?.stdout).not.toContain('t%40ken');
+    expect(pushed.stdout).toContain(`To ${host.url}`);
+    expect(pushed.stdout).not.toContain('t%40ken');
   });
 
   it('sends nothing and leaves the push to git when the host moved on, or the objects cannot be told', async () => {
     const { repo, parent, host, commit } = await aheadOfHost();
     const noObjects = await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects: async () => null, timeoutMs: 5_000 });
-    expect(noObjects).toBeNull();
+    expect(noObjects).toEqual({ why: "the commit's objects are not at hand", always: false });
     const outside = pushFromOutside(host.gitdir, (checkout) => writeFileSync(join(checkout, 'README.md'), 'flags\n'));
     expect(git(host.gitdir, 'rev-parse', `${outside}~1`)).toBe(parent);
     const moved = await pushOf(repo, commit, host.url);
-    expect(moved).toBeNull();
+    expect(moved).toEqual({ why: "the remote's refs/heads/main is not the commit's parent", always: false });
     expect(hostMain(host)).toBe(outside);
     expect(host.pushAgents.filter((request) => request.startsWith('POST'))).toEqual([]);
   });
@@ -90,10 +118,10 @@ describe('a push of main from this process, over smart HTTP', () => {
     const hook = join(host.gitdir, 'hooks', 'pre-receive');
     writeFileSync(hook, '#!/bin/sh\necho "main is protected: open a pull request" >&2\nexit 1\n');
     chmodSync(hook, 0o755);
-    const pushed = await pushOf(repo, commit, host.url);
-    expect(pushed?.code).toBe(1);
-    expect(pushed?.stdout).toContain('[remote rejected] (pre-receive hook declined)');
-    expect(pushed?.stderr).toContain('remote: main is protected: open a pull request');
+    const pushed = answered(await pushOf(repo, commit, host.url));
+    expect(pushed.code).toBe(1);
+    expect(pushed.stdout).toContain('[remote rejected] (pre-receive hook declined)');
+    expect(pushed.stderr).toContain('remote: main is protected: open a pull request');
     expect(hostMain(host)).toBe(parent);
   });
 
@@ -103,7 +131,10 @@ describe('a push of main from this process, over smart HTTP', () => {
     // The last object (a blob of the new flag) left out.
     const short = added.framed.subarray(0, added.framed.lastIndexOf(Buffer.from('blob ')));
     const objects = async () => ({ parent, pack: packOfAdded({ parent, framed: short }) });
-    expect(await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects, timeoutMs: 5_000 })).toBeNull();
+    expect(await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects, timeoutMs: 5_000 })).toEqual({
+      why: 'the host refused the objects sent',
+      always: false,
+    });
     expect(hostMain(host)).toBe(parent);
     expect(host.pushAgents).toEqual(['GET git/2 (flagops)', 'POST git/2 (flagops)']);
   });
@@ -112,10 +143,10 @@ describe('a push of main from this process, over smart HTTP', () => {
     const { repo, parent, host, commit } = await aheadOfHost();
     const objects = () => repo.packAddedBy(commit, 1 << 20);
     await host.down();
-    const refused = await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects, timeoutMs: 5_000 });
+    const refused = answered(await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects, timeoutMs: 5_000 }));
     expect(refused).toMatchObject({ code: 128 });
-    expect(refused?.timedOut).toBeUndefined();
-    expect(refused?.stderr).toMatch(/unable to access '.*flags\.git': .*ECONNREFUSED/);
+    expect(refused.timedOut).toBeUndefined();
+    expect(refused.stderr).toMatch(/unable to access '.*flags\.git': .*ECONNREFUSED/);
     await host.up();
     host.hang();
     const hung = await pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects, timeoutMs: 300 });
@@ -125,22 +156,35 @@ describe('a push of main from this process, over smart HTTP', () => {
     host.hang();
     const cutOff = pushOverSmartHttp({ url: host.url, ref: MAIN, commit, objects, timeoutMs: 5_000, signal: cut.signal });
     cut.abort();
-    expect((await cutOff)?.timedOut).toBeUndefined();
+    expect(answered(await cutOff).timedOut).toBeUndefined();
     host.answer();
     expect(hostMain(host)).toBe(parent);
   });
 
-  it('leaves other transports and hosts that do not answer as smart HTTP to git', async () => {
+  it('leaves other transports, and hosts that do not answer as smart HTTP, to git for good; a host that fails to it once only', async () => {
     const { repo, host, commit } = await aheadOfHost();
     const objects = () => repo.packAddedBy(commit, 1 << 20);
-    for (const url of [
-      host.gitdir,
-      `file://${host.gitdir}`,
-      'git@example.invalid:acme/flags.git',
-      host.url.replace('flags.git', 'nothing.git'),
-    ]) {
-      expect(await pushOverSmartHttp({ url, ref: MAIN, commit, objects, timeoutMs: 5_000 })).toBeNull();
-    }
+    const push = (url: string) => pushOverSmartHttp({ url, ref: MAIN, commit, objects, timeoutMs: 5_000 });
+    for (const url of [host.gitdir, `file://${host.gitdir}`, 'git@example.invalid:acme/flags.git'])
+      expect(await push(url), url).toEqual({ why: 'the remote is not an http(s) URL', always: true });
+    const other = await startOtherHost();
+    expect(await push(`${other.url}/dumb.git`)).toEqual({ why: 'the host does not answer as smart HTTP', always: true });
+    expect(await push(`${other.url}/moved.git`)).toEqual({ why: 'the host answered HTTP 301', always: true });
+    expect(await push(`${other.url}/failing.git`)).toEqual({ why: 'the host answered HTTP 502', always: false });
+    expect(await push(host.url.replace('flags.git', 'nothing.git'))).toMatchObject({ always: false });
+  });
+
+  it('once the remote is one git pushes to, remote mode asks it nothing from the process again', async () => {
+    const { repo, gitdir, parent, commit } = await aheadOfHost();
+    const other = await startOtherHost();
+    const sync = new RemoteSync(gitdir, `${other.url}/dumb.git`, silentLogger, undefined, undefined, {}, 5_000, (oid) =>
+      repo.packAddedBy(oid, 1 << 20),
+    );
+    // git cannot push to a dumb host either: the change is refused, twice, and the process asked once.
+    for (let i = 0; i < 2; i++) await expect(sync.publish(commit, parent, 'config_update')).rejects.toMatchObject({ code: 'unavailable' });
+    expect(other.agents.filter((agent) => agent === 'git/2 (flagops)')).toHaveLength(1);
+    expect(other.agents.filter((agent) => /^git\/\d+\.\d+/.test(agent)).length).toBeGreaterThanOrEqual(2);
+    sync.close();
   });
 
   it('is how remote mode pushes main: a change published is on the host, sent from this process', async () => {

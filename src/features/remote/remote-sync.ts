@@ -85,6 +85,8 @@ export class RemoteSync {
   private hung = false;
   /** See remakingHeld(). */
   private remakingHeldKills = false;
+  /** Why every push goes by `git push`: the remote is not one this process pushes to (null: it may be). */
+  private pushedByGit: string | null = null;
   private closed = false;
 
   constructor(
@@ -167,10 +169,14 @@ export class RemoteSync {
    * the git process stopped at the deadline.
    */
   private async push(commit: string, ref: string, timeoutMs: number, signal?: AbortSignal): Promise<GitResult> {
-    if (ref === MAIN_REF) {
+    if (ref === MAIN_REF && this.pushedByGit === null) {
       const started = Date.now();
       const pushed = await pushOverSmartHttp({ url: this.url, ref, commit, objects: () => this.packOf(commit), timeoutMs, signal });
-      if (pushed !== null) return pushed;
+      if (!('why' in pushed)) return pushed;
+      if (pushed.always) {
+        this.pushedByGit = pushed.why;
+        this.logger.info('the git remote is pushed to by git push', { remote: redact(this.url), why: redact(pushed.why) });
+      }
       timeoutMs = Math.max(1, timeoutMs - (Date.now() - started));
     }
     const seconds = String(Math.max(1, Math.ceil(timeoutMs / 1000)));

@@ -10,7 +10,8 @@ import type { GitResult } from '../../foundations/storage/git/git-cli.js';
  *
  * Only the plain case is taken: the remote's branch is the commit's parent and answers as a smart HTTP host.
  * Anything else (another transport, a redirect, an answer it does not expect, a TLS failure, a branch that
- * moved) is left to `git push`, which negotiates what to send and says why a push was refused.
+ * moved) is left to `git push`, which negotiates what to send and says why a push was refused; the answer says
+ * whether that holds for every push to this remote (LeftToGit.always).
  */
 
 /** The commit to push and the objects it adds to its parent (FlagRepository.objectsAddedBy, packed). */
@@ -40,16 +41,23 @@ const RESULT = 'application/x-git-receive-pack-result';
 /** Hosts serve smart HTTP to git's own user agents; GitHub answers others as a dumb server. */
 const USER_AGENT = 'git/2 (flagops)';
 
+/** A push this process does not make, for `git push` to make instead; nothing was sent. */
+export interface LeftToGit {
+  why: string;
+  /** Whether the remote itself is one this process does not push to (its URL, its answers): every push is git's. */
+  always: boolean;
+}
+
 /**
  * How the host answered, as `git push --porcelain` reports it (code 0 when taken; the host's reasons in
- * stdout and stderr otherwise); null when the push is left to `git push` (nothing was sent).
+ * stdout and stderr otherwise), or why the push is left to `git push`.
  */
-export async function pushOverSmartHttp(request: SmartPushRequest): Promise<GitResult | null> {
+export async function pushOverSmartHttp(request: SmartPushRequest): Promise<GitResult | LeftToGit> {
   const base = remoteBase(request.url);
-  if (base === null) return null;
+  if (base === null) return { why: 'the remote is not an http(s) URL', always: true };
   // Read before the host is asked anything: a push git makes instead would ask it again.
   const objects = await request.objects();
-  if (objects === null) return null;
+  if (objects === null) return { why: "the commit's objects are not at hand", always: false };
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), request.timeoutMs);
   const stop = () => deadline.abort();
@@ -63,16 +71,19 @@ export async function pushOverSmartHttp(request: SmartPushRequest): Promise<GitR
   };
   try {
     if (request.signal?.aborted) return { code: 1, stdout: '', stderr: 'stopped before it started' };
-    let advertised: Advertisement | null;
+    let advertised: Advertisement | LeftToGit;
     try {
       advertised = await advertisement(base, agent, deadline.signal);
     } catch (err) {
       // The host could not be reached (or did not answer in time): git would fail the same way, only later.
       if (deadline.signal.aborted || isConnectionError(err)) return failed(err);
-      return null;
+      // git trusts the system's certificates, this process Node.js's: a host only git can verify stays git's.
+      return { why: (err as Error).message, always: isCertificateError(err) };
     }
-    if (advertised === null || !advertised.capabilities.has('report-status')) return null;
-    if (advertised.refs.get(request.ref) !== objects.parent) return null;
+    if ('why' in advertised) return advertised;
+    if (!advertised.capabilities.has('report-status')) return { why: 'the host does not report the status of a push', always: true };
+    if (advertised.refs.get(request.ref) !== objects.parent)
+      return { why: `the remote's ${request.ref} is not the commit's parent`, always: false };
     const useSideBand = advertised.capabilities.has('side-band-64k');
     const wanted = ['report-status', ...(useSideBand ? ['side-band-64k'] : []), ...(advertised.capabilities.has('quiet') ? ['quiet'] : [])];
     const body = Buffer.concat([
@@ -94,7 +105,7 @@ export async function pushOverSmartHttp(request: SmartPushRequest): Promise<GitR
       base.printable,
     );
     // The host found the pack short of what the commit needs (its ref did not move): git works out what to send.
-    if (report.code !== 0 && OBJECTS_REFUSED.test(report.stdout)) return null;
+    if (report.code !== 0 && OBJECTS_REFUSED.test(report.stdout)) return { why: 'the host refused the objects sent', always: false };
     return report;
   } finally {
     clearTimeout(timer);
@@ -132,13 +143,16 @@ interface Advertisement {
   capabilities: Set<string>;
 }
 
-/** GET info/refs: the host's refs and capabilities; null when the answer is not a smart HTTP advertisement. */
-async function advertisement(base: RemoteBase, agent: http.Agent, signal: AbortSignal): Promise<Advertisement | null> {
+/** GET info/refs: the host's refs and capabilities, or why its answer is left to git. */
+async function advertisement(base: RemoteBase, agent: http.Agent, signal: AbortSignal): Promise<Advertisement | LeftToGit> {
   const url = new URL(`${base.url.href}/info/refs?service=git-receive-pack`);
   const answer = await exchange(url, agent, signal, { method: 'GET', headers: { 'user-agent': USER_AGENT, pragma: 'no-cache' } });
-  if (answer.status !== 200 || answer.contentType !== ADVERTISEMENT) return null;
+  // A redirect (git follows it), or an answer that is not smart HTTP, is the host's way; any other status may pass.
+  if (answer.status !== 200) return { why: `the host answered HTTP ${answer.status}`, always: answer.status >= 300 && answer.status < 400 };
+  const notSmart: LeftToGit = { why: 'the host does not answer as smart HTTP', always: true };
+  if (answer.contentType !== ADVERTISEMENT) return notSmart;
   const lines = pktLines(answer.body);
-  if (lines === null || lines[0]?.toString('latin1') !== '# service=git-receive-pack\n' || lines[1] !== null) return null;
+  if (lines === null || lines[0]?.toString('latin1') !== '# service=git-receive-pack\n' || lines[1] !== null) return notSmart;
   const refs = new Map<string, string>();
   let capabilities = new Set<string>();
   for (const [i, line] of lines.slice(2).entries()) {
@@ -146,7 +160,7 @@ async function advertisement(base: RemoteBase, agent: http.Agent, signal: AbortS
     let text = line.toString('latin1').replace(/\n$/, '');
     if (i === 0) {
       const nul = text.indexOf('\0');
-      if (nul < 0) return null;
+      if (nul < 0) return notSmart;
       capabilities = new Set(
         text
           .slice(nul + 1)
@@ -156,7 +170,7 @@ async function advertisement(base: RemoteBase, agent: http.Agent, signal: AbortS
       text = text.slice(0, nul);
     }
     const [oid, name] = text.split(' ');
-    if (!/^[0-9a-f]{40}$/.test(oid) || !name) return null;
+    if (!/^[0-9a-f]{40}$/.test(oid) || !name) return notSmart;
     if (oid !== ZERO) refs.set(name, oid);
   }
   return { refs, capabilities };
@@ -285,6 +299,12 @@ function pktLines(data: Buffer): Array<Buffer | null> | null {
     at += Math.max(length, 4);
   }
   return lines;
+}
+
+/** TLS failures to verify the host's certificate, as Node.js names them. */
+function isCertificateError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ALTNAME/.test(code);
 }
 
 /** Errors of reaching the host at all (as opposed to an answer this client does not take). */
