@@ -31,14 +31,14 @@ export interface SmartPushRequest {
   signal?: AbortSignal;
 }
 
-/** The refs a host's advertisement may list before the answer is taken as not worth reading (16 MB). */
+/** The most of a host's answer (its refs, or its report of a push) that is read: past it the push fails. */
 const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 const ZERO = '0000000000000000000000000000000000000000';
 /** receive-pack's reasons for refusing the objects sent rather than the update. */
 const OBJECTS_REFUSED = /\(unpacker error|\(missing necessary objects/;
 const ADVERTISEMENT = 'application/x-git-receive-pack-advertisement';
 const RESULT = 'application/x-git-receive-pack-result';
-/** Hosts serve smart HTTP to git's own user agents; GitHub answers others as a dumb server. */
+/** Named as git's own clients are (`git/…`): some hosts tell smart clients from dumb ones by it. */
 const USER_AGENT = 'git/2 (flagops)';
 
 /** A push this process does not make, for `git push` to make instead; nothing was sent. */
