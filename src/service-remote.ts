@@ -5,6 +5,7 @@ import type { KillSwitch } from './features/kill/kill-switch.js';
 import { RemoteMode, type RemoteSettings } from './features/remote/remote-mode.js';
 import { type PushedCommit, settledWithin } from './features/remote/remote-sync.js';
 import { RemoteTurns } from './features/remote/remote-turns.js';
+import { RemoteDivergedError } from './foundations/errors/kinds.js';
 import type { Logger } from './foundations/log/logger.js';
 import type { ControlState, Unsubscribe } from './foundations/state/index.js';
 import {
@@ -137,7 +138,18 @@ export function wireRemoteMode(deps: {
   const unsubscribe: Unsubscribe[] = [];
   return {
     remote,
-    inTurn: (waitMs, work) => turns.run(waitMs, work),
+    inTurn: (waitMs, work) =>
+      turns.run(waitMs, async () => {
+        try {
+          return await work();
+        } catch (err) {
+          if (!(err instanceof RemoteDivergedError)) throw err;
+          // Main holds kills the remote lacks (one slow to reach the host, made here from another control plane's
+          // record): put on the remote's head, the update runs again on them, once.
+          await remote.sync.pull().catch(() => undefined);
+          return work();
+        }
+      }),
     async listen() {
       unsubscribe.push(
         state.notices.subscribe(REMOTE_MOVED, (payload) => {

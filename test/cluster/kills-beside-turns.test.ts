@@ -1,7 +1,9 @@
+import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { until } from '../helpers/deadlines.js';
+import { git } from '../helpers/git-cli.js';
 import type { HttpResponse, Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
 import { type Cluster, type ControlPlane, startCluster } from './cluster.js';
@@ -244,5 +246,89 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
       );
     for (const flag of [first, second])
       expect((await a.api.get(`/api/v1/audit?flagId=${flag.id}&action=kill`)).body.entries, flag.key).toHaveLength(1);
+  });
+
+  it('a clear of a kill waits for no turn: answered and served everywhere while another control plane holds the turn', async () => {
+    const flag = await liveFlag('clear-beside-turn');
+    expect((await b.api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+    await servedEverywhere('clear-beside-turn', (result) => result.reason === 'killed');
+    const version: number = (await a.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.version;
+    // The turn is held, as another control plane writing to the remote would hold it, until the clear is served.
+    const holder = new pg.Client({ connectionString: cluster.databaseUrl });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT pg_advisory_xact_lock(hashtextextended('flagops:git-remote:acme', 0))");
+      const cleared = await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true, expectedVersion: version });
+      expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+      expect(cleared.body.environments.prod.killed).toBe(false);
+      await servedEverywhere('clear-beside-turn', (result) => result.value === true);
+      // expectedVersion still counts: a stale one is refused, and nothing changes.
+      const stale = await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true, expectedVersion: version - 1 });
+      expect(stale.status).toBe(409);
+      expect(stale.body.error.code).toBe('version_conflict');
+    } finally {
+      await holder.query('COMMIT');
+      await holder.end();
+    }
+  });
+
+  it('a kill held by one control plane and cleared through another is not made again after the clear when it reaches the git host later', async () => {
+    const flag = await liveFlag('held-then-cleared');
+    const before = hostActions(cluster.gitHost.gitdir);
+    cluster.gitHost.hang();
+    try {
+      expect((await a.api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'git host hung' })).status).toBe(200);
+      await servedEverywhere('held-then-cleared', (result) => result.reason === 'killed');
+      // B holds A's kill, made from its record; the clear through B goes after it.
+      expect((await b.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
+      await servedEverywhere('held-then-cleared', (result) => result.value === true);
+      // A stops before the host answers again, so B's kill and clear reach the host first.
+      await a.sigkill();
+    } finally {
+      cluster.gitHost.answer();
+    }
+    const added = await until(
+      async () => hostActions(cluster.gitHost.gitdir).slice(before.length),
+      (actions) => actions.length >= 2,
+    );
+    expect(added).toEqual(['kill held-then-cleared prod', 'clear_kill held-then-cleared prod']);
+    // A comes back holding its own commit of the kill, which the host has already, with the clear after it.
+    await a.start();
+    await until(
+      async () => (await a.api.get('/healthz')).body.gitRemote,
+      (remote) => remote.reachable === true && remote.holdingKills === false,
+    );
+    await until(
+      async () => git(path.join(a.dataDir, 'repos', 'acme.git'), 'rev-parse', 'main'),
+      (local) => local === git(cluster.gitHost.gitdir, 'rev-parse', 'main'),
+    );
+    expect(hostActions(cluster.gitHost.gitdir).slice(before.length)).toEqual(added);
+    await servedEverywhere('held-then-cleared', (result) => result.value === true);
+    expect((await a.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.killed).toBe(false);
+  });
+
+  it('a config write through a control plane holding another one’s kill the git host is slow to take answers 200, after the kill', async () => {
+    const [flag, other] = [await liveFlag('slow-kill'), await liveFlag('slow-neighbour')];
+    const before = hostActions(cluster.gitHost.gitdir);
+    // Each request answered 0.4 s late: a push takes longer than a kill waits for it, so the kill is held and B makes it from A's record.
+    cluster.gitHost.slow(400);
+    try {
+      expect((await a.api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'slow host' })).status).toBe(200);
+      await servedEverywhere('slow-kill', (result) => result.reason === 'killed');
+      // B's main holds its copy of the kill, which A's push puts on the host meanwhile.
+      const write = await b.api.put(`/api/v1/flags/${other.id}/environments/prod/config`, { rolloutPct: 0 });
+      expect(write.status, JSON.stringify(write.body)).toBe(200);
+      expect(write.body.environments.prod.rolloutPct).toBe(0);
+    } finally {
+      cluster.gitHost.slow(0);
+    }
+    await servedEverywhere('slow-neighbour', (result) => result.value === false);
+    const added = await until(
+      async () => hostActions(cluster.gitHost.gitdir).slice(before.length),
+      (actions) => actions.length >= 2,
+    );
+    expect(added).toEqual(['kill slow-kill prod', 'config_update slow-neighbour prod']);
+    await servedEverywhere('slow-kill', (result) => result.reason === 'killed');
   });
 });

@@ -9,7 +9,7 @@ import { layout } from '../../foundations/repository/layout.js';
 import { configReferenceIssues } from '../../foundations/repository/project-checks.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
 import { type FlagRef, flagById } from '../../foundations/repository/state-lookup.js';
-import type { ConfigUpdateBody, RolloutPlanBody } from '../../foundations/validation/api-bodies.js';
+import { type ConfigUpdateBody, onlyClearsKill, type RolloutPlanBody } from '../../foundations/validation/api-bodies.js';
 import { configModelIssues } from '../../foundations/validation/config-model.js';
 import type { ValidationIssue } from '../../foundations/validation/issue.js';
 import { pastStepIssues } from '../../foundations/validation/schedule.js';
@@ -111,6 +111,12 @@ export async function updateConfig(
   body: ConfigUpdateBody,
 ): Promise<FlagView | ProposalAnswer> {
   const edit = configEdit(ws, env, body);
+  // Nothing but a kill's clearing (expectedVersion checked on what is served): nothing of the config is written,
+  // so, as a kill, it waits for no turn among control planes writing to a git remote.
+  if (onlyClearsKill(body)) {
+    const served = await ws.readServed();
+    if (edit(flagById(served.state, flagId)) === null) return clearKill(ws, flagId, env);
+  }
   const proposed = await proposeIfProtected(ws, flagId, env, 'config_update', (ref) => {
     const planned = edit(ref);
     // A kill is lifted at once, a protected config change only once approved: the two cannot go together.
@@ -133,11 +139,17 @@ export async function updateConfig(
   if ('proposal' in written) return written;
   const { ref, view } = written;
   if (!body.clearKill) return view;
+  return clearKill(ws, flagId, env, ref);
+}
+
+/** Clears the flag's kill in `env` (the kill fast path); the flag as served after it. */
+async function clearKill(ws: Workspace, flagId: string, env: EnvironmentName, ref?: FlagRef): Promise<FlagView> {
+  const { project, flag } = ref ?? flagById((await ws.readServed()).state, flagId);
   await ws.deps.killSwitch.clear({
     org: ws.org,
     repo: ws.repo,
-    projectSlug: ref.project.project.slug,
-    flagKey: ref.flag.meta.key,
+    projectSlug: project.project.slug,
+    flagKey: flag.meta.key,
     environment: env,
     actor: ws.actor,
   });

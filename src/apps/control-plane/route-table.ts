@@ -12,7 +12,7 @@ import {
   VersionConflictError,
 } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
-import type { ApiBodies } from '../../foundations/validation/api-bodies.js';
+import { type ApiBodies, onlyClearsKill } from '../../foundations/validation/api-bodies.js';
 import type { ApiSchemaName } from '../../foundations/validation/schema-files.js';
 import { validateBody } from '../../foundations/validation/validate-body.js';
 import type { ControlPlaneDeps } from './deps.js';
@@ -224,13 +224,6 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
 }
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
-
-/** A config update that does nothing but clear a kill: a kill's undoing, which nothing but its repository may stop. */
-function onlyClearsKill(body: unknown): boolean {
-  if (body === null || typeof body !== 'object') return false;
-  const fields = Object.keys(body).filter((field) => field !== 'expectedVersion');
-  return fields.length === 1 && (body as { clearKill?: unknown }).clearKill === true;
-}
 
 /** What another part (the dashboard, src/apps/dashboard) adds: routes run through the same checks, and its own handlers. */
 export interface ControlAppExtension {

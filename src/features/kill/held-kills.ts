@@ -1,8 +1,11 @@
 import type { Logger } from '../../foundations/log/logger.js';
 import type { HeldKill, HeldKillStore } from '../../foundations/state/index.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
-import { committedKill } from './kill-rebase.js';
+import { committedKill, killsMade } from './kill-rebase.js';
 import type { KillSwitch } from './kill-switch.js';
+
+/** How much earlier than a record's time the commit it names may say it was made (clocks of control planes differ). */
+const CLOCK_SKEW_SECONDS = 300;
 
 export interface HeldKillsDeps {
   /** The organisation whose repository follows the git remote. */
@@ -25,8 +28,6 @@ export interface HeldKillsDeps {
 export class HeldKills {
   /** Records (by id) this control plane's main holds: made here, or made again here from the record. */
   private readonly onMain = new Set<string>();
-  /** The record being made again here, so that the commit it makes is recorded as made from it. */
-  private remaking: HeldKill | null = null;
   private catchingUp: Promise<void> = Promise.resolve();
   /** This control plane's records being added, in the order they were made (a kill's copy, then its clear). */
   private recording: Promise<void> = Promise.resolve();
@@ -55,10 +56,9 @@ export class HeldKills {
       summary: meta.summary,
       ...(meta.body ? { body: meta.body } : {}),
       heldAt: new Date().toISOString(),
+      // Made again here from another control plane's record: its commit names the one that first made it.
+      ...(meta.madeFrom ? { madeFrom: meta.madeFrom } : {}),
     };
-    const from = this.remaking;
-    if (from && from.project === record.project && from.flag === record.flag && from.environment === record.environment)
-      record.madeFrom = from.id;
     // The kill is on disk here whatever happens; the shared record is what lets the others serve it.
     this.recording = this.recording.then(() =>
       store.add(record).catch((err: Error) => logger.warn('held kill not recorded in the shared state', { commit, err: err.message })),
@@ -95,19 +95,19 @@ export class HeldKills {
     const repo = await this.deps.repo();
     // Every record listed before is in onMain by now (held on main here, or made here): only new ones are read.
     const records = await store.list(org, this.onMain);
-    // What main holds already, also from before a restart: a record whose commit is on main, and the one it
-    // was made from. Making those again would repeat them after what came later (a kill after its clear).
-    for (const record of records) {
-      if (this.onMain.has(record.id)) continue;
-      // Another control plane's copy of a kill this one holds (made here, or made here from the same record) is
-      // that kill: making it again would only find it made.
-      if (record.madeFrom && this.onMain.has(record.madeFrom)) {
+    // What main has made already, also before a restart: a record whose commit is on main, or whose kill main
+    // made again from another record or took from the remote. Making those again would repeat them after what
+    // came later (a kill after its clear).
+    const unseen = records.filter((record) => !this.onMain.has(record.id));
+    if (unseen.length > 0) {
+      const oldest = Math.min(...unseen.map((record) => Date.parse(record.heldAt) / 1000));
+      const made = await killsMade(repo, { from: await repo.head(), notBefore: oldest - CLOCK_SKEW_SECONDS });
+      for (const record of unseen) {
+        const first = record.madeFrom ?? record.id;
+        if (!this.onMain.has(first) && !made.has(record.id) && !made.has(first)) continue;
         this.onMain.add(record.id);
-        continue;
+        this.onMain.add(first);
       }
-      if (!(await repo.onMain(record.id))) continue;
-      this.onMain.add(record.id);
-      if (record.madeFrom) this.onMain.add(record.madeFrom);
     }
     const toMake = records.filter((record) => !this.onMain.has(record.id));
     if (toMake.length === 0) return;
@@ -123,8 +123,12 @@ export class HeldKills {
   private async make(repo: FlagRepository, records: readonly HeldKill[]): Promise<void> {
     const { org, killSwitch, logger } = this.deps;
     for (const kill of records) {
-      if (this.onMain.has(kill.id)) continue;
+      // The commit that first made it, whichever record this is (copies name it too): made once here.
+      const first = kill.madeFrom ?? kill.id;
+      const made = this.onMain.has(first);
       this.onMain.add(kill.id);
+      this.onMain.add(first);
+      if (made) continue;
       const request = {
         org,
         repo,
@@ -132,8 +136,8 @@ export class HeldKills {
         flagKey: kill.flag,
         environment: kill.environment,
         actor: kill.actor,
+        madeFrom: first,
       };
-      this.remaking = kill;
       try {
         const outcome =
           kill.action === 'kill' ? await killSwitch.kill({ ...request, entry: kill.entry ?? undefined }) : await killSwitch.clear(request);
@@ -146,8 +150,6 @@ export class HeldKills {
       } catch (err) {
         // A flag deleted meanwhile (404), or the repository failing: the record stays for the others.
         logger.warn('a kill another control plane held could not be made here', { id: kill.id, err: (err as Error).message });
-      } finally {
-        this.remaking = null;
       }
     }
   }

@@ -11,13 +11,18 @@ export interface CommittedKill {
   entry: KillEntry | null;
 }
 
+/** How far back commits are read for kills made already (the remote's new ones after an outage, or main's). */
+const MAX_COMMITS_READ = 10_000;
+
 /**
  * Remote mode, when main and the remote have diverged because main holds kills the remote could not take
- * (it was unreachable) while the remote got other commits (another control plane's, a merged pull request):
- * main is rebuilt on the remote's head with each held kill made again, in order, with its first entry, and
- * pushed. A kill the remote already has (another control plane made the same kill) makes no commit, so each
- * reaches the audit trail once. Main moves in one step from the old commits to the new ones: nothing is
- * un-served on the way.
+ * (it was unreachable or slow) while the remote got other commits (another control plane's, a merged pull
+ * request): main is rebuilt on the remote's head with each held kill made again, in order, with its first
+ * entry, and pushed. A kill or clear the remote has already (the same one, pushed by another control plane that
+ * made it from its record: `Flagops-Made-From` says so) is not made again: made after what the remote got
+ * since, a kill would undo a clear that came after it. A kill that would change nothing on the remote's head
+ * makes no commit either. So each reaches the audit trail once, in the order it was made. Main moves in one step
+ * from the old commits to the new ones: nothing is un-served on the way.
  *
  * False, and nothing changed, unless every commit main holds beyond the remote is a kill or cleared kill this
  * installation made (its signature says so): other divergence is an operator's to reconcile.
@@ -28,14 +33,67 @@ export async function rebaseHeldKills(
   remoteHead: () => Promise<string | null>,
 ): Promise<boolean> {
   const held: CommittedKill[] = [];
-  for (const oid of heldCommits) {
+  if (!(await readHeld(repo, heldCommits, held))) return false;
+  const forkPoint = heldCommits.length > 0 ? ((await repo.readCommit(heldCommits[0])).parents[0] ?? null) : null;
+  let last = heldCommits.at(-1) ?? forkPoint;
+  try {
+    await repo.rebuildMainOnto(async (head) => {
+      // Kills committed here since main was read (a kill or clear made meanwhile) are rebuilt too, never dropped.
+      if (head !== last) {
+        const commits = head === null ? [] : (await repo.firstParentLog({ from: head, until: last, limit: MAX_COMMITS_READ })).reverse();
+        const onLast = commits.length > 0 && commits[0].parents[0] === last;
+        const oids = commits.map((commit) => commit.oid);
+        if (!onLast || !(await readHeld(repo, oids, held))) throw new MainMovedOtherwise();
+        last = head;
+      }
+      const onto = await remoteHead();
+      const madeOnRemote = await killsMade(repo, { from: onto, until: forkPoint });
+      const changes: SeriesChange<null>[] = held.map(
+        (kill) => (current) => (madeOnRemote.has(kill.meta.madeFrom!) ? null : remake(current, kill)),
+      );
+      return { onto, changes };
+    });
+  } catch (err) {
+    if (err instanceof MainMovedOtherwise) return false;
+    throw err;
+  }
+  return true;
+}
+
+/** Main moved, while a rebase waited for the write queue, by something other than kills made here. */
+class MainMovedOtherwise extends Error {}
+
+/** Adds the kill or clear each of `oids` made to `held`, each naming the commit that first made it; false for any other commit. */
+async function readHeld(repo: FlagRepository, oids: readonly string[], held: CommittedKill[]): Promise<boolean> {
+  for (const oid of oids) {
     const kill = await committedKill(repo, oid);
     if (!kill) return false;
-    held.push(kill);
+    // Made again on the remote's head, it names the commit that first made it.
+    held.push({ ...kill, meta: { ...kill.meta, madeFrom: kill.meta.madeFrom ?? oid } });
   }
-  const changes: SeriesChange<null>[] = held.map((kill) => (current) => remake(current, kill));
-  await repo.rebuildMainOnto(remoteHead, changes);
   return true;
+}
+
+/**
+ * The kills and clears that the commits from `from` back along first parents made, stopping before `until`, or
+ * at a commit authored before `notBefore` (seconds): their commits, and the commits they were made again from.
+ */
+export async function killsMade(
+  repo: FlagRepository,
+  options: { from: string | null; until?: string | null; notBefore?: number },
+): Promise<Set<string>> {
+  const made = new Set<string>();
+  let oid = options.from ?? undefined;
+  for (let read = 0; oid !== undefined && oid !== options.until && read < MAX_COMMITS_READ; read++) {
+    const commit = await repo.readCommit(oid);
+    if (options.notBefore !== undefined && commit.author.timestamp < options.notBefore) break;
+    if (isKillAction(commit.flagops?.action)) {
+      made.add(commit.oid);
+      if (commit.flagops.madeFrom) made.add(commit.flagops.madeFrom);
+    }
+    oid = commit.parents[0];
+  }
+  return made;
 }
 
 /** The kill or cleared kill commit `oid` made, read from its signed trailers and kills file; null for any other commit. */
@@ -63,6 +121,7 @@ export async function committedKill(repo: FlagRepository, oid: string): Promise<
     project,
     flag,
     environment,
+    ...(trailers.madeFrom ? { madeFrom: trailers.madeFrom } : {}),
   };
   return { meta, entry };
 }

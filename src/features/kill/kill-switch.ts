@@ -33,6 +33,8 @@ export interface KillRequest {
   entry?: KillEntry;
   /** The kill commit's audit action when it is not a person's kill: `guard_failed` for a guard stopping a rollout. */
   action?: KillAction;
+  /** The commit that first made this kill or clear, when it is made again from another control plane's record. */
+  madeFrom?: string;
 }
 
 /** The audit actions of commits that change a kills file through the fast path. */
@@ -135,6 +137,7 @@ export class KillSwitch {
       project: request.projectSlug,
       flag: request.flagKey,
       environment: request.environment,
+      ...(request.madeFrom ? { madeFrom: request.madeFrom } : {}),
     };
   }
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FlagopsError, GitRemoteTimeoutError } from '../../foundations/errors/kinds.js';
+import { FlagopsError, GitRemoteTimeoutError, RemoteDivergedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { type GitResult, gitRun } from '../../foundations/storage/git/git-cli.js';
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foundations/storage/git/refs.js';
@@ -150,7 +150,10 @@ export class RemoteSync {
     const remote = kill ? await this.fetch().catch((err: Error) => err) : await this.fetch();
     if (remote instanceof Error) return this.keepUntilReachable(commit, remote.message);
     if (remote === null || (parent !== null && !(await this.isAncestor(parent, remote)))) {
-      throw new FlagopsError('unavailable', `main and the git remote ${redact(this.url)} have diverged; nothing was changed`);
+      // Main holds a kill the remote lacks (another control plane's, made here from its record, while its own push
+      // was on the way): a kill joins it, and the retries put both on the remote's head.
+      if (kill) return this.holdWhilePushed(commit, null);
+      throw new RemoteDivergedError(redact(this.url));
     }
     // Compare-and-swap: if main moved meanwhile, the store's next run starts from wherever it now is.
     if (remote !== parent && (await this.fastForward(parent, remote))) await this.onPulled();

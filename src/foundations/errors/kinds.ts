@@ -151,6 +151,13 @@ export class StorageFaultError extends FlagopsError {
   }
 }
 
+/** Remote mode: main holds commits the git remote lacks while the remote got others; nothing was changed. */
+export class RemoteDivergedError extends FlagopsError {
+  constructor(remote: string) {
+    super('unavailable', `main and the git remote ${remote} have diverged; nothing was changed`);
+  }
+}
+
 /**
  * Remote mode: the git host did not answer a push of a change within its deadline (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS):
  * 503. Main did not move, so nothing was acknowledged or served; the host may still have taken the commit before it

@@ -24,7 +24,7 @@ import { ServedHistoryCache } from './served/served-history-cache.js';
 import { type ServedState, ServedStates } from './served/served-state.js';
 import { type LoadedState, StateLoader } from './served/state-loader.js';
 import { type StorageFaultState, StorageFaults } from './storage-fault.js';
-import { type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
+import { type MainRebuild, type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
 
 export interface OpenOptions {
   /** A bare repository (the service's own). */
@@ -299,16 +299,17 @@ export class FlagRepository {
   }
 
   /**
-   * Builds a series of changes (as `updateSeries`) on the commit `onto` names, asked again on every attempt,
-   * and moves main from its head to the series' tip, which need not descend from it: how remote mode puts
-   * kills made here while the remote was unreachable on top of what the remote got meanwhile. Each change
-   * checks on the state it is given whether it is still to be made (a kill another control plane already
-   * pushed makes no commit); with none made, main moves to `onto`'s commit.
+   * Builds a series of changes (as `updateSeries`) on another commit and moves main from its head to the series'
+   * tip, which need not descend from it: how remote mode puts kills made here while the remote was unreachable on
+   * top of what the remote got meanwhile. `plan` is asked with main's head on every attempt, in the write queue,
+   * so that what main got since it was last read is rebuilt too, never dropped. Each change checks on the state it
+   * is given whether it is still to be made (a kill another control plane already pushed makes no commit); with
+   * none made, main moves to the commit the plan builds on.
    */
-  rebuildMainOnto<T>(onto: () => Promise<string | null>, changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
+  rebuildMainOnto<T>(plan: MainRebuild<T>): Promise<SeriesResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     return this.writing(
-      this.writes.serialized(() => this.writes.trySeries(changes, Number.POSITIVE_INFINITY, onto, true)),
+      this.writes.serialized(() => this.writes.trySeries([], Number.POSITIVE_INFINITY, plan, true)),
       (series) => series.outcomes.some((o) => o.committed),
     );
   }

@@ -83,4 +83,4 @@ export type { CommitInfo } from './served/history.js';
 export type { FileChange } from './served/prepare-change.js';
 export { heldBackBy, type ServedState } from './served/served-state.js';
 export type { LoadedState } from './served/state-loader.js';
-export type { SeriesChange, SeriesOutcome, SeriesResult, UpdateResult } from './write-queue.js';
+export type { MainRebuild, SeriesChange, SeriesOutcome, SeriesResult, UpdateResult } from './write-queue.js';

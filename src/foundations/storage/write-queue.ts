@@ -25,6 +25,12 @@ export type SeriesChange<T> = (current: RepositoryState, tip: string | null) => 
 /** What became of one change of a series. */
 export type SeriesOutcome<T> = { committed: true; commit: string; result: T } | { committed: false; error?: unknown };
 
+/**
+ * FlagRepository.rebuildMainOnto's plan, made in the write queue with main's head as it is then: the commit to
+ * build on, and the changes to make on it.
+ */
+export type MainRebuild<T> = (head: string | null) => Promise<{ onto: string | null; changes: readonly SeriesChange<T>[] }>;
+
 export interface SeriesResult<T> {
   /** `main` after the series: its last commit, or the unchanged head when none was made. */
   commit: string | null;
@@ -223,30 +229,31 @@ export class WriteQueue {
   }
 
   /**
-   * A series of commits with one move of main (FlagRepository.updateSeries); run it in the queue. With `onto`,
-   * the series is built on the commit it names instead of main's head, and main moves from its head to the
-   * series' tip (or to that commit, when no change makes one) whatever their relation: FlagRepository.rebuildMainOnto.
-   * `urgent` (kills made again): its publishing is never cut off; any other series' is, for a kill waiting behind
-   * it, as an update's is.
+   * A series of commits with one move of main (FlagRepository.updateSeries); run it in the queue. With `rebuild`,
+   * asked with main's head on every attempt, the series it gives is built on the commit it names instead of
+   * main's head, and main moves from its head to the series' tip (or to that commit, when no change makes one)
+   * whatever their relation: FlagRepository.rebuildMainOnto. `urgent` (kills made again): its publishing is never
+   * cut off; any other series' is, for a kill waiting behind it, as an update's is.
    */
   async trySeries<T>(
     changes: readonly SeriesChange<T>[],
     lockDeadline: number,
-    onto?: () => Promise<string | null>,
+    rebuild?: MainRebuild<T>,
     urgent = false,
   ): Promise<SeriesResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const head = await readRef(this.gitdir, MAIN_REF);
       this.moves.observe(head, 'external');
-      const base = onto ? await onto() : head;
+      const plan = rebuild ? await rebuild(head) : { onto: head, changes };
+      const base = plan.onto;
       let tip = base;
       let loaded = await this.loader.load(base);
       const outcomes: SeriesOutcome<T>[] = [];
       let lastAction: CommitMeta['action'] | undefined;
       const batch = this.objects.batch();
       try {
-        for (const next of changes) {
+        for (const next of plan.changes) {
           try {
             const change = await next(loaded.state, tip);
             const commit = change && (await this.committer.commitChange(batch, tip, loaded, change));
@@ -262,12 +269,12 @@ export class WriteQueue {
             outcomes.push({ committed: false, error });
           }
         }
-        if (tip === head || (lastAction === undefined && !onto)) return { commit: head, parent: head, outcomes, state: loaded.state };
+        if (tip === head || (lastAction === undefined && !rebuild)) return { commit: head, parent: head, outcomes, state: loaded.state };
         if (lastAction !== undefined) {
           await batch.done();
           await this.options.beforeRefUpdate?.();
         }
-        // Nothing to publish when no change made a commit: the base is what `onto` found (the remote's head).
+        // Nothing to publish when no change made a commit: the base is what `rebuild` named (the remote's head).
         const published = lastAction === undefined || (await this.publishCommit(tip!, base, lastAction, urgent));
         if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction ?? 'change'))) {
           this.loader.remember(loaded);

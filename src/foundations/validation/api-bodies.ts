@@ -23,3 +23,13 @@ export type {
 
 /** A rule as sent by a client: without `id`, the server assigns one; `conditions` absent means none. */
 export type RuleInput = Rule;
+
+/**
+ * A config update that does nothing but clear a kill (`clearKill: true`, with `expectedVersion` or not): a kill's
+ * undoing, which goes the kill's way (no approval, no budget, no turn among control planes).
+ */
+export function onlyClearsKill(body: unknown): boolean {
+  if (body === null || typeof body !== 'object') return false;
+  const fields = Object.keys(body).filter((field) => field !== 'expectedVersion');
+  return fields.length === 1 && (body as { clearKill?: unknown }).clearKill === true;
+}

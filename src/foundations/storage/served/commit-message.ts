@@ -20,6 +20,11 @@ export interface CommitMeta {
   segment?: string;
   /** A proposal's change (on its branch), its rejection, or its approval on main (with who proposed it). */
   proposal?: { id: string; proposedBy?: ProposalActor; budget?: ProposalBudget };
+  /**
+   * A kill or cleared kill made again (by another control plane from its record, or on the git remote's newer
+   * head): the commit that first made it, so that it is never made twice, nor after what came later.
+   */
+  madeFrom?: string;
 }
 
 /**
@@ -59,6 +64,8 @@ export interface FlagopsTrailers {
   proposedBy?: ProposalActor;
   /** On a proposal's change kept for a budget (`Flagops-Proposal-Reason: budget`). */
   budget?: ProposalBudget;
+  /** `Flagops-Made-From`: the commit that first made the kill or cleared kill this one makes again. */
+  madeFrom?: string;
 }
 
 export interface ParsedMessage {
@@ -91,6 +98,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
     ['Flagops-Budget-Per-Hour', meta.proposal?.budget ? String(meta.proposal.budget.movedPctPerHour) : undefined],
     ['Flagops-Budget-Used', meta.proposal?.budget ? String(meta.proposal.budget.usedPct) : undefined],
     ['Flagops-Budget-Adds', meta.proposal?.budget ? String(meta.proposal.budget.addsPct) : undefined],
+    ['Flagops-Made-From', meta.madeFrom],
   ];
   const block = trailers
     .filter((t): t is [string, string] => t[1] !== undefined && oneLine(t[1]) !== '')
@@ -188,5 +196,7 @@ export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTra
       addsPct: figure('Flagops-Budget-Adds'),
     };
   }
+  const madeFrom = get('Flagops-Made-From');
+  if (madeFrom && /^[0-9a-f]{40}$/.test(madeFrom)) result.madeFrom = madeFrom;
   return result;
 }

@@ -1,0 +1,68 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { HeldKills } from '../../src/features/kill/held-kills.js';
+import { KillSwitch } from '../../src/features/kill/kill-switch.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { FileHeldKillStore } from '../../src/foundations/state/files/file-held-kill-store.js';
+import type { HeldKill } from '../../src/foundations/state/index.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
+import { admin, SIGNING_KEY, seedShop, tempDir, track } from '../storage/helpers.js';
+
+/** The commit another control plane made a kill with, while the git remote could not take it. */
+const FIRST = '1'.repeat(40);
+
+function record(id: string, fields: Partial<HeldKill> = {}): HeldKill {
+  return {
+    id,
+    org: 'acme',
+    project: 'shop',
+    flag: 'a',
+    environment: 'prod',
+    action: 'kill',
+    entry: { killedAt: '2026-05-01T10:00:00.000Z', killedBy: 'svc_adm_7hd82kqa', reason: 'payments failing' },
+    actor: admin,
+    summary: 'kill a in prod',
+    heldAt: new Date().toISOString(),
+    ...fields,
+  };
+}
+
+describe('kills other control planes hold, made here from their records', () => {
+  async function setUp() {
+    const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'org.git'), create: true, signingKey: SIGNING_KEY }));
+    await seedShop(repo);
+    const killSwitch = new KillSwitch({ applyKills: async () => {} });
+    const store = new FileHeldKillStore(tempDir());
+    const held = new HeldKills({ org: 'acme', store, repo: async () => repo, killSwitch, logger: silentLogger });
+    const killed = async () => Object.keys((await repo.readServed((await repo.head())!)).killFiles.get('shop')!.prod.kills);
+    const request = { org: 'acme', repo, projectSlug: 'shop', flagKey: 'a', environment: 'prod' as const, actor: admin };
+    return { repo, killSwitch, store, held, killed, request };
+  }
+
+  it('a record of a kill main made already (from another record of it) is not made again after the clear that followed', async () => {
+    const { repo, killSwitch, store, held, killed, request } = await setUp();
+    // Main made the kill from one record of it, then the kill was cleared here.
+    await killSwitch.kill({ ...request, entry: record(FIRST).entry!, madeFrom: FIRST });
+    await killSwitch.clear(request);
+    const head = await repo.head();
+    // A third control plane's copy of the same kill is still recorded (it had not reached the remote yet).
+    await store.add(record('2'.repeat(40), { madeFrom: FIRST }));
+    await store.add(record(FIRST));
+
+    await held.catchUp();
+
+    expect(await repo.head()).toBe(head);
+    expect(await killed()).toEqual([]);
+  });
+
+  it('a record of a kill main has not made is made, naming the commit that first made it', async () => {
+    const { repo, store, held, killed } = await setUp();
+    await store.add(record(FIRST));
+
+    await held.catchUp();
+
+    expect(await killed()).toEqual(['a']);
+    const made = await repo.readCommit((await repo.head())!);
+    expect(made.flagops).toMatchObject({ action: 'kill', flag: 'a', madeFrom: FIRST });
+  });
+});
