@@ -39,6 +39,7 @@ try {
   await api(cps[0], 'PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
   const sdk = (await api(cps[0], 'POST', '/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).key;
   const servers = [...cps.map((cp) => cp.evalUrl), ...cluster.replicas.map((r) => r.url)];
+  const serverNames = [...cps.map((cp) => cp.name), ...cluster.replicas.map((_, i) => `replica${i + 1}`)];
   // Every server serves the flag before the clock starts.
   for (const url of servers) await until(async () => (await evaluate(url, sdk))?.value === true, `${url} serves the flag`);
   const streams = await Promise.all(servers.map((url) => followVersions(url, sdk)));
@@ -75,6 +76,7 @@ try {
     const everywhere = [];
     const answered = [];
     let missing = 0;
+    let slowest = { ms: -1 };
     for (let i = 0; i < kills; i++) {
       const cp = cps[i % cps.length];
       let write;
@@ -92,6 +94,8 @@ try {
       answered.push(kill.answeredMs);
       if (kill.arrivals.includes(null)) missing += kill.arrivals.filter((t) => t === null).length;
       else everywhere.push(Math.max(...kill.arrivals));
+      const ms = kill.arrivals.includes(null) ? Number.POSITIVE_INFINITY : Math.max(...kill.arrivals);
+      if (ms > slowest.ms) slowest = { ms, through: cp.name, arrivals: kill.arrivals, answeredMs: kill.answeredMs };
       await timed(cps[(i + 1) % cps.length], 'PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true });
     }
     const ms = (v) => (v === undefined ? 'n/a' : `${v.toFixed(1)} ms`);
@@ -100,6 +104,11 @@ try {
       `  served on all ${servers.length}: p50 ${ms(percentile(everywhere, 50))}  p99 ${ms(percentile(everywhere, 99))}  max ${ms(Math.max(...everywhere))}`,
     );
     console.log(`  answered (200):  p50 ${ms(percentile(answered, 50))}  p99 ${ms(percentile(answered, 99))}`);
+    // Which server was last for the slowest kill says where a tail comes from (one control plane, or all).
+    const at = (t) => (t === null ? 'not served' : `${t.toFixed(0)}`);
+    console.log(
+      `  slowest, through ${slowest.through}: answered ${at(slowest.answeredMs)}, served ${serverNames.map((n, j) => `${n} ${at(slowest.arrivals[j])}`).join(', ')} ms`,
+    );
     if (missing > 0) console.log(`  NOT SERVED within ${GIVE_UP_MS} ms: ${missing} of ${kills * servers.length} (kill, server) pairs`);
   }
 
