@@ -331,4 +331,53 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
     expect(added).toEqual(['kill slow-kill prod', 'config_update slow-neighbour prod']);
     await servedEverywhere('slow-kill', (result) => result.reason === 'killed');
   });
+
+  it('kills and clears alternating through both control planes while the git host is slow: each served everywhere, on the host once each, in order', async () => {
+    const flag = await liveFlag('slow-alternating');
+    const neighbour = await liveFlag('slow-alternating-neighbour');
+    const before = hostActions(cluster.gitHost.gitdir);
+    // Each request answered 0.6 s late: every kill's push takes longer than a kill waits for it.
+    cluster.gitHost.slow(600);
+    const writes: Promise<HttpResponse>[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const [first, second] = i % 2 === 0 ? [a, b] : [b, a];
+        expect((await first.api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+        // A config write through the other control plane meanwhile, as a busy team makes them.
+        writes.push(second.api.put(`/api/v1/flags/${neighbour.id}/environments/dev/config`, { rolloutPct: i }));
+        await servedEverywhere('slow-alternating', (result) => result.reason === 'killed');
+        expect((await second.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
+        await servedEverywhere('slow-alternating', (result) => result.value === true);
+      }
+    } finally {
+      cluster.gitHost.slow(0);
+    }
+    // Config writes may be cut off for a kill (503 git_remote_timeout, nothing changed); none is lost or half-made.
+    for (const write of await Promise.all(writes)) expect([200, 503], JSON.stringify(write.body)).toContain(write.status);
+    const kills = await until(
+      async () =>
+        hostActions(cluster.gitHost.gitdir)
+          .slice(before.length)
+          .filter((action) => action.includes('slow-alternating prod')),
+      (actions) => actions.length >= 6,
+    );
+    expect(kills).toEqual(Array.from({ length: 3 }, () => ['kill slow-alternating prod', 'clear_kill slow-alternating prod']).flat());
+    for (const cp of [a, b])
+      await until(
+        async () => (await cp.api.get('/healthz')).body.gitRemote,
+        (remote) => remote.reachable === true && remote.holdingKills === false,
+      );
+    await servedEverywhere('slow-alternating', (result) => result.value === true);
+    for (const cp of [a, b]) {
+      const entries = (await cp.api.get(`/api/v1/audit?flagId=${flag.id}&environment=prod`)).body.entries;
+      expect(
+        entries.filter((e: Json) => e.action === 'kill'),
+        cp.name,
+      ).toHaveLength(3);
+      expect(
+        entries.filter((e: Json) => e.action === 'clear_kill'),
+        cp.name,
+      ).toHaveLength(3);
+    }
+  });
 });

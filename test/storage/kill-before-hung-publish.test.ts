@@ -13,7 +13,7 @@ const configUpdate = (rolloutPct: number) => () => ({
 });
 
 /** Kills flag `a` in prod, as the kill switch does (queued behind what is writing). */
-const killA = (repo: FlagRepository) =>
+const killA = (repo: FlagRepository, options: { cutAtOnce?: boolean } = {}) =>
   repo.update(
     () => ({
       changes: [
@@ -22,14 +22,14 @@ const killA = (repo: FlagRepository) =>
       meta: meta('kill', { project: 'shop', flag: 'a', environment: 'prod' }),
       result: 'killed',
     }),
-    { waitForLock: true },
+    { waitForLock: true, ...options },
   );
 
 /**
  * A seeded repository whose git host, once `hang` is set, takes every push but a kill's and never answers it
  * until the signal ends the push. `cut`: commits whose publishing the signal let go; `published`: the others.
  */
-async function repositoryWithHangingHost(name: string) {
+async function repositoryWithHangingHost(name: string, cutPublishAfterMs = 50) {
   const host = { hang: false, hung: 0, cut: [] as string[], published: [] as string[] };
   const gitdir = join(tempDir(), name);
   const repo = track(
@@ -37,7 +37,7 @@ async function repositoryWithHangingHost(name: string) {
       gitdir,
       create: true,
       durable: false,
-      cutPublishAfterMs: 50,
+      cutPublishAfterMs,
       publish: (_dir, commit, _parent, action, signal) => {
         if (!host.hang || action === 'kill') {
           host.published.push(commit);
@@ -98,6 +98,24 @@ describe('a kill queued behind an update whose publishing hangs (remote mode: a 
     // Each change that was answered is on main once; the one cut off is not there.
     expect(git(gitdir, 'log', '--format=%s', 'main').split('\n')).toHaveLength(3);
     expect(host.published).toEqual([kill.commit, next.commit]);
+  });
+
+  it('a kill made again from another control plane’s record (cutAtOnce) cuts that publishing off at once, not after the grace', async () => {
+    // A grace no test waits for: only cutting at once lets the kill through.
+    const { repo, seeded, host } = await repositoryWithHangingHost('hung-copy.git', 600_000);
+    host.hang = true;
+    const refused = repo.update(configUpdate(40)).then(
+      () => null,
+      (err: Error) => err,
+    );
+    await until(
+      async () => host.hung,
+      (n) => n === 1,
+    );
+    const kill = await killA(repo, { cutAtOnce: true });
+    expect(kill).toMatchObject({ committed: true, parent: seeded, result: 'killed' });
+    expect((await refused)?.message).toMatch(/did not answer/);
+    expect(host.cut).toHaveLength(1);
   });
 
   it('cuts off a series (scheduled steps) the same way, and the next series works', async () => {

@@ -114,7 +114,8 @@ export class KillSwitch {
             result: null,
           };
         },
-        { waitForLock: true, beforeAnnounce: serve },
+        // Made again from another control plane's record: that one gave the git host its time already.
+        { waitForLock: true, beforeAnnounce: serve, cutAtOnce: request.madeFrom !== undefined },
       );
     let outcome = await update();
     if (!outcome.committed && (await this.options.catchUp?.(request.org))) outcome = await update();

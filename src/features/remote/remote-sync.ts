@@ -3,6 +3,7 @@ import { FlagopsError, GitRemoteTimeoutError, RemoteDivergedError } from '../../
 import type { Logger } from '../../foundations/log/logger.js';
 import { type GitResult, gitRun } from '../../foundations/storage/git/git-cli.js';
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foundations/storage/git/refs.js';
+import { PUBLISH_CUT_WHEN_ASKED } from '../../foundations/storage/index.js';
 import { isKillAction } from '../kill/kill-switch.js';
 import { type CommitPack, pushOverSmartHttp } from './smart-http-push.js';
 
@@ -137,7 +138,11 @@ export class RemoteSync {
       return true;
     }
     // A hung git host must not keep this change (and the turn it holds) waiting: nothing is acknowledged.
-    if (!kill && (pushed.timedOut || signal?.aborted)) throw this.timedOut(signal?.aborted === true);
+    if (!kill && (pushed.timedOut || signal?.aborted)) {
+      // Cut off at once for another control plane's kill made here, the host was given no time: not taken as hung.
+      if (signal?.reason === PUBLISH_CUT_WHEN_ASKED) throw new GitRemoteTimeoutError(redact(this.url), null);
+      throw this.timedOut(signal?.aborted === true);
+    }
     const said = `${pushed.stdout}\n${pushed.stderr}`;
     const raced = LOST_RACE.test(said);
     if (!raced && !MOVED.test(said)) {

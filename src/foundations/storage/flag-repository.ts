@@ -101,6 +101,11 @@ export interface UpdateOptions {
    */
   waitForLock?: boolean;
   /**
+   * With `waitForLock`: cut off the publishing of an update ahead of it at once, not after `cutPublishAfterMs`
+   * (a kill made again here from another control plane's record: that one gave the git host its time already).
+   */
+  cutAtOnce?: boolean;
+  /**
    * Runs once main has moved to the new commit (on `parent`), before the move is announced to onMainMoved
    * listeners: how a kill is served by its own fast path rather than by the reload the announcement starts.
    * It must not throw; the next update waits for it.
@@ -264,7 +269,7 @@ export class FlagRepository {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
-      ? this.writes.urgent(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, true))
+      ? this.writes.urgent(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, true), options.cutAtOnce)
       : this.contended(deadline, () =>
           this.writes.serializedUntil(deadline, () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce)),
         );

@@ -65,6 +65,12 @@ export interface WriteQueueOptions {
  */
 const CUT_PUBLISH_AFTER_MS = 750;
 
+/**
+ * The reason of a publishing cut off at once for an urgent update that asked for it (UpdateOptions.cutAtOnce),
+ * not after the grace: the host was given no time, so its silence says nothing of it.
+ */
+export const PUBLISH_CUT_WHEN_ASKED = 'cut off at once for a kill made again from another control plane';
+
 /** A write that lost to other writers each time it ran (409): someone else kept moving main first. */
 export class MainKeptMovingError extends WriteConflictError {}
 
@@ -87,6 +93,8 @@ export class WriteQueue {
   private publishing: { abort: AbortController; timer?: ReturnType<typeof setTimeout> } | undefined;
   /** The last publish was cut off for an urgent update, and none has ended since. */
   private lastCut = false;
+  /** An urgent update waiting asked for the publishing ahead of it to be cut off at once. */
+  private cutNow = false;
 
   constructor(
     private readonly gitdir: string,
@@ -107,17 +115,19 @@ export class WriteQueue {
 
   /**
    * Runs an urgent `task` (a kill) in the queue like `serialized`; the publishing of an update ahead of it that
-   * is not urgent (a push to a git host that does not answer) is cut off after `cutPublishAfterMs`, so the kill
-   * waits for nobody's git host but its own.
+   * is not urgent (a push to a git host that does not answer) is cut off after `cutPublishAfterMs` (`cutAtOnce`:
+   * at once), so the kill waits for nobody's git host but its own.
    */
-  urgent<T>(task: () => Promise<T>): Promise<T> {
+  urgent<T>(task: () => Promise<T>, cutAtOnce = false): Promise<T> {
     this.urgentWaiting++;
+    if (cutAtOnce) this.cutNow = true;
     this.cutSoon();
     let started = false;
     const begin = () => {
       if (started) return;
       started = true;
       this.urgentWaiting--;
+      if (this.urgentWaiting === 0) this.cutNow = false;
     };
     return this.serialized(async () => {
       begin();
@@ -125,15 +135,20 @@ export class WriteQueue {
     }).finally(begin);
   }
 
-  /** An urgent update waits: the publishing under way is cut off after the grace (at once after a cut). */
+  /** An urgent update waits: the publishing under way is cut off after the grace (at once after a cut, or when asked). */
   private cutSoon(): void {
     const publishing = this.publishing;
-    if (publishing === undefined || publishing.timer !== undefined || this.urgentWaiting === 0) return;
-    const after = this.lastCut ? 0 : (this.options.cutPublishAfterMs ?? CUT_PUBLISH_AFTER_MS);
+    if (publishing === undefined || this.urgentWaiting === 0) return;
+    const now = this.lastCut || this.cutNow;
+    if (publishing.timer !== undefined && !now) return;
+    clearTimeout(publishing.timer);
+    // Cut at once when asked, the git host was given no time: its silence says nothing of it.
+    const asked = this.cutNow && !this.lastCut;
+    const after = now ? 0 : (this.options.cutPublishAfterMs ?? CUT_PUBLISH_AFTER_MS);
     publishing.timer = setTimeout(() => {
       if (this.publishing !== publishing || this.urgentWaiting === 0) return;
-      this.lastCut = true;
-      publishing.abort.abort();
+      if (!asked) this.lastCut = true;
+      publishing.abort.abort(asked ? PUBLISH_CUT_WHEN_ASKED : undefined);
     }, after);
   }
 
