@@ -55,6 +55,23 @@ describe('kills other control planes hold, made here from their records', () => 
     expect(await killed()).toEqual([]);
   });
 
+  it('main is read again for what it made since the last catching up, not only once', async () => {
+    const { repo, killSwitch, store, held, killed, request } = await setUp();
+    await held.catchUp();
+    await store.add(record('3'.repeat(40), { flag: 'b' }));
+    await held.catchUp();
+    // Since then main made the kill from one record of it and cleared it; another record of it comes late.
+    await killSwitch.kill({ ...request, entry: record(FIRST).entry!, madeFrom: FIRST });
+    await killSwitch.clear(request);
+    const head = await repo.head();
+    await store.add(record('2'.repeat(40), { madeFrom: FIRST }));
+
+    await held.catchUp();
+
+    expect(await repo.head()).toBe(head);
+    expect(await killed()).toEqual(['b']);
+  });
+
   it('a record of a kill main has not made is made, naming the commit that first made it', async () => {
     const { repo, store, held, killed } = await setUp();
     await store.add(record(FIRST));

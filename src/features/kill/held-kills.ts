@@ -31,6 +31,14 @@ export class HeldKills {
   private catchingUp: Promise<void> = Promise.resolve();
   /** This control plane's records being added, in the order they were made (a kill's copy, then its clear). */
   private recording: Promise<void> = Promise.resolve();
+  /**
+   * The kills main's commits made (their first commits, with the time they were made here), read from main as
+   * far as `scannedHead`: each catching up reads only main's commits since.
+   */
+  private readonly madeOnMain = new Map<string, number>();
+  private scannedHead: string | null = null;
+  /** How far back (seconds) main was read up to scannedHead. */
+  private scannedBack = Number.POSITIVE_INFINITY;
 
   constructor(private readonly deps: HeldKillsDeps) {}
 
@@ -101,7 +109,7 @@ export class HeldKills {
     const unseen = records.filter((record) => !this.onMain.has(record.id));
     if (unseen.length > 0) {
       const oldest = Math.min(...unseen.map((record) => Date.parse(record.heldAt) / 1000));
-      const made = await killsMade(repo, { from: await repo.head(), notBefore: oldest - CLOCK_SKEW_SECONDS });
+      const made = await this.killsMadeOnMain(repo, oldest - CLOCK_SKEW_SECONDS);
       for (const record of unseen) {
         const first = record.madeFrom ?? record.id;
         if (!this.onMain.has(first) && !made.has(record.id) && !made.has(first)) continue;
@@ -117,6 +125,19 @@ export class HeldKills {
     } finally {
       this.deps.remakingHeld?.(false);
     }
+  }
+
+  /** The kills main has made since `notBefore` (seconds): read from main's commits since the last time, then kept. */
+  private async killsMadeOnMain(repo: FlagRepository, notBefore: number): Promise<ReadonlyMap<string, number>> {
+    const head = await repo.head();
+    // Asked further back than read so far (an older record): main is read again from its head.
+    const since = notBefore < this.scannedBack ? null : this.scannedHead;
+    // A main rebuilt since (held kills rebased) does not reach scannedHead: it is read back to notBefore then.
+    for (const [id, at] of await killsMade(repo, { from: head, until: since, notBefore })) this.madeOnMain.set(id, at);
+    this.scannedHead = head;
+    this.scannedBack = Math.min(this.scannedBack, notBefore);
+    for (const [id, at] of this.madeOnMain) if (at < notBefore) this.madeOnMain.delete(id);
+    return this.madeOnMain;
   }
 
   /** Makes each kill of `records` here, in order, as it was made (the same entry). */

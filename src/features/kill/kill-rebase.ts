@@ -76,20 +76,22 @@ async function readHeld(repo: FlagRepository, oids: readonly string[], held: Com
 
 /**
  * The kills and clears that the commits from `from` back along first parents made, stopping before `until`, or
- * at a commit authored before `notBefore` (seconds): their commits, and the commits they were made again from.
+ * at a commit authored before `notBefore` (seconds): their commits, and the commits they were made again from,
+ * each with the time (seconds) of the commit that made it.
  */
 export async function killsMade(
   repo: FlagRepository,
   options: { from: string | null; until?: string | null; notBefore?: number },
-): Promise<Set<string>> {
-  const made = new Set<string>();
+): Promise<Map<string, number>> {
+  const made = new Map<string, number>();
   let oid = options.from ?? undefined;
   for (let read = 0; oid !== undefined && oid !== options.until && read < MAX_COMMITS_READ; read++) {
     const commit = await repo.readCommit(oid);
-    if (options.notBefore !== undefined && commit.author.timestamp < options.notBefore) break;
+    const at = commit.author.timestamp;
+    if (options.notBefore !== undefined && at < options.notBefore) break;
     if (isKillAction(commit.flagops?.action)) {
-      made.add(commit.oid);
-      if (commit.flagops.madeFrom) made.add(commit.flagops.madeFrom);
+      made.set(commit.oid, at);
+      if (commit.flagops.madeFrom) made.set(commit.flagops.madeFrom, at);
     }
     oid = commit.parents[0];
   }
