@@ -46,6 +46,13 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
     return flag;
   }
 
+  /** Waits until `cp` finds the git host answering and holds no kill it lacks. */
+  const reachesTheHost = (cp: ControlPlane) =>
+    until(
+      async () => (await cp.api.get('/healthz')).body.gitRemote,
+      (remote) => remote.reachable === true && remote.holdingKills === false,
+    );
+
   /** Control planes waiting for the turn to write to the git remote (an advisory lock not granted yet). */
   async function waitingForTheTurn(): Promise<number> {
     const client = new pg.Client({ connectionString: cluster.databaseUrl });
@@ -210,10 +217,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
     );
     expect(added).toEqual(['kill hung-banner prod']);
     for (const cp of [a, b]) {
-      await until(
-        async () => (await cp.api.get('/healthz')).body.gitRemote,
-        (remote) => remote.reachable === true && remote.holdingKills === false,
-      );
+      await reachesTheHost(cp);
       const entries = (await cp.api.get(`/api/v1/audit?flagId=${banner.id}&action=kill`)).body.entries;
       expect(entries, cp.name).toHaveLength(1);
     }
@@ -239,11 +243,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
       (actions) => actions.length >= 2,
     );
     expect(added).toEqual(['kill hung-first prod', 'kill hung-second prod']);
-    for (const cp of [a, b])
-      await until(
-        async () => (await cp.api.get('/healthz')).body.gitRemote,
-        (remote) => remote.reachable === true && remote.holdingKills === false,
-      );
+    for (const cp of [a, b]) await reachesTheHost(cp);
     for (const flag of [first, second])
       expect((await a.api.get(`/api/v1/audit?flagId=${flag.id}&action=kill`)).body.entries, flag.key).toHaveLength(1);
   });
@@ -295,10 +295,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
     expect(added).toEqual(['kill held-then-cleared prod', 'clear_kill held-then-cleared prod']);
     // A comes back holding its own commit of the kill, which the host has already, with the clear after it.
     await a.start();
-    await until(
-      async () => (await a.api.get('/healthz')).body.gitRemote,
-      (remote) => remote.reachable === true && remote.holdingKills === false,
-    );
+    await reachesTheHost(a);
     await until(
       async () => git(path.join(a.dataDir, 'repos', 'acme.git'), 'rev-parse', 'main'),
       (local) => local === git(cluster.gitHost.gitdir, 'rev-parse', 'main'),
@@ -362,11 +359,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
       (actions) => actions.length >= 6,
     );
     expect(kills).toEqual(Array.from({ length: 3 }, () => ['kill slow-alternating prod', 'clear_kill slow-alternating prod']).flat());
-    for (const cp of [a, b])
-      await until(
-        async () => (await cp.api.get('/healthz')).body.gitRemote,
-        (remote) => remote.reachable === true && remote.holdingKills === false,
-      );
+    for (const cp of [a, b]) await reachesTheHost(cp);
     await servedEverywhere('slow-alternating', (result) => result.value === true);
     for (const cp of [a, b]) {
       const entries = (await cp.api.get(`/api/v1/audit?flagId=${flag.id}&environment=prod`)).body.entries;
