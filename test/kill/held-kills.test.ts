@@ -72,6 +72,44 @@ describe('kills other control planes hold, made here from their records', () => 
     expect(await killed()).toEqual(['b']);
   });
 
+  it('a kill main takes with its clear while the record of it waits for the write queue is not made again after the clear', async () => {
+    const { repo, killSwitch, store, killed, request } = await setUp();
+    // Something else has the write queue (as a pull of what another control plane pushed would): behind it, a copy
+    // of the kill made from another record of it, then its clear.
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const blocker = repo.update(async () => {
+      await gate;
+      return { changes: [], meta: { action: 'change', summary: 'nothing', actor: admin }, result: null };
+    });
+    const copy = killSwitch.kill({ ...request, entry: record(FIRST).entry!, madeFrom: FIRST });
+    const clear = killSwitch.clear(request);
+    await store.add(record(FIRST));
+    // This control plane reads the record while main lacks the kill, and queues its making behind them.
+    let queued: () => void = () => {};
+    const making = new Promise<void>((resolve) => {
+      queued = resolve;
+    });
+    const watched = new Proxy(repo, {
+      get(target, property) {
+        if (property === 'update') queued();
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const held = new HeldKills({ org: 'acme', store, repo: async () => watched, killSwitch, logger: silentLogger });
+    const caughtUp = held.catchUp();
+    await making;
+    release();
+    await Promise.all([blocker, copy, clear, caughtUp]);
+
+    expect(await killed()).toEqual([]);
+    const actions = (await repo.firstParentLog({ from: await repo.head(), limit: 3 })).map((c) => c.flagops?.action);
+    expect(actions).toEqual(['clear_kill', 'kill', 'project_create']);
+  });
+
   it('a record of a kill main has not made is made, naming the commit that first made it', async () => {
     const { repo, store, held, killed } = await setUp();
     await store.add(record(FIRST));

@@ -6,6 +6,13 @@ import type { KillSwitch } from './kill-switch.js';
 
 /** How much earlier than a record's time the commit it names may say it was made (clocks of control planes differ). */
 const CLOCK_SKEW_SECONDS = 300;
+/** How many kills main made are kept before the older ones go. */
+const MAX_MADE_KEPT = 10_000;
+
+/** How far back (seconds) main is read for a record's kill made already: the record's time, less clock skew. */
+function readBackTo(record: HeldKill): number {
+  return Date.parse(record.heldAt) / 1000 - CLOCK_SKEW_SECONDS;
+}
 
 export interface HeldKillsDeps {
   /** The organisation whose repository follows the git remote. */
@@ -108,8 +115,7 @@ export class HeldKills {
     // came later (a kill after its clear).
     const unseen = records.filter((record) => !this.onMain.has(record.id));
     if (unseen.length > 0) {
-      const oldest = Math.min(...unseen.map((record) => Date.parse(record.heldAt) / 1000));
-      const made = await this.killsMadeOnMain(repo, oldest - CLOCK_SKEW_SECONDS);
+      const made = await this.killsMadeOnMain(repo, Math.min(...unseen.map(readBackTo)), await repo.head());
       for (const record of unseen) {
         const first = record.madeFrom ?? record.id;
         if (!this.onMain.has(first) && !made.has(record.id) && !made.has(first)) continue;
@@ -127,16 +133,19 @@ export class HeldKills {
     }
   }
 
-  /** The kills main has made since `notBefore` (seconds): read from main's commits since the last time, then kept. */
-  private async killsMadeOnMain(repo: FlagRepository, notBefore: number): Promise<ReadonlyMap<string, number>> {
-    const head = await repo.head();
+  /** The kills main at `head` has made since `notBefore` (seconds): read from its commits since the last time, then kept. */
+  private async killsMadeOnMain(repo: FlagRepository, notBefore: number, head: string | null): Promise<ReadonlyMap<string, number>> {
     // Asked further back than read so far (an older record): main is read again from its head.
     const since = notBefore < this.scannedBack ? null : this.scannedHead;
     // A main rebuilt since (held kills rebased) does not reach scannedHead: it is read back to notBefore then.
     for (const [id, at] of await killsMade(repo, { from: head, until: since, notBefore })) this.madeOnMain.set(id, at);
     this.scannedHead = head;
     this.scannedBack = Math.min(this.scannedBack, notBefore);
-    for (const [id, at] of this.madeOnMain) if (at < notBefore) this.madeOnMain.delete(id);
+    // Kept small: what is older than asked now goes, and main is read back that far only again.
+    if (this.madeOnMain.size > MAX_MADE_KEPT) {
+      for (const [id, at] of this.madeOnMain) if (at < notBefore) this.madeOnMain.delete(id);
+      this.scannedBack = notBefore;
+    }
     return this.madeOnMain;
   }
 
@@ -158,6 +167,9 @@ export class HeldKills {
         environment: kill.environment,
         actor: kill.actor,
         madeFrom: first,
+        // Main may take it meanwhile, while the kill waits for the write queue (a pull of what another control
+        // plane pushed): asked again on the head it would be made on.
+        madeOnMain: async (head: string | null) => (await this.killsMadeOnMain(repo, readBackTo(kill), head)).has(first),
       };
       try {
         const outcome =

@@ -35,6 +35,11 @@ export interface KillRequest {
   action?: KillAction;
   /** The commit that first made this kill or clear, when it is made again from another control plane's record. */
   madeFrom?: string;
+  /**
+   * With `madeFrom`: whether main at `head` has made it already (from another record of it, or taken from the git
+   * remote with what came after it); then nothing is made. Asked in the write, on the head it would commit on.
+   */
+  madeOnMain?: (head: string | null) => Promise<boolean>;
 }
 
 /** The audit actions of commits that change a kills file through the fast path. */
@@ -105,7 +110,9 @@ export class KillSwitch {
         async (_committed, head) => {
           const served = await repo.readServed(head);
           if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
-          written = edit(served.killFiles.get(slug)![env], this.clock());
+          // Made again after main took it with what followed it (a clear), it would undo what followed.
+          const made = (await request.madeOnMain?.(head)) === true;
+          written = made ? null : edit(served.killFiles.get(slug)![env], this.clock());
           if (written === null) return { changes: [], meta: this.meta(request, 'kill'), result: null };
           const action = Object.hasOwn(written.kills, flagKey) ? (request.action ?? 'kill') : 'clear_kill';
           return {
