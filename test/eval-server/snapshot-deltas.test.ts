@@ -64,6 +64,24 @@ describe('GET /v1/snapshot?since= (docs/evaluation-server.md, "Deltas")', () => 
     await h.kills.clear(killRequest(h, 'new-checkout'));
   });
 
+  it('still answers deltas from before a kill once a commit elsewhere has been served after it', async () => {
+    // Two kills, the second of a flag listed before the first: the kills file, read again, orders them otherwise.
+    await h.kills.kill(killRequest(h, 'new-checkout'));
+    const before = await snapshot();
+    await h.kills.kill(killRequest(h, 'banner-text'));
+    const killed = await snapshot();
+    // A commit that leaves prod as it is: the views are made again from main, at the kill's version.
+    await setConfig(h, 'new-checkout', { rolloutPct: 33 }, 'dev');
+    expect(currentVersion()).toBe(killed.version);
+    const res = await get(`?since=${before.version}`);
+    expect(res.status).toBe(200);
+    const delta = (await res.json()) as Delta;
+    expect(delta.since).toBe(before.version);
+    expect(applyDelta(before, delta)).toEqual(await snapshot());
+    await h.kills.clear(killRequest(h, 'banner-text'));
+    await h.kills.clear(killRequest(h, 'new-checkout'));
+  });
+
   it('answers 304 with the ETag when since is the current version, with or without If-None-Match', async () => {
     const version = currentVersion();
     for (const headers of [{}, { 'if-none-match': `"v${version}"` }] as Array<Record<string, string>>) {

@@ -7,6 +7,7 @@ import {
   type SegmentFile,
   type SnapshotSegment,
 } from '@flagops/core';
+import { servesSameKills } from '../../features/kill/apply-kills.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { layout } from '../../foundations/repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../../foundations/validation/issue.js';
@@ -198,8 +199,7 @@ export class OrganisationServing {
           if (next.flags !== old.flags || segments !== old.segments) {
             const changes = next.changed && { keys: next.keys, changed: next.changed };
             view = old.withFlags(next.flags, segments, kills, version, commit, changes);
-          } else if (old.version !== version || JSON.stringify(old.kills) !== JSON.stringify(kills))
-            view = old.withKills(kills, version, commit);
+          } else if (old.version !== version || !servesSameKills(old.kills, old.flags, kills)) view = old.withKills(kills, version, commit);
           else view = old;
         }
         if (view !== old) changed.push(view);

@@ -140,11 +140,13 @@ export class SnapshotChanges {
     const changed = diffViews(before, view);
     const patch = patchJson(view, changed);
     const bytes = Buffer.byteLength(patch);
-    if (view.version <= before.version) {
+    // The same version with the same content, made again (a reload after a kill): what led to it still holds.
+    const same = view.version === before.version && changed.flags.length === 0 && changed.segments.length === 0;
+    if (view.version <= before.version && !same) {
       // History went back (main was reset): a version may now name other content, so none is known any more.
       recent.changes = [];
       recent.bytes = 0;
-    } else {
+    } else if (view.version > before.version) {
       recent.changes.push({ from: before.version, to: view.version, changed, bytes });
       recent.bytes += bytes;
       while (recent.changes.length > this.maxVersions || (recent.changes.length > 0 && recent.bytes > this.maxBytes))

@@ -34,3 +34,19 @@ export function applyKills(
   }
   return { kills: served, killed, version, etag: `"v${version}"`, commit };
 }
+
+/**
+ * Whether `kills` makes of `flags` the overlay `served` already has: the same killed flags with the same entries,
+ * in whatever order (the fast path appends a kill; the file, read again, lists kills by flag key).
+ */
+export function servesSameKills(served: KillsFile, flags: Readonly<Record<string, unknown>>, kills: KillsFile): boolean {
+  let count = 0;
+  for (const key of Object.keys(kills.kills)) {
+    if (!Object.hasOwn(flags, key)) continue;
+    count++;
+    const entry = kills.kills[key];
+    const had = Object.hasOwn(served.kills, key) ? served.kills[key] : undefined;
+    if (had?.killedAt !== entry.killedAt || had.killedBy !== entry.killedBy || had.reason !== entry.reason) return false;
+  }
+  return count === Object.keys(served.kills).length;
+}
