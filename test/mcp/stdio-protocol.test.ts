@@ -65,4 +65,25 @@ describe('flagops-mcp over stdio, byte for byte', () => {
     expect(logs.map((l) => l.msg)).toEqual(['flagops-mcp serving on stdio', 'tool call', 'tool call']);
     expect(stderr).not.toContain(suite.service.svc.agent);
   });
+
+  it('answers the calls a client sent before closing stdin at once, then exits 0', async () => {
+    const child = spawn(process.execPath, [suite.server.file], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        FLAGOPS_URL: suite.service.svc.controlUrl,
+        FLAGOPS_AGENT_KEY: suite.service.svc.agent,
+        FLAGOPS_PROJECT: PROJECT,
+      },
+    });
+    child.stderr.resume();
+    const exited = once(child, 'close');
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+    // As a script piping its requests in does: everything written, then stdin closed, no answer awaited.
+    child.stdin.end(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
+    const [code] = await exited;
+
+    expect(code).toBe(0);
+    expect(lines.map((l) => (JSON.parse(l) as { id: number }).id).sort()).toEqual([1, 2, 3]);
+  });
 });

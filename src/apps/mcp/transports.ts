@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { toHttpError } from '../../foundations/errors/http-status.js';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
@@ -22,11 +23,41 @@ export interface RunningMcp {
  */
 export async function serveStdio(deps: ToolDeps, onEnded: () => void): Promise<RunningMcp> {
   const server = createMcpServer(deps);
-  process.stdin.once('end', onEnded);
-  server.server.onclose = onEnded;
-  await server.connect(new StdioServerTransport());
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  // A client may send a call and close stdin at once (a script piping requests in): the calls read before the
+  // end are answered before the session ends, or a kill sent that way would be dropped unanswered.
+  const answered = answeredRequests(transport);
+  const end = () => void answered().then(onEnded);
+  process.stdin.once('end', end);
+  server.server.onclose = end;
   deps.logger.info('flagops-mcp serving on stdio', { project: deps.scope.slug });
   return { close: () => server.close() };
+}
+
+/** Counts the requests `transport` has read and not yet answered; the function returned settles once none is left. */
+function answeredRequests(transport: Transport): () => Promise<void> {
+  const open = new Set<string | number>();
+  let idle: (() => void) | undefined;
+  const read = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    if ('method' in message && 'id' in message) open.add(message.id);
+    read?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message, options) => {
+    try {
+      await send(message, options);
+    } finally {
+      if (!('method' in message) && message.id !== undefined && open.delete(message.id) && open.size === 0) idle?.();
+    }
+  };
+  return () =>
+    open.size === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          idle = resolve;
+        });
 }
 
 export const MCP_PATH = '/mcp';
