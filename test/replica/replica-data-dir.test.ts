@@ -6,10 +6,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ReplicaOptions, startReplica } from '../../src/apps/replica/start-replica.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
+import { LOCK_FILE } from '../../src/foundations/process/data-dir-lock.js';
 import { StartupError } from '../../src/foundations/process/startup-error.js';
-import { PROMPTLY_MS } from '../helpers/deadlines.js';
+import { PROMPTLY_MS, until } from '../helpers/deadlines.js';
 import { httpClient } from '../helpers/http-client.js';
-import { bundleMain, type ServiceProcess, startProcess } from '../service/service-process.js';
+import { bundleMain, freePort, type ServiceProcess, startProcess } from '../service/service-process.js';
 import { fixedPortService } from './fixed-port-service.js';
 
 /** Resolves once `flagops eval` says it serves; rejects with its stderr if it exits first. */
@@ -104,6 +105,33 @@ describe('a replica’s data directory (one replica each, like the service)', ()
     }
     expect(await Promise.all(replicas.map((r) => r.exit))).toEqual([0, 0, 0]);
     for (const dataDir of [a, b, c]) expect(existsSync(path.join(dataDir, 'replica', 'pepper'))).toBe(true);
+    for (const replica of replicas) expect(replica.stderr.join('')).toContain('"msg":"flagops eval stopped"');
+  });
+
+  it('stops cleanly on SIGTERM while it still waits for its first sync, its lock removed', async () => {
+    const cli = await bundleMain({ source: 'src/apps/cli/main.ts' });
+    const dataDir = path.join(dir, 'stopped-starting');
+    // Nothing listens there: the replica waits for a first sync that cannot come.
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    const replica = startProcess(cli.entry, { FLAGOPS_REPLICA_TOKEN: upstream.admin, FLAGOPS_DATA_DIR: dataDir }, [
+      'eval',
+      '--upstream',
+      nowhere,
+      '--port',
+      '0',
+    ]);
+    try {
+      await until(async () => existsSync(path.join(dataDir, LOCK_FILE)), Boolean);
+      replica.child.kill('SIGTERM');
+      expect(await replica.exit).toBe(0);
+    } finally {
+      replica.child.kill('SIGKILL');
+      await cli.remove();
+    }
+    expect(existsSync(path.join(dataDir, LOCK_FILE))).toBe(false);
+    const log = replica.stderr.join('');
+    expect(log).toContain('"msg":"stopping","signal":"SIGTERM"');
+    expect(log).toContain('"msg":"flagops eval stopped"');
   });
 
   it('keeps its files owner-only, saved snapshots included', async () => {

@@ -87,9 +87,13 @@ export class ReplicaSync {
     this.keysTimer.unref();
   }
 
-  /** Resolves after the first complete sync with upstream, or after `timeoutMs`. */
-  async synced(timeoutMs: number): Promise<boolean> {
-    return Promise.race([this.firstSync.promise.then(() => true), sleep(timeoutMs).then(() => false)]);
+  /** Resolves after the first complete sync with upstream, or after `timeoutMs`, or once `stop` is aborted. */
+  async synced(timeoutMs: number, stop?: AbortSignal): Promise<boolean> {
+    const stopped = new Promise<false>((resolve) => {
+      if (stop?.aborted) resolve(false);
+      stop?.addEventListener('abort', () => resolve(false), { once: true });
+    });
+    return Promise.race([this.firstSync.promise.then(() => true), sleep(timeoutMs).then(() => false), stopped]);
   }
 
   async close(): Promise<void> {

@@ -33,6 +33,8 @@ export interface ReplicaOptions extends SyncOptions {
   countsIntervalMs?: number;
   /** How long start waits for the first sync before serving what is on disk (default 5 s). */
   startTimeoutMs?: number;
+  /** Aborted when the replica is asked to stop while it starts (SIGTERM): start waits for the first sync no longer. */
+  stopSignal?: AbortSignal;
   /** FLAGOPS_METRICS and FLAGOPS_METRICS_TOKEN (default: metrics on, /metrics open). */
   metrics?: MetricsSettings;
   logger: Logger;
@@ -75,7 +77,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     hub = new StreamHub(holder, { logger });
 
     await sync.start();
-    if (!(await sync.synced(options.startTimeoutMs ?? 5_000))) {
+    if (!(await sync.synced(options.startTimeoutMs ?? 5_000, options.stopSignal)) && !options.stopSignal?.aborted) {
       logger.warn('no control plane reachable at start; serving the snapshots saved on disk', {
         upstreams: options.upstreams,
         views: holder.entries().length,

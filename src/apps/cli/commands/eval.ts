@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, parseMetricsSettings, parseTrustProxy } from '../../../foundations/config/config.js';
@@ -56,25 +57,41 @@ async function run(args: string[], io: CliIo): Promise<number> {
     throw err;
   }
   const logger = createLogger({ level: (io.env.FLAGOPS_LOG_LEVEL as 'info') ?? 'info' });
-  const replica = await startReplica({
-    upstreams,
-    token,
-    port,
-    host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
-    dataDir: path.resolve(io.cwd, values['data-dir'] || io.env.FLAGOPS_DATA_DIR || 'replica-data'),
-    trustProxy,
-    metrics,
-    logger,
-  });
-  // Listening before it says it serves: a SIGTERM sent as soon as the line is read must stop it cleanly.
-  const stopped = new Promise<void>((resolve) => {
-    process.once('SIGINT', resolve);
-    process.once('SIGTERM', resolve);
-  });
-  const then = upstreams.length > 1 ? ` (then ${upstreams.slice(1).join(', ')})` : '';
-  io.stdout(`flagops eval: serving ${replica.url}, following ${upstreams[0]}${then}\n`);
-  await stopped;
-  await replica.stop();
+  // Heard from the start: a replica asked to stop while it waits for its first sync stops cleanly, its lock
+  // removed, rather than dying where it stands.
+  const stop = new AbortController();
+  const stopOn = (signal: NodeJS.Signals) => {
+    if (stop.signal.aborted) return;
+    logger.info('stopping', { signal });
+    stop.abort();
+  };
+  const onSigint = () => stopOn('SIGINT');
+  const onSigterm = () => stopOn('SIGTERM');
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
+  try {
+    const replica = await startReplica({
+      upstreams,
+      token,
+      port,
+      host: values.host ?? io.env.FLAGOPS_HOST ?? '127.0.0.1',
+      dataDir: path.resolve(io.cwd, values['data-dir'] || io.env.FLAGOPS_DATA_DIR || 'replica-data'),
+      trustProxy,
+      metrics,
+      logger,
+      stopSignal: stop.signal,
+    });
+    if (!stop.signal.aborted) {
+      const then = upstreams.length > 1 ? ` (then ${upstreams.slice(1).join(', ')})` : '';
+      io.stdout(`flagops eval: serving ${replica.url}, following ${upstreams[0]}${then}\n`);
+      await once(stop.signal, 'abort');
+    }
+    await replica.stop();
+    logger.info('flagops eval stopped');
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+  }
   return EXIT.ok;
 }
 
