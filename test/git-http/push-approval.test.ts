@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -117,6 +117,51 @@ describe('a push by an actor type that needs approval', () => {
     const flag = (await agent.get('/api/v1/flags/lookup?projectSlug=shop&key=quietly-new')).body;
     expect(flag.environments.prod).toMatchObject({ enabled: false, rolloutPct: 0 });
     expect(flag.environments.dev).toMatchObject({ enabled: true, rolloutPct: 100 });
+  });
+
+  it('is refused for a new flag off at 0 % in the protected environment with a schedule that turns it on later', async () => {
+    const checkout = await clone(svc.agent);
+    const scheduled = `${config(false, 0)}schedule:\n  - at: "2099-01-01T00:00:00.000Z"\n    set:\n      enabled: true\n      rolloutPct: 100\n`;
+    newFlag(checkout, 'later-on', scheduled);
+    const head = main();
+    const pushed = await commitAndPush(checkout, 'a new flag, off in prod until its schedule turns it on');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain('projects/shop/environments/prod/later-on.yaml: prod requires approval of agent changes');
+    expect(main()).toBe(head);
+  });
+
+  it('is refused for a flag created archived, which serves its defaultValue in the protected environment too', async () => {
+    const checkout = await clone(svc.agent);
+    newFlag(checkout, 'born-archived', config(false, 0));
+    const file = 'projects/shop/flags/born-archived.yaml';
+    write(
+      checkout,
+      file,
+      `id: born-archived-id\nkey: born-archived\nkind: boolean\ndefaultValue: true\narchivedAt: "2026-01-01T00:00:00.000Z"\n`,
+    );
+    const head = main();
+    const pushed = await commitAndPush(checkout, 'a new flag, archived, serving true');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(
+      `${file}: prod requires approval of agent changes in project shop (an archive acts in every environment)`,
+    );
+    expect(main()).toBe(head);
+  });
+
+  it('is refused for a flag taken out of the archive, as its archive would be', async () => {
+    const archived = await createFlag(admin, project.id, { key: 'retired' });
+    expect((await admin.delete(`/api/v1/flags/${archived.id}`)).status).toBe(200);
+    const checkout = await clone(svc.agent);
+    const file = 'projects/shop/flags/retired.yaml';
+    const text = readFileSync(path.join(checkout, file), 'utf8');
+    write(checkout, file, text.replace(/^archivedAt: .*$/m, 'archivedAt: null'));
+    const head = main();
+    const pushed = await commitAndPush(checkout, 'bring retired back');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(
+      `${file}: prod requires approval of agent changes in project shop (an archive acts in every environment)`,
+    );
+    expect(main()).toBe(head);
   });
 
   it('lets an admin key push what an agent key may not: the policy names agent only', async () => {

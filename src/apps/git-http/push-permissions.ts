@@ -109,6 +109,17 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
     const waits = waitsForApproval(change, policies.get(change.projectSlug), scope.pusher.type);
     if (waits) problems.push(`${path}: ${waits}`);
   }
+  // Created archived, or taken out of the archive: both change what every environment serves (an archived flag
+  // serves its defaultValue), as an archive does; the API has neither, so each is held to what an archive is.
+  for (const { path, projectSlug, flagKey } of archivesBesideTheApi(kept, blobs)) {
+    refuse(path, 'flag.archive');
+    const waits = waitsForApproval(
+      { action: 'flag_archive', projectSlug, flagKey, environment: null },
+      policies.get(projectSlug),
+      scope.pusher.type,
+    );
+    if (waits) problems.push(`${path}: ${waits}`);
+  }
   for (const { path, environment } of newConfigsServingSomeone(kept, blobs)) {
     const slug = path.split('/')[1];
     if (policies.get(slug)?.[environment]?.includes(scope.pusher.type as ApprovalActorType))
@@ -173,6 +184,8 @@ function waitsForApproval(change: DerivedChange, policy: RequireApproval | undef
     return approvalWords(change.projectSlug, [change.environment], actorType);
   if (change.segmentKey !== undefined && listing.length > 0)
     return approvalWords(change.projectSlug, listing, actorType, ' (a segment acts in every environment)');
+  if (change.action === 'flag_archive' && listing.length > 0)
+    return approvalWords(change.projectSlug, listing, actorType, ' (an archive acts in every environment)');
   return null;
 }
 
@@ -182,10 +195,35 @@ function approvalWords(slug: string, environments: readonly EnvironmentName[], a
 }
 
 /**
+ * The flag files a push adds archived, or takes out of the archive (archivedAt set, then null). Files that do not
+ * parse are the validity check's to refuse.
+ */
+function archivesBesideTheApi(
+  changes: readonly ChangedPath[],
+  blobs: ReadonlyMap<string, string>,
+): Array<{ path: string; projectSlug: string; flagKey: string }> {
+  const archivedAt = (path: string, oid: string | undefined) => {
+    const { file } = parseRepositoryFile(path, oid === undefined ? '' : (blobs.get(oid) ?? ''));
+    return file?.kind === 'flag' ? file.value.archivedAt : undefined;
+  };
+  const found: Array<{ path: string; projectSlug: string; flagKey: string }> = [];
+  for (const c of changes) {
+    const where = classifyPath(c.path);
+    if (where.kind !== 'flag') continue;
+    const after = archivedAt(c.path, c.newOid);
+    const createdArchived = c.change === 'added' && typeof after === 'string';
+    const unarchived = c.change === 'modified' && after === null && typeof archivedAt(c.path, c.oldOid) === 'string';
+    if (createdArchived || unarchived) found.push({ path: c.path, projectSlug: where.project, flagKey: where.flag });
+  }
+  return found;
+}
+
+/**
  * The configs a push adds together with their flag (a new flag) that serve anyone anything but the off value:
- * enabled, with a rollout above 0 % or a rule serving something else. Through the API a new flag starts off at
- * 0 % everywhere and turning it on in a protected environment is a config update; a push that creates it on
- * may not skip that review. Files that do not parse are the validity check's to refuse.
+ * enabled, with a rollout above 0 % or a rule serving something else, or with a schedule, whose steps change the
+ * config later. Through the API a new flag starts off at 0 % everywhere with no schedule, and turning it on in a
+ * protected environment (or scheduling it on) is a config update; a push that creates it on may not skip that
+ * review. Files that do not parse are the validity check's to refuse.
  */
 function newConfigsServingSomeone(
   changes: readonly ChangedPath[],
@@ -201,7 +239,8 @@ function newConfigsServingSomeone(
     const where = classifyPath(c.path);
     if (where.kind !== 'config' || c.change !== 'added' || !newFlags.has(`${where.project}/${where.flag}`)) continue;
     const { file } = parseRepositoryFile(c.path, blobs.get(c.newOid!) ?? '');
-    if (file?.kind === 'config' && !servesOffToEveryone(file.value)) found.push({ path: c.path, environment: where.environment });
+    if (file?.kind === 'config' && !(servesOffToEveryone(file.value) && (file.value.schedule ?? []).length === 0))
+      found.push({ path: c.path, environment: where.environment });
   }
   return found;
 }
