@@ -36,7 +36,7 @@ import { type BoundPort, bindPort } from './foundations/process/bind-port.js';
 import { DataDirLock } from './foundations/process/data-dir-lock.js';
 import { StartupError } from './foundations/process/startup-error.js';
 import { openControlState } from './foundations/state/index.js';
-import type { UpdateResult } from './foundations/storage/index.js';
+import { CorruptRefError, type UpdateResult } from './foundations/storage/index.js';
 import { RepositoryRegistry } from './foundations/storage/repository-registry.js';
 import { serviceHealth } from './service-health.js';
 import { type RemoteWiring, wireRemoteMode } from './service-remote.js';
@@ -353,7 +353,7 @@ async function startOnLockedDirectory(
     lock.verify();
   } catch (err) {
     await closeParts(async () => {}); // startService closes the ports and releases the lock
-    throw err;
+    throw err instanceof CorruptRefError ? corruptRefAtStart(err) : err;
   }
   ready = true;
   healthWatcher.start();
@@ -378,6 +378,17 @@ async function startOnLockedDirectory(
       return stopping;
     },
   };
+}
+
+/**
+ * A damaged ref found at start: nothing served before is in memory, so there is nothing to serve from. The
+ * operator is told which file and how to repair it, without a stack trace.
+ */
+function corruptRefAtStart(err: CorruptRefError): StartupError {
+  return new StartupError(
+    `${err.file} ${err.problem}, so the flags repository cannot be read; write the id of the commit ${err.ref} ` +
+      'should point at into it (a clone shows it: git rev-parse origin/main), then start again',
+  );
 }
 
 /** How many times a write runs before answering 409 in remote mode, where each lost push costs a fetch. */

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StartupError } from '../../src/foundations/process/startup-error.js';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
@@ -200,5 +201,84 @@ describe('a repository that cannot be written', () => {
     );
     const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
     expect(update.status).toBe(200);
+  });
+});
+
+describe('a damaged ref of main', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let refFile: string;
+  let good: string;
+
+  beforeAll(async () => {
+    w = await world();
+    refFile = path.join(w.svc.gitdir(), 'refs', 'heads', 'main');
+    good = readFileSync(refFile, 'utf8');
+    writeFileSync(refFile, 'garbage-not-a-sha\n');
+  }, 60_000);
+  afterAll(() => w?.svc.stop());
+
+  it('is a degraded /healthz naming the ref and what is wrong with it', async () => {
+    const details = await until(
+      () => health(w.svc, w.svc.admin),
+      (body) => body.organisations[0].fault !== undefined,
+    );
+    expect(details.status).toBe('degraded');
+    expect(details.organisations[0].fault).toMatchObject({
+      kind: 'read',
+      message: 'ref refs/heads/main holds "garbage-not-a-sha", not an object id',
+    });
+  });
+
+  it('keeps evaluation on the last good state it holds', async () => {
+    const res = await evaluate(w.svc, w.sdkKey);
+    expect(res.status).toBe(200);
+    expect(res.body.checkout).toMatchObject({ value: true });
+  });
+
+  it('answers the control plane 503 unavailable naming the ref, reads and writes alike, and commits nothing', async () => {
+    for (const res of [
+      await w.admin.get('/api/v1/projects'),
+      await w.admin.get(`/api/v1/flags/${w.flag.id}`),
+      await w.admin.get('/api/v1/audit?limit=5'),
+      await w.admin.get('/api/v1/invalid-files'),
+      await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 }),
+      await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' }),
+    ]) {
+      expect(res.status).toBe(503);
+      expect(res.body.error).toEqual({
+        code: 'unavailable',
+        message: expect.stringContaining('ref refs/heads/main holds "garbage-not-a-sha", not an object id'),
+      });
+      expect(res.body.error.message).not.toContain(w.svc.dataDir);
+    }
+    expect(readFileSync(refFile, 'utf8')).toBe('garbage-not-a-sha\n');
+  });
+
+  it('is healthy and writes again once the ref is repaired, without a restart', async () => {
+    writeFileSync(refFile, good);
+    await until(
+      () => health(w.svc),
+      (body) => body.status === 'ok',
+      20_000,
+    );
+    const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
+    expect(update.status).toBe(200);
+  });
+
+  it('stops a start with one line naming the file and what to do, and starts once it is repaired', async () => {
+    const repaired = readFileSync(refFile, 'utf8');
+    writeFileSync(refFile, 'garbage-not-a-sha\n');
+    const refused = await w.svc.restart().then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(StartupError);
+    const message = (refused as StartupError).message;
+    expect(message.split('\n')).toHaveLength(1);
+    expect(message).toContain(`${refFile} holds "garbage-not-a-sha", not an object id`);
+    expect(message).toMatch(/write the id of the commit refs\/heads\/main should point at into it/);
+    writeFileSync(refFile, repaired);
+    await w.svc.restart();
+    expect((await evaluate(w.svc, w.sdkKey)).status).toBe(200);
   });
 });

@@ -178,9 +178,9 @@ export class FlagRepository {
     return this.options.unsignedTrailersUpTo ?? null;
   }
 
-  /** The commit `main` points at, or null before the first commit. */
+  /** The commit `main` points at, or null before the first commit. A damaged ref file is a read fault (CorruptRefError). */
   head(): Promise<string | null> {
-    return readRef(this.gitdir, MAIN_REF);
+    return this.reading(readRef(this.gitdir, MAIN_REF));
   }
 
   /** The typed state at a commit (default: `main`). Shared and read-only; `issues` lists what was left out. */

@@ -14,6 +14,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { StorageFaultError } from '../../errors/kinds.js';
 import { fsync } from './fsync.js';
 
 /**
@@ -25,17 +26,34 @@ export const MAIN_REF = 'refs/heads/main';
 
 const OID = /^[0-9a-f]{40}$/;
 
+/**
+ * A ref file that holds no object id (damaged by hand, or by a disk): nothing of the branch can be read or
+ * written until it is repaired. The message names the ref, never where the repository is (it reaches API
+ * callers); `file` is the path, for the operator.
+ */
+export class CorruptRefError extends StorageFaultError {
+  constructor(
+    readonly ref: string,
+    readonly file: string,
+    /** What is wrong with it, in words: `holds "…", not an object id`. */
+    readonly problem: string,
+  ) {
+    super('read', `ref ${ref} ${problem}`);
+  }
+}
+
 /** The oid a ref points at: the loose file wins over `packed-refs`, as in git. Null when the ref does not exist. */
 export async function readRef(gitdir: string, ref: string, depth = 0): Promise<string | null> {
-  const loose = await readIfExists(join(gitdir, ref));
+  const file = join(gitdir, ref);
+  const loose = await readIfExists(file);
   if (loose !== null) {
     const value = loose.trim();
     if (value.startsWith('ref: ')) {
       // git gives up on symbolic refs nested deeper than 5; so does this, rather than loop on a cycle.
-      if (depth >= 5) throw new Error(`symbolic ref ${ref} nests too deep`);
+      if (depth >= 5) throw new CorruptRefError(ref, file, 'is a symbolic ref nested too deep');
       return readRef(gitdir, value.slice(5).trim(), depth + 1);
     }
-    if (!OID.test(value)) throw new Error(`ref ${ref} holds ${JSON.stringify(value)}, not an object id`);
+    if (!OID.test(value)) throw new CorruptRefError(ref, file, `holds ${JSON.stringify(value.slice(0, 60))}, not an object id`);
     return value;
   }
   return readPackedRef(gitdir, ref);
