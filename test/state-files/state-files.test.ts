@@ -1,10 +1,14 @@
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StateFaultError } from '../../src/foundations/errors/kinds.js';
+import { FileCountStore } from '../../src/foundations/state/files/file-count-store.js';
 import { FileKeyStore } from '../../src/foundations/state/files/file-key-store.js';
 import { FileSessionStore } from '../../src/foundations/state/files/file-session-store.js';
-import { readJsonStateFile, writeJsonStateFile } from '../../src/foundations/state-files/state-files.js';
+import { readJsonStateFile, stateWriteFault, writeJsonStateFile } from '../../src/foundations/state-files/state-files.js';
 
 describe('runtime state files (keys, users, sessions)', () => {
   it('read as undefined before the first write, and back as written, readable by the owner only', async () => {
@@ -26,5 +30,95 @@ describe('runtime state files (keys, users, sessions)', () => {
     await expect(new FileSessionStore(dir).list()).rejects.toThrow(
       /sessions\.json is not valid JSON: .*; remove it to sign everybody out$/,
     );
+  });
+});
+
+/** A 1 MiB tmpfs (root only, where mounts are allowed), or undefined. */
+async function smallDisk(): Promise<string | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-full-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
+    return dir;
+  } catch {
+    await rm(dir, { recursive: true, force: true });
+    return undefined;
+  }
+}
+
+/** Writes a file until the disk answers ENOSPC. */
+function fill(dir: string): void {
+  const fd = openSync(path.join(dir, 'filler'), 'w');
+  try {
+    for (const chunk = Buffer.alloc(64 * 1024); ; ) writeSync(fd, chunk);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('a state file on a full disk', () => {
+  let disk: string | undefined;
+  const session = { id: 'ses_1', tokenHash: 'h1', org: 'acme', userId: 'usr_1', createdAt: 'a', lastSeenAt: 'a', expiresAt: 'b' };
+  const count = { hour: 0, scope: 'acme/prj/prod', flagKey: 'checkout', variation: 'on', count: 3 };
+
+  beforeAll(async () => {
+    disk = await smallDisk();
+    if (!disk) return;
+    await new FileSessionStore(disk).create(session);
+    const counts = new FileCountStore(path.join(disk, 'stats'));
+    await counts.read(0, () => {});
+    await counts.add([count]);
+    await counts.close();
+    fill(disk);
+  });
+  afterAll(async () => {
+    if (!disk) return;
+    execFileSync('umount', ['--lazy', disk]); // lazy: a file a failed test left open does not keep it mounted
+    await rm(disk, { recursive: true, force: true });
+  });
+
+  it('refuses a change with 503 unavailable saying the disk is full, and keeps what the file held', async ({ skip }) => {
+    if (!disk) return skip();
+    const before = await readFile(path.join(disk, 'sessions.json'), 'utf8');
+    const store = new FileSessionStore(disk);
+    const failure = await store.create({ ...session, id: 'ses_2' }).catch((err) => err);
+    expect(failure).toBeInstanceOf(StateFaultError);
+    expect(failure).toMatchObject({
+      code: 'unavailable',
+      message: 'the state file sessions.json cannot be written: no space left on the device (ENOSPC)',
+    });
+    expect(await readFile(path.join(disk, 'sessions.json'), 'utf8')).toBe(before);
+    expect((await store.list()).map((s) => s.id)).toEqual(['ses_1']);
+    expect((await readdir(disk)).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+  });
+
+  it('refuses counts the same way, and cuts the log back so that a retry cannot count twice', async ({ skip }) => {
+    if (!disk) return skip();
+    const log = path.join(disk, 'stats', 'evaluations.jsonl');
+    const before = await readFile(log, 'utf8');
+    const counts = new FileCountStore(path.join(disk, 'stats'));
+    await counts.read(0, () => {});
+    // More than the room left in the log's last page, which a full tmpfs still takes.
+    const many = Array.from({ length: 20_000 }, (_, i) => ({ ...count, flagKey: `flag-${i}` }));
+    try {
+      await expect(counts.add(many)).rejects.toThrow(
+        'the state file evaluations.jsonl cannot be written: no space left on the device (ENOSPC)',
+      );
+    } finally {
+      await counts.close();
+    }
+    expect(await readFile(log, 'utf8')).toBe(before);
+  });
+});
+
+describe('stateWriteFault', () => {
+  it('leaves an error that is no refusal of the file system as it is', () => {
+    const err = Object.assign(new Error('gone'), { code: 'ENOENT' });
+    expect(stateWriteFault('/x/keys.json', err)).toBe(err);
+    expect(stateWriteFault('/x/keys.json', Object.assign(new Error('full'), { code: 'EDQUOT' }))).toMatchObject({
+      message: 'the state file keys.json cannot be written: disk quota exceeded (EDQUOT)',
+    });
   });
 });

@@ -205,13 +205,7 @@ export class WebhookService {
     if (this.closed) return;
     const stored = await this.store.read();
     const ids = new Set(stored.webhooks.map((w) => w.id));
-    for (const hook of [...this.webhooks]) {
-      if (ids.has(hook.id)) continue;
-      this.webhooks.splice(this.webhooks.indexOf(hook), 1);
-      for (const delivery of this.log.removeWebhook(hook.id)) this.dispatcher.cancel(delivery);
-      this.dispatcher.forgetWebhook(hook.id);
-      this.backlog.removeWebhook(hook.id);
-    }
+    for (const hook of [...this.webhooks]) if (!ids.has(hook.id)) this.forget(hook);
     for (const hook of stored.webhooks) {
       if (this.webhooks.some((w) => w.id === hook.id)) continue;
       this.webhooks.push(hook);
@@ -234,7 +228,13 @@ export class WebhookService {
     };
     // In memory before the write, so that entries committed meanwhile are delivered to it too.
     this.webhooks.push(record);
-    await this.store.createWebhook(record);
+    try {
+      await this.store.createWebhook(record);
+    } catch (err) {
+      // Not stored (a full disk, the database unreachable), so not made: nothing is delivered to it.
+      this.forget(record);
+      throw err;
+    }
     return { ...view(record), secret: record.secret };
   }
 
@@ -245,12 +245,18 @@ export class WebhookService {
   /** Removes a webhook and its deliveries (pending ones are not attempted again). */
   async remove(org: string, id: string): Promise<WebhookView> {
     const record = this.find(org, id);
-    this.webhooks.splice(this.webhooks.indexOf(record), 1);
-    for (const delivery of this.log.removeWebhook(id)) this.dispatcher.cancel(delivery);
-    this.dispatcher.forgetWebhook(id);
-    this.backlog.removeWebhook(id);
+    this.forget(record);
     await this.store.removeWebhook(org, id);
     return view(record);
+  }
+
+  /** Stops delivering to a webhook and drops its deliveries held here; the store is the caller's to change. */
+  private forget(record: WebhookRecord): void {
+    const at = this.webhooks.indexOf(record);
+    if (at >= 0) this.webhooks.splice(at, 1);
+    for (const delivery of this.log.removeWebhook(record.id)) this.dispatcher.cancel(delivery);
+    this.dispatcher.forgetWebhook(record.id);
+    this.backlog.removeWebhook(record.id);
   }
 
   /** The deliveries of a webhook this instance holds, newest first: every pending one and the last 100 finished. */

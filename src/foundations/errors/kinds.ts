@@ -151,6 +151,22 @@ export class StorageFaultError extends FlagopsError {
   }
 }
 
+/**
+ * A file of the service's own state in the data directory (keys, users, sessions, triggers, webhooks, counts)
+ * cannot be written (a full disk, read-only): 503, with the fault in words and the file's name, never its path.
+ * The file holds what it held before: state files are replaced whole or appended to and cut back.
+ */
+export class StateFaultError extends FlagopsError {
+  constructor(
+    /** The file's name: `keys.json`. */
+    readonly file: string,
+    /** What fails, in words: `no space left on the device (ENOSPC)`. */
+    readonly fault: string,
+  ) {
+    super('unavailable', `the state file ${file} cannot be written: ${fault}`);
+  }
+}
+
 /** Remote mode: main holds commits the git remote lacks while the remote got others; nothing was changed. */
 export class RemoteDivergedError extends FlagopsError {
   constructor(remote: string) {

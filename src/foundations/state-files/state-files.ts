@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { fileSystemFault } from '../errors/file-system-fault.js';
+import { FlagopsError, StateFaultError } from '../errors/kinds.js';
 
 /**
  * Replaces `file` so that a crash at any moment leaves either the old or the new content, never a mix:
  * write a temp file beside it, fsync it, rename it over the target, then fsync the directory so the
- * rename itself is durable.
+ * rename itself is durable. A file system that refuses the write (full, read-only) is a StateFaultError.
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   const dir = path.dirname(file);
@@ -20,10 +22,20 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
     }
     await rename(temp, file);
   } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
+    await rm(temp, { force: true }).catch(() => undefined);
+    throw stateWriteFault(file, err);
   }
   await syncDirectory(dir);
+}
+
+/**
+ * The StateFaultError a failed write of the state file `file` is when the file system refused it (a full disk,
+ * a read-only one: 503, saying so), or the error itself.
+ */
+export function stateWriteFault(file: string, err: unknown): unknown {
+  if (err instanceof FlagopsError) return err;
+  const fault = fileSystemFault(err);
+  return fault === undefined ? err : new StateFaultError(path.basename(file), fault.message);
 }
 
 async function syncDirectory(dir: string): Promise<void> {
@@ -90,11 +102,17 @@ export async function withStateFileLock<T>(file: string, change: () => Promise<T
   for (;;) {
     try {
       const handle = await open(lock, 'wx', 0o600);
-      await handle.writeFile(String(process.pid));
-      await handle.close();
+      try {
+        await handle.writeFile(String(process.pid));
+      } catch (err) {
+        await rm(lock, { force: true }).catch(() => undefined);
+        throw err;
+      } finally {
+        await handle.close();
+      }
       break;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw stateWriteFault(file, err);
     }
     const holder = Number.parseInt(await readFile(lock, 'utf8').catch(() => ''), 10);
     if (Number.isInteger(holder) && !isRunning(holder)) {

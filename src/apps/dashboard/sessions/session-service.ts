@@ -94,7 +94,14 @@ export class SessionService {
     this.saved.set(session.id, session.lastSeenAt);
     const expired = this.dropExpired(now);
     if (expired.length > 0) this.lazily(this.store.remove(expired)); // shares the write of the new session
-    await this.store.create({ ...session });
+    try {
+      await this.store.create({ ...session });
+    } catch (err) {
+      // Nobody gets its token: a session that is not stored is not kept here either.
+      this.byHash.delete(session.tokenHash);
+      this.saved.delete(session.id);
+      throw err;
+    }
     return { token, session: { ...session } };
   }
 

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { stateWriteFault } from '../../state-files/state-files.js';
 import type { CommitTrustStore } from '../commit-trust-store.js';
 
 /**
@@ -43,22 +44,21 @@ export class FileCommitTrustStore implements CommitTrustStore {
  * at once, one wins and both read its content.
  */
 async function createOnce(file: string, content: string): Promise<string> {
-  const dir = join(file, '..');
-  await mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const handle = await open(temp, 'wx', 0o600);
   try {
-    await handle.writeFile(content);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await link(temp, file);
+    await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
+    const handle = await open(temp, 'wx', 0o600);
+    try {
+      await handle.writeFile(content);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await link(temp, file).catch((err: NodeJS.ErrnoException) => (err.code === 'EEXIST' ? undefined : Promise.reject(err)));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    throw stateWriteFault(file, err);
   } finally {
-    await rm(temp, { force: true });
+    await rm(temp, { force: true }).catch(() => undefined);
   }
   return readFile(file, 'utf8');
 }

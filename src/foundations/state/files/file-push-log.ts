@@ -1,6 +1,7 @@
 import { appendFile, mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Pusher } from '@flagops/core';
+import { stateWriteFault } from '../../state-files/state-files.js';
 import type { PushLog, PushReader, PushRecord } from '../push-log.js';
 
 /**
@@ -30,14 +31,18 @@ const OID = /^[0-9a-f]{40}$/;
 /** Appends the records and fsyncs them: once this resolves, a crash cannot lose them. */
 export async function appendPushRecords(file: string, records: readonly PushRecord[]): Promise<void> {
   if (records.length === 0) return;
-  await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-  const text = records.map((r) => `${JSON.stringify(r)}\n`).join('');
-  await appendFile(file, text, { mode: 0o600 });
-  const handle = await open(file, 'r');
   try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+    await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+    const text = records.map((r) => `${JSON.stringify(r)}\n`).join('');
+    await appendFile(file, text, { mode: 0o600 });
+    const handle = await open(file, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw stateWriteFault(file, err);
   }
 }
 

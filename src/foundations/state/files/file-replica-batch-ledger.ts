@@ -1,5 +1,6 @@
 import { appendFile, chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { stateWriteFault } from '../../state-files/state-files.js';
 import type { ReplicaBatchLedger } from '../replica-batch-ledger.js';
 
 /** `<dataDir>/state/replica-batches.jsonl`: one JSON line per batch taken, `{ org, id, at }`. */
@@ -36,8 +37,15 @@ export class FileReplicaBatchLedger implements ReplicaBatchLedger {
     // Claimed in memory before any await, so a concurrent retry of the same batch sees it.
     this.remember(org, batchId, this.now());
     const line = `${JSON.stringify({ org, id: batchId, at: this.now() })}\n`;
-    this.writes = this.writes.then(() => appendSynced(this.file, line));
-    await this.writes;
+    const write = this.writes.then(() => appendSynced(this.file, line));
+    this.writes = write.catch(() => undefined); // a failed append does not fail the claims after it
+    try {
+      await write;
+    } catch (err) {
+      // Not durable, so not taken: the replica's retry is a claim of its own, not a duplicate.
+      this.seen.get(org)?.delete(batchId);
+      throw err;
+    }
     return true;
   }
 
@@ -56,7 +64,7 @@ export class FileReplicaBatchLedger implements ReplicaBatchLedger {
   }
 
   private async load(file: string): Promise<void> {
-    await mkdir(path.dirname(file), { recursive: true });
+    await mkdir(path.dirname(file), { recursive: true }).catch((err) => Promise.reject(stateWriteFault(file, err)));
     let text = '';
     try {
       text = await readFile(file, 'utf8');
@@ -73,18 +81,26 @@ export class FileReplicaBatchLedger implements ReplicaBatchLedger {
       }
     }
     const kept = [...this.seen].flatMap(([org, ids]) => [...ids].map(([id, at]) => `${JSON.stringify({ org, id, at })}\n`));
-    await writeFile(file, kept.join(''), { mode: 0o600 });
-    // The mode above applies to a new file only; one written by an earlier version was 0644.
-    await chmod(file, 0o600);
+    try {
+      await writeFile(file, kept.join(''), { mode: 0o600 });
+      // The mode above applies to a new file only; one written by an earlier version was 0644.
+      await chmod(file, 0o600);
+    } catch (err) {
+      throw stateWriteFault(file, err);
+    }
   }
 }
 
 async function appendSynced(file: string, line: string): Promise<void> {
-  await appendFile(file, line, { mode: 0o600 });
-  const handle = await open(file, 'r+');
   try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+    await appendFile(file, line, { mode: 0o600 });
+    const handle = await open(file, 'r+');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw stateWriteFault(file, err);
   }
 }

@@ -34,13 +34,18 @@ export class FileWebhookStore implements WebhookStore {
   async createWebhook(record: WebhookRecord): Promise<void> {
     await this.load();
     this.webhooks.push({ ...record, actions: [...record.actions] });
-    await this.file.save();
+    try {
+      await this.file.save();
+    } catch (err) {
+      // Its caller hears it was not made: the next write must not make it after all.
+      this.forget(record.org, record.id);
+      throw err;
+    }
   }
 
   async removeWebhook(org: string, id: string): Promise<void> {
     await this.load();
-    this.webhooks = this.webhooks.filter((w) => !(w.id === id && w.org === org));
-    for (const [deliveryId, delivery] of this.deliveries) if (delivery.webhookId === id) this.deliveries.delete(deliveryId);
+    this.forget(org, id);
     await this.file.save();
   }
 
@@ -73,6 +78,11 @@ export class FileWebhookStore implements WebhookStore {
 
   onChange(_listener: () => void): Unsubscribe {
     return () => {};
+  }
+
+  private forget(org: string, id: string): void {
+    this.webhooks = this.webhooks.filter((w) => !(w.id === id && w.org === org));
+    for (const [deliveryId, delivery] of this.deliveries) if (delivery.webhookId === id) this.deliveries.delete(deliveryId);
   }
 
   /** Copies of the records go in (their entries shared, as the file keeps each entry once). */

@@ -1,6 +1,12 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { readJsonStateFile, StateFileError, withStateFileLock, writeJsonStateFile } from '../../state-files/state-files.js';
+import {
+  readJsonStateFile,
+  StateFileError,
+  stateWriteFault,
+  withStateFileLock,
+  writeJsonStateFile,
+} from '../../state-files/state-files.js';
 
 export interface JsonStateFileOptions<T> {
   /** The content when the file does not exist yet (`data` undefined), else the file's JSON checked: throw naming `file` when it is not what we write. */
@@ -117,7 +123,9 @@ export class JsonStateFile<T> {
       return done;
     };
     try {
-      await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 });
+      await mkdir(path.dirname(this.file), { recursive: true, mode: 0o700 }).catch((err) =>
+        Promise.reject(stateWriteFault(this.file, err)),
+      );
       const done = this.options.otherProcesses ? await withStateFileLock(this.file, apply) : await apply();
       for (const { item, result } of done) item.resolve(result);
     } catch (err) {

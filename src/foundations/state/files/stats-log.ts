@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { type FileHandle, open, stat, truncate } from 'node:fs/promises';
-import { writeFileAtomic } from '../../state-files/state-files.js';
+import { stateWriteFault, writeFileAtomic } from '../../state-files/state-files.js';
 import type { CountEntry } from '../count-store.js';
 
 /** Counts are per UTC hour: an entry whose hour does not start one is not ours. */
@@ -70,7 +70,7 @@ export class StatsLog {
       await this.handle.datasync();
     } catch (err) {
       await this.handle.truncate(this.size).catch(() => undefined);
-      throw err;
+      throw stateWriteFault(this.file, err);
     }
     this.size += data.length;
   }
