@@ -407,7 +407,8 @@ async function checkStorage(keys: KeyService, repos: RepositoryRegistry, holder:
     if (!holder.has(name)) continue;
     const repo = await repos.get(name);
     repo.probeWritable();
-    if (repo.fault()?.kind !== 'read') continue;
+    // The holder's fault covers main's head not being served too (a commit missing from its history).
+    if (holder.fault(name)?.kind !== 'read') continue;
     // Read again: a success clears the fault, and the holder serves main's head again.
     const readable = await repo.readServed().then(
       () => true,

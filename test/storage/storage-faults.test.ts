@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartupError } from '../../src/foundations/process/startup-error.js';
@@ -280,5 +280,91 @@ describe('a damaged ref of main', () => {
     writeFileSync(refFile, repaired);
     await w.svc.restart();
     expect((await evaluate(w.svc, w.sdkKey)).status).toBe(200);
+  });
+});
+
+/** Moves the pack holding object `oid` (its .idx and .pack) out of the repository; returns what puts it back. */
+function movePackAway(gitdir: string, oid: string, to: string): () => void {
+  const packDir = path.join(gitdir, 'objects', 'pack');
+  const idx = readdirSync(packDir).find(
+    (name) =>
+      name.endsWith('.idx') &&
+      execFileSync('git', ['show-index'], { input: readFileSync(path.join(packDir, name)), encoding: 'utf8' }).includes(oid),
+  );
+  if (!idx) throw new Error(`object ${oid} is in no pack`);
+  mkdirSync(to, { recursive: true });
+  const files = [idx, idx.replace(/\.idx$/, '.pack')];
+  for (const file of files) renameSync(path.join(packDir, file), path.join(to, file));
+  return () => {
+    for (const file of files) renameSync(path.join(to, file), path.join(packDir, file));
+  };
+}
+
+describe('a commit missing from the middle of main’s history', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let missing: string;
+  let head: string;
+  let restore: () => void;
+  const main = () => git(w.svc.gitdir(), 'rev-parse', 'refs/heads/main').trim();
+
+  beforeAll(async () => {
+    w = await world();
+    // Three changes of dev: the middle one's objects are in no tree of main's head, whose prod serves as before.
+    const dev = (rolloutPct: number) => w.admin.put(`/api/v1/flags/${w.flag.id}/environments/dev/config`, { rolloutPct });
+    expect((await dev(10)).status).toBe(200);
+    expect((await dev(20)).status).toBe(200);
+    missing = main();
+    expect((await dev(30)).status).toBe(200);
+    head = main();
+    await w.svc.service.stop();
+    restore = movePackAway(w.svc.gitdir(), missing, path.join(w.svc.dataDir, 'moved'));
+    await w.svc.restart();
+    w.admin = httpClient(w.svc.controlUrl, w.svc.admin);
+  }, 60_000);
+  afterAll(() => w?.svc.stop());
+
+  it('is a degraded /healthz naming the missing commit', async () => {
+    expect(await health(w.svc)).toEqual({ status: 'degraded' });
+    const details = await health(w.svc, w.svc.admin);
+    expect(details.organisations[0].fault).toEqual({
+      kind: 'read',
+      message: `git object ${missing.slice(0, 12)} is missing`,
+      since: expect.any(String),
+    });
+  });
+
+  it('answers evaluation and the snapshot 503 unavailable naming it, never a 404 for the project', async () => {
+    for (const res of [await evaluate(w.svc, w.sdkKey), await httpClient(w.svc.evalUrl, w.sdkKey).get('/v1/snapshot')]) {
+      expect(res.status).toBe(503);
+      expect(res.body.error).toEqual({
+        code: 'unavailable',
+        message: expect.stringContaining(`git object ${missing.slice(0, 12)} is missing`),
+      });
+    }
+  });
+
+  it('refuses config updates and kills with 503 unavailable, committing nothing', async () => {
+    const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
+    const kill = await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' });
+    for (const res of [update, kill]) {
+      expect(res.status).toBe(503);
+      expect(res.body.error).toEqual({
+        code: 'unavailable',
+        message: expect.stringContaining(`git object ${missing.slice(0, 12)} is missing`),
+      });
+    }
+    expect(main()).toBe(head);
+  });
+
+  it('is served again once the commit is back, without a restart, and what it then acknowledges is served', async () => {
+    restore();
+    await until(
+      () => health(w.svc),
+      (body) => body.status === 'ok',
+      20_000,
+    );
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true, reason: 'default' });
+    expect((await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' })).status).toBe(200);
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false, reason: 'killed' });
   });
 });

@@ -8,11 +8,12 @@ import {
   type SnapshotSegment,
 } from '@flagops/core';
 import { servesSameKills } from '../../features/kill/apply-kills.js';
+import { StorageFaultError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { layout } from '../../foundations/repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../../foundations/validation/issue.js';
 import { EnvironmentView } from './environment-view.js';
-import type { ServingRepository } from './serving-repository.js';
+import type { OrganisationHealth, ServingRepository } from './serving-repository.js';
 import {
   allVersionKeys,
   nextSnapshotFlags,
@@ -45,6 +46,11 @@ export class OrganisationServing {
   private queue: Promise<void> = Promise.resolve();
   /** The problems of the served commit: files that are invalid, and what they hold back keeps its last valid state. */
   issues: readonly ValidationIssue[] = [];
+  /**
+   * Why main's head is not served: the storage fault the last reload failed on (a commit missing from main's
+   * history, which the versions count), until a reload serves the head. The repository may read fine otherwise.
+   */
+  private reloadFault: OrganisationHealth['fault'];
 
   constructor(
     readonly org: string,
@@ -62,8 +68,11 @@ export class OrganisationServing {
     return this.servedHead === null ? null : { commit: this.servedHead, height: this.servedHeight };
   }
 
-  fault() {
-    return this.repo.fault?.();
+  /** Why main's head is not served (the repository's own read fault first, when that is another), else the repository's fault. */
+  fault(): OrganisationHealth['fault'] {
+    const stored = this.repo.fault?.();
+    if (this.reloadFault === undefined || (stored?.kind === 'read' && stored.message !== this.reloadFault.message)) return stored;
+    return this.reloadFault;
   }
 
   view(projectId: string, env: EnvironmentName): EnvironmentView | undefined {
@@ -84,7 +93,14 @@ export class OrganisationServing {
       try {
         const target = await this.repo.head();
         if (target !== this.servedHead) await this.reload(target);
+        if (this.reloadFault) this.logger.info('serving main again', { org: this.org, fault: this.reloadFault.message });
+        this.reloadFault = undefined;
       } catch (err) {
+        if (err instanceof StorageFaultError) {
+          // Tried again every few seconds while it stays (the service's storage check): logged when it appears.
+          if (this.reloadFault?.message === err.fault) return;
+          this.reloadFault = { kind: err.kind, message: err.fault, since: this.reloadFault?.since ?? new Date().toISOString() };
+        }
         this.logger.error('reload failed; still serving the last good state', { org: this.org, err });
       }
     });

@@ -149,7 +149,7 @@ export class FlagRepository {
     this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache, this.history);
     this.moves = new MainMoves(logger);
     this.committer = new ChangeCommitter(this.objects, this.loader, signer, options);
-    this.writes = new WriteQueue(gitdir, this.objects, this.loader, this.committer, this.moves, options, logger);
+    this.writes = new WriteQueue(gitdir, this.objects, this.graph, this.loader, this.committer, this.moves, options, logger);
     this.branchRefs = new Branches(gitdir, this.objects, this.writes, this.committer, options);
   }
 

@@ -2,6 +2,7 @@ import type { RepositoryState } from '@flagops/core';
 import { WriteConflictError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
 import type { Change, ChangeCommitter } from './change-committer.js';
+import type { CommitGraph } from './git/commit-graph.js';
 import type { ObjectStore } from './git/object-store.js';
 import { compareAndSwapRef, discardStagedRef, MAIN_REF, RefLockedError, readRef, type StagedRef, stageRef } from './git/refs.js';
 import type { MainMoves } from './main-moves.js';
@@ -99,6 +100,7 @@ export class WriteQueue {
   constructor(
     private readonly gitdir: string,
     private readonly objects: ObjectStore,
+    private readonly graph: CommitGraph,
     private readonly loader: StateLoader,
     private readonly committer: ChangeCommitter,
     private readonly moves: MainMoves,
@@ -264,6 +266,7 @@ export class WriteQueue {
       const base = plan.onto;
       let tip = base;
       let loaded = await this.loader.load(base);
+      await this.countable(base);
       const outcomes: SeriesOutcome<T>[] = [];
       let lastAction: CommitMeta['action'] | undefined;
       const batch = this.objects.batch();
@@ -309,7 +312,18 @@ export class WriteQueue {
     const head = await readRef(this.gitdir, MAIN_REF);
     this.moves.observe(head, 'external');
     const current = await this.loader.load(head);
+    await this.countable(head);
     return { head, current, change: await fn(current.state, head) };
+  }
+
+  /**
+   * Throws (ObjectNotFoundError: 503, nothing committed) unless the first-parent history of the commit a write
+   * builds on can be read: a snapshot's version counts that history, so evaluation could not serve the new
+   * commit, and the write would be acknowledged but never served. Heights are cached: this reads nothing
+   * once the commit is served.
+   */
+  private async countable(commit: string | null): Promise<void> {
+    if (commit !== null) await this.graph.height(commit);
   }
 
   private async swapMain(
