@@ -126,6 +126,32 @@ describe('the flags repository over git smart HTTP (/git/<org>.git)', () => {
     expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
   });
 
+  it("refuses main merged into a branch and pushed as main, which would take main's head off the audit trail", async () => {
+    const flag = await createFlag(admin, project.id, { key: 'merged-around' });
+    const checkout = path.join(work, 'merge-around');
+    expect((await gitAsync(work, 'clone', '--quiet', remote(svc.admin), checkout)).ok).toBe(true);
+    git(checkout, 'config', 'user.name', 'Erin Engineer');
+    git(checkout, 'config', 'user.email', 'erin@example.com');
+    writeFileSync(path.join(checkout, 'projects/shop/environments/dev/merged-around.yaml'), ON_IN_PROD);
+    git(checkout, 'commit', '--quiet', '-am', 'on in dev');
+    // Meanwhile a kill through the API moves main.
+    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, {})).status).toBe(200);
+    const killed = git(svc.gitdir(), 'rev-parse', 'main');
+    expect((await gitAsync(checkout, 'pull', '--quiet', '--no-rebase', '--no-edit', 'origin', 'main')).ok).toBe(true);
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(
+      `refs/heads/main: main's head ${killed.slice(0, 7)} would leave the first-parent line the audit trail follows`,
+    );
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(killed);
+    // As the message says: rebased on main, it goes in, and the kill stays in the trail as the API made it.
+    git(checkout, 'reset', '--quiet', '--hard', 'HEAD^1');
+    expect((await gitAsync(checkout, 'pull', '--quiet', '--rebase', 'origin', 'main')).ok).toBe(true);
+    expect((await gitAsync(checkout, 'push', 'origin', 'HEAD:main')).ok).toBe(true);
+    const entries = (await admin.get('/api/v1/audit?limit=5')).body.entries as Json[];
+    expect(entries.find((e) => e.id === killed)).toMatchObject({ action: 'kill', actor: { type: 'admin' } });
+  });
+
   it('answers a wrong key with 401 and a Basic challenge, so git asks for credentials', async () => {
     const res = await fetch(`${svc.controlUrl}/git/acme.git/info/refs?service=git-upload-pack`, {
       headers: { authorization: `Basic ${Buffer.from('x:svc_adm_not-a-real-key').toString('base64')}` },

@@ -5,7 +5,7 @@ import { formatIssue } from '../../foundations/validation/issue.js';
 import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
 import { checkCommitLimits } from './push-limits.js';
 import { checkPushPermissions, type PushLimits } from './push-permissions.js';
-import { isAncestor, netChanges, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
+import { isAncestor, netChanges, onFirstParentLine, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
 
 export { ZERO_OID } from './pushed-objects.js';
 
@@ -46,7 +46,7 @@ export function parseRefUpdates(text: string): RefUpdate[] {
 
 /**
  * Why a push must be refused, one line each saying what and where, or nothing. Only `main` exists; it may
- * move only forward (the log is the audit trail), only to a commit whose every file is valid, and only by
+ * move only forward, along its first-parent line (the log is the audit trail), only to a commit whose every file is valid, and only by
  * commits within the limits of push-limits.ts. Through the service, the pushing key must also be allowed
  * everything the push does (push-permissions.ts), and an accepted push's commits are recorded with it before
  * git may move `main` to them.
@@ -71,6 +71,12 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     }
     if (oldOid !== ZERO_OID && !(await isAncestor(oldOid, newOid))) {
       problems.push(`${ref}: non-fast-forward push refused; fetch, rebase on main and push again`);
+      continue;
+    }
+    if (oldOid !== ZERO_OID && !(await onFirstParentLine(oldOid, newOid))) {
+      problems.push(
+        `${ref}: main's head ${oldOid.slice(0, 7)} would leave the first-parent line the audit trail follows (main was merged into your branch); rebase on main (git pull --rebase) and push again, or merge your branch into main`,
+      );
       continue;
     }
     const commits = await pushedCommits(oldOid, newOid);

@@ -43,6 +43,17 @@ export async function isAncestor(ancestor: string, descendant: string): Promise<
   return (await git(['merge-base', '--is-ancestor', ancestor, descendant])).code === 0;
 }
 
+/**
+ * Whether `ancestor` is on `descendant`'s first-parent line: what main's audit trail walks. A merge of main into
+ * a branch pushed as main has main's old head as its second parent: the trail would lose what main held.
+ */
+export async function onFirstParentLine(ancestor: string, descendant: string): Promise<boolean> {
+  const out = await gitOk(['rev-list', '--first-parent', '--parents', descendant, `^${ancestor}`, '--']);
+  const lines = out.toString('utf8').split('\n').filter(Boolean);
+  // The oldest commit of the line that main did not hold builds on main's old head, or the line went elsewhere.
+  return lines.length === 0 || lines[lines.length - 1].split(' ')[1] === ancestor;
+}
+
 /** The contents of objects by id, through one `git cat-file --batch`. */
 async function readObjects(oids: readonly string[]): Promise<Map<string, Buffer>> {
   const unique = [...new Set(oids)];
