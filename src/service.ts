@@ -281,6 +281,7 @@ async function startOnLockedDirectory(
           processes: config.gitProcesses,
           runner: gitRunner,
           onPush: (org) => remote?.pushedLocally(org),
+          pushOn: (org) => (remote && config.gitRemote && org === remote.org ? remote.pushTarget() : undefined),
         }),
       },
       { register: (router) => registerTriggerHook(router, { triggers, guard, repos, killSwitch }) },

@@ -202,6 +202,39 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('Pushed to flagops');
   });
 
+  it('refuses a push to /git/<org>.git the remote cannot take (down, or moved on), changing nothing here or there', async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed-while-down' })).body;
+    const checkout = path.join(work, 'while-down');
+    const url = `${service.controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
+    expect((await gitAsync(work, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+    rename(path.join(checkout, 'projects/shop/flags/pushed-while-down.yaml'), 'Pushed while down');
+    git(checkout, 'commit', '--quiet', '-am', 'rename while the host is down');
+    const local = () => git(service.repos.gitdirOf('acme'), 'rev-parse', 'main');
+    const before = local();
+    await host.down();
+    try {
+      const refused = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(refused.ok).toBe(false);
+      expect(refused.stderr).toContain('did not take the push');
+      expect(refused.stderr).toContain('nothing was changed');
+      expect(local()).toBe(before);
+    } finally {
+      await host.up();
+    }
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(before);
+    // The remote moves on without this control plane hearing of it (no poll, no webhook): the push is refused too.
+    const outside = await outsideCommit(
+      (c) => rename(path.join(c, 'projects/shop/flags/pushed-while-down.yaml'), 'Renamed outside'),
+      'outside',
+    );
+    const moved = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(moved.ok).toBe(false);
+    expect(moved.stderr).toContain('has changes main here does not have yet');
+    expect(local()).toBe(before);
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(outside);
+    expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).not.toBe('Pushed while down');
+  });
+
   it('picks up an outside commit by polling when no webhook comes (FLAGOPS_GIT_POLL_SECONDS)', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'polled' })).body;
     await service.stop();

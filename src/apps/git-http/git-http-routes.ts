@@ -20,6 +20,7 @@ import { runHttpBackend, serveUploadPack } from './http-backend.js';
 import { installPreReceiveHook, pushContextEnv } from './pre-receive-hook.js';
 import { ProcessGate } from './process-gate.js';
 import type { PushBudgetContext } from './push-budgets.js';
+import type { PushOnTarget } from './push-on.js';
 import type { PushLimits } from './push-permissions.js';
 
 export interface GitHttpDeps {
@@ -38,8 +39,10 @@ export interface GitHttpDeps {
   processes?: { max: number; queue: number };
   /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
   runner?: GitRunner;
-  /** Called once an accepted push is served (remote mode passes it on to the git remote at once). */
+  /** Called once an accepted push is served (remote mode tells the other control planes at once). */
   onPush?: (org: string) => void;
+  /** Remote mode: the git remote a push to `org` must reach before main moves here; undefined for other organisations. */
+  pushOn?: (org: string) => PushOnTarget | undefined;
 }
 
 /** Seconds a client turned away for load is told to wait. */
@@ -153,6 +156,7 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
           projectLimit: deps.planProjectLimit,
           limits,
           budget: flags ? await pushBudget(deps, org, flags, pusher.type) : undefined,
+          pushOn: deps.pushOn?.(org),
         }),
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.

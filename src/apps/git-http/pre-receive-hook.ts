@@ -4,6 +4,7 @@ import type { Pusher } from '@flagops/core';
 import { nodeEntry } from './node-entry.js';
 import type { PushBudgetContext } from './push-budgets.js';
 import type { PushContext } from './push-check.js';
+import type { PushOnTarget } from './push-on.js';
 import type { PushLimits } from './push-permissions.js';
 
 /** Set in the environment of pushes that come through the service; the hook checks only those (docs/deployment.md). */
@@ -16,6 +17,8 @@ export const PROJECT_LIMIT_ENV = 'FLAGOPS_PLAN_PROJECT_LIMIT';
 export const PUSH_LIMITS_ENV = 'FLAGOPS_PUSH_LIMITS';
 /** The service's time and the pusher's use of the budgets, as JSON (PushBudgetContext). */
 export const BUDGET_USE_ENV = 'FLAGOPS_BUDGET_USE';
+/** Remote mode: the git remote an accepted push must reach before main moves, and how long it may take, as JSON (PushOnTarget). */
+export const PUSH_ON_ENV = 'FLAGOPS_PUSH_ON';
 
 /** The environment git passes to the hook for a push through the service. */
 export function pushContextEnv(context: PushContext): Record<string, string> {
@@ -24,6 +27,7 @@ export function pushContextEnv(context: PushContext): Record<string, string> {
   if (context.projectLimit !== undefined) env[PROJECT_LIMIT_ENV] = String(context.projectLimit);
   if (context.limits !== undefined) env[PUSH_LIMITS_ENV] = JSON.stringify(context.limits);
   if (context.budget !== undefined) env[BUDGET_USE_ENV] = JSON.stringify(context.budget);
+  if (context.pushOn !== undefined) env[PUSH_ON_ENV] = JSON.stringify(context.pushOn);
   return env;
 }
 
@@ -37,6 +41,7 @@ export function readPushContext(env: NodeJS.ProcessEnv): PushContext | undefined
     pusher,
     ...(env[PUSH_LIMITS_ENV] ? { limits: JSON.parse(env[PUSH_LIMITS_ENV]) as PushLimits } : {}),
     ...(budget ? { budget } : {}),
+    ...(env[PUSH_ON_ENV] ? { pushOn: JSON.parse(env[PUSH_ON_ENV]) as PushOnTarget } : {}),
     ...(env[PUSH_LOG_ENV] ? { pushLog: env[PUSH_LOG_ENV] } : {}),
     ...(limit !== undefined && limit !== '' && Number.isInteger(Number(limit)) ? { projectLimit: Number(limit) } : {}),
   };

@@ -4,6 +4,7 @@ import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue } from '../../foundations/validation/issue.js';
 import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
 import { checkCommitLimits } from './push-limits.js';
+import { type PushOnTarget, pushOn } from './push-on.js';
 import { checkPushPermissions, type PushLimits } from './push-permissions.js';
 import { isAncestor, netChanges, onFirstParentLine, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
 
@@ -30,6 +31,8 @@ export interface PushContext {
   limits?: PushLimits;
   /** The service's time and the pusher's use of the budgets in the last hour: what budgets hold the push to. */
   budget?: PushBudgetContext;
+  /** Remote mode: the git remote an accepted push is pushed on to before main moves here (push-on.ts). */
+  pushOn?: PushOnTarget;
 }
 
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
@@ -118,6 +121,12 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
       context.pushLog,
       accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })),
     );
+  }
+  // Last, once nothing else refuses it: a push the remote took cannot be taken back.
+  const main = updates.find((update) => update.ref === MAIN);
+  if (problems.length === 0 && context?.pushOn && main) {
+    const refused = await pushOn(context.pushOn, main.newOid);
+    if (refused !== null) problems.push(refused);
   }
   return problems;
 }

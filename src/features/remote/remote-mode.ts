@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
-import { type PushedCommit, type RebaseHeld, type RemoteEvents, RemoteSync, redact } from './remote-sync.js';
+import { PUSH_TIMEOUT_SECONDS, type PushedCommit, type RebaseHeld, type RemoteEvents, RemoteSync, redact } from './remote-sync.js';
 import type { CommitPack } from './smart-http-push.js';
 
 export interface RemoteSettings {
@@ -91,9 +91,20 @@ export class RemoteMode {
     void this.pullLogged(why, pushed);
   }
 
-  /** A push through /git/<org>.git moved main: pass it on to the remote now rather than at the next poll. */
+  /** Where a push through /git/<org>.git goes before main moves here: the remote, as every change does. */
+  pushTarget(): { url: string; timeoutMs: number } {
+    return { url: this.settings.url, timeoutMs: (this.settings.pushTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000 };
+  }
+
+  /**
+   * A push through /git/<org>.git moved main, after its hook pushed it to the remote: the other control planes
+   * are told now, as of a change made here, rather than at their next poll.
+   */
   pushedLocally(org: string): void {
-    if (org === this.settings.org) void this.pullLogged('git push');
+    if (org !== this.settings.org) return;
+    void this.pullLogged('git push').then(async (reached) => {
+      if (reached) await this.sync.tellPushed();
+    });
   }
 
   /** POST /api/v1/hooks/git: a merged pull request (any push to main) announced by the git host. */

@@ -274,6 +274,15 @@ export class RemoteSync {
     return outcome !== null && outcome !== 'unreachable' && outcome !== 'diverged';
   }
 
+  /**
+   * Main was pushed to the remote by another process (the pre-receive hook of a push through the service): when
+   * main is the remote's head, the other control planes are told as of a push made here.
+   */
+  async tellPushed(): Promise<void> {
+    const head = await this.localHead();
+    if (head !== null && head === (await this.fetchedHead())) await this.events.inSync?.(head, true);
+  }
+
   /** For /healthz: whether the remote answered the last time, and whether main holds kills it lacks. */
   health(): { url: string; reachable: boolean; holdingKills: boolean; error?: string } {
     return {

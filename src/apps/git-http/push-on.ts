@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process';
+
+/** Where a push through the service must land before main moves here (remote mode): the git remote's main. */
+export interface PushOnTarget {
+  /** FLAGOPS_GIT_REMOTE: a URL or path, credentials included. */
+  url: string;
+  timeoutMs: number;
+}
+
+/** The remote's URL with any password replaced, for what the pusher reads. */
+function printable(url: string): string {
+  return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
+}
+
+/** The host refused the update because its main is no longer the commit the push builds on. */
+const MOVED = /\[rejected\]|non-fast-forward|fetch first|stale info/;
+
+/**
+ * Pushes `commit` to the remote's main, as a fast-forward only, from the pre-receive hook: the remote takes a
+ * push through the service before main moves here, as it takes every API change, so no control plane serves
+ * what the remote (and so every other control plane) will not hold. Null when the remote took it; otherwise
+ * why the push is refused, nothing changed anywhere. The hook's environment lets git read the pushed objects
+ * from their quarantine.
+ */
+export function pushOn(target: PushOnTarget, commit: string): Promise<string | null> {
+  return new Promise((resolve) => {
+    const child = spawn('git', ['push', '--porcelain', '--quiet', target.url, `${commit}:refs/heads/main`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), target.timeoutMs);
+    const where = `the git remote ${printable(target.url)}`;
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      resolve(`refs/heads/main: ${where} could not be pushed to (${err.message}); nothing was changed: push again`);
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve(null);
+      const said = printable(out).trim().split('\n').slice(-3).join(' ').slice(0, 300);
+      if (signal !== null)
+        resolve(`refs/heads/main: ${where} did not answer within ${target.timeoutMs} ms; nothing was changed: push again when it answers`);
+      else if (MOVED.test(out))
+        resolve(
+          `refs/heads/main: ${where} has changes main here does not have yet (another control plane, or a merge on the git host); nothing was changed: fetch again in a moment, rebase on main and push again`,
+        );
+      else resolve(`refs/heads/main: ${where} did not take the push (${said}); nothing was changed: push again when it is back`);
+    });
+  });
+}
