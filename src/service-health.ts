@@ -39,7 +39,7 @@ export interface SharedHealth {
    * without it (a pushed file) cannot be checked, count as failing, and degrade the status.
    */
   guards?: { watched: number; prometheus: boolean };
-  gitRemote?: { org: string; url: string; reachable: boolean; holdingKills: boolean; error?: string };
+  gitRemote?: { org: string; url: string; reachable: boolean; holdingKills: boolean; diverged: boolean; error?: string };
 }
 
 /**
@@ -59,6 +59,7 @@ export function serviceHealth(options: HealthOptions): Health {
       report.organisations.some((o) => o.invalidFiles.length > 0 || o.fault !== undefined) ||
       shared.database?.reachable === false ||
       shared.gitRemote?.reachable === false ||
+      shared.gitRemote?.diverged === true ||
       (shared.guards !== undefined && shared.guards.watched > 0 && !shared.guards.prometheus) ||
       sso?.state === 'unavailable' ||
       sso?.state === 'misconfigured';

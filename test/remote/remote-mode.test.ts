@@ -235,6 +235,33 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).not.toBe('Pushed while down');
   });
 
+  it('says in /healthz that main and the remote have diverged, until they no longer have', async () => {
+    const hook = () =>
+      httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+        headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+        rawBody: '{}',
+      });
+    await hook(); // main up to the remote first
+    const head = git(host.gitdir, 'rev-parse', 'main');
+    expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(head);
+    // Someone rewrites the remote's last commit (a force push): the same tree, another commit.
+    const rewritten = git(host.gitdir, 'commit-tree', `${head}^{tree}`, '-p', `${head}^`, '-m', 'rewritten on the host');
+    git(host.gitdir, 'update-ref', 'refs/heads/main', rewritten);
+    try {
+      expect((await hook()).body.outcome).toBe('diverged');
+      const health = (await admin.get('/healthz')).body;
+      expect(health.status).toBe('degraded');
+      expect(health.gitRemote).toMatchObject({ reachable: true, diverged: true });
+      expect(health.gitRemote.error).toContain('have diverged');
+    } finally {
+      git(host.gitdir, 'update-ref', 'refs/heads/main', head);
+    }
+    expect((await hook()).body.outcome).toBe('unchanged');
+    const health = (await admin.get('/healthz')).body;
+    expect(health.status).toBe('ok');
+    expect(health.gitRemote).toMatchObject({ diverged: false });
+  });
+
   it('picks up an outside commit by polling when no webhook comes (FLAGOPS_GIT_POLL_SECONDS)', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'polled' })).body;
     await service.stop();

@@ -84,6 +84,8 @@ export class RemoteSync {
   private holding = false;
   /** Whether the last push was not answered in time (and the host has not answered since). */
   private hung = false;
+  /** Why the last pull found main and the remote diverged; null when it did not. */
+  private diverged: string | null = null;
   /** See remakingHeld(). */
   private remakingHeldKills = false;
   /** Why every push goes by `git push`: the remote is not one this process pushes to (null: it may be). */
@@ -283,13 +285,18 @@ export class RemoteSync {
     if (head !== null && head === (await this.fetchedHead())) await this.events.inSync?.(head, true);
   }
 
-  /** For /healthz: whether the remote answered the last time, and whether main holds kills it lacks. */
-  health(): { url: string; reachable: boolean; holdingKills: boolean; error?: string } {
+  /**
+   * For /healthz: whether the remote answered the last time, whether main holds kills it lacks, and whether the
+   * last pull found main and the remote diverged (changes are refused until an operator reconciles them).
+   */
+  health(): { url: string; reachable: boolean; holdingKills: boolean; diverged: boolean; error?: string } {
+    const error = this.failure ?? this.diverged;
     return {
       url: redact(this.url),
       reachable: this.failure === null,
       holdingKills: this.holding,
-      ...(this.failure ? { error: this.failure } : {}),
+      diverged: this.diverged !== null,
+      ...(error ? { error } : {}),
     };
   }
 
@@ -351,6 +358,7 @@ export class RemoteSync {
     this.handedOver = [];
     this.pulling = this.doPull(pushed)
       .then(async (outcome) => {
+        if (outcome !== 'diverged') this.diverged = null;
         const head = outcome === 'diverged' ? null : await this.localHead();
         if (head !== null) {
           this.holding = false;
@@ -435,6 +443,7 @@ export class RemoteSync {
       local,
       remoteHead: remote,
     });
+    this.diverged = `main (${local?.slice(0, 12)}) and the git remote's main (${remote.slice(0, 12)}) have diverged: changes are refused until an operator reconciles them`;
     return 'diverged';
   }
 
