@@ -30,6 +30,17 @@ describe('errors ({ error: { code, message } })', () => {
     );
   });
 
+  it('a body that is not UTF-8 is 400 invalid_input, and nothing of it is kept', async () => {
+    const body = Buffer.concat([Buffer.from('{"name":"Check'), Buffer.from([0xff, 0xfe]), Buffer.from('out"}')]);
+    const res = await fetch(`${svc.controlUrl}/api/v1/flags/${flag.id}`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${svc.admin}`, 'content-type': 'application/json' },
+      body,
+    });
+    expectError({ status: res.status, body: (await res.json()) as Json }, 400, 'invalid_input');
+    expect((await api.get(`/api/v1/flags/${flag.id}`)).body.name).not.toContain('\uFFFD');
+  });
+
   it('a body that is not a JSON object is 400 invalid_input', async () => {
     for (const raw of ['[]', '"enabled"', 'null', '3']) {
       expectError(

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/kinds.js';
 
@@ -18,7 +19,7 @@ function isJsonContentType(header: string | undefined): boolean {
 
 /**
  * Reads a JSON request body: not application/json → 415, over the limit → 413,
- * malformed or nested deeper than MAX_BODY_DEPTH → 400. An empty body reads as `undefined` so routes with
+ * not UTF-8, malformed or nested deeper than MAX_BODY_DEPTH → 400. An empty body reads as `undefined` so routes with
  * optional bodies can accept it.
  */
 export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
@@ -28,6 +29,8 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedMediaTypeError();
   const body = await readBody(req, limit);
   if (body.length === 0) return undefined;
+  // Decoded leniently, bytes that are not UTF-8 would become U+FFFD and be committed as if they had been sent.
+  if (!isUtf8(body)) throw new InvalidInputError('the body is not valid UTF-8', 'body');
   const text = body.toString('utf8');
   if (nestsDeeperThan(text, MAX_BODY_DEPTH)) {
     throw new InvalidInputError(`the body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep`, 'body');
