@@ -34,7 +34,7 @@ describe('the git plumbing layer (src/foundations/storage/git)', () => {
 
   it('imports nothing about flags: only its own files, Node, git libraries, the typed errors and the logger', () => {
     const allowed =
-      /^(node:.+|isomorphic-git|src\/foundations\/storage\/git\/.+|src\/foundations\/errors\/kinds\.ts|src\/foundations\/log\/logger\.ts)$/;
+      /^(node:.+|isomorphic-git|src\/foundations\/storage\/git\/.+|src\/foundations\/errors\/(kinds|file-system-fault)\.ts|src\/foundations\/log\/logger\.ts)$/;
     const outside = plumbing.flatMap((file) => importsOf(file).flatMap((spec) => (allowed.test(spec) ? [] : [`${file} → ${spec}`])));
     expect(outside).toEqual([]);
   });
