@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,6 +115,44 @@ describe('count batches from replicas reach the stats exactly once', () => {
       expect(events).toEqual({ signup: { count: 1, sum: 1 } });
     } finally {
       await replica.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('what a stop could not deliver is kept in the data directory and counted once after the next start', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-spool-'));
+    const spool = path.join(dir, 'unsent-counts.json');
+    try {
+      const before = await total();
+      // Upstream takes every batch and every answer is lost on the way back: nothing is ever acknowledged.
+      const losing: typeof fetch = async (input, init) => {
+        await fetch(input, init);
+        throw new TypeError('socket hang up');
+      };
+      const stopping = new ReplicaCounts(
+        new UpstreamClient({ origin: svc.controlUrl, token: svc.admin, fetch: losing }),
+        silentLogger,
+        Date.now,
+        spool,
+      );
+      for (let i = 0; i < 4; i++) stopping.record(project.id, 'dev', 'checkout', 'on');
+      await stopping.flush(); // taken upstream, its answer lost
+      stopping.record(project.id, 'dev', 'checkout', 'on');
+      stopping.record(project.id, 'dev', 'checkout', 'on');
+      await stopping.close();
+      expect(await total()).toBe(before + 4);
+      expect(existsSync(spool)).toBe(true);
+
+      const started = new ReplicaCounts(new UpstreamClient({ origin: svc.controlUrl, token: svc.admin }), silentLogger, Date.now, spool);
+      await started.restore();
+      expect(started.unsent).toBe(6);
+      await started.flush(); // the batch upstream took already, under its id: not counted again
+      await started.flush();
+      expect(started.unsent).toBe(0);
+      expect(await total()).toBe(before + 6);
+      expect(existsSync(spool)).toBe(false);
+      await started.close();
+    } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });

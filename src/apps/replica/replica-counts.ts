@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { readFile, rm } from 'node:fs/promises';
 import { hourStart } from '../../features/stats/hours.js';
 import type { Logger } from '../../foundations/log/logger.js';
+import { writeFileAtomic } from '../../foundations/state-files/state-files.js';
 import { MAX_COUNT_ENTRIES } from '../eval-server/counts.js';
 import { type UpstreamClient, UpstreamError } from './upstream-client.js';
 
@@ -34,6 +36,10 @@ export class ReplicaCounts {
   /** kind, project, environment, flag key (or event name), variation, hour → count and sum */
   private pending = new Map<string, { count: number; sum: number }>();
   private inFlight: Batch | null = null;
+  /** Batches made before a stop and not acknowledged then, oldest first: sent, with their ids, before new ones. */
+  private queued: Batch[] = [];
+  /** Whether the spool file holds batches not yet acknowledged. */
+  private spooled = false;
   private sending: Promise<void> | null = null;
   private timer: ReturnType<typeof setInterval> | undefined;
 
@@ -41,7 +47,33 @@ export class ReplicaCounts {
     private readonly upstream: UpstreamClient,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    /** Where what upstream has not acknowledged at a stop is kept for the next start; none: it is lost. */
+    private readonly spool?: string,
   ) {}
+
+  /**
+   * Takes back what the last stop kept (its batches keep their ids, so one upstream had taken before its answer
+   * was lost is still counted once). The file stays until they are acknowledged: a crash before loses nothing.
+   */
+  async restore(): Promise<void> {
+    if (this.spool === undefined) return;
+    const text = await readFile(this.spool, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (text === null) return;
+    try {
+      this.queued = (JSON.parse(text) as { batches: Batch[] }).batches;
+      this.spooled = true;
+    } catch (err) {
+      // A file cut short by a crash while it was written cannot be: written atomically. Said, and set aside.
+      this.logger.error('counts kept at the last stop are unreadable; they are not sent', {
+        file: this.spool,
+        err: (err as Error).message,
+      });
+      await rm(this.spool, { force: true });
+    }
+  }
 
   /** One evaluation this replica answered. */
   record(projectId: string, environment: string, flagKey: string, variation: string): void {
@@ -94,27 +126,49 @@ export class ReplicaCounts {
     return this.sending;
   }
 
+  /** A clean stop: sends what it can, and keeps what upstream did not acknowledge for the next start (spool). */
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flush();
-    if (this.inFlight === null && this.pending.size > 0) await this.flush();
+    while (this.inFlight === null && (this.queued.length > 0 || this.pending.size > 0)) {
+      const before = this.unsent;
+      await this.flush();
+      if (this.unsent === before) break;
+    }
+    if (this.spool === undefined) return;
+    const batches = [...(this.inFlight ? [this.inFlight] : []), ...this.queued];
+    for (let batch = this.nextBatch(); batch !== null; batch = this.nextBatch()) batches.push(batch);
+    this.inFlight = null;
+    this.queued = [];
+    if (batches.length === 0) {
+      if (this.spooled) await rm(this.spool, { force: true });
+      return;
+    }
+    await writeFileAtomic(this.spool, JSON.stringify({ batches }));
+    this.logger.warn('counts upstream did not acknowledge are kept for the next start', { batches: batches.length, file: this.spool });
   }
 
   /** Counts not yet acknowledged by upstream (for health and tests). */
   get unsent(): number {
     let n = 0;
     for (const { count } of this.pending.values()) n += count;
-    for (const scope of this.inFlight?.scopes ?? []) for (const c of [...scope.counts, ...scope.exposures, ...scope.track]) n += c.count;
+    for (const batch of [...(this.inFlight ? [this.inFlight] : []), ...this.queued])
+      for (const scope of batch.scopes) for (const c of [...scope.counts, ...scope.exposures, ...scope.track]) n += c.count;
     return n;
   }
 
   private async send(): Promise<void> {
-    this.inFlight ??= this.nextBatch();
+    this.inFlight ??= this.queued.shift() ?? this.nextBatch();
     const batch = this.inFlight;
     if (batch === null) return;
     try {
       await this.upstream.postJson('/api/v1/replica/counts', batch);
       this.inFlight = null;
+      // What the last stop kept is all acknowledged: its file goes.
+      if (this.spooled && this.queued.length === 0 && this.spool !== undefined) {
+        await rm(this.spool, { force: true });
+        this.spooled = false;
+      }
     } catch (err) {
       if (err instanceof UpstreamError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429) {
         this.logger.error('the control plane refused a counts batch; dropped', { batchId: batch.batchId, err: err.message });

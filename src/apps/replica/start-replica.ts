@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { AuthGuard } from '../../foundations/auth/auth-guard.js';
 import type { MetricsSettings } from '../../foundations/config/config.js';
 import { trustProxies } from '../../foundations/http/client-address.js';
@@ -67,11 +68,13 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   }
   const upstream = new UpstreamClient({ origin: rotation.current, token: options.token });
   const holder = new ReplicaHolder();
-  const counts = new ReplicaCounts(upstream, logger);
+  // What a stop could not deliver is kept in the data directory and sent after the next start.
+  const counts = new ReplicaCounts(upstream, logger, Date.now, path.join(options.dataDir, 'replica', 'unsent-counts.json'));
   let sync: ReplicaSync | undefined;
   let hub: StreamHub | undefined;
   try {
     const keys = await ReplicaKeys.open(options.dataDir, upstream);
+    await counts.restore();
     const files = new SnapshotFiles(options.dataDir);
     sync = new ReplicaSync(upstream, rotation, holder, files, keys, logger, options);
     hub = new StreamHub(holder, { logger });
