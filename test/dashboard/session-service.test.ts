@@ -2,7 +2,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { SessionService } from '../../src/apps/dashboard/sessions/session-service.js';
-import { silentLogger } from '../../src/foundations/log/logger.js';
+import { StateFaultError } from '../../src/foundations/errors/kinds.js';
+import { createLogger, silentLogger } from '../../src/foundations/log/logger.js';
+import type { SessionStore } from '../../src/foundations/state/index.js';
 import { stateIn } from '../helpers/control-state.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { manualClock, useDataDir } from './helpers/temp-dir.js';
@@ -122,6 +124,49 @@ describe('dashboard sessions (state/sessions.json)', () => {
     await sessions.create({ id: 'usr_3', org: 'acme' });
     const saved = JSON.parse(await readFile(path.join(dir, 'state', 'sessions.json'), 'utf8')).sessions;
     expect(saved.map((s: { userId: string }) => s.userId)).toEqual(['usr_3']);
+  });
+
+  describe('when the store refuses a removal (a full disk)', () => {
+    /** The sessions of `dir`, whose removals fail while `refusing.now` is true. */
+    async function refusingRemovals(dir: string, lines: string[] = []) {
+      const real = (await stateIn(dir)).sessions;
+      const refusing = { now: false };
+      const store: SessionStore = {
+        list: () => real.list(),
+        create: (record) => real.create(record),
+        remove: (ids) =>
+          refusing.now ? Promise.reject(new StateFaultError('sessions.json', 'no space left on the device (ENOSPC)')) : real.remove(ids),
+        touch: (seen) => real.touch(seen),
+        onChange: (listener) => real.onChange(listener),
+      };
+      const clock = manualClock();
+      const logger = createLogger({ level: 'warn', write: (line) => lines.push(line) });
+      const sessions = await SessionService.open({ state: { sessions: store }, logger, now: clock.now });
+      opened.push(sessions);
+      return { sessions, refusing, clock };
+    }
+
+    it('rejects a sign-out, and the session stays signed in, here and after a restart', async () => {
+      const dir = await dataDir();
+      const { sessions, refusing, clock } = await refusingRemovals(dir);
+      const { token, session } = await sessions.create(user);
+      refusing.now = true;
+      await expect(sessions.revoke(token)).rejects.toBeInstanceOf(StateFaultError);
+      expect(sessions.resolve(token)).toMatchObject({ id: session.id });
+      await sessions.close();
+      expect((await open(dir, clock)).resolve(token)).toMatchObject({ id: session.id });
+    });
+
+    it('still signs out the sessions of a removed user, logging that the store kept their records', async () => {
+      const dir = await dataDir();
+      const lines: string[] = [];
+      const { sessions, refusing } = await refusingRemovals(dir, lines);
+      const { token } = await sessions.create(user);
+      refusing.now = true;
+      expect(await sessions.revokeUser('usr_1')).toBe(1);
+      expect(sessions.resolve(token)).toBeNull();
+      expect(lines.join('\n')).toContain('could not save dashboard sessions');
+    });
   });
 
   it('refuses to start on a damaged file, telling how to recover', async () => {

@@ -8,6 +8,8 @@ import { StateFaultError } from '../../src/foundations/errors/kinds.js';
 import { FileCountStore } from '../../src/foundations/state/files/file-count-store.js';
 import { FileKeyStore } from '../../src/foundations/state/files/file-key-store.js';
 import { FileSessionStore } from '../../src/foundations/state/files/file-session-store.js';
+import { FileWebhookStore } from '../../src/foundations/state/files/file-webhook-store.js';
+import type { DeliveryRecord, WebhookState } from '../../src/foundations/state/index.js';
 import { readJsonStateFile, stateWriteFault, writeJsonStateFile } from '../../src/foundations/state-files/state-files.js';
 
 describe('runtime state files (keys, users, sessions)', () => {
@@ -116,6 +118,62 @@ describe('a state file on a full disk', () => {
       await counts.close();
     }
     expect(await readFile(log, 'utf8')).toBe(before);
+  });
+});
+
+describe('webhooks.json when the disk refuses a write', () => {
+  const hook = { id: 'whk_1', org: 'acme', url: 'https://example.test/1', actions: [], secret: 'a-secret-of-16-chars', createdAt: 'a' };
+  const delivery: DeliveryRecord = {
+    id: 'dlv_1',
+    webhookId: 'whk_1',
+    auditId: 'c'.repeat(40),
+    action: 'kill',
+    status: 'delivered',
+    attempts: 1,
+    createdAt: 'a',
+  };
+
+  /** A store whose writes are recorded, and fail while `refusing.now` is true. */
+  async function refusingStore() {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-state-'));
+    const written: WebhookState[] = [];
+    const refusing = { now: false };
+    const store = new FileWebhookStore(dir, {
+      write: async (file, state) => {
+        if (refusing.now) throw stateWriteFault(file, Object.assign(new Error('full'), { code: 'ENOSPC' }));
+        written.push(structuredClone(state));
+      },
+    });
+    return { store, written, refusing };
+  }
+
+  it('keeps a webhook whose removal was refused, with its deliveries, in memory and in the next write', async () => {
+    const { store, written, refusing } = await refusingStore();
+    await store.createWebhook(hook);
+    await store.advance('acme', undefined, 'c1', { added: [delivery] });
+    refusing.now = true;
+    await expect(store.removeWebhook('acme', 'whk_1')).rejects.toBeInstanceOf(StateFaultError);
+    const kept = await store.read();
+    expect(kept.webhooks.map((w) => w.id)).toEqual(['whk_1']);
+    expect(kept.deliveries.map((d) => d.id)).toEqual(['dlv_1']);
+    refusing.now = false;
+    await store.updateDeliveries({}, 'now');
+    expect(written.at(-1)?.webhooks.map((w) => w.id)).toEqual(['whk_1']);
+    expect(written.at(-1)?.deliveries.map((d) => d.id)).toEqual(['dlv_1']);
+    await store.removeWebhook('acme', 'whk_1');
+    expect(written.at(-1)).toMatchObject({ webhooks: [], deliveries: [] });
+    expect(await store.read()).toMatchObject({ webhooks: [], deliveries: [] });
+  });
+
+  it('leaves the position where it was when moving it was refused, so the same move is taken later', async () => {
+    const { store, refusing } = await refusingStore();
+    await store.createWebhook(hook);
+    refusing.now = true;
+    await expect(store.advance('acme', undefined, 'c1', { added: [delivery] })).rejects.toBeInstanceOf(StateFaultError);
+    expect(await store.read()).toMatchObject({ cursors: {}, deliveries: [] });
+    refusing.now = false;
+    expect(await store.advance('acme', undefined, 'c1', { added: [delivery] })).toBe(true);
+    expect(await store.read()).toMatchObject({ cursors: { acme: 'c1' }, deliveries: [{ id: 'dlv_1' }] });
   });
 });
 

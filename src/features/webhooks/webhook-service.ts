@@ -242,11 +242,15 @@ export class WebhookService {
     return this.webhooks.filter((w) => w.org === org).map(view);
   }
 
-  /** Removes a webhook and its deliveries (pending ones are not attempted again). */
+  /**
+   * Removes a webhook and its deliveries (pending ones are not attempted again), once the store holds that: a
+   * removal that cannot be stored (a full disk, the database unreachable) leaves it delivering, here as after a
+   * restart, and its caller hears so.
+   */
   async remove(org: string, id: string): Promise<WebhookView> {
     const record = this.find(org, id);
-    this.forget(record);
     await this.store.removeWebhook(org, id);
+    this.forget(record);
     return view(record);
   }
 

@@ -68,13 +68,14 @@ export interface WebhookStore {
   read(): Promise<WebhookState>;
   /** Adds a webhook; resolves once that is durable. */
   createWebhook(record: WebhookRecord): Promise<void>;
-  /** Removes the webhook `id` of `org` and its deliveries; resolves once that is durable. */
+  /** Removes the webhook `id` of `org` and its deliveries; resolves once that is durable, and rejects with both kept when it cannot be. */
   removeWebhook(org: string, id: string): Promise<void>;
   /**
    * Moves `org`'s position in its audit trail from `from` (undefined: none yet) to `cursor` together with the
    * deliveries made of the entries up to it (all of it at once: a crash leaves both or neither); resolves once
    * durable, so deliveries are on record before they are attempted. Resolves to false, changing nothing, when
-   * the position is no longer `from`: another instance moved it and made those deliveries; read again.
+   * the position is no longer `from`: another instance moved it and made those deliveries; read again. Rejects,
+   * changing nothing, when it cannot be made durable.
    */
   advance(org: string, from: string | undefined, cursor: string, changes: DeliveryChanges): Promise<boolean>;
   /**

@@ -126,17 +126,26 @@ export class SessionService {
     return { ...session };
   }
 
-  /** Signs out the session of `token`. Resolves once the store no longer holds it. */
+  /**
+   * Signs out the session of `token`. Resolves once the store no longer holds it, and only then stops taking it:
+   * a sign-out the store refuses rejects with the session still signed in, here as after a restart.
+   */
   async revoke(token: string): Promise<void> {
     if (!isSessionToken(token)) return;
     const hash = hashSessionToken(token);
-    const session = this.byHash.get(hash);
-    if (!session) return;
-    this.byHash.delete(hash);
-    await this.store.remove([session.id, ...this.dropExpired(this.now())]);
+    if (!this.byHash.has(hash)) return;
+    const now = this.now();
+    // Sessions that expired unseen share the write, and are forgotten with it.
+    const gone = [...this.byHash].filter(([h, session]) => h === hash || this.expired(session, now));
+    await this.store.remove(gone.map(([, session]) => session.id));
+    for (const [h] of gone) this.byHash.delete(h);
   }
 
-  /** Signs out every session of a user (the user was removed). */
+  /**
+   * Signs out every session of a user who was removed. Removing the user ended them already (a password
+   * session's user is looked up at each request), so the store forgetting them only tidies: a write that fails
+   * is logged, not thrown, and leaves records that sign nobody in.
+   */
   async revokeUser(userId: string): Promise<number> {
     const ids: string[] = [];
     for (const [hash, session] of this.byHash) {
@@ -145,7 +154,11 @@ export class SessionService {
         ids.push(session.id);
       }
     }
-    if (ids.length > 0) await this.store.remove([...ids, ...this.dropExpired(this.now())]);
+    if (ids.length > 0) {
+      const write = this.store.remove([...ids, ...this.dropExpired(this.now())]);
+      this.lazily(write);
+      await write.catch(() => undefined);
+    }
     return ids.length;
   }
 
