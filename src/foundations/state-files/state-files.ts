@@ -1,8 +1,23 @@
 import { randomBytes } from 'node:crypto';
-import { open, readFile, rename, rm } from 'node:fs/promises';
+import { appendFile, open, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileSystemFault } from '../errors/file-system-fault.js';
 import { FlagopsError, StateFaultError } from '../errors/kinds.js';
+
+/** Appends `text` to `file` and fsyncs it: once this resolves, a crash cannot lose it. A refused write is a StateFaultError. */
+export async function appendFileSynced(file: string, text: string): Promise<void> {
+  try {
+    await appendFile(file, text, { mode: 0o600 });
+    const handle = await open(file, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch (err) {
+    throw stateWriteFault(file, err);
+  }
+}
 
 /**
  * Replaces `file` so that a crash at any moment leaves either the old or the new content, never a mix:

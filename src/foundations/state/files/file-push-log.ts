@@ -1,7 +1,7 @@
-import { appendFile, mkdir, open } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Pusher } from '@flagops/core';
-import { stateWriteFault } from '../../state-files/state-files.js';
+import { appendFileSynced, stateWriteFault } from '../../state-files/state-files.js';
 import type { PushLog, PushReader, PushRecord } from '../push-log.js';
 
 /**
@@ -33,17 +33,10 @@ export async function appendPushRecords(file: string, records: readonly PushReco
   if (records.length === 0) return;
   try {
     await mkdir(dirname(file), { recursive: true, mode: 0o700 });
-    const text = records.map((r) => `${JSON.stringify(r)}\n`).join('');
-    await appendFile(file, text, { mode: 0o600 });
-    const handle = await open(file, 'r');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
   } catch (err) {
     throw stateWriteFault(file, err);
   }
+  await appendFileSynced(file, records.map((r) => `${JSON.stringify(r)}\n`).join(''));
 }
 
 /** The push log of one organisation, read once and then only what was appended since. */

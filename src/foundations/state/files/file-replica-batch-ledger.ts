@@ -1,6 +1,6 @@
-import { appendFile, chmod, mkdir, open, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { stateWriteFault } from '../../state-files/state-files.js';
+import { appendFileSynced, stateWriteFault } from '../../state-files/state-files.js';
 import type { ReplicaBatchLedger } from '../replica-batch-ledger.js';
 
 /** `<dataDir>/state/replica-batches.jsonl`: one JSON line per batch taken, `{ org, id, at }`. */
@@ -37,7 +37,7 @@ export class FileReplicaBatchLedger implements ReplicaBatchLedger {
     // Claimed in memory before any await, so a concurrent retry of the same batch sees it.
     this.remember(org, batchId, this.now());
     const line = `${JSON.stringify({ org, id: batchId, at: this.now() })}\n`;
-    const write = this.writes.then(() => appendSynced(this.file, line));
+    const write = this.writes.then(() => appendFileSynced(this.file, line));
     this.writes = write.catch(() => undefined); // a failed append does not fail the claims after it
     try {
       await write;
@@ -88,19 +88,5 @@ export class FileReplicaBatchLedger implements ReplicaBatchLedger {
     } catch (err) {
       throw stateWriteFault(file, err);
     }
-  }
-}
-
-async function appendSynced(file: string, line: string): Promise<void> {
-  try {
-    await appendFile(file, line, { mode: 0o600 });
-    const handle = await open(file, 'r+');
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  } catch (err) {
-    throw stateWriteFault(file, err);
   }
 }
