@@ -19,18 +19,22 @@ const messages = [
   { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_flag', arguments: { key: 'missing' } } },
 ];
 
+/** The built server as an MCP host starts it: its settings in the environment, nothing else. */
+const spawnServer = () =>
+  spawn(process.execPath, [suite.server.file], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      FLAGOPS_URL: suite.service.svc.controlUrl,
+      FLAGOPS_AGENT_KEY: suite.service.svc.agent,
+      FLAGOPS_PROJECT: PROJECT,
+    },
+  });
+
 // In stdio mode stdout carries nothing but protocol. The SDK client would choke on a stray line, but only this
 // reads the raw stream and can say which line it was.
 describe('flagops-mcp over stdio, byte for byte', () => {
   it('writes only JSON-RPC messages on stdout, logs JSON lines on stderr, and exits 0 when stdin closes', async () => {
-    const child = spawn(process.execPath, [suite.server.file], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        FLAGOPS_URL: suite.service.svc.controlUrl,
-        FLAGOPS_AGENT_KEY: suite.service.svc.agent,
-        FLAGOPS_PROJECT: PROJECT,
-      },
-    });
+    const child = spawnServer();
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     const exited = once(child, 'close');
@@ -67,14 +71,7 @@ describe('flagops-mcp over stdio, byte for byte', () => {
   });
 
   it('answers the calls a client sent before closing stdin at once, then exits 0', async () => {
-    const child = spawn(process.execPath, [suite.server.file], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        FLAGOPS_URL: suite.service.svc.controlUrl,
-        FLAGOPS_AGENT_KEY: suite.service.svc.agent,
-        FLAGOPS_PROJECT: PROJECT,
-      },
-    });
+    const child = spawnServer();
     child.stderr.resume();
     const exited = once(child, 'close');
     const lines: string[] = [];
