@@ -24,9 +24,18 @@ const MOVED = /\[rejected\]|non-fast-forward|fetch first|stale info/;
  */
 export function pushOn(target: PushOnTarget, commit: string): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = spawn('git', ['push', '--porcelain', '--quiet', target.url, `${commit}:refs/heads/main`], {
+    // The URL (credentials and all) is given as configuration in the environment, not as an argument that any
+    // user of the machine could read in the process list.
+    const env = {
+      ...process.env,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_COUNT: '1',
+      GIT_CONFIG_KEY_0: 'remote.flagops-remote.url',
+      GIT_CONFIG_VALUE_0: target.url,
+    };
+    const child = spawn('git', ['push', '--porcelain', '--quiet', 'flagops-remote', `${commit}:refs/heads/main`], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
+      env,
     });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
