@@ -13,6 +13,8 @@ export function redact(url: string): string {
 }
 
 const TRACKING_REF = 'refs/flagops/remote-main';
+/** The name git is given the remote by (its URL in git's environment, not on the command line: it holds credentials). */
+const REMOTE = 'flagops-remote';
 /** The host refused the push because main is no longer the commit ours builds on. */
 const MOVED = /\[rejected\]|non-fast-forward|fetch first/;
 /**
@@ -91,6 +93,7 @@ export class RemoteSync {
   /** Why every push goes by `git push`: the remote is not one this process pushes to (null: it may be). */
   private pushedByGit: string | null = null;
   private closed = false;
+  private readonly remoteConfig: Readonly<Record<string, string>>;
 
   constructor(
     readonly gitdir: string,
@@ -104,7 +107,9 @@ export class RemoteSync {
     private readonly pushTimeoutMs: number = PUSH_TIMEOUT_SECONDS * 1000,
     /** The objects a commit adds to its parent, packed: what a push of main sends from this process. */
     private readonly packOf: (commit: string) => Promise<CommitPack | null> = async () => null,
-  ) {}
+  ) {
+    this.remoteConfig = { [`remote.${REMOTE}.url`]: url };
+  }
 
   /** The remote's main as last fetched. */
   async fetchedHead(): Promise<string | null> {
@@ -192,8 +197,8 @@ export class RemoteSync {
     const seconds = String(Math.max(1, Math.ceil(timeoutMs / 1000)));
     return gitRun(
       this.gitdir,
-      ['-c', 'http.lowSpeedLimit=1', '-c', `http.lowSpeedTime=${seconds}`, 'push', '--porcelain', this.url, `${commit}:${ref}`],
-      { timeoutMs, signal },
+      ['-c', 'http.lowSpeedLimit=1', '-c', `http.lowSpeedTime=${seconds}`, 'push', '--porcelain', REMOTE, `${commit}:${ref}`],
+      { timeoutMs, signal, config: this.remoteConfig },
     );
   }
 
@@ -498,18 +503,22 @@ export class RemoteSync {
     // Proposal branches come along: another control plane on the same remote may have opened or decided one.
     // A host that stops answering fails the fetch after the push deadline rather than git's 30 s.
     const silent = String(Math.max(1, Math.ceil(this.pushTimeoutMs / 1000)));
-    const fetched = await gitRun(this.gitdir, [
-      '-c',
-      'http.lowSpeedLimit=1',
-      '-c',
-      `http.lowSpeedTime=${silent}`,
-      'fetch',
-      '--quiet',
-      '--no-tags',
-      this.url,
-      `+refs/heads/main:${TRACKING_REF}`,
-      '+refs/heads/proposals/*:refs/heads/proposals/*',
-    ]);
+    const fetched = await gitRun(
+      this.gitdir,
+      [
+        '-c',
+        'http.lowSpeedLimit=1',
+        '-c',
+        `http.lowSpeedTime=${silent}`,
+        'fetch',
+        '--quiet',
+        '--no-tags',
+        REMOTE,
+        `+refs/heads/main:${TRACKING_REF}`,
+        '+refs/heads/proposals/*:refs/heads/proposals/*',
+      ],
+      { config: this.remoteConfig },
+    );
     if (fetched.code !== 0) {
       if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) return null;
       this.failure = `fetching failed: ${redact(fetched.stderr).trim().slice(0, 300)}`;

@@ -13,6 +13,11 @@ export interface GitRunOptions {
   timeoutMs?: number;
   /** Stops git early. */
   signal?: AbortSignal;
+  /**
+   * Configuration given to git in its environment (GIT_CONFIG_COUNT): what must not be on its command line,
+   * which every user of the machine can read (a remote's URL with its credentials).
+   */
+  config?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -33,6 +38,14 @@ export function gitRun(
 ): Promise<GitResult> {
   const env: Record<string, string> = { HOME: gitdir, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
   if (process.env.PATH !== undefined) env.PATH = process.env.PATH;
+  const config = Object.entries(options.config ?? {});
+  if (config.length > 0) {
+    env.GIT_CONFIG_COUNT = String(config.length);
+    config.forEach(([key, value], i) => {
+      env[`GIT_CONFIG_KEY_${i}`] = key;
+      env[`GIT_CONFIG_VALUE_${i}`] = value;
+    });
+  }
   return (options.launch ?? execGit)(['--git-dir', gitdir, ...args], env, options);
 }
 
