@@ -39,8 +39,6 @@ const LISTING = '/api/v1/replica/snapshots';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Keeps a replica's views equal to the control plane's it follows: it follows GET /api/v1/replica/stream,
  * reconciles with the full listing sent on every (re)connect, applies a kill event over the view it serves (no
@@ -89,11 +87,14 @@ export class ReplicaSync {
 
   /** Resolves after the first complete sync with upstream, or after `timeoutMs`, or once `stop` is aborted. */
   async synced(timeoutMs: number, stop?: AbortSignal): Promise<boolean> {
-    const stopped = new Promise<false>((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const given = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
       if (stop?.aborted) resolve(false);
       stop?.addEventListener('abort', () => resolve(false), { once: true });
     });
-    return Promise.race([this.firstSync.promise.then(() => true), sleep(timeoutMs).then(() => false), stopped]);
+    // The timer goes with the wait: a replica stopped while it starts exits at once, not once it fires.
+    return Promise.race([this.firstSync.promise.then(() => true), given]).finally(() => clearTimeout(timer));
   }
 
   async close(): Promise<void> {
