@@ -82,6 +82,15 @@ function corrupt(gitdir: string, oid: string): { file: string; original: Buffer 
   return { file, original };
 }
 
+/** Waits until /healthz says ok again: the storage check looks every few seconds, so it may take one or two. */
+function healthyAgain(svc: TestService) {
+  return until(
+    () => health(svc),
+    (body) => body.status === 'ok',
+    20_000,
+  );
+}
+
 describe('a corrupt object on main', () => {
   let w: Awaited<ReturnType<typeof world>>;
   let treeFile: string;
@@ -139,11 +148,7 @@ describe('a corrupt object on main', () => {
 
   it('is served again once the object is repaired, without a restart', async () => {
     writeFileSync(treeFile, original);
-    await until(
-      () => health(w.svc),
-      (body) => body.status === 'ok',
-      20_000,
-    );
+    await healthyAgain(w.svc);
     const res = await evaluate(w.svc, w.sdkKey);
     expect(res.status).toBe(200);
     expect(res.body.checkout).toMatchObject({ value: true });
@@ -194,11 +199,7 @@ describe('a repository that cannot be written', () => {
 
   it('writes again, and is healthy again, once the repository can be written', async () => {
     setWritable(objects, true);
-    await until(
-      () => health(w.svc),
-      (body) => body.status === 'ok',
-      20_000,
-    );
+    await healthyAgain(w.svc);
     const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
     expect(update.status).toBe(200);
   });
@@ -256,11 +257,7 @@ describe('a damaged ref of main', () => {
 
   it('is healthy and writes again once the ref is repaired, without a restart', async () => {
     writeFileSync(refFile, good);
-    await until(
-      () => health(w.svc),
-      (body) => body.status === 'ok',
-      20_000,
-    );
+    await healthyAgain(w.svc);
     const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
     expect(update.status).toBe(200);
   });
@@ -358,11 +355,7 @@ describe('a commit missing from the middle of main’s history', () => {
 
   it('is served again once the commit is back, without a restart, and what it then acknowledges is served', async () => {
     restore();
-    await until(
-      () => health(w.svc),
-      (body) => body.status === 'ok',
-      20_000,
-    );
+    await healthyAgain(w.svc);
     expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true, reason: 'default' });
     expect((await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' })).status).toBe(200);
     expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false, reason: 'killed' });
