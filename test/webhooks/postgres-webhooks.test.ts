@@ -68,4 +68,46 @@ describe.skipIf(POSTGRES_MISSING !== null)('webhooks of two control planes on on
     );
     expect(JSON.parse(hook.received[0].body).entry.id).toBe(commit);
   });
+  it("shows a delivery the other made as delivered at once, not when that attempt's claim runs out", async () => {
+    const databaseUrl = await cluster.createDatabase();
+    const [stateA, stateB] = [
+      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
+      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
+    ];
+    states.push(stateA, stateB);
+    // The first attempt hangs until released, so the other instance finds it claimed while it is under way.
+    const hook = await receiver(() => null);
+    // An attempt's claim lasts its timeout and a margin: half a minute, past every wait below.
+    const { open, change } = await setup({ baseDelayMs: 20, maxDelayMs: 100, timeoutMs: 25_000 });
+    const first = await open(undefined, { state: stateA });
+    const made = await first.create('acme', { url: hook.url });
+    const second = await open(undefined, { state: stateB });
+    await change();
+    await Promise.all([first.catchUp('acme'), second.catchUp('acme')]);
+    await until(
+      async () => hook.received,
+      (received) => received.length === 1,
+    );
+    // One instance sends; the other found the attempt claimed and waits for the claim to run out.
+    const waitingForClaim = (service: typeof first) =>
+      service
+        .deliveriesHeld('acme', made.id)
+        .some((d) => d.status === 'pending' && Date.parse(d.nextAttemptAt ?? '') > Date.now() + 10_000);
+    await until(
+      async () => waitingForClaim(first) || waitingForClaim(second),
+      (waiting) => waiting,
+    );
+    hook.release(200);
+    for (const service of [first, second]) {
+      const log = await until(
+        () => service.deliveriesOf('acme', made.id),
+        (deliveries) => deliveries.length === 1 && deliveries[0].status === 'delivered',
+        5_000,
+      );
+      expect(log[0].attempts).toBe(1);
+      // Nor is it attempted again once the claim runs out: it is finished here too.
+      expect(service.deliveriesHeld('acme', made.id)[0].status).toBe('delivered');
+    }
+    expect(hook.received).toHaveLength(1);
+  });
 });

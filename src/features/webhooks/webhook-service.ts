@@ -277,7 +277,13 @@ export class WebhookService {
     this.find(org, id);
     const mine = new Map(this.log.records.filter((d) => d.webhookId === id).map((d) => [d.id, d]));
     const stored = (await this.store.read()).deliveries.filter((d) => d.webhookId === id);
-    const merged = stored.map((d) => mine.get(d.id) ?? d);
+    const merged = stored.map((d) => {
+      const held = mine.get(d.id);
+      // Held here as pending while another instance made the attempt and recorded how it ended: its word is
+      // final, and this one stops waiting for that attempt's lease to run out.
+      if (held?.status === 'pending' && d.status !== 'pending' && !this.dispatcher.busy(held)) this.takeOutcome(held, d);
+      return held ?? d;
+    });
     const kept = new Set(stored.map((d) => d.id));
     for (const d of mine.values()) if (!kept.has(d.id)) merged.push(d);
     merged.sort((x, y) => x.createdAt.localeCompare(y.createdAt));
@@ -599,8 +605,7 @@ export class WebhookService {
     if (!current) {
       this.backlog.remove(delivery); // its webhook was removed through another instance
     } else if (current.status !== 'pending') {
-      Object.assign(delivery, current);
-      this.finish(delivery);
+      this.takeOutcome(delivery, current);
     } else {
       delivery.attempts = current.attempts;
       delivery.nextAttemptAt = Math.max(current.nextAttemptAt ?? 0, claim.takenUntil ?? 0);
@@ -618,6 +623,13 @@ export class WebhookService {
 
   private writeFailed(err: unknown): void {
     this.logger.error('webhooks: writing the delivery log failed', { err });
+  }
+
+  /** Another instance finished this delivery: it is not attempted here again, and shows as that one recorded. */
+  private takeOutcome(delivery: DeliveryRecord, finished: DeliveryRecord): void {
+    this.dispatcher.cancel(delivery);
+    Object.assign(delivery, finished);
+    this.finish(delivery);
   }
 
   /** A delivery is done (delivered, failed, dropped): out of the backlog, and its entry no longer kept. */
