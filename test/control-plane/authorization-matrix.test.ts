@@ -221,6 +221,18 @@ describe('the authorization matrix of limited keys and roles', () => {
       expected: [200, 404, 404, 200, 200, 200, 200, 404],
     },
     {
+      name: 'budgets outside',
+      method: 'GET',
+      path: () => `/api/v1/projects/${web.id}/budgets`,
+      expected: [200, 404, 404, 200, 200, 200, 200, 404],
+    },
+    {
+      name: 'flag health outside',
+      method: 'GET',
+      path: () => `/api/v1/projects/${web.id}/flags/health`,
+      expected: [200, 404, 404, 200, 200, 200, 200, 404],
+    },
+    {
       name: 'create trigger',
       method: 'POST',
       path: flag(() => shopFlag, '/environments/dev/triggers'),

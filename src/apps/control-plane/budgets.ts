@@ -37,7 +37,7 @@ function budgetLedger(ws: Workspace): BudgetLedger {
 
 /** GET .../budgets: every budget of the project with its use over the last 60 minutes. */
 export async function budgetUse(ws: Workspace, projectId: string): Promise<{ windowMinutes: number; budgets: BudgetUseView[] }> {
-  const { project } = projectById((await ws.repo.readServed()).state, projectId);
+  const { project } = projectById((await ws.readServed()).state, projectId);
   const slug = project.slug;
   const { spends } = await budgetLedger(ws).spends(ws.now(), (s, env, type) => s === slug && budgetOf(project, env, type) !== undefined);
   const budgets: BudgetUseView[] = [];
