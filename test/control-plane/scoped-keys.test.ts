@@ -55,6 +55,9 @@ describe('scoped, expiring and rotated keys', () => {
         [{ kind: 'agent', expiresAt: '2026-11-26' }, 'expiresAt must be an ISO-8601 date and time'],
         [{ kind: 'agent', expiresAt: 'tomorrow' }, 'expiresAt'],
         [{ kind: 'agent', expiresAt: '2026-13-40T10:00:00Z' }, 'expiresAt'],
+        // Days the calendar lacks, which Date.parse would move into the next month.
+        [{ kind: 'agent', expiresAt: '2030-02-30T00:00:00Z' }, 'expiresAt must be an ISO-8601 date and time'],
+        [{ kind: 'agent', expiresAt: '2031-02-29T12:00:00+02:00' }, 'expiresAt must be an ISO-8601 date and time'],
         [{ kind: 'admin', environments: ['qa'] }, 'environments'],
         [{ kind: 'admin', projects: [] }, 'projects'],
         [{ kind: 'sdk', projectId: shop.id, environment: 'dev', expiresAt: '2030-01-01T00:00:00Z' }, 'expiresAt'],

@@ -1,6 +1,7 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { InvalidInputError } from '../errors/kinds.js';
 import type { KeyRecord } from '../state/index.js';
+import { isDateTime } from '../validation/index.js';
 import type { KeyKind } from './key-format.js';
 import type { Principal } from './principal.js';
 import type { Scope } from './scope.js';
@@ -14,8 +15,6 @@ export interface KeyLimits {
 }
 
 const MAX_PROJECTS = 100;
-/** RFC 3339 date and time with an offset: a moment, not a date whose time zone the reader would have to guess. */
-const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
 /**
  * Checks the limits asked for a new key of `kind` (400 naming the field): lists of project ids and environment
@@ -47,7 +46,9 @@ export function checkKeyLimits(kind: KeyKind, input: KeyLimits, now: Date): KeyL
     limits.environments = [...new Set(environments)];
   }
   if (expiresAt !== undefined) {
-    const at = typeof expiresAt === 'string' && DATE_TIME.test(expiresAt) ? Date.parse(expiresAt) : Number.NaN;
+    // With an offset: a moment, not a date whose time zone the reader would have to guess; and a day the
+    // calendar has (Date.parse would move 30 February to 2 March).
+    const at = typeof expiresAt === 'string' && isDateTime(expiresAt) ? Date.parse(expiresAt) : Number.NaN;
     if (Number.isNaN(at))
       throw new InvalidInputError('expiresAt must be an ISO-8601 date and time with an offset, e.g. 2030-01-31T18:00:00Z', 'expiresAt');
     if (at <= now.getTime()) throw new InvalidInputError(`expiresAt must be in the future (it is now ${now.toISOString()})`, 'expiresAt');
