@@ -104,6 +104,39 @@ describe('a push by a limited key', () => {
     );
   });
 
+  it('an environment-limited key adds a flag that is off outside its environments, as the API makes it, and no other', async () => {
+    const OFF = 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nversion: 1\nrules: []\n';
+    const flagFile = (key: string) =>
+      `id: flg_${key}000000000001\nkey: ${key}\nname: ${key}\nkind: boolean\ndefaultValue: false\narchivedAt: null\n`;
+    const newFlag = (key: string, prod: string) => ({
+      [`projects/web/flags/${key}.yaml`]: flagFile(key),
+      [`projects/web/environments/dev/${key}.yaml`]: ON(1),
+      [`projects/web/environments/staging/${key}.yaml`]: OFF,
+      [`projects/web/environments/prod/${key}.yaml`]: prod,
+    });
+    const accepted = await clone(keys.devAgent);
+    change(accepted, newFlag('quiet', OFF));
+    const ok = await gitAsync(accepted, 'push', 'origin', 'HEAD:main');
+    expect(ok.ok, ok.stderr).toBe(true);
+
+    const before = git(svc.gitdir(), 'rev-parse', 'main');
+    const scheduled = `${OFF}schedule:\n  - at: "2026-11-26T12:00:00Z"\n    set: { enabled: true, rolloutPct: 100 }\n`;
+    for (const [key, prod] of [
+      ['loud', ON(1)],
+      ['later', scheduled],
+    ]) {
+      const refused = await clone(keys.devAgent);
+      change(refused, newFlag(key, prod));
+      const pushed = await gitAsync(refused, 'push', 'origin', 'HEAD:main');
+      expect(pushed.ok).toBe(false);
+      expect(pushed.stderr).toContain(
+        `remote: projects/web/environments/prod/${key}.yaml: outside what this key may change (it is limited to environments dev); a new flag it adds stays off there`,
+      );
+      expect(pushed.stderr).not.toContain(`environments/dev/${key}.yaml:`);
+      expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+    }
+  });
+
   it('an expired key can neither clone nor push: 401, and git is told why', async () => {
     const checkout = await clone(keys.expiring);
     clock.advance(2 * 3_600_000);

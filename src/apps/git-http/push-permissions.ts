@@ -122,7 +122,10 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
   }
   for (const { path, environment } of newConfigsServingSomeone(kept, blobs)) {
     const slug = path.split('/')[1];
-    if (policies.get(slug)?.[environment]?.includes(scope.pusher.type as ApprovalActorType))
+    // A key limited to environments creates a flag through the API off in the others; turning it on there is not its to do.
+    if (environments && !environments.includes(environment))
+      problems.push(`${path}: ${outsideWords(scope.limits)}; a new flag it adds stays off there, with no schedule`);
+    else if (policies.get(slug)?.[environment]?.includes(scope.pusher.type as ApprovalActorType))
       problems.push(`${path}: ${approvalWords(slug, [environment], scope.pusher.type)}`);
   }
 
