@@ -135,6 +135,26 @@ describe('budgets', () => {
       expect(res.body.proposal.budget).toMatchObject({ usedPct: 0, addsPct: 100, movedPctPerHour: 50 });
     });
 
+    it('a schedule counts its steps when it is written: a rollout plan past the budget waits, one within counts them all', async () => {
+      const { project, flag } = await budgeted({ prod: { movedPctPerHour: 30, actors: ['agent'] } });
+      const plan = (body: Json) => agent.post(`/api/v1/flags/${flag.id}/environments/prod/rollout-plan`, body);
+      const startAt = new Date(clock.now().getTime() + MINUTE).toISOString();
+      // 100 % in one step a minute from now: nobody moves when it is written, everyone when it is applied.
+      const preview = await agent.post(`/api/v1/flags/${flag.id}/environments/prod/preview`, {
+        config: { schedule: [{ at: startAt, set: { rolloutPct: 100 } }] },
+      });
+      expect(preview.body.budget).toMatchObject({ addsPct: 100, waits: true });
+      const waits = await plan({ startPct: 100, stepPct: 10, every: '1h', startAt });
+      expect(waits.status).toBe(202);
+      expect(waits.body.proposal).toMatchObject({ reason: 'budget', budget: { usedPct: 0, addsPct: 100, movedPctPerHour: 30 } });
+      expect((await served(flag)).schedule ?? []).toEqual([]);
+      // 10 % now and 10 % more an hour later, up to 20 %: it counts 20 when written, and its steps nothing more.
+      const within = await plan({ startPct: 10, stepPct: 10, every: '1h', maxPct: 20 });
+      expect(within.status, JSON.stringify(within.body)).toBe(200);
+      expect((await use(project)).budgets[0]).toMatchObject({ usedPct: 20, remainingPct: 10 });
+      expect((await config(agent, flag, 'prod', { schedule: [{ at: startAt, set: { rolloutPct: 100 } }] })).status).toBe(202);
+    });
+
     it('a promotion past the budget is kept as a proposal too', async () => {
       const { flag } = await budgeted({ staging: { movedPctPerHour: 5, actors: ['agent'] } });
       expect((await config(admin, flag, 'dev', { enabled: true, rolloutPct: 30 })).status).toBe(200);

@@ -122,10 +122,30 @@ describe('a push by an actor type with a budget', () => {
     git(checkout, 'commit', '--quiet', '-m', 'new flag, on in prod');
     const refused = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
     expect(refused.ok).toBe(false);
-    expect(refused.stderr).toContain(`remote: ${dir}/environments/prod/fresh.yaml: a new flag serving users in prod`);
+    expect(refused.stderr).toContain(`remote: ${dir}/environments/prod/fresh.yaml: a new flag serving users (or scheduled to) in prod`);
+    // Off, but scheduled to serve everyone in an hour: the steps count when written, so it is refused too.
+    const later = new Date(clock.now().getTime() + 60 * MINUTE).toISOString();
+    write(checkout, `${dir}/environments/prod/fresh.yaml`, `${config(0, 1)}schedule:\n  - at: "${later}"\n    set: { rolloutPct: 100 }\n`);
+    git(checkout, 'commit', '--quiet', '-a', '--amend', '-m', 'new flag, off in prod, scheduled on');
+    const scheduled = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(scheduled.ok).toBe(false);
+    expect(scheduled.stderr).toContain(`remote: ${dir}/environments/prod/fresh.yaml: a new flag serving users (or scheduled to) in prod`);
     write(checkout, `${dir}/environments/prod/fresh.yaml`, config(0, 1));
     git(checkout, 'commit', '--quiet', '-a', '--amend', '-m', 'new flag, off in prod');
     expect((await gitAsync(checkout, 'push', 'origin', 'HEAD:main')).ok).toBe(true);
+  }, 60_000);
+
+  it("counts a schedule's steps when it is pushed: one that would move users past the budget later is refused now", async () => {
+    const { project, file } = await budgeted();
+    const later = new Date(clock.now().getTime() + 60 * MINUTE).toISOString();
+    const scheduled = (rolloutPct: number) => `${config(0, 3)}schedule:\n  - at: "${later}"\n    set: { rolloutPct: ${rolloutPct} }\n`;
+    const head = main();
+    const past = await pushConfigs(svc.agent, file, [scheduled(50)]);
+    expect(past.ok).toBe(false);
+    expect(past.stderr).toContain('this push would add 50.00 %, past the budget of 10 % an hour');
+    expect(main()).toBe(head);
+    expect((await pushConfigs(svc.agent, file, [scheduled(5)])).ok).toBe(true);
+    expect(await used(project)).toBe(5);
   }, 60_000);
 
   it('refuses an agent key a push that changes the budgets, a project setting', async () => {

@@ -1,7 +1,7 @@
 import { ENVIRONMENTS, type EnvironmentName, type ProjectFile } from '@flagops/core';
 import { BudgetLedger } from '../../features/budgets/budget-ledger.js';
-import { BUDGET_WINDOW_MINUTES, type BudgetUse, budgetOf, countedPct, overBudget, roundPct } from '../../features/budgets/budget-rules.js';
-import { plannedImpact } from '../../features/budgets/planned-impact.js';
+import { BUDGET_WINDOW_MINUTES, type BudgetUse, budgetOf, overBudget, roundPct } from '../../features/budgets/budget-rules.js';
+import { plannedBudgetedPct } from '../../features/budgets/planned-impact.js';
 import { projectById } from '../../foundations/repository/state-lookup.js';
 import type { Change, ServedState } from '../../foundations/storage/index.js';
 import { route } from './route-table.js';
@@ -107,7 +107,7 @@ export async function checkBudget(ws: Workspace, served: ServedState, change: Ch
   const project = served.state.projects.get(slug);
   const actorType = ws.actor.type;
   if (!project || !budgetOf(project.project, environment, actorType)) return;
-  const addsPct = countedPct(plannedImpact(project, change.changes, flag, environment));
+  const addsPct = plannedBudgetedPct(project, change.changes, flag, environment);
   if (addsPct <= 0) return;
   const { spends } = await budgetLedger(ws).spends(
     ws.now(),

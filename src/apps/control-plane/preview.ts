@@ -1,5 +1,6 @@
 import type { EnvironmentConfig, EnvironmentName, RepositoryState } from '@flagops/core';
-import { type BudgetUse, countedPct } from '../../features/budgets/budget-rules.js';
+import type { BudgetUse } from '../../features/budgets/budget-rules.js';
+import { budgetedPct } from '../../features/budgets/budgeted-pct.js';
 import { computeImpact, type ImpactEntry } from '../../features/proposals/impact.js';
 import { requiresApproval } from '../../features/proposals/proposal-reader.js';
 import { diffStates } from '../../foundations/repository/diff-states.js';
@@ -63,7 +64,9 @@ export async function previewChange(ws: Workspace, flagId: string, env: Environm
     .map(formatFlagChange);
   const impact = computeImpact(ref.project, project, { flagKey: key, environment: env });
   // A protected environment keeps the change as a proposal whatever its budget says.
-  const budget = answer.requiresApproval ? undefined : await budgetPreview(ws, ref.project.project, env, countedPct(impact[0]));
+  const budget = answer.requiresApproval
+    ? undefined
+    : await budgetPreview(ws, ref.project.project, env, budgetedPct(ref.project, project, key, env));
   if (!budget) return { ...answer, changes, impact };
   return { ...answer, requiresApproval: answer.requiresApproval || budget.waits, changes, impact, budget };
 }

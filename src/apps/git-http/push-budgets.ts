@@ -1,6 +1,6 @@
 import type { ProjectFile, RepositoryState } from '@flagops/core';
-import { budgetOf, budgetsActor, countedPct, overBudget, roundPct } from '../../features/budgets/budget-rules.js';
-import { computeImpact } from '../../features/proposals/impact.js';
+import { budgetOf, budgetsActor, overBudget, roundPct } from '../../features/budgets/budget-rules.js';
+import { budgetedPct } from '../../features/budgets/budgeted-pct.js';
 import { classifyPath } from '../../foundations/repository/layout.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import { readRepositoryFiles } from '../../foundations/repository/read-repository.js';
@@ -62,16 +62,17 @@ export async function checkPushBudgets(
       if (change.change === 'added') {
         const created = (await stateOf(parent)).projects.get(where.project)?.flags.has(where.flag) === false;
         const config = (await stateOf(commit)).projects.get(where.project)?.flags.get(where.flag)?.environments[where.environment];
-        if (created && config?.enabled && (config.rolloutPct > 0 || config.rules.some((r) => r.serve !== 'off')))
+        const servesSomeone = config?.enabled && (config.rolloutPct > 0 || config.rules.some((r) => r.serve !== 'off'));
+        // A schedule's steps would turn it on later, uncounted: they count when written.
+        if (created && (servesSomeone || (config?.schedule ?? []).length > 0))
           problems.push(
-            `${change.path}: a new flag serving users in ${where.environment}, where ${actorType} changes have a budget in project ${where.project}; create it off, then change its config through the API or MCP, where a change past the budget waits for approval`,
+            `${change.path}: a new flag serving users (or scheduled to) in ${where.environment}, where ${actorType} changes have a budget in project ${where.project}; create it off, then change its config through the API or MCP, where a change past the budget waits for approval`,
           );
         continue;
       }
       if (change.change !== 'modified') continue;
       const [before, after] = await Promise.all([stateOf(parent), stateOf(commit)]);
-      const scope = { flagKey: where.flag, environment: where.environment };
-      const pct = countedPct(computeImpact(before.projects.get(where.project), after.projects.get(where.project), scope)[0]);
+      const pct = budgetedPct(before.projects.get(where.project), after.projects.get(where.project), where.flag, where.environment);
       if (pct <= 0) continue;
       const key = `${where.project}/${where.environment}`;
       const sum = adds.get(key) ?? { pct: 0, paths: new Set<string>() };

@@ -2,8 +2,8 @@ import type { AuditEntry, EnvironmentName } from '@flagops/core';
 import { createLimiter } from '../../foundations/storage/git/limiter.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { AuditIndex } from '../audit/audit-index.js';
-import { computeImpact } from '../proposals/impact.js';
-import { BUDGET_WINDOW_MS, countedPct, roundPct, spenderOf } from './budget-rules.js';
+import { BUDGET_WINDOW_MS, roundPct, spenderOf } from './budget-rules.js';
+import { budgetedPct } from './budgeted-pct.js';
 
 /** One applied change that counts against a budget. */
 export interface BudgetSpend {
@@ -131,7 +131,6 @@ export class BudgetLedger {
     const commit = await this.repo.readCommit(entry.id);
     const [before, after] = await Promise.all([this.repo.readState(commit.parents[0] ?? null), this.repo.readState(commit.oid)]);
     const slug = entry.projectSlug!;
-    const scope = { flagKey: entry.flagKey!, environment: entry.environment! };
-    return countedPct(computeImpact(before.state.projects.get(slug), after.state.projects.get(slug), scope)[0]);
+    return budgetedPct(before.state.projects.get(slug), after.state.projects.get(slug), entry.flagKey!, entry.environment!);
   }
 }
