@@ -101,6 +101,19 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
       }
     });
 
+    it('answers a body over 1 MiB with 413 and one not sent as JSON with 415, on both routes, as every route does', async () => {
+      const big = JSON.stringify({ context: { targetingKey: 'x'.repeat(1024 * 1024) } });
+      for (const send of [(body: string, headers?: Record<string, string>) => flag('new-checkout', body, headers), bulk]) {
+        const tooLarge = await send(big);
+        expect([tooLarge.status, ((await tooLarge.json()) as { error: { code: string } }).error.code]).toEqual([413, 'payload_too_large']);
+        const notJson = await send('{}', { 'content-type': 'text/plain' });
+        expect([notJson.status, ((await notJson.json()) as { error: { code: string } }).error.code]).toEqual([
+          415,
+          'unsupported_media_type',
+        ]);
+      }
+    });
+
     it('evaluates without a targetingKey as it does without a userId, rather than TARGETING_KEY_MISSING', async () => {
       const res = await flag('new-checkout', { context: { country: 'US' } });
       expect(res.status).toBe(200);

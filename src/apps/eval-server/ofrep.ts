@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type EvaluationContext, type EvaluationResult, flagMetadata, type JsonValue, openFeatureReason } from '@flagops/core';
 import type Koa from 'koa';
+import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { sendJsonPerRequest, VARY_KEY_AND_ENCODING } from '../../foundations/http/encoded-json.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { EnvironmentView } from './environment-view.js';
@@ -39,7 +40,9 @@ export async function readOfrepRequest(ctx: Koa.Context): Promise<OfrepRequest> 
   try {
     body = await readJsonBody(ctx.req);
   } catch (err) {
-    return { ok: false, errorCode: 'PARSE_ERROR', errorDetails: (err as Error).message };
+    // A body too large (413) or not JSON by its content type (415) is answered as on every other route.
+    if (!(err instanceof InvalidInputError)) throw err;
+    return { ok: false, errorCode: 'PARSE_ERROR', errorDetails: err.message };
   }
   if (body === undefined) return { ok: true, context: {}, raw: EMPTY };
   if (!isPlainObject(body)) return { ok: false, errorCode: 'PARSE_ERROR', errorDetails: 'the body must be a JSON object { context }' };
