@@ -324,16 +324,17 @@ func (c *Client) install(env *environment) {
 	}
 }
 
-// failed records a failed update: stale while something is served, error otherwise.
+// failed records a failed update: stale while something is served, error otherwise or when the key is refused.
 func (c *Client) failed(err error) {
 	var httpErr *HTTPError
 	if errors.As(err, &httpErr) && (httpErr.Status == 401 || httpErr.Status == 403) {
+		// A refused key will not fix itself: error at once, even while the last snapshot is served.
 		c.refused.Store(true)
+		c.status.Store(int32(StatusError))
 		if c.current.Load() == nil {
-			c.status.Store(int32(StatusError))
 			c.markReady()
-			return
 		}
+		return
 	}
 	if c.current.Load() == nil {
 		c.status.Store(int32(StatusError))

@@ -178,6 +178,20 @@ func TestRefusedKey(t *testing.T) {
 	}
 }
 
+func TestKeyRefusedWhileServingIsError(t *testing.T) {
+	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn})
+	c := startClient(t, f, func(o *Options) { o.PollInterval = 20 * time.Millisecond })
+	// The key is revoked: every request is refused from now on, which will not fix itself.
+	f.setFailing(401)
+	f.endStreams()
+	eventually(t, "the client reports the refusal", func() bool { return c.Status() == StatusError })
+	if !c.Bool("checkout-v2", false, user) {
+		t.Fatal("the last good snapshot is not served after the key was refused")
+	}
+	f.setFailing(0)
+	eventually(t, "the client recovers once the key is taken again", func() bool { return c.Status() == StatusReady })
+}
+
 func TestCloseEndsEverythingPromptly(t *testing.T) {
 	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn})
 	c := startClient(t, f, nil)

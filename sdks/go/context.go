@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Context is who a flag is evaluated for: the user to bucket and the attributes rules test.
@@ -55,9 +56,11 @@ func (c *Context) UnmarshalJSON(data []byte) error {
 			if isNull(raw) {
 				continue
 			}
-			if err := json.Unmarshal(raw, &c.Attributes); err != nil {
-				return errors.New("context.attributes must be an object")
+			attrs, err := decodeAttributes(raw)
+			if err != nil {
+				return err
 			}
+			c.Attributes = attrs
 		default:
 			return fmt.Errorf("unknown field context.%s; expected userId and attributes", name)
 		}
@@ -75,6 +78,43 @@ func (c Context) MarshalJSON() ([]byte, error) {
 		out["attributes"] = c.Attributes
 	}
 	return json.Marshal(out)
+}
+
+// decodeAttributes reads context.attributes as JavaScript's JSON.parse does on the server: a number beyond
+// float64's range is an infinity (which no comparison matches), not an error.
+func decodeAttributes(raw json.RawMessage) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var value any
+	if err := dec.Decode(&value); err != nil {
+		return nil, fmt.Errorf("context.attributes is not valid JSON: %v", err)
+	}
+	attrs, ok := value.(map[string]any)
+	if !ok {
+		return nil, errors.New("context.attributes must be an object")
+	}
+	return withFloats(attrs).(map[string]any), nil
+}
+
+// withFloats turns the json.Numbers of a decoded value into float64s, out-of-range ones into ±Inf.
+func withFloats(value any) any {
+	switch v := value.(type) {
+	case json.Number:
+		// The decoder makes only valid JSON numbers, so the one error is ErrRange, whose value is ±Inf.
+		f, _ := strconv.ParseFloat(string(v), 64)
+		return f
+	case map[string]any:
+		for k, item := range v {
+			v[k] = withFloats(item)
+		}
+		return v
+	case []any:
+		for i, item := range v {
+			v[i] = withFloats(item)
+		}
+		return v
+	}
+	return value
 }
 
 func isNull(raw json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(raw), []byte("null")) }
