@@ -41,6 +41,12 @@ describe('what an environment serves to everyone', () => {
   });
   it('counts valueOff in when prerequisites may fail', () =>
     expect(served(config({ prerequisites: [{ flag: 'other', variation: 'on' }] }))).toBe('mixed'));
-  it('is never one value while a schedule is pending', () =>
-    expect(served(config({ schedule: [{ at: '2030-01-01T00:00:00Z', set: { rolloutPct: 50 } }] }))).toBe('mixed'));
+  it('is never one value while a schedule is pending, disabled included (a step may turn it on); killed, it is valueOff', () => {
+    const schedule = [{ at: '2030-01-01T00:00:00Z', set: { rolloutPct: 50 } }];
+    expect(served(config({ schedule }))).toBe('mixed');
+    expect(served(config({ enabled: false, schedule: [{ at: '2030-01-01T00:00:00Z', set: { enabled: true } }] }))).toBe('mixed');
+    expect(served(config({ enabled: false, schedule }))).toBe('mixed');
+    // Steps falling due while killed are skipped.
+    expect(served(config({ schedule }), true)).toEqual({ one: false });
+  });
 });

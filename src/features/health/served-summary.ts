@@ -21,15 +21,18 @@ export function oneValue(value: JsonValue): ServedSummary {
 }
 
 /**
- * Whether a config serves one value to everyone. Killed or disabled: `valueOff`. Enabled: every value a
+ * Whether a config serves one value to everyone. Killed, or disabled with no schedule: `valueOff`. Enabled: every value a
  * step of evaluation could serve is gathered (each rule's, whether or not its conditions can match, and
  * the rollout's); one distinct value is "one value to everyone". Prerequisites may fail and serve
  * `valueOff`, so they count it too. A pending schedule is a plan to change what is served, so such a
  * config is never summed up as one value.
  */
 export function summarizeServed(config: EnvironmentConfig, killed: boolean): ServedSummary {
-  if (killed || !config.enabled) return oneValue(config.valueOff);
+  // Steps falling due while killed are skipped, so a kill's one value holds whatever the schedule says;
+  // a disabled config's steps may turn it on.
+  if (killed) return oneValue(config.valueOff);
   if ((config.schedule?.length ?? 0) > 0) return MIXED;
+  if (!config.enabled) return oneValue(config.valueOff);
   const values = new Map<string, JsonValue>();
   const add = (value: JsonValue) => values.set(canonicalJson(value), value);
   const onValues = () => {
