@@ -185,6 +185,66 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
     expect(counts).toMatchObject({ pass: undefined, breach: undefined, stoppedByErrors: 1, stoppedByBreach: undefined });
   }, 90_000);
 
+  it('a guard changed on a watched schedule is checked at once with its new query, not when the old interval runs out', async () => {
+    const calm = 'checkout_error_ratio{flag="rewatched"}';
+    exporter.set(calm, 0.01);
+    await prometheus.waitFor(calm, (v) => v === 0.01);
+    const id = await newFlag('rewatched');
+    const step = { at: at(3_600_000), set: { rolloutPct: 50 } };
+    const written = await admin.put(config(id), {
+      enabled: true,
+      rolloutPct: 10,
+      schedule: [{ ...step, guard: { query: calm, max: 0.05, intervalSeconds: 86_400 } }],
+    });
+    expect(written.status).toBe(200);
+    await until(
+      async () => (await admin.get(`/api/v1/flags/${id}/environments/prod/guard-check`)).body.check,
+      (check) => check?.result === 'pass',
+      WITHIN_MS,
+    );
+    // The same step, now guarded by a query already past its bound, still checked once a day.
+    const breaching = `${calm} * 100`;
+    const changed = await admin.put(config(id), {
+      schedule: [{ ...step, guard: { query: breaching, max: 0.5, intervalSeconds: 86_400 } }],
+    });
+    expect(changed.status).toBe(200);
+    const prod = await until(
+      () => prodOf(id),
+      (env) => env.killed && env.schedule.length === 0,
+      WITHIN_MS,
+    );
+    expect(prod.rolloutPct).toBe(10);
+    const stop = (await auditOf(id)).find((e) => e.action === 'guard_failed');
+    expect(stop.reason).toContain(`${breaching} = 1, above max 0.5`);
+  }, 90_000);
+
+  it('a guard watches the rollout until its last step is applied: an applied step hands its guard to the next', async () => {
+    const series = 'checkout_error_ratio{flag="handover"}';
+    exporter.set(series, 0.01);
+    await prometheus.waitFor(series, (v) => v === 0.01);
+    const id = await newFlag('handover');
+    const guard = { query: series, max: 0.05, intervalSeconds: 1 };
+    const schedule = [
+      { at: at(2_000), set: { enabled: true, rolloutPct: 25 }, guard },
+      { at: at(3_600_000), set: { rolloutPct: 100 } },
+    ];
+    expect((await admin.put(config(id), { schedule })).status).toBe(200);
+    const applied = await until(
+      () => prodOf(id),
+      (env) => env.schedule.length === 1,
+      WITHIN_MS,
+    );
+    expect(applied).toMatchObject({ enabled: true, rolloutPct: 25, killed: false });
+    expect(applied.schedule[0]).toEqual({ ...schedule[1], guard });
+    exporter.set(series, 0.5);
+    const stopped = await until(
+      () => prodOf(id),
+      (env) => env.killed && env.schedule.length === 0,
+      WITHIN_MS,
+    );
+    expect(stopped).toMatchObject({ killedBy: 'guard', rolloutPct: 25 });
+  }, 90_000);
+
   it('a guard that breaches when its step falls due stops the rollout instead of applying the step', async () => {
     const series = 'checkout_error_ratio{flag="due"}';
     exporter.set(series, 0.9);

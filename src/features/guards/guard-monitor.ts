@@ -1,4 +1,5 @@
-import { GUARD_DEFAULT_INTERVAL_SECONDS, type ScheduleGuard, type ScheduleStep } from '@flagops/core';
+import { createHash } from 'node:crypto';
+import { canonicalJson, GUARD_DEFAULT_INTERVAL_SECONDS, type ScheduleGuard, type ScheduleStep } from '@flagops/core';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { GuardFamilies, GuardSeries, GuardStopReason } from '../../foundations/metrics/guard-families.js';
 import type { GuardCheck, GuardStore } from '../../foundations/state/index.js';
@@ -153,7 +154,9 @@ export class GuardMonitor {
 
   private async periodic(id: string, w: Watched, now: number, intervalMs: number): Promise<void> {
     try {
-      if (!(await this.options.store.claim(this.options.org, id, now, now + intervalMs * CLAIM_SHARE))) return;
+      // Claimed per step and guard: a guard changed since is checked at once, not when the old one's claim runs out.
+      const claim = `${id}@${w.step.at}#${guardDigest(w.guard)}`;
+      if (!(await this.options.store.claim(this.options.org, claim, now, now + intervalMs * CLAIM_SHARE))) return;
       const { verdict, reason } = await this.check(w.target, w.step, w.guard, 'interval');
       if (reason !== null) await this.stopRollout(w.target, reason, stopKind(verdict));
     } catch (err) {
@@ -242,6 +245,11 @@ export class GuardMonitor {
       err: err.message,
     });
   }
+}
+
+/** A guard's identity in a claim: the same guard gives the same text on every control plane. */
+function guardDigest(guard: ScheduleGuard): string {
+  return createHash('sha256').update(canonicalJson(guard)).digest('base64url').slice(0, 16);
 }
 
 const stopKind = (verdict: GuardVerdict): GuardStopReason => (verdict.kind === 'breach' ? 'breach' : 'errors');

@@ -41,7 +41,8 @@ export interface AppliedStep extends StepTarget {
 
 /**
  * The commit that applies `expected`, the first step of a flag's schedule in one environment, once it is due:
- * it sets the step's fields, removes the step and increments `version`; while the flag is killed in that
+ * it sets the step's fields, removes the step (handing its guard, if any, to the next step when that has none)
+ * and increments `version`; while the flag is killed in that
  * environment the step is only removed (and `version` incremented): skipped, never applied later.
  *
  * Null (no commit) unless, on the state it is given, the flag is there and `expected` is still the first step
@@ -63,6 +64,8 @@ export function stepChange(
   if (!project || !config || !first || !sameStep(first, expected) || Date.parse(first.at) > now.getTime()) return null;
   const skipped = Object.hasOwn(project.kills[target.env].kills, target.key);
   const rest = config.schedule!.slice(1);
+  // A guard watches the rollout until its last step is applied: the next step takes it over unless it has its own.
+  if (first.guard && rest.length > 0 && rest[0].guard === undefined) rest[0] = { ...rest[0], guard: first.guard };
   const next: EnvironmentConfig = {
     ...config,
     enabled: skipped ? config.enabled : (first.set.enabled ?? config.enabled),

@@ -44,7 +44,7 @@ export class PgGuardStore implements GuardStore {
   async remove(org: string, targets: readonly string[]): Promise<void> {
     if (targets.length === 0) return;
     await this.db.query('DELETE FROM flagops_guard_checks WHERE org = $1 AND target = ANY($2)', [org, [...targets]]);
-    // A target's claims: its periodic one (`<target>`) and those of its due steps (`<target>@<at>`).
+    // A target's claims: its periodic ones (`<target>@<at>#<guard>`) and those of its due steps (`<target>@<at>`).
     await this.db.query("DELETE FROM flagops_guard_claims WHERE org = $1 AND split_part(id, '@', 1) = ANY($2)", [org, [...targets]]);
   }
 }
