@@ -29,6 +29,29 @@ describe('schedule_rollout', () => {
     expect((await read('guarded')).environments.prod.schedule).toEqual([]);
   });
 
+  it('refuses a guard the service would refuse before sending it: no bound, min above max, an interval over a day', async () => {
+    await suite.service.flag('unbounded');
+    for (const [guard, words] of [
+      [{ query: 'up' }, /give max, min or both/],
+      [{ query: 'up', min: 2, max: 1 }, /min must be at most max/],
+      [{ query: 'up', max: 1, intervalSeconds: 86_401 }, /intervalSeconds/],
+      [{ query: 'x'.repeat(4097), max: 1 }, /query/],
+    ] as const) {
+      const result = await suite.mcp.call('schedule_rollout', {
+        key: 'unbounded',
+        env: 'dev',
+        startPct: 5,
+        stepPct: 50,
+        every: '1h',
+        guard,
+      });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/Input validation error/);
+      expect(textOf(result)).toMatch(words);
+    }
+    expect((await read('unbounded')).environments.dev.schedule).toEqual([]);
+  });
+
   it('is refused, naming the field, for a plan of more than 50 steps', async () => {
     await suite.service.flag('too-slow');
     const result = await suite.mcp.call('schedule_rollout', { key: 'too-slow', env: 'dev', startPct: 0, stepPct: 1, every: '1m' });

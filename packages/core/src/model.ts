@@ -227,7 +227,7 @@ export const MAX_SCHEDULE_STEPS = 50;
 export interface ScheduleStep {
   at: string;
   set: { enabled?: boolean; rolloutPct?: number };
-  /** A metric that must hold while the rollout runs up to this step and when it falls due; a failure stops the rollout. */
+  /** A metric that must hold from when it is written until the last step is applied, and when its step falls due; a failure stops the rollout. */
   guard?: ScheduleGuard;
 }
 

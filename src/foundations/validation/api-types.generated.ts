@@ -193,7 +193,7 @@ export interface Budgets {
   prod?: Budget;
 }
 
-/** A PromQL instant query run against FLAGOPS_PROMETHEUS_URL while the rollout runs up to this step (every intervalSeconds) and when the step falls due. Its value (the first sample's) above max or below min, or 3 failed queries in a row, stop the rollout: the flag is killed in this environment and the remaining steps are removed. At least one of max and min (checked beside the schema, with min at most max). */
+/** A PromQL instant query run against FLAGOPS_PROMETHEUS_URL from when it is written until the schedule's last step is applied (every intervalSeconds; an applied step hands its guard to the next step that has none) and when the step falls due. Its value (the first sample's) above max or below min, or 3 failed queries in a row, stop the rollout: the flag is killed in this environment and the remaining steps are removed. At least one of max and min (checked beside the schema, with min at most max). */
 export interface ScheduleGuard {
   query: string;
   max?: number;

@@ -142,11 +142,20 @@ export const scheduleRollout = defineTool({
         query: z
           .string()
           .min(1)
+          .max(4096)
           .describe('A PromQL instant query, e.g. sum(rate(http_errors_total[5m])) / sum(rate(http_requests_total[5m])).'),
         max: z.number().optional().describe('The rollout stops when the value is above it.'),
         min: z.number().optional().describe('The rollout stops when the value is below it.'),
-        intervalSeconds: z.number().int().min(1).optional().describe('Seconds between checks while the rollout runs (default 60).'),
+        intervalSeconds: z
+          .number()
+          .int()
+          .min(1)
+          .max(86_400)
+          .optional()
+          .describe('Seconds between checks while the rollout runs, 1 to 86400 (default 60).'),
       })
+      .refine((g) => g.max !== undefined || g.min !== undefined, { message: 'give max, min or both' })
+      .refine((g) => g.max === undefined || g.min === undefined || g.min <= g.max, { message: 'min must be at most max' })
       .optional()
       .describe('A metric that must hold while the rollout runs; give max, min or both.'),
     expectedVersion: expectedVersion.optional(),
