@@ -15,13 +15,19 @@ describe.skipIf(POSTGRES_MISSING !== null)('webhooks of two control planes on on
     await cluster?.destroy();
   });
 
-  it('deliver each audit entry once between them', async () => {
+  /** The state of two control planes sharing a new database. */
+  async function twoStatesOnOneDatabase(): Promise<[ControlState, ControlState]> {
     const databaseUrl = await cluster.createDatabase();
-    const [stateA, stateB] = [
+    const pair: [ControlState, ControlState] = [
       await openControlState({ dataDir: '/nonexistent', databaseUrl }),
       await openControlState({ dataDir: '/nonexistent', databaseUrl }),
     ];
-    states.push(stateA, stateB);
+    states.push(...pair);
+    return pair;
+  }
+
+  it('deliver each audit entry once between them', async () => {
+    const [stateA, stateB] = await twoStatesOnOneDatabase();
     const hook = await receiver();
     const { open, change } = await setup();
     const first = await open(undefined, { state: stateA });
@@ -43,12 +49,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('webhooks of two control planes on on
   });
 
   it('a webhook made through one is listed and delivered by the other, which goes on delivering when the first stops', async () => {
-    const databaseUrl = await cluster.createDatabase();
-    const [stateA, stateB] = [
-      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
-      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
-    ];
-    states.push(stateA, stateB);
+    const [stateA, stateB] = await twoStatesOnOneDatabase();
     const hook = await receiver();
     const { open, change } = await setup();
     const first = await open(undefined, { state: stateA });
@@ -69,12 +70,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('webhooks of two control planes on on
     expect(JSON.parse(hook.received[0].body).entry.id).toBe(commit);
   });
   it("shows a delivery the other made as delivered at once, not when that attempt's claim runs out", async () => {
-    const databaseUrl = await cluster.createDatabase();
-    const [stateA, stateB] = [
-      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
-      await openControlState({ dataDir: '/nonexistent', databaseUrl }),
-    ];
-    states.push(stateA, stateB);
+    const [stateA, stateB] = await twoStatesOnOneDatabase();
     // The first attempt hangs until released, so the other instance finds it claimed while it is under way.
     const hook = await receiver(() => null);
     // An attempt's claim lasts its timeout and a margin: half a minute, past every wait below.
