@@ -164,6 +164,65 @@ describe('a push by an actor type that needs approval', () => {
     expect(main()).toBe(head);
   });
 
+  it("is refused for a change to an archived flag's defaultValue, which every environment serves", async () => {
+    const archived = await createFlag(admin, project.id, { key: 'shelved' });
+    expect((await admin.delete(`/api/v1/flags/${archived.id}`)).status).toBe(200);
+    const checkout = await clone(svc.agent);
+    const file = 'projects/shop/flags/shelved.yaml';
+    const text = readFileSync(path.join(checkout, file), 'utf8');
+    write(
+      checkout,
+      file,
+      /^defaultValue:/m.test(text) ? text.replace(/^defaultValue: .*$/m, 'defaultValue: true') : `${text}defaultValue: true\n`,
+    );
+    const head = main();
+    const pushed = await commitAndPush(checkout, 'serve true from the archive');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(
+      `${file}: prod requires approval of agent changes in project shop (an archive acts in every environment)`,
+    );
+    expect(main()).toBe(head);
+  });
+
+  it('holds every commit of a push to the policy, not only the push as a whole: a change undone later was still made on main', async () => {
+    const checkout = await clone(svc.agent);
+    const prod = 'projects/shop/environments/prod/checkout.yaml';
+    const before = readFileSync(path.join(checkout, prod), 'utf8');
+    write(checkout, prod, before.replace(/^rolloutPct: .*$/m, 'rolloutPct: 50'));
+    git(checkout, 'commit', '--quiet', '-am', 'prod to 50 %');
+    write(checkout, prod, before);
+    git(checkout, 'commit', '--quiet', '-am', 'and back');
+    const head = main();
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(`${prod}: prod requires approval of agent changes in project shop`);
+    // One line for the file, though two commits change it.
+    expect(pushed.stderr.split(`remote: ${prod}:`).length - 1).toBe(1);
+    expect(main()).toBe(head);
+
+    // A flag deleted and added again, in two commits of one push: the deletion is on main's line too.
+    const again = await clone(svc.agent);
+    const flag = 'projects/shop/flags/checkout.yaml';
+    const base = git(again, 'rev-parse', 'HEAD');
+    git(
+      again,
+      'rm',
+      '--quiet',
+      '-r',
+      flag,
+      'projects/shop/environments/dev/checkout.yaml',
+      'projects/shop/environments/staging/checkout.yaml',
+      prod,
+    );
+    git(again, 'commit', '--quiet', '-m', 'delete checkout');
+    git(again, 'checkout', '--quiet', base, '--', 'projects');
+    git(again, 'commit', '--quiet', '-m', 'add checkout again');
+    const readded = await gitAsync(again, 'push', 'origin', 'HEAD:main');
+    expect(readded.ok).toBe(false);
+    expect(readded.stderr).toContain(`remote: ${flag}: an agent key may not`);
+    expect(main()).toBe(head);
+  });
+
   it('lets an admin key push what an agent key may not: the policy names agent only', async () => {
     const checkout = await clone(svc.admin);
     newFlag(checkout, 'admin-on', config(true, 100));

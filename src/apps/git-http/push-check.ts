@@ -6,7 +6,7 @@ import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
 import { checkCommitLimits } from './push-limits.js';
 import { type PushOnTarget, pushOn } from './push-on.js';
 import { checkPushPermissions, type PushLimits } from './push-permissions.js';
-import { isAncestor, netChanges, onFirstParentLine, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
+import { firstParentSteps, isAncestor, netChanges, onFirstParentLine, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
 
 export { ZERO_OID } from './pushed-objects.js';
 
@@ -91,16 +91,21 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     const { issues } = readRepositoryFiles(files, newOid, { locate: true });
     for (const issue of issues) problems.push(formatIssue(issue));
     if (context) {
-      const projectsAfter = files.filter((f) => PROJECT_FILE.test(f.path)).length;
-      problems.push(
-        ...(await checkPushPermissions(await netChanges(oldOid, newOid), {
-          pusher: context.pusher,
-          limits: context.limits,
-          projectLimit: context.projectLimit,
-          projectsAfter,
-          projectFiles: files.filter((f) => PROJECT_FILE.test(f.path)),
-        })),
-      );
+      const projectFiles = files.filter((f) => PROJECT_FILE.test(f.path));
+      const scope = {
+        pusher: context.pusher,
+        limits: context.limits,
+        projectLimit: context.projectLimit,
+        projectsAfter: projectFiles.length,
+        projectFiles,
+      };
+      // Each commit the push puts on main's first-parent line is a change the audit trail shows, so each is held
+      // to the key's permissions: a change undone by a later commit of the same push was still made on main.
+      // One line per refusal, however many commits make it.
+      const refusals = new Set<string>();
+      for (const step of await firstParentSteps(oldOid, newOid))
+        for (const problem of await checkPushPermissions(await netChanges(step.parent, step.commit), scope)) refusals.add(problem);
+      problems.push(...refusals);
       if (context.budget)
         problems.push(
           ...(await checkPushBudgets(

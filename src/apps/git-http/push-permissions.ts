@@ -2,6 +2,7 @@ import {
   type ApprovalActorType,
   type AuditAction,
   type Budgets,
+  canonicalJson,
   ENVIRONMENTS,
   type EnvironmentConfig,
   type EnvironmentName,
@@ -109,8 +110,8 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
     const waits = waitsForApproval(change, policies.get(change.projectSlug), scope.pusher.type);
     if (waits) problems.push(`${path}: ${waits}`);
   }
-  // Created archived, or taken out of the archive: both change what every environment serves (an archived flag
-  // serves its defaultValue), as an archive does; the API has neither, so each is held to what an archive is.
+  // Created archived, taken out of the archive, or serving another defaultValue while archived: each changes what
+  // every environment serves, as an archive does; the API has none of them, so each is held to what an archive is.
   for (const { path, projectSlug, flagKey } of archivesBesideTheApi(kept, blobs)) {
     refuse(path, 'flag.archive');
     const waits = waitsForApproval(
@@ -198,25 +199,31 @@ function approvalWords(slug: string, environments: readonly EnvironmentName[], a
 }
 
 /**
- * The flag files a push adds archived, or takes out of the archive (archivedAt set, then null). Files that do not
- * parse are the validity check's to refuse.
+ * The flag files a push adds archived, takes out of the archive (archivedAt set, then null), or whose defaultValue
+ * it changes while archived. Files that do not parse are the validity check's to refuse.
  */
 function archivesBesideTheApi(
   changes: readonly ChangedPath[],
   blobs: ReadonlyMap<string, string>,
 ): Array<{ path: string; projectSlug: string; flagKey: string }> {
-  const archivedAt = (path: string, oid: string | undefined) => {
+  const flagOf = (path: string, oid: string | undefined) => {
     const { file } = parseRepositoryFile(path, oid === undefined ? '' : (blobs.get(oid) ?? ''));
-    return file?.kind === 'flag' ? file.value.archivedAt : undefined;
+    return file?.kind === 'flag' ? file.value : undefined;
   };
   const found: Array<{ path: string; projectSlug: string; flagKey: string }> = [];
   for (const c of changes) {
     const where = classifyPath(c.path);
     if (where.kind !== 'flag') continue;
-    const after = archivedAt(c.path, c.newOid);
-    const createdArchived = c.change === 'added' && typeof after === 'string';
-    const unarchived = c.change === 'modified' && after === null && typeof archivedAt(c.path, c.oldOid) === 'string';
-    if (createdArchived || unarchived) found.push({ path: c.path, projectSlug: where.project, flagKey: where.flag });
+    const after = flagOf(c.path, c.newOid);
+    const before = c.change === 'modified' ? flagOf(c.path, c.oldOid) : undefined;
+    const createdArchived = c.change === 'added' && typeof after?.archivedAt === 'string';
+    const unarchived = after?.archivedAt === null && typeof before?.archivedAt === 'string';
+    // An archived flag serves its defaultValue everywhere: changing it changes what every environment serves.
+    const archivedServesOther =
+      typeof after?.archivedAt === 'string' &&
+      typeof before?.archivedAt === 'string' &&
+      canonicalJson(after.defaultValue ?? null) !== canonicalJson(before.defaultValue ?? null);
+    if (createdArchived || unarchived || archivedServesOther) found.push({ path: c.path, projectSlug: where.project, flagKey: where.flag });
   }
   return found;
 }
