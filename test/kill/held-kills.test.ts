@@ -110,7 +110,7 @@ describe('kills other control planes hold, made here from their records', () => 
     expect(actions).toEqual(['clear_kill', 'kill', 'project_create']);
   });
 
-  it('a record of a kill main has not made is made, naming the commit that first made it', async () => {
+  it('a record of a kill main has not made is made, naming the commit that first made it, with its reason', async () => {
     const { repo, store, held, killed } = await setUp();
     await store.add(record(FIRST));
 
@@ -119,5 +119,7 @@ describe('kills other control planes hold, made here from their records', () => 
     expect(await killed()).toEqual(['a']);
     const made = await repo.readCommit((await repo.head())!);
     expect(made.flagops).toMatchObject({ action: 'kill', flag: 'a', madeFrom: FIRST });
+    // The audit trail reads a kill's reason from its commit, as for every kill.
+    expect(made.body).toContain('reason: payments failing');
   });
 });

@@ -137,10 +137,12 @@ export class KillSwitch {
 
   private meta(request: KillRequest, action: KillAction): CommitMeta {
     const verb = action === 'clear_kill' ? 'clear kill of' : 'kill';
+    // A kill made again from another control plane's record keeps the reason of its first entry.
+    const reason = request.reason ?? (action === 'clear_kill' ? undefined : request.entry?.reason);
     return {
       action,
       summary: `${verb} ${request.flagKey} in ${request.environment}`,
-      body: request.reason ? `reason: ${request.reason}` : undefined,
+      body: reason ? `reason: ${reason}` : undefined,
       actor: request.actor,
       project: request.projectSlug,
       flag: request.flagKey,
