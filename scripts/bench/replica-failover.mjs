@@ -108,7 +108,8 @@ spawnNode(path.join(dist, 'apps', 'cli', 'main.js'), ['eval', '--upstream', `${a
   FLAGOPS_LOG_LEVEL: 'error',
 });
 await healthy(replicaUrl);
-const following = async () => (await (await fetch(`${replicaUrl}/healthz`)).json()).following;
+const following = async () =>
+  (await (await fetch(`${replicaUrl}/healthz`, { headers: { authorization: `Bearer ${admin}` } })).json()).following;
 const evaluate = async () => {
   const res = await fetch(`${replicaUrl}/v1/evaluate`, {
     method: 'POST',

@@ -97,7 +97,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on one database a
     it("a change through one is served by the other's evaluation port and by a replica following the other within a second", async () => {
       const flag = await createFlag(a.api, project.id, { key: 'banner' });
       const replicaOfB = cluster.replicas[1];
-      expect((await httpClient(replicaOfB.url).get('/healthz')).body.following).toBe(b.url);
+      expect((await httpClient(replicaOfB.url, cluster.adminKey).get('/healthz')).body.following).toBe(b.url);
       expect((await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
       await Promise.all(
         [b.evalUrl, replicaOfB.url].map((url) =>

@@ -87,7 +87,7 @@ describe('a replica following two control planes on one git remote', () => {
     await waitHealthy(`${replicaUrl}/healthz`, replica.child);
     const sdk = httpClient(replicaUrl, sdkKey);
     const evaluate = async (key: string) => (await sdk.post('/v1/evaluate', { key, context: { userId: 'u1' } })).body[key];
-    const health = async () => (await httpClient(replicaUrl).get('/healthz')).body;
+    const health = async () => (await httpClient(replicaUrl, admin).get('/healthz')).body;
     expect(await health()).toMatchObject({ status: 'ok', upstream: 'connected', following: a.url });
     expect(await evaluate('checkout')).toMatchObject({ value: true });
 

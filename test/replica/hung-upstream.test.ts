@@ -43,7 +43,7 @@ describe('a replica whose first upstream accepts connections and never answers',
       startTimeoutMs: 0,
     });
     const health = await until(
-      async () => (await httpClient(replica.url).get('/healthz')).body,
+      async () => (await httpClient(replica.url, upstream.admin).get('/healthz')).body,
       (h) => h.upstream === 'connected',
     );
     expect(health).toMatchObject({ status: 'ok', following: upstream.controlUrl });

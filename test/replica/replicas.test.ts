@@ -217,7 +217,7 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     await upstream.stop();
     for (const replica of replicas) {
       const health = await until(
-        async () => (await httpClient(replica.url).get('/healthz')).body,
+        async () => (await httpClient(replica.url, upstream.admin).get('/healthz')).body,
         (b) => b.status === 'stale',
         PROMPTLY_MS,
       );
@@ -242,7 +242,7 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
         ),
       ).toMatchObject({ reason: 'default' });
       const health = await until(
-        async () => (await httpClient(replica.url).get('/healthz')).body,
+        async () => (await httpClient(replica.url, upstream.admin).get('/healthz')).body,
         (b) => b.status === 'ok',
         PROMPTLY_MS,
       );

@@ -1,3 +1,8 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { bearerToken } from '../../foundations/auth/key-format.js';
+import { toHttpError } from '../../foundations/errors/http-status.js';
+import { UnauthorizedError } from '../../foundations/errors/kinds.js';
 import type { SyncStatus } from './replica-sync.js';
 
 /**
@@ -13,4 +18,33 @@ export function replicaHealth(status: SyncStatus, views: number): { status: numb
   const body: Record<string, unknown> = { status: connected ? 'ok' : 'stale', upstream, following, lastSyncAt };
   if (behind.length > 0) body.behind = behind;
   return { status: 200, body };
+}
+
+/**
+ * /healthz as a caller may see it: the status alone without a credential (where the replica follows, and the
+ * projects behind, are the operator's to see); the whole of it with the metrics token or the replica's own token
+ * for its control planes; 401 with any other.
+ */
+export function replicaHealthFor(
+  readers: { metricsToken?: string; replicaToken: string },
+  health: () => { status: number; body: Record<string, unknown> },
+): (req: IncomingMessage) => { status: number; body: unknown } {
+  const digests = [readers.metricsToken, readers.replicaToken].filter((t): t is string => t !== undefined && t !== '').map(digest);
+  return (req) => {
+    const answer = health();
+    const presented = bearerToken(req.headers.authorization);
+    if (presented === null) return { status: answer.status, body: { status: answer.body.status } };
+    const seen = digest(presented);
+    if (digests.some((d) => timingSafeEqual(d, seen))) return answer;
+    const refused = toHttpError(
+      new UnauthorizedError(
+        "the details of a replica's /healthz need the metrics token or the replica's token; without a credential it answers the status alone",
+      ),
+    );
+    return { status: refused.status, body: refused.body };
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
 }

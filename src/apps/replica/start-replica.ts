@@ -12,7 +12,7 @@ import { DataDirLock } from '../../foundations/process/data-dir-lock.js';
 import { StreamHub } from '../eval-server/stream.js';
 import { createReplicaApp, replicaFastPath } from './replica-app.js';
 import { ReplicaCounts } from './replica-counts.js';
-import { replicaHealth } from './replica-health.js';
+import { replicaHealth, replicaHealthFor } from './replica-health.js';
 import { ReplicaHolder } from './replica-holder.js';
 import { ReplicaKeys } from './replica-keys.js';
 import { ReplicaSync, type SyncOptions } from './replica-sync.js';
@@ -89,7 +89,9 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     counts.start(options.countsIntervalMs ?? 2_000);
 
     const status = sync.status;
-    const health = () => replicaHealth(status, holder.entries().length);
+    const health = replicaHealthFor({ metricsToken: options.metrics?.token, replicaToken: options.token }, () =>
+      replicaHealth(status, holder.entries().length),
+    );
     const guard = new AuthGuard({ logger, trustedProxies: options.trustProxy ?? 0 });
     const metrics = options.metrics?.enabled === false ? undefined : new ServerMetrics('replica', options.metrics?.token);
     const totals = metrics && new EvaluationTotals();
