@@ -179,10 +179,14 @@ describe('flagops validate', () => {
     }
   });
 
-  it('exits 2 on a missing directory or a bad option', async () => {
+  it('exits 1 on a directory that cannot be read (and import too, writing nothing), 2 on a bad option', async () => {
     expect(await flagops(['validate', 'no-such-dir'])).toMatchObject({
-      code: 2,
-      stderr: expect.stringContaining('no-such-dir is not a directory'),
+      code: 1,
+      stderr: expect.stringContaining('no-such-dir is not a directory that can be read'),
+    });
+    expect(await flagops(['import', 'no-such-dir', '--org', 'acme', '--data-dir', 'no-such-data'])).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('no-such-dir is not a directory that can be read; nothing was written'),
     });
     expect(await flagops(['validate', '--format', 'xml'])).toMatchObject({
       code: 2,

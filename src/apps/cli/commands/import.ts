@@ -94,7 +94,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
     throw new UsageError(`--org ${JSON.stringify(org)} is not an organisation name (lowercase letters, digits, "_" and "-")`);
   const dir = positionals[0];
   const absolute = resolve(io.cwd, dir);
-  if (!(await isDirectory(absolute))) throw new UsageError(`${dir} is not a directory`);
+  if (!(await isDirectory(absolute))) {
+    io.stderr(`flagops import: ${dir} is not a directory that can be read; nothing was written\n`);
+    return EXIT.failed;
+  }
 
   const files = await readRepositoryDirectory(absolute);
   if (!files) {

@@ -40,7 +40,11 @@ async function run(args: string[], io: CliIo): Promise<number> {
     (s) => s.isDirectory(),
     () => false,
   );
-  if (!isDir) throw new UsageError(`${dir} is not a directory`);
+  // A directory that cannot be read is the work's failure (1), not a wrong command line (2).
+  if (!isDir) {
+    io.stderr(`flagops validate: ${dir} is not a directory that can be read\n`);
+    return EXIT.failed;
+  }
 
   const files = await readRepositoryDirectory(absolute);
   if (!files) {
