@@ -47,6 +47,18 @@ describe('parsing a repository file', () => {
       ]);
     });
 
+    it('is an issue naming an alias whose anchor is not defined before it, where it is', () => {
+      const text = 'enabled: &on true\nrolloutPct: 0\nvalueOn: *on\nvalueOff: *nope\nversion: 1\nrules: []\n';
+      expect(parseRepositoryFile(CONFIG, text).issues).toEqual([
+        {
+          file: CONFIG,
+          line: 4,
+          column: 11,
+          message: 'YAML syntax error: the alias *nope names no anchor before it (define &nope first, or write the value out)',
+        },
+      ]);
+    });
+
     it('is reported, file first, by what the push check reads a pushed commit with (readRepositoryFiles)', () => {
       const { issues } = readRepositoryFiles([{ path: CONFIG, text: bomb }], null);
       expect(issues.map(formatIssue)[0]).toEqual(

@@ -54,16 +54,19 @@ export function parseRepositoryFile(path: string, text: string): ParseResult {
 }
 
 /**
- * Why a file could not be read, in words: `yaml` refuses to expand aliases past a limit (a few hundred bytes
- * of `&a [*b, *b, ...]` can stand for billions of values), and anything else unexpected is named by kind.
+ * Why a file could not be read, in words: an alias with no anchor before it, or aliases `yaml` refuses to expand
+ * past a limit (a few hundred bytes of `&a [*b, *b, ...]` can stand for billions of values); anything else
+ * unexpected is named by kind.
  */
 function unreadableIssue(path: string, text: string, err: unknown): ValidationIssue {
   const message = err instanceof Error ? err.message : String(err);
   if (/alias/i.test(message)) {
+    const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(message);
     const doc = parseDocument(text, { prettyErrors: false });
     let offset = 0;
     visit(doc, {
       Alias(_, node) {
+        if (unresolved && node.source !== unresolved[1]) return;
         offset = node.range?.[0] ?? 0;
         return visit.BREAK;
       },
@@ -72,7 +75,9 @@ function unreadableIssue(path: string, text: string, err: unknown): ValidationIs
     return {
       file: path,
       ...position,
-      message: 'could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)',
+      message: unresolved
+        ? `YAML syntax error: the alias *${unresolved[1]} names no anchor before it (define &${unresolved[1]} first, or write the value out)`
+        : 'could not be read: its YAML aliases expand to too many values (write the values out instead of using aliases)',
     };
   }
   return {
