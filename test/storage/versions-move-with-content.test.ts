@@ -113,6 +113,71 @@ describe('versions move with content', () => {
     expect(stale.body.error.code).toBe('version_conflict');
   });
 
+  it('a flag deleted and added again, in one push or in two, is above every version it had: a write read before is 409', async () => {
+    const flag = await createFlag(admin, project.id, { key: 'reborn' });
+    for (const rolloutPct of [10, 20]) await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct });
+    expect((await prod(flag)).version).toBe(3);
+    const files = ['flags', 'environments/dev', 'environments/staging', 'environments/prod'].map(
+      (dir) => `projects/shop/${dir}/reborn.yaml`,
+    );
+    const saved = files.map((file) => shown(file));
+    const restore = (checkout: string) => files.forEach((file, i) => writeFileSync(path.join(checkout, file), `${saved[i]}\n`));
+    // One push: deleted in a commit, added again in the next, as they were (version 3 in the file).
+    pushEdit(svc.gitdir(), (checkout) => {
+      for (const file of files) rmSync(path.join(checkout, file));
+      git(checkout, 'commit', '--quiet', '-am', 'delete reborn');
+      restore(checkout);
+    });
+    expect(
+      (
+        await until(
+          () => prod(flag),
+          (config) => config.version > 3,
+        )
+      ).version,
+    ).toBe(4);
+    const stale = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 50, expectedVersion: 3 });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'version_conflict']);
+
+    // Two pushes, the file added again saying version 1: still above every version it had.
+    pushEdit(svc.gitdir(), (checkout) => {
+      for (const file of files) rmSync(path.join(checkout, file));
+    });
+    await until(
+      async () => (await admin.get(`/api/v1/flags/${flag.id}`)).status,
+      (status) => status === 404,
+    );
+    pushEdit(svc.gitdir(), (checkout) => {
+      restore(checkout);
+      const file = path.join(checkout, prodFile('reborn'));
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/version: \d+/, 'version: 1'));
+    });
+    expect(
+      (
+        await until(
+          () => prod(flag),
+          (config) => config !== undefined && config.version !== undefined,
+        )
+      ).version,
+    ).toBe(5);
+    for (const expectedVersion of [1, 3, 4]) {
+      const old = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 60, expectedVersion });
+      expect(old.status).toBe(409);
+    }
+  });
+
+  it('a segment deleted and made again through the API is above every version it had', async () => {
+    expect((await admin.put(`/api/v1/projects/${project.id}/segments/gone`, { userIds: ['u-1'] })).status).toBe(201);
+    expect((await admin.put(`/api/v1/projects/${project.id}/segments/gone`, { userIds: ['u-2'] })).status).toBe(200);
+    expect((await admin.get(`/api/v1/projects/${project.id}/segments/gone`)).body.version).toBe(2);
+    expect((await admin.delete(`/api/v1/projects/${project.id}/segments/gone`)).status).toBe(200);
+    const made = await admin.put(`/api/v1/projects/${project.id}/segments/gone`, { userIds: ['u-3'] });
+    expect(made.status).toBe(201);
+    expect((await admin.get(`/api/v1/projects/${project.id}/segments/gone`)).body.version).toBe(3);
+    const stale = await admin.put(`/api/v1/projects/${project.id}/segments/gone`, { userIds: ['u-4'], expectedVersion: 1 });
+    expect(stale.status).toBe(409);
+  });
+
   it('reports the same versions after a restart, and after its caches are deleted', async () => {
     const before = (await admin.get(`/api/v1/projects/${project.id}/flags`)).body.flags.map((f: Json) => [
       f.key,

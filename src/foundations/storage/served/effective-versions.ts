@@ -2,11 +2,21 @@ import type { EnvironmentConfig, EnvironmentName, FlagState, ProjectState, Repos
 import { classifyPath } from '../../repository/layout.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
-import type { ProjectFolders } from './project-folders.js';
+import type { ProjectFolder, ProjectFolders } from './project-folders.js';
 import type { ServedHistoryCache } from './served-history-cache.js';
 
-/** Per file (a config or a segment), its version where that is not what the file says. */
+/**
+ * Per file (a config or a segment), its version where that is not what the file says; and, as a negative number,
+ * the last version of a file deleted from main (a tombstone), which a file added again at that path moves past.
+ */
 export type VersionOverrides = ReadonlyMap<string, number>;
+
+/**
+ * Actions of the service's own commits that may add or delete a config or segment file (a flag created, a segment
+ * created or deleted, an import): such a commit is read, since a file added at a deleted one's path moves past
+ * the version it had.
+ */
+const ADDS_OR_DELETES_FILES: ReadonlySet<string> = new Set(['import', 'flag_create', 'project_create', 'segment_update', 'segment_delete']);
 
 const NONE: VersionOverrides = new Map();
 
@@ -20,8 +30,9 @@ const WHOLE_RECORD_MAX = 256;
  * change, and a write whose `expectedVersion` was read before it answers 409 rather than overwriting it.
  *
  * For a file whose blob changed at a commit: max(the file's version, its version at the first parent + 1); for
- * a new file, the file's version; for an invalid one, its version at the first parent (what it held back
- * keeps its version). Only files whose version differs from their file's are kept (almost always none), per
+ * a new file, the file's version, or past the last version of a file deleted at that path (a flag deleted and
+ * created again, whose ids are the same, so a write read before the deletion answers 409); for an invalid one,
+ * its version at the first parent (what it held back keeps its version). Only files whose version differs from their file's are kept (almost always none), per
  * commit, from the first parent's and the files the commit changed: a function of first-parent history alone,
  * so every server reading a commit reports the same. Kept in memory and in the served-history cache (whole,
  * or as the change from the first parent when big), so a restart does not walk history again.
@@ -66,7 +77,9 @@ export class EffectiveVersions {
     for (const next of chain.reverse()) {
       overrides =
         this.recordedStep(next, overrides) ??
-        (overrides.size === 0 && (await this.raisesEveryVersion(next)) ? this.noChange(next) : await this.step(parent, next, overrides));
+        (!hasLiveOverrides(overrides) && (await this.raisesEveryVersion(next))
+          ? this.unchanged(next, overrides)
+          : await this.step(parent, next, overrides));
       this.byCommit.set(next, overrides);
       parent = next;
     }
@@ -77,17 +90,24 @@ export class EffectiveVersions {
   private async step(parent: string | null, commit: string, before: VersionOverrides): Promise<VersionOverrides> {
     const after = new Map(before);
     for (const slug of await this.folders.changedSlugs(parent, commit)) {
-      const now = await this.folders.at(commit, slug);
       const then = parent === null ? undefined : await this.folders.at(parent, slug);
-      if (!now) {
-        for (const path of after.keys()) if (path.startsWith(`projects/${slug}/`)) after.delete(path);
-        continue;
-      }
+      // A project folder deleted: each of its files is deleted.
+      const now = (await this.folders.at(commit, slug)) ?? (then && emptyFolder(then));
+      if (!now) continue;
       for (const { path, oldOid, newOid } of await this.folders.changedVersionedFiles(then, now)) {
-        const previous = before.get(path) ?? (oldOid === undefined ? undefined : await this.folders.versionOf(path, oldOid));
-        const own = newOid === undefined ? undefined : await this.folders.versionOf(path, newOid);
-        const version =
-          newOid === undefined ? undefined : own === undefined ? previous : previous === undefined ? own : Math.max(own, previous + 1);
+        const held = before.get(path);
+        const tombstone = held !== undefined && held < 0 ? -held : undefined;
+        // The version it had at the first parent; for a file added, the last version of one deleted at its path.
+        const previous =
+          (held !== undefined && held > 0 ? held : undefined) ??
+          (oldOid === undefined ? tombstone : await this.folders.versionOf(path, oldOid));
+        if (newOid === undefined) {
+          if (previous === undefined) after.delete(path);
+          else after.set(path, -previous);
+          continue;
+        }
+        const own = await this.folders.versionOf(path, newOid);
+        const version = own === undefined ? previous : previous === undefined ? own : Math.max(own, previous + 1);
         if (version === undefined || version === own) after.delete(path);
         else after.set(path, version);
       }
@@ -104,12 +124,17 @@ export class EffectiveVersions {
    */
   private async raisesEveryVersion(commit: string): Promise<boolean> {
     const action = (await this.history?.readCommit(commit))?.flagops?.action;
-    return action !== undefined && action !== 'import';
+    return action !== undefined && !ADDS_OR_DELETES_FILES.has(action);
   }
 
-  private noChange(commit: string): VersionOverrides {
-    this.cache?.set(key(commit), '-');
-    return NONE;
+  /** A commit that changes no override: its first parent's (tombstones at most) carried on. */
+  private unchanged(commit: string, before: VersionOverrides): VersionOverrides {
+    if (before.size === 0) {
+      this.cache?.set(key(commit), '-');
+      return NONE;
+    }
+    this.record(commit, before, before);
+    return before;
   }
 
   private record(commit: string, before: VersionOverrides, after: VersionOverrides): void {
@@ -148,14 +173,26 @@ export class EffectiveVersions {
 
 const key = (commit: string) => `versions ${commit}`;
 
+/** Whether any file's version differs from what it says (tombstones of deleted files aside). */
+function hasLiveOverrides(overrides: VersionOverrides): boolean {
+  for (const version of overrides.values()) if (version > 0) return true;
+  return false;
+}
+
+/** A project folder with none of its files: what a deleted project's folder is at the commit deleting it. */
+function emptyFolder(folder: ProjectFolder): ProjectFolder {
+  return { ...folder, projectFile: undefined, flagsDir: undefined, envDirs: folder.envDirs.map(() => undefined), segmentsDir: undefined };
+}
+
 /**
  * `state` with the overridden versions in place: a changed copy of each project, flag and segment concerned,
  * the rest shared as it was (states are shared and read-only).
  */
 export function withVersions(state: RepositoryState, overrides: VersionOverrides): RepositoryState {
-  if (overrides.size === 0) return state;
+  if (!hasLiveOverrides(overrides)) return state;
   const bySlug = new Map<string, Array<[ReturnType<typeof classifyPath>, number]>>();
   for (const [path, version] of overrides) {
+    if (version < 0) continue; // a deleted file's last version: nothing to serve
     const where = classifyPath(path);
     if (where.kind !== 'config' && where.kind !== 'segment') continue;
     const list = bySlug.get(where.project) ?? [];
