@@ -121,7 +121,9 @@ describe('versions move with content', () => {
       (dir) => `projects/shop/${dir}/reborn.yaml`,
     );
     const saved = files.map((file) => shown(file));
-    const restore = (checkout: string) => files.forEach((file, i) => writeFileSync(path.join(checkout, file), `${saved[i]}\n`));
+    const restore = (checkout: string) => {
+      for (const [i, file] of files.entries()) writeFileSync(path.join(checkout, file), `${saved[i]}\n`);
+    };
     // One push: deleted in a commit, added again in the next, as they were (version 3 in the file).
     pushEdit(svc.gitdir(), (checkout) => {
       for (const file of files) rmSync(path.join(checkout, file));
