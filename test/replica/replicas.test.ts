@@ -29,7 +29,7 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
   const replicas: Replica[] = [];
   const dirs: string[] = [];
 
-  const startOne = async (dataDir?: string) => {
+  const startOne = async (dataDir?: string, keysRefreshMs = 200) => {
     const dir = dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-')));
     if (!dataDir) dirs.push(dir);
     const replica = await startReplica({
@@ -42,7 +42,7 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
       retryMinMs: 50,
       retryMaxMs: 200,
       countsIntervalMs: 200,
-      keysRefreshMs: 200,
+      keysRefreshMs,
       startTimeoutMs: 500,
     });
     return replica;
@@ -264,6 +264,22 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
         )
       ).status,
     ).toBe(401);
+  });
+
+  it('drops a revoked key as soon as the control plane says the keys changed, not at its next hourly listing', async () => {
+    const hourly = await startOne(undefined, 3_600_000);
+    replicas.push(hourly);
+    const created = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body;
+    const client = httpClient(hourly.url, created.key);
+    expect((await client.get('/v1/snapshot')).status).toBe(200);
+    await admin.delete(`/api/v1/keys/${created.id}`);
+    const refused = await until(
+      () => client.get('/v1/snapshot'),
+      (r) => r.status === 401,
+      PROMPTLY_MS,
+    );
+    expect(refused.status).toBe(401);
+    expect((await httpClient(hourly.url, sdkKey).get('/v1/snapshot')).status).toBe(200);
   });
 
   it('honours a rotated sdk key until its grace ends, then refuses it; the new key works at once', async () => {

@@ -26,7 +26,8 @@ const MAX_KEY_LENGTH = 200;
  * HMAC under the replica's own pepper, so a restart while upstream is down still knows its keys and the file
  * gives nothing away. Why not copy the hashes: they are HMACs under the control plane's pepper, and handing
  * that secret to every edge machine would let one stolen replica test guesses of hand-made admin keys.
- * Revocations arrive with the periodic key list (ids only) and drop the verdict.
+ * Revocations arrive with the key list (ids only), read when the control plane's stream says the keys changed and
+ * every 10 s besides, and drop the verdict.
  */
 export class ReplicaKeys {
   private readonly byKey = new Map<string, SdkVerdict>();

@@ -198,6 +198,9 @@ export class ReplicaSync {
     } else if (name === 'version' && this.holder.org !== null) {
       await this.applyChange(this.holder.org, data as ViewListing, signal);
       this.status.lastSyncAt = new Date().toISOString();
+    } else if (name === 'keys') {
+      // Not awaited: the versions and kills behind it in the feed do not wait for the key list.
+      void this.refreshKeys();
     }
   }
 

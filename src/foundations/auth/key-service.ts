@@ -62,6 +62,8 @@ interface IndexedKey {
  */
 export class KeyService {
   private content: KeySet = { organisations: [], keys: [] };
+  /** Told whenever the keys change, here or through another control plane sharing the state. */
+  private readonly changeListeners = new Set<() => void>();
   private byPrefix = new Map<string, IndexedKey[]>();
   /** raw key → principal, for keys that authenticated; pruned on every write, so a revoke takes effect at once. */
   private readonly authenticated = new Map<string, Live>();
@@ -354,6 +356,13 @@ export class KeyService {
       if (!unchanged.has(id) || unchanged.get(id) !== this.cachedGrace.get(id)) this.authenticated.delete(rawKey);
     }
     this.cachedGrace = unchanged;
+    for (const listener of this.changeListeners) listener();
+  }
+
+  /** Calls `listener` after each change of the keys (created, revoked, rotated; here or elsewhere); returns its removal. */
+  onKeysChanged(listener: () => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   /** `org` as a new organisation; the store keeps one that exists as it is. */

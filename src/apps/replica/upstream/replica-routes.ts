@@ -88,7 +88,9 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
       permission: 'replication',
       body: 'none',
       handle: async ({ ctx, principal: { org } }) => {
-        openReplicaStream(ctx, await servedListing(org, deps.repos, deps.holder), deps.holder, streams);
+        openReplicaStream(ctx, await servedListing(org, deps.repos, deps.holder), deps.holder, streams, (listener) =>
+          deps.keys.onKeysChanged(listener),
+        );
         return ANSWERED;
       },
     }),

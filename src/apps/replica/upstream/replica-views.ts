@@ -76,7 +76,14 @@ const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.str
  * that only has a new kill overlay goes as a kill, with its kills (viewChange): replicas apply it without
  * fetching the view, and nothing here serializes the flags.
  */
-export function openReplicaStream(ctx: Koa.Context, initial: ServedListing, holder: SnapshotHolder, closers: Set<() => void>): void {
+export function openReplicaStream(
+  ctx: Koa.Context,
+  initial: ServedListing,
+  holder: SnapshotHolder,
+  closers: Set<() => void>,
+  /** Where the stream hears that keys changed: a `keys` event has the replica read its key list at once. */
+  onKeysChanged: (listener: () => void) => () => void,
+): void {
   ctx.respond = false;
   ctx.req.socket.setTimeout(0);
   ctx.req.socket.setNoDelay(true);
@@ -92,10 +99,13 @@ export function openReplicaStream(ctx: Koa.Context, initial: ServedListing, hold
   const stop = holder.onChange((views: EnvironmentView[]) => {
     for (const view of views) if (view.org === org) res.write(event('version', viewChange(view)));
   });
+  // A revoked or rotated key stops working on replicas as soon as here, not at their next periodic listing.
+  const stopKeys = onKeysChanged(() => res.write(event('keys', {})));
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
   heartbeat.unref();
   const close = () => {
     stop();
+    stopKeys();
     clearInterval(heartbeat);
     closers.delete(close);
     res.end();
