@@ -90,6 +90,7 @@ export function entryFromTrailers(commit: CommitInfo, trailers: FlagopsTrailers)
   if (trailers.segment) entry.segmentKey = trailers.segment;
   if (trailers.proposalId) entry.proposalId = trailers.proposalId;
   if (trailers.proposedBy) entry.proposedBy = { ...trailers.proposedBy };
+  if (trailers.madeFrom) entry.madeFrom = trailers.madeFrom;
   if (commit.summary) entry.message = commit.summary;
   const reason = commitReason(commit);
   if (reason) entry.reason = reason;

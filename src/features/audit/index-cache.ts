@@ -10,7 +10,7 @@ import { EntryLog } from './entry-log.js';
  * It is only a cache: the entries of a commit follow from the commit, so a missing, unreadable or outdated
  * file just means reading more of the log. Bump FORMAT whenever the rules that describe a commit change.
  */
-const FORMAT = 2;
+const FORMAT = 3;
 
 interface CacheFile {
   format: number;

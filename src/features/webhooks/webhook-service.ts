@@ -15,7 +15,7 @@ import { type BacklogLimits, DeliveryBacklog, type DropLimit } from './delivery-
 import { DeliveryDispatcher, type DispatchLimits } from './delivery-dispatcher.js';
 import { DeliveryDrops } from './delivery-drops.js';
 import { DeliveryLog, type DeliveryView } from './delivery-log.js';
-import { entriesSince } from './entries-since.js';
+import { type CommitLine, entriesAfterRebuild, entriesSince } from './entries-since.js';
 import { checkWebhookInput, type WebhookInput } from './webhook-input.js';
 import { backoffMs, SIGNATURE_HEADER, signature, WebhookSender } from './webhook-sender.js';
 
@@ -29,7 +29,7 @@ export interface AuditFeed {
 
 /** Where webhooks learn that main moved (a commit of the control plane, a push), and which commits it has. */
 export interface MainMoves {
-  get(org: string): Promise<{ onMainMoved(listener: () => void): () => void; readCommit(oid: string): Promise<unknown> }>;
+  get(org: string): Promise<{ onMainMoved(listener: () => void): () => void } & CommitLine>;
 }
 
 export interface RetryPolicy {
@@ -448,7 +448,11 @@ export class WebhookService {
     // is behind, not rewritten. Read on once it has that commit (the fetch moves main, which calls this again);
     // reading now would move the shared position back and deliver again what was delivered.
     if (cursor && !(await this.hasCommit(org, cursor))) return;
-    const { newest, entries, skipped } = await entriesSince(index, cursor, CATCH_UP_LIMIT);
+    let { newest, entries, skipped, gone } = await entriesSince(index, cursor, CATCH_UP_LIMIT);
+    // Main was rebuilt under the position (held kills made again on the git host's newer head): read on from
+    // where the two lines part, not from main's head.
+    if (gone && cursor)
+      ({ newest, entries, skipped } = await entriesAfterRebuild(index, await this.options.repos.get(org), cursor, CATCH_UP_LIMIT));
     if (cursor === undefined) {
       // First use in this organisation: deliveries start after what is on main now.
       if (await this.store.advance(org, undefined, newest, {})) this.cursors[org] = newest;
