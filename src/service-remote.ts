@@ -162,6 +162,8 @@ export function wireRemoteMode(deps: {
         }),
         state.heldKills.onChange(() => void heldKills().catchUp()),
       );
+      // With the database down, no notice comes: what the others push is fetched every second instead.
+      remote.pollWhileDeaf(() => state.writesRefused() !== undefined);
       await heldKills().catchUp();
     },
     close() {

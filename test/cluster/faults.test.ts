@@ -124,6 +124,12 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes, two replicas, Po
         a.api.post('/api/v1/keys', { kind: 'agent', name: 'while-down' }),
       ]);
       for (const url of everywhere) expect((await evaluateOn(url, sdkKey, 'during-outage'))?.value, url).toBe(true);
+      // Kills never wait for the database: one through B, and its clear through A, are served everywhere, though
+      // no notice can pass between them (each fetches the git host every second meanwhile; no poll is set here).
+      expect((await b.api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'database down' })).status).toBe(200);
+      await servedEverywhere('during-outage', (result) => result.reason === 'killed');
+      expect((await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
+      await servedEverywhere('during-outage', (result) => result.value === true && result.reason !== 'killed');
     } finally {
       await cluster.postgres.startServer();
     }

@@ -19,6 +19,8 @@ export interface RemoteSettings {
 }
 
 export const WEBHOOK_PATH = '/api/v1/hooks/git';
+/** How often the remote is fetched while the other control planes' notices cannot be heard (the database is down). */
+const DEAF_POLL_MS = 1_000;
 export const WEBHOOK_SECRET_HEADER = 'x-flagops-webhook-secret';
 
 /**
@@ -28,6 +30,8 @@ export const WEBHOOK_SECRET_HEADER = 'x-flagops-webhook-secret';
 export class RemoteMode {
   readonly sync: RemoteSync;
   private timer: ReturnType<typeof setInterval> | undefined;
+  private deafTimer: ReturnType<typeof setInterval> | undefined;
+  private deafPulling = false;
 
   constructor(
     private readonly settings: RemoteSettings,
@@ -63,8 +67,28 @@ export class RemoteMode {
     }
   }
 
+  /**
+   * While `deaf()` says the other control planes' notices cannot be heard (they travel through the database,
+   * which is down), the remote is fetched every second, so their kills and changes are still served here within
+   * a second or two rather than at the next poll.
+   */
+  pollWhileDeaf(deaf: () => boolean): void {
+    this.deafTimer = setInterval(() => {
+      if (this.deafPulling || !deaf()) return;
+      this.deafPulling = true;
+      void this.sync
+        .pull()
+        .catch(() => undefined)
+        .finally(() => {
+          this.deafPulling = false;
+        });
+    }, DEAF_POLL_MS);
+    this.deafTimer.unref();
+  }
+
   close(): void {
     clearInterval(this.timer);
+    clearInterval(this.deafTimer);
     this.sync.close();
   }
 
