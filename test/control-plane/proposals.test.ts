@@ -301,6 +301,21 @@ describe('change proposals for protected environments', () => {
       expect((await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`)).status).toBe(409);
     });
 
+    it('a config changed by a push and put back, byte for byte, by another makes it stale: its version moved', async () => {
+      const f = await flag();
+      const p = await propose(f);
+      const before = await prodVersion(f);
+      const file = `projects/shop/environments/prod/${f.key}.yaml`;
+      const original = git(svc.gitdir(), 'show', `main:${file}`);
+      pushEdit(svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, file), original.replace('rolloutPct: 10', 'rolloutPct: 15')));
+      pushEdit(svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, file), `${original}\n`));
+      expect(git(svc.gitdir(), 'show', `main:${file}`)).toBe(original);
+      await expect
+        .poll(async () => (await admin.get(`/api/v1/proposals/${p.id}`)).body.staleReason, { timeout: PROMPTLY_MS })
+        .toBe(`prod config of ${f.key} changed on main since and was put back: version ${before} → ${before + 2}`);
+      expect((await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`)).status).toBe(409);
+    });
+
     it('a deleted flag makes it stale', async () => {
       const f = await flag();
       const p = await propose(f);

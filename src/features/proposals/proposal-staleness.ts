@@ -57,7 +57,17 @@ export async function proposalStaleness(
   let applied = false;
   for (const file of watched) {
     const now = head === null ? null : await repo.treeOid(head, file.path);
-    if (now === file.atBase) continue;
+    if (now === file.atBase) {
+      // The same bytes again (a push that changed it and a later one that put it back): the version main reports
+      // moved all the same, and a write read at the base would answer 409; so does the approval.
+      const [then, later] =
+        now === null || base === null || head === null
+          ? [undefined, undefined]
+          : await Promise.all([servedVersionOf(repo, base, file.path), servedVersionOf(repo, head, file.path)]);
+      if (then !== undefined && later !== undefined && later !== then)
+        reasons.push(`${fileLabel(file.path)} changed on main since and was put back: version ${then} → ${later}`);
+      continue;
+    }
     if (file.proposed !== undefined && now === file.proposed) applied = true;
     const words = await movedWords(repo, file, now);
     reasons.push(file.promotedFrom ? `${words} (approving would promote ${file.promotedFrom} as it was)` : words);
@@ -83,6 +93,16 @@ function fileLabel(path: string): string {
   if (where.kind === 'config') return `${where.environment} config of ${where.flag}`;
   if (where.kind === 'segment') return `segment ${where.segment} of ${where.project}`;
   return path;
+}
+
+/** The version main reports at `commit` for a config or segment (it moves with content on every path); else undefined. */
+async function servedVersionOf(repo: FlagRepository, commit: string, path: string): Promise<number | undefined> {
+  const where = classifyPath(path);
+  if (where.kind !== 'config' && where.kind !== 'segment') return undefined;
+  const project = (await repo.readServed(commit)).state.projects.get(where.project);
+  return where.kind === 'config'
+    ? project?.flags.get(where.flag)?.environments[where.environment]?.version
+    : project?.segments?.get(where.segment)?.version;
 }
 
 /** The `version` of a config or segment blob; undefined for other files and for one that is not valid. */
