@@ -128,4 +128,24 @@ describe.skipIf(CHROMIUM_MISSING !== null)('change proposals in Chromium', () =>
       );
     expect(leaks).toEqual([]);
   });
+  it('a save of its own kept as a proposal says so, shows the proposal at once, and leaves the served config in the editor', async () => {
+    const guarded = (await admin().post(`/api/v1/projects/${project.id}/flags`, { key: 'reviewed' })).body;
+    await admin().put(`/api/v1/flags/${guarded.id}/environments/prod/config`, { enabled: true, rolloutPct: 10 });
+    await admin().patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent', 'session'] } });
+    await page.goto(`${svc.controlUrl}/#/flags/${encodeURIComponent(guarded.id)}/prod`);
+    const rollout = page.locator('input[name=rolloutPct]');
+    await expect.poll(() => rollout.inputValue()).toBe('10');
+    await rollout.fill('40');
+    const save = page.locator('[data-action=save]');
+    await expect.poll(() => save.isEnabled()).toBe(true);
+    await save.click();
+    await expect
+      .poll(() => page.locator('.save-status').textContent())
+      .toMatch(/^Not applied yet: kept as proposal \S+, which waits for approval/);
+    await expect.poll(() => page.getByTestId('pending-proposals').textContent()).toContain('Pending proposal for prod');
+    expect(await rollout.inputValue()).toBe('10');
+    const served = (await admin().get(`/api/v1/flags/${guarded.id}`)).body.environments.prod;
+    expect(served.rolloutPct).toBe(10);
+    expect(leaks).toEqual([]);
+  });
 });

@@ -147,7 +147,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
       health.refresh(fresh);
       if (!flag) {
         flag = fresh;
-        editor = envEditor(ctx, fresh, env, changed);
+        editor = envEditor(ctx, fresh, env, changed, () => pending?.update(flag ?? fresh));
         targeting = targetingPanel(ctx, fresh, env, changed);
         promote = mayPromoteInto(ctx, env) ? promotePanel(ctx, () => flag!, env, changed) : undefined;
         schedule = schedulePanel(ctx.api, fresh, env, changed);

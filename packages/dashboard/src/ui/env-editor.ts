@@ -1,5 +1,5 @@
 import { canonicalJson, type EnvironmentName } from '@flagops/core';
-import { ApiError, errorText } from '../api.js';
+import { ApiError, errorText, ProposalKept } from '../api.js';
 import { h, replace } from '../dom.js';
 import { draftMessages, type FieldSlot, hasMessages } from '../logic/draft-messages.js';
 import { reapplyFields, reapplyRules } from '../logic/reapply.js';
@@ -53,7 +53,14 @@ export interface EnvEditor {
  * the server accepted, and sends expectedVersion; a conflict offers to reapply the edits on the newer version.
  * Kill and clear a kill have their own area and their own messages.
  */
-export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentName, onChanged: (flag: FlagView) => void): EnvEditor {
+export function envEditor(
+  ctx: PageContext,
+  initial: FlagView,
+  env: EnvironmentName,
+  onChanged: (flag: FlagView) => void,
+  /** A save was kept as a change proposal: the page shows it with the others waiting. */
+  onProposed: () => void = () => {},
+): EnvEditor {
   const kind = initial.kind;
   const flagPath = `/api/v1/flags/${encodeURIComponent(initial.id)}/environments/${env}`;
   let flag = initial;
@@ -226,7 +233,12 @@ export function envEditor(ctx: PageContext, initial: FlagView, env: EnvironmentN
       onChanged(fresh);
     } catch (err) {
       status.textContent = '';
-      if (err instanceof ApiError && err.code === 'version_conflict')
+      if (err instanceof ProposalKept) {
+        // The change is in the proposal now: the editor shows what is served again, and the page the proposal.
+        load(base);
+        status.textContent = err.message;
+        onProposed();
+      } else if (err instanceof ApiError && err.code === 'version_conflict')
         showConflict('Not saved: someone else changed this config meanwhile.');
       else if (err instanceof ApiError && err.code === 'invalid_input') showRefusal(err);
       else status.textContent = errorText(err);
