@@ -1,3 +1,4 @@
+import { h } from './dom.js';
 import type { PageContext } from './route.js';
 import type { EnvironmentName } from './types.js';
 
@@ -12,4 +13,18 @@ export function may(ctx: Pick<PageContext, 'session'>, permission: string): bool
 
 export function mayPromoteInto(ctx: Pick<PageContext, 'session'>, env: EnvironmentName): boolean {
   return ctx.session.promoteInto?.includes(env) ?? true;
+}
+
+/**
+ * `element` as it is when the role may use `permission`; otherwise shown read-only: its fields disabled and
+ * its buttons hidden (a fieldset disables every control in it), under a line saying why.
+ */
+export function readOnlyUnless(ctx: Pick<PageContext, 'session'>, permission: string, element: HTMLElement, what: string): HTMLElement {
+  if (may(ctx, permission)) return element;
+  return h(
+    'fieldset',
+    { class: 'read-only', disabled: true },
+    h('p', { class: 'muted', 'data-slot': 'read-only' }, `Your role (${ctx.session.role ?? 'viewer'}) may not change ${what}.`),
+    element,
+  );
 }

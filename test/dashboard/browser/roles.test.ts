@@ -23,6 +23,13 @@ describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard by role, in Chromium',
     web = await createProject(admin, 'web');
     flag = await createFlag(admin, shop.id, { key: 'checkout' });
     webFlag = await createFlag(admin, web.id, { key: 'banner' });
+    expect((await admin.put(`/api/v1/projects/${shop.id}/segments/beta`, { userIds: ['u-1'] })).status).toBe(201);
+    // A proposal waiting for a review: an agent's change into prod, which the project has reviewed.
+    await admin.patch(`/api/v1/projects/${shop.id}`, { requireApproval: { prod: ['agent'] } });
+    const proposed = await httpClient(svc.controlUrl, svc.agent).put(`/api/v1/flags/${flag.id}/environments/prod/config`, {
+      rolloutPct: 5,
+    });
+    expect(proposed.status).toBe(202);
     for (const [username, role] of [
       ['vera', 'viewer'],
       ['eddie', 'editor'],
@@ -44,6 +51,12 @@ describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard by role, in Chromium',
     await svc?.stop();
   });
 
+  /** The visible buttons of the page that would change something. */
+  const changingButtons = async (page: Page) =>
+    (await page.locator('main button:visible').allTextContents()).filter((text) =>
+      /save|add|remove|create|delete|approve|reject|schedule|kill|promote|archive/i.test(text),
+    );
+
   const openFlag = async (page: Page, id: string, env: string) => {
     await page.goto(`${svc.controlUrl}/#/flags/${id}/${env}`);
     await page.getByRole('heading', { name: `Config in ${env}` }).waitFor();
@@ -58,7 +71,27 @@ describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard by role, in Chromium',
     expect(await page.locator('[data-action="save"]').count()).toBe(0);
     expect(await page.locator('[data-action="promote"]').count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Archive…' }).count()).toBe(0);
-    expect(await page.locator('[data-slot="read-only"]').textContent()).toContain('Your role (viewer) may not change configs.');
+    expect(await page.locator('[data-slot="read-only"]').first().textContent()).toContain('Your role (viewer) may not change configs.');
+    // Nor do the rules, variants, prerequisites and schedules offer a button that would change them.
+    await expect.poll(() => page.locator('fieldset.read-only').count()).toBe(3);
+    expect(await changingButtons(page)).toEqual([]);
+    await page.goto(`${svc.controlUrl}/#/projects/${shop.id}/segments`);
+    await page.getByRole('heading', { name: 'Segments' }).waitFor({ timeout: 5000 });
+    await expect.poll(() => page.locator('tbody tr').count()).toBe(1);
+    expect(await changingButtons(page)).toEqual([]);
+    await page.goto(`${svc.controlUrl}/#/projects/${shop.id}/segments/beta`);
+    await page.getByRole('textbox', { name: 'Name' }).waitFor({ timeout: 5000 });
+    expect(await changingButtons(page)).toEqual([]);
+    await page.goto(`${svc.controlUrl}/#/proposals`);
+    await expect.poll(() => page.locator('.proposal-card').count()).toBe(1);
+    expect(await changingButtons(page)).toEqual([]);
+  });
+
+  it('an editor is not offered to decide proposals', async () => {
+    const page = await signedInPage(browser, svc, 'eddie', leaks);
+    await page.goto(`${svc.controlUrl}/#/proposals`);
+    await expect.poll(() => page.locator('.proposal-card').count()).toBe(1);
+    expect(await changingButtons(page)).toEqual([]);
   });
 
   it('an editor may kill and edit, promote into staging but not into prod, and not archive', async () => {
@@ -78,6 +111,10 @@ describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard by role, in Chromium',
     await expect.poll(() => page.locator('tbody tr').allTextContents()).toEqual([expect.stringContaining('shop')]);
     await page.goto(`${svc.controlUrl}/#/flags/${webFlag.id}/dev`);
     await expect.poll(() => page.locator('main').textContent()).toMatch(/not found/i);
+    // Nor is it offered to create a flag in the project it cannot see.
+    await page.goto(`${svc.controlUrl}/#/projects/${web.id}`);
+    await expect.poll(() => page.locator('main').textContent()).toMatch(/not found/i);
+    expect(await changingButtons(page)).toEqual([]);
   });
 
   it('an admin session keeps every control', async () => {

@@ -2,7 +2,7 @@ import { canonicalJson, ENVIRONMENTS, type EnvironmentName } from '@flagops/core
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { killedEntries } from '../logic/flag-cells.js';
-import { may, mayPromoteInto } from '../permissions.js';
+import { may, mayPromoteInto, readOnlyUnless } from '../permissions.js';
 import { type PendingProposal, pendingProposal } from '../proposals/pending-proposal.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import { type SchedulePanel, schedulePanel } from '../schedule/schedule-panel.js';
@@ -151,7 +151,7 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
         targeting = targetingPanel(ctx, fresh, env, changed);
         promote = mayPromoteInto(ctx, env) ? promotePanel(ctx, () => flag!, env, changed) : undefined;
         schedule = schedulePanel(ctx.api, fresh, env, changed);
-        pending = pendingProposal(ctx.api, fresh);
+        pending = pendingProposal(ctx.api, fresh, may(ctx, 'proposal.decide'));
         lifecycle = lifecyclePanel(ctx, fresh, changed);
         replace(
           body,
@@ -160,8 +160,8 @@ export function flagPage(ctx: PageContext, flagId: string, env: EnvironmentName)
           // Components about this environment's pending changes (e.g. a change proposal) mount here, above the editor.
           h('div', { class: 'env-notices', 'data-slot': 'env-notices' }, pending.element),
           editor.element,
-          targeting.element,
-          schedule.element,
+          readOnlyUnless(ctx, 'config.update', targeting.element, 'variants, prerequisites or schedules'),
+          readOnlyUnless(ctx, 'config.update', schedule.element, 'schedules'),
           promote,
           statsPanel(ctx, flagId, env),
           h(

@@ -1,5 +1,5 @@
 import { canonicalJson, ENVIRONMENTS } from '@flagops/core';
-import { errorText } from '../api.js';
+import { ApiError, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
 import { filterFlags, killedEntries, sortFlags } from '../logic/flag-cells.js';
 import { type FlagHealth, filterByHealth, HEALTH_LABELS, lifecycleOf, sortByStatus } from '../logic/health.js';
@@ -110,6 +110,11 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
   const banner = h('div', { class: 'banner-slot' });
   const body = h('tbody');
   const status = h('p', { class: 'muted' }, 'Loading…');
+  const creating = h(
+    'div',
+    { class: 'new-flag' },
+    may(ctx, 'flag.create') ? [h('h2', null, 'New flag'), createFlagForm(ctx, projectId)] : null,
+  );
   const filter = h('input', { type: 'search', placeholder: 'Filter by key or name', 'aria-label': 'Filter flags' });
   const statusFilter = select('Filter by status', 'status', [
     ['', 'any status'],
@@ -149,7 +154,13 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
       visible.map((f) => flagRow(f, health.get(f.key))),
     );
     status.textContent =
-      flags.length === 0 ? 'No flags yet. Create the first one below.' : visible.length === 0 ? 'No flag matches the filter.' : '';
+      flags.length === 0
+        ? may(ctx, 'flag.create')
+          ? 'No flags yet. Create the first one below.'
+          : 'No flags yet.'
+        : visible.length === 0
+          ? 'No flag matches the filter.'
+          : '';
   };
   filter.addEventListener('input', () => render());
   for (const control of [statusFilter, typeFilter]) control.addEventListener('change', () => render());
@@ -185,6 +196,8 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     } catch (err) {
       failed = true;
       status.textContent = errorText(err);
+      // A project this role cannot see (or that is gone): nothing to create flags in.
+      if (err instanceof ApiError && err.status === 404) creating.replaceChildren();
       throw err;
     }
   });
@@ -225,8 +238,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     ),
     status,
     budgets.element,
-    h('h2', null, 'New flag'),
-    may(ctx, 'flag.create') ? createFlagForm(ctx, projectId) : null,
+    creating,
   );
   return {
     element,

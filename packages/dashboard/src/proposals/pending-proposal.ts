@@ -16,7 +16,7 @@ export interface PendingProposal {
  * Proposals page where it is decided. A stale one says why it cannot be approved and can be rejected here.
  * Empty when there is none.
  */
-export function pendingProposal(api: Api, initial: FlagView): PendingProposal {
+export function pendingProposal(api: Api, initial: FlagView, mayDecide = true): PendingProposal {
   const element = h('div', { class: 'pending-proposals', 'data-testid': 'pending-proposals' });
   let flag = initial;
   let failure: { id: string; text: string } | null = null;
@@ -55,7 +55,7 @@ export function pendingProposal(api: Api, initial: FlagView): PendingProposal {
       ` by ${actorText(p.proposedBy)} — `,
       h('a', { href: hrefOf({ name: 'proposals' }) }, p.stale ? 'Proposals page' : 'review it'),
       staleNotice(p),
-      p.stale ? h('button', { type: 'button', class: 'secondary small', onclick: () => void reject(p) }, 'Reject') : null,
+      p.stale && mayDecide ? h('button', { type: 'button', class: 'secondary small', onclick: () => void reject(p) }, 'Reject') : null,
       failure?.id === p.id ? h('p', { class: 'form-error', role: 'alert' }, failure.text) : null,
       proposalDetails(p),
     );

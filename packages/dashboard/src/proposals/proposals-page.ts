@@ -1,5 +1,6 @@
 import { errorText } from '../api.js';
 import { h, replace } from '../dom.js';
+import { may } from '../permissions.js';
 import type { Page, PageContext } from '../route.js';
 import { type Decision, decideProposal } from './decide-proposal.js';
 import { actorText, type Proposal, proposalDetails, proposalSubject, staleNotice } from './proposal-view.js';
@@ -59,7 +60,8 @@ export function proposalsPage(ctx: PageContext): Page {
       h('button', { type: 'button', class: kind, onclick: () => void decide(p, verb) }, label);
     const decision =
       p.status === 'open'
-        ? h(
+        ? may(ctx, 'proposal.decide') &&
+          h(
             'div',
             { class: 'proposal-actions' },
             p.stale ? null : button('approve', 'Approve', 'primary'),

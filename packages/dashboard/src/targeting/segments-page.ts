@@ -1,6 +1,7 @@
 import type { AttributeCondition } from '@flagops/core';
 import { ApiError, errorText } from '../api.js';
 import { h, replace } from '../dom.js';
+import { may } from '../permissions.js';
 import { hrefOf, type Page, type PageContext } from '../route.js';
 import type { SegmentView } from '../types.js';
 
@@ -99,7 +100,7 @@ export function segmentsPage(ctx: PageContext, projectId: string): Page {
         { class: 'hint' },
         'Reusable audiences: a user is in a segment when listed, or when all its conditions hold. Rules target them with in_segment.',
       ),
-      form,
+      may(ctx, 'segment.update') ? form : null,
       status,
       h(
         'table',
@@ -138,12 +139,12 @@ export function segmentPage(ctx: PageContext, projectId: string, key: string): P
   };
   const form = h(
     'form',
-    { class: 'segment-form', 'aria-label': `Segment ${key}` },
+    { class: 'segment-form', 'aria-label': `Segment ${key}`, inert: !may(ctx, 'segment.update') },
     h('label', null, 'Name', name),
     h('label', null, 'Description', description),
     h('label', null, 'User ids (at most 10,000)', userIds),
     h('label', null, 'Conditions (JSON; all must hold)', conditions),
-    h('div', { class: 'actions' }, save, remove),
+    may(ctx, 'segment.update') ? h('div', { class: 'actions' }, save, remove) : null,
     status,
   );
   form.addEventListener('submit', async (event) => {

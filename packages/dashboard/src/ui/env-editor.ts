@@ -322,7 +322,7 @@ export function envEditor(
     h('div', { class: 'card-head' }, h('h2', null, `Config in ${env}`), version, killArea),
     notServed,
     notice,
-    form.element,
+    may(ctx, 'config.update') ? form.element : h('fieldset', { class: 'read-only', disabled: true }, form.element),
     may(ctx, 'config.update')
       ? h('div', { class: 'actions' }, save, reset, status)
       : h('p', { class: 'muted', 'data-slot': 'read-only' }, `Your role (${ctx.session.role ?? 'viewer'}) may not change configs.`),
