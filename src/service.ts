@@ -112,7 +112,13 @@ async function startOnLockedDirectory(
 ): Promise<Service> {
   // The throttle's waits run on the service's clock, as the scheduler's steps do, so tests hold time still.
   const guard = new AuthGuard({ logger, trustedProxies: config.trustProxy ?? 0, now: () => clock.now().getTime() });
-  const state = await openControlState({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, logger });
+  const state = await openControlState({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, logger }).catch((err: unknown) => {
+    if (!config.databaseUrl) throw err;
+    // Unreachable, a wrong password, no such database: the setting to look at, in one line (pg's messages carry
+    // no password).
+    const why = (err instanceof Error ? err.message || (err as { code?: string }).code || err.name : String(err)).split('\n')[0];
+    throw new StartupError(`FLAGOPS_DATABASE_URL: the database cannot be used: ${why}; check the URL and that PostgreSQL is running`, 1);
+  });
   const keys = await KeyService.open({ state, guard, logger, now: () => clock.now() });
   const triggers = await TriggerService.open({ state, now: () => clock.now() });
   const schedulers: Scheduler[] = [];
