@@ -72,6 +72,20 @@ describe('configuration from the environment', () => {
       );
   });
 
+  it('names a malformed bootstrap entry by its place, never showing the key it holds', () => {
+    const secret = 'svc_adm_Zk3pQ9vW7xY2mN8bR4tL6hJ1cF5dS0aE';
+    for (const value of [`acme=${secret}`, `acme:svc_adm_ok0123456789abcdef0123456789ab,:${secret}`]) {
+      let message = '';
+      try {
+        loadConfig({ FLAGOPS_BOOTSTRAP_KEYS: value });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/^FLAGOPS_BOOTSTRAP_KEYS entry [12] is not org:key/);
+      expect(message).not.toContain('Zk3pQ9vW');
+    }
+  });
+
   for (const [name, value, message] of bad) {
     it(`refuses ${name}=${value} with a message naming it`, () => {
       expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);

@@ -114,8 +114,11 @@ function controlPlaneUrl(raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new SettingsError(`FLAGOPS_URL must be http:// or https://, got ${JSON.stringify(raw)}`);
   if (/\/api\/v1\/?$/.test(url.pathname)) throw new SettingsError(`FLAGOPS_URL must be the origin without /api/v1, e.g. ${url.origin}`);
-  if (url.search || url.hash || url.username || url.password)
-    throw new SettingsError(`FLAGOPS_URL must not carry a query, fragment or credentials: ${JSON.stringify(raw)}`);
+  if (url.search || url.hash || url.username || url.password) {
+    url.username = url.username ? '***' : '';
+    url.password = url.password ? '***' : '';
+    throw new SettingsError(`FLAGOPS_URL must not carry a query, fragment or credentials: ${JSON.stringify(url.href)}`);
+  }
   return url.origin + url.pathname.replace(/\/+$/, '');
 }
 

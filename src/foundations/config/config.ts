@@ -86,10 +86,11 @@ export function parseBootstrapKeys(value: string | undefined): Array<{ org: stri
     .split(',')
     .map((pair) => pair.trim())
     .filter(Boolean)
-    .map((pair) => {
+    .map((pair, i) => {
       const colon = pair.indexOf(':');
+      // Named by its place, not shown: the entry holds a secret key.
       if (colon <= 0 || colon === pair.length - 1)
-        throw new ConfigError(`FLAGOPS_BOOTSTRAP_KEYS entry ${JSON.stringify(pair)} is not org:key`);
+        throw new ConfigError(`FLAGOPS_BOOTSTRAP_KEYS entry ${i + 1} is not org:key (an organisation, ":", then its admin key)`);
       return { org: pair.slice(0, colon), key: pair.slice(colon + 1) };
     });
 }
