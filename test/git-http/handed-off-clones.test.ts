@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import diagnostics from 'node:diagnostics_channel';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
@@ -164,6 +165,30 @@ async function requestInFlight(url: string, key: string): Promise<{ closed: Prom
 }
 
 describe('a clone in flight when the service stops', () => {
+  it("is not cut by a signal to the service's whole process group: the git runner leaves its stop to the service", async () => {
+    const svc = await startTestService();
+    try {
+      await createProject(httpClient(svc.controlUrl, svc.admin), 'shop');
+      const big = addBigBranch(svc.gitdir(), 16);
+      const { res } = await postUploadPack(`${svc.controlUrl}/git/acme.git/git-upload-pack`, wantBody(big), svc.admin);
+      await new Promise((resolve) => res.once('data', resolve));
+      res.pause();
+      // What systemd or Ctrl-C does: every process of the group gets the signal. The runner is in a group of its
+      // own; sent to it all the same, the signal must not end it.
+      const runner = execFileSync('pgrep', ['-P', String(process.pid), '-f', 'git-runner-process'], { encoding: 'utf8' }).trim();
+      expect(runner).toMatch(/^\d+$/);
+      expect(execFileSync('ps', ['-o', 'pgid=', '-p', runner], { encoding: 'utf8' }).trim()).toBe(runner);
+      process.kill(Number(runner), 'SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      res.resume();
+      const { body, complete } = await readToEnd(res);
+      expect(complete).toBe(true);
+      expect(body.length).toBeGreaterThan(15 * 1024 * 1024);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('is answered whole, and the stop waits for it', async () => {
     const svc = await startTestService();
     try {

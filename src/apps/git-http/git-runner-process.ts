@@ -124,3 +124,6 @@ server.listen(socketPath, () => process.stdout.write('ready\n'));
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
 process.on('disconnect', () => process.exit(0));
+// The service decides when this stops (a stop message, then its channels close): a signal meant for the
+// service alone, sent to its whole process group, must not cut the clones being answered.
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => {});

@@ -165,10 +165,14 @@ export class GitRunner {
     const [node, ...args] = [...entry, socket.path];
     const [file, argv] = NICE ? [NICE, ['-n', '19', node, ...args]] : [node, args];
     // The IPC channel carries handed-off connections; 'advanced' serialization sends request bodies as bytes.
+    // In a process group of its own: a signal to the service's group (Ctrl-C, systemd stopping the unit) reaches
+    // the service, whose stop lets the clones in flight finish, not the runner and its git processes directly.
+    // It ends with the service all the same: its stdin and IPC channel close then.
     const child = spawn(file, argv, {
       stdio: ['pipe', 'pipe', 'inherit', 'ipc'],
       serialization: 'advanced',
       env: { PATH: process.env.PATH },
+      detached: true,
     });
     try {
       await new Promise<void>((resolve, reject) => {
