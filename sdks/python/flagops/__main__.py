@@ -46,29 +46,37 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Usage(Exception):
+    """A wrong command line: its message goes to stderr, exit status 2."""
+
+
 def _context(text: str | None) -> Any:
     if text is None:
         return None
     try:
         context = json.loads(text)
     except ValueError as err:
-        raise SystemExit(f"flagops: --context is not JSON: {err}") from None
+        raise _Usage(f"--context is not JSON: {err}") from None
     problem = context_problem(context)
     if problem is not None:
-        raise SystemExit(f"flagops: --context: {problem}")
+        raise _Usage(f"--context: {problem}")
     return context
 
 
 def _evaluate(args: argparse.Namespace) -> int:
     if args.contexts_file is not None and args.context is not None:
-        raise SystemExit("flagops: give --context or --contexts-file, not both")
+        raise _Usage("give --context or --contexts-file, not both")
     if args.contexts_file is not None:
-        with open(args.contexts_file, encoding="utf-8") as f:
-            contexts = [_context(line) for line in f if line.strip()]
+        try:
+            with open(args.contexts_file, encoding="utf-8") as f:
+                contexts = [_context(line) for line in f if line.strip()]
+        except OSError as err:
+            raise _Usage(f"--contexts-file cannot be read: {err.strerror or err}") from None
     else:
         contexts = [_context(args.context)]
+    transport = _transport(args)
     try:
-        snapshot = parse_snapshot(Transport(args.url, args.sdk_key, 10.0).get_snapshot())
+        snapshot = parse_snapshot(transport.get_snapshot())
     except (HttpError, SnapshotError, OSError) as err:
         print(f"flagops: could not load the snapshot: {err}", file=sys.stderr)
         return 1
@@ -78,6 +86,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         lines.append(dumps({key: snapshot.compiled.evaluate(key, user_id, attributes) for key in args.flags}))
     print("\n".join(lines))
     return 0
+
+
+def _transport(args: argparse.Namespace) -> Transport:
+    try:
+        return Transport(args.url, args.sdk_key, 10.0)
+    except ValueError as err:
+        raise _Usage(f"--url: {str(err).removeprefix('flagops: ')}") from None
 
 
 def _now() -> str:
@@ -101,6 +116,7 @@ def _watch(args: argparse.Namespace) -> int:
             sys.stdout.write(dumps({"flag": flag, "result": result, "at": _now()}) + "\n")
             sys.stdout.flush()
 
+    _transport(args)  # a bad --url is refused before anything starts
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     client = Client(args.url, args.sdk_key, send_counts=False)  # checking a flag is not application traffic
@@ -118,7 +134,11 @@ def _watch(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return _evaluate(args) if args.command == "evaluate" else _watch(args)
+    try:
+        return _evaluate(args) if args.command == "evaluate" else _watch(args)
+    except _Usage as err:
+        print(f"flagops: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

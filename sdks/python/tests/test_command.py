@@ -41,6 +41,19 @@ def test_evaluate_refuses_a_bad_context_and_a_refused_key(server):
     assert refused.returncode == 1 and "401" in refused.stderr
 
 
+def test_wrong_arguments_are_one_line_and_exit_2_never_a_traceback(server, tmp_path):
+    for args in (
+        ("evaluate", "--url", "notaurl", "--sdk-key", KEY, "banner"),
+        ("evaluate", "--url", server.url, "--sdk-key", KEY, "--contexts-file", str(tmp_path / "missing.jsonl"), "banner"),
+        ("evaluate", "--url", server.url, "--sdk-key", KEY, "--context", "{not json", "banner"),
+        ("watch", "--url", "ftp://127.0.0.1/", "--sdk-key", KEY, "banner"),
+    ):
+        ran = command(*args)
+        assert ran.returncode == 2, (args, ran.stderr)
+        assert ran.stderr.startswith("flagops: ") and "Traceback" not in ran.stderr, ran.stderr
+        assert ran.stderr.count("\n") == 1, ran.stderr
+
+
 def test_evaluate_many_contexts_from_a_file(server, tmp_path):
     contexts = tmp_path / "contexts.jsonl"
     contexts.write_text('{"userId":"a"}\n\n{"userId":"b","attributes":{"x":1}}\n')

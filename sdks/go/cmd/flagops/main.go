@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net/url"
 	"os"
 	"os/signal"
 	"strings"
@@ -97,10 +98,29 @@ func main() {
 // run is the command; watch runs until ctx ends.
 func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 	if len(argv) == 0 || (argv[0] != "evaluate" && argv[0] != "watch") {
+		if len(argv) > 0 && (argv[0] == "--help" || argv[0] == "-h" || argv[0] == "help") {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	for _, arg := range argv[1:] {
+		if arg == "--" {
+			break
+		}
+		if arg == "--help" || arg == "-h" {
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
 	a, err := parseArgs(argv[1:])
+	if err == nil {
+		// A URL that can never work is a wrong argument (2), found before anything is fetched.
+		if u, perr := url.Parse(a.url); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			err = fmt.Errorf("--url must be an http(s) origin, such as http://127.0.0.1:4001 (got %q)", a.url)
+		}
+	}
 	if err == nil && len(a.keys) == 0 {
 		err = errors.New("name at least one flag key")
 	}

@@ -112,6 +112,8 @@ func TestEvaluateErrors(t *testing.T) {
 		"no url":        {"evaluate", "--sdk-key", "svc_sdk_k", "f"},
 		"two watched":   {"watch", "--url", url, "--sdk-key", "svc_sdk_k", "a", "b"},
 		"no command":    {},
+		"not a url":     {"evaluate", "--url", "notaurl", "--sdk-key", "svc_sdk_k", "f"},
+		"not http":      {"watch", "--url", "ftp://127.0.0.1/", "--sdk-key", "svc_sdk_k", "f"},
 	}
 	for name, argv := range cases {
 		var out, errs bytes.Buffer
@@ -122,6 +124,15 @@ func TestEvaluateErrors(t *testing.T) {
 	var out, errs bytes.Buffer
 	if code := run(context.Background(), []string{"evaluate", "--url", url, "--sdk-key", "svc_sdk_bad", "f"}, &out, &errs); code != 1 {
 		t.Errorf("a refused key: exit %d", code)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, argv := range [][]string{{"--help"}, {"evaluate", "--help"}, {"watch", "-h"}} {
+		var out, errs bytes.Buffer
+		if code := run(context.Background(), argv, &out, &errs); code != 0 || !strings.Contains(out.String(), "flagops evaluate --url") || errs.Len() != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q", argv, code, out.String(), errs.String())
+		}
 	}
 }
 
