@@ -384,11 +384,7 @@ export interface AuditEntry {
   proposedBy?: { type: Actor['type']; keyPrefix?: string; name?: string };
   /** The credential that pushed the commit over git over HTTP; absent for commits that arrived otherwise. */
   pushedBy?: Pusher;
-  /**
-   * A kill or cleared kill made again (by another control plane from its record while the git host could not
-   * be reached, or on the git host's newer head once it answered): the id of the entry that first made it, which
-   * webhooks delivered. The same change, so not delivered again.
-   */
+  /** A kill or clear made again (docs/audit.md): the id of the entry that first made it. */
   madeFrom?: string;
   message?: string;
   reason?: string;
