@@ -398,7 +398,8 @@ describe('change proposals for protected environments', () => {
       expect(branch.ok).toBe(false);
       expect(branch.stderr).toContain('proposal branches are written by the service');
       expect(main()).toBe(head);
-    });
+      // A clone and three pushes, each with its hook process: more than the default on a loaded machine.
+    }, 60_000);
   });
 
   describe('reject and list', () => {
