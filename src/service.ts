@@ -414,6 +414,9 @@ async function checkStorage(keys: KeyService, repos: RepositoryRegistry, holder:
     if (!holder.has(name)) continue;
     const repo = await repos.get(name);
     repo.probeWritable();
+    // Main's head as the files on disk hold it, not as memory does: a removed folder or pack shows now, not
+    // after a restart that could serve none of what was acknowledged meanwhile.
+    await repo.probeReadable();
     // The holder's fault covers main's head not being served too (a commit missing from its history).
     if (holder.fault(name)?.kind !== 'read') continue;
     // Read again: a success clears the fault, and the holder serves main's head again.

@@ -361,3 +361,35 @@ describe('a commit missing from the middle of main’s history', () => {
     expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false, reason: 'killed' });
   });
 });
+
+describe('main’s head removed from the files on disk while the service runs', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  afterAll(() => w?.svc.stop());
+
+  it('is found by the service itself: degraded, and writes refused (not acknowledged on a history a restart could not serve)', async () => {
+    w = await world();
+    const gitdir = w.svc.gitdir();
+    const head = git(gitdir, 'rev-parse', 'refs/heads/main').trim();
+    // The head commit's pack moved away: memory still holds it, the disk does not.
+    const restore = movePackAway(gitdir, head, path.join(w.svc.dataDir, 'moved-head'));
+    const degraded = await until(
+      () => health(w.svc, w.svc.admin),
+      (body) => body.status === 'degraded',
+      20_000,
+    );
+    expect(degraded.organisations[0].fault).toMatchObject({
+      kind: 'read',
+      message: `git object ${head.slice(0, 12)} (main's head) is missing`,
+    });
+    const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 });
+    expect([update.status, update.body.error?.code]).toEqual([503, 'unavailable']);
+    expect(update.body.error.message).toContain("(main's head) is missing");
+    expect(git(gitdir, 'rev-parse', 'refs/heads/main').trim()).toBe(head);
+    // Evaluation keeps serving the last state it holds.
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true });
+
+    restore();
+    await healthyAgain(w.svc);
+    expect((await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 })).status).toBe(200);
+  }, 60_000);
+});

@@ -1,7 +1,8 @@
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
+import { StorageFaultError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { Branches } from './branches.js';
@@ -129,6 +130,8 @@ export class FlagRepository {
   private watching: Promise<void> | undefined;
   private closed = false;
   private readonly faults: StorageFaults;
+  /** What the last look at the files on disk found wrong (probeReadable), while it lasts. */
+  private probeFault: StorageFaultError | undefined;
 
   private constructor(
     readonly gitdir: string,
@@ -196,7 +199,8 @@ export class FlagRepository {
     const read = commit === undefined ? this.head().then((head) => this.served.read(head)) : this.served.read(commit);
     return this.reading(read).then((served) => {
       // What main serves could be read: whatever failed before does not stop serving now.
-      if (served.commit === this.moves.last) this.faults.clear('read');
+      // Unless the files on disk no longer hold it (probeReadable): memory serving it says nothing of them.
+      if (served.commit === this.moves.last && !this.probeFault) this.faults.clear('read');
       return served;
     });
   }
@@ -229,6 +233,31 @@ export class FlagRepository {
       this.faults.clear('write');
     } catch (err) {
       this.faults.note(writeFault(err));
+    }
+  }
+
+  /**
+   * Whether main's head and its tree are still in the repository's files on disk (not only in memory, where
+   * serving and writing would go on while a restart could serve none of it): a repository folder removed, a
+   * pack deleted, a corrupt object. A read fault while they are not, and writes refused until they are again.
+   */
+  async probeReadable(): Promise<void> {
+    if (this.closed) return;
+    try {
+      if (!existsSync(join(this.gitdir, 'objects'))) throw new StorageFaultError('read', 'the repository folder is gone');
+      const head = await readRef(this.gitdir, MAIN_REF);
+      if (head === null) {
+        if (this.moves.last !== null) throw new StorageFaultError('read', 'main is gone from the repository');
+      } else {
+        if (!this.objects.onDisk(head)) throw new StorageFaultError('read', `git object ${head.slice(0, 12)} (main's head) is missing`);
+        const { tree } = await this.objects.readCommit(head);
+        if (!this.objects.onDisk(tree)) throw new StorageFaultError('read', `git object ${tree.slice(0, 12)} (main's tree) is missing`);
+      }
+      this.probeFault = undefined;
+    } catch (err) {
+      const fault = err instanceof StorageFaultError ? err : new StorageFaultError('read', (err as Error).message);
+      this.probeFault = fault;
+      this.faults.note(fault);
     }
   }
 
@@ -267,6 +296,8 @@ export class FlagRepository {
    */
   update<T>(fn: WriteFn<T>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    // Not acknowledged on a history a restart could not serve.
+    if (this.probeFault) return Promise.reject(this.probeFault);
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
       ? this.writes.urgent(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, true), options.cutAtOnce)
@@ -285,6 +316,7 @@ export class FlagRepository {
    */
   updateSeries<T>(changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
+    if (this.probeFault) return Promise.reject(this.probeFault);
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     return this.writing(
       this.writes.serializedUntil(deadline, () => this.writes.trySeries(changes, deadline)),

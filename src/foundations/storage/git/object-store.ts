@@ -117,6 +117,26 @@ export class ObjectStore {
     }
   }
 
+  /**
+   * Whether the object is in the repository's files now, read from disk (not from what is held in memory): a
+   * loose file that inflates, or a pack file that holds it. Throws a read fault for one that is there but corrupt.
+   */
+  onDisk(oid: string): boolean {
+    let deflated: Buffer;
+    try {
+      deflated = fs.readFileSync(this.loosePath(oid));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return this.packs.onDisk(oid);
+      throw corruptObject(oid, err);
+    }
+    try {
+      unframeObject(inflateSync(deflated));
+    } catch (err) {
+      throw corruptObject(oid, err);
+    }
+    return true;
+  }
+
   /** Packs our reader does not understand (index version 1, which git has not written since 2008). */
   private async readWithIsomorphicGit(oid: string): Promise<{ type: ObjectType; content: Buffer }> {
     if (this.packs.unsupported.size === 0) throw new ObjectNotFoundError(oid);

@@ -1,4 +1,4 @@
-import { close, closeSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
+import { close, closeSync, existsSync, fstatSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
 import type { ObjectType } from './git-objects.js';
@@ -112,6 +112,16 @@ export class PackReader {
       }
     }
     return [...out];
+  }
+
+  /**
+   * Whether a pack file on disk holds the object now: the packs held open may have been removed under us (a
+   * repack replaces them, which a rescan follows; a pack deleted by hand is gone with its objects).
+   */
+  onDisk(oid: string): boolean {
+    this.rescan();
+    const name = this.locate(oid);
+    return name !== null && existsSync(join(this.packDir, `${name}.pack`)) && existsSync(join(this.packDir, `${name}.idx`));
   }
 
   /** Opens packs that appeared and closes those that are gone (after a repack), without waiting for a miss. */
