@@ -25,4 +25,17 @@ describe('flagops eval --upstream', () => {
     expect(result.stderr).toContain(message);
     expect(result.stderr).toContain('Usage: flagops eval');
   });
+  it('refuses a FLAGOPS_LOG_LEVEL that is no level, as the service does (exit 2), before starting anything', async () => {
+    for (const level of ['bogus', '']) {
+      const result = await flagops(
+        ['eval', '--upstream', 'http://127.0.0.1:9', '--token', 'svc_adm_x', '--data-dir', '/nonexistent/replica'],
+        undefined,
+        {
+          FLAGOPS_LOG_LEVEL: level,
+        },
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('FLAGOPS_LOG_LEVEL must be debug, info, warn or error');
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { LogLevel } from '../log/logger.js';
+import { type LogLevel, logLevelFrom } from '../log/logger.js';
 import { type OidcConfig, parseOidcSettings } from './oidc-settings.js';
 
 /** Runtime settings, all from the environment with defaults that work with zero configuration (docs/deployment.md). */
@@ -104,8 +104,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const gitGcCommits = gc === undefined || gc === '' ? 1000 : Number(gc);
   if (!Number.isInteger(gitGcCommits) || gitGcCommits < 0)
     throw new ConfigError('FLAGOPS_GIT_GC_COMMITS must be a whole number of commits (0: never pack)');
-  const logLevel = (env.FLAGOPS_LOG_LEVEL ?? 'info') as LogLevel;
-  if (!['debug', 'info', 'warn', 'error'].includes(logLevel)) throw new ConfigError('FLAGOPS_LOG_LEVEL must be debug, info, warn or error');
+  const logLevel = logLevelFrom(env.FLAGOPS_LOG_LEVEL);
+  if (logLevel === null) throw new ConfigError('FLAGOPS_LOG_LEVEL must be debug, info, warn or error');
   return {
     dataDir: path.resolve(env.FLAGOPS_DATA_DIR || './data'),
     host: env.FLAGOPS_HOST || '127.0.0.1',

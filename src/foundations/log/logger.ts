@@ -1,5 +1,12 @@
 /** Structured logs: one JSON object a line on stderr, so stdout stays free (the MCP server speaks on it). */
-export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** FLAGOPS_LOG_LEVEL as every process reads it: absent means info; anything but a level is refused. */
+export function logLevelFrom(value: string | undefined): LogLevel | null {
+  if (value === undefined) return 'info';
+  return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : null;
+}
 
 const LEVEL_ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 

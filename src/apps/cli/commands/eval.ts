@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, parseMetricsSettings, parseTrustProxy } from '../../../foundations/config/config.js';
-import { createLogger } from '../../../foundations/log/logger.js';
+import { createLogger, logLevelFrom } from '../../../foundations/log/logger.js';
 import { startReplica } from '../../replica/start-replica.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { parseUpstreamList } from '../upstream-list.js';
@@ -56,7 +56,9 @@ async function run(args: string[], io: CliIo): Promise<number> {
     if (err instanceof ConfigError) throw new UsageError(err.message);
     throw err;
   }
-  const logger = createLogger({ level: (io.env.FLAGOPS_LOG_LEVEL as 'info') ?? 'info' });
+  const level = logLevelFrom(io.env.FLAGOPS_LOG_LEVEL);
+  if (level === null) throw new UsageError('FLAGOPS_LOG_LEVEL must be debug, info, warn or error');
+  const logger = createLogger({ level });
   // Heard from the start: a replica asked to stop while it waits for its first sync stops cleanly, its lock
   // removed, rather than dying where it stands.
   const stop = new AbortController();
