@@ -52,6 +52,28 @@ describe('GET /metrics of npm start (metrics on, no token)', () => {
     expect(text).not.toContain('flagops_commits_total');
   });
 
+  it('the evaluation port names every route it has by its pattern, whatever answers it; only paths it has not are unmatched', async () => {
+    const sdk = httpClient(svc.evalUrl, sdkKey);
+    await fetch(`${svc.evalUrl}/healthz`);
+    await sdk.get('/v1/snapshot?since=1');
+    await sdk.post('/ofrep/v1/evaluate/flags', { context: { targetingKey: 'u1' } });
+    await sdk.post('/ofrep/v1/evaluate/flags/checkout-v2', { context: { targetingKey: 'u1' } });
+    await sdk.get('/ofrep/v1/configuration');
+    await sdk.request('DELETE', '/v1/evaluate');
+    await sdk.get('/no/such/path');
+    const { text } = await scrape(svc.evalUrl);
+    const count = (route: string, status: string) =>
+      sample(text, 'flagops_http_request_duration_seconds_count', { server: 'evaluation', route, status });
+    expect(count('/healthz', '200')).toBeGreaterThanOrEqual(1);
+    expect(count('/v1/snapshot', '200')).toBeGreaterThanOrEqual(1);
+    expect(count('/ofrep/v1/evaluate/flags', '200')).toBe(1);
+    expect(count('/ofrep/v1/evaluate/flags/:key', '200')).toBe(1);
+    expect(count('/ofrep/v1/configuration', '200')).toBe(1);
+    expect(count('/v1/evaluate', '405')).toBe(1);
+    expect(count('unmatched', '404')).toBeGreaterThanOrEqual(1);
+    expect(text).not.toContain('route="/no/such/path"');
+  });
+
   it('the control port counts commits by action and times kills to being served, by route pattern', async () => {
     const before = await scrape(svc.controlUrl);
     const kills = sample(before.text, 'flagops_commits_total', { action: 'kill' }) ?? 0;

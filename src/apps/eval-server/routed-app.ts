@@ -38,7 +38,15 @@ export function createRoutedApp<D>(deps: D, logger: Logger, routes: EvalRoutes<D
   const prefixes = Object.keys(routes).filter((path) => path.endsWith('/'));
   const app = new Koa();
   app.proxy = false;
+  const routeOf = (path: string) => (routes[path] === undefined ? prefixes.find((p) => path.startsWith(p)) : path);
   app.use(errorMiddleware(logger));
+  // The route's pattern names the request in the metrics (`/ofrep/v1/evaluate/flags/:key`, never the raw path),
+  // whatever answers it: the handler, a 405, CORS's preflight, an error.
+  app.use(async (ctx, next) => {
+    const route = routeOf(ctx.path);
+    if (route !== undefined) (ctx as { _matchedRoute?: string })._matchedRoute = route.endsWith('/') ? `${route}:key` : route;
+    await next();
+  });
   app.use(cors);
   app.use(async (ctx) => {
     const prefix = routes[ctx.path] === undefined ? prefixes.find((p) => ctx.path.startsWith(p)) : undefined;
