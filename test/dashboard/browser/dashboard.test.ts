@@ -56,6 +56,18 @@ describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard in Chromium', () => {
     // The page marks its first drawn screen; scripts/bench/dashboard.mjs times that mark against the 1 s goal.
     const usableAfter = await alice.evaluate(() => performance.getEntriesByName('flagops:usable')[0]?.startTime ?? null);
     expect(usableAfter).toEqual(expect.any(Number));
+    // Guessing is slowed down per username: the page says so once, in its own words.
+    const messages: string[] = [];
+    for (let i = 0; i < 6 && !messages.at(-1)?.startsWith('Too many'); i++) {
+      await alice.getByLabel('Username').fill('mallory');
+      await alice.getByLabel('Password').fill(`guess-${i}`);
+      await alice.getByRole('button', { name: 'Sign in' }).click();
+      // The answer is in once the form cleared the password it sent (it does so for every refusal).
+      await expect.poll(() => alice.getByLabel('Password').inputValue()).toBe('');
+      await expect.poll(async () => (await alice.locator('.form-error').textContent()) ?? '').not.toBe('');
+      messages.push((await alice.locator('.form-error').textContent()) ?? '');
+    }
+    expect(messages.at(-1)).toMatch(/^Too many failed sign-ins for this username from here\. Wait \d+ s, then try again\.$/);
     await alice.getByLabel('Username').fill('alice');
     await alice.getByLabel('Password').fill('wrong-password-1');
     await alice.getByRole('button', { name: 'Sign in' }).click();

@@ -61,9 +61,13 @@ export function signInPage(api: Api, onSignedIn: (session: SessionInfo) => void,
     try {
       onSignedIn(await api.send<SessionInfo>('POST', '/dashboard/api/session', { username: username.value, password: password.value }));
     } catch (err) {
-      const wait = err instanceof ApiError && err.status === 429 && err.retryAfterSeconds ? ` Wait ${err.retryAfterSeconds} s.` : '';
+      // Throttled per address and username (docs/dashboard.md): said once, in the page's own words.
+      const throttled =
+        err instanceof ApiError && err.status === 429
+          ? `Too many failed sign-ins for this username from here. Wait ${err.retryAfterSeconds ?? 1} s, then try again.`
+          : undefined;
       message.textContent =
-        err instanceof ApiError && err.status === 401 ? 'Unknown username or wrong password.' : `${errorText(err)}${wait}`;
+        err instanceof ApiError && err.status === 401 ? 'Unknown username or wrong password.' : (throttled ?? errorText(err));
       password.value = '';
       password.focus();
     } finally {
