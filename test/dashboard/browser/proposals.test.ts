@@ -126,6 +126,14 @@ describe.skipIf(CHROMIUM_MISSING !== null)('change proposals in Chromium', () =>
       .toContain(
         'Waits for budget: agent changes to staging moved 9.00 % of users in the last 60 minutes; this change would add 21.00 %, past the budget of 10 % an hour.',
       );
+    // Approved, it is live: the card no longer says it waits, and the project's budget says it is over.
+    await card.getByRole('button', { name: 'Approve' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();
+    const decided = page.getByTestId('decided-proposals').locator(`[data-proposal="${waiting.body.proposal.id}"]`);
+    await expect.poll(() => decided.textContent(), { timeout: PROMPTLY_MS }).toContain('Was kept for budget: ');
+    expect(await decided.textContent()).not.toContain('Waits for budget');
+    await page.goto(`${svc.controlUrl}/#/projects/${encodeURIComponent(project.id)}`);
+    await expect.poll(() => row.textContent(), { timeout: PROMPTLY_MS }).toContain('30.00 % of 10 % — over by 20.00 %');
     expect(leaks).toEqual([]);
   });
   it('a save of its own kept as a proposal says so, shows the proposal at once, and leaves the served config in the editor', async () => {

@@ -37,7 +37,15 @@ export function proposalDetails(p: Proposal): Child {
   return h(
     'div',
     { class: 'proposal-details' },
-    p.budget ? h('p', { class: 'budget-notice' }, h('strong', null, 'Waits for budget: '), budgetWords(p.budget), '.') : null,
+    p.budget
+      ? h(
+          'p',
+          { class: 'budget-notice' },
+          h('strong', null, p.status === 'open' ? 'Waits for budget: ' : 'Was kept for budget: '),
+          budgetWords(p.budget),
+          '.',
+        )
+      : null,
     p.stale ? h('p', { class: 'muted' }, 'As proposed, against the config of that time:') : null,
     h('ul', { class: 'proposal-changes' }, ...p.changes.map((c) => h('li', null, c))),
     p.impact.length === 0

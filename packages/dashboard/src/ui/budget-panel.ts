@@ -25,8 +25,29 @@ function budgetRow(b: BudgetUseView): HTMLElement {
     { 'data-budget': `${b.environment}/${b.actorType}`, class: b.remainingPct <= 0 ? 'budget-spent' : '' },
     h('td', null, b.environment),
     h('td', null, b.actorType),
-    h('td', null, `${b.usedPct.toFixed(2)} % of ${b.movedPctPerHour} %`),
-    h('td', null, h('meter', { min: 0, max: 1, value: share, 'aria-label': `${b.environment} ${b.actorType} budget used` })),
+    h(
+      'td',
+      null,
+      `${b.usedPct.toFixed(2)} % of ${b.movedPctPerHour} %`,
+      // An approved proposal may take the use past the budget: said, not only drawn.
+      b.usedPct > b.movedPctPerHour
+        ? h('strong', { class: 'over-budget' }, ` — over by ${(b.usedPct - b.movedPctPerHour).toFixed(2)} %`)
+        : null,
+    ),
+    h(
+      'td',
+      null,
+      // Low is good: amber past half the budget, red near it and past it.
+      h('meter', {
+        min: 0,
+        max: 1,
+        low: 0.5,
+        high: 0.9,
+        optimum: 0,
+        value: share,
+        'aria-label': `${b.environment} ${b.actorType} budget used`,
+      }),
+    ),
     h(
       'td',
       { class: 'muted' },
