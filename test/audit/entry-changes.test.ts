@@ -72,4 +72,28 @@ describe('what each audit entry changed', () => {
     expect(byName.map((e) => [e.actor.name, e.environment])).toEqual([['Erin Engineer', 'staging']]);
     expect(await entries('actor=nobody')).toEqual([]);
   });
+  it('says a flag whose file a push made invalid is held back, naming the file and line, not that it was deleted', async () => {
+    const other = await createFlag(admin, (await admin.get('/api/v1/projects')).body.projects[0].id, { key: 'banner' });
+    pushEdit(
+      svc.gitdir(),
+      (checkout) =>
+        writeFileSync(
+          path.join(checkout, 'projects/shop/environments/dev/banner.yaml'),
+          'enabled: true\nrolloutPct: 150\nvalueOn: true\nvalueOff: false\nversion: 2\n',
+        ),
+      'banner at 150%',
+    );
+    const entry = await expect
+      .poll(async () => (await entries(`flagId=${other.id}&include=changes`)).find((e) => e.message === 'banner at 150%'), {
+        timeout: 10_000,
+      })
+      .toBeTruthy()
+      .then(async () => (await entries(`flagId=${other.id}&include=changes`)).find((e) => e.message === 'banner at 150%'));
+    expect(entry.changes).toEqual([
+      expect.stringMatching(
+        /^invalid file, held back \(its last valid state serves\): projects\/shop\/environments\/dev\/banner\.yaml:2:\d+: /,
+      ),
+    ]);
+    expect(entry.changes.join(' ')).not.toContain('deleted');
+  });
 });

@@ -1,7 +1,9 @@
 import type { AuditEntry, RepositoryState } from '@flagops/core';
 import { diffStates } from '../../foundations/repository/diff-states.js';
 import { describeChange } from '../../foundations/repository/format-changes.js';
+import { classifyPath } from '../../foundations/repository/layout.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
+import { formatIssue } from '../../foundations/validation/issue.js';
 
 const EMPTY: RepositoryState = { commit: null, projects: new Map() };
 
@@ -21,13 +23,29 @@ export async function entryChanges(repo: History, entry: AuditEntry): Promise<st
     return undefined;
   }
   const [before, after] = await Promise.all([parent ? repo.readState(parent).then((s) => s.state) : EMPTY, repo.readState(entry.id)]);
+  // A flag left out because a file of it became invalid is held back, not deleted: its issues say what happened.
+  const invalid = new Map<string, string[]>();
+  for (const issue of after.issues) {
+    const where = issue.file === undefined ? undefined : classifyPath(issue.file);
+    if (where === undefined || (where.kind !== 'flag' && where.kind !== 'config')) continue;
+    const key = `${where.project}/${where.flag}`;
+    invalid.set(key, [...(invalid.get(key) ?? []), formatIssue(issue)]);
+  }
   const words: string[] = [];
+  const told = new Set<string>();
   for (const change of diffStates(before, after.state)) {
     if (entry.projectSlug !== null && change.project !== entry.projectSlug) continue;
     if (entry.flagKey !== null && change.flag !== entry.flagKey) continue;
     // A project's own changes (its name, segments) belong to entries about no flag; a flag's to entries about that flag.
     if (entry.flagKey === null && change.flag !== null) continue;
     if (entry.environment !== null && change.environment !== null && change.environment !== entry.environment) continue;
+    const held = change.flag === null ? undefined : invalid.get(`${change.project}/${change.flag}`);
+    if (held) {
+      const key = `${change.project}/${change.flag}`;
+      if (!told.has(key)) for (const issue of held) words.push(`invalid file, held back (its last valid state serves): ${issue}`);
+      told.add(key);
+      continue;
+    }
     for (const item of change.changes) {
       if (entry.segmentKey !== undefined && 'segmentKey' in item && item.segmentKey !== entry.segmentKey) continue;
       words.push(describeChange(item));
