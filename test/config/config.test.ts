@@ -64,6 +64,9 @@ describe('configuration from the environment', () => {
     ['FLAGOPS_COMMIT_SIGNING_KEY', 'short', /FLAGOPS_COMMIT_SIGNING_KEY must have at least 32 characters/],
     ['FLAGOPS_GIT_MAX_PROCESSES', '0', /FLAGOPS_GIT_MAX_PROCESSES must be a whole number of at least 1/],
     ['FLAGOPS_GIT_QUEUE', '-1', /FLAGOPS_GIT_QUEUE must be a whole number of at least 0/],
+    ['FLAGOPS_GIT_REMOTE', ':::', /FLAGOPS_GIT_REMOTE must be a git remote/],
+    ['FLAGOPS_GIT_REMOTE', 'ftp://host/flags.git', /FLAGOPS_GIT_REMOTE must be a git remote/],
+    ['FLAGOPS_GIT_REMOTE', 'https://', /FLAGOPS_GIT_REMOTE must be a git remote/],
   ];
   it('refuses a push deadline that is not above 0 s or that would outlast the 30 s a turn is held', () => {
     for (const value of ['0', '-1', 'x', '26'])
@@ -84,6 +87,17 @@ describe('configuration from the environment', () => {
       expect(message).toMatch(/^FLAGOPS_BOOTSTRAP_KEYS entry [12] is not org:key/);
       expect(message).not.toContain('Zk3pQ9vW');
     }
+  });
+
+  it('takes a git remote in any form git does', () => {
+    for (const url of [
+      'https://git.example/flags.git',
+      'ssh://git@git.example/flags.git',
+      'git@git.example:flags.git',
+      '/srv/flags.git',
+      'ext::ssh -p 2222 host %S flags',
+    ])
+      expect(loadConfig({ FLAGOPS_GIT_REMOTE: url }).gitRemote?.url).toBe(url);
   });
 
   for (const [name, value, message] of bad) {

@@ -160,7 +160,29 @@ function count(env: NodeJS.ProcessEnv, name: string, fallback: number, min: numb
   return n;
 }
 
+/** Whether git could use `value` as a remote: a URL of a transport git has, `host:path`, a path, or `<helper>::<address>`. */
+function isGitRemote(value: string): boolean {
+  if ([...value].some((c) => c.charCodeAt(0) < 32)) return false; // a line break or control character
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(value);
+  if (scheme) {
+    if (!['http', 'https', 'ssh', 'git', 'file'].includes(scheme[1].toLowerCase())) return false;
+    try {
+      const url = new URL(value);
+      return url.host !== '' || url.protocol === 'file:';
+    } catch {
+      return false;
+    }
+  }
+  const helper = /^(.*?)::/.exec(value);
+  if (helper) return /^[A-Za-z0-9][A-Za-z0-9+.-]*$/.test(helper[1]) && value.length > helper[0].length;
+  return true; // host:path, or a path on this machine
+}
+
 function gitRemoteSettings(env: NodeJS.ProcessEnv, url: string): NonNullable<Config['gitRemote']> {
+  if (!isGitRemote(url))
+    throw new ConfigError(
+      'FLAGOPS_GIT_REMOTE must be a git remote: https://host/flags.git, ssh://git@host/flags.git, git@host:flags.git or a path',
+    );
   const poll = env.FLAGOPS_GIT_POLL_SECONDS;
   const pollSeconds = poll === undefined || poll === '' ? 30 : Number(poll);
   if (!Number.isFinite(pollSeconds) || pollSeconds < 0)
