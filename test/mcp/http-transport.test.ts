@@ -129,6 +129,12 @@ describe('flagops-mcp --http (Streamable HTTP, stateless)', () => {
     expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { message: 'the body is larger than 1048576 bytes' } });
   });
 
+  it('answers headers too large with 431 and a JSON error body, as every flagops port does', async () => {
+    const res = await raw(http.url, { method: 'POST', headers: { ...POST_HEADERS, 'x-padding': 'x'.repeat(20_000) }, body: INITIALIZE });
+    expect(res.status).toBe(431);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'invalid_input' } });
+  });
+
   it('stops on SIGTERM with exit 0', async () => {
     const other = await startHttpMcp(server.file, env);
     expect(await other.stop()).toBe(0);

@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { toHttpError } from '../../foundations/errors/http-status.js';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
+import { answerClientError } from '../../foundations/http/client-errors.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { type HttpSettings, isLoopback } from './settings.js';
@@ -107,6 +108,8 @@ export async function serveHttp(deps: ToolDeps, settings: HttpSettings): Promise
       else res.destroy();
     });
   });
+  // What the HTTP parser refuses (headers too large, not HTTP) gets the JSON error body too, not a bare status.
+  http.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
     http.listen(settings.port, settings.host, () => {
