@@ -26,7 +26,7 @@ describe('flagops eval --upstream', () => {
     expect(result.stderr).toContain('Usage: flagops eval');
   });
   it('refuses a FLAGOPS_LOG_LEVEL that is no level, as the service does (exit 2), before starting anything', async () => {
-    for (const level of ['bogus', '']) {
+    for (const level of ['bogus', 'INFO']) {
       const result = await flagops(
         ['eval', '--upstream', 'http://127.0.0.1:9', '--token', 'svc_adm_x', '--data-dir', '/nonexistent/replica'],
         undefined,

@@ -166,6 +166,14 @@ Unknown keys (passed to an SDK evaluation call, but no flag has them):
     }
   });
 
+  it('exits 2 on a --health that is no http(s) origin, naming it', async () => {
+    const { code, stderr } = await flagops(['refs', '--dir', src, '--flags', flags.dir, '--health', 'notaurl'], undefined, {
+      FLAGOPS_API_KEY: 'x',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toContain(`--health must be the control plane's http(s) origin`);
+  });
+
   it('has a --help, and flagops --help lists it', async () => {
     const help = await flagops(['refs', '--help']);
     expect(help.code).toBe(0);

@@ -2,9 +2,9 @@
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
-/** FLAGOPS_LOG_LEVEL as every process reads it: absent means info; anything but a level is refused. */
+/** FLAGOPS_LOG_LEVEL as every process reads it: absent or empty (as every setting) means info; anything but a level is refused. */
 export function logLevelFrom(value: string | undefined): LogLevel | null {
-  if (value === undefined) return 'info';
+  if (value === undefined || value === '') return 'info';
   return (LOG_LEVELS as readonly string[]).includes(value) ? (value as LogLevel) : null;
 }
 

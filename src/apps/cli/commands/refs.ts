@@ -65,6 +65,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const apiKey = io.env.FLAGOPS_API_KEY;
   if (values.health !== undefined && !apiKey)
     throw new UsageError('--health reads the flag health with the key in FLAGOPS_API_KEY; set it');
+  if (values.health !== undefined && !/^https?:\/\/[^/]/.test(values.health))
+    throw new UsageError(
+      `--health must be the control plane's http(s) origin, such as http://127.0.0.1:4000 (got ${JSON.stringify(values.health)})`,
+    );
 
   const files = (await isDirectory(flagsDir)) ? await readRepositoryDirectory(flagsDir) : undefined;
   if (!files) {
