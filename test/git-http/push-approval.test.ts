@@ -148,41 +148,31 @@ describe('a push by an actor type that needs approval', () => {
     expect(main()).toBe(head);
   });
 
-  it('is refused for a flag taken out of the archive, as its archive would be', async () => {
-    const archived = await createFlag(admin, project.id, { key: 'retired' });
+  /** An agent's push of one edit of an archived flag's file: refused as its archive would be, main where it was. */
+  async function archivedFlagEditRefused(key: string, edit: (text: string) => string, message: string): Promise<void> {
+    const archived = await createFlag(admin, project.id, { key });
     expect((await admin.delete(`/api/v1/flags/${archived.id}`)).status).toBe(200);
     const checkout = await clone(svc.agent);
-    const file = 'projects/shop/flags/retired.yaml';
-    const text = readFileSync(path.join(checkout, file), 'utf8');
-    write(checkout, file, text.replace(/^archivedAt: .*$/m, 'archivedAt: null'));
+    const file = `projects/shop/flags/${key}.yaml`;
+    write(checkout, file, edit(readFileSync(path.join(checkout, file), 'utf8')));
     const head = main();
-    const pushed = await commitAndPush(checkout, 'bring retired back');
+    const pushed = await commitAndPush(checkout, message);
     expect(pushed.ok).toBe(false);
     expect(pushed.stderr).toContain(
       `${file}: prod requires approval of agent changes in project shop (an archive acts in every environment)`,
     );
     expect(main()).toBe(head);
-  });
+  }
 
-  it("is refused for a change to an archived flag's defaultValue, which every environment serves", async () => {
-    const archived = await createFlag(admin, project.id, { key: 'shelved' });
-    expect((await admin.delete(`/api/v1/flags/${archived.id}`)).status).toBe(200);
-    const checkout = await clone(svc.agent);
-    const file = 'projects/shop/flags/shelved.yaml';
-    const text = readFileSync(path.join(checkout, file), 'utf8');
-    write(
-      checkout,
-      file,
-      /^defaultValue:/m.test(text) ? text.replace(/^defaultValue: .*$/m, 'defaultValue: true') : `${text}defaultValue: true\n`,
-    );
-    const head = main();
-    const pushed = await commitAndPush(checkout, 'serve true from the archive');
-    expect(pushed.ok).toBe(false);
-    expect(pushed.stderr).toContain(
-      `${file}: prod requires approval of agent changes in project shop (an archive acts in every environment)`,
-    );
-    expect(main()).toBe(head);
-  });
+  it('is refused for a flag taken out of the archive, as its archive would be', () =>
+    archivedFlagEditRefused('retired', (text) => text.replace(/^archivedAt: .*$/m, 'archivedAt: null'), 'bring retired back'));
+
+  it("is refused for a change to an archived flag's defaultValue, which every environment serves", () =>
+    archivedFlagEditRefused(
+      'shelved',
+      (text) => (/^defaultValue:/m.test(text) ? text.replace(/^defaultValue: .*$/m, 'defaultValue: true') : `${text}defaultValue: true\n`),
+      'serve true from the archive',
+    ));
 
   it('holds every commit of a push to the policy, not only the push as a whole: a change undone later was still made on main', async () => {
     const checkout = await clone(svc.agent);
