@@ -119,9 +119,13 @@ export class PackReader {
    * repack replaces them, which a rescan follows; a pack deleted by hand is gone with its objects).
    */
   onDisk(oid: string): boolean {
-    this.rescan();
-    const name = this.locate(oid);
-    return name !== null && existsSync(join(this.packDir, `${name}.pack`)) && existsSync(join(this.packDir, `${name}.idx`));
+    const found = () => {
+      this.rescan();
+      const name = this.locate(oid);
+      return name !== null && existsSync(join(this.packDir, `${name}.pack`)) && existsSync(join(this.packDir, `${name}.idx`));
+    };
+    // Twice: a repack may remove the pack found between the listing and the look (its objects are in the new one).
+    return found() || found();
   }
 
   /** Opens packs that appeared and closes those that are gone (after a repack), without waiting for a miss. */
