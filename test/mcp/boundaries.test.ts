@@ -14,6 +14,7 @@ afterAll(async () => {
 const SHARED = new Set([
   'src/foundations/log/logger.ts',
   'src/foundations/http/read-json-body.ts',
+  'src/foundations/http/client-errors.ts', // node:http only: what the HTTP parser refuses, answered with the JSON error body
   'src/foundations/errors/flagops-error.ts',
   'src/foundations/errors/http-status.ts',
   'src/foundations/errors/kinds.ts',
@@ -40,7 +41,7 @@ function importsLeavingMcp(): Array<{ file: string; target: string; typeOnly: bo
 
 // docs/architecture.md: "mcp/ — a client of the control-plane HTTP API, nothing more".
 describe('what flagops-mcp is built from', () => {
-  it('only its own code, the logger, the HTTP body reader with its typed errors, the impact’s and budgets’ words and @flagops/core: never storage or the control plane', () => {
+  it('only its own code, the logger, the HTTP body reader and parser refusals with their typed errors, the impact’s and budgets’ words and @flagops/core: never storage or the control plane', () => {
     const ours = server.inputs.filter((input) => input.startsWith('src/') || input.startsWith('packages/'));
     expect(ours).toContain('src/apps/mcp/main.ts');
     expect(ours).toContain('packages/core/src/explain.ts');
