@@ -8,6 +8,7 @@ import {
   type SnapshotSegment,
   setOwn,
 } from '@flagops/core';
+import { loopTurn } from '../../foundations/process/loop-turns.js';
 import type { ServingRepository } from './serving-repository.js';
 import { entryJson } from './snapshot-text.js';
 
@@ -182,6 +183,8 @@ export async function snapshotVersions(
         for (const env of envs) result.set(versionKey(slug, env), known.versions.get(versionKey(slug, env)) ?? 0);
       return result;
     }
+    // A push of many commits is walked back here once, beside the evaluations it would otherwise hold up.
+    await loopTurn();
     let height: number | undefined;
     for (const [slug, envs] of [...pending]) {
       const changed = await repo.servedChanges(commit, slug);

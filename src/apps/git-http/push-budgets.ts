@@ -4,7 +4,7 @@ import { budgetedPct } from '../../features/budgets/budgeted-pct.js';
 import { classifyPath } from '../../foundations/repository/layout.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import { readRepositoryFiles } from '../../foundations/repository/read-repository.js';
-import { firstParentSteps, netChanges, readPushedFiles, ZERO_OID } from './pushed-objects.js';
+import { firstParentChanges, readPushedFiles, ZERO_OID } from './pushed-objects.js';
 
 /**
  * What the control plane tells the push check of the budgets (it reads the audit trail; the check runs in a
@@ -53,8 +53,8 @@ export async function checkPushBudgets(
   };
   const adds = new Map<string, { pct: number; paths: Set<string> }>();
   const problems: string[] = [];
-  for (const { commit, parent } of await firstParentSteps(oldOid, newOid)) {
-    for (const change of await netChanges(parent, commit)) {
+  for (const { commit, parent, changes } of await firstParentChanges(oldOid, newOid)) {
+    for (const change of changes) {
       const where = classifyPath(change.path);
       if (where.kind !== 'config') continue;
       const project = projects.get(where.project);

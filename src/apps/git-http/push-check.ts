@@ -5,8 +5,8 @@ import { formatIssue } from '../../foundations/validation/issue.js';
 import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
 import { checkCommitLimits } from './push-limits.js';
 import { type PushOnTarget, pushOn } from './push-on.js';
-import { checkPushPermissions, type PushLimits } from './push-permissions.js';
-import { firstParentSteps, isAncestor, netChanges, onFirstParentLine, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
+import { blobsOfChanges, checkPushPermissions, type PushLimits } from './push-permissions.js';
+import { firstParentChanges, isAncestor, onFirstParentLine, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
 
 export { ZERO_OID } from './pushed-objects.js';
 
@@ -103,8 +103,9 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
       // to the key's permissions: a change undone by a later commit of the same push was still made on main.
       // One line per refusal, however many commits make it.
       const refusals = new Set<string>();
-      for (const step of await firstParentSteps(oldOid, newOid))
-        for (const problem of await checkPushPermissions(await netChanges(step.parent, step.commit), scope)) refusals.add(problem);
+      const steps = await firstParentChanges(oldOid, newOid);
+      const blobs = await blobsOfChanges(steps.flatMap((step) => step.changes));
+      for (const step of steps) for (const problem of await checkPushPermissions(step.changes, scope, blobs)) refusals.add(problem);
       problems.push(...refusals);
       if (context.budget)
         problems.push(

@@ -61,7 +61,19 @@ export interface PushScope {
   projectFiles?: ReadonlyArray<{ path: string; text: string }>;
 }
 
-export async function checkPushPermissions(changes: readonly ChangedPath[], scope: PushScope): Promise<string[]> {
+/** The blobs `changes` name (old and new), read in one go: a push checks each of its commits with them. */
+export function blobsOfChanges(changes: readonly ChangedPath[]): Promise<Map<string, string>> {
+  return readBlobs(
+    changes.flatMap((c) => (c.change === 'deleted' ? [] : [c.oldOid, c.newOid])).filter((oid): oid is string => oid !== undefined),
+  );
+}
+
+/** `blobs`: the contents of the blobs `changes` name (blobsOfChanges), when read already. */
+export async function checkPushPermissions(
+  changes: readonly ChangedPath[],
+  scope: PushScope,
+  blobs?: ReadonlyMap<string, string>,
+): Promise<string[]> {
   const problems: string[] = [];
   const environments = scope.limits?.environments;
   const grantee = { kind: scope.pusher.type, ...(environments ? { scope: { environments: new Set(environments) } } : {}) };
@@ -95,8 +107,8 @@ export async function checkPushPermissions(changes: readonly ChangedPath[], scop
   }
 
   const kept = changes.filter((c) => c.change !== 'deleted');
-  const blobs = await readBlobs(kept.flatMap((c) => [c.oldOid, c.newOid]).filter((oid): oid is string => oid !== undefined));
-  const described = await describeChanges(kept, { readBlob: async (oid) => blobs.get(oid) ?? '' });
+  const contents = blobs ?? (await blobsOfChanges(kept));
+  const described = await describeChanges(kept, { readBlob: async (oid) => contents.get(oid) ?? '' });
   const created: string[] = [];
   for (const change of described) {
     const permission = ACTION_PERMISSION[change.action];

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { layout } from '../../foundations/repository/layout.js';
-import { EMPTY_TREE_OID, parseCommit } from '../../foundations/storage/git/git-objects.js';
+import { parseCommit } from '../../foundations/storage/git/git-objects.js';
 import type { ChangedPath } from '../../foundations/storage/index.js';
 
 /**
@@ -165,7 +165,7 @@ export async function blobSizes(oids: readonly string[]): Promise<Map<string, nu
  * The commits a push puts on main's first-parent line, oldest first, each with its first parent: the steps
  * the audit trail describes one by one.
  */
-export async function firstParentSteps(oldOid: string, newOid: string): Promise<Array<{ commit: string; parent: string }>> {
+async function firstParentSteps(oldOid: string, newOid: string): Promise<Array<{ commit: string; parent: string }>> {
   const range = oldOid === ZERO_OID ? [newOid] : [newOid, `^${oldOid}`];
   const out = await gitOk(['rev-list', '--first-parent', '--parents', '--reverse', ...range, '--']);
   return out
@@ -178,18 +178,35 @@ export async function firstParentSteps(oldOid: string, newOid: string): Promise<
     });
 }
 
-/** What a push changes on main as a whole: the files that differ between the old head and the new one. */
-export async function netChanges(oldOid: string, newOid: string): Promise<ChangedPath[]> {
-  const from = oldOid === ZERO_OID ? EMPTY_TREE_OID : oldOid;
-  const tokens = (await gitOk(['diff-tree', '-r', '--no-renames', '-z', from, newOid])).toString('utf8').split('\0');
-  const out: ChangedPath[] = [];
+/** One `git diff-tree -z` line (`:<modes> <old> <new> <status>`) and the path after it. */
+function changedPath(line: string, path: string): ChangedPath {
+  const [, , oldBlob, newBlob, status] = line.slice(1).split(' ');
+  if (status === 'A') return { path, change: 'added', newOid: newBlob };
+  if (status === 'D') return { path, change: 'deleted', oldOid: oldBlob };
+  return { path, change: 'modified', oldOid: oldBlob, newOid: newBlob };
+}
+
+/**
+ * Each commit a push puts on main's first-parent line, oldest first, with the files it changes against its
+ * first parent: one git process for the whole line, as a push may carry thousands of commits.
+ */
+export async function firstParentChanges(
+  oldOid: string,
+  newOid: string,
+): Promise<Array<{ commit: string; parent: string; changes: ChangedPath[] }>> {
+  const steps = (await firstParentSteps(oldOid, newOid)).map((step) => ({ ...step, changes: [] as ChangedPath[] }));
+  if (steps.length === 0) return steps;
+  // A line of "<commit> <parent>" compares the commit with that parent alone; a root commit, with the empty tree.
+  const input = steps.map(({ commit, parent }) => (parent === ZERO_OID ? commit : `${commit} ${parent}`)).join('\n');
+  const args = ['diff-tree', '--stdin', '-r', '--root', '--always', '--no-renames', '--format=%H', '-z'];
+  const tokens = (await gitOk(args, Buffer.from(`${input}\n`))).toString('utf8').split('\0');
+  const byCommit = new Map(steps.map((step) => [step.commit, step.changes]));
+  let current: ChangedPath[] | undefined;
   for (let i = 0; i < tokens.length; i++) {
-    if (!tokens[i].startsWith(':')) continue;
-    const [, , oldBlob, newBlob, status] = tokens[i].slice(1).split(' ');
-    const path = tokens[++i];
-    if (status === 'A') out.push({ path, change: 'added', newOid: newBlob });
-    else if (status === 'D') out.push({ path, change: 'deleted', oldOid: oldBlob });
-    else out.push({ path, change: 'modified', oldOid: oldBlob, newOid: newBlob });
+    // A header is followed by a newline, which starts the next token.
+    const token = tokens[i].replace(/^\n+/, '');
+    if (/^[0-9a-f]{40}$/.test(token)) current = byCommit.get(token);
+    else if (token.startsWith(':') && current !== undefined) current.push(changedPath(token, tokens[++i]));
   }
-  return out;
+  return steps;
 }

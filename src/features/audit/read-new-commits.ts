@@ -1,4 +1,5 @@
 import type { AuditEntry, Pusher } from '@flagops/core';
+import { loopTurn } from '../../foundations/process/loop-turns.js';
 import { createLimiter } from '../../foundations/storage/git/limiter.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import { describeCommit } from './commit-entries.js';
@@ -47,7 +48,13 @@ export async function readNewCommits(
       oids.push(commit.oid);
       if (commit.oid === facts.unsignedTrailersUpTo) beforeSigning = true;
       const context = { trustUnsigned: beforeSigning, pushedBy: facts.pusherOf?.(commit.oid) };
-      const entries = known.entriesOf(commit.oid) ?? limit(() => describeCommit(commit, repo, context));
+      const entries =
+        known.entriesOf(commit.oid) ??
+        limit(async () => {
+          // Hundreds of commits pushed at once are described here, beside evaluations and kills of this process.
+          await loopTurn();
+          return describeCommit(commit, repo, context);
+        });
       // Awaited below; until then a failure must not count as unhandled.
       if (entries instanceof Promise) entries.catch(() => {});
       described.push(entries);

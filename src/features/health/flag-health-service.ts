@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { ENVIRONMENTS, type EnvironmentConfig, type EnvironmentName, type ProjectState } from '@flagops/core';
 import { type Logger, silentLogger } from '../../foundations/log/logger.js';
+import { loopTurn } from '../../foundations/process/loop-turns.js';
 import { ORG_NAME } from '../../foundations/storage/index.js';
 import { decideHealth, type FlagHealth, type FlagHealthInput } from './decide-health.js';
 import { effectiveKey } from './flag-history.js';
@@ -29,9 +29,6 @@ export interface HealthQuery {
 
 export const DEFAULT_STALE_AFTER_DAYS = 30;
 
-/** The longest stretch of deciding between two turns given back to the event loop. */
-const TURN_MS = 5;
-
 /**
  * Flag health (docs/flag-health.md): what history says of each flag (HistoryTracker, one per organisation,
  * built on first use and then followed as main moves) with the evaluation counts, decided by decideHealth.
@@ -40,7 +37,6 @@ export class FlagHealthService {
   private readonly trackers = new Map<string, Promise<HistoryTracker>>();
   private readonly logger: Logger;
   private readonly served = new WeakMap<EnvironmentConfig, [ServedSummary, ServedSummary]>();
-  private turnStarted = 0;
 
   constructor(private readonly options: FlagHealthServiceOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -63,7 +59,7 @@ export class FlagHealthService {
     let n = 0;
     for (const [key, flag] of project.flags) {
       // Evaluation may run in this process: a project of 10,000 flags is decided in turns of a few milliseconds.
-      if (++n % 32 === 0) await this.turn();
+      if (++n % 32 === 0) await loopTurn();
       if (flag.meta.archivedAt !== null) continue;
       const record = history.flags.get(`${slug}/${key}`);
       const environments: Partial<Record<EnvironmentName, FlagHealthInput['environments'][EnvironmentName]>> = {};
@@ -94,16 +90,6 @@ export class FlagHealthService {
       );
     }
     return out;
-  }
-
-  /**
-   * Gives the event loop a turn once TURN_MS have passed since the last, counted across reports: the health
-   * watcher asks for every project in a row, and ten reports that each stayed under TURN_MS held it for 50 ms.
-   */
-  private async turn(): Promise<void> {
-    if (performance.now() - this.turnStarted < TURN_MS) return;
-    await yieldToLoop();
-    this.turnStarted = performance.now();
   }
 
   async closeAll(): Promise<void> {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { type Logger, silentLogger } from '../../foundations/log/logger.js';
+import { loopTurn } from '../../foundations/process/loop-turns.js';
 import { classifyPath } from '../../foundations/repository/layout.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import { Lru } from '../../foundations/storage/git/lru.js';
@@ -17,11 +17,6 @@ export type HistorySource = Pick<FlagRepository, 'head' | 'firstParentLog' | 'ch
 const FORMAT = 2;
 /** Commits of the log read at once: reading and parsing 256 packed commits held the event loop for tens of ms. */
 const CHUNK = 32;
-/**
- * The longest stretch of reading history between two turns given back to the event loop: evaluation runs in
- * this process too (embedded), and must never wait behind history for long.
- */
-const TURN_MS = 5;
 /** Commits folded in before the file on disk is written again (also during a long first read). */
 const CHECKPOINT = 2_000;
 /**
@@ -60,7 +55,6 @@ export class HistoryTracker {
   private saving: Promise<void> = Promise.resolve();
   private failure: unknown = null;
   private unsubscribe: () => void = () => {};
-  private turnStarted = 0;
   private saveTimer: ReturnType<typeof setTimeout> | undefined;
   /** When the first commit not yet written was folded in (Date.now()), while a save waits. */
   private unsavedSince: number | undefined;
@@ -153,7 +147,7 @@ export class HistoryTracker {
     while (from !== undefined && from !== this.head) {
       const chunk = await this.repo.firstParentLog({ from, until: this.head, limit: CHUNK });
       for (const commit of chunk) oids.push({ oid: commit.oid, at: commit.author.timestamp * 1000 });
-      await this.turn();
+      await loopTurn();
       from = chunk.length === 0 ? undefined : chunk[chunk.length - 1].parents[0];
     }
     let history = this.history;
@@ -172,7 +166,7 @@ export class HistoryTracker {
         this.head = oid;
         if (++this.unsaved >= this.checkpoint) this.save();
       });
-      await this.turn();
+      await loopTurn();
     }
     if (history !== this.history) {
       this.history = history;
@@ -189,7 +183,7 @@ export class HistoryTracker {
     for (let i = 0; i < paths.length; i++) {
       const p = paths[i];
       // An import of thousands of flags is one commit: its list of files is gone through in turns too.
-      if (i % 256 === 255) await this.turn();
+      if (i % 256 === 255) await loopTurn();
       const where = classifyPath(p.path);
       if (where.kind !== 'flag') continue;
       const id = `${where.project}/${where.flag}`;
@@ -198,7 +192,7 @@ export class HistoryTracker {
     }
     for (const p of paths) {
       // A commit that adds thousands of flags (an import) is read in turns too.
-      await this.turn();
+      await loopTurn();
       const where = classifyPath(p.path);
       if (where.kind === 'config') {
         const summary = p.newOid === undefined ? undefined : await this.summaryOf(p);
@@ -230,13 +224,6 @@ export class HistoryTracker {
     }
   }
 
-  /** Gives the event loop a turn once TURN_MS have passed since the last. */
-  private async turn(): Promise<void> {
-    if (performance.now() - this.turnStarted < TURN_MS) return;
-    await yieldToLoop();
-    this.turnStarted = performance.now();
-  }
-
   private async summaryOf(p: ChangedPath): Promise<ConfigSummary | null> {
     const oid = p.newOid!;
     const known = this.summaries.get(oid);
@@ -262,7 +249,7 @@ export class HistoryTracker {
       const kills: unknown[] = [];
       for (let i = 1; i < lines.length; i++) {
         if (lines[i] === '') continue;
-        await this.turn();
+        await loopTurn();
         const [kind, key, value] = JSON.parse(lines[i]) as [unknown, unknown, unknown];
         if (kind === 'flag') flags.push([key, value]);
         else if (kind === 'kills') kills.push([key, value]);
@@ -316,7 +303,7 @@ export class HistoryTracker {
       const { history, head } = this;
       const lines = [JSON.stringify({ format: FORMAT, head } satisfies CacheHeader)];
       for (const [id, record] of history.flags) {
-        await this.turn();
+        await loopTurn();
         lines.push(JSON.stringify(['flag', id, record]));
       }
       for (const [where, keys] of history.kills) lines.push(JSON.stringify(['kills', where, keys]));

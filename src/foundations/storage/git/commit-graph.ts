@@ -1,10 +1,9 @@
+import { loopTurn } from '../../process/loop-turns.js';
 import { isTreeMode } from './git-objects.js';
 import { Lru } from './lru.js';
 import type { ObjectStore } from './object-store.js';
 import { changedTreeEntries, TreeBytes } from './tree-bytes.js';
 
-/** The longest changedPaths holds the event loop between two directories. */
-const SLICE_MS = 5;
 /** Room for a commit's changed trees twice over, at 10,000 flags (a 0.4 MB directory). */
 const TREE_BYTES_KEPT = 4 * 1024 * 1024;
 
@@ -27,7 +26,6 @@ export class CommitGraph {
    */
   // Weighed by what they keep: a small one read from a pack is a slice of a 16 KiB inflate chunk or an 8 KiB pool.
   private readonly treeBytes = new Lru<string, TreeBytes>(TREE_BYTES_KEPT, (bytes) => bytes.retainedBytes);
-  private sliceStart = 0;
 
   constructor(private readonly objects: ObjectStore) {}
 
@@ -85,7 +83,6 @@ export class CommitGraph {
     const commit = await this.objects.readCommit(oid);
     const parent = commit.parents[0] ? (await this.objects.readCommit(commit.parents[0])).tree : null;
     const out: ChangedPath[] = [];
-    this.sliceStart = performance.now();
     await this.diffTrees('', parent, commit.tree, out);
     return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
@@ -98,10 +95,7 @@ export class CommitGraph {
   private async diffTrees(prefix: string, before: string | null, after: string | null, out: ChangedPath[]): Promise<void> {
     if (before === after) return;
     // A commit of thousands of files (an import) is read a directory at a time, with turns of the event loop between.
-    if (performance.now() - this.sliceStart > SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      this.sliceStart = performance.now();
-    }
+    await loopTurn();
     const [a, b] = await Promise.all([this.readTreeBytes(before), this.readTreeBytes(after)]);
     const pending: Promise<void>[] = [];
     for (const { name, before: l, after: r } of changedTreeEntries(a, b)) {

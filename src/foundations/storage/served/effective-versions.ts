@@ -1,4 +1,5 @@
 import type { EnvironmentConfig, EnvironmentName, FlagState, ProjectState, RepositoryState, SegmentFile } from '@flagops/core';
+import { loopTurn } from '../../process/loop-turns.js';
 import { classifyPath } from '../../repository/layout.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
@@ -70,11 +71,14 @@ export class EffectiveVersions {
         break;
       }
       chain.push(at);
+      // A push of many commits is walked here once, beside evaluations and kills of this process.
+      await loopTurn();
       at = await this.parentOf(at);
     }
     let overrides = base;
     let parent = baseCommit;
     for (const next of chain.reverse()) {
+      await loopTurn();
       overrides =
         this.recordedStep(next, overrides) ??
         (!hasLiveOverrides(overrides) && (await this.raisesEveryVersion(next))

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '../../log/logger.js';
+import { loopTurn } from '../../process/loop-turns.js';
 import type { ParsedFile } from '../../repository/parsed-file.js';
 import type { ValidationIssue } from '../../validation/issue.js';
 import { type DirNode, deepFreeze, type FileNode } from './tree-reader.js';
@@ -19,8 +20,6 @@ const CACHE_FILE = 'parsed-projects.jsonl';
 const STALE_TEMP_MS = 60 * 60 * 1000;
 /** Files per line: each line is parsed or serialized in one go, between which the event loop runs. */
 const FILES_PER_LINE = 1000;
-/** The longest loading or saving holds the event loop before letting others run. */
-const SLICE_MS = 5;
 
 /**
  * After a header line, one line per directory, parents first, each followed by lines of its files in tree
@@ -103,7 +102,7 @@ export class ParseCache {
 
   private async write(dir: DirNode): Promise<void> {
     const lines: string[] = [];
-    await encode(dir, lines, new Slicer());
+    await encode(dir, lines);
     const body = lines.join('\n');
     const header: Header = { format: FORMAT, fingerprint: this.fingerprint, crc32: crc32(body) };
     const cacheDir = join(this.gitdir, PARSE_CACHE_DIR);
@@ -124,17 +123,6 @@ export class ParseCache {
   }
 }
 
-/** Lets the event loop run every few milliseconds of synchronous work. */
-class Slicer {
-  private start = performance.now();
-
-  async yield(): Promise<void> {
-    if (performance.now() - this.start < SLICE_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.start = performance.now();
-  }
-}
-
 async function removeStaleTemps(cacheDir: string): Promise<void> {
   for (const name of await readdir(cacheDir)) {
     if (!name.startsWith('tmp-')) continue;
@@ -150,7 +138,7 @@ async function removeStaleTemps(cacheDir: string): Promise<void> {
  * file left out is then read from its blob). Values JSON would not give back as they are (-0, undefined,
  * a non-finite number) are left out.
  */
-async function encode(dir: DirNode, lines: string[], slicer: Slicer): Promise<boolean> {
+async function encode(dir: DirNode, lines: string[]): Promise<boolean> {
   const at = lines.push('') - 1;
   let complete = true;
   let chunk: Extract<Line, ['files', ...unknown[]]> | undefined;
@@ -167,11 +155,11 @@ async function encode(dir: DirNode, lines: string[], slicer: Slicer): Promise<bo
     if (chunk[2].length === FILES_PER_LINE) {
       lines.push(JSON.stringify(chunk));
       chunk = undefined;
-      await slicer.yield();
+      await loopTurn();
     }
   }
   if (chunk) lines.push(JSON.stringify(chunk));
-  for (const sub of dir.dirs.values()) if (!(await encode(sub, lines, slicer))) complete = false;
+  for (const sub of dir.dirs.values()) if (!(await encode(sub, lines))) complete = false;
   const line: Line = ['dir', dir.path, complete ? dir.oid : ''];
   lines[at] = JSON.stringify(line);
   return complete;
@@ -181,7 +169,6 @@ async function encode(dir: DirNode, lines: string[], slicer: Slicer): Promise<bo
 async function decode(lines: readonly string[]): Promise<DirNode> {
   const dirs = new Map<string, { oid: string; path: string; dirs: Map<string, DirNode>; files: Map<string, FileNode> }>();
   let root: DirNode | undefined;
-  const slicer = new Slicer();
   for (const text of lines) {
     const line = JSON.parse(text) as Line;
     if (line[0] === 'dir') {
@@ -207,7 +194,7 @@ async function decode(lines: readonly string[]): Promise<DirNode> {
         });
       }
     }
-    await slicer.yield();
+    await loopTurn();
   }
   if (!root) throw new Error('no directory in the cache');
   return root;

@@ -1,3 +1,4 @@
+import { loopTurn } from '../../process/loop-turns.js';
 import type { RepositoryEntry } from '../../repository/assemble-state.js';
 import type { ParsedFile } from '../../repository/parsed-file.js';
 import type { EntryChange } from '../../repository/project-assembler.js';
@@ -41,16 +42,12 @@ const YAML_FILE = /\.ya?ml$/;
 /** Directories with at least this many files are read against their previous version by the bytes that changed. */
 const PATCH_FROM_FILES = 256;
 
-/** The longest the event loop is held by synchronous reads and parses during a load. */
-const SLICE_MS = 5;
-
 /**
  * Reads a directory of a commit into parsed files. Given the same directory as read from an earlier commit
  * (`previous`), it reuses every subtree whose tree oid is unchanged and every file whose blob oid is
  * unchanged, so a new head that changed one file costs one blob read plus the trees on its path.
  */
 export class TreeReader {
-  private sliceStart = performance.now();
   /** Files read from their blob and parsed, ever: what a read cost. */
   parsed = 0;
 
@@ -176,18 +173,12 @@ export class TreeReader {
   async readFile(path: string, oid: string): Promise<FileNode> {
     // Only YAML can be a repository file; the parser says nothing about other files, so skip reading them.
     if (!YAML_FILE.test(path)) return { oid, entry: { path }, issues: [] };
-    await this.yieldNow();
+    // Reads and parses run synchronously; every few milliseconds they let the event loop serve others.
+    await loopTurn();
     const object = await this.objects.read(oid);
     if (object.type !== 'blob') throw new Error(`git object ${oid} at ${path} is a ${object.type}, not a blob`);
     this.parsed++;
     return parsedFileNode(path, oid, this.parse(path, object.content.toString('utf8')));
-  }
-
-  /** Reads and parses run synchronously; every few milliseconds they let the event loop serve others. */
-  private async yieldNow(): Promise<void> {
-    if (performance.now() - this.sliceStart < SLICE_MS) return;
-    await new Promise((resolve) => setImmediate(resolve));
-    this.sliceStart = performance.now();
   }
 }
 

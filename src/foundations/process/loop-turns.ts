@@ -1,0 +1,18 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+
+/** How long synchronous work may run before the event loop gets a turn. */
+const SLICE_MS = 5;
+
+let sliceStart = performance.now();
+
+/**
+ * Gives the event loop a turn once the current slice of work has run SLICE_MS. Reads of git objects and parses
+ * are synchronous, and a long read of them (a history walk, a tree of thousands of files) is a chain of promises
+ * that settle without I/O: without turns it would hold every evaluation and kill of this process until done.
+ * One slice for the whole process, as the event loop is one.
+ */
+export async function loopTurn(): Promise<void> {
+  if (performance.now() - sliceStart < SLICE_MS) return;
+  await nextTurn();
+  sliceStart = performance.now();
+}
