@@ -124,7 +124,7 @@ export async function checkPushPermissions(
   }
   // Created archived, taken out of the archive, or serving another defaultValue while archived: each changes what
   // every environment serves, as an archive does; the API has none of them, so each is held to what an archive is.
-  for (const { path, projectSlug, flagKey } of archivesBesideTheApi(kept, blobs)) {
+  for (const { path, projectSlug, flagKey } of archivesBesideTheApi(kept, contents)) {
     refuse(path, 'flag.archive');
     const waits = waitsForApproval(
       { action: 'flag_archive', projectSlug, flagKey, environment: null },
@@ -133,7 +133,7 @@ export async function checkPushPermissions(
     );
     if (waits) problems.push(`${path}: ${waits}`);
   }
-  for (const { path, environment } of newConfigsServingSomeone(kept, blobs)) {
+  for (const { path, environment } of newConfigsServingSomeone(kept, contents)) {
     const slug = path.split('/')[1];
     // A key limited to environments creates a flag through the API off in the others; turning it on there is not its to do.
     if (environments && !environments.includes(environment))
@@ -146,7 +146,7 @@ export async function checkPushPermissions(
   for (const change of kept) {
     const where = classifyPath(change.path);
     if (where.kind !== 'project' || change.change !== 'modified') continue;
-    if (settingsOf(blobs.get(change.oldOid!)) !== settingsOf(blobs.get(change.newOid!))) refuse(change.path, 'project.update');
+    if (settingsOf(contents.get(change.oldOid!)) !== settingsOf(contents.get(change.newOid!))) refuse(change.path, 'project.update');
   }
 
   const limit = scope.projectLimit;
