@@ -52,6 +52,17 @@ describe('keys', () => {
     }
   });
 
+  it('refuses a name with a control character (it authors commits): 400, and no key is made', async () => {
+    const before = (await admin.get('/api/v1/keys')).body.keys.length;
+    for (const name of ['nul \u0000 key', 'two\nlines', 'tab\there']) {
+      const res = await admin.post('/api/v1/keys', { kind: 'agent', name });
+      expect(res.status, JSON.stringify(name)).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_input' });
+      expect(res.body.error.message).toContain('name');
+    }
+    expect((await admin.get('/api/v1/keys')).body.keys.length).toBe(before);
+  });
+
   it('refuses an sdk key for a project the organisation does not have with 404', async () => {
     const other = await createProject(httpClient(svc.controlUrl, svc.orgs.globex.admin), 'globex-shop');
     for (const projectId of ['prj_nope', other.id]) {

@@ -135,6 +135,30 @@ describe('readCommit', () => {
     expect(git(repo.gitdir, 'log', '-1', '--format=%(trailers:key=Flagops-Action,valueonly)', 'main')).toBe('kill');
   });
 
+  it('of an actor named with control characters (a NUL, a line break) make a commit git and git hosts accept', async () => {
+    const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true, signingKey: SIGNING_KEY }));
+    await seedShop(repo);
+    const { commit } = await repo.update(() => ({
+      changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: "2024-05-01T12:00:00Z"\n    killedBy: sso\n' }],
+      meta: {
+        action: 'kill',
+        summary: 'kill a in prod',
+        body: 'reason: nul \u0000 here',
+        actor: { type: 'session', name: 'zed\u0000\nFlagops-Actor-Type: admin <x>', email: 'zed\u0000@example.com' },
+        project: 'shop',
+        flag: 'a',
+        environment: 'prod',
+      },
+      result: undefined,
+    }));
+    // What GitHub and GitLab run on every push (receive.fsckObjects): a NUL in a header fails it.
+    expect(() => git(repo.gitdir, 'fsck', '--strict', '--no-dangling')).not.toThrow();
+    const info = await repo.readCommit(commit!);
+    expect(info.author).toMatchObject({ name: 'zed Flagops-Actor-Type: admin x', email: 'zed @example.com' });
+    expect(info.flagops?.actor).toEqual({ type: 'session', name: 'zed Flagops-Actor-Type: admin <x>' });
+    expect(info.body).toBe('reason: nul  here');
+  });
+
   it('attributes a pushed commit to its git author, with no Flagops trailers', async () => {
     const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true }));
     await seedShop(repo);

@@ -1,6 +1,7 @@
 import type { Actor } from '@flagops/core';
 import { parseRepositoryFile } from '../repository/parse-file.js';
 import { formatIssue, type ValidationIssue } from '../validation/issue.js';
+import { oneLine } from '../validation/one-line.js';
 import type { CommitSigner } from './git/commit-signature.js';
 import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, serializeCommit } from './git/git-objects.js';
 import type { ObjectStore, WriteBatch } from './git/object-store.js';
@@ -20,7 +21,18 @@ const COMMITTER = { name: 'flagops', email: 'flagops@localhost' };
 /** The author of a commit is the actor; keys are recognisable by their prefix in the email. */
 export function authorIdentity(actor: Actor, when: Date): GitIdentity {
   const email = actor.keyPrefix ? `${actor.keyPrefix}@keys.flagops` : (actor.email ?? `${actor.type}@users.flagops`);
-  return { name: actor.name || actor.keyPrefix || actor.type, email, timestamp: Math.floor(when.getTime() / 1000), timezoneOffset: 0 };
+  const name = identityText(actor.name ?? '') || actor.keyPrefix || actor.type;
+  return {
+    name,
+    email: identityText(email) || `${actor.type}@users.flagops`,
+    timestamp: Math.floor(when.getTime() / 1000),
+    timezoneOffset: 0,
+  };
+}
+
+/** Text a git identity can hold: one line, without the `<` and `>` that delimit its email. */
+function identityText(text: string): string {
+  return oneLine(text).replace(/[<>\s]+/g, ' ').trim();
 }
 
 /**

@@ -1,6 +1,7 @@
 import * as client from 'openid-client';
 import type { OidcConfig, OidcSettings } from '../../../foundations/config/oidc-settings.js';
 import type { Logger } from '../../../foundations/log/logger.js';
+import { oneLine } from '../../../foundations/validation/one-line.js';
 import { LOGIN_FLOW_MS, type LoginFlow } from './login-flow-cookie.js';
 
 /** What /healthz says of single sign-on. */
@@ -216,7 +217,8 @@ function orgProblem(settings: OidcSettings, organisations: readonly string[]): s
 }
 
 function identityOf(subject: string, claims: Record<string, unknown>): SsoIdentity {
-  const text = (value: unknown) => (typeof value === 'string' && value !== '' ? value : undefined);
+  // Claims name the author of the person's commits: one line of printable text, or absent.
+  const text = (value: unknown) => (typeof value === 'string' && oneLine(value) !== '' ? oneLine(value) : undefined);
   // An address the provider says it did not verify could name anybody; the audit trail must not show it.
   const email = claims.email_verified === false ? undefined : text(claims.email);
   const username = text(claims.preferred_username);

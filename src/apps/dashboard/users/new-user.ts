@@ -1,6 +1,7 @@
 import { formatRole, parseRole } from '../../../foundations/auth/roles.js';
 import { InvalidInputError } from '../../../foundations/errors/kinds.js';
 import { isUsername } from '../../../foundations/state/index.js';
+import { hasControlCharacter } from '../../../foundations/validation/one-line.js';
 
 export interface NewUser {
   username: string;
@@ -14,8 +15,6 @@ export interface NewUser {
 export const MIN_PASSWORD_LENGTH = 10;
 const MAX_PASSWORD_LENGTH = 1024;
 const MAX_NAME_LENGTH = 100;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 export function checkPassword(password: unknown): string {
   if (typeof password !== 'string') throw new InvalidInputError('password: must be a string', 'password');
@@ -42,7 +41,7 @@ export function checkNewUser(input: unknown): NewUser {
     );
   }
   const name = typeof body.name === 'string' ? body.name.trim() : undefined;
-  if (name === undefined || name === '' || name.length > MAX_NAME_LENGTH || CONTROL.test(name)) {
+  if (name === undefined || name === '' || name.length > MAX_NAME_LENGTH || hasControlCharacter(name)) {
     throw new InvalidInputError(`name: must be the person's name, 1 to ${MAX_NAME_LENGTH} characters on one line`, 'name');
   }
   const user: NewUser = { username: body.username, name, password: checkPassword(body.password) };

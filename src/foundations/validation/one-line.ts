@@ -1,0 +1,18 @@
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is found
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced
+const CONTROL_RUNS = /\s*[\u0000-\u001f\u007f]+\s*/g;
+
+/** Whether `text` has a control character (a line break, a tab, NUL…): names are one line of printable text. */
+export function hasControlCharacter(text: string): boolean {
+  return CONTROL.test(text);
+}
+
+/**
+ * `text` as one line of printable text: each run of control characters, with the spaces around it, becomes one
+ * space. Names from outside (a key's, a provider's claims) go into git commit headers and trailers, where a line
+ * break would forge a header and a NUL makes a commit that git hosts refuse.
+ */
+export function oneLine(text: string): string {
+  return text.replace(CONTROL_RUNS, ' ').trim();
+}
