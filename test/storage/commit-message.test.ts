@@ -139,7 +139,9 @@ describe('readCommit', () => {
     const repo = track(await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true, signingKey: SIGNING_KEY }));
     await seedShop(repo);
     const { commit } = await repo.update(() => ({
-      changes: [{ path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: "2024-05-01T12:00:00Z"\n    killedBy: sso\n' }],
+      changes: [
+        { path: layout.killsFile('shop', 'prod'), content: 'kills:\n  a:\n    killedAt: "2024-05-01T12:00:00Z"\n    killedBy: sso\n' },
+      ],
       meta: {
         action: 'kill',
         summary: 'kill a in prod',

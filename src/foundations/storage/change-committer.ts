@@ -32,7 +32,9 @@ export function authorIdentity(actor: Actor, when: Date): GitIdentity {
 
 /** Text a git identity can hold: one line, without the `<` and `>` that delimit its email. */
 function identityText(text: string): string {
-  return oneLine(text).replace(/[<>\s]+/g, ' ').trim();
+  return oneLine(text)
+    .replace(/[<>\s]+/g, ' ')
+    .trim();
 }
 
 /**

@@ -16,3 +16,11 @@ export function hasControlCharacter(text: string): boolean {
 export function oneLine(text: string): string {
   return text.replace(CONTROL_RUNS, ' ').trim();
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+
+/** `text` with line breaks (as `\n`) and tabs, and no other control character (a NUL makes a commit git refuses). */
+export function printableLines(text: string): string {
+  return text.replace(/\r\n?/g, '\n').replace(CONTROL_BUT_LINES, '');
+}

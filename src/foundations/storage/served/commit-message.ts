@@ -1,5 +1,5 @@
 import { ACTOR_TYPES, type Actor, AUDIT_ACTIONS, type AuditAction, type EnvironmentName, isEnvironmentName } from '@flagops/core';
-import { oneLine } from '../../validation/one-line.js';
+import { oneLine, printableLines } from '../../validation/one-line.js';
 
 /**
  * Commit messages as docs/architecture.md "Commits and trailers" fixes them: a one-line summary, a blank line,
@@ -101,12 +101,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
     .filter((t): t is [string, string] => t[1] !== undefined && oneLine(t[1]) !== '')
     .map(([key, value]) => `${key}: ${oneLine(value)}`)
     .join('\n');
-  // Line breaks and tabs are the body's own; other control characters (NUL) would make a commit git refuses.
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is removed
-  const body = meta.body
-    ?.replace(/\r\n?/g, '\n')
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, '')
-    .trim();
+  const body = meta.body === undefined ? undefined : printableLines(meta.body).trim();
   const summary = oneLine(meta.summary) || meta.action;
   return body ? `${summary}\n\n${body}\n\n${block}\n` : `${summary}\n\n${block}\n`;
 }
