@@ -5,6 +5,7 @@ import { ConfigError } from '../config/config.js';
 import { ConflictError, InvalidInputError, NotFoundError, UnauthorizedError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
 import type { ControlState, KeyRecord, KeySet, KeyStore } from '../state/index.js';
+import { hasControlCharacter } from '../validation/one-line.js';
 import { type AuthChannel, AuthGuard } from './auth-guard.js';
 import { checkBootstrapEntry, MAX_SECRET_LENGTH } from './bootstrap.js';
 import { generateKey, isKeyKind, isOrgName, type KeyKind, keyPrefix, kindOfKey } from './key-format.js';
@@ -381,8 +382,12 @@ function checkCreateInput(org: string, input: CreateKeyInput, now: Date): Create
   const { kind, name, projectId, environment } = input ?? ({} as CreateKeyInput);
   if (!isKeyKind(kind)) throw new InvalidInputError('kind must be admin, agent or sdk', 'kind');
   const limits = checkKeyLimits(kind, input, now);
-  if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH)) {
-    throw new InvalidInputError(`name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`, 'name');
+  // A key's name is the author of the commits it makes: one line, as a git identity must be.
+  if (
+    name !== undefined &&
+    (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH || hasControlCharacter(name))
+  ) {
+    throw new InvalidInputError(`name must be one line of at most ${MAX_NAME_LENGTH} characters, without control characters`, 'name');
   }
   if (kind === 'sdk') {
     if (typeof projectId !== 'string' || projectId === '') throw new InvalidInputError('projectId is required for an sdk key', 'projectId');
