@@ -121,9 +121,12 @@ describe('a push by a limited key', () => {
 
     const before = git(svc.gitdir(), 'rev-parse', 'main');
     const scheduled = `${OFF}schedule:\n  - at: "2026-11-26T12:00:00Z"\n    set: { enabled: true, rolloutPct: 100 }\n`;
+    // Off, but with an off value the API would not give it: a boolean serving true to everyone.
+    const offServingTrue = OFF.replace('valueOff: false', 'valueOff: true');
     for (const [key, prod] of [
       ['loud', ON(1)],
       ['later', scheduled],
+      ['inverted', offServingTrue],
     ]) {
       const refused = await clone(keys.devAgent);
       change(refused, newFlag(key, prod));

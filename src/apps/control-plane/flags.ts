@@ -3,6 +3,7 @@ import { type Proposal, requiresApprovalAnywhere } from '../../features/proposal
 import { ConflictError, type ForbiddenError } from '../../foundations/errors/kinds.js';
 import { deriveFlagId } from '../../foundations/repository/ids.js';
 import { layout } from '../../foundations/repository/layout.js';
+import { initialConfig, initialDefaultValue } from '../../foundations/repository/new-flag.js';
 import { normalizeLifecycle } from '../../foundations/repository/normalize.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
 import { type FlagRef, flagById, flagByKey, projectById } from '../../foundations/repository/state-lookup.js';
@@ -174,23 +175,4 @@ export async function archiveOrPropose(ws: Workspace, id: string, refusal?: Forb
   }
   if (refusal) throw refusal;
   return archiveFlag(ws, id);
-}
-
-/** The value a flag of each kind falls back to when the creator gave none. */
-const ZERO: Readonly<Record<FlagKind, JsonValue>> = { boolean: false, string: '', number: 0, json: null };
-
-/** The stored defaultValue: the one sent, else the kind's zero, so an archived flag serves a value of its kind. */
-export function initialDefaultValue(kind: FlagKind, defaultValue: JsonValue | undefined): JsonValue {
-  return defaultValue === undefined ? ZERO[kind] : defaultValue;
-}
-
-/**
- * A new flag's config in every environment: off at 0% with no rules, version 1. A boolean
- * serves true/false; other kinds start with valueOn = valueOff = the default value, so turning a flag on
- * changes nothing until someone chooses the values to serve.
- */
-export function initialConfig(kind: FlagKind, defaultValue: JsonValue): EnvironmentConfig {
-  const on = kind === 'boolean' ? true : defaultValue;
-  const off = kind === 'boolean' ? false : defaultValue;
-  return { enabled: false, rolloutPct: 0, valueOn: on, valueOff: off, version: 1, rules: [] };
 }

@@ -2,6 +2,7 @@ import type { ProjectFile, RepositoryState } from '@flagops/core';
 import { budgetOf, budgetsActor, overBudget, roundPct } from '../../features/budgets/budget-rules.js';
 import { budgetedPct } from '../../features/budgets/budgeted-pct.js';
 import { classifyPath } from '../../foundations/repository/layout.js';
+import { servesAsCreated } from '../../foundations/repository/new-flag.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import { readRepositoryFiles } from '../../foundations/repository/read-repository.js';
 import { firstParentChanges, readPushedFiles, ZERO_OID } from './pushed-objects.js';
@@ -61,10 +62,10 @@ export async function checkPushBudgets(
       if (!project || !budgetOf(project, where.environment, actorType)) continue;
       if (change.change === 'added') {
         const created = (await stateOf(parent)).projects.get(where.project)?.flags.has(where.flag) === false;
-        const config = (await stateOf(commit)).projects.get(where.project)?.flags.get(where.flag)?.environments[where.environment];
-        const servesSomeone = config?.enabled && (config.rolloutPct > 0 || config.rules.some((r) => r.serve !== 'off'));
+        const flag = (await stateOf(commit)).projects.get(where.project)?.flags.get(where.flag);
+        const config = flag?.environments[where.environment];
         // A schedule's steps would turn it on later, uncounted: they count when written.
-        if (created && (servesSomeone || (config?.schedule ?? []).length > 0))
+        if (created && flag && config && !servesAsCreated(config, flag.meta))
           problems.push(
             `${change.path}: a new flag serving users (or scheduled to) in ${where.environment}, where ${actorType} changes have a budget in project ${where.project}; create it off, then change its config through the API or MCP, where a change past the budget waits for approval`,
           );

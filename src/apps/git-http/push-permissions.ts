@@ -6,6 +6,7 @@ import {
   ENVIRONMENTS,
   type EnvironmentConfig,
   type EnvironmentName,
+  type FlagFile,
   type Pusher,
   type RequireApproval,
 } from '@flagops/core';
@@ -13,6 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { type DerivedChange, describeChanges } from '../../features/audit/diff-entries.js';
 import { authorize, type Permission } from '../../foundations/auth/permissions.js';
 import { classifyPath, layout } from '../../foundations/repository/layout.js';
+import { servesAsCreated } from '../../foundations/repository/new-flag.js';
 import { normalizeBudgets, normalizeRequireApproval } from '../../foundations/repository/normalize.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import type { ChangedPath } from '../../foundations/storage/index.js';
@@ -241,9 +243,10 @@ function archivesBesideTheApi(
 }
 
 /**
- * The configs a push adds together with their flag (a new flag) that serve anyone anything but the off value:
- * enabled, with a rollout above 0 % or a rule serving something else, or with a schedule, whose steps change the
- * config later. Through the API a new flag starts off at 0 % everywhere with no schedule, and turning it on in a
+ * The configs a push adds together with their flag (a new flag) that serve anyone anything but the off value
+ * the API gives a new flag (false, or the flag's defaultValue): enabled, with a rollout above 0 % or a rule
+ * serving something else, with another off value (a boolean flag whose valueOff is true serves true to everyone),
+ * or with a schedule, whose steps change the config later. Through the API a new flag starts off at 0 % everywhere with no schedule, and turning it on in a
  * protected environment (or scheduling it on) is a config update; a push that creates it on may not skip that
  * review. Files that do not parse are the validity check's to refuse.
  */
@@ -251,24 +254,25 @@ function newConfigsServingSomeone(
   changes: readonly ChangedPath[],
   blobs: ReadonlyMap<string, string>,
 ): Array<{ path: string; environment: EnvironmentName }> {
-  const newFlags = new Set<string>();
+  const newFlags = new Map<string, FlagFile | undefined>();
   for (const c of changes) {
     const where = classifyPath(c.path);
-    if (where.kind === 'flag' && c.change === 'added') newFlags.add(`${where.project}/${where.flag}`);
+    if (where.kind !== 'flag' || c.change !== 'added') continue;
+    const { file } = parseRepositoryFile(c.path, blobs.get(c.newOid!) ?? '');
+    newFlags.set(`${where.project}/${where.flag}`, file?.kind === 'flag' ? file.value : undefined);
   }
   const found: Array<{ path: string; environment: EnvironmentName }> = [];
   for (const c of changes) {
     const where = classifyPath(c.path);
-    if (where.kind !== 'config' || c.change !== 'added' || !newFlags.has(`${where.project}/${where.flag}`)) continue;
+    if (where.kind !== 'config' || c.change !== 'added') continue;
+    const id = `${where.project}/${where.flag}`;
+    if (!newFlags.has(id)) continue;
     const { file } = parseRepositoryFile(c.path, blobs.get(c.newOid!) ?? '');
-    if (file?.kind === 'config' && !(servesOffToEveryone(file.value) && (file.value.schedule ?? []).length === 0))
+    // A flag file that does not parse is the validity check's to refuse; its configs are judged as booleans.
+    if (file?.kind === 'config' && !servesAsCreated(file.value, newFlags.get(id) ?? { kind: 'boolean' }))
       found.push({ path: c.path, environment: where.environment });
   }
   return found;
-}
-
-function servesOffToEveryone(config: EnvironmentConfig): boolean {
-  return !config.enabled || (config.rolloutPct === 0 && config.rules.every((rule) => rule.serve === 'off'));
 }
 
 /** The requireApproval of a project.yaml text, comparable as a string; unreadable text counts as its own. */
