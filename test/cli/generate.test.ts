@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GO_ENV, GO_MISSING, GO_SDK, PYTHON_MISSING, PYTHON_SDK, ROOT, runTool } from '../helpers/sdk-tools.js';
@@ -169,4 +169,135 @@ client.close()
     },
     300_000,
   );
+
+  describe('keys whose accessor names clash with a member, a keyword or each other', () => {
+    // In key order: `a-b`, `a-b-2` and `a.b` give one name in Python and two in TS and Go; the others give a
+    // member of the generated class (client, constructor, toString), a keyword (class) or a method go vet checks.
+    const KEYS = ['a-b', 'a-b-2', 'a.b', 'class', 'client', 'constructor', 'read-byte', 'to-string'];
+    /** A string flag per key serving its own key, so that each accessor shows which flag it reads. */
+    const snapshot = {
+      version: 1,
+      environment: 'prod',
+      flags: Object.fromEntries(
+        KEYS.map((key) => [
+          key,
+          { enabled: true, rolloutPct: 100, valueOn: key, valueOff: 'off', rules: [], killed: false, archived: false, defaultValue: 'off' },
+        ]),
+      ),
+    };
+    let repo: string;
+    beforeAll(async () => {
+      repo = path.join(dir, 'clash-repo');
+      const project = path.join(repo, 'projects', 'chg');
+      await mkdir(path.join(project, 'flags'), { recursive: true });
+      await writeFile(path.join(project, 'project.yaml'), 'name: Clashing keys\nslug: chg\n');
+      for (const key of KEYS) {
+        await writeFile(path.join(project, 'flags', `${key}.yaml`), `key: ${key}\nkind: string\ndefaultValue: "off"\narchivedAt: null\n`);
+        for (const env of ['dev', 'staging', 'prod']) {
+          await mkdir(path.join(project, 'environments', env), { recursive: true });
+          await writeFile(
+            path.join(project, 'environments', env, `${key}.yaml`),
+            `enabled: true\nrolloutPct: 100\nvalueOn: "${key}"\nvalueOff: "off"\nversion: 1\nrules: []\n`,
+          );
+        }
+      }
+    });
+
+    it('TypeScript: the later key gets a suffix and reserved names a trailing _, and the file type-checks', async () => {
+      const out = path.join(dir, 'chg-flags.ts');
+      expect((await flagops(['generate', '--lang', 'ts', '--project', 'chg', '--dir', repo, '--out', out])).code).toBe(0);
+      const code = await readFile(out, 'utf8');
+      for (const [name, key] of [
+        ['aB', 'a-b'],
+        ['aB2', 'a-b-2'],
+        ['aB_2', 'a.b'],
+        ['class', 'class'],
+        ['client_', 'client'],
+        ['constructor_', 'constructor'],
+        ['toString_', 'to-string'],
+      ])
+        expect(code).toContain(
+          `  ${name}(context?: EvaluationContext): string {\n    return this.client.string("${key}", "off", context);`,
+        );
+      await writeFile(
+        path.join(dir, 'use-chg.ts'),
+        `import { createClient } from '@flagops/sdk';
+import { ChgFlags } from './chg-flags.js';
+const client = createClient({ evalUrl: 'http://127.0.0.1:1', sdkKey: 'svc_sdk_x', bootstrap: ${JSON.stringify(snapshot)} as never });
+const flags = new ChgFlags(client);
+const served: string[] = [flags.aB(), flags.aB2(), flags.aB_2(), flags.class(), flags.client_(), flags.constructor_(), flags.readByte(), flags.toString_()];
+console.log(JSON.stringify(served), String(flags), Object.hasOwn(flags, 'client'), flags.hasOwnProperty('client'));
+await client.close();
+`,
+      );
+      const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
+      const args = [
+        '--noEmit',
+        '--strict',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--skipLibCheck',
+      ];
+      const checked = await runTool(tsc, [...args, path.join(dir, 'use-chg.ts')], { cwd: dir });
+      expect(checked.code, checked.stdout + checked.stderr).toBe(0);
+    }, 120_000);
+
+    it.skipIf(PYTHON_MISSING !== null)(
+      'Python: each accessor reads its own flag, and the client stays the client',
+      async () => {
+        const out = path.join(dir, 'chg_flags.py');
+        expect((await flagops(['generate', '--lang', 'python', '--project', 'chg', '--dir', repo, '--out', out])).code).toBe(0);
+        const script = `
+import json
+from flagops import Client
+from chg_flags import ChgFlags
+client = Client("http://127.0.0.1:9", "svc_sdk_x", bootstrap=json.loads(${JSON.stringify(JSON.stringify(snapshot))}), stream=False, retry_initial=60, retry_max=60)
+flags = ChgFlags(client)
+ctx = {"userId": "u-1"}
+print(json.dumps([flags.a_b(ctx), flags.a_b_2(ctx), flags.a_b_3(ctx), flags.class_(ctx), flags.client_(ctx), flags.constructor(ctx), flags.read_byte(ctx), flags.to_string(ctx), flags.client is client]))
+client.close()
+`;
+        const ran = await runTool('python3', ['-c', script], {
+          cwd: dir,
+          env: { ...process.env, PYTHONPATH: `${PYTHON_SDK}:${dir}`, PYTHONDONTWRITEBYTECODE: '1' },
+        });
+        expect(ran.code, ran.stderr).toBe(0);
+        // a-b-2 keeps a_b_2, its own name, so a.b, the later of the two keys named a_b, takes a_b_3.
+        expect(JSON.parse(ran.stdout)).toEqual(['a-b', 'a-b-2', 'a.b', 'class', 'client', 'constructor', 'read-byte', 'to-string', true]);
+      },
+      60_000,
+    );
+
+    it.skipIf(GO_MISSING !== null)(
+      'Go: the file builds and passes go vet, with Client the field and Client_ the flag',
+      async () => {
+        const module = path.join(dir, 'gomod-chg');
+        await mkdir(path.join(module, 'flags'), { recursive: true });
+        const out = path.join(module, 'flags', 'chg.go');
+        expect((await flagops(['generate', '--lang', 'go', '--project', 'chg', '--dir', repo, '--out', out])).code).toBe(0);
+        const code = await readFile(out, 'utf8');
+        for (const [name, key] of [
+          ['AB', 'a-b'],
+          ['AB2', 'a-b-2'],
+          ['AB_2', 'a.b'],
+          ['Client_', 'client'],
+          ['ReadByte_', 'read-byte'],
+        ])
+          expect(code).toContain(`func (f ChgFlags) ${name}(ctx flagops.Context) string {\n\treturn f.Client.String("${key}", "off", ctx)`);
+        await writeFile(
+          path.join(module, 'go.mod'),
+          `module example.com/app\n\ngo 1.19\n\nrequire github.com/flagops/flagops/sdks/go v0.0.0\n\nreplace github.com/flagops/flagops/sdks/go => ${GO_SDK}\n`,
+        );
+        const vet = await runTool('go', ['vet', './...'], { cwd: module, env: GO_ENV });
+        expect(vet.code, vet.stderr).toBe(0);
+        const fmt = await runTool('gofmt', ['-l', '.'], { cwd: module, env: GO_ENV });
+        expect(fmt.stdout.trim()).toBe('');
+      },
+      300_000,
+    );
+  });
 });

@@ -23,6 +23,10 @@ added or their kind or default changes.
   go      a type ShopFlags for the Go SDK:        ShopFlags{Client: client}.CheckoutV2(ctx)
   python  a class ShopFlags for the Python SDK:   ShopFlags(Client(eval_url, sdk_key)).checkout_v2(context)
 
+Every valid key gets a method. A name that is a keyword or one of the class's own members gets a trailing _
+(the flag client is read with client_, Client_ in Go), and keys giving the same name get _2, _3... after it,
+the first in key order keeping it (a-b → aB, a.b → aB_2). Each method's doc comment names its flag's key.
+
 Options:
   --lang ts|go|python  the language to write
   --project slug       the project whose flags to write

@@ -19,6 +19,8 @@ export interface AccessorProject {
 
 const EMPTY: Record<FlagKind, JsonValue> = { boolean: false, string: '', number: 0, json: null };
 
+const byKey = (a: AccessorFlag, b: AccessorFlag) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 /** A project's flags, sorted by key so the generated file is stable. */
 export function accessorProject(slug: string, project: ProjectState): AccessorProject {
   const flags = [...project.flags.values()]
@@ -34,7 +36,7 @@ export function accessorProject(slug: string, project: ProjectState): AccessorPr
         archived: meta.archivedAt !== null && meta.archivedAt !== undefined,
       };
     })
-    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    .sort(byKey);
   return { slug, flags };
 }
 
@@ -71,17 +73,10 @@ export function pascalName(key: string): string {
   return /^[0-9]/.test(name) ? `Flag${name}` : name;
 }
 
-const PYTHON_KEYWORDS = new Set(
-  'false none true and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield match case'.split(
-    ' ',
-  ),
-);
-
-/** `checkout-v2` → `checkout_v2`; a Python keyword gets a trailing underscore. */
+/** `checkout-v2` → `checkout_v2`; a key starting with a digit gets a leading `flag_`. */
 export function snakeName(key: string): string {
   const name = words(key).join('_').toLowerCase();
-  const safe = /^[0-9]/.test(name) ? `flag_${name}` : name;
-  return PYTHON_KEYWORDS.has(safe) ? `${safe}_` : safe;
+  return /^[0-9]/.test(name) ? `flag_${name}` : name;
 }
 
 /** The project's name as a type: `shop` → `ShopFlags`. */
@@ -89,13 +84,32 @@ export function typeName(slug: string): string {
   return `${pascalName(slug)}Flags`;
 }
 
-/** Two flags whose keys give the same name would make code that does not compile: refuse them by name. */
-export function checkDistinct(flags: readonly AccessorFlag[], name: (key: string) => string): void {
-  const seen = new Map<string, string>();
-  for (const flag of flags) {
-    const n = name(flag.key);
-    const other = seen.get(n);
-    if (other !== undefined) throw new Error(`flags ${other} and ${flag.key} would both be named ${n}`);
-    seen.set(n, flag.key);
-  }
+/**
+ * Each flag's accessor name, by key. It is `name(key)`, with a trailing `_` when that is `reserved` (a keyword
+ * of the language or a member the generated class has itself: `client` → `client_`). Keys that still give the
+ * same name keep it for the first key in key order and add `_2`, `_3`… for the later ones (`a-b` → `aB`,
+ * `a.b` → `aB_2`), skipping any name another flag has. Every valid key gets a name, and the names depend only on
+ * the project's keys.
+ */
+export function accessorNames(
+  flags: readonly AccessorFlag[],
+  name: (key: string) => string,
+  reserved: ReadonlySet<string>,
+): Map<string, string> {
+  const sorted = [...flags].sort(byKey);
+  const bases = sorted.map((flag) => {
+    const base = name(flag.key);
+    return reserved.has(base) ? `${base}_` : base;
+  });
+  const taken = new Set(bases);
+  const names = new Map<string, string>();
+  const given = new Set<string>();
+  sorted.forEach((flag, i) => {
+    const base = bases[i];
+    let unique = base;
+    for (let n = 2; given.has(unique) || (unique !== base && taken.has(unique)); n++) unique = `${base}_${n}`;
+    names.set(flag.key, unique);
+    given.add(unique);
+  });
+  return names;
 }

@@ -1,5 +1,5 @@
 import type { FlagKind } from '@flagops/core';
-import { type AccessorProject, checkDistinct, docLines, pascalName, typeName } from './accessor-model.js';
+import { type AccessorProject, accessorNames, docLines, pascalName, typeName } from './accessor-model.js';
 
 /** The Go SDK's module path, which the generated file imports. */
 export const GO_MODULE = 'github.com/flagops/flagops/sdks/go';
@@ -11,6 +11,25 @@ const METHOD: Record<FlagKind, { method: string; type: string }> = {
   json: { method: 'JSON', type: 'any' },
 };
 
+/**
+ * Names a method may not take: the type's field `Client`, and the methods whose signature `go vet` checks
+ * because the standard library looks for them at run time (an accessor `ReadByte(ctx)` is not an io.ByteReader).
+ */
+const RESERVED = new Set([
+  'Client',
+  'GobDecode',
+  'GobEncode',
+  'MarshalJSON',
+  'MarshalXML',
+  'ReadByte',
+  'ReadRune',
+  'UnmarshalJSON',
+  'UnmarshalXML',
+  'UnreadByte',
+  'UnreadRune',
+  'WriteByte',
+]);
+
 /** A Go literal of a scalar default; JSON defaults are decoded once from their JSON text instead. */
 function goScalar(value: unknown): string {
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return JSON.stringify(value);
@@ -19,12 +38,12 @@ function goScalar(value: unknown): string {
 
 /** A Go file for the Go SDK: a type with one method per flag. `pkg` is the package it belongs to. */
 export function emitGo(project: AccessorProject, pkg: string): string {
-  checkDistinct(project.flags, pascalName);
+  const names = accessorNames(project.flags, pascalName, RESERVED);
   const name = typeName(project.slug);
   const jsonDefaults: string[] = [];
   const methods = project.flags.map((flag) => {
     const { method, type } = METHOD[flag.kind];
-    const id = pascalName(flag.key);
+    const id = names.get(flag.key);
     const lines = docLines(flag);
     lines[0] = `${id} reads flag ${lines[0]}`;
     if (flag.archived) lines.push('', 'Deprecated: the flag is archived.');

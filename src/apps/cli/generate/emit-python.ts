@@ -1,5 +1,5 @@
 import type { FlagKind, JsonValue } from '@flagops/core';
-import { type AccessorProject, checkDistinct, docLines, snakeName, typeName } from './accessor-model.js';
+import { type AccessorProject, accessorNames, docLines, snakeName, typeName } from './accessor-model.js';
 
 const METHOD: Record<FlagKind, { method: string; type: string }> = {
   boolean: { method: 'boolean', type: 'bool' },
@@ -7,6 +7,16 @@ const METHOD: Record<FlagKind, { method: string; type: string }> = {
   number: { method: 'number', type: 'float' },
   json: { method: 'json', type: 'Any' },
 };
+
+/** Names a method may not take: Python's keywords and the class's own attribute `client`. */
+const RESERVED = new Set(
+  [
+    'false none true and as assert async await break class continue def del elif else except finally for from global if',
+    'import in is lambda nonlocal not or pass raise return try while with yield match case client',
+  ]
+    .join(' ')
+    .split(' '),
+);
 
 /** A Python literal of a JSON value (JSON's string escapes are Python's too). */
 export function pythonLiteral(value: JsonValue): string {
@@ -22,12 +32,12 @@ export function pythonLiteral(value: JsonValue): string {
 
 /** A Python module for the flagops package: a class with one method per flag. */
 export function emitPython(project: AccessorProject): string {
-  checkDistinct(project.flags, snakeName);
+  const names = accessorNames(project.flags, snakeName, RESERVED);
   const name = typeName(project.slug);
   const methods = project.flags.map((flag) => {
     const { method, type } = METHOD[flag.kind];
     const doc = docLines(flag).map((line) => line.replaceAll('\\', '\\\\').replaceAll('"""', '\\"\\"\\"'));
-    return `    def ${snakeName(flag.key)}(self, context: Mapping[str, Any] | None = None) -> ${type}:
+    return `    def ${names.get(flag.key)}(self, context: Mapping[str, Any] | None = None) -> ${type}:
         """${doc.join('\n\n        ')}"""
         return self.client.${method}(${JSON.stringify(flag.key)}, ${pythonLiteral(flag.defaultValue)}, context)`;
   });

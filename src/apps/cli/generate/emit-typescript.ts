@@ -1,5 +1,5 @@
 import type { FlagKind } from '@flagops/core';
-import { type AccessorProject, camelName, checkDistinct, docLines, typeName } from './accessor-model.js';
+import { type AccessorProject, accessorNames, camelName, docLines, typeName } from './accessor-model.js';
 
 const METHOD: Record<FlagKind, { method: string; type: string }> = {
   boolean: { method: 'boolean', type: 'boolean' },
@@ -8,9 +8,24 @@ const METHOD: Record<FlagKind, { method: string; type: string }> = {
   json: { method: 'json', type: 'JsonValue' },
 };
 
+/**
+ * Names an accessor may not take: the class's own members (its client, its constructor) and those every object
+ * inherits, which code such as `String(flags)` or a library's `hasOwnProperty` call relies on.
+ */
+const RESERVED = new Set([
+  'client',
+  'constructor',
+  'toString',
+  'toLocaleString',
+  'valueOf',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'propertyIsEnumerable',
+]);
+
 /** A TypeScript module for @flagops/sdk: a class with one method per flag, reading a local-mode client. */
 export function emitTypeScript(project: AccessorProject): string {
-  checkDistinct(project.flags, camelName);
+  const names = accessorNames(project.flags, camelName, RESERVED);
   const name = typeName(project.slug);
   const methods = project.flags.map((flag) => {
     const { method, type } = METHOD[flag.kind];
@@ -19,7 +34,7 @@ export function emitTypeScript(project: AccessorProject): string {
     return `  /**
 ${doc.join('\n')}
    */
-  ${camelName(flag.key)}(context?: EvaluationContext): ${type} {
+  ${names.get(flag.key)}(context?: EvaluationContext): ${type} {
     return this.client.${method}(${JSON.stringify(flag.key)}, ${JSON.stringify(flag.defaultValue)}, context);
   }`;
   });
