@@ -147,3 +147,43 @@ describe('flagops diff on lifecycle changes', () => {
     );
   });
 });
+
+describe('flagops diff on a file that became invalid', () => {
+  let repo: { dir: string; remove: () => void };
+
+  beforeAll(() => {
+    // A typo in one flag's prod config, committed with a valid rollout of another flag; then the typo fixed;
+    // then a kills file that does not parse, which holds back the whole project.
+    repo = sampleCopy();
+    git(repo.dir, 'init', '-q', '-b', 'main');
+    git(repo.dir, 'add', '.');
+    git(repo.dir, 'commit', '-q', '-m', 'sample');
+    edit(repo.dir, 'projects/shop/environments/prod/checkout-v2.yaml', (t) => t.replace(/^enabled: .*$/m, 'enabled: maybe'));
+    edit(repo.dir, 'projects/shop/environments/prod/max-cart-items.yaml', (t) => t.replace('rolloutPct: 0', 'rolloutPct: 25'));
+    git(repo.dir, 'commit', '-q', '-am', 'typo');
+    edit(repo.dir, 'projects/shop/environments/prod/checkout-v2.yaml', (t) => t.replace('enabled: maybe', 'enabled: true'));
+    git(repo.dir, 'commit', '-q', '-am', 'typo fixed');
+    edit(repo.dir, 'projects/shop/environments/prod/kills.yaml', () => 'kills: [\n');
+    git(repo.dir, 'commit', '-q', '-am', 'broken kills');
+  });
+
+  afterAll(() => repo.remove());
+
+  it('says the flag is invalid in that commit and not compared, never that it was deleted; the others are compared', async () => {
+    expect(await flagops(['diff', 'HEAD~3', 'HEAD~2', '--repo', repo.dir])).toEqual({
+      code: 0,
+      stdout: 'shop/checkout-v2: invalid file in HEAD~2, not compared\nshop/max-cart-items prod: rolloutPct 0 → 25\n',
+      stderr: 'flagops diff: HEAD~2 has 1 issue(s); what they concern is left out of the comparison\n',
+    });
+  });
+
+  it('does not call the flag added when its file becomes valid again', async () => {
+    expect((await flagops(['diff', 'HEAD~2', 'HEAD~1', '--repo', repo.dir])).stdout).toBe(
+      'shop/checkout-v2: invalid file in HEAD~2, not compared\n',
+    );
+  });
+
+  it('says a project whose own file is invalid is not compared, rather than removed', async () => {
+    expect((await flagops(['diff', 'HEAD~1', 'HEAD', '--repo', repo.dir])).stdout).toBe('shop: invalid file in HEAD, not compared\n');
+  });
+});

@@ -2,8 +2,10 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { RepositoryState } from '@flagops/core';
 import { computeImpact, describeImpact } from '../../../features/proposals/impact.js';
-import { diffStates } from '../../../foundations/repository/diff-states.js';
-import { formatChanges } from '../../../foundations/repository/format-changes.js';
+import { diffStates, type FlagChange } from '../../../foundations/repository/diff-states.js';
+import { formatFlagChange } from '../../../foundations/repository/format-changes.js';
+import { issuesByUnit } from '../../../foundations/repository/held-units.js';
+import type { ValidationIssue } from '../../../foundations/validation/issue.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops diff <rev-a> [<rev-b>] [--repo dir] [--impact]
@@ -24,7 +26,9 @@ Options:
   -h, --help           show this help
 
 Files with issues are left out of the comparison; their number is reported on stderr ('flagops validate'
-names them). Exit code 0 whether or not anything changed, 1 when a revision cannot be read.
+names them). A flag (or project) whose files have issues in either commit is not compared, and is not shown
+as deleted or added: "shop/checkout-v2: invalid file in HEAD, not compared". Exit code 0 whether or not
+anything changed, 1 when a revision cannot be read.
 `;
 
 async function run(args: string[], io: CliIo): Promise<number> {
@@ -50,7 +54,11 @@ async function run(args: string[], io: CliIo): Promise<number> {
       if (loaded.issues.length > 0)
         io.stderr(`flagops diff: ${rev} has ${loaded.issues.length} issue(s); what they concern is left out of the comparison\n`);
     }
-    io.stdout(`${formatChanges(diffStates(before.state, after.state))}\n`);
+    const changed = changeLines(diffStates(before.state, after.state), [
+      [revA, before.issues],
+      [revB, after.issues],
+    ]);
+    io.stdout(`${changed.length === 0 ? 'no flag changes' : changed.join('\n')}\n`);
     if (values.impact) {
       const lines = impactLines(before.state, after.state);
       io.stdout(lines.length === 0 ? 'impact: no environment config changed\n' : `${lines.join('\n')}\n`);
@@ -59,6 +67,30 @@ async function run(args: string[], io: CliIo): Promise<number> {
   } finally {
     await repo.close();
   }
+}
+
+/**
+ * One line per change, in words. A flag whose flag or config files have issues in a commit, or a project whose
+ * own files (project.yaml, segments, kills) do, is left out of that commit's state without having been deleted:
+ * its changes (`flag deleted`, `flag added`, `project removed`) say nothing true, so it gets one line naming
+ * the commits where it is invalid instead.
+ */
+function changeLines(changes: readonly FlagChange[], sides: ReadonlyArray<readonly [string, readonly ValidationIssue[]]>): string[] {
+  const units = sides.map(([rev, issues]) => ({ rev, ...issuesByUnit(issues) }));
+  const told = new Set<string>();
+  const lines: string[] = [];
+  for (const change of changes) {
+    const { project, flag } = change;
+    const projectRevs = units.filter((side) => side.projectIssues.has(project)).map((side) => side.rev);
+    const flagRevs = flag === null ? [] : units.filter((side) => side.flagIssues.get(project)?.has(flag)).map((side) => side.rev);
+    const [subject, revs] = projectRevs.length > 0 ? [project, projectRevs] : [`${project}/${flag}`, flagRevs];
+    if (revs.length === 0) lines.push(formatFlagChange(change));
+    else if (!told.has(subject)) {
+      told.add(subject);
+      lines.push(`${subject}: invalid file in ${revs.join(' and ')}, not compared`);
+    }
+  }
+  return lines;
 }
 
 /** One line per changed environment config of every project on both sides: `shop/checkout-v2 prod: moves …`. */
