@@ -14,6 +14,7 @@ import { GuardMonitor } from './features/guards/guard-monitor.js';
 import { FlagHealthService } from './features/health/flag-health-service.js';
 import { HealthWatcher } from './features/health/health-watcher.js';
 import { KillSwitch } from './features/kill/kill-switch.js';
+import { forgetFollowedRemote, recordFollowedRemote } from './features/remote/followed-remote.js';
 import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
 import { Scheduler } from './features/schedule/scheduler.js';
@@ -330,12 +331,15 @@ async function startOnLockedDirectory(
     await state.close();
   };
   try {
-    if (remote) {
+    if (remote && config.gitRemote) {
       await repos.get(remote.org);
+      // Read by `flagops import`, whose commits must reach the remote before main moves, as the service's do.
+      await recordFollowedRemote(repos.gitdirOf(remote.org), config.gitRemote.url);
       await remote.start(); // fetch before serving: the remote is the truth
     }
     for (const org of keys.organisations()) {
       const repo = await repos.get(org.name);
+      if (org.name !== remote?.org) await forgetFollowedRemote(repos.gitdirOf(org.name));
       await repo.watch();
       await holder.add(org.name, repo);
       await audit.get(org.name); // build the audit index now, not on the first request

@@ -5,12 +5,10 @@ import { type GitResult, gitRun } from '../../foundations/storage/git/git-cli.js
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foundations/storage/git/refs.js';
 import { PUBLISH_CUT_WHEN_ASKED } from '../../foundations/storage/index.js';
 import { isKillAction } from '../kill/kill-switch.js';
+import { redact } from './redact.js';
 import { type CommitPack, pushOverSmartHttp } from './smart-http-push.js';
 
-/** A remote URL with any password replaced, for logs and errors. */
-export function redact(url: string): string {
-  return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
-}
+export { redact };
 
 const TRACKING_REF = 'refs/flagops/remote-main';
 /** The name git is given the remote by (its URL in git's environment, not on the command line: it holds credentials). */

@@ -178,7 +178,8 @@ function isGitRemote(value: string): boolean {
   return true; // host:path, or a path on this machine
 }
 
-function gitRemoteSettings(env: NodeJS.ProcessEnv, url: string): NonNullable<Config['gitRemote']> {
+/** Remote mode's settings from FLAGOPS_GIT_REMOTE (`url`) and the rest of `env`; ConfigError for one that cannot work. */
+export function gitRemoteSettings(env: NodeJS.ProcessEnv, url: string): NonNullable<Config['gitRemote']> {
   if (!isGitRemote(url))
     throw new ConfigError(
       'FLAGOPS_GIT_REMOTE must be a git remote: https://host/flags.git, ssh://git@host/flags.git, git@host:flags.git or a path',

@@ -2,11 +2,15 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { isOrgName } from '../../../foundations/auth/key-format.js';
+import { FlagopsError } from '../../../foundations/errors/kinds.js';
+import { silentLogger } from '../../../foundations/log/logger.js';
 import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
 import { openControlState } from '../../../foundations/state/index.js';
+import type { FlagRepository, OpenOptions } from '../../../foundations/storage/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { confirmSummary, formatImportPlan } from '../format-import-plan.js';
 import { type ImportPlan, needsConfirmation, planIsEmpty } from '../import-plan.js';
+import { type ImportRemote, importRemote } from '../import-remote.js';
 import { formatIssueLine } from '../issue-output.js';
 import { ImportRefused, type ImportRequest, prepareImport } from '../prepare-import.js';
 import { isDirectory, readRepositoryDirectory } from '../read-directory.js';
@@ -54,6 +58,11 @@ command line is wrong, 3 the plan needs --yes and nothing was written.
 Run it while the server is stopped, or against a running server's data directory: commits use the
 same compare-and-swap on main as the server, and the server picks up the new commit. A running
 server serves an organisation that has keys (FLAGOPS_BOOTSTRAP_KEYS or its admin keys).
+
+In remote mode, run it with the server's FLAGOPS_GIT_REMOTE (and FLAGOPS_GIT_REMOTE_ORG,
+FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS): the commit is pushed to the remote's main before main moves, as the
+server's changes are. When the remote cannot be reached or refuses it, the import is refused (exit 1)
+and nothing changes; without FLAGOPS_GIT_REMOTE, an organisation that follows a remote is refused.
 `;
 
 /** Why the data directory or the organisation cannot be imported into without --create; null when they exist. */
@@ -119,13 +128,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
   const request: ImportRequest = { org, dir, files, imported: state, replace: values.replace };
   try {
-    if (values['dry-run']) return await dryRun(request, join(dataDir, 'repos', `${org}.git`), io);
+    const gitdir = join(dataDir, 'repos', `${org}.git`);
+    if (values['dry-run']) return await dryRun(request, gitdir, io);
+    const remote = await importRemote(gitdir, org, io.env);
     // Owner-only, as the service creates it: it will hold credentials.
     if (missing) await mkdir(dataDir, { recursive: true, mode: 0o700 });
-    return await commitImport(request, { dataDir, created: missing !== null, yes: values.yes, actor: values.actor }, io);
+    return await commitImport(request, { dataDir, created: missing !== null, yes: values.yes, actor: values.actor, remote }, io);
   } catch (err) {
-    if (!(err instanceof ImportRefused)) throw err;
-    io.stderr(`flagops import: ${err.message}; nothing was imported\n`);
+    // The git remote refused the import, could not be reached or did not answer (remote mode): main did not move.
+    if (!(err instanceof ImportRefused || err instanceof FlagopsError)) throw err;
+    io.stderr(`flagops import: ${err.message.replace(/\s*\n\s*/g, ' ').trim()}; nothing was imported\n`);
     return EXIT.failed;
   }
 }
@@ -147,6 +159,9 @@ async function dryRun(request: ImportRequest, gitdir: string, io: CliIo): Promis
   }
 }
 
+/** A commit adding more than this is pushed by `git push`, which deltas against what the host has. */
+const MAX_PUSHED_BYTES = 8 * 1024 * 1024;
+
 /** Thrown out of the write function when the plan needs --yes and it was not given: nothing is committed. */
 class NeedsConfirmation extends Error {
   constructor(readonly plan: ImportPlan) {
@@ -156,7 +171,7 @@ class NeedsConfirmation extends Error {
 
 async function commitImport(
   request: ImportRequest,
-  options: { dataDir: string; created: boolean; yes: boolean; actor: string | undefined },
+  options: { dataDir: string; created: boolean; yes: boolean; actor: string | undefined; remote: ImportRemote | null },
   io: CliIo,
 ): Promise<number> {
   const { org, dir, imported } = request;
@@ -164,7 +179,15 @@ async function commitImport(
   // The installation's state, where the service keeps it: commits are signed with its key (a database's, with
   // FLAGOPS_DATABASE_URL), so the service believes what they say.
   const state = await openControlState({ dataDir: options.dataDir, databaseUrl: io.env.FLAGOPS_DATABASE_URL || undefined });
-  const registry = new RepositoryRegistry({ dataDir: options.dataDir, trust: state.commitTrust, watch: false });
+  const remote =
+    options.remote &&
+    (await publishingTo(options.remote, join(options.dataDir, 'repos', `${org}.git`), (): Promise<FlagRepository> => registry.get(org)));
+  const registry = new RepositoryRegistry({
+    dataDir: options.dataDir,
+    trust: state.commitTrust,
+    watch: false,
+    ...(remote ? { repository: { publish: remote.publish } } : {}),
+  });
   try {
     const repo = await registry.get(org);
     const slugs = [...imported.projects.keys()];
@@ -219,9 +242,30 @@ async function commitImport(
     }
     return EXIT.ok;
   } finally {
+    remote?.close();
     await registry.closeAll();
     await state.close();
   }
+}
+
+/**
+ * Remote mode: the store's `publish`, as the service's changes have it. The import's commit is pushed to the
+ * remote's main before main moves here; when the remote moved, main is brought up to it and the import planned
+ * again on top; when it cannot be reached or refuses, the update throws and main stays as it was.
+ */
+async function publishingTo(
+  remote: ImportRemote,
+  gitdir: string,
+  repo: () => Promise<FlagRepository>,
+): Promise<{ publish: NonNullable<OpenOptions['publish']>; close(): void }> {
+  const { PUSH_TIMEOUT_SECONDS, RemoteSync } = await import('../../../features/remote/remote-sync.js');
+  const timeoutMs = (remote.pushTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000;
+  const packOf = async (commit: string) => (await repo()).packAddedBy(commit, MAX_PUSHED_BYTES);
+  const sync = new RemoteSync(gitdir, remote.url, silentLogger, undefined, undefined, undefined, timeoutMs, packOf);
+  return {
+    publish: (_gitdir: string, commit: string, parent: string | null, action: string) => sync.publish(commit, parent, action),
+    close: () => sync.close(),
+  };
 }
 
 /** `project shop prj_a → prj_b`, `flag shop/x flg_a → flg_b`: the ids replaced projects take from the directory. */
