@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { flagops, ROOT } from '../cli/cli-harness.js';
 import { until } from '../helpers/deadlines.js';
 import { git, pushEdit } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { runBlock, shellBlocks } from '../readme/doc-blocks.js';
 import { remoteConfig, startGitServer } from './git-server.js';
 
 describe('flagops import in remote mode (FLAGOPS_GIT_REMOTE)', () => {
@@ -93,6 +94,43 @@ describe('flagops import in remote mode (FLAGOPS_GIT_REMOTE)', () => {
     await until(flagKeys, (keys) => keys.includes('holiday-banner'));
     const flag = (await admin.get(`/api/v1/projects/${project.id}/flags`)).body.flags.find((f: Json) => f.key === 'holiday-banner');
     expect((await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 5 })).status).toBe(200);
+    expect(hostMain()).toBe(localMain());
+  });
+
+  it('after main and the host diverged, the documented reconciliation makes writes work again', async () => {
+    // Someone force-pushes the host: its last commit rewritten (the same tree, another commit).
+    const head = hostMain();
+    expect(localMain()).toBe(head);
+    const rewritten = git(host.gitdir, 'commit-tree', `${head}^{tree}`, '-p', `${head}^`, '-m', 'rewritten on the host');
+    git(host.gitdir, 'update-ref', 'refs/heads/main', rewritten);
+    const refused = await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'while-diverged' });
+    expect(refused.status).toBe(503);
+    expect(refused.body.error.message).toContain('have diverged');
+
+    // docs/deployment.md, "Reconciling a diverged main", word for word: with the service stopped, keep main on a
+    // branch of the host, set main to the host's main, and start the service.
+    await service.stop();
+    const guide = await readFile(path.join(ROOT, 'docs/deployment.md'), 'utf8');
+    const procedure = shellBlocks(guide, 'Remote mode: an outside git repository as the source of truth').find((b) =>
+      b.includes('update-ref'),
+    )!;
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: dataDir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      FLAGOPS_DATA_DIR: dataDir,
+      FLAGOPS_GIT_REMOTE: host.url,
+    };
+    const ran = await runBlock(`set -euo pipefail\n${procedure}`, dataDir, env);
+    expect(ran.code, ran.out).toBe(0);
+    service = await startService(config, silentLogger);
+    admin = httpClient(service.controlUrl, adminKey);
+
+    expect(git(host.gitdir, 'rev-parse', 'diverged-main')).toBe(head);
+    expect((await admin.get('/healthz')).body).toMatchObject({ status: 'ok', gitRemote: { reachable: true, diverged: false } });
+    const created = await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'reconciled' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(git(host.gitdir, 'rev-parse', 'main^')).toBe(rewritten);
     expect(hostMain()).toBe(localMain());
   });
 
