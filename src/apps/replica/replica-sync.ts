@@ -57,7 +57,8 @@ export class ReplicaSync {
   private wake: (() => void) | undefined;
   /** The organisation the upstreams serve, from the first listing of this run. */
   private feedOrg: string | null = null;
-  private firstSync: { promise: Promise<void>; resolve: () => void };
+  /** Settles once the start may serve: true after the first complete sync, false once no upstream answered. */
+  private ready: { promise: Promise<boolean>; resolve: (synced: boolean) => void };
   readonly status: SyncStatus;
 
   constructor(
@@ -69,11 +70,11 @@ export class ReplicaSync {
     private readonly logger: Logger,
     private readonly options: SyncOptions = {},
   ) {
-    let resolve = () => {};
-    const promise = new Promise<void>((r) => {
+    let resolve: (synced: boolean) => void = () => {};
+    const promise = new Promise<boolean>((r) => {
       resolve = r;
     });
-    this.firstSync = { promise, resolve };
+    this.ready = { promise, resolve };
     this.status = { connected: false, following: rotation.current, behind: [], failovers: {}, lastSyncAt: null, lastContactAt: null };
   }
 
@@ -85,7 +86,11 @@ export class ReplicaSync {
     this.keysTimer.unref();
   }
 
-  /** Resolves after the first complete sync with upstream, or after `timeoutMs`, or once `stop` is aborted. */
+  /**
+   * Resolves true after the first complete sync with upstream; false once every upstream has failed while
+   * views saved on disk are there to serve (waiting longer would only answer "starting" instead of serving
+   * them), after `timeoutMs`, or once `stop` is aborted.
+   */
   async synced(timeoutMs: number, stop?: AbortSignal): Promise<boolean> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const given = new Promise<false>((resolve) => {
@@ -94,7 +99,7 @@ export class ReplicaSync {
       stop?.addEventListener('abort', () => resolve(false), { once: true });
     });
     // The timer goes with the wait: a replica stopped while it starts exits at once, not once it fires.
-    return Promise.race([this.firstSync.promise.then(() => true), given]).finally(() => clearTimeout(timer));
+    return Promise.race([this.ready.promise, given]).finally(() => clearTimeout(timer));
   }
 
   async close(): Promise<void> {
@@ -116,6 +121,7 @@ export class ReplicaSync {
       this.noteBehind([]);
       if (this.closed) return;
       const { origin: to, delayMs } = this.rotation.failed();
+      if (this.rotation.allFailed && this.holder.entries().length > 0) this.ready.resolve(false);
       const fields = { from, to, reason: loss.reason, err: loss.message, retryInMs: Math.round(delayMs) };
       if (to === from) {
         this.logger.warn('upstream lost; serving the last good snapshots until it is back', fields);
@@ -194,7 +200,7 @@ export class ReplicaSync {
       this.status.connected = true;
       this.status.lastSyncAt = new Date().toISOString();
       this.rotation.succeeded();
-      this.firstSync.resolve();
+      this.ready.resolve(true);
     } else if (name === 'version' && this.holder.org !== null) {
       await this.applyChange(this.holder.org, data as ViewListing, signal);
       this.status.lastSyncAt = new Date().toISOString();

@@ -32,7 +32,10 @@ export interface ReplicaOptions extends SyncOptions {
   trustProxy?: number;
   /** How often evaluation counts are forwarded (default 2 s, so stats show them within 5 s). */
   countsIntervalMs?: number;
-  /** How long start waits for the first sync before serving what is on disk (default 5 s). */
+  /**
+   * How long start waits for the first sync before serving what is on disk (default 5 s); no longer than it
+   * takes every upstream to fail once when there is something on disk to serve.
+   */
   startTimeoutMs?: number;
   /** Aborted when the replica is asked to stop while it starts (SIGTERM): start waits for the first sync no longer. */
   stopSignal?: AbortSignal;

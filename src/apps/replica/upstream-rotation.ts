@@ -32,6 +32,11 @@ export class UpstreamRotation {
     return this.origins[this.index];
   }
 
+  /** True once every upstream has failed since the last one that answered (or since the start). */
+  get allFailed(): boolean {
+    return this.failuresInRow >= this.origins.length;
+  }
+
   /** The followed upstream answered: the next failure starts a new round. */
   succeeded(): void {
     this.failuresInRow = 0;
