@@ -165,6 +165,8 @@ export function wireRemoteMode(deps: {
       // With the database down, no notice comes: what the others push is fetched every second instead.
       remote.pollWhileDeaf(() => state.writesRefused() !== undefined);
       await heldKills().catchUp();
+      // Kills held when the service stopped are on main still: held until the remote takes them.
+      if (heldKills().holding) remote.sync.heldFromBefore();
     },
     close() {
       for (const stop of unsubscribe.splice(0)) stop();

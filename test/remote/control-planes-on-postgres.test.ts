@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/foundations/auth/key-format.js';
+import type { Config } from '../../src/foundations/config/config.js';
 import { createLogger, silentLogger } from '../../src/foundations/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 import { until } from '../helpers/deadlines.js';
@@ -29,6 +30,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
   let host: Awaited<ReturnType<typeof startGitServer>>;
   const dirs: string[] = [];
   const services: Service[] = [];
+  const configs: Config[] = [];
   const adminKey = generateKey('admin');
   let a: HttpClient;
   let b: HttpClient;
@@ -47,6 +49,7 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
       dirs.push(dataDir);
       // No polling: what reaches the other control plane comes by notice.
       const config = remoteConfig(dataDir, host.url, adminKey, { databaseUrl });
+      configs.push(config);
       services.push(await startService(config, process.env.DEBUG_CP ? createLogger({ level: 'debug' }).child({ cp: i }) : silentLogger));
     }
     [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
@@ -163,6 +166,44 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
           () => client.get(`/api/v1/flags/${flag.id}`),
           (r) => r.body.environments.prod.rolloutPct === 50,
         );
+  });
+
+  it('with the git host down, both say they hold a kill, also once both are restarted, until the host has it', async () => {
+    const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'restarted' })).body;
+    expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    const holding = async (client: HttpClient) => (await client.get('/healthz')).body.gitRemote;
+    await host.down();
+    try {
+      expect((await a.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'held over a restart' })).status).toBe(200);
+      await until(
+        () => evaluate(services[1], 'restarted'),
+        (r) => r?.reason === 'killed',
+      );
+      // The other holds the copy it made at once, and finds the host down at its first retry.
+      for (const client of [a, b])
+        await until(
+          () => holding(client),
+          (r) => r.reachable === false && r.holdingKills === true,
+        );
+      for (let i = 0; i < services.length; i++) {
+        await services[i].stop();
+        services[i] = await startService(configs[i], silentLogger);
+      }
+      [a, b] = services.map((s) => httpClient(s.controlUrl, adminKey));
+      for (const client of [a, b]) expect(await holding(client)).toMatchObject({ reachable: false, holdingKills: true });
+    } finally {
+      await host.up();
+    }
+    await until(
+      async () => killCommits(host.gitdir, 'restarted'),
+      (commits) => commits.length > 0,
+    );
+    for (const client of [a, b])
+      await until(
+        () => holding(client),
+        (r) => r.reachable === true && r.holdingKills === false,
+      );
+    expect(killCommits(host.gitdir, 'restarted')).toEqual(['kill prod']);
   });
 
   it('with the git host down, a kill through one is served by both at once, and reaches the host once even if the one that took it is gone', async () => {

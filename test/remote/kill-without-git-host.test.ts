@@ -124,6 +124,8 @@ describe('kills never wait for the git host (remote mode)', () => {
       service = await startService(config, silentLogger);
       admin = httpClient(service.controlUrl, adminKey);
       expect(await evaluate('search')).toMatchObject({ value: false, reason: 'killed' });
+      // Restarted, main still holds what the host lacks, and /healthz says so as before the stop.
+      expect((await admin.get('/healthz')).body.gitRemote).toMatchObject({ reachable: false, holdingKills: true });
     } finally {
       await host.up();
     }
@@ -132,6 +134,10 @@ describe('kills never wait for the git host (remote mode)', () => {
       (commits) => commits.length === 3,
     );
     expect(killCommits(host.gitdir, 'search')).toEqual(['kill prod', 'kill staging', 'clear_kill staging']);
+    await until(
+      async () => (await admin.get('/healthz')).body.gitRemote,
+      (remote) => remote.reachable === true && remote.holdingKills === false,
+    );
     // Writes work again once the host is back.
     expect((await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 7 })).status).toBe(200);
   });

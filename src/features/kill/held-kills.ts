@@ -91,6 +91,11 @@ export class HeldKills {
     return this.catchingUp;
   }
 
+  /** Whether main here holds kills recorded as held and not yet known to be on the remote. */
+  get holding(): boolean {
+    return this.onMain.size > 0;
+  }
+
   /** RemoteSync: main is on the remote, so every kill it holds is there: their records can go. */
   async released(): Promise<void> {
     if (this.onMain.size === 0) return;

@@ -255,6 +255,17 @@ export class RemoteSync {
   }
 
   /**
+   * At start, main holds kills held when the service stopped (their records say so). While the remote has not
+   * answered since the start, they are held as before the stop: /healthz says so, and the retries every second
+   * push them. Once it answered, main is on the remote already.
+   */
+  heldFromBefore(): void {
+    if (this.failure === null) return;
+    this.holding = true;
+    this.retryPush();
+  }
+
+  /**
    * While true, this control plane makes kills another one holds (from its records): they are held here at once
    * rather than each wait for the host first (KILL_SERVE_AFTER_MS), so a kill is served everywhere as soon as
    * anywhere. Main is pushed a second later, also when the kills change nothing here.
