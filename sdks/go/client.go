@@ -102,7 +102,8 @@ type Client struct {
 	readyOnce sync.Once
 	ready     chan struct{}
 
-	// updateMu serialises installing snapshots (poll, stream patches); etag is the held version's.
+	// updateMu serialises installing snapshots (poll, stream patches); etag is the held version's, when the
+	// server served it.
 	updateMu sync.Mutex
 	etag     string
 
@@ -145,8 +146,8 @@ func NewClient(opts Options) (*Client, error) {
 		if err != nil {
 			return nil, fmt.Errorf("flagops: Bootstrap: %w", err)
 		}
+		env.bootstrap = true
 		c.current.Store(env)
-		c.etag = etagOf(env.version)
 		c.markReady()
 		if opts.Offline {
 			c.status.Store(int32(StatusReady))

@@ -70,6 +70,10 @@ type environment struct {
 	environment string
 	flags       map[string]*compiledFlag
 	segments    map[string]*compiledSegment
+	// bootstrap marks Options.Bootstrap: nothing says its content is what the server served at its version
+	// (it may even be another environment's), so no delta or patch applies to it and no request names its
+	// version; the first refresh replaces it whole.
+	bootstrap bool
 }
 
 func hundredths(w jsNumber) int {

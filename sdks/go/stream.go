@@ -14,8 +14,9 @@ import (
 )
 
 // The /v1/stream feed (Server-Sent Events): each `version` event announces a new version; when it carries
-// `since` equal to the version held and a `patch`, the client applies the patch without a request,
-// otherwise it fetches (GET /v1/snapshot?since=). The connection is reopened with backoff when it drops.
+// `since` equal to the version held (served by the server, not a bootstrap) and a `patch`, the client applies
+// the patch without a request, otherwise it fetches (GET /v1/snapshot?since=). The connection is reopened
+// with backoff when it drops.
 
 type sseEvent struct {
 	event string
@@ -125,7 +126,7 @@ func (c *Client) streamOnce() (opened, refused bool, err error) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()
 	path := "/v1/stream"
-	if held := c.current.Load(); held != nil {
+	if held := c.current.Load(); held != nil && !held.bootstrap {
 		// The server's first event then carries the patch from the held version when it has it.
 		path += "?since=" + strconv.FormatInt(held.version, 10)
 	}
@@ -191,11 +192,11 @@ func (c *Client) onVersionEvent(data string) {
 	version := int64(*ev.Version)
 	c.updateMu.Lock()
 	held := c.current.Load()
-	if held != nil && held.version == version {
+	if held != nil && !held.bootstrap && held.version == version {
 		c.updateMu.Unlock()
 		return
 	}
-	if held != nil && ev.Since != nil && ev.Patch != nil && int64(*ev.Since) == held.version {
+	if held != nil && !held.bootstrap && ev.Since != nil && ev.Patch != nil && int64(*ev.Since) == held.version {
 		next, err := held.applyPatch(version, ev.Patch.Flags, ev.Patch.Segments)
 		if err == nil {
 			c.install(next)

@@ -61,9 +61,10 @@ func (c *Client) newRequest(ctx context.Context, path string) (*http.Request, er
 	return req, nil
 }
 
-// refresh checks the snapshot once: GET /v1/snapshot with If-None-Match and, when a version is held,
-// ?since= so that a server that knows it answers only what changed. The transport asks for gzip and
-// decompresses. A delta is applied to the held snapshot; anything else replaces it.
+// refresh checks the snapshot once: GET /v1/snapshot with If-None-Match and, when the server served the
+// version held, ?since= so that a server that knows it answers only what changed; a bootstrap is replaced by
+// the whole snapshot. The transport asks for gzip and decompresses. A delta is applied to the held snapshot;
+// anything else replaces it.
 func (c *Client) refresh(ctx context.Context) error {
 	c.updateMu.Lock()
 	held := c.current.Load()
@@ -73,7 +74,7 @@ func (c *Client) refresh(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opts.RequestTimeout)
 	defer cancel()
 	path := "/v1/snapshot"
-	if held != nil {
+	if held != nil && !held.bootstrap {
 		path += "?since=" + strconv.FormatInt(held.version, 10)
 	}
 	req, err := c.newRequest(ctx, path)
@@ -112,7 +113,7 @@ func (c *Client) refresh(ctx context.Context) error {
 	defer c.updateMu.Unlock()
 	now := c.current.Load()
 	if w.Since != nil {
-		if held == nil || int64(*w.Since) != held.version {
+		if held == nil || held.bootstrap || int64(*w.Since) != held.version {
 			return errors.New("GET /v1/snapshot answered a delta from a version the client does not hold")
 		}
 		if now != held { // a stream patch moved on meanwhile: ask again from there if this went further
@@ -154,7 +155,7 @@ func (c *Client) pollLoop() {
 		case <-timer.C:
 		case <-c.refreshCh:
 			force, announced := c.forceRefresh.Swap(false), c.announced.Swap(0)
-			if held := c.current.Load(); !force && failures == 0 && held != nil && held.version == announced {
+			if held := c.current.Load(); !force && failures == 0 && held != nil && !held.bootstrap && held.version == announced {
 				continue // already holds what was announced; the poll timer keeps running
 			}
 			if !timer.Stop() {
