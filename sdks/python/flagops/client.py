@@ -1,7 +1,7 @@
 """
 The client: the environment's snapshot held in memory and evaluated in process, kept current by two background
-threads. The updater fetches the snapshot (a ``?since=`` delta when it holds one) at start, on each
-announcement and, while no stream is connected, every ``poll_interval``; the streamer listens to
+threads. The updater fetches the snapshot (a ``?since=`` delta when it holds one the server served) at start, on
+each announcement and, while no stream is connected, every ``poll_interval``; the streamer listens to
 ``/v1/stream`` and applies the small patches it carries without any request. Every update builds a new
 immutable snapshot that is swapped in by reference: evaluations never lock and never see half an update.
 """
@@ -9,6 +9,7 @@ immutable snapshot that is swapped in by reference: evaluations never lock and n
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import json
 import logging
 import random
@@ -127,7 +128,7 @@ class Client:
 
         if bootstrap is not None:
             try:
-                self._swap(parse_snapshot(copy_json(bootstrap)), announce=False)
+                self._swap(dataclasses.replace(parse_snapshot(copy_json(bootstrap)), bootstrap=True), announce=False)
                 self._set_status(READY)
             except SnapshotError as err:
                 self._logger.warning("flagops: ignoring the bootstrap snapshot: %s", err)
@@ -367,17 +368,21 @@ class Client:
                 self._emit("change", ChangeEvent(keys, snapshot.version))
 
     def _refresh_once(self) -> None:
-        """One conditional request; a delta is applied to the snapshot it follows, anything older is dropped."""
+        """
+        One conditional request; a delta is applied to the snapshot it follows, anything older is dropped. A
+        bootstrap is replaced by the whole snapshot, asked for without naming its version.
+        """
         held = self._snapshot
+        patchable = None if held is None or held.bootstrap else held
         body = self._transport.get_snapshot(
-            since=None if held is None else held.version, etag=None if held is None else held.etag
+            since=None if patchable is None else patchable.version, etag=None if patchable is None else patchable.etag
         )
         if body is None or self._closed.is_set():
             return
         with self._swap_lock:
             current = self._snapshot
             if is_delta(body):
-                if current is None or body.get("since") != current.version:
+                if current is None or current.bootstrap or body.get("since") != current.version:
                     # Another update got in first: ask again from what is held now.
                     with self._wake:
                         self._refresh_wanted = True
@@ -386,7 +391,7 @@ class Client:
                 self._logger.debug("flagops: version %s from a delta", body.get("version"))
                 return
             snapshot = parse_snapshot(body)
-            if current is None or snapshot.version != current.version:
+            if current is None or current.bootstrap or snapshot.version != current.version:
                 self._swap(snapshot)
                 self._logger.debug("flagops: version %s from the full snapshot", snapshot.version)
 
@@ -436,7 +441,8 @@ class Client:
             refused = False
             try:
                 held = self._snapshot
-                response = self._transport.open_stream(None if held is None else held.version, self._idle_timeout)
+                since = None if held is None or held.bootstrap else held.version
+                response = self._transport.open_stream(since, self._idle_timeout)
                 self._stream_response = response
                 if self._closed.is_set():
                     response.cut()
@@ -486,6 +492,9 @@ class Client:
         if self._announced is None or version > self._announced:
             self._announced = version
         held = self._snapshot
+        if held is not None and held.bootstrap:
+            self.refresh()  # the whole snapshot replaces a bootstrap: no patch applies to it
+            return
         if held is not None and version == held.version:
             return
         if held is None and self._status == NOT_READY:

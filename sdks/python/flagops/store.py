@@ -22,6 +22,9 @@ class Snapshot:
     environment: str | None
     compiled: CompiledEnvironment
     segments: Mapping[str, Any]
+    # The caller's bootstrap: nothing says its content is what the server served at its version (it may even be
+    # another environment's), so no delta or patch applies to it and no request names its version.
+    bootstrap: bool = False
 
     @property
     def etag(self) -> str:
