@@ -1,4 +1,5 @@
-import { canonicalJson, type EvaluationContext, type EvaluationResult, frozenCopy, type JsonValue } from '@flagops/core';
+import { type EvaluationContext, type EvaluationResult, frozenCopy, type JsonValue } from '@flagops/core';
+import { contextJson } from './context-json.js';
 import { describeError, etagOf, httpError, probeSnapshotVersion } from './http.js';
 import type { ResolvedOptions } from './options.js';
 import { contextProblem, errorDetails, kindOf, shapeResult, type ValueKind } from './results.js';
@@ -73,11 +74,11 @@ export class RemoteClient extends ClientRuntime {
       return errorDetails(defaultValue, 'PROVIDER_NOT_READY', 'the evaluation server has not been reached yet');
     const problem = contextProblem(context);
     if (problem !== null) return errorDetails(defaultValue, 'INVALID_CONTEXT', problem);
-    const cacheKey = `${flagKey}\u0000${canonicalJson(context ?? {})}`;
-    const cached = this.cache.get(cacheKey);
-    if (cached !== undefined) return this.exposed(flagKey, shapeResult(flagKey, { ...cached.result }, defaultValue, kind), context);
     try {
-      const result = await this.fetchResult(cacheKey, flagKey, context);
+      const text = context === undefined ? null : contextJson(context);
+      const cacheKey = `${flagKey}\u0000${text ?? '{}'}`;
+      const cached = this.cache.get(cacheKey);
+      const result = cached !== undefined ? cached.result : await this.fetchResult(cacheKey, flagKey, text);
       return this.exposed(flagKey, shapeResult(flagKey, { ...result }, defaultValue, kind), context);
     } catch (err) {
       return errorDetails(defaultValue, 'GENERAL', describeError(err));
@@ -91,11 +92,12 @@ export class RemoteClient extends ClientRuntime {
   }
 
   /** One request per (flag, context) at a time; the answer is cached unless the version moved meanwhile. */
-  private fetchResult(cacheKey: string, flagKey: string, context: EvaluationContext | undefined): Promise<EvaluationResult> {
+  private fetchResult(cacheKey: string, flagKey: string, contextText: string | null): Promise<EvaluationResult> {
     const inFlight = this.pending.get(cacheKey);
     if (inFlight !== undefined) return inFlight;
     const version = this.knownVersion;
-    const body = JSON.stringify(context === undefined ? { key: flagKey } : { key: flagKey, context });
+    const key = JSON.stringify(flagKey);
+    const body = contextText === null ? `{"key":${key}}` : `{"key":${key},"context":${contextText}}`;
     const request = this.http
       .call('/v1/evaluate', { method: 'POST', headers: { 'content-type': 'application/json' }, body }, async (res) => {
         if (res.status !== 200) throw await httpError(res, 'POST /v1/evaluate');
