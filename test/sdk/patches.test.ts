@@ -7,7 +7,7 @@ import { changeSequence, sequenceProjectFiles } from '../eval-server/change-sequ
 import { commitFiles, evaluate, sdkKey } from '../eval-server/harness.js';
 import { until } from '../helpers/deadlines.js';
 import { rawRequest } from '../helpers/raw-http.js';
-import { killRequest, ORG, quiet, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
+import { killRequest, nextEvent, ORG, quiet, type SdkHarness, setConfig, startSdkHarness } from './sdk-harness.js';
 
 /** Polling an hour apart: anything seen within a test came through the stream. */
 const NO_POLLING = 3_600_000;
@@ -223,6 +223,18 @@ describe('an SDK following changes with stream patches and polled deltas answers
     const client = local({ stream: false, pollIntervalMs: NO_POLLING, bootstrap });
     await expectSameAnswers(client, Object.keys(served.flags), 'replaced');
     expect(seen.map((r) => r.url)).toEqual(['/v1/snapshot']);
+  });
+
+  it('replaces a bootstrap at the version the server serves too: a 304 would confirm content nobody checked', async () => {
+    run('shop');
+    const served = await serverSnapshot();
+    const seen = watch();
+    const madeUp = { ...served.flags['banner-text'], valueOn: 'Made up' };
+    const bootstrap = { ...served, flags: { ...served.flags, 'banner-text': madeUp } };
+    const client = local({ stream: false, pollIntervalMs: NO_POLLING, bootstrap });
+    expect((await nextEvent(client, 'change')).keys).toEqual(['banner-text']);
+    await expectSameAnswers(client, Object.keys(served.flags), 'replaced');
+    expect(seen.map((r) => [r.url, r.status])).toEqual([['/v1/snapshot', 200]]);
   });
 });
 

@@ -111,10 +111,12 @@ export class LocalClient extends ClientRuntime {
    * Polling: with a snapshot held, asks for the delta since its version (If-None-Match too) and applies it; the
    * whole snapshot comes when the server no longer knows that version, or when the delta does not apply. An
    * answer that arrives after a stream patch moved the snapshot on is dropped: the stream brings what is newer.
+   * A bootstrap is replaced whole, asked for without If-None-Match: a 304 would only say that the version
+   * numbers are equal, not that the bootstrap's content is the server's.
    */
   private async refresh(): Promise<void> {
     const held = this.store.patchable;
-    if (held === null) return this.refreshWhole(this.store.etag, this.store.version);
+    if (held === null) return this.refreshWhole(null, this.store.version);
     const answer = await fetchSnapshotSince(this.http, this.store.etag, held);
     if (answer.kind === 'unchanged' || this.store.version !== held) return;
     if (answer.kind === 'full') return this.replaced(answer.snapshot, answer.etag);
