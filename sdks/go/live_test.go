@@ -74,6 +74,52 @@ func TestAgainstService(t *testing.T) {
 	t.Logf("%d results compared (%d contexts × %d flags), all identical; served %v", compared, count, len(keys), served)
 }
 
+// TestBootstrapAgainstService starts a client from the snapshot in the file FLAGOPS_TEST_BOOTSTRAP, whose
+// content need not be what the service serves at its version (another environment's, or edited), and checks
+// that once it is ready at the service's version it answers what POST /v1/evaluate answers for every flag.
+// It runs when FLAGOPS_TEST_URL, FLAGOPS_TEST_SDK_KEY and FLAGOPS_TEST_BOOTSTRAP are set.
+func TestBootstrapAgainstService(t *testing.T) {
+	url, key, file := os.Getenv("FLAGOPS_TEST_URL"), os.Getenv("FLAGOPS_TEST_SDK_KEY"), os.Getenv("FLAGOPS_TEST_BOOTSTRAP")
+	if url == "" || key == "" || file == "" {
+		t.Skip("FLAGOPS_TEST_URL, FLAGOPS_TEST_SDK_KEY and FLAGOPS_TEST_BOOTSTRAP are not set: no service to compare with")
+	}
+	bootstrap, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	served, err := FetchSnapshot(ctx, Options{URL: url, SDKKey: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(Options{URL: url, SDKKey: key, Bootstrap: bootstrap, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	eventually(t, "ready at the service's version", func() bool {
+		v, _ := c.Version()
+		return c.Status() == StatusReady && v == served.Version()
+	})
+	keys := served.Keys()
+	gen := newContextGenerator(served.env, rand.New(rand.NewSource(7)))
+	for i := 0; i < 50; i++ {
+		evalCtx := gen.next()
+		remote := postEvaluate(t, url, key, keys, evalCtx)
+		for _, k := range keys {
+			text, _ := json.Marshal(c.Evaluate(k, evalCtx))
+			var local any
+			_ = json.Unmarshal(text, &local)
+			if !reflect.DeepEqual(local, remote[k]) {
+				contextText, _ := json.Marshal(evalCtx)
+				want, _ := json.Marshal(remote[k])
+				t.Fatalf("flag %s, context %s:\nlocal  %s\nserver %s", k, contextText, text, want)
+			}
+		}
+	}
+}
+
 func postEvaluate(t *testing.T, url, key string, keys []string, evalCtx Context) map[string]any {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"keys": keys, "context": evalCtx})
