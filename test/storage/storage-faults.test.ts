@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartupError } from '../../src/foundations/process/startup-error.js';
@@ -391,5 +391,89 @@ describe('main’s head removed from the files on disk while the service runs', 
     restore();
     await healthyAgain(w.svc);
     expect((await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 })).status).toBe(200);
+  }, 60_000);
+});
+
+describe('the repository folder moved away while the service runs', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let gitdir: string;
+  let moved: string;
+
+  beforeAll(async () => {
+    w = await world();
+    gitdir = w.svc.gitdir();
+    moved = path.join(w.svc.dataDir, 'moved.git');
+    renameSync(gitdir, moved);
+    // The service's own look at the files (every few seconds) has found it.
+    await until(
+      () => health(w.svc, w.svc.admin),
+      (body) => body.organisations[0].fault !== undefined,
+      20_000,
+    );
+  }, 60_000);
+  afterAll(async () => {
+    if (gitdir && !existsSync(gitdir) && existsSync(moved)) renameSync(moved, gitdir);
+    await w?.svc.stop();
+  });
+
+  it('is a degraded /healthz saying the folder is gone', async () => {
+    const details = await health(w.svc, w.svc.admin);
+    expect(details.status).toBe('degraded');
+    expect(details.organisations[0].fault).toMatchObject({ kind: 'read', message: 'the repository folder is gone' });
+  });
+
+  it('answers control-plane reads and writes 503 unavailable, never an empty list or 404, and writes nothing', async () => {
+    for (const res of [
+      await w.admin.get('/api/v1/projects'),
+      await w.admin.get(`/api/v1/flags/${w.flag.id}`),
+      await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 }),
+      await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' }),
+      await w.admin.post('/api/v1/projects', { name: 'Other', slug: 'other' }),
+    ]) {
+      expect([res.status, res.body.error]).toEqual([
+        503,
+        { code: 'unavailable', message: expect.stringContaining('the flags repository cannot be read: the repository folder is gone') },
+      ]);
+    }
+    // No new repository was made in its place.
+    expect(existsSync(gitdir)).toBe(false);
+  });
+
+  it('keeps evaluation and the snapshot on what it served before', async () => {
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true });
+    expect((await httpClient(w.svc.evalUrl, w.sdkKey).get('/v1/snapshot')).status).toBe(200);
+  });
+
+  it('is healthy and writes again once the folder is back, without a restart', async () => {
+    renameSync(moved, gitdir);
+    await healthyAgain(w.svc);
+    expect((await w.admin.get('/api/v1/projects')).body.projects).toEqual([expect.objectContaining({ slug: 'shop' })]);
+    expect((await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 })).status).toBe(200);
+  });
+});
+
+describe('main’s ref file deleted while the service runs (its objects still there)', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  afterAll(() => w?.svc.stop());
+
+  it('answers the control plane 503 and keeps evaluation serving, then recovers once the ref is back', async () => {
+    w = await world();
+    const refFile = path.join(w.svc.gitdir(), 'refs', 'heads', 'main');
+    const head = readFileSync(refFile, 'utf8');
+    rmSync(refFile);
+    await until(
+      () => health(w.svc, w.svc.admin),
+      (body) => body.organisations[0].fault !== undefined,
+      20_000,
+    );
+    for (const res of [await w.admin.get('/api/v1/projects'), await w.admin.post('/api/v1/projects', { name: 'Other', slug: 'other' })]) {
+      expect([res.status, res.body.error?.message]).toEqual([503, expect.stringContaining('main is gone from the repository')]);
+    }
+    expect(existsSync(refFile)).toBe(false);
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true });
+
+    writeFileSync(refFile, head);
+    await healthyAgain(w.svc);
+    expect((await w.admin.get('/api/v1/projects')).body.projects).toHaveLength(1);
   }, 60_000);
 });

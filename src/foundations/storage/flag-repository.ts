@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
@@ -14,8 +14,8 @@ import { initBareRepository, isRepository } from './git/init-repository.js';
 import { writeFault } from './git/io-faults.js';
 import { ObjectStore } from './git/object-store.js';
 import { type RefWatcher, watchMainRef } from './git/ref-watcher.js';
-import { MAIN_REF, readRef } from './git/refs.js';
 import { resolveRevision } from './git/revision.js';
+import { readMainHead } from './main-head.js';
 import { type MainMoved, MainMoves } from './main-moves.js';
 import type { CommitMeta } from './served/commit-message.js';
 import { type CommitInfo, History } from './served/history.js';
@@ -181,9 +181,12 @@ export class FlagRepository {
     return this.options.unsignedTrailersUpTo ?? null;
   }
 
-  /** The commit `main` points at, or null before the first commit. A damaged ref file is a read fault (CorruptRefError). */
+  /**
+   * The commit `main` points at, or null before the first commit. A damaged ref file is a read fault
+   * (CorruptRefError), and so is a main seen before and gone now, or a repository folder gone (main-head.ts).
+   */
   head(): Promise<string | null> {
-    return this.reading(readRef(this.gitdir, MAIN_REF));
+    return this.reading(readMainHead(this.gitdir, this.moves.last));
   }
 
   /** The typed state at a commit (default: `main`). Shared and read-only; `issues` lists what was left out. */
@@ -244,11 +247,8 @@ export class FlagRepository {
   async probeReadable(): Promise<void> {
     if (this.closed) return;
     try {
-      if (!existsSync(join(this.gitdir, 'objects'))) throw new StorageFaultError('read', 'the repository folder is gone');
-      const head = await readRef(this.gitdir, MAIN_REF);
-      if (head === null) {
-        if (this.moves.last !== null) throw new StorageFaultError('read', 'main is gone from the repository');
-      } else {
+      const head = await readMainHead(this.gitdir, this.moves.last);
+      if (head !== null) {
         if (!this.objects.onDisk(head)) throw new StorageFaultError('read', `git object ${head.slice(0, 12)} (main's head) is missing`);
         const { tree } = await this.objects.readCommit(head);
         if (!this.objects.onDisk(tree)) throw new StorageFaultError('read', `git object ${tree.slice(0, 12)} (main's tree) is missing`);

@@ -4,7 +4,8 @@ import type { Logger } from '../log/logger.js';
 import type { Change, ChangeCommitter } from './change-committer.js';
 import type { CommitGraph } from './git/commit-graph.js';
 import type { ObjectStore } from './git/object-store.js';
-import { compareAndSwapRef, discardStagedRef, MAIN_REF, RefLockedError, readRef, type StagedRef, stageRef } from './git/refs.js';
+import { compareAndSwapRef, discardStagedRef, MAIN_REF, RefLockedError, type StagedRef, stageRef } from './git/refs.js';
+import { readMainHead } from './main-head.js';
 import type { MainMoves } from './main-moves.js';
 import type { CommitMeta } from './served/commit-message.js';
 import type { StateLoader } from './served/state-loader.js';
@@ -260,7 +261,7 @@ export class WriteQueue {
   ): Promise<SeriesResult<T>> {
     const attempts = this.options.maxAttempts ?? 10;
     for (let attempt = 1; attempt <= attempts; attempt++) {
-      const head = await readRef(this.gitdir, MAIN_REF);
+      const head = await readMainHead(this.gitdir, this.moves.last);
       this.moves.observe(head, 'external');
       const plan = rebuild ? await rebuild(head) : { onto: head, changes };
       const base = plan.onto;
@@ -309,7 +310,7 @@ export class WriteQueue {
 
   /** Runs the write function on main's head as it is now (announcing a move made outside first). */
   async planOnHead<T>(fn: WriteFn<T>) {
-    const head = await readRef(this.gitdir, MAIN_REF);
+    const head = await readMainHead(this.gitdir, this.moves.last);
     this.moves.observe(head, 'external');
     const current = await this.loader.load(head);
     await this.countable(head);
