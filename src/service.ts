@@ -37,7 +37,7 @@ import { type BoundPort, bindPort } from './foundations/process/bind-port.js';
 import { DataDirLock } from './foundations/process/data-dir-lock.js';
 import { StartupError } from './foundations/process/startup-error.js';
 import { openControlState } from './foundations/state/index.js';
-import { CorruptRefError, type UpdateResult } from './foundations/storage/index.js';
+import { CorruptRefError, LostRepositoryError, type UpdateResult } from './foundations/storage/index.js';
 import { RepositoryRegistry } from './foundations/storage/repository-registry.js';
 import { serviceHealth } from './service-health.js';
 import { type RemoteWiring, wireRemoteMode } from './service-remote.js';
@@ -145,6 +145,7 @@ async function startOnLockedDirectory(
     gcEveryCommits: config.gitGcCommits,
     trust: state.commitTrust,
     commitSigningKey: config.commitSigningKey,
+    ...(remoteOrg ? { remoteOrg } : {}),
     repository: {
       // Commits are dated by the service's clock, the one the budgets' hour and the scheduler are measured by.
       clock: () => clock.now(),
@@ -364,7 +365,7 @@ async function startOnLockedDirectory(
     lock.verify();
   } catch (err) {
     await closeParts(async () => {}); // startService closes the ports and releases the lock
-    throw err instanceof CorruptRefError ? corruptRefAtStart(err) : err;
+    throw err instanceof CorruptRefError ? corruptRefAtStart(err) : err instanceof LostRepositoryError ? lostRepositoryAtStart(err) : err;
   }
   ready = true;
   healthWatcher.start();
@@ -399,6 +400,22 @@ function corruptRefAtStart(err: CorruptRefError): StartupError {
   return new StartupError(
     `${err.file} ${err.problem}, so the flags repository cannot be read; write the id of the commit ${err.ref} ` +
       'should point at into it (a clone shows it: git rev-parse origin/main), then start again',
+  );
+}
+
+/**
+ * The repository of an organisation that had one is missing, or has lost its main: a new empty one would
+ * answer as if the organisation had no projects and orphan its history, so the start stops, naming the path.
+ */
+function lostRepositoryAtStart(err: LostRepositoryError): StartupError {
+  const { gitdir } = err;
+  return new StartupError(
+    err.missing === 'folder'
+      ? `${gitdir} is missing, though the organisation's flags repository was there before; restore it from a backup, ` +
+          `or from a clone (git clone --bare <clone> ${gitdir}), then start again`
+      : `${path.join(gitdir, 'refs', 'heads', 'main')} is missing (and packed-refs has no main) though the repository holds ` +
+          "objects; write the id of main's last commit into it (a clone shows it: git rev-parse origin/main), or restore " +
+          'the repository from a backup, then start again',
   );
 }
 

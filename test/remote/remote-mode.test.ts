@@ -283,4 +283,20 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
       await polling.stop();
     }
   });
+
+  it('makes a local repository lost while stopped again from the remote, rather than refuse to start', async () => {
+    await service.stop();
+    const gitdir = service.repos.gitdirOf('acme');
+    await rm(gitdir, { recursive: true, force: true });
+    const restarted = await startService(config, silentLogger);
+    try {
+      expect(git(gitdir, 'rev-parse', 'main')).toBe(git(host.gitdir, 'rev-parse', 'main'));
+      const api = httpClient(restarted.controlUrl, adminKey);
+      expect((await api.get('/api/v1/projects')).body.projects).toEqual(
+        expect.arrayContaining([expect.objectContaining({ slug: 'shop' })]),
+      );
+    } finally {
+      await restarted.stop();
+    }
+  });
 });

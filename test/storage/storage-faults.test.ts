@@ -477,3 +477,55 @@ describe('main’s ref file deleted while the service runs (its objects still th
     expect((await w.admin.get('/api/v1/projects')).body.projects).toHaveLength(1);
   }, 60_000);
 });
+
+describe('a repository missing at start, of an organisation that had one', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let gitdir: string;
+  beforeAll(async () => {
+    w = await world();
+    gitdir = w.svc.gitdir();
+    await w.svc.service.stop();
+  }, 60_000);
+  afterAll(() => w?.svc.stop());
+
+  const refusedStart = () =>
+    w.svc.restart().then(
+      () => null,
+      (err: unknown) => err,
+    );
+
+  it('stops the start with one line naming the folder and what to do, and makes nothing in its place', async () => {
+    const moved = path.join(w.svc.dataDir, 'moved.git');
+    renameSync(gitdir, moved);
+    const refused = await refusedStart();
+    expect(refused).toBeInstanceOf(StartupError);
+    const { message, exitCode } = refused as StartupError;
+    expect(message.split('\n')).toHaveLength(1);
+    expect(message).toContain(`${gitdir} is missing`);
+    expect(message).toContain('restore it from a backup, or from a clone');
+    expect(exitCode).toBe(1);
+    expect(existsSync(gitdir)).toBe(false);
+    renameSync(moved, gitdir);
+    await w.svc.restart();
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true });
+    await w.svc.service.stop();
+  });
+
+  it('stops the start naming refs/heads/main when it is gone and the objects are still there', async () => {
+    const refFile = path.join(gitdir, 'refs', 'heads', 'main');
+    const head = readFileSync(refFile, 'utf8');
+    expect(existsSync(path.join(gitdir, 'packed-refs'))).toBe(false);
+    rmSync(refFile);
+    const refused = await refusedStart();
+    expect(refused).toBeInstanceOf(StartupError);
+    const { message } = refused as StartupError;
+    expect(message.split('\n')).toHaveLength(1);
+    expect(message).toContain(`${refFile} is missing`);
+    expect(message).toMatch(/write the id of main's last commit into it/);
+    expect(existsSync(refFile)).toBe(false);
+    writeFileSync(refFile, head);
+    await w.svc.restart();
+    w.admin = httpClient(w.svc.controlUrl, w.svc.admin);
+    expect((await w.admin.get('/api/v1/projects')).body.projects).toEqual([expect.objectContaining({ slug: 'shop' })]);
+  });
+});

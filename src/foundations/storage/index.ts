@@ -76,6 +76,7 @@ export type { ChangedPath, ChangeType } from './git/commit-graph.js';
 export { type AddedObjects, packOfAdded } from './git/commit-objects.js';
 export type { GitIdentity } from './git/git-objects.js';
 export { CorruptRefError } from './git/refs.js';
+export { LostRepositoryError } from './main-head.js';
 export type { MainMoved } from './main-moves.js';
 export { ORG_NAME, type RegistryOptions, RepositoryRegistry } from './repository-registry.js';
 export type { CommitMeta, FlagopsTrailers, GitTrailer, ParsedMessage, ProposalActor, ProposalBudget } from './served/commit-message.js';

@@ -7,6 +7,7 @@ import { FlagRepository, type OpenOptions } from './flag-repository.js';
 import { Housekeeping } from './git/housekeeping.js';
 import { isRepository } from './git/init-repository.js';
 import { MAIN_REF, readRef, removeLeftoverRefLocks } from './git/refs.js';
+import { assertRepositoryKept } from './main-head.js';
 
 /** Organisation names become directory names, so they are kept to a set that cannot leave the data dir. */
 export const ORG_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -24,9 +25,17 @@ export interface RegistryOptions {
   trust: CommitTrustStore;
   /** FLAGOPS_COMMIT_SIGNING_KEY: the key commits are signed with, instead of the installation's (`trust`). */
   commitSigningKey?: string;
+  /**
+   * Remote mode: the organisation whose repository follows a git remote. A missing one is made empty and
+   * fetched from the remote, where every other organisation's missing repository stops its opening.
+   */
+  remoteOrg?: string;
 }
 
-/** Every organisation's repository, at `<dataDir>/repos/<org>.git`, created on first use, one instance each. */
+/**
+ * Every organisation's repository, at `<dataDir>/repos/<org>.git`, created on the organisation's first use
+ * (never again: one opened before and missing now is LostRepositoryError), one instance each.
+ */
 export class RepositoryRegistry {
   private readonly repos = new Map<string, Promise<FlagRepository>>();
   private readonly logger: Logger;
@@ -81,10 +90,15 @@ export class RepositoryRegistry {
       throw err;
     });
     // Read before opening creates anything: a repository this version has never opened holds only commits
-    // made before signing began (or none).
-    const upTo = await this.options.trust.unsignedTrailersUpTo(org, async () =>
-      (await isRepository(gitdir)) ? readRef(gitdir, MAIN_REF) : null,
-    );
+    // made before signing began (or none). The head is asked for only when nothing is recorded yet.
+    let firstOpen = false;
+    const upTo = await this.options.trust.unsignedTrailersUpTo(org, async () => {
+      firstOpen = true;
+      return (await isRepository(gitdir)) ? readRef(gitdir, MAIN_REF) : null;
+    });
+    // Recorded at an earlier open: a repository missing now was lost (moved, deleted), and an empty one made in
+    // its place would answer as if the organisation had no projects and orphan its history.
+    if (!firstOpen && org !== this.options.remoteOrg) await assertRepositoryKept(gitdir);
     const trust = { signingKey, unsignedTrailersUpTo: upTo };
     const repo = await FlagRepository.open({
       ...this.options.repository,
