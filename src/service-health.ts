@@ -1,11 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { SsoHealth } from './apps/dashboard/oidc/sso-provider.js';
-import type { HolderHealth } from './apps/eval-server/snapshot-holder.js';
+import type { HolderHealth, OrganisationHealth } from './apps/eval-server/snapshot-holder.js';
 import { bearerToken } from './foundations/auth/key-format.js';
 import type { KeyService } from './foundations/auth/key-service.js';
+import { limitedToProjects, projectInScope, type Scope } from './foundations/auth/scope.js';
 import { toHttpError } from './foundations/errors/http-status.js';
 import { UnauthorizedError } from './foundations/errors/kinds.js';
+import { deriveProjectId } from './foundations/repository/ids.js';
 
 /** What GET /healthz answers: the status code and the body. */
 export interface HealthAnswer {
@@ -28,6 +30,8 @@ export interface HealthOptions {
    * directory) and the git remote of `org` (undefined: none). Either out of reach degrades the status.
    */
   shared?: () => SharedHealth;
+  /** The id of the project an organisation serves under a slug: whose invalid files a key limited to projects sees. */
+  projectIdOf?: (org: string, slug: string) => string | undefined;
   /** Single sign-on, when set up: not ready (misconfigured, or the issuer out of reach) degrades the status. */
   sso?: () => SsoHealth;
 }
@@ -79,16 +83,27 @@ export function serviceHealth(options: HealthOptions): Health {
         ...(gitRemote?.org === principal.org ? { gitRemote } : {}),
         ...(guards ? { guards } : {}),
       };
-      return {
-        status: code,
-        body: { status, organisations: report.organisations.filter((o) => o.org === principal.org), ...own, ...(sso ? { sso } : {}) },
-      };
+      const organisations = report.organisations
+        .filter((o) => o.org === principal.org)
+        .map((o) => withinScope(o, principal.scope, options.projectIdOf));
+      return { status: code, body: { status, organisations, ...own, ...(sso ? { sso } : {}) } };
     } catch (err) {
       // A wrong key counts against the address like any other (throttled: 429).
       const refused = toHttpError(err);
       return { status: refused.status, body: refused.body };
     }
   };
+}
+
+/** An organisation's health as a credential limited to projects sees it: the invalid files of those projects only. */
+function withinScope(health: OrganisationHealth, scope: Scope | undefined, projectIdOf: HealthOptions['projectIdOf']): OrganisationHealth {
+  if (!limitedToProjects(scope)) return health;
+  const visible = (file: string) => {
+    const slug = /^projects\/([^/]+)\//.exec(file)?.[1];
+    if (slug === undefined) return false;
+    return projectInScope(scope, { id: projectIdOf?.(health.org, slug) ?? deriveProjectId(slug), slug });
+  };
+  return { ...health, invalidFiles: health.invalidFiles.filter((f) => visible(f.file)) };
 }
 
 const DETAILS_NEED =

@@ -224,6 +224,7 @@ async function startOnLockedDirectory(
   const health = serviceHealth({
     keys,
     report: () => holder.health(),
+    projectIdOf: (org, slug) => holder.projectIdOf(org, slug),
     ready: () => ready,
     metricsToken: config.metrics?.token,
     ...(dashboard.sso ? { sso: dashboard.sso } : {}),

@@ -145,6 +145,19 @@ describe('an invalid environment config pushed for one flag', () => {
     }
   });
 
+  it('shows a key limited to another project the degraded status, but not the file (it is not its project)', async () => {
+    const limited = (await w.admin().post('/api/v1/keys', { kind: 'admin', name: 'other-only', projects: [w.other.id] })).body.key;
+    const ownProject = (await w.admin().post('/api/v1/keys', { kind: 'admin', name: 'shop-only', projects: [w.shop.id] })).body.key;
+    for (const url of [w.svc.controlUrl, w.svc.evalUrl]) {
+      const other = await health(url, limited);
+      expect(other.body.status).toBe('degraded');
+      expect(other.body.organisations[0].invalidFiles).toEqual([]);
+      expect((await health(url, ownProject)).body.organisations[0].invalidFiles).toEqual([
+        { file: broken, line: 2, message: expect.any(String) },
+      ]);
+    }
+  });
+
   it('serves the fixed file once a push repairs it, and clears invalidFiles and the degraded status', async () => {
     push(w.svc, { [broken]: configYaml({ rolloutPct: 0, enabled: true, version: 11 }) }, 'fix the rollout');
     await until(

@@ -113,6 +113,11 @@ export class OrganisationServing {
    * views represent `parent`, the new overlay is swapped in at once, without reading or compiling anything
    * else; otherwise (a reload is under way) the kill waits for the reload queue.
    */
+  /** The id of the project served under `slug`, if one is. */
+  projectIdOf(slug: string): string | undefined {
+    return this.state?.projects.get(slug)?.project.id;
+  }
+
   async applyKills(slug: string, env: EnvironmentName, kills: KillsFile, commit: string, parent: string | null): Promise<void> {
     const version = await this.repo.height(commit);
     const project = this.state?.projects.get(slug);

@@ -78,6 +78,11 @@ export class SnapshotHolder {
     return { ready: true, organisations };
   }
 
+  /** The id of the project an organisation serves under `slug`, if it serves one. */
+  projectIdOf(org: string, slug: string): string | undefined {
+    return this.orgs.get(org)?.projectIdOf(slug);
+  }
+
   /** The storage fault of an organisation's repository now, if it has one. */
   fault(org: string): OrganisationHealth['fault'] {
     return this.orgs.get(org)?.fault();
