@@ -14,7 +14,15 @@ export const guardCheckRoutes = [
     handle: async ({ ws, params, environment }) => {
       const { project, flag } = flagById((await ws.readServed()).state, params.id);
       const checks = (await ws.deps.guardChecks?.list(ws.org)) ?? [];
-      const found = checks.find((c) => c.project === project.project.slug && c.flag === flag.meta.key && c.environment === environment);
+      const schedule = flag.environments[environment].schedule ?? [];
+      // Only a check of a guarded step the schedule still has: a check of a cancelled or stopped rollout says nothing now.
+      const found = checks.find(
+        (c) =>
+          c.project === project.project.slug &&
+          c.flag === flag.meta.key &&
+          c.environment === environment &&
+          schedule.some((step) => Date.parse(step.at) === Date.parse(c.stepAt) && step.guard?.query === c.query),
+      );
       if (!found) return { body: { check: null } };
       const { stepAt, query, checkedAt, result, value, error, failures } = found;
       return {

@@ -6,13 +6,16 @@ import type { GuardCheck, GuardStore } from '../../foundations/state/index.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { KillSwitch } from '../kill/kill-switch.js';
 import type { Clock, ClockTimer } from '../schedule/clock.js';
-import type { StepTarget } from '../schedule/schedule-steps.js';
+import { holdsGuardedStep, type StepTarget } from '../schedule/schedule-steps.js';
 import { GUARD_ACTOR, removeStepsChange } from './guard-stop.js';
 import { type GuardVerdict, judge, stopReason } from './guard-verdict.js';
-import { queryPrometheus } from './prometheus-query.js';
+import { type QueryOutcome, queryPrometheus } from './prometheus-query.js';
 
-/** How long the check of a due step is held by the control plane that took it, should it crash before it settles. */
-const DUE_CLAIM_MS = 15_000;
+/**
+ * How long a check is held by the control plane that took it while its query runs (5 s at most) and its result
+ * is recorded, should it crash before it ends: no other control plane queries that guard meanwhile.
+ */
+const CHECK_CLAIM_MS = 15_000;
 /** A periodic check is claimed for most of its interval, so that timers firing a little early elsewhere do not run it twice. */
 const CLAIM_SHARE = 0.9;
 
@@ -47,7 +50,17 @@ interface Watched {
   /** The guarded step watched: the first step of the schedule that carries a guard. */
   step: ScheduleStep;
   guard: ScheduleGuard;
+  /** `<target>@<at>#<guard>`: the claim of its periodic checks, the same on every control plane. */
+  claim: string;
   nextAt: number;
+  /** A periodic check of it runs: the next one is due an interval after it ends, not while it runs. */
+  checking: boolean;
+}
+
+/** A check whose result counts: the verdict, and why the rollout stops (null: it goes on). */
+interface Checked {
+  verdict: GuardVerdict;
+  reason: string | null;
 }
 
 export const targetId = (t: StepTarget) => `${t.slug}/${t.key}/${t.env}`;
@@ -58,6 +71,8 @@ export const targetId = (t: StepTarget) => `${t.slug}/${t.key}/${t.env}`;
  * falls due (the scheduler asks, checkDue). A value above max or below min, or 3 failed queries in a row,
  * stops the rollout: the flag is killed in that environment through the kill fast path and the remaining
  * steps are removed, both commits with audit action guard_failed and the query, value and bound as reason.
+ * One query of a guard runs at a time, the next an interval after it ended; a result counts only while main
+ * still has the step and guard it was asked for (a cancelled, replaced, applied or stopped one's is dropped).
  *
  * Once across control planes: each check is claimed in the shared state before its query runs (GuardStore),
  * so one control plane runs it; the count of failed queries is kept there too. The stop is a kill and a
@@ -69,6 +84,8 @@ export class GuardMonitor {
   private stopped = false;
   private readonly checking = new Set<Promise<void>>();
   private readonly stopping = new Map<string, Promise<void>>();
+  /** The query of each guard in flight here, by `<target>@<at>#<guard>`. */
+  private readonly querying = new Map<string, Promise<QueryOutcome>>();
 
   constructor(private readonly options: GuardMonitorOptions) {}
 
@@ -82,11 +99,13 @@ export class GuardMonitor {
       if (!step?.guard) continue;
       const id = targetId(schedule);
       seen.add(id);
-      const known = this.watched.get(id);
-      const same = known && known.step.at === step.at && JSON.stringify(known.guard) === JSON.stringify(step.guard);
+      // Claimed per step and guard: a guard changed since is checked at once, not when the old one's claim runs out.
+      const claim = `${id}@${step.at}#${guardDigest(step.guard)}`;
+      // The same guard keeps its next check (and the check of it that runs).
+      if (this.watched.get(id)?.claim === claim) continue;
       const target = { slug: schedule.slug, key: schedule.key, env: schedule.env };
       // A guard just written (or changed) is checked at once: a rollout that is bad already stops before its next step.
-      this.watched.set(id, { target, step, guard: step.guard, nextAt: same ? known.nextAt : now });
+      this.watched.set(id, { target, step, guard: step.guard, claim, nextAt: now, checking: false });
     }
     const gone = [...this.watched.keys()].filter((id) => !seen.has(id));
     for (const id of gone) this.watched.delete(id);
@@ -119,11 +138,12 @@ export class GuardMonitor {
     const guard = step.guard!;
     const claim = `${targetId(target)}@${step.at}`;
     const now = clock.now().getTime();
-    if (!(await store.claim(org, claim, now, now + DUE_CLAIM_MS))) return { kind: 'wait' };
-    const { verdict, reason } = await this.check(target, step, guard, 'due');
-    if (verdict.kind === 'pass') return { kind: 'pass', seen: { value: verdict.value, text: verdict.text } };
-    if (reason !== null) {
-      await this.stopRollout(target, reason, stopKind(verdict));
+    if (!(await store.claim(org, claim, now, now + CHECK_CLAIM_MS))) return { kind: 'wait' };
+    const checked = await this.check(target, step, guard, 'due');
+    const verdict = checked?.verdict;
+    if (verdict?.kind === 'pass') return { kind: 'pass', seen: { value: verdict.value, text: verdict.text } };
+    if (verdict && checked?.reason) {
+      await this.stopRollout(target, step, checked.reason, stopKind(verdict));
       return { kind: 'stopped' };
     }
     await store.release(org, claim).catch(() => undefined);
@@ -135,44 +155,63 @@ export class GuardMonitor {
     this.timer = undefined;
     if (this.stopped || this.watched.size === 0) return;
     let earliest = Number.POSITIVE_INFINITY;
-    for (const w of this.watched.values()) earliest = Math.min(earliest, w.nextAt);
+    for (const w of this.watched.values()) if (!w.checking) earliest = Math.min(earliest, w.nextAt);
+    // Every guard is being checked: the end of each check arms the timer again.
+    if (earliest === Number.POSITIVE_INFINITY) return;
     this.timer = this.options.clock.setTimer(() => this.tick(), earliest - this.options.clock.now().getTime());
   }
 
   private tick(): void {
     if (this.stopped) return;
     const now = this.options.clock.now().getTime();
-    for (const [id, w] of this.watched) {
-      if (w.nextAt > now) continue;
-      const intervalMs = (w.guard.intervalSeconds ?? GUARD_DEFAULT_INTERVAL_SECONDS) * 1000;
-      w.nextAt = now + intervalMs;
-      const run = this.periodic(id, w, now, intervalMs).finally(() => this.checking.delete(run));
+    for (const w of this.watched.values()) {
+      if (w.checking || w.nextAt > now) continue;
+      // One check of a guard at a time: a query that hangs (up to its timeout) is not joined by the next ones.
+      w.checking = true;
+      const run = this.periodic(w, now).finally(() => {
+        w.checking = false;
+        w.nextAt = this.options.clock.now().getTime() + intervalOf(w.guard);
+        this.checking.delete(run);
+        this.arm();
+      });
       this.checking.add(run);
     }
     this.arm();
   }
 
-  private async periodic(id: string, w: Watched, now: number, intervalMs: number): Promise<void> {
+  private async periodic(w: Watched, now: number): Promise<void> {
+    const { store, org, clock } = this.options;
+    const intervalMs = intervalOf(w.guard);
     try {
-      // Claimed per step and guard: a guard changed since is checked at once, not when the old one's claim runs out.
-      const claim = `${id}@${w.step.at}#${guardDigest(w.guard)}`;
-      if (!(await this.options.store.claim(this.options.org, claim, now, now + intervalMs * CLAIM_SHARE))) return;
-      const { verdict, reason } = await this.check(w.target, w.step, w.guard, 'interval');
-      if (reason !== null) await this.stopRollout(w.target, reason, stopKind(verdict));
+      // Held while the query runs, however short the interval: no control plane starts a second query of this guard.
+      if (!(await store.claim(org, w.claim, now, now + Math.max(intervalMs * CLAIM_SHARE, CHECK_CLAIM_MS)))) return;
+      try {
+        const checked = await this.check(w.target, w.step, w.guard, 'interval');
+        if (checked?.reason) await this.stopRollout(w.target, w.step, checked.reason, stopKind(checked.verdict));
+      } finally {
+        // The next check, wherever it runs, comes an interval after this one ended.
+        await store.hold(org, w.claim, clock.now().getTime() + intervalMs * CLAIM_SHARE);
+      }
     } catch (err) {
       this.warn('guard check failed', err as Error, w.target);
     }
   }
 
-  /** Runs the query, records what it saw (and the count of failed queries), logs it. */
-  private async check(
-    target: StepTarget,
-    step: ScheduleStep,
-    guard: ScheduleGuard,
-    when: 'interval' | 'due',
-  ): Promise<{ verdict: GuardVerdict; reason: string | null }> {
-    const { org, store, logger, clock, prometheusUrl, metrics } = this.options;
-    const verdict = judge(guard, await queryPrometheus(prometheusUrl, guard.query));
+  /**
+   * Runs the query, records what it saw (and the count of failed queries), logs it. Null when the result came
+   * back for a guard no longer watched (its step applied, its schedule cancelled, replaced or stopped while the
+   * query ran): it is dropped, neither recorded nor counted, and stops nothing.
+   */
+  private async check(target: StepTarget, step: ScheduleStep, guard: ScheduleGuard, when: 'interval' | 'due'): Promise<Checked | null> {
+    const { org, store, logger, clock, metrics } = this.options;
+    const guardId = guardDigest(guard);
+    const outcome = await this.query(`${targetId(target)}@${step.at}#${guardId}`, guard.query);
+    const fields = { org, project: target.slug, flag: target.key, environment: target.env, step: step.at, query: guard.query, when };
+    if (!(await this.stillGuarded(target, step))) {
+      logger.info('late guard check dropped: its guard is no longer watched', fields);
+      return null;
+    }
+    const verdict = judge(guard, outcome);
     // Counted here, where the query ran: a check claimed by another control plane is counted there.
     metrics?.countCheck(this.series(target), verdict.kind);
     const record = await store.record(targetId(target), {
@@ -182,31 +221,54 @@ export class GuardMonitor {
       environment: target.env,
       stepAt: step.at,
       query: guard.query,
+      guardId,
       checkedAt: clock.now().toISOString(),
       result: verdict.kind,
       ...(verdict.kind === 'error' ? { error: verdict.error } : { value: verdict.value }),
     });
-    const fields = { org, project: target.slug, flag: target.key, environment: target.env, step: step.at, query: guard.query, when };
     if (verdict.kind === 'pass') logger.debug('guard passed', { ...fields, value: verdict.value });
     else if (verdict.kind === 'breach') logger.warn('guard breached', { ...fields, value: verdict.value, max: guard.max, min: guard.min });
     else logger.warn('guard query failed', { ...fields, error: verdict.error, failures: record.failures });
     return { verdict, reason: stopReason(verdict, record.failures) };
   }
 
+  /** Runs a guard's query, one at a time per guard here: a due check waits for a periodic one in flight. */
+  private async query(guardKey: string, query: string): Promise<QueryOutcome> {
+    for (let running = this.querying.get(guardKey); running; running = this.querying.get(guardKey)) await running.catch(() => undefined);
+    const run = queryPrometheus(this.options.prometheusUrl, query);
+    this.querying.set(guardKey, run);
+    try {
+      return await run;
+    } finally {
+      if (this.querying.get(guardKey) === run) this.querying.delete(guardKey);
+    }
+  }
+
+  /** Whether main still has the guarded step `step` (same time, same guard): what its check decides counts. */
+  private async stillGuarded(target: StepTarget, step: ScheduleStep): Promise<boolean> {
+    const { state } = await this.options.repo.readServed();
+    return holdsGuardedStep(state.projects.get(target.slug)?.flags.get(target.key)?.environments[target.env].schedule, step);
+  }
+
   /** Kills the flag there (fast path) and removes the remaining steps; one stop at a time per schedule. */
-  private stopRollout(target: StepTarget, reason: string, kind: GuardStopReason): Promise<void> {
+  private stopRollout(target: StepTarget, step: ScheduleStep, reason: string, kind: GuardStopReason): Promise<void> {
     const id = targetId(target);
     const running = this.stopping.get(id);
     if (running) return running;
-    const run = this.stopNow(target, reason, kind).finally(() => this.stopping.delete(id));
+    const run = this.stopNow(target, step, reason, kind).finally(() => this.stopping.delete(id));
     this.stopping.set(id, run);
     return run;
   }
 
-  private async stopNow(target: StepTarget, reason: string, kind: GuardStopReason): Promise<void> {
+  private async stopNow(target: StepTarget, step: ScheduleStep, reason: string, kind: GuardStopReason): Promise<void> {
     const { org, repo, killSwitch, logger } = this.options;
     const fields = { org, project: target.slug, flag: target.key, environment: target.env, reason };
     try {
+      // Decided again on main as it is now: a rollout stopped already, or replaced since the check, is not stopped (again).
+      if (!(await this.stillGuarded(target, step))) {
+        logger.info('guard stop not made: its guard is no longer watched', fields);
+        return;
+      }
       const kill = await killSwitch.kill({
         org,
         repo,
@@ -217,7 +279,7 @@ export class GuardMonitor {
         reason,
         action: 'guard_failed',
       });
-      const { outcomes } = await repo.updateSeries([(current) => removeStepsChange(current, target, reason)]);
+      const { outcomes } = await repo.updateSeries([(current) => removeStepsChange(current, target, step, reason)]);
       const removed = outcomes[0]?.committed ? outcomes[0] : undefined;
       // The removal is one compare-and-swap commit, made once whichever control plane (or check) tries: a stop
       // counts where it was made, not again where a second attempt found the steps gone.
@@ -251,5 +313,7 @@ export class GuardMonitor {
 function guardDigest(guard: ScheduleGuard): string {
   return createHash('sha256').update(canonicalJson(guard)).digest('base64url').slice(0, 16);
 }
+
+const intervalOf = (guard: ScheduleGuard): number => (guard.intervalSeconds ?? GUARD_DEFAULT_INTERVAL_SECONDS) * 1000;
 
 const stopKind = (verdict: GuardVerdict): GuardStopReason => (verdict.kind === 'breach' ? 'breach' : 'errors');

@@ -28,6 +28,16 @@ function sameGuard(a: ScheduleStep['guard'], b: ScheduleStep['guard']): boolean 
   return a.query === b.query && a.max === b.max && a.min === b.min && a.intervalSeconds === b.intervalSeconds;
 }
 
+/**
+ * Whether a schedule still has the guarded step `guarded` (the same time and the same guard): false once that
+ * step was applied, or the schedule was cancelled, replaced, or stopped. A check of a guard decides nothing then.
+ */
+export function holdsGuardedStep(schedule: readonly ScheduleStep[] | undefined, guarded: ScheduleStep): boolean {
+  return (schedule ?? []).some(
+    (s) => Date.parse(s.at) === Date.parse(guarded.at) && s.guard !== undefined && sameGuard(s.guard, guarded.guard),
+  );
+}
+
 export interface StepTarget {
   slug: string;
   key: string;

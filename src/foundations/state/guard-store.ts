@@ -9,6 +9,8 @@ export interface GuardCheck {
   /** The guarded step the check was for (its `at`) and its query: a check of another step starts a new count. */
   stepAt: string;
   query: string;
+  /** The guard's identity (its query and bounds): a guard changed on the same step starts a new count too. */
+  guardId: string;
   checkedAt: string;
   /** `pass`: within the bounds; `breach`: outside them; `error`: the query failed (no value). */
   result: 'pass' | 'breach' | 'error';
@@ -35,8 +37,13 @@ export interface GuardStore {
   /** Gives the claim back before it runs out (the check did not settle the step: another may try at once). */
   release(org: string, id: string): Promise<void>;
   /**
+   * Moves the end of the claim `id`, which this instance holds, to `until`: a check claimed for as long as its
+   * query may take is held, once it ends, for its interval from then.
+   */
+  hold(org: string, id: string, until: number): Promise<void>;
+  /**
    * Records a check of the guarded schedule `target` (`<project>/<flag>/<env>`) and answers it with `failures`:
-   * one more than the last check's when both are errors of the same step and query, 1 for an error after
+   * one more than the last check's when both are errors of the same step and guard, 1 for an error after
    * anything else, 0 otherwise.
    */
   record(target: string, outcome: GuardCheckOutcome): Promise<GuardCheck>;
@@ -49,6 +56,6 @@ export interface GuardStore {
 /** The count `record` answers with, from the check before (undefined: none). */
 export function failuresAfter(before: GuardCheck | undefined, outcome: GuardCheckOutcome): number {
   if (outcome.result !== 'error') return 0;
-  const same = before && before.stepAt === outcome.stepAt && before.query === outcome.query;
+  const same = before && before.stepAt === outcome.stepAt && before.guardId === outcome.guardId;
   return same && before.result === 'error' ? before.failures + 1 : 1;
 }

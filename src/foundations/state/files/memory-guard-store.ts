@@ -21,6 +21,10 @@ export class MemoryGuardStore implements GuardStore {
     this.claims.delete(`${org}\u0000${id}`);
   }
 
+  async hold(org: string, id: string, until: number): Promise<void> {
+    this.claims.set(`${org}\u0000${id}`, until);
+  }
+
   async record(target: string, outcome: GuardCheckOutcome): Promise<GuardCheck> {
     const key = `${outcome.org}\u0000${target}`;
     const check: GuardCheck = { ...outcome, failures: failuresAfter(this.checks.get(key), outcome) };

@@ -19,6 +19,10 @@ export class PgGuardStore implements GuardStore {
     await this.db.query('DELETE FROM flagops_guard_claims WHERE org = $1 AND id = $2', [org, id]);
   }
 
+  async hold(org: string, id: string, until: number): Promise<void> {
+    await this.db.query('UPDATE flagops_guard_claims SET held_until = $3 WHERE org = $1 AND id = $2', [org, id, until]);
+  }
+
   record(target: string, outcome: GuardCheckOutcome): Promise<GuardCheck> {
     return this.db.transaction([], async (client) => {
       await lockForTransaction(client, `guard:${outcome.org}:${target}`);
