@@ -354,6 +354,7 @@ async function startOnLockedDirectory(
         logger,
         store: state.guards,
         killSwitch,
+        ...(remote ? { catchUp: (name: string) => remote!.catchUpForKill(name) } : {}),
         ...(config.prometheusUrl ? { prometheusUrl: config.prometheusUrl } : {}),
         ...(metrics ? { metrics: metrics.guards } : {}),
       });

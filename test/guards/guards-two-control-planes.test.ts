@@ -6,6 +6,7 @@ import { until } from '../helpers/deadlines.js';
 import type { Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
 import { MetricsExporter, PROMETHEUS_MISSING, PrometheusServer } from '../helpers/prometheus.mjs';
+import { StalledPrometheus } from '../helpers/stalled-prometheus.js';
 import { sample } from '../metrics/prometheus-text.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -99,5 +100,59 @@ describe.skipIf(POSTGRES_MISSING !== null || PROMETHEUS_MISSING !== null)('a gua
     // One stop, counted by the control plane whose commit removed the steps.
     expect(await guardCount(urls, 'flagops_guard_stops_total', { reason: 'breach' })).toBe(1);
     expect(await guardCount(urls, 'flagops_guard_checks_total', { result: 'breach' })).toBeGreaterThanOrEqual(1);
+  }, 120_000);
+});
+
+describe.skipIf(POSTGRES_MISSING !== null)('a guard whose query hangs, on two control planes', () => {
+  let prometheus: StalledPrometheus;
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    prometheus = await StalledPrometheus.start();
+    cluster = await startCluster({ controlPlanes: 2, logLevel: 'info', env: { FLAGOPS_PROMETHEUS_URL: prometheus.url } });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await prometheus?.close();
+  }, 60_000);
+
+  /** The log lines of every control plane with this message, about the flag `hanging`. */
+  const logged = (msg: string) =>
+    cluster.controlPlanes
+      .flatMap((cp) => cp.process.stderr.join('').split('\n'))
+      .filter((line) => line.includes(`"msg":"${msg}`) && line.includes('"flag":"hanging"'));
+
+  it('is queried by one of them at a time, and its late result after a cancel kills nothing', async () => {
+    const [a, b] = cluster.controlPlanes;
+    const project = await createProject(a.api, 'shop');
+    const flag = await createFlag(a.api, project.id, { key: 'hanging' });
+    const schedule = [{ at: at(3_600_000), set: { rolloutPct: 50 }, guard: { query: 'up', max: 1, intervalSeconds: 1 } }];
+    const path = `/api/v1/flags/${flag.id}/environments/prod/config`;
+    expect((await a.api.put(path, { enabled: true, rolloutPct: 5, schedule })).status).toBe(200);
+    await until(
+      async () => prometheus.held.length,
+      (n) => n === 1,
+    );
+    // Intervals pass on both while the query hangs (short of its 5-second timeout): no second query starts.
+    await sleep(3_000);
+    expect(prometheus.maxHeld).toBe(1);
+
+    const cancelled = await b.api.put(path, { schedule: [] });
+    expect(cancelled.body.environments.prod).toMatchObject({ schedule: [], nextStep: null });
+    const answered = prometheus.fail();
+    // Each answer is dropped, or counted as one failure by a control plane that had not yet heard of the cancel.
+    await until(
+      async () => ({
+        handled: logged('late guard check dropped').length + logged('guard query failed').length,
+        killed: (await a.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.killed,
+      }),
+      (seen) => seen.handled >= answered || seen.killed,
+    );
+    for (const cp of [a, b]) {
+      expect((await cp.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod).toMatchObject({ killed: false, schedule: [] });
+      expect((await cp.api.get(`/api/v1/flags/${flag.id}/environments/prod/guard-check`)).body.check).toBeNull();
+    }
+    expect(hostActions(cluster.gitHost.gitdir).filter((line) => line.startsWith('guard_failed'))).toEqual([]);
+    expect(logged('guarded rollout stopped')).toEqual([]);
   }, 120_000);
 });

@@ -1,68 +1,14 @@
-import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/foundations/log/logger.js';
 import { until } from '../helpers/deadlines.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
+import { StalledPrometheus } from '../helpers/stalled-prometheus.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { ManualClock } from '../schedule/manual-clock.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const T0 = Date.parse('2026-11-24T08:00:00Z');
-
-/**
- * A Prometheus that stopped answering, over the real HTTP API: `vector(0)` is answered with 0 at once, every
- * other query is held until the test answers it (as Prometheus unavailable).
- */
-class StalledPrometheus {
-  readonly held: http.ServerResponse[] = [];
-  /** The most queries held at once since the last reset. */
-  maxHeld = 0;
-
-  private constructor(
-    private readonly server: http.Server,
-    readonly url: string,
-  ) {}
-
-  static async start(): Promise<StalledPrometheus> {
-    let stub: StalledPrometheus | undefined;
-    const server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk) => (body += chunk));
-      req.on('end', () => stub?.answer(new URLSearchParams(body).get('query'), res));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    stub = new StalledPrometheus(server, `http://127.0.0.1:${(server.address() as { port: number }).port}`);
-    return stub;
-  }
-
-  private answer(query: string | null, res: http.ServerResponse): void {
-    if (query === 'vector(0)') {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result: [{ metric: {}, value: [T0 / 1000, '0'] }] } }));
-      return;
-    }
-    this.held.push(res);
-    this.maxHeld = Math.max(this.maxHeld, this.held.length);
-    // A query the service gave up on (its timeout) is no longer held.
-    res.on('close', () => this.held.includes(res) && this.held.splice(this.held.indexOf(res), 1));
-  }
-
-  /** Answers the oldest held queries with an error; how many it answered. */
-  fail(count = this.held.length): number {
-    const answered = this.held.splice(0, count);
-    for (const res of answered) {
-      res.writeHead(503, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ status: 'error', errorType: 'unavailable', error: 'stalled' }));
-    }
-    return answered.length;
-  }
-
-  close(): Promise<void> {
-    this.server.closeAllConnections();
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 const stores = [
   { name: 'with the state in files', postgres: false },

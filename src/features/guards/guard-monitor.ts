@@ -28,6 +28,11 @@ export interface GuardMonitorOptions {
   killSwitch: KillSwitch;
   /** FLAGOPS_PROMETHEUS_URL; absent: every query fails (the guard counts as failing). */
   prometheusUrl?: string;
+  /**
+   * Remote mode: brings main up to the git remote (true when it reached it), so that a stop is decided on what
+   * every control plane committed: a schedule cancelled on another one a moment ago is not stopped here.
+   */
+  catchUp?: (org: string) => Promise<boolean>;
   /** Counts the checks this control plane runs and the rollouts it stops; absent with metrics off. */
   metrics?: Pick<GuardFamilies, 'countCheck' | 'countStop'>;
 }
@@ -265,6 +270,7 @@ export class GuardMonitor {
     const fields = { org, project: target.slug, flag: target.key, environment: target.env, reason };
     try {
       // Decided again on main as it is now: a rollout stopped already, or replaced since the check, is not stopped (again).
+      await this.options.catchUp?.(org).catch(() => false);
       if (!(await this.stillGuarded(target, step))) {
         logger.info('guard stop not made: its guard is no longer watched', fields);
         return;
