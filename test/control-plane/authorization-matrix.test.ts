@@ -289,6 +289,7 @@ describe('the authorization matrix of limited keys and roles', () => {
   it('the key names the dashboard shows beside audit entries leave out keys of other projects only', async () => {
     const webKey = (await admin.post('/api/v1/keys', { kind: 'agent', name: 'web only', projects: [web.id] })).body;
     const shopKey = (await admin.post('/api/v1/keys', { kind: 'agent', name: 'shop only', projects: [shop.id] })).body;
+    const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', name: 'shop app', projectId: shop.id, environment: 'prod' })).body;
     const names = async (column: Column) =>
       ((await clients[column].get('/dashboard/api/key-names')).body.keys as Json[]).map((k) => k.prefix as string);
     const limited = await names('editor@shop');
@@ -296,6 +297,8 @@ describe('the authorization matrix of limited keys and roles', () => {
     expect(limited).toContain(svc.admin.slice(0, 16));
     expect(limited).not.toContain(webKey.prefix);
     expect(await names('editor')).toContain(webKey.prefix);
+    // An SDK key changes nothing, so nothing the dashboard shows names it.
+    expect(await names('editor')).not.toContain(sdkKey.prefix);
   });
 
   it('a proposal of a project outside the limit is not found, and not listed', async () => {
