@@ -32,9 +32,9 @@ describe('the git plumbing layer (src/foundations/storage/git)', () => {
       expect(plumbing).toContain(`src/foundations/storage/git/${file}.ts`);
   });
 
-  it('imports nothing about flags: only its own files, Node, git libraries, the typed errors and the logger', () => {
+  it("imports nothing about flags: only its own files, Node, git libraries, the typed errors, the logger and the event loop's turns", () => {
     const allowed =
-      /^(node:.+|isomorphic-git|src\/foundations\/storage\/git\/.+|src\/foundations\/errors\/(kinds|file-system-fault)\.ts|src\/foundations\/log\/logger\.ts)$/;
+      /^(node:.+|isomorphic-git|src\/foundations\/storage\/git\/.+|src\/foundations\/errors\/(kinds|file-system-fault)\.ts|src\/foundations\/log\/logger\.ts|src\/foundations\/process\/loop-turns\.ts)$/;
     const outside = plumbing.flatMap((file) => importsOf(file).flatMap((spec) => (allowed.test(spec) ? [] : [`${file} → ${spec}`])));
     expect(outside).toEqual([]);
   });
