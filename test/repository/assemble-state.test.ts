@@ -154,10 +154,53 @@ describe('assembling a commit into state', () => {
       expect(read(files).issues).toEqual([
         {
           file: 'projects/shop/flags/search.yaml',
+          path: '/key',
           message: 'differs from flag "Search" only in letter case; the two files collide on case-insensitive file systems',
         },
       ]);
       expect(flagKeys(files)).toEqual(['Search', 'checkout-v2']);
+    });
+
+    describe('with the flags that held the id or key before (incumbents)', () => {
+      it('keeps the id for the incumbent, whatever the key order, and reports the newcomer at its id', () => {
+        const files = validRepository();
+        files['projects/shop/flags/checkout-v2.yaml'] = 'id: flg_same\nkey: checkout-v2\n';
+        files['projects/shop/flags/search.yaml'] = 'id: flg_same\nkey: search\n';
+        const { state, issues } = readRepositoryFiles(entries(files), 'c0ffee', {
+          locate: true,
+          incumbents: new Set(['projects/shop/flags/search.yaml']),
+        });
+        expect(issues).toEqual([
+          {
+            file: 'projects/shop/flags/checkout-v2.yaml',
+            path: '/id',
+            line: 1,
+            column: 5,
+            message: 'id "flg_same" is already used by projects/shop/flags/search.yaml; flag ids must be unique',
+          },
+        ]);
+        expect([...state.projects.get('shop')!.flags.keys()]).toEqual(['search']);
+      });
+
+      it('keeps the key for the incumbent and reports the newcomer at its key', () => {
+        const files = validRepository();
+        files['projects/shop/flags/Search.yaml'] = 'key: Search\n';
+        for (const env of ['dev', 'staging', 'prod'])
+          files[`projects/shop/environments/${env}/Search.yaml`] = files[`projects/shop/environments/${env}/search.yaml`];
+        const { state, issues } = readRepositoryFiles(entries(files), 'c0ffee', {
+          locate: true,
+          incumbents: new Set(['projects/shop/flags/search.yaml']),
+        });
+        expect(issues).toEqual([
+          expect.objectContaining({
+            file: 'projects/shop/flags/Search.yaml',
+            path: '/key',
+            line: 1,
+            message: 'differs from flag "search" only in letter case; the two files collide on case-insensitive file systems',
+          }),
+        ]);
+        expect([...state.projects.get('shop')!.flags.keys()]).toEqual(['checkout-v2', 'search']);
+      });
     });
   });
 

@@ -9,7 +9,7 @@ import type {
   SegmentFile,
 } from '@flagops/core';
 import type { ValidationIssue } from '../validation/issue.js';
-import { classifyPath } from './layout.js';
+import { classifyPath, layout } from './layout.js';
 import type { ParsedFile } from './parsed-file.js';
 import {
   caseCollisionIssue,
@@ -88,6 +88,8 @@ function sortFiles(entries: Iterable<RepositoryEntry>, issues: ValidationIssue[]
   return buckets;
 }
 
+const NO_INCUMBENTS: ReadonlySet<string> = new Set();
+
 /** Ids appear in API paths without a project (`/flags/:id`), so they are unique across the organisation. */
 interface IdRegistry {
   projects: Map<string, string>;
@@ -105,14 +107,37 @@ function assembleFlag(
   const check = checkFlagFiles(slug, key, slot, configs);
   if (!check.meta) return undefined;
   if (check.keyIssue) issues.push(check.keyIssue);
-  const sameId = ids.flags.get(check.meta.id);
+  // An incumbent's id is claimed for it before any flag is assembled.
+  const holder = ids.flags.get(check.meta.id);
+  const sameId = holder === slot.path ? undefined : holder;
   if (sameId !== undefined) issues.push(duplicateIdIssue('flag', slot.path, check.meta.id, sameId));
   else ids.flags.set(check.meta.id, slot.path);
   issues.push(...check.configIssues);
   return sameId === undefined ? check.state : undefined;
 }
 
-function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, issues: ValidationIssue[]): ProjectState | undefined {
+/**
+ * Per letter-case-folded key, the key that keeps it: an incumbent if one is among them, else the first in
+ * key order.
+ */
+function caseWinners(slug: string, bucket: ProjectBucket, incumbents: ReadonlySet<string>): Map<string, string> {
+  const winners = new Map<string, string>();
+  for (const key of [...bucket.flags.keys()].sort()) {
+    const lower = key.toLowerCase();
+    const current = winners.get(lower);
+    if (current === undefined) winners.set(lower, key);
+    else if (incumbents.has(layout.flagFile(slug, key)) && !incumbents.has(layout.flagFile(slug, current))) winners.set(lower, key);
+  }
+  return winners;
+}
+
+function assembleProject(
+  slug: string,
+  bucket: ProjectBucket,
+  ids: IdRegistry,
+  issues: ValidationIssue[],
+  incumbents: ReadonlySet<string>,
+): ProjectState | undefined {
   const claimId = (id: string, path: string) => {
     const holder = ids.projects.get(id);
     if (holder === undefined) ids.projects.set(id, path);
@@ -126,16 +151,14 @@ function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, i
   if (!ok || !project) return undefined;
 
   const flags = new Map<string, FlagState>();
-  const byLowerCase = new Map<string, string>();
+  const winners = caseWinners(slug, bucket, incumbents);
   for (const key of [...bucket.flags.keys()].sort()) {
     const slot = bucket.flags.get(key)!;
-    const lower = key.toLowerCase();
-    const twin = byLowerCase.get(lower);
-    if (twin !== undefined) {
+    const twin = winners.get(key.toLowerCase())!;
+    if (twin !== key) {
       issues.push(caseCollisionIssue(slot.path, twin));
       continue;
     }
-    byLowerCase.set(lower, key);
     const flag = assembleFlag(slug, key, slot, bucket.configs.get(key), ids, issues);
     if (flag) flags.set(key, flag);
   }
@@ -154,17 +177,30 @@ function assembleProject(slug: string, bucket: ProjectBucket, ids: IdRegistry, i
  * A flag with any issue is left out of the state, and a project whose project.yaml or a kills.yaml is
  * missing or invalid is left out whole; the issues say why. Everything else is kept, so callers may keep
  * serving it. Linear in the number of files (plus sorting flag keys, for a stable order).
+ *
+ * Of flags clashing over an id or a letter-case-folded key, one in `incumbents` (flag file paths: those that
+ * held it before this commit) keeps it; otherwise the first by project, then by key. The others are reported.
  */
 export function assembleState(
   entries: Iterable<RepositoryEntry>,
   commit: string | null,
+  incumbents: ReadonlySet<string> = NO_INCUMBENTS,
 ): { state: RepositoryState; issues: ValidationIssue[] } {
   const issues: ValidationIssue[] = [];
   const buckets = sortFiles(entries, issues);
   const ids: IdRegistry = { projects: new Map(), flags: new Map() };
+  for (const path of [...incumbents].sort()) {
+    const where = classifyPath(path);
+    if (where.kind !== 'flag') continue;
+    const bucket = buckets.get(where.project);
+    const id = bucket?.flags.get(where.flag)?.value?.id;
+    // Only a flag that keeps its key can keep its id.
+    if (!bucket || id === undefined || ids.flags.has(id)) continue;
+    if (caseWinners(where.project, bucket, incumbents).get(where.flag.toLowerCase()) === where.flag) ids.flags.set(id, path);
+  }
   const projects = new Map<string, ProjectState>();
   for (const slug of [...buckets.keys()].sort()) {
-    const project = assembleProject(slug, buckets.get(slug)!, ids, issues);
+    const project = assembleProject(slug, buckets.get(slug)!, ids, issues, incumbents);
     if (project) projects.set(slug, project);
   }
   return { state: { commit, projects }, issues };

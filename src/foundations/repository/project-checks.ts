@@ -13,7 +13,7 @@ import {
 import { configModelIssues } from '../validation/config-model.js';
 import { escapePointerSegment } from '../validation/error-messages.js';
 import type { ValidationIssue } from '../validation/issue.js';
-import { layout } from './layout.js';
+import { classifyPath, layout } from './layout.js';
 
 // The cross-file checks of one project, shared by assembleState (a whole commit at once) and
 // ProjectAssembler (one project kept up to date file by file), so that both say exactly the same.
@@ -96,15 +96,80 @@ function clash(issue: ValidationIssue): ValidationIssue {
   return issue;
 }
 
+/**
+ * Flags clashing over one id or one letter-case-folded key: the flag file paths involved (the one that keeps
+ * it and those left out), in no particular order. Which keeps it is decided by history (clash-incumbents.ts).
+ */
+export interface FlagClash {
+  /** `id <id>` or `case <slug>/<lower-cased key>`. */
+  key: string;
+  /** For a clash over an id: the id. */
+  id?: string;
+  paths: string[];
+}
+
+/** Per clash issue about flags, the clash it reports: the file it is on lost to `holder` (a flag file path). */
+const flagClashes = new WeakMap<ValidationIssue, { key: string; id?: string; holder: string }>();
+
 export function duplicateIdIssue(kind: 'flag' | 'project', path: string, id: string, holder: string): ValidationIssue {
-  return clash({ file: path, path: '/id', message: `id "${id}" is already used by ${holder}; ${kind} ids must be unique` });
+  const issue = clash({ file: path, path: '/id', message: `id "${id}" is already used by ${holder}; ${kind} ids must be unique` });
+  if (kind === 'flag') flagClashes.set(issue, { key: `id ${id}`, id, holder });
+  return issue;
 }
 
 export function caseCollisionIssue(path: string, twin: string): ValidationIssue {
-  return clash({
+  const issue = clash({
     file: path,
+    path: '/key',
     message: `differs from flag "${twin}" only in letter case; the two files collide on case-insensitive file systems`,
   });
+  const where = classifyPath(path);
+  if (where.kind === 'flag')
+    flagClashes.set(issue, { key: `case ${where.project}/${twin.toLowerCase()}`, holder: layout.flagFile(where.project, twin) });
+  return issue;
+}
+
+/** Whether an issue reports a flag that lost an id or a key to another flag. */
+export function isFlagClash(issue: ValidationIssue): boolean {
+  return flagClashes.has(issue);
+}
+
+/** The clashes between flags that `issues` report, each with every flag file involved. */
+export function flagClashesOf(issues: readonly ValidationIssue[]): FlagClash[] {
+  const found = new Map<string, FlagClash>();
+  for (const issue of issues) {
+    const detail = flagClashes.get(issue);
+    if (!detail || issue.file === undefined) continue;
+    let group = found.get(detail.key);
+    if (!group) {
+      group = { key: detail.key, ...(detail.id !== undefined ? { id: detail.id } : {}), paths: [detail.holder] };
+      found.set(detail.key, group);
+    }
+    if (!group.paths.includes(issue.file)) group.paths.push(issue.file);
+  }
+  return [...found.values()];
+}
+
+/**
+ * Whether a flag file takes part in a clash: for an id, when it is valid and carries that id; for a key, when
+ * it is there at all. `file` undefined: no such file; `value` undefined: there but invalid.
+ */
+export function claimsClash(clash: FlagClash, file: { value: FlagFile | undefined } | undefined): boolean {
+  if (clash.id === undefined) return file !== undefined;
+  return file?.value?.id === clash.id;
+}
+
+/** The path of the flag that keeps a clash by default (no history to say): the first by project, then by key. */
+export function firstByKey(paths: readonly string[]): string {
+  const order = (path: string) => {
+    const where = classifyPath(path);
+    return where.kind === 'flag' ? [where.project, where.flag] : [path, ''];
+  };
+  return [...paths].sort((a, b) => {
+    const [pa, ka] = order(a);
+    const [pb, kb] = order(b);
+    return pa < pb ? -1 : pa > pb ? 1 : ka < kb ? -1 : ka > kb ? 1 : 0;
+  })[0];
 }
 
 /** Configs of a key that has no flag file: reported even when the project is left out, as they need fixing. */

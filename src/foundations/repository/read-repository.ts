@@ -3,6 +3,7 @@ import { parseDocument } from 'yaml';
 import type { ValidationIssue } from '../validation/issue.js';
 import { assembleState, type RepositoryEntry } from './assemble-state.js';
 import { parseRepositoryFile } from './parse-file.js';
+import { type FlagClash, flagClashesOf } from './project-checks.js';
 import { offsetOfPointer, SourcePositions } from './yaml-position.js';
 
 /**
@@ -28,13 +29,14 @@ export function locateIssues(issues: readonly ValidationIssue[], texts: Readonly
 /**
  * Parse every file of a commit and assemble them: all issues, then the state of what is valid. With `locate`,
  * the issues of the checks across files get line and column too (what `flagops validate` and the push check
- * print), as the parser's own issues always do.
+ * print), as the parser's own issues always do. `incumbents`: see assembleState; `clashes` are the flags
+ * found clashing over an id or a key, the information a caller needs to choose them.
  */
 export function readRepositoryFiles(
   files: Iterable<{ path: string; text: string }>,
   commit: string | null,
-  options: { locate?: boolean } = {},
-): { state: RepositoryState; issues: ValidationIssue[] } {
+  options: { locate?: boolean; incumbents?: ReadonlySet<string> } = {},
+): { state: RepositoryState; issues: ValidationIssue[]; clashes: FlagClash[] } {
   const issues: ValidationIssue[] = [];
   const entries: RepositoryEntry[] = [];
   const texts = new Map<string, string>();
@@ -44,7 +46,7 @@ export function readRepositoryFiles(
     if (parsed.issues.length > 0) issues.push(...parsed.issues);
     entries.push(parsed.file ? { path, file: parsed.file } : { path });
   }
-  const assembled = assembleState(entries, commit);
+  const assembled = assembleState(entries, commit, options.incumbents);
   issues.push(...(options.locate ? locateIssues(assembled.issues, texts) : assembled.issues));
-  return { state: assembled.state, issues };
+  return { state: assembled.state, issues, clashes: flagClashesOf(assembled.issues) };
 }
