@@ -1,5 +1,8 @@
 import { join } from 'node:path';
+import type { FlagFile } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
+import { parseRepositoryFile } from '../../src/foundations/repository/parse-file.js';
+import { claimsClash, type FlagClash, firstByKey } from '../../src/foundations/repository/project-checks.js';
 import { readRepositoryFiles } from '../../src/foundations/repository/read-repository.js';
 import { serializeCommit } from '../../src/foundations/storage/git/git-objects.js';
 import { ObjectStore } from '../../src/foundations/storage/git/object-store.js';
@@ -54,6 +57,36 @@ function randomFile(random: () => number): [string, string | null] {
   return [`projects/${project}/environments/${pick(ENVS)}/${key}.yaml`, text];
 }
 
+/**
+ * What every file of a commit assembles to, the flags of a clash that claimed it longest along `history`
+ * (the files of each earlier commit, oldest first) keeping it: the serving rule, worked out the plain way.
+ */
+function assembleWithHistory(files: ReadonlyMap<string, string>, commit: string, history: ReadonlyArray<ReadonlyMap<string, string>>) {
+  const list = (of: ReadonlyMap<string, string>) => [...of].map(([path, text]) => ({ path, text }));
+  const first = readRepositoryFiles(list(files), commit);
+  const claims = (of: ReadonlyMap<string, string>, clash: FlagClash, path: string) => {
+    const text = of.get(path);
+    return claimsClash(
+      clash,
+      text === undefined ? undefined : { value: parseRepositoryFile(path, text).file?.value as FlagFile | undefined },
+    );
+  };
+  const incumbents = new Set<string>();
+  for (const clash of first.clashes) {
+    let running = clash.paths;
+    let keeper: string | undefined;
+    for (let i = history.length - 1; i >= 0 && keeper === undefined; i--) {
+      const still = running.filter((path) => claims(history[i], clash, path));
+      if (still.length === 1) keeper = still[0];
+      if (still.length <= 1) break;
+      running = still;
+    }
+    keeper ??= running === clash.paths ? undefined : firstByKey(running);
+    if (keeper !== undefined) incumbents.add(keeper);
+  }
+  return incumbents.size === 0 ? first : readRepositoryFiles(list(files), commit, { incumbents });
+}
+
 describe('the state of each new head, brought up to date from the previous one', () => {
   it('equals the state a fresh instance reads, and what assembling every file gives, through random pushes', async () => {
     const gitdir = join(tempDir(), 'org.git');
@@ -77,9 +110,13 @@ describe('the state of each new head, brought up to date from the previous one',
       result: undefined,
     }));
     for (const [path, content] of seed) files.set(path, content);
+    /** The files of each commit on main before the head, oldest first. */
+    const history: Array<Map<string, string>> = [];
+    let last = await readRef(gitdir, MAIN_REF);
     try {
       for (let step = 0; step < 60; step++) {
         const head = await readRef(gitdir, MAIN_REF);
+        const before = new Map(files);
         // Mostly pushes (anything goes), sometimes an update through the validating write path.
         if (step % 7 === 6) {
           const [path] = randomFile(random);
@@ -115,14 +152,13 @@ describe('the state of each new head, brought up to date from the previous one',
           }
         }
         const at = (await readRef(gitdir, MAIN_REF))!;
+        if (at !== last) history.push(new Map(before));
+        last = at;
         commits.push(at);
         const held = await repo.readState();
         const fresh = await track(await FlagRepository.open({ gitdir, parseCache: false })).readState();
         expect(held, `step ${step}`).toEqual(fresh);
-        const whole = readRepositoryFiles(
-          [...files].map(([path, text]) => ({ path, text })),
-          at,
-        );
+        const whole = assembleWithHistory(files, at, history);
         expect(held.state, `step ${step}`).toEqual(whole.state);
         expect(held.issues.map(formatIssue).sort(), `step ${step}`).toEqual(whole.issues.map(formatIssue).sort());
         // Now and then an older commit, so the next head is brought up to date from further back.

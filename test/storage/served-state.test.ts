@@ -11,6 +11,7 @@ import {
 } from '../../src/apps/eval-server/snapshot-versions.js';
 import { unitOfPath } from '../../src/foundations/repository/held-units.js';
 import { layout } from '../../src/foundations/repository/layout.js';
+import { flagById } from '../../src/foundations/repository/state-lookup.js';
 import { FlagRepository, type ServedState } from '../../src/foundations/storage/index.js';
 import { coldRepository as cold, configYaml, type Files, flagYaml, commitHistory as history, projectYaml, track } from './helpers.js';
 
@@ -147,6 +148,54 @@ describe('what a commit serves while invalid files are on main', () => {
     expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['a', 'b']);
     expect(served.issues.map((issue) => issue.file)).toContain(layout.flagFile('shop', 'z'));
     expect(served.heldFlags.has('shop/z')).toBe(false);
+  });
+});
+
+describe('flags clashing over an id or a letter case', () => {
+  const kills = layout.killsFile('shop', 'prod');
+  const killed = (key: string) => `kills:\n  ${key}:\n    killedAt: 2026-01-01T00:00:00Z\n    killedBy: ops\n`;
+  // `ab` and `B` come before `b` by key: the default order alone would hand them b's id or key.
+  const clashes: Array<[string, Files, string, string]> = [
+    ['a copy of its id', flagFiles('shop', 'ab', 0, 'flg_b'), layout.flagFile('shop', 'ab'), '/id'],
+    ['a key differing only in letter case', flagFiles('shop', 'B', 0, 'flg_B'), layout.flagFile('shop', 'B'), '/key'],
+  ];
+
+  for (const [what, added, newcomer, field] of clashes) {
+    it(`keeps serving a killed flag when a commit adds ${what}: the newcomer is reported and not served`, async () => {
+      const { gitdir, oids } = await history([
+        seed(),
+        { [kills]: killed('b') },
+        added,
+        { [layout.configFile('shop', 'prod', 'a')]: config(20) },
+      ]);
+      for (const oid of oids.slice(2)) {
+        // The same on a cold instance and on one that served each commit in turn.
+        const warm = await cold(gitdir);
+        for (const before of oids.slice(0, oids.indexOf(oid))) await warm.readServed(before);
+        for (const repo of [await cold(gitdir), warm]) {
+          const served = await repo.readServed(oid);
+          const shop = served.state.projects.get('shop')!;
+          expect([...shop.flags.keys()]).toEqual(['a', 'b']);
+          expect(flagById(served.state, 'flg_b').flag.meta.key).toBe('b');
+          expect(Object.keys(shop.kills.prod.kills)).toEqual(['b']);
+          expect(served.issues).toEqual([expect.objectContaining({ file: newcomer, path: field })]);
+          expect(served.heldFlags.size).toBe(0);
+        }
+      }
+    });
+  }
+
+  it('gives the id to the first by key when both flags appear in one commit, and keeps it there', async () => {
+    const { gitdir, oids } = await history([
+      seed(),
+      { ...flagFiles('shop', 'y', 0, 'flg_same'), ...flagFiles('shop', 'x', 0, 'flg_same') },
+      { [layout.configFile('shop', 'prod', 'a')]: config(20) },
+    ]);
+    for (const oid of oids.slice(1)) {
+      const served = await (await cold(gitdir)).readServed(oid);
+      expect([...served.state.projects.get('shop')!.flags.keys()]).toEqual(['a', 'b', 'x']);
+      expect(served.issues).toEqual([expect.objectContaining({ file: layout.flagFile('shop', 'y'), path: '/id' })]);
+    }
   });
 });
 

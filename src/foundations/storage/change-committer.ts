@@ -70,7 +70,7 @@ export class ChangeCommitter {
     const oid = batch.write('commit', serializeCommit(commit));
     batch.flush();
     written?.(oid);
-    const next = await this.loader.loadTree(tree, oid, known);
+    const next = await this.loader.loadTree(tree, oid, head, known);
     const introduced = newIssues(current.issues, next.issues);
     if (introduced.length > 0) throw issuesError(introduced);
     this.objects.rememberCommit(oid, commit);

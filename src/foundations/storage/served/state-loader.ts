@@ -2,10 +2,12 @@ import type { ProjectState, RepositoryState } from '@flagops/core';
 import { assembleState, type RepositoryEntry } from '../../repository/assemble-state.js';
 import { layout } from '../../repository/layout.js';
 import { type EntryChange, ProjectAssembler, type ProjectAssembly } from '../../repository/project-assembler.js';
+import { flagClashesOf, isFlagClash } from '../../repository/project-checks.js';
 import type { ValidationIssue } from '../../validation/issue.js';
 import { isTreeMode } from '../git/git-objects.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
+import type { ClashIncumbents } from './clash-incumbents.js';
 import type { ParseCache } from './parse-cache.js';
 import { collectFiles, type DirNode, diffFiles, type FileNode, forEachFile, type ParseFile, TreeReader } from './tree-reader.js';
 
@@ -53,27 +55,30 @@ export class StateLoader {
   private base: DirNode | undefined;
   private readonly cache: ParseCache | undefined;
   private readonly saveAfterParses: number;
+  private readonly incumbents: ClashIncumbents | undefined;
   private cacheLoading: Promise<void> | undefined;
 
   /**
    * `cache` holds what `parse` gave on an earlier run: only for the parser its fingerprint covers. A read
-   * that parsed `saveAfterParses` files (default 1,000: a cold start, a big push) saves it.
+   * that parsed `saveAfterParses` files (default 1,000: a cold start, a big push) saves it. `incumbents`
+   * decides which of flags clashing over an id or a key keeps it from history; without it, the first by key.
    */
   constructor(
     private readonly objects: ObjectStore,
     parse: ParseFile,
-    options: { cache?: ParseCache; saveAfterParses?: number } = {},
+    options: { cache?: ParseCache; saveAfterParses?: number; incumbents?: ClashIncumbents } = {},
   ) {
     this.reader = new TreeReader(objects, parse);
     this.cache = options.cache;
     this.saveAfterParses = options.saveAfterParses ?? SAVE_AFTER_PARSES;
+    this.incumbents = options.incumbents;
   }
 
   load(commit: string | null): Promise<LoadedState> {
     if (commit === null) return Promise.resolve(emptyState());
     let loading = this.byCommit.get(commit);
     if (!loading) {
-      loading = this.objects.readCommit(commit).then(({ tree }) => this.loadTree(tree, commit));
+      loading = this.objects.readCommit(commit).then(({ tree, parents }) => this.loadTree(tree, commit, parents[0] ?? null));
       this.byCommit.set(commit, loading);
       // A failed read (a missing object) must not stick: the next call tries again.
       const failed = loading;
@@ -85,10 +90,10 @@ export class StateLoader {
   }
 
   /**
-   * The state of a root tree that `commit` will hold. `known` holds files the caller has just parsed
-   * (what it is about to commit), so they are not read back.
+   * The state of a root tree that `commit`, whose first parent is `parent`, will hold. `known` holds files the
+   * caller has just parsed (what it is about to commit), so they are not read back.
    */
-  async loadTree(rootTree: string, commit: string, known?: ReadonlyMap<string, FileNode>): Promise<LoadedState> {
+  async loadTree(rootTree: string, commit: string, parent: string | null, known?: ReadonlyMap<string, FileNode>): Promise<LoadedState> {
     const projects = (await this.objects.readTree(rootTree)).find((e) => e.name === layout.projectsDir && isTreeMode(e.mode));
     if (!projects) return { ...emptyState(), commit, state: { commit, projects: new Map() } };
     // The saved directory stands for the one read last: only what has the same oid is taken from it.
@@ -101,7 +106,22 @@ export class StateLoader {
     const dir = await this.reader.readDir(layout.projectsDir, projects.oid, this.base, known);
     this.base = dir;
     if (this.reader.parsed - parsedBefore >= this.saveAfterParses) this.cache?.save(dir);
-    return this.assemble(dir, commit);
+    const loaded = this.assemble(dir, commit);
+    return this.keepIncumbents(dir, loaded, parent);
+  }
+
+  /**
+   * The state again, assembled whole, when flags clash over an id or a key and the first by key is not the
+   * one that held it at `parent`: the flag that was there keeps serving, and the newcomer is the one reported.
+   */
+  private async keepIncumbents(dir: DirNode, loaded: LoadedState, parent: string | null): Promise<LoadedState> {
+    if (!this.incumbents) return loaded;
+    const clashes = flagClashesOf(loaded.issues);
+    if (clashes.length === 0) return loaded;
+    const incumbents = await this.incumbents.at(parent, clashes);
+    // Each clash issue is on a flag that lost: none on an incumbent, and the default decided as history does.
+    if (!loaded.issues.some((issue) => issue.file !== undefined && incumbents.has(issue.file) && isFlagClash(issue))) return loaded;
+    return this.assembleWhole(dir, loaded.commit!, incumbents);
   }
 
   /** Waits for a parse cache save in flight. */
@@ -207,11 +227,11 @@ export class StateLoader {
     return false;
   }
 
-  private assembleWhole(dir: DirNode, commit: string): LoadedState {
+  private assembleWhole(dir: DirNode, commit: string, incumbents?: ReadonlySet<string>): LoadedState {
     const files: RepositoryEntry[] = [];
     const issues: ValidationIssue[] = [];
     collectFiles(dir, files, issues);
-    const assembled = assembleState(files, commit);
+    const assembled = assembleState(files, commit, incumbents);
     issues.push(...assembled.issues);
     return { commit, state: assembled.state, issues };
   }

@@ -1,0 +1,75 @@
+import { classifyPath } from '../../repository/layout.js';
+import { claimsClash, type FlagClash, firstByKey } from '../../repository/project-checks.js';
+import { Lru } from '../git/lru.js';
+import type { ObjectStore } from '../git/object-store.js';
+import type { ProjectFolders } from './project-folders.js';
+
+/**
+ * Which flag keeps an id or a letter-case-folded key that several flags claim at a commit: the one that has
+ * claimed it the longest without a break along main's first-parent history, so that a commit copying a flag's
+ * id, or adding `Checkout` beside `checkout`, cannot take it from the flag that had it. Flags that started to
+ * claim it in the same commit (or have all claimed it since the first commit) are decided by the default
+ * order, first by project, then by key. Read from history alone, so every server decides the same.
+ */
+export class ClashIncumbents {
+  /** Per commit, clash and flags still in the running there, the flag file path that keeps it (null: the default). */
+  private readonly decided = new Lru<string, Promise<string | null>>(10_000);
+
+  constructor(
+    private readonly objects: ObjectStore,
+    private readonly folders: ProjectFolders,
+  ) {}
+
+  /** The flag file paths that keep their clash at a commit whose first parent is `parent`: those that claimed it there first. */
+  async at(parent: string | null, clashes: readonly FlagClash[]): Promise<Set<string>> {
+    const kept = new Set<string>();
+    if (parent === null) return kept;
+    for (const clash of clashes) {
+      const path = await this.keeper(parent, clash, [...clash.paths].sort());
+      if (path !== null) kept.add(path);
+    }
+    return kept;
+  }
+
+  /** Of `paths` (all claiming the clash at the child of `from`), the one that claimed it longest; null when they started together. */
+  private keeper(from: string, clash: FlagClash, paths: readonly string[]): Promise<string | null> {
+    const memoKey = (commit: string, running: readonly string[]) => `${commit} ${clash.key} ${running.join(' ')}`;
+    const key = memoKey(from, paths);
+    let promise = this.decided.get(key);
+    if (promise) return promise;
+    promise = (async () => {
+      let running = paths;
+      for (let commit: string | null = from; commit !== null; commit = await this.parentOf(commit)) {
+        const known = commit === from ? undefined : this.decided.peek(memoKey(commit, running));
+        if (known) {
+          const answer = await known;
+          return answer ?? (running === paths ? null : firstByKey(running));
+        }
+        const still: string[] = [];
+        for (const path of running) if (await this.claims(commit, clash, path)) still.push(path);
+        if (still.length === 1) return still[0];
+        if (still.length === 0) break;
+        running = still;
+      }
+      return running === paths ? null : firstByKey(running);
+    })();
+    this.decided.set(key, promise);
+    const failed = promise;
+    failed.catch(() => {
+      if (this.decided.peek(key) === failed) this.decided.delete(key);
+    });
+    return promise;
+  }
+
+  private async claims(commit: string, clash: FlagClash, path: string): Promise<boolean> {
+    const where = classifyPath(path);
+    if (where.kind !== 'flag') return false;
+    const folder = await this.folders.at(commit, where.project);
+    if (!folder) return false;
+    return claimsClash(clash, (await this.folders.flagFiles(folder, where.flag)).flag);
+  }
+
+  private async parentOf(commit: string): Promise<string | null> {
+    return (await this.objects.readCommit(commit)).parents[0] ?? null;
+  }
+}
