@@ -196,6 +196,46 @@ describe('a push over git over HTTP', () => {
     });
   });
 
+  describe('that copies a flag', () => {
+    /** Copies banner's four files to `key`, the flag file edited by `edit`. */
+    function copyBanner(checkout: string, key: string, edit: (text: string) => string): void {
+      for (const dir of ['flags', 'environments/dev', 'environments/staging', 'environments/prod']) {
+        const text = git(checkout, 'show', `HEAD:projects/shop/${dir}/banner.yaml`);
+        write(checkout, `projects/shop/${dir}/${key}.yaml`, `${dir === 'flags' ? edit(text) : text}\n`);
+      }
+    }
+    const issueLines = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('remote: projects/'));
+
+    it('with its id is refused, naming the copy at its id line, not the flag that had the id', async () => {
+      const checkout = await ws.clone(svc.admin);
+      // `awning` comes before `banner` by key.
+      copyBanner(checkout, 'awning', (text) => text.replace('key: banner', 'key: awning'));
+      commit(checkout, 'an awning');
+      const before = git(svc.gitdir(), 'rev-parse', 'main');
+      const pushed = await push(checkout);
+      expect(pushed.ok).toBe(false);
+      expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+      const lines = issueLines(pushed.stderr);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^remote: projects\/shop\/flags\/awning\.yaml:\d+:\d+: \/id: id "flg_[0-9a-f]+" is already used by projects\/shop\/flags\/banner\.yaml/,
+      );
+    });
+
+    it('under a key differing only in letter case is refused, naming the copy at its key line', async () => {
+      const checkout = await ws.clone(svc.admin);
+      copyBanner(checkout, 'Banner', (text) => text.replace('key: banner', 'key: Banner').replace(/^id: .*\n/m, ''));
+      commit(checkout, 'a Banner');
+      const pushed = await push(checkout);
+      expect(pushed.ok).toBe(false);
+      const lines = issueLines(pushed.stderr);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^remote: projects\/shop\/flags\/Banner\.yaml:\d+:\d+: \/key: differs from flag "banner" only in letter case/,
+      );
+    });
+  });
+
   it('by an admin key may delete a flag, which the audit trail shows as flag_delete pushed by that key', async () => {
     const checkout = await ws.clone(svc.admin);
     git(

@@ -1,4 +1,6 @@
-import type { Pusher } from '@flagops/core';
+import type { FlagFile, Pusher } from '@flagops/core';
+import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
+import { claimsClash, type FlagClash } from '../../foundations/repository/project-checks.js';
 import { readRepositoryFiles } from '../../foundations/repository/read-repository.js';
 import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue } from '../../foundations/validation/issue.js';
@@ -33,6 +35,26 @@ export interface PushContext {
   budget?: PushBudgetContext;
   /** Remote mode: the git remote an accepted push is pushed on to before main moves here (push-on.ts). */
   pushOn?: PushOnTarget;
+}
+
+/**
+ * Of flags clashing over an id or a key, those that alone held theirs on main before the push: they keep it,
+ * so the refusal names the pushed files that took it, as the service would serve it.
+ */
+async function incumbentsAt(head: string, clashes: readonly FlagClash[]): Promise<Set<string>> {
+  const before = new Map((await readPushedFiles(head)).map((file) => [file.path, file.text]));
+  const incumbents = new Set<string>();
+  for (const clash of clashes) {
+    const held = clash.paths.filter((path) => {
+      const text = before.get(path);
+      return claimsClash(
+        clash,
+        text === undefined ? undefined : { value: parseRepositoryFile(path, text).file?.value as FlagFile | undefined },
+      );
+    });
+    if (held.length === 1) incumbents.add(held[0]);
+  }
+  return incumbents;
 }
 
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
@@ -88,7 +110,9 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     // Files over the limits are not read: one could be a gigabyte.
     if (overLimits.length > 0) continue;
     const files = await readPushedFiles(newOid);
-    const { issues } = readRepositoryFiles(files, newOid, { locate: true });
+    const read = readRepositoryFiles(files, newOid, { locate: true });
+    const incumbents = read.clashes.length > 0 && oldOid !== ZERO_OID ? await incumbentsAt(oldOid, read.clashes) : new Set<string>();
+    const { issues } = incumbents.size > 0 ? readRepositoryFiles(files, newOid, { locate: true, incumbents }) : read;
     for (const issue of issues) problems.push(formatIssue(issue));
     if (context) {
       const projectFiles = files.filter((f) => PROJECT_FILE.test(f.path));
