@@ -5,6 +5,7 @@ import { OPERATORS } from '@flagops/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readRepositoryDirectory } from '../../src/apps/cli/read-directory.js';
 import { readRepositoryFiles } from '../../src/foundations/repository/index.js';
+import { git } from '../helpers/git-cli.js';
 import { flagops, SAMPLE, sampleCopy } from './cli-harness.js';
 
 describe('flagops validate', () => {
@@ -165,6 +166,42 @@ describe('flagops validate', () => {
       expect(result.stdout).toContain(
         `::error file=${copy!.dir}/projects/shop/environments/prod/checkout-v2.yaml,line=2,col=13,title=flagops validate::/rolloutPct: must be a number from 0 to 100\n`,
       );
+    });
+  });
+
+  describe('with a flag copied under a new key, its id kept', () => {
+    const ID = 'flg_0123456789abcdef';
+    /** search-ranking with its id written in, committed; then its four files copied to `ranking` (first by key). */
+    function copiedFlag(dir: string): void {
+      const flagFile = join(dir, 'projects/shop/flags/search-ranking.yaml');
+      writeFileSync(flagFile, `id: ${ID}\n${readFileSync(flagFile, 'utf8')}`);
+      git(dir, 'init', '--quiet', '--initial-branch=main');
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '--quiet', '-m', 'the sample');
+      for (const sub of ['flags', 'environments/dev', 'environments/staging', 'environments/prod']) {
+        const text = readFileSync(join(dir, 'projects/shop', sub, 'search-ranking.yaml'), 'utf8');
+        writeFileSync(join(dir, 'projects/shop', sub, 'ranking.yaml'), text.replace('key: search-ranking', 'key: ranking'));
+      }
+    }
+
+    it('names the copy with --base, where the original had the id', async () => {
+      const result = await validateBroken(copiedFlag, '--base', 'main');
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/flags/ranking.yaml:1:5: /id: id "${ID}" is already used by projects/shop/flags/search-ranking.yaml; flag ids must be unique\n`,
+      );
+      expect(result.stdout).toMatch(/: 1 issue in 1 file \(1 valid project, 4 valid flags, 23 files checked\)\n$/);
+    });
+
+    it('names the later by key without --base, having no history to go by', async () => {
+      const result = await validateBroken(copiedFlag);
+      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/flags/search-ranking.yaml:1:5: /id: id "${ID}" is already used by`);
+    });
+
+    it('exits 1 for a --base that is no commit', async () => {
+      const result = await validateBroken(copiedFlag, '--base', 'no-such-branch');
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('--base no-such-branch is not a commit of the git repository');
     });
   });
 

@@ -1,7 +1,5 @@
-import type { FlagFile, Pusher } from '@flagops/core';
-import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
-import { claimsClash, type FlagClash } from '../../foundations/repository/project-checks.js';
-import { readRepositoryFiles } from '../../foundations/repository/read-repository.js';
+import type { Pusher } from '@flagops/core';
+import { incumbentsAt, readRepositoryFiles } from '../../foundations/repository/read-repository.js';
 import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue } from '../../foundations/validation/issue.js';
 import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
@@ -37,24 +35,10 @@ export interface PushContext {
   pushOn?: PushOnTarget;
 }
 
-/**
- * Of flags clashing over an id or a key, those that alone held theirs on main before the push: they keep it,
- * so the refusal names the pushed files that took it, as the service would serve it.
- */
-async function incumbentsAt(head: string, clashes: readonly FlagClash[]): Promise<Set<string>> {
-  const before = new Map((await readPushedFiles(head)).map((file) => [file.path, file.text]));
-  const incumbents = new Set<string>();
-  for (const clash of clashes) {
-    const held = clash.paths.filter((path) => {
-      const text = before.get(path);
-      return claimsClash(
-        clash,
-        text === undefined ? undefined : { value: parseRepositoryFile(path, text).file?.value as FlagFile | undefined },
-      );
-    });
-    if (held.length === 1) incumbents.add(held[0]);
-  }
-  return incumbents;
+/** Reads the files of `commit` by path (undefined: no such file). */
+async function filesAt(commit: string): Promise<(path: string) => Promise<string | undefined>> {
+  const files = new Map((await readPushedFiles(commit)).map((file) => [file.path, file.text]));
+  return async (path) => files.get(path);
 }
 
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
@@ -111,7 +95,9 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     if (overLimits.length > 0) continue;
     const files = await readPushedFiles(newOid);
     const read = readRepositoryFiles(files, newOid, { locate: true });
-    const incumbents = read.clashes.length > 0 && oldOid !== ZERO_OID ? await incumbentsAt(oldOid, read.clashes) : new Set<string>();
+    // Flags clashing over an id or a key: the one main had keeps it, as served, so the line names the pushed file.
+    const incumbents =
+      read.clashes.length > 0 && oldOid !== ZERO_OID ? await incumbentsAt(read.clashes, await filesAt(oldOid)) : new Set<string>();
     const { issues } = incumbents.size > 0 ? readRepositoryFiles(files, newOid, { locate: true, incumbents }) : read;
     for (const issue of issues) problems.push(formatIssue(issue));
     if (context) {

@@ -1,9 +1,9 @@
-import type { RepositoryState } from '@flagops/core';
+import type { FlagFile, RepositoryState } from '@flagops/core';
 import { parseDocument } from 'yaml';
 import type { ValidationIssue } from '../validation/issue.js';
 import { assembleState, type RepositoryEntry } from './assemble-state.js';
 import { parseRepositoryFile } from './parse-file.js';
-import { type FlagClash, flagClashesOf } from './project-checks.js';
+import { claimsClash, type FlagClash, flagClashesOf } from './project-checks.js';
 import { offsetOfPointer, SourcePositions } from './yaml-position.js';
 
 /**
@@ -49,4 +49,25 @@ export function readRepositoryFiles(
   const assembled = assembleState(entries, commit, options.incumbents);
   issues.push(...(options.locate ? locateIssues(assembled.issues, texts) : assembled.issues));
   return { state: assembled.state, issues, clashes: flagClashesOf(assembled.issues) };
+}
+
+/**
+ * Of flags clashing over an id or a key, those that alone held theirs in an earlier commit whose files
+ * `textAt` reads (undefined: no such file): the `incumbents` that keep it, so the files that took it are named.
+ */
+export async function incumbentsAt(
+  clashes: readonly FlagClash[],
+  textAt: (path: string) => Promise<string | undefined>,
+): Promise<Set<string>> {
+  const incumbents = new Set<string>();
+  for (const clash of clashes) {
+    const held: string[] = [];
+    for (const path of clash.paths) {
+      const text = await textAt(path);
+      const file = text === undefined ? undefined : { value: parseRepositoryFile(path, text).file?.value as FlagFile | undefined };
+      if (claimsClash(clash, file)) held.push(path);
+    }
+    if (held.length === 1) incumbents.add(held[0]);
+  }
+  return incumbents;
 }

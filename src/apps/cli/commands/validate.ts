@@ -1,12 +1,13 @@
+import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
+import { parseArgs, promisify } from 'node:util';
+import { incumbentsAt, readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { formatIssueLine, ISSUE_FORMATS, type IssueFormat } from '../issue-output.js';
 import { readRepositoryDirectory } from '../read-directory.js';
 
-const help = `Usage: flagops validate [dir] [--format text|github]
+const help = `Usage: flagops validate [dir] [--format text|github] [--base rev]
 
 Checks a checked-out flags repository (its projects/ tree) the way the server does before serving it:
 YAML syntax, each file against its JSON Schema, and the checks across files. Prints one line per issue,
@@ -18,6 +19,8 @@ Arguments:
 Options:
   --format text        one issue per line (default)
   --format github      GitHub Actions annotations, shown on the pull request's diff
+  --base rev           the revision the change goes onto (origin/main): of two flags with one id, or keys
+                       differing only in letter case, the one there keeps it and the other file is named
   -h, --help           show this help
 `;
 
@@ -29,7 +32,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { format: { type: 'string', default: 'text' } },
+    options: { format: { type: 'string', default: 'text' }, base: { type: 'string' } },
   });
   if (positionals.length > 1) throw new UsageError(`expected at most one directory, got ${positionals.length}`);
   const format = values.format as IssueFormat;
@@ -51,7 +54,17 @@ async function run(args: string[], io: CliIo): Promise<number> {
     io.stderr(`flagops validate: ${dir} has no projects/ folder; is it the root of a flags repository?\n`);
     return EXIT.failed;
   }
-  const { state, issues } = readRepositoryFiles(files, null, { locate: true });
+  let read = readRepositoryFiles(files, null, { locate: true });
+  if (values.base !== undefined && read.clashes.length > 0) {
+    const textAt = await filesAtRevision(absolute, values.base);
+    if (!textAt) {
+      io.stderr(`flagops validate: --base ${values.base} is not a commit of the git repository in ${dir}\n`);
+      return EXIT.failed;
+    }
+    const incumbents = await incumbentsAt(read.clashes, textAt);
+    if (incumbents.size > 0) read = readRepositoryFiles(files, null, { locate: true, incumbents });
+  }
+  const { state, issues } = read;
   for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, format)}\n`);
 
   let flags = 0;
@@ -64,6 +77,22 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const badFiles = new Set(issues.map((issue) => issue.file)).size;
   io.stdout(`${dir}: ${plural(issues.length, 'issue')} in ${plural(badFiles, 'file')} (${served})\n`);
   return EXIT.failed;
+}
+
+const execGit = promisify(execFile);
+
+/** Reads files of `rev` in the git repository holding `dir`, by path from `dir`; undefined when `rev` is no commit there. */
+async function filesAtRevision(dir: string, rev: string): Promise<((path: string) => Promise<string | undefined>) | undefined> {
+  const commit = await execGit('git', ['-C', dir, 'rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).then(
+    ({ stdout }) => stdout.trim(),
+    () => undefined,
+  );
+  if (!commit) return undefined;
+  return (path) =>
+    execGit('git', ['-C', dir, 'show', `${commit}:./${path}`], { maxBuffer: 2 * 1024 * 1024 }).then(
+      ({ stdout }) => stdout,
+      () => undefined,
+    );
 }
 
 export const validateCommand: Command = {
