@@ -245,6 +245,24 @@ describe('what serving learned of history, kept on disk (flagops-cache/served-hi
     expect(walked.versions.get(versionKey('shop', 'prod'))).toBe(1);
   });
 
+  it('keeps which flag keeps a clashing id, so a restart does not walk back to where the clash began', async () => {
+    const changes: Files[] = [seed(), flagFiles('shop', 'ab', 0, 'flg_b')];
+    for (let i = 0; i < 12; i++) changes.push({ [layout.configFile('shop', 'dev', 'a')]: config(i, i + 2) });
+    const { gitdir } = await history(changes);
+    const first = await withCache(gitdir);
+    const keys = async (repo: FlagRepository) => [...(await repo.readServed()).state.projects.get('shop')!.flags.keys()];
+    expect(await keys(first)).toEqual(['a', 'b']);
+    await first.close();
+    const records = readFileSync(cacheFile(gitdir), 'utf8');
+    expect(records).toMatch(
+      /^clash [0-9a-f]{40} id flg_b projects\/shop\/flags\/ab\.yaml projects\/shop\/flags\/b\.yaml\tprojects\/shop\/flags\/b\.yaml$/m,
+    );
+    expect(await keys(await withCache(gitdir))).toEqual(['a', 'b']);
+    // The records are what a restart goes by: one saying otherwise is followed.
+    writeFileSync(cacheFile(gitdir), records.replaceAll('\tprojects/shop/flags/b.yaml', '\tprojects/shop/flags/ab.yaml'));
+    expect(await keys(await withCache(gitdir))).toEqual(['a', 'ab']);
+  });
+
   it('ignores a record cut short by a crash, and a file another version of the code wrote', async () => {
     const { gitdir, read } = await scenario();
     const first = await withCache(gitdir);

@@ -147,10 +147,10 @@ export class FlagRepository {
     const cache = caching ? ParseCache.open(gitdir, logger) : undefined;
     this.graph = new CommitGraph(this.objects);
     const folders = new ProjectFolders(this.objects, this.graph, parseRepositoryFile);
-    const incumbents = new ClashIncumbents(this.objects, folders);
+    this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
+    const incumbents = new ClashIncumbents(this.objects, folders, this.servedCache);
     this.loader = new StateLoader(this.objects, parseRepositoryFile, { cache, incumbents });
     this.history = new History(this.objects, signer);
-    this.servedCache = caching ? ServedHistoryCache.open(gitdir, logger) : undefined;
     this.served = new ServedStates(this.loader, this.objects, folders, this.servedCache, this.history);
     this.moves = new MainMoves(logger);
     this.committer = new ChangeCommitter(this.objects, this.loader, signer, options);

@@ -15,9 +15,10 @@ const FLUSH_AFTER_MS = 200;
 /**
  * What ServedStates learned about history, kept under `<gitdir>/flagops-cache/`, so that a restart does not
  * walk back through history again: for a commit and a project, which environments it changed in what is
- * served; for a commit and a held-back unit, the commit its last valid state is from. Every record is about
- * commits, which never change, and the file is fingerprinted by the code that derives them (the parser's
- * fingerprint and served-state's sources), so it is never stale; it is safe to delete.
+ * served; for a commit and a held-back unit, the commit its last valid state is from; for a commit and flags
+ * clashing over an id or a key, which keeps it (ClashIncumbents). Every record is about commits, which never
+ * change, and the file is fingerprinted by the code that derives them (the parser's fingerprint and the
+ * sources of served-state and what it reads through), so it is never stale; it is safe to delete.
  *
  * One line per record, `key<TAB>value`, appended; a line cut short by a crash is ignored.
  */
@@ -118,7 +119,14 @@ function servedFingerprint(): string | undefined {
   try {
     const ext = extname(fileURLToPath(import.meta.url));
     const hash = createHash('sha1').update(`${parser}\n`);
-    for (const name of ['served-state', 'project-folders', 'served-history-cache', 'effective-versions'])
+    for (const name of [
+      'served-state',
+      'project-folders',
+      'served-history-cache',
+      'effective-versions',
+      'clash-incumbents',
+      'state-loader',
+    ])
       hash.update(fs.readFileSync(fileURLToPath(new URL(`./${name}${ext}`, import.meta.url))));
     fingerprint = parser === undefined ? undefined : hash.digest('hex');
   } catch {
