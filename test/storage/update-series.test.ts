@@ -50,6 +50,17 @@ describe('a series of updates', () => {
     expect(git(gitdir, 'fsck', '--full', '--strict', '--no-progress')).toBe('');
   });
 
+  it('counts each of its commits, as every commit the service makes is counted (flagops_commits_total)', async () => {
+    const counted: string[] = [];
+    const repo = track(
+      await FlagRepository.open({ gitdir: join(tempDir(), 'r.git'), create: true, onCommit: (action) => counted.push(action) }),
+    );
+    await seedShop(repo);
+    expect(counted).toEqual(['project_create']);
+    await repo.updateSeries([setRollout('a', 25), setRollout('missing', 5), setRollout('b', 50)]);
+    expect(counted).toEqual(['project_create', 'scheduled_change', 'scheduled_change']);
+  });
+
   it('makes no commit when no change does, and leaves main where it was', async () => {
     const gitdir = join(tempDir(), 'r.git');
     const repo = track(await FlagRepository.open({ gitdir, create: true }));

@@ -269,6 +269,8 @@ export class WriteQueue {
       let loaded = await this.loader.load(base);
       await this.countable(base);
       const outcomes: SeriesOutcome<T>[] = [];
+      /** Each commit of the series, by action: counted once main holds them. */
+      const actions: Array<CommitMeta['action']> = [];
       let lastAction: CommitMeta['action'] | undefined;
       const batch = this.objects.batch();
       try {
@@ -284,6 +286,7 @@ export class WriteQueue {
             tip = commit.oid;
             loaded = commit.next;
             lastAction = change.meta.action;
+            actions.push(lastAction);
           } catch (error) {
             outcomes.push({ committed: false, error });
           }
@@ -298,6 +301,7 @@ export class WriteQueue {
         if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction ?? 'change'))) {
           this.loader.remember(loaded);
           this.moves.observe(tip, 'local');
+          for (const action of actions) this.options.onCommit?.(action);
           return { commit: tip, parent: base, outcomes, state: loaded.state };
         }
       } finally {
