@@ -64,6 +64,9 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
   const problems: string[] = [];
   const accepted: string[] = [];
   for (const { oldOid, newOid, ref } of updates) {
+    // On a git host (no pushing key: its own pre-receive hook) other branches are pull requests, and proposal
+    // branches the service's own: only main is what the service serves.
+    if (context === undefined && ref !== MAIN) continue;
     if (ref.startsWith(PROPOSALS)) {
       problems.push(
         `${ref}: proposal branches are written by the service; fetch them to review, and approve or reject through the API or the dashboard`,

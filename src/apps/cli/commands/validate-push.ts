@@ -10,7 +10,8 @@ main forward to a commit whose every file is valid, by commits with no file over
 and no submodule. Refusals are printed one per line on stderr, saying what and where (file, commit), which
 git shows the pusher. The flagops control plane installs it in each repository it serves over HTTP, where it
 also holds the push to the pushing key's permissions and refuses Flagops-* trailers and files outside
-projects/; a self-hosted git server can run it as its pre-receive hook too.
+projects/; a self-hosted git server can run it as its pre-receive hook too, where it checks main and takes
+other branches (pull requests, and the service's proposal branches in remote mode) as they are.
 `;
 
 async function run(args: string[], io: CliIo): Promise<number> {
