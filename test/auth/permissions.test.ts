@@ -63,13 +63,13 @@ describe('a refusal', () => {
   it('names what the credential may not do and who may', () => {
     expect(() => authorize({ kind: 'agent' }, 'keys.manage')).toThrow('an agent key may not manage keys; it needs an admin key');
     expect(() => authorize({ kind: 'agent' }, 'project.create')).toThrow(
-      'an agent key may not create projects; it needs an admin key or a session',
+      'an agent key may not create projects; it needs an admin key or an admin session',
     );
   });
 
   it('explains that promoting into prod needs an admin key or a session', () => {
     expect(() => authorize({ kind: 'agent' }, 'promote', { environment: 'prod' })).toThrow(
-      'an agent key may not promote configs into prod (promoting into prod is a deploy); it needs an admin key or a session',
+      'an agent key may not promote configs into prod (promoting into prod is a deploy); it needs an admin key or an admin session',
     );
   });
 
@@ -134,7 +134,7 @@ describe('a credential with limits', () => {
     expect(can(editorShop, 'promote', { environment: 'prod' })).toBe(false);
     expect(can(editorShop, 'project.create')).toBe(false);
     expect(() => authorize({ kind: 'session', role: 'viewer' }, 'kill', { environment: 'dev' })).toThrow(
-      'a viewer session may not kill flags; it needs an admin key, an agent key, a session or an editor session',
+      'a viewer session may not kill flags; it needs an admin key, an agent key, an admin session or an editor session',
     );
   });
 });

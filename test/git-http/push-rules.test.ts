@@ -152,7 +152,7 @@ describe('a push over git over HTTP', () => {
       .filter((line) => line.includes(': an agent key may not'))
       .map((line) => line.trimEnd());
   }
-  const needsAdmin = 'it needs an admin key or a session';
+  const needsAdmin = 'it needs an admin key or an admin session';
 
   describe('by an agent key', () => {
     it('may not create a project', async () => {

@@ -235,7 +235,7 @@ const LABEL: Readonly<Record<Permission, string>> = {
 const CREDENTIAL_NAME: Readonly<Record<Holder, string>> = {
   admin: 'an admin key',
   agent: 'an agent key',
-  session: 'a session',
+  session: 'an admin session',
   'editor session': 'an editor session',
   'viewer session': 'a viewer session',
   sdk: 'an sdk key',

@@ -60,7 +60,7 @@ describe.skipIf(CHROMIUM_MISSING !== null)('the Keys page in Chromium', () => {
     const page = await signedInPage(browser, svc, 'vera', leaks);
     await openKeys(page);
     const why = await page.getByTestId('keys-why').textContent();
-    expect(why).toContain('a session may not create, rotate or revoke keys');
+    expect(why).toContain('session may not create, rotate or revoke keys');
     expect(why).toContain('Your session (viewer) is no exception');
     const steps = page.getByTestId('key-steps');
     expect(await steps.textContent()).toContain(`curl -s -X POST ${svc.controlUrl}/api/v1/keys/$SDK_KEY_ID/rotate`);
