@@ -186,11 +186,6 @@ async function startOnLockedDirectory(
     invalidFiles: () => holder.health().organisations.map((o) => ({ org: o.org, count: o.invalidFiles.length })),
     storageFaults: () => holder.health().organisations.flatMap((o) => (o.fault ? [{ org: o.org, kind: o.fault.kind }] : [])),
   });
-  const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
-  // Started now, while the service is small: starting it forks this process, which stalls the event loop in
-  // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
-  // clone should cost the evaluations.
-  void gitRunner.helperRunning();
   const flagHealth = new FlagHealthService({
     repos,
     lastEvaluated: (org, projectId, env) => counter.lastEvaluated(statsScope(org, projectId, env)),
@@ -208,6 +203,12 @@ async function startOnLockedDirectory(
     ...webhookOptions,
   });
   metrics?.watchWebhooks(() => webhooks.deliveryCounts());
+  const gitRunner = new GitRunner(logger, { dataDir: config.dataDir });
+  // Started now, while the service is small: starting it forks this process, which stalls the event loop in
+  // proportion to the memory held (tens of ms once every organisation's flags are parsed), not what the first
+  // clone should cost the evaluations. Not before the state files are read, though: a damaged one ends the
+  // start, and a runner started by then would be left to outlive it.
+  void gitRunner.helperRunning();
   // Flags turn stale with time, not only with commits: checked every few minutes, for the gauge and the webhooks.
   const healthWatcher = new HealthWatcher({
     health: flagHealth,

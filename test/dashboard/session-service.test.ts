@@ -173,7 +173,7 @@ describe('dashboard sessions (state/sessions.json)', () => {
     const dir = await dataDir();
     await (await open(dir)).create(user);
     await writeFile(path.join(dir, 'state', 'sessions.json'), '{"version":1,"sessions":[{"id":1}]}');
-    await expect(open(dir)).rejects.toThrow(/remove the file to sign everybody out/);
+    await expect(open(dir)).rejects.toThrow(/sessions\[0\]\.id must be a string; remove it to sign everybody out$/);
   });
 });
 

@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { type GitProcess, GitRunner, runGitDirectly } from '../../src/apps/git-http/git-runner.js';
+import { nodeEntry } from '../../src/apps/git-http/node-entry.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 
@@ -142,5 +143,26 @@ describe('the git runner with a data directory', () => {
   it('removes its folder when closed', async () => {
     await runner.close();
     expect(existsSync(path.dirname(socket))).toBe(false);
+  });
+});
+
+describe('the git runner process when the service has gone before it is ready', () => {
+  it('exits quietly, without a stack trace, when "ready" cannot be written (a service that failed to start)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'flagops-runner-gone-'));
+    try {
+      const [node, ...args] = nodeEntry(new URL('../../src/apps/git-http/git-runner.ts', import.meta.url).href, 'git-runner-process');
+      const child = spawn(node, [...args, path.join(dir, 'runner.sock')], { stdio: ['pipe', 'pipe', 'pipe'] });
+      // What a service exiting leaves: the reading end of the runner's standard output closed.
+      child.stdout.destroy();
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString('utf8');
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', (exitCode) => resolve(exitCode)));
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -288,4 +288,86 @@ describe('starting the service (one service per data directory, ports first)', (
     expect(readableByOthers(path.join(dataDir, 'state'))).toEqual([]);
     expect(readableByOthers(path.join(dataDir, 'stats'))).toEqual([]);
   });
+});
+
+describe('starting on a damaged state file (the git runner beside the service, as installed)', () => {
+  let dir: string;
+  let made: string;
+  let bundle: Awaited<ReturnType<typeof bundleMain>>;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'flagops-damaged-state-'));
+    bundle = await bundleMain({ gitRunner: true });
+    // One data directory as a first start leaves it, copied for each damage.
+    made = path.join(dir, 'made');
+    const control = await freePort();
+    const first = startProcess(bundle.entry, {
+      FLAGOPS_DATA_DIR: made,
+      FLAGOPS_CONTROL_PORT: String(control),
+      FLAGOPS_EVAL_PORT: String(await freePort()),
+    });
+    await waitHealthy(`http://127.0.0.1:${control}/healthz`, first.child);
+    first.child.kill('SIGTERM');
+    expect(await first.exit).toBe(0);
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+    await bundle.remove();
+  });
+
+  // The signing key's and the trailers' files are named within the state directory: their errors can also come
+  // from a repository opened while the service runs, whose answers name no path.
+  const damages: Array<{ file: string; content: string; says: string; named?: string }> = [
+    { file: 'pepper', content: 'c2hvcnQ=\n', says: 'is damaged: expected 32 base64-encoded bytes; .*restore it from a backup' },
+    {
+      file: 'commit-signing-key',
+      content: 'short\n',
+      says: 'is not a hexadecimal key of at least 64 digits; restore it from a backup',
+      named: 'state file commit-signing-key',
+    },
+    {
+      file: 'unsigned-trailers/default',
+      content: 'zz\n',
+      says: 'holds neither a commit id nor "none"; restore it from a backup',
+      named: 'state file unsigned-trailers/default',
+    },
+    { file: 'webhooks.json', content: '{garbage\n', says: 'is not valid JSON: .*; it holds the webhooks' },
+    { file: 'webhooks.json', content: 'null\n', says: 'is not a webhook state file; it holds the webhooks' },
+    { file: 'sessions.json', content: '[{\n', says: 'is not valid JSON: .*; remove it to sign everybody out$' },
+    {
+      file: 'sessions.json',
+      content: '[]\n',
+      says: ': expected \\{ "version": 1, "sessions": \\[...\\] \\}; remove it to sign everybody out$',
+    },
+    { file: 'users.json', content: '[{\n', says: 'is not valid JSON: .*; it holds the dashboard users' },
+  ];
+
+  /** The files and folders under `dir` with their sizes: files read before the damaged one may be rewritten the same. */
+  const filesOf = (dir: string) => snapshotOf(dir).map((line) => line.split(' ').slice(0, 2).join(' '));
+
+  for (const [i, { file, content, says, named }] of damages.entries()) {
+    it(`refuses ${file} holding ${JSON.stringify(content.trim())}: one line naming it and what to do, exit 1, nothing left behind`, async () => {
+      const dataDir = path.join(dir, `case-${i}`);
+      cpSync(made, dataDir, { recursive: true, preserveTimestamps: true });
+      const damaged = path.join(dataDir, 'state', file);
+      writeFileSync(damaged, content);
+      const before = filesOf(dataDir);
+
+      const p = startProcess(bundle.entry, {
+        FLAGOPS_DATA_DIR: dataDir,
+        FLAGOPS_CONTROL_PORT: String(await freePort()),
+        FLAGOPS_EVAL_PORT: String(await freePort()),
+      });
+      expect(await p.exit).toBe(1);
+      // The git runner, if it was started, has had its chance to write to the terminal the service left.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const message = p.stderr.join('');
+      const name = (named ?? damaged).replace(/[.*+?^$()|[\]\\]/g, '\\$&');
+      expect(message).toMatch(new RegExp(`^flagops: ${name}:? ?${says}`, 'm'));
+      expect(message.trim().split('\n')).toHaveLength(1);
+      expect(message).not.toMatch(stackTrace);
+      expect(filesOf(dataDir)).toEqual(before);
+      expect(await readFile(damaged, 'utf8')).toBe(content);
+    });
+  }
 });

@@ -108,19 +108,28 @@ process.on('message', (message: HandOffMessage | StopMessage, connection?: net.S
       stderr: '',
       clientGone: true,
     };
-    process.send?.(report);
+    tell(report);
     return;
   }
   const end = answerHandedOff(connection, message, (report) => {
     answering.delete(end);
-    process.send?.(report);
+    tell(report);
   });
   answering.add(end);
   if (graceOver) end();
 });
 
+/** Reports to the service; one that has gone (its channel closed) needs no report. */
+function tell(report: HandOffReport): void {
+  process.send?.(report, undefined, undefined, () => {});
+}
+
 const server = net.createServer({ allowHalfOpen: true }, serve);
 server.listen(socketPath, () => process.stdout.write('ready\n'));
+// A service that failed to start, or was killed, may exit before "ready" is written: then the write fails with
+// EPIPE, and there is nobody left to serve. Exit quietly rather than with a stack trace on the service's terminal.
+process.stdout.on('error', () => process.exit(0));
+process.stdin.on('error', () => process.exit(0));
 process.stdin.on('end', () => process.exit(0));
 process.stdin.resume();
 process.on('disconnect', () => process.exit(0));

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { writeFileAtomic } from '../state-files/state-files.js';
+import { StateFileError, writeFileAtomic } from '../state-files/state-files.js';
 
 /** Stored hashes are `<scheme>:<hex>`, so a later scheme can be introduced without guessing. */
 const SCHEME = 'hmac-sha256';
@@ -54,7 +54,7 @@ export async function loadPepper(stateDir: string, mayCreate: boolean): Promise<
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     if (!mayCreate) {
-      throw new Error(
+      throw new StateFileError(
         `${file} is missing but keys.json holds keys hashed with it; restore it from a backup of the state directory, or remove keys.json to start with no keys`,
       );
     }
@@ -63,6 +63,10 @@ export async function loadPepper(stateDir: string, mayCreate: boolean): Promise<
     return pepper;
   }
   const pepper = Buffer.from(text.trim(), 'base64');
-  if (pepper.length < PEPPER_BYTES) throw new Error(`${file} is damaged: expected ${PEPPER_BYTES} base64-encoded bytes`);
+  if (pepper.length < PEPPER_BYTES) {
+    throw new StateFileError(
+      `${file} is damaged: expected ${PEPPER_BYTES} base64-encoded bytes; every key in keys.json is hashed with it: restore it from a backup of the state directory, or remove it and keys.json to start with no keys`,
+    );
+  }
   return pepper;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { link, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stateWriteFault } from '../../state-files/state-files.js';
+import { StateFileError, stateWriteFault } from '../../state-files/state-files.js';
 import type { CommitTrustStore } from '../commit-trust-store.js';
 
 /**
@@ -22,7 +22,11 @@ export class FileCommitTrustStore implements CommitTrustStore {
   async signingKey(): Promise<Buffer> {
     const file = join(this.stateDir, SIGNING_KEY_FILE);
     const text = (await createOnce(file, `${randomBytes(32).toString('hex')}\n`)).trim();
-    if (!/^[0-9a-f]{64,}$/.test(text)) throw new Error(`state file ${SIGNING_KEY_FILE} is not a hexadecimal key; restore it from a backup`);
+    if (!/^[0-9a-f]{64,}$/.test(text)) {
+      throw new StateFileError(
+        `state file ${SIGNING_KEY_FILE} is not a hexadecimal key of at least 64 digits; restore it from a backup of the state directory (removing it makes a new key, and the commits signed so far are then described from their diffs)`,
+      );
+    }
     return Buffer.from(text, 'hex');
   }
 
@@ -33,7 +37,11 @@ export class FileCommitTrustStore implements CommitTrustStore {
     );
     const text = (existing ?? (await createOnce(file, `${(await head()) ?? NONE}\n`))).trim();
     if (text === NONE) return null;
-    if (!OID.test(text)) throw new Error(`state file ${UNSIGNED_TRAILERS_DIR}/${org} holds neither a commit id nor "${NONE}"`);
+    if (!OID.test(text)) {
+      throw new StateFileError(
+        `state file ${UNSIGNED_TRAILERS_DIR}/${org} holds neither a commit id nor "${NONE}"; restore it from a backup of the state directory, or write into it the id of the commit main pointed at when this version first started ("${NONE}" if the repository was new then)`,
+      );
+    }
     return text;
   }
 }

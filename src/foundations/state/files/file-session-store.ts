@@ -11,14 +11,15 @@ interface SessionFileContent {
 /** `<dataDir>/state/sessions.json`: runtime state, never in the flags repository. */
 export const SESSION_FILE = 'sessions.json';
 
-const RECOVER = '; remove the file to sign everybody out';
+/** Added to what is wrong with the file: what the operator can do about it. */
+const RECOVER = '; remove it to sign everybody out';
 
 /** Sessions in `<stateDir>/sessions.json`; changes made while a write waits for its turn share the next write. */
 export class FileSessionStore implements SessionStore {
   private readonly file: JsonStateFile<SessionFileContent>;
 
   constructor(stateDir: string) {
-    this.file = new JsonStateFile(path.join(stateDir, SESSION_FILE), { parse: checkContent, hint: '; remove it to sign everybody out' });
+    this.file = new JsonStateFile(path.join(stateDir, SESSION_FILE), { parse: checkContent, hint: RECOVER });
   }
 
   async list(): Promise<SessionRecord[]> {
@@ -56,15 +57,15 @@ function checkContent(data: unknown, file: string): SessionFileContent {
   if (data === undefined) return { version: 1, sessions: [] };
   const content = data as Partial<SessionFileContent> | null;
   if (content === null || typeof content !== 'object' || content.version !== 1 || !Array.isArray(content.sessions)) {
-    throw new Error(`${file}: expected { "version": 1, "sessions": [...] }; remove it to sign everybody out`);
+    throw new Error(`${file}: expected { "version": 1, "sessions": [...] }`);
   }
   const fields = ['id', 'tokenHash', 'org', 'userId', 'createdAt', 'lastSeenAt', 'expiresAt'] as const;
   content.sessions.forEach((session, i) => {
     const record = session as unknown as Record<string, unknown>;
     const bad = fields.find((f) => typeof record?.[f] !== 'string');
-    if (bad) throw new Error(`${file}: sessions[${i}].${bad} must be a string${RECOVER}`);
+    if (bad) throw new Error(`${file}: sessions[${i}].${bad} must be a string`);
     const badOptional = OPTIONAL.find((f) => record[f] !== undefined && typeof record[f] !== 'string');
-    if (badOptional) throw new Error(`${file}: sessions[${i}].${badOptional} must be a string when present${RECOVER}`);
+    if (badOptional) throw new Error(`${file}: sessions[${i}].${badOptional} must be a string when present`);
   });
   return content as SessionFileContent;
 }

@@ -1,5 +1,5 @@
 import type { AuditEntry } from '@flagops/core';
-import { readJsonStateFile, writeFileAtomic } from '../../state-files/state-files.js';
+import { readJsonStateFile, StateFileError, writeFileAtomic } from '../../state-files/state-files.js';
 import type { DeliveryRecord, WebhookState } from '../webhook-store.js';
 
 /**
@@ -14,14 +14,21 @@ const HINT = '; it holds the webhooks and their delivery log: restore it from a 
 export async function readWebhookState(file: string): Promise<WebhookState> {
   const raw = (await readJsonStateFile(file, HINT)) as (Partial<WebhookState> & { entries?: unknown }) | undefined;
   if (raw === undefined) return { webhooks: [], cursors: {}, deliveries: [] };
-  if (!Array.isArray(raw.webhooks) || !Array.isArray(raw.deliveries) || typeof raw.cursors !== 'object' || raw.cursors === null) {
-    throw new Error(`${file} is not a webhook state file${HINT}`);
+  if (
+    raw === null ||
+    typeof raw !== 'object' ||
+    !Array.isArray(raw.webhooks) ||
+    !Array.isArray(raw.deliveries) ||
+    typeof raw.cursors !== 'object' ||
+    raw.cursors === null
+  ) {
+    throw new StateFileError(`${file} is not a webhook state file${HINT}`);
   }
   const entries = Array.isArray(raw.entries) ? (raw.entries as AuditEntry[]) : [];
   const deliveries = (raw.deliveries as Array<Omit<DeliveryRecord, 'entry'> & { entry?: AuditEntry | number }>).map((stored) => {
     const entry = typeof stored.entry === 'number' ? entries[stored.entry] : stored.entry;
     const action = stored.action ?? entry?.action;
-    if (action === undefined) throw new Error(`${file} is not a webhook state file${HINT}`);
+    if (action === undefined) throw new StateFileError(`${file} is not a webhook state file${HINT}`);
     const delivery: DeliveryRecord = { ...stored, action, entry };
     if (delivery.status !== 'pending' || entry === undefined) delete delivery.entry;
     return delivery;
