@@ -210,6 +210,48 @@ describe('starting the service (one service per data directory, ports first)', (
     });
   });
 
+  describe('its command line', () => {
+    it('--help and -h print what it runs, where its settings are and its exit codes, and start nothing', async () => {
+      for (const flag of ['--help', '-h']) {
+        const { env, dataDir, controlUrl } = await settings(`help${flag}`);
+        const cwd = await mkdtemp(path.join(dir, 'cwd-'));
+        // Without FLAGOPS_DATA_DIR too: the default ./data must not appear either.
+        const { FLAGOPS_DATA_DIR: _unused, ...rest } = env;
+        for (const vars of [env, rest]) {
+          const p = startProcess(bundle.entry, vars, [flag], cwd);
+          running.push(p);
+          let stdout = '';
+          p.child.stdout!.on('data', (chunk: Buffer) => {
+            stdout += chunk.toString('utf8');
+          });
+          // 'close' comes once its output is read to the end, after 'exit'.
+          const closed = new Promise((resolve) => p.child.once('close', resolve));
+          expect(await p.exit).toBe(0);
+          await closed;
+          expect(stdout).toMatch(/^Usage: node dist\/main\.js/);
+          expect(stdout).toContain('FLAGOPS_CONTROL_PORT');
+          expect(stdout).toContain('"Settings" table of the README');
+          expect(stdout).toMatch(/Exit codes:\n {2}0 .*\n {2}1 .*\n {2}2 /);
+          expect(p.stderr.join('')).toBe('');
+        }
+        expect(existsSync(dataDir)).toBe(false);
+        expect(readdirSync(cwd)).toEqual([]);
+        await expect(fetch(`${controlUrl}/healthz`)).rejects.toThrow();
+      }
+    });
+
+    it('refuses an argument it does not take in one line, exit 2, writing nothing', async () => {
+      const { env, dataDir } = await settings('unknown-argument');
+      const refused = startProcess(bundle.entry, env, ['--port', '5000']);
+      running.push(refused);
+      expect(await refused.exit).toBe(2);
+      expect(refused.stderr.join('')).toBe(
+        'flagops: unknown argument "--port"; the service takes none but --help (its settings are environment variables)\n',
+      );
+      expect(existsSync(dataDir)).toBe(false);
+    });
+  });
+
   it('refuses a bootstrap key shorter than 24 characters after its prefix, with a clear message, writing nothing', async () => {
     const { env, dataDir } = await settings('short-key', { FLAGOPS_BOOTSTRAP_KEYS: 'acme:svc_adm_devkey42' });
     const p = start(env);
