@@ -158,6 +158,7 @@ async function startOnLockedDirectory(
   // This service alone owns the data directory, so a ref lock there now is a leftover of its own crash.
   const owned = new Set([...keys.organisations().map((o) => o.name), ...(remoteOrg ? [remoteOrg] : [])]);
   await Promise.all([...owned].map((org) => repos.removeLeftoverLocks(org)));
+  for (const org of owned) repos.removeLeftoverTempFiles(org);
   let remoteWiring: RemoteWiring | undefined;
   if (config.gitRemote) {
     if (!remoteOrg)

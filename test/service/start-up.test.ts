@@ -1,4 +1,4 @@
-import { cpSync, existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -312,6 +312,32 @@ describe('starting the service (one service per data directory, ports first)', (
     next.child.kill('SIGTERM');
     expect(await next.exit).toBe(0);
   }, 30_000);
+
+  it('removes at start the temporary pack files a crash left an hour or more ago, and keeps newer ones', async () => {
+    const { env, dataDir, controlUrl } = await settings('temp-packs');
+    const first = await startHealthy(env, controlUrl);
+    first.child.kill('SIGKILL');
+    await first.exit;
+    const packs = path.join(dataDir, 'repos', 'default.git', 'objects', 'pack');
+    await mkdir(packs, { recursive: true });
+    const old = ['tmp_pack_Ab12Cd', 'tmp_idx_Ab12Cd'].map((name) => path.join(packs, name));
+    const recent = path.join(packs, 'tmp_pack_Ef34Gh');
+    for (const file of [...old, recent]) writeFileSync(file, 'unfinished');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    for (const file of old) utimesSync(file, twoHoursAgo, twoHoursAgo);
+
+    const next = await startHealthy(env, controlUrl);
+    for (const file of old) expect(existsSync(file)).toBe(false);
+    expect(existsSync(recent)).toBe(true);
+    const logged = next.stderr
+      .join('')
+      .split('\n')
+      .filter((line) => line.includes('removed temporary files left by a crash'))
+      .map((line) => JSON.parse(line));
+    expect(logged).toEqual([expect.objectContaining({ level: 'warn', org: 'default', files: 2 })]);
+    next.child.kill('SIGTERM');
+    expect(await next.exit).toBe(0);
+  });
 
   it('keeps what it creates under the data directory owner-only: the directory 0700, state files 0600', async () => {
     const { env, dataDir, controlUrl } = await settings('modes');

@@ -1,6 +1,7 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/foundations/repository/layout.js';
@@ -215,3 +216,45 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
     });
   });
 });
+
+describe('the git that housekeeping starts, when the service is killed', () => {
+  it.skipIf(process.platform !== 'linux')('ends with the service instead of going on beside the next one (Linux, setpriv)', async () => {
+    const dir = tempDir();
+    const gitdir = join(dir, 'r.git');
+    git(dir, 'init', '-q', '--bare', gitdir);
+    const pidFile = join(dir, 'git.pid');
+    // A git that runs until it is stopped, writing its pid (its shell's parent) as it starts. The built module
+    // (npm run build), as the service runs it.
+    const module = pathToFileURL(join(process.cwd(), 'dist', 'foundations', 'storage', 'git', 'git-cli.js')).href;
+    const service = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const { gitRun, execGitAtLowestPriority } = await import(${JSON.stringify(module)});
+         await gitRun(${JSON.stringify(gitdir)}, ['-c', 'alias.long=!echo $PPID $$ > ${pidFile}; exec sleep 60', 'long'], { launch: execGitAtLowestPriority, timeoutMs: 120000 });`,
+      ],
+      { stdio: 'ignore' },
+    );
+    const pids = await waitFor(() => (existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim() || undefined : undefined));
+    const [gitPid, sleepPid] = pids.split(' ').map(Number);
+    try {
+      expect(alive(gitPid)).toBe(true);
+      service.kill('SIGKILL');
+      await waitFor(() => (alive(gitPid) ? undefined : true));
+      expect(alive(gitPid)).toBe(false);
+    } finally {
+      service.kill('SIGKILL');
+      if (alive(sleepPid)) process.kill(sleepPid, 'SIGKILL'); // what git ran is not git's to end
+    }
+  });
+});
+
+/** Whether `pid` runs: a zombie (exited, not yet reaped by whoever adopted it) does not. */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}

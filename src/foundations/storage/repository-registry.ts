@@ -6,6 +6,7 @@ import { loadSigningKey } from './commit-trust.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
 import { Housekeeping } from './git/housekeeping.js';
 import { isRepository } from './git/init-repository.js';
+import { removeLeftoverTempFiles } from './git/leftover-temp-files.js';
 import { MAIN_REF, readRef, removeLeftoverRefLocks } from './git/refs.js';
 import { assertRepositoryKept } from './main-head.js';
 
@@ -61,6 +62,16 @@ export class RepositoryRegistry {
     for (const lock of await removeLeftoverRefLocks(this.gitdirOf(org))) {
       this.logger.warn('removed a ref lock left by a crash', { org, lock: lock.file });
     }
+  }
+
+  /**
+   * Removes the temporary object files (unfinished packs and loose objects) that writers which died left in
+   * the organisation's repository (git/leftover-temp-files.ts), logging how many. At the start of the service
+   * that owns the data directory, like removeLeftoverLocks.
+   */
+  removeLeftoverTempFiles(org: string): void {
+    const removed = removeLeftoverTempFiles(this.gitdirOf(org));
+    if (removed.length > 0) this.logger.warn('removed temporary files left by a crash', { org, files: removed.length });
   }
 
   get(org: string): Promise<FlagRepository> {

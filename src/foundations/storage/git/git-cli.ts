@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 export interface GitResult {
@@ -64,8 +64,27 @@ export function atLowestPriority(command: readonly string[]): string[] {
   return [...(NICE ? [NICE, '-n', '19'] : []), ...(IONICE ? [IONICE, '-c', '3', '-t'] : []), ...command];
 }
 
-/** Starts git from this process at the lowest CPU and I/O priority (atLowestPriority). */
-export const execGitAtLowestPriority: GitLauncher = (args, env, options) => execCommand(atLowestPriority(['git', ...args]), env, options);
+const SETPRIV = ['/usr/bin/setpriv', '/bin/setpriv'].find((file) => existsSync(file));
+/** Whether this system's setpriv knows --pdeathsig (util-linux 2.33 and later); asked once, when first needed. */
+let pdeathsig: boolean | undefined;
+
+/**
+ * The command that runs `command` and gets SIGTERM when this process dies, even by SIGKILL (`setpriv
+ * --pdeathsig`, Linux), where the system has it. A `git repack -d` started by a service that was killed then
+ * ends (removing its own temporary files), instead of removing packs beside the next service's start.
+ */
+export function endingWithThisProcess(command: readonly string[]): string[] {
+  if (!SETPRIV) return [...command];
+  pdeathsig ??= spawnSync(SETPRIV, ['--pdeathsig', 'TERM', 'true'], { stdio: 'ignore' }).status === 0;
+  return pdeathsig ? [SETPRIV, '--pdeathsig', 'TERM', ...command] : [...command];
+}
+
+/**
+ * Starts git from this process at the lowest CPU and I/O priority (atLowestPriority), ending when this process
+ * dies (endingWithThisProcess): what housekeeping runs as.
+ */
+export const execGitAtLowestPriority: GitLauncher = (args, env, options) =>
+  execCommand(endingWithThisProcess(atLowestPriority(['git', ...args])), env, options);
 
 /**
  * Runs a command to its end. `signal` stops it (SIGTERM) and the result still comes once it has exited:

@@ -24,11 +24,12 @@ export const ROLL_UP_EVERY = 50;
  * one (as deltas of each other: a tree's versions shrink to their differences), leaving packs whose sizes
  * at least double one to the next, so each object is repacked a logarithmic number of times. Every
  * `everyCommits` moves, `git gc --auto` runs after it, which prunes what nothing has referenced for two
- * weeks. Both run in the foreground of their own process (not detached, so a stop can end them) with one
- * pack thread, at the lowest CPU and I/O priority, leaving the other core to serving. They start on the turn
- * of the event loop after the move that counts, not in it, so the commit's own answer goes first. Git's own
- * locks make them safe beside the store's writes; interrupted, they leave only temporary files that the next
- * run removes.
+ * weeks. Both run in the foreground of their own process (not detached, so a stop can end them, and ending
+ * with the service when it is killed: execGitAtLowestPriority) with one pack thread, at the lowest CPU and
+ * I/O priority, leaving the other core to serving. They start on the turn of the event loop after the move
+ * that counts, not in it, so the commit's own answer goes first. Git's own locks make them safe beside the
+ * store's writes; interrupted, they may leave temporary files, which the service removes at its next start
+ * once they are an hour old (leftover-temp-files.ts).
  */
 export class Housekeeping {
   private readonly moves = new Map<string, number>();

@@ -1,0 +1,53 @@
+import { type Dirent, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * How long a temporary file must have been left unchanged before it is taken for a leftover. A writer that
+ * outlived the service that started it (a `git repack` of its housekeeping, a push's git) keeps writing to its
+ * files, so an hour untouched means nobody is writing them; git's own `git prune` waits two weeks.
+ */
+export const LEFTOVER_AGE_MS = 60 * 60_000;
+
+/**
+ * Removes the temporary object files a writer that died left in `gitdir`: in `objects/pack/`, `tmp_pack_*`,
+ * `tmp_idx_*` (and git's other `tmp_*` files: `tmp_rev_*`, `tmp_mtimes_*`) and the `.tmp-<pid>-pack*` files
+ * of a `git repack`; in `objects/<xx>/`, `tmp_obj_*`. Git reads none of them, but `git count-objects -v`
+ * reports them as garbage and nothing else removes them before `git prune`. Only files not modified for
+ * `maxAgeMs`: one being written by a process still running is left alone. Returns their paths relative to
+ * `gitdir`.
+ */
+export function removeLeftoverTempFiles(gitdir: string, now = Date.now(), maxAgeMs = LEFTOVER_AGE_MS): string[] {
+  const objects = join(gitdir, 'objects');
+  const candidates = [
+    ...filesIn(objects, 'pack', (name) => name.startsWith('tmp_') || name.startsWith('.tmp-')),
+    ...entriesOf(objects)
+      .filter((entry) => entry.isDirectory() && /^[0-9a-f]{2}$/.test(entry.name))
+      .flatMap((entry) => filesIn(objects, entry.name, (name) => name.startsWith('tmp_obj_'))),
+  ];
+  const removed: string[] = [];
+  for (const rel of candidates) {
+    const file = join(objects, rel);
+    try {
+      if (now - statSync(file).mtimeMs < maxAgeMs) continue;
+      rmSync(file, { force: true });
+      removed.push(`objects/${rel}`);
+    } catch {
+      // gone meanwhile (its writer renamed it): not a leftover
+    }
+  }
+  return removed;
+}
+
+function filesIn(objects: string, dir: string, leftover: (name: string) => boolean): string[] {
+  return entriesOf(join(objects, dir))
+    .filter((entry) => entry.isFile() && leftover(entry.name))
+    .map((entry) => `${dir}/${entry.name}`);
+}
+
+function entriesOf(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
