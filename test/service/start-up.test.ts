@@ -385,7 +385,8 @@ describe('starting on a damaged state file (the git runner beside the service, a
 
   // The signing key's and the trailers' files are named within the state directory: their errors can also come
   // from a repository opened while the service runs, whose answers name no path.
-  const damages: Array<{ file: string; content: string; says: string; named?: string }> = [
+  // A content of null puts a directory where the file should be.
+  const damages: Array<{ file: string; content: string | null; says: string; named?: string }> = [
     { file: 'pepper', content: 'c2hvcnQ=\n', says: 'is damaged: expected 32 base64-encoded bytes; .*restore it from a backup' },
     {
       file: 'commit-signing-key',
@@ -408,17 +409,29 @@ describe('starting on a damaged state file (the git runner beside the service, a
       says: ': expected \\{ "version": 1, "sessions": \\[...\\] \\}; remove it to sign everybody out$',
     },
     { file: 'users.json', content: '[{\n', says: 'is not valid JSON: .*; it holds the dashboard users' },
+    { file: 'webhooks.json', content: null, says: 'cannot be read \\(EISDIR\\): it must be a file .*; it holds the webhooks' },
+    { file: 'pepper', content: null, says: 'cannot be read \\(EISDIR\\): it must be a file' },
+    {
+      file: 'commit-signing-key',
+      content: null,
+      says: 'cannot be read \\(EISDIR\\): it must be a file',
+      named: 'state file commit-signing-key',
+    },
   ];
 
   /** The files and folders under `dir` with their sizes: files read before the damaged one may be rewritten the same. */
   const filesOf = (dir: string) => snapshotOf(dir).map((line) => line.split(' ').slice(0, 2).join(' '));
 
   for (const [i, { file, content, says, named }] of damages.entries()) {
-    it(`refuses ${file} holding ${JSON.stringify(content.trim())}: one line naming it and what to do, exit 1, nothing left behind`, async () => {
+    const holding = content === null ? 'with a directory in its place' : `holding ${JSON.stringify(content.trim())}`;
+    it(`refuses ${file} ${holding}: one line naming it and what to do, exit 1, nothing left behind`, async () => {
       const dataDir = path.join(dir, `case-${i}`);
       cpSync(made, dataDir, { recursive: true, preserveTimestamps: true });
       const damaged = path.join(dataDir, 'state', file);
-      writeFileSync(damaged, content);
+      if (content === null) {
+        await rm(damaged, { force: true });
+        await mkdir(damaged);
+      } else writeFileSync(damaged, content);
       const before = filesOf(dataDir);
 
       const p = startProcess(bundle.entry, {
@@ -435,7 +448,7 @@ describe('starting on a damaged state file (the git runner beside the service, a
       expect(message.trim().split('\n')).toHaveLength(1);
       expect(message).not.toMatch(stackTrace);
       expect(filesOf(dataDir)).toEqual(before);
-      expect(await readFile(damaged, 'utf8')).toBe(content);
+      if (content !== null) expect(await readFile(damaged, 'utf8')).toBe(content);
     });
   }
 });

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { StateFileError, writeFileAtomic } from '../state-files/state-files.js';
+import { StateFileError, unreadableStateFile, writeFileAtomic } from '../state-files/state-files.js';
 
 /** Stored hashes are `<scheme>:<hex>`, so a later scheme can be introduced without guessing. */
 const SCHEME = 'hmac-sha256';
@@ -52,7 +52,7 @@ export async function loadPepper(stateDir: string, mayCreate: boolean): Promise<
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw unreadableStateFile(file, err);
     if (!mayCreate) {
       throw new StateFileError(
         `${file} is missing but keys.json holds keys hashed with it; restore it from a backup of the state directory, or remove keys.json to start with no keys`,

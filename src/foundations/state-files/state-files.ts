@@ -88,13 +88,23 @@ export async function readJsonStateFile(file: string, hint = ''): Promise<unknow
     text = await readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+    throw unreadableStateFile(file, err, hint);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
     throw new StateFileError(`${file} is not valid JSON: ${(err as Error).message}${hint}`);
   }
+}
+
+/**
+ * The StateFileError a failed read of the state file `file` is when the file system refused it (a directory in
+ * its place, not readable by the service's user), or the error itself.
+ */
+export function unreadableStateFile(file: string, err: unknown, hint = ''): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (typeof code !== 'string' || !code.startsWith('E')) return err;
+  return new StateFileError(`${file} cannot be read (${code}): it must be a file the service's user can read${hint}`);
 }
 
 /** Writes a state file readable by its owner only, atomically: a crash leaves the old content or the new. */
