@@ -126,6 +126,35 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).toBe('From the hook');
   });
 
+  it('keeps the audit trail when main was merged into a branch pushed as main on the host (first-parent line kept)', async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'foxtrot' })).body;
+    // An engineer's branch from main as it is now…
+    const checkout = path.join(work, 'foxtrot');
+    expect((await gitAsync(work, 'clone', '--quiet', host.url, checkout)).ok).toBe(true);
+    rename(path.join(checkout, 'projects/shop/flags/foxtrot.yaml'), 'From the branch');
+    git(checkout, 'commit', '--quiet', '-am', 'rename foxtrot on a branch');
+    // …main moves meanwhile (a kill through the API)…
+    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'on call' })).status).toBe(200);
+    const killed = git(host.gitdir, 'rev-parse', 'main');
+    // …and the engineer merges main into the branch and pushes the branch as main: main's old head is now its second parent.
+    expect((await gitAsync(checkout, 'pull', '--quiet', '--no-rebase', '--no-edit', 'origin', 'main')).ok).toBe(true);
+    expect((await gitAsync(checkout, 'push', '--quiet', 'origin', 'HEAD:main')).ok).toBe(true);
+    const hook = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+      rawBody: '{"ref":"refs/heads/main"}',
+    });
+    expect(hook.status).toBe(202);
+    const gitdir = service.repos.gitdirOf('acme');
+    // The engineer's change is served, the kill is still on main's first-parent line, and the host has the same main.
+    expect((await admin.get(`/api/v1/flags/${flag.id}`)).body).toMatchObject({ name: 'From the branch' });
+    expect(git(gitdir, 'rev-list', '--first-parent', 'main').split('\n')).toContain(killed);
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(gitdir, 'rev-parse', 'main'));
+    const kills = (await admin.get(`/api/v1/audit?action=kill&flagId=${flag.id}`)).body.entries;
+    expect(kills).toEqual([expect.objectContaining({ id: killed, actor: expect.objectContaining({ type: 'admin' }), reason: 'on call' })]);
+    const latest = (await admin.get(`/api/v1/audit?flagId=${flag.id}&limit=1`)).body.entries[0];
+    expect(latest).toMatchObject({ action: 'flag_update', actor: { type: 'git' } });
+  });
+
   it('moves the version of a config a merged pull request changed without raising it: a write read before it is 409', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'versioned-remotely' })).body;
     await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 75 });

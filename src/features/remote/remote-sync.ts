@@ -166,7 +166,7 @@ export class RemoteSync {
       throw new RemoteDivergedError(redact(this.url));
     }
     // Compare-and-swap: if main moved meanwhile, the store's next run starts from wherever it now is.
-    if (remote !== parent && (await this.fastForward(parent, remote))) await this.onPulled();
+    if (remote !== parent && (await this.follow(parent, remote))) await this.onPulled();
     // Another push held the host's ref when ours came, and the remote shows no move yet: the other push may
     // still be finishing, or may have failed. A short random wait keeps two control planes from colliding again.
     else if (raced) await sleep(RACE_BACKOFF_MIN_MS + Math.random() * RACE_BACKOFF_SPREAD_MS);
@@ -437,7 +437,7 @@ export class RemoteSync {
       return 'pushed';
     }
     if (remote === local) return 'unchanged';
-    if (await this.fastForward(local, remote)) {
+    if (await this.follow(local, remote)) {
       await this.onPulled();
       return 'fast-forwarded';
     }
@@ -541,6 +541,50 @@ export class RemoteSync {
   /** Main, read from its file: no git process on the way from another control plane's push to serving it. */
   private localHead(): Promise<string | null> {
     return readRef(this.gitdir, MAIN_REF);
+  }
+
+  /**
+   * Moves main to the remote's head `to` when it builds on main. A git host may take a branch that main was
+   * merged into, pushed as main: main's head is then the second parent, off the first-parent line the audit
+   * trail follows, and following it would drop every entry since the branch began. Main then moves to a merge
+   * of that head onto main instead (main first, the host's head second, the host's tree, authored by its
+   * author), pushed to the remote first: the line stays whole and the change shows as the host's author's.
+   */
+  private async follow(from: string | null, to: string): Promise<boolean> {
+    if (from === null || (await this.onFirstParentLine(from, to))) return this.fastForward(from, to);
+    if (!(await this.isAncestor(from, to))) return false;
+    const merge = await this.mergeOntoMain(from, to);
+    this.logger.warn('the git remote took a branch main was merged into; main follows it through a merge that keeps its line', {
+      remoteHead: to,
+      merge,
+    });
+    await this.pushOrThrow(merge);
+    return this.fastForward(from, merge);
+  }
+
+  /** Whether `ancestor` is on `descendant`'s first-parent line. */
+  private async onFirstParentLine(ancestor: string, descendant: string): Promise<boolean> {
+    const line = await gitRun(this.gitdir, ['rev-list', '--first-parent', '--parents', descendant, `^${ancestor}`, '--']);
+    if (line.code !== 0) return false;
+    const commits = line.stdout.split('\n').filter(Boolean);
+    return commits.length === 0 || commits[commits.length - 1].split(' ')[1] === ancestor;
+  }
+
+  private async mergeOntoMain(main: string, head: string): Promise<string> {
+    const described = await gitRun(this.gitdir, ['show', '-s', '--date=raw', '--format=%an%x00%ae%x00%ad%x00%s', head]);
+    const [name, email, date, subject] = described.stdout.split('\0');
+    const message = `Merge the git host's main ${head.slice(0, 12)} onto main (${subject})\n\nThe host took a branch main was merged into; this merge keeps main's first-parent line, the audit trail.\n`;
+    const made = await gitRun(this.gitdir, ['commit-tree', `${head}^{tree}`, '-p', main, '-p', head, '-m', message], {
+      env: {
+        GIT_AUTHOR_NAME: name,
+        GIT_AUTHOR_EMAIL: email,
+        GIT_AUTHOR_DATE: date,
+        GIT_COMMITTER_NAME: 'flagops',
+        GIT_COMMITTER_EMAIL: 'flagops@localhost',
+      },
+    });
+    if (made.code !== 0) throw new FlagopsError('unavailable', `following the git remote's main failed: ${made.stderr.slice(0, 300)}`);
+    return made.stdout.trim();
   }
 
   private async isAncestor(ancestor: string, descendant: string): Promise<boolean> {

@@ -18,6 +18,8 @@ export interface GitRunOptions {
    * which every user of the machine can read (a remote's URL with its credentials).
    */
   config?: Readonly<Record<string, string>>;
+  /** More environment for git (GIT_AUTHOR_NAME…). */
+  env?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -46,6 +48,7 @@ export function gitRun(
       env[`GIT_CONFIG_VALUE_${i}`] = value;
     });
   }
+  Object.assign(env, options.env);
   return (options.launch ?? execGit)(['--git-dir', gitdir, ...args], env, options);
 }
 
