@@ -297,6 +297,8 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
       PROMPTLY_MS,
     );
     expect(refused.status).toBe(401);
+    // Saying why, as the control plane's evaluation port does.
+    expect(refused.body.error.message).toContain('was rotated');
     // The replica has refreshed its key list since: the key in its grace is still served, both new keys too.
     expect((await httpClient(replicas[1].url, longGrace.key).get('/v1/snapshot')).status).toBe(200);
     for (const key of [replacedLong.key, replacedShort.key])

@@ -101,13 +101,16 @@ async function viewOf(rawKey: string | null, req: IncomingMessage, deps: Replica
 async function verifyNewKey(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<SdkVerdict> {
   if (rawKey === null) throw new UnauthorizedError();
   const hint = kindOfKey(rawKey) === null ? {} : { keyPrefix: keyPrefix(rawKey) };
+  // A refusal counts against the address; its reason (a rotated key's) is still the answer.
+  let refusal: UnauthorizedError | undefined;
   const verdict = await deps.guard.checkKey(req, 'evaluation', hint, () =>
     deps.keys.verify(rawKey).catch((err: unknown) => {
-      if (err instanceof UnauthorizedError) return null;
-      throw err;
+      if (!(err instanceof UnauthorizedError)) throw err;
+      refusal = err;
+      return null;
     }),
   );
-  if (verdict === null) throw new UnauthorizedError();
+  if (verdict === null) throw refusal ?? new UnauthorizedError();
   return verdict;
 }
 

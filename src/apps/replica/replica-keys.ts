@@ -33,6 +33,8 @@ export class ReplicaKeys {
   private readonly byKey = new Map<string, SdkVerdict>();
   private byDigest = new Map<string, SdkVerdict>();
   private readonly refused = new Map<string, number>();
+  /** Rotated keys whose grace period ended, by key, with its end: refused saying so, as the control plane does. */
+  private readonly rotatedAway = new Map<string, string>();
   private readonly inFlight = new Map<string, Promise<SdkVerdict>>();
   private readonly now: () => number = Date.now;
 
@@ -57,7 +59,10 @@ export class ReplicaKeys {
       verdict = this.byDigest.get(this.digest(rawKey));
       if (verdict) this.byKey.set(rawKey, verdict);
     }
-    if (verdict?.validUntil !== undefined && Date.parse(verdict.validUntil) <= this.now()) return undefined;
+    if (verdict?.validUntil !== undefined && Date.parse(verdict.validUntil) <= this.now()) {
+      this.rememberRotated(rawKey, verdict.validUntil);
+      return undefined;
+    }
     return verdict;
   }
 
@@ -66,6 +71,11 @@ export class ReplicaKeys {
     if (rawKey === null || rawKey.length > MAX_KEY_LENGTH || kindOfKey(rawKey) !== 'sdk') throw new UnauthorizedError();
     const known = this.known(rawKey);
     if (known) return known;
+    const ended = this.rotatedAway.get(rawKey);
+    if (ended !== undefined)
+      throw new UnauthorizedError(
+        `the sdk key ${rawKey.slice(0, 16)}… was rotated and its grace period ended at ${ended}; use the key that replaced it`,
+      );
     if ((this.refused.get(rawKey) ?? 0) > Date.now()) throw new UnauthorizedError();
     let pending = this.inFlight.get(rawKey);
     if (!pending) {
@@ -82,8 +92,11 @@ export class ReplicaKeys {
   async retain(valid: ReadonlyMap<string, string | undefined>): Promise<void> {
     let changed = false;
     for (const [key, verdict] of this.byKey) {
-      if (!valid.has(verdict.keyId)) this.byKey.delete(key);
-      else this.byKey.set(key, withEnd(verdict, valid.get(verdict.keyId)));
+      if (!valid.has(verdict.keyId)) {
+        this.byKey.delete(key);
+        // Known to end (rotated) and gone from the list: its grace is over. A key without an end was revoked.
+        if (verdict.validUntil !== undefined) this.rememberRotated(key, verdict.validUntil);
+      } else this.byKey.set(key, withEnd(verdict, valid.get(verdict.keyId)));
     }
     for (const [digest, verdict] of this.byDigest) {
       if (!valid.has(verdict.keyId)) {
@@ -95,6 +108,11 @@ export class ReplicaKeys {
       }
     }
     if (changed) await this.persist();
+  }
+
+  private rememberRotated(rawKey: string, validUntil: string): void {
+    this.rotatedAway.set(rawKey, validUntil);
+    if (this.rotatedAway.size > MAX_REFUSED) this.rotatedAway.delete(this.rotatedAway.keys().next().value as string);
   }
 
   private async ask(rawKey: string): Promise<SdkVerdict> {
