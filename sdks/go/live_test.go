@@ -57,14 +57,7 @@ func TestAgainstService(t *testing.T) {
 			continue
 		}
 		for _, k := range keys {
-			text, _ := json.Marshal(snapshot.Evaluate(k, evalCtx))
-			var local any
-			_ = json.Unmarshal(text, &local)
-			if !reflect.DeepEqual(local, remote[k]) {
-				contextText, _ := json.Marshal(evalCtx)
-				want, _ := json.Marshal(remote[k])
-				t.Fatalf("flag %s, context %s:\nlocal  %s\nserver %s", k, contextText, text, want)
-			}
+			requireServersAnswer(t, k, evalCtx, snapshot.Evaluate(k, evalCtx), remote[k])
 			compared++
 			if m, ok := remote[k].(map[string]any); ok {
 				served[fmt.Sprintf("%v/%v", m["reason"], m["variation"])]++
@@ -108,15 +101,21 @@ func TestBootstrapAgainstService(t *testing.T) {
 		evalCtx := gen.next()
 		remote := postEvaluate(t, url, key, keys, evalCtx)
 		for _, k := range keys {
-			text, _ := json.Marshal(c.Evaluate(k, evalCtx))
-			var local any
-			_ = json.Unmarshal(text, &local)
-			if !reflect.DeepEqual(local, remote[k]) {
-				contextText, _ := json.Marshal(evalCtx)
-				want, _ := json.Marshal(remote[k])
-				t.Fatalf("flag %s, context %s:\nlocal  %s\nserver %s", k, contextText, text, want)
-			}
+			requireServersAnswer(t, k, evalCtx, c.Evaluate(k, evalCtx), remote[k])
 		}
+	}
+}
+
+// requireServersAnswer fails the test unless the local result, as JSON, is the server's answer for flag k.
+func requireServersAnswer(t *testing.T, k string, evalCtx Context, result Result, remote any) {
+	t.Helper()
+	text, _ := json.Marshal(result)
+	var local any
+	_ = json.Unmarshal(text, &local)
+	if !reflect.DeepEqual(local, remote) {
+		contextText, _ := json.Marshal(evalCtx)
+		want, _ := json.Marshal(remote)
+		t.Fatalf("flag %s, context %s:\nlocal  %s\nserver %s", k, contextText, text, want)
 	}
 }
 

@@ -4,6 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GO_ENV, GO_MISSING, GO_SDK, PYTHON_MISSING, PYTHON_SDK, ROOT, runTool } from '../helpers/sdk-tools.js';
 import { flagops, SAMPLE } from './cli-harness.js';
 
+/** `tsc --strict` (ES2022, Node's module resolution) on one file of `dir`, as an application would compile it. */
+function typeCheck(dir: string, file: string) {
+  const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
+  const args = ['--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck'];
+  return runTool(tsc, [...args, path.join(dir, file)], { cwd: dir });
+}
+
 /** The sample repository's project `shop` as a snapshot's flags, as an SDK would load it (prod, no rules). */
 const SNAPSHOT = {
   version: 1,
@@ -103,26 +110,14 @@ await client.close();
 const wrong: string = flags.checkoutV2();
 `,
     );
-    const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
-    const common = [
-      '--noEmit',
-      '--strict',
-      '--target',
-      'es2022',
-      '--module',
-      'nodenext',
-      '--moduleResolution',
-      'nodenext',
-      '--skipLibCheck',
-    ];
-    const checked = await runTool(tsc, [...common, path.join(dir, 'use.ts')], { cwd: dir });
+    const checked = await typeCheck(dir, 'use.ts');
     expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     // Without the expectation of an error the wrong use is reported: the check can fail.
     await writeFile(
       path.join(dir, 'wrong.ts'),
       `import { ShopFlags } from './shop-flags.js';\nexport const s: string = new ShopFlags(null as never).checkoutV2();\n`,
     );
-    const wrong = await runTool(tsc, [...common, path.join(dir, 'wrong.ts')], { cwd: dir });
+    const wrong = await typeCheck(dir, 'wrong.ts');
     expect(wrong.code).not.toBe(0);
     expect(wrong.stdout).toContain("Type 'boolean' is not assignable to type 'string'");
   }, 120_000);
@@ -230,19 +225,7 @@ console.log(JSON.stringify(served), String(flags), Object.hasOwn(flags, 'client'
 await client.close();
 `,
       );
-      const tsc = path.join(ROOT, 'node_modules', '.bin', 'tsc');
-      const args = [
-        '--noEmit',
-        '--strict',
-        '--target',
-        'es2022',
-        '--module',
-        'nodenext',
-        '--moduleResolution',
-        'nodenext',
-        '--skipLibCheck',
-      ];
-      const checked = await runTool(tsc, [...args, path.join(dir, 'use-chg.ts')], { cwd: dir });
+      const checked = await typeCheck(dir, 'use-chg.ts');
       expect(checked.code, checked.stdout + checked.stderr).toBe(0);
     }, 120_000);
 
@@ -253,6 +236,7 @@ await client.close();
         expect((await flagops(['generate', '--lang', 'python', '--project', 'chg', '--dir', repo, '--out', out])).code).toBe(0);
         const script = `
 import json
+
 from flagops import Client
 from chg_flags import ChgFlags
 client = Client("http://127.0.0.1:9", "svc_sdk_x", bootstrap=json.loads(${JSON.stringify(JSON.stringify(snapshot))}), stream=False, retry_initial=60, retry_max=60)
