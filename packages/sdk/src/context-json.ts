@@ -1,16 +1,9 @@
 /**
- * The context as remote mode sends it to POST /v1/evaluate, and the key its results are cached under: JSON with
- * object keys sorted, so that equal contexts have the same text.
- *
- * Local mode evaluates the caller's values themselves, and a value that is not JSON (NaN, ±Infinity, a bigint, a
- * function, a Date, a reference back to an enclosing object) matches no operator there. The server must see a
- * value that matches no operator either: such a value is sent as 1e999, which the server reads as Infinity, and
- * an object is sent with its own enumerable keys only (a Date as {}). JSON.stringify would send NaN as null,
- * which `eq null` matches, use a Date's toJSON string, and throw at a bigint or a cycle. An `undefined` entry of
- * an object is left out, as JSON.stringify leaves it out: both modes read it as a missing attribute.
+ * The context as remote mode sends it (and caches results under): JSON with sorted keys. A value that is not
+ * JSON (NaN, ±Infinity, a bigint, a Date, a cycle) matches no operator locally, so it is sent as 1e999, which
+ * the server reads as Infinity and no operator matches; objects are sent with their own keys only.
  */
 
-/** A number literal JSON.parse reads as Infinity: no operator matches it, as none matches NaN locally. */
 const UNMATCHABLE = '1e999';
 
 export function contextJson(value: unknown): string {

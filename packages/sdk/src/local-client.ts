@@ -107,13 +107,11 @@ export class LocalClient extends ClientRuntime {
     return details;
   }
 
-  /**
-   * Polling: with a snapshot held, asks for the delta since its version (If-None-Match too) and applies it; the
-   * whole snapshot comes when the server no longer knows that version, or when the delta does not apply. An
-   * answer that arrives after a stream patch moved the snapshot on is dropped: the stream brings what is newer.
-   * A bootstrap is replaced whole, asked for without If-None-Match: a 304 would only say that the version
-   * numbers are equal, not that the bootstrap's content is the server's.
-   */
+  // Polling: with a snapshot held, asks for the delta since its version (If-None-Match too) and applies it; the
+  // whole snapshot comes when the server no longer knows that version, or when the delta does not apply. An
+  // answer that arrives after a stream patch moved the snapshot on is dropped: the stream brings what is newer.
+  // A bootstrap is replaced whole, asked for without If-None-Match: a 304 would only say that the version
+  // numbers are equal, not that the bootstrap's content is the server's.
   private async refresh(): Promise<void> {
     const held = this.store.patchable;
     if (held === null) return this.refreshWhole(null, this.store.version);
@@ -134,10 +132,8 @@ export class LocalClient extends ClientRuntime {
     if (fetched.modified && this.store.version === held) this.replaced(fetched.snapshot, fetched.etag);
   }
 
-  /**
-   * A stream event: a patch from the version held is applied at once, without a request; anything else (another
-   * `since`, no patch, a patch that does not apply) asks the loop for a refresh.
-   */
+  // A stream event: a patch from the version held is applied at once, without a request; anything else (another
+  // `since`, no patch, a patch that does not apply) asks the loop for a refresh.
   private announced(version: number, change: VersionChange | undefined): boolean {
     if (version === this.store.version) return false;
     if (change?.patch === undefined || change.since !== this.store.patchable) return true;

@@ -85,13 +85,13 @@ export class RemoteClient extends ClientRuntime {
     }
   }
 
-  /** With sendExposures, what the application is given is an exposure. */
+  // With sendExposures, what the application is given is an exposure.
   private exposed<T>(flagKey: string, details: EvaluationDetails<T>, context: EvaluationContext | undefined): EvaluationDetails<T> {
     if (this.exposures !== null && details.variation !== undefined) this.exposures.exposure(flagKey, details.variation, context?.userId);
     return details;
   }
 
-  /** One request per (flag, context) at a time; the answer is cached unless the version moved meanwhile. */
+  // One request per (flag, context) at a time; the answer is cached unless the version moved meanwhile.
   private fetchResult(cacheKey: string, flagKey: string, contextText: string | null): Promise<EvaluationResult> {
     const inFlight = this.pending.get(cacheKey);
     if (inFlight !== undefined) return inFlight;
@@ -125,10 +125,8 @@ export class RemoteClient extends ClientRuntime {
     this.cache.set(cacheKey, { flagKey, result });
   }
 
-  /**
-   * A new version invalidates every cached result. Which of them changed is unknown without asking again, so
-   * the change event names every flag that had a cached result: the ones the application has been reading.
-   */
+  // A new version invalidates every cached result. Which of them changed is unknown without asking again, so
+  // the change event names every flag that had a cached result: the ones the application has been reading.
   private learn(version: number): void {
     if (version === this.knownVersion) return;
     const previous = this.knownVersion;

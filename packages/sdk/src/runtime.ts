@@ -54,7 +54,7 @@ export abstract class ClientRuntime {
     this.events().track(name, typeof userId === 'string' ? userId : undefined, value);
   }
 
-  /** The event sender, started on first use: a client that sends no events runs no timer for them. */
+  // The event sender, started on first use: a client that sends no events runs no timer for them.
   private events(): EventSender {
     if (this.sender === null) {
       this.sender = new EventSender(this.http, this.scheduler, this.options.eventsIntervalMs, this.options.eventsMaxBatch, this.logger);
