@@ -12,7 +12,11 @@ let sliceStart = performance.now();
  * One slice for the whole process, as the event loop is one.
  */
 export async function loopTurn(): Promise<void> {
-  if (performance.now() - sliceStart < SLICE_MS) return;
-  await nextTurn();
-  sliceStart = performance.now();
+  while (performance.now() - sliceStart >= SLICE_MS) {
+    const queuedAt = performance.now();
+    await nextTurn();
+    // The first to resume after the event loop ran starts the next slice. The others resuming in that same turn
+    // wait for a later one: each resuming with a slice of its own would hold the loop for all of theirs.
+    if (sliceStart < queuedAt) sliceStart = performance.now();
+  }
 }
