@@ -8,6 +8,7 @@ import type { Config } from '../../src/foundations/config/config.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
 import { gitAsync } from '../git-http/git-async.js';
+import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startGitServer } from './git-server.js';
@@ -149,10 +150,14 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body).toMatchObject({ name: 'From the branch' });
     expect(git(gitdir, 'rev-list', '--first-parent', 'main').split('\n')).toContain(killed);
     expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(gitdir, 'rev-parse', 'main'));
+    // The audit trail reads main's new commits as they arrive: the engineer's change comes first, the kill stays.
+    const latest = await until(
+      async () => (await admin.get(`/api/v1/audit?flagId=${flag.id}&limit=1`)).body.entries[0],
+      (entry) => entry?.action === 'flag_update',
+    );
+    expect(latest).toMatchObject({ action: 'flag_update', actor: { type: 'git' } });
     const kills = (await admin.get(`/api/v1/audit?action=kill&flagId=${flag.id}`)).body.entries;
     expect(kills).toEqual([expect.objectContaining({ id: killed, actor: expect.objectContaining({ type: 'admin' }), reason: 'on call' })]);
-    const latest = (await admin.get(`/api/v1/audit?flagId=${flag.id}&limit=1`)).body.entries[0];
-    expect(latest).toMatchObject({ action: 'flag_update', actor: { type: 'git' } });
   });
 
   it('moves the version of a config a merged pull request changed without raising it: a write read before it is 409', async () => {
