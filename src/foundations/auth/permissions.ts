@@ -131,7 +131,7 @@ export const PERMISSION_TABLE: Readonly<Record<Holder, Readonly<Record<Permissio
     replication: NONE,
     git: ALL,
   },
-  // An editor may do what an agent key may (contract: roles), through the dashboard and the API; git is for keys.
+  // An editor may do what an agent key may (docs/credentials.md, roles), through the dashboard and the API; git is for keys.
   'editor session': {
     read: ALL,
     'project.create': NONE,
