@@ -158,8 +158,8 @@ describe('flagops-mcp --http with FLAGOPS_MCP_TOKEN', () => {
     expect(res.status).toBe(401);
   });
 
-  it('serves a client that sends it', async () => {
-    const client = await connect(http.url, { authorization: `Bearer ${token}` });
+  it.each(['Bearer', 'bearer', 'BEARER'])('serves a client that sends it (scheme written %s)', async (scheme) => {
+    const client = await connect(http.url, { authorization: `${scheme} ${token}` });
     try {
       const result = (await client.callTool({ name: 'list_flags', arguments: {} })) as CallToolResult;
       expect(textOf(result)).toContain('checkout-v2');

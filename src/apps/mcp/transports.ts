@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { bearerToken } from '../../foundations/auth/key-format.js';
 import { toHttpError } from '../../foundations/errors/http-status.js';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import { answerClientError } from '../../foundations/http/client-errors.js';
@@ -147,7 +148,8 @@ export function refuseRequest(req: IncomingMessage, settings: HttpSettings): Ref
     if (hostname === null || !isLoopback(hostname))
       return { status: 403, message: `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed` };
   }
-  if (settings.token !== undefined && !sameSecret(req.headers.authorization ?? '', `Bearer ${settings.token}`)) {
+  // The scheme's letter case is free (RFC 9110 §11.1), as on every other port of the service.
+  if (settings.token !== undefined && !sameSecret(bearerToken(req.headers.authorization) ?? '', settings.token)) {
     return { status: 401, message: 'Authorization: Bearer <FLAGOPS_MCP_TOKEN> is required', headers: { 'www-authenticate': 'Bearer' } };
   }
   return null;
