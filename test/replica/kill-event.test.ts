@@ -118,6 +118,30 @@ describe('a kill on the replica feed', () => {
     expect(await viewFetches()).toBe(fetches + 1);
   });
 
+  it('ends the feed of an admin key as soon as it is revoked: a revoked key hears no more kills', async () => {
+    const created = (await admin.post('/api/v1/keys', { kind: 'admin', name: 'replica-to-revoke' })).body;
+    const own = await openRawStream(`${upstream.controlUrl}/api/v1/replica/stream`, { authorization: `Bearer ${created.key}` });
+    try {
+      await own.until(() => own.events.some((e) => e.event === 'versions'));
+      let ended = false;
+      void own.ended.then(() => {
+        ended = true;
+      });
+      expect((await admin.delete(`/api/v1/keys/${created.id}`)).status).toBeLessThan(300);
+      await until(
+        async () => ended,
+        (done) => done,
+      );
+      // The feed of a key still valid goes on.
+      expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'after the revoke' })).status).toBe(200);
+      const version = await servedVersion();
+      await feed.until(() => prodChanges().some((c) => c.version === version));
+      expect(own.events.filter((e) => e.event === 'version' && (JSON.parse(e.data) as Json).version === version)).toEqual([]);
+    } finally {
+      own.close();
+    }
+  });
+
   it('a kill applied from the event is saved: restarted while the control plane is down, the replica serves it', async () => {
     await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`);
     await until(evaluate, (v) => v.reason === 'killed');

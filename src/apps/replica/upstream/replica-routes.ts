@@ -1,6 +1,8 @@
 import type { EvaluationCounter } from '../../../features/stats/evaluation-counter.js';
 import { addEventCells } from '../../../features/stats/event-counts.js';
+import { bearerToken } from '../../../foundations/auth/key-format.js';
 import type { KeyService } from '../../../foundations/auth/key-service.js';
+import { can } from '../../../foundations/auth/permissions.js';
 import { InvalidInputError, NotFoundError } from '../../../foundations/errors/kinds.js';
 import { type ContentCoding, compress, countBodyBytes, negotiateCoding } from '../../../foundations/http/content-encoding.js';
 import { EncodedBodies } from '../../../foundations/http/encoded-bodies.js';
@@ -88,8 +90,18 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
       permission: 'replication',
       body: 'none',
       handle: async ({ ctx, principal: { org } }) => {
-        openReplicaStream(ctx, await servedListing(org, deps.repos, deps.holder), deps.holder, streams, (listener) =>
-          deps.keys.onKeysChanged(listener),
+        const rawKey = bearerToken(ctx.get('authorization'));
+        const stillAuthorized = () => {
+          const now = rawKey === null ? null : deps.keys.authenticate(rawKey);
+          return now !== null && now.org === org && can(now, 'replication');
+        };
+        openReplicaStream(
+          ctx,
+          await servedListing(org, deps.repos, deps.holder),
+          deps.holder,
+          streams,
+          (listener) => deps.keys.onKeysChanged(listener),
+          stillAuthorized,
         );
         return ANSWERED;
       },

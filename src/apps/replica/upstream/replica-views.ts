@@ -83,6 +83,8 @@ export function openReplicaStream(
   closers: Set<() => void>,
   /** Where the stream hears that keys changed: a `keys` event has the replica read its key list at once. */
   onKeysChanged: (listener: () => void) => () => void,
+  /** Whether the key that opened the stream may still replicate: checked when keys change and at each heartbeat. */
+  stillAuthorized: () => boolean,
 ): void {
   ctx.respond = false;
   ctx.req.socket.setTimeout(0);
@@ -99,9 +101,16 @@ export function openReplicaStream(
   const stop = holder.onChange((views: EnvironmentView[]) => {
     for (const view of views) if (view.org === org) res.write(event('version', viewChange(view)));
   });
-  // A revoked or rotated key stops working on replicas as soon as here, not at their next periodic listing.
-  const stopKeys = onKeysChanged(() => res.write(event('keys', {})));
-  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+  // A revoked or rotated key stops working on replicas as soon as here, not at their next periodic listing; the
+  // stream of the key itself ends then too, or at the next heartbeat once a rotation's grace or its expiry ends.
+  const stopKeys = onKeysChanged(() => {
+    if (stillAuthorized()) res.write(event('keys', {}));
+    else close();
+  });
+  const heartbeat = setInterval(() => {
+    if (stillAuthorized()) res.write(': heartbeat\n\n');
+    else close();
+  }, HEARTBEAT_MS);
   heartbeat.unref();
   const close = () => {
     stop();
