@@ -14,7 +14,10 @@ import { isViewDelta } from './view-delta.js';
 export interface SyncOptions extends RotationOptions {
   /** How often the list of valid sdk keys is fetched (revocations reach replicas within this). */
   keysRefreshMs?: number;
-  /** A stream silent this long is taken for dead (the control plane sends a heartbeat every 15 s): default 20 s. */
+  /**
+   * A stream silent this long is taken for dead. Default: three of the heartbeats the control plane announces on
+   * connect (`heartbeatMs` in its `versions` event), and 20 s for one that announces none (it beats every 15 s).
+   */
   idleTimeoutMs?: number;
   /** While the followed upstream is behind, how often its listing is read again to see it catch up: default 1 s. */
   behindRecheckMs?: number;
@@ -35,6 +38,16 @@ export interface SyncStatus {
 }
 
 const FEED = '/api/v1/replica/stream';
+/** The silence that means a control plane is gone when it did not say how often it beats (older ones: every 15 s). */
+const UNANNOUNCED_IDLE_MS = 20_000;
+/** Heartbeats missed in a row before a control plane counts as hung. */
+const MISSED_HEARTBEATS = 3;
+
+/** How long the feed may be silent, from the heartbeat the `versions` event announces. */
+function idleTimeoutFor(listing: unknown): number {
+  const beat = isObject(listing) ? listing.heartbeatMs : undefined;
+  return typeof beat === 'number' && Number.isFinite(beat) && beat > 0 ? MISSED_HEARTBEATS * beat : UNANNOUNCED_IDLE_MS;
+}
 const LISTING = '/api/v1/replica/snapshots';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -157,9 +170,14 @@ export class ReplicaSync {
     }
     if (!res.ok || !res.body) throw await failure(res, FEED);
     this.status.lastContactAt = Date.now();
-    const idleMs = this.options.idleTimeoutMs ?? 20_000;
+    let idleMs = this.options.idleTimeoutMs ?? UNANNOUNCED_IDLE_MS;
     const silent = () => lose(new FeedLost('silent', `upstream ${this.upstream.origin}: no event or heartbeat for ${idleMs} ms`));
     let idle = setTimeout(silent, idleMs);
+    const heard = () => {
+      this.status.lastContactAt = Date.now();
+      clearTimeout(idle);
+      idle = setTimeout(silent, idleMs);
+    };
     const enqueue = (step: () => Promise<void>) => {
       this.queue = this.queue.then(step).catch((err: unknown) => {
         if (feed.signal.aborted) return; // the feed is lost already; its steps end with it
@@ -175,13 +193,13 @@ export class ReplicaSync {
         res.body,
         (event) => {
           const data = JSON.parse(event.data) as unknown;
+          if (event.event === 'versions' && this.options.idleTimeoutMs === undefined) {
+            idleMs = idleTimeoutFor(data);
+            heard();
+          }
           enqueue(() => this.handle(event.event, data, feed.signal));
         },
-        () => {
-          this.status.lastContactAt = Date.now();
-          clearTimeout(idle);
-          idle = setTimeout(silent, idleMs);
-        },
+        heard,
       );
     } catch (err) {
       lose(lost ?? feedLoss(err));

@@ -65,7 +65,11 @@ export async function servedListing(org: string, repos: RepositoryRegistry, hold
   return { org, head, snapshots: views.map(listing) };
 }
 
-const HEARTBEAT_MS = 15_000;
+/**
+ * How often the feed says it is alive. A control plane that hangs (stopped, swapping) keeps its connections
+ * open: its replicas notice only by the silence, and must be on another control plane within seconds.
+ */
+const HEARTBEAT_MS = 1_000;
 
 const event = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 
@@ -97,7 +101,8 @@ export function openReplicaStream(
     'X-Accel-Buffering': 'no',
   });
   const { org } = initial;
-  res.write(`retry: 1000\n\n${event('versions', initial)}`);
+  // `heartbeatMs` tells the replica how soon silence means a hung control plane.
+  res.write(`retry: 1000\n\n${event('versions', { ...initial, heartbeatMs: HEARTBEAT_MS })}`);
   const stop = holder.onChange((views: EnvironmentView[]) => {
     for (const view of views) if (view.org === org) res.write(event('version', viewChange(view)));
   });
