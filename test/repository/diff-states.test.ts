@@ -197,6 +197,22 @@ describe('the difference between two states, in words', () => {
     expect(formatChanges(diffStates(repo(before), repo()))).toBe('shop: budget in prod: agent 10 %/h → none');
   });
 
+  it("says whose changes need approval, per environment, when a project's requireApproval changes", () => {
+    const approval = (text: string) => (f: Record<string, string>) => {
+      f['projects/shop/project.yaml'] = `${f['projects/shop/project.yaml']}requireApproval:\n${text}`;
+    };
+    const before = approval('  prod: [agent]\n');
+    const after = approval('  prod: [agent, admin]\n  staging: [agent]\n');
+    expect(formatChanges(diffStates(repo(), repo(before)))).toBe('shop: approval needed in prod: none → agent');
+    expect(formatChanges(diffStates(repo(before), repo(after)))).toBe(
+      'shop: approval needed in staging: none → agent; approval needed in prod: agent → admin, agent',
+    );
+    // A pull request that drops the requirement must not read as "no flag changes".
+    expect(formatChanges(diffStates(repo(after), repo()))).toBe(
+      'shop: approval needed in staging: agent → none; approval needed in prod: admin, agent → none',
+    );
+  });
+
   it('lists changes in a stable order: project, flag, then dev, staging, prod', () => {
     const text = diff((f) => {
       for (const env of ['prod', 'dev'])

@@ -1,4 +1,5 @@
 import {
+  type ApprovalActorType,
   type Budgets,
   ENVIRONMENTS,
   type EnvironmentBudget,
@@ -13,6 +14,7 @@ import {
   type Prerequisite,
   type ProjectState,
   type RepositoryState,
+  type RequireApproval,
   type Rule,
   type ScheduleGuard,
   type ScheduleStep,
@@ -61,6 +63,13 @@ export type ChangeItem =
   | { type: 'schedule_changed'; added: number; removed: number; next: ScheduleStep | null; guards?: ScheduleGuard[] }
   /** A project's budget for one environment came, went or changed (absent: none). */
   | { type: 'budget_changed'; environment: EnvironmentName; before: EnvironmentBudget | undefined; after: EnvironmentBudget | undefined }
+  /** Whose changes to one environment need approval came, went or changed (absent: nobody's). */
+  | {
+      type: 'approval_changed';
+      environment: EnvironmentName;
+      before: ApprovalActorType[] | undefined;
+      after: ApprovalActorType[] | undefined;
+    }
   | { type: 'killed'; killedBy: string; reason?: string }
   | { type: 'unkilled' };
 
@@ -85,6 +94,14 @@ function budgetChanges(before: Budgets | undefined, after: Budgets | undefined, 
     const now = after?.[environment];
     if (!jsonEqual((old ?? null) as unknown as JsonValue, (now ?? null) as unknown as JsonValue))
       out.push({ type: 'budget_changed', environment, before: old, after: now });
+  }
+}
+
+function approvalChanges(before: RequireApproval | undefined, after: RequireApproval | undefined, out: ChangeItem[]): void {
+  for (const environment of ENVIRONMENTS) {
+    const old = before?.[environment];
+    const now = after?.[environment];
+    if (!jsonEqual(old ?? null, now ?? null)) out.push({ type: 'approval_changed', environment, before: old, after: now });
   }
 }
 
@@ -251,6 +268,7 @@ export function diffStates(before: RepositoryState, after: RepositoryState): Fla
     else {
       field(projectItems, 'id', old.project.id, now.project.id);
       field(projectItems, 'name', old.project.name, now.project.name);
+      approvalChanges(old.project.requireApproval, now.project.requireApproval, projectItems);
       budgetChanges(old.project.budgets, now.project.budgets, projectItems);
     }
     segmentChanges(old?.segments, now.segments, projectItems);

@@ -69,6 +69,11 @@ function describeSchedule(item: Extract<ChangeItem, { type: 'schedule_changed' }
 }
 
 /** `agent, session 10 %/h`, or `none`. */
+/** The actor types whose changes need approval: `admin, agent`, or `none`. */
+function approvalWords(actors: readonly string[] | undefined): string {
+  return actors?.length ? actors.join(', ') : 'none';
+}
+
 function budgetWords(budget: EnvironmentBudget | undefined): string {
   return budget ? `${budget.actors.join(', ')} ${budget.movedPctPerHour} %/h` : 'none';
 }
@@ -149,6 +154,8 @@ export function describeChange(item: ChangeItem): string {
       return `segment ${item.segmentKey} added (${plural(item.userIds, 'user id')}, ${plural(item.conditions, 'condition')})`;
     case 'segment_removed':
       return `segment ${item.segmentKey} removed`;
+    case 'approval_changed':
+      return `approval needed in ${item.environment}: ${approvalWords(item.before)} → ${approvalWords(item.after)}`;
     case 'budget_changed':
       return `budget in ${item.environment}: ${budgetWords(item.before)} → ${budgetWords(item.after)}`;
     case 'segment_changed': {
