@@ -85,6 +85,16 @@ describe('errors ({ error: { code, message } })', () => {
     expectError(await api.get(`/api/v1/flags/${flag.id}/environments/prod`), 404, 'not_found');
   });
 
+  it("a request for the other port's API is 404 naming the port that serves it", async () => {
+    const onControl = await httpClient(svc.controlUrl, 'svc_sdk_x').post('/v1/evaluate', { key: 'checkout', context: {} });
+    expectError(onControl, 404, 'not_found');
+    expect(onControl.body.error.message).toMatch(/evaluation API is served on the evaluation port \(FLAGOPS_EVAL_PORT/);
+    const onEval = await httpClient(svc.evalUrl, svc.admin).get('/api/v1/projects');
+    expectError(onEval, 404, 'not_found');
+    expect(onEval.body.error.message).toMatch(/control plane's API is served on its control port \(FLAGOPS_CONTROL_PORT/);
+    expect((await api.get('/api/v1/nothing-here')).body.error.message).toBe('no route for GET /api/v1/nothing-here');
+  });
+
   it('an unknown environment is 404 not_found, named in the message', async () => {
     const res = await api.put(`/api/v1/flags/${flag.id}/environments/Prod/config`, { enabled: true });
     expectError(res, 404, 'not_found');

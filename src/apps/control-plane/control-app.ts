@@ -53,6 +53,13 @@ export const CONTROL_PLANE_ROUTES: readonly Route[] = [
   ...previewRoutes,
 ];
 
+/** An application's SDK pointed at the control port by mistake: its 404 says where the evaluation API is. */
+function evaluationApiElsewhere(path: string): string | undefined {
+  return path.startsWith('/v1/') || path.startsWith('/ofrep/')
+    ? 'the evaluation API is served on the evaluation port (FLAGOPS_EVAL_PORT, 4001 unless set), not the control port'
+    : undefined;
+}
+
 /** The control plane: /api/v1 and /healthz. Unknown routes are 404 not_found. */
 export function createControlApp(deps: ControlPlaneDeps, extensions: readonly ControlAppExtension[] = []): Koa {
   const app = new Koa();
@@ -64,7 +71,7 @@ export function createControlApp(deps: ControlPlaneDeps, extensions: readonly Co
   });
   mountRoutes(router, [...CONTROL_PLANE_ROUTES, ...extensions.flatMap((e) => e.routes ?? [])], deps);
   for (const extension of extensions) extension.register?.(router);
-  app.use(errorMiddleware(deps.logger));
+  app.use(errorMiddleware(deps.logger, evaluationApiElsewhere));
   app.use(router.routes());
   return app;
 }

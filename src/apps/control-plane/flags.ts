@@ -1,4 +1,4 @@
-import { canonicalJson, ENVIRONMENTS, type EnvironmentConfig, type FlagFile, type FlagKind, type JsonValue } from '@flagops/core';
+import { canonicalJson, ENVIRONMENTS, type FlagFile } from '@flagops/core';
 import { type Proposal, requiresApprovalAnywhere } from '../../features/proposals/proposal-reader.js';
 import { ConflictError, type ForbiddenError } from '../../foundations/errors/kinds.js';
 import { deriveFlagId } from '../../foundations/repository/ids.js';

@@ -30,6 +30,13 @@ export type EvalHandler<D> = (ctx: Koa.Context, deps: D) => Promise<void> | void
 /** Path → method → handler. A path ending in "/" is a prefix: OFREP puts the flag key in the path. */
 export type EvalRoutes<D> = Record<string, Partial<Record<'GET' | 'POST', EvalHandler<D>>>>;
 
+/** A script pointed at the evaluation port by mistake: its 404 says where the control-plane API is. */
+function controlApiElsewhere(path: string): string | undefined {
+  return path.startsWith('/api/') || path.startsWith('/dashboard') || path.startsWith('/git/')
+    ? "the control plane's API is served on its control port (FLAGOPS_CONTROL_PORT, 4000 unless set), not an evaluation port"
+    : undefined;
+}
+
 /**
  * A Koa app serving an evaluation route table (the main server's or a replica's): errors as
  * `{ error: { code, message } }` bodies, CORS for browsers, 405 with Allow for a known path and another method, 404 for the rest.
@@ -39,7 +46,7 @@ export function createRoutedApp<D>(deps: D, logger: Logger, routes: EvalRoutes<D
   const app = new Koa();
   app.proxy = false;
   const routeOf = (path: string) => (routes[path] === undefined ? prefixes.find((p) => path.startsWith(p)) : path);
-  app.use(errorMiddleware(logger));
+  app.use(errorMiddleware(logger, controlApiElsewhere));
   // The route's pattern names the request in the metrics (`/ofrep/v1/evaluate/flags/:key`, never the raw path),
   // whatever answers it: the handler, a 405, CORS's preflight, an error.
   app.use(async (ctx, next) => {

@@ -2,14 +2,19 @@ import type { Context, Next } from 'koa';
 import { toHttpError } from '../errors/http-status.js';
 import type { Logger } from '../log/logger.js';
 
-/** First middleware of every app: any thrown error becomes the `{ error: { code, message } }` body, logged once. */
-export function errorMiddleware(logger: Logger) {
+/**
+ * First middleware of every app: any thrown error becomes the `{ error: { code, message } }` body, logged once.
+ * `servedElsewhere` names where a path this app does not serve is served (the other port), for the 404's message.
+ */
+export function errorMiddleware(logger: Logger, servedElsewhere: (path: string) => string | undefined = () => undefined) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
         ctx.status = 404;
-        ctx.body = { error: { code: 'not_found', message: `no route for ${ctx.method} ${ctx.path}` } };
+        const elsewhere = servedElsewhere(ctx.path);
+        const message = `no route for ${ctx.method} ${ctx.path}${elsewhere === undefined ? '' : `: ${elsewhere}`}`;
+        ctx.body = { error: { code: 'not_found', message } };
       }
     } catch (err) {
       const { status, body, headers, expected } = toHttpError(err);
