@@ -89,4 +89,16 @@ describe('a context with values that are not JSON (docs/sdk.md, "Reading flags")
       reason: 'default',
     });
   });
+  it('a context the server refuses (nested past 100 levels, over 1 MiB) is INVALID_CONTEXT in remote mode; local mode evaluates it', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100; i++) deep = { a: deep };
+    const contexts = { deep: { userId: 'u', attributes: { deep } }, large: { userId: 'u', attributes: { big: 'x'.repeat(1_100_000) } } };
+    for (const context of Object.values(contexts) as EvaluationContext[]) {
+      const remoteDetails = await remote.details('e12', true, context);
+      expect(remoteDetails).toMatchObject({ value: true, reason: 'error', errorCode: 'INVALID_CONTEXT' });
+      expect(remoteDetails.errorMessage).toMatch(/POST \/v1\/evaluate answered (400|413)/);
+      // Local mode reads only the attributes its rules name: it has nothing to refuse.
+      expect(local.details('e12', true, context)).toMatchObject({ value: false, reason: 'default' });
+    }
+  });
 });

@@ -86,12 +86,21 @@ describe('when the evaluation server goes away (docs/sdk.md, "Status")', () => {
     expect(c.details('new-checkout', false, eu)).toMatchObject({ value: false, reason: 'error', errorCode: 'PROVIDER_NOT_READY' });
   });
 
-  it('reports error at once when the server refuses the key, without waiting for the ready timeout', async () => {
-    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: 'svc_sdk_notakeyatall0000000', ...fast, readyTimeoutMs: 25_000 });
+  it('reports error at once when the server refuses the key, without waiting for the ready timeout, and says why', async () => {
+    const warnings: Array<{ message: string; fields?: Record<string, unknown> }> = [];
+    const logger = { ...quiet, warn: (message: string, fields?: Record<string, unknown>) => warnings.push({ message, fields }) };
+    const c = createClient({ evalUrl: h.service.evalUrl, sdkKey: 'svc_sdk_notakeyatall0000000', ...fast, logger, readyTimeoutMs: 25_000 });
     clients.push(c);
     const started = performance.now();
     expect(await c.ready()).toBe('error');
     expect(performance.now() - started).toBeLessThan(PROMPTLY_MS);
+    // Said at once, once, in the log an application has without a status listener; and by every evaluation.
+    expect(warnings).toEqual([{ message: 'the server refused the SDK key', fields: { error: expect.stringMatching(/401/) } }]);
+    expect(c.details('new-checkout', false, eu)).toMatchObject({
+      value: false,
+      errorCode: 'PROVIDER_NOT_READY',
+      errorMessage: expect.stringMatching(/^no snapshot has been loaded yet: .*401/),
+    });
   });
 
   it('keeps the last good snapshot when a new one is refused for a key that was revoked, and says error', async () => {

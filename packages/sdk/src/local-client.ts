@@ -90,7 +90,10 @@ export class LocalClient extends ClientRuntime {
 
   private evaluate<T>(flagKey: string, defaultValue: T, context: EvaluationContext | undefined, kind: ValueKind): EvaluationDetails<T> {
     const compiled = this.store.compiled;
-    if (compiled === null) return errorDetails(defaultValue, 'PROVIDER_NOT_READY', 'no snapshot has been loaded yet');
+    if (compiled === null) {
+      const why = this.state.failure;
+      return errorDetails(defaultValue, 'PROVIDER_NOT_READY', `no snapshot has been loaded yet${why === null ? '' : `: ${why}`}`);
+    }
     const problem = contextProblem(context);
     if (problem !== null) return errorDetails(defaultValue, 'INVALID_CONTEXT', problem);
     let result: EvaluationResult;

@@ -1,6 +1,6 @@
 import { type EvaluationContext, type EvaluationResult, frozenCopy, type JsonValue } from '@flagops/core';
 import { contextJson } from './context-json.js';
-import { describeError, etagOf, httpError, probeSnapshotVersion } from './http.js';
+import { describeError, etagOf, HttpError, httpError, probeSnapshotVersion } from './http.js';
 import type { ResolvedOptions } from './options.js';
 import { contextProblem, errorDetails, kindOf, shapeResult, type ValueKind } from './results.js';
 import { ClientRuntime } from './runtime.js';
@@ -81,7 +81,9 @@ export class RemoteClient extends ClientRuntime {
       const result = cached !== undefined ? cached.result : await this.fetchResult(cacheKey, flagKey, text);
       return this.exposed(flagKey, shapeResult(flagKey, { ...result }, defaultValue, kind), context);
     } catch (err) {
-      return errorDetails(defaultValue, 'GENERAL', describeError(err));
+      // The request is ours but for the context: a refusal of it (too deep, too large) is the context's.
+      const refusedContext = err instanceof HttpError && (err.status === 400 || err.status === 413);
+      return errorDetails(defaultValue, refusedContext ? 'INVALID_CONTEXT' : 'GENERAL', describeError(err));
     }
   }
 

@@ -40,7 +40,7 @@ export abstract class ClientRuntime {
       scheduler: this.scheduler,
     });
     this.emitter = new Emitter<ClientEvents>(options.logger);
-    this.state = new ClientState(this.emitter, this.scheduler, () => this.hasData());
+    this.state = new ClientState(this.emitter, this.scheduler, () => this.hasData(), this.logger);
     this.exposures = options.sendExposures ? this.events() : null;
   }
 
@@ -149,22 +149,31 @@ export class ClientState {
   constructor(
     private readonly emitter: Emitter<ClientEvents>,
     private readonly scheduler: Scheduler,
-    /** Whether there is anything to serve (a snapshot, or a known version in remote mode). */
+    // Whether there is anything to serve (a snapshot, or a known version in remote mode).
     private readonly hasData: () => boolean,
+    private readonly logger: SdkLogger,
   ) {}
 
   get status(): ClientStatus {
     return this.current;
   }
 
+  // Why the last fetch failed (null once one succeeded): what an evaluation before the first snapshot says.
+  failure: string | null = null;
+
   succeeded(): void {
     this.refused = false;
+    this.failure = null;
     this.set('ready');
   }
 
   failed(error: unknown): void {
+    const refusedBefore = this.refused;
     this.refused = isRefusal(error);
-    this.set(this.refused || !this.hasData() ? 'error' : 'stale', describeError(error));
+    this.failure = describeError(error);
+    // A refused key does not fix itself: said at once, not left to a status listener the application may not have.
+    if (this.refused && !refusedBefore) this.logger.warn('the server refused the SDK key', { error: this.failure });
+    this.set(this.refused || !this.hasData() ? 'error' : 'stale', this.failure);
   }
 
   ready(timeoutMs: number): Promise<ClientStatus> {
