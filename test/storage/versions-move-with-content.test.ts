@@ -168,6 +168,46 @@ describe('versions move with content', () => {
     }
   });
 
+  it('a pushed flag without versions, deleted and added again by a revert, is above version 0: a write read before is 409', async () => {
+    const files = ['flags', 'environments/dev', 'environments/staging', 'environments/prod'].map((dir) => `projects/shop/${dir}/vz.yaml`);
+    const flagYaml = 'key: vz\nname: Vz\nkind: boolean\ndefaultValue: false\n';
+    const configYaml = 'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nrules: []\n';
+    const added = pushEdit(svc.gitdir(), (checkout) => {
+      for (const [i, file] of files.entries()) writeFileSync(path.join(checkout, file), i === 0 ? flagYaml : configYaml);
+    });
+    const listed = await until(
+      async () => (await admin.get(`/api/v1/projects/${project.id}/flags`)).body.flags.find((f: Json) => f.key === 'vz'),
+      (flag) => flag !== undefined,
+    );
+    const versions = async () => {
+      const flag = (await admin.get(`/api/v1/flags/${listed.id}`)).body;
+      return ['dev', 'staging', 'prod'].map((env) => flag.environments?.[env]?.version);
+    };
+    expect(await versions()).toEqual([0, 0, 0]);
+
+    pushEdit(svc.gitdir(), (checkout) => {
+      for (const file of files) rmSync(path.join(checkout, file));
+    });
+    await until(
+      async () => (await admin.get(`/api/v1/flags/${listed.id}`)).status,
+      (status) => status === 404,
+    );
+    // Added again as they were, by a revert of the deletion.
+    pushEdit(svc.gitdir(), (checkout) => {
+      for (const file of files) writeFileSync(path.join(checkout, file), git(checkout, 'show', `${added}:${file}`) + '\n');
+    });
+    await until(
+      async () => (await admin.get(`/api/v1/flags/${listed.id}`)).status,
+      (status) => status === 200,
+    );
+    expect(await versions()).toEqual([1, 1, 1]);
+    const stale = await agent.put(`/api/v1/flags/${listed.id}/environments/dev/config`, { rolloutPct: 9, expectedVersion: 0 });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'version_conflict']);
+    const fresh = await agent.put(`/api/v1/flags/${listed.id}/environments/dev/config`, { rolloutPct: 9, expectedVersion: 1 });
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.environments.dev).toMatchObject({ rolloutPct: 9, version: 2 });
+  });
+
   it('a segment deleted and made again through the API is above every version it had', async () => {
     expect((await admin.put(`/api/v1/projects/${project.id}/segments/gone`, { userIds: ['u-1'] })).status).toBe(201);
     expect((await admin.put(`/api/v1/projects/${project.id}/segments/gone`, { userIds: ['u-2'] })).status).toBe(200);

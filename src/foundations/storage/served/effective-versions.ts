@@ -7,8 +7,9 @@ import type { ProjectFolder, ProjectFolders } from './project-folders.js';
 import type { ServedHistoryCache } from './served-history-cache.js';
 
 /**
- * Per file (a config or a segment), its version where that is not what the file says; and, as a negative number,
- * the last version of a file deleted from main (a tombstone), which a file added again at that path moves past.
+ * Per file (a config or a segment), its version where that is not what the file says (0 or more); and, for a file
+ * deleted from main, a tombstone: -(its last version + 1), negative even when that version was 0, which a file
+ * added again at that path moves past.
  */
 export type VersionOverrides = ReadonlyMap<string, number>;
 
@@ -100,14 +101,14 @@ export class EffectiveVersions {
       if (!now) continue;
       for (const { path, oldOid, newOid } of await this.folders.changedVersionedFiles(then, now)) {
         const held = before.get(path);
-        const tombstone = held !== undefined && held < 0 ? -held : undefined;
+        const tombstone = held !== undefined && held < 0 ? lastVersionOf(held) : undefined;
         // The version it had at the first parent; for a file added, the last version of one deleted at its path.
         const previous =
-          (held !== undefined && held > 0 ? held : undefined) ??
+          (held !== undefined && held >= 0 ? held : undefined) ??
           (oldOid === undefined ? tombstone : await this.folders.versionOf(path, oldOid));
         if (newOid === undefined) {
           if (previous === undefined) after.delete(path);
-          else after.set(path, -previous);
+          else after.set(path, tombstoneOf(previous));
           continue;
         }
         const own = await this.folders.versionOf(path, newOid);
@@ -177,9 +178,13 @@ export class EffectiveVersions {
 
 const key = (commit: string) => `versions ${commit}`;
 
+/** A deleted file's tombstone: below 0 whatever its last version, 0 included. */
+const tombstoneOf = (lastVersion: number) => -(lastVersion + 1);
+const lastVersionOf = (tombstone: number) => -tombstone - 1;
+
 /** Whether any file's version differs from what it says (tombstones of deleted files aside). */
 function hasLiveOverrides(overrides: VersionOverrides): boolean {
-  for (const version of overrides.values()) if (version > 0) return true;
+  for (const version of overrides.values()) if (version >= 0) return true;
   return false;
 }
 
