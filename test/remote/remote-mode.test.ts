@@ -91,6 +91,66 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     }
   });
 
+  it('marks a proposal merged when the git host merges its branch into main, or squashes it onto main', async () => {
+    await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['admin'] } });
+    try {
+      const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'merged-on-host' })).body;
+      const propose = async (rolloutPct: number) => {
+        const res = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct });
+        expect(res.status).toBe(202);
+        return res.body.proposal.id as string;
+      };
+      const hook = () =>
+        httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+          headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+          rawBody: '{"ref":"refs/heads/main"}',
+        });
+      /** An engineer merges the proposal branch on the git host (`merge` or `merge --squash`) and pushes main. */
+      const mergeOnHost = async (id: string, how: string[]): Promise<string> => {
+        const checkout = path.join(work, `merge-${id}`);
+        expect((await gitAsync(work, 'clone', '--quiet', host.url, checkout)).ok).toBe(true);
+        git(checkout, 'merge', '--quiet', ...how, `origin/proposals/${id}`);
+        if (how.includes('--squash')) git(checkout, 'commit', '--quiet', '-m', `squash proposal ${id}`);
+        expect((await gitAsync(checkout, 'push', '--quiet', 'origin', 'HEAD:main')).ok).toBe(true);
+        expect((await hook()).status).toBe(202);
+        return git(checkout, 'rev-parse', 'HEAD');
+      };
+
+      const merged = await propose(5);
+      // Main moves meanwhile, so the merge is a merge commit.
+      expect((await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'beside-the-merge' })).status).toBe(201);
+      const mergeCommit = await mergeOnHost(merged, ['--no-ff', '-m', 'merge the proposal']);
+      expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.rolloutPct).toBe(5);
+      expect((await admin.get(`/api/v1/proposals/${merged}`)).body).toMatchObject({
+        status: 'merged',
+        stale: false,
+        mergedAs: mergeCommit,
+        decidedBy: { type: 'git', name: 'Erin Engineer' },
+      });
+      const approved = await admin.post(`/api/v1/proposals/${merged}/approve`);
+      expect([approved.status, approved.body.error?.message]).toEqual([409, `proposal ${merged} is merged already`]);
+
+      const squashed = await propose(15);
+      const squashCommit = await mergeOnHost(squashed, ['--squash']);
+      expect((await admin.get(`/api/v1/proposals/${squashed}`)).body).toMatchObject({ status: 'merged', mergedAs: squashCommit });
+      const listed = (await admin.get('/api/v1/proposals?status=merged')).body.proposals.map((p: Json) => p.id);
+      expect(listed).toEqual(expect.arrayContaining([merged, squashed]));
+      // A later change of the config on main leaves them merged.
+      const file = 'projects/shop/environments/prod/merged-on-host.yaml';
+      await outsideCommit((checkout) => {
+        writeFileSync(
+          path.join(checkout, file),
+          readFileSync(path.join(checkout, file), 'utf8').replace('rolloutPct: 15', 'rolloutPct: 20'),
+        );
+      }, 'raise merged-on-host');
+      expect((await hook()).status).toBe(202);
+      expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.rolloutPct).toBe(20);
+      expect((await admin.get(`/api/v1/proposals/${squashed}`)).body).toMatchObject({ status: 'merged', mergedAs: squashCommit });
+    } finally {
+      await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: null });
+    }
+  });
+
   it('keeps both changes when an outside commit lands between fetch and push', async () => {
     const a = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'outside-edit' })).body;
     const b = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'api-edit' })).body;

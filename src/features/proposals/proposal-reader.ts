@@ -6,6 +6,7 @@ import type { CommitInfo, FlagopsTrailers, FlagRepository, ProposalActor } from 
 import { commitReason, isoTime } from '../audit/commit-entries.js';
 import { BUDGET_WINDOW_MINUTES, type BudgetUse, budgetWords } from '../budgets/budget-rules.js';
 import { computeImpact, type ImpactEntry } from './impact.js';
+import { findMergeOnMain, onFirstParentLine } from './merged-on-main.js';
 import { proposalStaleness, type Staleness } from './proposal-staleness.js';
 
 /**
@@ -13,8 +14,10 @@ import { proposalStaleness, type Staleness } from './proposal-staleness.js';
  * plus one signed commit, the change itself, whose trailers name the proposal (`Flagops-Proposal: <id>`).
  * A rejection is a second commit on the branch that changes no file (action `proposal_reject`, its reason in
  * the body). An approval is the commit on main that applies the change, authored by the approver, with
- * trailers naming the proposal and its proposer; the audit index finds it. Nothing else is stored, so
- * proposals survive a restart and travel with the repository (remote mode pushes the branches).
+ * trailers naming the proposal and its proposer; the audit index finds it. A proposal merged on the git host
+ * instead (its branch merged into main, or its change squashed onto it) is merged as the commit on main that
+ * brought its change in. Nothing else is stored, so proposals survive a restart and travel with the repository
+ * (remote mode pushes the branches).
  */
 
 export const PROPOSAL_BRANCH_PREFIX = 'refs/heads/proposals/';
@@ -112,6 +115,8 @@ export class ProposalReader {
   private readonly summaries = new Map<string, Promise<ChangeSummary>>();
   /** Per proposal commit, its staleness against the head it was last read at. */
   private readonly staleness = new Map<string, { head: string | null; result: Promise<Staleness> }>();
+  /** Per open proposal's commit, the commit on main that brought its change in (null: none) as of a head. */
+  private readonly merges = new Map<string, { head: string; result: Promise<CommitInfo | null> }>();
 
   constructor(
     private readonly repo: FlagRepository,
@@ -219,22 +224,56 @@ export class ProposalReader {
         proposal.rejectionReason = reason;
         if (!proposal.budget) proposal.reason = reason;
       }
-    } else {
+    }
+    const base = tipCommit.parents[0] ?? null;
+    if (!decision) {
       const applied = await this.appliedOnMain(id);
+      const merge = applied ? null : await this.mergeAt(tipCommit.oid, base, head);
       if (applied) {
         proposal.status = 'merged';
         proposal.decidedBy = { ...applied.actor } as ProposalActor;
         proposal.decidedAt = applied.at;
         proposal.mergedAs = applied.id;
+      } else if (merge) {
+        // Whoever made the commit that brought it in decided it: the engineer merging on the git host.
+        proposal.status = 'merged';
+        proposal.decidedBy = merge.flagops ? actorOf(merge.flagops, merge) : { type: 'git', name: merge.author.name };
+        proposal.decidedAt = isoTime(merge.author.timestamp);
+        proposal.mergedAs = merge.oid;
       }
     }
-    const base = tipCommit.parents[0] ?? null;
     if (proposal.status === 'open') {
       const { stale, reason } = await this.stalenessAt(proposal, base, head);
       proposal.stale = stale;
       if (reason) proposal.staleReason = reason;
     } else this.staleness.delete(proposal.commit);
     return { proposal, ref: proposalRef(id), tip, base, proposerEmail: tipCommit.author.email };
+  }
+
+  /**
+   * The commit on main's first-parent line since `base` that brought the proposal's change in (findMergeOnMain),
+   * or null. When main only gained commits since the last read, only those are walked, and a commit found
+   * before stays the answer.
+   */
+  private mergeAt(commit: string, base: string | null, head: string | null): Promise<CommitInfo | null> {
+    if (head === null) return Promise.resolve(null);
+    const known = this.merges.get(commit);
+    if (known?.head === head) return known.result;
+    const result = (async () => {
+      const before = known && (await known.result.catch(() => undefined));
+      if (known && before && (await onFirstParentLine(this.repo, head, known.head))) return before;
+      const change = { commit, paths: await this.repo.changedPaths(commit) };
+      if (known && before === null) {
+        const since = await findMergeOnMain(this.repo, change, head, known.head);
+        if (since.complete) return since.merge;
+      }
+      return (await findMergeOnMain(this.repo, change, head, base)).merge;
+    })();
+    this.merges.set(commit, { head, result });
+    result.catch(() => {
+      if (this.merges.get(commit)?.result === result) this.merges.delete(commit);
+    });
+    return result;
   }
 
   private stalenessAt(proposal: Proposal, base: string | null, head: string | null): Promise<Staleness> {
