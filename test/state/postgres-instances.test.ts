@@ -4,6 +4,7 @@ import { type ControlState, openControlState } from '../../src/foundations/state
 import { MIGRATIONS } from '../../src/foundations/state/postgres/migrations.js';
 import { until } from '../helpers/deadlines.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
+import { bundleMain, startProcess } from '../service/service-process.js';
 import { key } from './contract/key-store-contract.js';
 
 /** What several control planes on one database must see of each other within (the most a change may take). */
@@ -152,6 +153,32 @@ describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQ
       expect(again.note).toBeNull();
       await again.end();
     });
+  });
+
+  describe('a turn whose holder stops answering with its connection open', () => {
+    it('passes to the next within seconds, not when the longest hold ends', async () => {
+      const url = await cluster.createDatabase();
+      const second = await open(url);
+      const bundle = await bundleMain({ source: 'test/state/turn-holder.ts' });
+      const holder = startProcess(bundle.entry, {}, [url]);
+      try {
+        await new Promise<void>((resolve, reject) => {
+          holder.child.stdout!.on('data', (chunk) => String(chunk).includes('held') && resolve());
+          holder.exit.then((code) => reject(new Error(`the holder exited ${code}: ${holder.stderr.join('')}`)));
+        });
+        // A process stopped (or a machine swapping): the socket stays open, nothing is said on it.
+        holder.child.kill('SIGSTOP');
+        const asked = Date.now();
+        const next = await second.takeTurn('writes', 20_000);
+        // Taken once the database ended the silent holder's session (4 s), well before the 30 s a turn may last.
+        expect(Date.now() - asked).toBeLessThan(15_000);
+        await next.end();
+      } finally {
+        holder.child.kill('SIGKILL');
+        await holder.exit;
+        await bundle.remove();
+      }
+    }, 40_000);
   });
 
   describe('turns held too long', () => {

@@ -41,7 +41,7 @@ export interface ControlState {
   /**
    * Takes the turn `name`, alone among the instances sharing the state (one instance alone: at once), with the
    * note the last holder left. Waits at most `waitMs`, then rejects with WriteConflictError (409). A turn whose
-   * instance dies ends with it, and one held past `holdMs` (default 30 s) is ended for it.
+   * instance dies or stops answering (4 s) ends with it, and one held past `holdMs` (default 30 s) is ended for it.
    */
   takeTurn(name: string, waitMs: number, holdMs?: number): Promise<Turn>;
   /** Ends this instance's use of the state, once the services writing through it have stopped. */

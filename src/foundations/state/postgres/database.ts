@@ -89,11 +89,17 @@ export async function lockForTransaction(client: pg.PoolClient, name: string): P
 }
 
 /**
- * The longest a turn is held: a holder stuck that long (a push the git host never answers, a process that stopped
- * without its connection closing) has its connection ended by the database, which lets the others in. Its
- * update, if it still lands, only makes the next holder's push refused, which is then run again on top.
+ * The longest a turn is held: a holder stuck that long (a push the git host never answers) has its connection
+ * ended by the database, which lets the others in. Its update, if it still lands, only makes the next holder's
+ * push refused, which is then run again on top.
  */
 export const TURN_HOLD_MS = 30_000;
+/**
+ * How long a holder may say nothing before the database ends its turn. A holder says it is alive every quarter
+ * of this while it holds the turn, so a process that stopped answering without its connection closing (stopped,
+ * swapping, a machine that froze) holds the others' changes up for seconds, not TURN_HOLD_MS.
+ */
+export const TURN_SILENT_MS = 4_000;
 
 /**
  * Takes the exclusive transaction-scoped advisory lock `name` on a connection of its own, waiting at most `waitMs`
@@ -102,7 +108,13 @@ export const TURN_HOLD_MS = 30_000;
  * with the transaction, so a crashed instance (its connection gone) never leaves it held, nor one that holds it
  * past `holdMs` (PostgreSQL's idle_in_transaction_session_timeout).
  */
-export async function takeTurn(db: Database, name: string, waitMs: number, holdMs = TURN_HOLD_MS): Promise<Turn> {
+export async function takeTurn(
+  db: Database,
+  name: string,
+  waitMs: number,
+  holdMs = TURN_HOLD_MS,
+  silentMs = TURN_SILENT_MS,
+): Promise<Turn> {
   let client: pg.PoolClient;
   try {
     client = await db.pool.connect();
@@ -120,7 +132,7 @@ export async function takeTurn(db: Database, name: string, waitMs: number, holdM
     // note is committed.
     const taken = (await client.query(
       `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(waitMs))}; ` +
-        `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.ceil(holdMs))}; ` +
+        `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.ceil(Math.min(holdMs, silentMs)))}; ` +
         `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`flagops:${name}`)}, 0)); ` +
         `SELECT note FROM flagops_turn_notes WHERE name = ${client.escapeLiteral(name)}`,
     )) as unknown as pg.QueryResult<{ note: string }>[];
@@ -134,10 +146,18 @@ export async function takeTurn(db: Database, name: string, waitMs: number, holdM
       throw new WriteConflictError(`another control plane held the lock on ${name} for over ${waitMs} ms; try again`);
     throw db.translate(err);
   }
+  // Alive while held, up to holdMs: each statement starts the database's count of idle time again.
+  const takenAt = Date.now();
+  const alive = setInterval(() => {
+    if (Date.now() - takenAt < holdMs - silentMs) client.query('SELECT 1').catch(() => undefined);
+    else clearInterval(alive);
+  }, silentMs / 4);
+  alive.unref();
   let ended: Promise<void> | undefined;
   return {
     note,
     end(next?: string) {
+      clearInterval(alive);
       ended ??= (async () => {
         let broken = false;
         try {
