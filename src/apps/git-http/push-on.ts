@@ -12,6 +12,31 @@ function printable(url: string): string {
   return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@');
 }
 
+/**
+ * What of the hook's environment belongs to the push it checks, not to the push on to the remote: git's
+ * quarantine (a receive-pack that inherits it refuses every ref update), the pusher's push options and
+ * certificate, the client's protocol, what http-backend was given, and what the service tells the hook
+ * (FLAGOPS_*). A remote git reaches by starting its own receive-pack (a path, file://) would otherwise see
+ * them. GIT_DIR and the object directories stay, to read the pushed objects from their quarantine: git keeps
+ * those from the remote side itself.
+ */
+const RECEIVING_SIDE = /^(GIT_QUARANTINE_PATH|GIT_PUSH_OPTION_.*|GIT_PUSH_CERT.*|GIT_PROTOCOL|GIT_PROJECT_ROOT|GIT_HTTP_.*|FLAGOPS_.*)$/;
+
+/** The environment of the push on to the remote, from the hook's. */
+function pushOnEnv(hookEnv: NodeJS.ProcessEnv, url: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(hookEnv)) if (value !== undefined && !RECEIVING_SIDE.test(name)) env[name] = value;
+  // The URL (credentials and all) is given as configuration in the environment, not as an argument that any
+  // user of the machine could read in the process list.
+  return {
+    ...env,
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'remote.flagops-remote.url',
+    GIT_CONFIG_VALUE_0: url,
+  };
+}
+
 /** The host refused the update because its main is no longer the commit the push builds on. */
 const MOVED = /\[rejected\]|non-fast-forward|fetch first|stale info/;
 
@@ -19,23 +44,13 @@ const MOVED = /\[rejected\]|non-fast-forward|fetch first|stale info/;
  * Pushes `commit` to the remote's main, as a fast-forward only, from the pre-receive hook: the remote takes a
  * push through the service before main moves here, as it takes every API change, so no control plane serves
  * what the remote (and so every other control plane) will not hold. Null when the remote took it; otherwise
- * why the push is refused, nothing changed anywhere. The hook's environment lets git read the pushed objects
- * from their quarantine.
+ * why the push is refused, nothing changed anywhere.
  */
 export function pushOn(target: PushOnTarget, commit: string): Promise<string | null> {
   return new Promise((resolve) => {
-    // The URL (credentials and all) is given as configuration in the environment, not as an argument that any
-    // user of the machine could read in the process list.
-    const env = {
-      ...process.env,
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_CONFIG_COUNT: '1',
-      GIT_CONFIG_KEY_0: 'remote.flagops-remote.url',
-      GIT_CONFIG_VALUE_0: target.url,
-    };
     const child = spawn('git', ['push', '--porcelain', '--quiet', 'flagops-remote', `${commit}:refs/heads/main`], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env,
+      env: pushOnEnv(process.env, target.url),
     });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
