@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OPERATORS } from '@flagops/core';
@@ -202,6 +202,45 @@ describe('flagops validate', () => {
       const result = await validateBroken(copiedFlag, '--base', 'no-such-branch');
       expect(result.code).toBe(1);
       expect(result.stderr).toContain('--base no-such-branch is not a commit of the git repository');
+    });
+  });
+
+  describe('refuses what a push refuses', () => {
+    it('a symbolic link and a file over 1 MiB, with --base or without, not reading the files until they are gone', async () => {
+      const linked = (dir: string) => {
+        git(dir, 'init', '--quiet', '--initial-branch=main');
+        git(dir, 'add', '-A');
+        git(dir, 'commit', '--quiet', '-m', 'the sample');
+        symlinkSync('checkout-v2.yaml', join(dir, 'projects/shop/environments/dev/lnk.yaml'));
+        writeFileSync(join(dir, 'projects/shop/big.txt'), Buffer.alloc(2_000_000, 'x'));
+        // A config replaced by a link is a link, not a config gone missing.
+        unlinkSync(join(dir, 'projects/shop/environments/prod/checkout-v2.yaml'));
+        symlinkSync('holiday-banner.yaml', join(dir, 'projects/shop/environments/prod/checkout-v2.yaml'));
+      };
+      for (const options of [[], ['--base', 'main']]) {
+        const result = await validateBroken(linked, ...options);
+        expect(result.code).toBe(1);
+        const at = `${copy!.dir}/projects/shop`;
+        expect(result.stdout).toBe(
+          [
+            `${at}/big.txt: 1.9 MiB is over the limit of 1 MiB per file`,
+            `${at}/environments/dev/lnk.yaml: symbolic links are not allowed; commit the file itself`,
+            `${at}/environments/prod/checkout-v2.yaml: symbolic links are not allowed; commit the file itself`,
+            `${copy!.dir}: 3 issues in 3 files; the files are checked once these are fixed`,
+            '',
+          ].join('\n'),
+        );
+        copy!.remove();
+      }
+    });
+
+    it('a submodule', async () => {
+      const result = await validateBroken((dir) => {
+        mkdirSync(join(dir, 'projects/shop/vendor'));
+        writeFileSync(join(dir, 'projects/shop/vendor/.git'), 'gitdir: ../../../.git/modules/vendor\n');
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/vendor: submodules are not allowed in the flags repository\n`);
     });
   });
 

@@ -1,4 +1,4 @@
-import { layout } from '../../foundations/repository/layout.js';
+import { entryRefusal, type TreeEntry } from '../../foundations/repository/tree-rules.js';
 import { blobSizes, commitMessages, type IntroducedFile, introducedFiles } from './pushed-objects.js';
 
 /**
@@ -11,12 +11,11 @@ import { blobSizes, commitMessages, type IntroducedFile, introducedFiles } from 
  * - at most 1 MiB per file;
  * - no symbolic links and no submodules (gitlinks).
  *
- * The first two hold for pushes through the service (`through: true`); a self-hosted git server running the
+ * The last three are the tree's rules (tree-rules.ts), which `flagops validate` checks a checkout by too. The
+ * first two hold for pushes through the service (`through: true`); a self-hosted git server running the
  * check as its hook may keep CI files and receives the control plane's own commits, so it checks the others.
  */
 
-export const MAX_FILE_BYTES = 1024 * 1024;
-const ROOT_FILES = new Set(['README.md', 'README']);
 const MODE_SYMLINK = '120000';
 const MODE_GITLINK = '160000';
 const FLAGOPS_TRAILER = /^[ \t]*(flagops-[a-z0-9-]*)[ \t]*:/im;
@@ -40,22 +39,16 @@ export async function checkCommitLimits(commits: readonly string[], options: { t
   const files = dedupe(await introducedFiles(commits));
   const sizes = await blobSizes(files.filter((f) => f.mode !== MODE_GITLINK).map((f) => f.oid));
   for (const file of files) {
-    const where = `${file.path} (commit ${shortOid(file.commit)})`;
-    if (options.through && !isAllowedPlace(file.path)) {
-      problems.push(`${where}: only files under ${layout.projectsDir}/ (and a README.md at the root) may be pushed`);
-    } else if (file.mode === MODE_SYMLINK) {
-      problems.push(`${where}: symbolic links are not allowed; commit the file itself`);
-    } else if (file.mode === MODE_GITLINK) {
-      problems.push(`${where}: submodules are not allowed in the flags repository`);
-    } else if ((sizes.get(file.oid) ?? 0) > MAX_FILE_BYTES) {
-      problems.push(`${where}: ${mebibytes(sizes.get(file.oid)!)} is over the limit of 1 MiB per file`);
-    }
+    const refused = entryRefusal(treeEntry(file, sizes), { onlyProjects: options.through });
+    if (refused !== undefined) problems.push(`${file.path} (commit ${shortOid(file.commit)}): ${refused}`);
   }
   return problems;
 }
 
-function isAllowedPlace(path: string): boolean {
-  return path.startsWith(`${layout.projectsDir}/`) || ROOT_FILES.has(path);
+function treeEntry(file: IntroducedFile, sizes: ReadonlyMap<string, number>): TreeEntry {
+  if (file.mode === MODE_SYMLINK) return { path: file.path, kind: 'symlink' };
+  if (file.mode === MODE_GITLINK) return { path: file.path, kind: 'submodule' };
+  return { path: file.path, kind: 'file', size: sizes.get(file.oid) ?? 0 };
 }
 
 /** A file brought in by several commits of the push (a branch and its merge) is named once, at the first. */
@@ -67,8 +60,4 @@ function dedupe(files: readonly IntroducedFile[]): IntroducedFile[] {
     seen.add(key);
     return true;
   });
-}
-
-function mebibytes(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }

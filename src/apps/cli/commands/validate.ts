@@ -3,15 +3,17 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { incumbentsAt, readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
+import { entryRefusal } from '../../../foundations/repository/tree-rules.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { formatIssueLine, ISSUE_FORMATS, type IssueFormat } from '../issue-output.js';
-import { readRepositoryDirectory } from '../read-directory.js';
+import { readRepositoryTree } from '../read-directory.js';
 
 const help = `Usage: flagops validate [dir] [--format text|github] [--base rev]
 
-Checks a checked-out flags repository (its projects/ tree) the way the server does before serving it:
-YAML syntax, each file against its JSON Schema, and the checks across files. Prints one line per issue,
-file:line:column: path: message, then a summary. Exit code 0 when valid, 1 when not: fit for pull-request CI.
+Checks a checked-out flags repository (its projects/ tree) the way the server checks a push: no symbolic
+link, submodule or file over 1 MiB, YAML syntax, each file against its JSON Schema, and the checks across
+files. Prints one line per issue, file:line:column: path: message, then a summary. Exit code 0 when valid,
+1 when not: fit for pull-request CI.
 
 Arguments:
   dir                  the repository's root directory (default: the current directory)
@@ -49,9 +51,22 @@ async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.failed;
   }
 
-  const files = await readRepositoryDirectory(absolute);
-  if (!files) {
+  const tree = await readRepositoryTree(absolute);
+  if (!tree) {
     io.stderr(`flagops validate: ${dir} has no projects/ folder; is it the root of a flags repository?\n`);
+    return EXIT.failed;
+  }
+  const { files, entries } = tree;
+  // As a push: a tree the rules refuse (links, sizes) is not read further, so nothing is said of what a link stands for.
+  const refused = entries.flatMap((entry) => {
+    const why = entryRefusal(entry, { onlyProjects: false });
+    return why === undefined ? [] : [{ file: entry.path, message: why }];
+  });
+  if (refused.length > 0) {
+    for (const issue of refused) io.stdout(`${formatIssueLine(issue, dir, format)}\n`);
+    io.stdout(
+      `${dir}: ${plural(refused.length, 'issue')} in ${plural(refused.length, 'file')}; the files are checked once these are fixed\n`,
+    );
     return EXIT.failed;
   }
   let read = readRepositoryFiles(files, null, { locate: true });
