@@ -206,6 +206,25 @@ describe('flagops validate', () => {
   });
 
   describe('refuses what a push refuses', () => {
+    it('paths differing only in letter case (a file or a folder), and a .YAML or .Yml out of the layout', async () => {
+      const result = await validateBroken((dir) => {
+        writeFileSync(join(dir, 'projects/shop/environments/prod/checkout-v2.YAML'), 'enabled: true\nrolloutPct: 100\n');
+        mkdirSync(join(dir, 'projects/shop/Environments/prod'), { recursive: true });
+        writeFileSync(join(dir, 'projects/shop/Environments/prod/checkout-v2.txt'), 'enabled: true\n');
+        writeFileSync(join(dir, 'projects/shop/flags/nf4.Yml'), 'key: nf4\n');
+      });
+      expect(result.code).toBe(1);
+      const at = `${copy!.dir}/projects/shop`;
+      const collide = 'only in letter case; the two collide on case-insensitive file systems (macOS and Windows checkouts)';
+      expect(result.stdout).toContain(`${at}/Environments: differs from projects/shop/environments ${collide}`);
+      expect(result.stdout).toContain(
+        `${at}/environments/prod/checkout-v2.YAML: differs from projects/shop/environments/prod/checkout-v2.yaml ${collide}`,
+      );
+      expect(result.stdout).toContain(`${at}/environments/prod/checkout-v2.YAML: is not part of the repository layout`);
+      expect(result.stdout).toContain(`${at}/flags/nf4.Yml: is not part of the repository layout`);
+      expect(result.stdout).not.toContain('Environments/prod/checkout-v2.txt');
+    });
+
     it('a symbolic link and a file over 1 MiB, with --base or without, not reading the files until they are gone', async () => {
       const linked = (dir: string) => {
         git(dir, 'init', '--quiet', '--initial-branch=main');

@@ -285,6 +285,35 @@ describe('a push over git over HTTP', () => {
     commit(readme, 'a readme');
     expect((await push(readme)).ok).toBe(true);
   });
+
+  it('refuses paths differing only in letter case, files or folders, and a .YAML or .Yml out of the layout', async () => {
+    // On a case-insensitive checkout checkout.YAML is checkout.yaml: the agent's prod config would ride on the next commit -a.
+    const clash = await ws.clone(svc.agent);
+    write(clash, 'projects/shop/environments/prod/checkout.YAML', ON);
+    commit(clash, 'checkout on in prod, in other letters');
+    const refused = await push(clash);
+    expect(refused.ok).toBe(false);
+    expect(refused.stderr).toContain(
+      'remote: projects/shop/environments/prod/checkout.YAML: differs from projects/shop/environments/prod/checkout.yaml only in letter case',
+    );
+    expect(refused.stderr).toContain('remote: projects/shop/environments/prod/checkout.YAML: is not part of the repository layout');
+
+    const folder = await ws.clone(svc.agent);
+    write(folder, 'projects/shop/Environments/prod/checkout.txt', 'enabled: true\n');
+    commit(folder, 'a folder in other letters');
+    const folderRefused = await push(folder);
+    expect(folderRefused.ok).toBe(false);
+    expect(folderRefused.stderr).toContain(
+      'remote: projects/shop/Environments: differs from projects/shop/environments only in letter case',
+    );
+
+    const extension = await ws.clone(svc.agent);
+    write(extension, 'projects/shop/flags/nf4.Yml', 'key: nf4\n');
+    commit(extension, 'a flag file with another extension');
+    const extensionRefused = await push(extension);
+    expect(extensionRefused.ok).toBe(false);
+    expect(extensionRefused.stderr).toContain('remote: projects/shop/flags/nf4.Yml: is not part of the repository layout');
+  });
 });
 
 describe('a push past the plan’s project limit', () => {

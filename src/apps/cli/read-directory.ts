@@ -54,7 +54,8 @@ export async function readRepositoryTree(dir: string): Promise<{ files: Director
         else walk(path);
       } else if (entry.isFile()) {
         entries.push({ path, kind: 'file', size: lstatSync(join(dir, path)).size });
-        if (/\.ya?ml$/.test(entry.name)) files.push({ path, text: readFileSync(join(dir, path), 'utf8') });
+        // Any case of the extension: a checkout.YAML is reported as out of place, never passed over.
+        if (/\.ya?ml$/i.test(entry.name)) files.push({ path, text: readFileSync(join(dir, path), 'utf8') });
       }
     }
     return true;

@@ -1,12 +1,21 @@
 import type { Pusher } from '@flagops/core';
 import { incumbentsAt, readRepositoryFiles } from '../../foundations/repository/read-repository.js';
+import { caseCollisionIssues } from '../../foundations/repository/tree-rules.js';
 import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue } from '../../foundations/validation/issue.js';
 import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
 import { checkCommitLimits } from './push-limits.js';
 import { type PushOnTarget, pushOn } from './push-on.js';
 import { blobsOfChanges, checkPushPermissions, type PushLimits } from './push-permissions.js';
-import { firstParentChanges, isAncestor, onFirstParentLine, pushedCommits, readPushedFiles, ZERO_OID } from './pushed-objects.js';
+import {
+  firstParentChanges,
+  isAncestor,
+  onFirstParentLine,
+  pushedCommits,
+  readPushedFiles,
+  readPushedTree,
+  ZERO_OID,
+} from './pushed-objects.js';
 
 export { ZERO_OID } from './pushed-objects.js';
 
@@ -96,7 +105,8 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     problems.push(...overLimits);
     // Files over the limits are not read: one could be a gigabyte.
     if (overLimits.length > 0) continue;
-    const files = await readPushedFiles(newOid);
+    const { files, paths } = await readPushedTree(newOid);
+    for (const issue of caseCollisionIssues(paths)) problems.push(formatIssue(issue));
     const read = readRepositoryFiles(files, newOid, { locate: true });
     // Flags clashing over an id or a key: the one main had keeps it, as served, so the line names the pushed file.
     const incumbents =

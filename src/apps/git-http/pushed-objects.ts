@@ -73,17 +73,25 @@ async function readObjects(oids: readonly string[]): Promise<Map<string, Buffer>
 
 /** The YAML files under projects/ of a pushed commit. */
 export async function readPushedFiles(commit: string): Promise<Array<{ path: string; text: string }>> {
+  return (await readPushedTree(commit)).files;
+}
+
+/** The YAML files under projects/ of a pushed commit, and the paths of all its entries there. */
+export async function readPushedTree(commit: string): Promise<{ files: Array<{ path: string; text: string }>; paths: string[] }> {
   const listing = await gitOk(['ls-tree', '-r', '-z', '--full-tree', commit, '--', `${layout.projectsDir}/`]);
   const blobs: Array<{ oid: string; path: string }> = [];
+  const paths: string[] = [];
   for (const entry of listing.toString('utf8').split('\0')) {
     const tab = entry.indexOf('\t');
     if (tab < 0) continue;
     const [, type, oid] = entry.slice(0, tab).split(' ');
     const path = entry.slice(tab + 1);
-    if (type === 'blob' && /\.ya?ml$/.test(path)) blobs.push({ oid, path });
+    paths.push(path);
+    // Any case of the extension: a checkout.YAML is reported as out of place, never passed over.
+    if (type === 'blob' && /\.ya?ml$/i.test(path)) blobs.push({ oid, path });
   }
   const contents = await readObjects(blobs.map((b) => b.oid));
-  return blobs.map((b) => ({ path: b.path, text: contents.get(b.oid)!.toString('utf8') }));
+  return { files: blobs.map((b) => ({ path: b.path, text: contents.get(b.oid)!.toString('utf8') })), paths };
 }
 
 /** The text of blobs by id. */

@@ -91,7 +91,7 @@ function unreadableIssue(path: string, text: string, err: unknown): ValidationIs
 function parseLayoutFile(path: string, text: string): ParseResult {
   const where = classifyPath(path);
   if (where.kind === 'other') {
-    if (path.startsWith(`${layout.projectsDir}/`) && /\.ya?ml$/.test(path)) return { issues: [{ file: path, message: LAYOUT_HINT }] };
+    if (path.startsWith(`${layout.projectsDir}/`) && /\.ya?ml$/i.test(path)) return { issues: [{ file: path, message: LAYOUT_HINT }] };
     return { issues: [] };
   }
   const positions = new SourcePositions(text);

@@ -1,4 +1,5 @@
-import { layout } from './layout.js';
+import type { ValidationIssue } from '../validation/issue.js';
+import { classifyPath, layout } from './layout.js';
 
 /**
  * What the flags repository's tree may hold, whatever its files say: the rules a push is checked by and
@@ -32,4 +33,59 @@ export function entryRefusal(entry: TreeEntry, options: { onlyProjects: boolean 
 
 function mebibytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** Which of two spellings keeps a name: the one with lower case first where they differ (the layout's own names are lower case). */
+const keeps = (a: string, b: string) => {
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] !== a[i].toUpperCase() ? a : b;
+  return a;
+};
+
+/**
+ * Paths under projects/ (files or folders) that differ from another only in letter case: on a case-insensitive
+ * checkout (macOS, Windows) the two are one file, and the next `git commit -a` can carry one's content onto
+ * the other. One issue per path that loses to its twin, at the shallowest folder where they part. Two flag
+ * keys differing only in case are left to the check across flags, which says which flag keeps its key.
+ */
+export function caseCollisionIssues(paths: Iterable<string>): ValidationIssue[] {
+  const spellings = new Map<string, Set<string>>();
+  for (const path of paths) {
+    if (!path.startsWith(`${layout.projectsDir}/`)) continue;
+    let end = path.indexOf('/', layout.projectsDir.length + 1);
+    for (; end !== -1; end = path.indexOf('/', end + 1)) add(spellings, path.slice(0, end));
+    add(spellings, path);
+  }
+  const losers = new Map<string, string>();
+  for (const group of spellings.values()) {
+    if (group.size < 2) continue;
+    const [first, ...rest] = group;
+    const keeper = rest.reduce(keeps, first);
+    for (const path of group) if (path !== keeper && !flagUnitFiles(path, keeper)) losers.set(path, keeper);
+  }
+  const issues: ValidationIssue[] = [];
+  for (const [path, keeper] of [...losers].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    // Everything under a folder that collides collides too; the folder says it once.
+    if ([...ancestors(path)].some((folder) => losers.has(folder))) continue;
+    issues.push({
+      file: path,
+      message: `differs from ${keeper} only in letter case; the two collide on case-insensitive file systems (macOS and Windows checkouts): rename one`,
+    });
+  }
+  return issues;
+}
+
+function add(spellings: Map<string, Set<string>>, path: string): void {
+  const folded = path.toLowerCase();
+  const group = spellings.get(folded);
+  if (group) group.add(path);
+  else spellings.set(folded, new Set([path]));
+}
+
+function* ancestors(path: string): Generator<string> {
+  for (let end = path.lastIndexOf('/'); end > 0; end = path.lastIndexOf('/', end - 1)) yield path.slice(0, end);
+}
+
+function flagUnitFiles(a: string, b: string): boolean {
+  const [kindA, kindB] = [classifyPath(a).kind, classifyPath(b).kind];
+  return (kindA === 'flag' || kindA === 'config') && kindA === kindB;
 }

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { incumbentsAt, readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
-import { entryRefusal } from '../../../foundations/repository/tree-rules.js';
+import { caseCollisionIssues, entryRefusal } from '../../../foundations/repository/tree-rules.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { formatIssueLine, ISSUE_FORMATS, type IssueFormat } from '../issue-output.js';
 import { readRepositoryTree } from '../read-directory.js';
@@ -11,9 +11,9 @@ import { readRepositoryTree } from '../read-directory.js';
 const help = `Usage: flagops validate [dir] [--format text|github] [--base rev]
 
 Checks a checked-out flags repository (its projects/ tree) the way the server checks a push: no symbolic
-link, submodule or file over 1 MiB, YAML syntax, each file against its JSON Schema, and the checks across
-files. Prints one line per issue, file:line:column: path: message, then a summary. Exit code 0 when valid,
-1 when not: fit for pull-request CI.
+link, submodule or file over 1 MiB, no two paths differing only in letter case, YAML syntax, each file
+against its JSON Schema, and the checks across files. Prints one line per issue, file:line:column: path:
+message, then a summary. Exit code 0 when valid, 1 when not: fit for pull-request CI.
 
 Arguments:
   dir                  the repository's root directory (default: the current directory)
@@ -69,6 +69,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     );
     return EXIT.failed;
   }
+  const collisions = caseCollisionIssues(entries.map((entry) => entry.path));
   let read = readRepositoryFiles(files, null, { locate: true });
   if (values.base !== undefined && read.clashes.length > 0) {
     const textAt = await filesAtRevision(absolute, values.base);
@@ -79,7 +80,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
     const incumbents = await incumbentsAt(read.clashes, textAt);
     if (incumbents.size > 0) read = readRepositoryFiles(files, null, { locate: true, incumbents });
   }
-  const { state, issues } = read;
+  const { state } = read;
+  const issues = [...collisions, ...read.issues];
   for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, format)}\n`);
 
   let flags = 0;
