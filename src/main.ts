@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from './foundations/config/config.js';
 import { createLogger, type Logger } from './foundations/log/logger.js';
 import { StartupError } from './foundations/process/startup-error.js';
 import { StateFileError } from './foundations/state-files/state-files.js';
+import { escapedControls } from './foundations/validation/one-line.js';
 import { type Service, startService } from './service.js';
 
 const USAGE = `Usage: node dist/main.js   (or: npm start)
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     // A setting to change, a directory or port in use, a damaged state file: the message says which and what to
     // do, a stack trace would not.
     if (err instanceof ConfigError || err instanceof StartupError || err instanceof StateFileError) {
-      process.stderr.write(`flagops: ${err.message}\n`);
+      process.stderr.write(`flagops: ${escapedControls(err.message)}\n`);
       process.exit(err instanceof StartupError ? err.exitCode : err instanceof ConfigError ? 2 : 1);
     }
     throw err;

@@ -24,3 +24,11 @@ const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 export function printableLines(text: string): string {
   return text.replace(/\r\n?/g, '\n').replace(CONTROL_BUT_LINES, '');
 }
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
+const CONTROL_ALL = /[\u0000-\u001f\u007f]/g;
+
+/** `text` with each control character written as its `\uXXXX` escape: a message quoting a damaged file's bytes, for a terminal. */
+export function escapedControls(text: string): string {
+  return text.replace(CONTROL_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
