@@ -5,6 +5,7 @@ import type { KillSwitch } from './features/kill/kill-switch.js';
 import { RemoteMode, type RemoteSettings } from './features/remote/remote-mode.js';
 import { type PushedCommit, settledWithin } from './features/remote/remote-sync.js';
 import { RemoteTurns } from './features/remote/remote-turns.js';
+import type { HeldBack } from './features/webhooks/webhook-service.js';
 import { RemoteDivergedError } from './foundations/errors/kinds.js';
 import type { Logger } from './foundations/log/logger.js';
 import type { ControlState, Unsubscribe } from './foundations/state/index.js';
@@ -47,6 +48,8 @@ export interface RemoteWiring {
    * `waitMs` for it.
    */
   inTurn<T>(waitMs: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>>;
+  /** What main holds that the remote lacks, for webhooks: they deliver an entry once the remote has it. */
+  heldBack: HeldBack;
   close(): void;
 }
 
@@ -67,6 +70,13 @@ export function wireRemoteMode(deps: {
   const org = settings.org;
   const repo = () => repos.get(org);
   let held: HeldKills | undefined;
+  /** Told when main holds nothing the remote lacks any more (webhooks read on). */
+  const releasedListeners = new Set<(org: string) => void>();
+  // Until listen() has read the kills held before a stop, main may hold kills the remote lacks unknown to the sync.
+  let listened = false;
+  const released = () => {
+    for (const listener of releasedListeners) listener(org);
+  };
   const heldKills = () => {
     held ??= new HeldKills({
       org,
@@ -98,6 +108,9 @@ export function wireRemoteMode(deps: {
           .then((notice) => state.notices.publish(REMOTE_MOVED, notice))
           .catch((err: Error) => logger.warn('other control planes not told of a push to the git remote', { err: err.message }));
         await settledWithin(telling, TELL_OTHERS_WAIT_MS);
+      },
+      released: () => {
+        if (listened) released();
       },
     },
     async (commit) => {
@@ -138,6 +151,13 @@ export function wireRemoteMode(deps: {
   const unsubscribe: Unsubscribe[] = [];
   return {
     remote,
+    heldBack: {
+      holding: (of) => of === org && (!listened || remote.sync.holdsKills),
+      onReleased(listener) {
+        releasedListeners.add(listener);
+        return () => releasedListeners.delete(listener);
+      },
+    },
     inTurn: (waitMs, work) =>
       turns.run(waitMs, async () => {
         try {
@@ -167,6 +187,8 @@ export function wireRemoteMode(deps: {
       await heldKills().catchUp();
       // Kills held when the service stopped are on main still: held until the remote takes them.
       if (heldKills().holding) remote.sync.heldFromBefore();
+      listened = true;
+      if (!remote.sync.holdsKills) released();
     },
     close() {
       for (const stop of unsubscribe.splice(0)) stop();

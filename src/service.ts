@@ -200,6 +200,7 @@ async function startOnLockedDirectory(
     state,
     audit,
     repos,
+    ...(remoteWiring ? { heldBack: remoteWiring.heldBack } : {}),
     logger: logger.child({ component: 'webhooks' }),
     ...webhookOptions,
   });

@@ -63,6 +63,8 @@ export interface RemoteEvents {
   held?(commit: string): Promise<void>;
   /** The remote's main is `commit` and main holds nothing it lacks: this instance pushed, or pulled. Awaited. */
   inSync?(commit: string, pushedHere: boolean): Promise<void> | void;
+  /** Main held kills the remote lacked, and holds none now: the remote has them, or what they were rebuilt as. */
+  released?(): void;
 }
 
 /**
@@ -138,7 +140,7 @@ export class RemoteSync {
     if (pushed.code === 0) {
       this.failure = null;
       this.hung = false;
-      this.holding = false;
+      this.holdingNoMore();
       await this.events.inSync?.(commit, true);
       return true;
     }
@@ -314,6 +316,18 @@ export class RemoteSync {
     };
   }
 
+  /** Whether main holds kills the remote has not taken (committed here while it could not take them). */
+  get holdsKills(): boolean {
+    return this.holding;
+  }
+
+  /** Main is on the remote's main: whatever it held back is there now. */
+  private holdingNoMore(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    this.events.released?.();
+  }
+
   /** Pulls (and pushes what main holds back) every second until the remote answers. */
   retryPush(): void {
     if (this.retryTimer !== undefined || this.closed) return;
@@ -375,7 +389,7 @@ export class RemoteSync {
         if (outcome !== 'diverged') this.diverged = null;
         const head = outcome === 'diverged' ? null : await this.localHead();
         if (head !== null) {
-          this.holding = false;
+          this.holdingNoMore();
           await this.events.inSync?.(head, outcome === 'pushed' || outcome === 'rebased');
         }
         return outcome;
@@ -449,6 +463,11 @@ export class RemoteSync {
       const held = await gitRun(this.gitdir, ['rev-list', '--first-parent', '--reverse', local, `^${remote}`]);
       if (held.code === 0 && (await this.rebaseHeld(held.stdout.split('\n').filter(Boolean)))) {
         await this.onPulled();
+        // The kills made again were held rather than pushed (main held kills the remote lacked): pushed now, so
+        // main is on the remote when this pull says so. Pushed later, another control plane's push could come
+        // first and rebuild them once more, under other ids.
+        const rebuilt = await this.localHead();
+        if (rebuilt !== null && rebuilt !== remote) await this.pushOrThrow(rebuilt);
         return 'rebased';
       }
     }

@@ -32,6 +32,20 @@ export interface MainMoves {
   get(org: string): Promise<{ onMainMoved(listener: () => void): () => void } & CommitLine>;
 }
 
+/**
+ * Remote mode: where an organisation's main holds kills its git remote has not taken (made while the host could
+ * not take them). Their entries are delivered once the remote has them, under the ids they have there: when
+ * main is rebuilt on what the host got meanwhile, a kill is made again under a new id, or not at all when the
+ * host has it already (another control plane's kill of the same flag), and the commit first made is in no
+ * audit trail.
+ */
+export interface HeldBack {
+  /** Whether `org`'s main holds kills its git remote lacks now. */
+  holding(org: string): boolean;
+  /** Calls `listener` with the organisation once its git remote has all its main held back. */
+  onReleased(listener: (org: string) => void): () => void;
+}
+
 export interface RetryPolicy {
   /** Attempts in all, the first included (default 8: the first and 7 retries). */
   attempts: number;
@@ -55,6 +69,8 @@ export interface WebhookServiceOptions {
   state: Pick<ControlState, 'webhooks'>;
   audit: AuditFeed;
   repos: MainMoves;
+  /** Remote mode: entries main holds that the git remote lacks wait for it. */
+  heldBack?: HeldBack;
   logger?: Logger;
   retry?: Partial<RetryPolicy>;
   limits?: Partial<DeliveryLimits>;
@@ -191,9 +207,19 @@ export class WebhookService {
       // An organisation whose trail cannot be read now is caught up on its next change.
       await service.follow(org).catch((err) => service.logger.error('webhooks: reading the audit trail failed', { org, err }));
     }
-    service.stopHearing = options.state.webhooks.onChange(() => {
+    const stopHearingWebhooks = options.state.webhooks.onChange(() => {
       service.adoptWebhooks().catch((err) => service.logger.warn('webhooks: reading what another instance changed failed', { err }));
     });
+    const stopHearingReleases = options.heldBack?.onReleased((org) => {
+      if (!service.followed.has(org)) return;
+      service
+        .catchUp(org)
+        .catch((err) => service.logger.error('webhooks: reading the audit trail failed; the next change retries', { org, err }));
+    });
+    service.stopHearing = () => {
+      stopHearingWebhooks();
+      stopHearingReleases?.();
+    };
     return service;
   }
 
@@ -449,10 +475,12 @@ export class WebhookService {
     // reading now would move the shared position back and deliver again what was delivered.
     if (cursor && !(await this.hasCommit(org, cursor))) return;
     let { newest, entries, skipped, gone } = await entriesSince(index, cursor, CATCH_UP_LIMIT);
-    // Main was rebuilt under the position (held kills made again on the git host's newer head): read on from
-    // where the two lines part, not from main's head.
+    // Main was rebuilt under the position (held kills made again on the git host's newer head, where an earlier
+    // version, which delivered held kills at once, left the position on one): read on from where the lines part.
     if (gone && cursor)
       ({ newest, entries, skipped } = await entriesAfterRebuild(index, await this.options.repos.get(org), cursor, CATCH_UP_LIMIT));
+    // Asked after reading: main moves onto a held kill only once it is held, so what was read is on the remote.
+    if (this.options.heldBack?.holding(org)) return;
     if (cursor === undefined) {
       // First use in this organisation: deliveries start after what is on main now.
       if (await this.store.advance(org, undefined, newest, {})) this.cursors[org] = newest;

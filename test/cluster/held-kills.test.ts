@@ -1,0 +1,88 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { until } from '../helpers/deadlines.js';
+import type { Json } from '../helpers/http-client.js';
+import { POSTGRES_MISSING } from '../helpers/postgres.js';
+import { receiver } from '../webhooks/webhook-harness.js';
+import { type Cluster, type ControlPlane, startCluster } from './cluster.js';
+import { hostActions } from './cluster-client.js';
+
+/** How long a delivery that should not come is waited for, once the ones that should have come. */
+const STRAY_DELIVERY_WAIT_MS = 3_000;
+/** How long the git host stays down after the kills are answered. */
+const OUTAGE_MS = 1_500;
+
+describe.skipIf(POSTGRES_MISSING !== null)('three control planes kill at once while the git host is down', () => {
+  let cluster: Cluster;
+  let controlPlanes: ControlPlane[];
+  let a: ControlPlane;
+  let project: Json;
+
+  /** Waits until `cp` finds the git host answering and holds no kill it lacks. */
+  const reachesTheHost = (cp: ControlPlane) =>
+    until(
+      async () => (await cp.api.get('/healthz')).body.gitRemote,
+      (remote) => remote.reachable === true && remote.holdingKills === false,
+    );
+
+  beforeAll(async () => {
+    cluster = await startCluster({ controlPlanes: 3 });
+    controlPlanes = cluster.controlPlanes;
+    a = controlPlanes[0];
+    project = await createProject(a.api, 'shop');
+  }, 120_000);
+  afterAll(() => cluster?.stop(), 60_000);
+
+  it('a webhook gets each kill the audit trail keeps once, under its id there, and no kill the rebuild dropped', async () => {
+    const hook = await receiver();
+    expect((await a.api.post('/api/v1/webhooks', { url: hook.url, actions: ['kill'] })).status).toBe(201);
+    const delivered = (key: string) => hook.received.map((r) => JSON.parse(r.body).entry as Json).filter((entry) => entry.flagKey === key);
+    // Which control plane's kill reaches the host first, and which were delivered before, varies: a few rounds.
+    for (const key of ['checkout', 'search', 'banner']) {
+      const flag = await createFlag(a.api, project.id, { key });
+      for (const cp of controlPlanes)
+        await until(
+          () => cp.api.get(`/api/v1/flags/${flag.id}`),
+          (res) => res.status === 200,
+        );
+      const before = hostActions(cluster.gitHost.gitdir);
+
+      await cluster.gitHost.down();
+      try {
+        const kills = await Promise.all(
+          controlPlanes.map((cp) => cp.api.post(`/api/v1/flags/${flag.id}/environments/dev/kill`, { reason: `second ${cp.name}` })),
+        );
+        expect(kills.map((r) => r.status)).toEqual([200, 200, 200]);
+        // Long enough for each control plane to have made the others' kills and read its audit trail.
+        await sleep(OUTAGE_MS);
+      } finally {
+        await cluster.gitHost.up();
+      }
+      // The three kills of one environment are one on the host (each of the others finds it killed there).
+      await until(
+        async () => hostActions(cluster.gitHost.gitdir).slice(before.length),
+        (added) => added.length >= 1,
+      );
+      for (const cp of controlPlanes) await reachesTheHost(cp);
+      expect(hostActions(cluster.gitHost.gitdir).slice(before.length)).toEqual([`kill ${key} dev`]);
+      const trails = await Promise.all(
+        controlPlanes.map((cp) =>
+          until(
+            async () => (await cp.api.get(`/api/v1/audit?flagId=${flag.id}&action=kill`)).body.entries as Json[],
+            (entries) => entries.length >= 1,
+          ),
+        ),
+      );
+      const kept = trails[0].map((entry) => entry.id);
+      for (const trail of trails) expect(trail.map((entry) => entry.id)).toEqual(kept);
+
+      await until(
+        async () => delivered(key).length,
+        (n) => n >= kept.length,
+      );
+      await sleep(STRAY_DELIVERY_WAIT_MS);
+      expect(delivered(key).map((entry) => entry.id)).toEqual(kept);
+    }
+  });
+});
