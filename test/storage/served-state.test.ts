@@ -217,6 +217,18 @@ describe('snapshot versions and schedules', () => {
   });
 });
 
+describe('snapshot versions from the versions known at an earlier commit', () => {
+  it('walks back for a project the known versions lack, as a fresh start does, rather than taking 0', async () => {
+    const { gitdir, oids } = await history([seed(), { [layout.configFile('shop', 'prod', 'a')]: config(20) }, { 'README.md': 'x' }]);
+    const repo = await cold(gitdir);
+    const keys = allVersionKeys(['shop']);
+    // The earlier commit served no shop (a server that left it out there): its versions have no shop key.
+    const versions = await snapshotVersions(repo, oids[2], keys, { commit: oids[1], versions: new Map() });
+    expect(versions.get(versionKey('shop', 'prod'))).toBe(2);
+    expect(versions).toEqual(await snapshotVersions(await cold(gitdir), oids[2], keys));
+  });
+});
+
 describe('what serving learned of history, kept on disk (flagops-cache/served-history.txt)', () => {
   async function scenario() {
     const changes: Files[] = [seed(), { [layout.configFile('shop', 'dev', 'a')]: BROKEN_CONFIG }];

@@ -159,8 +159,8 @@ function splitKey(key: VersionKey): { slug: string; env: EnvironmentName } {
 
 /**
  * The versions of `keys` at `head`. With `known` (the versions at an earlier commit on the same first-parent
- * chain) only the commits since it are read; otherwise the walk goes back until every key is resolved. A key
- * whose project appears nowhere back to the root commit is 0.
+ * chain) only the commits since it are read for the keys it has; otherwise the walk goes back until every key
+ * is resolved. A key whose project appears nowhere back to the root commit is 0.
  */
 export async function snapshotVersions(
   repo: ServingRepository,
@@ -179,9 +179,17 @@ export async function snapshotVersions(
   let commit: string | undefined = head;
   while (pending.size > 0 && commit !== undefined) {
     if (known && commit === known.commit) {
-      for (const [slug, envs] of pending)
-        for (const env of envs) result.set(versionKey(slug, env), known.versions.get(versionKey(slug, env)) ?? 0);
-      return result;
+      // A project not served there is walked further back, so its version is the one a fresh start computes.
+      for (const [slug, envs] of [...pending]) {
+        for (const env of [...envs]) {
+          const version = known.versions.get(versionKey(slug, env));
+          if (version === undefined) continue;
+          result.set(versionKey(slug, env), version);
+          envs.delete(env);
+        }
+        if (envs.size === 0) pending.delete(slug);
+      }
+      if (pending.size === 0) return result;
     }
     // A push of many commits is walked back here once, beside the evaluations it would otherwise hold up.
     await loopTurn();
