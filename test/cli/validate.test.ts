@@ -263,6 +263,29 @@ describe('flagops validate', () => {
     });
   });
 
+  describe('with a project given another project’s id', () => {
+    const ID = 'prj_0123456789abcdef';
+    /** A project `web` with its id written in, committed; then shop (first by slug) given web's id. */
+    function copiedProjectId(dir: string): void {
+      mkdirSync(join(dir, 'projects/web'));
+      writeFileSync(join(dir, 'projects/web/project.yaml'), `id: ${ID}\nname: Web\nslug: web\n`);
+      git(dir, 'init', '--quiet', '--initial-branch=main');
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '--quiet', '-m', 'the sample and web');
+      const shop = join(dir, 'projects/shop/project.yaml');
+      writeFileSync(shop, `id: ${ID}\n${readFileSync(shop, 'utf8')}`);
+    }
+
+    it('names the project that took the id with --base, not the one that had it', async () => {
+      const result = await validateBroken(copiedProjectId, '--base', 'main');
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/project.yaml:1:5: /id: id "${ID}" is already used by projects/web/project.yaml; project ids must be unique\n`,
+      );
+      expect(result.stdout).toMatch(/: 1 issue in 1 file \(1 valid project, /);
+    });
+  });
+
   it('exits 1 on a directory without projects/, which is not a flags repository', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'flagops-empty-'));
     try {

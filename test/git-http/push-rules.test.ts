@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -234,6 +234,30 @@ describe('a push over git over HTTP', () => {
         /^remote: projects\/shop\/flags\/Banner\.yaml:\d+:\d+: \/key: differs from flag "banner" only in letter case/,
       );
     });
+  });
+
+  it('that gives a project another project’s id is refused, naming the project that took it', async () => {
+    const web = await createProject(admin, 'web');
+    const checkout = await ws.clone(svc.admin);
+    const shopFile = path.join(checkout, 'projects/shop/project.yaml');
+    const text = readFileSync(shopFile, 'utf8');
+    // shop comes before web by slug: the default order alone would give it web's id.
+    write(
+      checkout,
+      'projects/shop/project.yaml',
+      /^id: /m.test(text) ? text.replace(/^id: .*$/m, `id: ${web.id}`) : `id: ${web.id}\n${text}`,
+    );
+    commit(checkout, 'shop takes web’s id');
+    const before = git(svc.gitdir(), 'rev-parse', 'main');
+    const pushed = await push(checkout);
+    expect(pushed.ok).toBe(false);
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+    const lines = pushed.stderr.split('\n').filter((line) => line.startsWith('remote: projects/'));
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(`^remote: projects/shop/project\\.yaml:\\d+:\\d+: /id: id "${web.id}" is already used by projects/web/project\\.yaml`),
+      ),
+    ]);
   });
 
   it('by an admin key may delete a flag, which the audit trail shows as flag_delete pushed by that key', async () => {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { FlagFile } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
 import { parseRepositoryFile } from '../../src/foundations/repository/parse-file.js';
-import { claimsClash, type FlagClash, firstByKey } from '../../src/foundations/repository/project-checks.js';
+import { type Clash, claimsClash, firstByKey } from '../../src/foundations/repository/project-checks.js';
 import { readRepositoryFiles } from '../../src/foundations/repository/read-repository.js';
 import { serializeCommit } from '../../src/foundations/storage/git/git-objects.js';
 import { ObjectStore } from '../../src/foundations/storage/git/object-store.js';
@@ -64,7 +64,7 @@ function randomFile(random: () => number): [string, string | null] {
 function assembleWithHistory(files: ReadonlyMap<string, string>, commit: string, history: ReadonlyArray<ReadonlyMap<string, string>>) {
   const list = (of: ReadonlyMap<string, string>) => [...of].map(([path, text]) => ({ path, text }));
   const first = readRepositoryFiles(list(files), commit);
-  const claims = (of: ReadonlyMap<string, string>, clash: FlagClash, path: string) => {
+  const claims = (of: ReadonlyMap<string, string>, clash: Clash, path: string) => {
     const text = of.get(path);
     return claimsClash(
       clash,

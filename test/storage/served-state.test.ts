@@ -199,6 +199,93 @@ describe('flags clashing over an id or a letter case', () => {
   });
 });
 
+describe('projects clashing over an id', () => {
+  // A commit gives shop web's id: web had it first and keeps serving; shop is held back at its last valid state.
+  const withWeb = (): Files => ({ ...seed(), [layout.projectFile('web')]: projectYaml('web'), ...flagFiles('web', 'w', 100) });
+  const copiedId = 'id: prj_web\nname: Project shop\nslug: shop\n';
+
+  it('keeps the id on the project that had it, holds the copy back, and moves no version until it is undone', async () => {
+    const { gitdir, oids } = await history([
+      withWeb(),
+      { [layout.projectFile('shop')]: copiedId },
+      { [layout.configFile('shop', 'prod', 'a')]: config(20) },
+      { [layout.projectFile('shop')]: projectYaml('shop') },
+    ]);
+    const keys = allVersionKeys(['shop', 'web']);
+    const warm = await cold(gitdir);
+    let known: { commit: string; versions: ReadonlyMap<VersionKey, number> } | undefined;
+    for (const oid of oids) {
+      const versions = await snapshotVersions(warm, oid, keys, known);
+      known = { commit: oid, versions };
+      // Another server, or a restart, on the same commit: the same state and versions.
+      const fresh = await cold(gitdir);
+      expect(await snapshotVersions(fresh, oid, keys)).toEqual(versions);
+      for (const repo of [warm, fresh]) {
+        const served = await repo.readServed(oid);
+        expect(served.state.projects.get('web')!.project.id).toBe('prj_web');
+        expect([...served.state.projects.get('web')!.flags.keys()]).toEqual(['w']);
+        expect(served.state.projects.get('shop')!.project.id).toBe('prj_shop');
+        expect(versions.get(versionKey('web', 'prod'))).toBe(1);
+        if (oid === oids[1] || oid === oids[2]) {
+          expect(rollout(served, 'a', 'prod')).toBe(0);
+          expect(served.issues).toEqual([
+            expect.objectContaining({
+              file: layout.projectFile('shop'),
+              message: 'id "prj_web" is already used by projects/web/project.yaml; project ids must be unique',
+            }),
+          ]);
+          expect([...served.heldProjects.keys()]).toEqual(['shop']);
+          expect(versions.get(versionKey('shop', 'prod'))).toBe(1);
+        }
+      }
+    }
+    const head = await (await cold(gitdir)).readServed(oids[3]);
+    expect(rollout(head, 'a', 'prod')).toBe(20);
+    expect(head.issues).toEqual([]);
+    expect((await snapshotVersions(warm, oids[3], keys)).get(versionKey('shop', 'prod'))).toBe(4);
+  });
+
+  it('serves the copy as committed, at a new version, once the project that had the id gives it up', async () => {
+    const { gitdir, oids } = await history([
+      withWeb(),
+      { [layout.projectFile('shop')]: copiedId },
+      { [layout.configFile('shop', 'prod', 'a')]: config(20) },
+      { [layout.projectFile('web')]: 'id: prj_web2\nname: Project web\nslug: web\n' },
+    ]);
+    const keys = allVersionKeys(['shop', 'web']);
+    const warm = await cold(gitdir);
+    for (const oid of oids) await snapshotVersions(warm, oid, keys);
+    const served = await warm.readServed(oids[3]);
+    expect(served.state.projects.get('shop')!.project.id).toBe('prj_web');
+    expect(rollout(served, 'a', 'prod')).toBe(20);
+    expect(served.issues).toEqual([]);
+    const versions = await snapshotVersions(warm, oids[3], keys, {
+      commit: oids[2],
+      versions: await snapshotVersions(warm, oids[2], keys),
+    });
+    expect(versions.get(versionKey('shop', 'prod'))).toBe(4);
+    expect(await snapshotVersions(await cold(gitdir), oids[3], keys)).toEqual(versions);
+  });
+
+  it('gives the id to the first by slug when both projects claim it from one commit', async () => {
+    const { gitdir, oids } = await history([
+      seed(),
+      {
+        [layout.projectFile('y')]: 'id: prj_same\nname: Y\nslug: y\n',
+        ...flagFiles('y', 'w', 0, 'flg_y'),
+        [layout.projectFile('x')]: 'id: prj_same\nname: X\nslug: x\n',
+        ...flagFiles('x', 'w', 0, 'flg_x'),
+      },
+      { [layout.configFile('x', 'prod', 'w')]: config(20) },
+    ]);
+    for (const oid of oids.slice(1)) {
+      const served = await (await cold(gitdir)).readServed(oid);
+      expect([...served.state.projects.keys()]).toEqual(['shop', 'x']);
+      expect(served.issues).toEqual([expect.objectContaining({ file: layout.projectFile('y'), path: '/id' })]);
+    }
+  });
+});
+
 describe('snapshot versions and schedules', () => {
   it('moves an environment’s version only when what it serves changes, not for a schedule or a version alone', async () => {
     const step = 'schedule:\n  - at: 2026-11-24T09:00:00Z\n    set:\n      rolloutPct: 25\n';

@@ -108,7 +108,7 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     const { files, paths } = await readPushedTree(newOid);
     for (const issue of caseCollisionIssues(paths)) problems.push(formatIssue(issue));
     const read = readRepositoryFiles(files, newOid, { locate: true });
-    // Flags clashing over an id or a key: the one main had keeps it, as served, so the line names the pushed file.
+    // Flags clashing over an id or a key, projects over an id: the one main had keeps it, as served, so the line names the pushed file.
     const incumbents =
       read.clashes.length > 0 && oldOid !== ZERO_OID ? await incumbentsAt(read.clashes, await filesAt(oldOid)) : new Set<string>();
     const { issues } = incumbents.size > 0 ? readRepositoryFiles(files, newOid, { locate: true, incumbents }) : read;

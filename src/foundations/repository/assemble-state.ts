@@ -138,10 +138,11 @@ function assembleProject(
   issues: ValidationIssue[],
   incumbents: ReadonlySet<string>,
 ): ProjectState | undefined {
+  // An incumbent's id is claimed for it before any project is assembled.
   const claimId = (id: string, path: string) => {
     const holder = ids.projects.get(id);
     if (holder === undefined) ids.projects.set(id, path);
-    return holder;
+    return holder === path ? undefined : holder;
   };
   const ok = checkProjectFiles(slug, bucket.project, bucket.kills, claimId, issues, bucket.segments.values());
   for (const [key, slots] of bucket.configs) {
@@ -180,6 +181,8 @@ function assembleProject(
  *
  * Of flags clashing over an id or a letter-case-folded key, one in `incumbents` (flag file paths: those that
  * held it before this commit) keeps it; otherwise the first by project, then by key. The others are reported.
+ * The same for projects clashing over an id, with their project.yaml paths in `incumbents`; a project that
+ * lost its id is left out, and its issue holds it back (its last valid state is served).
  */
 export function assembleState(
   entries: Iterable<RepositoryEntry>,
@@ -191,6 +194,10 @@ export function assembleState(
   const ids: IdRegistry = { projects: new Map(), flags: new Map() };
   for (const path of [...incumbents].sort()) {
     const where = classifyPath(path);
+    if (where.kind === 'project') {
+      const id = buckets.get(where.project)?.project?.value?.id;
+      if (id !== undefined && !ids.projects.has(id)) ids.projects.set(id, path);
+    }
     if (where.kind !== 'flag') continue;
     const bucket = buckets.get(where.project);
     const id = bucket?.flags.get(where.flag)?.value?.id;

@@ -36,8 +36,9 @@ export function unitOfPath(path: string): HeldUnit | undefined {
 }
 
 /**
- * Whether an issue makes the unit of its file invalid on its own. A clash between units (an id used twice, keys
- * differing only in letter case, a kill of a flag without a flag file) does not: it holds nothing back.
+ * Whether an issue makes the unit of its file invalid on its own. A clash between flags (a flag id used twice,
+ * keys differing only in letter case, a kill of a flag without a flag file) does not: it holds nothing back. A
+ * project that lost its id to another does: it keeps its last valid state, so its SDK keys keep serving it.
  */
 export function holdsBack(issue: ValidationIssue): boolean {
   return !isClash(issue);

@@ -81,9 +81,11 @@ export function checkFlagFiles(
 }
 
 /**
- * Issues about files clashing with each other (one id used twice, keys that differ only in letter case, a kill
- * of a flag that has no flag file), as opposed to a file invalid on its own. A clash does not make a flag's
- * or project's own files invalid, so it holds nothing back (held-units.ts); the loser is simply left out.
+ * Issues about files clashing with each other (one flag id used twice, keys that differ only in letter case, a
+ * kill of a flag that has no flag file), as opposed to a file invalid on its own. A clash does not make a flag's
+ * own files invalid, so it holds nothing back (held-units.ts); the loser is simply left out. A project that
+ * lost its id to another is held back instead: every flag of it would otherwise go at once, and its SDK keys
+ * with them.
  */
 const clashes = new WeakSet<ValidationIssue>();
 
@@ -97,24 +99,29 @@ function clash(issue: ValidationIssue): ValidationIssue {
 }
 
 /**
- * Flags clashing over one id or one letter-case-folded key: the flag file paths involved (the one that keeps
- * it and those left out), in no particular order. Which keeps it is decided by history (clash-incumbents.ts).
+ * Flags clashing over one id or one letter-case-folded key, or projects over one id: the flag file (or
+ * project.yaml) paths involved, the one that keeps it and those left out, in no particular order. Which keeps
+ * it is decided by history (clash-incumbents.ts).
  */
-export interface FlagClash {
-  /** `id <id>` or `case <slug>/<lower-cased key>`. */
+export interface Clash {
+  /** `id <id>`, `case <slug>/<lower-cased key>` or `project <id>`. */
   key: string;
   /** For a clash over an id: the id. */
   id?: string;
   paths: string[];
 }
 
-/** Per clash issue about flags, the clash it reports: the file it is on lost to `holder` (a flag file path). */
-const flagClashes = new WeakMap<ValidationIssue, { key: string; id?: string; holder: string }>();
+/** Per issue about a lost claim, the clash it reports: the file it is on lost to `holder` (a flag file or project.yaml path). */
+const lostClaims = new WeakMap<ValidationIssue, { key: string; id?: string; holder: string }>();
 
 export function duplicateIdIssue(kind: 'flag' | 'project', path: string, id: string, holder: string): ValidationIssue {
-  const issue = clash({ file: path, path: '/id', message: `id "${id}" is already used by ${holder}; ${kind} ids must be unique` });
-  if (kind === 'flag') flagClashes.set(issue, { key: `id ${id}`, id, holder });
-  return issue;
+  const issue: ValidationIssue = {
+    file: path,
+    path: '/id',
+    message: `id "${id}" is already used by ${holder}; ${kind} ids must be unique`,
+  };
+  lostClaims.set(issue, { key: kind === 'flag' ? `id ${id}` : `project ${id}`, id, holder });
+  return kind === 'flag' ? clash(issue) : issue;
 }
 
 export function caseCollisionIssue(path: string, twin: string): ValidationIssue {
@@ -125,20 +132,20 @@ export function caseCollisionIssue(path: string, twin: string): ValidationIssue 
   });
   const where = classifyPath(path);
   if (where.kind === 'flag')
-    flagClashes.set(issue, { key: `case ${where.project}/${twin.toLowerCase()}`, holder: layout.flagFile(where.project, twin) });
+    lostClaims.set(issue, { key: `case ${where.project}/${twin.toLowerCase()}`, holder: layout.flagFile(where.project, twin) });
   return issue;
 }
 
-/** Whether an issue reports a flag that lost an id or a key to another flag. */
-export function isFlagClash(issue: ValidationIssue): boolean {
-  return flagClashes.has(issue);
+/** Whether an issue reports a flag that lost an id or a key to another flag, or a project that lost its id. */
+export function isLostClaim(issue: ValidationIssue): boolean {
+  return lostClaims.has(issue);
 }
 
-/** The clashes between flags that `issues` report, each with every flag file involved. */
-export function flagClashesOf(issues: readonly ValidationIssue[]): FlagClash[] {
-  const found = new Map<string, FlagClash>();
+/** The clashes that `issues` report, each with every file involved. */
+export function clashesOf(issues: readonly ValidationIssue[]): Clash[] {
+  const found = new Map<string, Clash>();
   for (const issue of issues) {
-    const detail = flagClashes.get(issue);
+    const detail = lostClaims.get(issue);
     if (!detail || issue.file === undefined) continue;
     let group = found.get(detail.key);
     if (!group) {
@@ -151,15 +158,15 @@ export function flagClashesOf(issues: readonly ValidationIssue[]): FlagClash[] {
 }
 
 /**
- * Whether a flag file takes part in a clash: for an id, when it is valid and carries that id; for a key, when
- * it is there at all. `file` undefined: no such file; `value` undefined: there but invalid.
+ * Whether a flag file (or project.yaml) takes part in a clash: for an id, when it is valid and carries that id;
+ * for a key, when it is there at all. `file` undefined: no such file; `value` undefined: there but invalid.
  */
-export function claimsClash(clash: FlagClash, file: { value: FlagFile | undefined } | undefined): boolean {
+export function claimsClash(clash: Clash, file: { value: { id: string } | undefined } | undefined): boolean {
   if (clash.id === undefined) return file !== undefined;
   return file?.value?.id === clash.id;
 }
 
-/** The path of the flag that keeps a clash by default (no history to say): the first by project, then by key. */
+/** The path that keeps a clash by default (no history to say): the first by project, then by flag key. */
 export function firstByKey(paths: readonly string[]): string {
   const order = (path: string) => {
     const where = classifyPath(path);

@@ -1,9 +1,9 @@
-import type { FlagFile, RepositoryState } from '@flagops/core';
+import type { FlagFile, ProjectFile, RepositoryState } from '@flagops/core';
 import { parseDocument } from 'yaml';
 import type { ValidationIssue } from '../validation/issue.js';
 import { assembleState, type RepositoryEntry } from './assemble-state.js';
 import { parseRepositoryFile } from './parse-file.js';
-import { claimsClash, type FlagClash, flagClashesOf } from './project-checks.js';
+import { type Clash, claimsClash, clashesOf } from './project-checks.js';
 import { offsetOfPointer, SourcePositions } from './yaml-position.js';
 
 /**
@@ -30,13 +30,13 @@ export function locateIssues(issues: readonly ValidationIssue[], texts: Readonly
  * Parse every file of a commit and assemble them: all issues, then the state of what is valid. With `locate`,
  * the issues of the checks across files get line and column too (what `flagops validate` and the push check
  * print), as the parser's own issues always do. `incumbents`: see assembleState; `clashes` are the flags
- * found clashing over an id or a key, the information a caller needs to choose them.
+ * found clashing over an id or a key (and projects over an id), the information a caller needs to choose them.
  */
 export function readRepositoryFiles(
   files: Iterable<{ path: string; text: string }>,
   commit: string | null,
   options: { locate?: boolean; incumbents?: ReadonlySet<string> } = {},
-): { state: RepositoryState; issues: ValidationIssue[]; clashes: FlagClash[] } {
+): { state: RepositoryState; issues: ValidationIssue[]; clashes: Clash[] } {
   const issues: ValidationIssue[] = [];
   const entries: RepositoryEntry[] = [];
   const texts = new Map<string, string>();
@@ -48,23 +48,22 @@ export function readRepositoryFiles(
   }
   const assembled = assembleState(entries, commit, options.incumbents);
   issues.push(...(options.locate ? locateIssues(assembled.issues, texts) : assembled.issues));
-  return { state: assembled.state, issues, clashes: flagClashesOf(assembled.issues) };
+  return { state: assembled.state, issues, clashes: clashesOf(assembled.issues) };
 }
 
 /**
- * Of flags clashing over an id or a key, those that alone held theirs in an earlier commit whose files
- * `textAt` reads (undefined: no such file): the `incumbents` that keep it, so the files that took it are named.
+ * Of flags clashing over an id or a key (or projects over an id), those that alone held theirs in an earlier
+ * commit whose files `textAt` reads (undefined: no such file): the `incumbents` that keep it, so the files that
+ * took it are named.
  */
-export async function incumbentsAt(
-  clashes: readonly FlagClash[],
-  textAt: (path: string) => Promise<string | undefined>,
-): Promise<Set<string>> {
+export async function incumbentsAt(clashes: readonly Clash[], textAt: (path: string) => Promise<string | undefined>): Promise<Set<string>> {
   const incumbents = new Set<string>();
   for (const clash of clashes) {
     const held: string[] = [];
     for (const path of clash.paths) {
       const text = await textAt(path);
-      const file = text === undefined ? undefined : { value: parseRepositoryFile(path, text).file?.value as FlagFile | undefined };
+      const file =
+        text === undefined ? undefined : { value: parseRepositoryFile(path, text).file?.value as FlagFile | ProjectFile | undefined };
       if (claimsClash(clash, file)) held.push(path);
     }
     if (held.length === 1) incumbents.add(held[0]);

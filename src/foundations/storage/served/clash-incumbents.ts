@@ -1,21 +1,21 @@
 import { classifyPath } from '../../repository/layout.js';
-import { claimsClash, type FlagClash, firstByKey } from '../../repository/project-checks.js';
+import { type Clash, claimsClash, firstByKey } from '../../repository/project-checks.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
 import type { ProjectFolders } from './project-folders.js';
 import type { ServedHistoryCache } from './served-history-cache.js';
 
 /**
- * Which flag keeps an id or a letter-case-folded key that several flags claim at a commit: the one that has
- * claimed it the longest without a break along main's first-parent history, so that a commit copying a flag's
- * id, or adding `Checkout` beside `checkout`, cannot take it from the flag that had it. Flags that started to
- * claim it in the same commit (or have all claimed it since the first commit) are decided by the default
- * order, first by project, then by key. Read from history alone, so every server decides the same; each
- * decision is kept per commit, in memory and with the rest of the served history on disk, so a restart does
- * not walk back to where a long-lived clash began.
+ * Which flag keeps an id or a letter-case-folded key that several flags claim at a commit, and which project
+ * keeps an id several projects claim: the one that has claimed it the longest without a break along main's
+ * first-parent history, so that a commit copying a flag's or project's id, or adding `Checkout` beside
+ * `checkout`, cannot take it from the one that had it. Those that started to claim it in the same commit (or
+ * have all claimed it since the first commit) are decided by the default order, first by project, then by key.
+ * Read from history alone, so every server decides the same; each decision is kept per commit, in memory and
+ * with the rest of the served history on disk, so a restart does not walk back to where a long-lived clash began.
  */
 export class ClashIncumbents {
-  /** Per commit, clash and flags still in the running there, the flag file path that keeps it (null: the default). */
+  /** Per commit, clash and files still in the running there, the path that keeps it (null: the default). */
   private readonly decided = new Lru<string, Promise<string | null>>(10_000);
 
   constructor(
@@ -24,8 +24,8 @@ export class ClashIncumbents {
     private readonly cache?: ServedHistoryCache,
   ) {}
 
-  /** The flag file paths that keep their clash at a commit whose first parent is `parent`: those that claimed it there first. */
-  async at(parent: string | null, clashes: readonly FlagClash[]): Promise<Set<string>> {
+  /** The flag file and project.yaml paths that keep their clash at a commit whose first parent is `parent`: those that claimed it first. */
+  async at(parent: string | null, clashes: readonly Clash[]): Promise<Set<string>> {
     const kept = new Set<string>();
     if (parent === null) return kept;
     for (const clash of clashes) {
@@ -36,7 +36,7 @@ export class ClashIncumbents {
   }
 
   /** Of `paths` (all claiming the clash at the child of `from`), the one that claimed it longest; null when they started together. */
-  private keeper(from: string, clash: FlagClash, paths: readonly string[]): Promise<string | null> {
+  private keeper(from: string, clash: Clash, paths: readonly string[]): Promise<string | null> {
     const key = decisionKey(from, clash, paths);
     let promise = this.decided.get(key);
     if (promise) return promise;
@@ -57,7 +57,7 @@ export class ClashIncumbents {
   }
 
   /** Back from `from` while more than one of `paths` claims the clash; stops early where a decision is known. */
-  private async walk(from: string, clash: FlagClash, paths: readonly string[]): Promise<string | null> {
+  private async walk(from: string, clash: Clash, paths: readonly string[]): Promise<string | null> {
     let running = paths;
     for (let commit: string | null = from; commit !== null; commit = await this.parentOf(commit)) {
       if (commit !== from) {
@@ -78,11 +78,12 @@ export class ClashIncumbents {
     return running === paths ? null : firstByKey(running);
   }
 
-  private async claims(commit: string, clash: FlagClash, path: string): Promise<boolean> {
+  private async claims(commit: string, clash: Clash, path: string): Promise<boolean> {
     const where = classifyPath(path);
-    if (where.kind !== 'flag') return false;
+    if (where.kind !== 'flag' && where.kind !== 'project') return false;
     const folder = await this.folders.at(commit, where.project);
     if (!folder) return false;
+    if (where.kind === 'project') return claimsClash(clash, await this.folders.projectSlot(folder));
     return claimsClash(clash, (await this.folders.flagFiles(folder, where.flag)).flag);
   }
 
@@ -91,7 +92,7 @@ export class ClashIncumbents {
   }
 }
 
-/** How a decision is kept: the commit, the clash and the flags still in the running there. */
-function decisionKey(commit: string, clash: FlagClash, running: readonly string[]): string {
+/** How a decision is kept: the commit, the clash and the files still in the running there. */
+function decisionKey(commit: string, clash: Clash, running: readonly string[]): string {
   return `clash ${commit} ${clash.key} ${running.join(' ')}`;
 }

@@ -114,10 +114,14 @@ export class ProjectFolders {
     return oids.every((oid) => oid === undefined) ? undefined : oids.map((oid) => oid ?? '-').join(' ');
   }
 
+  /** The project's project.yaml, parsed; undefined when it has none. */
+  async projectSlot(folder: ProjectFolder): Promise<Slot<ProjectFile> | undefined> {
+    return folder.projectFile === undefined ? undefined : this.slot<ProjectFile>(layout.projectFile(folder.slug), folder.projectFile);
+  }
+
   /** The project's own files, parsed. */
   async projectFiles(folder: ProjectFolder): Promise<ProjectFiles> {
-    const project =
-      folder.projectFile === undefined ? undefined : await this.slot<ProjectFile>(layout.projectFile(folder.slug), folder.projectFile);
+    const project = await this.projectSlot(folder);
     const kills = await Promise.all(ENVIRONMENTS.map((env) => this.killsSlot(folder, env)));
     const segments = await Promise.all(
       (await this.fileEntries(folder.segmentsDir))

@@ -5,6 +5,7 @@ import {
   holdsBack,
   issuesByUnit,
   killsOfFlags,
+  type ProjectFiles,
   projectFilesValid,
   validFlag,
   validKills,
@@ -103,13 +104,17 @@ export class ServedStates {
     const parent = await this.parentOf(commit);
     const after = await this.folders.at(commit, slug);
     const before = parent === null ? undefined : await this.folders.at(parent, slug);
-    if (after?.oid === before?.oid) return NONE;
+    if (after?.oid === before?.oid) {
+      // Another project taking or giving up this one's id may hold it back or let it go.
+      if (!after || !(await this.idTouchedElsewhere(commit, parent!, after))) return NONE;
+      return (await this.projectValid(commit, after)) === (await this.projectValid(parent!, after)) ? NONE : ALL;
+    }
     if (!after || !before) return ALL;
     await this.cache?.load();
     const key = `changes ${commit} ${slug}`;
     const recorded = this.cache?.get(key);
     if (recorded !== undefined) return new Set(ENVIRONMENTS.filter((_, i) => recorded.includes(String(i))));
-    const changed = await this.changedIn(commit, parent!, slug, after, before);
+    const changed = await this.changedIn(commit, parent!, after, before);
     this.cache?.set(key, ENVIRONMENTS.map((env, i) => (changed.has(env) ? String(i) : '')).join('') || '-');
     return changed;
   }
@@ -117,13 +122,12 @@ export class ServedStates {
   private async changedIn(
     commit: string,
     parent: string,
-    slug: string,
     after: ProjectFolder,
     before: ProjectFolder,
   ): Promise<ReadonlySet<EnvironmentName>> {
     const [ownAfter, ownBefore] = await Promise.all([this.folders.projectFiles(after), this.folders.projectFiles(before)]);
-    const validAfter = projectFilesValid(slug, ownAfter);
-    if (validAfter && !projectFilesValid(slug, ownBefore)) return ALL;
+    const validAfter = await this.projectValid(commit, after, ownAfter);
+    if (validAfter && !(await this.projectValid(parent, before, ownBefore))) return ALL;
     // Segments are served in every environment's snapshot, and act on its flags.
     if (validAfter && after.segmentsDir !== before.segmentsDir) return ALL;
     const changed = new Set<EnvironmentName>();
@@ -209,7 +213,7 @@ export class ServedStates {
   private projectAt(commit: string, slug: string): Promise<ProjectServed | undefined> {
     return memo(this.projectsAt, `${commit} ${slug}`, async () => {
       const loaded = await this.loader.load(commit);
-      // Left out although its own files are valid: its id is another project's (reported), so it is not served.
+      // Called for a project that keeps its id there: one that lost it is left out, and held back.
       const base = loaded.state.projects.get(slug);
       if (!base) return undefined;
       const held = issuesByUnit(loaded.issues).flagIssues.get(slug);
@@ -260,10 +264,42 @@ export class ServedStates {
       const folder = await this.folders.at(commit, slug);
       if (!folder) return { status: 'gone' };
       const signature = await this.folders.projectSignature(folder);
+      // A project that lost its id keeps losing it while its files stay the same: the one keeping it claimed it first.
       if (signature === seen) return { status: 'invalid', signature };
-      return { status: projectFilesValid(slug, await this.folders.projectFiles(folder)) ? 'valid' : 'invalid', signature };
+      return { status: (await this.projectValid(commit, folder)) ? 'valid' : 'invalid', signature };
     });
     return at === null ? undefined : this.projectAt(at, slug);
+  }
+
+  /** Whether a project folder that changed from `parent` to `commit` has `folder`'s project id on either side. */
+  private async idTouchedElsewhere(commit: string, parent: string, folder: ProjectFolder): Promise<boolean> {
+    const id = (await this.folders.projectSlot(folder))?.value?.id;
+    if (id === undefined) return false;
+    for (const slug of await this.folders.changedSlugs(parent, commit)) {
+      for (const at of [parent, commit]) {
+        const other = await this.folders.at(at, slug);
+        if (other && (await this.folders.projectSlot(other))?.value?.id === id) return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether a project's own files are valid at a commit and it keeps its id there: a project whose id another
+   * project held first is held back like one with an invalid project.yaml.
+   */
+  private async projectValid(commit: string, folder: ProjectFolder, own?: ProjectFiles): Promise<boolean> {
+    const files = own ?? (await this.folders.projectFiles(folder));
+    if (!projectFilesValid(folder.slug, files)) return false;
+    const id = files.project!.value!.id;
+    for (const slug of await this.folders.slugs(commit)) {
+      const other = slug === folder.slug ? undefined : await this.folders.at(commit, slug);
+      if (!other || (await this.folders.projectSlot(other))?.value?.id !== id) continue;
+      // Which of them keeps it is decided with the whole commit (StateLoader): read only when the id is shared.
+      const { projectIssues } = issuesByUnit((await this.loader.load(commit)).issues);
+      return !projectIssues.get(folder.slug)?.some(holdsBack);
+    }
+    return true;
   }
 
   /** An environment's kills at the newest commit from `from` back at which its kills file was valid (or absent). */

@@ -2,7 +2,7 @@ import type { ProjectState, RepositoryState } from '@flagops/core';
 import { assembleState, type RepositoryEntry } from '../../repository/assemble-state.js';
 import { layout } from '../../repository/layout.js';
 import { type EntryChange, ProjectAssembler, type ProjectAssembly } from '../../repository/project-assembler.js';
-import { flagClashesOf, isFlagClash } from '../../repository/project-checks.js';
+import { clashesOf, isLostClaim } from '../../repository/project-checks.js';
 import type { ValidationIssue } from '../../validation/issue.js';
 import { isTreeMode } from '../git/git-objects.js';
 import { Lru } from '../git/lru.js';
@@ -111,16 +111,17 @@ export class StateLoader {
   }
 
   /**
-   * The state again, assembled whole, when flags clash over an id or a key and the first by key is not the
-   * one that held it at `parent`: the flag that was there keeps serving, and the newcomer is the one reported.
+   * The state again, assembled whole, when flags clash over an id or a key (or projects over an id) and the
+   * first by key is not the one that held it at `parent`: the one that was there keeps serving, and the
+   * newcomer is the one reported.
    */
   private async keepIncumbents(dir: DirNode, loaded: LoadedState, parent: string | null): Promise<LoadedState> {
     if (!this.incumbents) return loaded;
-    const clashes = flagClashesOf(loaded.issues);
+    const clashes = clashesOf(loaded.issues);
     if (clashes.length === 0) return loaded;
     const incumbents = await this.incumbents.at(parent, clashes);
-    // Each clash issue is on a flag that lost: none on an incumbent, and the default decided as history does.
-    if (!loaded.issues.some((issue) => issue.file !== undefined && incumbents.has(issue.file) && isFlagClash(issue))) return loaded;
+    // Each clash issue is on a file that lost: none on an incumbent, and the default decided as history does.
+    if (!loaded.issues.some((issue) => issue.file !== undefined && incumbents.has(issue.file) && isLostClaim(issue))) return loaded;
     return this.assembleWhole(dir, loaded.commit!, incumbents);
   }
 
