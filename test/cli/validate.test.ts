@@ -282,7 +282,42 @@ describe('flagops validate', () => {
       expect(result.stdout).toContain(
         `${copy!.dir}/projects/shop/project.yaml:1:5: /id: id "${ID}" is already used by projects/web/project.yaml; project ids must be unique\n`,
       );
-      expect(result.stdout).toMatch(/: 1 issue in 1 file \(1 valid project, /);
+      // The same line is an id change against --base too: both are said of shop's project.yaml.
+      expect(result.stdout).toMatch(/: 2 issues in 1 file \(1 valid project, /);
+    });
+  });
+
+  describe('with an id changed against --base', () => {
+    /** The sample committed, then the ids of project.yaml and checkout-v2 written into them: derived (`same`) or new. */
+    const newIds = (same: boolean) => (dir: string) => {
+      git(dir, 'init', '--quiet', '--initial-branch=main');
+      git(dir, 'add', '-A');
+      git(dir, 'commit', '--quiet', '-m', 'the sample');
+      for (const [file, id] of [
+        ['projects/shop/project.yaml', same ? 'prj_5042d146667518a1' : 'prj_again'],
+        ['projects/shop/flags/checkout-v2.yaml', same ? 'flg_204eaf85c7816425' : 'flg_renamed'],
+      ]) {
+        writeFileSync(join(dir, file), `id: ${id}\n${readFileSync(join(dir, file), 'utf8')}`);
+      }
+    };
+
+    it('reports each changed id at its id line, as a push over /git refuses it', async () => {
+      const result = await validateBroken(newIds(false), '--base', 'main');
+      expect(result.code).toBe(1);
+      const stable = 'to change one deliberately, use flagops import --replace --yes';
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/project.yaml:1:5: /id: changes the project's id prj_5042d146667518a1 → prj_again; ids are stable (SDK keys, keys limited to the project and API paths name prj_5042d146667518a1): ${stable}\n`,
+      );
+      expect(result.stdout).toContain(
+        `${copy!.dir}/projects/shop/flags/checkout-v2.yaml:1:5: /id: changes the flag's id flg_204eaf85c7816425 → flg_renamed; ids are stable (API paths (/api/v1/flags/flg_204eaf85c7816425) name flg_204eaf85c7816425): ${stable}\n`,
+      );
+      expect(result.stdout).toMatch(/: 2 issues in 2 files \(1 valid project, 4 valid flags, 19 files checked\)\n$/);
+      // Without --base there is nothing to compare with.
+      expect((await flagops(['validate', copy!.dir])).code).toBe(0);
+    });
+
+    it('takes the derived id written into the file as the same id', async () => {
+      expect((await validateBroken(newIds(true), '--base', 'main')).code).toBe(0);
     });
   });
 

@@ -253,11 +253,72 @@ describe('a push over git over HTTP', () => {
     expect(pushed.ok).toBe(false);
     expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
     const lines = pushed.stderr.split('\n').filter((line) => line.startsWith('remote: projects/'));
-    expect(lines).toEqual([
-      expect.stringMatching(
-        new RegExp(`^remote: projects/shop/project\\.yaml:\\d+:\\d+: /id: id "${web.id}" is already used by projects/web/project\\.yaml`),
-      ),
-    ]);
+    // Also refused as an id change (ids are stable): the clash is said of the project that took the id.
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          new RegExp(`^remote: projects/shop/project\\.yaml:\\d+:\\d+: /id: id "${web.id}" is already used by projects/web/project\\.yaml`),
+        ),
+      ]),
+    );
+  });
+
+  describe('that changes an id', () => {
+    /**
+     * Pushes `file` with its `id:` set to `id` by each key: each push is refused with one line for the file, at
+     * its id line, saying `message` (given the old id), and main stays. Returns the old id.
+     */
+    async function refusedForEveryKey(file: string, id: string, message: (old: string) => string): Promise<string> {
+      let old = '';
+      for (const key of [svc.admin, svc.agent]) {
+        const checkout = await ws.clone(key);
+        const text = git(checkout, 'show', `HEAD:${file}`);
+        old = /^id: (.*)$/m.exec(text)![1];
+        write(checkout, file, text.replace(/^id: .*$/m, `id: ${id}`));
+        commit(checkout, 'a new id');
+        const before = git(svc.gitdir(), 'rev-parse', 'main');
+        const pushed = await push(checkout);
+        expect(pushed.ok).toBe(false);
+        expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
+        const lines = pushed.stderr.split('\n').filter((line) => line.startsWith(`remote: ${file}`));
+        expect(lines).toHaveLength(1);
+        expect(lines[0]).toMatch(/^remote: [^:]+:\d+:\d+: \/id: /);
+        expect(lines[0]).toContain(message(old));
+      }
+      return old;
+    }
+
+    it("of a project is refused for every key, admin too, naming the file and both ids: SDK keys name the project's", async () => {
+      const old = await refusedForEveryKey(
+        'projects/shop/project.yaml',
+        'prj_again',
+        (old) =>
+          `changes the project's id ${old} → prj_again; ids are stable (SDK keys, keys limited to the project and API paths name ${old}): to change one deliberately, use flagops import --replace --yes`,
+      );
+      expect((await admin.get(`/api/v1/projects/${old}`)).status).toBe(200);
+    });
+
+    it('of a flag is refused for every key, admin too, naming the file and both ids: API paths name the old one', async () => {
+      const old = await refusedForEveryKey(
+        'projects/shop/flags/checkout.yaml',
+        'flg_renamedbyagent',
+        (old) =>
+          `changes the flag's id ${old} → flg_renamedbyagent; ids are stable (API paths (/api/v1/flags/${old}) name ${old}): to change one deliberately, use flagops import --replace --yes`,
+      );
+      expect((await admin.get(`/api/v1/flags/${old}`)).status).toBe(200);
+    });
+
+    it("by an admin key may change the project's name beside it, which is a setting, not an id", async () => {
+      const checkout = await ws.clone(svc.admin);
+      const file = 'projects/shop/project.yaml';
+      const text = git(checkout, 'show', `HEAD:${file}`);
+      write(checkout, file, text.replace(/^name: .*$/m, 'name: Shop Renamed'));
+      commit(checkout, 'rename shop');
+      const pushed = await push(checkout);
+      expect(pushed.ok, pushed.stderr).toBe(true);
+      const id = /^id: (.*)$/m.exec(text)![1];
+      expect((await admin.get(`/api/v1/projects/${id}`)).body.name).toBe('Shop Renamed');
+    });
   });
 
   it('by an admin key may delete a flag, which the audit trail shows as flag_delete pushed by that key', async () => {

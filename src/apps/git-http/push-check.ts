@@ -1,5 +1,6 @@
 import type { Pusher } from '@flagops/core';
 import { incumbentsAt, readRepositoryFiles } from '../../foundations/repository/read-repository.js';
+import { idChangeIssue } from '../../foundations/repository/stable-ids.js';
 import { caseCollisionIssues } from '../../foundations/repository/tree-rules.js';
 import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue } from '../../foundations/validation/issue.js';
@@ -129,6 +130,11 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
       const steps = await firstParentChanges(oldOid, newOid);
       const blobs = await blobsOfChanges(steps.flatMap((step) => step.changes));
       for (const step of steps) for (const problem of await checkPushPermissions(step.changes, scope, blobs)) refusals.add(problem);
+      // An id no key may change by a push: keys and API paths name it. An import with --replace --yes may.
+      for (const { path, change, oldOid, newOid } of steps.flatMap((step) => step.changes)) {
+        const issue = change === 'modified' ? idChangeIssue(path, blobs.get(oldOid!), blobs.get(newOid!)) : null;
+        if (issue) refusals.add(formatIssue(issue));
+      }
       problems.push(...refusals);
       if (context.budget)
         problems.push(

@@ -3,7 +3,9 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { incumbentsAt, readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
+import { idChangeIssue } from '../../../foundations/repository/stable-ids.js';
 import { caseCollisionIssues, entryRefusal } from '../../../foundations/repository/tree-rules.js';
+import type { ValidationIssue } from '../../../foundations/validation/issue.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { formatIssueLine, ISSUE_FORMATS, type IssueFormat } from '../issue-output.js';
 import { readRepositoryTree } from '../read-directory.js';
@@ -22,7 +24,9 @@ Options:
   --format text        one issue per line (default)
   --format github      GitHub Actions annotations, shown on the pull request's diff
   --base rev           the revision the change goes onto (origin/main): of two flags with one id, or keys
-                       differing only in letter case, the one there keeps it and the other file is named
+                       differing only in letter case, the one there keeps it and the other file is named;
+                       a project or flag whose id differs from the one it has there is an issue, as a push
+                       over the service's /git refuses it (ids are stable: keys and API paths name them)
   -h, --help           show this help
 `;
 
@@ -71,17 +75,25 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
   const collisions = caseCollisionIssues(entries.map((entry) => entry.path));
   let read = readRepositoryFiles(files, null, { locate: true });
-  if (values.base !== undefined && read.clashes.length > 0) {
-    const textAt = await filesAtRevision(absolute, values.base);
-    if (!textAt) {
+  const idChanges: ValidationIssue[] = [];
+  if (values.base !== undefined) {
+    const base = await revisionOf(absolute, values.base);
+    if (!base) {
       io.stderr(`flagops validate: --base ${values.base} is not a commit of the git repository in ${dir}\n`);
       return EXIT.failed;
     }
-    const incumbents = await incumbentsAt(read.clashes, textAt);
-    if (incumbents.size > 0) read = readRepositoryFiles(files, null, { locate: true, incumbents });
+    if (read.clashes.length > 0) {
+      const incumbents = await incumbentsAt(read.clashes, base.textAt);
+      if (incumbents.size > 0) read = readRepositoryFiles(files, null, { locate: true, incumbents });
+    }
+    const texts = new Map(files.map((file) => [file.path, file.text]));
+    for (const path of await base.changedPaths()) {
+      const issue = texts.has(path) ? idChangeIssue(path, await base.textAt(path), texts.get(path)) : null;
+      if (issue) idChanges.push(issue);
+    }
   }
   const { state } = read;
-  const issues = [...collisions, ...read.issues];
+  const issues = [...collisions, ...read.issues, ...idChanges];
   for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, format)}\n`);
 
   let flags = 0;
@@ -98,18 +110,31 @@ async function run(args: string[], io: CliIo): Promise<number> {
 
 const execGit = promisify(execFile);
 
-/** Reads files of `rev` in the git repository holding `dir`, by path from `dir`; undefined when `rev` is no commit there. */
-async function filesAtRevision(dir: string, rev: string): Promise<((path: string) => Promise<string | undefined>) | undefined> {
+/**
+ * `rev` in the git repository holding `dir`: its files' texts by path from `dir` (undefined: no such file), and
+ * the paths from `dir` whose text in `dir` differs from it; undefined when `rev` is no commit there.
+ */
+async function revisionOf(
+  dir: string,
+  rev: string,
+): Promise<{ textAt: (path: string) => Promise<string | undefined>; changedPaths: () => Promise<string[]> } | undefined> {
   const commit = await execGit('git', ['-C', dir, 'rev-parse', '--verify', '--quiet', `${rev}^{commit}`]).then(
     ({ stdout }) => stdout.trim(),
     () => undefined,
   );
   if (!commit) return undefined;
-  return (path) =>
-    execGit('git', ['-C', dir, 'show', `${commit}:./${path}`], { maxBuffer: 2 * 1024 * 1024 }).then(
-      ({ stdout }) => stdout,
-      () => undefined,
-    );
+  return {
+    textAt: (path) =>
+      execGit('git', ['-C', dir, 'show', `${commit}:./${path}`], { maxBuffer: 2 * 1024 * 1024 }).then(
+        ({ stdout }) => stdout,
+        () => undefined,
+      ),
+    // Against the work tree, so what is changed but not committed yet counts too.
+    changedPaths: () =>
+      execGit('git', ['-C', dir, 'diff', '-z', '--name-only', '--relative', '--no-renames', commit, '--', '.'], {
+        maxBuffer: 16 * 1024 * 1024,
+      }).then(({ stdout }) => stdout.split('\0').filter(Boolean)),
+  };
 }
 
 export const validateCommand: Command = {
