@@ -44,7 +44,11 @@ describe('budgets', () => {
       const budgets = { prod: { movedPctPerHour: 10, actors: ['agent', 'session'] } };
       expect((await admin.patch(`/api/v1/projects/${project.id}`, { budgets })).body.budgets).toEqual(budgets);
       expect((await admin.get(`/api/v1/projects/${project.id}`)).body.budgets).toEqual(budgets);
-      expect((await agent.patch(`/api/v1/projects/${project.id}`, { budgets: null })).status).toBe(403);
+      const refused = await agent.patch(`/api/v1/projects/${project.id}`, { budgets: null });
+      expect([refused.status, refused.body.error.message]).toEqual([
+        403,
+        "an agent key may not change a project's settings (name, requireApproval, budgets); it needs an admin key or an admin session",
+      ]);
       for (const bad of [
         { prod: { movedPctPerHour: 101, actors: ['agent'] } },
         { prod: { movedPctPerHour: 5, actors: ['robot'] } },

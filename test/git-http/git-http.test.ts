@@ -65,13 +65,11 @@ describe('the flags repository over git smart HTTP (/git/<org>.git)', () => {
   });
 
   it('an agent key may fetch and push too', async () => {
+    const flag = await createFlag(admin, project.id, { key: 'pushed-by-agent' });
     const checkout = path.join(work, 'agent');
     expect((await gitAsync(work, 'clone', '--quiet', remote(svc.agent), checkout)).ok).toBe(true);
-    writeFileSync(
-      path.join(checkout, 'projects/shop/project.yaml'),
-      git(checkout, 'show', 'HEAD:projects/shop/project.yaml').replace(/name: .*/, 'name: Shop renamed'),
-    );
-    git(checkout, 'commit', '--quiet', '-am', 'rename the shop');
+    writeFileSync(path.join(checkout, 'projects/shop/environments/dev', `${flag.key}.yaml`), ON_IN_PROD);
+    git(checkout, 'commit', '--quiet', '-am', 'turn pushed-by-agent on in dev');
     expect((await gitAsync(checkout, 'push', 'origin', 'HEAD:main')).ok).toBe(true);
     expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(git(checkout, 'rev-parse', 'HEAD'));
   });

@@ -154,7 +154,9 @@ describe('a push by an actor type with a budget', () => {
     const yaml = `id: ${project.id}\nname: ${project.name}\nslug: ${project.slug}\nbudgets:\n  prod:\n    movedPctPerHour: 100\n    actors: [agent]\n`;
     const refused = await pushConfigs(svc.agent, file, [yaml]);
     expect(refused.ok).toBe(false);
-    expect(refused.stderr).toContain(`remote: ${file}: `);
+    expect(refused.stderr).toContain(
+      `remote: ${file}: changes budgets: an agent key may not change a project's settings (name, requireApproval, budgets)`,
+    );
     expect((await admin.get(`/api/v1/projects/${project.id}`)).body.budgets.prod.movedPctPerHour).toBe(10);
   }, 60_000);
 });

@@ -186,6 +186,16 @@ describe('a push over git over HTTP', () => {
       ]);
     });
 
+    it("may not change a project's name, and is told what it changed", async () => {
+      const checkout = await ws.clone(svc.agent);
+      const file = 'projects/shop/project.yaml';
+      write(checkout, file, git(checkout, 'show', `HEAD:${file}`).replace(/^name: .*$/m, 'name: Shop3'));
+      commit(checkout, 'rename shop');
+      expect(await refusal(checkout)).toEqual([
+        `remote: ${file}: changes name: an agent key may not change a project's settings (name, requireApproval, budgets); ${needsAdmin}`,
+      ]);
+    });
+
     it('may not delete a project', async () => {
       const checkout = await ws.clone(svc.agent);
       git(checkout, 'rm', '-r', '--quiet', 'projects/shop');

@@ -19,18 +19,20 @@ describe('a push by a limited key', () => {
   let n = 0;
   const clock = new ManualClock(Date.parse('2026-11-26T10:00:00Z'));
   const keys: Record<string, string> = {};
+  let checkoutId = '';
 
   beforeAll(async () => {
     svc = await startTestService({ clock });
     admin = httpClient(svc.controlUrl, svc.admin);
     const shop = await createProject(admin, 'shop');
     const web = await createProject(admin, 'web');
-    await createFlag(admin, shop.id, { key: 'checkout' });
+    checkoutId = (await createFlag(admin, shop.id, { key: 'checkout' })).id;
     await createFlag(admin, web.id, { key: 'banner' });
     const key = async (body: Json) => (await admin.post('/api/v1/keys', body)).body.key as string;
     keys.shopAgent = await key({ kind: 'agent', projects: [shop.id] });
     keys.devAgent = await key({ kind: 'agent', environments: ['dev'] });
     keys.shopAdmin = await key({ kind: 'admin', projects: [shop.id] });
+    keys.shopDevAdmin = await key({ kind: 'admin', projects: [shop.id], environments: ['dev'] });
     keys.expiring = await key({ kind: 'agent', expiresAt: '2026-11-26T11:00:00Z' });
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-scope-'));
   });
@@ -102,6 +104,45 @@ describe('a push by a limited key', () => {
     expect(pushed.stderr).toContain(
       'remote: projects/web/environments/prod/banner.yaml: an agent key limited to environment dev may not update environment configs in prod',
     );
+  });
+
+  it('an environment-limited key may not edit a kill in another environment: the refusal names kills.yaml and says it is a kill there', async () => {
+    expect((await admin.post(`/api/v1/flags/${checkoutId}/environments/prod/kill`, { reason: 'errors' })).status).toBe(200);
+    const checkout = await clone(keys.devAgent);
+    const kills = 'projects/shop/environments/prod/kills.yaml';
+    change(checkout, { [kills]: git(checkout, 'show', `HEAD:${kills}`).replace(/killedBy: .*/, 'killedBy: someone else') });
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(`remote: ${kills}: an agent key limited to environment dev may not kill flags in prod`);
+    expect(pushed.stderr).not.toContain('environments/prod/checkout.yaml');
+  });
+
+  it('a key limited to environments may not change project.yaml: the refusal names it and says project settings act in every environment', async () => {
+    const checkout = await clone(keys.shopDevAdmin);
+    const file = 'projects/shop/project.yaml';
+    change(checkout, { [file]: git(checkout, 'show', `HEAD:${file}`).replace(/^name: .*$/m, 'name: Shop3') });
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(
+      `remote: ${file}: changes name: an admin key limited to environment dev may not change a project's settings (name, requireApproval, budgets): that acts in every environment`,
+    );
+    expect(pushed.stderr).not.toContain('remote: projects/shop/:');
+  });
+
+  it("a project-limited admin key may change its project's name, as through the API, but not its id", async () => {
+    const file = 'projects/shop/project.yaml';
+    const renamed = await clone(keys.shopAdmin);
+    const text = git(renamed, 'show', `HEAD:${file}`);
+    change(renamed, { [file]: text.replace(/^name: .*$/m, 'name: Shop Two') });
+    const ok = await gitAsync(renamed, 'push', 'origin', 'HEAD:main');
+    expect(ok.ok, ok.stderr).toBe(true);
+    const id = /^id: (.*)$/m.exec(text)![1];
+    const newId = await clone(keys.shopAdmin);
+    change(newId, { [file]: git(newId, 'show', `HEAD:${file}`).replace(/^id: .*$/m, 'id: prj_again') });
+    const pushed = await gitAsync(newId, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toContain(`/id: changes the project's id ${id} → prj_again; ids are stable`);
+    expect((await admin.get(`/api/v1/projects/${id}`)).body.name).toBe('Shop Two');
   });
 
   it('an environment-limited key adds a flag that is off outside its environments, as the API makes it, and no other', async () => {

@@ -1,10 +1,8 @@
 import {
   type ApprovalActorType,
   type AuditAction,
-  type Budgets,
   canonicalJson,
   ENVIRONMENTS,
-  type EnvironmentConfig,
   type EnvironmentName,
   type FlagFile,
   type Pusher,
@@ -15,7 +13,7 @@ import { type DerivedChange, describeChanges } from '../../features/audit/diff-e
 import { authorize, type Permission } from '../../foundations/auth/permissions.js';
 import { classifyPath, layout } from '../../foundations/repository/layout.js';
 import { servesAsCreated } from '../../foundations/repository/new-flag.js';
-import { normalizeBudgets, normalizeRequireApproval } from '../../foundations/repository/normalize.js';
+import { normalizeRequireApproval } from '../../foundations/repository/normalize.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import type { ChangedPath } from '../../foundations/storage/index.js';
 import { readBlobs } from './pushed-objects.js';
@@ -26,7 +24,8 @@ import { readBlobs } from './pushed-objects.js';
  * the operation the API would perform for it, and each operation the key may not perform is one refusal.
  * Deleting files is an admin's act: the API never deletes a flag or a project, so a push that does is held to
  * `flag.delete` (a flag file or a config) or `project.delete` (anything else of a project: project.yaml,
- * kills.yaml, other files).
+ * kills.yaml, other files). A changed project.yaml is what PATCH /projects/:id changes (`project.update`), whatever
+ * in it changed; an edited kill entry is a kill made again (`kill`).
  */
 
 const ACTION_PERMISSION: Readonly<Partial<Record<AuditAction, Permission>>> = {
@@ -79,13 +78,15 @@ export async function checkPushPermissions(
   const problems: string[] = [];
   const environments = scope.limits?.environments;
   const grantee = { kind: scope.pusher.type, ...(environments ? { scope: { environments: new Set(environments) } } : {}) };
-  const refuse = (path: string, permission: Permission, environment?: EnvironmentName | null) => {
+  /** `what`: what the change is, when the permission's words alone do not say it. */
+  const refuse = (path: string, permission: Permission, environment?: EnvironmentName | null, what?: string) => {
+    const where = what === undefined ? path : `${path}: ${what}`;
     try {
       authorize(grantee, permission, environment ? { environment } : {});
     } catch (err) {
       // A change of no one environment, by a key limited to environments: not its to make.
-      if (err instanceof TypeError) problems.push(`${path}: ${outsideWords(scope.limits)}`);
-      else problems.push(`${path}: ${(err as Error).message}`);
+      if (err instanceof TypeError) problems.push(`${where}: ${outsideWords(scope.limits)}`);
+      else problems.push(`${where}: ${(err as Error).message}`);
     }
   };
   problems.push(...outsideLimits(changes, scope.limits));
@@ -110,10 +111,16 @@ export async function checkPushPermissions(
 
   const kept = changes.filter((c) => c.change !== 'deleted');
   const contents = blobs ?? (await blobsOfChanges(kept));
-  const described = await describeChanges(kept, { readBlob: async (oid) => contents.get(oid) ?? '' });
+  // A changed project.yaml is held below, by what in it changed.
+  const projectFilesChanged = kept.filter((c) => c.change === 'modified' && classifyPath(c.path).kind === 'project');
+  const described = await describeChanges(
+    kept.filter((c) => !projectFilesChanged.includes(c)),
+    { readBlob: async (oid) => contents.get(oid) ?? '' },
+  );
   const created: string[] = [];
   for (const change of described) {
-    const permission = ACTION_PERMISSION[change.action];
+    // A `change` in one environment is of its kills.yaml (an entry edited, or the file unreadable): a kill made again.
+    const permission = change.action === 'change' && change.environment !== null ? 'kill' : ACTION_PERMISSION[change.action];
     if (permission === undefined || change.projectSlug === null) continue;
     const path =
       change.segmentKey === undefined
@@ -144,11 +151,11 @@ export async function checkPushPermissions(
       problems.push(`${path}: ${approvalWords(slug, [environment], scope.pusher.type)}`);
   }
 
-  // The approval policy and the budgets live in project.yaml: changing them is a project setting, whatever else the file says.
-  for (const change of kept) {
-    const where = classifyPath(change.path);
-    if (where.kind !== 'project' || change.change !== 'modified') continue;
-    if (settingsOf(contents.get(change.oldOid!)) !== settingsOf(contents.get(change.newOid!))) refuse(change.path, 'project.update');
+  // project.yaml holds the project's name and settings, which only PATCH /projects/:id changes; its id no push
+  // may change (push-check.ts), so a change of the id alone is not a setting.
+  for (const change of projectFilesChanged) {
+    const changed = projectFileChanges(change.path, contents.get(change.oldOid!), contents.get(change.newOid!));
+    if (changed !== null) refuse(change.path, 'project.update', null, `changes ${changed}`);
   }
 
   const limit = scope.projectLimit;
@@ -285,14 +292,24 @@ function policyOf(text: string | undefined): string {
   }
 }
 
-/** What of a project.yaml text only `project.update` may change (requireApproval, budgets), comparable as a string. */
-function settingsOf(text: string | undefined): string {
-  try {
-    const value = parseYaml(text ?? '') as { budgets?: unknown } | null;
-    return `${policyOf(text)} ${JSON.stringify(normalizeBudgets(value?.budgets as Budgets) ?? null)}`;
-  } catch {
-    return `unreadable:${text}`;
-  }
+/**
+ * What a change of a project.yaml changes besides its id, in words ("name and budgets"), or null when only the
+ * id changed. A version that does not parse is compared as a whole; one that differs only in its comments or
+ * layout changes "its text".
+ */
+function projectFileChanges(path: string, before: string | undefined, after: string | undefined): string | null {
+  const projectOf = (text: string | undefined) => {
+    const { file } = parseRepositoryFile(path, text ?? '');
+    return file?.kind === 'project' ? (file.value as unknown as Record<string, unknown>) : undefined;
+  };
+  const old = projectOf(before);
+  const now = projectOf(after);
+  if (old === undefined || now === undefined) return 'its content';
+  const fields = [...new Set([...Object.keys(old), ...Object.keys(now)])].filter(
+    (field) => field !== 'id' && canonicalJson(old[field] ?? null) !== canonicalJson(now[field] ?? null),
+  );
+  if (fields.length > 0) return fields.length === 1 ? fields[0] : `${fields.slice(0, -1).join(', ')} and ${fields.at(-1)}`;
+  return old.id === now.id ? 'its text' : null;
 }
 
 /**
@@ -330,7 +347,9 @@ function deletions(changes: readonly ChangedPath[]): Array<{ path: string; permi
 
 function pathOf(project: string, flag: string | null, environment: EnvironmentName | null, action: AuditAction): string {
   if (action === 'project_create') return layout.projectFile(project);
-  if ((action === 'kill' || action === 'clear_kill') && environment) return layout.killsFile(project, environment);
+  // Of the changes read from a push, those of one environment but no config are its kills.yaml's.
+  const ofKills = action === 'kill' || action === 'clear_kill' || action === 'change';
+  if (environment !== null && (ofKills || flag === null)) return layout.killsFile(project, environment);
   if (flag !== null && environment !== null) return layout.configFile(project, environment, flag);
   if (flag !== null) return layout.flagFile(project, flag);
   return `${layout.projectsDir}/${project}/`;

@@ -210,7 +210,7 @@ export const PERMISSION_TABLE: Readonly<Record<Holder, Readonly<Record<Permissio
 const LABEL: Readonly<Record<Permission, string>> = {
   read: 'read projects and flags',
   'project.create': 'create projects',
-  'project.update': "change a project's settings (requireApproval)",
+  'project.update': "change a project's settings (name, requireApproval, budgets)",
   'project.delete': 'delete projects or their files',
   'flag.create': 'create flags',
   'flag.update': 'change flag metadata',
