@@ -103,6 +103,17 @@ describe('a credential with limits', () => {
     );
   });
 
+  it('counts an expiry as a limit for what reaches the whole organisation, and for nothing else', () => {
+    const expiring: Grantee = { kind: 'admin', expiresAt: '2030-01-01T00:00:00.000Z' };
+    for (const permission of ['project.create', 'webhooks.manage', 'users.manage', 'replication'] as const)
+      expect(can(expiring, permission)).toBe(false);
+    for (const permission of ['read', 'keys.manage', 'project.update', 'config.update', 'promote', 'git'] as const)
+      expect(can(expiring, permission, { environment: 'prod' })).toBe(true);
+    expect(() => authorize(expiring, 'users.manage')).toThrow(
+      'an admin key expiring at 2030-01-01T00:00:00.000Z may not manage dashboard users: that reaches past its expiry; it needs a credential without limits',
+    );
+  });
+
   it('keeps what the table grants within its projects (which are filtered elsewhere)', () => {
     for (const permission of ['read', 'config.update', 'kill', 'keys.manage', 'git'] as const)
       expect(can(shopOnly, permission, { environment: 'prod' })).toBe(true);

@@ -119,6 +119,36 @@ describe('scoped, expiring and rotated keys', () => {
       expect(line).toContain('expired at');
       expect(line).not.toContain(created.key);
     });
+
+    it('an admin key that expires makes nothing that outlasts it: no dashboard users, webhooks, projects, replication (403)', async () => {
+      const expiresAt = new Date(clock.now().getTime() + HOUR).toISOString();
+      const contractor = httpClient(
+        svc.controlUrl,
+        (await admin.post('/api/v1/keys', { kind: 'admin', name: 'contractor', expiresAt })).body.key,
+      );
+      const refused = [
+        await contractor.post('/api/v1/users', { username: 'backdoor', name: 'B', password: 'a long passphrase 123', role: 'admin' }),
+        await contractor.post('/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook' }),
+        await contractor.post('/api/v1/projects', { slug: 'outlasting', name: 'Outlasting' }),
+        await contractor.get('/api/v1/replica/keys'),
+        await contractor.get('/api/v1/replica/snapshots'),
+        await contractor.get('/api/v1/replica/stream'),
+      ];
+      for (const res of refused) {
+        expect(res.status).toBe(403);
+        expect(res.body.error.message).toMatch(
+          new RegExp(
+            `^an admin key expiring at ${expiresAt} may not .*: that reaches past its expiry; it needs a credential without limits$`,
+          ),
+        );
+      }
+      expect(refused[0].body.error.message).toContain('may not manage dashboard users');
+      // Within its limits it is an admin key: it reads, and the keys it makes end with it.
+      expect((await contractor.get('/api/v1/projects')).status).toBe(200);
+      const child = await contractor.post('/api/v1/keys', { kind: 'admin', name: 'contractor-child' });
+      expect(child.status).toBe(201);
+      expect(child.body.expiresAt).toBe(expiresAt);
+    });
   });
 
   describe('rotation', () => {

@@ -44,8 +44,8 @@ const NONE = false;
 export const HOLDERS = ['admin', 'agent', 'session', 'editor session', 'viewer session', 'sdk'] as const;
 export type Holder = (typeof HOLDERS)[number];
 
-/** What the table needs of a principal: its kind, a session's role, and the limits of its scope. */
-export type Grantee = Pick<Principal, 'kind'> & { role?: RoleName; scope?: Scope };
+/** What the table needs of a principal: its kind, a session's role, and its limits (scope, a key's expiry). */
+export type Grantee = Pick<Principal, 'kind'> & { role?: RoleName; scope?: Scope; expiresAt?: string };
 
 /** The row of the table a principal is held to. */
 export function holderOf(principal: Grantee): Holder {
@@ -242,9 +242,9 @@ const CREDENTIAL_NAME: Readonly<Record<Holder, string>> = {
 };
 
 /**
- * Of organisation-wide things: a credential limited to projects or environments may not use them, since what
- * they make or show reaches past its limits (a new project, every project's webhook events, users who would be
- * admins, a replica's copy of every project).
+ * Of organisation-wide things: a credential limited to projects or environments, or a key that expires, may not
+ * use them, since what they make or show reaches past its limits (a new project, every project's webhook
+ * events, users who would be admins and outlast the key, a replica's copy of every project).
  */
 const WHOLE_ORGANISATION: ReadonlySet<Permission> = new Set(['project.create', 'webhooks.manage', 'users.manage', 'replication']);
 
@@ -318,16 +318,19 @@ function refusal(principal: Grantee, permission: Permission, context: Permission
   return tableRefusal(holderOf(principal), permission, context) ?? scopeRefusal(principal, permission, context);
 }
 
-/** The limits of a scoped credential, after the table has granted the permission itself. */
+/** The limits of a scoped or expiring credential, after the table has granted the permission itself. */
 function scopeRefusal(principal: Grantee, permission: Permission, context: PermissionContext): string | null {
-  const { scope } = principal;
-  if (scope === undefined) return null;
-  const limited = limitedToProjects(scope) || scope.environments !== undefined;
+  const { scope, expiresAt } = principal;
+  if (scope === undefined && expiresAt === undefined) return null;
+  const scoped = scope !== undefined && (limitedToProjects(scope) || scope.environments !== undefined);
   // Words only for a refusal: the granted path, every request of a limited key, builds no string.
   const who = () => `${CREDENTIAL_NAME[holderOf(principal)]} limited to ${describeScope(scope)}`;
-  if (limited && WHOLE_ORGANISATION.has(permission))
+  if (scoped && WHOLE_ORGANISATION.has(permission))
     return `${who()} may not ${LABEL[permission]}: that reaches the whole organisation; it needs a credential without limits`;
-  if (scope.environments === undefined) return null;
+  // What these make outlasts the key (a user, a webhook, a project) or serves past its end (a replica).
+  if (expiresAt !== undefined && WHOLE_ORGANISATION.has(permission))
+    return `${CREDENTIAL_NAME[holderOf(principal)]} expiring at ${expiresAt} may not ${LABEL[permission]}: that reaches past its expiry; it needs a credential without limits`;
+  if (scope?.environments === undefined) return null;
   if (IN_EVERY_ENVIRONMENT.has(permission))
     return `${who()} may not ${LABEL[permission]}: that acts in every environment; it needs a credential not limited to environments`;
   if (!IN_ONE_ENVIRONMENT.has(permission)) return null;

@@ -107,7 +107,7 @@ export function openReplicaStream(
     for (const view of views) if (view.org === org) res.write(event('version', viewChange(view)));
   });
   // A revoked or rotated key stops working on replicas as soon as here, not at their next periodic listing; the
-  // stream of the key itself ends then too, or at the next heartbeat once a rotation's grace or its expiry ends.
+  // stream of the key itself ends then too, or at the next heartbeat once a rotation's grace ends.
   const stopKeys = onKeysChanged(() => {
     if (stillAuthorized()) res.write(event('keys', {}));
     else close();
