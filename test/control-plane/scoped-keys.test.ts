@@ -254,5 +254,39 @@ describe('scoped, expiring and rotated keys', () => {
       const agent = httpClient(svc.controlUrl, svc.agent);
       expect((await agent.put(`/api/v1/flags/${reviewed.id}/environments/prod/config`, { rolloutPct: 5 })).status).toBe(202);
     });
+
+    it('a preview answers the refusal the write would, never "it would open a proposal"', async () => {
+      const admin = httpClient(svc.controlUrl, svc.admin);
+      const other = await createProject(admin, 'previewed');
+      const previewed = await createFlag(admin, other.id, { key: 'banner' });
+      const open = await createFlag(admin, (await createProject(admin, 'unreviewed')).id, { key: 'banner' });
+      await admin.patch(`/api/v1/projects/${other.id}`, { requireApproval: { prod: ['agent'] } });
+      const devAgent = httpClient(svc.controlUrl, (await admin.post('/api/v1/keys', { kind: 'agent', environments: ['dev'] })).body.key);
+      const agent = httpClient(svc.controlUrl, svc.agent);
+      const cases: Array<[HttpClient, Json, string, Json]> = [
+        // Outside the key's environments: refused, even where the project would make it a proposal.
+        [devAgent, previewed, 'put', { rolloutPct: 5 }],
+        [devAgent, previewed, 'promote', { fromEnv: 'dev' }],
+        // An agent key's promotion into prod, where the project does not turn it into a proposal.
+        [agent, open, 'promote', { fromEnv: 'dev' }],
+      ];
+      for (const [client, flag, write, body] of cases) {
+        const made =
+          write === 'put'
+            ? await client.put(`/api/v1/flags/${flag.id}/environments/prod/config`, body)
+            : await client.post(`/api/v1/flags/${flag.id}/environments/prod/promote`, body);
+        const preview = await client.post(
+          `/api/v1/flags/${flag.id}/environments/prod/preview`,
+          write === 'put' ? { config: body } : { fromEnv: body.fromEnv },
+        );
+        expect(made.status, JSON.stringify(body)).toBe(403);
+        expect(preview.status, JSON.stringify(body)).toBe(403);
+        expect(preview.body).toEqual(made.body);
+      }
+      // Where the write would become a proposal, the preview says so.
+      const proposed = await agent.post(`/api/v1/flags/${previewed.id}/environments/prod/preview`, { fromEnv: 'dev' });
+      expect(proposed.status).toBe(200);
+      expect(proposed.body.requiresApproval).toBe(true);
+    });
   });
 });

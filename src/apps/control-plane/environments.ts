@@ -23,15 +23,26 @@ import { assignRuleIds } from './rule-ids.js';
 import { type FlagView, servedFlagView } from './views.js';
 import type { Workspace } from './workspace.js';
 
+export const configUpdateRoute = route({
+  method: 'PUT',
+  path: '/api/v1/flags/:id/environments/:env/config',
+  permission: 'config.update',
+  fieldPermissions: { clearKill: 'clear_kill' },
+  body: 'config-update',
+  handle: async ({ ws, params, environment, body }) => reply(await updateConfig(ws, params.id, environment, body)),
+});
+
+export const promoteRoute = route({
+  method: 'POST',
+  path: '/api/v1/flags/:id/environments/:env/promote',
+  permission: 'promote',
+  proposable: true,
+  body: 'promote',
+  handle: async ({ ws, params, environment, body, refusal }) => reply(await promoteFlag(ws, params.id, environment, body.fromEnv, refusal)),
+});
+
 export const environmentRoutes = [
-  route({
-    method: 'PUT',
-    path: '/api/v1/flags/:id/environments/:env/config',
-    permission: 'config.update',
-    fieldPermissions: { clearKill: 'clear_kill' },
-    body: 'config-update',
-    handle: async ({ ws, params, environment, body }) => reply(await updateConfig(ws, params.id, environment, body)),
-  }),
+  configUpdateRoute,
   route({
     method: 'POST',
     path: '/api/v1/flags/:id/environments/:env/rollout-plan',
@@ -46,15 +57,7 @@ export const environmentRoutes = [
     body: 'kill?',
     handle: async ({ ws, params, environment, body }) => ({ body: await killFlag(ws, params.id, environment, body?.reason) }),
   }),
-  route({
-    method: 'POST',
-    path: '/api/v1/flags/:id/environments/:env/promote',
-    permission: 'promote',
-    proposable: true,
-    body: 'promote',
-    handle: async ({ ws, params, environment, body, refusal }) =>
-      reply(await promoteFlag(ws, params.id, environment, body.fromEnv, refusal)),
-  }),
+  promoteRoute,
 ];
 
 /** A change that became a proposal answers 202 `{ proposal }`; one applied answers 200 with the flag. */

@@ -3,14 +3,15 @@ import type { BudgetUse } from '../../features/budgets/budget-rules.js';
 import { budgetedPct } from '../../features/budgets/budgeted-pct.js';
 import { computeImpact, type ImpactEntry } from '../../features/proposals/impact.js';
 import { requiresApproval } from '../../features/proposals/proposal-reader.js';
+import type { ForbiddenError } from '../../foundations/errors/kinds.js';
 import { diffStates } from '../../foundations/repository/diff-states.js';
 import { formatFlagChange } from '../../foundations/repository/format-changes.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import { flagById } from '../../foundations/repository/state-lookup.js';
 import type { ChangePreviewBody } from '../../foundations/validation/api-bodies.js';
 import { budgetPreview } from './budgets.js';
-import { configEdit, promoteEdit } from './environments.js';
-import { route } from './route-table.js';
+import { configEdit, configUpdateRoute, promoteEdit, promoteRoute } from './environments.js';
+import { authorizeFields, authorizeRoute, route } from './route-table.js';
 import type { Workspace } from './workspace.js';
 
 export const previewRoutes = [
@@ -19,7 +20,13 @@ export const previewRoutes = [
     path: '/api/v1/flags/:id/environments/:env/preview',
     permission: 'read',
     body: 'change-preview',
-    handle: async ({ ws, params, environment, body }) => ({ body: await previewChange(ws, params.id, environment, body) }),
+    handle: async ({ ws, principal, params, environment, body }) => {
+      // Authorized as the write it previews: what that write would refuse, the preview refuses the same way.
+      const write = body.fromEnv !== undefined ? promoteRoute : configUpdateRoute;
+      const refusal = authorizeRoute(principal, write, environment);
+      authorizeFields(principal, write, environment, body.config);
+      return { body: await previewChange(ws, params.id, environment, body, refusal) };
+    },
   }),
 ];
 
@@ -44,16 +51,28 @@ export interface ChangePreview {
 
 /**
  * Plans a config update or a promotion exactly as the write would (the same checks: a bad field is 400) on
- * what main serves, and answers its words and impact. Nothing is written anywhere.
+ * what main serves, and answers its words and impact. Nothing is written anywhere. `refusal`: the credential
+ * may not make the change directly, so it is refused with that unless it would become a proposal.
  */
-export async function previewChange(ws: Workspace, flagId: string, env: EnvironmentName, body: ChangePreviewBody): Promise<ChangePreview> {
+export async function previewChange(
+  ws: Workspace,
+  flagId: string,
+  env: EnvironmentName,
+  body: ChangePreviewBody,
+  refusal?: ForbiddenError,
+): Promise<ChangePreview> {
   const served = await ws.readServed();
   const ref = flagById(served.state, flagId);
+  const answer = {
+    flagKey: ref.flag.meta.key,
+    environment: env,
+    requiresApproval: requiresApproval(ref.project.project, env, ws.actor.type),
+  };
+  if (refusal && !answer.requiresApproval) throw refusal;
   const edit = body.fromEnv !== undefined ? promoteEdit(body.fromEnv, env) : configEdit(ws, env, body.config ?? {});
   const planned = edit(ref);
   const slug = ref.project.project.slug;
   const key = ref.flag.meta.key;
-  const answer = { flagKey: key, environment: env, requiresApproval: requiresApproval(ref.project.project, env, ws.actor.type) };
   if (!planned) return { ...answer, changes: [], impact: [] };
   const config = parseRepositoryFile(planned.changes[0].path, planned.changes[0].content!).file!.value as EnvironmentConfig;
   const flag = { ...ref.flag, environments: { ...ref.flag.environments, [env]: config } };

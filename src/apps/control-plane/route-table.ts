@@ -147,6 +147,42 @@ export function integerQuery(query: Query, name: string, options: { min: number;
 }
 
 /**
+ * Authorizes a call of `entry` into `environment` (the destination of the write: promote into prod needs more
+ * than an agent key), throwing ForbiddenError; but a proposable route's refusal by the permission table is
+ * returned, for the handler to refuse with unless the project makes the change a proposal. A preview asks the
+ * same of the write it previews.
+ */
+export function authorizeRoute(
+  principal: Principal,
+  entry: Pick<Route, 'permission' | 'proposable' | 'environmentFromResource'>,
+  environment: EnvironmentName | undefined,
+): ForbiddenError | undefined {
+  const context = environment === undefined ? { environmentLater: entry.environmentFromResource } : { environment };
+  try {
+    authorize(principal, entry.permission, context);
+    return undefined;
+  } catch (err) {
+    if (!(entry.proposable && err instanceof ForbiddenError)) throw err;
+    // A change outside the credential's limits is refused even where it could wait for approval.
+    authorizeLimits(principal, entry.permission, context);
+    return err;
+  }
+}
+
+/** Throws ForbiddenError when a field of the body needs a permission the principal lacks (clearKill: clear_kill). */
+export function authorizeFields(
+  principal: Principal,
+  entry: Pick<Route, 'fieldPermissions'>,
+  environment: EnvironmentName | undefined,
+  body: unknown,
+): void {
+  for (const [field, permission] of Object.entries(entry.fieldPermissions ?? {})) {
+    if ((body as Record<string, unknown> | undefined)?.[field] === true)
+      authorize(principal, permission, environment === undefined ? {} : { environment });
+  }
+}
+
+/**
  * Registers the route table. Every request goes the same way: who is calling (401), which environment
  * (404), may they (403), is the body valid (415/413/400), then the handler. Nothing reaches a service
  * unchecked, and the permission of a route is checked here and nowhere else.
@@ -168,30 +204,10 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
         throw err;
       }
       const environment = ctx.params.env === undefined ? undefined : environmentParam(ctx.params.env);
-      // The environment is the destination of the write: promote into prod needs more than an agent key.
-      let refusal: ForbiddenError | undefined;
-      try {
-        authorize(
-          principal,
-          entry.permission,
-          environment === undefined ? { environmentLater: entry.environmentFromResource } : { environment },
-        );
-      } catch (err) {
-        if (!(entry.proposable && err instanceof ForbiddenError)) throw err;
-        // A change outside the credential's limits is refused even where it could wait for approval.
-        authorizeLimits(
-          principal,
-          entry.permission,
-          environment === undefined ? { environmentLater: entry.environmentFromResource } : { environment },
-        );
-        refusal = err;
-      }
+      const refusal = authorizeRoute(principal, entry, environment);
       const raw = entry.body === 'none' ? undefined : await readJsonBody(ctx.req);
       const body = checkedBody(entry.body, raw);
-      for (const [field, permission] of Object.entries(entry.fieldPermissions ?? {})) {
-        if ((body as Record<string, unknown> | undefined)?.[field] === true)
-          authorize(principal, permission, environment === undefined ? {} : { environment });
-      }
+      authorizeFields(principal, entry, environment, body);
       // A change made while the shared database is out of reach would not reach the other control planes: refused
       // (503), but for a kill, which must never wait for anything but the repository it is committed to. Git's
       // own requests are left to its push check, which records the pusher in the database.
