@@ -204,6 +204,55 @@ describe('change proposals for protected environments', () => {
       }
     });
 
+    it('keeps the role of the sessions that propose and decide: on the proposal, its audit entries and the applied change', async () => {
+      await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent', 'session'] } });
+      try {
+        const users: Array<[string, string, string]> = [
+          ['sam', 'Sam Ortiz', 'editor@shop'],
+          ['rita', 'Rita Moss', 'admin'],
+        ];
+        for (const [username, name, role] of users)
+          expect((await admin.post('/api/v1/users', { username, name, password: `${username}-password-1`, role })).status).toBe(201);
+        const [sam, rita] = [await signIn(svc.controlUrl, 'sam'), await signIn(svc.controlUrl, 'rita')];
+        const sessionPost = (who: typeof sam, path: string, body: Json = {}) =>
+          fetch(`${svc.controlUrl}${path}`, {
+            method: 'POST',
+            headers: sessionHeaders(svc.controlUrl, who, { 'content-type': 'application/json' }),
+            body: JSON.stringify(body),
+          });
+        const samActor = { type: 'session', name: 'Sam Ortiz', role: 'editor@shop' };
+        const propose = async (f: Json) => {
+          const res = await sessionPost(sam, `/api/v1/flags/${f.id}/environments/prod/promote`, { fromEnv: 'staging' });
+          expect(res.status).toBe(202);
+          return ((await res.json()) as Json).proposal;
+        };
+        const opened = async (id: string) =>
+          (await admin.get('/api/v1/audit?action=proposal_open&limit=500')).body.entries.find((e: Json) => e.proposalId === id);
+
+        const approvedFlag = await flag();
+        const approved = await propose(approvedFlag);
+        expect(approved.proposedBy).toMatchObject(samActor);
+        expect((await admin.get(`/api/v1/proposals/${approved.id}`)).body.proposedBy).toMatchObject(samActor);
+        expect((await opened(approved.id)).actor).toMatchObject(samActor);
+        expect((await admin.post(`/api/v1/proposals/${approved.id}/approve`)).status).toBe(200);
+        const applied = (await admin.get(`/api/v1/audit?flagId=${approvedFlag.id}&limit=20`)).body.entries.find(
+          (e: Json) => e.action === 'promote' && e.proposalId === approved.id,
+        );
+        expect(applied).toMatchObject({ actor: { type: 'admin' }, proposedBy: samActor });
+
+        const rejected = await propose(await flag());
+        expect((await sessionPost(rita, `/api/v1/proposals/${rejected.id}/reject`, { reason: 'not yet' })).status).toBe(200);
+        const ritaActor = { type: 'session', name: 'Rita Moss', role: 'admin' };
+        expect((await admin.get(`/api/v1/proposals/${rejected.id}`)).body).toMatchObject({ proposedBy: samActor, decidedBy: ritaActor });
+        const rejection = (await admin.get('/api/v1/audit?action=proposal_reject&limit=500')).body.entries.find(
+          (e: Json) => e.proposalId === rejected.id,
+        );
+        expect(rejection.actor).toMatchObject(ritaActor);
+      } finally {
+        await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
+      }
+    });
+
     it('is 409 version_conflict when main changed that config since, and the proposal stays open', async () => {
       const f = await flag();
       const p = await propose(f);

@@ -381,7 +381,7 @@ export interface AuditEntry {
   /** proposal_open, proposal_reject, and the commit that applied an approved proposal. */
   proposalId?: string;
   /** The commit that applied an approved proposal: who proposed it (the entry's actor approved it). */
-  proposedBy?: { type: Actor['type']; keyPrefix?: string; name?: string };
+  proposedBy?: { type: Actor['type']; keyPrefix?: string; name?: string; role?: string };
   /** The credential that pushed the commit over git over HTTP; absent for commits that arrived otherwise. */
   pushedBy?: Pusher;
   /** A kill or clear made again (docs/audit.md): the id of the entry that first made it. */

@@ -101,6 +101,7 @@ export function requiresApprovalAnywhere(project: ProjectFile, actorType: string
 function actorOf(trailers: FlagopsTrailers, commit: CommitInfo): ProposalActor {
   const actor: ProposalActor = { type: trailers.actor.type, name: trailers.actor.name ?? commit.author.name };
   if (trailers.actor.keyPrefix) actor.keyPrefix = trailers.actor.keyPrefix;
+  if (trailers.actor.role) actor.role = trailers.actor.role;
   return actor;
 }
 

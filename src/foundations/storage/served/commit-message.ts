@@ -43,6 +43,8 @@ export interface ProposalActor {
   type: Actor['type'];
   name?: string;
   keyPrefix?: string;
+  /** Sessions: the role the person acted with (`editor@shop`). */
+  role?: string;
 }
 
 export interface GitTrailer {
@@ -91,6 +93,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
     ['Flagops-Proposed-By-Type', meta.proposal?.proposedBy?.type],
     ['Flagops-Proposed-By', meta.proposal?.proposedBy?.name],
     ['Flagops-Proposed-By-Key-Prefix', meta.proposal?.proposedBy?.keyPrefix],
+    ['Flagops-Proposed-By-Role', meta.proposal?.proposedBy?.role],
     ['Flagops-Proposal-Reason', meta.proposal?.budget ? 'budget' : undefined],
     ['Flagops-Budget-Per-Hour', meta.proposal?.budget ? String(meta.proposal.budget.movedPctPerHour) : undefined],
     ['Flagops-Budget-Used', meta.proposal?.budget ? String(meta.proposal.budget.usedPct) : undefined],
@@ -178,8 +181,10 @@ export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTra
     const proposedBy: ProposalActor = { type: proposerType as Actor['type'] };
     const proposerName = get('Flagops-Proposed-By');
     const proposerPrefix = get('Flagops-Proposed-By-Key-Prefix');
+    const proposerRole = get('Flagops-Proposed-By-Role');
     if (proposerName) proposedBy.name = proposerName;
     if (proposerPrefix) proposedBy.keyPrefix = proposerPrefix;
+    if (proposerRole) proposedBy.role = proposerRole;
     result.proposedBy = proposedBy;
   }
   if (get('Flagops-Proposal-Reason') === 'budget') {
