@@ -198,7 +198,40 @@ describe('change proposals for protected environments', () => {
         });
         expect(refused.status).toBe(403);
         expect((await agent.post(`/api/v1/proposals/${id}/approve`)).status).toBe(403);
-        expect((await otherAdmin.post(`/api/v1/proposals/${own.body.proposal.id}/approve`)).status).toBe(200);
+        // A key created with the proposing key is its holder's too; another person's session approves.
+        expect((await otherAdmin.post(`/api/v1/proposals/${own.body.proposal.id}/approve`)).status).toBe(403);
+        const approved = await fetch(`${svc.controlUrl}/api/v1/proposals/${own.body.proposal.id}/approve`, {
+          method: 'POST',
+          headers: sessionHeaders(svc.controlUrl, aliceAgain),
+        });
+        expect(approved.status).toBe(200);
+      } finally {
+        await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
+      }
+    });
+
+    it('is 403 for a rotation of the proposing key and for keys it created, at any remove', async () => {
+      const f = await flag();
+      await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent', 'admin'] } });
+      try {
+        const created = (await admin.post('/api/v1/keys', { kind: 'admin', name: 'proposer', projects: [project.id] })).body;
+        const proposerKey = httpClient(svc.controlUrl, created.key);
+        const proposed = await proposerKey.put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 46 });
+        expect(proposed.status).toBe(202);
+        const id = proposed.body.proposal.id;
+        const child = (await proposerKey.post('/api/v1/keys', { kind: 'admin', name: 'child' })).body;
+        expect(child.createdBy).toBe(created.id);
+        const grandchild = (await httpClient(svc.controlUrl, child.key).post('/api/v1/keys', { kind: 'admin', name: 'grandchild' })).body;
+        const rotated = await proposerKey.post(`/api/v1/keys/${created.id}/rotate`, { graceSeconds: 600 });
+        expect(rotated.status).toBe(201);
+        for (const key of [created.key, rotated.body.key, child.key, grandchild.key]) {
+          const refused = await httpClient(svc.controlUrl, key).post(`/api/v1/proposals/${id}/approve`);
+          expect(refused.status).toBe(403);
+          expect(refused.body.error.message).toContain(`may not approve it`);
+        }
+        expect((await admin.get(`/api/v1/proposals/${id}`)).body.status).toBe('open');
+        // The key that created the proposer's key is another credential.
+        expect((await admin.post(`/api/v1/proposals/${id}/approve`)).status).toBe(200);
       } finally {
         await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } });
       }

@@ -56,7 +56,8 @@ export async function createKey(ws: Workspace, body: KeyCreateBody): Promise<Cre
       'an admin key with limits may create only keys within them: the same or fewer projects and environments, expiring no later than itself',
     );
   }
-  return ws.deps.keys.createKey(ws.org, input);
+  // Who made it: a proposal is never approved by a key its proposer made (proposals.ts).
+  return ws.deps.keys.createKey(ws.org, input, ws.principal.kind === 'session' ? undefined : ws.principal.keyId);
 }
 
 /** Every key of the organisation that the caller may manage. */

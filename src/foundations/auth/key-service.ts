@@ -197,8 +197,11 @@ export class KeyService {
     return this.content.organisations.some((o) => o.name === org);
   }
 
-  /** Creates a key; the returned `key` is the only time it is ever shown. */
-  async createKey(org: string, input: CreateKeyInput): Promise<CreatedKey> {
+  /**
+   * Creates a key; the returned `key` is the only time it is ever shown. `createdBy`: the id of the key that
+   * asks for it, kept with the new key (see `descendsFrom`).
+   */
+  async createKey(org: string, input: CreateKeyInput, createdBy?: string): Promise<CreatedKey> {
     const checked = checkCreateInput(org, input, this.now());
     return this.add((current) => {
       let key = generateKey(checked.kind, this.random);
@@ -215,6 +218,7 @@ export class KeyService {
         ...(checked.kind === 'sdk' ? { projectId: checked.projectId, environment: checked.environment } : {}),
         ...limitsOf(checked),
         createdAt: this.now().toISOString(),
+        ...(createdBy !== undefined ? { createdBy } : {}),
       };
       return { organisations: [this.organisation(org)], keys: [record], result: { ...toView(record), key } };
     });
@@ -255,6 +259,25 @@ export class KeyService {
       this.install(await this.store.list());
       return { ...toView(outcome.replacement), key };
     });
+  }
+
+  /**
+   * Whether the key `id` of `org` is the key with `prefix`, a rotation of it, or a key created with it or with
+   * such a key (at any remove): the same credential, or one its holder made for themselves.
+   */
+  descendsFrom(org: string, id: string, prefix: string): boolean {
+    const byId = new Map(this.content.keys.filter((k) => k.org === org).map((k) => [k.id, k]));
+    const seen = new Set<string>();
+    const pending = [id];
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+      const key = byId.get(next);
+      if (key === undefined || seen.has(key.id)) continue;
+      seen.add(key.id);
+      if (key.prefix === prefix) return true;
+      if (key.rotatedFrom !== undefined) pending.push(key.rotatedFrom);
+      if (key.createdBy !== undefined) pending.push(key.createdBy);
+    }
+    return false;
   }
 
   /** A key of `org` as listed, or NotFoundError. */

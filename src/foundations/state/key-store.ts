@@ -26,6 +26,8 @@ export interface KeyRecord {
   graceEndsAt?: string;
   /** Set on a key made by a rotation: the key it replaced. */
   rotatedFrom?: string;
+  /** Set on a key created with another key (POST /api/v1/keys): that key's id. A rotation keeps it. */
+  createdBy?: string;
 }
 
 export interface Organisation {

@@ -103,6 +103,13 @@ export function describeKeyStoreContract(subject: StateSubject): void {
       expect((await (await another()).keys.list()).keys).toEqual([limited]);
     });
 
+    it('keeps the key a key was created with', async () => {
+      const { state, another } = await subject.fresh();
+      const child = key('k2', { createdBy: 'k1' });
+      await state.keys.add(() => ({ keys: [key('k1'), child], result: undefined }));
+      expect((await (await another()).keys.list()).keys).toEqual([key('k1'), child]);
+    });
+
     it('rotates a key in one step: the old one marked with its replacement and grace, the new one added', async () => {
       const { state, another } = await subject.fresh();
       await state.keys.add(() => ({ keys: [key('k1', { environments: ['prod'] })], result: undefined }));

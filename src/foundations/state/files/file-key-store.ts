@@ -94,7 +94,7 @@ function recordProblem(value: unknown): string | null {
   if (value.kind === 'sdk' && (typeof value.projectId !== 'string' || !isEnvironmentName(value.environment))) {
     return 'an sdk key needs projectId and environment';
   }
-  for (const field of ['revokedAt', 'expiresAt', 'rotatedAt', 'replacedBy', 'graceEndsAt', 'rotatedFrom'] as const) {
+  for (const field of ['revokedAt', 'expiresAt', 'rotatedAt', 'replacedBy', 'graceEndsAt', 'rotatedFrom', 'createdBy'] as const) {
     if (value[field] !== undefined && typeof value[field] !== 'string') return `${field} must be a string`;
   }
   if (value.projects !== undefined && !(Array.isArray(value.projects) && value.projects.every((p) => typeof p === 'string')))
