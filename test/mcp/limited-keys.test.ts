@@ -68,6 +68,16 @@ describe('MCP tools with a limited or ended agent key', () => {
     expect(textOf(refused)).toContain('limited to environment dev may not kill flags in prod');
     const rollout = await mcp.call('set_rollout', { key: 'checkout', env: 'staging', rolloutPct: 10 });
     expect(rollout.structuredContent).toMatchObject({ error: { code: 'forbidden' } });
+    // A preview says what the write would: forbidden, even where prod would make the change a proposal.
+    await service.admin.patch(`/api/v1/projects/${service.projectId}`, { requireApproval: { prod: ['agent'] } });
+    try {
+      const preview = await mcp.call('preview_change', { key: 'checkout', env: 'prod', rolloutPct: 5 });
+      expect(preview.structuredContent).toMatchObject({ error: { code: 'forbidden' } });
+      expect(textOf(preview)).toContain('limited to environment dev may not update environment configs in prod');
+      expect(textOf(preview)).not.toContain('proposal');
+    } finally {
+      await service.admin.patch(`/api/v1/projects/${service.projectId}`, { requireApproval: null });
+    }
   });
 
   it('a rotated key whose grace is over is refused with the reason', async () => {
