@@ -152,11 +152,11 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
   refuseDecided(proposal);
   if (authorIdentity(ws.actor, ws.now()).email === record.proposerEmail)
     throw new ForbiddenError(`the credential that proposed ${id} may not approve it; it needs ${APPROVERS}`);
-  // A rotation of the proposing key is the same credential, and a key it made is its holder's too.
+  // A rotation of the proposing key is the same credential.
   const proposer = proposal.proposedBy.keyPrefix;
-  if (proposer !== undefined && ws.principal.kind !== 'session' && ws.deps.keys.descendsFrom(ws.org, ws.principal.keyId, proposer))
+  if (proposer !== undefined && ws.principal.kind !== 'session' && ws.deps.keys.isRotationOf(ws.org, ws.principal.keyId, proposer))
     throw new ForbiddenError(
-      `this key is a rotation of the key that proposed ${id} (${proposer}…), or was created with it, so it may not approve it; it needs ${APPROVERS}`,
+      `this key is the key that proposed ${id} (${proposer}…) or a rotation of it, so it may not approve it; it needs ${APPROVERS}`,
     );
   const paths = await ws.repo.changedPaths(proposal.commit);
   const summary = (await ws.repo.readCommit(proposal.commit)).summary.replace(/^propose: /, '');

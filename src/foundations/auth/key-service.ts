@@ -199,7 +199,7 @@ export class KeyService {
 
   /**
    * Creates a key; the returned `key` is the only time it is ever shown. `createdBy`: the id of the key that
-   * asks for it, kept with the new key (see `descendsFrom`).
+   * asks for it, kept with the new key (listed with it, for whoever reads who made which key).
    */
   async createKey(org: string, input: CreateKeyInput, createdBy?: string): Promise<CreatedKey> {
     const checked = checkCreateInput(org, input, this.now());
@@ -262,10 +262,10 @@ export class KeyService {
   }
 
   /**
-   * Whether the key `id` of `org` is the key with `prefix`, a rotation of it, or a key created with it or with
-   * such a key (at any remove): the same credential, or one its holder made for themselves.
+   * Whether the key `id` of `org` is the key with `prefix` or a rotation of it (however many times): the same
+   * credential. A key created with it is another credential, as one created by anybody else.
    */
-  descendsFrom(org: string, id: string, prefix: string): boolean {
+  isRotationOf(org: string, id: string, prefix: string): boolean {
     const byId = new Map(this.content.keys.filter((k) => k.org === org).map((k) => [k.id, k]));
     const seen = new Set<string>();
     const pending = [id];
@@ -275,7 +275,6 @@ export class KeyService {
       seen.add(key.id);
       if (key.prefix === prefix) return true;
       if (key.rotatedFrom !== undefined) pending.push(key.rotatedFrom);
-      if (key.createdBy !== undefined) pending.push(key.createdBy);
     }
     return false;
   }
