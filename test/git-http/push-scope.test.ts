@@ -34,6 +34,7 @@ describe('a push by a limited key', () => {
     keys.shopAdmin = await key({ kind: 'admin', projects: [shop.id] });
     keys.shopDevAdmin = await key({ kind: 'admin', projects: [shop.id], environments: ['dev'] });
     keys.expiring = await key({ kind: 'agent', expiresAt: '2026-11-26T11:00:00Z' });
+    keys.expiringAdmin = await key({ kind: 'admin', expiresAt: '2026-11-26T11:00:00Z' });
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-scope-'));
   });
   afterAll(async () => {
@@ -91,6 +92,18 @@ describe('a push by a limited key', () => {
     expect(pushed.ok).toBe(false);
     expect(pushed.stderr).toContain('remote: projects/blog/project.yaml: outside what this key may change');
     expect(pushed.stderr).toContain('remote: README.md: outside what this key may change');
+  });
+
+  it('an admin key that expires may not add a project, which would outlast it, as through the API', async () => {
+    const checkout = await clone(keys.expiringAdmin);
+    const before = git(svc.gitdir(), 'rev-parse', 'main');
+    change(checkout, { 'projects/blog/project.yaml': 'id: prj_blog\nname: Blog\nslug: blog\n' });
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toMatch(
+      /remote: projects\/blog\/project\.yaml: .*expiring at 2026-11-26T11:00:00\.000Z may not create projects: that reaches past its expiry/,
+    );
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(before);
   });
 
   it('an environment-limited key pushes configs of its environments only', async () => {

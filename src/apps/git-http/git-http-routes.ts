@@ -176,11 +176,14 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
   }
 }
 
-/** A limited key's projects, by the slugs their files live under now, and its environments; undefined: no limits. */
+/**
+ * A limited key's projects, by the slugs their files live under now, its environments and its expiry; undefined:
+ * no limits.
+ */
 async function pushLimits(principal: Principal, repo: FlagRepository): Promise<PushLimits | undefined> {
-  const { scope } = principal;
-  if (scope === undefined) return undefined;
-  const limits: PushLimits = {};
+  const { scope, expiresAt } = principal;
+  if (scope === undefined) return expiresAt === undefined ? undefined : { expiresAt };
+  const limits: PushLimits = expiresAt === undefined ? {} : { expiresAt };
   if (limitedToProjects(scope)) {
     const { state } = await repo.readServed();
     limits.projects = [...state.projects.values()].filter((p) => projectInScope(scope, p.project)).map((p) => p.project.slug);

@@ -48,6 +48,8 @@ const SEGMENT_DELETE = { action: 'segment_delete', flagKey: null, environment: n
 export interface PushLimits {
   projects?: string[];
   environments?: EnvironmentName[];
+  /** When the key expires: what would outlast it (a new project) is refused, as through the API. */
+  expiresAt?: string;
 }
 
 export interface PushScope {
@@ -77,7 +79,12 @@ export async function checkPushPermissions(
 ): Promise<string[]> {
   const problems: string[] = [];
   const environments = scope.limits?.environments;
-  const grantee = { kind: scope.pusher.type, ...(environments ? { scope: { environments: new Set(environments) } } : {}) };
+  const expiresAt = scope.limits?.expiresAt;
+  const grantee = {
+    kind: scope.pusher.type,
+    ...(environments ? { scope: { environments: new Set(environments) } } : {}),
+    ...(expiresAt ? { expiresAt } : {}),
+  };
   /** `what`: what the change is, when the permission's words alone do not say it. */
   const refuse = (path: string, permission: Permission, environment?: EnvironmentName | null, what?: string) => {
     const where = what === undefined ? path : `${path}: ${what}`;
