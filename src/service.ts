@@ -72,7 +72,7 @@ export async function startService(config: Config, logger: Logger, options: Serv
   for (const [i, pair] of config.bootstrapKeys.entries()) checkBootstrapEntry(pair.org, pair.key, i);
   const lockOptions = { what: 'flagops service', setting: 'FLAGOPS_DATA_DIR', logger };
   DataDirLock.assertFree(config.dataDir, lockOptions);
-  const ports = await bindPorts(config);
+  const ports = await bindPorts(config, logger);
   let lock: DataDirLock;
   try {
     lock = DataDirLock.acquire(config.dataDir, lockOptions);
@@ -90,13 +90,24 @@ export async function startService(config: Config, logger: Logger, options: Serv
 }
 
 /** Binds the control port, then the evaluation port; a failure closes what was bound. */
-async function bindPorts(config: Config): Promise<[BoundPort, BoundPort]> {
+async function bindPorts(config: Config, logger: Logger): Promise<[BoundPort, BoundPort]> {
   if (config.controlPort !== 0 && config.controlPort === config.evalPort) {
     throw new StartupError(`FLAGOPS_CONTROL_PORT and FLAGOPS_EVAL_PORT are both ${config.controlPort}; give them different ports`, 2);
   }
-  const control = await bindPort(config.host, config.controlPort, { port: 'FLAGOPS_CONTROL_PORT', host: 'FLAGOPS_HOST' });
+  const control = await bindPort(
+    config.host,
+    config.controlPort,
+    { port: 'FLAGOPS_CONTROL_PORT', host: 'FLAGOPS_HOST' },
+    { name: 'control', logger },
+  );
   try {
-    return [control, await bindPort(config.host, config.evalPort, { port: 'FLAGOPS_EVAL_PORT', host: 'FLAGOPS_HOST' })];
+    const evaluation = await bindPort(
+      config.host,
+      config.evalPort,
+      { port: 'FLAGOPS_EVAL_PORT', host: 'FLAGOPS_HOST' },
+      { name: 'evaluation', logger },
+    );
+    return [control, evaluation];
   } catch (err) {
     await control.running.close();
     throw err;

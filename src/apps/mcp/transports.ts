@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -8,6 +8,7 @@ import { bearerToken } from '../../foundations/auth/key-format.js';
 import { toHttpError } from '../../foundations/errors/http-status.js';
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import { answerClientError } from '../../foundations/http/client-errors.js';
+import { createTimedServer } from '../../foundations/http/connection-limits.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { createMcpServer } from './create-mcp-server.js';
 import { type HttpSettings, isLoopback } from './settings.js';
@@ -101,7 +102,7 @@ export async function serveHttp(deps: ToolDeps, settings: HttpSettings): Promise
     await transport.handleRequest(req, res, body);
   };
 
-  const http = createServer((req, res) => {
+  const http = createTimedServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
       if (err instanceof FlagopsError) return reject(res, toHttpError(err).status, err.message);
       deps.logger.error('MCP HTTP request failed', { err });

@@ -61,7 +61,12 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   const rotation = new UpstreamRotation(options.upstreams, options);
   const lockOptions = { what: 'flagops eval replica', setting: '--data-dir (or FLAGOPS_DATA_DIR)', logger };
   DataDirLock.assertFree(options.dataDir, lockOptions);
-  const bound = await bindPort(options.host, options.port, { port: '--port (or FLAGOPS_EVAL_PORT)', host: '--host (or FLAGOPS_HOST)' });
+  const bound = await bindPort(
+    options.host,
+    options.port,
+    { port: '--port (or FLAGOPS_EVAL_PORT)', host: '--host (or FLAGOPS_HOST)' },
+    { name: 'replica', logger },
+  );
   let lock: DataDirLock;
   try {
     lock = DataDirLock.acquire(options.dataDir, lockOptions);

@@ -22,7 +22,14 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
       'Connection: close\r\n\r\n' +
       body,
   );
+  // A client that never closes its side (one dripping headers, say) would keep the socket, and its file, for good.
+  const lingering = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
+  lingering.unref();
+  socket.once('close', () => clearTimeout(lingering));
 }
+
+/** How long the error answer has to reach a client before its connection is closed from this side. */
+const CLOSE_GRACE_MS = 2_000;
 
 function describe(parserCode: string | undefined): { status: number; code: ErrorCode; message: string } {
   switch (parserCode) {

@@ -1,7 +1,10 @@
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type http from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import type { Logger } from '../log/logger.js';
 import { answerClientError } from './client-errors.js';
+import { capConnections, createTimedServer, type PortName } from './connection-limits.js';
 
 export interface RunningServer {
   server: http.Server;
@@ -17,18 +20,27 @@ export interface RunningServer {
 /** Answers a request itself (true) or leaves it to the app (false), before Koa sees it. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-/** Listens on host:port (0 = a free port) and resolves once listening. */
-export async function listen(app: Koa, host: string, port: number, fastPath?: FastPath): Promise<RunningServer> {
+/** Which server listens, for its share of the open connections, and where to say that its cap is reached. */
+export interface ServerIdentity {
+  name: PortName;
+  logger: Logger;
+}
+
+/**
+ * Listens on host:port (0 = a free port) and resolves once listening, with the timeouts of connection-limits.ts;
+ * with `identity` (every port of the service and of a replica), its open connections are capped as well.
+ */
+export async function listen(app: Koa, host: string, port: number, fastPath?: FastPath, identity?: ServerIdentity): Promise<RunningServer> {
   loadFetchGlobals();
   const callback = app.callback();
-  const server = http.createServer((req, res) => {
+  const server = createTimedServer((req, res) => {
     // Every answer of every server, errors and 304s included: no browser may sniff JSON (or a flag value in
     // it) into HTML or script.
     res.setHeader('X-Content-Type-Options', 'nosniff');
     if (!fastPath?.(req, res)) callback(req, res);
   });
   server.on('clientError', answerClientError);
-  server.keepAliveTimeout = 65_000;
+  if (identity) capConnections(server, identity.name, identity.logger);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

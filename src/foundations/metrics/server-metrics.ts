@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, collectDefaultMetrics, Registry } from 'prom-client';
 import { authFailureCounts } from '../auth/auth-guard.js';
+import { refusedConnectionCounts } from '../http/connection-limits.js';
 import { bodyBytesByCoding } from '../http/content-encoding.js';
 import { CheapHistogram } from './cheap-histogram.js';
 
@@ -54,6 +55,16 @@ export class ServerMetrics {
       collect() {
         this.reset();
         for (const [encoding, bytes] of Object.entries(bodyBytesByCoding())) this.inc({ encoding }, bytes);
+      },
+    });
+    new Counter({
+      name: 'flagops_connections_refused_total',
+      help: 'Connections closed as soon as accepted because their port held its cap of open connections, by port (server).',
+      labelNames: ['server'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [server, count] of Object.entries(refusedConnectionCounts())) this.inc({ server }, count);
       },
     });
   }

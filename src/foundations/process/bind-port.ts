@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
-import { type FastPath, listen, type RunningServer } from '../http/serve.js';
+import { type FastPath, listen, type RunningServer, type ServerIdentity } from '../http/serve.js';
 import { StartupError } from './startup-error.js';
 
 /** The settings that choose a port and its address, named in the message when it cannot be had. */
@@ -19,7 +19,7 @@ export interface BoundPort {
  * Listens on host:port first thing, so that a port in use stops the start before anything is written,
  * with a message naming the setting to change instead of a stack trace.
  */
-export async function bindPort(host: string, port: number, settings: PortSettings): Promise<BoundPort> {
+export async function bindPort(host: string, port: number, settings: PortSettings, identity: ServerIdentity): Promise<BoundPort> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const gate: FastPath = (req, res) => {
     if (handler) handler(req, res);
@@ -28,7 +28,7 @@ export async function bindPort(host: string, port: number, settings: PortSetting
   };
   let running: RunningServer;
   try {
-    running = await listen(new Koa(), host, port, gate);
+    running = await listen(new Koa(), host, port, gate, identity);
   } catch (err) {
     throw portError(err as NodeJS.ErrnoException, host, port, settings);
   }
