@@ -245,6 +245,9 @@ class RunnerProcess extends EventEmitter implements GitProcess {
     });
     socket.on('data', (chunk: Buffer) => reader.push(chunk));
     socket.on('error', () => {});
+    // The runner has sent all there is (it ends its side once git has exited): the rest of git's input, if
+    // any, has nobody to read it. Waiting for it to be written would wait for good, so the socket closes now.
+    socket.on('end', () => socket.destroy());
     socket.on('close', () => {
       const exit = status as ExitStatus | null;
       if (exit?.error) this.fail(new Error(exit.error));

@@ -1,8 +1,10 @@
 import { STATUS_CODES } from 'node:http';
 import type net from 'node:net';
-import { cgiHeadEnd, parseCgiHead } from './cgi-head.js';
+import type { ErrorBody } from '../../foundations/errors/http-status.js';
+import { type CgiHead, cgiHeadEnd, parseCgiHead } from './cgi-head.js';
 import type { HandOffMessage, HandOffReport } from './runner-protocol.js';
 import { spawnGit, stopGit } from './spawn-git.js';
+import { type UnansweredFailure, unansweredFailure } from './unanswered-failure.js';
 
 /** What is kept of git's stderr for the log: enough to see why it failed, never unbounded. */
 export const STDERR_LIMIT = 16 * 1024;
@@ -10,6 +12,12 @@ export const STDERR_LIMIT = 16 * 1024;
 const LINGER_MS = 5_000;
 /** Headers the runner decides itself: how the body is framed and that the connection ends with it. */
 const FRAMING = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date']);
+
+const COULD_NOT_START: UnansweredFailure = {
+  status: 500,
+  code: 'internal',
+  message: 'git could not be started on the server; try again, and tell the operator if it persists',
+};
 
 /** The status line and headers of a handed-off answer: chunked, and the connection closes after it. */
 export function responseHead(status: number, ...headerLists: Array<Array<[string, string]>>): string {
@@ -34,6 +42,8 @@ export function responseHead(status: number, ...headerLists: Array<Array<[string
  */
 export function answerHandedOff(socket: net.Socket, request: HandOffMessage, done: (report: HandOffReport) => void): () => void {
   let head: Buffer | null = Buffer.alloc(0);
+  /** git's CGI head, held until its body begins: a git that fails before answering anything gets an error status. */
+  let heldHead: CgiHead | null = null;
   let status = 0;
   let bytes = 0;
   let stderr = '';
@@ -84,16 +94,31 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
   };
   const sendBody = (chunk: Buffer) => {
     if (chunk.length === 0) return;
+    if (heldHead !== null) {
+      status = heldHead.status;
+      send(responseHead(status, request.headers, heldHead.headers));
+      heldHead = null;
+    }
     bytes += chunk.length;
     send(`${chunk.length.toString(16)}\r\n`, chunk, '\r\n');
   };
-  const end = (failedStatus: number) => {
-    if (head !== null && !clientGone) {
-      // git ended (or never started) before a complete head: nothing of its answer went out yet.
-      status = failedStatus;
-      send(responseHead(status, request.headers));
-    }
+  const end = (failure: UnansweredFailure | null) => {
+    const unanswered = head !== null || heldHead !== null;
+    const held = heldHead;
     head = null;
+    heldHead = null;
+    if (unanswered && !clientGone) {
+      if (held !== null && failure === null) {
+        status = held.status;
+        send(responseHead(status, request.headers, held.headers));
+      } else {
+        // git ended (or never started) before answering anything: say why rather than send an empty answer.
+        const why = failure ?? unansweredFailure(stderr);
+        status = why.status;
+        send(responseHead(status, request.headers, [['Content-Type', 'application/json; charset=utf-8']]));
+        sendBody(Buffer.from(JSON.stringify({ error: { code: why.code, message: why.message } } satisfies ErrorBody)));
+      }
+    }
     if (socket.writable) socket.end('0\r\n\r\n');
     setTimeout(() => socket.destroy(), LINGER_MS).unref();
     report();
@@ -106,11 +131,9 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
     head = Buffer.concat([head, chunk]);
     const at = cgiHeadEnd(head);
     if (at < 0) return;
-    const cgi = parseCgiHead(head.subarray(0, at).toString('latin1'));
+    heldHead = parseCgiHead(head.subarray(0, at).toString('latin1'));
     const body = head.subarray(at);
     head = null;
-    status = cgi.status;
-    send(responseHead(status, request.headers, cgi.headers));
     sendBody(body);
   });
   git.stderr.on('data', (chunk: Buffer) => {
@@ -119,12 +142,12 @@ export function answerHandedOff(socket: net.Socket, request: HandOffMessage, don
   git.on('error', (err) => {
     if (exit !== null) return;
     exit = { code: null, signal: null, error: err.message };
-    end(500);
+    end(COULD_NOT_START);
   });
   git.on('close', (code, signal) => {
     if (exit !== null) return;
     exit = { code, signal };
-    end(502);
+    end(code === 0 ? null : unansweredFailure(stderr));
   });
 
   return () => {

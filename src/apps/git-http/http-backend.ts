@@ -1,10 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type net from 'node:net';
 import { TLSSocket } from 'node:tls';
+import type { ErrorBody } from '../../foundations/errors/http-status.js';
+import type { ErrorCode } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
-import { cgiHeadEnd, parseCgiHead } from './cgi-head.js';
+import { type CgiHead, cgiHeadEnd, parseCgiHead } from './cgi-head.js';
 import { type GitRunner, runGitDirectly } from './git-runner.js';
 import { STDERR_LIMIT } from './handed-off-response.js';
+import { unansweredFailure } from './unanswered-failure.js';
 
 export interface BackendRequest {
   /** The directory holding the bare repositories (`<dataDir>/repos`). */
@@ -123,6 +126,8 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
   return new Promise((resolve) => {
     const child = request.runner ? request.runner.run(args, env) : runGitDirectly(args, env);
     let head: Buffer | null = Buffer.alloc(0);
+    /** git's CGI head, held until its body begins: a git that fails before answering anything gets an error status. */
+    let heldHead: CgiHead | null = null;
     let stderr = '';
     if (request.body) child.stdin.end(request.body);
     else req.pipe(child.stdin);
@@ -133,11 +138,21 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
       req.unpipe(child.stdin);
       child.stop();
     });
+    // git has exited: what it did not read of the body is read and dropped, as Node does for any body a
+    // handler leaves, so that the client, still sending, gets to read the answer.
+    const dropUnreadBody = () => {
+      req.unpipe(child.stdin);
+      if (!req.complete) req.resume();
+    };
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < STDERR_LIMIT) stderr += chunk.toString('utf8', 0, Math.min(chunk.length, STDERR_LIMIT - stderr.length));
     });
     const write = (chunk: Buffer) => {
       if (chunk.length === 0 || res.writableEnded) return;
+      if (heldHead !== null) {
+        sendHead(res, heldHead);
+        heldHead = null;
+      }
       if (!res.write(chunk)) {
         child.stdout.pause();
         res.once('drain', () => child.stdout.resume());
@@ -148,19 +163,19 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
       head = Buffer.concat([head, chunk]);
       const end = cgiHeadEnd(head);
       if (end < 0) return;
-      const { status, headers } = parseCgiHead(head.subarray(0, end).toString('latin1'));
-      res.statusCode = status;
-      for (const [name, value] of headers) res.appendHeader(name, value);
+      heldHead = parseCgiHead(head.subarray(0, end).toString('latin1'));
       const body = head.subarray(end);
       head = null;
       write(body);
     });
     child.on('error', (err: Error) => {
+      dropUnreadBody();
       request.logger.error('git http-backend could not start', { err });
-      endWithError(res, 500, 'git could not be started on the server; try again, and tell the operator if it persists');
+      endWithError(res, 500, 'internal', 'git could not be started on the server; try again, and tell the operator if it persists');
       resolve();
     });
     child.on('close', async (code: number | null, signal: string | null) => {
+      dropUnreadBody();
       if (code !== 0 && !res.destroyed)
         request.logger.warn('git http-backend failed', { code, signal, path: request.pathInfo, stderr: stderr.trim() });
       try {
@@ -168,21 +183,31 @@ export function runHttpBackend(req: IncomingMessage, res: ServerResponse, reques
       } catch (err) {
         request.logger.error('finishing a git request failed', { err });
       }
-      // It ended before a complete head: nothing of its answer was sent.
-      if (head !== null) endWithError(res, 502, 'git ended without answering; try again, and tell the operator if it persists');
-      else res.end();
+      if (heldHead !== null && code === 0) sendHead(res, heldHead);
+      // It ended before answering anything: say why rather than send an empty answer.
+      if (head !== null || (heldHead !== null && code !== 0)) {
+        const failure = unansweredFailure(stderr);
+        endWithError(res, failure.status, failure.code, failure.message);
+      } else res.end();
       resolve();
     });
   });
 }
 
+/** git's CGI head as the response's status and headers, which go out with the first bytes of its body. */
+function sendHead(res: ServerResponse, head: CgiHead): void {
+  if (res.headersSent) return;
+  res.statusCode = head.status;
+  for (const [name, value] of head.headers) res.appendHeader(name, value);
+}
+
 /** Ends an answer that has not begun with the `{ error }` body every other error has (a begun one just ends). */
-function endWithError(res: ServerResponse, status: 500 | 502, message: string): void {
+function endWithError(res: ServerResponse, status: number, code: ErrorCode, message: string): void {
   if (res.headersSent) {
     res.end();
     return;
   }
-  const body = JSON.stringify({ error: { code: 'internal', message } });
+  const body = JSON.stringify({ error: { code, message } } satisfies ErrorBody);
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
