@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +10,7 @@ import { createProject } from '../control-plane/fixtures.js';
 import { httpClient } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { gitAsync } from './git-async.js';
+import { eventually, gitProcessesIn } from './upload-pack-client.js';
 
 /** POSTs `body` to a git service; what came back before the answer ended or `timeoutMs` passed (then it is cut). */
 function post(url: string, key: string, body: Buffer, timeoutMs: number): Promise<{ status: number; body: string; timedOut: boolean }> {
@@ -88,5 +90,19 @@ describe('git requests whose body is not git’s', () => {
       message: expect.stringMatching(/^the request body is not one git can read: protocol error: bad line length character:/),
     });
     expect(logLines.map((line) => JSON.parse(line)).filter((r) => r.msg === 'git http-backend failed').length).toBeGreaterThan(0);
+  });
+
+  it('a push whose client goes away before its body is whole stops its git', async () => {
+    const { hostname, port } = new URL(svc.controlUrl);
+    const socket = net.connect(Number(port), hostname);
+    socket.on('error', () => {});
+    // A body of 100 kB of which one pkt-line comes: git waits for the rest.
+    socket.write(
+      `POST /git/acme.git/git-receive-pack HTTP/1.1\r\nHost: ${hostname}\r\nAuthorization: Bearer ${svc.admin}\r\n` +
+        'Content-Type: application/x-git-receive-pack-request\r\nContent-Length: 100000\r\n\r\n0008abc',
+    );
+    expect(await eventually(() => gitProcessesIn(svc.gitdir()).length > 0)).toBe(true);
+    socket.destroy();
+    expect(await eventually(() => gitProcessesIn(svc.gitdir()).length === 0)).toBe(true);
   });
 });
