@@ -96,6 +96,12 @@ describe.each(ROUTES)('POST /v1/evaluate through %s', (_, route) => {
     expect((await res.json()).error).toMatchObject({ code: 'invalid_input', message: expect.stringMatching(/1000/) });
   });
 
+  it('quotes 200 characters of an unknown field of 500,000, not the whole name', async () => {
+    const res = await evaluate(h, key, { key: 'a', ['f'.repeat(500_000)]: 1 });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.message).toBe(`unknown field ${'f'.repeat(200)}…; expected key, keys and context`);
+  });
+
   const bad: Array<[string, () => Promise<Response>, number, RegExp]> = [
     ['neither key nor keys', () => evaluate(h, key, { context: {} }), 400, /key/],
     ['keys not an array', () => evaluate(h, key, { keys: 'a' }), 400, /keys/],

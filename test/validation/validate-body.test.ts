@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { InvalidInputError } from '../../src/foundations/errors/kinds.js';
 import { validateBody } from '../../src/foundations/validation/index.js';
 import { condition, refusal, rule, rules } from './fixtures.js';
 
@@ -29,6 +30,21 @@ describe('validating a request body', () => {
       'rolloutPct: must be a number from 0 to 100; rules[0].conditions[1].value: must be an array of strings, numbers, booleans or nulls for op "in"',
     );
     expect(err.field).toBe('rolloutPct');
+  });
+
+  it('quotes at most 200 characters of a field name from the request, however long the name', () => {
+    const name = 'n'.repeat(500_000);
+    const err = refusal(() => validateBody('project-create', { name: 'Shop', slug: 'shop', [name]: 1, [`${name}2`]: 2 }));
+    const quoted = `${'n'.repeat(200)}…`;
+    expect(err.message).toBe(`${quoted}: is not an allowed field; ${quoted}: is not an allowed field`);
+    expect(err.field).toBe(quoted);
+  });
+
+  it('quotes at most 200 characters of the field an error names, wherever the message is made', () => {
+    const name = 'x'.repeat(500_000);
+    const err = new InvalidInputError(`unknown field ${name}; expected key, keys and context`, name);
+    expect(err.message).toBe(`unknown field ${'x'.repeat(200)}…; expected key, keys and context`);
+    expect(err.details).toEqual({ field: `${'x'.repeat(200)}…` });
   });
 
   describe('project create', () => {

@@ -54,13 +54,26 @@ export class NotFoundError extends FlagopsError {
   }
 }
 
-/** Bad input; `field` names the offending field or file path so the caller can fix it. */
+/** How much of a name or value from a request an error message quotes: enough to know it by, never a body's worth. */
+export const QUOTED_LIMIT = 200;
+
+/** `text`, which came in a request, as an error message quotes it: its first QUOTED_LIMIT characters, then `…`. */
+export function quotedPrefix(text: string): string {
+  return text.length <= QUOTED_LIMIT ? text : `${text.slice(0, QUOTED_LIMIT)}…`;
+}
+
+/**
+ * Bad input; `field` names the offending field or file path so the caller can fix it. The field comes from
+ * the request (an unknown field is named by its key): where the message quotes it, it quotes a bounded prefix.
+ */
 export class InvalidInputError extends FlagopsError {
-  constructor(
-    message: string,
-    readonly field?: string,
-  ) {
-    super('invalid_input', message, field === undefined ? undefined : { field });
+  readonly field?: string;
+
+  constructor(message: string, field?: string) {
+    const shown = field === undefined ? undefined : quotedPrefix(field);
+    const quoting = field === undefined || shown === field ? message : message.replaceAll(field, `${shown}`);
+    super('invalid_input', quoting, shown === undefined ? undefined : { field: shown });
+    this.field = shown;
   }
 }
 

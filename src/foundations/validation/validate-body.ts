@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../errors/kinds.js';
+import { InvalidInputError, quotedPrefix } from '../errors/kinds.js';
 import { apiValidators } from './ajv-instance.js';
 import type { ApiBodies } from './api-bodies.js';
 import { ajvErrorsToIssues } from './error-messages.js';
@@ -51,7 +51,7 @@ export function validateBody<N extends ApiSchemaName>(schema: N, body: unknown):
   const issues = bodyIssues(schema, body);
   if (issues.length === 0) return body as ApiBodies[N];
   const parts = issues.slice(0, MAX_LISTED).map((issue) => {
-    const field = pointerToField(issue.path ?? '');
+    const field = quotedPrefix(pointerToField(issue.path ?? ''));
     return field === '' ? issue.message : `${field}: ${issue.message}`;
   });
   if (issues.length > MAX_LISTED) parts.push(`and ${issues.length - MAX_LISTED} more`);
