@@ -9,7 +9,7 @@ import { type Service, startService } from '../../src/service.js';
 import { gitAsync } from '../git-http/git-async.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
-import { startGitServer } from './git-server.js';
+import { remoteConfig, startGitServer } from './git-server.js';
 
 const SECRET = 'a-long-shared-webhook-secret';
 
@@ -47,16 +47,7 @@ describe('remote mode: a project given another project’s id on the git host', 
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-project-clash-work-'));
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-project-clash-'));
     service = await startService(
-      {
-        dataDir,
-        host: '127.0.0.1',
-        controlPort: 0,
-        evalPort: 0,
-        bootstrapKeys: [{ org: 'acme', key: adminKey }],
-        planProjectLimit: 25,
-        logLevel: 'error',
-        gitRemote: { url: host.url, webhookSecret: SECRET, pollSeconds: 0 },
-      },
+      remoteConfig(dataDir, host.url, adminKey, { gitRemote: { url: host.url, webhookSecret: SECRET, pollSeconds: 0 } }),
       silentLogger,
     );
     admin = httpClient(service.controlUrl, adminKey);
