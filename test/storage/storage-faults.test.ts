@@ -1,5 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartupError } from '../../src/foundations/process/startup-error.js';
@@ -391,6 +404,104 @@ describe('main’s head removed from the files on disk while the service runs', 
     restore();
     await healthyAgain(w.svc);
     expect((await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 40 })).status).toBe(200);
+  }, 60_000);
+});
+
+/** The pack file (`objects/pack/pack-….pack`) whose index lists object `oid`. */
+function packHolding(gitdir: string, oid: string): string {
+  const packDir = path.join(gitdir, 'objects', 'pack');
+  const idx = readdirSync(packDir).find(
+    (name) =>
+      name.endsWith('.idx') &&
+      execFileSync('git', ['show-index'], { input: readFileSync(path.join(packDir, name)), encoding: 'utf8' }).includes(oid),
+  );
+  if (!idx) throw new Error(`object ${oid} is in no pack`);
+  return path.join(packDir, idx.replace(/\.idx$/, '.pack'));
+}
+
+describe('a pack file damaged, truncated or removed while the service runs (main’s head intact in memory)', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let gitdir: string;
+  const main = () => git(gitdir, 'rev-parse', 'refs/heads/main').trim();
+  const dev = (rolloutPct: number) => w.admin.put(`/api/v1/flags/${w.flag.id}/environments/dev/config`, { rolloutPct });
+  const degraded = () =>
+    until(
+      () => health(w.svc, w.svc.admin),
+      (body) => body.status === 'degraded',
+      20_000,
+    );
+
+  /** A write answers 503 naming `fault`, a kill too, and main stays where it was. */
+  async function writesRefused(fault: string) {
+    const head = main();
+    const update = await dev(33);
+    const kill = await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' });
+    for (const res of [update, kill]) {
+      expect([res.status, res.body.error?.code]).toEqual([503, 'unavailable']);
+      expect(res.body.error.message).toContain(fault);
+    }
+    expect(main()).toBe(head);
+  }
+
+  beforeAll(async () => {
+    w = await world();
+    gitdir = w.svc.gitdir();
+    for (const pct of [10, 20, 30]) expect((await dev(pct)).status).toBe(200);
+  }, 60_000);
+  afterAll(() => w?.svc.stop());
+
+  it('zeroed in place (same size, same trailer): found by the service itself, writes refused until it is repaired', async () => {
+    const pack = packHolding(gitdir, main());
+    const original = readFileSync(pack);
+    chmodSync(pack, 0o644);
+    const fd = openSync(pack, 'r+');
+    writeSync(fd, Buffer.alloc(original.length - 40), 0, original.length - 40, 20);
+    closeSync(fd);
+    const fault = `pack file objects/pack/${path.basename(pack)} is damaged (its checksum does not match its bytes)`;
+    expect((await degraded()).organisations[0].fault).toMatchObject({ kind: 'read', message: fault });
+    await writesRefused(fault);
+    expect(await metrics(w.svc.evalUrl)).toContain('flagops_storage_faults{org="acme",kind="read"} 1');
+
+    writeFileSync(pack, original);
+    await healthyAgain(w.svc);
+    expect((await dev(40)).status).toBe(200);
+  }, 60_000);
+
+  it('truncated to nothing: found, writes refused until it is back', async () => {
+    const pack = packHolding(gitdir, main());
+    const original = readFileSync(pack);
+    chmodSync(pack, 0o644);
+    truncateSync(pack, 0);
+    const fault = `pack file objects/pack/${path.basename(pack)} is damaged (it is empty)`;
+    expect((await degraded()).organisations[0].fault).toMatchObject({ kind: 'read', message: fault });
+    await writesRefused(fault);
+
+    writeFileSync(pack, original);
+    await healthyAgain(w.svc);
+    expect((await dev(50)).status).toBe(200);
+  }, 60_000);
+
+  it('holding main’s parent, removed (the head’s pack intact): found, writes refused until it is back', async () => {
+    const parent = git(gitdir, 'rev-parse', 'refs/heads/main^').trim();
+    const pack = path.basename(packHolding(gitdir, parent));
+    const restore = movePackAway(gitdir, parent, path.join(w.svc.dataDir, 'moved-parent'));
+    const fault = `is missing (pack file objects/pack/${pack} was removed)`;
+    expect((await degraded()).organisations[0].fault.message).toMatch(/^git object [0-9a-f]{12} is missing \(/);
+    expect((await health(w.svc, w.svc.admin)).organisations[0].fault.message).toContain(fault);
+    await writesRefused(fault);
+
+    restore();
+    await healthyAgain(w.svc);
+    expect((await dev(60)).status).toBe(200);
+    expect(git(gitdir, 'fsck', '--no-dangling')).toBe('');
+  }, 60_000);
+
+  it('a repack beside the service, which removes packs whose objects it put in a new one, is no fault', async () => {
+    git(gitdir, 'repack', '-A', '-d', '-q');
+    // Two looks of the storage check.
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    expect((await health(w.svc, w.svc.admin)).status).toBe('ok');
+    expect((await dev(70)).status).toBe(200);
   }, 60_000);
 });
 

@@ -92,6 +92,11 @@ export interface OpenOptions {
   signingKey?: Buffer;
   /** The commit up to which unsigned trailers are believed: the head when signing began (CommitTrustStore). */
   unsignedTrailersUpTo?: string | null;
+  /**
+   * Whether the service's housekeeping is repacking the repository now: the pack files are not looked at
+   * meanwhile (a `git gc` removes packs, and with them unreachable objects), the last look's fault stands.
+   */
+  repacking?: () => boolean;
 }
 
 export interface UpdateOptions {
@@ -133,6 +138,8 @@ export class FlagRepository {
   private readonly faults: StorageFaults;
   /** What the last look at the files on disk found wrong (probeReadable), while it lasts. */
   private probeFault: StorageFaultError | undefined;
+  /** What the last look at the pack files found wrong (ObjectStore.checkPackFiles). */
+  private packFault: StorageFaultError | undefined;
 
   private constructor(
     readonly gitdir: string,
@@ -244,7 +251,9 @@ export class FlagRepository {
   /**
    * Whether main's head and its tree are still in the repository's files on disk (not only in memory, where
    * serving and writing would go on while a restart could serve none of it): a repository folder removed, a
-   * pack deleted, a corrupt object. A read fault while they are not, and writes refused until they are again.
+   * pack deleted, a corrupt object; and whether every pack file is as it was written or first seen (one
+   * damaged, truncated or removed with objects no other file holds). A read fault while they are not, and
+   * writes refused until they are again.
    */
   async probeReadable(): Promise<void> {
     if (this.closed) return;
@@ -255,6 +264,8 @@ export class FlagRepository {
         const { tree } = await this.objects.readCommit(head);
         if (!this.objects.onDisk(tree)) throw new StorageFaultError('read', `git object ${tree.slice(0, 12)} (main's tree) is missing`);
       }
+      if (!this.options.repacking?.()) this.packFault = await this.objects.checkPackFiles();
+      if (this.packFault) throw this.packFault;
       this.probeFault = undefined;
     } catch (err) {
       const fault = err instanceof StorageFaultError ? err : new StorageFaultError('read', (err as Error).message);

@@ -117,6 +117,7 @@ export class RepositoryRegistry {
       gitdir,
       create: true,
       logger: this.logger.child({ org }),
+      repacking: () => this.housekeeping.busy(gitdir),
     });
     repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir, () => repo.packsChanged()));
     if (this.options.watch ?? true) await repo.watch();

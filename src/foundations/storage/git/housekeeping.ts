@@ -59,6 +59,11 @@ export class Housekeeping {
     this.running.set(gitdir, run);
   }
 
+  /** Whether a gc of the repository is running now (its packs are being replaced). */
+  busy(gitdir: string): boolean {
+    return this.running.has(gitdir);
+  }
+
   /** Resolves when no gc is running (tests, and stop). */
   async idle(): Promise<void> {
     while (this.running.size > 0) await Promise.all(this.running.values());

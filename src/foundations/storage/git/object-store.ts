@@ -19,6 +19,7 @@ import {
 } from './git-objects.js';
 import { corruptObject, writeFault } from './io-faults.js';
 import { Lru } from './lru.js';
+import { PackFilesCheck } from './pack-files-check.js';
 import { PackReader } from './pack-reader.js';
 import { buildPack, deflateObject, STORE_ABOVE_BYTES, storedZlib } from './pack-writer.js';
 import { TreeBytes } from './tree-bytes.js';
@@ -63,6 +64,8 @@ export class ObjectStore {
   /** isomorphic-git's cache of pack indexes and packs; shared across reads so a pack is loaded once. */
   private readonly packCache = {};
   private readonly packs: PackReader;
+  /** The pack files as they were written or first seen, for the storage check (checkPackFiles). */
+  private readonly packFiles: PackFilesCheck;
   private readonly durable: boolean;
 
   constructor(
@@ -71,6 +74,7 @@ export class ObjectStore {
   ) {
     this.durable = options.durable ?? true;
     this.packs = new PackReader(join(gitdir, 'objects', 'pack'));
+    this.packFiles = new PackFilesCheck(gitdir);
   }
 
   private loosePath(oid: string): string {
@@ -226,10 +230,13 @@ export class ObjectStore {
   private freshen(oid: string): boolean {
     const now = new Date();
     const pack = this.packs.locate(oid);
-    const files = pack ? [join(this.gitdir, 'objects', 'pack', `${pack}.pack`), this.loosePath(oid)] : [this.loosePath(oid)];
+    const packFile = pack && join(this.gitdir, 'objects', 'pack', `${pack}.pack`);
+    const files = packFile ? [packFile, this.loosePath(oid)] : [this.loosePath(oid)];
     for (const path of files) {
       try {
-        fs.utimesSync(path, now, now);
+        const touch = () => fs.utimesSync(path, now, now);
+        if (pack && path === packFile) this.packFiles.touching(pack, touch);
+        else touch();
         return true;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
@@ -273,6 +280,7 @@ export class ObjectStore {
     fs.renameSync(files[0].tmp, join(dir, `${name}.pack`));
     fs.renameSync(files[1].tmp, join(dir, `${name}.idx`));
     this.packs.add(name);
+    this.packFiles.written(name);
   }
 
   /** Writes each file (read-only, as git leaves objects), fsyncs them together, closes them; removes them on failure. */
@@ -309,9 +317,21 @@ export class ObjectStore {
     return new WriteBatch(this);
   }
 
-  /** Someone repacked the repository: let go of removed packs (their open files hold disk space). */
+  /**
+   * The service's housekeeping repacked the repository: let go of removed packs (their open files hold disk
+   * space), which are no fault of the files on disk either.
+   */
   packsChanged(): void {
     this.packs.refresh();
+    this.packFiles.forgetRemoved();
+  }
+
+  /**
+   * Whether the pack files still hold what they held when written or first seen (pack-files-check.ts): the
+   * reader serves packs from memory, where a pack damaged, truncated or removed on disk reads on unnoticed.
+   */
+  checkPackFiles(): Promise<StorageFaultError | undefined> {
+    return this.packFiles.check();
   }
 
   close(): void {
