@@ -170,6 +170,7 @@ async function startOnLockedDirectory(
   const owned = new Set([...keys.organisations().map((o) => o.name), ...(remoteOrg ? [remoteOrg] : [])]);
   await Promise.all([...owned].map((org) => repos.removeLeftoverLocks(org)));
   for (const org of owned) repos.removeLeftoverTempFiles(org);
+  await Promise.all([...owned].map((org) => repos.leavePackingToTheService(org)));
   let remoteWiring: RemoteWiring | undefined;
   if (config.gitRemote) {
     if (!remoteOrg)

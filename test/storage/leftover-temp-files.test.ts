@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,6 +9,12 @@ import { git, seedShop, tempDir, track } from './helpers.js';
 /** What `git count-objects -v` reports as garbage: files in the object store git reads as nothing. */
 function garbage(gitdir: string): number {
   return Number(/^garbage: (\d+)$/m.exec(git(gitdir, 'count-objects', '-v'))?.[1]);
+}
+
+/** What `git fsck` prints, warnings included. */
+function fsckSays(gitdir: string): string {
+  const run = spawnSync('git', ['--git-dir', gitdir, 'fsck', '--no-progress', '--no-dangling'], { encoding: 'utf8' });
+  return `${run.stdout}${run.stderr}`.trim();
 }
 
 describe('temporary object files left by writers that died', () => {
@@ -46,6 +53,35 @@ describe('temporary object files left by writers that died', () => {
     // An hour later, the ones that were being written are leftovers too; then nothing is garbage.
     expect(removeLeftoverTempFiles(gitdir, now + LEFTOVER_AGE_MS + 60_000).sort()).toEqual([...fresh].sort());
     expect(garbage(gitdir)).toBe(0);
+  });
+
+  it('removes half a pack: an index without its pack at once (what a repack killed while removing packs leaves), a pack without its index once old', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true }));
+    const head = await seedShop(repo);
+    const packs = join(gitdir, 'objects', 'pack');
+    mkdirSync(packs, { recursive: true });
+    const whole = readdirSync(packs).filter((name) => name.startsWith('pack-'));
+    const orphanIdx = `pack-${'1'.repeat(40)}.idx`;
+    const oldPack = `pack-${'2'.repeat(40)}.pack`;
+    const freshPack = `pack-${'3'.repeat(40)}.pack`;
+    for (const name of [orphanIdx, oldPack, freshPack]) writeFileSync(join(packs, name), 'half');
+    const now = Date.now();
+    const longAgo = new Date(now - LEFTOVER_AGE_MS - 60_000);
+    utimesSync(join(packs, oldPack), longAgo, longAgo);
+    // git sees each as garbage: a pack it cannot read, an index of nothing.
+    expect(garbage(gitdir)).toBe(3);
+
+    expect(removeLeftoverTempFiles(gitdir, now).sort()).toEqual([`objects/pack/${orphanIdx}`, `objects/pack/${oldPack}`].sort());
+    expect(
+      readdirSync(packs)
+        .filter((name) => name.startsWith('pack-'))
+        .sort(),
+    ).toEqual([...whole, freshPack].sort());
+    // The fresh pack is left until an hour has passed: its index may be on its way.
+    expect(garbage(gitdir)).toBe(1);
+    expect(fsckSays(gitdir)).toBe('');
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(head);
   });
 
   it('finds nothing in a repository not made yet', () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +45,47 @@ describe('RepositoryRegistry', () => {
       const pushed = pushFromOutside(repo.gitdir, (checkout) => writeFileSync(join(checkout, 'README.md'), 'flags\n'));
       await waitFor(() => (moves.length > 0 ? true : undefined));
       expect(moves).toEqual([{ from: seeded, to: pushed, origin: 'external' }]);
+    } finally {
+      await registry.closeAll();
+    }
+  });
+});
+
+describe('packing, which the service alone does (housekeeping), never git on its own beside it', () => {
+  const packs = (gitdir: string) => readdirSync(join(gitdir, 'objects', 'pack')).filter((name) => name.endsWith('.pack')).length;
+  /** Three packs of one blob each: past the gc.autoPackLimit the check below gives git gc --auto. */
+  function threePacks(gitdir: string): void {
+    for (let i = 0; i < 3; i++) {
+      const oid = execFileSync('git', ['--git-dir', gitdir, 'hash-object', '-w', '--stdin'], { input: `blob ${i}\n`, encoding: 'utf8' });
+      execFileSync('git', ['--git-dir', gitdir, 'pack-objects', '-q', join(gitdir, 'objects', 'pack', 'pack')], { input: oid });
+    }
+    git(gitdir, 'prune-packed');
+  }
+  /** A key of the repository's config, or null when it is not set. */
+  function config(gitdir: string, key: string): string | null {
+    try {
+      return execFileSync('git', ['--git-dir', gitdir, 'config', '--get', key], { encoding: 'utf8' }).trim();
+    } catch {
+      return null;
+    }
+  }
+
+  it('is so in a new repository and, from the start of the service, in one made before: git gc --auto leaves its packs be', async () => {
+    const dataDir = tempDir();
+    const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false });
+    try {
+      const made = registry.gitdirOf('globex');
+      git(dataDir, 'init', '--bare', '-q', made);
+      await registry.leavePackingToTheService('globex');
+      const fresh = (await registry.get('acme')).gitdir;
+      for (const gitdir of [fresh, made]) {
+        // A push's receive-pack runs no git gc --auto after taking the pack, nor does a fetch run maintenance.
+        expect([config(gitdir, 'receive.autogc'), config(gitdir, 'maintenance.auto')]).toEqual(['false', 'false']);
+        // Nor does a git gc --auto (what they run) pack anything, past any limit.
+        threePacks(gitdir);
+        git(gitdir, '-c', 'gc.autoPackLimit=2', '-c', 'gc.autoDetach=false', 'gc', '--auto', '--quiet');
+        expect(packs(gitdir), gitdir).toBe(3);
+      }
     } finally {
       await registry.closeAll();
     }

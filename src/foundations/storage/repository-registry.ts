@@ -5,7 +5,7 @@ import type { CommitTrustStore } from '../state/index.js';
 import { loadSigningKey } from './commit-trust.js';
 import { FlagRepository, type OpenOptions } from './flag-repository.js';
 import { Housekeeping } from './git/housekeeping.js';
-import { isRepository } from './git/init-repository.js';
+import { isRepository, leavePackingToTheService } from './git/init-repository.js';
 import { removeLeftoverTempFiles } from './git/leftover-temp-files.js';
 import { MAIN_REF, readRef, removeLeftoverRefLocks } from './git/refs.js';
 import { assertRepositoryKept } from './main-head.js';
@@ -72,6 +72,22 @@ export class RepositoryRegistry {
   removeLeftoverTempFiles(org: string): void {
     const removed = removeLeftoverTempFiles(this.gitdirOf(org));
     if (removed.length > 0) this.logger.warn('removed temporary files left by a crash', { org, files: removed.length });
+  }
+
+  /**
+   * Makes sure git never packs the organisation's repository on its own, beside the service's housekeeping
+   * (init-repository.ts leavePackingToTheService): for repositories made before new ones were configured so.
+   * At the start of the service that owns the data directory; a failure is logged, and the start goes on.
+   */
+  async leavePackingToTheService(org: string): Promise<void> {
+    const gitdir = this.gitdirOf(org);
+    if (!(await isRepository(gitdir))) return;
+    try {
+      const set = await leavePackingToTheService(gitdir);
+      if (set.length > 0) this.logger.info('git no longer packs the repository on its own; the service does', { org, set });
+    } catch (err) {
+      this.logger.warn('could not stop git packing the repository on its own', { org, err });
+    }
   }
 
   get(org: string): Promise<FlagRepository> {

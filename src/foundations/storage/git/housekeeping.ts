@@ -78,7 +78,8 @@ export class Housekeeping {
   /** True once every step succeeded; `full` adds `git gc --auto` to the roll-up. */
   private async gc(gitdir: string, full: boolean): Promise<boolean> {
     const started = performance.now();
-    const config = ['-c', 'gc.autoDetach=false', '-c', 'pack.threads=1'];
+    // The repository's own gc.auto is 0, so that no other git command packs it (init-repository.ts): git's default here.
+    const config = ['-c', 'gc.autoDetach=false', '-c', 'pack.threads=1', '-c', 'gc.auto=6700'];
     const steps = [['repack', '-d', '-q', '--geometric=2'], ...(full ? [['gc', '--auto', '--quiet']] : [])];
     for (const step of steps) {
       if (this.stopping.signal.aborted) return false;
