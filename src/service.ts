@@ -157,6 +157,9 @@ async function startOnLockedDirectory(
     trust: state.commitTrust,
     commitSigningKey: config.commitSigningKey,
     ...(remoteOrg ? { remoteOrg } : {}),
+    ...(metrics
+      ? { onHousekeepingFailure: (org: string, step: string) => metrics.controlFamilies.countHousekeepingFailure(org, step) }
+      : {}),
     repository: {
       // Commits are dated by the service's clock, the one the budgets' hour and the scheduler are measured by.
       clock: () => clock.now(),

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/foundations/log/logger.js';
 import { layout } from '../../src/foundations/repository/layout.js';
 import { ROLL_UP_EVERY } from '../../src/foundations/storage/git/housekeeping.js';
 import { FlagRepository, RepositoryRegistry } from '../../src/foundations/storage/index.js';
@@ -214,6 +215,43 @@ describe('repository housekeeping (FLAGOPS_GIT_GC_COMMITS)', () => {
         gits.restore();
       }
     });
+  });
+});
+
+describe('a housekeeping run that fails', () => {
+  it('is a warning with git’s message and counted by organisation and step; the repository stays whole', async () => {
+    const dataDir = tempDir();
+    const lines: string[] = [];
+    const failures: Array<[string, string]> = [];
+    const registry = new RepositoryRegistry({
+      dataDir,
+      trust: (await stateIn(dataDir)).commitTrust,
+      watch: false,
+      gcEveryCommits: 1,
+      logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }),
+      onHousekeepingFailure: (org, step) => failures.push([org, step]),
+    });
+    try {
+      const repo = await registry.get('acme');
+      await seedShop(repo);
+      await registry.housekeeping.idle();
+      expect(failures).toEqual([]);
+      // A config git refuses to work with: every git command in the repository fails, the service's reads do not.
+      const config = join(repo.gitdir, 'config');
+      writeFileSync(config, readFileSync(config, 'utf8').replace('repositoryformatversion = 0', 'repositoryformatversion = 99'));
+      expect((await repo.update(setRollout(33, 1))).committed).toBe(true);
+      await registry.housekeeping.idle();
+      expect(failures).toEqual([['acme', 'repack']]);
+      const warning = lines.map((line) => JSON.parse(line)).find((record) => record.msg.startsWith('packing the repository failed'));
+      expect(warning).toMatchObject({
+        level: 'warn',
+        step: 'git repack',
+        stderr: expect.stringContaining('Expected git repo version <= 1, found 99'),
+      });
+      expect((await repo.readState()).issues).toEqual([]);
+    } finally {
+      await registry.closeAll();
+    }
   });
 });
 

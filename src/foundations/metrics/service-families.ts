@@ -72,10 +72,11 @@ export function registerServingFamilies(
 /** Kill propagation buckets, in seconds: a kill is served in milliseconds; seconds mean trouble. */
 const KILL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
 
-/** The control plane's families: commits by action, and how long kills take to be served. */
+/** The control plane's families: commits by action, how long kills take to be served, failed housekeeping. */
 export class ControlFamilies {
   private readonly commits: Counter<'action'>;
   private readonly killPropagation: Histogram;
+  private readonly housekeepingFailures: Counter<'org' | 'step'>;
 
   constructor(registry: Registry) {
     this.commits = new Counter({
@@ -90,6 +91,16 @@ export class ControlFamilies {
       buckets: KILL_BUCKETS,
       registers: [registry],
     });
+    this.housekeepingFailures = new Counter({
+      name: 'flagops_housekeeping_failures_total',
+      help: 'Runs of the packing of a flags repository (git repack, git gc) that failed, by organisation and step.',
+      labelNames: ['org', 'step'] as const,
+      registers: [registry],
+    });
+  }
+
+  countHousekeepingFailure(org: string, step: string): void {
+    this.housekeepingFailures.inc({ org, step });
   }
 
   countCommit(action: string): void {

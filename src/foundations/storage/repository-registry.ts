@@ -1,4 +1,4 @@
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import type { CommitTrustStore } from '../state/index.js';
@@ -31,6 +31,8 @@ export interface RegistryOptions {
    * fetched from the remote, where every other organisation's missing repository stops its opening.
    */
   remoteOrg?: string;
+  /** Called with the organisation and the git command (`repack`, `gc`) each time its housekeeping fails. */
+  onHousekeepingFailure?: (org: string, step: string) => void;
 }
 
 /**
@@ -45,7 +47,12 @@ export class RepositoryRegistry {
 
   constructor(private readonly options: RegistryOptions) {
     this.logger = options.logger ?? silentLogger;
-    this.housekeeping = new Housekeeping({ everyCommits: options.gcEveryCommits ?? 1000, logger: this.logger });
+    const onFailure = options.onHousekeepingFailure;
+    this.housekeeping = new Housekeeping({
+      everyCommits: options.gcEveryCommits ?? 1000,
+      logger: this.logger,
+      ...(onFailure ? { onFailure: (gitdir: string, step: string) => onFailure(basename(gitdir, '.git'), step) } : {}),
+    });
   }
 
   gitdirOf(org: string): string {

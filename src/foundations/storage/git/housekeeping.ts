@@ -5,6 +5,8 @@ export interface HousekeepingOptions {
   /** Run `git gc --auto` after this many moves of main (0: never pack, not even roll up the commits' packs). */
   everyCommits: number;
   logger: Logger;
+  /** Called with the repository and the git command (`repack`, `gc`) each time a run fails: the metrics count them. */
+  onFailure?: (gitdir: string, step: string) => void;
 }
 
 /** Long enough for a 10,000-flag repository with years of history on a small machine. */
@@ -97,6 +99,7 @@ export class Housekeeping {
           code: result.code,
           stderr,
         });
+        this.options.onFailure?.(gitdir, step[0]);
         return false;
       }
     }
