@@ -295,15 +295,10 @@ describe('a damaged ref of main', () => {
 
 /** Moves the pack holding object `oid` (its .idx and .pack) out of the repository; returns what puts it back. */
 function movePackAway(gitdir: string, oid: string, to: string): () => void {
-  const packDir = path.join(gitdir, 'objects', 'pack');
-  const idx = readdirSync(packDir).find(
-    (name) =>
-      name.endsWith('.idx') &&
-      execFileSync('git', ['show-index'], { input: readFileSync(path.join(packDir, name)), encoding: 'utf8' }).includes(oid),
-  );
-  if (!idx) throw new Error(`object ${oid} is in no pack`);
+  const pack = packHolding(gitdir, oid);
+  const packDir = path.dirname(pack);
   mkdirSync(to, { recursive: true });
-  const files = [idx, idx.replace(/\.idx$/, '.pack')];
+  const files = [path.basename(pack).replace(/\.pack$/, '.idx'), path.basename(pack)];
   for (const file of files) renameSync(path.join(packDir, file), path.join(to, file));
   return () => {
     for (const file of files) renameSync(path.join(to, file), path.join(packDir, file));
