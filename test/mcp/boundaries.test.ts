@@ -15,6 +15,8 @@ const SHARED = new Set([
   'src/foundations/log/logger.ts',
   'src/foundations/http/read-json-body.ts',
   'src/foundations/http/client-errors.ts', // node:http only: what the HTTP parser refuses, answered with the JSON error body
+  'src/foundations/http/connection-limits.ts', // node:http and the logger's type: the timeouts every server of flagops has
+  'src/foundations/auth/key-format.ts', // node:crypto only: reading an Authorization header as every port does
   'src/foundations/errors/flagops-error.ts',
   'src/foundations/errors/http-status.ts',
   'src/foundations/errors/kinds.ts',
