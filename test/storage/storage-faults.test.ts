@@ -491,6 +491,23 @@ describe('a pack file damaged, truncated or removed while the service runs (main
     expect(git(gitdir, 'fsck', '--no-dangling')).toBe('');
   }, 60_000);
 
+  it('holding only objects nothing references, removed (as a repack leaves them out), is no fault', async () => {
+    const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], {
+      cwd: gitdir,
+      input: 'referenced by no commit\n',
+      encoding: 'utf8',
+    }).trim();
+    const base = path.join(gitdir, 'objects', 'pack', 'pack');
+    const name = execFileSync('git', ['pack-objects', '-q', base], { cwd: gitdir, input: `${blob}\n`, encoding: 'utf8' }).trim();
+    rmSync(path.join(gitdir, 'objects', blob.slice(0, 2), blob.slice(2)));
+    // A look of the storage check takes the new pack in; then it goes, and its one object with it.
+    await new Promise((resolve) => setTimeout(resolve, 6_000));
+    for (const ext of ['idx', 'pack']) rmSync(`${base}-${name}.${ext}`, { force: true });
+    await new Promise((resolve) => setTimeout(resolve, 11_000));
+    expect((await health(w.svc, w.svc.admin)).status).toBe('ok');
+    expect((await dev(65)).status).toBe(200);
+  }, 60_000);
+
   it('a repack beside the service, which removes packs whose objects it put in a new one, is no fault', async () => {
     git(gitdir, 'repack', '-A', '-d', '-q');
     // Two looks of the storage check.

@@ -2,6 +2,10 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { StorageFaultError } from '../../errors/kinds.js';
+import { gitRun } from './git-cli.js';
+
+/** The longest the walk of every ref may take that decides whether a removed pack's objects were needed. */
+const WALK_TIMEOUT_MS = 60_000;
 
 /** What a stat says of a file that changes when its bytes do: a copy, a rewrite, a truncation, a write in place. */
 interface FileStamp {
@@ -17,6 +21,8 @@ interface KnownPack {
   oids: Buffer;
   /** Files a verification found damaged, and what it found: not hashed again until they change. */
   damaged?: { pack: FileStamp; idx: FileStamp; fault: string };
+  /** Once removed with objects no other file holds: the fault when a ref reaches one of them, null when none does. */
+  gone?: string | null;
 }
 
 /**
@@ -46,7 +52,7 @@ export class PackFilesCheck {
     for (const name of present) if (!this.known.has(name)) this.remember(name);
     let fault: StorageFaultError | undefined;
     for (const [name, known] of this.known) {
-      const found = present.has(name) ? await this.changed(name, known) : this.removed(name, known, present);
+      const found = present.has(name) ? await this.changed(name, known) : await this.removed(name, known, present);
       fault ??= found;
     }
     return fault;
@@ -127,21 +133,38 @@ export class PackFilesCheck {
     return new StorageFaultError('read', words);
   }
 
-  private removed(name: string, known: KnownPack, present: ReadonlySet<string>): StorageFaultError | undefined {
+  private async removed(name: string, known: KnownPack, present: ReadonlySet<string>): Promise<StorageFaultError | undefined> {
     const others = [...present].flatMap((other) => {
       const pack = this.known.get(other);
       return pack ? [pack.oids] : [];
     });
+    const missing: string[] = [];
     for (let at = 0; at < known.oids.length; at += 20) {
       const oid = known.oids.subarray(at, at + 20);
       if (others.some((oids) => holds(oids, oid))) continue;
       const hex = oid.toString('hex');
-      if (existsSync(join(this.gitdir, 'objects', hex.slice(0, 2), hex.slice(2)))) continue;
-      return new StorageFaultError('read', `git object ${hex.slice(0, 12)} is missing (pack file objects/pack/${name}.pack was removed)`);
+      if (!existsSync(join(this.gitdir, 'objects', hex.slice(0, 2), hex.slice(2)))) missing.push(hex);
     }
-    // Its objects are elsewhere: a repack replaced it.
+    // Objects no other file holds are a fault only when a ref reaches them: a repack may leave out what nothing
+    // references (a commit a rebuild replaced). Asked of git once per removed pack, as it walks every ref.
+    if (missing.length > 0) {
+      known.gone ??= await this.reachedAmong(missing, name);
+      if (known.gone !== null) return new StorageFaultError('read', known.gone);
+    }
+    // Its objects are elsewhere, or nothing needs them: a repack replaced it.
     this.known.delete(name);
     return undefined;
+  }
+
+  /** The fault when a ref reaches one of the `missing` objects (or git cannot walk the refs), null when none does. */
+  private async reachedAmong(missing: readonly string[], name: string): Promise<string | null> {
+    const fault = (hex: string) => `git object ${hex.slice(0, 12)} is missing (pack file objects/pack/${name}.pack was removed)`;
+    const walked = await gitRun(this.gitdir, ['rev-list', '--objects', '--no-object-names', '--missing=print', '--all'], { timeoutMs: WALK_TIMEOUT_MS });
+    // A missing commit stops the walk: as much a fault as a missing tree or blob it prints.
+    if (walked.code !== 0) return fault(missing[0]);
+    const absent = new Set(walked.stdout.split('\n').flatMap((line) => (line.startsWith('?') ? [line.slice(1).trim()] : [])));
+    const reached = missing.find((hex) => absent.has(hex));
+    return reached === undefined ? null : fault(reached);
   }
 }
 
