@@ -159,7 +159,9 @@ export class PackFilesCheck {
   /** The fault when a ref reaches one of the `missing` objects (or git cannot walk the refs), null when none does. */
   private async reachedAmong(missing: readonly string[], name: string): Promise<string | null> {
     const fault = (hex: string) => `git object ${hex.slice(0, 12)} is missing (pack file objects/pack/${name}.pack was removed)`;
-    const walked = await gitRun(this.gitdir, ['rev-list', '--objects', '--no-object-names', '--missing=print', '--all'], { timeoutMs: WALK_TIMEOUT_MS });
+    const walked = await gitRun(this.gitdir, ['rev-list', '--objects', '--no-object-names', '--missing=print', '--all'], {
+      timeoutMs: WALK_TIMEOUT_MS,
+    });
     // A missing commit stops the walk: as much a fault as a missing tree or blob it prints.
     if (walked.code !== 0) return fault(missing[0]);
     const absent = new Set(walked.stdout.split('\n').flatMap((line) => (line.startsWith('?') ? [line.slice(1).trim()] : [])));
