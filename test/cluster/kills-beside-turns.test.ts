@@ -308,8 +308,8 @@ describe.skipIf(POSTGRES_MISSING !== null)('a kill beside config writes waiting 
   it('a config write through a control plane holding another one’s kill the git host is slow to take answers 200, after the kill', async () => {
     const [flag, other] = [await liveFlag('slow-kill'), await liveFlag('slow-neighbour')];
     const before = hostActions(cluster.gitHost.gitdir);
-    // Each request answered 0.4 s late: a push takes longer than a kill waits for it, so the kill is held and B makes it from A's record.
-    cluster.gitHost.slow(400);
+    // Each request answered 0.6 s late: a push takes longer than a kill waits for it, so the kill is held and B makes it from A's record.
+    cluster.gitHost.slow(600);
     try {
       expect((await a.api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'slow host' })).status).toBe(200);
       await servedEverywhere('slow-kill', (result) => result.reason === 'killed');

@@ -34,7 +34,7 @@ export async function startGitServer() {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (hung !== null) {
       unanswered++;
-      // A push starts by asking for the refs to push to (smart HTTP), which is where a hung host holds it.
+      // A push's first request (the refs to push to, or its update once the host is known) is where a hung host holds it.
       if (url.searchParams.get('service') === 'git-receive-pack' || url.pathname.endsWith('/git-receive-pack')) pushesUnanswered++;
       hung.push(req);
       return;

@@ -88,8 +88,9 @@ describe('kills never wait for the git host (remote mode)', () => {
 
   it('a kill the git host is slow to take is served at once, reaches the host once, and the host is not reported down', async () => {
     const flag = await liveFlag('slow-host');
-    // Each request answered 0.4 s late: a push (two requests) takes longer than a kill waits for it.
-    host.slow(400);
+    // Each request answered 0.6 s late: a push (one request once the host is known) takes longer than a kill
+    // waits for it.
+    host.slow(600);
     try {
       const killed = await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'slow host' });
       expect(killed.status, JSON.stringify(killed.body)).toBe(200);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteSync } from '../../src/features/remote/remote-sync.js';
-import { type LeftToGit, pushOverSmartHttp } from '../../src/features/remote/smart-http-push.js';
+import { type KnownHost, type LeftToGit, pushOverSmartHttp } from '../../src/features/remote/smart-http-push.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { layout } from '../../src/foundations/repository/layout.js';
 import type { GitResult } from '../../src/foundations/storage/git/git-cli.js';
@@ -139,6 +139,55 @@ describe('a push of main from this process, over smart HTTP', () => {
     expect(host.pushAgents).toEqual(['GET git/2 (flagops)', 'POST git/2 (flagops)']);
   });
 
+  it('sends the update alone to a host whose capabilities it knows; a host that moved refuses it and keeps its main', async () => {
+    const { repo, parent, host, commit } = await aheadOfHost();
+    const known: KnownHost = { capabilities: null };
+    const push = (oid: string) =>
+      pushOverSmartHttp({
+        url: host.url,
+        ref: MAIN,
+        commit: oid,
+        objects: () => repo.packAddedBy(oid, 1 << 20),
+        timeoutMs: 5_000,
+        host: known,
+      });
+    expect(answered(await push(commit)).code).toBe(0);
+    expect(known.capabilities?.has('report-status')).toBe(true);
+    const next = await commitOn(repo, 3);
+    const pushed = answered(await push(next));
+    expect(pushed.code).toBe(0);
+    expect(pushed.stdout).toContain(`${commit.slice(0, 7)}..${next.slice(0, 7)}`);
+    expect(hostMain(host)).toBe(next);
+    expect(git(host.gitdir, 'fsck', '--full', '--strict', '--no-progress')).toBe('');
+    expect(host.pushAgents).toEqual(['GET git/2 (flagops)', 'POST git/2 (flagops)', 'POST git/2 (flagops)']);
+    // Another writer moves the host's main: the update from the old head is refused as a lost race is, nothing moves.
+    const outside = pushFromOutside(host.gitdir, (checkout) => writeFileSync(join(checkout, 'README.md'), 'flags\n'));
+    const stale = await commitOn(repo, 4);
+    const refused = answered(await push(stale));
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('[remote rejected] (failed to update ref)');
+    expect(hostMain(host)).toBe(outside);
+    expect(git(host.gitdir, 'merge-base', '--is-ancestor', parent, outside)).toBe('');
+  });
+
+  it('asks a known host for its refs again when it answers an update otherwise than before', async () => {
+    const { repo, commit } = await aheadOfHost();
+    const other = await startOtherHost();
+    const known: KnownHost = { capabilities: new Set(['report-status', 'side-band-64k']) };
+    const pushed = await pushOverSmartHttp({
+      url: `${other.url}/failing.git`,
+      ref: MAIN,
+      commit,
+      objects: () => repo.packAddedBy(commit, 1 << 20),
+      timeoutMs: 5_000,
+      host: known,
+    });
+    expect(pushed).toEqual({ why: 'the host answered HTTP 502', always: false });
+    expect(known.capabilities).toBeNull();
+    // The update, then the ref advertisement it fell back to.
+    expect(other.agents).toEqual(['git/2 (flagops)', 'git/2 (flagops)']);
+  });
+
   it('fails at once, without git, when the host is down, and past its deadline when the host hangs', async () => {
     const { repo, parent, host, commit } = await aheadOfHost();
     const objects = () => repo.packAddedBy(commit, 1 << 20);
@@ -199,6 +248,15 @@ describe('a push of main from this process, over smart HTTP', () => {
     expect(await byGit.publish(next, commit, 'config_update')).toBe(true);
     expect(hostMain(host)).toBe(next);
     expect(host.pushAgents.slice(2).every((request) => /^(GET|POST) git\/\d+\.\d+/.test(request))).toBe(true);
+    // Another writer moved the host's main: the process's next push, sent without asking for the refs, is refused
+    // as a lost race is, and the host's main is fetched, so the store runs the change again on it.
+    const outside = pushFromOutside(host.gitdir, (checkout) => writeFileSync(join(checkout, 'README.md'), 'flags\n'));
+    const stale = await commitOn(repo, 4);
+    const agents = host.pushAgents.length;
+    expect(await sync.publish(stale, next, 'config_update')).toBe(false);
+    expect(host.pushAgents.slice(agents)).toEqual(['POST git/2 (flagops)']);
+    expect(hostMain(host)).toBe(outside);
+    expect(await sync.fetchedHead()).toBe(outside);
     sync.close();
     byGit.close();
   });

@@ -6,7 +6,7 @@ import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foun
 import { PUBLISH_CUT_WHEN_ASKED } from '../../foundations/storage/index.js';
 import { isKillAction } from '../kill/kill-switch.js';
 import { redact } from './redact.js';
-import { type CommitPack, pushOverSmartHttp } from './smart-http-push.js';
+import { type CommitPack, type KnownHost, pushOverSmartHttp } from './smart-http-push.js';
 
 export { redact };
 
@@ -92,6 +92,8 @@ export class RemoteSync {
   private remakingHeldKills = false;
   /** Why every push goes by `git push`: the remote is not one this process pushes to (null: it may be). */
   private pushedByGit: string | null = null;
+  /** The remote's capabilities as its last ref advertisement gave them: later pushes send their update at once. */
+  private readonly knownHost: KnownHost = { capabilities: null };
   private closed = false;
   private readonly remoteConfig: Readonly<Record<string, string>>;
 
@@ -186,7 +188,15 @@ export class RemoteSync {
   private async push(commit: string, ref: string, timeoutMs: number, signal?: AbortSignal): Promise<GitResult> {
     if (ref === MAIN_REF && this.pushedByGit === null) {
       const started = Date.now();
-      const pushed = await pushOverSmartHttp({ url: this.url, ref, commit, objects: () => this.packOf(commit), timeoutMs, signal });
+      const pushed = await pushOverSmartHttp({
+        url: this.url,
+        ref,
+        commit,
+        objects: () => this.packOf(commit),
+        timeoutMs,
+        signal,
+        host: this.knownHost,
+      });
       if (!('why' in pushed)) return pushed;
       if (pushed.always) {
         this.pushedByGit = pushed.why;

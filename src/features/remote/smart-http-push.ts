@@ -6,7 +6,9 @@ import type { GitResult } from '../../foundations/storage/git/git-cli.js';
  * A push of one commit to an HTTP(S) git remote from this process, over git's smart HTTP protocol: the ref
  * advertisement, then one request carrying the update and a pack of the commit's new objects. The `git push`
  * it stands in for starts three processes here (git, its HTTP helper, pack-objects), a third of its time to a
- * host on loopback (docs/performance.md, git-push); the host's own work is the same.
+ * host on loopback (docs/performance.md, git-push); the host's own work is the same. Once a host's
+ * capabilities are known (KnownHost), later pushes send the update alone: the host checks the branch's old
+ * value as it moves it, and refuses an update whose parent is not its head as it refuses a push that lost a race.
  *
  * Only the plain case is taken: the remote's branch is the commit's parent and answers as a smart HTTP host.
  * Anything else (another transport, a redirect, an answer it does not expect, a TLS failure, a branch that
@@ -29,6 +31,16 @@ export interface SmartPushRequest {
   objects: () => Promise<CommitPack | null>;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** What the host advertised to an earlier push, kept by the caller for its remote; filled in and forgotten here. */
+  host?: KnownHost;
+}
+
+/**
+ * A remote's capabilities from its last ref advertisement. With them a push skips the advertisement, a round trip
+ * and two git processes on the host, a fifth of a kill's time to a host on loopback (docs/performance.md).
+ */
+export interface KnownHost {
+  capabilities: ReadonlySet<string> | null;
 }
 
 /** The most of a host's answer (its refs, or its report of a push) that is read: past it the push fails. */
@@ -69,8 +81,19 @@ export async function pushOverSmartHttp(request: SmartPushRequest): Promise<GitR
     const why = timedOut ? `no answer within ${request.timeoutMs} ms` : (err as Error).message;
     return { code: 128, stdout: '', stderr: `fatal: unable to access '${base.printable}': ${why}`, ...(timedOut ? { timedOut } : {}) };
   };
+  const update = (capabilities: ReadonlySet<string>) => sendUpdate(base, agent, deadline.signal, request, objects, capabilities);
   try {
     if (request.signal?.aborted) return { code: 1, stdout: '', stderr: 'stopped before it started' };
+    const known = request.host?.capabilities;
+    if (known) {
+      try {
+        return await update(known);
+      } catch (err) {
+        if (deadline.signal.aborted || isConnectionError(err)) return failed(err);
+        // The host answers otherwise than it did (moved, or no longer smart HTTP): asked again from the start.
+        request.host!.capabilities = null;
+      }
+    }
     let advertised: Advertisement | LeftToGit;
     try {
       advertised = await advertisement(base, agent, deadline.signal);
@@ -82,36 +105,45 @@ export async function pushOverSmartHttp(request: SmartPushRequest): Promise<GitR
     }
     if ('why' in advertised) return advertised;
     if (!advertised.capabilities.has('report-status')) return { why: 'the host does not report the status of a push', always: true };
+    if (request.host) request.host.capabilities = advertised.capabilities;
     if (advertised.refs.get(request.ref) !== objects.parent)
       return { why: `the remote's ${request.ref} is not the commit's parent`, always: false };
-    const useSideBand = advertised.capabilities.has('side-band-64k');
-    const wanted = ['report-status', ...(useSideBand ? ['side-band-64k'] : []), ...(advertised.capabilities.has('quiet') ? ['quiet'] : [])];
-    const body = Buffer.concat([
-      pktLine(`${objects.parent} ${request.commit} ${request.ref}\0${wanted.join(' ')} agent=flagops\n`),
-      FLUSH,
-      objects.pack,
-    ]);
-    let answer: Buffer;
     try {
-      answer = await send(base, agent, deadline.signal, body);
+      return await update(advertised.capabilities);
     } catch (err) {
       return failed(err);
     }
-    const report = reportOf(
-      `${objects.parent.slice(0, 7)}..${request.commit.slice(0, 7)}`,
-      request.ref,
-      answer,
-      useSideBand,
-      base.printable,
-    );
-    // The host found the pack short of what the commit needs (its ref did not move): git works out what to send.
-    if (report.code !== 0 && OBJECTS_REFUSED.test(report.stdout)) return { why: 'the host refused the objects sent', always: false };
-    return report;
   } finally {
     clearTimeout(timer);
     request.signal?.removeEventListener('abort', stop);
     agent.destroy();
   }
+}
+
+/**
+ * POST git-receive-pack: the update from the commit's parent, with its objects; what the host said of it, or
+ * the push left to git when the host found the objects short. Throws when the host's answer is not a report.
+ */
+async function sendUpdate(
+  base: RemoteBase,
+  agent: http.Agent,
+  signal: AbortSignal,
+  request: SmartPushRequest,
+  objects: CommitPack,
+  capabilities: ReadonlySet<string>,
+): Promise<GitResult | LeftToGit> {
+  const useSideBand = capabilities.has('side-band-64k');
+  const wanted = ['report-status', ...(useSideBand ? ['side-band-64k'] : []), ...(capabilities.has('quiet') ? ['quiet'] : [])];
+  const body = Buffer.concat([
+    pktLine(`${objects.parent} ${request.commit} ${request.ref}\0${wanted.join(' ')} agent=flagops\n`),
+    FLUSH,
+    objects.pack,
+  ]);
+  const answer = await send(base, agent, signal, body);
+  const report = reportOf(`${objects.parent.slice(0, 7)}..${request.commit.slice(0, 7)}`, request.ref, answer, useSideBand, base.printable);
+  // The host found the pack short of what the commit needs (its ref did not move): git works out what to send.
+  if (report.code !== 0 && OBJECTS_REFUSED.test(report.stdout)) return { why: 'the host refused the objects sent', always: false };
+  return report;
 }
 
 interface RemoteBase {
