@@ -30,6 +30,8 @@ const MAX_HANDOFF_OBJECT_BYTES = 64 * 1024;
 const MAX_PUSHED_OBJECT_BYTES = 8 * 1024 * 1024;
 /** How long a push's acknowledgement waits at most for the other control planes to be told of it. */
 const TELL_OTHERS_WAIT_MS = 100;
+/** How long a kill waits at most for the kills other control planes hold to be made here first. */
+const HELD_FIRST_WAIT_MS = 500;
 
 interface RemoteMovedNotice {
   org?: string;
@@ -50,6 +52,8 @@ export interface RemoteWiring {
   inTurn<T>(waitMs: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>>;
   /** What main holds that the remote lacks, for webhooks: they deliver an entry once the remote has it. */
   heldBack: HeldBack;
+  /** Before a kill or clear through this control plane: the kills other control planes hold, made here first. */
+  heldKillsFirst(org: string): Promise<void>;
   close(): void;
 }
 
@@ -157,6 +161,12 @@ export function wireRemoteMode(deps: {
         releasedListeners.add(listener);
         return () => releasedListeners.delete(listener);
       },
+    },
+    async heldKillsFirst(of) {
+      // Before listen() the records are read at start; with the database out of reach, there are none to read.
+      if (of !== org || !listened || state.writesRefused() !== undefined) return;
+      // A database slow to answer holds a kill no longer than this; the reading goes on.
+      await settledWithin(heldKills().catchUp(), HELD_FIRST_WAIT_MS);
     },
     inTurn: (waitMs, work) =>
       turns.run(waitMs, async () => {

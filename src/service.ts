@@ -193,6 +193,7 @@ async function startOnLockedDirectory(
   const killSwitch = new KillSwitch(holder, {
     ...(metrics ? { onServed: (seconds: number) => metrics.controlFamilies.observeKillPropagation(seconds) } : {}),
     ...(remote ? { catchUp: (org: string) => remote!.catchUpForKill(org) } : {}),
+    ...(remoteWiring ? { heldFirst: (org: string) => remoteWiring!.heldKillsFirst(org) } : {}),
   });
 
   const streams = attachStreamHub(holder, { logger });

@@ -85,4 +85,46 @@ describe.skipIf(POSTGRES_MISSING !== null)('three control planes kill at once wh
       expect(delivered(key).map((entry) => entry.id)).toEqual(kept);
     }
   });
+
+  it('a kill, its clear and a kill again, each through the next control plane once the one before is answered: each answer holds everywhere', async () => {
+    const flag = await createFlag(a.api, project.id, { key: 'relay' });
+    for (const cp of controlPlanes)
+      await until(
+        () => cp.api.get(`/api/v1/flags/${flag.id}`),
+        (res) => res.status === 200,
+      );
+    const route = `/api/v1/flags/${flag.id}/environments/staging`;
+    await cluster.gitHost.down();
+    try {
+      for (let round = 0; round < 6; round++) {
+        const [first, second, third] = [0, 1, 2].map((i) => controlPlanes[(round + i) % 3]);
+        const killed = await first.api.post(`${route}/kill`, { reason: `first ${round}` });
+        expect(killed.status).toBe(200);
+        expect(killed.body).toMatchObject({ alreadyKilled: false });
+        // The clear, answered elsewhere right after: not taken as a clear of nothing there.
+        const cleared = await second.api.put(`${route}/config`, { clearKill: true });
+        expect(cleared.status).toBe(200);
+        expect(cleared.body.environments.staging.killed, `round ${round}: the clear through ${second.name}`).toBe(false);
+        // And the kill after it: neither "killed already" by the first, nor undone later by the clear.
+        const again = await third.api.post(`${route}/kill`, { reason: `again ${round}` });
+        expect(again.status).toBe(200);
+        expect(again.body, `round ${round}: the kill through ${third.name}`).toMatchObject({ alreadyKilled: false });
+        for (const cp of controlPlanes)
+          await until(
+            async () => (await cp.api.get(`/api/v1/flags/${flag.id}`)).body.environments.staging,
+            (env) => env.killed === true && env.killReason === `again ${round}`,
+          );
+        // Cleared again (through the next one) before the next round.
+        expect((await second.api.put(`${route}/config`, { clearKill: true })).body.environments.staging.killed).toBe(false);
+        for (const cp of controlPlanes)
+          await until(
+            async () => (await cp.api.get(`/api/v1/flags/${flag.id}`)).body.environments.staging,
+            (env) => env.killed === false,
+          );
+      }
+    } finally {
+      await cluster.gitHost.up();
+    }
+    for (const cp of controlPlanes) await reachesTheHost(cp);
+  });
 });

@@ -19,6 +19,13 @@ export interface KillSwitchOptions {
    * what another control plane pushed a moment ago: "already killed" must be true where it counts.
    */
   catchUp?: (org: string) => Promise<boolean>;
+  /**
+   * Remote mode with several control planes: makes the kills and clears other control planes hold (from their
+   * records) before this one is decided. One answered there before this call was sent comes before it: without
+   * them, a clear answered elsewhere a moment ago could undo this kill once made here, or this kill could be
+   * taken as made already.
+   */
+  heldFirst?: (org: string) => Promise<void>;
 }
 
 export interface KillRequest {
@@ -94,6 +101,8 @@ export class KillSwitch {
   private async change(request: KillRequest, edit: (kills: KillsFile, at: Date) => KillsFile | null): Promise<KillOutcome> {
     const { repo, projectSlug: slug, flagKey, environment: env } = request;
     const startedAt = performance.now();
+    // Not for a kill made from such a record: that is the making.
+    if (request.madeFrom === undefined) await this.options.heldFirst?.(request.org);
     let written: KillsFile | null = null;
     // The new overlay is swapped in before main's move is announced, so that the announcement finds the kill
     // served already instead of reloading the whole environment for it; a failure is the kill call's, after it.
