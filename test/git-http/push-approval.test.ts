@@ -222,4 +222,34 @@ describe('a push by an actor type that needs approval', () => {
     expect(pushed.ok).toBe(true);
     expect((await admin.get('/api/v1/flags/lookup?projectSlug=shop&key=admin-on')).body.environments.prod.enabled).toBe(true);
   });
+
+  it('refuses the deletion of a flag that is not archived where the policy names the pusher, and lets an archived one go', async () => {
+    const vault = await createProject(admin, 'vault');
+    const live = await createFlag(admin, vault.id, { key: 'live' });
+    const retired = await createFlag(admin, vault.id, { key: 'retired' });
+    expect((await admin.put(`/api/v1/flags/${live.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    expect((await admin.delete(`/api/v1/flags/${retired.id}`)).status).toBe(200);
+    expect((await admin.patch(`/api/v1/projects/${vault.id}`, { requireApproval: { prod: ['agent', 'admin'] } })).status).toBe(200);
+    const filesOf = (key: string) => [
+      `projects/vault/flags/${key}.yaml`,
+      ...['dev', 'staging', 'prod'].map((env) => `projects/vault/environments/${env}/${key}.yaml`),
+    ];
+    const checkout = await clone(svc.admin);
+    git(checkout, 'rm', '--quiet', ...filesOf('live'));
+    const head = main();
+    const deleted = await commitAndPush(checkout, 'delete live');
+    expect(deleted.ok).toBe(false);
+    expect(deleted.stderr).toContain(
+      'remote: projects/vault/flags/live.yaml: prod requires approval of admin changes in project vault, and the flag is not archived',
+    );
+    expect(main()).toBe(head);
+    expect((await admin.get('/api/v1/flags/lookup?projectSlug=vault&key=live')).body.environments.prod.enabled).toBe(true);
+
+    git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
+    git(checkout, 'rm', '--quiet', ...filesOf('retired'));
+    const cleaned = await commitAndPush(checkout, 'delete retired');
+    expect(cleaned.stderr).not.toContain('requires approval');
+    expect(cleaned.ok).toBe(true);
+    expect((await admin.get('/api/v1/flags/lookup?projectSlug=vault&key=retired')).status).toBe(404);
+  });
 });

@@ -64,10 +64,15 @@ export interface PushScope {
   projectFiles?: ReadonlyArray<{ path: string; text: string }>;
 }
 
-/** The blobs `changes` name (old and new), read in one go: a push checks each of its commits with them. */
+/**
+ * The blobs `changes` name (old and new; of deleted files, flag files only, whose archivedAt a deletion is held
+ * to), read in one go: a push checks each of its commits with them.
+ */
 export function blobsOfChanges(changes: readonly ChangedPath[]): Promise<Map<string, string>> {
   return readBlobs(
-    changes.flatMap((c) => (c.change === 'deleted' ? [] : [c.oldOid, c.newOid])).filter((oid): oid is string => oid !== undefined),
+    changes
+      .flatMap((c) => (c.change !== 'deleted' ? [c.oldOid, c.newOid] : classifyPath(c.path).kind === 'flag' ? [c.oldOid] : []))
+      .filter((oid): oid is string => oid !== undefined),
   );
 }
 
@@ -104,20 +109,24 @@ export async function checkPushPermissions(
     if (where.kind === 'project') policies.set(where.project, JSON.parse(policyOf(file.text)) ?? undefined);
   }
 
-  for (const { path, permission } of deletions(changes)) {
+  const contents = blobs ?? (await blobsOfChanges(changes));
+  for (const { path, permission, oldOid } of deletions(changes)) {
     refuse(path, permission, environmentOf(path));
     const where = classifyPath(path);
-    if (where.kind !== 'segment') continue;
-    const waits = waitsForApproval(
-      { ...SEGMENT_DELETE, projectSlug: where.project, segmentKey: where.segment },
-      policies.get(where.project),
-      scope.pusher.type,
-    );
-    if (waits) problems.push(`${path}: ${waits}`);
+    if (where.kind === 'segment') {
+      const waits = waitsForApproval(
+        { ...SEGMENT_DELETE, projectSlug: where.project, segmentKey: where.segment },
+        policies.get(where.project),
+        scope.pusher.type,
+      );
+      if (waits) problems.push(`${path}: ${waits}`);
+    } else if (where.kind === 'flag') {
+      const waits = liveFlagDeletionWaits(where.project, contents.get(oldOid ?? ''), policies.get(where.project), scope.pusher.type);
+      if (waits) problems.push(`${path}: ${waits}`);
+    }
   }
 
   const kept = changes.filter((c) => c.change !== 'deleted');
-  const contents = blobs ?? (await blobsOfChanges(kept));
   // A changed project.yaml is held below, by what in it changed.
   const projectFilesChanged = kept.filter((c) => c.change === 'modified' && classifyPath(c.path).kind === 'project');
   const described = await describeChanges(
@@ -219,6 +228,25 @@ function waitsForApproval(change: DerivedChange, policy: RequireApproval | undef
   if (change.action === 'flag_archive' && listing.length > 0)
     return approvalWords(change.projectSlug, listing, actorType, ' (an archive acts in every environment)');
   return null;
+}
+
+/**
+ * Why deleting a flag waits for approval, or null. A flag that is not archived serves its configs in every
+ * environment, and deleting it changes what each serves, as its archive would; the API has no deletion, only the
+ * archive, which such a policy keeps as a proposal. An archived flag (its archive went through that review) may go.
+ */
+function liveFlagDeletionWaits(
+  slug: string,
+  before: string | undefined,
+  policy: RequireApproval | undefined,
+  actorType: string,
+): string | null {
+  const listing = ENVIRONMENTS.filter((env) => policy?.[env]?.includes(actorType as ApprovalActorType));
+  if (listing.length === 0) return null;
+  const { file } = parseRepositoryFile(layout.flagFile(slug, 'x'), before ?? '');
+  if (file?.kind === 'flag' && typeof file.value.archivedAt === 'string') return null;
+  const which = listing.length === 1 ? `${listing[0]} requires` : `${listing.join(' and ')} require`;
+  return `${which} approval of ${actorType} changes in project ${slug}, and the flag is not archived (deleting it changes what every environment serves); archive it first through the API or MCP, where the archive waits for approval, then delete it`;
 }
 
 function approvalWords(slug: string, environments: readonly EnvironmentName[], actorType: string, why = ''): string {
@@ -323,7 +351,7 @@ function projectFileChanges(path: string, before: string | undefined, after: str
  * One refusal per thing deleted: a deleted project is its project.yaml (its other files go with it), a
  * deleted flag its flag file (its configs go with it); any other deleted file of a project stands alone.
  */
-function deletions(changes: readonly ChangedPath[]): Array<{ path: string; permission: Permission }> {
+function deletions(changes: readonly ChangedPath[]): Array<{ path: string; permission: Permission; oldOid?: string }> {
   const deleted = changes.filter((c) => c.change === 'deleted' && c.path.startsWith(`${layout.projectsDir}/`));
   const projects = new Set<string>();
   const flags = new Set<string>();
@@ -332,14 +360,14 @@ function deletions(changes: readonly ChangedPath[]): Array<{ path: string; permi
     if (where.kind === 'project') projects.add(where.project);
     if (where.kind === 'flag') flags.add(`${where.project}/${where.flag}`);
   }
-  const out: Array<{ path: string; permission: Permission }> = [];
-  for (const { path } of deleted) {
+  const out: Array<{ path: string; permission: Permission; oldOid?: string }> = [];
+  for (const { path, oldOid } of deleted) {
     const where = classifyPath(path);
     const project = path.split('/')[1];
     if (projects.has(project)) {
       if (where.kind === 'project') out.push({ path, permission: 'project.delete' });
     } else if (where.kind === 'flag') {
-      out.push({ path, permission: 'flag.delete' });
+      out.push({ path, permission: 'flag.delete', oldOid });
     } else if (where.kind === 'config') {
       if (!flags.has(`${where.project}/${where.flag}`)) out.push({ path, permission: 'flag.delete' });
     } else if (where.kind === 'segment') {
