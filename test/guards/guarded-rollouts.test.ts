@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { judge } from '../../src/features/guards/guard-verdict.js';
 import { queryPrometheus } from '../../src/features/guards/prometheus-query.js';
 import { layout } from '../../src/foundations/repository/layout.js';
 import { serializeRepositoryFile } from '../../src/foundations/repository/serialize-file.js';
@@ -62,6 +63,15 @@ describe.skipIf(PROMETHEUS_MISSING !== null)('guarded rollouts, checked against 
     expect(await queryPrometheus(prometheus.url, 'scalar(vector(2.5))')).toEqual({ ok: true, value: 2.5 });
     expect(await queryPrometheus(`${prometheus.url}/`, 'vector(1) * 3')).toEqual({ ok: true, value: 3 });
     expect(await queryPrometheus(prometheus.url, 'vector(0) / 0')).toEqual({ ok: false, error: 'the query returned NaN' });
+    // Errors over no requests: +Inf, above any max (and -Inf below any min), not a failed query.
+    const infinite = await queryPrometheus(prometheus.url, 'vector(1) / 0');
+    expect(infinite).toEqual({ ok: true, value: Number.POSITIVE_INFINITY });
+    expect(judge({ query: 'errors / requests', max: 0.05 }, infinite)).toMatchObject({
+      kind: 'breach',
+      text: 'errors / requests = +Inf, above max 0.05',
+    });
+    const negative = await queryPrometheus(prometheus.url, 'vector(-1) / 0');
+    expect(judge({ query: 'throughput', min: 0 }, negative)).toMatchObject({ kind: 'breach', text: 'throughput = -Inf, below min 0' });
     expect(await queryPrometheus(prometheus.url, 'absent_metric_of_no_one')).toEqual({ ok: false, error: 'the query returned no samples' });
     expect(await queryPrometheus(prometheus.url, 'up[1m]')).toMatchObject({ ok: false, error: expect.stringContaining('matrix result') });
     expect(await queryPrometheus(prometheus.url, 'sum(')).toMatchObject({

@@ -27,7 +27,8 @@ export const guardCheckRoutes = [
       const { stepAt, query, checkedAt, result, value, error, failures } = found;
       return {
         body: {
-          check: { stepAt, query, checkedAt, result, ...(value !== undefined ? { value } : {}), ...(error ? { error } : {}), failures },
+          // An infinite value (stored as null: JSON has no Infinity) is said by the verdict's result alone.
+          check: { stepAt, query, checkedAt, result, ...(Number.isFinite(value) ? { value } : {}), ...(error ? { error } : {}), failures },
         },
       };
     },

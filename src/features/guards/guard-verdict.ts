@@ -13,12 +13,14 @@ export type GuardVerdict =
 export function judge(guard: ScheduleGuard, outcome: QueryOutcome): GuardVerdict {
   if (!outcome.ok) return { kind: 'error', error: outcome.error, text: `${guard.query} failed: ${outcome.error}` };
   const { value } = outcome;
+  // Written as Prometheus writes it: +Inf, not Infinity.
+  const seen = value === Number.POSITIVE_INFINITY ? '+Inf' : value === Number.NEGATIVE_INFINITY ? '-Inf' : String(value);
   if (guard.max !== undefined && value > guard.max)
-    return { kind: 'breach', value, text: `${guard.query} = ${value}, above max ${guard.max}` };
+    return { kind: 'breach', value, text: `${guard.query} = ${seen}, above max ${guard.max}` };
   if (guard.min !== undefined && value < guard.min)
-    return { kind: 'breach', value, text: `${guard.query} = ${value}, below min ${guard.min}` };
+    return { kind: 'breach', value, text: `${guard.query} = ${seen}, below min ${guard.min}` };
   const bounds = [guard.min === undefined ? '' : `min ${guard.min}`, guard.max === undefined ? '' : `max ${guard.max}`].filter(Boolean);
-  return { kind: 'pass', value, text: `${guard.query} = ${value}, within ${bounds.join(' and ')}` };
+  return { kind: 'pass', value, text: `${guard.query} = ${seen}, within ${bounds.join(' and ')}` };
 }
 
 /** Why a rollout stops, for the kill's reason and the guard_failed commits. */

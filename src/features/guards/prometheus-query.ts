@@ -60,9 +60,19 @@ function firstValue(data: NonNullable<PrometheusAnswer['data']>): QueryOutcome {
     sample = result[0].value;
   } else
     return { ok: false, error: `the query returned a ${data.resultType ?? 'missing'} result; a guard needs an instant vector or a scalar` };
-  const value = Array.isArray(sample) ? Number.parseFloat(String(sample[1])) : Number.NaN;
+  const value = Array.isArray(sample) ? sampleValue(String(sample[1])) : Number.NaN;
   if (Number.isNaN(value)) return { ok: false, error: 'the query returned NaN' };
   return { ok: true, value };
+}
+
+/**
+ * A sample's value as Prometheus writes it: a float, or `+Inf`/`-Inf` (errors over zero requests is +Inf, above
+ * any max), which parseFloat does not read.
+ */
+function sampleValue(text: string): number {
+  if (text === '+Inf' || text === 'Inf') return Number.POSITIVE_INFINITY;
+  if (text === '-Inf') return Number.NEGATIVE_INFINITY;
+  return Number.parseFloat(text);
 }
 
 function causeOf(err: unknown): string {
