@@ -197,6 +197,7 @@ async function startOnLockedDirectory(
   });
 
   const streams = attachStreamHub(holder, { logger });
+  keys.onKeysChanged(() => streams.recheck());
   metrics?.watchServing({
     snapshots: () => holder.views(),
     streamClients: () => streams.size,

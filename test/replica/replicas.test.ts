@@ -6,6 +6,7 @@ import { type Replica, startReplica } from '../../src/apps/replica/start-replica
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
+import { openRawStream } from '../sdk/raw-stream.js';
 import { fixedPortService } from './fixed-port-service.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -272,6 +273,8 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     const created = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body;
     const client = httpClient(hourly.url, created.key);
     expect((await client.get('/v1/snapshot')).status).toBe(200);
+    const stream = await openRawStream(`${hourly.url}/v1/stream`, { authorization: `Bearer ${created.key}` });
+    await stream.until(() => stream.events.length === 1);
     await admin.delete(`/api/v1/keys/${created.id}`);
     const refused = await until(
       () => client.get('/v1/snapshot'),
@@ -279,6 +282,8 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
       PROMPTLY_MS,
     );
     expect(refused.status).toBe(401);
+    // Its open stream ends then too, not at the next heartbeat (20 s).
+    await Promise.race([stream.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('still open')), PROMPTLY_MS))]);
     expect((await httpClient(hourly.url, sdkKey).get('/v1/snapshot')).status).toBe(200);
   });
 

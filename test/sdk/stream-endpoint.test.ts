@@ -80,6 +80,16 @@ describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
     stream.close();
   });
 
+  it("ends a revoked key's stream at once, long before a heartbeat, with no event after the revocation", async () => {
+    const created = await h.service.keys.createKey(ORG, { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
+    const stream = await openRawStream(url(), { authorization: `Bearer ${created.key}` });
+    await stream.until(() => versionsOf(stream.events).length === 1);
+    await h.service.keys.revokeKey(ORG, created.id);
+    await Promise.race([stream.ended, new Promise((_, reject) => setTimeout(() => reject(new Error('still open')), PROMPTLY_MS))]);
+    await setConfig(h, 'max-items', { valueOn: 65, valueOff: 10 });
+    expect(versionsOf(stream.events)).toHaveLength(1);
+  });
+
   it('stays silent for changes to other environments', async () => {
     const stream = await openRawStream(url(), { authorization: `Bearer ${h.key}` });
     await stream.until(() => versionsOf(stream.events).length === 1);

@@ -73,7 +73,10 @@ export interface StreamHubOptions {
 interface Subscriber {
   res: ServerResponse;
   lastVersion: number;
-  /** Re-checked at every heartbeat, so that a revoked key's streams end within one heartbeat. */
+  /**
+   * Asked before every event, at every heartbeat and when the keys change (recheck): a revoked key's stream ends
+   * at once, and one past its expiry or rotation grace gets no event after it.
+   */
   stillAuthorized: () => boolean;
 }
 
@@ -148,6 +151,11 @@ export class StreamHub {
     }
   }
 
+  /** Ends the streams whose key is no longer valid: the keys changed (one revoked, here or elsewhere). */
+  recheck(): void {
+    for (const set of this.byScope.values()) for (const subscriber of set) if (!subscriber.stillAuthorized()) subscriber.res.end();
+  }
+
   /** Ends every stream and stops listening; the server can then stop without waiting for them. Idempotent. */
   close(): void {
     if (this.isClosed) return;
@@ -173,6 +181,11 @@ export class StreamHub {
       let event: string | undefined; // one text for every subscriber
       for (const subscriber of set) {
         if (subscriber.lastVersion === view.version) continue;
+        // A key past its expiry or grace since the last heartbeat learns nothing more (one Map lookup a stream).
+        if (!subscriber.stillAuthorized()) {
+          subscriber.res.end();
+          continue;
+        }
         subscriber.lastVersion = view.version;
         event ??= versionEvent(view.version, since, patch);
         this.write(subscriber, event);

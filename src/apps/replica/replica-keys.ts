@@ -30,6 +30,7 @@ const MAX_KEY_LENGTH = 200;
  * every 10 s besides, and drop the verdict.
  */
 export class ReplicaKeys {
+  private readonly retainedListeners = new Set<() => void>();
   private readonly byKey = new Map<string, SdkVerdict>();
   private byDigest = new Map<string, SdkVerdict>();
   private readonly refused = new Map<string, number>();
@@ -90,6 +91,19 @@ export class ReplicaKeys {
    * rotated since it was verified: its grace period's end).
    */
   async retain(valid: ReadonlyMap<string, string | undefined>): Promise<void> {
+    try {
+      await this.retainOnly(valid);
+    } finally {
+      for (const listener of this.retainedListeners) listener();
+    }
+  }
+
+  /** Calls `listener` each time the list of valid keys was read from upstream (streams of keys gone end then). */
+  onRetained(listener: () => void): void {
+    this.retainedListeners.add(listener);
+  }
+
+  private async retainOnly(valid: ReadonlyMap<string, string | undefined>): Promise<void> {
     let changed = false;
     for (const [key, verdict] of this.byKey) {
       if (!valid.has(verdict.keyId)) {

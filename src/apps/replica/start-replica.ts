@@ -86,6 +86,8 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
     const files = new SnapshotFiles(options.dataDir);
     sync = new ReplicaSync(upstream, rotation, holder, files, keys, logger, options);
     hub = new StreamHub(holder, { logger });
+    const streams = hub;
+    keys.onRetained(() => streams.recheck());
 
     await sync.start();
     if (!(await sync.synced(options.startTimeoutMs ?? 5_000, options.stopSignal)) && !options.stopSignal?.aborted) {
