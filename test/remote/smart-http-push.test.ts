@@ -262,7 +262,56 @@ describe('a push of main from this process, over smart HTTP', () => {
   });
 });
 
+/** A proxy in front of `host` that, once asked, lets the next push's update reach the host and drops its answer. */
+async function answerDroppingProxy(host: { url: string }) {
+  const target = new URL(host.url);
+  let dropNext = false;
+  const server = http.createServer((req, res) => {
+    const upstream = http.request(
+      { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: req.headers },
+      (answer) => {
+        if (dropNext && req.method === 'POST' && req.url?.endsWith('/git-receive-pack')) {
+          dropNext = false;
+          answer.resume();
+          answer.on('end', () => req.socket.destroy());
+          return;
+        }
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  others.push(server);
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}${target.pathname}`,
+    dropNextAnswer() {
+      dropNext = true;
+    },
+  };
+}
+
 describe('a push of main through remote mode, acknowledged', () => {
+  it('is acknowledged when the host took it and only its answer was lost, and refused when the host did not take it', async () => {
+    const { repo, gitdir, parent, host, commit } = await aheadOfHost();
+    const proxy = await answerDroppingProxy(host);
+    const sync = new RemoteSync(gitdir, proxy.url, silentLogger, undefined, undefined, {}, 5_000, (oid) => repo.packAddedBy(oid, 1 << 20));
+    expect(await sync.publish(commit, parent, 'config_update')).toBe(true);
+    const next = await commitOn(repo, 3);
+    proxy.dropNextAnswer();
+    expect(await sync.publish(next, commit, 'config_update')).toBe(true);
+    expect(hostMain(host)).toBe(next);
+    // A host that refuses the update says so in its answer: nothing changed, and the change is refused.
+    const hook = join(host.gitdir, 'hooks', 'pre-receive');
+    writeFileSync(hook, '#!/bin/sh\nexit 1\n');
+    chmodSync(hook, 0o755);
+    const refused = await commitOn(repo, 4);
+    await expect(sync.publish(refused, next, 'config_update')).rejects.toMatchObject({ code: 'unavailable' });
+    expect(hostMain(host)).toBe(next);
+    sync.close();
+  });
+
   it('is not acknowledged before the other control planes are told of it', async () => {
     const { repo, gitdir, parent, host, commit } = await aheadOfHost();
     let told: () => void = () => {};

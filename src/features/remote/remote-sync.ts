@@ -20,6 +20,10 @@ const MOVED = /\[rejected\]|non-fast-forward|fetch first/;
  * old-value check, as `git http-backend` and hosts report it): as good as a move, the store runs the change again.
  */
 const LOST_RACE = /cannot lock ref|failed to lock|unable to create '[^']*\.lock'|incorrect old value|failed to update ref/i;
+/** The host answered and refused the update (a hook, a protected branch): nothing changed there. */
+const REFUSED = /\[remote rejected\]|\[rejected\]/;
+/** The host was not reached at all: nothing was sent. */
+const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|Could not resolve host|Failed to connect|Connection refused/i;
 const RACE_BACKOFF_MIN_MS = 10;
 const RACE_BACKOFF_SPREAD_MS = 90;
 const MOVED_BACKOFF_SPREAD_MS = 30;
@@ -139,13 +143,7 @@ export class RemoteSync {
     const pushing = this.push(commit, MAIN_REF, kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
     const pushed = kill ? await settledWithin(pushing, KILL_SERVE_AFTER_MS) : await pushing;
     if (pushed === null) return this.holdWhilePushed(commit, pushing);
-    if (pushed.code === 0) {
-      this.failure = null;
-      this.hung = false;
-      this.holdingNoMore();
-      await this.events.inSync?.(commit, true);
-      return true;
-    }
+    if (pushed.code === 0) return this.landed(commit);
     // A hung git host must not keep this change (and the turn it holds) waiting: nothing is acknowledged.
     if (!kill && (pushed.timedOut || signal?.aborted)) {
       // Cut off at once for another control plane's kill made here, the host was given no time: not taken as hung.
@@ -156,6 +154,11 @@ export class RemoteSync {
     const raced = LOST_RACE.test(said);
     if (!raced && !MOVED.test(said)) {
       if (kill) return this.keepUntilReachable(commit, said);
+      // The connection failed after the update may have been sent (its answer lost): the host may have taken it.
+      // Its main says; a change it took is acknowledged as any other, not reported as nothing changed.
+      const refused = REFUSED.test(said) || NOT_SENT.test(said);
+      const remote = refused ? null : await this.fetch().catch(() => null);
+      if (remote !== null && (remote === commit || (await this.isAncestor(commit, remote)))) return this.landed(commit);
       throw new FlagopsError(
         'unavailable',
         `the git remote ${redact(this.url)} did not take the change (nothing was changed): ${redact(pushed.stderr).slice(0, 300)}`,
@@ -177,6 +180,15 @@ export class RemoteSync {
     // Several control planes writing at once would otherwise go round in step, each losing to the same other.
     else await sleep(Math.random() * MOVED_BACKOFF_SPREAD_MS);
     return false;
+  }
+
+  /** The remote's main is `commit`, pushed from here: the host answers again, and the others are told. */
+  private async landed(commit: string): Promise<true> {
+    this.failure = null;
+    this.hung = false;
+    this.holdingNoMore();
+    await this.events.inSync?.(commit, true);
+    return true;
   }
 
   /**
