@@ -292,6 +292,26 @@ async function answerDroppingProxy(host: { url: string }) {
   };
 }
 
+describe('a pull of the remote while main moves', () => {
+  it('takes main moved meanwhile to the remote head for what it is, not for a divergence', async () => {
+    const { gitdir, parent, host, commit } = await aheadOfHost();
+    // The host has `commit` (pushed from elsewhere); main here is still at its parent.
+    git(gitdir, 'push', '--quiet', host.gitdir, `${commit}:${MAIN}`);
+    git(gitdir, 'update-ref', MAIN, parent, commit);
+    const sync = new RemoteSync(gitdir, host.url, silentLogger);
+    // Main moves to the remote's head (a commit handed over by another control plane) right as the pull moves it.
+    const moving = sync as unknown as { follow(local: string | null, remote: string): Promise<boolean> };
+    const follow = moving.follow.bind(sync);
+    moving.follow = async (local, remote) => {
+      git(gitdir, 'update-ref', MAIN, commit, parent);
+      return follow(local, remote);
+    };
+    expect(await sync.pull()).toBe('unchanged');
+    expect(sync.health()).toMatchObject({ diverged: false });
+    sync.close();
+  });
+});
+
 describe('a push of main through remote mode, acknowledged', () => {
   it('is acknowledged when the host took it and only its answer was lost, and refused when the host did not take it', async () => {
     const { repo, gitdir, parent, host, commit } = await aheadOfHost();

@@ -42,6 +42,8 @@ const RETRY_PUSH_MS = 1_000;
 const ZERO = '0000000000000000000000000000000000000000';
 /** Commits handed over and kept for the next pull; older ones are left to its fetch. */
 const MAX_HANDED_OVER = 16;
+/** How many times a pull decides again on main having moved meanwhile before it reports main and the remote diverged. */
+const MAX_PULL_LOOKS = 3;
 
 export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'rebased' | 'diverged';
 
@@ -466,7 +468,29 @@ export class RemoteSync {
     }
     if (taken > 0) await this.onPulled();
     const remote = await this.fetch();
-    const local = await this.localHead();
+    let local = await this.localHead();
+    // Main may move while this is decided (a commit handed over, a turn's catching up): decided again on it.
+    for (let look = 1; ; look++) {
+      const decided = await this.decidePull(local, remote);
+      if (decided !== 'diverged') return decided;
+      const now = await this.localHead();
+      if (now === local || look === MAX_PULL_LOOKS) break;
+      local = now;
+    }
+    this.logger.error('main and the git remote have diverged; serving main as it is until an operator reconciles them', {
+      remote: redact(this.url),
+      local,
+      remoteHead: remote,
+    });
+    this.diverged = `main (${local?.slice(0, 12)}) and the git remote's main (${remote?.slice(0, 12)}) have diverged: changes are refused until an operator reconciles them`;
+    return 'diverged';
+  }
+
+  /**
+   * What a pull does with main at `local` and the remote's main at `remote`: nothing, a fast-forward, a push of
+   * what main holds, a rebuild of held kills on the remote's head; 'diverged' when none of them applies.
+   */
+  private async decidePull(local: string | null, remote: string | null): Promise<PullOutcome> {
     if (remote === null) {
       if (local === null) return 'unchanged';
       await this.pushOrThrow(local);
@@ -493,12 +517,6 @@ export class RemoteSync {
         return 'rebased';
       }
     }
-    this.logger.error('main and the git remote have diverged; serving main as it is until an operator reconciles them', {
-      remote: redact(this.url),
-      local,
-      remoteHead: remote,
-    });
-    this.diverged = `main (${local?.slice(0, 12)}) and the git remote's main (${remote.slice(0, 12)}) have diverged: changes are refused until an operator reconciles them`;
     return 'diverged';
   }
 
