@@ -8,6 +8,8 @@ export interface CountRules {
   hasFlag(flagKey: string): boolean;
   /** The names of the flag's variants in this environment; anything else but on, off and default cannot come from an SDK. */
   variantsOf?(flagKey: string): readonly string[];
+  /** Whether the flag is archived in this environment: only an archived flag serves `default`. */
+  archived?(flagKey: string): boolean;
   /** Epoch milliseconds. */
   now: number;
   /** The largest count an entry may carry (default MAX_ENTRY_COUNT). */
@@ -19,6 +21,7 @@ export function viewCountRules(view: Pick<EnvironmentView, 'compiled' | 'flags'>
   return {
     hasFlag: (key) => view.compiled.has(key),
     variantsOf: (key) => (Object.hasOwn(view.flags, key) ? (view.flags[key].variants ?? []).map((v) => v.name) : []),
+    archived: (key) => Object.hasOwn(view.flags, key) && view.flags[key].archived,
     now,
   };
 }
