@@ -88,8 +88,7 @@ export class RemoteTurns {
         return held;
       }
       const left = deadline - Date.now();
-      if (left <= 0)
-        throw new WriteConflictError(`another control plane held the turn to write to the git remote for over ${waitMs} ms; try again`);
+      if (left <= 0) throw heldTooLong(waitMs);
       if (held === undefined && !this.busy) return this.take(left);
       // A full turn is finishing, or one is being taken: look again once that is done.
       await waitAtMost(held !== undefined ? held.ended : this.pending, left);
@@ -102,7 +101,11 @@ export class RemoteTurns {
     const taken = (async () => {
       const started = Date.now();
       await this.pending.catch(() => undefined);
-      const turn = await this.deps.take(Math.max(1, waitMs - (Date.now() - started)));
+      const turn = await this.deps.take(Math.max(1, waitMs - (Date.now() - started))).catch((err: unknown) => {
+        // The database's word for it names a lock; the caller is told what it waited for, as when it waits here.
+        if (err instanceof WriteConflictError) throw heldTooLong(waitMs);
+        throw err;
+      });
       try {
         const note: unknown = turn.note === null ? [] : JSON.parse(turn.note);
         if (Array.isArray(note) && note.length > 0) await this.deps.catchUp(note as TurnNote);
@@ -140,6 +143,10 @@ export class RemoteTurns {
     held.ending(ended);
     return ended;
   }
+}
+
+function heldTooLong(waitMs: number): WriteConflictError {
+  return new WriteConflictError(`another control plane held the turn to write to the git remote for over ${waitMs} ms; try again`);
 }
 
 /** Waits for `promise` to settle, at most `ms`; never rejects. */
