@@ -117,7 +117,8 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 	a, err := parseArgs(argv[1:])
 	if err == nil {
 		// A URL that can never work is a wrong argument (2), found before anything is fetched.
-		if u, perr := url.Parse(a.url); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		// A query or fragment would end up before the API's path: no such URL reaches the API.
+		if u, perr := url.Parse(a.url); perr != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.ForceQuery {
 			err = fmt.Errorf("--url must be an http(s) origin, such as http://127.0.0.1:4001 (got %q)", a.url)
 		}
 	}

@@ -114,6 +114,8 @@ func TestEvaluateErrors(t *testing.T) {
 		"no command":    {},
 		"not a url":     {"evaluate", "--url", "notaurl", "--sdk-key", "svc_sdk_k", "f"},
 		"not http":      {"watch", "--url", "ftp://127.0.0.1/", "--sdk-key", "svc_sdk_k", "f"},
+		"a query":       {"evaluate", "--url", url + "?x=1", "--sdk-key", "svc_sdk_k", "f"},
+		"a fragment":    {"evaluate", "--url", url + "#top", "--sdk-key", "svc_sdk_k", "f"},
 	}
 	for name, argv := range cases {
 		var out, errs bytes.Buffer
