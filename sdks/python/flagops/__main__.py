@@ -50,16 +50,16 @@ class _Usage(Exception):
     """A wrong command line: its message goes to stderr, exit status 2."""
 
 
-def _context(text: str | None) -> Any:
+def _context(text: str | None, where: str = "--context") -> Any:
     if text is None:
         return None
     try:
         context = json.loads(text)
     except ValueError as err:
-        raise _Usage(f"--context is not JSON: {err}") from None
+        raise _Usage(f"{where} is not JSON: {err}") from None
     problem = context_problem(context)
     if problem is not None:
-        raise _Usage(f"--context: {problem}")
+        raise _Usage(f"{where}: {problem}")
     return context
 
 
@@ -69,7 +69,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.contexts_file is not None:
         try:
             with open(args.contexts_file, encoding="utf-8") as f:
-                contexts = [_context(line) for line in f if line.strip()]
+                # A bad line is named by its number in the file, as editors count them.
+                contexts = [
+                    _context(line, f"--contexts-file line {number}") for number, line in enumerate(f, start=1) if line.strip()
+                ]
         except OSError as err:
             raise _Usage(f"--contexts-file cannot be read: {err.strerror or err}") from None
     else:

@@ -62,6 +62,14 @@ def test_evaluate_many_contexts_from_a_file(server, tmp_path):
     assert [json.loads(line)["banner"]["value"] for line in ran.stdout.splitlines()] == ["Spring sale", "Spring sale"]
 
 
+def test_a_bad_line_of_the_contexts_file_is_named_by_its_number(server, tmp_path):
+    contexts = tmp_path / "contexts.jsonl"
+    contexts.write_text('{"userId":"a"}\n\n{"attributes":[1]}\n')
+    ran = command("evaluate", "--url", server.url, "--sdk-key", KEY, "--contexts-file", str(contexts), "banner")
+    assert ran.returncode == 2
+    assert ran.stderr == "flagops: --contexts-file line 3: context.attributes must be a mapping\n", ran.stderr
+
+
 def test_watch_prints_at_start_and_on_each_change_of_the_result(server):
     proc = subprocess.Popen([sys.executable, "-m", "flagops", "watch", "--url", server.url, "--sdk-key", KEY, "banner"],
                             cwd=PACKAGE_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
