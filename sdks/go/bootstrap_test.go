@@ -1,10 +1,7 @@
 package flagops
 
 import (
-	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -60,34 +57,5 @@ func TestStreamPatchIsNotAppliedToABootstrap(t *testing.T) {
 	})
 	if r := c.Evaluate("c", user); r.Reason != ReasonKilled {
 		t.Errorf("c after its kill: %+v", r)
-	}
-}
-
-// TestBootstrapIsReadyAtOnce: a client started from a bootstrap serves it and says ready before the server has
-// answered anything, as the JS and Python clients do; stale would say the server cannot be reached.
-func TestBootstrapIsReadyAtOnce(t *testing.T) {
-	// A server that has not answered yet: the first refresh is still under way when asked.
-	release := make(chan struct{})
-	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer slow.Close()
-	c, err := NewClient(Options{
-		URL:       slow.URL,
-		SDKKey:    "svc_sdk_k",
-		Bootstrap: bootstrapOf("prod", 1, map[string]string{"c": flagOn}),
-		Logger:    quietLogger(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(context.Background())
-	defer close(release)
-	if c.Status() != StatusReady || !c.Bool("c", false, Context{UserID: "u"}) {
-		t.Fatalf("status %v, c %v: want ready, serving the bootstrap", c.Status(), c.Bool("c", false, Context{UserID: "u"}))
 	}
 }

@@ -149,9 +149,11 @@ func NewClient(opts Options) (*Client, error) {
 		env.bootstrap = true
 		c.current.Store(env)
 		c.markReady()
-		// Ready at once, as the JS and Python clients are: stale says the server cannot be reached, which nothing
-		// has found yet. The first refresh replaces the bootstrap whole.
-		c.status.Store(int32(StatusReady))
+		if opts.Offline {
+			c.status.Store(int32(StatusReady))
+		} else {
+			c.status.Store(int32(StatusStale)) // served, but not yet confirmed by the server
+		}
 	}
 	if !opts.Offline {
 		if !opts.DisableCounts {
