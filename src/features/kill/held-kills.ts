@@ -85,10 +85,23 @@ export class HeldKills {
 
   /** Makes every kill another control plane holds, in order (at start, when the records change, after a missed notice). */
   catchUp(): Promise<void> {
-    this.catchingUp = this.catchingUp.then(() =>
+    const caughtUp = this.catchingUp.then(() =>
       this.makeRecorded().catch((err: Error) => this.deps.logger.warn('held kills of other control planes not read', { err: err.message })),
     );
-    return this.catchingUp;
+    // Then main's newest commits are read ahead, off the caller's way (a kill asks first), so that the first record
+    // after the git host fails is made without first reading minutes of main (up to ~200 commits in a busy org).
+    this.catchingUp = caughtUp.then(() => this.readAhead());
+    return caughtUp;
+  }
+
+  /** Reads what main made in the last CLOCK_SKEW_SECONDS, as a new record would ask; read since the last time after the first. */
+  private async readAhead(): Promise<void> {
+    try {
+      const repo = await this.deps.repo();
+      await this.killsMadeOnMain(repo, Date.now() / 1000 - CLOCK_SKEW_SECONDS, await repo.head());
+    } catch {
+      // Read when a record needs it, as before.
+    }
   }
 
   /** Whether main here holds kills recorded as held and not yet known to be on the remote. */
