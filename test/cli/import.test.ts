@@ -1,4 +1,15 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -392,6 +403,22 @@ describe('flagops import', () => {
     expect(result.stdout).toContain(
       'projects/shop/flags/checkout-v2.yaml:1:6: /key: must equal the file name "checkout-v2" (found "checkout")',
     );
+    expect(result.stderr).toContain('nothing was imported');
+    await expect(FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') })).rejects.toThrow(/not a git repository/);
+  });
+
+  it('refuses what a push is refused for, as flagops validate says: a file over 1 MiB and a symbolic link', async () => {
+    const copy = sampleCopy();
+    cleanups.push(copy.remove);
+    const flag = join(copy.dir, 'projects/shop/flags/checkout-v2.yaml');
+    writeFileSync(flag, readFileSync(flag, 'utf8').replace(/^description: .*$/m, `description: ${'x'.repeat(1024 * 1024)}`));
+    symlinkSync('../../prod/checkout-v2.yaml', join(copy.dir, 'projects/shop/environments/dev/linked.yaml'));
+    const result = await flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--create']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('projects/shop/flags/checkout-v2.yaml: 1.0 MiB is over the limit of 1 MiB per file');
+    expect(result.stdout).toContain('projects/shop/environments/dev/linked.yaml: symbolic links are not allowed');
+    // Said once per file, not again by the file's own check.
+    expect(result.stdout.match(/checkout-v2\.yaml/g)).toHaveLength(1);
     expect(result.stderr).toContain('nothing was imported');
     await expect(FlagRepository.open({ gitdir: join(dataDir, 'repos/acme.git') })).rejects.toThrow(/not a git repository/);
   });

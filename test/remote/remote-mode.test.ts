@@ -281,6 +281,29 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${broken.id}`)).body).not.toHaveProperty('invalidFiles');
   });
 
+  it('holds back a flag whose file from the git host is over 1 MiB, as a push here would be refused, naming its size', async () => {
+    const big = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'too-big-remotely' })).body;
+    const file = 'projects/shop/flags/too-big-remotely.yaml';
+    await outsideCommit(
+      (checkout) => writeFileSync(path.join(checkout, file), `key: too-big-remotely\ndescription: ${'x'.repeat(1024 * 1024)}\n`),
+      'a long description, merged on the host',
+    );
+    const hook = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+      rawBody: '{}',
+    });
+    expect(hook.body.outcome).toBe('fast-forwarded');
+    const held = (await admin.get(`/api/v1/flags/${big.id}`)).body;
+    expect(held.invalidFiles).toEqual([{ file, line: null, message: '1.0 MiB is over the limit of 1 MiB per file' }]);
+
+    await outsideCommit((checkout) => writeFileSync(path.join(checkout, file), 'key: too-big-remotely\n'), 'a short description');
+    await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+      rawBody: '{}',
+    });
+    expect((await admin.get(`/api/v1/flags/${big.id}`)).body).not.toHaveProperty('invalidFiles');
+  });
+
   it('passes a push to /git/<org>.git on to the remote at once, with no poll and no webhook', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed-here' })).body;
     const checkout = path.join(work, 'through-flagops');

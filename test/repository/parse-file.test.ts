@@ -135,6 +135,29 @@ describe('parsing a repository file', () => {
         { file: CONFIG, path: '/valueOn', line: 3, column: 10, message: 'must be a finite number (JSON has no .inf or .nan)' },
       ]);
     });
+
+    it('refuse a version past the largest integer a JSON client reads exactly, where versions would stop moving', () => {
+      const at = (version: string) =>
+        parseRepositoryFile(CONFIG, `enabled: true\nrolloutPct: 5\nvalueOn: true\nvalueOff: false\nversion: ${version}\n`);
+      expect(at('9007199254740991').issues).toEqual([]);
+      expect(at('9007199254740993').issues).toEqual([
+        { file: CONFIG, path: '/version', line: 5, column: 10, message: expect.stringContaining('9007199254740991') },
+      ]);
+    });
+  });
+
+  describe('a file over 1 MiB', () => {
+    it('is refused as a push is, whatever way it came (the git host, an import), once and by its size', () => {
+      const text = `key: checkout-v2\ndescription: ${'é'.repeat(600 * 1024)}\n`;
+      expect(parseRepositoryFile('projects/shop/flags/checkout-v2.yaml', text)).toEqual({
+        issues: [{ file: 'projects/shop/flags/checkout-v2.yaml', message: '1.2 MiB is over the limit of 1 MiB per file' }],
+      });
+      // Up to the limit, in bytes of UTF-8, the file is read.
+      const under = `key: checkout-v2\ndescription: ${'x'.repeat(1024 * 1024 - 40)}\n`;
+      expect(parseRepositoryFile('projects/shop/flags/checkout-v2.yaml', under).issues.map((issue) => issue.message)).not.toContainEqual(
+        expect.stringContaining('over the limit'),
+      );
+    });
   });
 
   it('reads YAML 1.2: on, off, yes and no are strings, and a dotted version stays a string', () => {

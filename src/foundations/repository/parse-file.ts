@@ -7,6 +7,7 @@ import { readSimpleYaml } from './fast-yaml.js';
 import { classifyPath, layout } from './layout.js';
 import { normalizeConfig, normalizeFlag, normalizeKills, normalizeProject, normalizeSegment } from './normalize.js';
 import type { ParsedFile, ParsedFileKind } from './parsed-file.js';
+import { fileSizeRefusal } from './tree-rules.js';
 import { offsetOfPointer, SourcePositions } from './yaml-position.js';
 
 export interface ParseResult {
@@ -45,6 +46,9 @@ function withPositions(issues: ValidationIssue[], doc: Document, positions: Sour
  * (README.md, .gitignore) give nothing, but a YAML file under projects/ in an unexpected place is an issue.
  */
 export function parseRepositoryFile(path: string, text: string): ParseResult {
+  // Refused on every way in (a push, the git host's main, an import), not only where the tree is checked first.
+  const tooBig = classifyPath(path).kind === 'other' ? undefined : fileSizeRefusal(text);
+  if (tooBig) return { issues: [{ file: path, message: tooBig }] };
   try {
     return parseLayoutFile(path, text);
   } catch (err) {

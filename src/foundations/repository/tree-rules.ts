@@ -31,6 +31,22 @@ export function entryRefusal(entry: TreeEntry, options: { onlyProjects: boolean 
   return undefined;
 }
 
+/** Why a file's text is too big for the repository (over 1 MiB as UTF-8), or undefined. */
+export function fileSizeRefusal(text: string): string | undefined {
+  // Each UTF-16 unit is at most three bytes of UTF-8: a text that short is under the limit without counting.
+  if (text.length * 3 <= MAX_FILE_BYTES) return undefined;
+  const size = Buffer.byteLength(text, 'utf8');
+  return size > MAX_FILE_BYTES ? `${mebibytes(size)} is over the limit of 1 MiB per file` : undefined;
+}
+
+/** An issue per entry of the tree the rules refuse (entryRefusal); files outside projects/ are allowed. */
+export function treeRefusals(entries: readonly TreeEntry[]): ValidationIssue[] {
+  return entries.flatMap((entry) => {
+    const why = entryRefusal(entry, { onlyProjects: false });
+    return why === undefined ? [] : [{ file: entry.path, message: why }];
+  });
+}
+
 function mebibytes(bytes: number): string {
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }

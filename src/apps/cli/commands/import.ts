@@ -5,6 +5,7 @@ import { isOrgName } from '../../../foundations/auth/key-format.js';
 import { FlagopsError } from '../../../foundations/errors/kinds.js';
 import { silentLogger } from '../../../foundations/log/logger.js';
 import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
+import { caseCollisionIssues, treeRefusals } from '../../../foundations/repository/tree-rules.js';
 import { openControlState } from '../../../foundations/state/index.js';
 import type { FlagRepository, OpenOptions } from '../../../foundations/storage/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
@@ -13,7 +14,7 @@ import { type ImportPlan, needsConfirmation, planIsEmpty } from '../import-plan.
 import { type ImportRemote, importRemote } from '../import-remote.js';
 import { formatIssueLine } from '../issue-output.js';
 import { ImportRefused, type ImportRequest, prepareImport } from '../prepare-import.js';
-import { isDirectory, readRepositoryDirectory } from '../read-directory.js';
+import { isDirectory, readRepositoryTree } from '../read-directory.js';
 
 const help = `Usage: flagops import <dir> --org O [--data-dir D] [--actor NAME] [--replace] [--yes] [--dry-run] [--create]
 
@@ -108,12 +109,17 @@ async function run(args: string[], io: CliIo): Promise<number> {
     return EXIT.failed;
   }
 
-  const files = await readRepositoryDirectory(absolute);
-  if (!files) {
+  const tree = await readRepositoryTree(absolute);
+  if (!tree) {
     io.stderr(`flagops import: ${dir} has no projects/ folder; is it the root of a flags repository?\n`);
     return EXIT.failed;
   }
-  const { state, issues } = readRepositoryFiles(files, null, { locate: true });
+  // The rules a push is held to, as `flagops validate` checks them: links, submodules, sizes, letter case.
+  const refused = [...treeRefusals(tree.entries), ...caseCollisionIssues(tree.entries.map((entry) => entry.path))];
+  const read = readRepositoryFiles(tree.files, null, { locate: true });
+  const { state } = read;
+  const refusedFiles = new Set(refused.map((issue) => issue.file));
+  const issues = [...refused, ...read.issues.filter((issue) => !refusedFiles.has(issue.file))];
   if (issues.length > 0) {
     for (const issue of issues) io.stdout(`${formatIssueLine(issue, dir, 'text')}\n`);
     io.stderr(`flagops import: ${dir} has ${issues.length} issue(s); nothing was imported\n`);
@@ -126,7 +132,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     io.stderr(`flagops import: ${missing}; nothing was imported\n`);
     return EXIT.failed;
   }
-  const request: ImportRequest = { org, dir, files, imported: state, replace: values.replace };
+  const request: ImportRequest = { org, dir, files: tree.files, imported: state, replace: values.replace };
   try {
     const gitdir = join(dataDir, 'repos', `${org}.git`);
     if (values['dry-run']) return await dryRun(request, gitdir, io);

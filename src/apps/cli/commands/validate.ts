@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { incumbentsAt, readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
 import { idChangeIssue } from '../../../foundations/repository/stable-ids.js';
-import { caseCollisionIssues, entryRefusal } from '../../../foundations/repository/tree-rules.js';
+import { caseCollisionIssues, treeRefusals } from '../../../foundations/repository/tree-rules.js';
 import type { ValidationIssue } from '../../../foundations/validation/issue.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { formatIssueLine, ISSUE_FORMATS, type IssueFormat } from '../issue-output.js';
@@ -62,10 +62,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   }
   const { files, entries } = tree;
   // As a push: a tree the rules refuse (links, sizes) is not read further, so nothing is said of what a link stands for.
-  const refused = entries.flatMap((entry) => {
-    const why = entryRefusal(entry, { onlyProjects: false });
-    return why === undefined ? [] : [{ file: entry.path, message: why }];
-  });
+  const refused = treeRefusals(entries);
   if (refused.length > 0) {
     for (const issue of refused) io.stdout(`${formatIssueLine(issue, dir, format)}\n`);
     io.stdout(
