@@ -168,6 +168,38 @@ describe('versions move with content', () => {
     }
   });
 
+  it('a flag renamed in a push, its id kept in the file, keeps its versions: a write read before the rename is 409', async () => {
+    const flag = await createFlag(admin, project.id, { key: 'old-name' });
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 10 });
+    const read = await prod(flag);
+    expect(read.version).toBe(2);
+    const devBefore = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.dev.version;
+    pushEdit(svc.gitdir(), (checkout) => {
+      for (const dir of ['flags', 'environments/dev', 'environments/staging', 'environments/prod'])
+        git(checkout, 'mv', `projects/shop/${dir}/old-name.yaml`, `projects/shop/${dir}/new-name.yaml`);
+      const flagFile = path.join(checkout, 'projects/shop/flags/new-name.yaml');
+      writeFileSync(
+        flagFile,
+        `id: ${flag.id}\n${readFileSync(flagFile, 'utf8')
+          .replace(/^id: .*\n/m, '')
+          .replace('key: old-name', 'key: new-name')}`,
+      );
+      // Renamed with its rollout changed, the file's version left as it was.
+      const config = path.join(checkout, prodFile('new-name'));
+      writeFileSync(config, readFileSync(config, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 90'));
+    });
+    const renamed = await until(
+      async () => (await admin.get(`/api/v1/flags/${flag.id}`)).body,
+      (body) => body.key === 'new-name',
+    );
+    expect(renamed.environments.prod).toMatchObject({ rolloutPct: 90, version: 3 });
+    // Unchanged by the rename, a config keeps its version.
+    expect(renamed.environments.dev.version).toBe(devBefore);
+    const stale = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 5, expectedVersion: read.version });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'version_conflict']);
+    expect((await prod(flag)).rolloutPct).toBe(90);
+  });
+
   it('a pushed flag without versions, deleted and added again by a revert, is above version 0: a write read before is 409', async () => {
     const files = ['flags', 'environments/dev', 'environments/staging', 'environments/prod'].map((dir) => `projects/shop/${dir}/vz.yaml`);
     const flagYaml = 'key: vz\nname: Vz\nkind: boolean\ndefaultValue: false\n';

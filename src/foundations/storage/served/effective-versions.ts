@@ -21,6 +21,7 @@ export type VersionOverrides = ReadonlyMap<string, number>;
 const ADDS_OR_DELETES_FILES: ReadonlySet<string> = new Set(['import', 'flag_create', 'project_create', 'segment_update', 'segment_delete']);
 
 const NONE: VersionOverrides = new Map();
+const NO_RENAMES: ReadonlyMap<string, { path: string; oid: string }> = new Map();
 
 /** Records of at most this many entries are kept whole; bigger ones as the change from the first parent. */
 const WHOLE_RECORD_MAX = 256;
@@ -99,26 +100,68 @@ export class EffectiveVersions {
       // A project folder deleted: each of its files is deleted.
       const now = (await this.folders.at(commit, slug)) ?? (then && emptyFolder(then));
       if (!now) continue;
-      for (const { path, oldOid, newOid } of await this.folders.changedVersionedFiles(then, now)) {
+      const changed = await this.folders.changedVersionedFiles(then, now);
+      const renamedFrom = then ? await this.renamedConfigs(then, now, changed) : NO_RENAMES;
+      for (const { path, oldOid, newOid } of changed) {
         const held = before.get(path);
         const tombstone = held !== undefined && held < 0 ? lastVersionOf(held) : undefined;
-        // The version it had at the first parent; for a file added, the last version of one deleted at its path.
+        // The version it had at the first parent; for a file added, the last version of one deleted at its path,
+        // or of the config the same flag (by id) had under its old key, renamed by this commit.
+        const renamed = renamedFrom.get(path);
         const previous =
           (held !== undefined && held >= 0 ? held : undefined) ??
-          (oldOid === undefined ? tombstone : await this.folders.versionOf(path, oldOid));
+          (oldOid === undefined
+            ? (tombstone ?? (renamed && (await this.versionAtParent(renamed.path, renamed.oid, before))))
+            : await this.folders.versionOf(path, oldOid));
         if (newOid === undefined) {
           if (previous === undefined) after.delete(path);
           else after.set(path, tombstoneOf(previous));
           continue;
         }
         const own = await this.folders.versionOf(path, newOid);
-        const version = own === undefined ? previous : previous === undefined ? own : Math.max(own, previous + 1);
+        // Renamed as it was, a config's content did not change: its version stays.
+        const moved = renamed?.oid === newOid ? 0 : 1;
+        const version = own === undefined ? previous : previous === undefined ? own : Math.max(own, previous + moved);
         if (version === undefined || version === own) after.delete(path);
         else after.set(path, version);
       }
     }
     this.record(commit, before, after);
     return after;
+  }
+
+  /**
+   * The configs a commit added for a flag it renamed (the same id, a new key): each added config's path, with
+   * the path and blob of the config the flag had in that environment under its old key, deleted by the commit.
+   */
+  private async renamedConfigs(
+    then: ProjectFolder,
+    now: ProjectFolder,
+    changed: ReadonlyArray<{ path: string; oldOid?: string; newOid?: string }>,
+  ): Promise<ReadonlyMap<string, { path: string; oid: string }>> {
+    const gone = new Map<string, { path: string; oid: string }>();
+    for (const { path, oldOid, newOid } of changed) {
+      const at = classifyPath(path);
+      if (at.kind !== 'config' || newOid !== undefined || oldOid === undefined) continue;
+      const id = await this.folders.flagId(then, at.flag);
+      if (id !== undefined) gone.set(`${at.environment} ${id}`, { path, oid: oldOid });
+    }
+    if (gone.size === 0) return NO_RENAMES;
+    const renamed = new Map<string, { path: string; oid: string }>();
+    for (const { path, oldOid } of changed) {
+      const at = classifyPath(path);
+      if (at.kind !== 'config' || oldOid !== undefined) continue;
+      const id = await this.folders.flagId(now, at.flag);
+      const old = id === undefined ? undefined : gone.get(`${at.environment} ${id}`);
+      if (old) renamed.set(path, old);
+    }
+    return renamed;
+  }
+
+  /** The version a file had at the first parent: its override there, else what the file said. */
+  private async versionAtParent(path: string, oid: string, before: VersionOverrides): Promise<number | undefined> {
+    const held = before.get(path);
+    return held !== undefined && held >= 0 ? held : this.folders.versionOf(path, oid);
   }
 
   /**

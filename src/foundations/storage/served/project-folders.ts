@@ -106,6 +106,13 @@ export class ProjectFolders {
     return { flag, configs };
   }
 
+  /** The id of flag `key` in the folder (its file's, or the derived one), or undefined without a valid flag file. */
+  async flagId(folder: ProjectFolder, key: string): Promise<string | undefined> {
+    const oid = await this.oidIn(folder.flagsDir, `${key}${YAML}`);
+    if (oid === undefined) return undefined;
+    return (await this.slot<FlagFile>(layout.flagFile(folder.slug, key), oid)).value?.id;
+  }
+
   /** The blob oids of one flag's files, joined (equal strings: the same files); undefined when it has none. */
   async flagSignature(folder: ProjectFolder, key: string): Promise<string | undefined> {
     const name = `${key}${YAML}`;
