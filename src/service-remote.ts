@@ -32,6 +32,8 @@ const MAX_PUSHED_OBJECT_BYTES = 8 * 1024 * 1024;
 const TELL_OTHERS_WAIT_MS = 100;
 /** How long a kill waits at most for the kills other control planes hold to be made here first. */
 const HELD_FIRST_WAIT_MS = 500;
+/** How long a kill waits at most for those kills to be made here, the database having listed them. */
+const HELD_FIRST_MOST_MS = 3_000;
 
 interface RemoteMovedNotice {
   org?: string;
@@ -165,8 +167,9 @@ export function wireRemoteMode(deps: {
     async heldKillsFirst(of) {
       // Before listen() the records are read at start; with the database out of reach, there are none to read.
       if (of !== org || !listened || state.writesRefused() !== undefined) return;
-      // A database slow to answer holds a kill no longer than this; the reading goes on.
-      await settledWithin(heldKills().catchUp(), HELD_FIRST_WAIT_MS);
+      // A database slow to answer holds a kill no longer than this; the reading goes on. The making of what it
+      // listed is waited for: a kill or clear made before an older one's copy would be undone by it.
+      await heldKills().catchUpFirst(HELD_FIRST_WAIT_MS, HELD_FIRST_MOST_MS);
     },
     inTurn: (waitMs, work) =>
       turns.run(waitMs, async () => {

@@ -6,7 +6,7 @@ import type { Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
 import { receiver } from '../webhooks/webhook-harness.js';
 import { type Cluster, type ControlPlane, startCluster } from './cluster.js';
-import { hostActions } from './cluster-client.js';
+import { hostActions, hostFile } from './cluster-client.js';
 
 /** How long a delivery that should not come is waited for, once the ones that should have come. */
 const STRAY_DELIVERY_WAIT_MS = 3_000;
@@ -127,4 +127,52 @@ describe.skipIf(POSTGRES_MISSING !== null)('three control planes kill at once wh
     }
     for (const cp of controlPlanes) await reachesTheHost(cp);
   });
+
+  it.each(['kill', 'clear'])(
+    'kills and clears through every control plane at once, then a last %s answered once they are: the last holds once the host is back',
+    async (last) => {
+      const flag = await createFlag(a.api, project.id, { key: `last-${last}` });
+      for (const cp of controlPlanes)
+        await until(
+          () => cp.api.get(`/api/v1/flags/${flag.id}`),
+          (res) => res.status === 200,
+        );
+      const route = `/api/v1/flags/${flag.id}/environments/prod`;
+      const killOrClear = (cp: ControlPlane, kill: boolean, reason: string) =>
+        kill ? cp.api.post(`${route}/kill`, { reason }) : cp.api.put(`${route}/config`, { clearKill: true });
+      await cluster.gitHost.down();
+      try {
+        await Promise.all(
+          controlPlanes.map(async (cp, i) => {
+            for (let n = 0; n < 8; n++) {
+              // Kills and clears in an order of each control plane's own, a few milliseconds apart.
+              const answer = await killOrClear(cp, (n + i) % 3 !== 0, `${cp.name} ${n}`);
+              expect(answer.status).toBe(200);
+              await sleep((n * 37 + i * 11) % 60);
+            }
+          }),
+        );
+        await sleep(500);
+        const final = await killOrClear(a, last === 'kill', 'the last');
+        expect(final.status).toBe(200);
+        for (const cp of controlPlanes)
+          await until(
+            async () => (await cp.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.killed,
+            (killed) => killed === (last === 'kill'),
+          );
+      } finally {
+        await cluster.gitHost.up();
+      }
+      for (const cp of controlPlanes) await reachesTheHost(cp);
+      // Every control plane serves the last answer still, and so does the host's main.
+      await sleep(1_000);
+      for (const cp of controlPlanes) {
+        const prod = (await cp.api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+        expect(prod.killed, `${cp.name} after the host is back`).toBe(last === 'kill');
+      }
+      const hostKills = hostFile(cluster.gitHost.gitdir, 'projects/shop/environments/prod/kills.yaml') ?? '';
+      expect(hostKills.includes(`${flag.key}:`)).toBe(last === 'kill');
+    },
+    120_000,
+  );
 });

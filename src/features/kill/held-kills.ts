@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { HeldKill, HeldKillStore } from '../../foundations/state/index.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
@@ -8,6 +9,8 @@ import type { KillSwitch } from './kill-switch.js';
 const CLOCK_SKEW_SECONDS = 300;
 /** How many kills main made are kept before the older ones go. */
 const MAX_MADE_KEPT = 10_000;
+/** How often catchUpFirst looks whether the database is slow to list. */
+const FIRST_POLL_MS = 20;
 
 /** How far back (seconds) main is read for a record's kill made already: the record's time, less clock skew. */
 function readBackTo(record: HeldKill): number {
@@ -46,6 +49,8 @@ export class HeldKills {
   private scannedHead: string | null = null;
   /** How far back (seconds) main was read up to scannedHead. */
   private scannedBack = Number.POSITIVE_INFINITY;
+  /** When the listing of records under way was asked of the database; null when none is. */
+  private listingSince: number | null = null;
 
   constructor(private readonly deps: HeldKillsDeps) {}
 
@@ -104,6 +109,24 @@ export class HeldKills {
     }
   }
 
+  /**
+   * catchUp() for a kill or clear about to be made here, so that none answered elsewhere before it comes after it:
+   * waited for while this control plane makes the kills it listed (its own work, milliseconds each, however many
+   * piled up), but not past `databaseWaitMs` of waiting for the database to answer a listing, nor `mostMs` in all:
+   * a database that hangs does not hold a kill up.
+   */
+  async catchUpFirst(databaseWaitMs: number, mostMs: number): Promise<void> {
+    let caughtUp = false;
+    const done = this.catchUp().then(() => {
+      caughtUp = true;
+    });
+    const until = Date.now() + mostMs;
+    while (!caughtUp && Date.now() < until) {
+      if (this.listingSince !== null && Date.now() - this.listingSince > databaseWaitMs) return;
+      await Promise.race([done, sleep(Math.min(FIRST_POLL_MS, until - Date.now()))]);
+    }
+  }
+
   /** Whether main here holds kills recorded as held and not yet known to be on the remote. */
   get holding(): boolean {
     return this.onMain.size > 0;
@@ -127,7 +150,13 @@ export class HeldKills {
     const { org, store } = this.deps;
     const repo = await this.deps.repo();
     // Every record listed before is in onMain by now (held on main here, or made here): only new ones are read.
-    const records = await store.list(org, this.onMain);
+    this.listingSince = Date.now();
+    let records: HeldKill[];
+    try {
+      records = await store.list(org, this.onMain);
+    } finally {
+      this.listingSince = null;
+    }
     // What main has made already, also before a restart: a record whose commit is on main, or whose kill main
     // made again from another record or took from the remote. Making those again would repeat them after what
     // came later (a kill after its clear).

@@ -48,8 +48,9 @@ export async function rebaseHeldKills(
       }
       const onto = await remoteHead();
       const madeOnRemote = await killsMade(repo, { from: onto, until: forkPoint });
+      const superseded = supersededByRemote(held, madeOnRemote);
       const changes: SeriesChange<null>[] = held.map(
-        (kill) => (current) => (madeOnRemote.has(kill.meta.madeFrom!) ? null : remake(current, kill)),
+        (kill, i) => (current) => (madeOnRemote.has(kill.meta.madeFrom!) || superseded.has(i) ? null : remake(current, kill)),
       );
       return { onto, changes };
     });
@@ -59,6 +60,26 @@ export async function rebaseHeldKills(
   }
   return true;
 }
+
+/**
+ * The held kills (by index) that come before, on main here, a kill or clear of the same flag and environment the
+ * remote has already. Such a one was made on the remote's way too, or changed nothing there (another control
+ * plane found it made already, so its copy left no commit): made again on the remote's head it would undo what
+ * came after it.
+ */
+function supersededByRemote(held: readonly CommittedKill[], madeOnRemote: ReadonlyMap<string, number>): Set<number> {
+  const lastOnRemote = new Map<string, number>();
+  held.forEach((kill, i) => {
+    if (madeOnRemote.has(kill.meta.madeFrom!)) lastOnRemote.set(killTarget(kill), i);
+  });
+  const superseded = new Set<number>();
+  held.forEach((kill, i) => {
+    if (i < (lastOnRemote.get(killTarget(kill)) ?? -1)) superseded.add(i);
+  });
+  return superseded;
+}
+
+const killTarget = (kill: CommittedKill) => `${kill.meta.project}/${kill.meta.flag}/${kill.meta.environment}`;
 
 /** Main moved, while a rebase waited for the write queue, by something other than kills made here. */
 class MainMovedOtherwise extends Error {}
