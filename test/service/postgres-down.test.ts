@@ -4,6 +4,7 @@ import { until } from '../helpers/deadlines.js';
 import { httpClient } from '../helpers/http-client.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
+import { receiver } from '../webhooks/webhook-harness.js';
 
 describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in PostgreSQL, the database down', () => {
   let cluster: PostgresCluster;
@@ -26,6 +27,8 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'checkout' })).body;
     expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
     const payments = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'payments' })).body;
+    const hook = await receiver();
+    const webhook = (await admin.post('/api/v1/webhooks', { url: hook.url, actions: ['kill', 'clear_kill'] })).body;
 
     await cluster.stopServer();
     try {
@@ -51,6 +54,13 @@ describe.skipIf(POSTGRES_MISSING !== null)('the service with its state in Postgr
     } finally {
       await cluster.startServer();
     }
+    // The kill and its clearing made while it was down are delivered now, with nothing else changed meanwhile.
+    const deliveries = await until(
+      async () => (await admin.get(`/api/v1/webhooks/${webhook.id}/deliveries`)).body.deliveries,
+      (log: Array<{ status: string; action: string }>) => log.length === 2 && log.every((d) => d.status === 'delivered'),
+    );
+    expect(deliveries.map((d) => d.action)).toEqual(['clear_kill', 'kill']);
+    expect(hook.received).toHaveLength(2);
     const created = await until(
       () => admin.post('/api/v1/keys', { kind: 'agent', name: 'after' }),
       (res) => res.status === 201,

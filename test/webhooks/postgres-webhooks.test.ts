@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlState, openControlState } from '../../src/foundations/state/index.js';
 import { until } from '../helpers/deadlines.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
-import { receiver, setup } from './webhook-harness.js';
+import { receiver, recordingLogger, setup } from './webhook-harness.js';
 
 describe.skipIf(POSTGRES_MISSING !== null)('webhooks of two control planes on one database', () => {
   let cluster: PostgresCluster;
@@ -47,6 +47,41 @@ describe.skipIf(POSTGRES_MISSING !== null)('webhooks of two control planes on on
     expect(new Set(hook.received.map((r) => r.headers['x-flagops-delivery'])).size).toBe(5);
     expect(hook.received.map((r) => JSON.parse(r.body).entry.id).sort()).toEqual([...commits].sort());
   });
+
+  it('deliver a kill made while the database was down once, when it is back, without another change', async () => {
+    const [stateA, stateB] = await twoStatesOnOneDatabase();
+    const hook = await receiver();
+    const { open, change } = await setup();
+    const logger = recordingLogger();
+    const first = await open(undefined, { state: stateA, logger });
+    await first.create('acme', { url: hook.url });
+    await open(undefined, { state: stateB });
+
+    await cluster.stopServer();
+    let kill: string;
+    try {
+      // Committed and served as always; its deliveries cannot be recorded while the database is down.
+      kill = await change('kill');
+      await until(
+        async () => logger.lines,
+        (lines) => lines.some((l) => l.msg.startsWith('webhooks: reading the audit trail failed')),
+      );
+    } finally {
+      await cluster.startServer();
+    }
+    // Nothing moves main from here on: the kill goes out because the database answers again.
+    const received = await until(
+      async () => hook.received,
+      (got) => got.length === 1,
+    );
+    expect(JSON.parse(received[0].body).entry).toMatchObject({ id: kill, action: 'kill' });
+    await until(
+      async () => (await stateA.webhooks.read()).deliveries,
+      (deliveries) => deliveries.length === 1 && deliveries[0].status === 'delivered',
+    );
+    // Both control planes read the trail again; one made the delivery, and it came once.
+    expect(hook.received).toHaveLength(1);
+  }, 40_000);
 
   it('a webhook made through one is listed and delivered by the other, which goes on delivering when the first stops', async () => {
     const [stateA, stateB] = await twoStatesOnOneDatabase();

@@ -3,7 +3,8 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { WebhookStateFile } from '../../src/foundations/state/files/webhook-state-file.js';
-import { FAST, receiver, setup, until } from './webhook-harness.js';
+import { stateIn } from '../helpers/control-state.js';
+import { FAST, receiver, recordingLogger, setup, until } from './webhook-harness.js';
 
 describe('webhook deliveries', () => {
   it('POSTs each new audit entry signed with HMAC-SHA256 of the body, and logs it delivered', async () => {
@@ -109,6 +110,34 @@ describe('webhook deliveries', () => {
     }, 'one more delivered');
     expect(last.map((d) => d.attempts)).toEqual([1, 1, 2]);
     expect(hook.received).toHaveLength(4);
+  });
+
+  it('delivers a kill committed while its deliveries could not be recorded once they can, without another change', async () => {
+    const hook = await receiver();
+    const { dataDir, open, change } = await setup();
+    const files = await stateIn(dataDir);
+    // The position in the audit trail cannot be moved while `refusing` (a full disk, the database down).
+    let refusing = false;
+    const webhooks = new Proxy(files.webhooks, {
+      get(target, name) {
+        if (name === 'advance' && refusing) return () => Promise.reject(new Error('ENOSPC: no space left on device'));
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const logger = recordingLogger();
+    const service = await open(undefined, { state: { webhooks, notices: files.notices }, logger });
+    await service.create('acme', { url: hook.url });
+    refusing = true;
+    const kill = await change('kill');
+    const failures = () => logger.lines.filter((l) => l.msg.startsWith('webhooks: reading the audit trail failed'));
+    await until(() => failures().length > 0, 'the failed read');
+    await new Promise((r) => setTimeout(r, 1_500)); // the read made again after a second fails too
+    refusing = false;
+    await until(() => hook.received.length === 1, 'the kill delivered');
+    expect(JSON.parse(hook.received[0].body).entry).toMatchObject({ id: kill, action: 'kill' });
+    // Logged when the reads started failing, not at each one made again.
+    expect(failures()).toHaveLength(1);
   });
 });
 

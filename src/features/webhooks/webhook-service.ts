@@ -65,8 +65,11 @@ export interface RetryPolicy {
 export type DeliveryLimits = BacklogLimits & DispatchLimits;
 
 export interface WebhookServiceOptions {
-  /** Where webhooks, the audit trail positions and the delivery log are kept. */
-  state: Pick<ControlState, 'webhooks'>;
+  /**
+   * Where webhooks, the audit trail positions and the delivery log are kept; its notices say when the state
+   * answers again after it could not be reached.
+   */
+  state: Pick<ControlState, 'webhooks' | 'notices'>;
   audit: AuditFeed;
   repos: MainMoves;
   /** Remote mode: entries main holds that the git remote lacks wait for it. */
@@ -101,6 +104,13 @@ const DEFAULT_LIMITS: DeliveryLimits = {
 };
 /** Idle connections are kept this long for the next delivery (less when the receiver says so). */
 const IDLE_CONNECTION_MS = 15_000;
+/**
+ * After the audit trail could not be turned into deliveries (the database unreachable, a full disk), it is read
+ * again this soon, then twice as late each time up to the last: the changes made meanwhile (a kill while the
+ * database is down) are delivered without waiting for another change.
+ */
+const READ_RETRY_FIRST_MS = 1_000;
+const READ_RETRY_LAST_MS = 30_000;
 /** Entries read back at most when catching up after a restart; beyond, the trail moved on too far to replay. */
 const CATCH_UP_LIMIT = 10_000;
 /** Where what was told of flag health is kept, beside the organisations' positions in their audit trails. */
@@ -146,7 +156,8 @@ const LEASE_MARGIN_MS = 5_000;
  *
  * Durable: a delivery is recorded in the control plane's state (WebhookStore) before its first attempt, with
  * each organisation's position in its audit trail, so a stop or a crash loses nothing: a restart retries what
- * was pending and delivers the entries committed since. Instances sharing the state (several control planes
+ * was pending and delivers the entries committed since; entries whose deliveries cannot be written now (the
+ * database down) are read again with backoff until they can. Instances sharing the state (several control planes
  * on one database) deliver each entry once between them: one moves the organisation's position and makes the
  * deliveries, and each attempt is claimed by one. Delivery is at least once (a crash
  * during an attempt, or within a second after it, repeats it); `X-Flagops-Delivery` names each delivery so
@@ -164,6 +175,8 @@ export class WebhookService {
   private readonly watchedWrites = new WeakSet<Promise<void>>();
   private readonly followed = new Map<string, () => void>();
   private readonly catchUps = new Map<string, { running: Promise<void>; again: boolean }>();
+  /** Organisations whose trail could not be read: when it is read again, and the wait before that. */
+  private readonly failingReads = new Map<string, { timer: NodeJS.Timeout; delayMs: number }>();
   private readonly sender: WebhookSender;
   private readonly dispatcher: DeliveryDispatcher;
   private readonly backlog: DeliveryBacklog;
@@ -204,21 +217,23 @@ export class WebhookService {
     const dropped = service.enqueue(pending);
     if (dropped.length > 0) await service.store.updateDeliveries({ changed: dropped, removed: service.log.prune() }, 'now');
     for (const org of new Set(state.webhooks.map((w) => w.org))) {
-      // An organisation whose trail cannot be read now is caught up on its next change.
-      await service.follow(org).catch((err) => service.logger.error('webhooks: reading the audit trail failed', { org, err }));
+      // An organisation whose trail cannot be read now is read again shortly.
+      await service.follow(org).catch((err) => service.readFailed(org, err));
     }
     const stopHearingWebhooks = options.state.webhooks.onChange(() => {
       service.adoptWebhooks().catch((err) => service.logger.warn('webhooks: reading what another instance changed failed', { err }));
     });
     const stopHearingReleases = options.heldBack?.onReleased((org) => {
-      if (!service.followed.has(org)) return;
-      service
-        .catchUp(org)
-        .catch((err) => service.logger.error('webhooks: reading the audit trail failed; the next change retries', { org, err }));
+      if (service.followed.has(org)) service.readOn(org);
+    });
+    // The database answers again: what could not be read while it was down is read now, not at the next retry.
+    const stopHearingResyncs = options.state.notices.onResync(() => {
+      for (const org of [...service.failingReads.keys()]) service.readOn(org);
     });
     service.stopHearing = () => {
       stopHearingWebhooks();
       stopHearingReleases?.();
+      stopHearingResyncs();
     };
     return service;
   }
@@ -435,6 +450,8 @@ export class WebhookService {
   async close(): Promise<void> {
     this.closed = true;
     this.stopHearing();
+    for (const { timer } of this.failingReads.values()) clearTimeout(timer);
+    this.failingReads.clear();
     for (const off of this.followed.values()) off();
     this.followed.clear();
     this.dispatcher.close();
@@ -456,13 +473,42 @@ export class WebhookService {
     if (this.followed.has(org)) return;
     this.followed.set(
       org,
-      repo.onMainMoved(() => {
-        this.catchUp(org).catch((err) =>
-          this.logger.error('webhooks: reading the audit trail failed; the next change retries', { org, err }),
-        );
-      }),
+      repo.onMainMoved(() => this.readOn(org)),
     );
     await this.catchUp(org);
+  }
+
+  /** Turns `org`'s new entries into deliveries, for nobody waiting on it; one that fails is retried (readFailed). */
+  private readOn(org: string): void {
+    if (this.closed) return;
+    const failing = this.failingReads.get(org);
+    if (failing) clearTimeout(failing.timer); // read now rather than then; a failure sets the next wait
+    const read = this.followed.has(org) ? this.catchUp(org) : this.follow(org);
+    read.then(
+      () => {
+        const failed = this.failingReads.get(org);
+        if (!failed) return;
+        clearTimeout(failed.timer);
+        this.failingReads.delete(org);
+        this.logger.info('webhooks: reading the audit trail again', { org });
+      },
+      (err) => this.readFailed(org, err),
+    );
+  }
+
+  /**
+   * Reading `org`'s trail failed: read again after a wait that doubles with each failure, logged once until a
+   * read succeeds, so the entries committed meanwhile are delivered even when main does not move again.
+   */
+  private readFailed(org: string, err: unknown): void {
+    if (this.closed) return;
+    const failing = this.failingReads.get(org);
+    if (!failing) this.logger.error('webhooks: reading the audit trail failed; reading it again until it succeeds', { org, err });
+    else clearTimeout(failing.timer);
+    const delayMs = failing ? Math.min(failing.delayMs * 2, READ_RETRY_LAST_MS) : READ_RETRY_FIRST_MS;
+    const timer = setTimeout(() => this.readOn(org), delayMs);
+    timer.unref();
+    this.failingReads.set(org, { timer, delayMs });
   }
 
   /** Turns the entries after the organisation's cursor into deliveries, written before any is attempted. */
