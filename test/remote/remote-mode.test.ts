@@ -379,6 +379,38 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect(health.gitRemote).toMatchObject({ diverged: false });
   });
 
+  it.each(['moved back a commit', 'deleted'])(
+    'says in /healthz that the remote has diverged when its main is %s on the host, rather than push main over it',
+    async (how) => {
+      const hook = () =>
+        httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+          headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+          rawBody: '{}',
+        });
+      await hook(); // main up to the remote first
+      const head = git(host.gitdir, 'rev-parse', 'main');
+      expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(head);
+      // A host admin takes the last change off main (a force push), or deletes main.
+      if (how === 'deleted') git(host.gitdir, 'update-ref', '-d', 'refs/heads/main');
+      else git(host.gitdir, 'update-ref', 'refs/heads/main', `${head}^`);
+      try {
+        expect((await hook()).body.outcome).toBe('diverged');
+        expect((await hook()).body.outcome).toBe('diverged');
+        const health = (await admin.get('/healthz')).body;
+        expect(health.status).toBe('degraded');
+        expect(health.gitRemote).toMatchObject({ reachable: true, diverged: true });
+        expect(health.gitRemote.error).toContain("the git remote's main went back");
+        // Not pushed again: what the host's admin took off stays off.
+        if (how === 'deleted') expect(() => git(host.gitdir, 'rev-parse', '--verify', '--quiet', 'refs/heads/main')).toThrow();
+        else expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(host.gitdir, 'rev-parse', `${head}^`));
+      } finally {
+        git(host.gitdir, 'update-ref', 'refs/heads/main', head);
+      }
+      expect((await hook()).body.outcome).toBe('unchanged');
+      expect((await admin.get('/healthz')).body.gitRemote).toMatchObject({ diverged: false });
+    },
+  );
+
   it('picks up an outside commit by polling when no webhook comes (FLAGOPS_GIT_POLL_SECONDS)', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'polled' })).body;
     await service.stop();

@@ -94,6 +94,8 @@ export class RemoteSync {
   private hung = false;
   /** Why the last pull found main and the remote diverged; null when it did not. */
   private diverged: string | null = null;
+  /** The remote's main as seen here before it went back (force-pushed or deleted on the host); null otherwise. */
+  private rewoundFrom: string | null = null;
   /** See remakingHeld(). */
   private remakingHeldKills = false;
   /** Why every push goes by `git push`: the remote is not one this process pushes to (null: it may be). */
@@ -467,41 +469,71 @@ export class RemoteSync {
       return taken > 0 ? 'fast-forwarded' : 'unchanged';
     }
     if (taken > 0) await this.onPulled();
+    // The remote's main as last seen here, before this fetch moves the tracking ref: a main that went back from it
+    // was force-pushed (or deleted) on the host.
+    const seen = this.rewoundFrom ?? (await readRef(this.gitdir, TRACKING_REF).catch(() => null));
     const remote = await this.fetch();
     let local = await this.localHead();
     // Main may move while this is decided (a commit handed over, a turn's catching up): decided again on it.
     for (let look = 1; ; look++) {
-      const decided = await this.decidePull(local, remote);
+      const decided = await this.decidePull(local, remote, seen);
       if (decided !== 'diverged') return decided;
       const now = await this.localHead();
       if (now === local || look === MAX_PULL_LOOKS) break;
       local = now;
     }
-    this.logger.error('main and the git remote have diverged; serving main as it is until an operator reconciles them', {
-      remote: redact(this.url),
-      local,
-      remoteHead: remote,
-    });
-    this.diverged = `main (${local?.slice(0, 12)}) and the git remote's main (${remote?.slice(0, 12)}) have diverged: changes are refused until an operator reconciles them`;
+    const rewound = this.rewoundFrom !== null;
+    this.logger.error(
+      rewound
+        ? "the git remote's main went back (force-pushed or deleted on the host); serving main as it is until an operator reconciles them"
+        : 'main and the git remote have diverged; serving main as it is until an operator reconciles them',
+      { remote: redact(this.url), local, remoteHead: remote, ...(rewound ? { remoteHeadBefore: this.rewoundFrom } : {}) },
+    );
+    this.diverged = rewound
+      ? `the git remote's main went back from ${this.rewoundFrom?.slice(0, 12)} to ${remote?.slice(0, 12) ?? 'nothing'} (force-pushed or deleted on the host), while main here is ${local?.slice(0, 12)}: changes are refused until an operator reconciles them`
+      : `main (${local?.slice(0, 12)}) and the git remote's main (${remote?.slice(0, 12)}) have diverged: changes are refused until an operator reconciles them`;
     return 'diverged';
+  }
+
+  /**
+   * Whether the remote's main went back from `seen` (its head as last seen here) to `remote`: an ancestor of it, or
+   * no main at all. Main here is ahead then, but what it has beyond the remote was taken off the host on purpose,
+   * and pushing it again would undo that silently.
+   */
+  private async wentBack(remote: string | null, seen: string | null): Promise<boolean> {
+    if (seen === null || remote === seen) return false;
+    return remote === null || (await this.isAncestor(remote, seen));
   }
 
   /**
    * What a pull does with main at `local` and the remote's main at `remote`: nothing, a fast-forward, a push of
    * what main holds, a rebuild of held kills on the remote's head; 'diverged' when none of them applies.
    */
-  private async decidePull(local: string | null, remote: string | null): Promise<PullOutcome> {
+  private async decidePull(local: string | null, remote: string | null, seen: string | null = null): Promise<PullOutcome> {
+    if (remote === local) {
+      this.rewoundFrom = null;
+      return 'unchanged';
+    }
+    // Asked before main is pushed over the remote's: once so, it stays so (the fetch moved the tracking ref back)
+    // until main and the remote agree again (an operator reconciled them) or the remote moves on.
+    const wentBack = async () => {
+      if (!(await this.wentBack(remote, seen))) return false;
+      this.rewoundFrom = seen;
+      return true;
+    };
     if (remote === null) {
       if (local === null) return 'unchanged';
+      if (await wentBack()) return 'diverged';
       await this.pushOrThrow(local);
       return 'pushed';
     }
-    if (remote === local) return 'unchanged';
+    this.rewoundFrom = null;
     if (await this.follow(local, remote)) {
       await this.onPulled();
       return 'fast-forwarded';
     }
     if (local !== null && (await this.isAncestor(remote, local))) {
+      if (await wentBack()) return 'diverged';
       await this.pushOrThrow(local); // commits made while the remote was unreachable at push time cannot exist; a crash between push and ref move can
       return 'pushed';
     }
