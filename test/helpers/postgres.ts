@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { chown, mkdtemp, rm } from 'node:fs/promises';
+import { chown, mkdtemp, readFile, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -70,6 +70,25 @@ export class PostgresCluster {
   /** Stops the server as an operator would (`pg_ctl stop -m fast`: connections are cut); the data stays. */
   async stopServer(): Promise<void> {
     await this.pg('pg_ctl', ['-D', this.dataDir, '-m', 'fast', '-w', 'stop']);
+  }
+
+  /**
+   * Stops the postmaster and every process it started (SIGSTOP): a server that hangs, its connections open and
+   * answering nothing, as a machine that froze or swaps. `resume()` lets them go on (SIGCONT).
+   */
+  async hang(): Promise<void> {
+    for (const pid of await this.processes()) process.kill(pid, 'SIGSTOP');
+  }
+
+  async resume(): Promise<void> {
+    for (const pid of await this.processes()) process.kill(pid, 'SIGCONT');
+  }
+
+  /** The postmaster (the first line of its postmaster.pid) and its children. */
+  private async processes(): Promise<number[]> {
+    const postmaster = Number((await readFile(path.join(this.dataDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    const { stdout } = await run('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }));
+    return [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)];
   }
 
   async startServer(): Promise<void> {

@@ -197,6 +197,34 @@ describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQ
     });
   });
 
+  describe('the database hanging', () => {
+    it('answers a turn asked for 503 unavailable soon after its wait, and lets a held turn end within seconds', async () => {
+      const url = await cluster.createDatabase();
+      const state = await open(url);
+      const held = await state.takeTurn('writes', 5_000);
+      // A connection left idle in the pool, open to the server: what the next turn is taken on.
+      await (await state.takeTurn('other', 5_000)).end();
+      await cluster.hang();
+      try {
+        let asked = Date.now();
+        await expect(state.takeTurn('other', 2_000)).rejects.toMatchObject({
+          code: 'unavailable',
+          message: expect.stringMatching(/^the database at .* cannot be reached: no answer within \d+ ms$/),
+        });
+        expect(Date.now() - asked).toBeLessThan(4_500);
+        // The turn held when the database began to hang ends all the same, so the next is not held up.
+        asked = Date.now();
+        await held.end('pushed');
+        expect(Date.now() - asked).toBeLessThan(3_000);
+      } finally {
+        await cluster.resume();
+      }
+      // Once it answers again, turns are taken as before.
+      await (await state.takeTurn('writes', 10_000)).end();
+      await (await state.takeTurn('other', 10_000)).end();
+    }, 40_000);
+  });
+
   describe('the database down', () => {
     it('makes store calls answer unavailable, and they work again once it is back, without reopening', async () => {
       const url = await cluster.createDatabase();

@@ -9,7 +9,19 @@ const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTU
 const LOST_CONNECTION =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended/i;
 
+/**
+ * The database took a statement and has said nothing for `ms`: it hangs (stopped, a machine that froze), which
+ * the driver would wait out for ever, the connection staying open.
+ */
+export class NoAnswerError extends Error {
+  constructor(readonly ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = 'NoAnswerError';
+  }
+}
+
 export function isUnreachable(err: unknown): boolean {
+  if (err instanceof NoAnswerError) return true;
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || code.startsWith('08') || code.startsWith('57P'))) return true;

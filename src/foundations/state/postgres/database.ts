@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { WriteConflictError } from '../../errors/kinds.js';
 import type { Turn } from '../turn.js';
-import { databaseUnavailable, isUnreachable } from './database-unavailable.js';
+import { databaseUnavailable, isUnreachable, NoAnswerError } from './database-unavailable.js';
 
 /** What a write announces to the other instances: the kind of records it changed. */
 export type ChangeKind = 'keys' | 'users' | 'sessions' | 'triggers' | 'webhooks' | 'counts' | 'held-kills';
@@ -100,6 +100,16 @@ export const TURN_HOLD_MS = 30_000;
  * swapping, a machine that froze) holds the others' changes up for seconds, not TURN_HOLD_MS.
  */
 export const TURN_SILENT_MS = 4_000;
+/**
+ * How much longer than its wait for the lock taking a turn waits for the database's answer: past the lock's wait
+ * and a round trip, a database that has not answered hangs, and the write asking for the turn is answered 503.
+ */
+const TURN_ANSWER_MARGIN_MS = 1_000;
+/**
+ * How long ending a turn waits for its commit: past that the connection is ended, which ends the turn in the
+ * database as a holder that crashed does, and the next turn is not held up by a database that hangs.
+ */
+const TURN_END_WAIT_MS = 1_000;
 
 /**
  * Takes the exclusive transaction-scoped advisory lock `name` on a connection of its own, waiting at most `waitMs`
@@ -130,11 +140,16 @@ export async function takeTurn(
     // One round trip (a turn is taken per write or run of writes; on a busy machine each costs): the note is read
     // by a statement of its own, so with a snapshot taken once the lock is granted, in which the last holder's
     // note is committed.
-    const taken = (await client.query(
-      `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(waitMs))}; ` +
-        `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.ceil(Math.min(holdMs, silentMs)))}; ` +
-        `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`flagops:${name}`)}, 0)); ` +
-        `SELECT note FROM flagops_turn_notes WHERE name = ${client.escapeLiteral(name)}`,
+    // A database that hangs never answers: the write asking is answered 503 instead, and the connection is ended,
+    // so this transaction, which changes nothing, is all the database finds when it goes on.
+    const taken = (await answeredWithin(
+      client.query(
+        `BEGIN; SET LOCAL lock_timeout = ${Math.max(1, Math.ceil(waitMs))}; ` +
+          `SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1, Math.ceil(Math.min(holdMs, silentMs)))}; ` +
+          `SELECT pg_advisory_xact_lock(hashtextextended(${client.escapeLiteral(`flagops:${name}`)}, 0)); ` +
+          `SELECT note FROM flagops_turn_notes WHERE name = ${client.escapeLiteral(name)}`,
+      ),
+      Math.max(0, waitMs) + TURN_ANSWER_MARGIN_MS,
     )) as unknown as pg.QueryResult<{ note: string }>[];
     note = taken[4]?.rows[0]?.note ?? null;
   } catch (err) {
@@ -166,7 +181,9 @@ export async function takeTurn(
               ? ''
               : `INSERT INTO flagops_turn_notes (name, note) VALUES (${client.escapeLiteral(name)}, ${client.escapeLiteral(next)}) ` +
                 'ON CONFLICT (name) DO UPDATE SET note = EXCLUDED.note; ';
-          await client.query(`${store}COMMIT`);
+          // The note is left if the database commits it, once it answers; if not, the next holder's push is refused
+          // and made again on top, as after a holder that crashed.
+          await answeredWithin(client.query(`${store}COMMIT`), TURN_END_WAIT_MS);
         } catch (err) {
           broken = isUnreachable(err);
           if (!broken) await client.query('ROLLBACK').catch(() => undefined);
@@ -178,4 +195,17 @@ export async function takeTurn(
       return ended;
     },
   };
+}
+
+/**
+ * `answer`, or NoAnswerError once `ms` passed without it. The caller releases the connection as broken then,
+ * which ends it: the database rolls back a transaction left open on it, but a statement it has taken and not yet
+ * run (a COMMIT among them) it still runs when it goes on.
+ */
+function answeredWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const silent = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new NoAnswerError(ms)), ms);
+  });
+  return Promise.race([answer, silent]).finally(() => clearTimeout(timer));
 }
