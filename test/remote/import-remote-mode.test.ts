@@ -97,12 +97,33 @@ describe('flagops import in remote mode (FLAGOPS_GIT_REMOTE)', () => {
     expect(hostMain()).toBe(localMain());
   });
 
-  it('after main and the host diverged, the documented reconciliation makes writes work again', async () => {
-    // Someone force-pushes the host: its last commit rewritten (the same tree, another commit).
+  it('after main and the host diverged, the documented reconciliation makes writes work again, and no version goes back', async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'reconciled-rollout' })).body;
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { enabled: true, rolloutPct: 31 })).status).toBe(200);
+    const read = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.dev;
+    const sdk = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'dev' })).body.key;
+    const snapshot = (etag?: string) =>
+      fetch(`${service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${sdk}`, ...(etag ? { 'if-none-match': etag } : {}) } });
+    const etagBefore = (await snapshot()).headers.get('etag')!;
+    // Someone force-pushes the host: its last commit (the 31 %) rewritten as 90 %.
     const head = hostMain();
     expect(localMain()).toBe(head);
-    const rewritten = git(host.gitdir, 'commit-tree', `${head}^{tree}`, '-p', `${head}^`, '-m', 'rewritten on the host');
+    const configFile = 'projects/shop/environments/dev/reconciled-rollout.yaml';
+    const work = await mkdtemp(path.join(os.tmpdir(), 'flagops-force-push-'));
+    const checkout = path.join(work, 'c');
+    git(work, 'clone', '--quiet', host.gitdir, checkout);
+    git(checkout, 'reset', '--quiet', '--hard', 'HEAD^');
+    const text = await readFile(path.join(checkout, configFile), 'utf8');
+    writeFileSync(
+      path.join(checkout, configFile),
+      text.replace(/^enabled: .*$/m, 'enabled: true').replace(/^rolloutPct: .*$/m, 'rolloutPct: 90'),
+    );
+    git(checkout, 'commit', '--quiet', '-am', 'rewritten on the host: 90 %');
+    git(checkout, 'push', '--quiet', 'origin', 'HEAD:refs/heads/rewrite');
+    const rewritten = git(checkout, 'rev-parse', 'HEAD');
+    await rm(work, { recursive: true, force: true });
     git(host.gitdir, 'update-ref', 'refs/heads/main', rewritten);
+    git(host.gitdir, 'update-ref', '-d', 'refs/heads/rewrite');
     const refused = await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'while-diverged' });
     expect(refused.status).toBe(503);
     expect(refused.body.error.message).toContain('have diverged');
@@ -120,6 +141,11 @@ describe('flagops import in remote mode (FLAGOPS_GIT_REMOTE)', () => {
       GIT_CONFIG_NOSYSTEM: '1',
       FLAGOPS_DATA_DIR: dataDir,
       FLAGOPS_GIT_REMOTE: host.url,
+      // The operator's own identity, as their shell has it: the reconciling commit is theirs.
+      GIT_AUTHOR_NAME: 'Operator',
+      GIT_AUTHOR_EMAIL: 'operator@example.com',
+      GIT_COMMITTER_NAME: 'Operator',
+      GIT_COMMITTER_EMAIL: 'operator@example.com',
     };
     const ran = await runBlock(`set -euo pipefail\n${procedure}`, dataDir, env);
     expect(ran.code, ran.out).toBe(0);
@@ -128,9 +154,22 @@ describe('flagops import in remote mode (FLAGOPS_GIT_REMOTE)', () => {
 
     expect(git(host.gitdir, 'rev-parse', 'diverged-main')).toBe(head);
     expect((await admin.get('/healthz')).body).toMatchObject({ status: 'ok', gitRemote: { reachable: true, diverged: false } });
+    // The host's files are served, at versions past every one given out before.
+    const reconciled = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.dev;
+    expect(reconciled.rolloutPct).toBe(90);
+    expect(reconciled.version).toBeGreaterThan(read.version);
+    const stale = await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 5, expectedVersion: read.version });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'version_conflict']);
+    const after = await snapshot(etagBefore);
+    expect(after.status).toBe(200);
+    const version = (etag: string) => Number(/"v(\d+)"/.exec(etag)![1]);
+    expect(version(after.headers.get('etag')!)).toBeGreaterThan(version(etagBefore));
+    expect((await after.json()).flags['reconciled-rollout'].rolloutPct).toBe(90);
+
     const created = await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'reconciled' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    expect(git(host.gitdir, 'rev-parse', 'main^')).toBe(rewritten);
+    expect(git(host.gitdir, 'rev-parse', 'main^^')).toBe(head);
+    expect(git(host.gitdir, 'rev-parse', 'main^^2')).toBe(rewritten);
     expect(hostMain()).toBe(localMain());
   });
 
