@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -48,6 +48,28 @@ describe('flagops validate-push as the pre-receive hook of a git host', () => {
     const branch = push(checkout, 'HEAD:refs/heads/feature/typo', 'HEAD:refs/heads/proposals/uv7l58uwz7jh');
     expect(branch.ok, branch.stderr).toBe(true);
     expect(push(checkout, ':refs/heads/proposals/uv7l58uwz7jh').ok).toBe(true);
+  });
+
+  // As the service's own check: an invalid file a merge on the host put on main refuses only a push that brings issues.
+  it('takes a push that leaves an invalid file already on main as it was, and refuses one that changes it', () => {
+    const invalid = 'projects/shop/environments/prod/checkout-v2.yaml';
+    git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
+    writeFileSync(join(checkout, invalid), 'enabled: maybe\n');
+    git(checkout, 'commit', '--quiet', '-am', 'merged past the hook');
+    expect(push(checkout, 'HEAD:refs/heads/typo').ok).toBe(true);
+    git(join(work, 'host.git'), 'update-ref', 'refs/heads/main', git(checkout, 'rev-parse', 'HEAD'));
+
+    const other = join(checkout, 'projects/shop/environments/dev/checkout-v2.yaml');
+    writeFileSync(other, readFileSync(other, 'utf8').replace(/^rolloutPct: .*$/m, 'rolloutPct: 50'));
+    git(checkout, 'commit', '--quiet', '-am', 'half in dev');
+    const taken = push(checkout, 'HEAD:main');
+    expect(taken.ok, taken.stderr).toBe(true);
+
+    writeFileSync(join(checkout, invalid), 'enabled: maybe\nrolloutPct: 5\n');
+    git(checkout, 'commit', '--quiet', '-am', 'still a typo');
+    const refused = push(checkout, 'HEAD:main');
+    expect(refused.ok).toBe(false);
+    expect(refused.stderr).toContain(`${invalid}:1:10: /enabled: must be a boolean`);
   });
 
   it('still refuses to delete main', () => {

@@ -3,7 +3,7 @@ import { incumbentsAt, readRepositoryFiles } from '../../foundations/repository/
 import { idChangeIssue } from '../../foundations/repository/stable-ids.js';
 import { caseCollisionIssues } from '../../foundations/repository/tree-rules.js';
 import { appendHookPushRecords } from '../../foundations/state/index.js';
-import { formatIssue } from '../../foundations/validation/issue.js';
+import { formatIssue, newIssues, type ValidationIssue } from '../../foundations/validation/issue.js';
 import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
 import { checkCommitLimits } from './push-limits.js';
 import { type PushOnTarget, pushOn } from './push-on.js';
@@ -51,6 +51,27 @@ async function filesAt(commit: string): Promise<(path: string) => Promise<string
   return async (path) => files.get(path);
 }
 
+/**
+ * Of the pushed main's issues, those the push brings: every issue in a file it adds or changes, and any other
+ * that main did not have (a flag file deleted while another flag's config names it as a prerequisite). An
+ * invalid file already on main that the push leaves as it was stays held back as it is served, and refuses a
+ * push to other flags and projects no more than it refuses an API write to them.
+ */
+async function issuesBrought(
+  issues: ValidationIssue[],
+  pushed: ReadonlyArray<{ path: string; text: string }>,
+  oldOid: string,
+): Promise<ValidationIssue[]> {
+  if (issues.length === 0 || oldOid === ZERO_OID) return issues;
+  const before = await readPushedTree(oldOid);
+  const had = [...caseCollisionIssues(before.paths), ...readRepositoryFiles(before.files, oldOid).issues];
+  const brought = new Set(newIssues(had, issues));
+  const textBefore = new Map(before.files.map((file) => [file.path, file.text]));
+  const textAfter = new Map(pushed.map((file) => [file.path, file.text]));
+  const changed = (file: string | undefined) => file !== undefined && textBefore.get(file) !== textAfter.get(file);
+  return issues.filter((issue) => brought.has(issue) || changed(issue.file));
+}
+
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
 export function parseRefUpdates(text: string): RefUpdate[] {
   return text
@@ -65,10 +86,10 @@ export function parseRefUpdates(text: string): RefUpdate[] {
 
 /**
  * Why a push must be refused, one line each saying what and where, or nothing. Only `main` exists; it may
- * move only forward, along its first-parent line (the log is the audit trail), only to a commit whose every file is valid, and only by
- * commits within the limits of push-limits.ts. Through the service, the pushing key must also be allowed
- * everything the push does (push-permissions.ts), and an accepted push's commits are recorded with it before
- * git may move `main` to them.
+ * move only forward, along its first-parent line (the log is the audit trail), only to a commit that brings no
+ * invalid file (issuesBrought), and only by commits within the limits of push-limits.ts. Through the service,
+ * the pushing key must also be allowed everything the push does (push-permissions.ts), and an accepted push's
+ * commits are recorded with it before git may move `main` to them.
  */
 export async function checkPush(updates: readonly RefUpdate[], context?: PushContext): Promise<string[]> {
   const problems: string[] = [];
@@ -107,13 +128,12 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     // Files over the limits are not read: one could be a gigabyte.
     if (overLimits.length > 0) continue;
     const { files, paths } = await readPushedTree(newOid);
-    for (const issue of caseCollisionIssues(paths)) problems.push(formatIssue(issue));
     const read = readRepositoryFiles(files, newOid, { locate: true });
     // Flags clashing over an id or a key, projects over an id: the one main had keeps it, as served, so the line names the pushed file.
     const incumbents =
       read.clashes.length > 0 && oldOid !== ZERO_OID ? await incumbentsAt(read.clashes, await filesAt(oldOid)) : new Set<string>();
     const { issues } = incumbents.size > 0 ? readRepositoryFiles(files, newOid, { locate: true, incumbents }) : read;
-    for (const issue of issues) problems.push(formatIssue(issue));
+    for (const issue of await issuesBrought([...caseCollisionIssues(paths), ...issues], files, oldOid)) problems.push(formatIssue(issue));
     if (context) {
       const projectFiles = files.filter((f) => PROJECT_FILE.test(f.path));
       const scope = {

@@ -1,6 +1,6 @@
 import type { Actor } from '@flagops/core';
 import { parseRepositoryFile } from '../repository/parse-file.js';
-import { formatIssue, type ValidationIssue } from '../validation/issue.js';
+import { newIssues } from '../validation/issue.js';
 import { oneLine } from '../validation/one-line.js';
 import type { CommitSigner } from './git/commit-signature.js';
 import { type CommitObject, EMPTY_TREE_OID, type GitIdentity, serializeCommit } from './git/git-objects.js';
@@ -89,15 +89,4 @@ export class ChangeCommitter {
     };
     return this.signer ? this.signer.sign(unsigned) : unsigned;
   }
-}
-
-/**
- * Issues in `after` that `before` did not have: what a change would make worse. Compared without line and
- * column, so that rewriting a file another issue points into (a kills file naming a deleted flag) does not
- * count as a new problem: a valid write is never refused for what others left invalid.
- */
-function newIssues(before: readonly ValidationIssue[], after: readonly ValidationIssue[]): ValidationIssue[] {
-  const where = (issue: ValidationIssue) => formatIssue({ file: issue.file, path: issue.path, message: issue.message });
-  const known = new Set(before.map(where));
-  return after.filter((issue) => !known.has(where(issue)));
 }

@@ -13,7 +13,7 @@ export type {
 export { configModelIssues } from './config-model.js';
 export { isDateTime } from './date-time.js';
 export { escapePointerSegment, operatorValueMessage } from './error-messages.js';
-export { formatIssue, type ValidationIssue } from './issue.js';
+export { formatIssue, newIssues, type ValidationIssue } from './issue.js';
 export { duplicateRuleIdIssues } from './rule-ids.js';
 export { guardBoundIssues, pastStepIssues, scheduleIssues, scheduleOrderIssues } from './schedule.js';
 export { API_SCHEMAS, type ApiSchemaName, DOCUMENT_SCHEMAS, type DocumentSchemaName } from './schema-files.js';

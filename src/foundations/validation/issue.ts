@@ -17,3 +17,14 @@ export function formatIssue(issue: ValidationIssue): string {
   const path = issue.path ? `${issue.path}: ` : '';
   return where ? `${where}: ${path}${issue.message}` : `${path}${issue.message}`;
 }
+
+/**
+ * Issues in `after` that `before` did not have: what a change would make worse (an API write, a push).
+ * Compared without line and column, so that rewriting a file another issue points into (a kills file naming a
+ * deleted flag) does not count as a new problem: a valid change is never refused for what others left invalid.
+ */
+export function newIssues(before: readonly ValidationIssue[], after: readonly ValidationIssue[]): ValidationIssue[] {
+  const where = (issue: ValidationIssue) => formatIssue({ file: issue.file, path: issue.path, message: issue.message });
+  const known = new Set(before.map(where));
+  return after.filter((issue) => !known.has(where(issue)));
+}
