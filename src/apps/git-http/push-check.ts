@@ -15,6 +15,7 @@ import {
   pushedCommits,
   readPushedFiles,
   readPushedTree,
+  refTarget,
   ZERO_OID,
 } from './pushed-objects.js';
 
@@ -23,6 +24,7 @@ export { ZERO_OID } from './pushed-objects.js';
 const MAIN = 'refs/heads/main';
 const PROPOSALS = 'refs/heads/proposals/';
 const PROJECT_FILE = /^projects\/[^/]+\/project\.yaml$/;
+const MAIN_MOVED = `${MAIN}: main moved while the push was checked (an API change or another push); nothing was changed: fetch, rebase on main and push again`;
 
 export interface RefUpdate {
   oldOid: string;
@@ -169,6 +171,12 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     }
     accepted.push(...commits);
   }
+  // Everything above read main as the push found it. An API change or another push that moved it since would
+  // have git's own update fail on its ref lock, saying nothing of why: said here, before the push is recorded or
+  // pushed on. (A move between here and git's update still fails on the lock.) On a git host git's words stay:
+  // a control plane pushing there knows them as a lost race and makes its change again.
+  const main = updates.find((update) => update.ref === MAIN);
+  if (problems.length === 0 && context && main && (await refTarget(MAIN)) !== main.oldOid) problems.push(MAIN_MOVED);
   if (problems.length === 0 && context?.pushLog) {
     // On the service's clock when it gave one: budgets count a pushed commit from when it was pushed.
     const at = context.budget?.at ?? new Date().toISOString();
@@ -178,7 +186,6 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     );
   }
   // Last, once nothing else refuses it: a push the remote took cannot be taken back.
-  const main = updates.find((update) => update.ref === MAIN);
   if (problems.length === 0 && context?.pushOn && main) {
     const refused = await pushOn(context.pushOn, main.newOid);
     if (refused !== null) problems.push(refused);

@@ -54,6 +54,12 @@ export async function onFirstParentLine(ancestor: string, descendant: string): P
   return lines.length === 0 || lines[lines.length - 1].split(' ')[1] === ancestor;
 }
 
+/** The commit `ref` points at now, or ZERO_OID when there is no such ref. */
+export async function refTarget(ref: string): Promise<string> {
+  const result = await git(['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+  return result.code === 0 ? result.stdout.toString('utf8').trim() : ZERO_OID;
+}
+
 /** The contents of objects by id, through one `git cat-file --batch`. */
 async function readObjects(oids: readonly string[]): Promise<Map<string, Buffer>> {
   const unique = [...new Set(oids)];
