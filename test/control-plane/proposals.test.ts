@@ -526,6 +526,30 @@ describe('change proposals for protected environments', () => {
     }, 60_000);
   });
 
+  describe('approve and reject at once', () => {
+    it('one decision wins, the other answers 409 conflict; the status, what is served and the audit trail agree', async () => {
+      for (let round = 0; round < 4; round++) {
+        const f = await flag();
+        const p = await propose(f, { rolloutPct: 20 });
+        const approve = () => otherAdmin.post(`/api/v1/proposals/${p.id}/approve`);
+        const reject = () => admin.post(`/api/v1/proposals/${p.id}/reject`, { reason: 'no' });
+        // Sent in either order: either decision may come first.
+        const [approved, rejected] =
+          round % 2 === 0 ? await Promise.all([approve(), reject()]) : (await Promise.all([reject(), approve()])).reverse();
+        expect([approved.status, rejected.status].sort()).toEqual([200, 409]);
+        const merged = approved.status === 200;
+        const loser = merged ? rejected : approved;
+        expect(loser.body.error.code).toBe('conflict');
+        expect((merged ? approved : rejected).body.status).toBe(merged ? 'merged' : 'rejected');
+        expect((await admin.get(`/api/v1/proposals/${p.id}`)).body.status).toBe(merged ? 'merged' : 'rejected');
+        expect((await admin.get(`/api/v1/flags/${f.id}`)).body.environments.prod.rolloutPct).toBe(merged ? 20 : 10);
+        const entries = (await admin.get(`/api/v1/audit?flagId=${f.id}&limit=20`)).body.entries as Json[];
+        const decisions = entries.filter((e) => e.proposalId === p.id && e.action !== 'proposal_open').map((e) => e.action);
+        expect(decisions).toEqual([merged ? 'config_update' : 'proposal_reject']);
+      }
+    });
+  });
+
   async function sdkKey(): Promise<string> {
     const res = await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' });
     return res.body.key;

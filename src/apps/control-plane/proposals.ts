@@ -141,6 +141,15 @@ function refuseDecided(proposal: Proposal): void {
 }
 
 /**
+ * ConflictError when the proposal was decided after `record` was read: approved (main holds its approval or
+ * a merge of it) or rejected (its branch moved). Run in the write queue, where both decisions are made, so of an
+ * approval and a rejection at once exactly one is made and the other answers 409.
+ */
+async function refuseDecidedSince(ws: Workspace, record: ProposalRecord): Promise<void> {
+  refuseDecided((await proposalRecord(ws, record.proposal.id)).proposal);
+}
+
+/**
  * Applies an open proposal's change on main as one commit authored by the approver, with trailers naming the
  * proposal and its proposer. The change applies only where main still holds what the proposal changed (else
  * 409 version_conflict, and it stays open). Answers once evaluation serves it.
@@ -161,6 +170,8 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
   const paths = await ws.repo.changedPaths(proposal.commit);
   const summary = (await ws.repo.readCommit(proposal.commit)).summary.replace(/^propose: /, '');
   await ws.repo.update(async (_committed, head) => {
+    // Decided here, in the write queue, where a rejection is recorded too: whichever comes first wins.
+    await refuseDecidedSince(ws, record);
     const served = await ws.readServed(head);
     refuseHeldBack(served, proposal.projectSlug, proposal.flagKey ?? undefined);
     // The same judgement the proposal's `stale` shows, on the head this commit goes on.
@@ -210,13 +221,18 @@ export async function rejectProposal(ws: Workspace, id: string, reason?: string)
   authorizeDecision(ws, proposal);
   refuseDecided(proposal);
   const text = reason?.trim();
-  await ws.repo.recordOnBranch(record.ref, record.tip, {
-    action: 'proposal_reject',
-    summary: `reject proposal ${id}`,
-    body: text ? `reason: ${text}` : undefined,
-    actor: ws.actor,
-    ...subjectTrailers(proposal),
-    proposal: { id },
-  });
+  await ws.repo.recordOnBranch(
+    record.ref,
+    record.tip,
+    {
+      action: 'proposal_reject',
+      summary: `reject proposal ${id}`,
+      body: text ? `reason: ${text}` : undefined,
+      actor: ws.actor,
+      ...subjectTrailers(proposal),
+      proposal: { id },
+    },
+    () => refuseDecidedSince(ws, record),
+  );
   return (await proposalRecord(ws, id)).proposal;
 }

@@ -46,10 +46,11 @@ export class Branches {
   }
 
   /** FlagRepository.recordOnBranch. */
-  recordOnBranch(ref: string, expected: string, meta: CommitMeta): Promise<string> {
+  recordOnBranch(ref: string, expected: string, meta: CommitMeta, precondition?: () => Promise<void>): Promise<string> {
     assertBranchRef(ref);
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     return this.queue.serializedUntil(deadline, async () => {
+      await precondition?.();
       const tree = (await this.objects.readCommit(expected)).tree;
       const commit = this.committer.commitObject(tree, [expected], meta);
       const batch = this.objects.batch();

@@ -377,10 +377,12 @@ export class FlagRepository {
   /**
    * Adds a commit that changes no file to branch `ref`, which must point at `expected` (a proposal's
    * rejection is recorded so). Returns the new commit; WriteConflictError when the branch moved.
+   * `precondition` runs first, in the write queue, so no update of main made here runs between it and the
+   * branch's move; throwing records nothing.
    */
-  recordOnBranch(ref: string, expected: string, meta: CommitMeta): Promise<string> {
+  recordOnBranch(ref: string, expected: string, meta: CommitMeta, precondition?: () => Promise<void>): Promise<string> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    return this.writing(this.branchRefs.recordOnBranch(ref, expected, meta), () => true);
+    return this.writing(this.branchRefs.recordOnBranch(ref, expected, meta, precondition), () => true);
   }
 
   /** The commit a branch points at (`refs/heads/...`), or null when it does not exist. */
