@@ -12,9 +12,9 @@ import type { ControlState, Unsubscribe } from './foundations/state/index.js';
 import {
   type AddedObjects,
   type FlagRepository,
+  type MainWrite,
   packOfAdded,
   type RepositoryRegistry,
-  type UpdateResult,
 } from './foundations/storage/index.js';
 
 /**
@@ -51,7 +51,7 @@ export interface RemoteWiring {
    * Runs an update in this control plane's turn among those sharing the remote (RemoteTurns), waiting at most
    * `waitMs` for it.
    */
-  inTurn<T>(waitMs: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>>;
+  inTurn<R extends MainWrite>(waitMs: number, work: () => Promise<R>): Promise<R>;
   /** What main holds that the remote lacks, for webhooks: they deliver an entry once the remote has it. */
   heldBack: HeldBack;
   /** Before a kill or clear through this control plane: the kills other control planes hold, made here first. */

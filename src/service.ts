@@ -37,7 +37,7 @@ import { type BoundPort, bindPort } from './foundations/process/bind-port.js';
 import { DataDirLock } from './foundations/process/data-dir-lock.js';
 import { StartupError } from './foundations/process/startup-error.js';
 import { openControlState } from './foundations/state/index.js';
-import { CorruptRefError, LostRepositoryError, type UpdateResult } from './foundations/storage/index.js';
+import { CorruptRefError, LostRepositoryError, type MainWrite } from './foundations/storage/index.js';
 import { RepositoryRegistry } from './foundations/storage/repository-registry.js';
 import { serviceHealth } from './service-health.js';
 import { type RemoteWiring, wireRemoteMode } from './service-remote.js';
@@ -147,8 +147,9 @@ async function startOnLockedDirectory(
     remote ? remote.publish(gitdir, commit, parent, action, signal) : Promise.resolve(true);
   const publishBranch = (gitdir: string, ref: string, commit: string) =>
     remote ? remote.publishBranch(gitdir, ref, commit) : Promise.resolve();
+  const fetchBranch = (gitdir: string, ref: string) => (remote ? remote.fetchBranch(gitdir, ref) : Promise.resolve());
   // Control planes sharing a database and a remote take turns to write to it (kills excepted).
-  const clusterTurn = <T>(gitdir: string, waitMs: number, work: () => Promise<UpdateResult<T>>) =>
+  const clusterTurn = <R extends MainWrite>(gitdir: string, waitMs: number, work: () => Promise<R>) =>
     remoteWiring && gitdir === remoteWiring.remote.sync.gitdir ? remoteWiring.inTurn(waitMs, work) : work();
   const repos = new RepositoryRegistry({
     dataDir: config.dataDir,
@@ -164,7 +165,7 @@ async function startOnLockedDirectory(
       // Commits are dated by the service's clock, the one the budgets' hour and the scheduler are measured by.
       clock: () => clock.now(),
       // Several control planes on one remote lose pushes to each other under load: more runs before giving up.
-      ...(config.gitRemote ? { publish, publishBranch, maxAttempts: REMOTE_WRITE_ATTEMPTS } : {}),
+      ...(config.gitRemote ? { publish, publishBranch, fetchBranch, maxAttempts: REMOTE_WRITE_ATTEMPTS } : {}),
       ...(config.gitRemote && config.databaseUrl ? { clusterTurn } : {}),
       ...(metrics ? { onCommit: (action: string) => metrics.controlFamilies.countCommit(action) } : {}),
     },

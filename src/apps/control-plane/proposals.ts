@@ -14,7 +14,7 @@ import { proposalStaleness } from '../../features/proposals/proposal-staleness.j
 import { limitedToProjects } from '../../foundations/auth/scope.js';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, ProposalConflictError } from '../../foundations/errors/kinds.js';
 import { projectById } from '../../foundations/repository/state-lookup.js';
-import { authorIdentity, type Change, type FlagRepository, type ServedState } from '../../foundations/storage/index.js';
+import { authorIdentity, type Change, type FlagRepository, type ServedState, type WriteFn } from '../../foundations/storage/index.js';
 import { refuseHeldBack } from './flag-write.js';
 import { optionalQuery, route } from './route-table.js';
 import type { Workspace } from './workspace.js';
@@ -142,8 +142,9 @@ function refuseDecided(proposal: Proposal): void {
 
 /**
  * ConflictError when the proposal was decided after `record` was read: approved (main holds its approval or
- * a merge of it) or rejected (its branch moved). Run in the write queue, where both decisions are made, so of an
- * approval and a rejection at once exactly one is made and the other answers 409.
+ * a merge of it) or rejected (its branch moved). Run in the write queue, where both decisions are made, and in the
+ * turn among control planes sharing a remote, with main caught up and the branch fetched: of an approval and a
+ * rejection at once, through one control plane or several, exactly one is made and the other answers 409.
  */
 async function refuseDecidedSince(ws: Workspace, record: ProposalRecord): Promise<void> {
   refuseDecided((await proposalRecord(ws, record.proposal.id)).proposal);
@@ -169,8 +170,8 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
     );
   const paths = await ws.repo.changedPaths(proposal.commit);
   const summary = (await ws.repo.readCommit(proposal.commit)).summary.replace(/^propose: /, '');
-  await ws.repo.update(async (_committed, head) => {
-    // Decided here, in the write queue, where a rejection is recorded too: whichever comes first wins.
+  const apply: WriteFn<null> = async (_committed, head) => {
+    // Decided here, where a rejection is decided too (refuseDecidedSince): whichever comes first wins.
     await refuseDecidedSince(ws, record);
     const served = await ws.readServed(head);
     refuseHeldBack(served, proposal.projectSlug, proposal.flagKey ?? undefined);
@@ -193,7 +194,9 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
       },
       result: null,
     };
-  });
+  };
+  // The branch is fetched first in remote mode: a rejection made through another control plane is read.
+  await ws.repo.update(apply, { withBranch: record.ref });
   await ws.served();
   return (await proposalRecord(ws, id)).proposal;
 }

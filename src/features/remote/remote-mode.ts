@@ -57,6 +57,10 @@ export class RemoteMode {
   readonly publishBranch = (gitdir: string, ref: string, commit: string): Promise<void> =>
     gitdir === this.sync.gitdir ? this.sync.publishBranch(ref, commit) : Promise.resolve();
 
+  /** FlagRepository `fetchBranch`: a proposal branch as the remote holds it, before it is decided here. */
+  readonly fetchBranch = (gitdir: string, ref: string): Promise<void> =>
+    gitdir === this.sync.gitdir ? this.sync.fetchBranch(ref) : Promise.resolve();
+
   /** Fetches the remote once (the remote wins where main is behind), then polls. Start never fails on the remote. */
   async start(): Promise<void> {
     // Unreachable at start: tried again every second, so kills committed here while it was down reach it soon.

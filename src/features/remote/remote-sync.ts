@@ -389,6 +389,34 @@ export class RemoteSync {
   }
 
   /**
+   * Brings a branch other than main (a proposal branch) to what the remote holds: another control plane's write
+   * to it is seen here at once, not at the next pull. A branch the remote lacks is left as it is. One fetch at a
+   * time, as fetch().
+   */
+  fetchBranch(ref: string): Promise<void> {
+    const run = this.fetching.then(
+      () => this.fetchBranchNow(ref),
+      () => this.fetchBranchNow(ref),
+    );
+    this.fetching = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fetchBranchNow(ref: string): Promise<void> {
+    const silent = String(Math.max(1, Math.ceil(this.pushTimeoutMs / 1000)));
+    const fetched = await gitRun(
+      this.gitdir,
+      ['-c', 'http.lowSpeedLimit=1', '-c', `http.lowSpeedTime=${silent}`, 'fetch', '--quiet', '--no-tags', REMOTE, `+${ref}:${ref}`],
+      { config: this.remoteConfig, timeoutMs: this.pushTimeoutMs },
+    );
+    if (fetched.code !== 0 && !/couldn't find remote ref/i.test(fetched.stderr))
+      throw new FlagopsError(
+        'unavailable',
+        `fetching ${ref} from the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`,
+      );
+  }
+
+  /**
    * Brings main up to the remote: fast-forward, or push local commits the remote lacks. One at a time; asked
    * while one runs, one more runs after it (the remote may have moved since the running one fetched), shared
    * by everyone who asks meanwhile. `pushed`, a commit another control plane pushed and handed over, is taken

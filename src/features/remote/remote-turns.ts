@@ -1,6 +1,6 @@
 import { WriteConflictError } from '../../foundations/errors/kinds.js';
 import type { Turn } from '../../foundations/state/index.js';
-import type { UpdateResult } from '../../foundations/storage/index.js';
+import type { MainWrite } from '../../foundations/storage/index.js';
 
 /** Updates one turn may take in before the other control planes get theirs. */
 const UPDATES_PER_TURN = 8;
@@ -53,7 +53,7 @@ export class RemoteTurns {
 
   constructor(private readonly deps: RemoteTurnsDeps) {}
 
-  async run<T>(waitMs: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>> {
+  async run<R extends MainWrite>(waitMs: number, work: () => Promise<R>): Promise<R> {
     const held = await this.join(Date.now() + waitMs, waitMs);
     try {
       const result = await work();

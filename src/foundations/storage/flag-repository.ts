@@ -26,7 +26,15 @@ import { ServedHistoryCache } from './served/served-history-cache.js';
 import { type ServedState, ServedStates } from './served/served-state.js';
 import { type LoadedState, StateLoader } from './served/state-loader.js';
 import { type StorageFaultState, StorageFaults } from './storage-fault.js';
-import { type MainRebuild, type SeriesChange, type SeriesResult, type UpdateResult, type WriteFn, WriteQueue } from './write-queue.js';
+import {
+  type MainRebuild,
+  type MainWrite,
+  type SeriesChange,
+  type SeriesResult,
+  type UpdateResult,
+  type WriteFn,
+  WriteQueue,
+} from './write-queue.js';
 
 export interface OpenOptions {
   /** A bare repository (the service's own). */
@@ -60,12 +68,19 @@ export interface OpenOptions {
    */
   publishBranch?: (gitdir: string, ref: string, commit: string) => Promise<void>;
   /**
-   * Remote mode with several control planes: runs an update (not a kill, which must never wait for another
-   * process) in this control plane's turn among them, waiting at most `waitMs` for it: the turn brings main up
-   * to what the last holder pushed, so the update's push is not refused for a commit it could have known of.
-   * `work` queues the update in the write queue: the turn is had before, so nothing queued waits for it.
+   * Remote mode: brings a branch other than main to what the remote holds (another control plane may have
+   * written to it). Called before a write that decides on the branch is queued (UpdateOptions.withBranch,
+   * recordOnBranch), in its turn among control planes. Throwing aborts.
    */
-  clusterTurn?: <T>(gitdir: string, waitMs: number, work: () => Promise<UpdateResult<T>>) => Promise<UpdateResult<T>>;
+  fetchBranch?: (gitdir: string, ref: string) => Promise<void>;
+  /**
+   * Remote mode with several control planes: runs an update (not a kill, which must never wait for another
+   * process), or a record on a branch, in this control plane's turn among them, waiting at most `waitMs` for it:
+   * the turn brings main up to what the last holder pushed, so the update's push is not refused for a commit it
+   * could have known of. `work` queues the write in the write queue: the turn is had before, so nothing queued
+   * waits for it.
+   */
+  clusterTurn?: <R extends MainWrite>(gitdir: string, waitMs: number, work: () => Promise<R>) => Promise<R>;
   /** Called once `main` has moved to a commit this instance made, with the commit's action (the metrics count them). */
   onCommit?: (action: CommitMeta['action']) => void;
   /** Runs of the write function before giving up with WriteConflictError when `main` keeps moving. */
@@ -112,6 +127,12 @@ export interface UpdateOptions {
    * (a kill made again here from another control plane's record: that one gave the git host its time already).
    */
   cutAtOnce?: boolean;
+  /**
+   * A branch other than main that the write function decides on (a proposal's, approving it): in remote mode it is
+   * fetched first (OpenOptions.fetchBranch), in the update's turn and before the update is queued, so what another
+   * control plane wrote to it before is read. Not with `waitForLock`.
+   */
+  withBranch?: string;
   /**
    * Runs once main has moved to the new commit (on `parent`), before the move is announced to onMainMoved
    * listeners: how a kill is served by its own fast path rather than by the reload the announcement starts.
@@ -314,9 +335,10 @@ export class FlagRepository {
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
       ? this.writes.urgent(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, true), options.cutAtOnce)
-      : this.contended(deadline, () =>
-          this.writes.serializedUntil(deadline, () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce)),
-        );
+      : this.contended(deadline, async () => {
+          if (options.withBranch !== undefined) await this.options.fetchBranch?.(this.gitdir, options.withBranch);
+          return this.writes.serializedUntil(deadline, () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce));
+        });
     return this.writing(run, (outcome) => outcome.committed);
   }
 
@@ -343,7 +365,7 @@ export class FlagRepository {
    * racing for its main, the loser fetching and making its change again. The turn is taken before the update
    * is queued, so a kill queued meanwhile never waits for another control plane.
    */
-  private contended<T>(deadline: number, work: () => Promise<UpdateResult<T>>): Promise<UpdateResult<T>> {
+  private contended<R extends MainWrite>(deadline: number, work: () => Promise<R>): Promise<R> {
     const turn = this.options.clusterTurn;
     return turn ? turn(this.gitdir, Math.max(0, deadline - Date.now()), work) : work();
   }
@@ -378,11 +400,23 @@ export class FlagRepository {
    * Adds a commit that changes no file to branch `ref`, which must point at `expected` (a proposal's
    * rejection is recorded so). Returns the new commit; WriteConflictError when the branch moved.
    * `precondition` runs first, in the write queue, so no update of main made here runs between it and the
-   * branch's move; throwing records nothing.
+   * branch's move; throwing records nothing. Run as an update is (in the turn among control planes, the branch
+   * fetched first in remote mode), so `precondition` reads main and the branch with every other control plane's
+   * writes before it.
    */
   recordOnBranch(ref: string, expected: string, meta: CommitMeta, precondition?: () => Promise<void>): Promise<string> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    return this.writing(this.branchRefs.recordOnBranch(ref, expected, meta, precondition), () => true);
+    const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
+    const recorded = this.contended(deadline, async () => {
+      await this.options.fetchBranch?.(this.gitdir, ref);
+      const oid = await this.branchRefs.recordOnBranch(ref, expected, meta, precondition);
+      // Main stays as it was: the turn's next holder has nothing of this to take in.
+      return { committed: false, commit: null, oid };
+    });
+    return this.writing(
+      recorded.then((r) => r.oid),
+      () => true,
+    );
   }
 
   /** The commit a branch points at (`refs/heads/...`), or null when it does not exist. */

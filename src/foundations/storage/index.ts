@@ -85,5 +85,5 @@ export type { CommitInfo } from './served/history.js';
 export type { FileChange } from './served/prepare-change.js';
 export { heldBackBy, type ServedState } from './served/served-state.js';
 export type { LoadedState } from './served/state-loader.js';
-export type { MainRebuild, SeriesChange, SeriesOutcome, SeriesResult, UpdateResult } from './write-queue.js';
+export type { MainRebuild, MainWrite, SeriesChange, SeriesOutcome, SeriesResult, UpdateResult, WriteFn } from './write-queue.js';
 export { PUBLISH_CUT_WHEN_ASKED } from './write-queue.js';

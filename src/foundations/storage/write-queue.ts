@@ -21,6 +21,12 @@ export interface UpdateResult<T> {
   state: RepositoryState;
 }
 
+/**
+ * What a write run in a turn among control planes (OpenOptions.clusterTurn) says of main: whether it moved, and
+ * to which commit, which the turn's next holder takes in. A write to another branch leaves main as it was.
+ */
+export type MainWrite = Pick<UpdateResult<unknown>, 'committed' | 'commit'>;
+
 /** One change of a series: runs on the state the changes before it left; null (or no file change) makes no commit. */
 export type SeriesChange<T> = (current: RepositoryState, tip: string | null) => Change<T> | null | Promise<Change<T> | null>;
 
