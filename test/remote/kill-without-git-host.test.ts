@@ -86,6 +86,23 @@ describe('kills never wait for the git host (remote mode)', () => {
     expect(entries).toHaveLength(1);
   });
 
+  it('with the git host down, a change refused for it (503) has /healthz say the host is out of reach at once, until it answers again', async () => {
+    const flag = await liveFlag('search');
+    await host.down();
+    try {
+      const refused = await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 7 });
+      expect([refused.status, refused.body.error?.code]).toEqual([503, 'unavailable']);
+      expect((await admin.get('/healthz')).body).toMatchObject({
+        status: 'degraded',
+        gitRemote: { reachable: false, holdingKills: false },
+      });
+    } finally {
+      await host.up();
+    }
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 7 })).status).toBe(200);
+    expect((await admin.get('/healthz')).body).toMatchObject({ status: 'ok', gitRemote: { reachable: true } });
+  });
+
   it('a kill the git host is slow to take is served at once, reaches the host once, and the host is not reported down', async () => {
     const flag = await liveFlag('slow-host');
     // Each request answered 0.6 s late: a push (one request once the host is known) takes longer than a kill

@@ -161,6 +161,8 @@ export class RemoteSync {
       // The connection failed after the update may have been sent (its answer lost): the host may have taken it.
       // Its main says; a change it took is acknowledged as any other, not reported as nothing changed.
       const refused = REFUSED.test(said) || NOT_SENT.test(said);
+      // Not reached at all: /healthz says so now, not at the next poll (the next fetch or push that works clears it).
+      if (NOT_SENT.test(said)) this.failure ??= `a change was not taken: ${redact(said).trim().slice(0, 300)}`;
       const remote = refused ? null : await this.fetch().catch(() => null);
       if (remote !== null && (remote === commit || (await this.isAncestor(commit, remote)))) return this.landed(commit);
       throw new FlagopsError(
