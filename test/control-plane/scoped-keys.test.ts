@@ -255,6 +255,24 @@ describe('scoped, expiring and rotated keys', () => {
       expect((await agent.put(`/api/v1/flags/${reviewed.id}/environments/prod/config`, { rolloutPct: 5 })).status).toBe(202);
     });
 
+    it('deciding an archive proposal with a key limited to environments is refused in the words of archiving', async () => {
+      const admin = httpClient(svc.controlUrl, svc.admin);
+      const other = await createProject(admin, 'archiving');
+      const doomed = await createFlag(admin, other.id, { key: 'old-banner' });
+      await admin.patch(`/api/v1/projects/${other.id}`, { requireApproval: { prod: ['agent'] } });
+      const proposed = await httpClient(svc.controlUrl, svc.agent).delete(`/api/v1/flags/${doomed.id}`);
+      expect(proposed.status).toBe(202);
+      expect(proposed.body.proposal).toMatchObject({ action: 'flag_archive', environment: null });
+      const devAdmin = httpClient(svc.controlUrl, (await admin.post('/api/v1/keys', { kind: 'admin', environments: ['dev'] })).body.key);
+      for (const decision of ['approve', 'reject']) {
+        const refused = await devAdmin.post(`/api/v1/proposals/${proposed.body.proposal.id}/${decision}`, {});
+        expect(refused.status, decision).toBe(403);
+        expect(refused.body.error.message).toBe(
+          'an admin key limited to environment dev may not archive flags: that acts in every environment; it needs a credential not limited to environments',
+        );
+      }
+    });
+
     it('a preview answers the refusal the write would, never "it would open a proposal"', async () => {
       const admin = httpClient(svc.controlUrl, svc.admin);
       const other = await createProject(admin, 'previewed');

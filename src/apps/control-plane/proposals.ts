@@ -107,10 +107,14 @@ async function proposalRecord(ws: Workspace, id: string): Promise<ProposalRecord
   return record;
 }
 
-/** Deciding acts in the proposal's environment: a credential limited to environments decides only in those. */
+/**
+ * Deciding acts in the proposal's environment: a credential limited to environments decides only in those. A
+ * proposal without one (archiving a flag, changing a segment) acts in every environment, so such a credential
+ * is refused with the words of what it does.
+ */
 function authorizeDecision(ws: Workspace, proposal: Proposal): void {
   if (proposal.environment) ws.authorize('proposal.decide', { environment: proposal.environment });
-  else ws.authorize('segment.update', {});
+  else ws.authorize(proposal.action === 'flag_archive' ? 'flag.archive' : 'segment.update', {});
 }
 
 /**
