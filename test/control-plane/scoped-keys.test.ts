@@ -194,6 +194,25 @@ describe('scoped, expiring and rotated keys', () => {
       expect((await admin.post(`/api/v1/keys/${rotated.body.id}/rotate`, {})).status).toBe(409);
     });
 
+    it('a grace ends no later than the old key expires, the new key names the key that rotated it, and an expired key is 409', async () => {
+      const expiresAt = new Date(clock.now().getTime() + HOUR).toISOString();
+      const old = (await admin.post('/api/v1/keys', { kind: 'agent', name: 'short-lived', expiresAt })).body;
+      const rotator = (await admin.post('/api/v1/keys', { kind: 'admin', name: 'rotator' })).body;
+      const rotated = await httpClient(svc.controlUrl, rotator.key).post(`/api/v1/keys/${old.id}/rotate`, { graceSeconds: 7200 });
+      expect(rotated.status).toBe(201);
+      expect(rotated.body).toMatchObject({ expiresAt, rotatedFrom: old.id, createdBy: rotator.id });
+      const listedOld = (await admin.get('/api/v1/keys')).body.keys.find((k: Json) => k.id === old.id);
+      expect(listedOld).toMatchObject({ graceEndsAt: expiresAt, createdBy: old.createdBy });
+
+      clock.advance(HOUR);
+      const expired = await admin.post(`/api/v1/keys/${rotated.body.id}/rotate`, { graceSeconds: 100 });
+      expect(expired.status).toBe(409);
+      expect(expired.body.error.message).toBe(
+        `key ${rotated.body.prefix}… expired at ${expiresAt}; an expired key cannot be rotated: create a new key`,
+      );
+      expect((await admin.get('/api/v1/keys')).body.keys.filter((k: Json) => k.rotatedFrom === rotated.body.id)).toEqual([]);
+    });
+
     it('refuses a grace outside 0 to 604800 seconds with 400, and an unknown key with 404', async () => {
       const old = (await admin.post('/api/v1/keys', { kind: 'agent' })).body;
       for (const graceSeconds of [-1, 604_801, 1.5, '60']) {

@@ -56,8 +56,7 @@ export async function createKey(ws: Workspace, body: KeyCreateBody): Promise<Cre
       'an admin key with limits may create only keys within them: the same or fewer projects and environments, expiring no later than itself',
     );
   }
-  // Who made it: a proposal is never approved by a key its proposer made (proposals.ts).
-  return ws.deps.keys.createKey(ws.org, input, ws.principal.kind === 'session' ? undefined : ws.principal.keyId);
+  return ws.deps.keys.createKey(ws.org, input, keyIdOf(ws));
 }
 
 /** Every key of the organisation that the caller may manage. */
@@ -72,7 +71,15 @@ export function revokeKey(ws: Workspace, id: string): Promise<KeyView> {
 
 /** A new key of the same kind, name and limits; the old one works `graceSeconds` longer. */
 export function rotateKey(ws: Workspace, id: string, graceSeconds: number): Promise<CreatedKey> {
-  return ws.deps.keys.rotateKey(ws.org, id, graceSeconds, (record) => within(ws.principal, record));
+  return ws.deps.keys.rotateKey(ws.org, id, graceSeconds, {
+    rotatedBy: keyIdOf(ws),
+    allowed: (record) => within(ws.principal, record),
+  });
+}
+
+/** The key the caller uses, recorded as the maker of the keys it creates or rotates. */
+function keyIdOf(ws: Workspace): string | undefined {
+  return ws.principal.kind === 'session' ? undefined : ws.principal.keyId;
 }
 
 /** A key outside the caller's limits is not found to it, like another organisation's. */

@@ -226,25 +226,35 @@ export class KeyService {
 
   /**
    * Replaces a live key of `org` with a new one of the same kind, name and limits; the old one keeps working for
-   * `graceSeconds` more, then gets 401 saying it was rotated. A revoked key, or one already rotated, is 409:
-   * rotate its replacement instead. Another organisation's key is NotFoundError like an unknown one.
+   * `graceSeconds` more (never past its own expiry), then gets 401 saying it was rotated. A revoked key, one
+   * already rotated, or one that expired is 409: rotate its replacement, or create a new key. Another
+   * organisation's key, or one `allowed` refuses, is NotFoundError like an unknown one. `rotatedBy`: the id of
+   * the key that asks, the new key's `createdBy` (the old key keeps who made it).
    */
-  async rotateKey(org: string, id: string, graceSeconds = 0, allowed: (record: KeyRecord) => boolean = () => true): Promise<CreatedKey> {
+  async rotateKey(
+    org: string,
+    id: string,
+    graceSeconds = 0,
+    by: { rotatedBy?: string; allowed?: (record: KeyRecord) => boolean } = {},
+  ): Promise<CreatedKey> {
     if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_GRACE_SECONDS)
       throw new InvalidInputError(`graceSeconds must be a whole number from 0 to ${MAX_GRACE_SECONDS}`, 'graceSeconds');
     return this.serialized(async () => {
       let key = '';
       const outcome = await this.store.rotate(org, id, (old, current) => {
-        if (!allowed(old)) throw new NotFoundError(`key ${JSON.stringify(id)}`);
+        if (by.allowed !== undefined && !by.allowed(old)) throw new NotFoundError(`key ${JSON.stringify(id)}`);
         if (old.revokedAt) throw new ConflictError(`key ${old.prefix}… was revoked at ${old.revokedAt}; a revoked key cannot be rotated`);
         if (old.replacedBy !== undefined)
           throw new ConflictError(
             `key ${old.prefix}… was already rotated at ${old.rotatedAt}; rotate its replacement (id ${old.replacedBy})`,
           );
         const now = this.now();
+        // Its replacement would carry the same expiry, so it would be born ended.
+        if (old.expiresAt !== undefined && Date.parse(old.expiresAt) <= now.getTime())
+          throw new ConflictError(`key ${old.prefix}… expired at ${old.expiresAt}; an expired key cannot be rotated: create a new key`);
         key = generateKey(old.kind, this.random);
         while (current.keys.some((k) => k.prefix === keyPrefix(key))) key = generateKey(old.kind, this.random);
-        const { id: _id, prefix: _prefix, hash: _hash, createdAt: _created, rotatedFrom: _from, ...kept } = old;
+        const { id: _id, prefix: _prefix, hash: _hash, createdAt: _created, rotatedFrom: _from, createdBy: _by, ...kept } = old;
         const replacement: KeyRecord = {
           id: this.newId(),
           ...kept,
@@ -252,8 +262,11 @@ export class KeyService {
           hash: KeyHasher.encode(this.hasher.digest(key)),
           createdAt: now.toISOString(),
           rotatedFrom: old.id,
+          ...(by.rotatedBy !== undefined ? { createdBy: by.rotatedBy } : {}),
         };
-        return { replacement, rotatedAt: now.toISOString(), graceEndsAt: new Date(now.getTime() + graceSeconds * 1000).toISOString() };
+        // A grace never lengthens the old key's life past its own expiry.
+        const graceEnds = Math.min(now.getTime() + graceSeconds * 1000, endOf({ expiresAt: old.expiresAt }));
+        return { replacement, rotatedAt: now.toISOString(), graceEndsAt: new Date(graceEnds).toISOString() };
       });
       if (!outcome) throw new NotFoundError(`key ${JSON.stringify(id)}`);
       this.install(await this.store.list());

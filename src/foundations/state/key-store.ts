@@ -26,7 +26,7 @@ export interface KeyRecord {
   graceEndsAt?: string;
   /** Set on a key made by a rotation: the key it replaced. */
   rotatedFrom?: string;
-  /** Set on a key created with another key (POST /api/v1/keys): that key's id. A rotation keeps it. */
+  /** Set on a key created or rotated with another key: that key's id (a rotation's new key names who rotated). */
   createdBy?: string;
 }
 
