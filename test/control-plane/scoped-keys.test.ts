@@ -149,6 +149,19 @@ describe('scoped, expiring and rotated keys', () => {
       expect(child.status).toBe(201);
       expect(child.body.expiresAt).toBe(expiresAt);
     });
+
+    it('an admin key that expires creates no trigger, whose URL would kill the flag after the key ended (403)', async () => {
+      const expiresAt = new Date(clock.now().getTime() + HOUR).toISOString();
+      const expiring = httpClient(svc.controlUrl, (await admin.post('/api/v1/keys', { kind: 'admin', expiresAt })).body.key);
+      const path = `/api/v1/flags/${flag.id}/environments/staging/triggers`;
+      const refused = await expiring.post(path, { name: 'outlive' });
+      expect(refused.status).toBe(403);
+      expect(refused.body.error.message).toBe(
+        `an admin key expiring at ${expiresAt} may not create triggers: a trigger's URL would kill the flag past the key's expiry; it needs a key without an expiry or an admin session`,
+      );
+      expect((await admin.get(path)).body.triggers.map((t: Json) => t.name)).not.toContain('outlive');
+      expect((await admin.post(path, { name: 'lasting' })).status).toBe(201);
+    });
   });
 
   describe('rotation', () => {
