@@ -49,7 +49,7 @@ describe('scoped, expiring and rotated keys', () => {
       expect(listed.key).toBeUndefined();
     });
 
-    it('refuses an expiry in the past or not a moment, and limits on an sdk key, with 400 naming the field', async () => {
+    it('refuses an expiry in the past or not a moment, and projects or environments on an sdk key, with 400 naming the field', async () => {
       const cases: Array<[Json, string]> = [
         [{ kind: 'agent', expiresAt: '2026-11-26T09:59:59Z' }, 'expiresAt must be in the future'],
         [{ kind: 'agent', expiresAt: '2026-11-26' }, 'expiresAt must be an ISO-8601 date and time'],
@@ -60,7 +60,8 @@ describe('scoped, expiring and rotated keys', () => {
         [{ kind: 'agent', expiresAt: '2031-02-29T12:00:00+02:00' }, 'expiresAt must be an ISO-8601 date and time'],
         [{ kind: 'admin', environments: ['qa'] }, 'environments'],
         [{ kind: 'admin', projects: [] }, 'projects'],
-        [{ kind: 'sdk', projectId: shop.id, environment: 'dev', expiresAt: '2030-01-01T00:00:00Z' }, 'expiresAt'],
+        [{ kind: 'sdk', projectId: shop.id, environment: 'dev', environments: ['dev'] }, 'environments'],
+        [{ kind: 'sdk', projectId: shop.id, environment: 'dev', expiresAt: '2026-11-26T09:59:59Z' }, 'expiresAt must be in the future'],
         [{ kind: 'sdk', projectId: shop.id, environment: 'dev', projects: [shop.id] }, 'projects'],
       ];
       for (const [body, words] of cases) {
@@ -98,6 +99,39 @@ describe('scoped, expiring and rotated keys', () => {
       expect((await shopAdmin.delete(`/api/v1/keys/${unlimited.id}`)).status).toBe(404);
       expect((await shopAdmin.post(`/api/v1/keys/${unlimited.id}/rotate`, {})).status).toBe(404);
       expect((await shopAdmin.delete(`/api/v1/keys/${inherited.body.id}`)).status).toBe(200);
+    });
+
+    it('an expiring admin key makes sdk keys that end with it, and sees, revokes and rotates none that outlasts it', async () => {
+      const at = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
+      const expiresAt = at(HOUR);
+      const expiring = httpClient(svc.controlUrl, (await admin.post('/api/v1/keys', { kind: 'admin', name: 'exp', expiresAt })).body.key);
+      const lasting = (await admin.post('/api/v1/keys', { kind: 'sdk', name: 'lasting', projectId: shop.id, environment: 'prod' })).body;
+      const sdk = { kind: 'sdk', projectId: shop.id, environment: 'prod' };
+      const made = await expiring.post('/api/v1/keys', sdk);
+      expect(made.status).toBe(201);
+      expect(made.body.expiresAt).toBe(expiresAt);
+      const sooner = await expiring.post('/api/v1/keys', { ...sdk, expiresAt: at(HOUR / 2) });
+      expect(sooner.status).toBe(201);
+      expect(sooner.body.expiresAt).toBe(at(HOUR / 2));
+      const later = await expiring.post('/api/v1/keys', { ...sdk, expiresAt: at(2 * HOUR) });
+      expect(later.status).toBe(403);
+      expect(later.body.error.message).toContain('expiring no later than itself');
+      // An admin key without an expiry may give an sdk key one.
+      expect((await admin.post('/api/v1/keys', { ...sdk, expiresAt: at(2 * HOUR) })).body.expiresAt).toBe(at(2 * HOUR));
+
+      const ids = (await expiring.get('/api/v1/keys')).body.keys.map((k: Json) => k.id);
+      expect(ids).toContain(made.body.id);
+      expect(ids).not.toContain(lasting.id);
+      expect((await expiring.post(`/api/v1/keys/${lasting.id}/rotate`, {})).status).toBe(404);
+      expect((await expiring.delete(`/api/v1/keys/${lasting.id}`)).status).toBe(404);
+
+      const evaluate = (key: string) => httpClient(svc.evalUrl, key).post('/v1/evaluate', { key: 'checkout', context: { userId: 'u1' } });
+      expect((await evaluate(made.body.key)).status).toBe(200);
+      clock.advance(HOUR);
+      const refused = await evaluate(made.body.key);
+      expect(refused.status).toBe(401);
+      expect(refused.body.error.message).toBe(`the sdk key ${made.body.prefix}… (${made.body.name}) expired at ${expiresAt}`);
+      expect((await evaluate(lasting.key)).status).toBe(200);
     });
   });
 

@@ -30,4 +30,22 @@ describe("a replica's refused sdk keys", () => {
     await expect(keys.verify(first)).rejects.toThrow(UnauthorizedError);
     expect(asked.at(-1)).toBe(first); // forgotten to bound memory: asked again
   });
+
+  it('say that a key expired, once its expiry passed, and that one rotated away was rotated', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-keys-'));
+    const end = new Date(Date.now() + 200).toISOString();
+    const expiring = generateKey('sdk');
+    const rotated = generateKey('sdk');
+    // The control plane as a fake fetch: one key expires at `end`, the other's rotation grace ends then.
+    const fetch = (async (_url: string, init: RequestInit) => {
+      const key = JSON.parse(String(init.body)).key as string;
+      const verdict = { keyId: key, projectId: 'prj_1', environment: 'prod', validUntil: end };
+      return Response.json(key === expiring ? { ...verdict, expiresAt: end } : verdict);
+    }) as typeof globalThis.fetch;
+    const keys = await ReplicaKeys.open(dir, new UpstreamClient({ origin: 'http://upstream.invalid', token: 'svc_adm_x', fetch }));
+    for (const key of [expiring, rotated]) expect((await keys.verify(key)).validUntil).toBe(end);
+    await new Promise((resolve) => setTimeout(resolve, Date.parse(end) - Date.now() + 20));
+    await expect(keys.verify(expiring)).rejects.toThrow(`the sdk key ${expiring.slice(0, 16)}… expired at ${end}`);
+    await expect(keys.verify(rotated)).rejects.toThrow(`was rotated and its grace period ended at ${end}`);
+  });
 });

@@ -11,8 +11,10 @@ export interface SdkVerdict {
   keyId: string;
   projectId: string;
   environment: EnvironmentName;
-  /** A rotated key: when its grace period ends (ISO-8601); the replica refuses it from then on. */
+  /** A key that ends (it expires, or was rotated): when (ISO-8601); the replica refuses it from then on. */
   validUntil?: string;
+  /** A key that expires: when; a `validUntil` before it is the end of a rotation's grace. */
+  expiresAt?: string;
 }
 
 const NEGATIVE_TTL_MS = 10_000;
@@ -34,8 +36,8 @@ export class ReplicaKeys {
   private readonly byKey = new Map<string, SdkVerdict>();
   private byDigest = new Map<string, SdkVerdict>();
   private readonly refused = new Map<string, number>();
-  /** Rotated keys whose grace period ended, by key, with its end: refused saying so, as the control plane does. */
-  private readonly rotatedAway = new Map<string, string>();
+  /** Keys that ended (expired, or rotated and their grace over), by key, with the words of their 401, as the control plane says them. */
+  private readonly ended = new Map<string, string>();
   private readonly inFlight = new Map<string, Promise<SdkVerdict>>();
   private readonly now: () => number = Date.now;
 
@@ -61,7 +63,7 @@ export class ReplicaKeys {
       if (verdict) this.byKey.set(rawKey, verdict);
     }
     if (verdict?.validUntil !== undefined && Date.parse(verdict.validUntil) <= this.now()) {
-      this.rememberRotated(rawKey, verdict.validUntil);
+      this.rememberEnded(rawKey, verdict.validUntil, verdict.expiresAt);
       return undefined;
     }
     return verdict;
@@ -72,11 +74,8 @@ export class ReplicaKeys {
     if (rawKey === null || rawKey.length > MAX_KEY_LENGTH || kindOfKey(rawKey) !== 'sdk') throw new UnauthorizedError();
     const known = this.known(rawKey);
     if (known) return known;
-    const ended = this.rotatedAway.get(rawKey);
-    if (ended !== undefined)
-      throw new UnauthorizedError(
-        `the sdk key ${rawKey.slice(0, 16)}… was rotated and its grace period ended at ${ended}; use the key that replaced it`,
-      );
+    const ended = this.ended.get(rawKey);
+    if (ended !== undefined) throw new UnauthorizedError(ended);
     if ((this.refused.get(rawKey) ?? 0) > Date.now()) throw new UnauthorizedError();
     let pending = this.inFlight.get(rawKey);
     if (!pending) {
@@ -109,7 +108,7 @@ export class ReplicaKeys {
       if (!valid.has(verdict.keyId)) {
         this.byKey.delete(key);
         // Known to end (rotated) and gone from the list: its grace is over. A key without an end was revoked.
-        if (verdict.validUntil !== undefined) this.rememberRotated(key, verdict.validUntil);
+        if (verdict.validUntil !== undefined) this.rememberEnded(key, verdict.validUntil, verdict.expiresAt);
       } else this.byKey.set(key, withEnd(verdict, valid.get(verdict.keyId)));
     }
     for (const [digest, verdict] of this.byDigest) {
@@ -124,9 +123,13 @@ export class ReplicaKeys {
     if (changed) await this.persist();
   }
 
-  private rememberRotated(rawKey: string, validUntil: string): void {
-    this.rotatedAway.set(rawKey, validUntil);
-    if (this.rotatedAway.size > MAX_REFUSED) this.rotatedAway.delete(this.rotatedAway.keys().next().value as string);
+  private rememberEnded(rawKey: string, validUntil: string, expiresAt: string | undefined): void {
+    const why =
+      validUntil === expiresAt
+        ? `expired at ${expiresAt}`
+        : `was rotated and its grace period ended at ${validUntil}; use the key that replaced it`;
+    this.ended.set(rawKey, `the sdk key ${rawKey.slice(0, 16)}… ${why}`);
+    if (this.ended.size > MAX_REFUSED) this.ended.delete(this.ended.keys().next().value as string);
   }
 
   private async ask(rawKey: string): Promise<SdkVerdict> {

@@ -6,7 +6,10 @@ import type { KeyKind } from './key-format.js';
 import type { Principal } from './principal.js';
 import type { Scope } from './scope.js';
 
-/** The limits an admin or agent key may be given at creation; an sdk key has its one project and environment instead. */
+/**
+ * The limits a key may be given at creation: an admin or agent key all three; an sdk key, which has its one
+ * project and environment instead, only an expiry.
+ */
 export interface KeyLimits {
   projects?: string[];
   environments?: EnvironmentName[];
@@ -24,11 +27,10 @@ export function checkKeyLimits(kind: KeyKind, input: KeyLimits, now: Date): KeyL
   const { projects, environments, expiresAt } = input;
   const limits: KeyLimits = {};
   if (kind === 'sdk') {
-    for (const field of ['projects', 'environments', 'expiresAt'] as const) {
+    for (const field of ['projects', 'environments'] as const) {
       if (input[field] !== undefined)
         throw new InvalidInputError(`${field} is for admin and agent keys; an sdk key has its one projectId and environment`, field);
     }
-    return limits;
   }
   if (projects !== undefined) {
     if (
@@ -71,7 +73,8 @@ type Coverage = Pick<KeyRecord, 'kind' | 'projects' | 'environments' | 'expiresA
 
 /**
  * Whether `key` stays within what `manager` may reach: every project and environment it covers is one the
- * manager covers, and it ends no later than the manager. A key manager without limits manages every key.
+ * manager covers, and it ends no later than the manager (an sdk key too: it evaluates until it ends). A key
+ * manager without limits manages every key.
  */
 export function within(manager: Pick<Principal, 'scope' | 'expiresAt'>, key: Coverage): boolean {
   const scope = manager.scope;
@@ -83,7 +86,7 @@ export function within(manager: Pick<Principal, 'scope' | 'expiresAt'>, key: Cov
     const environments = key.kind === 'sdk' ? [key.environment] : key.environments;
     if (environments === undefined || !environments.every((e) => e !== undefined && scope.environments!.has(e))) return false;
   }
-  if (manager.expiresAt !== undefined && key.kind !== 'sdk') {
+  if (manager.expiresAt !== undefined) {
     if (key.expiresAt === undefined || Date.parse(key.expiresAt) > Date.parse(manager.expiresAt)) return false;
   }
   return true;
@@ -94,10 +97,11 @@ export function within(manager: Pick<Principal, 'scope' | 'expiresAt'>, key: Cov
  * by a limited key is never wider than it); what it gives is kept, and checked by `within` afterwards.
  */
 export function inheritLimits(manager: Pick<Principal, 'scope' | 'expiresAt'>, kind: KeyKind, limits: KeyLimits): KeyLimits {
-  if (kind === 'sdk') return limits;
   const out = { ...limits };
+  if (out.expiresAt === undefined && manager.expiresAt !== undefined) out.expiresAt = manager.expiresAt;
+  // An sdk key's project and environment are its own fields, never inherited.
+  if (kind === 'sdk') return out;
   if (out.projects === undefined && manager.scope?.projectIds !== undefined) out.projects = [...manager.scope.projectIds];
   if (out.environments === undefined && manager.scope?.environments !== undefined) out.environments = [...manager.scope.environments];
-  if (out.expiresAt === undefined && manager.expiresAt !== undefined) out.expiresAt = manager.expiresAt;
   return out;
 }

@@ -428,7 +428,7 @@ function checkCreateInput(org: string, input: CreateKeyInput, now: Date): Create
     if (typeof projectId !== 'string' || projectId === '') throw new InvalidInputError('projectId is required for an sdk key', 'projectId');
     if (!isEnvironmentName(environment))
       throw new InvalidInputError('environment must be dev, staging or prod for an sdk key', 'environment');
-    return { kind, name: name?.trim(), projectId, environment };
+    return { kind, name: name?.trim(), projectId, environment, ...limits };
   }
   if (projectId !== undefined)
     throw new InvalidInputError(`projectId is only for sdk keys; an ${kind} key is limited with projects: [<project id>...]`, 'projectId');

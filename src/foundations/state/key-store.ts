@@ -16,7 +16,7 @@ export interface KeyRecord {
   projects?: string[];
   /** Admin and agent keys: the environments the key may change (absent: every environment). */
   environments?: EnvironmentName[];
-  /** Admin and agent keys: when the key stops working (ISO-8601, UTC). */
+  /** When the key stops working (ISO-8601, UTC); an sdk key's only limit. */
   expiresAt?: string;
   createdAt: string;
   revokedAt?: string;

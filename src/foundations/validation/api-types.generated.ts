@@ -49,7 +49,7 @@ export interface FlagPatchBody {
   lifecycle?: null | FlagLifecyclePatch;
 }
 
-/** POST /api/v1/keys: projectId and environment are required for sdk keys, which are scoped to one project and environment. Admin and agent keys may be limited to projects (ids) and environments, and may expire (expiresAt, ISO-8601, in the future). */
+/** POST /api/v1/keys: projectId and environment are required for sdk keys, which are scoped to one project and environment. Admin and agent keys may be limited to projects (ids) and environments; every key may expire (expiresAt, ISO-8601, in the future). */
 export interface KeyCreateBody {
   kind: 'admin' | 'agent' | 'sdk';
   name?: string;
@@ -59,7 +59,7 @@ export interface KeyCreateBody {
   projects?: string[];
   /** Admin and agent keys: the environments the key may change. */
   environments?: EnvironmentName[];
-  /** Admin and agent keys: when the key stops working (ISO-8601 date and time with an offset, in the future). */
+  /** When the key stops working (ISO-8601 date and time with an offset, in the future); the only limit an sdk key may have. */
   expiresAt?: string;
 }
 

@@ -125,6 +125,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
             projectId: principal.projectId,
             environment: principal.environment,
             ...(validUntil ? { validUntil } : {}),
+            ...(principal.expiresAt ? { expiresAt: principal.expiresAt } : {}),
           },
         };
       },
