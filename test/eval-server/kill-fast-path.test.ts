@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
 import { KillSwitch } from '../../src/features/kill/kill-switch.js';
+import { StorageFaultError } from '../../src/foundations/errors/kinds.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import type { FlagRepository } from '../../src/foundations/storage/flag-repository.js';
 import { PROMPTLY_MS } from '../helpers/deadlines.js';
@@ -124,6 +125,35 @@ describe('a kill made in this process', () => {
       await commitFiles(h.repo, projectFiles('shop', [{ key: 'checkout', rolloutPct: 50 }]).slice(1));
       await holder.served('acme');
       expect(reads).toBeGreaterThan(0);
+      holder.close();
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
+describe('a kill whose commit the evaluation server cannot serve', () => {
+  it('is not acknowledged: the kill call rejects with the storage fault, never resolves unserved', async () => {
+    const h = await startHarness();
+    try {
+      await commitFiles(h.repo, projectFiles('shop', [{ key: 'checkout' }]));
+      const good = await h.repo.head();
+      // A second server on the same repository, to which every commit after `good` reads as a damaged object does
+      // (the writes it then refuses are its own: the kill below is committed through h.repo).
+      const fault = new StorageFaultError('read', 'git object 0123456789ab cannot be read (unknown compression method)');
+      const damaged = Object.assign(Object.create(h.repo) as FlagRepository, {
+        readServed: (commit: string) => (commit === good ? h.repo.readServed(commit) : Promise.reject(fault)),
+      });
+      const holder = new SnapshotHolder(silentLogger);
+      await holder.add('acme', damaged);
+      // Main moves on to a commit it cannot serve; the kill then goes on top of that.
+      await commitFiles(h.repo, projectFiles('shop', [{ key: 'checkout', rolloutPct: 50 }]).slice(1));
+      const kills = new KillSwitch(holder);
+      await expect(
+        kills.kill({ org: 'acme', repo: h.repo, projectSlug: 'shop', flagKey: 'checkout', environment: 'prod', actor }),
+      ).rejects.toBe(fault);
+      expect(holder.view('acme', 'prj_shop', 'prod')!.killed.has('checkout')).toBe(false);
+      expect(holder.servedHeadAndHeight('acme')?.commit).toBe(good);
       holder.close();
     } finally {
       await h.stop();

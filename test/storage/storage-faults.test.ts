@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartupError } from '../../src/foundations/process/startup-error.js';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { until } from '../helpers/deadlines.js';
-import { git } from '../helpers/git-cli.js';
+import { git, pushEdit } from '../helpers/git-cli.js';
 import { httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 
@@ -366,6 +366,70 @@ describe('a commit missing from the middle of main’s history', () => {
     await healthyAgain(w.svc);
     expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true, reason: 'default' });
     expect((await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' })).status).toBe(200);
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false, reason: 'killed' });
+  });
+});
+
+describe('a loose object that serving main’s next head reads, damaged while the service runs', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let blobFile: string;
+  let original: Buffer;
+  const file = 'projects/shop/environments/prod/checkout.yaml';
+  const main = () => git(w.svc.gitdir(), 'rev-parse', 'refs/heads/main').trim();
+  const kill = () => w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' });
+
+  beforeAll(async () => {
+    w = await world();
+    const gitdir = w.svc.gitdir();
+    // A push arrives as loose objects; checkout is turned off in prod by it.
+    pushEdit(gitdir, (checkout) => {
+      const config = path.join(checkout, file);
+      writeFileSync(config, readFileSync(config, 'utf8').replace('rolloutPct: 100', 'rolloutPct: 0'));
+    });
+    await until(
+      () => evaluate(w.svc, w.sdkKey),
+      (res) => res.body.checkout?.value === false,
+    );
+    // A start reads main afresh: the pushed file is no longer parsed in memory, only its blob holds it.
+    await w.svc.restart();
+    w.admin = httpClient(w.svc.controlUrl, w.svc.admin);
+    const blob = git(gitdir, 'rev-parse', `main:${file}`);
+    blobFile = path.join(gitdir, 'objects', blob.slice(0, 2), blob.slice(2));
+    original = readFileSync(blobFile);
+    chmodSync(blobFile, 0o644);
+    writeFileSync(blobFile, Buffer.alloc(original.length));
+  }, 60_000);
+  afterAll(() => w?.svc.stop());
+
+  it('answers the write whose new head evaluation cannot serve 503 unavailable naming the object, never 200', async () => {
+    const update = await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 100 });
+    expect([update.status, update.body.error]).toEqual([
+      503,
+      {
+        code: 'unavailable',
+        message: expect.stringMatching(/the flags repository cannot be read: git object [0-9a-f]{12} cannot be read/),
+      },
+    ]);
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false });
+    expect((await health(w.svc, w.svc.admin)).organisations[0].fault).toMatchObject({ kind: 'read' });
+  });
+
+  it('refuses later config updates and kills with 503 unavailable, committing nothing, while the fault lasts', async () => {
+    const head = main();
+    for (const res of [await w.admin.put(`/api/v1/flags/${w.flag.id}/environments/prod/config`, { rolloutPct: 50 }), await kill()]) {
+      expect([res.status, res.body.error?.code]).toEqual([503, 'unavailable']);
+      expect(res.body.error.message).toContain('cannot be read');
+    }
+    expect(main()).toBe(head);
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false, reason: 'default' });
+  });
+
+  it('serves main again once the object is restored, without a restart, and what it then acknowledges is served', async () => {
+    writeFileSync(blobFile, original);
+    await healthyAgain(w.svc);
+    // The update answered 503 was on main already: it is served now.
+    expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: true });
+    expect((await kill()).status).toBe(200);
     expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false, reason: 'killed' });
   });
 });

@@ -18,7 +18,10 @@ export interface Workspace {
   repo: FlagRepository;
   deps: ControlPlaneDeps;
   now(): Date;
-  /** Resolves once the evaluation server serves main's head, so a writer reads its change back at once. */
+  /**
+   * Resolves once the evaluation server serves main's head, so a writer reads its change back at once; rejects
+   * with the storage fault (503) that keeps it from serving it.
+   */
   served(): Promise<void>;
   /** What `commit` (default main's head) serves, as far as the principal may see: `repo.readServed` within its scope. */
   readServed(commit?: string | null): Promise<ServedState>;
@@ -37,7 +40,7 @@ export async function openWorkspace(deps: ControlPlaneDeps, principal: Principal
     repo,
     deps,
     now: clock,
-    served: () => deps.holder.served(principal.org),
+    served: () => deps.holder.serveHead(principal.org),
     readServed:
       scope === undefined ? (commit) => repo.readServed(commit) : async (commit) => withinScope(await repo.readServed(commit), scope),
     authorize: (permission, context) => authorize(principal, permission, context),

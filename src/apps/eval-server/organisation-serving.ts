@@ -43,7 +43,7 @@ export class OrganisationServing {
   private servedHead: string | null = null;
   private servedHeight = 0;
   private state: RepositoryState | null = null;
-  private queue: Promise<void> = Promise.resolve();
+  private queue: Promise<unknown> = Promise.resolve();
   /** The problems of the served commit: files that are invalid, and what they hold back keeps its last valid state. */
   issues: readonly ValidationIssue[] = [];
   /**
@@ -86,22 +86,42 @@ export class OrganisationServing {
 
   /**
    * Serve the head of main: resolves once the views represent the head as it was when this call's turn came
-   * (or a newer one). Reloads run one at a time; a burst of moves coalesces because each reads the head afresh.
+   * (or a newer one), or once that failed (logged; the last good state keeps serving). Reloads run one at a
+   * time; a burst of moves coalesces because each reads the head afresh.
    */
   reloadToHead(): Promise<void> {
+    return this.queueReload().then(() => undefined);
+  }
+
+  /**
+   * As reloadToHead, but rejects with what kept main's head from being served (a StorageFaultError: 503): a
+   * write waits for this before it is acknowledged, so none is acknowledged that evaluation does not serve.
+   */
+  async serveHead(): Promise<void> {
+    const failure = await this.queueReload();
+    if (failure !== undefined) throw failure;
+  }
+
+  /** Queues a reload to main's head; resolves with why it failed, or undefined once the head is served. */
+  private queueReload(): Promise<unknown> {
     const run = this.queue.then(async () => {
       try {
         const target = await this.repo.head();
         if (target !== this.servedHead) await this.reload(target);
         if (this.reloadFault) this.logger.info('serving main again', { org: this.org, fault: this.reloadFault.message });
         this.reloadFault = undefined;
+        this.repo.setServingFault?.(undefined);
+        return undefined;
       } catch (err) {
         if (err instanceof StorageFaultError) {
+          // Writes on a head that cannot be served are refused until it is (the repository holds them back).
+          this.repo.setServingFault?.(err);
           // Tried again every few seconds while it stays (the service's storage check): logged when it appears.
-          if (this.reloadFault?.message === err.fault) return;
+          if (this.reloadFault?.message === err.fault) return err;
           this.reloadFault = { kind: err.kind, message: err.fault, since: this.reloadFault?.since ?? new Date().toISOString() };
         }
         this.logger.error('reload failed; still serving the last good state', { org: this.org, err });
+        return err;
       }
     });
     this.queue = run;
@@ -124,8 +144,7 @@ export class OrganisationServing {
     const views = project === undefined ? undefined : this.byProjectId.get(project.project.id);
     // A kill that rewrote an invalid kills file may release the project it held back: that is a full reload.
     const killsFile = layout.killsFile(slug, env);
-    if (this.servedHead !== parent || views === undefined || this.issues.some((issue) => issue.file === killsFile))
-      return this.reloadToHead();
+    if (this.servedHead !== parent || views === undefined || this.issues.some((issue) => issue.file === killsFile)) return this.serveHead();
     // withKills applies the kills over the view's flags (applyKills): kills of flags it does not serve are left out.
     this.swapKills(views, slug, env, kills, commit, version);
   }

@@ -1,4 +1,5 @@
 import type { EnvironmentName, RepositoryState } from '@flagops/core';
+import type { StorageFaultError } from '../../foundations/errors/kinds.js';
 import type { InvalidFile } from '../../foundations/repository/held-units.js';
 import type { MainMoved } from '../../foundations/storage/index.js';
 import type { ValidationIssue } from '../../foundations/validation/issue.js';
@@ -15,6 +16,8 @@ export interface ServingRepository {
   readCommit(oid: string): Promise<{ parents: string[] }>;
   /** The repository's storage fault now, if it has one (a corrupt object, a read-only disk). */
   fault?(): OrganisationHealth['fault'];
+  /** Told why main's head cannot be served (undefined: it is served): writes on it are refused meanwhile. */
+  setServingFault?(fault: StorageFaultError | undefined): void;
 }
 
 export interface OrganisationHealth {

@@ -45,9 +45,17 @@ export class SnapshotHolder {
     return [...this.orgs.values()].flatMap((o) => o.views());
   }
 
-  /** Resolves once `org` serves `commit` or a newer one (read-your-writes for the control plane). */
+  /** Resolves once `org` serves main's head or a newer one, or once that failed (the last good state serves on). */
   async served(org: string): Promise<void> {
     await this.orgs.get(org)?.reloadToHead();
+  }
+
+  /**
+   * Resolves once `org` serves main's head or a newer one; rejects with the storage fault that keeps it from
+   * serving it (read-your-writes for the control plane: a write is not acknowledged unless it is served).
+   */
+  async serveHead(org: string): Promise<void> {
+    await this.orgs.get(org)?.serveHead();
   }
 
   /** The kill fast path: see OrganisationServing.applyKills. */

@@ -161,6 +161,8 @@ export class FlagRepository {
   private probeFault: StorageFaultError | undefined;
   /** What the last look at the pack files found wrong (ObjectStore.checkPackFiles). */
   private packFault: StorageFaultError | undefined;
+  /** Why evaluation cannot serve main's head (setServingFault), while it cannot. */
+  private servingFault: StorageFaultError | undefined;
 
   private constructor(
     readonly gitdir: string,
@@ -295,6 +297,20 @@ export class FlagRepository {
     }
   }
 
+  /**
+   * Told by what serves main (the evaluation server) that it cannot serve main's head, for the storage fault its
+   * reload failed on, and that it serves it again (undefined). Meanwhile writes are refused: what they committed
+   * would be acknowledged and never served.
+   */
+  setServingFault(fault: StorageFaultError | undefined): void {
+    this.servingFault = fault;
+  }
+
+  /** Why a write on main is refused now, before anything is committed: main's head is not on disk, or not servable. */
+  private writeRefusal(): StorageFaultError | undefined {
+    return this.probeFault ?? this.servingFault;
+  }
+
   /** A read of the repository: a storage fault is noted (and thrown on). */
   private reading<T>(read: Promise<T>): Promise<T> {
     return read.catch((err) => {
@@ -330,8 +346,9 @@ export class FlagRepository {
    */
   update<T>(fn: WriteFn<T>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    // Not acknowledged on a history a restart could not serve.
-    if (this.probeFault) return Promise.reject(this.probeFault);
+    // Not acknowledged on a history a restart could not serve, nor on a head evaluation cannot serve.
+    const refusal = this.writeRefusal();
+    if (refusal) return Promise.reject(refusal);
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
       ? this.writes.urgent(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, true), options.cutAtOnce)
@@ -351,7 +368,8 @@ export class FlagRepository {
    */
   updateSeries<T>(changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    if (this.probeFault) return Promise.reject(this.probeFault);
+    const refusal = this.writeRefusal();
+    if (refusal) return Promise.reject(refusal);
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     return this.writing(
       this.writes.serializedUntil(deadline, () => this.writes.trySeries(changes, deadline)),
