@@ -17,6 +17,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StartupError } from '../../src/foundations/process/startup-error.js';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
+import { gitAsync } from '../git-http/git-async.js';
 import { until } from '../helpers/deadlines.js';
 import { git, pushEdit } from '../helpers/git-cli.js';
 import { httpClient, type Json } from '../helpers/http-client.js';
@@ -374,6 +375,7 @@ describe('a loose object that serving main’s next head reads, damaged while th
   let w: Awaited<ReturnType<typeof world>>;
   let blobFile: string;
   let original: Buffer;
+  let clone: string;
   const file = 'projects/shop/environments/prod/checkout.yaml';
   const main = () => git(w.svc.gitdir(), 'rev-parse', 'refs/heads/main').trim();
   const kill = () => w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' });
@@ -393,6 +395,10 @@ describe('a loose object that serving main’s next head reads, damaged while th
     // A start reads main afresh: the pushed file is no longer parsed in memory, only its blob holds it.
     await w.svc.restart();
     w.admin = httpClient(w.svc.controlUrl, w.svc.admin);
+    // An engineer's clone, made before the damage, that pushes over /git.
+    clone = path.join(w.svc.dataDir, 'clone');
+    git(w.svc.dataDir, 'clone', '--quiet', gitdir, clone);
+    git(clone, 'remote', 'set-url', 'origin', `${w.svc.controlUrl.replace('://', `://engineer:${w.svc.admin}@`)}/git/acme.git`);
     const blob = git(gitdir, 'rev-parse', `main:${file}`);
     blobFile = path.join(gitdir, 'objects', blob.slice(0, 2), blob.slice(2));
     original = readFileSync(blobFile);
@@ -422,6 +428,18 @@ describe('a loose object that serving main’s next head reads, damaged while th
     }
     expect(main()).toBe(head);
     expect((await evaluate(w.svc, w.sdkKey)).body.checkout).toMatchObject({ value: false, reason: 'default' });
+  });
+
+  it('refuses a push over /git too, before git takes anything', async () => {
+    const head = main();
+    // Up to main first (the update answered 503 is on it): fetching that reads none of the damaged object.
+    expect((await gitAsync(clone, 'pull', '--quiet', '--ff-only', 'origin', 'main')).ok).toBe(true);
+    writeFileSync(path.join(clone, 'README.md'), 'pushed while main cannot be served\n');
+    git(clone, 'add', '-A');
+    git(clone, 'commit', '--quiet', '-m', 'a push while main cannot be served');
+    const pushed = await gitAsync(clone, 'push', 'origin', 'HEAD:main');
+    expect([pushed.ok, pushed.stderr]).toEqual([false, expect.stringContaining('503')]);
+    expect(main()).toBe(head);
   });
 
   it('serves main again once the object is restored, without a restart, and what it then acknowledges is served', async () => {

@@ -120,6 +120,12 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
     try {
       await ensureRepository(principal.org);
       const org = principal.org;
+      // A push is refused as an API write is (main's head not on disk, or not servable), from git's first request
+      // of it on: main would move where nothing serves it.
+      if (rest === 'git-receive-pack' || ctx.query.service === 'git-receive-pack') {
+        const refusal = (await deps.repos.get(org)).writesRefused();
+        if (refusal) throw refusal;
+      }
       const backend = {
         projectRoot: path.dirname(deps.repos.gitdirOf(org)),
         pathInfo: `/${repo}/${rest}`,

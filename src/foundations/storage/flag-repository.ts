@@ -306,8 +306,11 @@ export class FlagRepository {
     this.servingFault = fault;
   }
 
-  /** Why a write on main is refused now, before anything is committed: main's head is not on disk, or not servable. */
-  private writeRefusal(): StorageFaultError | undefined {
+  /**
+   * Why a write on main is refused now, before anything is committed (a push too), or undefined: main's head is
+   * not on disk, or not servable.
+   */
+  writesRefused(): StorageFaultError | undefined {
     return this.probeFault ?? this.servingFault;
   }
 
@@ -347,7 +350,7 @@ export class FlagRepository {
   update<T>(fn: WriteFn<T>, options: UpdateOptions = {}): Promise<UpdateResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
     // Not acknowledged on a history a restart could not serve, nor on a head evaluation cannot serve.
-    const refusal = this.writeRefusal();
+    const refusal = this.writesRefused();
     if (refusal) return Promise.reject(refusal);
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
@@ -368,7 +371,7 @@ export class FlagRepository {
    */
   updateSeries<T>(changes: readonly SeriesChange<T>[]): Promise<SeriesResult<T>> {
     if (this.readOnly) return Promise.reject(new Error(`${this.gitdir} was opened read-only`));
-    const refusal = this.writeRefusal();
+    const refusal = this.writesRefused();
     if (refusal) return Promise.reject(refusal);
     const deadline = Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     return this.writing(
