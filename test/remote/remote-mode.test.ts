@@ -42,6 +42,12 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     writeFileSync(file, /^name: .*$/m.test(text) ? text.replace(/^name: .*$/m, `name: ${name}`) : `${text}name: ${name}\n`);
   }
   const remoteFile = (file: string) => git(host.gitdir, 'show', `main:${file}`);
+  /** The git host's webhook, as it calls the service after a push. */
+  const gitHook = () =>
+    httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
+      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
+      rawBody: '{}',
+    });
 
   beforeAll(async () => {
     host = await startGitServer();
@@ -248,11 +254,7 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'still-fine' })).body;
     const sdk = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
     const file = 'projects/shop/environments/prod/broken-remotely.yaml';
-    const hook = () =>
-      httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
-        headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
-        rawBody: '{}',
-      });
+    const hook = gitHook;
     await outsideCommit(
       (checkout) => writeFileSync(path.join(checkout, file), 'enabled: true\nrolloutPct: 250\n'),
       'a broken rollout, merged on the host',
@@ -288,19 +290,13 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
       (checkout) => writeFileSync(path.join(checkout, file), `key: too-big-remotely\ndescription: ${'x'.repeat(1024 * 1024)}\n`),
       'a long description, merged on the host',
     );
-    const hook = await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
-      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
-      rawBody: '{}',
-    });
+    const hook = await gitHook();
     expect(hook.body.outcome).toBe('fast-forwarded');
     const held = (await admin.get(`/api/v1/flags/${big.id}`)).body;
     expect(held.invalidFiles).toEqual([{ file, line: null, message: '1.0 MiB is over the limit of 1 MiB per file' }]);
 
     await outsideCommit((checkout) => writeFileSync(path.join(checkout, file), 'key: too-big-remotely\n'), 'a short description');
-    await httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
-      headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
-      rawBody: '{}',
-    });
+    await gitHook();
     expect((await admin.get(`/api/v1/flags/${big.id}`)).body).not.toHaveProperty('invalidFiles');
   });
 
@@ -353,11 +349,7 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
   });
 
   it('says in /healthz that main and the remote have diverged, until they no longer have', async () => {
-    const hook = () =>
-      httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
-        headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
-        rawBody: '{}',
-      });
+    const hook = gitHook;
     await hook(); // main up to the remote first
     const head = git(host.gitdir, 'rev-parse', 'main');
     expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(head);
@@ -382,11 +374,7 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
   it.each(['moved back a commit', 'deleted'])(
     'says in /healthz that the remote has diverged when its main is %s on the host, rather than push main over it',
     async (how) => {
-      const hook = () =>
-        httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
-          headers: { 'x-flagops-webhook-secret': SECRET, 'content-type': 'application/json' },
-          rawBody: '{}',
-        });
+      const hook = gitHook;
       await hook(); // main up to the remote first
       const head = git(host.gitdir, 'rev-parse', 'main');
       expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(head);
