@@ -4,12 +4,38 @@
 // and three people. Not for production: people and client are fixed, and everything is kept in memory.
 //
 //   node scripts/oidc-dev-provider.mjs [--port 4010] [--redirect-uri http://127.0.0.1:4000/auth/oidc/callback]
+import { parseArgs } from 'node:util';
 import { startTestProvider } from '../test/helpers/oidc-provider.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i > 0 ? process.argv[i + 1] : fallback;
-};
+const USAGE = `Usage: node scripts/oidc-dev-provider.mjs [--port 4010] [--redirect-uri URL]
+
+A local OpenID Connect provider for trying single sign-on (docs/dashboard.md, "Try it locally"): one client
+(flagops-dev / flagops-dev-secret) and three people, kept in memory. Not for production.
+
+  --port N            the loopback port it listens on (default 4010)
+  --redirect-uri URL  the service's callback (default http://127.0.0.1:4000/auth/oidc/callback)
+  -h, --help          this text
+`;
+
+let options;
+try {
+  options = parseArgs({
+    options: { port: { type: 'string', default: '4010' }, 'redirect-uri': { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  }).values;
+} catch (err) {
+  process.stderr.write(`oidc-dev-provider: ${err.message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (options.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+const port = Number(options.port);
+if (!Number.isInteger(port) || port < 1 || port > 65535) {
+  process.stderr.write(`oidc-dev-provider: --port must be a port number (1-65535), got ${JSON.stringify(options.port)}\n`);
+  process.exit(2);
+}
+const arg = (name, fallback) => options[name.replace(/^--/, '')] ?? fallback;
 
 const DEV_PEOPLE = [
   { id: 'dev-alice', login: 'alice', password: 'alice', email: 'alice@example.com', groups: ['flag-admins'] },
@@ -19,7 +45,7 @@ const DEV_PEOPLE = [
 
 const provider = await startTestProvider({
   people: DEV_PEOPLE,
-  port: Number(arg('--port', '4010')),
+  port,
   clientId: 'flagops-dev',
   clientSecret: 'flagops-dev-secret',
 });

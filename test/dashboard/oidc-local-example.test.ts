@@ -65,3 +65,30 @@ describe('single sign-on: the local example of docs/dashboard.md', () => {
     expect(svc.stderr.join('')).toContain('"msg":"single sign-on ready"');
   });
 });
+
+describe('the local provider script', () => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['scripts/oidc-dev-provider.mjs', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout!.on('data', (chunk) => (stdout += chunk));
+      child.stderr!.on('data', (chunk) => (stderr += chunk));
+      child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    });
+
+  it('prints its usage for --help and exits, starting nothing', async () => {
+    const help = await run(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: node scripts/oidc-dev-provider.mjs [--port 4010] [--redirect-uri URL]');
+    expect(help.stdout).not.toContain('issuer ');
+  });
+
+  it('refuses an option it does not know, or a port that is none, with exit 2', async () => {
+    for (const args of [['--bogus'], ['--port', 'eighty']]) {
+      const refused = await run(args);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('oidc-dev-provider: ');
+    }
+  });
+});
