@@ -56,6 +56,26 @@ describe('kills held here, made again on the git remote’s head', () => {
     expect(await actions()).toEqual(['kill', 'clear_kill']);
   });
 
+  it('a kill held here before a clear the remote has already is not made again after that clear', async () => {
+    const { repo, base, killSwitch, request, moveMain, killedAt, actions } = await shop();
+    // The remote: another control plane's own kill and clear, made before it listed this one's kill (no copy).
+    const { commit: theirKill, entry } = await killSwitch.kill({ ...request, reason: 'theirs' });
+    const { commit: theirClear } = await killSwitch.clear(request);
+    await moveMain(theirClear!, base);
+    // Here: this control plane's own kill, then theirs made from their records, after it: their kill changes
+    // nothing (killed already), their clear clears.
+    const { commit: ours } = await killSwitch.kill({ ...request, reason: 'ours' });
+    expect((await killSwitch.kill({ ...request, entry, madeFrom: theirKill! })).commit).toBe(ours);
+    const { commit: copiedClear } = await killSwitch.clear({ ...request, madeFrom: theirClear! });
+
+    expect(await rebaseHeldKills(repo, [ours!, copiedClear!], async () => theirClear)).toBe(true);
+
+    // The clear came after the kill held here, here as on the remote: the kill is not made again after it.
+    expect(await repo.head()).toBe(theirClear);
+    expect(await killedAt(theirClear!)).toEqual([]);
+    expect(await actions()).toEqual(['kill', 'clear_kill']);
+  });
+
   it('a kill made again on the remote’s head names the commit that first made it, so it is not made a third time', async () => {
     const { repo, base, killSwitch, request, moveMain, actions } = await shop();
     const { commit: remote } = await killSwitch.kill({ ...request, flagKey: 'b' });
