@@ -56,7 +56,7 @@ describe('kills held here, made again on the git remote’s head', () => {
     expect(await actions()).toEqual(['kill', 'clear_kill']);
   });
 
-  it('a kill held here before a clear the remote has already is not made again after that clear', async () => {
+  it('a kill held here before a clear the remote has already is made again on top, and the clear after it, so the clear stays last', async () => {
     const { repo, base, killSwitch, request, moveMain, killedAt, actions } = await shop();
     // The remote: another control plane's own kill and clear, made before it listed this one's kill (no copy).
     const { commit: theirKill, entry } = await killSwitch.kill({ ...request, reason: 'theirs' });
@@ -70,10 +70,13 @@ describe('kills held here, made again on the git remote’s head', () => {
 
     expect(await rebaseHeldKills(repo, [ours!, copiedClear!], async () => theirClear)).toBe(true);
 
-    // The clear came after the kill held here, here as on the remote: the kill is not made again after it.
-    expect(await repo.head()).toBe(theirClear);
-    expect(await killedAt(theirClear!)).toEqual([]);
-    expect(await actions()).toEqual(['kill', 'clear_kill']);
+    // The kill held here reaches the audit trail; the clear, which came after it here, is made again after it.
+    const head = (await repo.head())!;
+    expect(await killedAt(head)).toEqual([]);
+    expect(await actions()).toEqual(['kill', 'clear_kill', 'kill', 'clear_kill']);
+    const [kill, clear] = (await repo.firstParentLog({ from: head, until: theirClear })).reverse();
+    expect(kill.flagops).toMatchObject({ action: 'kill', madeFrom: ours });
+    expect(clear.flagops).toMatchObject({ action: 'clear_kill', madeFrom: theirClear });
   });
 
   it('a kill made again on the remote’s head names the commit that first made it, so it is not made a third time', async () => {

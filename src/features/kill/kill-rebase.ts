@@ -48,9 +48,9 @@ export async function rebaseHeldKills(
       }
       const onto = await remoteHead();
       const madeOnRemote = await killsMade(repo, { from: onto, until: forkPoint });
-      const superseded = supersededByRemote(held, madeOnRemote);
+      const restores = restoredAfter(held, madeOnRemote);
       const changes: SeriesChange<null>[] = held.map(
-        (kill, i) => (current) => (madeOnRemote.has(kill.meta.madeFrom!) || superseded.has(i) ? null : remake(current, kill)),
+        (kill, i) => (current) => (madeOnRemote.has(kill.meta.madeFrom!) && !restores.has(i) ? null : remake(current, kill)),
       );
       return { onto, changes };
     });
@@ -62,21 +62,22 @@ export async function rebaseHeldKills(
 }
 
 /**
- * The held kills (by index) that come before, on main here, a kill or clear of the same flag and environment the
- * remote has already. Such a one was made on the remote's way too, or changed nothing there (another control
- * plane found it made already, so its copy left no commit): made again on the remote's head it would undo what
- * came after it.
+ * The held kills (by index) the remote has already that are made again all the same: for each flag and
+ * environment, the last one the remote has, when kills or clears held here that the remote lacks came before it
+ * (another control plane made it before it listed them, or its copies of them changed nothing there). Those are
+ * made again on the remote's head, so each is in the audit trail; made after them, this one keeps the last word.
  */
-function supersededByRemote(held: readonly CommittedKill[], madeOnRemote: ReadonlyMap<string, number>): Set<number> {
+function restoredAfter(held: readonly CommittedKill[], madeOnRemote: ReadonlyMap<string, number>): Set<number> {
   const lastOnRemote = new Map<string, number>();
   held.forEach((kill, i) => {
     if (madeOnRemote.has(kill.meta.madeFrom!)) lastOnRemote.set(killTarget(kill), i);
   });
-  const superseded = new Set<number>();
+  const restores = new Set<number>();
   held.forEach((kill, i) => {
-    if (i < (lastOnRemote.get(killTarget(kill)) ?? -1)) superseded.add(i);
+    const last = lastOnRemote.get(killTarget(kill));
+    if (last !== undefined && i < last && !madeOnRemote.has(kill.meta.madeFrom!)) restores.add(last);
   });
-  return superseded;
+  return restores;
 }
 
 const killTarget = (kill: CommittedKill) => `${kill.meta.project}/${kill.meta.flag}/${kill.meta.environment}`;
