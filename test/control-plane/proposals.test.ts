@@ -436,6 +436,31 @@ describe('change proposals for protected environments', () => {
       );
     });
 
+    it('a rollout plan whose first step has passed is stale and approving it is 409 with main as it was, not every passed step at once', async () => {
+      const f = await flag();
+      const res = await agent.post(`/api/v1/flags/${f.id}/environments/prod/rollout-plan`, { startPct: 5, stepPct: 20, every: '2s' });
+      expect(res.status).toBe(202);
+      const p = res.body.proposal;
+      expect(p.stale).toBe(false);
+      const file = git(svc.gitdir(), 'show', `${p.commit}:projects/shop/environments/prod/${f.key}.yaml`);
+      const first = /at: '?([^'\n]+)'?/.exec(file)?.[1];
+      await new Promise((resolve) => setTimeout(resolve, Date.parse(String(first)) - Date.now() + 100));
+      const shown = (await admin.get(`/api/v1/proposals/${p.id}`)).body;
+      expect(shown).toMatchObject({ status: 'open', stale: true });
+      expect(shown.staleReason).toContain(`prod config of ${f.key} schedules a step at ${first}, which has passed`);
+      const listed = (await admin.get('/api/v1/proposals?status=open')).body.proposals;
+      expect(listed.find((q: Json) => q.id === p.id)).toMatchObject({ stale: true });
+      const head = main();
+      const approved = await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`);
+      expect(approved.status).toBe(409);
+      expect(approved.body.error.code).toBe('version_conflict');
+      expect(approved.body.error.message).toContain(`schedules a step at ${first}, which has passed`);
+      expect(approved.body.error.message).toContain('propose the change again');
+      expect(main()).toBe(head);
+      expect((await admin.get(`/api/v1/flags/${f.id}`)).body.environments.prod.rolloutPct).toBe(10);
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body.status).toBe('open');
+    });
+
     it('a segment proposal is stale once the segment changed on main', async () => {
       expect((await admin.put(`/api/v1/projects/${project.id}/segments/staff`, { userIds: ['a'] })).status).toBe(201);
       const proposed = await agent.put(`/api/v1/projects/${project.id}/segments/staff`, { userIds: ['a', 'b'] });

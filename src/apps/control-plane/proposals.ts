@@ -10,7 +10,7 @@ import {
   type ProposalStatus,
   proposalRef,
 } from '../../features/proposals/proposal-reader.js';
-import { proposalStaleness } from '../../features/proposals/proposal-staleness.js';
+import { passedStepReason, proposalStaleness } from '../../features/proposals/proposal-staleness.js';
 import { limitedToProjects } from '../../foundations/auth/scope.js';
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, ProposalConflictError } from '../../foundations/errors/kinds.js';
 import { projectById } from '../../foundations/repository/state-lookup.js';
@@ -83,7 +83,7 @@ export function proposalAuditEntries(ws: Workspace): Promise<AuditEntry[]> {
 export async function listProposals(ws: Workspace, filter: { status?: ProposalStatus; projectId?: string }): Promise<Proposal[]> {
   const slug = filter.projectId === undefined ? undefined : projectById((await ws.readServed()).state, filter.projectId).project.slug;
   const visible = await visibleProjects(ws);
-  return (await proposalReader(ws).list())
+  const proposals = (await proposalReader(ws).list())
     .map((r) => r.proposal)
     .filter(
       (p) =>
@@ -91,6 +91,17 @@ export async function listProposals(ws: Workspace, filter: { status?: ProposalSt
         (slug === undefined || p.projectSlug === slug) &&
         (visible === undefined || visible.has(p.projectSlug)),
     );
+  return Promise.all(proposals.map((p) => withPassedSteps(ws, p)));
+}
+
+/**
+ * An open proposal that is not stale but writes a schedule step that has passed cannot be approved either
+ * (approveProposal refuses it): it is shown stale, with the step, so the list and the proposal say so.
+ */
+async function withPassedSteps(ws: Workspace, proposal: Proposal): Promise<Proposal> {
+  if (proposal.status !== 'open' || proposal.stale) return proposal;
+  const reason = await passedStepReason(ws.repo, proposal.commit, ws.now());
+  return reason === undefined ? proposal : { ...proposal, stale: true, staleReason: reason };
 }
 
 /** The slugs of the projects a credential limited to projects sees (undefined: it is not limited). */
@@ -104,7 +115,7 @@ async function proposalRecord(ws: Workspace, id: string): Promise<ProposalRecord
   const visible = record ? await visibleProjects(ws) : undefined;
   if (!record || (visible !== undefined && !visible.has(record.proposal.projectSlug)))
     throw new NotFoundError(`proposal ${JSON.stringify(id)}`);
-  return record;
+  return { ...record, proposal: await withPassedSteps(ws, record.proposal) };
 }
 
 /**
@@ -156,8 +167,9 @@ async function refuseDecidedSince(ws: Workspace, record: ProposalRecord): Promis
 
 /**
  * Applies an open proposal's change on main as one commit authored by the approver, with trailers naming the
- * proposal and its proposer. The change applies only where main still holds what the proposal changed (else
- * 409 version_conflict, and it stays open). Answers once evaluation serves it.
+ * proposal and its proposer. The change applies only where main still holds what the proposal changed and
+ * no schedule step it writes has passed (else 409 version_conflict, and it stays open). Answers once
+ * evaluation serves it.
  */
 export async function approveProposal(ws: Workspace, id: string): Promise<Proposal> {
   const record = await proposalRecord(ws, id);
@@ -182,9 +194,10 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
     // The same judgement the proposal's `stale` shows, on the head this commit goes on.
     const staleness = await proposalStaleness(ws.repo, proposal, record.base, head);
     if (staleness.applied) throw new ConflictError(`proposal ${id} is applied already: ${staleness.reason}`);
-    if (staleness.stale)
+    const reason = staleness.stale ? staleness.reason : await passedStepReason(ws.repo, proposal.commit, ws.now());
+    if (reason !== undefined)
       throw new ProposalConflictError(
-        `proposal ${id} is stale: ${staleness.reason}. It cannot be approved and stays open: reject it, and propose the change again on what main holds now if it is still wanted`,
+        `proposal ${id} is stale: ${reason}. It cannot be approved and stays open: reject it, and propose the change again on what main holds now if it is still wanted`,
       );
     const changes = await Promise.all(proposedContents(ws, paths));
     return {

@@ -30,7 +30,7 @@ export const PROPOSAL_STATUSES: readonly ProposalStatus[] = ['open', 'merged', '
 export interface Proposal {
   id: string;
   status: ProposalStatus;
-  /** Open, and main changed what it was made against since: it cannot be approved. */
+  /** Open, and main changed what it was made against since, or a schedule step it writes has passed: it cannot be approved. */
   stale: boolean;
   /** What changed on main since, in words; only while stale. */
   staleReason?: string;

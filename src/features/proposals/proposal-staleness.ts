@@ -110,3 +110,21 @@ async function versionOf(repo: FlagRepository, path: string, oid: string): Promi
   const { file } = parseRepositoryFile(path, await repo.readBlob(oid));
   return file?.kind === 'config' || file?.kind === 'segment' ? file.value.version : undefined;
 }
+
+/**
+ * Words for the first step of a schedule the proposal writes that is at or before `now`, or undefined. A step is
+ * checked in the future when proposed, but an approval comes later: committing a step that has passed would
+ * have the scheduler apply it, and every other passed step, at once, not the plan the reviewer read. Time, not
+ * main, makes this, so it is judged at each read, not cached with the head as staleness is.
+ */
+export async function passedStepReason(repo: FlagRepository, commit: string, now: Date): Promise<string | undefined> {
+  for (const changed of await repo.changedPaths(commit)) {
+    if (changed.newOid === undefined || classifyPath(changed.path).kind !== 'config') continue;
+    const { file } = parseRepositoryFile(changed.path, await repo.readBlob(changed.newOid));
+    if (file?.kind !== 'config') continue;
+    const passed = file.value.schedule?.find((step) => Date.parse(step.at) <= now.getTime());
+    if (passed)
+      return `${fileLabel(changed.path)} schedules a step at ${passed.at}, which has passed (it is ${now.toISOString()} now); approving would apply it at once`;
+  }
+  return undefined;
+}
