@@ -1,4 +1,8 @@
+import { appendFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROMPTLY_MS } from '../helpers/deadlines.js';
+import { pushEdit } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, createFlag, createProject, headTrailer } from './fixtures.js';
@@ -79,5 +83,31 @@ describe('POST /flags/:id/environments/:env/promote', () => {
     const flag = await stagedFlag();
     expect((await admin.post(`/api/v1/flags/${flag.id}/environments/qa/promote`, { fromEnv: 'dev' })).status).toBe(404);
     expect((await admin.post('/api/v1/flags/flg_nope/environments/prod/promote', { fromEnv: 'dev' })).status).toBe(404);
+  });
+
+  it('without FLAGOPS_PROMETHEUS_URL, refuses to copy a pushed guard with 400 naming fromEnv, and changes nothing', async () => {
+    const flag = await stagedFlag();
+    const at = new Date(Date.now() + 3_600_000).toISOString();
+    pushEdit(svc.gitdir(), (checkout) =>
+      appendFileSync(
+        path.join(checkout, `projects/shop/environments/staging/${flag.key}.yaml`),
+        `schedule:\n  - at: '${at}'\n    set: { rolloutPct: 80 }\n    guard: { query: x, max: 1, intervalSeconds: 30 }\n`,
+      ),
+    );
+    await expect
+      .poll(async () => (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.staging.schedule?.length, { timeout: PROMPTLY_MS })
+      .toBe(1);
+    const prod = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+    const before = commitCount(svc.gitdir());
+    for (const url of [`/api/v1/flags/${flag.id}/environments/prod/promote`, `/api/v1/flags/${flag.id}/environments/prod/preview`]) {
+      const res = await admin.post(url, { fromEnv: 'staging' });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('invalid_input');
+      expect(res.body.error.message).toBe(
+        "fromEnv: the staging config's schedule[0] has a guard, and a guard needs FLAGOPS_PROMETHEUS_URL (the Prometheus server its query runs against), which this service does not have",
+      );
+    }
+    expect(commitCount(svc.gitdir())).toBe(before);
+    expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod).toEqual(prod);
   });
 });

@@ -228,13 +228,13 @@ export function planRollout(
 
 /**
  * A guard written through the API where no Prometheus is configured would only ever fail (and stop the
- * rollout): refused at once instead, naming the setting. A guard that arrives in a push is kept, reported in
- * /healthz, and fails safe.
+ * rollout): refused at once instead, naming the setting (`where`: words before it, for a guard not sent in
+ * `field` itself). A guard that arrives in a push is kept, reported in /healthz, and fails safe.
  */
-function refuseGuardWithoutPrometheus(ws: Workspace, field: string): void {
+function refuseGuardWithoutPrometheus(ws: Workspace, field: string, where = ''): void {
   if (!ws.deps.guardsAvailable)
     throw new InvalidInputError(
-      `${field}: a guard needs FLAGOPS_PROMETHEUS_URL (the Prometheus server its query runs against), which this service does not have`,
+      `${field}: ${where}a guard needs FLAGOPS_PROMETHEUS_URL (the Prometheus server its query runs against), which this service does not have`,
       field,
     );
 }
@@ -279,7 +279,7 @@ export async function promoteFlag(
   from: EnvironmentName,
   refusal?: ForbiddenError,
 ): Promise<FlagView | ProposalAnswer> {
-  const edit = promoteEdit(from, to);
+  const edit = promoteEdit(ws, from, to);
   const proposed = await proposeIfProtected(ws, flagId, to, 'promote', edit, refusal);
   if (proposed?.proposal) return { proposal: proposed.proposal };
   const written = await writeWithinBudget(ws, flagId, 'promote', edit);
@@ -309,11 +309,16 @@ async function writeWithinBudget(
   }
 }
 
-/** What a promotion writes: the source's whole config in the destination, version = destination's + 1. */
-export function promoteEdit(from: EnvironmentName, to: EnvironmentName): (ref: FlagRef) => FlagEdit {
+/**
+ * What a promotion writes: the source's whole config in the destination, version = destination's + 1. A
+ * promotion is an API write: a guard it would copy is refused without Prometheus, as one sent is.
+ */
+export function promoteEdit(ws: Workspace, from: EnvironmentName, to: EnvironmentName): (ref: FlagRef) => FlagEdit {
   if (from === to) throw new InvalidInputError(`fromEnv: must differ from the destination environment ${to}`, 'fromEnv');
   return ({ project, flag }: FlagRef): FlagEdit => {
     const source = flag.environments[from];
+    const guarded = source.schedule?.findIndex((step) => step.guard !== undefined) ?? -1;
+    if (guarded >= 0) refuseGuardWithoutPrometheus(ws, 'fromEnv', `the ${from} config's schedule[${guarded}] has a guard, and `);
     // A file copy: the whole config (variants, prerequisites and schedule too) with the destination's version + 1.
     const next: EnvironmentConfig = { ...source, version: flag.environments[to].version + 1 };
     const key = flag.meta.key;

@@ -69,7 +69,7 @@ export async function previewChange(
     requiresApproval: requiresApproval(ref.project.project, env, ws.actor.type),
   };
   if (refusal && !answer.requiresApproval) throw refusal;
-  const edit = body.fromEnv !== undefined ? promoteEdit(body.fromEnv, env) : configEdit(ws, env, body.config ?? {});
+  const edit = body.fromEnv !== undefined ? promoteEdit(ws, body.fromEnv, env) : configEdit(ws, env, body.config ?? {});
   const planned = edit(ref);
   const slug = ref.project.project.slug;
   const key = ref.flag.meta.key;
