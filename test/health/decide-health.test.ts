@@ -141,6 +141,16 @@ describe('decideHealth', () => {
       );
     });
 
+    it('says a window under a day in hours or minutes, and one under a minute as this hour, never "0 days"', () => {
+      const message = (staleAfterDays: number) =>
+        decideHealth(flag({ lastEvaluatedAt: undefined, createdAt: NOW - 400 * DAY }), { ...settings, staleAfterDays }).reasons[0].message;
+      expect(message(0.25)).toBe('no evaluations: not evaluated in any environment in the last 6 hours');
+      expect(message(1 / 96)).toBe('no evaluations: not evaluated in any environment in the last 15 minutes');
+      expect(message(0.0001)).toBe('no evaluations: not evaluated in any environment this hour');
+      expect(message(0)).toBe('no evaluations: not evaluated in any environment this hour');
+      expect(message(1.5)).toBe('no evaluations: not evaluated in any environment in the last 1.5 days');
+    });
+
     it('counts an evaluation in the current hour as recent, even with staleAfterDays 0', () => {
       expect(decideHealth(flag({ lastEvaluatedAt: NOW }), { ...settings, staleAfterDays: 0 }).status).toBe('active');
     });

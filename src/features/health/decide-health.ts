@@ -97,7 +97,18 @@ function noEvaluationsMessage(flag: FlagHealthInput, settings: HealthSettings): 
   }
   const days = Math.min(settings.staleAfterDays, settings.countsKeptDays);
   const kept = settings.staleAfterDays > settings.countsKeptDays ? ` (evaluation counts are kept for ${settings.countsKeptDays} days)` : '';
-  return `no evaluations: not evaluated in any environment in the last ${plural(days, 'day')}${kept}`;
+  return `no evaluations: not evaluated in any environment ${windowWords(days)}${kept}`;
+}
+
+/**
+ * "in the last 30 days", "in the last 6 hours", "in the last 15 minutes": a window under a day in the unit that
+ * says it (not "0 days"). Under a minute, "this hour": counts are per hour, so none this hour is what is known.
+ */
+function windowWords(days: number): string {
+  if (days >= 1) return `in the last ${plural(days, 'day')}`;
+  if (days * 24 >= 1) return `in the last ${plural(days * 24, 'hour')}`;
+  if (days * 1440 >= 1) return `in the last ${plural(days * 1440, 'minute')}`;
+  return 'this hour';
 }
 
 /**
