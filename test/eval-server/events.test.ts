@@ -103,6 +103,17 @@ describe('POST /v1/events', () => {
     expect(await events()).toEqual(before);
   });
 
+  it('says an event more than an hour ahead is, as field: message, through the fast path and the app', async () => {
+    const at = new Date(Date.now() + 3 * 3_600_000).toISOString();
+    for (const url of ['/v1/events', '/v1/events?from=app']) {
+      const res = await sdk.post(url, { events: [{ type: 'track', name: 'x', at }] });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toBe(
+        `events[0].at: more than an hour in the future (${at}); an event may be at most an hour ahead, for clock skew`,
+      );
+    }
+  });
+
   it('counts the rest of a batch whose exposures name a flag or variation the environment does not serve (an SDK a moment behind), and says how many it ignored', async () => {
     const exposuresBefore = (await stats()).series.at(-1).exposures;
     const res = await sdk.post('/v1/events', {

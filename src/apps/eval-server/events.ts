@@ -36,7 +36,11 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
     let hour = nowHour;
     if (event.at !== undefined) {
       hour = hourStart(Date.parse(event.at));
-      if (hour > newest) throw new InvalidInputError(`events[${i}].at is in the future`, `events[${i}].at`);
+      if (hour > newest)
+        throw new InvalidInputError(
+          `events[${i}].at: more than an hour in the future (${event.at}); an event may be at most an hour ahead, for clock skew`,
+          `events[${i}].at`,
+        );
     }
     if (hour < oldest) continue;
     if (event.type === 'exposure') {
