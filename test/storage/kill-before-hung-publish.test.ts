@@ -30,7 +30,7 @@ const killA = (repo: FlagRepository, options: { cutAtOnce?: boolean } = {}) =>
  * until the signal ends the push. `cut`: commits whose publishing the signal let go; `published`: the others.
  */
 async function repositoryWithHangingHost(name: string, cutPublishAfterMs = 50) {
-  const host = { hang: false, hung: 0, cut: [] as string[], published: [] as string[] };
+  const host = { hang: false, hung: 0, slowMs: 0, slow: 0, cut: [] as string[], published: [] as string[] };
   const gitdir = join(tempDir(), name);
   const repo = track(
     await FlagRepository.open({
@@ -39,6 +39,21 @@ async function repositoryWithHangingHost(name: string, cutPublishAfterMs = 50) {
       durable: false,
       cutPublishAfterMs,
       publish: (_dir, commit, _parent, action, signal) => {
+        if (action !== 'kill' && !host.hang && host.slowMs > 0) {
+          // Answers, but not at once: as a git host does.
+          host.slow++;
+          return new Promise((resolve, reject) => {
+            const answered = setTimeout(() => {
+              host.published.push(commit);
+              resolve(true);
+            }, host.slowMs);
+            signal?.addEventListener('abort', () => {
+              clearTimeout(answered);
+              host.cut.push(commit);
+              reject(new Error('the git host did not answer'));
+            });
+          });
+        }
         if (!host.hang || action === 'kill') {
           host.published.push(commit);
           return Promise.resolve(true);
@@ -126,6 +141,32 @@ describe('a kill queued behind an update whose publishing hangs (remote mode: a 
     const next = await repo.updateSeries([configUpdate(60)]);
     expect(next.outcomes).toMatchObject([{ committed: true }]);
     expect(next.parent).toBe(kill.commit);
+  });
+
+  it('gives the grace again a few seconds after a cut, so a host that answers again gets through a steady run of kills', async () => {
+    const { repo, seeded, host } = await repositoryWithHangingHost('hung-then-answering.git');
+    await killBehindHungWrite(repo, seeded, host, () => repo.update(configUpdate(40)));
+    host.hang = false;
+    host.slowMs = 20;
+    /** A config update whose publishing is under way when a kill is queued behind it: how it settles. */
+    const updateWithKillBehind = async (rolloutPct: number) => {
+      const before = host.slow;
+      const update = repo.update(configUpdate(rolloutPct)).then(
+        (outcome) => outcome.committed,
+        (err: Error) => err.message,
+      );
+      await until(
+        async () => host.slow,
+        (n) => n > before,
+      );
+      await killA(repo);
+      return update;
+    };
+    // Right after the cut the host is taken as not answering: cut at once, not given the grace.
+    expect(await updateWithKillBehind(50)).toMatch(/did not answer/);
+    // A few seconds on, given the grace (50 ms), the host's answer (20 ms) comes in time.
+    await new Promise((resolve) => setTimeout(resolve, 5_100));
+    expect(await updateWithKillBehind(60)).toBe(true);
   });
 
   it('does not cut an update off when no kill waits', async () => {

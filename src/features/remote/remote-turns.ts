@@ -89,21 +89,24 @@ export class RemoteTurns {
       }
       const left = deadline - Date.now();
       if (left <= 0) throw heldTooLong(waitMs);
-      if (held === undefined && !this.busy) return this.take(left);
+      if (held === undefined && !this.busy) return this.take(left, waitMs);
       // A full turn is finishing, or one is being taken: look again once that is done.
       await waitAtMost(held !== undefined ? held.ended : this.pending, left);
     }
   }
 
-  /** Takes the turn (after the last one here has ended) and catches up; the taker is its first update. */
-  private take(waitMs: number): Promise<Held> {
+  /**
+   * Takes the turn (after the last one here has ended) and catches up; the taker is its first update. `waitedMs`:
+   * the whole wait the caller was given, which a refusal names.
+   */
+  private take(waitMs: number, waitedMs = waitMs): Promise<Held> {
     this.busy = true;
     const taken = (async () => {
       const started = Date.now();
       await this.pending.catch(() => undefined);
       const turn = await this.deps.take(Math.max(1, waitMs - (Date.now() - started))).catch((err: unknown) => {
         // The database's word for it names a lock; the caller is told what it waited for, as when it waits here.
-        if (err instanceof WriteConflictError) throw heldTooLong(waitMs);
+        if (err instanceof WriteConflictError) throw heldTooLong(waitedMs);
         throw err;
       });
       try {

@@ -72,6 +72,8 @@ export interface WriteQueueOptions {
  * served everywhere within a second.
  */
 const CUT_PUBLISH_AFTER_MS = 750;
+/** How long after a publish was cut off the next is cut at once too, rather than given CUT_PUBLISH_AFTER_MS. */
+const LAST_CUT_MEMORY_MS = 5_000;
 
 /**
  * The reason of a publishing cut off at once for an urgent update that asked for it (UpdateOptions.cutAtOnce),
@@ -99,8 +101,12 @@ export class WriteQueue {
   private urgentWaiting = 0;
   /** The publishing under way of an update that is not urgent, which an urgent one may cut off. */
   private publishing: { abort: AbortController; timer?: ReturnType<typeof setTimeout> } | undefined;
-  /** The last publish was cut off for an urgent update, and none has ended since. */
-  private lastCut = false;
+  /**
+   * When the last publish was cut off for an urgent update, none having ended since; null otherwise. Within
+   * LAST_CUT_MEMORY_MS the next is cut at once (the host did not answer a moment ago); after it, the next gets
+   * the grace again: under a steady run of kills, a host that answers again would otherwise never get to.
+   */
+  private lastCutAt: number | null = null;
   /** An urgent update waiting asked for the publishing ahead of it to be cut off at once. */
   private cutNow = false;
 
@@ -148,15 +154,16 @@ export class WriteQueue {
   private cutSoon(): void {
     const publishing = this.publishing;
     if (publishing === undefined || this.urgentWaiting === 0) return;
-    const now = this.lastCut || this.cutNow;
+    const lastCut = this.lastCutAt !== null && Date.now() - this.lastCutAt < LAST_CUT_MEMORY_MS;
+    const now = lastCut || this.cutNow;
     if (publishing.timer !== undefined && !now) return;
     clearTimeout(publishing.timer);
     // Cut at once when asked, the git host was given no time: its silence says nothing of it.
-    const asked = this.cutNow && !this.lastCut;
+    const asked = this.cutNow && !lastCut;
     const after = now ? 0 : (this.options.cutPublishAfterMs ?? CUT_PUBLISH_AFTER_MS);
     publishing.timer = setTimeout(() => {
       if (this.publishing !== publishing || this.urgentWaiting === 0) return;
-      if (!asked) this.lastCut = true;
+      if (!asked) this.lastCutAt = Date.now();
       publishing.abort.abort(asked ? PUBLISH_CUT_WHEN_ASKED : undefined);
     }, after);
   }
@@ -173,7 +180,7 @@ export class WriteQueue {
       return await publish(this.gitdir, commit, parent, action, publishing.abort.signal);
     } finally {
       // A publish that ended by itself (published, refused) says the host answers: the next gets the grace.
-      if (!publishing.abort.signal.aborted) this.lastCut = false;
+      if (!publishing.abort.signal.aborted) this.lastCutAt = null;
       clearTimeout(publishing.timer);
       this.publishing = undefined;
     }
