@@ -87,7 +87,7 @@ describe('kills never wait for the git host (remote mode)', () => {
   });
 
   it('with the git host down, a change refused for it (503) has /healthz say the host is out of reach at once, until it answers again', async () => {
-    const flag = await liveFlag('search');
+    const flag = await liveFlag('refused-while-down');
     await host.down();
     try {
       const refused = await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 7 });
