@@ -2,7 +2,15 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type Router from '@koa/router';
 import { NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
-import { PUSH_TIMEOUT_SECONDS, type PushedCommit, type RebaseHeld, type RemoteEvents, RemoteSync, redact } from './remote-sync.js';
+import {
+  lostRaceFor,
+  PUSH_TIMEOUT_SECONDS,
+  type PushedCommit,
+  type RebaseHeld,
+  type RemoteEvents,
+  RemoteSync,
+  redact,
+} from './remote-sync.js';
 import type { CommitPack } from './smart-http-push.js';
 
 export interface RemoteSettings {
@@ -155,7 +163,10 @@ export class RemoteMode {
       if (outcome !== 'unchanged') this.logger.info('git remote synced', { why, outcome, remote: redact(this.settings.url) });
       return true;
     } catch (err) {
-      this.logger.warn('git remote not reachable; serving main as it is', { why, err: (err as Error).message });
+      const message = (err as Error).message;
+      // Another control plane or a merge moved the remote's main first: the next pull takes it, nothing is down.
+      if (lostRaceFor(message)) this.logger.info('git remote moved while syncing; syncing again at the next pull', { why, err: message });
+      else this.logger.warn('git remote not reachable; serving main as it is', { why, err: message });
       return false;
     }
   }

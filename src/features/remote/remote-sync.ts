@@ -27,6 +27,11 @@ const NOT_SENT = /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ENETUNREACH|EAI_AGAIN|Coul
 const RACE_BACKOFF_MIN_MS = 10;
 const RACE_BACKOFF_SPREAD_MS = 90;
 const MOVED_BACKOFF_SPREAD_MS = 30;
+
+/** Whether git's words say a push lost a race for the remote's main (it moved first), not that the host failed. */
+export function lostRaceFor(said: string): boolean {
+  return LOST_RACE.test(said) || MOVED.test(said);
+}
 /**
  * How long a kill waits for the remote to take it before it is served from here and held (pushed later): a git
  * host that answers slowly or not at all costs a kill this much, well within the second a kill has to be served
@@ -253,7 +258,7 @@ export class RemoteSync {
     void pushing?.then(
       (pushed) => {
         const said = `${pushed.stdout}\n${pushed.stderr}`;
-        if (pushed.code === 0 || LOST_RACE.test(said) || MOVED.test(said)) return;
+        if (pushed.code === 0 || lostRaceFor(said)) return;
         this.failure ??= pushed.timedOut
           ? `a push was not answered within ${KILL_PUSH_TIMEOUT_MS / 1000} s`
           : `a kill was not taken: ${redact(said).trim().slice(0, 300)}`;
