@@ -28,7 +28,7 @@ interface Listener {
   org: string;
   sessionId: string;
   /** Re-checked at every heartbeat: a signed-out or expired session's streams end within one. */
-  stillSignedIn: () => boolean;
+  stillSignedIn: () => Promise<boolean>;
 }
 
 const DEFAULTS = { maxStreams: 500, maxPerSession: 16, heartbeatMs: 20_000, maxBufferedBytes: 64 * 1024 };
@@ -86,7 +86,7 @@ export class LiveEvents {
   }
 
   private async open(ctx: Context): Promise<void> {
-    const found = lookUpSession(ctx, this.options);
+    const found = await lookUpSession(ctx, this.options);
     if (found.kind !== 'live') throw new UnauthorizedError('sign in to follow changes');
     if (this.closed) throw new FlagopsError('unavailable', 'the service is stopping; reconnect shortly');
     const sessionId = found.session.id;
@@ -113,8 +113,8 @@ export class LiveEvents {
       res: ctx.res,
       org,
       sessionId,
-      stillSignedIn: () => {
-        const now = sessionOfToken(token, this.options);
+      stillSignedIn: async () => {
+        const now = await sessionOfToken(token, this.options);
         return now.kind === 'live' && now.session.id === sessionId;
       },
     };
@@ -141,8 +141,10 @@ export class LiveEvents {
 
   private beat(): void {
     for (const listener of this.listeners) {
-      if (listener.stillSignedIn()) this.write(listener, ': heartbeat\n\n');
-      else listener.res.end();
+      listener.stillSignedIn().then(
+        (signedIn) => (signedIn ? this.write(listener, ': heartbeat\n\n') : listener.res.end()),
+        (err) => this.options.logger.warn('could not check the session of a live dashboard stream', { err }),
+      );
     }
   }
 

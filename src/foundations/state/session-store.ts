@@ -29,6 +29,8 @@ export interface SessionRecord {
 export interface SessionStore {
   /** Every session, oldest first: a copy the caller may keep. */
   list(): Promise<SessionRecord[]>;
+  /** The session of this token hash as stored now (a copy), or null. */
+  find(tokenHash: string): Promise<SessionRecord | null>;
   /** Adds a session; resolves once that is durable. */
   create(record: SessionRecord): Promise<void>;
   /** Removes the sessions of these ids (signed out, expired, their user removed); ids not stored are ignored. */

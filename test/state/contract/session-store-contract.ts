@@ -68,6 +68,16 @@ export function describeSessionStoreContract(subject: StateSubject): void {
       expect(await (await another()).sessions.list()).toEqual([session('s1', { lastSeenAt: '2026-05-01T11:00:00.000Z' })]);
     });
 
+    it('finds a session by its token hash as stored now, including one added through another instance', async () => {
+      const { state, another } = await subject.fresh();
+      await state.sessions.list();
+      await (await another()).sessions.create(session('s1', { email: 'alice@example.com' }));
+      expect(await state.sessions.find(session('s1').tokenHash)).toEqual(session('s1', { email: 'alice@example.com' }));
+      expect(await state.sessions.find(session('s2').tokenHash)).toBeNull();
+      await state.sessions.remove(['s1']);
+      expect(await (await another()).sessions.find(session('s1').tokenHash)).toBeNull();
+    });
+
     it('hands out copies: changing what list returned changes nothing stored', async () => {
       const { state } = await subject.fresh();
       await state.sessions.create(session('s1'));

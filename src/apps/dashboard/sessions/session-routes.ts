@@ -11,7 +11,15 @@ import type { PrincipalResolver } from '../../control-plane/principal-resolvers.
 import { OIDC_LOGIN_PATH } from '../oidc/oidc-routes.js';
 import type { SsoHealth } from '../oidc/sso-provider.js';
 import type { UserService, UserView } from '../users/user-service.js';
-import { checkCsrf, clearedSessionCookies, csrfTokenOf, readSessionToken, requireSameOrigin, sessionCookie } from './session-cookie.js';
+import {
+  changesState,
+  checkCsrf,
+  clearedSessionCookies,
+  csrfTokenOf,
+  readSessionToken,
+  requireSameOrigin,
+  sessionCookie,
+} from './session-cookie.js';
 import type { SessionRecord, SessionService } from './session-service.js';
 import { isOidcSession, userOfSession } from './session-user.js';
 
@@ -28,15 +36,19 @@ export interface CurrentSession {
 
 export type SessionLookup = { kind: 'none' } | { kind: 'invalid'; token: string } | ({ kind: 'live' } & CurrentSession);
 
-/** What the request's cookie says: no cookie, a cookie that no longer signs anyone in, or a live session. */
-export function lookUpSession(ctx: Context, deps: SessionDeps): SessionLookup {
+/**
+ * What the request's cookie says: no cookie, a cookie that no longer signs anyone in, or a live session. A
+ * request that changes something has its session checked against the store, so a sign-out through another
+ * control plane stops it at once.
+ */
+export async function lookUpSession(ctx: Context, deps: SessionDeps): Promise<SessionLookup> {
   const token = readSessionToken(ctx.get('cookie'));
-  return token === null ? { kind: 'none' } : sessionOfToken(token, deps);
+  return token === null ? { kind: 'none' } : sessionOfToken(token, deps, { confirm: changesState(ctx.method) });
 }
 
 /** What a session token stands for now (a live event stream checks its token again at every heartbeat). */
-export function sessionOfToken(token: string, deps: SessionDeps): SessionLookup {
-  const session = deps.sessions.resolve(token);
+export async function sessionOfToken(token: string, deps: SessionDeps, options: { confirm?: boolean } = {}): Promise<SessionLookup> {
+  const session = await deps.sessions.resolve(token, options);
   // A removed user's sessions are revoked too; checking here also covers a user removed by hand from the file.
   const user = session && userOfSession(session, deps.users);
   if (!session || !user || user.org !== session.org) return { kind: 'invalid', token };
@@ -69,8 +81,8 @@ export function sessionPrincipal({ session, user }: CurrentSession): Principal {
  * state-changing request must pass the CSRF checks before anything reads its body or acts on it.
  */
 export function sessionResolver(deps: SessionDeps): PrincipalResolver {
-  return (ctx) => {
-    const found = lookUpSession(ctx, deps);
+  return async (ctx) => {
+    const found = await lookUpSession(ctx, deps);
     if (found.kind === 'none') return null;
     if (found.kind === 'invalid') throw new UnauthorizedError('the session has expired or was signed out; sign in again');
     checkCsrf(ctx, found.token);
@@ -148,9 +160,9 @@ export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): v
     ctx.body = sessionBody({ token, session, user }, deps.sessions.idleMs);
   });
 
-  router.get(SESSION_PATH, (ctx) => {
+  router.get(SESSION_PATH, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    const found = lookUpSession(ctx, deps);
+    const found = await lookUpSession(ctx, deps);
     if (found.kind !== 'live') {
       if (found.kind === 'invalid') clearCookies(ctx);
       throw new UnauthorizedError(found.kind === 'none' ? 'not signed in' : 'the session has expired or was signed out; sign in again');
@@ -160,7 +172,7 @@ export function registerSessionRoutes(router: Router, deps: SessionRouteDeps): v
 
   router.delete(SESSION_PATH, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
-    const found = lookUpSession(ctx, deps);
+    const found = await lookUpSession(ctx, deps);
     let providerSignOut: string | undefined;
     if (found.kind === 'live') {
       // Without this a page of another origin could sign people out at will.

@@ -34,10 +34,11 @@ export interface SessionUser {
 export type SessionIdentity = Pick<SessionRecord, 'role' | 'email' | 'username'>;
 
 /**
- * Server-side sessions, kept in the control plane's state (SessionStore). Lookups are in memory; creating and
- * revoking a session are durable before they answer, so a restart keeps people signed in and never revives a
- * signed-out session. Sessions changed elsewhere (another instance sharing the state) are read again when the
- * store announces them.
+ * Server-side sessions, kept in the control plane's state (SessionStore). Known sessions are looked up in memory;
+ * creating and revoking a session are durable before they answer, so a restart keeps people signed in and never
+ * revives a signed-out session. Sessions changed elsewhere (another instance sharing the state) are read again
+ * when the store announces them, and a token not known here is read from the store before it is refused, since
+ * that announcement may not have arrived yet.
  */
 export class SessionService {
   private byHash = new Map<string, SessionRecord>();
@@ -45,6 +46,8 @@ export class SessionService {
   private readonly saved = new Map<string, string>();
   /** Writes nobody waits for (activity, lazy expiry), awaited by close(). */
   private readonly lazyWrites = new Set<Promise<void>>();
+  /** Raised by every install, so a session read from the store meanwhile is not kept over a newer list. */
+  private installs = 0;
   readonly idleMs: number;
   readonly absoluteMs: number;
   private readonly now: () => Date;
@@ -105,12 +108,33 @@ export class SessionService {
     return { token, session: { ...session } };
   }
 
-  /** The live session of a cookie's token, or null; an expired one is dropped. Counts as activity. */
-  resolve(token: string): SessionRecord | null {
+  /**
+   * The live session of a cookie's token, or null; an expired one is dropped. Counts as activity. A token not
+   * known here is read from the store, so a session signed in through another control plane a moment ago is
+   * taken at once. With `confirm` (a request that changes something), a known session is checked against the
+   * store too, so a sign-out through another control plane stops it at once rather than at its announcement.
+   */
+  async resolve(token: string, options: { confirm?: boolean } = {}): Promise<SessionRecord | null> {
     if (!isSessionToken(token)) return null;
     const hash = hashSessionToken(token);
-    const session = this.byHash.get(hash);
-    if (!session) return null;
+    let session = this.byHash.get(hash);
+    if (!session || options.confirm) {
+      const installs = this.installs;
+      const stored = await this.store.find(hash);
+      if (stored === null) {
+        this.byHash.delete(hash);
+        return null;
+      }
+      session = this.byHash.get(hash);
+      if (!session) {
+        session = stored;
+        // A list installed meanwhile may have been read after a sign-out this read missed: it decides.
+        if (this.installs === installs) {
+          this.byHash.set(hash, session);
+          if (!this.saved.has(session.id)) this.saved.set(session.id, session.lastSeenAt);
+        }
+      }
+    }
     const now = this.now();
     if (this.expired(session, now)) {
       this.byHash.delete(hash);
@@ -118,10 +142,11 @@ export class SessionService {
       return null;
     }
     session.lastSeenAt = now.toISOString();
-    const savedAt = Date.parse(this.saved.get(session.id) ?? session.createdAt);
+    const { id, lastSeenAt } = session;
+    const savedAt = Date.parse(this.saved.get(id) ?? session.createdAt);
     if (now.getTime() - savedAt >= TOUCH_SAVE_MS) {
-      this.saved.set(session.id, session.lastSeenAt);
-      this.lazily(this.store.touch([{ id: session.id, lastSeenAt: session.lastSeenAt }]), () => this.saved.delete(session.id));
+      this.saved.set(id, lastSeenAt);
+      this.lazily(this.store.touch([{ id, lastSeenAt }]), () => this.saved.delete(id));
     }
     return { ...session };
   }
@@ -133,11 +158,13 @@ export class SessionService {
   async revoke(token: string): Promise<void> {
     if (!isSessionToken(token)) return;
     const hash = hashSessionToken(token);
-    if (!this.byHash.has(hash)) return;
+    // One signed in elsewhere and not announced here yet is signed out too.
+    const stored = this.byHash.has(hash) ? null : await this.store.find(hash);
+    if (!this.byHash.has(hash) && stored === null) return;
     const now = this.now();
     // Sessions that expired unseen share the write, and are forgotten with it.
     const gone = [...this.byHash].filter(([h, session]) => h === hash || this.expired(session, now));
-    await this.store.remove(gone.map(([, session]) => session.id));
+    await this.store.remove([...(stored ? [stored.id] : []), ...gone.map(([, session]) => session.id)]);
     for (const [h] of gone) this.byHash.delete(h);
   }
 
@@ -195,6 +222,7 @@ export class SessionService {
 
   /** Makes `records` the sessions, keeping the newer activity seen here of those it already had. */
   private install(records: SessionRecord[]): void {
+    this.installs++;
     const known = new Map([...this.byHash.values()].map((s) => [s.id, s]));
     this.byHash = new Map();
     for (const record of records) {

@@ -26,6 +26,11 @@ export class FileSessionStore implements SessionStore {
     return structuredClone((await this.file.read()).sessions);
   }
 
+  async find(tokenHash: string): Promise<SessionRecord | null> {
+    const found = (await this.file.read()).sessions.find((s) => s.tokenHash === tokenHash);
+    return found ? structuredClone(found) : null;
+  }
+
   create(record: SessionRecord): Promise<void> {
     return this.file.change((next) => {
       next.sessions.push({ ...record });

@@ -15,6 +15,13 @@ export class PgSessionStore implements SessionStore {
     return rows.map((row) => row.record);
   }
 
+  async find(tokenHash: string): Promise<SessionRecord | null> {
+    const { rows } = await this.db.query<{ record: SessionRecord }>("SELECT record FROM flagops_sessions WHERE record->>'tokenHash' = $1", [
+      tokenHash,
+    ]);
+    return rows[0]?.record ?? null;
+  }
+
   async create(record: SessionRecord): Promise<void> {
     await this.db.transaction(['sessions'], (client) =>
       client.query('INSERT INTO flagops_sessions (id, record) VALUES ($1, $2)', [record.id, record]),
