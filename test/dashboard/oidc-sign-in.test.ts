@@ -236,6 +236,16 @@ describe('single sign-on with OpenID Connect', () => {
         /"exp"/,
         (t) => provider.resign(t, { iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 }),
       ],
+      [
+        'a token issued in the future (beyond a minute of clock skew)',
+        /"iat" .* is in the future/,
+        (t) => provider.resign(t, { iat: Math.floor(Date.now() / 1000) + 7200, exp: Math.floor(Date.now() / 1000) + 9000 }),
+      ],
+      [
+        'a token issued long before the sign-in started',
+        /"iat" .* is before the sign-in started/,
+        (t) => provider.resign(t, { iat: Math.floor(Date.now() / 1000) - 365 * 86400 }),
+      ],
       ['a token of another issuer', /"iss"/, (t) => provider.resign(t, { iss: 'http://127.0.0.1:1' })],
       ['a token with another nonce', /"nonce"/, (t) => provider.resign(t, { nonce: 'not-the-nonce-of-this-sign-in' })],
     ];

@@ -47,6 +47,8 @@ const MAX_RETRY_MS = 5 * 60 * 1000;
 const ON_DEMAND_MS = 5_000;
 /** Seconds any request to the provider may take. */
 const REQUEST_TIMEOUT_S = 10;
+/** How far the provider's clock may be from ours when the ID token's `iat` is checked. */
+const IAT_TOLERANCE_MS = 60_000;
 
 /**
  * The OpenID Connect provider, through openid-client: discovery, the authorization request (code flow with PKCE,
@@ -155,6 +157,7 @@ export class SsoProvider {
       });
       const claims = tokens.claims();
       if (!claims) throw new SsoFailure('the provider answered without an ID token');
+      checkIssuedAt(claims.iat, flow.expiresAt - LOGIN_FLOW_MS, this.now());
       let info: Record<string, unknown> = claims;
       // Some providers put the groups only in the userinfo answer (scope claims with an access token).
       if (claims.groups === undefined && config.serverMetadata().userinfo_endpoint) {
@@ -214,6 +217,16 @@ function orgProblem(settings: OidcSettings, organisations: readonly string[]): s
   }
   if (organisations.length === 1) return undefined;
   return `FLAGOPS_OIDC_ORG must name the organisation people sign in to: there are ${organisations.length} (${organisations.join(', ')})`;
+}
+
+/**
+ * openid-client checks only that `iat` is there. A token issued in the future, or before this sign-in started,
+ * was not issued for it: refused, allowing for clock skew.
+ */
+function checkIssuedAt(iat: number, startedAt: number, now: number): void {
+  const issuedAt = iat * 1000;
+  if (issuedAt > now + IAT_TOLERANCE_MS) throw new SsoFailure(`the ID token's "iat" (${iat}) is in the future`);
+  if (issuedAt < startedAt - IAT_TOLERANCE_MS) throw new SsoFailure(`the ID token's "iat" (${iat}) is before the sign-in started`);
 }
 
 function identityOf(subject: string, claims: Record<string, unknown>): SsoIdentity {
