@@ -160,6 +160,17 @@ describe('single sign-on with OpenID Connect', () => {
     expect((await storedSessions()).find((s) => s.userId === 'oidc:u-sam')).toMatchObject({ role: 'editor@shop,web', username: 'sam' });
   });
 
+  it('names a person by subject when the provider says the email is not verified, as a boolean or as a string', async () => {
+    for (const unverified of [false, 'false', 'FALSE']) {
+      const { callbackUrl, jar } = await signInAtProvider(svc.controlUrl, 'alice', 'alice-at-provider');
+      provider.tamperIdToken((t) => provider.resign(t, { email_verified: unverified }));
+      const res = await callback(jar, callbackUrl, address());
+      provider.tamperIdToken(null);
+      expect(res.status).toBe(303);
+      expect((await sessionOf(jar)).body.user).toMatchObject({ username: 'u-alice' });
+    }
+  });
+
   it('gives a person in several mapped groups the highest role', async () => {
     const { callbackUrl, jar } = await signInAtProvider(svc.controlUrl, 'val', 'val-at-provider');
     expect((await callback(jar, callbackUrl, address())).status).toBe(303);

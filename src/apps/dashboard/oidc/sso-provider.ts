@@ -233,7 +233,10 @@ function identityOf(subject: string, claims: Record<string, unknown>): SsoIdenti
   // Claims name the author of the person's commits: one line of printable text, or absent.
   const text = (value: unknown) => (typeof value === 'string' && oneLine(value) !== '' ? oneLine(value) : undefined);
   // An address the provider says it did not verify could name anybody; the audit trail must not show it.
-  const email = claims.email_verified === false ? undefined : text(claims.email);
+  // Some providers send the claim as a string (userinfo answers especially).
+  const unverified =
+    claims.email_verified === false || (typeof claims.email_verified === 'string' && claims.email_verified.toLowerCase() === 'false');
+  const email = unverified ? undefined : text(claims.email);
   const username = text(claims.preferred_username);
   const raw = claims.groups;
   const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === 'string') : typeof raw === 'string' ? [raw] : [];
