@@ -220,6 +220,16 @@ describe('single sign-on with OpenID Connect', () => {
     );
   });
 
+  it('leaves the sign-in in progress alone when an answer that is not its own is refused (stale, forged)', async () => {
+    const { callbackUrl, jar } = await signInAtProvider(svc.controlUrl, 'alice', 'alice-at-provider');
+    const forged = await callback(jar, `${svc.controlUrl}/auth/oidc/callback?code=forged&state=forged`, address());
+    expect(forged.status).toBe(400);
+    expect(await forged.text()).toContain('does not belong to a sign-in started in this browser');
+    expect(forged.headers.getSetCookie()).toEqual([]);
+    expect((await callback(jar, callbackUrl, address())).status).toBe(303);
+    expect((await sessionOf(jar)).status).toBe(200);
+  });
+
   describe('ID tokens that fail verification (the provider answers the code with a changed token)', () => {
     afterAll(() => provider.tamperIdToken(null));
 

@@ -69,6 +69,11 @@ export function registerOidcRoutes(router: Router, deps: OidcRouteDeps): void {
   router.get(OIDC_CALLBACK_PATH, async (ctx) => {
     ctx.set('Cache-Control', 'no-store');
     const clearFlow = clearedLoginFlowCookie(ctx.secure);
+    /**
+     * Whether the answer is the one of this browser's sign-in, which it ends (used or refused). Another answer
+     * (stale, forged, even sent by another site's link) leaves the sign-in in progress alone.
+     */
+    let ownAnswer = false;
     let refusal: Refusal | undefined;
     const refuse = (reason: string, page: Refusal, username?: string): SsoVerdict<never> => {
       refusal = page;
@@ -89,6 +94,7 @@ export function registerOidcRoutes(router: Router, deps: OidcRouteDeps): void {
             },
           );
         }
+        ownAnswer = true;
         if (flow.expiresAt <= now() || spent.has(state)) {
           return refuse(spent.has(state) ? 'the state was already used (a replayed callback)' : 'the sign-in took too long', {
             status: 400,
@@ -138,7 +144,7 @@ export function registerOidcRoutes(router: Router, deps: OidcRouteDeps): void {
         return { signedIn: { identity, ...mapped } };
       });
     } catch (err) {
-      ctx.set('Set-Cookie', clearFlow);
+      if (ownAnswer) ctx.set('Set-Cookie', clearFlow);
       if (err instanceof RateLimitedError) {
         const seconds = Number(err.details?.retryAfterSeconds ?? 1);
         ctx.set('Retry-After', String(seconds));
@@ -154,7 +160,7 @@ export function registerOidcRoutes(router: Router, deps: OidcRouteDeps): void {
       throw err;
     }
     if ('refused' in verdict) {
-      ctx.set('Set-Cookie', clearFlow);
+      if (ownAnswer) ctx.set('Set-Cookie', clearFlow);
       const page = refusal as Refusal;
       return sendSsoPage(ctx, page.status, page.title, page.lines);
     }
