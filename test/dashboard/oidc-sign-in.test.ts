@@ -322,13 +322,24 @@ describe('single sign-on with OpenID Connect', () => {
     expect(((await res.json()) as Json).sso).toEqual({ issuer: `${provider.issuer}/`, state: 'ready' });
   });
 
-  it('keeps a single sign-on session across a restart, role and email included (the last test: the ports change)', async () => {
+  it('keeps a single sign-on session across a restart, role and email included, and refuses its answer replayed after it as used (the last test: the ports change)', async () => {
     const { callbackUrl, jar } = await signInAtProvider(svc.controlUrl, 'sam', 'sam-at-provider');
+    const flowCookie = jar.get(svc.controlUrl, 'flagops_oidc') as string;
     expect((await callback(jar, callbackUrl, address())).status).toBe(303);
     const cookie = `flagops_session=${jar.get(svc.controlUrl, 'flagops_session')}`;
     await svc.restart();
     const me = await fetch(`${svc.controlUrl}/dashboard/api/session`, { headers: { cookie } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ user: { name: 'sam' }, signedInWith: 'oidc' });
+
+    // The restarted service never saw that state used, but the provider's code is single use.
+    const answer = new URL(callbackUrl);
+    const replay = await fetch(`${svc.controlUrl}${answer.pathname}${answer.search}`, {
+      redirect: 'manual',
+      headers: { cookie: `flagops_oidc=${flowCookie}`, 'x-forwarded-for': address() },
+    });
+    expect(replay.status).toBe(400);
+    expect(await replay.text()).toContain('This sign-in was already used, or took more than 10 minutes.');
+    expect(replay.headers.getSetCookie().some((c) => c.startsWith('flagops_session='))).toBe(false);
   });
 });

@@ -10,7 +10,7 @@ import type { SessionService } from '../sessions/session-service.js';
 import { OIDC_USER } from '../sessions/session-user.js';
 import { clearedLoginFlowCookie, type LoginFlow, type LoginFlowSealer, loginFlowCookie, readLoginFlowCookie } from './login-flow-cookie.js';
 import { type PageLine, sendSsoPage } from './sso-pages.js';
-import { SsoFailure, type SsoIdentity, type SsoProvider, SsoUnavailable } from './sso-provider.js';
+import { SsoCodeRefused, SsoFailure, type SsoIdentity, type SsoProvider, SsoUnavailable } from './sso-provider.js';
 
 export const OIDC_LOGIN_PATH = '/auth/oidc/login';
 export const OIDC_CALLBACK_PATH = '/auth/oidc/callback';
@@ -35,6 +35,12 @@ interface Refusal {
 }
 
 const AGAIN: PageLine = { text: 'Back to the sign-in page', href: '/' };
+
+const EXPIRED: Refusal = {
+  status: 400,
+  title: 'Sign-in expired',
+  lines: ['This sign-in was already used, or took more than 10 minutes. Start again.', AGAIN],
+};
 
 /** Callbacks already used (state → until when it would have been valid), at most this many remembered. */
 const MAX_SPENT = 100_000;
@@ -96,11 +102,7 @@ export function registerOidcRoutes(router: Router, deps: OidcRouteDeps): void {
         }
         ownAnswer = true;
         if (flow.expiresAt <= now() || spent.has(state)) {
-          return refuse(spent.has(state) ? 'the state was already used (a replayed callback)' : 'the sign-in took too long', {
-            status: 400,
-            title: 'Sign-in expired',
-            lines: ['This sign-in was already used, or took more than 10 minutes. Start again.', AGAIN],
-          });
+          return refuse(spent.has(state) ? 'the state was already used (a replayed callback)' : 'the sign-in took too long', EXPIRED);
         }
         remember(spent, state, flow.expiresAt, now());
         const error = ctx.query.error;
@@ -117,6 +119,9 @@ export function registerOidcRoutes(router: Router, deps: OidcRouteDeps): void {
           identity = await deps.sso.finish(flow, new URLSearchParams(ctx.querystring));
         } catch (err) {
           if (!(err instanceof SsoFailure)) throw err;
+          // Used states are remembered per process: one used before a restart or elsewhere is refused by the provider.
+          if (err instanceof SsoCodeRefused)
+            return refuse(`the provider refused the code, already used or expired: ${err.message}`, EXPIRED);
           return refuse(err.message, {
             status: 401,
             title: 'Sign-in failed',

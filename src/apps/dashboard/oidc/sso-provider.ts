@@ -23,6 +23,12 @@ export interface SsoIdentity {
 /** A sign-in the provider or its tokens refused: counted and logged as a failed sign-in. */
 export class SsoFailure extends Error {}
 
+/**
+ * The provider refused the code as no longer valid (`invalid_grant`): codes are single use and short-lived, so
+ * mostly an answer used already, here before a restart or through another control plane.
+ */
+export class SsoCodeRefused extends SsoFailure {}
+
 /** Single sign-on cannot be used now (misconfigured, or the issuer cannot be reached): no failure of the person. */
 export class SsoUnavailable extends Error {}
 
@@ -246,6 +252,7 @@ function identityOf(subject: string, claims: Record<string, unknown>): SsoIdenti
 /** A refusal of the sign-in (SsoFailure) or the provider out of reach (SsoUnavailable); anything else as is. */
 function classify(err: unknown): Error {
   if (err instanceof SsoFailure || err instanceof SsoUnavailable) return err;
+  if (err instanceof client.ResponseBodyError && err.error === 'invalid_grant') return new SsoCodeRefused(describe(err));
   if (err instanceof client.ClientError || err instanceof client.ResponseBodyError || err instanceof client.AuthorizationResponseError) {
     return new SsoFailure(describe(err));
   }
