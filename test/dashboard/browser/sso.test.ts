@@ -85,7 +85,7 @@ describe.skipIf(CHROMIUM_MISSING !== null)('single sign-on in Chromium', () => {
 
     // Signing out ends the session and offers the provider's own sign-out.
     await page.getByRole('button', { name: 'Sign out' }).click();
-    const providerSignOut = page.getByRole('link', { name: 'Also sign out of the sign-in provider' });
+    const providerSignOut = page.getByRole('link', { name: `Also sign out of ${new URL(provider.issuer).host}` });
     await providerSignOut.waitFor();
     expect(await providerSignOut.getAttribute('href')).toMatch(new RegExp(`^${provider.issuer}/session/end\\?client_id=`));
     const after = await page.evaluate(async () => (await fetch('/dashboard/api/session')).status);

@@ -45,12 +45,16 @@ export function signInPage(api: Api, onSignedIn: (session: SessionInfo) => void,
     button,
     h('p', { class: 'hint' }, 'No account yet? An administrator creates one: see docs/dashboard.md.'),
   );
-  if (notice.providerSignOutUrl) {
-    form.append(h('p', null, h('a', { href: notice.providerSignOutUrl, rel: 'noreferrer' }, 'Also sign out of the sign-in provider')));
-  }
+  // Named as the sign-in button names the provider (its issuer's host), once the options say it; until then,
+  // by the host the link goes to, which is the provider's too.
+  const providerSignOut = notice.providerSignOutUrl
+    ? h('a', { href: notice.providerSignOutUrl, rel: 'noreferrer' }, `Also sign out of ${new URL(notice.providerSignOutUrl).host}`)
+    : undefined;
+  if (providerSignOut) form.append(h('p', null, providerSignOut));
   api.get<SignInOptions>('/dashboard/api/sign-in-options').then(
     (options) => {
       if (options.sso) form.append(ssoChoice(options.sso));
+      if (options.sso && providerSignOut) providerSignOut.textContent = `Also sign out of ${options.sso.label}`;
     },
     () => undefined, // the password form works without it
   );
