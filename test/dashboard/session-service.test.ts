@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import { newSessionToken } from '../../src/apps/dashboard/sessions/session-cookie.js';
 import { sessionOfToken } from '../../src/apps/dashboard/sessions/session-routes.js';
 import { SessionService } from '../../src/apps/dashboard/sessions/session-service.js';
 import type { UserService } from '../../src/apps/dashboard/users/user-service.js';
@@ -172,6 +173,25 @@ describe('dashboard sessions (state/sessions.json)', () => {
       expect(await sessionOfToken(token, { sessions, users: noUsers })).toEqual({ kind: 'invalid', token });
       expect(lines.join('\n')).toContain('could not save dashboard sessions');
     });
+  });
+
+  it('takes a session it knows for a change when the store cannot be read to confirm it, and answers an unknown token with the store\u2019s error, not a refusal', async () => {
+    const dir = await dataDir();
+    const real = (await stateIn(dir)).sessions;
+    const down = new StateFaultError('the database', 'connection refused');
+    const store: SessionStore = {
+      list: () => real.list(),
+      find: () => Promise.reject(down),
+      create: (record) => real.create(record),
+      remove: (ids) => real.remove(ids),
+      touch: (seen) => real.touch(seen),
+      onChange: (listener) => real.onChange(listener),
+    };
+    const sessions = await SessionService.open({ state: { sessions: store }, logger: silentLogger, now: manualClock().now });
+    opened.push(sessions);
+    const { token, session } = await sessions.create(user);
+    expect(await sessions.resolve(token, { confirm: true })).toMatchObject({ id: session.id });
+    await expect(sessions.resolve(newSessionToken())).rejects.toBe(down);
   });
 
   it('refuses to start on a damaged file, telling how to recover', async () => {

@@ -120,7 +120,13 @@ export class SessionService {
     let session = this.byHash.get(hash);
     if (!session || options.confirm) {
       const installs = this.installs;
-      const stored = await this.store.find(hash);
+      const known = session;
+      // A store that cannot be read (the database down) cannot confirm a sign-out elsewhere either: a session
+      // known here goes on as it did before that check, so a kill with it still works as with a key.
+      const stored = await this.store.find(hash).catch((err) => {
+        if (known) return known;
+        throw err;
+      });
       if (stored === null) {
         this.byHash.delete(hash);
         return null;
