@@ -287,6 +287,19 @@ describe('evaluation replicas following a control plane (docs/deployment.md)', (
     expect((await httpClient(hourly.url, sdkKey).get('/v1/snapshot')).status).toBe(200);
   });
 
+  it('ends the stream of an expiring key at its expiry, though its key list is read hourly', async () => {
+    const hourly = await startOne(undefined, 3_600_000);
+    replicas.push(hourly);
+    const expiresAt = new Date(Date.now() + 2_000).toISOString();
+    const created = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod', expiresAt })).body;
+    const stream = await openRawStream(`${hourly.url}/v1/stream`, { authorization: `Bearer ${created.key}` });
+    await stream.until(() => stream.events.length === 1);
+    await stream.ended;
+    const endedAfterExpiry = Date.now() - Date.parse(expiresAt);
+    expect(endedAfterExpiry).toBeGreaterThanOrEqual(-50); // clocks of timers and Date may differ by a few ms
+    expect(endedAfterExpiry).toBeLessThan(1_000); // the heartbeat is 20 s
+  });
+
   it('honours a rotated sdk key until its grace ends, then refuses it; the new key works at once', async () => {
     const longGrace = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body;
     const shortGrace = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body;

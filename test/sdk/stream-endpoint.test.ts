@@ -90,6 +90,18 @@ describe('GET /v1/stream (docs/sdk.md, "Stream endpoint")', () => {
     expect(versionsOf(stream.events)).toHaveLength(1);
   });
 
+  it('ends the stream of an expiring key at its expiry, not at the next heartbeat or event', async () => {
+    const expiresAt = new Date(Date.now() + 1_500).toISOString();
+    const created = await h.service.keys.createKey(ORG, { kind: 'sdk', projectId: 'prj_shop', environment: 'prod', expiresAt });
+    const stream = await openRawStream(url(), { authorization: `Bearer ${created.key}` });
+    await stream.until(() => versionsOf(stream.events).length === 1);
+    await stream.ended;
+    const endedAfterExpiry = Date.now() - Date.parse(expiresAt);
+    expect(endedAfterExpiry).toBeGreaterThanOrEqual(-50); // clocks of timers and Date may differ by a few ms
+    expect(endedAfterExpiry).toBeLessThan(1_000); // the heartbeat is 20 s
+    expect(versionsOf(stream.events)).toHaveLength(1);
+  });
+
   it('stays silent for changes to other environments', async () => {
     const stream = await openRawStream(url(), { authorization: `Bearer ${h.key}` });
     await stream.until(() => versionsOf(stream.events).length === 1);

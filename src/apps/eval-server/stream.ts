@@ -70,18 +70,25 @@ export interface StreamHubOptions {
   logger?: Logger;
 }
 
+/**
+ * Until when a stream's key holds (epoch ms): Infinity for a key that does not end, a past moment (or -Infinity)
+ * for one no longer valid. Asked on opening, before every event, at every heartbeat and when the keys change
+ * (recheck), so a revoked key's stream ends at once, and one that expires or whose rotation grace ends at that moment.
+ */
+export type AuthorizedUntil = () => number;
+
 interface Subscriber {
   res: ServerResponse;
   lastVersion: number;
-  /**
-   * Asked before every event, at every heartbeat and when the keys change (recheck): a revoked key's stream ends
-   * at once, and one past its expiry or rotation grace gets no event after it.
-   */
-  stillAuthorized: () => boolean;
+  authorizedUntil: AuthorizedUntil;
+  /** Ends the stream when its key does, if it does; set again when the keys change (a rotation moves the end). */
+  endTimer?: ReturnType<typeof setTimeout>;
 }
 
 const DEFAULT_HEARTBEAT_MS = 20_000;
 const DEFAULT_MAX_BUFFERED = 64 * 1024;
+/** setTimeout's longest delay (about 24.8 days); a key ending later is looked at again then. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 function scopeOf(org: string, projectId: string, environment: string): string {
   return `${org}\u0000${projectId}\u0000${environment}`;
@@ -128,9 +135,9 @@ export class StreamHub {
    * The first event carries `since` only when the client named the version it holds (`clientVersion`) and that
    * is not the current one, and `patch` too when the patch from it is known and small enough.
    */
-  open(res: ServerResponse, view: EnvironmentView, stillAuthorized: () => boolean, clientVersion?: number): void {
+  open(res: ServerResponse, view: EnvironmentView, authorizedUntil: AuthorizedUntil, clientVersion?: number): void {
     const scope = scopeOf(view.org, view.projectId, view.environment);
-    const subscriber: Subscriber = { res, lastVersion: view.version, stillAuthorized };
+    const subscriber: Subscriber = { res, lastVersion: view.version, authorizedUntil };
     let set = this.byScope.get(scope);
     if (set === undefined) {
       set = new Set();
@@ -139,21 +146,25 @@ export class StreamHub {
     set.add(subscriber);
     res.on('close', () => this.remove(scope, subscriber));
     this.write(subscriber, streamPreamble() + this.firstEvent(view, clientVersion));
+    this.endWithKey(subscriber);
   }
 
   /** Sends a comment to every stream and ends those whose key is no longer valid. */
   heartbeat(): void {
     for (const set of this.byScope.values()) {
       for (const subscriber of set) {
-        if (subscriber.stillAuthorized()) this.write(subscriber, heartbeatComment());
+        if (stillAuthorized(subscriber)) this.write(subscriber, heartbeatComment());
         else subscriber.res.end();
       }
     }
   }
 
-  /** Ends the streams whose key is no longer valid: the keys changed (one revoked, here or elsewhere). */
+  /**
+   * Ends the streams whose key is no longer valid, and times the others' ends again: the keys changed (one revoked
+   * or rotated, here or elsewhere).
+   */
   recheck(): void {
-    for (const set of this.byScope.values()) for (const subscriber of set) if (!subscriber.stillAuthorized()) subscriber.res.end();
+    for (const set of this.byScope.values()) for (const subscriber of set) this.endWithKey(subscriber);
   }
 
   /** Ends every stream and stops listening; the server can then stop without waiting for them. Idempotent. */
@@ -162,7 +173,12 @@ export class StreamHub {
     this.isClosed = true;
     this.stopListening();
     clearInterval(this.heartbeatTimer);
-    for (const set of this.byScope.values()) for (const subscriber of set) subscriber.res.end();
+    for (const set of this.byScope.values()) {
+      for (const subscriber of set) {
+        clearTimeout(subscriber.endTimer);
+        subscriber.res.end();
+      }
+    }
     this.byScope.clear();
   }
 
@@ -182,7 +198,7 @@ export class StreamHub {
       for (const subscriber of set) {
         if (subscriber.lastVersion === view.version) continue;
         // A key past its expiry or grace since the last heartbeat learns nothing more (one Map lookup a stream).
-        if (!subscriber.stillAuthorized()) {
+        if (!stillAuthorized(subscriber)) {
           subscriber.res.end();
           continue;
         }
@@ -204,12 +220,35 @@ export class StreamHub {
     res.write(text);
   }
 
+  /**
+   * Ends the stream now if its key no longer holds, or else at the moment the key ends: an expiring key's stream
+   * must not outlive it until the next heartbeat or event.
+   */
+  private endWithKey(subscriber: Subscriber): void {
+    clearTimeout(subscriber.endTimer);
+    subscriber.endTimer = undefined;
+    if (subscriber.res.writableEnded || subscriber.res.destroyed) return;
+    const left = subscriber.authorizedUntil() - Date.now();
+    if (left <= 0) {
+      subscriber.res.end();
+      return;
+    }
+    if (left === Number.POSITIVE_INFINITY) return;
+    subscriber.endTimer = setTimeout(() => this.endWithKey(subscriber), Math.min(left, MAX_TIMER_MS));
+    subscriber.endTimer.unref(); // streams must never keep a stopping process alive
+  }
+
   private remove(scope: string, subscriber: Subscriber): void {
+    clearTimeout(subscriber.endTimer);
     const set = this.byScope.get(scope);
     if (set === undefined) return;
     set.delete(subscriber);
     if (set.size === 0) this.byScope.delete(scope);
   }
+}
+
+function stillAuthorized(subscriber: Subscriber): boolean {
+  return subscriber.authorizedUntil() > Date.now();
 }
 
 /**
@@ -265,8 +304,10 @@ export function streamRoute(ctx: Koa.Context, deps: EvalAppDeps): void {
     ctx.res,
     view,
     () => {
-      const now = rawKey === null ? null : deps.keys.authenticate(rawKey);
-      return now !== null && now.kind === 'sdk' && now.org === org && now.projectId === projectId && now.environment === environment;
+      if (rawKey === null) return Number.NEGATIVE_INFINITY;
+      const now = deps.keys.authenticate(rawKey);
+      const valid = now !== null && now.kind === 'sdk' && now.org === org && now.projectId === projectId && now.environment === environment;
+      return valid ? deps.keys.endsAt(rawKey) : Number.NEGATIVE_INFINITY;
     },
     streamClientVersion(ctx),
   );

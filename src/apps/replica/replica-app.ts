@@ -131,7 +131,7 @@ async function stream(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {
     Connection: 'close',
     'X-Accel-Buffering': 'no',
   });
-  deps.hub.open(ctx.res, view, () => rawKey !== null && deps.keys.known(rawKey) !== undefined, streamClientVersion(ctx));
+  deps.hub.open(ctx.res, view, () => (rawKey === null ? Number.NEGATIVE_INFINITY : deps.keys.validUntil(rawKey)), streamClientVersion(ctx));
 }
 
 async function counts(ctx: Koa.Context, deps: ReplicaAppDeps): Promise<void> {

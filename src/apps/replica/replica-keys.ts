@@ -69,6 +69,16 @@ export class ReplicaKeys {
     return verdict;
   }
 
+  /**
+   * Until when a key seen before holds (epoch ms): its verdict's end, Infinity when it has none, -Infinity when
+   * it is unknown, revoked or ended. An open stream ends then.
+   */
+  validUntil(rawKey: string): number {
+    const verdict = this.known(rawKey);
+    if (verdict === undefined) return Number.NEGATIVE_INFINITY;
+    return verdict.validUntil === undefined ? Number.POSITIVE_INFINITY : Date.parse(verdict.validUntil);
+  }
+
   /** The key's verdict, asking upstream when it is new: 401 for a bad key, 503 when upstream cannot say. */
   async verify(rawKey: string | null): Promise<SdkVerdict> {
     if (rawKey === null || rawKey.length > MAX_KEY_LENGTH || kindOfKey(rawKey) !== 'sdk') throw new UnauthorizedError();

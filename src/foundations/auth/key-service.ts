@@ -112,6 +112,14 @@ export class KeyService {
     return live !== null && this.inForce(live) ? live.principal : null;
   }
 
+  /**
+   * When a key stops working (epoch ms): its expiry or the end of its rotation's grace, Infinity when it does not
+   * end, -Infinity for a key that is unknown or revoked. An open stream ends then.
+   */
+  endsAt(rawKey: string): number {
+    return this.live(rawKey)?.endsAt ?? Number.NEGATIVE_INFINITY;
+  }
+
   /** A known, unrevoked key (ended or not), or null. */
   private live(rawKey: string): Live | null {
     const cached = this.authenticated.get(rawKey);
