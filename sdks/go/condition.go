@@ -1,6 +1,7 @@
 package flagops
 
 import (
+	"encoding"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -64,8 +65,10 @@ func (a scalar) equal(b scalar) bool {
 	return true // both null
 }
 
-// toNumber reads any Go number as the JSON number it encodes to; ok=false for anything else.
-func toNumber(v any) (float64, bool) {
+// goNumber reads Go's number types (and json.Number) as the JSON numbers they encode to; ok=false for
+// anything else. A float32 is read as encoding/json writes it, by its shortest decimal: float32(0.1) is 0.1,
+// not 0.10000000149011612.
+func goNumber(v any) (float64, bool) {
 	switch n := v.(type) {
 	case float64:
 		return n, true
@@ -74,7 +77,8 @@ func toNumber(v any) (float64, bool) {
 	case int64:
 		return float64(n), true
 	case float32:
-		return float64(n), true
+		f, err := strconv.ParseFloat(strconv.FormatFloat(float64(n), 'g', -1, 32), 64)
+		return f, err == nil
 	case int32:
 		return float64(n), true
 	case int16:
@@ -98,20 +102,32 @@ func toNumber(v any) (float64, bool) {
 	return 0, false
 }
 
+// toNumber reads v as the JSON number it encodes to (a named number type too); ok=false for anything else.
+func toNumber(v any) (float64, bool) {
+	if f, ok := goNumber(v); ok {
+		return f, true
+	}
+	f, ok := asJSON(v).(float64)
+	return f, ok
+}
+
 func finite(f float64) bool { return !math.IsInf(f, 0) && !math.IsNaN(f) }
 
-// toScalar reads v as a JSON scalar; ok=false for arrays, objects, NaN, ±Inf and other Go values.
+// toScalar reads v as the JSON scalar it encodes to; ok=false for arrays, objects, NaN, ±Inf and values
+// encoding/json cannot encode.
 func toScalar(v any) (scalar, bool) {
-	switch x := v.(type) {
+	if f, ok := goNumber(v); ok {
+		return scalar{kind: kindNumber, f: f}, finite(f)
+	}
+	switch x := asJSON(v).(type) {
 	case nil:
 		return scalar{kind: kindNull}, true
 	case string:
 		return scalar{kind: kindString, s: x}, true
 	case bool:
 		return scalar{kind: kindBool, b: x}, true
-	}
-	if f, ok := toNumber(v); ok && finite(f) {
-		return scalar{kind: kindNumber, f: f}, true
+	case float64:
+		return scalar{kind: kindNumber, f: x}, finite(x)
 	}
 	return scalar{}, false
 }
@@ -294,7 +310,7 @@ func (c *compiledCondition) holds(a any, present bool) bool {
 		}
 		return f <= c.num
 	case opSemverEq, opSemverGt, opSemverLt:
-		s, ok := a.(string)
+		s, ok := asJSON(a).(string)
 		if !ok {
 			return false
 		}
@@ -339,14 +355,16 @@ func (c *compiledCondition) contains(a any) bool {
 	case nil, bool, float64:
 		return false
 	}
-	// Another slice or array type ([]int, []float64, …): its elements as JSON values.
 	rv := reflect.ValueOf(a)
-	if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
+	if !plainList(rv) {
+		// A named string type, a pointer, []byte (a base64 string), a type with its own encoding: what it encodes to.
+		switch j := asJSON(a).(type) {
+		case string, []any:
+			return c.contains(j)
+		}
 		return false
 	}
-	if rv.Kind() == reflect.Slice && rv.Type().Elem().Kind() == reflect.Uint8 {
-		return false // []byte encodes to a base64 string, not an array
-	}
+	// Another slice or array type ([]int, []float64, …): its elements as JSON values, without encoding it.
 	for i := 0; i < rv.Len(); i++ {
 		if s, ok := toScalar(rv.Index(i).Interface()); ok && s.equal(c.operand) {
 			return true
@@ -354,3 +372,20 @@ func (c *compiledCondition) contains(a any) bool {
 	}
 	return false
 }
+
+// plainList is whether v is a slice or array encoding/json writes as an array of its elements: not []byte
+// (a base64 string) and with no encoding of its own.
+func plainList(v reflect.Value) bool {
+	if v.Kind() != reflect.Slice && v.Kind() != reflect.Array {
+		return false
+	}
+	if v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Uint8 {
+		return false
+	}
+	return !v.Type().Implements(jsonMarshaler) && !v.Type().Implements(textMarshaler)
+}
+
+var (
+	jsonMarshaler = reflect.TypeOf((*json.Marshaler)(nil)).Elem()
+	textMarshaler = reflect.TypeOf((*encoding.TextMarshaler)(nil)).Elem()
+)

@@ -16,8 +16,10 @@ import (
 // to conditions on "userId", exactly as on the server.
 //
 // Attribute values are JSON values as encoding/json decodes them (string, float64, bool, nil,
-// []any, map[string]any); other Go numbers (int, int64, float32, json.Number, …) and []string are read
-// as the JSON numbers and arrays they encode to. An attribute absent from the map is missing, which makes
+// []any, map[string]any); a value of any other Go type is read as the JSON it encodes to: other numbers
+// (int, int64, json.Number, float32 by its shortest decimal, so float32(0.1) is 0.1), []string and other
+// slices, named types by what they encode to (type Plan string is a string), a type with MarshalJSON by
+// what that writes. A value encoding/json cannot encode (a func, NaN) fails every condition. An attribute absent from the map is missing, which makes
 // every condition on it false; a nil value is JSON null.
 type Context struct {
 	UserID     string
@@ -83,17 +85,47 @@ func (c Context) MarshalJSON() ([]byte, error) {
 // decodeAttributes reads context.attributes as JavaScript's JSON.parse does on the server: a number beyond
 // float64's range is an infinity (which no comparison matches), not an error.
 func decodeAttributes(raw json.RawMessage) (map[string]any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var value any
-	if err := dec.Decode(&value); err != nil {
+	value, err := decodeValue(raw)
+	if err != nil {
 		return nil, fmt.Errorf("context.attributes is not valid JSON: %v", err)
 	}
 	attrs, ok := value.(map[string]any)
 	if !ok {
 		return nil, errors.New("context.attributes must be an object")
 	}
-	return withFloats(attrs).(map[string]any), nil
+	return attrs, nil
+}
+
+// decodeValue reads JSON as the server does: a number beyond float64's range is ±Inf.
+func decodeValue(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var value any
+	if err := dec.Decode(&value); err != nil {
+		return nil, err
+	}
+	return withFloats(value), nil
+}
+
+// notJSON stands for an attribute value encoding/json cannot encode (a func, a channel, NaN): no condition holds for it.
+type notJSON struct{}
+
+// asJSON is an attribute value as the server reads it from the JSON the context encodes to, for values not
+// already of the types encoding/json decodes to (those, and []string, are returned as they are, without encoding).
+func asJSON(v any) any {
+	switch v.(type) {
+	case nil, string, bool, float64, []any, map[string]any, []string:
+		return v
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return notJSON{}
+	}
+	value, err := decodeValue(data)
+	if err != nil {
+		return notJSON{}
+	}
+	return value
 }
 
 // withFloats turns the json.Numbers of a decoded value into float64s, out-of-range ones into ±Inf.

@@ -199,7 +199,7 @@ func segmentUserID(ctx *Context) (string, bool) {
 	if ctx.hasUserID() {
 		return ctx.UserID, true
 	}
-	id, ok := ctx.Attributes["userId"].(string)
+	id, ok := asJSON(ctx.Attributes["userId"]).(string)
 	return id, ok
 }
 
