@@ -46,6 +46,9 @@ ERROR = "error"
 
 _LOGGER = logging.getLogger("flagops")
 
+# How long close() waits for the updater and streamer threads, whose requests it has cut.
+_THREADS_GRACE = 1.0
+
 
 @dataclass(frozen=True)
 class ChangeEvent:
@@ -340,12 +343,16 @@ class Client:
         self._settled.set()
         with self._wake:
             self._wake.notify_all()
+        self._transport.stop_reads()  # a server that accepts but never answers must not hold close() for the timeout
         response = self._stream_response
         if response is not None:
             response.cut()
+        # Cut, the threads end at once; one still connecting (to an address that drops packets) is a daemon
+        # thread left to end by itself, since it serves nothing more.
+        deadline = time.monotonic() + _THREADS_GRACE
         for thread in (self._updater, self._streamer):
             if thread is not None and thread is not threading.current_thread():
-                thread.join(timeout=5)
+                thread.join(timeout=max(0.0, deadline - time.monotonic()))
         self._events.close()
         if self._counts is not None:
             self._counts.close()

@@ -1,6 +1,7 @@
 """
 HTTP to the evaluation API with the standard library: the snapshot (If-None-Match, gzip, ``?since=`` deltas)
-and the ``/v1/stream`` connection, which another thread can cut at any moment by shutting its socket.
+and the ``/v1/stream`` connection, which another thread can cut at any moment by shutting its socket. Closing
+cuts the snapshot and stream requests under way the same way, so a server that never answers does not hold it.
 """
 
 from __future__ import annotations
@@ -67,10 +68,46 @@ class Transport:
         self._base = parts.path.rstrip("/")
         self._sdk_key = sdk_key
         self._timeout = timeout
+        self._reads_lock = threading.Lock()
+        self._reads: set[http.client.HTTPConnection] = set()  # snapshot and stream requests waiting for an answer
+        self._reads_stopped = False
 
     def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
         cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
         return cls(self._host, self._port, timeout=timeout)
+
+    def _read_connection(self) -> http.client.HTTPConnection:
+        """
+        A connected connection for a snapshot or stream request, which :meth:`stop_reads` cuts: a request that
+        connects after it is refused here instead, so none can slip past it and wait for the whole timeout.
+        """
+        conn = self._connection(self._timeout)
+        conn.connect()
+        with self._reads_lock:
+            if self._reads_stopped:
+                conn.close()
+                raise ConnectionError("the client is closing")
+            self._reads.add(conn)
+        return conn
+
+    def _read_done(self, conn: http.client.HTTPConnection) -> None:
+        with self._reads_lock:
+            self._reads.discard(conn)
+
+    def stop_reads(self) -> None:
+        """
+        Cuts the snapshot and stream requests under way (their readers get an error at once) and refuses new
+        ones. Events and counts are still sent: closing sends the last of them.
+        """
+        with self._reads_lock:
+            self._reads_stopped = True
+            reads = list(self._reads)
+        for conn in reads:
+            try:
+                if conn.sock is not None:
+                    conn.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def _headers(self, **extra: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self._sdk_key}", "User-Agent": USER_AGENT, **extra}
@@ -84,7 +121,7 @@ class Transport:
         headers = self._headers(Accept="application/json", **{"Accept-Encoding": "gzip"})
         if etag is not None:
             headers["If-None-Match"] = etag
-        conn = self._connection(self._timeout)
+        conn = self._read_connection()
         try:
             conn.request("GET", path, headers=headers)
             res = conn.getresponse()
@@ -98,6 +135,7 @@ class Transport:
             except (ValueError, OSError, zlib.error) as err:
                 raise HttpError(200, f"GET /v1/snapshot answered a body that is not JSON: {err}") from None
         finally:
+            self._read_done(conn)
             conn.close()
 
     def post_events(self, events: list) -> tuple[int, str]:
@@ -123,7 +161,7 @@ class Transport:
     def open_stream(self, since: int | None, idle_timeout: float) -> "StreamResponse":
         """Opens GET /v1/stream; reading it raises ``socket.timeout`` after ``idle_timeout`` seconds of silence."""
         path = f"{self._base}/v1/stream" + (f"?since={since}" if since is not None else "")
-        conn = self._connection(self._timeout)
+        conn = self._read_connection()
         try:
             conn.request("GET", path, headers=self._headers(Accept="text/event-stream", **{"Cache-Control": "no-cache"}))
             sock = conn.sock  # kept: the connection lets go of it once the response, read to the end, owns it
@@ -139,6 +177,8 @@ class Transport:
         except BaseException:
             conn.close()
             raise
+        finally:
+            self._read_done(conn)  # an open stream is cut through its StreamResponse
 
 
 class StreamResponse:

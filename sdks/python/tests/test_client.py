@@ -1,5 +1,6 @@
 """The client against a local evaluation API: polling, the stream, patches and deltas, errors, closing."""
 
+import socket
 import threading
 import time
 
@@ -173,6 +174,17 @@ def test_close_stops_every_thread_and_keeps_answering(server):
     assert not [t for t in threading.enumerate() if t.name.startswith("flagops-")]
     assert flags.string("banner", "x") == "Spring sale"
     flags.close()  # twice is fine
+
+
+def test_close_does_not_wait_for_a_server_that_never_answers():
+    # A listener that accepts connections (the kernel does, from its backlog) and never answers a request.
+    with socket.create_server(("127.0.0.1", 0), backlog=16) as silent:
+        flags = Client(f"http://127.0.0.1:{silent.getsockname()[1]}", KEY, send_counts=False, request_timeout=10.0)
+        assert flags.wait_ready(0.5) == "not_ready"
+        started = time.monotonic()
+        flags.close()
+        assert time.monotonic() - started < 1.0  # not the 10 s request timeout
+        assert not flags._updater.is_alive() and not flags._streamer.is_alive()
 
 
 def test_evaluations_from_many_threads_see_whole_snapshots(server):
