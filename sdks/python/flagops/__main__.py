@@ -77,11 +77,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             raise _Usage(f"--contexts-file cannot be read: {err.strerror or err}") from None
     else:
         contexts = [_context(args.context)]
-    transport = _transport(args)
-    try:
-        snapshot = parse_snapshot(transport.get_snapshot())
-    except (HttpError, SnapshotError, OSError) as err:
-        print(f"flagops: could not load the snapshot: {err}", file=sys.stderr)
+    snapshot = _first_snapshot(_transport(args))
+    if snapshot is None:
         return 1
     lines = []
     for context in contexts:
@@ -91,7 +88,18 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _first_snapshot(transport: Transport) -> Any | None:
+    """The snapshot, fetched once; None, with the reason on stderr, when it cannot be (a refused key, no server)."""
+    try:
+        return parse_snapshot(transport.get_snapshot())
+    except (HttpError, SnapshotError, OSError) as err:
+        print(f"flagops: could not load the snapshot: {err}", file=sys.stderr)
+        return None
+
+
 def _transport(args: argparse.Namespace) -> Transport:
+    if not args.url or not args.sdk_key:
+        raise _Usage("--url and --sdk-key are required")
     try:
         return Transport(args.url, args.sdk_key, 10.0)
     except ValueError as err:
@@ -119,7 +127,10 @@ def _watch(args: argparse.Namespace) -> int:
             sys.stdout.write(dumps({"flag": flag, "result": result, "at": _now()}) + "\n")
             sys.stdout.flush()
 
-    _transport(args)  # a bad --url is refused before anything starts
+    # A bad --url is refused before anything starts, and a snapshot that cannot be fetched (a refused key, no
+    # server) ends the command as it ends evaluate, rather than leave it waiting silently.
+    if _first_snapshot(_transport(args)) is None:
+        return 1
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     client = Client(args.url, args.sdk_key, send_counts=False)  # checking a flag is not application traffic

@@ -1,6 +1,7 @@
 """python3 -m flagops evaluate|watch against a local evaluation API."""
 
 import json
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,8 @@ def server():
     s.stop()
 
 
-def command(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "flagops", *args], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=60, **kwargs)
+def command(*args, timeout=60, **kwargs):
+    return subprocess.run([sys.executable, "-m", "flagops", *args], cwd=PACKAGE_ROOT, capture_output=True, text=True, timeout=timeout, **kwargs)
 
 
 def test_evaluate_prints_one_object_keyed_by_flag(server):
@@ -47,11 +48,23 @@ def test_wrong_arguments_are_one_line_and_exit_2_never_a_traceback(server, tmp_p
         ("evaluate", "--url", server.url, "--sdk-key", KEY, "--contexts-file", str(tmp_path / "missing.jsonl"), "banner"),
         ("evaluate", "--url", server.url, "--sdk-key", KEY, "--context", "{not json", "banner"),
         ("watch", "--url", "ftp://127.0.0.1/", "--sdk-key", KEY, "banner"),
+        ("watch", "--url", server.url, "--sdk-key", "", "banner"),
+        ("evaluate", "--url", server.url, "--sdk-key", "", "banner"),
     ):
         ran = command(*args)
         assert ran.returncode == 2, (args, ran.stderr)
         assert ran.stderr.startswith("flagops: ") and "Traceback" not in ran.stderr, ran.stderr
         assert ran.stderr.count("\n") == 1, ran.stderr
+
+
+def test_watch_exits_1_at_once_when_the_first_snapshot_cannot_be_fetched(server):
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        nothing_there = f"http://127.0.0.1:{unused.getsockname()[1]}"  # bound, not listening: connections are refused
+        for url, key, says in ((server.url, "svc_sdk_wrong", "401"), (nothing_there, KEY, "could not load the snapshot")):
+            ran = command("watch", "--url", url, "--sdk-key", key, "banner", timeout=20)
+            assert ran.returncode == 1 and ran.stdout == "", (url, ran.stderr)
+            assert says in ran.stderr and "Traceback" not in ran.stderr, ran.stderr
 
 
 def test_evaluate_many_contexts_from_a_file(server, tmp_path):

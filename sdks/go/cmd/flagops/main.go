@@ -179,6 +179,15 @@ type watchLine struct {
 }
 
 func watch(ctx context.Context, a args, stdout, stderr io.Writer) int {
+	// A snapshot that cannot be fetched (a refused key, no server) ends the command as it ends evaluate,
+	// rather than leave it waiting silently for a server that may never answer.
+	if _, err := flagops.FetchSnapshot(ctx, flagops.Options{URL: a.url, SDKKey: a.sdkKey}); err != nil {
+		if ctx.Err() != nil {
+			return 0
+		}
+		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		return 1
+	}
 	key := a.keys[0]
 	changed := make(chan struct{}, 1)
 	client, err := flagops.NewClient(flagops.Options{

@@ -129,6 +129,26 @@ func TestEvaluateErrors(t *testing.T) {
 	}
 }
 
+// watch ends as evaluate does when the first snapshot cannot be fetched: a refused key, no server.
+func TestWatchWithoutASnapshot(t *testing.T) {
+	_, url := newServer(t)
+	unused := httptest.NewServer(http.NotFoundHandler())
+	nothingThere := unused.URL
+	unused.Close() // connections to it are refused
+	for _, c := range []struct{ url, key string }{{url, "svc_sdk_bad"}, {nothingThere, "svc_sdk_k"}} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		var out, errs bytes.Buffer
+		code := run(ctx, []string{"watch", "--url", c.url, "--sdk-key", c.key, "f"}, &out, &errs)
+		if ctx.Err() != nil {
+			t.Errorf("%s %s: still watching after 20 s", c.url, c.key)
+		}
+		cancel()
+		if code != 1 || out.Len() != 0 || !strings.HasPrefix(errs.String(), "flagops: ") {
+			t.Errorf("%s %s: exit %d, stdout %q, stderr %q", c.url, c.key, code, out.String(), errs.String())
+		}
+	}
+}
+
 func TestHelp(t *testing.T) {
 	for _, argv := range [][]string{{"--help"}, {"evaluate", "--help"}, {"watch", "-h"}} {
 		var out, errs bytes.Buffer
