@@ -180,7 +180,9 @@ func NewClient(opts Options) (*Client, error) {
 // newClient checks the options and fills in defaults; it starts nothing.
 func newClient(opts Options) (*Client, error) {
 	if !opts.Offline {
-		if !strings.HasPrefix(opts.URL, "http://") && !strings.HasPrefix(opts.URL, "https://") {
+		// A URL's scheme is case-insensitive: HTTP://host is http://host, and net/http reads it so.
+		lower := strings.ToLower(opts.URL)
+		if !strings.HasPrefix(lower, "http://") && !strings.HasPrefix(lower, "https://") {
 			return nil, errors.New("flagops: URL must be an http(s) URL")
 		}
 		if opts.SDKKey == "" {

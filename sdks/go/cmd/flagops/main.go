@@ -141,7 +141,7 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 func evaluate(ctx context.Context, a args, stdout, stderr io.Writer) int {
 	snapshot, err := flagops.FetchSnapshot(ctx, flagops.Options{URL: a.url, SDKKey: a.sdkKey})
 	if err != nil {
-		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		fail(stderr, err)
 		return 1
 	}
 	// One object keyed by flag key, in the order given, each key once.
@@ -159,7 +159,7 @@ func evaluate(ctx context.Context, a args, stdout, stderr io.Writer) int {
 		name, _ := json.Marshal(key)
 		result, err := json.Marshal(snapshot.Evaluate(key, a.context))
 		if err != nil {
-			fmt.Fprintf(stderr, "flagops: %v\n", err)
+			fail(stderr, err)
 			return 1
 		}
 		out.Write(name)
@@ -169,6 +169,11 @@ func evaluate(ctx context.Context, a args, stdout, stderr io.Writer) int {
 	out.WriteString("}\n")
 	_, _ = stdout.Write(out.Bytes())
 	return 0
+}
+
+// fail prints err as one line with one "flagops: " prefix (the library's errors carry it already).
+func fail(stderr io.Writer, err error) {
+	fmt.Fprintf(stderr, "flagops: %s\n", strings.TrimPrefix(err.Error(), "flagops: "))
 }
 
 // watchLine is one line of watch's output.
@@ -185,7 +190,7 @@ func watch(ctx context.Context, a args, stdout, stderr io.Writer) int {
 		if ctx.Err() != nil {
 			return 0
 		}
-		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		fail(stderr, err)
 		return 1
 	}
 	key := a.keys[0]
@@ -202,7 +207,7 @@ func watch(ctx context.Context, a args, stdout, stderr io.Writer) int {
 		},
 	})
 	if err != nil {
-		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		fail(stderr, err)
 		return 2
 	}
 	defer func() {
@@ -214,7 +219,7 @@ func watch(ctx context.Context, a args, stdout, stderr io.Writer) int {
 		if ctx.Err() != nil {
 			return 0
 		}
-		fmt.Fprintf(stderr, "flagops: %v\n", err)
+		fail(stderr, err)
 		return 1
 	}
 	var mu sync.Mutex

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	flagops "github.com/flagops/flagops/sdks/go"
 )
 
 // A server with the snapshot wire format: GET /v1/snapshot, and GET /v1/stream announcing each new version.
@@ -126,6 +128,32 @@ func TestEvaluateErrors(t *testing.T) {
 	var out, errs bytes.Buffer
 	if code := run(context.Background(), []string{"evaluate", "--url", url, "--sdk-key", "svc_sdk_bad", "f"}, &out, &errs); code != 1 {
 		t.Errorf("a refused key: exit %d", code)
+	}
+	// One line with one prefix, though the library's error has it too.
+	if got := errs.String(); !strings.HasPrefix(got, "flagops: ") || strings.Contains(got, "flagops: flagops:") || strings.Count(got, "\n") != 1 {
+		t.Errorf("a refused key: stderr %q", got)
+	}
+}
+
+// The library's errors say "flagops: " themselves; the command's line says it once.
+func TestOnePrefix(t *testing.T) {
+	var errs bytes.Buffer
+	fail(&errs, flagops.ErrRefused)
+	if errs.String() != "flagops: the server refused the SDK key\n" {
+		t.Errorf("stderr %q", errs.String())
+	}
+}
+
+// A URL's scheme is case-insensitive: HTTP:// works as http:// does.
+func TestUpperCaseScheme(t *testing.T) {
+	_, url := newServer(t)
+	var out, errs bytes.Buffer
+	upper := "HTTP://" + strings.TrimPrefix(url, "http://")
+	if code := run(context.Background(), []string{"evaluate", "--url", upper, "--sdk-key", "svc_sdk_k", "checkout-v2"}, &out, &errs); code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, errs.String())
+	}
+	if !strings.Contains(out.String(), `"checkout-v2":{"value":`) {
+		t.Errorf("stdout %q", out.String())
 	}
 }
 
