@@ -140,7 +140,10 @@ def _watch(args: argparse.Namespace) -> int:
         if client.wait_ready(10.0) not in ("ready", "stale"):
             print(f"flagops: no snapshot yet (status {client.status}); waiting for one", file=sys.stderr)
         report()
-        stop.wait()
+        # Woken often: a signal the kernel hands to another thread runs its handler only when this thread next
+        # runs Python code, and an endless wait would never let it.
+        while not stop.wait(0.2):
+            pass
     finally:
         client.close()
     return 0
