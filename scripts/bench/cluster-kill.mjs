@@ -103,6 +103,7 @@ try {
     console.log(
       `  served on all ${servers.length}: p50 ${ms(percentile(everywhere, 50))}  p99 ${ms(percentile(everywhere, 99))}  max ${ms(Math.max(...everywhere))}`,
     );
+    console.log('  by kill: ' + everywhere.map((v) => v.toFixed(0)).join(' '));
     console.log(`  answered (200):  p50 ${ms(percentile(answered, 50))}  p99 ${ms(percentile(answered, 99))}`);
     // Which server was last for the slowest kill says where a tail comes from (one control plane, or all).
     const at = (t) => (t === null ? 'not served' : `${t.toFixed(0)}`);
