@@ -8,7 +8,7 @@ import {
   type SnapshotSegment,
 } from '@flagops/core';
 import { servesSameKills } from '../../features/kill/apply-kills.js';
-import { StorageFaultError } from '../../foundations/errors/kinds.js';
+import { FlagopsError, StorageFaultError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { layout } from '../../foundations/repository/layout.js';
 import { formatIssue, type ValidationIssue } from '../../foundations/validation/issue.js';
@@ -99,7 +99,13 @@ export class OrganisationServing {
    */
   async serveHead(): Promise<void> {
     const failure = await this.queueReload();
-    if (failure !== undefined) throw failure;
+    if (failure === undefined) return;
+    if (failure instanceof StorageFaultError) throw failure;
+    // Anything else that kept the head from being served is reported as such (503), not as an internal error.
+    throw new FlagopsError(
+      'unavailable',
+      `evaluation could not serve main's head of ${this.org}: ${(failure as Error).message ?? String(failure)}`,
+    );
   }
 
   /** Queues a reload to main's head; resolves with why it failed, or undefined once the head is served. */
