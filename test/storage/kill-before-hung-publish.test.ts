@@ -147,7 +147,8 @@ describe('a kill queued behind an update whose publishing hangs (remote mode: a 
     const { repo, seeded, host } = await repositoryWithHangingHost('hung-then-answering.git');
     await killBehindHungWrite(repo, seeded, host, () => repo.update(configUpdate(40)));
     host.hang = false;
-    host.slowMs = 20;
+    // Slow enough that the kill behind it is surely queued while it is under way, however busy the machine.
+    host.slowMs = 2_000;
     /** A config update whose publishing is under way when a kill is queued behind it: how it settles. */
     const updateWithKillBehind = async (rolloutPct: number) => {
       const before = host.slow;
@@ -166,6 +167,7 @@ describe('a kill queued behind an update whose publishing hangs (remote mode: a 
     expect(await updateWithKillBehind(50)).toMatch(/did not answer/);
     // A few seconds on, given the grace (50 ms), the host's answer (20 ms) comes in time.
     await new Promise((resolve) => setTimeout(resolve, 5_100));
+    host.slowMs = 20;
     expect(await updateWithKillBehind(60)).toBe(true);
   });
 
