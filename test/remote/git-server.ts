@@ -17,6 +17,9 @@ export async function startGitServer() {
   const gitdir = path.join(root, 'flags.git');
   execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir]);
   execFileSync('git', ['--git-dir', gitdir, 'config', 'receive.denyNonFastForwards', 'true']);
+  // No `git gc --auto` after pushes: it goes on in the background after the push has been answered, so it
+  // raced stop()'s removal of the repository (ENOTEMPTY) and took CPU from whatever a benchmark was timing.
+  execFileSync('git', ['--git-dir', gitdir, 'config', 'receive.autogc', 'false']);
   let requests = 0;
   let fetches = 0;
   /** The User-Agent of each request to push (ref advertisement and update), in order. */
@@ -108,7 +111,7 @@ export async function startGitServer() {
       for (const req of hung ?? []) req.socket.destroy();
       server.closeAllConnections();
       if (server.listening) await new Promise((resolve) => server.close(resolve));
-      rmSync(root, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true, maxRetries: 5 });
     },
   };
 }
