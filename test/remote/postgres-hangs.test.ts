@@ -84,4 +84,34 @@ describe.skipIf(POSTGRES_MISSING !== null)('a control plane on PostgreSQL and a 
     const flags = (await api.get(`/api/v1/projects/${project.id}/flags`)).body;
     expect(JSON.stringify(flags)).not.toContain('payments');
   }, 90_000);
+
+  it('answers writes of keys and webhooks within seconds too, and takes them again once the database is back', async () => {
+    const project = (await api.post('/api/v1/projects', { name: 'Keys', slug: 'keys' })).body;
+    // Connections of the pool are open and idle, as on a control plane in use.
+    expect((await api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'dev' })).status).toBe(201);
+
+    await cluster.hang();
+    let key: { res: HttpResponse | null; ms: number };
+    let webhook: { res: HttpResponse | null; ms: number };
+    try {
+      [key, webhook] = await Promise.all([
+        timed(() => api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })),
+        timed(() => api.post('/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook' })),
+      ]);
+    } finally {
+      await cluster.resume();
+    }
+    for (const { res, ms } of [key, webhook]) {
+      expect(res?.status, JSON.stringify(res?.body)).toBe(503);
+      expect(res?.body?.error?.code).toBe('unavailable');
+      expect(ms).toBeLessThan(ANSWERED_WITHIN_MS);
+    }
+    // Back: the same writes are taken again, without a restart.
+    await until(
+      () => api.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'staging' }),
+      (res) => res.status === 201,
+      30_000,
+    );
+    expect((await api.post('/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook' })).status).toBe(201);
+  }, 90_000);
 });

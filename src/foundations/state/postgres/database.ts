@@ -6,6 +6,14 @@ import { databaseUnavailable, isUnreachable, NoAnswerError } from './database-un
 /** What a write announces to the other instances: the kind of records it changed. */
 export type ChangeKind = 'keys' | 'users' | 'sessions' | 'triggers' | 'webhooks' | 'counts' | 'held-kills';
 
+/**
+ * How long a statement, or a transaction, waits for the database's answer before the call answers 503: a database
+ * that hangs (stopped, a machine that froze) keeps its connections open and would be waited on for ever. The
+ * connection is then ended, which rolls back a transaction not yet committed; a lone statement the database has
+ * taken, it still runs when it goes on.
+ */
+export const DATABASE_ANSWER_MS = 5_000;
+
 /** The channel of `{ from, kind }` payloads: records of that kind changed, read them again. */
 export const CHANGES_CHANNEL = 'flagops_changes';
 
@@ -24,10 +32,20 @@ export class Database {
   ) {}
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
+    let client: pg.PoolClient;
     try {
-      return await this.pool.query<R>(text, values);
+      client = await this.pool.connect();
     } catch (err) {
       throw this.translate(err);
+    }
+    let broken = false;
+    try {
+      return await answeredWithin(client.query<R>(text, values), DATABASE_ANSWER_MS);
+    } catch (err) {
+      broken = isUnreachable(err);
+      throw this.translate(err);
+    } finally {
+      client.release(broken);
     }
   }
 
@@ -60,7 +78,7 @@ export class Database {
       throw this.translate(err);
     }
     let broken = false;
-    try {
+    const run = async () => {
       await client.query('BEGIN');
       const result = await work(client);
       for (const kind of announce) {
@@ -68,6 +86,9 @@ export class Database {
       }
       await client.query('COMMIT');
       return result;
+    };
+    try {
+      return await answeredWithin(run(), DATABASE_ANSWER_MS);
     } catch (err) {
       broken = isUnreachable(err);
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
