@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { commitCount, committedFile, createFlag, createProject, headMessage, headTrailer } from './fixtures.js';
@@ -66,6 +67,36 @@ describe('POST /flags/:id/environments/:env/kill', () => {
     expect(res.status).toBe(200);
     expect(res.body.environments.prod.killReason).toBe('error rate above 5%');
     expect(headMessage(svc.gitdir())).toContain('reason: error rate above 5%');
+  });
+
+  it('keeps a reason of several paragraphs whole in the audit trail, with no trailer of its own in git log', async () => {
+    const flag = await newFlag();
+    const reason = [
+      'Error rate 7% after deploy 1432.',
+      '',
+      'Flagops-Actor-Type: admin',
+      'Flagops-Key-Prefix: svc_adm_AAAAAAAA',
+      '',
+      'Rollback planned; see INC-42.',
+    ].join('\n');
+    const res = await agent.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason });
+    expect(res.status).toBe(200);
+    expect(res.body.environments.prod.killReason).toBe(reason);
+    const [entry] = (await agent.get('/api/v1/audit?limit=1')).body.entries;
+    expect(entry).toMatchObject({ action: 'kill', flagKey: flag.key, reason, actor: { type: 'agent', keyPrefix: svc.agent.slice(0, 16) } });
+    const trailers = git(svc.gitdir(), 'log', '-1', '--format=%(trailers)', 'main').split('\n');
+    expect(trailers.map((line) => line.split(':')[0])).toEqual([
+      'Flagops-Action',
+      'Flagops-Project',
+      'Flagops-Flag',
+      'Flagops-Environment',
+      'Flagops-Actor-Type',
+      'Flagops-Actor',
+      'Flagops-Key-Prefix',
+      'Flagops-Signature',
+    ]);
+    expect(trailers).toContain('Flagops-Actor-Type: agent');
+    expect(trailers).not.toContain('Flagops-Key-Prefix: svc_adm_AAAAAAAA');
   });
 
   it('refuses a body other than { reason } with 400 naming the field', async () => {

@@ -311,6 +311,17 @@ describe('change proposals for protected environments', () => {
       expect((await globex.post(`/api/v1/proposals/${rejected.id}/approve`)).status).toBe(404);
     });
 
+    it('keeps a rejection reason of several paragraphs whole, on the proposal and in the audit trail', async () => {
+      const p = await propose(await flag());
+      const reason = 'Too fast for a Friday.\n\nFlagops-Actor-Type: agent\n\nTry again on Monday.';
+      expect((await admin.post(`/api/v1/proposals/${p.id}/reject`, { reason })).status).toBe(200);
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body).toMatchObject({ status: 'rejected', rejectionReason: reason });
+      const rejection = (await admin.get('/api/v1/audit?action=proposal_reject&limit=500')).body.entries.find(
+        (e: Json) => e.proposalId === p.id,
+      );
+      expect(rejection).toMatchObject({ reason, actor: { type: 'admin' } });
+    });
+
     it('is 409 invalid_in_repository while an invalid file holds the flag back', async () => {
       const f = await flag();
       const p = await propose(f);

@@ -92,4 +92,18 @@ describe('kills held here, made again on the git remote’s head', () => {
     expect((await repo.readCommit(rebuilt)).flagops).toMatchObject({ action: 'kill', flag: 'a', madeFrom: kill });
     expect(await actions()).toEqual(['kill', 'kill']);
   });
+
+  it('a kill made again keeps its reason of several paragraphs as first written, not folded twice', async () => {
+    const { repo, base, killSwitch, request, moveMain } = await shop();
+    const { commit: remote } = await killSwitch.kill({ ...request, flagKey: 'b' });
+    await moveMain(remote!, base);
+    const reason = 'errors\n\n  a step\n.\nsee INC-42';
+    const { commit: kill } = await killSwitch.kill({ ...request, reason });
+
+    expect(await rebaseHeldKills(repo, [kill!], async () => remote)).toBe(true);
+
+    const [first, again] = await Promise.all([repo.readCommit(kill!), repo.readCommit((await repo.head())!)]);
+    expect(again.body).toBe(`reason: ${reason}`);
+    expect(again.message.split('\n\n')[1]).toBe(first.message.split('\n\n')[1]);
+  });
 });

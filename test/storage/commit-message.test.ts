@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { layout } from '../../src/foundations/repository/layout.js';
 import { FlagRepository, formatCommitMessage, parseCommitMessage, readFlagopsTrailers } from '../../src/foundations/storage/index.js';
-import { admin, agent, git, pushFromOutside, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
+import { admin, agent, git, gitWith, pushFromOutside, SIGNING_KEY, seedShop, tempDir, track } from './helpers.js';
 
 describe('commit messages (docs/architecture.md "Commits and trailers"; the git log is the audit trail)', () => {
   it('are a summary, the free-text body and the Flagops trailers, in that order', () => {
@@ -73,11 +73,60 @@ describe('commit messages (docs/architecture.md "Commits and trailers"; the git 
     expect(parsed).toEqual({
       summary: 'kill a in prod',
       body: 'reason: errors\nsecond line',
+      bodyParagraphs: ['reason: errors\nsecond line'],
       trailers: [
         { key: 'Flagops-Action', value: 'kill' },
         { key: 'Flagops-Actor-Type', value: 'agent' },
       ],
     });
+  });
+
+  it('hold a body of several paragraphs as one, which git reads no trailer from, and read it back as written', () => {
+    const body = [
+      'reason: Error rate 7% after deploy 1432.',
+      '',
+      'Flagops-Actor-Type: admin',
+      'Flagops-Key-Prefix: svc_adm_AAAAAAAA',
+      '   ',
+      '',
+      '.',
+      '  ..',
+      '\tindented',
+      'see INC-42.',
+    ].join('\n');
+    const message = formatCommitMessage({ action: 'kill', summary: 'kill a in prod', body, actor: agent, flag: 'a' });
+    const [summary, folded, trailers, ...more] = message.trimEnd().split('\n\n');
+    expect(summary).toBe('kill a in prod');
+    expect(more).toEqual([]);
+    expect(folded.split('\n')).toEqual([
+      'reason: Error rate 7% after deploy 1432.',
+      '  .',
+      '  Flagops-Actor-Type: admin',
+      '  Flagops-Key-Prefix: svc_adm_AAAAAAAA',
+      '     .',
+      '  .',
+      '  ..',
+      '    ...',
+      '  \tindented',
+      '  see INC-42.',
+    ]);
+    expect(trailers).toBe(
+      'Flagops-Action: kill\nFlagops-Flag: a\nFlagops-Actor-Type: agent\nFlagops-Actor: deploy-bot\nFlagops-Key-Prefix: svc_agt_3kq9x2ab',
+    );
+    const parsed = parseCommitMessage(message);
+    expect(parsed.body).toBe(body);
+    expect(parsed.bodyParagraphs).toEqual([body]);
+    expect(readFlagopsTrailers(parsed.trailers)?.actor).toEqual({ type: 'agent', name: 'deploy-bot', keyPrefix: 'svc_agt_3kq9x2ab' });
+    // What git itself reads as the trailers: only ours.
+    expect(gitWith(tempDir(), { input: message }, 'interpret-trailers', '--parse')).toBe(trailers);
+  });
+
+  it('read a body written before bodies were folded as it was: lines not indented, paragraphs apart', () => {
+    const parsed = parseCommitMessage(
+      'kill a\n\nreason: errors\n  - api\nsecond line\n\nmore\n\nFlagops-Action: kill\nFlagops-Actor-Type: agent\n',
+    );
+    expect(parsed.bodyParagraphs).toEqual(['reason: errors\n  - api\nsecond line', 'more']);
+    expect(parsed.body).toBe('reason: errors\n  - api\nsecond line\n\nmore');
   });
 
   it('of commits without Flagops trailers give none (an engineer push is described from its diff)', () => {

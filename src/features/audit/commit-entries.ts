@@ -101,11 +101,12 @@ const REASON_LINE = /^reason:[ \t]*/i;
 
 /**
  * The reason a commit gives for itself: a paragraph of the body that starts with `reason:` (how the kill
- * switch writes it, docs/architecture.md), or a `reason:` trailer. An engineer who writes only
- * `kill x\n\nreason: broken` gets a last paragraph that git reads as a trailer, hence the second place.
+ * switch writes it, docs/architecture.md; the body this service writes is one paragraph, whatever blank lines
+ * the reason has), or a `reason:` trailer. An engineer who writes only `kill x\n\nreason: broken` gets a last
+ * paragraph that git reads as a trailer, hence the second place.
  */
-export function commitReason(commit: Pick<CommitInfo, 'body' | 'trailers'>): string | undefined {
-  for (const paragraph of commit.body.split(/\n[ \t]*\n/)) {
+export function commitReason(commit: Pick<CommitInfo, 'bodyParagraphs' | 'trailers'>): string | undefined {
+  for (const paragraph of commit.bodyParagraphs) {
     if (REASON_LINE.test(paragraph)) {
       const text = paragraph.replace(REASON_LINE, '').trim();
       if (text !== '') return text;

@@ -6,7 +6,8 @@ import { isKillAction, killsAfter } from './kill-switch.js';
 
 /** One kill or cleared kill that main holds and the remote does not, as its commit recorded it. */
 export interface CommittedKill {
-  meta: CommitMeta & { project: string; flag: string; environment: NonNullable<CommitMeta['environment']> };
+  /** A kill's body is one paragraph, its reason: kept as one string, as held kills record it. */
+  meta: CommitMeta & { body?: string; project: string; flag: string; environment: NonNullable<CommitMeta['environment']> };
   /** The kill's entry as first made (killedAt, killedBy, reason); null for a cleared kill. */
   entry: KillEntry | null;
 }

@@ -86,7 +86,7 @@ export function stepChange(
   else delete next.schedule;
   const what = describeStepSet(first.set);
   const where = `${target.key} in ${target.env}`;
-  const seen = guardSeen && !skipped ? `\n\nreason: guard passed: ${guardSeen.text}` : '';
+  const seen = guardSeen && !skipped ? [`reason: guard passed: ${guardSeen.text}`] : [];
   const value = guardSeen && !skipped ? ` (guard value ${guardSeen.value})` : '';
   return {
     changes: [
@@ -95,7 +95,7 @@ export function stepChange(
     meta: {
       action: skipped ? 'scheduled_change_skipped' : 'scheduled_change',
       summary: skipped ? `skip scheduled step of ${where} (killed): ${what}` : `scheduled step of ${where}: ${what}${value}`,
-      body: `step due at ${first.at}${skipped ? '; skipped because the flag is killed in this environment' : ''}${seen}`,
+      body: [`step due at ${first.at}${skipped ? '; skipped because the flag is killed in this environment' : ''}`, ...seen],
       actor: SCHEDULER_ACTOR,
       project: target.slug,
       flag: target.key,

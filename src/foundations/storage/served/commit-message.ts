@@ -3,15 +3,19 @@ import { oneLine, printableLines } from '../../validation/one-line.js';
 
 /**
  * Commit messages as docs/architecture.md "Commits and trailers" fixes them: a one-line summary, a blank line,
- * an optional free-text body, a blank line and `Flagops-*` git trailers that the audit trail reads back.
+ * an optional free-text body (each of its paragraphs folded into one), a blank line and `Flagops-*` git trailers that the
+ * audit trail reads back.
  */
 
 export interface CommitMeta {
   action: AuditAction;
   /** One line; line breaks are folded to spaces. */
   summary: string;
-  /** Free text, e.g. the reason of a kill. */
-  body?: string;
+  /**
+   * Free text, e.g. the reason of a kill, or its paragraphs kept apart: each is written as one paragraph of the
+   * message whatever lines it holds, and read back as written (trimmed).
+   */
+  body?: string | readonly string[];
   actor: Actor;
   project?: string;
   flag?: string;
@@ -73,7 +77,10 @@ export interface FlagopsTrailers {
 
 export interface ParsedMessage {
   summary: string;
+  /** The body as written: its paragraphs, unfolded, joined by a blank line. */
   body: string;
+  /** The paragraphs of the body as the message separates them, each as written (one may hold blank lines). */
+  bodyParagraphs: string[];
   trailers: GitTrailer[];
 }
 
@@ -104,7 +111,12 @@ export function formatCommitMessage(meta: CommitMeta): string {
     .filter((t): t is [string, string] => t[1] !== undefined && oneLine(t[1]) !== '')
     .map(([key, value]) => `${key}: ${oneLine(value)}`)
     .join('\n');
-  const body = meta.body === undefined ? undefined : printableLines(meta.body).trim();
+  const paragraphs = typeof meta.body === 'string' ? [meta.body] : (meta.body ?? []);
+  const body = paragraphs
+    .map((paragraph) => printableLines(paragraph).trim())
+    .filter((paragraph) => paragraph !== '')
+    .map(foldBody)
+    .join('\n\n');
   const summary = oneLine(meta.summary) || meta.action;
   return body ? `${summary}\n\n${body}\n\n${block}\n` : `${summary}\n\n${block}\n`;
 }
@@ -127,7 +139,42 @@ export function parseCommitMessage(message: string): ParsedMessage {
       paragraphs.pop();
     }
   }
-  return { summary, body: paragraphs.join('\n\n').trim(), trailers };
+  const bodyParagraphs = paragraphs.map((p) => unfoldParagraph(p.trim())).filter((p) => p !== '');
+  return { summary, body: bodyParagraphs.join('\n\n'), bodyParagraphs, trailers };
+}
+
+/** How the lines of a body after its first are indented, as Debian control files fold text. */
+const FOLD_INDENT = '  ';
+/** A line a folded body writes with one more dot: empty, spaces, dots, or spaces then dots. */
+const FOLDS_WITH_DOT = /^[ \t]*\.*$/;
+/** Such a line as written: read back without its last dot. */
+const FOLDED_WITH_DOT = /^[ \t]*\.+$/;
+
+/**
+ * A paragraph of the body as one paragraph of the message: every line after the first indented, a blank line (or one of only spaces) written
+ * with a `.`, and one of only spaces and dots with one dot more. A blank line, or to git one of only spaces,
+ * ends a paragraph, and git reads trailers from the last one: a body written as given (a kill's reason is
+ * anyone's text) was read back cut at its first blank line, and could show `Flagops-*` lines of its own in
+ * `git log`, set apart like ours.
+ */
+function foldBody(paragraph: string): string {
+  const [first, ...rest] = paragraph.split('\n');
+  const folded = rest.map((line) => FOLD_INDENT + (FOLDS_WITH_DOT.test(line) ? `${line}.` : line));
+  return [first, ...folded].join('\n');
+}
+
+/**
+ * A paragraph of a body as foldBody wrote it, read back. One with a line after its first not indented was
+ * not folded (an engineer's message, a body written before bodies were folded): it reads as it is.
+ */
+function unfoldParagraph(paragraph: string): string {
+  const [first, ...rest] = paragraph.split('\n');
+  if (rest.length === 0 || !rest.every((line) => line.startsWith(FOLD_INDENT))) return paragraph;
+  const lines = rest.map((indented) => {
+    const line = indented.slice(FOLD_INDENT.length);
+    return FOLDED_WITH_DOT.test(line) ? line.slice(0, -1) : line;
+  });
+  return [first, ...lines].join('\n');
 }
 
 function parseTrailerParagraph(paragraph: string): GitTrailer[] | null {

@@ -20,7 +20,10 @@ export interface CommitInfo {
   committer: GitIdentity;
   message: string;
   summary: string;
+  /** The body as it was written (commit-message.ts unfolds it). */
   body: string;
+  /** The body's paragraphs as the message separates them, each as written (one may hold blank lines). */
+  bodyParagraphs: string[];
   /** Every git trailer of the message, in order. */
   trailers: GitTrailer[];
   /**
@@ -37,7 +40,7 @@ export interface CommitInfo {
 
 /** The commit's fields and what its message says; `signer` decides whether its trailers are this service's. */
 export function toCommitInfo(oid: string, commit: CommitObject, signer: CommitSigner | null = null): CommitInfo {
-  const { summary, body, trailers } = parseCommitMessage(commit.message);
+  const { summary, body, bodyParagraphs, trailers } = parseCommitMessage(commit.message);
   const claimed = readFlagopsTrailers(trailers);
   const signed = claimed !== null && signer?.verify(oid, commit) === true;
   return {
@@ -49,6 +52,7 @@ export function toCommitInfo(oid: string, commit: CommitObject, signer: CommitSi
     message: commit.message,
     summary,
     body,
+    bodyParagraphs,
     trailers,
     flagops: signed ? claimed : null,
     unsignedFlagops: signed ? null : claimed,
