@@ -1,15 +1,23 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** An engineer's checkout of the service's bare repository, driven through the git CLI. */
+/**
+ * An engineer's checkout of the service's bare repository, driven through the git CLI, in a temp dir: the test
+ * removes it with `checkout.remove()` (in a `finally`).
+ */
 export async function cloneRepo(gitdir: string): Promise<Checkout> {
   const dir = await mkdtemp(path.join(tmpdir(), 'flagops-clone-'));
-  await run('git', ['clone', '-q', gitdir, dir]);
+  try {
+    await run('git', ['clone', '-q', gitdir, dir]);
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   return new Checkout(dir);
 }
 
@@ -32,5 +40,10 @@ export class Checkout {
     await this.git('add', '-A');
     await this.git('commit', '-q', '-m', message);
     await this.git('push', '-q', 'origin', 'HEAD:main');
+  }
+
+  /** Deletes the checkout. Safe to call twice. */
+  remove() {
+    return rm(this.dir, { recursive: true, force: true });
   }
 }

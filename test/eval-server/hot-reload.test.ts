@@ -41,46 +41,58 @@ describe('hot reload when main moves', () => {
 
   it('serves an engineer’s git push without a restart', async () => {
     const checkout = await cloneRepo(h.repo.gitdir);
-    await checkout.write(path.join('projects/shop/environments/prod/b.yaml'), config(100, 2));
-    await checkout.commitAndPush('roll b out');
-    await within(
-      PROMPTLY_MS,
-      () => resultOf('b'),
-      (r) => r.value === true,
-    );
+    try {
+      await checkout.write(path.join('projects/shop/environments/prod/b.yaml'), config(100, 2));
+      await checkout.commitAndPush('roll b out');
+      await within(
+        PROMPTLY_MS,
+        () => resultOf('b'),
+        (r) => r.value === true,
+      );
+    } finally {
+      await checkout.remove();
+    }
   });
 
   it('never serves an invalid pushed file: the last valid state keeps serving and /healthz names the file', async () => {
     const checkout = await cloneRepo(h.repo.gitdir);
-    await checkout.write(
-      'projects/shop/environments/prod/a.yaml',
-      'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\nversion: 3\nrules: []\n',
-    );
-    await checkout.commitAndPush('a broken rollout');
-    await within(PROMPTLY_MS, health, (body) => body.status === 'degraded');
-    const report = await health();
-    expect(JSON.stringify(report)).toContain('projects/shop/environments/prod/a.yaml');
-    expect((await resultOf('a')).value).toBe(true);
-    expect((await fetch(`${h.service.evalUrl}/healthz`)).status).toBe(200);
+    try {
+      await checkout.write(
+        'projects/shop/environments/prod/a.yaml',
+        'enabled: true\nrolloutPct: 250\nvalueOn: true\nvalueOff: false\nversion: 3\nrules: []\n',
+      );
+      await checkout.commitAndPush('a broken rollout');
+      await within(PROMPTLY_MS, health, (body) => body.status === 'degraded');
+      const report = await health();
+      expect(JSON.stringify(report)).toContain('projects/shop/environments/prod/a.yaml');
+      expect((await resultOf('a')).value).toBe(true);
+      expect((await fetch(`${h.service.evalUrl}/healthz`)).status).toBe(200);
 
-    await checkout.write('projects/shop/environments/prod/a.yaml', config(0, 3));
-    await checkout.commitAndPush('fix the rollout');
-    await within(
-      PROMPTLY_MS,
-      () => resultOf('a'),
-      (r) => r.value === false,
-    );
-    expect((await health()).status).toBe('ok');
+      await checkout.write('projects/shop/environments/prod/a.yaml', config(0, 3));
+      await checkout.commitAndPush('fix the rollout');
+      await within(
+        PROMPTLY_MS,
+        () => resultOf('a'),
+        (r) => r.value === false,
+      );
+      expect((await health()).status).toBe('ok');
+    } finally {
+      await checkout.remove();
+    }
   });
 
   it('keeps serving when a pushed file is not even YAML', async () => {
     const checkout = await cloneRepo(h.repo.gitdir);
-    await checkout.write('projects/shop/environments/prod/b.yaml', 'enabled: [true\n  : :');
-    await checkout.commitAndPush('garbage');
-    await within(PROMPTLY_MS, health, (body) => body.status === 'degraded');
-    expect((await resultOf('b')).value).toBe(true);
-    await checkout.write('projects/shop/environments/prod/b.yaml', config(100, 3));
-    await checkout.commitAndPush('repair');
-    await within(PROMPTLY_MS, health, (body) => body.status === 'ok');
+    try {
+      await checkout.write('projects/shop/environments/prod/b.yaml', 'enabled: [true\n  : :');
+      await checkout.commitAndPush('garbage');
+      await within(PROMPTLY_MS, health, (body) => body.status === 'degraded');
+      expect((await resultOf('b')).value).toBe(true);
+      await checkout.write('projects/shop/environments/prod/b.yaml', config(100, 3));
+      await checkout.commitAndPush('repair');
+      await within(PROMPTLY_MS, health, (body) => body.status === 'ok');
+    } finally {
+      await checkout.remove();
+    }
   });
 });

@@ -86,16 +86,20 @@ describe('the kill fast path', () => {
 
   it('applies a kill pushed from outside as soon as the ref moves', async () => {
     const checkout = await cloneRepo(h.repo.gitdir);
-    const file = 'projects/shop/environments/prod/kills.yaml';
-    const current = await checkout.read(file);
-    const entry = '  pushed:\n    killedAt: 2026-11-21T10:00:00.000Z\n    killedBy: erin\n';
-    await checkout.write(file, current.includes('kills: {}') ? `kills:\n${entry}` : `${current.trimEnd()}\n${entry}`);
-    await checkout.commitAndPush('kill pushed');
-    await within(
-      PROMPTLY_MS,
-      () => resultOf('pushed'),
-      (r) => r.reason === 'killed',
-    );
+    try {
+      const file = 'projects/shop/environments/prod/kills.yaml';
+      const current = await checkout.read(file);
+      const entry = '  pushed:\n    killedAt: 2026-11-21T10:00:00.000Z\n    killedBy: erin\n';
+      await checkout.write(file, current.includes('kills: {}') ? `kills:\n${entry}` : `${current.trimEnd()}\n${entry}`);
+      await checkout.commitAndPush('kill pushed');
+      await within(
+        PROMPTLY_MS,
+        () => resultOf('pushed'),
+        (r) => r.reason === 'killed',
+      );
+    } finally {
+      await checkout.remove();
+    }
   });
 });
 
