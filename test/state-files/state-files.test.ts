@@ -3,7 +3,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StateFaultError } from '../../src/foundations/errors/kinds.js';
 import { FileCountStore } from '../../src/foundations/state/files/file-count-store.js';
 import { FileKeyStore } from '../../src/foundations/state/files/file-key-store.js';
@@ -12,9 +12,20 @@ import { FileWebhookStore } from '../../src/foundations/state/files/file-webhook
 import type { DeliveryRecord, WebhookState } from '../../src/foundations/state/index.js';
 import { readJsonStateFile, stateWriteFault, writeJsonStateFile } from '../../src/foundations/state-files/state-files.js';
 
+/** A fresh temp dir, removed when the test ends. */
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-state-'));
+  dirs.push(dir);
+  return dir;
+}
+
 describe('runtime state files (keys, users, sessions)', () => {
   it('read as undefined before the first write, and back as written, readable by the owner only', async () => {
-    const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'flagops-state-')), 'keys.json');
+    const file = path.join(await tempDir(), 'keys.json');
     expect(await readJsonStateFile(file)).toBeUndefined();
     await writeJsonStateFile(file, { version: 1, keys: [] });
     expect(await readJsonStateFile(file)).toEqual({ version: 1, keys: [] });
@@ -23,7 +34,7 @@ describe('runtime state files (keys, users, sessions)', () => {
   });
 
   it('refuse a damaged file with its name and what to do, instead of starting empty', async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-state-'));
+    const dir = await tempDir();
     const keys = path.join(dir, 'keys.json');
     const sessions = path.join(dir, 'sessions.json');
     await writeFile(keys, '{"version": 1, "keys": [');
@@ -135,7 +146,7 @@ describe('webhooks.json when the disk refuses a write', () => {
 
   /** A store whose writes are recorded, and fail while `refusing.now` is true. */
   async function refusingStore() {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-state-'));
+    const dir = await tempDir();
     const written: WebhookState[] = [];
     const refusing = { now: false };
     const store = new FileWebhookStore(dir, {
