@@ -1,27 +1,43 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { packageSourcesPlugin } from '../../scripts/package-sources.mjs';
 
-/** Bundles a TypeScript entry (and the sources it imports, the @flagops packages' included) into one ESM file Node can run as is. */
-export async function bundleForNode(entry: string, alias: Record<string, string> = {}): Promise<string> {
+export interface NodeBundle {
+  /** The bundled ESM file, in a temp dir of its own. */
+  file: string;
+  /** Deletes the bundle's temp dir. Safe to call twice. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Bundles a TypeScript entry (and the sources it imports, the @flagops packages' included) into one ESM file Node
+ * can run as is. The test removes it with `bundle.remove()` (in a `finally`).
+ */
+export async function bundleForNode(entry: string, alias: Record<string, string> = {}): Promise<NodeBundle> {
   const dir = await mkdtemp(path.join(tmpdir(), 'flagops-bundle-'));
-  const outfile = path.join(dir, `${path.basename(entry).replace(/\.[a-z]+$/, '')}.mjs`);
-  await build({
-    entryPoints: [entry],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    alias,
-    logLevel: 'silent',
-    packages: 'external',
-    plugins: [packageSourcesPlugin],
-  });
-  return outfile;
+  const remove = () => rm(dir, { recursive: true, force: true });
+  const file = path.join(dir, `${path.basename(entry).replace(/\.[a-z]+$/, '')}.mjs`);
+  try {
+    await build({
+      entryPoints: [entry],
+      outfile: file,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      alias,
+      logLevel: 'silent',
+      packages: 'external',
+      plugins: [packageSourcesPlugin],
+    });
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+  return { file, remove };
 }
 
 export interface ChildRun {

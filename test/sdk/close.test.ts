@@ -3,7 +3,7 @@ import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sdkKey } from '../eval-server/harness.js';
 import { PROMPTLY_MS, until } from '../helpers/deadlines.js';
-import { bundleForNode, runNode } from './bundle-helpers.js';
+import { bundleForNode, type ChildRun, runNode } from './bundle-helpers.js';
 import { quiet, recordingFetch, type SdkHarness, startSdkHarness, watchedScheduler, watchServerStreams } from './sdk-harness.js';
 
 describe('close() (docs/sdk.md, "Closing")', () => {
@@ -62,8 +62,13 @@ describe('close() (docs/sdk.md, "Closing")', () => {
   }
 
   it('lets a Node process exit by itself right after, with streams, polls and count reports running before', async () => {
-    const script = await bundleForNode(fileURLToPath(new URL('./fixtures/close-child.ts', import.meta.url)));
-    const run = await runNode(script, { FLAGOPS_EVAL_URL: h.service.evalUrl, FLAGOPS_SDK_KEY: h.key });
+    const bundle = await bundleForNode(fileURLToPath(new URL('./fixtures/close-child.ts', import.meta.url)));
+    let run: ChildRun;
+    try {
+      run = await runNode(bundle.file, { FLAGOPS_EVAL_URL: h.service.evalUrl, FLAGOPS_SDK_KEY: h.key });
+    } finally {
+      await bundle.remove();
+    }
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const { closedAt, statuses } = JSON.parse(run.stdout);
