@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,14 +17,18 @@ const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, im
  */
 describe('the browser bundle (scripts/build-packages.mjs)', () => {
   let h: SdkHarness;
+  let dir: string | undefined;
   let bundle: string;
 
   beforeAll(async () => {
     h = await startSdkHarness();
-    const dir = await mkdtemp(path.join(tmpdir(), 'flagops-browser-'));
+    dir = await mkdtemp(path.join(tmpdir(), 'flagops-browser-'));
     bundle = (await buildSdkBundle({ outfile: path.join(dir, 'flagops-sdk.js') })).outfile;
   });
-  afterAll(() => h?.stop());
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    await h?.stop();
+  });
 
   it('is one ES module that imports nothing and names no Node API', async () => {
     const code = await readFile(bundle, 'utf8');

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -84,7 +84,10 @@ describe('the code in the docs (docs/*.md, marked snippets)', () => {
     dir = await mkdtemp(path.join(tmpdir(), 'flagops-snippets-'));
     bundle = (await buildSdkBundle({ outfile: path.join(dir, 'flagops-sdk.js') })).outfile;
   });
-  afterAll(() => h?.stop());
+  afterAll(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    await h?.stop();
+  });
 
   it('finds the getting-started snippets for Node, the browser and OpenFeature, each with its output', () => {
     const names = all.map((s) => s.name);
