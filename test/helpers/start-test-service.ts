@@ -78,7 +78,7 @@ export interface TestService {
   gitdir(org?: string): string;
   /** Stops and starts the service on the same data dir and keys; controlUrl and evalUrl change. */
   restart(): Promise<void>;
-  /** Stops the service and deletes the data dir (unless keepDataDir). Safe to call twice. */
+  /** Stops the service and deletes the data dir (unless keepDataDir), also when stopping fails. Safe to call twice. */
   stop(): Promise<void>;
 }
 
@@ -135,8 +135,12 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     async stop() {
       if (stopped) return;
       stopped = true;
-      await handle.service.stop();
-      if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true });
+      try {
+        await handle.service.stop();
+      } finally {
+        // Also when stopping failed (a test broke the repository, a restart did not start): the test fails, no dir stays.
+        if (!options.keepDataDir) await rm(dataDir, { recursive: true, force: true });
+      }
     },
   };
   return handle;
