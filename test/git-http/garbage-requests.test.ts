@@ -57,8 +57,11 @@ describe('git requests whose body is not git’s', () => {
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-garbage-'));
   });
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('five garbage pushes at once (clients giving up after 3 s) are answered, and git over HTTP keeps working', async () => {

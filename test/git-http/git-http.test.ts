@@ -29,8 +29,11 @@ describe('the flags repository over git smart HTTP (/git/<org>.git)', () => {
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-git-http-'));
   });
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('clone, edit, commit, push with an admin key: served within 2 s and in the audit log as the git author', async () => {

@@ -50,8 +50,11 @@ describe('clones and fetches answered on the client’s own connection by the gi
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-handoff-'));
   });
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('git clone and git fetch (with a gzip-encoded negotiation) get the repository whole', async () => {

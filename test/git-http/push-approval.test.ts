@@ -63,8 +63,11 @@ describe('a push by an actor type that needs approval', () => {
     expect((await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['agent'] } })).status).toBe(200);
   }, 60_000);
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('is refused for a segment change, which the API keeps as a proposal since a segment acts in every environment', async () => {

@@ -70,8 +70,11 @@ describe('a push by an actor type with a budget', () => {
     agent = httpClient(svc.controlUrl, svc.agent);
   }, 60_000);
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('is accepted within the budget and counts; past it, it is refused with a remote: line saying to propose it, as the API keeps it', async () => {

@@ -54,8 +54,11 @@ describe('a push while main holds an invalid file someone put there past the che
     }
   });
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('takes a valid change to another project, by an unlimited key and by a key limited to that project', async () => {

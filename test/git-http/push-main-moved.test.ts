@@ -32,8 +32,11 @@ describe('a push checked while an API change moves main', () => {
     flag = await createFlag(admin, (await createProject(admin, 'shop')).id, { key: 'checkout' });
   });
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('is refused with a flagops line saying to rebase, the API change is kept, and the push is not recorded', async () => {

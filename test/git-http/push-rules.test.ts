@@ -21,7 +21,7 @@ function workspace(svcOf: () => TestService) {
       work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-rules-'));
     },
     tearDown() {
-      rmSync(work, { recursive: true, force: true });
+      if (work) rmSync(work, { recursive: true, force: true });
     },
     async clone(key: string): Promise<string> {
       const svc = svcOf();
@@ -69,8 +69,11 @@ describe('a push over git over HTTP', () => {
     ws.setUp();
   });
   afterAll(async () => {
-    await svc.stop();
-    ws.tearDown();
+    try {
+      await svc?.stop();
+    } finally {
+      ws.tearDown();
+    }
   });
 
   describe('with Flagops-* trailers', () => {
@@ -420,8 +423,11 @@ describe('a push past the plan’s project limit', () => {
     ws.setUp();
   });
   afterAll(async () => {
-    await svc.stop();
-    ws.tearDown();
+    try {
+      await svc?.stop();
+    } finally {
+      ws.tearDown();
+    }
   });
 
   it('is refused, even for an admin key, naming the project it would add', async () => {

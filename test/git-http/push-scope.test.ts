@@ -38,8 +38,11 @@ describe('a push by a limited key', () => {
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-scope-'));
   });
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   async function clone(key: string): Promise<string> {

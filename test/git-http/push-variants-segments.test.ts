@@ -25,8 +25,11 @@ describe('pushing variants and segments over git smart HTTP', () => {
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-git-variants-'));
   });
   afterAll(async () => {
-    await svc.stop();
-    rmSync(work, { recursive: true, force: true });
+    try {
+      await svc?.stop();
+    } finally {
+      if (work) rmSync(work, { recursive: true, force: true });
+    }
   });
 
   it('refuses weights that do not add up to 100 with file:line:column, and main does not move', async () => {
