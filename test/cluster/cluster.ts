@@ -85,8 +85,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await Promise.all(processes.map((p) => Promise.race([p.exit, new Promise((r) => setTimeout(r, 5_000))])));
     for (const p of processes) if (alive(p)) p.child.kill('SIGKILL');
     await Promise.all(processes.map((p) => p.exit));
-    await Promise.all([postgres?.destroy(), gitHost?.stop(), ...bundles.map((b) => b.remove())]);
-    await rm(root, { recursive: true, force: true });
+    // Each part goes even when another fails to (a git host's removal racing its gc left the root, the database's
+    // dir and the host's behind); the first failure is thrown once everything is gone.
+    const settled = await Promise.allSettled([
+      postgres?.destroy(),
+      gitHost?.stop(),
+      ...bundles.map((b) => b.remove()),
+      rm(root, { recursive: true, force: true }),
+    ]);
+    const failed = settled.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
   };
 
   try {

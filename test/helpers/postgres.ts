@@ -39,15 +39,21 @@ export class PostgresCluster {
   static async start(): Promise<PostgresCluster> {
     if (POSTGRES_BIN === null) throw new Error(POSTGRES_MISSING ?? '');
     const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-pg-'));
-    if (asRoot()) {
-      const { stdout } = await run('id', ['-u', 'postgres']);
-      const { stdout: gid } = await run('id', ['-g', 'postgres']);
-      await chown(dir, Number(stdout.trim()), Number(gid.trim()));
+    try {
+      if (asRoot()) {
+        const { stdout } = await run('id', ['-u', 'postgres']);
+        const { stdout: gid } = await run('id', ['-g', 'postgres']);
+        await chown(dir, Number(stdout.trim()), Number(gid.trim()));
+      }
+      const cluster = new PostgresCluster(dir, await freePort());
+      await cluster.pg('initdb', ['-D', cluster.dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+      await cluster.startServer();
+      return cluster;
+    } catch (err) {
+      // A server that did start (pg_ctl timed out waiting for it) is stopped before its dir goes.
+      await new PostgresCluster(dir, 0).destroy();
+      throw err;
     }
-    const cluster = new PostgresCluster(dir, await freePort());
-    await cluster.pg('initdb', ['-D', cluster.dataDir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
-    await cluster.startServer();
-    return cluster;
   }
 
   /** A new, empty database; its connection string. */
