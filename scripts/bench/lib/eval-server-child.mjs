@@ -1,6 +1,7 @@
 // A flagops service for the HTTP benchmark, run in its own process (pinned to one core by the parent).
-// Prints one JSON line { evalUrl, key } once it serves a project of 20 flags.
-import { mkdtemp } from 'node:fs/promises';
+// Prints one JSON line { evalUrl, key } once it serves a project of 20 flags; stops on SIGTERM and removes its
+// data directory.
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseMetricsSettings } from '../../../dist/foundations/config/config.js';
@@ -33,4 +34,9 @@ await repo.update(() => ({
 await service.holder.served('bench');
 const { key } = await service.keys.createKey('bench', { kind: 'sdk', projectId: 'prj_shop', environment: 'prod' });
 process.stdout.write(`${JSON.stringify({ evalUrl: service.evalUrl, key })}\n`);
-process.on('SIGTERM', () => service.stop().then(() => process.exit(0)));
+process.on('SIGTERM', () =>
+  service
+    .stop()
+    .then(() => rm(dataDir, { recursive: true, force: true }))
+    .then(() => process.exit(0)),
+);
