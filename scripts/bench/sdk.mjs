@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 //
 //   npm run build && node --expose-gc scripts/bench/sdk.mjs     (or npm run bench -- sdk)
 // It runs the built packages, @flagops/sdk and @flagops/core, as an application would.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -119,10 +119,10 @@ await big.close();
 big = null;
 
 // ---- 3. The browser bundle ----
-const { outfile, bytes } = await buildSdkBundle({
-  outfile: path.join(await mkdtemp(path.join(tmpdir(), 'flagops-bench-')), 'flagops-sdk.js'),
-});
+const bundleDir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-'));
+const { outfile, bytes } = await buildSdkBundle({ outfile: path.join(bundleDir, 'flagops-sdk.js') });
 const gzipped = gzipSync(readFileSync(outfile)).length;
+await rm(bundleDir, { recursive: true, force: true });
 
 console.log(
   `\nSDK local evaluation, ${USERS.toLocaleString('en')} users, median of ${ROUNDS} passes; ${cpus().length} cores, load ${loadavg()[0].toFixed(1)}\n`,

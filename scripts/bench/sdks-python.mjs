@@ -6,7 +6,7 @@
 //   npm run build && npm run bench -- sdks-python
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +21,8 @@ const offline = async (_url, init) => new Response(null, { status: init?.method 
 const entry = (config) => ({ killed: false, archived: false, defaultValue: null, ...config });
 
 const contexts = ruleFlagContexts(USERS);
-const file = path.join(await mkdtemp(path.join(tmpdir(), 'flagops-bench-')), 'contexts.json');
+const dir = await mkdtemp(path.join(tmpdir(), 'flagops-bench-'));
+const file = path.join(dir, 'contexts.json');
 writeFileSync(file, JSON.stringify(contexts));
 
 function median(xs) {
@@ -56,6 +57,7 @@ const py = spawnSync('python3', [path.join(ROOT, 'sdks/python/benchmarks/bench_s
   encoding: 'utf8',
   maxBuffer: 64 * 1024 * 1024,
 });
+await rm(dir, { recursive: true, force: true });
 if (py.status !== 0) {
   console.error(py.stderr);
   process.exit(1);
