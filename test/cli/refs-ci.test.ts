@@ -150,7 +150,9 @@ describe('docs/code-references.md, run on a sample application', () => {
     expect(job.before_script.filter((c) => INSTALL.test(c))).toHaveLength(1);
     // GitLab runs before_script and script as one shell script, stopping at the first failing command.
     const script = [...job.before_script.filter((c) => !INSTALL.test(c)), ...job.script].join('\n');
-    const env = { PATH, FLAGS_GIT_URL: origin, FLAGS_GIT_KEY: 'agt_key', CI_PIPELINE_SOURCE: 'merge_request_event' };
+    // The job's `mktemp -d` goes in a temp dir of the job's own, removed with the rest, as a runner's container is.
+    const TMPDIR = mkdtempSync(path.join(dir, 'job-temp-'));
+    const env = { PATH, TMPDIR, FLAGS_GIT_URL: origin, FLAGS_GIT_KEY: 'agt_key', CI_PIPELINE_SOURCE: 'merge_request_event' };
     return shell(['sh', '-e', '-c'], script, root, env);
   }
 
