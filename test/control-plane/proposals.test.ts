@@ -1,5 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -491,28 +492,32 @@ describe('change proposals for protected environments', () => {
   describe('pushes', () => {
     it('an agent key may not push around the review: a protected config, the policy itself, or a proposal branch', async () => {
       const f = await flag();
-      const dir = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();
-      const url = `${svc.controlUrl.replace('://', `://engineer:${svc.agent}@`)}/git/acme.git`;
-      const checkout = path.join(dir, 'c');
-      expect((await gitAsync(dir, 'clone', '--quiet', url, checkout)).ok).toBe(true);
-      const head = main();
-      const configPath = path.join(checkout, `projects/shop/environments/prod/${f.key}.yaml`);
-      writeFileSync(configPath, readFileSync(configPath, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 90'));
-      git(checkout, 'commit', '--quiet', '-am', 'raise the rollout');
-      const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
-      expect(pushed.ok).toBe(false);
-      expect(pushed.stderr).toContain('prod requires approval of agent changes');
-      git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
-      const projectPath = path.join(checkout, 'projects/shop/project.yaml');
-      writeFileSync(projectPath, readFileSync(projectPath, 'utf8').replace(/requireApproval:[\s\S]*$/, ''));
-      git(checkout, 'commit', '--quiet', '-am', 'drop the review');
-      const dropped = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
-      expect(dropped.ok).toBe(false);
-      expect(dropped.stderr).toContain("may not change a project's settings");
-      const branch = await gitAsync(checkout, 'push', 'origin', 'HEAD:refs/heads/proposals/mine');
-      expect(branch.ok).toBe(false);
-      expect(branch.stderr).toContain('proposal branches are written by the service');
-      expect(main()).toBe(head);
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'flagops-proposal-push-'));
+      try {
+        const url = `${svc.controlUrl.replace('://', `://engineer:${svc.agent}@`)}/git/acme.git`;
+        const checkout = path.join(dir, 'c');
+        expect((await gitAsync(dir, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+        const head = main();
+        const configPath = path.join(checkout, `projects/shop/environments/prod/${f.key}.yaml`);
+        writeFileSync(configPath, readFileSync(configPath, 'utf8').replace('rolloutPct: 10', 'rolloutPct: 90'));
+        git(checkout, 'commit', '--quiet', '-am', 'raise the rollout');
+        const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+        expect(pushed.ok).toBe(false);
+        expect(pushed.stderr).toContain('prod requires approval of agent changes');
+        git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
+        const projectPath = path.join(checkout, 'projects/shop/project.yaml');
+        writeFileSync(projectPath, readFileSync(projectPath, 'utf8').replace(/requireApproval:[\s\S]*$/, ''));
+        git(checkout, 'commit', '--quiet', '-am', 'drop the review');
+        const dropped = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+        expect(dropped.ok).toBe(false);
+        expect(dropped.stderr).toContain("may not change a project's settings");
+        const branch = await gitAsync(checkout, 'push', 'origin', 'HEAD:refs/heads/proposals/mine');
+        expect(branch.ok).toBe(false);
+        expect(branch.stderr).toContain('proposal branches are written by the service');
+        expect(main()).toBe(head);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
       // A clone and three pushes, each with its hook process: more than the default on a loaded machine.
     }, 60_000);
   });
