@@ -13,7 +13,8 @@ const run = promisify(execFile);
 export async function cloneRepo(gitdir: string): Promise<Checkout> {
   const dir = await mkdtemp(path.join(tmpdir(), 'flagops-clone-'));
   try {
-    await run('git', ['clone', '-q', gitdir, dir]);
+    // No gc --auto in the checkout, which would go on in the background while remove() deletes it (see pushEdit).
+    await run('git', ['clone', '-q', '--config', 'gc.auto=0', '--config', 'maintenance.auto=false', gitdir, dir]);
   } catch (err) {
     await rm(dir, { recursive: true, force: true });
     throw err;

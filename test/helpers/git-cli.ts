@@ -39,7 +39,9 @@ export function pushEdit(gitdir: string, edit: (checkout: string) => void, messa
   const dir = mkdtempSync(path.join(os.tmpdir(), 'flagops-checkout-'));
   try {
     const checkout = path.join(dir, 'repo');
-    git(dir, 'clone', '--quiet', gitdir, checkout);
+    // No gc --auto in the checkout: a local clone takes the repository's many packs, so the commit set off a gc
+    // in the background that went on writing in the checkout while it was being deleted (ENOTEMPTY, left in /tmp).
+    git(dir, 'clone', '--quiet', '--config', 'gc.auto=0', '--config', 'maintenance.auto=false', gitdir, checkout);
     edit(checkout);
     git(checkout, 'add', '-A');
     git(checkout, 'commit', '--quiet', '-m', message);
