@@ -1,4 +1,16 @@
 import type { EnvironmentName } from '@flagops/core';
+import {
+  type AnswerShape,
+  AUDIT_PAGE,
+  CHANGE_PREVIEW,
+  FLAG,
+  FLAG_HEALTH_LIST,
+  FLAG_LIST,
+  PROJECT_LIST,
+  PROPOSAL_LIST,
+  SEGMENT,
+  SEGMENT_LIST,
+} from './answer-shapes.js';
 import type {
   AuditPage,
   AuditQuery,
@@ -17,9 +29,10 @@ import type {
 
 /**
  * Codes the MCP server adds to the control plane's own error codes (docs/api.md) for failures that never reached an
- * answer: the agent must be able to tell "refused" from "no idea whether it happened".
+ * answer: the agent must be able to tell "refused" from "no idea whether it happened". Only `unreachable` says the
+ * request never left; `timeout`, `connection_lost` and `bad_response` leave a write's outcome unknown.
  */
-export type TransportErrorCode = 'unreachable' | 'timeout' | 'bad_response';
+export type TransportErrorCode = 'unreachable' | 'timeout' | 'connection_lost' | 'bad_response';
 
 /**
  * A failed control-plane call: the API's `{ error: { code, message } }` when it answered, or a transport
@@ -78,61 +91,61 @@ export class ControlPlaneClient {
   }
 
   listProjects(): Promise<{ projects: ProjectResponse[] }> {
-    return this.#call('GET', '/api/v1/projects');
+    return this.#call('GET', '/api/v1/projects', PROJECT_LIST);
   }
 
   listFlags(projectId: string): Promise<{ flags: FlagResponse[] }> {
-    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/flags`);
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/flags`, FLAG_LIST);
   }
 
   createFlag(projectId: string, body: FlagCreateBody): Promise<FlagResponse> {
-    return this.#call('POST', `/api/v1/projects/${seg(projectId)}/flags`, { body });
+    return this.#call('POST', `/api/v1/projects/${seg(projectId)}/flags`, FLAG, { body });
   }
 
   /** Metadata only: name, description, lifecycle (merged; null removes it). */
   patchFlag(flagId: string, body: FlagPatchBody): Promise<FlagResponse> {
-    return this.#call('PATCH', `/api/v1/flags/${seg(flagId)}`, { body });
+    return this.#call('PATCH', `/api/v1/flags/${seg(flagId)}`, FLAG, { body });
   }
 
   lookupFlag(projectSlug: string, key: string): Promise<FlagResponse> {
-    return this.#call('GET', '/api/v1/flags/lookup', { query: { projectSlug, key } });
+    return this.#call('GET', '/api/v1/flags/lookup', FLAG, { query: { projectSlug, key } });
   }
 
   updateConfig(flagId: string, env: EnvironmentName, body: ConfigUpdateBody): Promise<FlagResponse> {
-    return this.#call('PUT', `${envPath(flagId, env)}/config`, { body });
+    return this.#call('PUT', `${envPath(flagId, env)}/config`, FLAG, { body });
   }
 
   rolloutPlan(flagId: string, env: EnvironmentName, body: RolloutPlanBody): Promise<FlagResponse> {
-    return this.#call('POST', `${envPath(flagId, env)}/rollout-plan`, { body });
+    return this.#call('POST', `${envPath(flagId, env)}/rollout-plan`, FLAG, { body });
   }
 
   /** The kill endpoint takes no body; `{ reason }` is sent only when there is one (it lands in the commit). */
   kill(flagId: string, env: EnvironmentName, reason?: string): Promise<FlagResponse> {
-    return this.#call('POST', `${envPath(flagId, env)}/kill`, reason === undefined ? {} : { body: { reason } });
+    return this.#call('POST', `${envPath(flagId, env)}/kill`, FLAG, reason === undefined ? {} : { body: { reason } });
   }
 
   promote(flagId: string, toEnv: EnvironmentName, fromEnv: EnvironmentName): Promise<FlagResponse> {
-    return this.#call('POST', `${envPath(flagId, toEnv)}/promote`, { body: { fromEnv } });
+    return this.#call('POST', `${envPath(flagId, toEnv)}/promote`, FLAG, { body: { fromEnv } });
   }
 
   /** Stale-flag detection: each active flag's status and the reasons for it. */
   flagHealth(projectId: string, staleAfterDays?: number): Promise<{ flags: FlagHealthResponse[] }> {
-    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/flags/health`, {
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/flags/health`, FLAG_HEALTH_LIST, {
       query: staleAfterDays === undefined ? {} : { staleAfterDays: String(staleAfterDays) },
     });
   }
 
   /** Archives (DELETE); a project requiring approval of this key's type answers with a proposal (ProposalOpened). */
   archiveFlag(flagId: string): Promise<FlagResponse> {
-    return this.#call('DELETE', `/api/v1/flags/${seg(flagId)}`);
+    return this.#call('DELETE', `/api/v1/flags/${seg(flagId)}`, FLAG);
   }
 
   listSegments(projectId: string): Promise<{ segments: SegmentResponse[] }> {
-    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/segments`);
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/segments`, SEGMENT_LIST);
   }
 
   getSegment(projectId: string, key: string): Promise<SegmentResponse> {
-    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`);
+    return this.#call('GET', `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`, SEGMENT);
   }
 
   /** Creates or replaces; `created` is whether it answered 201. */
@@ -140,19 +153,18 @@ export class ControlPlaneClient {
     const { status, body: segment } = await this.#exchange<SegmentResponse>(
       'PUT',
       `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`,
-      {
-        body,
-      },
+      SEGMENT,
+      { body },
     );
     return { created: status === 201, segment };
   }
 
   deleteSegment(projectId: string, key: string): Promise<SegmentResponse> {
-    return this.#call('DELETE', `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`);
+    return this.#call('DELETE', `/api/v1/projects/${seg(projectId)}/segments/${seg(key)}`, SEGMENT);
   }
 
   listProposals(query: { status?: string; projectId?: string }): Promise<{ proposals: ProposalResponse[] }> {
-    return this.#call('GET', '/api/v1/proposals', { query: { ...query } });
+    return this.#call('GET', '/api/v1/proposals', PROPOSAL_LIST, { query: { ...query } });
   }
 
   /** What a config update (`config`) or a promotion from `fromEnv` would do; nothing is written. */
@@ -161,19 +173,24 @@ export class ControlPlaneClient {
     env: EnvironmentName,
     body: { config: ConfigUpdateBody } | { fromEnv: EnvironmentName },
   ): Promise<ChangePreviewResponse> {
-    return this.#call('POST', `${envPath(flagId, env)}/preview`, { body });
+    return this.#call('POST', `${envPath(flagId, env)}/preview`, CHANGE_PREVIEW, { body });
   }
 
   audit(query: AuditQuery): Promise<AuditPage> {
-    return this.#call('GET', '/api/v1/audit', { query: { ...query } });
+    return this.#call('GET', '/api/v1/audit', AUDIT_PAGE, { query: { ...query } });
   }
 
-  async #call<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<T> {
-    return (await this.#exchange<T>(method, path, options)).body;
+  async #call<T>(method: string, path: string, shape: AnswerShape, options: { query?: Query; body?: unknown } = {}): Promise<T> {
+    return (await this.#exchange<T>(method, path, shape, options)).body;
   }
 
   /** One request; the answer's status with its body (the body alone is what most callers need). */
-  async #exchange<T>(method: string, path: string, options: { query?: Query; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+  async #exchange<T>(
+    method: string,
+    path: string,
+    shape: AnswerShape,
+    options: { query?: Query; body?: unknown } = {},
+  ): Promise<{ status: number; body: T }> {
     const url = new URL(this.#base + path);
     for (const [name, value] of Object.entries(options.query ?? {})) {
       if (value !== undefined) url.searchParams.set(name, String(value));
@@ -185,7 +202,7 @@ export class ControlPlaneClient {
       body = JSON.stringify(options.body);
     }
 
-    let res: Response;
+    let res: Response | undefined;
     let text: string;
     try {
       // One signal for the whole exchange: a server that sends headers and then stalls the body times out too.
@@ -193,21 +210,33 @@ export class ControlPlaneClient {
       res = await this.#fetch(url, { method, headers, body, signal });
       text = await res.text();
     } catch (err) {
-      throw transportError(err, this.#base, this.#timeoutMs);
+      throw transportError(err, { base: this.#base, timeoutMs: this.#timeoutMs, answered: res !== undefined, write: method !== 'GET' });
     }
     const parsed = parseJson(text);
+    // A write answered with something else than flagops' answer may still have been made behind whatever answered.
+    const unknownOutcome = method === 'GET' ? '' : '; the change may or may not have been made';
     if (res.ok) {
       if (parsed === undefined)
-        throw new ApiError('bad_response', `${method} ${path} answered ${res.status} without a JSON body`, res.status);
+        throw new ApiError('bad_response', `${method} ${path} answered ${res.status} without a JSON body${unknownOutcome}`, res.status);
       const proposal = (parsed as { proposal?: ProposalResponse }).proposal;
       if (res.status === 202 && proposal !== undefined) throw new ProposalOpened(proposal);
+      if (!shape.fits(parsed))
+        throw new ApiError(
+          'bad_response',
+          `${method} ${path} answered ${res.status} with JSON that is not ${shape.what}${unknownOutcome}`,
+          res.status,
+        );
       return { status: res.status, body: parsed as T };
     }
     const error = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
     if (error && typeof error.code === 'string') {
       throw new ApiError(error.code, typeof error.message === 'string' ? error.message : error.code, res.status);
     }
-    throw new ApiError('bad_response', `${method} ${path} answered ${res.status} ${res.statusText}, not a flagops error body`, res.status);
+    throw new ApiError(
+      'bad_response',
+      `${method} ${path} answered ${res.status} ${res.statusText}, not a flagops error body${unknownOutcome}`,
+      res.status,
+    );
   }
 }
 
@@ -228,13 +257,40 @@ function parseJson(text: string): unknown {
   }
 }
 
-function transportError(err: unknown, base: string, timeoutMs: number): ApiError {
+/**
+ * The failures that prove the request never reached the control plane: no address, no route, nobody listening,
+ * no connection within the connect timeout, a TLS certificate refused before a byte of the request was sent.
+ * Anything else (a reset, "other side closed", EPIPE) may come after the request left, so a write may have been made.
+ */
+const NEVER_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+function transportError(err: unknown, at: { base: string; timeoutMs: number; answered: boolean; write: boolean }): ApiError {
   const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
   if (e?.name === 'TimeoutError' || e?.name === 'AbortError') {
-    return new ApiError('timeout', `the control plane at ${base} did not answer within ${timeoutMs} ms`);
+    return new ApiError('timeout', `the control plane at ${at.base} did not answer within ${at.timeoutMs} ms`);
   }
   const cause = e?.cause?.code ?? e?.cause?.message ?? e?.message ?? String(err);
-  return new ApiError('unreachable', `cannot reach the control plane at ${base} (${cause})`);
+  if (!at.answered && e?.cause?.code !== undefined && NEVER_SENT.has(e.cause.code)) {
+    return new ApiError('unreachable', `cannot reach the control plane at ${at.base} (${cause})`);
+  }
+  const outcome = at.write ? '; the change may or may not have been made' : '';
+  return new ApiError(
+    'connection_lost',
+    `the connection to the control plane at ${at.base} was lost before its answer arrived (${cause})${outcome}`,
+  );
 }
 
 /**

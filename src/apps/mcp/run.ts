@@ -74,6 +74,7 @@ export async function preflight(scope: ProjectScope, baseUrl: string): Promise<v
     switch (err.code) {
       case 'unreachable':
       case 'timeout':
+      case 'connection_lost':
         throw new PreflightError(`${err.message}; is flagops running and FLAGOPS_URL right?`);
       case 'unauthorized':
         throw new PreflightError(

@@ -26,6 +26,10 @@ export function toolSuccess(summary: string, data: Record<string, unknown>): Cal
   };
 }
 
+/** Before retrying a write whose outcome is unknown: what shows whether it was made, or kept as a proposal. */
+const READ_BEFORE_RETRY =
+  'A write may or may not have been made: read the current state with get_flag (or get_segment, get_audit_log), and list_proposals where changes need approval, before you retry.';
+
 /** What an agent should do next, per error code; a tool may replace one where it knows better. */
 const NEXT_STEP: Readonly<Record<string, string>> = {
   version_conflict:
@@ -37,8 +41,12 @@ const NEXT_STEP: Readonly<Record<string, string>> = {
   conflict: 'It exists already: read it with get_flag instead of creating it.',
   invalid_in_repository:
     'An invalid file on main holds this flag (or its project) back. Do not retry: a human must fix or revert the file named. Kills and cleared kills still work.',
-  timeout:
-    'No answer arrived in time. A write may or may not have happened: call get_flag (or get_audit_log) to see the current state before you retry.',
+  unavailable:
+    'The control plane cannot do this right now (the message says what fails); nothing was changed. Retry in a little while, and tell a human if it persists.',
+  git_remote_timeout: `The git host did not take the change in time; it may still reach main once the host answers. ${READ_BEFORE_RETRY}`,
+  timeout: `No answer arrived in time. ${READ_BEFORE_RETRY}`,
+  connection_lost: `The connection broke before the answer arrived, possibly after the request reached the control plane. ${READ_BEFORE_RETRY}`,
+  bad_response: `Something that is not flagops answered at FLAGOPS_URL (a proxy in between?). ${READ_BEFORE_RETRY} Tell a human if it persists.`,
   unreachable: 'The control plane is not reachable at FLAGOPS_URL. Nothing was changed; retry later or tell a human.',
 };
 
