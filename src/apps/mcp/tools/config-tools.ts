@@ -1,20 +1,9 @@
 import { z } from 'zod';
-import type { ConfigUpdateBody, EnvironmentState, RolloutPlanBody } from '../api-types.js';
+import type { ConfigUpdateBody, RolloutPlanBody } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolError, toolSuccess } from './define-tool.js';
-import { environmentLine, guardWords } from './flag-text.js';
+import { configNotes, environmentLine, guardWords } from './flag-text.js';
 import { environment, expectedVersion, flagKey, jsonValue, rolloutPct, rules } from './inputs.js';
-
-/**
- * What a config change does not do by itself, said after the change: an agent that raised a rollout
- * should not believe users now get valueOn while a kill or `enabled: false` still decides first (docs/evaluation.md).
- */
-export function configNotes(env: string, state: EnvironmentState): string[] {
-  const notes: string[] = [];
-  if (state.killed) notes.push(`Note: the flag is KILLED in ${env}; the kill still overrides this config until clear_kill.`);
-  else if (!state.enabled) notes.push(`Note: the flag is disabled in ${env}; it serves valueOff until enabled is true.`);
-  return notes;
-}
 
 export const setRollout = defineTool({
   name: 'set_rollout',
@@ -29,9 +18,12 @@ export const setRollout = defineTool({
   async run({ key, env, rolloutPct, expectedVersion }, { scope }) {
     const flag = await scope.flag(key);
     const after = await scope.api.updateConfig(flag.id, env, { rolloutPct, expectedVersion });
-    const state = after.environments[env];
     return toolSuccess(
-      [`Set the rollout of ${key} in ${env} to ${rolloutPct}%.`, environmentLine(env, state), ...configNotes(env, state)].join('\n'),
+      [
+        `Set the rollout of ${key} in ${env} to ${rolloutPct}%.`,
+        environmentLine(env, after.environments[env]),
+        ...configNotes(after, env),
+      ].join('\n'),
       {
         flag: after,
       },
@@ -72,12 +64,11 @@ export const updateFlagConfig = defineTool({
     if (args.expectedVersion !== undefined) update.expectedVersion = args.expectedVersion;
     const flag = await scope.flag(args.key);
     const after = await scope.api.updateConfig(flag.id, args.env, update);
-    const state = after.environments[args.env];
     const changed = Object.keys(update).filter((f) => f !== 'expectedVersion');
     const summary = [
       `Updated ${changed.join(', ')} of ${args.key} in ${args.env}.`,
-      environmentLine(args.env, state),
-      ...configNotes(args.env, state),
+      environmentLine(args.env, after.environments[args.env]),
+      ...configNotes(after, args.env),
     ];
     return toolSuccess(summary.join('\n'), { flag: after });
   },
@@ -101,9 +92,12 @@ export const promoteFlag = defineTool({
     const flag = await scope.flag(key);
     try {
       const after = await scope.api.promote(flag.id, toEnv, fromEnv);
-      return toolSuccess(`Promoted ${key} from ${fromEnv} to ${toEnv}.\n${environmentLine(toEnv, after.environments[toEnv])}`, {
-        flag: after,
-      });
+      const summary = [
+        `Promoted ${key} from ${fromEnv} to ${toEnv}.`,
+        environmentLine(toEnv, after.environments[toEnv]),
+        ...configNotes(after, toEnv),
+      ];
+      return toolSuccess(summary.join('\n'), { flag: after });
     } catch (err) {
       return toolError(err, {
         forbidden: `Promoting into ${toEnv} needs a human: someone with an admin key or a dashboard session must promote ${key} from ${fromEnv} to ${toEnv}. Do not retry with this key; ask a human.`,
@@ -173,7 +167,7 @@ export const scheduleRollout = defineTool({
       `Scheduled a progressive rollout of ${key} in ${env}: ${steps.length} step${steps.length === 1 ? '' : 's'} to come.`,
       environmentLine(env, state),
       ...steps,
-      ...configNotes(env, state),
+      ...configNotes(after, env),
     ];
     return toolSuccess(summary.join('\n'), { flag: after });
   },

@@ -43,6 +43,26 @@ export function guardWords(guard: NonNullable<NonNullable<EnvironmentState['sche
   return `guarded: ${guard.query} must stay ${bounds.join(' and ')}, checked every ${guard.intervalSeconds ?? 60} s`;
 }
 
+/**
+ * What a config change does not do by itself, said after the change: an agent that raised a rollout should not
+ * believe users now get valueOn while a kill, the archive or `enabled: false` still decides first, in that order
+ * (docs/evaluation.md).
+ */
+export function configNotes(flag: FlagResponse, env: EnvironmentName): string[] {
+  const state = flag.environments[env];
+  if (flag.archivedAt) {
+    const served = `its defaultValue ${show(flag.defaultValue ?? null)} (reason "archived")`;
+    return [
+      `Note: ${flag.key} is ARCHIVED (since ${flag.archivedAt}): this config is stored but not served. ${env} serves ${
+        state.killed ? `valueOff while the kill lasts (a kill comes first), then ${served}` : served
+      } until the flag is restored (a human sets archivedAt back to null in its flag file in the flags repository).`,
+    ];
+  }
+  if (state.killed) return [`Note: the flag is KILLED in ${env}; the kill still overrides this config until clear_kill.`];
+  if (!state.enabled) return [`Note: the flag is disabled in ${env}; it serves valueOff until enabled is true.`];
+  return [];
+}
+
 export function flagHeadline(flag: FlagResponse): string {
   const name = flag.name && flag.name !== flag.key ? ` "${flag.name}"` : '';
   const archived = flag.archivedAt ? `, ARCHIVED at ${flag.archivedAt} (serves defaultValue ${show(flag.defaultValue ?? null)})` : '';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, toolSuccess } from './define-tool.js';
-import { environmentLine } from './flag-text.js';
+import { configNotes, environmentLine } from './flag-text.js';
 import { environment, expectedVersion, flagKey } from './inputs.js';
 
 export const killFlag = defineTool({
@@ -49,6 +49,6 @@ export const clearKill = defineTool({
     const headline = wasKilled
       ? `Cleared the kill of ${key} in ${env}; its config serves again.`
       : `${key} was not killed in ${env}; nothing changed.`;
-    return toolSuccess(`${headline}\n${environmentLine(env, after.environments[env])}`, { flag: after });
+    return toolSuccess([headline, environmentLine(env, after.environments[env]), ...configNotes(after, env)].join('\n'), { flag: after });
   },
 });

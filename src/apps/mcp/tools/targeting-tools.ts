@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { SegmentResponse } from '../api-types.js';
 import { defineTool, toolSuccess } from './define-tool.js';
-import { environmentLine } from './flag-text.js';
+import { configNotes, environmentLine } from './flag-text.js';
 import { attributeCondition, environment, expectedVersion, flagKey, jsonValue } from './inputs.js';
 
 // Variants, segments and prerequisites (docs/evaluation.md): the tools that set them.
@@ -46,9 +46,12 @@ export const setVariants = defineTool({
     const flag = await scope.flag(key);
     const after = await scope.api.updateConfig(flag.id, env, { variants, expectedVersion });
     const split = variants === null ? 'removed them; valueOn is served again' : variants.map((v) => `${v.name} ${v.weight}%`).join(', ');
-    return toolSuccess([`Set the variants of ${key} in ${env}: ${split}.`, environmentLine(env, after.environments[env])].join('\n'), {
-      flag: after,
-    });
+    const summary = [
+      `Set the variants of ${key} in ${env}: ${split}.`,
+      environmentLine(env, after.environments[env]),
+      ...configNotes(after, env),
+    ];
+    return toolSuccess(summary.join('\n'), { flag: after });
   },
 });
 
@@ -78,9 +81,12 @@ export const setPrerequisites = defineTool({
     const flag = await scope.flag(key);
     const after = await scope.api.updateConfig(flag.id, env, { prerequisites, expectedVersion });
     const words = prerequisites.length === 0 ? 'none' : prerequisites.map((p) => `${p.flag} must serve ${p.variation}`).join(', ');
-    return toolSuccess([`Set the prerequisites of ${key} in ${env}: ${words}.`, environmentLine(env, after.environments[env])].join('\n'), {
-      flag: after,
-    });
+    const summary = [
+      `Set the prerequisites of ${key} in ${env}: ${words}.`,
+      environmentLine(env, after.environments[env]),
+      ...configNotes(after, env),
+    ];
+    return toolSuccess(summary.join('\n'), { flag: after });
   },
 });
 
