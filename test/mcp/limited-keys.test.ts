@@ -80,6 +80,16 @@ describe('MCP tools with a limited or ended agent key', () => {
     }
   });
 
+  it('archive_flag with a key limited to some environments is forbidden, pointing to a human, not to a proposal it cannot open', async () => {
+    const { key } = await agentKey({ environments: ['dev', 'staging'] });
+    const mcp = await connect(key, 'shop');
+    const refused = await mcp.call('archive_flag', { key: 'checkout' });
+    expect(refused.structuredContent).toMatchObject({ error: { code: 'forbidden' } });
+    const { next } = (refused.structuredContent as { error: { next: string } }).error;
+    expect(next).toMatch(/may not archive this flag.*ask a human with an admin key/);
+    expect(next).not.toMatch(/proposal|requireApproval/);
+  });
+
   it('a rotated key whose grace is over is refused with the reason', async () => {
     const old = await agentKey({ name: 'mcp-bot' });
     const mcp = await connect(old.key, 'shop');

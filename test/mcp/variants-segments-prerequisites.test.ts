@@ -7,6 +7,8 @@ const suite = useMcpSuite();
 let prodSdk: string;
 
 const read = async (key: string) => (await suite.service.admin.get(`/api/v1/flags/lookup?projectSlug=shop&key=${key}`)).body;
+const nextOf = (result: Awaited<ReturnType<typeof suite.mcp.call>>) =>
+  (result.structuredContent as { error: { next?: string } }).error.next;
 const call = async (tool: string, args: Record<string, unknown>) => {
   const result = await suite.mcp.call(tool, args);
   expect(result.isError, textOf(result)).toBeFalsy();
@@ -77,7 +79,20 @@ describe('segments', () => {
     const result = await suite.mcp.call('delete_segment', { segment: 'used' });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^conflict: .*payments/);
+    expect(nextOf(result)).toMatch(/still in use: remove it from the rules of the flags named/);
     await call('update_flag_config', { key: 'payments', env: 'prod', rules: [] });
+  });
+
+  it('point a segment error to the segment tools, not to the flag tools', async () => {
+    for (const tool of ['get_segment', 'delete_segment']) {
+      const missing = await suite.mcp.call(tool, { segment: 'no-such-segment' });
+      expect(missing.structuredContent, tool).toMatchObject({ error: { code: 'not_found' } });
+      expect(nextOf(missing), tool).toBe('Check the segment key with list_segments.');
+    }
+    await call('upsert_segment', { segment: 'versioned', userIds: ['a'] });
+    const stale = await suite.mcp.call('upsert_segment', { segment: 'versioned', userIds: ['b'], expectedVersion: 99 });
+    expect(stale.structuredContent).toMatchObject({ error: { code: 'version_conflict' } });
+    expect(nextOf(stale)).toMatch(/^The segment changed since you read it\. Call get_segment/);
   });
 });
 

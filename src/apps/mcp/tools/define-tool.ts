@@ -30,7 +30,7 @@ export function toolSuccess(summary: string, data: Record<string, unknown>): Cal
 const READ_BEFORE_RETRY =
   'A write may or may not have been made: read the current state with get_flag (or get_segment, get_audit_log), and list_proposals where changes need approval, before you retry.';
 
-/** What an agent should do next, per error code; a tool may replace one where it knows better. */
+/** What an agent should do next, per error code; a tool may replace one where it knows better (ToolSpec.nextSteps). */
 const NEXT_STEP: Readonly<Record<string, string>> = {
   version_conflict:
     'The config changed since you read it. Call get_flag to read the current version, check that your change still makes sense, then retry with expectedVersion set to that version.',
@@ -38,7 +38,7 @@ const NEXT_STEP: Readonly<Record<string, string>> = {
   unauthorized: 'The control plane refused FLAGOPS_AGENT_KEY (wrong or revoked). Do not retry; a human must configure a valid agent key.',
   not_found: 'Check the key with list_flags; environments are dev, staging and prod.',
   invalid_input: 'Fix the named field and call again.',
-  conflict: 'It exists already: read it with get_flag instead of creating it.',
+  conflict: 'The change conflicts with the current state (the message says how): read it (get_flag, list_segments) before deciding again.',
   invalid_in_repository:
     'An invalid file on main holds this flag (or its project) back. Do not retry: a human must fix or revert the file named. Kills and cleared kills still work.',
   unavailable:
@@ -79,6 +79,8 @@ export interface ToolSpec<S extends ZodRawShapeCompat> {
   description: string;
   input: S;
   annotations: ToolAnnotations;
+  /** Its own `next` hints where the common ones (NEXT_STEP) would point elsewhere, e.g. segment tools to segment tools. */
+  nextSteps?: NextSteps;
   /** Throws ApiError for the API's refusals; the wrapper turns every throw into an isError result. */
   run(args: ShapeOutput<S>, deps: ToolDeps): Promise<CallToolResult>;
 }
@@ -103,7 +105,7 @@ export function defineTool<S extends ZodRawShapeCompat>(spec: ToolSpec<S>): McpT
         try {
           result = await spec.run(args, deps);
         } catch (err) {
-          result = toolError(err);
+          result = toolError(err, spec.nextSteps);
           if (!(err instanceof ApiError) && !(err instanceof ProposalOpened))
             deps.logger.error('tool failed unexpectedly', { tool: spec.name, err });
         }

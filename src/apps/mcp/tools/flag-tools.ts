@@ -52,6 +52,9 @@ export const createFlag = defineTool({
     lifecycle: flagLifecycle.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  nextSteps: {
+    conflict: 'If the message says it exists already, read it with get_flag instead of creating it; if it says to try again, retry.',
+  },
   async run({ key, name, description, kind, defaultValue, lifecycle }, { scope }) {
     const created = await scope.api.createFlag(await scope.projectId(), { key, name, description, kind, defaultValue, lifecycle });
     return toolSuccess(`Created ${key} in ${scope.slug}.\n${flagText(created)}`, { flag: created });

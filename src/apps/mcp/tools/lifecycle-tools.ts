@@ -75,9 +75,10 @@ export function servedAfterArchive(flag: FlagResponse): string {
   ].join(' ');
 }
 
+/** Only what holds for every refused key: one limited to some environments cannot take the proposal route either. */
 const ARCHIVE_NEXT = {
   forbidden:
-    'Agent keys may not archive flags directly. Ask a human with an admin key or the dashboard to archive it; or a project that requires approval of agents (requireApproval) takes this request as a proposal for them to approve.',
+    'This agent key may not archive this flag. Do not retry with it; ask a human with an admin key (or the dashboard) to archive it, or use a key that may.',
 };
 
 export const archiveFlag = defineTool({

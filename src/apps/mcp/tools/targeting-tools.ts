@@ -25,6 +25,14 @@ const segmentKey = z
   .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/)
   .describe('The segment key, e.g. "beta-testers" (list_segments shows them).');
 
+/** Segment tools name segment tools: the common hints would send an agent to get_flag and list_flags. */
+const SEGMENT_NEXT = {
+  not_found: 'Check the segment key with list_segments.',
+  version_conflict:
+    'The segment changed since you read it. Call get_segment to read the current version, check that your change still makes sense, then retry with expectedVersion set to that version.',
+  conflict: 'Read the segment with get_segment and decide again.',
+};
+
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 export const setVariants = defineTool({
@@ -114,6 +122,7 @@ export const getSegment = defineTool({
   description: 'Reads one segment: its user ids, its conditions, its version (for expectedVersion) and the flags that use it. Read-only.',
   input: { segment: segmentKey },
   annotations: { readOnlyHint: true, openWorldHint: false },
+  nextSteps: SEGMENT_NEXT,
   async run({ segment }, { scope }) {
     const found = await scope.api.getSegment(await scope.projectId(), segment);
     return toolSuccess(`${segmentLine(found)}; version ${found.version}`, { segment: found });
@@ -136,6 +145,7 @@ export const upsertSegment = defineTool({
     expectedVersion: expectedVersion.optional(),
   },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  nextSteps: SEGMENT_NEXT,
   async run({ segment, ...body }, { scope }) {
     const { created, segment: after } = await scope.api.putSegment(await scope.projectId(), segment, body);
     return toolSuccess(
@@ -154,6 +164,11 @@ export const deleteSegment = defineTool({
     'Deletes a segment of the project. Refused (conflict) while a flag rule uses it: remove it from those rules first. Audited as segment_delete.',
   input: { segment: segmentKey },
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
+  nextSteps: {
+    ...SEGMENT_NEXT,
+    conflict:
+      'The segment is still in use: remove it from the rules of the flags named (update_flag_config with rules, in each environment named), then delete it again.',
+  },
   async run({ segment }, { scope }) {
     const deleted = await scope.api.deleteSegment(await scope.projectId(), segment);
     return toolSuccess(`Deleted segment ${segment}.`, { segment: deleted });
