@@ -135,6 +135,13 @@ describe('flagops-mcp --http (Streamable HTTP, stateless)', () => {
     expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'invalid_input' } });
   });
 
+  it('will not start on a port in use: one line on stderr and exit 1, no stack', async () => {
+    const { port } = new URL(http.url);
+    const out = await runToExit(server.file, ['--http', '--port', port], env);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toBe(`flagops-mcp: port ${port} on 127.0.0.1 is in use; stop what uses it, or choose another with --port\n`);
+  });
+
   it('stops on SIGTERM with exit 0', async () => {
     const other = await startHttpMcp(server.file, env);
     expect(await other.stop()).toBe(0);

@@ -1,7 +1,7 @@
 import { createLogger } from '../../foundations/log/logger.js';
 import { ApiError, ControlPlaneClient, ProjectScope } from './control-plane-client.js';
 import { parseSettings, SettingsError, USAGE, wantsHelp } from './settings.js';
-import { type RunningMcp, serveHttp, serveStdio } from './transports.js';
+import { HttpListenError, type RunningMcp, serveHttp, serveStdio } from './transports.js';
 
 export interface McpIo {
   stdout(text: string): void;
@@ -11,7 +11,7 @@ export interface McpIo {
   onEnded(): void;
 }
 
-/** Exit codes: 1 the service refused or is not there, 2 a wrong command line or setting. */
+/** Exit codes: 1 the service refused or is not there, or the HTTP port cannot be had; 2 a wrong command line or setting. */
 export const EXIT = { ok: 0, refused: 1, usage: 2 } as const;
 
 export type StartOutcome = { exitCode: number } | { running: RunningMcp };
@@ -51,7 +51,14 @@ export async function startMcp(argv: readonly string[], io: McpIo): Promise<Star
   }
 
   const deps = { scope, logger };
-  if (settings.http) return { running: await serveHttp(deps, settings.http) };
+  if (settings.http) {
+    try {
+      return { running: await serveHttp(deps, settings.http) };
+    } catch (err) {
+      if (err instanceof HttpListenError) return fail(EXIT.refused, err.message);
+      throw err;
+    }
+  }
   return { running: await serveStdio(deps, io.onEnded) };
 }
 

@@ -113,9 +113,10 @@ export async function serveHttp(deps: ToolDeps, settings: HttpSettings): Promise
   // What the HTTP parser refuses (headers too large, not HTTP) gets the JSON error body too, not a bare status.
   http.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
+    const refused = (err: NodeJS.ErrnoException) => reject(listenError(err, settings));
+    http.once('error', refused);
     http.listen(settings.port, settings.host, () => {
-      http.off('error', reject);
+      http.off('error', refused);
       resolve();
     });
   });
@@ -131,6 +132,27 @@ export async function serveHttp(deps: ToolDeps, settings: HttpSettings): Promise
         http.closeAllConnections();
       }),
   };
+}
+
+/** The port or address of --port/--host cannot be had: a start-up failure said in one line, not a stack. */
+export class HttpListenError extends Error {
+  override name = 'HttpListenError';
+}
+
+function listenError(err: NodeJS.ErrnoException, settings: HttpSettings): Error {
+  const where = `port ${settings.port} on ${settings.host}`;
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return new HttpListenError(`${where} is in use; stop what uses it, or choose another with --port`);
+    case 'EACCES':
+      return new HttpListenError(`not allowed to listen on ${where}; choose a port this user may open (above 1023) with --port`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new HttpListenError(`cannot listen on ${settings.host}: it is not an address of this machine; choose one with --host`);
+    default:
+      return err;
+  }
 }
 
 export interface Refusal {
