@@ -112,6 +112,25 @@ describe('flagops-mcp --http (Streamable HTTP, stateless)', () => {
     expect(JSON.parse(res.body)).toMatchObject({ jsonrpc: '2.0', error: { message: 'Host "attacker.example" is not allowed' } });
   });
 
+  it("refuses a request from another site's page (its Origin) with 403, and serves its own and loopback pages", async () => {
+    const foreign = await raw(http.url, { method: 'POST', headers: { ...POST_HEADERS, origin: 'http://evil.example' }, body: INITIALIZE });
+    expect(foreign.status).toBe(403);
+    expect(JSON.parse(foreign.body)).toMatchObject({ jsonrpc: '2.0', error: { message: 'Origin "http://evil.example" is not allowed' } });
+    expect((await raw(http.url, { method: 'POST', headers: { ...POST_HEADERS, origin: 'null' }, body: INITIALIZE })).status).toBe(403);
+    for (const origin of [new URL(http.url).origin, 'http://localhost:3000']) {
+      const res = await raw(http.url, { method: 'POST', headers: { ...POST_HEADERS, origin }, body: INITIALIZE });
+      expect(res.status, origin).toBe(200);
+    }
+  });
+
+  it('answers tools/call with params that do not fit with -32602 naming the field, not -32603 with raw issues', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_flags', arguments: 'str' } });
+    const res = await raw(http.url, { method: 'POST', headers: POST_HEADERS, body });
+    const answer = JSON.parse(res.body) as { id: number; error: { code: number; message: string } };
+    expect(answer).toMatchObject({ id: 7, error: { code: -32602 } });
+    expect(answer.error.message).toMatch(/^Invalid params for tools\/call: .* at request\.params\.arguments$/);
+  });
+
   it('answers GET with 405: there is no session stream in stateless mode', async () => {
     const res = await raw(http.url, { method: 'GET', headers: { accept: 'text/event-stream' } });
     expect(res.status).toBe(405);

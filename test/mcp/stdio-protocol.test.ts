@@ -70,6 +70,38 @@ describe('flagops-mcp over stdio, byte for byte', () => {
     expect(stderr).not.toContain(suite.service.svc.agent);
   });
 
+  it('answers a line that is not JSON (-32700) or not JSON-RPC (-32600) with id null, and params that do not fit with -32602 naming the field', async () => {
+    const child = spawnServer();
+    child.stderr.resume();
+    const exited = once(child, 'close');
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+    const sent = [
+      JSON.stringify(messages[0]),
+      JSON.stringify(messages[1]),
+      'this is not json',
+      JSON.stringify({ hello: 'world' }),
+      JSON.stringify({ jsonrpc: '2.0', id: 12, method: 'tools/call', params: { name: 'list_flags', arguments: 'str' } }),
+      JSON.stringify({ jsonrpc: '2.0', id: 13, method: 'tools/call' }),
+      JSON.stringify(messages[2]),
+    ];
+    child.stdin.end(sent.map((line) => `${line}\n`).join(''));
+    const [code] = await exited;
+
+    expect(code).toBe(0);
+    const answers = lines.map((l) => JSON.parse(l) as { id: number | null; result?: unknown; error?: { code: number; message: string } });
+    const unread = answers.filter((a) => a.id === null).map((a) => a.error?.code);
+    expect(unread.sort((x = 0, y = 0) => x - y)).toEqual([-32700, -32600]);
+    const badArguments = answers.find((a) => a.id === 12);
+    expect(badArguments?.error?.code).toBe(-32602);
+    expect(badArguments?.error?.message).toMatch(/^Invalid params for tools\/call: .* at request\.params\.arguments$/);
+    const noParams = answers.find((a) => a.id === 13);
+    expect(noParams?.error?.code).toBe(-32602);
+    expect(noParams?.error?.message).toMatch(/^Invalid params for tools\/call: .* at request\.params$/);
+    // The session goes on: the next call is served.
+    expect(answers.filter((a) => a.result !== undefined).map((a) => a.id)).toEqual(expect.arrayContaining([1, 2]));
+  });
+
   it('answers the calls a client sent before closing stdin at once, then exits 0', async () => {
     const child = spawnServer();
     child.stderr.resume();

@@ -11,6 +11,7 @@ import { answerClientError } from '../../foundations/http/client-errors.js';
 import { createTimedServer } from '../../foundations/http/connection-limits.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { createMcpServer } from './create-mcp-server.js';
+import { answerUnreadableLines, refuseMalformedParams } from './protocol-errors.js';
 import { type HttpSettings, isLoopback } from './settings.js';
 import type { ToolDeps } from './tools/define-tool.js';
 
@@ -28,6 +29,8 @@ export async function serveStdio(deps: ToolDeps, onEnded: () => void): Promise<R
   const server = createMcpServer(deps);
   const transport = new StdioServerTransport();
   await server.connect(transport);
+  refuseMalformedParams(transport);
+  answerUnreadableLines(transport);
   // A client may send a call and close stdin at once (a script piping requests in): the calls read before the
   // end are answered before the session ends, or a kill sent that way would be dropped unanswered.
   const answered = answeredRequests(transport);
@@ -99,6 +102,7 @@ export async function serveHttp(deps: ToolDeps, settings: HttpSettings): Promise
       void server.close();
     });
     await server.connect(transport);
+    refuseMalformedParams(transport);
     await transport.handleRequest(req, res, body);
   };
 
@@ -163,7 +167,10 @@ export interface Refusal {
 
 /**
  * Who may use the agent key through this port. Bound to loopback, only loopback Host headers pass: a web
- * page's DNS-rebinding trick arrives with its own host name. With a token, the Authorization header must carry it.
+ * page's DNS-rebinding trick arrives with its own host name. A browser names the page that sent a request in
+ * Origin: only this server's own origin and loopback pages pass, so no other site's page can use the key (MCP
+ * Streamable HTTP: servers must validate Origin). Clients that are not browsers send none. With a token, the
+ * Authorization header must carry it.
  */
 export function refuseRequest(req: IncomingMessage, settings: HttpSettings): Refusal | null {
   if (isLoopback(settings.host)) {
@@ -171,11 +178,35 @@ export function refuseRequest(req: IncomingMessage, settings: HttpSettings): Ref
     if (hostname === null || !isLoopback(hostname))
       return { status: 403, message: `Host ${JSON.stringify(req.headers.host ?? '')} is not allowed` };
   }
+  const origin = req.headers.origin;
+  if (origin !== undefined && !allowedOrigin(origin, req.headers.host))
+    return { status: 403, message: `Origin ${JSON.stringify(origin)} is not allowed` };
   // The scheme's letter case is free (RFC 9110 §11.1), as on every other port of the service.
   if (settings.token !== undefined && !sameSecret(bearerToken(req.headers.authorization) ?? '', settings.token)) {
     return { status: 401, message: 'Authorization: Bearer <FLAGOPS_MCP_TOKEN> is required', headers: { 'www-authenticate': 'Bearer' } };
   }
   return null;
+}
+
+/** This server's own origin (the host the request was sent to, by http or https through a proxy), or a loopback page. */
+function allowedOrigin(origin: string, host: string | undefined): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false; // `null` (a sandboxed or file page) included
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
+  return isLoopback(url.hostname) || (host !== undefined && url.host === hostOf(host));
+}
+
+/** A Host header as URL.host spells it (lower case, default port dropped), to compare with an origin's. */
+function hostOf(host: string): string | null {
+  try {
+    return new URL(`http://${host}`).host;
+  } catch {
+    return null;
+  }
 }
 
 function hostnameOf(host: string | undefined): string | null {
