@@ -102,6 +102,37 @@ describe('flagops-mcp over stdio, byte for byte', () => {
     expect(answers.filter((a) => a.result !== undefined).map((a) => a.id)).toEqual(expect.arrayContaining([1, 2]));
   });
 
+  it('answers a message over the size limit with -32600 and reads the messages after it, rather than end the session', async () => {
+    const child = spawnServer();
+    let stderr = '';
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    const exited = once(child, 'close');
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+    const huge = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 20,
+      method: 'tools/call',
+      params: { name: 'list_flags', arguments: { pad: 'x'.repeat(12 * 1024 * 1024) } },
+    });
+    child.stdin.write(`${JSON.stringify(messages[0])}\n${JSON.stringify(messages[1])}\n`);
+    child.stdin.write(`${huge}\n`);
+    child.stdin.end(`${JSON.stringify(messages[2])}\n`);
+    const [code] = await exited;
+
+    expect(code).toBe(0);
+    const answers = lines.map((l) => JSON.parse(l) as { id: number | null; result?: unknown; error?: { code: number; message: string } });
+    const refused = answers.find((a) => a.id === null);
+    expect(refused?.error?.code).toBe(-32600);
+    expect(refused?.error?.message).toMatch(/over the limit of \d+ bytes/);
+    expect(answers.some((a) => a.id === 20)).toBe(false);
+    // The call sent after it is served.
+    expect(answers.filter((a) => a.result !== undefined).map((a) => a.id)).toEqual(expect.arrayContaining([1, 2]));
+    expect(stderr).toContain('a message over the size limit was not read');
+  }, 60_000);
+
   it('answers the calls a client sent before closing stdin at once, then exits 0', async () => {
     const child = spawnServer();
     child.stderr.resume();

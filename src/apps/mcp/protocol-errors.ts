@@ -45,6 +45,16 @@ export function answerUnreadableLines(transport: Transport): void {
   };
 }
 
+/** Answers a line of stdin left out for its size with -32600 (invalid request), id null: its id was never read. */
+export function answerOverlongLine(transport: Transport, bytes: number, limitBytes: number): void {
+  void send(
+    transport,
+    null,
+    ErrorCode.InvalidRequest,
+    `Invalid request: a message of ${bytes} bytes is over the limit of ${limitBytes} bytes; it was not read`,
+  );
+}
+
 function send(transport: Transport, id: RequestId | null, code: number, message: string): Promise<void> {
   // id null is what JSON-RPC 2.0 requires when the request's id could not be read; the SDK's type leaves it out.
   const answer = { jsonrpc: '2.0', id, error: { code, message } } as unknown as JSONRPCMessage;

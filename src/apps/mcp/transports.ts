@@ -11,8 +11,9 @@ import { answerClientError } from '../../foundations/http/client-errors.js';
 import { createTimedServer } from '../../foundations/http/connection-limits.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import { createMcpServer } from './create-mcp-server.js';
-import { answerUnreadableLines, refuseMalformedParams } from './protocol-errors.js';
+import { answerOverlongLine, answerUnreadableLines, refuseMalformedParams } from './protocol-errors.js';
 import { type HttpSettings, isLoopback } from './settings.js';
+import { MAX_STDIN_MESSAGE_BYTES, withoutOverlongLines } from './stdin-lines.js';
 import type { ToolDeps } from './tools/define-tool.js';
 
 /** A started transport; close() stops it and lets the process end. */
@@ -23,11 +24,15 @@ export interface RunningMcp {
 /**
  * MCP over this process's stdin/stdout; stdout carries nothing but protocol (logs go to stderr).
  * `onEnded` runs when the session is over: the client closed our stdin (MCP spec, "stdio: shutdown"), or the
- * transport closed itself (an oversized message). Either way there is nothing left to serve.
+ * transport closed itself. A message over the size limit is answered and left out (withoutOverlongLines). Either way there is nothing left to serve.
  */
 export async function serveStdio(deps: ToolDeps, onEnded: () => void): Promise<RunningMcp> {
   const server = createMcpServer(deps);
-  const transport = new StdioServerTransport();
+  const input = withoutOverlongLines(process.stdin, MAX_STDIN_MESSAGE_BYTES, (bytes) => {
+    deps.logger.warn('a message over the size limit was not read', { bytes, limitBytes: MAX_STDIN_MESSAGE_BYTES });
+    answerOverlongLine(transport, bytes, MAX_STDIN_MESSAGE_BYTES);
+  });
+  const transport = new StdioServerTransport(input, process.stdout);
   await server.connect(transport);
   refuseMalformedParams(transport);
   answerUnreadableLines(transport);
