@@ -34,4 +34,14 @@ describe("a replica's /healthz", () => {
     expect(refused.status).toBe(401);
     expect(refused.body).toMatchObject({ error: { code: 'unauthorized' } });
   });
+
+  it('names, in the details, the environments whose saved snapshot was damaged and not fetched again yet', () => {
+    const details = request('Bearer svc_adm_replica');
+    const missing = replicaHealthFor({ replicaToken: 'svc_adm_replica' }, () => replicaHealth(status, 1, ['prj_shop/prod']));
+    expect(missing(details)).toMatchObject({ status: 200, body: { status: 'ok', missing: ['prj_shop/prod'] } });
+    const offline = { ...status, connected: false };
+    const nothing = replicaHealthFor({ replicaToken: 'svc_adm_replica' }, () => replicaHealth(offline, 0, ['prj_shop/prod']));
+    expect(nothing(details)).toMatchObject({ status: 503, body: { status: 'starting', missing: ['prj_shop/prod'] } });
+    expect(nothing(request())).toEqual({ status: 503, body: { status: 'starting' } });
+  });
 });

@@ -93,6 +93,12 @@ async function viewOf(rawKey: string | null, req: IncomingMessage, deps: Replica
   if (deps.holder.org === null)
     throw new FlagopsError('unavailable', 'the replica has not synced with the control plane yet; try again shortly');
   const view = deps.holder.view(deps.holder.org, verdict.projectId, verdict.environment);
+  // A view whose saved file was damaged is one the replica has not synced yet, not one that is gone.
+  if (!view && deps.holder.isLost(verdict.projectId, verdict.environment))
+    throw new FlagopsError(
+      'unavailable',
+      "the replica's saved snapshot of this environment was damaged and it has not fetched it from the control plane yet; try again shortly",
+    );
   if (!view) throw new NotFoundError(`project ${verdict.projectId} of this sdk key`);
   return view;
 }

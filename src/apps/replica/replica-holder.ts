@@ -80,6 +80,8 @@ const keyOf = (projectId: string, env: string) => `${projectId}\u0000${env}`;
  */
 export class ReplicaHolder {
   private readonly views = new Map<string, EnvironmentView>();
+  /** Views this replica had saved but found damaged at start, by key: served again once fetched from upstream. */
+  private readonly lost = new Map<string, { projectId: string; environment: string }>();
   private readonly listeners = new Set<(views: EnvironmentView[]) => void>();
   org: string | null = null;
 
@@ -95,11 +97,14 @@ export class ReplicaHolder {
     return [...this.views.values()];
   }
 
-  /** Serves `body`; an older version than the one served is ignored (responses can arrive out of order). */
-  put(org: string, body: ViewBody): boolean {
+  /**
+   * Serves `body`; an older version than the one served is ignored (responses can arrive out of order), and so
+   * is the same version unless `replacingSameVersion` (a view read from disk that nothing vouches for).
+   */
+  put(org: string, body: ViewBody, replacingSameVersion = false): boolean {
     this.org = org;
     const current = this.views.get(keyOf(body.projectId, body.environment));
-    if (current && current.version >= body.version) return false;
+    if (current && (current.version > body.version || (current.version === body.version && !replacingSameVersion))) return false;
     const { projectId, projectSlug, environment, flags, kills, version, commit, segments } = body;
     this.swap(EnvironmentView.build(org, projectId, projectSlug, environment, flags, kills, version, commit, segments ?? {}));
     return true;
@@ -135,6 +140,24 @@ export class ReplicaHolder {
 
   remove(projectId: string, env: string): void {
     this.views.delete(keyOf(projectId, env));
+    this.lost.delete(keyOf(projectId, env));
+  }
+
+  /**
+   * Notes a view this replica served before a restart and cannot serve now (its saved file is damaged): its
+   * sdk keys are answered 503 until upstream gives it again (put), never 404 as for a project that is gone.
+   */
+  markLost(projectId: string, env: string): void {
+    if (!this.views.has(keyOf(projectId, env))) this.lost.set(keyOf(projectId, env), { projectId, environment: env });
+  }
+
+  isLost(projectId: string, env: string): boolean {
+    return this.lost.has(keyOf(projectId, env));
+  }
+
+  /** The views noted lost, sorted. */
+  lostViews(): Array<{ projectId: string; environment: string }> {
+    return [...this.lost.values()].sort((a, b) => keyOf(a.projectId, a.environment).localeCompare(keyOf(b.projectId, b.environment)));
   }
 
   onChange(listener: (views: EnvironmentView[]) => void): () => void {
@@ -144,6 +167,7 @@ export class ReplicaHolder {
 
   private swap(view: EnvironmentView): void {
     this.views.set(keyOf(view.projectId, view.environment), view);
+    this.lost.delete(keyOf(view.projectId, view.environment));
     for (const listener of this.listeners) listener([view]);
   }
 }

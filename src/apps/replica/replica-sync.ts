@@ -51,6 +51,7 @@ function idleTimeoutFor(listing: unknown): number {
 const LISTING = '/api/v1/replica/snapshots';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const viewKey = (projectId: string, environment: string) => `${projectId}/${environment}`;
 
 /**
  * Keeps a replica's views equal to the control plane's it follows: it follows GET /api/v1/replica/stream,
@@ -68,6 +69,11 @@ export class ReplicaSync {
   private keysTimer: ReturnType<typeof setInterval> | undefined;
   private loop: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  /**
+   * Views read from files written before saved views carried a checksum (`projectId/environment`): served
+   * until the first sync, which fetches them whole rather than ask whether they are still current.
+   */
+  private readonly unverified = new Set<string>();
   /** The organisation the upstreams serve, from the first listing of this run. */
   private feedOrg: string | null = null;
   /** Settles once the start may serve: true after the first complete sync, false once no upstream answered. */
@@ -91,9 +97,25 @@ export class ReplicaSync {
     this.status = { connected: false, following: rotation.current, behind: [], failovers: {}, lastSyncAt: null, lastContactAt: null };
   }
 
-  /** Loads the views saved on disk, then follows upstream in the background. */
+  /**
+   * Loads the views saved on disk, then follows upstream in the background. A damaged file is not served: its
+   * view is noted lost (503 until upstream gives it again) and fetched whole.
+   */
   async start(): Promise<void> {
-    for (const { org, view } of await this.files.loadAll()) this.holder.put(org, view);
+    const { views, damaged } = await this.files.loadAll();
+    for (const { org, view, unverified } of views) {
+      this.holder.put(org, view);
+      if (unverified) this.unverified.add(viewKey(view.projectId, view.environment));
+    }
+    for (const { projectId, environment, file, reason } of damaged) {
+      this.holder.markLost(projectId, environment);
+      this.logger.warn('a saved snapshot is damaged and not served; its environment answers 503 until it is fetched again from upstream', {
+        file,
+        reason,
+        projectId,
+        environment,
+      });
+    }
     this.loop = this.run();
     this.keysTimer = setInterval(() => void this.refreshKeys(), this.options.keysRefreshMs ?? 10_000);
     this.keysTimer.unref();
@@ -237,7 +259,11 @@ export class ReplicaSync {
     this.holder.org = org;
     await Promise.all(snapshots.map((s) => this.fetchIfNewer(org, s, signal)));
     const { behind, deleted } = compareWithServed(listing, this.holder.entries());
-    for (const view of deleted) {
+    // A view lost on disk that upstream does not list is gone there too: its keys get 404 as upstream's would.
+    const listed = new Set(snapshots.map((s) => viewKey(s.projectId, s.environment)));
+    const gone = this.holder.lostViews().filter((v) => !listed.has(viewKey(v.projectId, v.environment)));
+    for (const view of [...deleted, ...gone]) {
+      this.unverified.delete(viewKey(view.projectId, view.environment));
       this.holder.remove(view.projectId, view.environment);
       await this.files.remove(view.projectId, view.environment);
     }
@@ -270,7 +296,8 @@ export class ReplicaSync {
   private async applyChange(org: string, change: ViewListing, signal: AbortSignal): Promise<void> {
     const served = this.holder.versionOf(change.projectId, change.environment);
     if (served !== undefined && served >= change.version) return;
-    const killed = isKillChange(change) ? this.holder.applyKill(org, change) : undefined;
+    const trusted = !this.unverified.has(viewKey(change.projectId, change.environment));
+    const killed = isKillChange(change) && trusted ? this.holder.applyKill(org, change) : undefined;
     if (killed) await this.files.save(org, viewBody(killed));
     else await this.fetchIfNewer(org, change, signal);
   }
@@ -278,14 +305,18 @@ export class ReplicaSync {
   /**
    * Fetches a view the upstream serves newer than this replica: as a delta from the version served
    * (`?since=`), applied over it, or whole (nothing served, a since the upstream no longer knows, a delta that
-   * does not apply).
+   * does not apply). A view read from a file without a checksum is fetched whole at its version too, and
+   * replaces what was read.
    */
   private async fetchIfNewer(org: string, listing: ViewListing, signal: AbortSignal, whole = false): Promise<void> {
+    const key = viewKey(listing.projectId, listing.environment);
+    const unverified = this.unverified.has(key);
     const served = this.holder.versionOf(listing.projectId, listing.environment);
-    if (served !== undefined && served >= listing.version) return;
+    if (served !== undefined && (served > listing.version || (served === listing.version && !unverified))) return;
     const path = `/api/v1/replica/snapshots/${encodeURIComponent(listing.projectId)}/${listing.environment}`;
-    const headers: Record<string, string> = served === undefined ? {} : { 'if-none-match': `"v${served}"` };
-    const since = served === undefined || whole ? '' : `?since=${served}`;
+    const from = unverified ? undefined : served;
+    const headers: Record<string, string> = from === undefined ? {} : { 'if-none-match': `"v${from}"` };
+    const since = from === undefined || whole ? '' : `?since=${from}`;
     const res = await this.upstream.request(path + since, { headers, signal });
     if (res.status === 304) return;
     if (!res.ok) throw await failure(res, path);
@@ -303,7 +334,10 @@ export class ReplicaSync {
     }
     if (!isViewBody(body)) throw new Error(`upstream ${path}: not a snapshot view`);
     // put keeps the served view when this one is older: a view fetched from a lagging upstream is never served.
-    if (this.holder.put(org, body)) await this.files.save(org, body);
+    if (this.holder.put(org, body, unverified)) {
+      await this.files.save(org, body);
+      this.unverified.delete(key);
+    }
   }
 
   private async refreshKeys(): Promise<void> {

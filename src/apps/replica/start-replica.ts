@@ -100,7 +100,11 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
 
     const status = sync.status;
     const health = replicaHealthFor({ metricsToken: options.metrics?.token, replicaToken: options.token }, () =>
-      replicaHealth(status, holder.entries().length),
+      replicaHealth(
+        status,
+        holder.entries().length,
+        holder.lostViews().map((v) => `${v.projectId}/${v.environment}`),
+      ),
     );
     const guard = new AuthGuard({ logger, trustedProxies: options.trustProxy ?? 0 });
     const metrics = options.metrics?.enabled === false ? undefined : new ServerMetrics('replica', options.metrics?.token);
