@@ -1,9 +1,11 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { EnvironmentName } from '@flagops/core';
+import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import { kindOfKey } from '../../foundations/auth/key-format.js';
 import { KeyHasher, loadPepper } from '../../foundations/auth/key-hash.js';
 import { UnauthorizedError } from '../../foundations/errors/kinds.js';
+import type { Logger } from '../../foundations/log/logger.js';
+import { readChecksummed, withChecksum } from '../../foundations/state-files/checksummed-text.js';
 import { writeFileAtomic } from '../../foundations/state-files/state-files.js';
 import { type UpstreamClient, UpstreamError, UpstreamUnavailableError } from './upstream-client.js';
 
@@ -47,11 +49,24 @@ export class ReplicaKeys {
     private readonly upstream: UpstreamClient,
   ) {}
 
-  static async open(dataDir: string, upstream: UpstreamClient): Promise<ReplicaKeys> {
+  /**
+   * The verdicts saved in `<dataDir>/replica/sdk-keys.json`. A file damaged on disk (its checksum does not
+   * match, it does not parse) is not believed: a warning names it, and every key is verified with the control
+   * plane again, as a key never seen (503 while it is unreachable), rather than be served a verdict that was
+   * not the control plane's. One saved before checksums is read as it is.
+   */
+  static async open(dataDir: string, upstream: UpstreamClient, logger: Logger): Promise<ReplicaKeys> {
     const dir = path.join(dataDir, 'replica');
     const keys = new ReplicaKeys(path.join(dir, 'sdk-keys.json'), new KeyHasher(await loadPepperIn(dir)), upstream);
-    const saved = await readFile(keys.file, 'utf8').then(JSON.parse, () => ({}));
-    keys.byDigest = new Map(Object.entries(saved as Record<string, SdkVerdict>));
+    const text = await readFile(keys.file, 'utf8').catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : err));
+    if (text === undefined) return keys;
+    const saved = typeof text === 'string' ? savedVerdicts(text) : `it cannot be read (${text.code ?? text.message})`;
+    if (typeof saved === 'string') {
+      logger.warn('the saved sdk key verdicts are damaged and not used; each key is verified with the control plane again', {
+        file: keys.file,
+        reason: saved,
+      });
+    } else keys.byDigest = saved;
     return keys;
   }
 
@@ -164,8 +179,37 @@ export class ReplicaKeys {
   }
 
   private persist(): Promise<void> {
-    return writeFileAtomic(this.file, JSON.stringify(Object.fromEntries(this.byDigest)), 0o600);
+    return writeFileAtomic(this.file, withChecksum(JSON.stringify(Object.fromEntries(this.byDigest))), 0o600);
   }
+}
+
+/** The verdicts by digest a saved file holds, or why it cannot be believed. */
+function savedVerdicts(text: string): Map<string, SdkVerdict> | string {
+  const checked = readChecksummed(text);
+  if ('damaged' in checked) return checked.damaged;
+  let saved: unknown;
+  try {
+    saved = JSON.parse(checked.content);
+  } catch {
+    return 'it is not JSON';
+  }
+  if (typeof saved !== 'object' || saved === null || Array.isArray(saved)) return 'it does not hold sdk key verdicts';
+  const entries = Object.entries(saved as Record<string, unknown>);
+  if (!entries.every(([, verdict]) => isVerdict(verdict))) return 'it does not hold sdk key verdicts';
+  return new Map(entries as Array<[string, SdkVerdict]>);
+}
+
+function isVerdict(value: unknown): value is SdkVerdict {
+  const v = value as Partial<Record<keyof SdkVerdict, unknown>> | null;
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof v.keyId === 'string' &&
+    typeof v.projectId === 'string' &&
+    isEnvironmentName(v.environment) &&
+    (v.validUntil === undefined || typeof v.validUntil === 'string') &&
+    (v.expiresAt === undefined || typeof v.expiresAt === 'string')
+  );
 }
 
 function withEnd(verdict: SdkVerdict, validUntil: string | undefined): SdkVerdict {

@@ -1,15 +1,9 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
+import { readChecksummed, withChecksum } from '../../foundations/state-files/checksummed-text.js';
 import { writeFileAtomic } from '../../foundations/state-files/state-files.js';
 import { isViewBody, type ViewBody } from './replica-holder.js';
-
-/**
- * The layout of a saved view: a header line `{"format":2,"sha256":"<hex>"}`, then the saved JSON, whose bytes
- * the digest covers. Format 1 (flagops before checksums) was the JSON alone, on one line.
- */
-const FORMAT = 2;
 
 /** A view read back from disk. */
 export interface SavedView {
@@ -48,9 +42,7 @@ export class SnapshotFiles {
 
   async save(org: string, body: ViewBody): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    const content = JSON.stringify({ org, view: body });
-    const header = JSON.stringify({ format: FORMAT, sha256: sha256(content) });
-    await writeFileAtomic(this.file(body.projectId, body.environment), `${header}\n${content}`, 0o600);
+    await writeFileAtomic(this.file(body.projectId, body.environment), withChecksum(JSON.stringify({ org, view: body })), 0o600);
   }
 
   async remove(projectId: string, env: string): Promise<void> {
@@ -81,19 +73,13 @@ export class SnapshotFiles {
     } catch (err) {
       return `it cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`;
     }
-    const newline = text.indexOf('\n');
-    let content = text;
-    if (newline !== -1) {
-      const header = parseJson(text.slice(0, newline)) as { format?: unknown; sha256?: unknown } | undefined;
-      if (header?.format !== FORMAT || typeof header.sha256 !== 'string') return 'its header is not a checksum this version reads';
-      content = text.slice(newline + 1);
-      if (sha256(content) !== header.sha256) return 'checksum mismatch';
-    }
-    const saved = parseJson(content) as { org?: unknown; view?: unknown } | undefined;
+    const checked = readChecksummed(text);
+    if ('damaged' in checked) return checked.damaged;
+    const saved = parseJson(checked.content) as { org?: unknown; view?: unknown } | undefined;
     if (saved === undefined) return 'it is not JSON';
     if (typeof saved.org !== 'string' || !isViewBody(saved.view)) return 'it does not hold a snapshot view';
     if (saved.view.projectId !== projectId || saved.view.environment !== environment) return 'it holds the view of another file';
-    return { org: saved.org, view: saved.view, unverified: newline === -1 };
+    return { org: saved.org, view: saved.view, unverified: !checked.verified };
   }
 }
 
@@ -117,8 +103,4 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }

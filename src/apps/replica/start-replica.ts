@@ -81,7 +81,7 @@ export async function startReplica(options: ReplicaOptions): Promise<Replica> {
   let sync: ReplicaSync | undefined;
   let hub: StreamHub | undefined;
   try {
-    const keys = await ReplicaKeys.open(options.dataDir, upstream);
+    const keys = await ReplicaKeys.open(options.dataDir, upstream, logger);
     await counts.restore();
     const files = new SnapshotFiles(options.dataDir);
     sync = new ReplicaSync(upstream, rotation, holder, files, keys, logger, options);
