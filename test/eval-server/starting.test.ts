@@ -4,11 +4,12 @@ import path from 'node:path';
 import { createClient } from '@flagops/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEvalApp, evalFastPath } from '../../src/apps/eval-server/eval-app.js';
-import { SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
+import { type ServingRepository, SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
 import { attachStreamHub } from '../../src/apps/eval-server/stream.js';
 import { EvaluationCounter } from '../../src/features/stats/evaluation-counter.js';
 import { listen } from '../../src/foundations/http/serve.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
+import type { FlagRepository } from '../../src/foundations/storage/index.js';
 import { stateIn } from '../helpers/control-state.js';
 import { ORG, recordingFetch, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
@@ -91,5 +92,118 @@ describe('an evaluation server that is listening but does not serve the organisa
     });
     expect(res.status).toBe(200);
     expect((await res.json())['new-checkout'].reason).toBeDefined();
+  });
+});
+
+/** `repo` as the holder reads it, its reads of a commit held until release(): a first reload under way, as on a large repository. */
+function heldReads(repo: FlagRepository): { repo: ServingRepository; release: () => void } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return {
+    release,
+    repo: {
+      head: () => repo.head(),
+      readServed: async (commit) => {
+        await held;
+        return repo.readServed(commit);
+      },
+      servedChanges: (commit, slug) => repo.servedChanges(commit, slug),
+      onMainMoved: (listener) => repo.onMainMoved(listener),
+      height: (oid) => repo.height(oid),
+      readCommit: (oid) => repo.readCommit(oid),
+    },
+  };
+}
+
+describe('an evaluation server whose organisation is added but not served yet (its first reload under way)', () => {
+  let h: SdkHarness;
+  let dataDir: string;
+  let counter: EvaluationCounter;
+  let holder: SnapshotHolder;
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  beforeAll(async () => {
+    h = await startSdkHarness();
+    dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-starting-'));
+    counter = await EvaluationCounter.open({ state: await stateIn(dataDir) });
+    holder = new SnapshotHolder(silentLogger);
+    attachStreamHub(holder);
+    const deps = {
+      keys: h.service.keys,
+      holder,
+      counter,
+      logger: silentLogger,
+      health: () => ({ status: 503, body: { status: 'starting' } }),
+    };
+    server = await listen(createEvalApp(deps), '127.0.0.1', 0, evalFastPath(deps));
+  });
+  afterAll(async () => {
+    await server?.close();
+    holder?.close();
+    await counter?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    await h?.stop();
+  });
+
+  const routes: Array<[string, string, string | undefined]> = [
+    ['POST', '/v1/evaluate', '{"key":"new-checkout"}'],
+    ['POST', '/v1/evaluate?via=koa', '{"key":"new-checkout"}'],
+    ['GET', '/v1/snapshot', undefined],
+    ['GET', '/v1/snapshot?since=1', undefined],
+    ['GET', '/v1/stream', undefined],
+    ['POST', '/v1/events', '{"events":[{"type":"track","name":"checkout"}]}'],
+    ['POST', '/ofrep/v1/evaluate/flags/new-checkout', '{"context":{}}'],
+    ['POST', '/ofrep/v1/evaluate/flags', '{"context":{}}'],
+  ];
+
+  /** Each route's status, and for a 503 its error code and Retry-After (a stream that opens is closed at once). */
+  async function askEvery(): Promise<Array<{ route: string; status: number; code?: string; retryAfter?: string | null }>> {
+    return Promise.all(
+      routes.map(async ([method, route, body]) => {
+        const abort = new AbortController();
+        const res = await fetch(`${server.url}${route}`, {
+          method,
+          body,
+          signal: abort.signal,
+          headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+        });
+        const seen = { route: `${method} ${route}`, status: res.status };
+        if (res.status < 400) {
+          abort.abort();
+          return seen;
+        }
+        return { ...seen, code: (await res.json()).error?.code, retryAfter: res.headers.get('retry-after') };
+      }),
+    );
+  }
+
+  it('answers every evaluation route 503 unavailable with Retry-After until it serves, then 200: never 404', async () => {
+    const held = heldReads(h.repo);
+    const adding = holder.add(ORG, held.repo);
+    try {
+      // The key is known and the organisation added: only the reload of main's head is missing.
+      for (let round = 0; round < 3; round++) {
+        for (const seen of await askEvery()) expect(seen).toEqual({ route: seen.route, status: 503, code: 'unavailable', retryAfter: '1' });
+      }
+    } finally {
+      held.release();
+    }
+    // Asked all along while the reload finishes: each route answers 503 until it answers 200, and 200 from then on.
+    const seenByRoute = new Map<string, number[]>();
+    for (let served = false; !served; ) {
+      served = await Promise.race([adding.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5))]);
+      for (const { route, status } of await askEvery()) seenByRoute.set(route, [...(seenByRoute.get(route) ?? []), status]);
+    }
+    // Served: 200, 202 for events, 304 for a snapshot since the version served.
+    const served = (status: number) => status < 400;
+    for (const [route, statuses] of seenByRoute) {
+      const firstServed = statuses.findIndex(served);
+      const before = firstServed === -1 ? statuses : statuses.slice(0, firstServed);
+      const after = firstServed === -1 ? [] : statuses.slice(firstServed);
+      expect(before.every((s) => s === 503) && after.every(served), `${route}: ${statuses.join(' ')}`).toBe(true);
+    }
+    for (const { route, status } of await askEvery()) expect(served(status), `${route}: ${status}`).toBe(true);
   });
 });

@@ -4,7 +4,7 @@ import { type EvaluationCounter, statsScope } from '../../features/stats/evaluat
 import { addEventCells } from '../../features/stats/event-counts.js';
 import { bearerToken } from '../../foundations/auth/key-format.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
-import { FlagopsError, NotFoundError, StorageFaultError } from '../../foundations/errors/kinds.js';
+import { NotFoundError, StartingError, StorageFaultError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { EvaluationTotals } from '../../foundations/metrics/evaluation-totals.js';
 import type { EnvironmentView } from './environment-view.js';
@@ -34,17 +34,17 @@ function viewForRequest(req: IncomingMessage, deps: Pick<EvalAppDeps, 'keys' | '
 }
 
 /**
- * The view an SDK key (null: none sent) presented by `req` fixes; 503 while the service is starting and serves
- * nothing yet.
+ * The view an SDK key (null: none sent) presented by `req` fixes; 503 until the key's organisation serves a
+ * state of main (keys are known before that), as a 404 would tell clients the project does not exist.
  */
 export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pick<EvalAppDeps, 'keys' | 'holder'>): EnvironmentView {
   const principal = deps.keys.evaluationPrincipal(rawKey, req);
   const view = deps.holder.view(principal.org, principal.projectId!, principal.environment!);
   if (view) return view;
-  if (!deps.holder.has(principal.org)) throw new FlagopsError('unavailable', 'the evaluation server is starting; try again shortly');
   // Nothing served for the project because its repository cannot be read: it may well exist, so never a 404.
   const fault = deps.holder.fault(principal.org);
   if (fault?.kind === 'read') throw new StorageFaultError('read', fault.message);
+  if (!deps.holder.servesMain(principal.org)) throw new StartingError('the evaluation server is starting; try again shortly');
   throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
 }
 

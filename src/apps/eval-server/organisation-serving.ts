@@ -75,6 +75,14 @@ export class OrganisationServing {
     return this.reloadFault;
   }
 
+  /**
+   * Whether a state of main is served, so a project without views is not on main. False from registration
+   * until the first reload swaps one in (seconds on a large repository), and while that reload failed.
+   */
+  get servesMain(): boolean {
+    return this.state !== null;
+  }
+
   view(projectId: string, env: EnvironmentName): EnvironmentView | undefined {
     return this.byProjectId.get(projectId)?.[env];
   }

@@ -27,8 +27,17 @@ export class SnapshotHolder {
     await serving.reloadToHead();
   }
 
+  /** Whether `org` was added: its first reload may still be under way (see servesMain). */
   has(org: string): boolean {
     return this.orgs.has(org);
+  }
+
+  /**
+   * Whether `org` serves a state of main: only then does a project without views not exist. An organisation is
+   * added before its first reload is done, and that reload takes a while on a large repository.
+   */
+  servesMain(org: string): boolean {
+    return this.orgs.get(org)?.servesMain ?? false;
   }
 
   view(org: string, projectId: string, env: EnvironmentName): EnvironmentView | undefined {

@@ -148,6 +148,16 @@ export class InvalidInRepositoryError extends FlagopsError {
 }
 
 /**
+ * The service listens but does not serve what the request needs yet (it is starting): 503 with Retry-After, and
+ * never a 404, since what was asked for may well exist. Clients try again shortly.
+ */
+export class StartingError extends FlagopsError {
+  constructor(message: string) {
+    super('unavailable', message, { retryAfterSeconds: 1 });
+  }
+}
+
+/**
  * An organisation's flags repository cannot be read (a missing or corrupt object) or written (read-only, a full
  * disk): 503, with the fault in words and no path of the service's disk. Nothing was changed or acknowledged.
  */
