@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sdkKey } from '../eval-server/harness.js';
 import { decodedText, rawRequest } from '../helpers/raw-http.js';
 import { ADMIN_KEY, killRequest, type SdkHarness, setConfig, startSdkHarness } from '../sdk/sdk-harness.js';
 
@@ -82,6 +83,25 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
         errorCode: 'FLAG_NOT_FOUND',
         errorDetails: expect.any(String),
         error: { code: 'not_found', message: expect.stringContaining('no-such-flag') },
+      });
+    });
+
+    it("answers a key whose project is not on main with 404 in OFREP's shape, on both routes, as providers read it", async () => {
+      const headers = { authorization: `Bearer ${await sdkKey(h, 'gone', 'prod')}` };
+      const single = await flag('new-checkout', { context: eu }, headers);
+      expect(single.status).toBe(404);
+      expect(await single.json()).toEqual({
+        key: 'new-checkout',
+        errorCode: 'FLAG_NOT_FOUND',
+        errorDetails: 'project prj_gone of this sdk key not found',
+        error: { code: 'not_found', message: 'project prj_gone of this sdk key not found' },
+      });
+      const all = await bulk({ context: eu }, headers);
+      expect(all.status).toBe(404);
+      expect(await all.json()).toEqual({
+        errorCode: 'GENERAL',
+        errorDetails: 'project prj_gone of this sdk key not found',
+        error: { code: 'not_found', message: 'project prj_gone of this sdk key not found' },
       });
     });
 

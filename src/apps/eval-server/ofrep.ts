@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { type EvaluationContext, type EvaluationResult, flagMetadata, type JsonValue, openFeatureReason } from '@flagops/core';
 import type Koa from 'koa';
-import { InvalidInputError } from '../../foundations/errors/kinds.js';
+import { InvalidInputError, NotFoundError } from '../../foundations/errors/kinds.js';
 import { sendJsonPerRequest, VARY_KEY_AND_ENCODING } from '../../foundations/http/encoded-json.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { EnvironmentView } from './environment-view.js';
@@ -93,11 +93,10 @@ export function bulkEtag(view: EnvironmentView, rawContext: Record<string, unkno
 /** POST /ofrep/v1/evaluate/flags/{key}: one flag, evaluated and counted like POST /v1/evaluate. */
 export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
   const encoded = ctx.path.slice(OFREP_FLAG_PREFIX.length);
-  const view = await source.view(ctx.req);
-  let key: string;
-  try {
-    key = decodeURIComponent(encoded);
-  } catch {
+  const key = decodedKey(encoded);
+  const view = await ofrepView(ctx, source, { key: key ?? encoded, errorCode: 'FLAG_NOT_FOUND' });
+  if (view === null) return;
+  if (key === null) {
     ofrepError(ctx, 400, {
       key: encoded,
       errorCode: 'PARSE_ERROR',
@@ -125,7 +124,9 @@ export async function ofrepFlagRoute(ctx: Koa.Context, { source }: { source: Vie
  * counted in stats: a web provider fetches them all to cache them, and which it reads is unknown here.
  */
 export async function ofrepBulkRoute(ctx: Koa.Context, { source }: { source: ViewSource }): Promise<void> {
-  const view = await source.view(ctx.req);
+  // No one flag is asked about, so OpenFeature's general code.
+  const view = await ofrepView(ctx, source, { errorCode: 'GENERAL' });
+  if (view === null) return;
   const request = await readOfrepRequest(ctx);
   if (!request.ok) {
     ofrepError(ctx, 400, { errorCode: request.errorCode, errorDetails: request.errorDetails });
@@ -152,6 +153,33 @@ export async function ofrepConfigurationRoute(ctx: Koa.Context, { source }: { so
       flagEvaluation: { supportedTypes: ['boolean', 'string', 'int', 'float', 'object'] },
     },
   };
+}
+
+function decodedKey(encoded: string): string | null {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The view the request's SDK key fixes, or null once a key whose project does not exist is answered: a 404 in
+ * OFREP's shape, which providers read (errorCode, errorDetails), rather than the service's error body alone.
+ * Every other failure (a refused key, 503 while starting) is the service's answer, as on every route.
+ */
+async function ofrepView(
+  ctx: Koa.Context,
+  source: ViewSource,
+  answer: { key?: string; errorCode: 'FLAG_NOT_FOUND' | 'GENERAL' },
+): Promise<EnvironmentView | null> {
+  try {
+    return await source.view(ctx.req);
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+    ofrepError(ctx, 404, { ...answer, errorDetails: err.message });
+    return null;
+  }
 }
 
 /**
