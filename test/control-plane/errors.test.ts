@@ -95,6 +95,22 @@ describe('errors ({ error: { code, message } })', () => {
     expect((await api.get('/api/v1/nothing-here')).body.error.message).toBe('no route for GET /api/v1/nothing-here');
   });
 
+  it('a path segment that is not valid percent-encoding is 400 invalid_input naming it, whatever the route', async () => {
+    for (const [method, path, segment] of [
+      ['PUT', '/api/v1/flags/%ff/environments/prod/config', '%ff'],
+      ['GET', '/api/v1/flags/%ff/environments/prod/config', '%ff'],
+      ['PUT', '/api/v1/flags/%E0%A4%A/environments/prod/config', '%E0%A4%A'],
+      ['GET', `/api/v1/flags/${flag.id}/environments/pr%ffod/stats`, 'pr%ffod'],
+      ['GET', '/api/v1/projects/%', '%'],
+    ]) {
+      const res = await api.request(method, path, method === 'PUT' ? { body: { enabled: true } } : {});
+      expectError(res, 400, 'invalid_input');
+      expect(res.body.error.message).toBe(`the path segment "${segment}" is not valid percent-encoding`);
+    }
+    // A segment that decodes is still the flag it names: %66 is "f".
+    expect((await api.get(`/api/v1/flags/${flag.id.replace('f', '%66')}`)).status).toBe(200);
+  });
+
   it('an unknown environment is 404 not_found, named in the message', async () => {
     const res = await api.put(`/api/v1/flags/${flag.id}/environments/Prod/config`, { enabled: true });
     expectError(res, 404, 'not_found');

@@ -105,6 +105,19 @@ describe('OFREP on the evaluation server (open-feature/protocol service/openapi.
       });
     });
 
+    it('answers a flag key that is not valid percent-encoding with 400 PARSE_ERROR naming it', async () => {
+      for (const key of ['%ff', 'new-%E0%A4%A']) {
+        const res = await flag(key);
+        expect(res.status).toBe(400);
+        expect(await res.json()).toEqual({
+          key,
+          errorCode: 'PARSE_ERROR',
+          errorDetails: 'the flag key in the path is not valid percent-encoding',
+          error: { code: 'invalid_input', message: 'the flag key in the path is not valid percent-encoding' },
+        });
+      }
+    });
+
     it('answers a body that is not JSON with 400 PARSE_ERROR, a bad context with 400 INVALID_CONTEXT', async () => {
       const parse = await flag('new-checkout', '{"context":');
       expect(parse.status).toBe(400);

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { errorMiddleware } from '../../foundations/http/error-middleware.js';
+import { refuseMalformedPath } from '../../foundations/http/well-formed-path.js';
 import { invalidFile } from '../../foundations/repository/held-units.js';
 import { auditRoutes } from './audit.js';
 import { budgetRoutes } from './budgets.js';
@@ -72,6 +73,7 @@ export function createControlApp(deps: ControlPlaneDeps, extensions: readonly Co
   mountRoutes(router, [...CONTROL_PLANE_ROUTES, ...extensions.flatMap((e) => e.routes ?? [])], deps);
   for (const extension of extensions) extension.register?.(router);
   app.use(errorMiddleware(deps.logger, evaluationApiElsewhere));
+  app.use(refuseMalformedPath);
   app.use(router.routes());
   return app;
 }
