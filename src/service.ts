@@ -29,6 +29,7 @@ import { checkBootstrapEntry } from './foundations/auth/bootstrap.js';
 import { ensureFirstAdminKey } from './foundations/auth/first-admin-key.js';
 import { KeyService } from './foundations/auth/key-service.js';
 import type { Config } from './foundations/config/config.js';
+import { StorageFaultError } from './foundations/errors/kinds.js';
 import { trustProxies } from './foundations/http/client-address.js';
 import type { RunningServer } from './foundations/http/serve.js';
 import type { Logger } from './foundations/log/logger.js';
@@ -242,6 +243,8 @@ async function startOnLockedDirectory(
 
   let ready = false;
   let storageChecks: ReturnType<typeof setInterval> | undefined;
+  /** The last storage check started: a stop waits for it, or it could open an audit index after they are closed. */
+  let storageCheck: Promise<void> = Promise.resolve();
   const health = serviceHealth({
     keys,
     report: () => holder.health(),
@@ -342,6 +345,7 @@ async function startOnLockedDirectory(
     // Clones answered on handed-off connections get a grace period; the control server's close waits for them.
     gitRunner.finishHandedOff();
     await closeServers();
+    await storageCheck.catch(() => {});
     await dashboard.close();
     holder.close();
     await gitRunner.close();
@@ -365,7 +369,12 @@ async function startOnLockedDirectory(
       if (org.name !== remote?.org) await forgetFollowedRemote(repos.gitdirOf(org.name));
       await repo.watch();
       await holder.add(org.name, repo);
-      await audit.get(org.name); // build the audit index now, not on the first request
+      // The audit index is built now, not on the first request. One that cannot read the history (main's head
+      // missing after a crash, a corrupt object) does not stop the start, so the other organisations are served:
+      // its queries answer 503 with the fault, and it is built once the repository reads again (checkStorage).
+      await audit.get(org.name).catch((err: unknown) => {
+        if (!(err instanceof StorageFaultError)) throw err;
+      });
       flagHealth.warm(org.name); // read flag history in the background, not on the first health question
       // Steps that fell due while the service was stopped are applied here, before it reports ready.
       const guards = new GuardMonitor({
@@ -392,7 +401,9 @@ async function startOnLockedDirectory(
   }
   ready = true;
   healthWatcher.start();
-  storageChecks = setInterval(() => void checkStorage(keys, repos, holder), STORAGE_CHECK_MS);
+  storageChecks = setInterval(() => {
+    storageCheck = checkStorage(keys, repos, holder, audit);
+  }, STORAGE_CHECK_MS);
   storageChecks.unref();
   const [control, evaluation] = servers;
   logger.info('flagops started', { control: control.url, evaluation: evaluation.url, dataDir: config.dataDir });
@@ -451,9 +462,9 @@ const STORAGE_CHECK_MS = 5_000;
 /**
  * Looks whether each organisation's repository can be written (a read-only or full disk shows before the next
  * write fails), and, where what main serves could not be read, tries again: a repaired repository is served
- * again without a restart.
+ * again without a restart, and its audit index, if it could not be built, is built then.
  */
-async function checkStorage(keys: KeyService, repos: RepositoryRegistry, holder: SnapshotHolder): Promise<void> {
+async function checkStorage(keys: KeyService, repos: RepositoryRegistry, holder: SnapshotHolder, audit: AuditRegistry): Promise<void> {
   for (const { name } of keys.organisations()) {
     if (!holder.has(name)) continue;
     const repo = await repos.get(name);
@@ -468,6 +479,12 @@ async function checkStorage(keys: KeyService, repos: RepositoryRegistry, holder:
       () => true,
       () => false,
     );
-    if (readable) await holder.served(name);
+    if (!readable) continue;
+    await holder.served(name);
+    // Built (or caught up) now rather than on the first audit query; a failure is logged, and the next query tries again.
+    await audit
+      .get(name)
+      .then((index) => index.caughtUp())
+      .catch(() => {});
   }
 }

@@ -734,3 +734,142 @@ describe('a repository missing at start, of an organisation that had one', () =>
     expect((await w.admin.get('/api/v1/projects')).body.projects).toEqual([expect.objectContaining({ slug: 'shop' })]);
   });
 });
+
+describe('one organisation’s head commit missing at a start after a crash (its audit index behind main)', () => {
+  let svc: TestService;
+  let kills: Record<string, { admin: ReturnType<typeof httpClient>; flagId: string; sdkKey: string; head: string }>;
+  let restore: () => void;
+  const killed = (org: string) =>
+    httpClient(svc.evalUrl, kills[org].sdkKey).post('/v1/evaluate', { key: 'checkout', context: { userId: 'u-1' } });
+
+  beforeAll(async () => {
+    svc = await startTestService({ orgs: ['o1', 'o2'] });
+    kills = {};
+    for (const org of ['o1', 'o2']) {
+      const admin = httpClient(svc.controlUrl, svc.orgs[org].admin);
+      const project = await createProject(admin, 'shop');
+      const flag = await createFlag(admin, project.id, { key: 'checkout' });
+      const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+      kills[org] = { admin, flagId: flag.id, sdkKey, head: '' };
+    }
+    await svc.restart();
+    // The audit caches as a crash leaves them: written at start, not since.
+    const auditDir = path.join(svc.dataDir, 'state', 'audit');
+    const cachedAtStart = Object.fromEntries(['o1', 'o2'].map((org) => [org, readFileSync(path.join(auditDir, `${org}.json`))]));
+    for (const org of ['o1', 'o2']) {
+      const admin = httpClient(svc.controlUrl, svc.orgs[org].admin);
+      expect((await admin.post(`/api/v1/flags/${kills[org].flagId}/environments/prod/kill`, { reason: 'on fire' })).status).toBe(200);
+      kills[org].head = git(svc.gitdir(org), 'rev-parse', 'refs/heads/main').trim();
+    }
+    await svc.service.stop();
+    for (const [org, bytes] of Object.entries(cachedAtStart)) writeFileSync(path.join(auditDir, `${org}.json`), bytes);
+    restore = movePackAway(svc.gitdir('o1'), kills.o1.head, path.join(svc.dataDir, 'moved-head'));
+    await svc.restart();
+    for (const org of ['o1', 'o2']) kills[org].admin = httpClient(svc.controlUrl, svc.orgs[org].admin);
+  }, 90_000);
+  afterAll(() => svc?.stop());
+
+  it('starts, and serves the intact organisation its acknowledged kill and audit trail', async () => {
+    expect((await killed('o2')).body.checkout).toMatchObject({ value: false, reason: 'killed' });
+    const audit = await kills.o2.admin.get('/api/v1/audit?limit=1');
+    expect(audit.status).toBe(200);
+    expect(audit.body.entries[0]).toMatchObject({ id: kills.o2.head, action: 'kill' });
+  });
+
+  it('reports the damaged organisation degraded, naming the missing commit, and answers its evaluation 503', async () => {
+    const details = await health(svc, svc.orgs.o1.admin);
+    expect(details.status).toBe('degraded');
+    expect(details.organisations).toEqual([
+      expect.objectContaining({
+        org: 'o1',
+        fault: expect.objectContaining({ kind: 'read', message: expect.stringContaining(kills.o1.head.slice(0, 12)) }),
+      }),
+    ]);
+    expect((await health(svc, svc.orgs.o2.admin)).organisations).toEqual([expect.not.objectContaining({ fault: expect.anything() })]);
+    for (const res of [await killed('o1'), await kills.o1.admin.get('/api/v1/audit?limit=1')]) {
+      expect([res.status, res.body.error]).toEqual([
+        503,
+        { code: 'unavailable', message: expect.stringContaining(`git object ${kills.o1.head.slice(0, 12)} is missing`) },
+      ]);
+    }
+  });
+
+  it('serves it again once the commit is back, without a restart, its audit trail caught up', async () => {
+    restore();
+    await healthyAgain(svc);
+    // The storage check that found it readable built the audit index too, before any query asked for it.
+    const cache = path.join(svc.dataDir, 'state', 'audit', 'o1.json');
+    await until(
+      async () => readFileSync(cache, 'utf8'),
+      (text) => text.includes(kills.o1.head),
+      10_000,
+    );
+    expect((await killed('o1')).body.checkout).toMatchObject({ value: false, reason: 'killed' });
+    const audit = await kills.o1.admin.get('/api/v1/audit?limit=1');
+    expect(audit.body.entries[0]).toMatchObject({ id: kills.o1.head, action: 'kill' });
+  });
+});
+
+describe('a refs/heads/main naming an object id that is not a commit of the repository, at start', () => {
+  let svc: TestService;
+  let refFile: string;
+  let good: string;
+  const sdkKeys: Record<string, string> = {};
+  const evaluateIn = (org: string) =>
+    httpClient(svc.evalUrl, sdkKeys[org]).post('/v1/evaluate', { key: 'checkout', context: { userId: 'u-1' } });
+  const refusedStart = () =>
+    svc.restart().then(
+      () => null,
+      (err: unknown) => err,
+    );
+
+  beforeAll(async () => {
+    svc = await startTestService({ orgs: ['o1', 'o2'] });
+    for (const org of ['o1', 'o2']) {
+      const admin = httpClient(svc.controlUrl, svc.orgs[org].admin);
+      const project = await createProject(admin, 'shop');
+      const flag = await createFlag(admin, project.id, { key: 'checkout' });
+      expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+      sdkKeys[org] = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+    }
+    refFile = path.join(svc.gitdir('o1'), 'refs', 'heads', 'main');
+    good = readFileSync(refFile, 'utf8');
+    await svc.service.stop();
+  }, 60_000);
+  afterAll(() => svc?.stop());
+
+  it('of an object the repository lacks (as when a pack is lost): that organisation is degraded naming it, the others are served', async () => {
+    const unknown = 'c0ffee'.padEnd(40, '0');
+    writeFileSync(refFile, `${unknown}\n`);
+    await svc.restart();
+    expect((await evaluateIn('o2')).body.checkout).toMatchObject({ value: true });
+    const details = await health(svc, svc.orgs.o1.admin);
+    expect(details.status).toBe('degraded');
+    expect(details.organisations[0].fault).toMatchObject({
+      kind: 'read',
+      message: expect.stringContaining(`git object ${unknown.slice(0, 12)}`),
+    });
+    const res = await evaluateIn('o1');
+    expect([res.status, res.body.error?.code]).toEqual([503, 'unavailable']);
+    writeFileSync(refFile, good);
+    await healthyAgain(svc);
+    expect((await evaluateIn('o1')).body.checkout).toMatchObject({ value: true });
+    expect((await httpClient(svc.controlUrl, svc.orgs.o1.admin).get('/api/v1/audit?limit=1')).status).toBe(200);
+    await svc.service.stop();
+  }, 60_000);
+
+  it('of a blob: the start stops with one line naming the file and what to do, and starts once it is repaired', async () => {
+    const blob = git(svc.gitdir('o1'), 'rev-parse', `${good.trim()}:projects/shop/project.yaml`).trim();
+    writeFileSync(refFile, `${blob}\n`);
+    const refused = await refusedStart();
+    expect(refused).toBeInstanceOf(StartupError);
+    const { message } = refused as StartupError;
+    expect(message.split('\n')).toHaveLength(1);
+    expect(message).toContain(`${refFile} holds the id of a blob, not of a commit`);
+    expect(message).toMatch(/write the id of the commit refs\/heads\/main should point at into it/);
+    expect(message).not.toContain('/healthz');
+    writeFileSync(refFile, good);
+    await svc.restart();
+    expect((await evaluateIn('o1')).body.checkout).toMatchObject({ value: true });
+  }, 60_000);
+});

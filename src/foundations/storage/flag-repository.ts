@@ -1,4 +1,4 @@
-import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, rmSync, writeSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { EnvironmentName } from '@flagops/core';
@@ -14,6 +14,7 @@ import { initBareRepository, isRepository } from './git/init-repository.js';
 import { writeFault } from './git/io-faults.js';
 import { ObjectStore } from './git/object-store.js';
 import { type RefWatcher, watchMainRef } from './git/ref-watcher.js';
+import { CorruptRefError, MAIN_REF } from './git/refs.js';
 import { resolveRevision } from './git/revision.js';
 import { readMainHead } from './main-head.js';
 import { type MainMoved, MainMoves } from './main-moves.js';
@@ -205,7 +206,27 @@ export class FlagRepository {
     }
     const repo = new FlagRepository(gitdir, false, options, logger);
     repo.moves.last = await repo.head();
+    repo.assertMainNamesCommit(repo.moves.last);
     return repo;
+  }
+
+  /**
+   * A main that names an object there but not a commit (a blob's id written into the ref by hand) is a damaged
+   * ref, as one holding no object id is: CorruptRefError, naming the file. One that names a missing object
+   * cannot be told from a lost object (a pack removed): that is a read fault of serving main, like any other.
+   */
+  private assertMainNamesCommit(head: string | null): void {
+    if (head === null) return;
+    let type: string | undefined;
+    try {
+      type = this.objects.readWrittenSync(head)?.type;
+    } catch {
+      return; // corrupt: a read fault when main is served
+    }
+    if (type === undefined || type === 'commit') return;
+    const loose = join(this.gitdir, MAIN_REF);
+    const file = existsSync(loose) ? loose : join(this.gitdir, 'packed-refs');
+    throw new CorruptRefError(MAIN_REF, file, `holds the id of a ${type}, not of a commit`);
   }
 
   /** The commit up to which unsigned `Flagops-*` trailers are believed (OpenOptions), or null: none are. */
