@@ -1,8 +1,9 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { AuditIndex, AuditRegistry, type AuditSource } from '../../src/features/audit/index.js';
-import { createLogger } from '../../src/foundations/log/logger.js';
+import { createLogger, type Logger } from '../../src/foundations/log/logger.js';
 import { layout } from '../../src/foundations/repository/layout.js';
 import type { FlagRepository } from '../../src/foundations/storage/index.js';
 import { afterTest, apiCommit, Checkout, configYaml, git, killsYaml, openIndex, openRepository, seedShop, tempDir } from './fixtures.js';
@@ -27,9 +28,22 @@ function counted(repo: FlagRepository) {
   return { source, counts };
 }
 
-async function openCached(repo: FlagRepository, cacheFile: string) {
+/** The cache file's header line and the commits on the line after it. */
+function readCache(file: string): { header: { format: number; crc32: number }; commits: Array<[string, Array<Record<string, unknown>>]> } {
+  const text = readFileSync(file, 'utf8');
+  const newline = text.indexOf('\n');
+  return { header: JSON.parse(text.slice(0, newline)), commits: JSON.parse(text.slice(newline + 1)) };
+}
+
+/** A cache file of `header`'s format holding `commits`, with the checksum that matches them. */
+function cacheText(header: { format: number }, commits: unknown): string {
+  const body = JSON.stringify(commits);
+  return `${JSON.stringify({ ...header, crc32: crc32(body) })}\n${body}`;
+}
+
+async function openCached(repo: FlagRepository, cacheFile: string, logger?: Logger) {
   const { source, counts } = counted(repo);
-  const index = await AuditIndex.open({ repo: source, cacheFile });
+  const index = await AuditIndex.open({ repo: source, cacheFile, ...(logger ? { logger } : {}) });
   // Closed (its cache writes finished) before the temp dirs go, whatever the test did.
   afterTest(() => index.close());
   return { index, counts };
@@ -116,16 +130,18 @@ describe('the index kept on disk between restarts', () => {
     const { index } = await openCached(repo, cacheFile);
     await index.saved();
     await index.close();
-    const good = JSON.parse(readFileSync(cacheFile, 'utf8'));
-    const wrongId = structuredClone(good);
-    wrongId.commits[1][1][0].id = 'f'.repeat(40);
-    const wrongAction = structuredClone(good);
-    wrongAction.commits[1][1][0].action = 'explode';
+    const good = readCache(cacheFile);
+    const wrongId = structuredClone(good.commits);
+    wrongId[1][1][0].id = 'f'.repeat(40);
+    const wrongAction = structuredClone(good.commits);
+    wrongAction[1][1][0].action = 'explode';
     for (const bad of [
       '{not json',
-      JSON.stringify({ ...good, format: 999 }),
-      JSON.stringify(wrongId),
-      JSON.stringify(wrongAction),
+      cacheText({ format: 999 }, good.commits),
+      // Shapes the checksum does not catch, as a file written by a faulty version would have them.
+      cacheText(good.header, wrongId),
+      cacheText(good.header, wrongAction),
+      `${JSON.stringify(good.header)}\n`,
       'null',
     ]) {
       writeFileSync(cacheFile, bad);
@@ -133,6 +149,37 @@ describe('the index kept on disk between restarts', () => {
       expect(counts.walked, bad.slice(0, 40)).toBe(5);
       expect(await reopened.query({ limit: 500 })).toEqual(expected);
       await reopened.close(); // close() rewrites the cache; the next bad file must not race with it
+    }
+  });
+
+  it('is not believed when a bit of it flipped, even in free text that still reads as valid: a warning, and the log is read', async () => {
+    const repo = await openRepository();
+    await history(repo);
+    const expected = await (await openIndex(repo)).query({ limit: 500 });
+    const cacheFile = join(tempDir(), 'acme.json');
+    const { index } = await openCached(repo, cacheFile);
+    await index.saved();
+    await index.close();
+    const good = readFileSync(cacheFile, 'utf8');
+    // An actor's name and a flag key, each one bit off: still JSON, still entries of their commits.
+    for (const [from, to] of [
+      ['"name":"deploy-bot"', '"name":"deploy-bou"'],
+      ['"flagKey":"b"', '"flagKey":"c"'],
+    ]) {
+      expect(good).toContain(from);
+      writeFileSync(cacheFile, good.replace(from, to));
+      const lines: string[] = [];
+      const { index: reopened, counts } = await openCached(
+        repo,
+        cacheFile,
+        createLogger({ level: 'warn', write: (line) => lines.push(line) }),
+      );
+      expect(counts).toEqual({ walked: 5, diffs: 1 });
+      expect(await reopened.query({ limit: 500 })).toEqual(expected);
+      expect(lines.map((line) => JSON.parse(line))).toEqual([
+        expect.objectContaining({ level: 'warn', msg: expect.stringContaining('damaged audit index cache'), file: cacheFile }),
+      ]);
+      await reopened.close();
     }
   });
 
@@ -181,7 +228,7 @@ describe('the index kept on disk between restarts', () => {
     const registry = new AuditRegistry({ repos: { get: async () => repo }, cacheDir });
     const index = await registry.get('acme');
     await index.saved();
-    expect(JSON.parse(readFileSync(join(cacheDir, 'acme.json'), 'utf8')).commits).toHaveLength(5);
+    expect(readCache(join(cacheDir, 'acme.json')).commits).toHaveLength(5);
     await registry.closeAll();
     await expect(registry.get('../escape')).rejects.toMatchObject({ code: 'invalid_input', field: 'org' });
   });

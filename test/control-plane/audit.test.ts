@@ -1,4 +1,7 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/foundations/log/logger.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { createFlag, createProject } from './fixtures.js';
@@ -109,5 +112,34 @@ describe('GET /api/v1/audit', () => {
     const globex = httpClient(svc.controlUrl, svc.orgs.globex.admin);
     expect((await globex.get(`/api/v1/audit?flagId=${checkout.id}`)).status).toBe(404);
     expect((await globex.get('/api/v1/audit')).body.entries).toEqual([]);
+  });
+});
+
+describe('the audit trail after a start on a damaged audit cache', () => {
+  let svc: TestService;
+  const logLines: string[] = [];
+  afterAll(() => svc?.stop());
+
+  it('answers what the commits say, not what a flipped bit in the cache says, and logs a warning', async () => {
+    svc = await startTestService({ logger: createLogger({ level: 'warn', write: (line) => logLines.push(line) }) });
+    const admin = httpClient(svc.controlUrl, svc.admin);
+    const shop = await createProject(admin, 'shop');
+    const flag = await createFlag(admin, shop.id, { key: 'm1234' });
+    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'errors' })).status).toBe(200);
+    const before = (await admin.get('/api/v1/audit')).body.entries;
+    await svc.service.stop();
+    // One bit off in a flag key: still JSON, still a valid entry of its commit.
+    const cacheFile = path.join(svc.dataDir, 'state', 'audit', 'acme.json');
+    const cached = readFileSync(cacheFile, 'utf8');
+    expect(cached).toContain('"flagKey":"m1234"');
+    writeFileSync(cacheFile, cached.replaceAll('"flagKey":"m1234"', '"flagKey":"m1235"'));
+    logLines.length = 0;
+    await svc.restart();
+    const after = await httpClient(svc.controlUrl, svc.admin).get('/api/v1/audit');
+    expect(after.body.entries).toEqual(before);
+    expect(after.body.entries.filter((e: Json) => e.flagKey === 'm1234')).toHaveLength(2);
+    expect(logLines.map((line) => JSON.parse(line))).toContainEqual(
+      expect.objectContaining({ level: 'warn', msg: expect.stringContaining('damaged audit index cache'), org: 'acme' }),
+    );
   });
 });

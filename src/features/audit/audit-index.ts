@@ -54,7 +54,7 @@ export class AuditIndex {
   static async open(options: AuditIndexOptions): Promise<AuditIndex> {
     const index = new AuditIndex(options.repo, options.logger ?? silentLogger, options.cacheFile, options.pushes);
     const started = performance.now();
-    if (options.cacheFile) index.log = (await readIndexCache(options.cacheFile)) ?? index.log;
+    if (options.cacheFile) index.log = (await readIndexCache(options.cacheFile, index.logger)) ?? index.log;
     const cached = index.log.commitCount;
     // Subscribe before the first read of main, so a move during the build is not missed.
     index.unsubscribe = options.repo.onMainMoved(() => void index.follow());
