@@ -334,18 +334,23 @@ async function startOnLockedDirectory(
     evalPort.serve(evalApp, evalFastPath(evalDeps));
   }
   const servers: RunningServer[] = [controlPort.running, evalPort.running];
-  /** Ends every part in order, on a failed start and on stop alike; `closeServers` runs once nothing new starts. */
+  /**
+   * Ends every part in order, on a failed start and on stop alike. `closeServers` runs first: from then on no
+   * request is taken, and those in flight finish while everything they use (repositories, the remote) is open.
+   */
   const closeParts = async (closeServers: () => Promise<unknown>) => {
+    const serversClosed = closeServers();
     clearInterval(storageChecks);
-    streams.close(); // SSE responses never end by themselves; ending them first lets the servers stop at once
+    // Streams (SSE, the replicas' feed) never end by themselves; ended now, they do not hold the servers' stop.
+    streams.close();
     dashboard.live.close();
     replication.close();
-    remoteWiring?.close();
-    await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
     // Clones answered on handed-off connections get a grace period; the control server's close waits for them.
     gitRunner.finishHandedOff();
-    await closeServers();
+    await Promise.all(schedulers.map((s) => s.stop())); // a run in progress finishes: its commits are whole
+    await serversClosed;
     await storageCheck.catch(() => {});
+    remoteWiring?.close(); // after the requests in flight: a write among them pushes in this control plane's turn
     await dashboard.close();
     holder.close();
     await gitRunner.close();
@@ -417,7 +422,8 @@ async function startOnLockedDirectory(
     holder,
     stop: () => {
       stopping ??= (async () => {
-        await closeParts(() => Promise.all(servers.map((s) => s.close())));
+        const drainMs = drainTimeoutMs(remote);
+        await closeParts(() => Promise.all(servers.map((s) => s.close(drainMs))));
         lock.release();
         logger.info('flagops stopped');
       })();
@@ -451,6 +457,20 @@ function lostRepositoryAtStart(err: LostRepositoryError): StartupError {
           "objects; write the id of main's last commit into it (a clone shows it: git rev-parse origin/main), or restore " +
           'the repository from a backup, then start again',
   );
+}
+
+/** How long a write waits for `main`'s lock (and, in remote mode, its turn among control planes) before a 409. */
+const WRITE_WAIT_MS = 5_000;
+/** What a stop allows a request in flight beyond a write's own deadlines: its commit, its answer. */
+const DRAIN_MARGIN_MS = 5_000;
+
+/**
+ * How long a stop waits for the requests in flight to be answered before cutting them off: longer than a write
+ * can take, its wait for the lock and, in remote mode, its push (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS), so a change
+ * being made when the stop begins is answered, whichever way it goes. 10 s, or 20 s in remote mode by default.
+ */
+function drainTimeoutMs(remote: RemoteMode | undefined): number {
+  return WRITE_WAIT_MS + (remote ? remote.pushTarget().timeoutMs : 0) + DRAIN_MARGIN_MS;
 }
 
 /** How many times a write runs before answering 409 in remote mode, where each lost push costs a fetch. */

@@ -2,6 +2,8 @@ import type http from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
+import { toHttpError } from '../errors/http-status.js';
+import { FlagopsError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
 import { answerClientError } from './client-errors.js';
 import { capConnections, createTimedServer, type PortName } from './connection-limits.js';
@@ -11,11 +13,23 @@ export interface RunningServer {
   port: number;
   url: string;
   /**
-   * Stops accepting, lets requests in flight finish, then closes idle keep-alive sockets. Connections sent
-   * to a child process (git over HTTP's clones) are waited for too: Node asks the child until they close.
+   * Stops at once: no new connection is accepted, idle keep-alive connections are closed, and a request arriving
+   * on a connection still open is answered 503 `unavailable` with `Connection: close`. Requests already being
+   * handled finish and are answered (with `Connection: close`), for up to `drainMs`; whatever is still unanswered
+   * then is cut off. Long-lived answers (streams) are for their owners to end first. Resolves once every
+   * connection is closed, those sent to a child process (git over HTTP's clones) included: Node asks the child
+   * until they close.
    */
-  close(): Promise<void>;
+  close(drainMs?: number): Promise<void>;
 }
+
+/**
+ * How long a stop waits for the requests in flight by default: reads and evaluations take milliseconds. The
+ * service passes a longer one, covering a write's own deadlines.
+ */
+const DRAIN_MS = 10_000;
+/** How often a stop looks whether the requests in flight are answered, closing the connections they leave idle. */
+const DRAIN_CHECK_MS = 50;
 
 /** Answers a request itself (true) or leaves it to the app (false), before Koa sees it. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
@@ -33,10 +47,19 @@ export interface ServerIdentity {
 export async function listen(app: Koa, host: string, port: number, fastPath?: FastPath, identity?: ServerIdentity): Promise<RunningServer> {
   loadFetchGlobals();
   const callback = app.callback();
+  // The requests being handled, for a stop to wait for: each leaves when its answer is sent or its connection closes.
+  const inFlight = new Set<ServerResponse>();
+  let stopping = false;
   const server = createTimedServer((req, res) => {
     // Every answer of every server, errors and 304s included: no browser may sniff JSON (or a flag value in
     // it) into HTML or script.
     res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (stopping) {
+      answerStopping(res);
+      return;
+    }
+    inFlight.add(res);
+    res.on('close', () => inFlight.delete(res));
     if (!fastPath?.(req, res)) callback(req, res);
   });
   server.on('clientError', answerClientError);
@@ -50,18 +73,66 @@ export async function listen(app: Koa, host: string, port: number, fastPath?: Fa
   });
   const actual = (server.address() as AddressInfo).port;
   const urlHost = host.includes(':') ? `[${host}]` : host;
+  let closing: Promise<void> | undefined;
   return {
     server,
     port: actual,
     url: `http://${urlHost}:${actual}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-        // Long-lived streams (SSE) never become idle; give in-flight requests a moment, then end them.
-        setTimeout(() => server.closeAllConnections(), 2_000).unref();
-      }),
+    close: (drainMs = DRAIN_MS) => {
+      if (!closing) {
+        stopping = true;
+        closing = drain(server, inFlight, drainMs, identity?.logger);
+      }
+      return closing;
+    },
   };
+}
+
+/**
+ * The stop of `server` once nothing new is taken: a client gets the answer to every request it sent before the
+ * stop (a committed write included), and none is taken that the stop would then cut off.
+ */
+async function drain(server: http.Server, inFlight: Set<ServerResponse>, drainMs: number, logger: Logger | undefined): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // The client is told its connection ends with this answer, so it sends nothing more on it.
+  for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+  const deadline = Date.now() + drainMs;
+  while (answering(inFlight) > 0 && Date.now() < deadline) {
+    // A connection whose answer was sent before the stop told it to close (a stream's) is idle now.
+    server.closeIdleConnections();
+    await new Promise((resolve) => setTimeout(resolve, DRAIN_CHECK_MS));
+  }
+  const unanswered = answering(inFlight);
+  if (unanswered > 0) {
+    logger?.warn('stopping without answering requests still in flight', { requests: unanswered, drainSeconds: drainMs / 1000 });
+  }
+  // What is left has no request being handled (idle, or still sending one's headers), or is past the drain.
+  server.closeAllConnections();
+  await closed;
+}
+
+/**
+ * How many requests in flight still wait for their answer. An answer queued behind another on its connection
+ * (pipelined) is never sent once that connection closes, and says nothing of it: it is dropped here.
+ */
+function answering(inFlight: Set<ServerResponse>): number {
+  for (const res of inFlight) if (res.req.socket?.destroyed) inFlight.delete(res);
+  return inFlight.size;
+}
+
+/** A request that arrives on a kept-alive connection once the stop began: refused, and the connection closed after. */
+function answerStopping(res: ServerResponse): void {
+  const { status, body, headers } = toHttpError(
+    new FlagopsError('unavailable', 'the service is stopping; send the request again', { retryAfterSeconds: 1 }),
+  );
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    ...headers,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': Buffer.byteLength(text),
+    Connection: 'close',
+  });
+  res.end(text);
 }
 
 /**
