@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toHttpError } from '../../foundations/errors/http-status.js';
 import { countBodyBytes, negotiateCoding } from '../../foundations/http/content-encoding.js';
 import { encodedJsonHeaders } from '../../foundations/http/encoded-json.js';
+import { logRequestFailure } from '../../foundations/http/error-middleware.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
 import type { FastPath } from '../../foundations/http/serve.js';
 import type { Logger } from '../../foundations/log/logger.js';
@@ -88,6 +89,6 @@ function send(res: ServerResponse, status: number, body: string | Buffer, header
 /** The `{ error: { code, message } }` body, as the app's error middleware gives it; unexpected errors are logged once. */
 function fail(req: IncomingMessage, res: ServerResponse, err: unknown, logger: Logger): void {
   const failure = toHttpError(err);
-  if (!failure.expected) logger.error('request failed', { method: req.method, path: req.url, err });
+  logRequestFailure(logger, err, failure.expected, { method: req.method, path: req.url });
   send(res, failure.status, JSON.stringify(failure.body), failure.headers);
 }

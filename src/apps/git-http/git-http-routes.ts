@@ -7,7 +7,7 @@ import { budgetOf, budgetsActor } from '../../features/budgets/budget-rules.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import { limitedToProjects, projectInScope } from '../../foundations/auth/scope.js';
-import { FlagopsError, InvalidInputError, NotFoundError, PayloadTooLargeError } from '../../foundations/errors/kinds.js';
+import { FlagopsError, InvalidInputError, NotFoundError } from '../../foundations/errors/kinds.js';
 import { readBody } from '../../foundations/http/read-json-body.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { PushLog } from '../../foundations/state/index.js';
@@ -136,13 +136,8 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       };
       if (rest === 'git-upload-pack') {
         // A clone or fetch: its body is read here, then the git runner answers on the client's connection.
-        let body: Buffer;
-        try {
-          body = await readBody(ctx.req, MAX_UPLOAD_PACK_REQUEST);
-        } catch (err) {
-          if (err instanceof PayloadTooLargeError) throw err;
-          return; // the client went away before its request was whole
-        }
+        // A client gone before its request was whole is counted as such (499), as on every route.
+        const body = await readBody(ctx.req, MAX_UPLOAD_PACK_REQUEST);
         ctx.respond = false; // the answer is written outside Koa
         await serveUploadPack(ctx.req, ctx.res, { ...backend, body });
         return;

@@ -1,4 +1,4 @@
-import { type ErrorCode, FlagopsError } from './kinds.js';
+import { type ErrorCode, FlagopsError, RequestCutOffError } from './kinds.js';
 
 /** The one place an error becomes an HTTP status and `{ error: { code, message } }` body (docs/api.md). */
 const STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -34,7 +34,7 @@ export function toHttpError(err: unknown): HttpError {
   if (err instanceof FlagopsError) {
     const retryAfter = err.details?.retryAfterSeconds;
     return {
-      status: STATUS[err.code],
+      status: err instanceof RequestCutOffError ? err.status : STATUS[err.code],
       body: { error: { code: err.code, message: err.message } },
       ...(typeof retryAfter === 'number' ? { headers: { 'Retry-After': String(retryAfter) } } : {}),
       expected: err.code !== 'internal',

@@ -117,6 +117,26 @@ export class PayloadTooLargeError extends FlagopsError {
   }
 }
 
+/** The status of a request the client closed before sending it whole (nginx's; no answer reaches the client). */
+export const CLIENT_CLOSED_REQUEST = 499;
+
+/**
+ * The request's body stopped coming before it was whole, its connection closed: the client went away (499, "client
+ * closed request", as nginx counts it), or the server had already answered it and was closing its connection (408:
+ * not received in time). Nobody is left to answer and the service did nothing wrong: the request is counted with
+ * that status, never as a server error.
+ */
+export class RequestCutOffError extends FlagopsError {
+  constructor(readonly status: number) {
+    super(
+      'invalid_input',
+      status === CLIENT_CLOSED_REQUEST
+        ? 'the client closed the connection before sending the whole request'
+        : `the request was answered ${status} before it was whole, and its connection closed`,
+    );
+  }
+}
+
 /** Too many failed attempts from the caller's address: try again after `retryAfterSeconds` (Retry-After). */
 export class RateLimitedError extends FlagopsError {
   constructor(message: string, retryAfterMs: number) {

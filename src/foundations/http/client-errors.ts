@@ -1,6 +1,9 @@
-import http from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { ErrorCode } from '../errors/kinds.js';
+import { CLIENT_CLOSED_REQUEST, type ErrorCode, RequestCutOffError } from '../errors/kinds.js';
+
+/** The status answered on each connection closed here, for the request its closing cuts off to be counted with. */
+const answeredBeforeClosing = new WeakMap<Duplex, number>();
 
 /**
  * What Node's HTTP parser refuses before any handler runs (headers too large, bytes that are not HTTP, a
@@ -8,11 +11,14 @@ import type { ErrorCode } from '../errors/kinds.js';
  * `{ error: { code, message } }` body every other error has, then closes the connection, as Node does.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
-  if (err.code === 'ECONNRESET' || !socket.writable) {
+  // The client reset or closed the connection mid-request (HPE_INVALID_EOF_STATE): it reads no answer, and the
+  // request it cut off is counted as the client's (499), not as one refused here.
+  if (err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE' || !socket.writable) {
     socket.destroy();
     return;
   }
   const { status, code, message } = describe(err.code);
+  answeredBeforeClosing.set(socket, status);
   const body = JSON.stringify({ error: { code, message } });
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\n` +
@@ -26,6 +32,14 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   const lingering = setTimeout(() => socket.destroy(), CLOSE_GRACE_MS);
   lingering.unref();
   socket.once('close', () => clearTimeout(lingering));
+}
+
+/**
+ * What a request whose body stopped coming (its connection closed) is counted as: the status answered here before
+ * closing its connection (408 for a body not received in time), else 499, the client gone.
+ */
+export function requestCutOff(req: IncomingMessage): RequestCutOffError {
+  return new RequestCutOffError(answeredBeforeClosing.get(req.socket) ?? CLIENT_CLOSED_REQUEST);
 }
 
 /** How long the error answer has to reach a client before its connection is closed from this side. */

@@ -1,5 +1,6 @@
 import type { Context, Next } from 'koa';
 import { toHttpError } from '../errors/http-status.js';
+import { RequestCutOffError } from '../errors/kinds.js';
 import type { Logger } from '../log/logger.js';
 
 /**
@@ -18,10 +19,19 @@ export function errorMiddleware(logger: Logger, servedElsewhere: (path: string) 
       }
     } catch (err) {
       const { status, body, headers, expected } = toHttpError(err);
-      if (!expected) logger.error('request failed', { method: ctx.method, path: ctx.path, err });
+      logRequestFailure(logger, err, expected, { method: ctx.method, path: ctx.path });
       ctx.status = status;
       if (headers) ctx.set(headers);
       ctx.body = body;
     }
   };
+}
+
+/**
+ * Logs a failed request once: an unexpected error as an error, with its stack; a request whose client went away
+ * (or was too slow) at debug, without one, since the service has nothing to fix and a flood of them says nothing.
+ */
+export function logRequestFailure(logger: Logger, err: unknown, expected: boolean, request: { method?: string; path?: string }): void {
+  if (err instanceof RequestCutOffError) logger.debug('request cut off before its body was whole', { ...request, status: err.status });
+  else if (!expected) logger.error('request failed', { ...request, err });
 }

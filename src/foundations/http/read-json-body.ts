@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { InvalidInputError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors/kinds.js';
+import { requestCutOff } from './client-errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 /**
@@ -74,8 +75,13 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<Buf
   return collect(req, limit);
 }
 
-/** Collects the body with plain stream events: cheaper per request than an async iterator. */
+/**
+ * Collects the body with plain stream events: cheaper per request than an async iterator. A body whose connection
+ * closes before it is whole (the client went away, or was answered 408) rejects with RequestCutOffError.
+ */
 function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
+  // Cut off before this began to read: its stream will say nothing more.
+  if (req.readableAborted) return Promise.reject(requestCutOff(req));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -93,9 +99,10 @@ function collect(req: IncomingMessage, limit: number): Promise<Buffer> {
       cleanup();
       resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     };
-    const onError = (err: Error) => {
+    const onError = (err: NodeJS.ErrnoException) => {
       cleanup();
-      reject(err);
+      // Node's `aborted`: the connection closed before the body was whole.
+      reject(err.code === 'ECONNRESET' ? requestCutOff(req) : err);
     };
     const cleanup = () => {
       req.off('data', onData);
