@@ -19,6 +19,7 @@ import type { RemoteMode } from './features/remote/remote-mode.js';
 import { type Clock, systemClock } from './features/schedule/clock.js';
 import { Scheduler } from './features/schedule/scheduler.js';
 import { EvaluationCounter, statsScope } from './features/stats/evaluation-counter.js';
+import { TrackNameBound } from './features/stats/event-counts.js';
 import { RETENTION_HOURS } from './features/stats/hours.js';
 import { sampleRatioVerdicts } from './features/stats/sample-ratio-checks.js';
 import { registerTriggerHook } from './features/triggers/trigger-hook.js';
@@ -191,6 +192,7 @@ async function startOnLockedDirectory(
     remote = remoteWiring.remote;
   }
   const counter = await EvaluationCounter.open({ state, logger });
+  const trackNames = new TrackNameBound(counter, { logger });
   metrics?.watchSampleRatios(() => sampleRatioVerdicts(holder.views(), counter));
   const killSwitch = new KillSwitch(holder, {
     ...(metrics ? { onServed: (seconds: number) => metrics.controlFamilies.observeKillPropagation(seconds) } : {}),
@@ -267,12 +269,14 @@ async function startOnLockedDirectory(
     repos,
     holder,
     counter,
+    trackNames,
     batches: state.replicaBatches,
   });
   const evalDeps = {
     keys,
     holder,
     counter,
+    trackNames,
     logger,
     health,
     ...(metrics ? { totals: metrics.totals, timer: metrics.evaluationTimer } : {}),

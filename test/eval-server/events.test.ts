@@ -148,6 +148,36 @@ describe('POST /v1/events', () => {
     expect((await events()).series.at(-1).counts.bulk).toEqual({ count: 1000, sum: 1000 });
   });
 
+  it('keeps the first 1,000 track event names of a project and drops events of further names, saying how many, so a flood of made-up names stays small', async () => {
+    const flood = await createProject(admin, 'flood');
+    const key = async (environment: string) =>
+      httpClient(svc.evalUrl, (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: flood.id, environment })).body.key);
+    const [dev, prod] = [await key('dev'), await key('prod')];
+    const named = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => ({ type: 'track', name: `${prefix}-${i}`, value: 1 }));
+    expect((await dev.post('/v1/events', { events: named('first', 600) })).body).toEqual({ accepted: 600 });
+    // The environments share the project's names: 400 more are kept, the rest dropped, on the fast path and through the app.
+    expect((await prod.post('/v1/events', { events: named('second', 1000) })).body).toEqual({ accepted: 400, dropped: 600 });
+    expect((await prod.post('/v1/events?from=app', { events: [...named('first', 2), ...named('third', 5)] })).body).toEqual({
+      accepted: 2,
+      dropped: 5,
+    });
+    for (let i = 0; i < 5; i++) await prod.post('/v1/events', { events: named(`flood${i}`, 1000) });
+
+    const res = await fetch(`${svc.controlUrl}/api/v1/projects/${flood.id}/events?period=30d`, {
+      headers: { Authorization: `Bearer ${svc.admin}` },
+    });
+    const text = await res.text();
+    const counts = JSON.parse(text).series.at(-1).counts;
+    expect(Object.keys(counts)).toHaveLength(1000);
+    expect(counts['first-1']).toEqual({ count: 2, sum: 2 });
+    expect(counts['second-399']).toEqual({ count: 1, sum: 1 });
+    expect(counts['second-400']).toBeUndefined();
+    expect(text.length).toBeLessThan(100_000);
+
+    const metrics = await (await fetch(`${svc.evalUrl}/metrics`)).text();
+    expect(sample(metrics, 'flagops_track_events_dropped_total', { project: 'flood', environment: 'prod', org: 'acme' })).toBe(5605);
+  });
+
   it('answers the same through the app as on the fast path (a query string takes the app)', async () => {
     const body = { events: [{ type: 'track', name: 'via-app', value: 2 }] };
     const viaApp = await sdk.post('/v1/events?from=app', body);

@@ -7,6 +7,7 @@ import { createEvalApp, evalFastPath } from '../../src/apps/eval-server/eval-app
 import { type ServingRepository, SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
 import { attachStreamHub } from '../../src/apps/eval-server/stream.js';
 import { EvaluationCounter } from '../../src/features/stats/evaluation-counter.js';
+import { TrackNameBound } from '../../src/features/stats/event-counts.js';
 import { listen } from '../../src/foundations/http/serve.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import type { FlagRepository } from '../../src/foundations/storage/index.js';
@@ -30,6 +31,7 @@ describe('an evaluation server that is listening but does not serve the organisa
       keys: h.service.keys,
       holder,
       counter,
+      trackNames: new TrackNameBound(counter),
       logger: silentLogger,
       health: () => ({ status: 503, body: { status: 'starting' } }),
     };

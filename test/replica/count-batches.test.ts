@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplicaCounts } from '../../src/apps/replica/replica-counts.js';
 import { startReplica } from '../../src/apps/replica/start-replica.js';
 import { UpstreamClient } from '../../src/apps/replica/upstream-client.js';
-import { silentLogger } from '../../src/foundations/log/logger.js';
+import { createLogger, silentLogger } from '../../src/foundations/log/logger.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 
@@ -162,6 +162,28 @@ describe('count batches from replicas reach the stats exactly once', () => {
     counts.record('prj_no-such-project', 'dev', 'checkout', 'on');
     await counts.flush();
     expect(counts.unsent).toBe(0);
+  });
+
+  it('forwards at most 1,000 track event names of a project an hour, so made-up names cannot grow what waits for upstream', async () => {
+    let now = Date.parse('2026-05-01T10:30:00.000Z');
+    const hour = Date.parse('2026-05-01T10:00:00.000Z');
+    const warnings: string[] = [];
+    const logger = createLogger({ write: (line) => warnings.push(JSON.parse(line).msg) });
+    // Upstream is down: everything waits.
+    const down: typeof fetch = async () => {
+      throw new TypeError('connect ECONNREFUSED');
+    };
+    const counts = new ReplicaCounts(new UpstreamClient({ origin: svc.controlUrl, token: svc.admin, fetch: down }), logger, () => now);
+    const add = (projectId: string, name: string, environment = 'dev') => counts.addTrack(projectId, environment, name, hour, 1, 0);
+    for (let i = 0; i < 1000; i++) expect(add('prj_a', `name-${i}`, i % 2 ? 'dev' : 'prod')).toBe(true);
+    expect(add('prj_a', 'one-more')).toBe(false);
+    expect(add('prj_a', 'another')).toBe(false);
+    expect(add('prj_a', 'name-7')).toBe(true); // a name forwarded this hour goes on
+    expect(add('prj_b', 'one-more')).toBe(true); // another project has names of its own
+    expect(counts.unsent).toBe(1002);
+    expect(warnings.filter((w) => w.includes('dropped'))).toHaveLength(1);
+    now += 3_600_000;
+    expect(add('prj_a', 'one-more')).toBe(true);
   });
 
   it('the counts endpoint needs an admin key', async () => {

@@ -8,6 +8,7 @@ import { createEvalApp } from '../../src/apps/eval-server/eval-app.js';
 import { SnapshotHolder } from '../../src/apps/eval-server/snapshot-holder.js';
 import { attachStreamHub, streamHubFor } from '../../src/apps/eval-server/stream.js';
 import { EvaluationCounter } from '../../src/features/stats/evaluation-counter.js';
+import { TrackNameBound } from '../../src/features/stats/event-counts.js';
 import { listen } from '../../src/foundations/http/serve.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { stateIn } from '../helpers/control-state.js';
@@ -179,7 +180,14 @@ describe('stream lifetime', () => {
       holder = new SnapshotHolder(silentLogger);
       await holder.add(ORG, h.repo);
       attachStreamHub(holder, { heartbeatMs: 50 });
-      const app = createEvalApp({ keys: h.service.keys, holder, counter, logger: silentLogger, health: () => ({ status: 200, body: {} }) });
+      const app = createEvalApp({
+        keys: h.service.keys,
+        holder,
+        counter,
+        trackNames: new TrackNameBound(counter),
+        logger: silentLogger,
+        health: () => ({ status: 200, body: {} }),
+      });
       server = await listen(app, '127.0.0.1', 0);
     });
     afterAll(async () => {

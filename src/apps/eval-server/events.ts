@@ -73,16 +73,17 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
  * POST /v1/events, on the main server and on replicas: checked whole, then counted by the view source (202: in
  * memory, durable with the next stats flush or replica batch, as /v1/counts). `accepted` is how many events
  * were counted; `ignored`, present when not 0, how many exposures named a flag or variation the environment
- * the sdk key names does not serve.
+ * the sdk key names does not serve; `dropped`, present when not 0, how many track events had a new name while
+ * the project keeps as many names as it may (MAX_KEPT_TRACK_NAMES).
  */
 export function eventsAnswer(
   view: EnvironmentView,
   body: unknown,
   source: Pick<ViewSource, 'events'>,
-): { accepted: number; ignored?: number } {
+): { accepted: number; ignored?: number; dropped?: number } {
   const parsed = parseEvents(body, viewCountRules(view, Date.now()));
-  const accepted = source.events(view, parsed);
-  return parsed.ignored > 0 ? { accepted, ignored: parsed.ignored } : { accepted };
+  const { accepted, dropped } = source.events(view, parsed);
+  return { accepted, ...(parsed.ignored > 0 ? { ignored: parsed.ignored } : {}), ...(dropped > 0 ? { dropped } : {}) };
 }
 
 /** POST /v1/events through Koa, for the requests the fast path (fast-path.ts) leaves to the app: the same answers. */

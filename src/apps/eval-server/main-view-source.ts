@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
 import { type EvaluationCounter, statsScope } from '../../features/stats/evaluation-counter.js';
-import { addEventCells } from '../../features/stats/event-counts.js';
+import { addEventCells, type TrackNameBound } from '../../features/stats/event-counts.js';
 import { bearerToken } from '../../foundations/auth/key-format.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import { NotFoundError, StartingError, StorageFaultError } from '../../foundations/errors/kinds.js';
@@ -17,6 +17,8 @@ export interface EvalAppDeps {
   keys: KeyService;
   holder: SnapshotHolder;
   counter: EvaluationCounter;
+  /** Which track event names the counter keeps; the same one for every user of the counter. */
+  trackNames: TrackNameBound;
   /** Evaluations for /metrics, and the timing of what the fast path answers; absent with FLAGOPS_METRICS=off. */
   totals?: EvaluationTotals;
   timer?: RequestTimer;
@@ -49,13 +51,16 @@ export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pi
 }
 
 /** Views from this server's keys and snapshot holder; counts into the stats of the view's environment (and the metrics). */
-export function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter' | 'totals'>): ViewSource {
+export function mainViewSource(deps: Pick<EvalAppDeps, 'keys' | 'holder' | 'counter' | 'trackNames' | 'totals'>): ViewSource {
   return {
     view: (req) => viewForRequest(req, deps),
     changes: changesFor(deps.holder),
     events: (view, events) => {
       deps.totals?.events.record(view.org, view.projectSlug, view.environment, events);
-      return addEventCells(deps.counter, statsScope(view.org, view.projectId, view.environment), events.exposures, events.track);
+      const scope = statsScope(view.org, view.projectId, view.environment);
+      const counted = addEventCells(deps.counter, deps.trackNames, scope, events.exposures, events.track);
+      if (counted.dropped > 0) deps.totals?.events.recordDropped(view.org, view.projectSlug, view.environment, counted.dropped);
+      return counted;
     },
     recorder: recorderPerView((view) => {
       const scope = statsScope(view.org, view.projectId, view.environment);

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { ParsedEvents } from '../../features/stats/event-counts.js';
+import type { CountedEvents, ParsedEvents } from '../../features/stats/event-counts.js';
 import type { EnvironmentView } from './environment-view.js';
 import type { RecordVariation } from './evaluate.js';
 import type { SnapshotChanges } from './snapshot-changes.js';
@@ -17,8 +17,11 @@ export interface ViewSource {
   view(req: IncomingMessage): EnvironmentView | Promise<EnvironmentView>;
   /** Counts a served variation into the stats of the view's environment. */
   recorder(view: EnvironmentView): RecordVariation;
-  /** Counts a request's checked events (POST /v1/events) for the view's environment; returns how many were kept. */
-  events(view: EnvironmentView, events: ParsedEvents): number;
+  /**
+   * Counts a request's checked events (POST /v1/events) for the view's environment; returns how many were kept,
+   * and how many track events were dropped for names over the project's bound.
+   */
+  events(view: EnvironmentView, events: ParsedEvents): CountedEvents;
   /** The recent changes of the views, for GET /v1/snapshot?since= (absent: every such request gets the full snapshot). */
   changes?: Pick<SnapshotChanges, 'delta'>;
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type Koa from 'koa';
-import type { ParsedEvents } from '../../features/stats/event-counts.js';
+import type { CountedEvents, ParsedEvents } from '../../features/stats/event-counts.js';
 import type { AuthGuard } from '../../foundations/auth/auth-guard.js';
 import { bearerToken, keyPrefix, kindOfKey } from '../../foundations/auth/key-format.js';
 import { FlagopsError, NotFoundError, UnauthorizedError } from '../../foundations/errors/kinds.js';
@@ -73,18 +73,21 @@ function replicaViewSource(deps: ReplicaAppDeps): ViewSource {
 }
 
 /** Events checked here as on the main server, forwarded with the counts, in the same batches (counted once upstream). */
-function forwardEvents(view: EnvironmentView, events: ParsedEvents, deps: ReplicaAppDeps): number {
+function forwardEvents(view: EnvironmentView, events: ParsedEvents, deps: ReplicaAppDeps): CountedEvents {
   let accepted = 0;
   for (const e of events.exposures) {
     deps.counts.addExposure(view.projectId, view.environment, e.flagKey, e.variation, e.hourStartMs, e.count);
     accepted += e.count;
   }
+  let dropped = 0;
   for (const t of events.track) {
-    deps.counts.addTrack(view.projectId, view.environment, t.name, t.hourStartMs, t.count, t.sumMicros);
-    accepted += t.count;
+    if (deps.counts.addTrack(view.projectId, view.environment, t.name, t.hourStartMs, t.count, t.sumMicros)) accepted += t.count;
+    else dropped += t.count;
   }
   deps.totals?.events.record(view.org, view.projectSlug, view.environment, events);
-  return accepted;
+  if (dropped > 0) deps.totals?.events.recordDropped(view.org, view.projectSlug, view.environment, dropped);
+  // Upstream may drop more: names past the project's bound there, when the batch arrives.
+  return { accepted, dropped };
 }
 
 async function viewOf(rawKey: string | null, req: IncomingMessage, deps: ReplicaAppDeps): Promise<EnvironmentView> {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
+import { MAX_KEPT_TRACK_NAMES } from '../../features/stats/event-counts.js';
 import { hourStart } from '../../features/stats/hours.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { writeFileAtomic } from '../../foundations/state-files/state-files.js';
@@ -41,6 +42,8 @@ export class ReplicaCounts {
   /** Whether the spool file holds batches not yet acknowledged. */
   private spooled = false;
   private sending: Promise<void> | null = null;
+  /** Per project, the track event names forwarded in the current hour (see addTrack), and whether a drop was logged. */
+  private trackNames = new Map<string, { hour: number; names: Set<string>; logged: boolean }>();
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -90,9 +93,33 @@ export class ReplicaCounts {
     this.put('e', projectId, environment, flagKey, variation, hourStartMs, count, 0);
   }
 
-  /** Track events of one name and hour an SDK sent to this replica, with the sum of their values in millionths. */
-  addTrack(projectId: string, environment: string, name: string, hourStartMs: number, count: number, sumMicros: number): void {
+  /**
+   * Track events of one name and hour an SDK sent to this replica, with the sum of their values in millionths.
+   * A project's names are bounded upstream (MAX_KEPT_TRACK_NAMES); here, so that made-up names cannot grow what
+   * waits for upstream either, a project's events of more names than that in one hour are dropped: false.
+   */
+  addTrack(projectId: string, environment: string, name: string, hourStartMs: number, count: number, sumMicros: number): boolean {
+    const hour = hourStart(this.now());
+    let seen = this.trackNames.get(projectId);
+    if (seen === undefined || seen.hour !== hour) {
+      seen = { hour, names: new Set(), logged: false };
+      this.trackNames.set(projectId, seen);
+    }
+    if (!seen.names.has(name)) {
+      if (seen.names.size >= MAX_KEPT_TRACK_NAMES) {
+        if (!seen.logged) {
+          seen.logged = true;
+          this.logger.warn(`track events of new names are dropped: a replica forwards ${MAX_KEPT_TRACK_NAMES} names per project an hour`, {
+            projectId,
+            name,
+          });
+        }
+        return false;
+      }
+      seen.names.add(name);
+    }
     this.put('t', projectId, environment, name, '', hourStartMs, count, sumMicros);
+    return true;
   }
 
   private put(

@@ -79,6 +79,8 @@ export class EvaluationCounter {
   /** A read of what other instances added is waiting for its turn; more announcements meanwhile need no other. */
   private rereadQueued = false;
   private closed = false;
+  /** Goes up whenever keys may have left the counts (expired hours dropped, counts read again): see keysOf. */
+  private revision = 0;
   private readonly now: () => number;
   private readonly logger: Logger;
 
@@ -194,6 +196,20 @@ export class EvaluationCounter {
     return series;
   }
 
+  /** Every key with a count in the scope, in any hour kept, flushed or not. */
+  keysOf(scope: string): Set<string> {
+    const keys = new Set(this.durable.get(scope)?.keys());
+    for (const batch of [this.inFlight, this.pending]) {
+      for (const scopes of batch?.values() ?? []) for (const key of scopes.get(scope)?.keys() ?? []) keys.add(key);
+    }
+    return keys;
+  }
+
+  /** Changes when a key may have gone from keysOf's answer; adding counts only adds keys and leaves it alone. */
+  get keysRevision(): number {
+    return this.revision;
+  }
+
   /**
    * Per flag of a scope, the latest moment it may have been evaluated within the counts kept: the end of the
    * newest hour with a count (counts are per hour), never later than now. Flags without a count are absent.
@@ -248,6 +264,7 @@ export class EvaluationCounter {
       await this.store.read(oldestKeptHour(this.now()), (entry) => addDurable(durable, entry));
       this.durable = durable;
       this.latest = latestHours(durable);
+      this.revision++;
     };
     const done = this.flushes.then(run, run);
     this.flushes = done.catch((err) =>
@@ -288,6 +305,7 @@ export class EvaluationCounter {
     if (hour !== this.lastPrunedHour) {
       this.lastPrunedHour = hour;
       pruneDurable(this.durable, oldestKeptHour(hour));
+      this.revision++;
     }
     await this.tidy();
   }
@@ -297,6 +315,7 @@ export class EvaluationCounter {
     const oldest = oldestKeptHour(this.now());
     await this.store.tidy(oldest, () => {
       pruneDurable(this.durable, oldest);
+      this.revision++;
       return durableEntries(this.durable);
     });
   }

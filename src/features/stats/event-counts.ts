@@ -1,7 +1,9 @@
+import { ENVIRONMENTS } from '@flagops/core';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
+import { type Logger, silentLogger } from '../../foundations/log/logger.js';
 import { addCounts } from './count-maps.js';
 import type { EvaluationCounter } from './evaluation-counter.js';
-import { isStatsPeriod, type StatsPeriod } from './hours.js';
+import { hourStart, isStatsPeriod, type StatsPeriod } from './hours.js';
 
 /**
  * Exposure and track events are kept in the same hourly count store as evaluations, so they are durable,
@@ -48,24 +50,110 @@ export function toMicros(value: number): number {
   return Math.round(value * MICROS);
 }
 
-/** Counts the cells of one environment (`scope` as statsScope makes it); returns how many events were kept. */
+/**
+ * Track event names come from clients holding a publishable SDK key: a project keeps the counts of at most this
+ * many distinct names over the 30 days kept, its three environments together (so at most this many in any hour,
+ * and in any answer of the events API). Names already kept go on being counted; an event of a new name while the
+ * project has this many is dropped. A name frees its place when its last count expires.
+ */
+export const MAX_KEPT_TRACK_NAMES = 1000;
+
+interface ProjectNames {
+  /** The names the project has counts of, as last read from the counter, and those taken since. */
+  names: Set<string>;
+  /** The counter's keysRevision when `names` was read: a newer one may have lost names (expired). */
+  revision: number;
+  /** The hour a drop was last logged, so a flood logs once an hour. */
+  loggedHour: number;
+}
+
+/**
+ * Which track events of a project are kept (MAX_KEPT_TRACK_NAMES). One per counter: the main server's events
+ * and those replicas forward count against the same names. Several control planes on one database each take
+ * names until they read the others' counts, so there the bound is per control plane.
+ */
+export class TrackNameBound {
+  private readonly projects = new Map<string, ProjectNames>();
+  private readonly logger: Logger;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly counter: Pick<EvaluationCounter, 'keysOf' | 'keysRevision'>,
+    options: { logger?: Logger; now?: () => number } = {},
+  ) {
+    this.logger = options.logger ?? silentLogger;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Whether an event named `name` for the environment `scope` (statsScope: `<org>/<project>/<env>`) is kept.
+   */
+  admit(scope: string, name: string): boolean {
+    const project = scope.slice(0, scope.lastIndexOf('/'));
+    let entry = this.projects.get(project);
+    if (entry === undefined) {
+      entry = { ...this.read(project), loggedHour: Number.NEGATIVE_INFINITY };
+      this.projects.set(project, entry);
+    }
+    if (entry.names.has(name)) return true;
+    if (entry.names.size >= MAX_KEPT_TRACK_NAMES && entry.revision !== this.counter.keysRevision) {
+      // Full with what may be stale: names may have expired since, or other control planes added some.
+      Object.assign(entry, this.read(project));
+      if (entry.names.has(name)) return true;
+    }
+    if (entry.names.size < MAX_KEPT_TRACK_NAMES) {
+      entry.names.add(name);
+      return true;
+    }
+    const hour = hourStart(this.now());
+    if (entry.loggedHour !== hour) {
+      entry.loggedHour = hour;
+      this.logger.warn(`track events of new names are dropped: the project keeps ${MAX_KEPT_TRACK_NAMES} names`, {
+        project,
+        name,
+      });
+    }
+    return false;
+  }
+
+  private read(project: string): Pick<ProjectNames, 'names' | 'revision'> {
+    const revision = this.counter.keysRevision;
+    const names = new Set<string>();
+    for (const env of ENVIRONMENTS) for (const name of this.counter.keysOf(trackScope(`${project}/${env}`))) names.add(name);
+    return { names, revision };
+  }
+}
+
+/** What counting a request's events kept: `accepted` events, and `dropped` track events of names over the bound. */
+export interface CountedEvents {
+  accepted: number;
+  dropped: number;
+}
+
+/** Counts the cells of one environment (`scope` as statsScope makes it), track events within `names`' bound. */
 export function addEventCells(
   counter: Pick<EvaluationCounter, 'add'>,
+  names: TrackNameBound,
   scope: string,
   exposures: Iterable<ExposureCell>,
   track: Iterable<TrackCell>,
-): number {
+): CountedEvents {
   let accepted = 0;
+  let dropped = 0;
   const exposed = exposureScope(scope);
   for (const e of exposures) if (counter.add(exposed, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted += e.count;
   const tracked = trackScope(scope);
   for (const t of track) {
+    if (!names.admit(scope, t.name)) {
+      dropped += t.count;
+      continue;
+    }
     if (!counter.add(tracked, t.name, TRACK_COUNT, t.hourStartMs, t.count)) continue;
     accepted += t.count;
     if (t.sumMicros > 0) counter.add(tracked, t.name, SUM_UP, t.hourStartMs, t.sumMicros);
     else if (t.sumMicros < 0) counter.add(tracked, t.name, SUM_DOWN, t.hourStartMs, -t.sumMicros);
   }
-  return accepted;
+  return { accepted, dropped };
 }
 
 export interface TrackSeries {

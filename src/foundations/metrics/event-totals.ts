@@ -22,6 +22,8 @@ interface Scope {
   exposures: Map<string, Map<string, number>>;
   /** name → count and sum (in millionths, summed exactly) */
   track: Map<string, { count: number; sumMicros: number }>;
+  /** Track events not stored: their name was new while the project kept as many names as it may. */
+  dropped: number;
 }
 
 /**
@@ -33,12 +35,7 @@ export class EventTotals {
 
   /** `project` is the project's slug, the name operators know it by. */
   record(org: string, project: string, environment: string, cells: EventCells): void {
-    const id = `${org}\u0000${project}\u0000${environment}`;
-    let scope = this.scopes.get(id);
-    if (scope === undefined) {
-      scope = { org, project, environment, exposures: new Map(), track: new Map() };
-      this.scopes.set(id, scope);
-    }
+    const scope = this.scope(org, project, environment);
     for (const e of cells.exposures) {
       let variations = scope.exposures.get(e.flagKey);
       if (variations === undefined) {
@@ -55,6 +52,21 @@ export class EventTotals {
         totals.sumMicros += t.sumMicros;
       } else scope.track.set(name, { count: t.count, sumMicros: t.sumMicros });
     }
+  }
+
+  /** Track events the stats did not keep (their name over the project's bound), for flagops_track_events_dropped_total. */
+  recordDropped(org: string, project: string, environment: string, count: number): void {
+    this.scope(org, project, environment).dropped += count;
+  }
+
+  private scope(org: string, project: string, environment: string): Scope {
+    const id = `${org}\u0000${project}\u0000${environment}`;
+    let scope = this.scopes.get(id);
+    if (scope === undefined) {
+      scope = { org, project, environment, exposures: new Map(), track: new Map(), dropped: 0 };
+      this.scopes.set(id, scope);
+    }
+    return scope;
   }
 
   register(registry: Registry): void {
@@ -82,6 +94,18 @@ export class EventTotals {
         this.reset();
         for (const { org, project, environment, track } of scopes.values()) {
           for (const [event, { count }] of track) this.inc({ project, environment, event, org }, count);
+        }
+      },
+    });
+    new Counter({
+      name: 'flagops_track_events_dropped_total',
+      help: 'Track events received but not kept in the stats, by project (slug) and environment: their name was new while the project kept as many names as it may.',
+      labelNames: ['project', 'environment', 'org'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { org, project, environment, dropped } of scopes.values()) {
+          if (dropped > 0) this.inc({ project, environment, org }, dropped);
         }
       },
     });

@@ -1,5 +1,5 @@
 import type { EvaluationCounter } from '../../../features/stats/evaluation-counter.js';
-import { addEventCells } from '../../../features/stats/event-counts.js';
+import { addEventCells, type TrackNameBound } from '../../../features/stats/event-counts.js';
 import { bearerToken } from '../../../foundations/auth/key-format.js';
 import type { KeyService } from '../../../foundations/auth/key-service.js';
 import { can } from '../../../foundations/auth/permissions.js';
@@ -24,6 +24,8 @@ export interface ReplicaUpstreamDeps {
   repos: RepositoryRegistry;
   holder: SnapshotHolder;
   counter: EvaluationCounter;
+  /** Which track event names the counter keeps: the main server's own, so both count against one bound. */
+  trackNames: TrackNameBound;
   /** The ids of count batches already taken, kept across restarts. */
   batches: ReplicaBatchLedger;
 }
@@ -159,7 +161,7 @@ export function replicaUpstream(deps: ReplicaUpstreamDeps): ReplicaUpstream {
         if (!(await deps.batches.claim(org, batch.batchId))) return { status: 202, body: { accepted: 0, duplicate: true } };
         let accepted = 0;
         for (const e of batch.entries) if (deps.counter.add(e.scope, e.flagKey, e.variation, e.hourStartMs, e.count)) accepted++;
-        for (const e of batch.events) accepted += addEventCells(deps.counter, e.scope, e.exposures, e.track);
+        for (const e of batch.events) accepted += addEventCells(deps.counter, deps.trackNames, e.scope, e.exposures, e.track).accepted;
         return { status: 202, body: { accepted, duplicate: false } };
       },
     }),
