@@ -53,6 +53,15 @@ describe('flagops validate', () => {
       expect(result.stdout).toMatch(/: 1 issue in 1 file \(1 valid project, 3 valid flags, 19 files checked\)\n$/);
     });
 
+    it('for a file that is not UTF-8', async () => {
+      const result = await validateBroken((dir) => {
+        const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');
+        writeFileSync(path, Buffer.concat([Buffer.from('# r'), Buffer.from([0xe9]), Buffer.from('glage\n'), readFileSync(path)]));
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toContain(`${copy!.dir}/projects/shop/environments/prod/checkout-v2.yaml:1:4: is not valid UTF-8 text`);
+    });
+
     it('for a schema error, with the line of the value', async () => {
       const result = await validateBroken((dir) => {
         const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');

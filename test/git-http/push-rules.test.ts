@@ -356,6 +356,19 @@ describe('a push over git over HTTP', () => {
     });
   });
 
+  it('is refused when a file is not UTF-8, naming the file, as the API refuses such a body', async () => {
+    const checkout = await ws.clone(svc.admin);
+    const file = 'projects/shop/flags/banner.yaml';
+    const text = git(checkout, 'show', `HEAD:${file}`).replace(/^name: .*\n/m, '');
+    write(checkout, file, Buffer.concat([Buffer.from(`${text.trimEnd()}\nname: "`), Buffer.from([0xff, 0xfe]), Buffer.from('"\n')]));
+    commit(checkout, 'a name in latin-1');
+    const main = git(svc.gitdir(), 'rev-parse', 'main');
+    const pushed = await push(checkout);
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toMatch(new RegExp(`remote: ${file}:\\d+:\\d+: is not valid UTF-8 text`));
+    expect(git(svc.gitdir(), 'rev-parse', 'main')).toBe(main);
+  });
+
   it('holds only files under projects/ (and a README.md), none over 1 MiB, no symbolic link, no submodule', async () => {
     const checkout = await ws.clone(svc.admin);
     write(checkout, 'scripts/deploy.sh', 'echo hi\n');

@@ -32,6 +32,16 @@ describe('parsing a repository file', () => {
   });
 
   describe('a file that cannot be read', () => {
+    it('is one that is not UTF-8, with the line and column of the first bytes that are not', () => {
+      const bytes = Buffer.concat([Buffer.from('key: checkout-v2\nname: "'), Buffer.from([0xff, 0xfe]), Buffer.from('"\n')]);
+      const path = 'projects/shop/flags/checkout-v2.yaml';
+      expect(parseRepositoryFile(path, bytes.toString('utf8'))).toEqual({
+        issues: [{ file: path, line: 2, column: 8, message: expect.stringMatching(/^is not valid UTF-8 text/) }],
+      });
+      // Outside the layout, a file is not read at all.
+      expect(parseRepositoryFile('projects/shop/logo.png', bytes.toString('utf8'))).toEqual({ issues: [] });
+    });
+
     // Nine levels of nine aliases: a few hundred bytes that stand for 387 million values.
     const letters = 'abcdefghi';
     const bomb = [

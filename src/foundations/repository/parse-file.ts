@@ -28,6 +28,15 @@ const LAYOUT_HINT =
   'is not part of the repository layout: expected projects/<slug>/project.yaml, projects/<slug>/flags/<key>.yaml, ' +
   'projects/<slug>/environments/<dev|staging|prod>/<key>.yaml or kills.yaml, or projects/<slug>/segments/<key>.yaml';
 
+/**
+ * What every reader of repository files (a push, the git host's main, `flagops validate`, an import) decodes
+ * bytes that are not UTF-8 to: such a file is invalid, as the API refuses such a body, rather than served with
+ * its text garbled. The character itself, validly encoded, is refused too: it is no text a flag file needs.
+ */
+const REPLACEMENT_CHARACTER = '\uFFFD';
+const NOT_UTF8 =
+  'is not valid UTF-8 text: bytes here are no UTF-8 character (or are U+FFFD, the replacement character); save the file as UTF-8';
+
 // YAML can say .inf and .nan; JSON, and so the API and the snapshot, cannot.
 const NON_FINITE_HINT = /\.(?:inf|nan)\b/i;
 
@@ -49,6 +58,8 @@ export function parseRepositoryFile(path: string, text: string): ParseResult {
   // Refused on every way in (a push, the git host's main, an import), not only where the tree is checked first.
   const tooBig = classifyPath(path).kind === 'other' ? undefined : fileSizeRefusal(text);
   if (tooBig) return { issues: [{ file: path, message: tooBig }] };
+  const notUtf8 = classifyPath(path).kind === 'other' ? -1 : text.indexOf(REPLACEMENT_CHARACTER);
+  if (notUtf8 >= 0) return { issues: [{ file: path, ...new SourcePositions(text).at(notUtf8), message: NOT_UTF8 }] };
   try {
     return parseLayoutFile(path, text);
   } catch (err) {
