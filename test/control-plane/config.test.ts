@@ -41,6 +41,18 @@ describe('PUT /flags/:id/environments/:env/config', () => {
     expect(committedFile(svc.gitdir(), `projects/shop/environments/prod/${flag.key}.yaml`)).toContain('rolloutPct: 25');
   });
 
+  it('writes a -0 sent in JSON as 0 on main, the number it is', async () => {
+    const flag = await newFlag();
+    const res = await api.request('PUT', `/api/v1/flags/${flag.id}/environments/prod/config`, {
+      rawBody: '{"enabled":true,"rolloutPct":-0}',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(200);
+    const file = committedFile(svc.gitdir(), `projects/shop/environments/prod/${flag.key}.yaml`);
+    expect(file).toContain('enabled: true\nrolloutPct: 0\n');
+    expect(file).not.toContain('-0');
+  });
+
   it('a PUT that changes nothing answers 200 with the flag and makes no commit', async () => {
     const flag = await newFlag();
     const before = commitCount(svc.gitdir());

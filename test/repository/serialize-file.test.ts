@@ -67,6 +67,16 @@ describe('serializing a repository file', () => {
     );
   });
 
+  it("writes negative zero, from JSON's -0 in any number of the file, as 0", () => {
+    const config = JSON.parse('{"enabled":true,"rolloutPct":-0,"valueOn":{"x":-0,"list":[-0]},"valueOff":-0,"version":1,"rules":[]}');
+    const text = serializeRepositoryFile({ kind: 'config', value: config });
+    expect(text).not.toContain('-0');
+    expect(text).toContain('rolloutPct: 0\n');
+    const back = parseRepositoryFile('projects/shop/environments/prod/x.yaml', text).file?.value as unknown as Record<string, unknown>;
+    expect(Object.is(back.rolloutPct, 0)).toBe(true);
+    expect(back.valueOn).toEqual({ x: 0, list: [0] });
+  });
+
   it('orders fields the same whatever order the object was built in', () => {
     const shuffled: ParsedFile = { kind: 'project', value: { slug: 'shop', name: 'Shop', id: 'prj_1' } };
     expect(serializeRepositoryFile(shuffled)).toBe('id: prj_1\nname: Shop\nslug: shop\n');

@@ -31,6 +31,8 @@ export function serializeRepositoryFile(file: ParsedFile): string {
     // yaml writes a string of only blank lines as a `|+` block without an indentation indicator, which reads
     // back without its leading spaces: quote it instead.
     Scalar(_, node) {
+      // JSON reads "-0" as negative zero, which yaml writes as `-0`: the number is 0, and the file says so.
+      if (Object.is(node.value, -0)) node.value = 0;
       if (isMultiline(node.value) && /^[ \t\n]*$/.test(node.value)) node.type = 'QUOTE_DOUBLE';
     },
     Seq(_, node) {
