@@ -53,6 +53,18 @@ describe('flagops validate', () => {
       expect(result.stdout).toMatch(/: 1 issue in 1 file \(1 valid project, 3 valid flags, 19 files checked\)\n$/);
     });
 
+    it('for a value nested 100,000 levels deep, naming the limit', async () => {
+      const result = await validateBroken((dir) => {
+        const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');
+        writeFileSync(path, readFileSync(path, 'utf8').replace(/^valueOn: .*$/m, `valueOn: ${'['.repeat(100_000)}${']'.repeat(100_000)}`));
+      });
+      expect(result.code).toBe(1);
+      expect(result.stdout).toMatch(
+        new RegExp(`${copy!.dir}/projects/shop/environments/prod/checkout-v2\\.yaml:\\d+:\\d+: is nested deeper than 64 levels`),
+      );
+      expect(result.stdout).not.toContain('call stack');
+    });
+
     it('for a file that is not UTF-8', async () => {
       const result = await validateBroken((dir) => {
         const path = join(dir, 'projects/shop/environments/prod/checkout-v2.yaml');

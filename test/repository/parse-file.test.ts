@@ -32,6 +32,23 @@ describe('parsing a repository file', () => {
   });
 
   describe('a file that cannot be read', () => {
+    it.each([
+      ['lists', `${'['.repeat(100_000)}${']'.repeat(100_000)}`],
+      ['maps', `${'{a: '.repeat(100_000)}1${'}'.repeat(100_000)}`],
+    ])('is one of %s nested far deeper than a value may be, said so rather than as a stack overflow', (_, value) => {
+      const text = `enabled: true\nrolloutPct: 0\nvalueOn: ${value}\nvalueOff: false\nversion: 1\nrules: []\n`;
+      const { file, issues } = parseRepositoryFile(CONFIG, text);
+      expect(file).toBeUndefined();
+      expect(issues).toEqual([
+        {
+          file: CONFIG,
+          line: 3,
+          column: expect.any(Number),
+          message: 'is nested deeper than 64 levels: arrays and objects may nest at most 64 levels deep',
+        },
+      ]);
+    });
+
     it('is one that is not UTF-8, with the line and column of the first bytes that are not', () => {
       const bytes = Buffer.concat([Buffer.from('key: checkout-v2\nname: "'), Buffer.from([0xff, 0xfe]), Buffer.from('"\n')]);
       const path = 'projects/shop/flags/checkout-v2.yaml';

@@ -37,6 +37,15 @@ const REPLACEMENT_CHARACTER = '\uFFFD';
 const NOT_UTF8 =
   'is not valid UTF-8 text: bytes here are no UTF-8 character (or are U+FFFD, the replacement character); save the file as UTF-8';
 
+/** How deep arrays and objects may nest in a value (the schemas' flagValue says so too). */
+const MAX_VALUE_DEPTH = 64;
+/**
+ * Said of YAML nested so deep that reading it runs out of stack (yaml reports a RangeError as a syntax error,
+ * or throws it): the limit it is far past, not the parser's words.
+ */
+const TOO_DEEP = `is nested deeper than ${MAX_VALUE_DEPTH} levels: arrays and objects may nest at most ${MAX_VALUE_DEPTH} levels deep`;
+const STACK_OVERFLOW = /maximum call stack size exceeded/i;
+
 // YAML can say .inf and .nan; JSON, and so the API and the snapshot, cannot.
 const NON_FINITE_HINT = /\.(?:inf|nan)\b/i;
 
@@ -75,6 +84,7 @@ export function parseRepositoryFile(path: string, text: string): ParseResult {
  */
 function unreadableIssue(path: string, text: string, err: unknown): ValidationIssue {
   const message = err instanceof Error ? err.message : String(err);
+  if (err instanceof RangeError && STACK_OVERFLOW.test(message)) return { file: path, line: 1, column: 1, message: TOO_DEEP };
   if (/alias/i.test(message)) {
     const unresolved = /^Unresolved alias[^:]*: (.*)$/.exec(message);
     const doc = parseDocument(text, { prettyErrors: false });
@@ -117,7 +127,11 @@ function parseLayoutFile(path: string, text: string): ParseResult {
     doc = parseDocument(text, { prettyErrors: false });
     if (doc.errors.length > 0) {
       return {
-        issues: doc.errors.map((error) => ({ file: path, ...positions.at(error.pos[0]), message: `YAML syntax error: ${error.message}` })),
+        issues: doc.errors.map((error) => ({
+          file: path,
+          ...positions.at(error.pos[0]),
+          message: STACK_OVERFLOW.test(error.message) ? TOO_DEEP : `YAML syntax error: ${error.message}`,
+        })),
       };
     }
     value = doc.toJS();
