@@ -195,7 +195,7 @@ export function wireRemoteMode(deps: {
         }),
         state.heldKills.onChange(() => void heldKills().catchUp()),
       );
-      // With the database down, no notice comes: what the others push is fetched every second instead.
+      // With the database down or hanging, no notice comes: what the others push is fetched several times a second instead.
       remote.pollWhileDeaf(() => state.writesRefused() !== undefined);
       await heldKills().catchUp();
       // Kills held when the service stopped are on main still: held until the remote takes them.

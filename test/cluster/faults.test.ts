@@ -146,4 +146,65 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes, two replicas, Po
     expect((await b.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 0 })).status).toBe(200);
     await servedEverywhere('during-outage', (result) => result.value === false);
   });
+
+  it('with PostgreSQL hanging, each control plane notices within about a second: kills through either are served everywhere within a second or so, /healthz says the database is unreachable; resumed, everything works without a restart', async () => {
+    const flag = await createFlag(a.api, project.id, { key: 'during-hang' });
+    expect((await a.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await servedEverywhere('during-hang', (result) => result.value === true);
+    const databaseOn = async (cp: ControlPlane) => (await cp.api.get('/healthz')).body;
+    /** The time from sending `send` to the flag being served as `check` says by every evaluation port and replica. */
+    const servedAfter = async (send: () => Promise<HttpResponse>, check: (result: Json) => boolean) => {
+      const sent = Date.now();
+      expect((await send()).status).toBe(200);
+      await servedEverywhere('during-hang', check);
+      return Date.now() - sent;
+    };
+
+    // Connections stay open and nothing answers: noticed by what the listening connection is not answered.
+    await cluster.postgres.hang();
+    let noticedMs: number[] = [];
+    let killMs: number;
+    let clearMs: number;
+    try {
+      const hungAt = Date.now();
+      noticedMs = await Promise.all(
+        [a, b].map(async (cp) => {
+          const health = await until(
+            () => databaseOn(cp),
+            (body) => body.database?.reachable === false,
+          );
+          expect(health.status).toBe('degraded');
+          return Date.now() - hungAt;
+        }),
+      );
+      // No notice passes between them: each fetches the git host several times a second meanwhile (no poll is set here).
+      killMs = await servedAfter(
+        () => a.api.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'database hangs' }),
+        (result) => result.reason === 'killed',
+      );
+      clearMs = await servedAfter(
+        () => b.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true }),
+        (result) => result.value === true && result.reason !== 'killed',
+      );
+    } finally {
+      await cluster.postgres.resume();
+    }
+    for (const ms of noticedMs) expect(ms).toBeLessThan(2_500);
+    expect(killMs).toBeLessThan(1_500);
+    expect(clearMs).toBeLessThan(1_500);
+
+    // Answering again: each control plane listens again and takes writes, and their notices pass again.
+    for (const cp of [a, b]) {
+      await until(
+        () => databaseOn(cp),
+        (body) => body.status === 'ok' && body.database?.reachable === true,
+      );
+      await until(
+        () => cp.api.post('/api/v1/keys', { kind: 'agent', name: `after-hang-${cp.name}` }),
+        (res) => res.status === 201,
+      );
+    }
+    expect((await b.api.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 0 })).status).toBe(200);
+    await servedEverywhere('during-hang', (result) => result.value === false);
+  });
 });

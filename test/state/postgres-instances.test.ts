@@ -223,6 +223,42 @@ describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQ
       await (await state.takeTurn('writes', 10_000)).end();
       await (await state.takeTurn('other', 10_000)).end();
     }, 40_000);
+
+    it('is noticed by every instance within about a second, as a database that is down, and each listens again once it answers', async () => {
+      const url = await cluster.createDatabase();
+      const [first, second] = [await open(url), await open(url)];
+      let resyncs = 0;
+      second.notices.onResync(() => resyncs++);
+      await cluster.hang();
+      let noticedMs: number;
+      try {
+        const hungAt = Date.now();
+        // Writes are refused, and /healthz says the database is unreachable, from what this says.
+        const refused = await Promise.all(
+          [first, second].map((state) =>
+            until(
+              async () => state.writesRefused(),
+              (err) => err !== undefined,
+            ),
+          ),
+        );
+        noticedMs = Date.now() - hungAt;
+        for (const err of refused)
+          expect(err).toMatchObject({ code: 'unavailable', message: expect.stringMatching(/cannot be reached: no answer within \d+ ms$/) });
+      } finally {
+        await cluster.resume();
+      }
+      expect(noticedMs).toBeLessThan(2_500);
+      await until(
+        async () => [first.writesRefused(), second.writesRefused()],
+        (refusals) => refusals.every((err) => err === undefined),
+      );
+      // The listening connection came back, said that announcements may have been missed, and hears them again.
+      expect(resyncs).toBeGreaterThan(0);
+      const heard = new Promise<void>((resolve) => second.keys.onChange(resolve));
+      await first.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      await heard;
+    }, 40_000);
   });
 
   describe('the database down', () => {

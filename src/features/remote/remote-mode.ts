@@ -27,8 +27,11 @@ export interface RemoteSettings {
 }
 
 export const WEBHOOK_PATH = '/api/v1/hooks/git';
-/** How often the remote is fetched while the other control planes' notices cannot be heard (the database is down). */
-const DEAF_POLL_MS = 1_000;
+/**
+ * How often the remote is fetched while the other control planes' notices cannot be heard (the database is down
+ * or hangs): a fetch of a main that has not moved is one request answered with its refs, no objects.
+ */
+const DEAF_POLL_MS = 250;
 export const WEBHOOK_SECRET_HEADER = 'x-flagops-webhook-secret';
 
 /**
@@ -81,8 +84,8 @@ export class RemoteMode {
 
   /**
    * While `deaf()` says the other control planes' notices cannot be heard (they travel through the database,
-   * which is down), the remote is fetched every second, so their kills and changes are still served here within
-   * a second or two rather than at the next poll.
+   * which is down or hangs), the remote is fetched every DEAF_POLL_MS, so their kills and changes are still served
+   * here within a second rather than at the next poll.
    */
   pollWhileDeaf(deaf: () => boolean): void {
     this.deafTimer = setInterval(() => {

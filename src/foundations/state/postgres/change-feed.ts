@@ -1,18 +1,26 @@
 import pg from 'pg';
 import type { Logger } from '../../log/logger.js';
 import type { Unsubscribe } from '../unsubscribe.js';
-import { CHANGES_CHANNEL, type ChangeKind } from './database.js';
+import { answeredWithin, CHANGES_CHANNEL, type ChangeKind, DATABASE_ANSWER_MS } from './database.js';
 
 /** The channel of `{ from, topic, payload }` payloads: notices one instance publishes to the others. */
 export const NOTICES_CHANNEL = 'flagops_notices';
 
 const FIRST_RETRY_MS = 100;
 const LAST_RETRY_MS = 5_000;
+/**
+ * How often the listening connection asks the database to answer, and how long it waits: a database that hangs
+ * (stopped, a machine that froze) keeps the connection open and silent, which would otherwise never be noticed,
+ * and the others' announcements would be missed unknown to anyone.
+ */
+const HEARTBEAT_MS = 500;
+const HEARTBEAT_ANSWER_MS = 1_000;
 
 /**
  * What the other instances announce, heard on one connection of its own that LISTENs (a pooled connection
- * would stop listening when handed back). When that connection drops it is made again, waiting longer after
- * each failure; once it is back, every listener is called once, since announcements made meanwhile were lost.
+ * would stop listening when handed back). When that connection drops, or the database leaves it unanswered for
+ * HEARTBEAT_ANSWER_MS, it is ended and made again, waiting longer after each failure; once it is back, every
+ * listener is called once, since announcements made meanwhile were lost.
  */
 export class ChangeFeed {
   private readonly changeListeners = new Map<ChangeKind, Set<() => void>>();
@@ -23,6 +31,7 @@ export class ChangeFeed {
   private lostBecause: Error | null = null;
   private retryMs = FIRST_RETRY_MS;
   private retryTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
@@ -57,6 +66,7 @@ export class ChangeFeed {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.retryTimer);
+    clearTimeout(this.heartbeatTimer);
     const client = this.client;
     this.client = null;
     await client?.end().catch(() => undefined);
@@ -69,7 +79,7 @@ export class ChangeFeed {
     client.on('end', () => this.dropped(client, new Error('the connection ended')));
     try {
       await client.connect();
-      await client.query(`LISTEN ${CHANGES_CHANNEL}; LISTEN ${NOTICES_CHANNEL}`);
+      await answeredWithin(client.query(`LISTEN ${CHANGES_CHANNEL}; LISTEN ${NOTICES_CHANNEL}`), DATABASE_ANSWER_MS);
     } catch (err) {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);
@@ -80,14 +90,34 @@ export class ChangeFeed {
       return;
     }
     this.client = client;
+    this.heartbeat(client);
+  }
+
+  /** Asks `client` to answer every HEARTBEAT_MS while it listens; one left unanswered counts as the connection dropped. */
+  private heartbeat(client: pg.Client): void {
+    const ask = () => {
+      if (this.client !== client) return;
+      answeredWithin(client.query('SELECT 1'), HEARTBEAT_ANSWER_MS).then(
+        () => {
+          if (this.client !== client) return;
+          this.heartbeatTimer = setTimeout(ask, HEARTBEAT_MS);
+          this.heartbeatTimer.unref();
+        },
+        (err: Error) => this.dropped(client, err),
+      );
+    };
+    this.heartbeatTimer = setTimeout(ask, HEARTBEAT_MS);
+    this.heartbeatTimer.unref();
   }
 
   private dropped(client: pg.Client, err: Error): void {
     if (this.client !== client || this.closed) return;
     this.client = null;
     this.lostBecause = err;
+    clearTimeout(this.heartbeatTimer);
+    // With a question unanswered, ending destroys the socket rather than wait for a database that hangs.
     client.end().catch(() => undefined);
-    this.logger.warn('state: the connection listening to the database dropped; reconnecting', { err: err.message });
+    this.logger.warn('state: the connection listening to the database dropped or stopped answering; reconnecting', { err: err.message });
     this.retry();
   }
 

@@ -223,10 +223,12 @@ export async function takeTurn(
  * which ends it: the database rolls back a transaction left open on it, but a statement it has taken and not yet
  * run (a COMMIT among them) it still runs when it goes on.
  */
-function answeredWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
+export function answeredWithin<T>(answer: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const silent = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new NoAnswerError(ms)), ms);
+    // Decided after the sockets are read: when this process was busy past `ms`, an answer that came meanwhile
+    // is taken, not counted as none.
+    timer = setTimeout(() => setImmediate(() => reject(new NoAnswerError(ms))), ms);
   });
   return Promise.race([answer, silent]).finally(() => clearTimeout(timer));
 }
