@@ -136,6 +136,7 @@ describe('an evaluation server whose organisation is added but not served yet (i
       keys: h.service.keys,
       holder,
       counter,
+      trackNames: new TrackNameBound(counter),
       logger: silentLogger,
       health: () => ({ status: 503, body: { status: 'starting' } }),
     };
