@@ -194,6 +194,11 @@ export function wireRemoteMode(deps: {
           void heldKills().catchUp();
         }),
         state.heldKills.onChange(() => void heldKills().catchUp()),
+        // Main moved by a push through /git, `flagops import` against this data directory or another process:
+        // told to the others as a change made here, since none of them hears of it otherwise before its poll.
+        (await repo()).onMainMoved(({ to, origin }) => {
+          if (origin === 'external') remote.movedOutside(org, to);
+        }),
       );
       // With the database down or hanging, no notice comes: what the others push is fetched several times a second instead.
       remote.pollWhileDeaf(() => state.writesRefused() !== undefined);

@@ -317,7 +317,6 @@ async function startOnLockedDirectory(
           pushes: state.pushes,
           processes: config.gitProcesses,
           runner: gitRunner,
-          onPush: (org) => remote?.pushedLocally(org),
           pushOn: (org) => (remote && config.gitRemote && org === remote.org ? remote.pushTarget() : undefined),
         }),
       },

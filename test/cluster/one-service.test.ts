@@ -1,7 +1,12 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flagops } from '../cli/cli-harness.js';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { sessionHeaders, signIn } from '../dashboard/helpers/dashboard-session.js';
 import { until } from '../helpers/deadlines.js';
+import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING } from '../helpers/postgres.js';
 import { receiver } from '../webhooks/webhook-harness.js';
@@ -132,6 +137,38 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on one database a
           withinASecond(
             () => evaluateOn(url, sdkKey, 'search'),
             (result) => result?.reason === 'killed',
+          ),
+        ),
+      );
+    });
+
+    it("flagops import against one's data directory while it runs is served by the other's evaluation port and a replica following the other within a second", async () => {
+      await liveFlag(a.api, 'imported');
+      const replicaOfA = cluster.replicas[0];
+      expect((await httpClient(replicaOfA.url, cluster.adminKey).get('/healthz')).body.following).toBe(a.url);
+      const work = await mkdtemp(path.join(os.tmpdir(), 'flagops-cluster-import-'));
+      try {
+        // The organisation's files as the git host has them, with the flag's prod rollout turned to 0.
+        const checkout = path.join(work, 'flags');
+        git(work, 'clone', '--quiet', '--config', 'gc.auto=0', '--config', 'maintenance.auto=false', cluster.gitHost.gitdir, checkout);
+        const config = path.join(checkout, 'projects/shop/environments/prod/imported.yaml');
+        await writeFile(config, (await readFile(config, 'utf8')).replace(/^rolloutPct: 100$/m, 'rolloutPct: 0'));
+        const imported = await flagops(['import', checkout, '--org', 'acme', '--replace'], work, {
+          FLAGOPS_DATA_DIR: b.dataDir,
+          FLAGOPS_DATABASE_URL: cluster.databaseUrl,
+          FLAGOPS_GIT_REMOTE: cluster.gitHost.url,
+        });
+        expect(imported.code, imported.stderr).toBe(0);
+        expect(imported.stdout).toMatch(/^imported .* into acme: commit [0-9a-f]{40}$/m);
+      } finally {
+        await rm(work, { recursive: true, force: true });
+      }
+      // No control plane polls the git remote here: only B's word through the database brings the import to A.
+      await Promise.all(
+        [b.evalUrl, a.evalUrl, replicaOfA.url].map((url) =>
+          withinASecond(
+            () => evaluateOn(url, sdkKey, 'imported'),
+            (result) => result?.value === false,
           ),
         ),
       );

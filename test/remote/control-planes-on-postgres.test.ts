@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { generateKey } from '../../src/foundations/auth/key-format.js';
 import type { Config } from '../../src/foundations/config/config.js';
 import { createLogger, silentLogger } from '../../src/foundations/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
+import { gitAsync } from '../git-http/git-async.js';
 import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
@@ -135,6 +136,31 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
     // The other's main is the host's: its own next write goes on top of what it took.
     expect((await b.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
     expect(killCommits(host.gitdir, 'handed-over')).toEqual(['kill prod', 'clear_kill prod']);
+  });
+
+  it("a push to one's /git/<org>.git is served by the other within a second", async () => {
+    const flag = (await a.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed' })).body;
+    expect((await a.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 })).status).toBe(200);
+    await within(
+      WITHIN_MS,
+      () => evaluate(services[1], 'pushed'),
+      (r) => r?.value === true,
+    );
+    const work = await mkdtemp(path.join(os.tmpdir(), 'flagops-pg-push-'));
+    dirs.push(work);
+    const checkout = path.join(work, 'flags');
+    const url = `${services[1].controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
+    expect((await gitAsync(work, 'clone', '--quiet', '--config', 'gc.auto=0', url, checkout)).ok).toBe(true);
+    const config = path.join(checkout, 'projects/shop/environments/prod/pushed.yaml');
+    await writeFile(config, (await readFile(config, 'utf8')).replace(/^rolloutPct: 100$/m, 'rolloutPct: 0'));
+    expect((await gitAsync(checkout, 'commit', '--quiet', '-am', 'pushed: prod rollout to 0')).ok).toBe(true);
+    const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok, pushed.stderr).toBe(true);
+    await within(
+      WITHIN_MS,
+      () => evaluate(services[0], 'pushed'),
+      (r) => r?.value === false,
+    );
   });
 
   it('writes through both at once take turns rather than race for the remote: every one lands, none costs a fetch', async () => {

@@ -39,8 +39,6 @@ export interface GitHttpDeps {
   processes?: { max: number; queue: number };
   /** Starts the git processes (git-runner.ts); the service closes it when it stops. */
   runner?: GitRunner;
-  /** Called once an accepted push is served (remote mode tells the other control planes at once). */
-  onPush?: (org: string) => void;
   /** Remote mode: the git remote a push to `org` must reach before main moves here; undefined for other organisations. */
   pushOn?: (org: string) => PushOnTarget | undefined;
 }
@@ -167,7 +165,6 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
               await flags.refresh();
               await deps.holder.served(org);
               await (await deps.audit.get(org)).caughtUp();
-              deps.onPush?.(org);
             }
           : undefined,
       });

@@ -136,12 +136,15 @@ export class RemoteMode {
   }
 
   /**
-   * A push through /git/<org>.git moved main, after its hook pushed it to the remote: the other control planes
-   * are told now, as of a change made here, rather than at their next poll.
+   * Main moved to `to` by someone other than this control plane: a push through /git/<org>.git (its hook pushed
+   * it to the remote first), `flagops import` run against this data directory (it pushes first too), any other
+   * process. Once main is the remote's head (fetched, or pushed now when the remote lacks it), the other control
+   * planes are told, as of a change made here, rather than at their next poll. What this sync moved main to
+   * itself is the remote's already, told by whoever pushed it.
    */
-  pushedLocally(org: string): void {
-    if (org !== this.settings.org) return;
-    void this.pullLogged('git push').then(async (reached) => {
+  movedOutside(org: string, to: string): void {
+    if (org !== this.settings.org || this.sync.movedMainTo(to)) return;
+    void this.pullLogged('main moved outside').then(async (reached) => {
       if (reached) await this.sync.tellPushed();
     });
   }

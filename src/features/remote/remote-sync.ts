@@ -49,6 +49,8 @@ const ZERO = '0000000000000000000000000000000000000000';
 const MAX_HANDED_OVER = 16;
 /** How many times a pull decides again on main having moved meanwhile before it reports main and the remote diverged. */
 const MAX_PULL_LOOKS = 3;
+/** How many of the commits this sync moved main to are remembered: moves are observed soon after they are made. */
+const MAX_MOVED_HERE = 32;
 
 export type PullOutcome = 'unchanged' | 'fast-forwarded' | 'pushed' | 'rebased' | 'diverged';
 
@@ -107,6 +109,8 @@ export class RemoteSync {
   private pushedByGit: string | null = null;
   /** The remote's capabilities as its last ref advertisement gave them: later pushes send their update at once. */
   private readonly knownHost: KnownHost = { capabilities: null };
+  /** The commits this sync moved main to last (a pull, a commit handed over), oldest first: see movedMainTo(). */
+  private readonly movedHere: string[] = [];
   private closed = false;
   private readonly remoteConfig: Readonly<Record<string, string>>;
 
@@ -326,8 +330,8 @@ export class RemoteSync {
   }
 
   /**
-   * Main was pushed to the remote by another process (the pre-receive hook of a push through the service): when
-   * main is the remote's head, the other control planes are told as of a push made here.
+   * Main was pushed to the remote by another process (the pre-receive hook of a push through the service,
+   * `flagops import`): when main is the remote's head, the other control planes are told as of a push made here.
    */
   async tellPushed(): Promise<void> {
     const head = await this.localHead();
@@ -610,6 +614,7 @@ export class RemoteSync {
   private async takePushed(pushed: PushedCommit): Promise<boolean> {
     if (this.holding) return false;
     if (!(await pushed.writeObjects().catch(() => false))) return false;
+    this.movingMainTo(pushed.commit);
     // In process, with the store's own compare-and-swap (the lock git takes too), rather than by `git update-ref`:
     // a git process is several milliseconds of a busy machine on the way to serving another control plane's kill.
     const moved = await compareAndSwapRef(this.gitdir, MAIN_REF, pushed.parent, pushed.commit, { lockTimeoutMs: 100 }).catch(
@@ -662,6 +667,21 @@ export class RemoteSync {
     this.failure = null;
     this.hung = false;
     return this.fetchedHead();
+  }
+
+  /**
+   * Whether this sync moved main to `commit` (recently): a move of main the repository observes from outside its
+   * own writes is then the remote's, taken here, and not one to tell the other control planes of.
+   */
+  movedMainTo(commit: string): boolean {
+    return this.movedHere.includes(commit);
+  }
+
+  /** Remembered before main moves, so that whoever reads main right after the move knows whose it was. */
+  private movingMainTo(commit: string): void {
+    if (this.movedHere.includes(commit)) return;
+    this.movedHere.push(commit);
+    if (this.movedHere.length > MAX_MOVED_HERE) this.movedHere.shift();
   }
 
   /** Main, read from its file: no git process on the way from another control plane's push to serving it. */
@@ -723,6 +743,7 @@ export class RemoteSync {
    */
   private async fastForward(from: string | null, to: string): Promise<boolean> {
     if (from !== null && !(await this.isAncestor(from, to))) return false;
+    this.movingMainTo(to);
     const moved = await gitRun(this.gitdir, [
       'update-ref',
       '-m',
