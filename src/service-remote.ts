@@ -94,6 +94,13 @@ export function wireRemoteMode(deps: {
     });
     return held;
   };
+  // Another control plane's held kills are made on the flags main holds: with nothing of the remote read yet there
+  // are none, so the records are read once the first pull has read it (a kill refused meanwhile would be dropped).
+  let heldSkipped = false;
+  const catchUpHeld = async () => {
+    heldSkipped = remote.sync.unread() !== undefined;
+    if (!heldSkipped) await heldKills().catchUp();
+  };
   const remote: RemoteMode = new RemoteMode(
     settings,
     repos.gitdirOf(org),
@@ -106,6 +113,7 @@ export function wireRemoteMode(deps: {
       held: (commit) => heldKills().held(commit),
       inSync: async (commit, pushedHere) => {
         void heldKills().released();
+        if (heldSkipped) void catchUpHeld();
         if (!pushedHere) return;
         // Told before the change is acknowledged: a control plane killed right after answering would otherwise
         // leave the others without a change it acknowledged. A database that hangs holds the answer up no longer
@@ -191,9 +199,9 @@ export function wireRemoteMode(deps: {
         }),
         state.notices.onResync(() => {
           remote.remoteMoved('notices from other control planes may have been missed');
-          void heldKills().catchUp();
+          void catchUpHeld();
         }),
-        state.heldKills.onChange(() => void heldKills().catchUp()),
+        state.heldKills.onChange(() => void catchUpHeld()),
         // Main moved by a push through /git, `flagops import` against this data directory or another process:
         // told to the others as a change made here, since none of them hears of it otherwise before its poll.
         (await repo()).onMainMoved(({ to, origin }) => {
@@ -202,7 +210,7 @@ export function wireRemoteMode(deps: {
       );
       // With the database down or hanging, no notice comes: what the others push is fetched several times a second instead.
       remote.pollWhileDeaf(() => state.writesRefused() !== undefined);
-      await heldKills().catchUp();
+      await catchUpHeld();
       // Kills held when the service stopped are on main still: held until the remote takes them.
       if (heldKills().holding) remote.sync.heldFromBefore();
       listened = true;

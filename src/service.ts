@@ -198,6 +198,7 @@ async function startOnLockedDirectory(
     ...(metrics ? { onServed: (seconds: number) => metrics.controlFamilies.observeKillPropagation(seconds) } : {}),
     ...(remote ? { catchUp: (org: string) => remote!.catchUpForKill(org) } : {}),
     ...(remoteWiring ? { heldFirst: (org: string) => remoteWiring!.heldKillsFirst(org) } : {}),
+    refused: (org: string) => holder.noState(org),
   });
 
   const streams = attachStreamHub(holder, { logger });
@@ -251,7 +252,8 @@ async function startOnLockedDirectory(
     keys,
     report: () => holder.health(),
     projectIdOf: (org, slug) => holder.projectIdOf(org, slug),
-    ready: () => ready,
+    // Remote mode with nothing of the remote read yet (no main here): nothing is served, so not ready.
+    ready: () => ready && remote?.sync.unread() === undefined,
     metricsToken: config.metrics?.token,
     ...(dashboard.sso ? { sso: dashboard.sso } : {}),
     shared: () => {
@@ -376,7 +378,7 @@ async function startOnLockedDirectory(
       const repo = await repos.get(org.name);
       if (org.name !== remote?.org) await forgetFollowedRemote(repos.gitdirOf(org.name));
       await repo.watch();
-      await holder.add(org.name, repo);
+      await holder.add(org.name, repo, org.name === remote?.org ? () => remote!.sync.unread() : undefined);
       // The audit index is built now, not on the first request. One that cannot read the history (main's head
       // missing after a crash, a corrupt object) does not stop the start, so the other organisations are served:
       // its queries answer 503 with the fault, and it is built once the repository reads again (checkStorage).

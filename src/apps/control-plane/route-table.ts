@@ -214,6 +214,10 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
       const changes = credentials === 'api' && !isRead(ctx.method) && entry.permission !== 'kill' && !onlyClearsKill(body);
       const refused = changes ? deps.writesRefused?.() : undefined;
       if (refused) throw refused;
+      // Nothing of the organisation read yet (its git remote): reads, writes and kills alike would act on an empty
+      // state, and replicas would take it for one. 503, so they try again or go to another control plane.
+      const starting = deps.holder.noState(principal.org);
+      if (starting) throw starting;
       const call: Call = {
         ctx,
         principal,

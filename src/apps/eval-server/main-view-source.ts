@@ -46,7 +46,8 @@ export function viewForKey(rawKey: string | null, req: IncomingMessage, deps: Pi
   // Nothing served for the project because its repository cannot be read: it may well exist, so never a 404.
   const fault = deps.holder.fault(principal.org);
   if (fault?.kind === 'read') throw new StorageFaultError('read', fault.message);
-  if (!deps.holder.servesMain(principal.org)) throw new StartingError('the evaluation server is starting; try again shortly');
+  if (!deps.holder.servesMain(principal.org))
+    throw deps.holder.noState(principal.org) ?? new StartingError('the evaluation server is starting; try again shortly');
   throw new NotFoundError(`project ${principal.projectId} of this sdk key`);
 }
 

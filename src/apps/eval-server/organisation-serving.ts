@@ -57,6 +57,11 @@ export class OrganisationServing {
     private readonly repo: ServingRepository,
     private readonly logger: Logger,
     private readonly onSwap: (views: EnvironmentView[]) => void,
+    /**
+     * Why the repository holds no state to serve yet, when it holds none (remote mode: the git remote not read
+     * yet, and no main from before): main, empty or not, is not served until this is undefined.
+     */
+    private readonly noStateYet: () => string | undefined = () => undefined,
   ) {}
 
   get head(): string | null {
@@ -81,6 +86,11 @@ export class OrganisationServing {
    */
   get servesMain(): boolean {
     return this.state !== null;
+  }
+
+  /** Why no state of main is served, when that is because the repository holds none yet (see noStateYet). */
+  get noStateReason(): string | undefined {
+    return this.state === null ? this.noStateYet() : undefined;
   }
 
   view(projectId: string, env: EnvironmentName): EnvironmentView | undefined {
@@ -121,7 +131,8 @@ export class OrganisationServing {
     const run = this.queue.then(async () => {
       try {
         const target = await this.repo.head();
-        if (target !== this.servedHead) await this.reload(target);
+        // An empty main is served too (state null until then): no projects, rather than "starting" for ever.
+        if (target !== this.servedHead || this.state === null) await this.reload(target);
         if (this.reloadFault) this.logger.info('serving main again', { org: this.org, fault: this.reloadFault.message });
         this.reloadFault = undefined;
         this.repo.setServingFault?.(undefined);
@@ -174,6 +185,8 @@ export class OrganisationServing {
 
   private async reload(commit: string | null): Promise<void> {
     const started = performance.now();
+    // Served as soon as there is a state to serve (the holder is told): an empty one meanwhile would answer 404s.
+    if (this.noStateYet() !== undefined) return;
     if (commit === null) {
       this.swap(null, { commit: null, projects: new Map() }, new Map());
       this.servedHeight = 0;

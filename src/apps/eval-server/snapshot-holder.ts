@@ -1,4 +1,5 @@
 import type { EnvironmentName, KillsFile } from '@flagops/core';
+import { StartingError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { invalidFile } from '../../foundations/repository/held-units.js';
 import type { EnvironmentView } from './environment-view.js';
@@ -18,10 +19,14 @@ export class SnapshotHolder {
 
   constructor(private readonly logger: Logger) {}
 
-  /** Starts serving an organisation's repository and resolves once its current head is served. */
-  async add(org: string, repo: ServingRepository): Promise<void> {
+  /**
+   * Starts serving an organisation's repository and resolves once its current head is served. `noStateYet`
+   * says why the repository holds no state to serve yet, while it holds none (remote mode: the git remote not
+   * read yet): nothing is served meanwhile, and `served(org)` is called once there is one.
+   */
+  async add(org: string, repo: ServingRepository, noStateYet?: () => string | undefined): Promise<void> {
     if (this.orgs.has(org)) return;
-    const serving = new OrganisationServing(org, repo, this.logger.child({ org }), (views) => this.emit(views));
+    const serving = new OrganisationServing(org, repo, this.logger.child({ org }), (views) => this.emit(views), noStateYet);
     this.orgs.set(org, serving);
     this.unsubscribe.push(repo.onMainMoved(() => void serving.reloadToHead()));
     await serving.reloadToHead();
@@ -38,6 +43,15 @@ export class SnapshotHolder {
    */
   servesMain(org: string): boolean {
     return this.orgs.get(org)?.servesMain ?? false;
+  }
+
+  /**
+   * 503 (StartingError) when `org` has no state at all to answer from yet (its git remote not read, nothing
+   * from before): not even the control plane may answer then, as an empty state would say nothing exists.
+   */
+  noState(org: string): StartingError | undefined {
+    const why = this.orgs.get(org)?.noStateReason;
+    return why === undefined ? undefined : new StartingError(why);
   }
 
   view(org: string, projectId: string, env: EnvironmentName): EnvironmentView | undefined {

@@ -26,6 +26,11 @@ export interface KillSwitchOptions {
    * taken as made already.
    */
   heldFirst?: (org: string) => Promise<void>;
+  /**
+   * Why `org` cannot be killed in now, as the error to answer with: it holds no state yet (remote mode, the git
+   * remote not read since the start), so no flag of it is known here; other control planes can kill it.
+   */
+  refused?: (org: string) => Error | undefined;
 }
 
 export interface KillRequest {
@@ -101,6 +106,8 @@ export class KillSwitch {
   private async change(request: KillRequest, edit: (kills: KillsFile, at: Date) => KillsFile | null): Promise<KillOutcome> {
     const { repo, projectSlug: slug, flagKey, environment: env } = request;
     const startedAt = performance.now();
+    const refused = this.options.refused?.(request.org);
+    if (refused) throw refused;
     // Not for a kill made from such a record: that is the making.
     if (request.madeFrom === undefined) await this.options.heldFirst?.(request.org);
     let written: KillsFile | null = null;

@@ -72,8 +72,12 @@ export class RemoteMode {
   readonly fetchBranch = (gitdir: string, ref: string): Promise<void> =>
     gitdir === this.sync.gitdir ? this.sync.fetchBranch(ref) : Promise.resolve();
 
-  /** Fetches the remote once (the remote wins where main is behind), then polls. Start never fails on the remote. */
+  /**
+   * Fetches the remote once (the remote wins where main is behind), then polls. Start never fails on the remote;
+   * with no main here and the remote out of reach, nothing is served until it is read (RemoteSync.unread).
+   */
   async start(): Promise<void> {
+    await this.sync.lookForLastState();
     // Unreachable at start: tried again every second, so kills committed here while it was down reach it soon.
     if (!(await this.pullLogged('start'))) this.sync.retryPush();
     if (this.settings.pollSeconds > 0) {

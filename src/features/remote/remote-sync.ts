@@ -112,6 +112,13 @@ export class RemoteSync {
   /** The commits this sync moved main to last (a pull, a commit handed over), oldest first: see movedMainTo(). */
   private readonly movedHere: string[] = [];
   private closed = false;
+  /**
+   * Whether main here is a state of the remote's to serve: main was there at the start (served before), or the
+   * remote has been read since (an empty remote is an empty state). Until then there is nothing to serve.
+   */
+  private stateKnown = false;
+  /** Whether the holder was told that the remote has been read for the first time. */
+  private firstReadServed = false;
   private readonly remoteConfig: Readonly<Record<string, string>>;
 
   constructor(
@@ -128,6 +135,24 @@ export class RemoteSync {
     private readonly packOf: (commit: string) => Promise<CommitPack | null> = async () => null,
   ) {
     this.remoteConfig = { [`remote.${REMOTE}.url`]: url };
+  }
+
+  /**
+   * At start: a main already here is the last valid state (this data directory served it before), served while
+   * the remote cannot be read. Without one, nothing is served until the remote has been read (unread()).
+   */
+  async lookForLastState(): Promise<void> {
+    if ((await this.localHead()) !== null) this.stateKnown = true;
+  }
+
+  /**
+   * Why there is no state of the remote's main to serve yet (no main here, and the remote not read since the
+   * start), for the 503 answered meanwhile; undefined once there is one.
+   */
+  unread(): string | undefined {
+    if (this.stateKnown) return undefined;
+    const why = this.failure === null ? '' : ` (${this.failure})`;
+    return `this control plane has not yet been able to read the git remote ${redact(this.url)}${why} and holds no earlier state of it; try again shortly`;
   }
 
   /** The remote's main as last fetched. */
@@ -343,7 +368,7 @@ export class RemoteSync {
    * last pull found main and the remote diverged (changes are refused until an operator reconciles them).
    */
   health(): { url: string; reachable: boolean; holdingKills: boolean; diverged: boolean; error?: string } {
-    const error = this.failure ?? this.diverged;
+    const error = this.unread() ?? this.failure ?? this.diverged;
     return {
       url: redact(this.url),
       reachable: this.failure === null,
@@ -452,6 +477,11 @@ export class RemoteSync {
     this.pulling = this.doPull(pushed)
       .then(async (outcome) => {
         if (outcome !== 'diverged') this.diverged = null;
+        // Read for the first time: served now, also when main did not move (an empty remote is an empty state).
+        if (this.stateKnown && !this.firstReadServed) {
+          this.firstReadServed = true;
+          await this.onPulled();
+        }
         const head = outcome === 'diverged' ? null : await this.localHead();
         if (head !== null) {
           this.holdingNoMore();
@@ -660,12 +690,16 @@ export class RemoteSync {
       { config: this.remoteConfig },
     );
     if (fetched.code !== 0) {
-      if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) return null;
+      if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) {
+        this.stateKnown = true;
+        return null;
+      }
       this.failure = `fetching failed: ${redact(fetched.stderr).trim().slice(0, 300)}`;
       throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);
     }
     this.failure = null;
     this.hung = false;
+    this.stateKnown = true;
     return this.fetchedHead();
   }
 
