@@ -14,36 +14,42 @@ import type { FlagRepository } from '../../src/foundations/storage/index.js';
 import { stateIn } from '../helpers/control-state.js';
 import { ORG, recordingFetch, type SdkHarness, startSdkHarness } from '../sdk/sdk-harness.js';
 
-describe('an evaluation server that is listening but does not serve the organisation yet (starting)', () => {
-  let h: SdkHarness;
+/**
+ * An evaluation server on a holder that serves no organisation yet (each test adds it, as service.ts does after
+ * listening), the keys of an SDK harness's service, and `/healthz` saying starting.
+ */
+function startingServer() {
+  const started = {} as { h: SdkHarness; holder: SnapshotHolder; server: Awaited<ReturnType<typeof listen>> };
   let dataDir: string;
   let counter: EvaluationCounter;
-  let holder: SnapshotHolder;
-  let server: Awaited<ReturnType<typeof listen>>;
-
   beforeAll(async () => {
-    h = await startSdkHarness();
+    started.h = await startSdkHarness();
     dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-starting-'));
     counter = await EvaluationCounter.open({ state: await stateIn(dataDir) });
-    holder = new SnapshotHolder(silentLogger); // the organisation is added only in the test, as service.ts does after listening
-    attachStreamHub(holder);
+    started.holder = new SnapshotHolder(silentLogger);
+    attachStreamHub(started.holder);
     const deps = {
-      keys: h.service.keys,
-      holder,
+      keys: started.h.service.keys,
+      holder: started.holder,
       counter,
       trackNames: new TrackNameBound(counter),
       logger: silentLogger,
       health: () => ({ status: 503, body: { status: 'starting' } }),
     };
-    server = await listen(createEvalApp(deps), '127.0.0.1', 0, evalFastPath(deps));
+    started.server = await listen(createEvalApp(deps), '127.0.0.1', 0, evalFastPath(deps));
   });
   afterAll(async () => {
-    await server?.close();
-    holder?.close();
+    await started.server?.close();
+    started.holder?.close();
     await counter?.close();
-    await rm(dataDir, { recursive: true, force: true });
-    await h?.stop();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+    await started.h?.stop();
   });
+  return started;
+}
+
+describe('an evaluation server that is listening but does not serve the organisation yet (starting)', () => {
+  const started = startingServer();
 
   const requests: Array<[string, string, string | undefined]> = [
     ['POST', '/v1/evaluate', '{"key":"new-checkout"}'],
@@ -55,21 +61,28 @@ describe('an evaluation server that is listening but does not serve the organisa
 
   it('answers a valid SDK key 503 unavailable (retry), not 404 (which says the key has no project)', async () => {
     for (const [method, route, body] of requests) {
-      const res = await fetch(`${server.url}${route}`, {
+      const res = await fetch(`${started.server.url}${route}`, {
         method,
         body,
-        headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${started.h.key}`, 'content-type': 'application/json' },
       });
       expect(res.status, `${method} ${route}`).toBe(503);
       expect((await res.json()).error.code).toBe('unavailable');
     }
-    const unknown = await fetch(`${server.url}/v1/snapshot`, { headers: { authorization: 'Bearer svc_sdk_notakeyatall0000000' } });
+    const unknown = await fetch(`${started.server.url}/v1/snapshot`, { headers: { authorization: 'Bearer svc_sdk_notakeyatall0000000' } });
     expect(unknown.status).toBe(401); // keys are checked first, as always
   });
 
   it('the SDK retries the 503s, its ready() waits through them, and it is ready once the server serves (docs/sdk.md)', async () => {
     const { fetch, requests } = recordingFetch();
-    const flags = createClient({ evalUrl: server.url, sdkKey: h.key, fetch, retryInitialMs: 20, retryMaxMs: 50, sendCounts: false });
+    const flags = createClient({
+      evalUrl: started.server.url,
+      sdkKey: started.h.key,
+      fetch,
+      retryInitialMs: 20,
+      retryMaxMs: 50,
+      sendCounts: false,
+    });
     try {
       // Nothing to serve yet: status error, but ready() does not give up at the first 503 (only a refused key does).
       expect(await flags.ready(300)).toBe('error');
@@ -77,7 +90,7 @@ describe('an evaluation server that is listening but does not serve the organisa
       const answered = requests.filter((r) => r.path === '/v1/snapshot' && r.status !== 'pending');
       expect(answered.length).toBeGreaterThan(1);
       expect(answered.map((r) => r.status)).toEqual(answered.map(() => 503));
-      await holder.add(ORG, h.repo);
+      await started.holder.add(ORG, started.h.repo);
       expect(await flags.ready(5_000)).toBe('ready');
       expect(flags.string('banner-text', 'fallback')).toBe('Spring sale');
     } finally {
@@ -86,11 +99,11 @@ describe('an evaluation server that is listening but does not serve the organisa
   });
 
   it('serves once the organisation is added', async () => {
-    await holder.add(ORG, h.repo);
-    const res = await fetch(`${server.url}/v1/evaluate`, {
+    await started.holder.add(ORG, started.h.repo);
+    const res = await fetch(`${started.server.url}/v1/evaluate`, {
       method: 'POST',
       body: '{"key":"new-checkout"}',
-      headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${started.h.key}`, 'content-type': 'application/json' },
     });
     expect(res.status).toBe(200);
     expect((await res.json())['new-checkout'].reason).toBeDefined();
@@ -120,35 +133,7 @@ function heldReads(repo: FlagRepository): { repo: ServingRepository; release: ()
 }
 
 describe('an evaluation server whose organisation is added but not served yet (its first reload under way)', () => {
-  let h: SdkHarness;
-  let dataDir: string;
-  let counter: EvaluationCounter;
-  let holder: SnapshotHolder;
-  let server: Awaited<ReturnType<typeof listen>>;
-
-  beforeAll(async () => {
-    h = await startSdkHarness();
-    dataDir = await mkdtemp(path.join(tmpdir(), 'flagops-starting-'));
-    counter = await EvaluationCounter.open({ state: await stateIn(dataDir) });
-    holder = new SnapshotHolder(silentLogger);
-    attachStreamHub(holder);
-    const deps = {
-      keys: h.service.keys,
-      holder,
-      counter,
-      trackNames: new TrackNameBound(counter),
-      logger: silentLogger,
-      health: () => ({ status: 503, body: { status: 'starting' } }),
-    };
-    server = await listen(createEvalApp(deps), '127.0.0.1', 0, evalFastPath(deps));
-  });
-  afterAll(async () => {
-    await server?.close();
-    holder?.close();
-    await counter?.close();
-    await rm(dataDir, { recursive: true, force: true });
-    await h?.stop();
-  });
+  const started = startingServer();
 
   const routes: Array<[string, string, string | undefined]> = [
     ['POST', '/v1/evaluate', '{"key":"new-checkout"}'],
@@ -166,11 +151,11 @@ describe('an evaluation server whose organisation is added but not served yet (i
     return Promise.all(
       routes.map(async ([method, route, body]) => {
         const abort = new AbortController();
-        const res = await fetch(`${server.url}${route}`, {
+        const res = await fetch(`${started.server.url}${route}`, {
           method,
           body,
           signal: abort.signal,
-          headers: { authorization: `Bearer ${h.key}`, 'content-type': 'application/json' },
+          headers: { authorization: `Bearer ${started.h.key}`, 'content-type': 'application/json' },
         });
         const seen = { route: `${method} ${route}`, status: res.status };
         if (res.status < 400) {
@@ -183,8 +168,8 @@ describe('an evaluation server whose organisation is added but not served yet (i
   }
 
   it('answers every evaluation route 503 unavailable with Retry-After until it serves, then 200: never 404', async () => {
-    const held = heldReads(h.repo);
-    const adding = holder.add(ORG, held.repo);
+    const held = heldReads(started.h.repo);
+    const adding = started.holder.add(ORG, held.repo);
     try {
       // The key is known and the organisation added: only the reload of main's head is missing.
       for (let round = 0; round < 3; round++) {
