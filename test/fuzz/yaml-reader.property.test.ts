@@ -240,6 +240,16 @@ describe('the fast YAML reader, for any text', () => {
   });
 });
 
+/** `value` with every -0 in it as 0. */
+function withoutNegativeZero<T>(value: T): T {
+  if (Object.is(value, -0)) return 0 as T;
+  if (Array.isArray(value)) return value.map(withoutNegativeZero) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, v]) => [key, withoutNegativeZero(v)])) as T;
+  }
+  return value;
+}
+
 describe('parsing a repository file', () => {
   it('gives back exactly the file the serializer wrote', () => {
     fc.assert(
@@ -247,7 +257,8 @@ describe('parsing a repository file', () => {
         const text = serializeRepositoryFile(file);
         const parsed = parseRepositoryFile(path, text);
         expect(parsed.issues, text).toEqual([]);
-        deepStrictEqual(parsed.file, file, text);
+        // The serializer writes -0 as 0 (a rolloutPct of -0 is 0), so that is what reads back.
+        deepStrictEqual(parsed.file, withoutNegativeZero(file), text);
       }),
       runs({ test: 200, fuzz: 20_000 }),
     );
