@@ -194,6 +194,23 @@ describe('a clone in flight when the service stops', () => {
     }
   });
 
+  it('once answered, is no longer in flight: a stop after clones and fetches neither waits for them nor says it cut them off', async () => {
+    const lines: string[] = [];
+    const svc = await startTestService({ logger: createLogger({ level: 'warn', write: (line) => lines.push(line) }) });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'flagops-handoff-stop-'));
+    try {
+      await createProject(httpClient(svc.controlUrl, svc.admin), 'shop');
+      const url = `${svc.controlUrl.replace('://', `://engineer:${svc.admin}@`)}/git/acme.git`;
+      expect((await gitAsyncWith(dir, {}, 'clone', '--quiet', url, path.join(dir, 'clone'))).ok).toBe(true);
+      expect((await gitAsyncWith(path.join(dir, 'clone'), {}, 'fetch', '--quiet', 'origin')).ok).toBe(true);
+      await svc.service.stop();
+      expect(lines.filter((line) => line.includes('still in flight'))).toEqual([]);
+    } finally {
+      await svc.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('is answered whole, and the stop waits for it', async () => {
     const svc = await startTestService();
     try {

@@ -3,6 +3,7 @@ import type net from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { ErrorBody } from '../../foundations/errors/http-status.js';
 import type { ErrorCode } from '../../foundations/errors/kinds.js';
+import { answeredElsewhere } from '../../foundations/http/serve.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { type CgiHead, cgiHeadEnd, parseCgiHead } from './cgi-head.js';
 import { type GitRunner, runGitDirectly } from './git-runner.js';
@@ -103,6 +104,7 @@ export async function serveUploadPack(
   const handedOff = runner.handOff(req.socket, { args: backendArgs(request), env: backendEnv(req, request), body: request.body, headers });
   if (!handedOff) return runHttpBackend(req, res, request);
   const outcome = await handedOff;
+  answeredElsewhere(res);
   if (outcome.status > 0) res.statusCode = outcome.status;
   else if (!outcome.clientGone) res.statusCode = 500;
   if (outcome.error !== undefined || (outcome.code !== 0 && !outcome.clientGone)) {

@@ -31,6 +31,21 @@ const DRAIN_MS = 10_000;
 /** How often a stop looks whether the requests in flight are answered, closing the connections they leave idle. */
 const DRAIN_CHECK_MS = 50;
 
+/**
+ * For each request in flight, how it leaves the set a stop waits on: see answeredElsewhere().
+ */
+const releases = new WeakMap<ServerResponse, () => void>();
+
+/**
+ * The request's connection went to another process, which has answered it (git over HTTP's clones, written by
+ * the git runner): it is no longer in flight here. Node neither closes the response nor its socket in this
+ * process then (the socket was sent, not closed), so without this a stop would wait its whole drain for it and
+ * say it was cut off, and the set of requests in flight would keep it for as long as the server runs.
+ */
+export function answeredElsewhere(res: ServerResponse): void {
+  releases.get(res)?.();
+}
+
 /** Answers a request itself (true) or leaves it to the app (false), before Koa sees it. */
 export type FastPath = (req: IncomingMessage, res: ServerResponse) => boolean;
 
@@ -59,7 +74,9 @@ export async function listen(app: Koa, host: string, port: number, fastPath?: Fa
       return;
     }
     inFlight.add(res);
-    res.on('close', () => inFlight.delete(res));
+    const release = () => inFlight.delete(res);
+    res.on('close', release);
+    releases.set(res, release);
     if (!fastPath?.(req, res)) callback(req, res);
   });
   server.on('clientError', answerClientError);
