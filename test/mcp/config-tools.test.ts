@@ -59,6 +59,21 @@ describe('a call with bad input', () => {
     expect((await read('banner')).environments.dev.rolloutPct).toBe(30);
   });
 
+  it('with an argument the tool does not take (a misspelt expectedVersion, a nested field) is refused by name, and nothing is changed', async () => {
+    const misspelt = await suite.mcp.call('set_rollout', { key: 'banner', env: 'dev', rolloutPct: 60, expectedVerison: 1 });
+    expect(misspelt.isError).toBe(true);
+    expect(textOf(misspelt)).toMatch(/Input validation error/);
+    expect(textOf(misspelt)).toMatch(/expectedVerison/);
+    const nested = await suite.mcp.call('update_flag_config', {
+      key: 'banner',
+      env: 'dev',
+      rules: [{ id: 'r', serve: 'on', conditions: [{ attribute: 'plan', op: 'eq', value: 'x', negate: true }] }],
+    });
+    expect(nested.isError).toBe(true);
+    expect(textOf(nested)).toMatch(/negate/);
+    expect((await read('banner')).environments.dev).toMatchObject({ rolloutPct: 30, version: 3, rules: [] });
+  });
+
   it('that only the API can judge comes back with its invalid_input message', async () => {
     const result = await suite.mcp.call('update_flag_config', { key: 'banner', env: 'dev', valueOn: 'yes' });
     expect(result.isError).toBe(true);

@@ -1,6 +1,7 @@
 import type { McpServer, ToolCallback } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { ShapeOutput, ZodRawShapeCompat } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Logger } from '../../../foundations/log/logger.js';
 import { ApiError, type ProjectScope, ProposalOpened } from '../control-plane-client.js';
 import { proposalOpenedResult } from './proposal-text.js';
@@ -118,7 +119,10 @@ export function defineTool<S extends ZodRawShapeCompat>(spec: ToolSpec<S>): McpT
         {
           title: spec.title,
           description: spec.description,
-          inputSchema: spec.input,
+          // Strict: an argument the tool does not take (a misspelt expectedVersion, a reason where none is taken) is
+          // refused by name, as the API refuses unknown fields, rather than dropped: dropped, a misspelt guard made
+          // an unguarded write.
+          inputSchema: z.strictObject(spec.input) as unknown as S,
           annotations: { title: spec.title, ...spec.annotations },
         },
         callback as unknown as ToolCallback<S>,

@@ -24,7 +24,7 @@ export const rolloutPct = z.number().min(0).max(100).describe('Percentage of use
 /** Any JSON value (tool arguments arrive as JSON, so typed as one); the API checks it against the flag's kind. */
 export const jsonValue = z.unknown() as z.ZodType<JsonValue>;
 
-export const attributeCondition = z.object({
+export const attributeCondition = z.strictObject({
   attribute: z.string().min(1).max(256).describe('Context attribute to read; "userId" reads the context userId.'),
   op: z.enum(OPERATORS),
   value: jsonValue.describe(
@@ -33,14 +33,14 @@ export const attributeCondition = z.object({
 });
 
 /** Segment membership: no attribute; `value` is the segment key (list_segments shows them). */
-export const segmentCondition = z.object({
+export const segmentCondition = z.strictObject({
   op: z.enum(SEGMENT_OPERATORS),
   value: z.string().min(1).max(64).describe('The segment key, e.g. "beta-testers".'),
 });
 
 export const condition = z.union([attributeCondition, segmentCondition]);
 
-export const rule = z.object({
+export const rule = z.strictObject({
   id: z.string().min(1).max(64).optional().describe('Stable rule id; omit it and the server assigns one.'),
   description: z.string().max(4096).optional(),
   conditions: z.array(condition).max(32).optional().describe('All must hold for the rule to match; none: always matches.'),
@@ -60,7 +60,7 @@ export const rules = z
 
 export const flagKind = z.enum(FLAG_KINDS);
 
-export const evaluationContext = z.object({
+export const evaluationContext = z.strictObject({
   userId: z.string().optional().describe('Drives percentage bucketing.'),
   attributes: z.record(z.string(), z.unknown()).optional().describe('Attributes matched by rule conditions, e.g. { "country": "DE" }.'),
 });
@@ -83,7 +83,7 @@ export const flagLifecycle = z
   .describe('What the flag is for, who owns it and when it should be gone (stale-flag detection works from it).');
 
 /** A change to a lifecycle: fields left out keep their value, null removes owner or expiresAt. */
-export const flagLifecyclePatch = z.object({
+export const flagLifecyclePatch = z.strictObject({
   type: flagType.optional(),
   owner: flagOwner.nullable().optional().describe('The new owner; null removes it.'),
   expiresAt: flagExpiresAt.nullable().optional().describe('The new expiry (ISO 8601 date or date-time); null removes it.'),

@@ -6,7 +6,7 @@ import { attributeCondition, environment, expectedVersion, flagKey, jsonValue } 
 
 // Variants, segments and prerequisites (docs/evaluation.md): the tools that set them.
 
-const variant = z.object({
+const variant = z.strictObject({
   name: z
     .string()
     .regex(/^[a-z][a-z0-9_-]{0,62}$/)
@@ -76,7 +76,7 @@ export const setPrerequisites = defineTool({
     env: environment,
     prerequisites: z
       .array(
-        z.object({
+        z.strictObject({
           flag: flagKey,
           variation: z.string().min(1).max(63).describe('on, off or a variant name that flag has in this environment.'),
         }),
