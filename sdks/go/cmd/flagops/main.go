@@ -102,6 +102,9 @@ func run(ctx context.Context, argv []string, stdout, stderr io.Writer) int {
 			fmt.Fprint(stdout, usage)
 			return 0
 		}
+		if len(argv) > 0 {
+			fmt.Fprintf(stderr, "flagops: unknown command %q (evaluate or watch)\n", argv[0])
+		}
 		fmt.Fprint(stderr, usage)
 		return 2
 	}

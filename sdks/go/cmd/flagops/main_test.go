@@ -135,6 +135,17 @@ func TestEvaluateErrors(t *testing.T) {
 	}
 }
 
+// A misspelt command is named on the first line, before the usage.
+func TestUnknownCommand(t *testing.T) {
+	var out, errs bytes.Buffer
+	if code := run(context.Background(), []string{"evaluat", "--url", "http://127.0.0.1:1", "f"}, &out, &errs); code != 2 || out.Len() != 0 {
+		t.Fatalf("exit %d, stdout %q", code, out.String())
+	}
+	if first := strings.SplitN(errs.String(), "\n", 2)[0]; first != `flagops: unknown command "evaluat" (evaluate or watch)` {
+		t.Errorf("first line %q", first)
+	}
+}
+
 // The library's errors say "flagops: " themselves; the command's line says it once.
 func TestOnePrefix(t *testing.T) {
 	var errs bytes.Buffer
