@@ -376,6 +376,11 @@ describe('starting on a damaged state file (the git runner beside the service, a
       FLAGOPS_EVAL_PORT: String(await freePort()),
     });
     await waitHealthy(`http://127.0.0.1:${control}/healthz`, first.child);
+    // A webhook, whose reading of the audit trail begins at the start too: a damaged file it comes to first is
+    // still the start's one line, not a retry logged with a stack trace.
+    const key = (await readFile(path.join(made, 'state', 'initial-admin-key'), 'utf8')).trim();
+    const created = await httpClient(`http://127.0.0.1:${control}`, key).post('/api/v1/webhooks', { url: 'http://127.0.0.1:9/hook' });
+    expect(created.status).toBe(201);
     first.child.kill('SIGTERM');
     expect(await first.exit).toBe(0);
   });

@@ -11,6 +11,7 @@ import {
   type WebhookRecord,
   type WebhookStore,
 } from '../../foundations/state/index.js';
+import { StateFileError } from '../../foundations/state-files/state-files.js';
 import { type BacklogLimits, DeliveryBacklog, type DropLimit } from './delivery-backlog.js';
 import { DeliveryDispatcher, type DispatchLimits } from './delivery-dispatcher.js';
 import { DeliveryDrops } from './delivery-drops.js';
@@ -217,8 +218,12 @@ export class WebhookService {
     const dropped = service.enqueue(pending);
     if (dropped.length > 0) await service.store.updateDeliveries({ changed: dropped, removed: service.log.prune() }, 'now');
     for (const org of new Set(state.webhooks.map((w) => w.org))) {
-      // An organisation whose trail cannot be read now is read again shortly.
-      await service.follow(org).catch((err) => service.readFailed(org, err));
+      // An organisation whose trail cannot be read now is read again shortly. A damaged state file the repository
+      // needs (its signing key) stops the start instead, with the start's one line: no retry would mend it.
+      await service.follow(org).catch((err) => {
+        if (err instanceof StateFileError) throw err;
+        service.readFailed(org, err);
+      });
     }
     const stopHearingWebhooks = options.state.webhooks.onChange(() => {
       service.adoptWebhooks().catch((err) => service.logger.warn('webhooks: reading what another instance changed failed', { err }));
