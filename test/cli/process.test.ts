@@ -1,7 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleMain } from '../service/service-process.js';
-import { ROOT } from './cli-harness.js';
+import { ROOT, SAMPLE } from './cli-harness.js';
 
 // The in-process tests cover behaviour; this checks the CLI starts as a real process: its exit codes and
 // streams. It runs the CLI bundled from the sources here, as the service's process tests do, so it neither
@@ -19,6 +22,41 @@ describe('the flagops CLI as its own process', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toMatch(/^flags: valid \(/);
     expect(result.status).toBe(0);
+  });
+
+  it('stops quietly, with exit 0, when whoever reads its output stops reading (| head)', async () => {
+    // A repository whose accessors are well over a pipe's 64 KiB, so the reader is gone before the writing ends.
+    const dir = mkdtempSync(path.join(tmpdir(), 'flagops-cli-pipe-'));
+    try {
+      cpSync(SAMPLE, dir, { recursive: true });
+      const project = path.join(dir, 'projects', 'shop');
+      for (let i = 0; i < 2000; i++) {
+        const key = `generated-flag-${i}`;
+        writeFileSync(
+          path.join(project, 'flags', `${key}.yaml`),
+          `key: ${key}\nname: Generated ${i}\nkind: boolean\ndefaultValue: false\narchivedAt: null\n`,
+        );
+        for (const env of ['dev', 'staging', 'prod'])
+          writeFileSync(
+            path.join(project, 'environments', env, `${key}.yaml`),
+            'enabled: false\nrolloutPct: 0\nvalueOn: true\nvalueOff: false\nversion: 1\nrules: []\n',
+          );
+      }
+      const child = spawn(process.execPath, [bin.entry, 'generate', '--lang', 'ts', '--project', 'shop', '--dir', dir], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      child.stderr.on('data', (chunk) => {
+        stderr += chunk;
+      });
+      await new Promise((resolve) => child.stdout.once('data', resolve));
+      child.stdout.destroy();
+      const code = await new Promise((resolve) => child.once('close', resolve));
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('exits 2 on an unknown command', () => {
