@@ -26,7 +26,8 @@ type Options struct {
 	// RequestTimeout bounds each snapshot request, body included (default 10 s).
 	RequestTimeout time.Duration
 	// RetryInitial and RetryMax bound the delays between retries after a failure: doubling from the first
-	// to the last, half fixed and half random (defaults 1 s and 60 s).
+	// to the last, half fixed and half random (defaults 1 s and 10 s: after an outage of the server, a client
+	// learns of its changes, a kill included, within RetryMax of its return).
 	RetryInitial time.Duration
 	RetryMax     time.Duration
 	// StreamIdleTimeout reopens a stream that sent nothing, not even a heartbeat, for this long (default 60 s).
@@ -192,7 +193,7 @@ func newClient(opts Options) (*Client, error) {
 	opts.PollInterval = orDefault(opts.PollInterval, 30*time.Second)
 	opts.RequestTimeout = orDefault(opts.RequestTimeout, 10*time.Second)
 	opts.RetryInitial = orDefault(opts.RetryInitial, time.Second)
-	opts.RetryMax = orDefault(opts.RetryMax, 60*time.Second)
+	opts.RetryMax = orDefault(opts.RetryMax, 10*time.Second)
 	opts.StreamIdleTimeout = orDefault(opts.StreamIdleTimeout, 60*time.Second)
 	opts.CountsInterval = orDefault(opts.CountsInterval, 10*time.Second)
 	opts.ExposureFlushInterval = orDefault(opts.ExposureFlushInterval, 10*time.Second)

@@ -166,6 +166,43 @@ describe('retry delays', () => {
   });
 });
 
+describe('retry delays by default', () => {
+  it('never exceed 10 s, so changes made after an outage of the server (a kill) reach the client within 10 s of its return', async () => {
+    const scheduled: number[] = [];
+    const scheduler = {
+      now: () => 0,
+      setTimeout: (fn: () => void, ms: number) => {
+        scheduled.push(ms);
+        return setTimeout(fn, 0);
+      },
+      clearTimeout: (handle: unknown) => clearTimeout(handle as ReturnType<typeof setTimeout>),
+    };
+    const c = createClient({
+      evalUrl: 'http://127.0.0.1:9',
+      sdkKey: 'svc_sdk_x',
+      stream: false,
+      sendCounts: false,
+      fetch: async () => {
+        throw new TypeError('fetch failed');
+      },
+      scheduler,
+      random: () => 0.999999,
+      readyTimeoutMs: 100_000,
+      logger: quiet,
+    });
+    // Request deadlines (10 000) interleave with the retry delays.
+    const retries = () => scheduled.filter((ms) => ms !== 10_000 && ms !== 100_000);
+    await until(
+      async () => retries().length,
+      (n) => n >= 10,
+    );
+    await c.close();
+    expect(retries().slice(0, 10)).toEqual(
+      [1_000, 2_000, 4_000, 8_000, 10_000, 10_000, 10_000, 10_000, 10_000, 10_000].map((x) => expect.closeTo(x, -1)),
+    );
+  });
+});
+
 describe('an SDK that must never throw at its caller (style.md habit 10)', () => {
   let h: SdkHarness;
   let local: LocalClient;

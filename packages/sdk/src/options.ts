@@ -86,7 +86,7 @@ export function resolveOptions(options: ClientOptions): ResolvedOptions {
     readyTimeoutMs: positive('readyTimeoutMs', options.readyTimeoutMs, 5_000),
     requestTimeoutMs: positive('requestTimeoutMs', options.requestTimeoutMs, 10_000),
     retryInitialMs: positive('retryInitialMs', options.retryInitialMs, 1_000),
-    retryMaxMs: positive('retryMaxMs', options.retryMaxMs, 60_000),
+    retryMaxMs: positive('retryMaxMs', options.retryMaxMs, 10_000),
     streamIdleTimeoutMs: positive('streamIdleTimeoutMs', options.streamIdleTimeoutMs, 60_000),
     countsIntervalMs: positive('countsIntervalMs', options.countsIntervalMs, 10_000),
     sendCounts: options.sendCounts ?? true,

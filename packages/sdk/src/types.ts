@@ -88,7 +88,7 @@ export interface ClientOptions {
   requestTimeoutMs?: number;
   /** First retry delay after a failure; doubles each time, with jitter. Default 1 000. */
   retryInitialMs?: number;
-  /** Longest retry delay. Default 60 000. */
+  /** Longest retry delay: after an outage of the server, changes (a kill included) reach the client within this long of its return. Default 10 000. */
   retryMaxMs?: number;
   /** A stream that sends nothing (not even a heartbeat) for this long is considered dead. Default 60 000. */
   streamIdleTimeoutMs?: number;

@@ -93,7 +93,7 @@ class Client:
         bootstrap: Mapping[str, Any] | None = None,
         request_timeout: float = 10.0,
         retry_initial: float = 1.0,
-        retry_max: float = 60.0,
+        retry_max: float = 10.0,
         stream_idle_timeout: float = 60.0,
         logger: logging.Logger | None = None,
         send_exposures: bool = False,
