@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -437,3 +437,74 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     }
   });
 });
+
+describe('a push to /git/<org>.git while the git host hangs (takes connections, answers nothing)', () => {
+  it('is refused once the push timeout has passed, saying so, with nothing changed and no git left running', async () => {
+    const host = await startGitServer();
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flagops-remote-hung-push-'));
+    const work = mkdtempSync(path.join(os.tmpdir(), 'flagops-remote-hung-work-'));
+    const adminKey = generateKey('admin');
+    const service = await startService(
+      {
+        dataDir,
+        host: '127.0.0.1',
+        controlPort: 0,
+        evalPort: 0,
+        bootstrapKeys: [{ org: 'acme', key: adminKey }],
+        planProjectLimit: 25,
+        logLevel: 'error',
+        gitRemote: { url: host.url, pollSeconds: 0, pushTimeoutSeconds: 2 },
+      },
+      silentLogger,
+    );
+    try {
+      const admin = httpClient(service.controlUrl, adminKey);
+      const project = (await admin.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
+      await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed-while-hung' });
+      const checkout = path.join(work, 'checkout');
+      const url = `${service.controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
+      expect((await gitAsync(work, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+      const file = path.join(checkout, 'projects/shop/flags/pushed-while-hung.yaml');
+      writeFileSync(file, `${readFileSync(file, 'utf8')}description: pushed while the host hangs\n`);
+      git(checkout, 'commit', '--quiet', '-am', 'rename while the host hangs');
+      const before = git(service.repos.gitdirOf('acme'), 'rev-parse', 'main');
+      host.hang();
+      try {
+        const refused = await Promise.race([
+          gitAsync(checkout, 'push', 'origin', 'HEAD:main'),
+          sleep(20_000).then(() => ({ ok: true, stderr: 'no answer within 20 s' })),
+        ]);
+        expect(refused.stderr).toContain('did not answer within');
+        expect(refused.ok).toBe(false);
+        expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(before);
+      } finally {
+        host.answer();
+      }
+      // The push on to the host was stopped with its HTTP helper: no git of it is left talking to the host.
+      await until(
+        async () => gitProcessesTalkingTo(host.url),
+        (n) => n === 0,
+        5_000,
+      );
+      expect(git(host.gitdir, 'rev-parse', 'main')).toBe(before);
+    } finally {
+      await service.stop();
+      await host.stop();
+      await rm(dataDir, { recursive: true, force: true });
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});
+
+/** How many processes on the machine have `url` on their command line (git's remote-http helper names it). */
+function gitProcessesTalkingTo(url: string): number {
+  let n = 0;
+  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(url)) n++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return n;
+}

@@ -48,14 +48,23 @@ const MOVED = /\[rejected\]|non-fast-forward|fetch first|stale info/;
  */
 export function pushOn(target: PushOnTarget, commit: string): Promise<string | null> {
   return new Promise((resolve) => {
-    const child = spawn('git', ['push', '--porcelain', '--quiet', 'flagops-remote', `${commit}:refs/heads/main`], {
+    // curl's low-speed limit ends git's HTTP helper too when the host stops answering: stopping git push at the
+    // deadline leaves its helper, which would otherwise go on waiting on the host for ever.
+    const seconds = String(Math.max(1, Math.ceil(target.timeoutMs / 1000)));
+    const args = ['-c', 'http.lowSpeedLimit=1', '-c', `http.lowSpeedTime=${seconds}`, 'push', '--porcelain', '--quiet'];
+    const child = spawn('git', [...args, 'flagops-remote', `${commit}:refs/heads/main`], {
       stdio: ['ignore', 'pipe', 'pipe'],
       env: pushOnEnv(process.env, target.url),
     });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), target.timeoutMs);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      // The helper git started holds the other ends of these pipes until it ends: the push is answered now.
+      child.stdout.destroy();
+      child.stderr.destroy();
+    }, target.timeoutMs);
     const where = `the git remote ${printable(target.url)}`;
     child.on('error', (err) => {
       clearTimeout(timer);
