@@ -348,6 +348,26 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.name).not.toBe('Pushed while down');
   });
 
+  it("refuses a push to /git/<org>.git that the git host refuses (a protected branch), with the host's own words", async () => {
+    await gitHook(); // main up to the remote first
+    const checkout = path.join(work, 'host-refuses');
+    const url = `${service.controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
+    expect((await gitAsync(work, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+    git(checkout, 'commit', '--quiet', '--allow-empty', '-m', 'pushed to a protected main');
+    const before = git(service.repos.gitdirOf('acme'), 'rev-parse', 'main');
+    const hookFile = path.join(host.gitdir, 'hooks', 'pre-receive');
+    writeFileSync(hookFile, '#!/bin/sh\necho "branch protection: main is protected" >&2\nexit 1\n', { mode: 0o755 });
+    try {
+      const refused = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(refused.ok).toBe(false);
+      expect(refused.stderr).toContain('refused the push: branch protection: main is protected');
+      expect(refused.stderr).not.toContain('when it is back');
+      expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(before);
+    } finally {
+      rmSync(hookFile);
+    }
+  });
+
   it('says in /healthz that main and the remote have diverged, until they no longer have', async () => {
     const hook = gitHook;
     await hook(); // main up to the remote first
@@ -362,6 +382,16 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
       expect(health.status).toBe('degraded');
       expect(health.gitRemote).toMatchObject({ reachable: true, diverged: true });
       expect(health.gitRemote.error).toContain('have diverged');
+      // A push through the service is refused saying so, not with advice to rebase that could never work.
+      const checkout = path.join(work, 'while-diverged');
+      const url = `${service.controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
+      expect((await gitAsync(work, 'clone', '--quiet', url, checkout)).ok).toBe(true);
+      git(checkout, 'commit', '--quiet', '--allow-empty', '-m', 'pushed while diverged');
+      const refused = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(refused.ok).toBe(false);
+      expect(refused.stderr).toContain('have diverged');
+      expect(refused.stderr).not.toContain('rebase on main');
+      expect(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main')).toBe(head);
     } finally {
       git(host.gitdir, 'update-ref', 'refs/heads/main', head);
     }

@@ -5,6 +5,11 @@ export interface PushOnTarget {
   /** FLAGOPS_GIT_REMOTE: a URL or path, credentials included. */
   url: string;
   timeoutMs: number;
+  /**
+   * Why main here and the remote's main had diverged when the push came (changes are refused until an operator
+   * reconciles them); null when they had not. A value, not a question: the target reaches the hook as JSON.
+   */
+  diverged?: string | null;
 }
 
 /** The remote's URL with any password replaced, for what the pusher reads. */
@@ -37,6 +42,9 @@ function pushOnEnv(hookEnv: NodeJS.ProcessEnv, url: string): Record<string, stri
   };
 }
 
+/** The host took the update and refused it itself (a protected branch, a hook of its own). */
+const REFUSED_BY_HOST = /\[remote rejected\]/;
+
 /** The host refused the update because its main is no longer the commit the push builds on. */
 const MOVED = /\[rejected\]|non-fast-forward|fetch first|stale info/;
 
@@ -47,6 +55,7 @@ const MOVED = /\[rejected\]|non-fast-forward|fetch first|stale info/;
  * why the push is refused, nothing changed anywhere.
  */
 export function pushOn(target: PushOnTarget, commit: string): Promise<string | null> {
+  if (target.diverged) return Promise.resolve(`refs/heads/main: ${target.diverged}; nothing was changed`);
   return new Promise((resolve) => {
     // curl's low-speed limit ends git's HTTP helper too when the host stops answering: stopping git push at the
     // deadline leaves its helper, which would otherwise go on waiting on the host for ever.
@@ -80,7 +89,18 @@ export function pushOn(target: PushOnTarget, commit: string): Promise<string | n
         resolve(
           `refs/heads/main: ${where} has changes main here does not have yet (another control plane, or a merge on the git host); nothing was changed: fetch again in a moment, rebase on main and push again`,
         );
-      else resolve(`refs/heads/main: ${where} did not take the push (${said}); nothing was changed: push again when it is back`);
+      else if (REFUSED_BY_HOST.test(out)) {
+        // The host answered and refused (a protected branch, its own hook): its words say why; pushing again will not do.
+        const hostSaid = printable(out)
+          .split('\n')
+          .flatMap((line) => (line.startsWith('remote: ') ? [line.slice('remote: '.length).trim()] : []))
+          .filter((line) => line !== '')
+          .join(' ')
+          .slice(0, 300);
+        resolve(
+          `refs/heads/main: ${where} refused the push${hostSaid ? `: ${hostSaid}` : ` (${said})`}; nothing was changed here or there`,
+        );
+      } else resolve(`refs/heads/main: ${where} did not take the push (${said}); nothing was changed: push again when it is back`);
     });
   });
 }

@@ -135,8 +135,13 @@ export class RemoteMode {
   }
 
   /** Where a push through /git/<org>.git goes before main moves here: the remote, as every change does. */
-  pushTarget(): { url: string; timeoutMs: number } {
-    return { url: this.settings.url, timeoutMs: (this.settings.pushTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000 };
+  pushTarget(): { url: string; timeoutMs: number; diverged: string | null } {
+    const health = this.sync.health();
+    return {
+      url: this.settings.url,
+      timeoutMs: (this.settings.pushTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000,
+      diverged: health.diverged ? (health.error ?? 'main and the git remote have diverged') : null,
+    };
   }
 
   /**
