@@ -50,9 +50,43 @@ class _Usage(Exception):
     """A wrong command line: its message goes to stderr, exit status 2."""
 
 
+# The server's limits on a request body (1 MiB, arrays and objects nested at most 100 levels) as they bear on the
+# context it carries, one level inside the body: what the command refuses as the server would.
+_MAX_CONTEXT_BYTES = 1 << 20
+_MAX_CONTEXT_DEPTH = 99
+
+
+def _too_large_for_the_server(text: str) -> str | None:
+    if len(text.encode("utf-8")) > _MAX_CONTEXT_BYTES:
+        return "is over 1 MiB, which the server refuses"
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "{[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "}]":
+            depth -= 1
+    if deepest > _MAX_CONTEXT_DEPTH:
+        return f"nests arrays and objects more than {_MAX_CONTEXT_DEPTH} levels deep, which the server refuses"
+    return None
+
+
 def _context(text: str | None, where: str = "--context") -> Any:
     if text is None:
         return None
+    too_large = _too_large_for_the_server(text.strip())
+    if too_large is not None:
+        raise _Usage(f"{where} {too_large}")
     try:
         context = json.loads(text)
     except ValueError as err:

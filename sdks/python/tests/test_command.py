@@ -57,6 +57,24 @@ def test_wrong_arguments_are_one_line_and_exit_2_never_a_traceback(server, tmp_p
         assert ran.stderr.count("\n") == 1, ran.stderr
 
 
+def _nested(n):
+    """A context whose attribute "deep" holds n objects one inside the other: the body carrying it nests n+3 levels."""
+    return '{"attributes":{"deep":' + '{"a":' * n + "1" + "}" * n + "}}"
+
+
+def test_a_context_the_server_would_refuse_for_its_size_or_depth_is_exit_2(server, tmp_path):
+    too_big = tmp_path / "big.jsonl"
+    too_big.write_text('{"userId":"' + "x" * (1 << 20) + '"}\n')
+    for args in (
+        ("--context", _nested(98)),
+        ("--contexts-file", str(too_big)),
+    ):
+        ran = command("evaluate", "--url", server.url, "--sdk-key", KEY, *args, "banner")
+        assert ran.returncode == 2 and "which the server refuses" in ran.stderr, (args[0], ran.stderr)
+    within = command("evaluate", "--url", server.url, "--sdk-key", KEY, "--context", _nested(97), "banner")
+    assert within.returncode == 0, within.stderr
+
+
 def test_watch_exits_1_at_once_when_the_first_snapshot_cannot_be_fetched(server):
     with socket.socket() as unused:
         unused.bind(("127.0.0.1", 0))

@@ -81,11 +81,55 @@ func parseArgs(argv []string) (args, error) {
 		return a, errors.New("--url and --sdk-key are required")
 	}
 	if contextJSON != "" {
+		if problem := tooLargeForTheServer(contextJSON); problem != "" {
+			return a, fmt.Errorf("--context %s", problem)
+		}
 		if err := json.Unmarshal([]byte(contextJSON), &a.context); err != nil {
 			return a, fmt.Errorf("--context: %v", err)
 		}
 	}
 	return a, nil
+}
+
+// The server's limits on a request body (1 MiB, arrays and objects nested at most 100 levels) as they
+// bear on the context it carries (one level inside the body): what the command must refuse as the
+// server would. The reason, or "" when the context is within them.
+const (
+	maxContextBytes = 1 << 20
+	maxContextDepth = 99
+)
+
+func tooLargeForTheServer(text string) string {
+	if len(text) > maxContextBytes {
+		return "is over 1 MiB, which the server refuses"
+	}
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		switch {
+		case inString:
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+			if depth > deepest {
+				deepest = depth
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	if deepest > maxContextDepth {
+		return fmt.Sprintf("nests arrays and objects more than %d levels deep, which the server refuses", maxContextDepth)
+	}
+	return ""
 }
 
 func main() {

@@ -118,6 +118,13 @@ func TestEvaluateErrors(t *testing.T) {
 		"not http":      {"watch", "--url", "ftp://127.0.0.1/", "--sdk-key", "svc_sdk_k", "f"},
 		"a query":       {"evaluate", "--url", url + "?x=1", "--sdk-key", "svc_sdk_k", "f"},
 		"a fragment":    {"evaluate", "--url", url + "#top", "--sdk-key", "svc_sdk_k", "f"},
+		"too deep":      {"evaluate", "--url", url, "--sdk-key", "svc_sdk_k", "--context", nested(98), "f"},
+		"too big":       {"evaluate", "--url", url, "--sdk-key", "svc_sdk_k", "--context", `{"userId":"` + strings.Repeat("x", 1<<20) + `"}`, "f"},
+	}
+	// Within the server's limits: evaluated.
+	var within bytes.Buffer
+	if code := run(context.Background(), []string{"evaluate", "--url", url, "--sdk-key", "svc_sdk_k", "--context", nested(97), "f"}, &within, io.Discard); code != 0 {
+		t.Errorf("a context nested 99 levels: exit %d", code)
 	}
 	for name, argv := range cases {
 		var out, errs bytes.Buffer
@@ -249,4 +256,9 @@ func TestWatch(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("watch did not stop")
 	}
+}
+
+// A context whose attribute "deep" holds n objects one inside the other: the body carrying it nests n+3 levels.
+func nested(n int) string {
+	return `{"attributes":{"deep":` + strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) + "}}"
 }
