@@ -11,7 +11,7 @@ import { gitAsync } from '../git-http/git-async.js';
 import { until } from '../helpers/deadlines.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
-import { startGitServer } from './git-server.js';
+import { remoteConfig, startGitServer } from './git-server.js';
 
 const SECRET = 'a-long-shared-webhook-secret';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -475,16 +475,7 @@ describe('a push to /git/<org>.git while the git host hangs (takes connections, 
     const work = mkdtempSync(path.join(os.tmpdir(), 'flagops-remote-hung-work-'));
     const adminKey = generateKey('admin');
     const service = await startService(
-      {
-        dataDir,
-        host: '127.0.0.1',
-        controlPort: 0,
-        evalPort: 0,
-        bootstrapKeys: [{ org: 'acme', key: adminKey }],
-        planProjectLimit: 25,
-        logLevel: 'error',
-        gitRemote: { url: host.url, pollSeconds: 0, pushTimeoutSeconds: 2 },
-      },
+      remoteConfig(dataDir, host.url, adminKey, { gitRemote: { url: host.url, pollSeconds: 0, pushTimeoutSeconds: 2 } }),
       silentLogger,
     );
     try {
