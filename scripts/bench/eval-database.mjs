@@ -4,6 +4,7 @@
 // core 0, autocannon (50 keep-alive connections) and PostgreSQL to core 1.
 //
 //   npm run build && npm run bench -- eval-database          (BENCH_SECONDS 5, BENCH_ROUNDS 3)
+//   BENCH_AA=1 node scripts/bench/eval-database.mjs           both servers on the files: the spread of two identical ones
 import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -14,6 +15,8 @@ import { loadClusterHarness } from './lib/cluster-harness.mjs';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+/** An A/A run: the "PostgreSQL" server keeps its state in files too, so the ratio shows only the machine's noise. */
+const sameBoth = process.env.BENCH_AA === '1';
 const { PostgresCluster, POSTGRES_MISSING } = await loadClusterHarness();
 if (POSTGRES_MISSING !== null) {
   console.log(`skipped: ${POSTGRES_MISSING}`);
@@ -57,7 +60,7 @@ const bodies = {
 };
 const servers = {};
 try {
-  servers.postgres = await startChild({ FLAGOPS_DATABASE_URL: await postgres.createDatabase() });
+  servers.postgres = await startChild(sameBoth ? {} : { FLAGOPS_DATABASE_URL: await postgres.createDatabase() });
   servers.files = await startChild({});
   const totals = {};
   for (const [name, body] of Object.entries(bodies)) {
@@ -73,8 +76,10 @@ try {
     }
   }
   const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  console.log(`\nPOST /v1/evaluate, state in PostgreSQL vs in files, ${rounds} alternating rounds of ${seconds} s, 50 connections\n`);
-  console.log('| request | PostgreSQL, requests/s | files, requests/s | PostgreSQL / files |\n|---|---|---|---|');
+  const what = sameBoth ? 'A/A: two servers, both with their state in files' : 'state in PostgreSQL vs in files';
+  console.log(`\nPOST /v1/evaluate, ${what}, ${rounds} alternating rounds of ${seconds} s, 50 connections\n`);
+  const [a, b] = sameBoth ? ['files (A)', 'files (B)'] : ['PostgreSQL', 'files'];
+  console.log(`| request | ${a}, requests/s | ${b}, requests/s | ${a} / ${b} |\n|---|---|---|---|`);
   for (const [name, { postgres: withDb, files }] of Object.entries(totals)) {
     console.log(
       `| ${name} | ${Math.round(mean(withDb)).toLocaleString('en')} | ${Math.round(mean(files)).toLocaleString('en')} | ${((mean(withDb) / mean(files)) * 100).toFixed(1)} % |`,
