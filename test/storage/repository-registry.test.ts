@@ -49,6 +49,18 @@ describe('RepositoryRegistry', () => {
       await registry.closeAll();
     }
   });
+
+  it('opens nothing after closeAll: a task still running at a stop gets 503 unavailable and writes nothing to the data directory', async () => {
+    const dataDir = tempDir();
+    const registry = new RepositoryRegistry({ dataDir, trust: (await stateIn(dataDir)).commitTrust, watch: false });
+    await registry.get('acme');
+    await registry.closeAll();
+    const before = readdirSync(dataDir, { recursive: true }).sort();
+    for (const org of ['acme', 'globex']) {
+      await expect(registry.get(org), org).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('stopping') });
+    }
+    expect(readdirSync(dataDir, { recursive: true }).sort()).toEqual(before);
+  });
 });
 
 describe('packing, which the service alone does (housekeeping), never git on its own beside it', () => {

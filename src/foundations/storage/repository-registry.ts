@@ -1,5 +1,5 @@
 import { basename, join, resolve } from 'node:path';
-import { InvalidInputError } from '../errors/kinds.js';
+import { FlagopsError, InvalidInputError } from '../errors/kinds.js';
 import { type Logger, silentLogger } from '../log/logger.js';
 import type { CommitTrustStore } from '../state/index.js';
 import { loadSigningKey } from './commit-trust.js';
@@ -43,6 +43,8 @@ export class RepositoryRegistry {
   private readonly repos = new Map<string, Promise<FlagRepository>>();
   private readonly logger: Logger;
   private signingKey: Promise<Buffer> | undefined;
+  /** Set by closeAll: a repository opened after it would write to a data directory its owner has let go of. */
+  private closed = false;
   readonly housekeeping: Housekeeping;
 
   constructor(private readonly options: RegistryOptions) {
@@ -100,6 +102,7 @@ export class RepositoryRegistry {
   get(org: string): Promise<FlagRepository> {
     let repo = this.repos.get(org);
     if (!repo) {
+      if (this.closed) return Promise.reject(new FlagopsError('unavailable', 'the service is stopping; try again shortly'));
       let gitdir: string;
       try {
         gitdir = this.gitdirOf(org);
@@ -148,6 +151,7 @@ export class RepositoryRegistry {
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     await this.housekeeping.close();
     const opened = [...this.repos.values()];
     this.repos.clear();
