@@ -1,5 +1,9 @@
-import type { AuditEntry } from '@flagops/core';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { type AuditEntry, ENVIRONMENTS } from '@flagops/core';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { pushEdit } from '../helpers/git-cli.js';
 import { useMcpSuite } from './harness/mcp-suite.js';
 import { textOf } from './harness/spawn-mcp.js';
 
@@ -90,6 +94,42 @@ describe('get_audit_log', () => {
     const page2 = second.structuredContent as { entries: AuditEntry[] };
     expect(page2.entries).toHaveLength(1);
     expect(page2.entries[0].id).not.toBe(page1.entries[0].id);
+  });
+
+  it('finds the entries of a flag deleted since by its key, as the API does with flagKey', async () => {
+    const { id } = await suite.service.flag('old-banner', { prod: { enabled: true, rolloutPct: 30 } });
+    pushEdit(
+      suite.service.svc.gitdir(),
+      (checkout) => {
+        rmSync(join(checkout, layout.flagFile('shop', 'old-banner')));
+        for (const env of ENVIRONMENTS) rmSync(join(checkout, layout.configFile('shop', env, 'old-banner')), { force: true });
+      },
+      'Remove old-banner',
+    );
+    await expect.poll(async () => (await suite.service.admin.get(`/api/v1/flags/${id}`)).status).toBe(404);
+
+    const result = await suite.mcp.call('get_audit_log', { key: 'old-banner' });
+    expect(result.isError).toBeFalsy();
+    const { entries } = result.structuredContent as { entries: AuditEntry[] };
+    expect(entries.map((e) => [e.action, e.flagKey, e.environment])).toEqual([
+      ['flag_delete', 'old-banner', null],
+      ['config_update', 'old-banner', 'prod'],
+      ['flag_create', 'old-banner', null],
+    ]);
+    const none = await suite.mcp.call('get_audit_log', { key: 'never-a-flag' });
+    expect(none.isError).toBeFalsy();
+    expect(textOf(none)).toContain('No audit entries match for flag key "never-a-flag"');
+
+    const api = (query: string) => suite.service.admin.get(`/api/v1/audit?projectId=${suite.service.projectId}&${query}`);
+    expect((await api('flagKey=old-banner')).body.entries).toEqual(entries);
+    expect(await api(`flagKey=old-banner&flagId=${id}`)).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_input', message: expect.stringMatching(/^flagKey: /) } },
+    });
+    expect(await api(`flagKey=${'k'.repeat(129)}`)).toMatchObject({
+      status: 400,
+      body: { error: { message: expect.stringMatching(/^flagKey: /) } },
+    });
   });
 });
 

@@ -15,6 +15,7 @@ function auditRequest(query: Query): AuditRequest {
   const request: AuditRequest = { limit: integerQuery(query, 'limit', { min: 1, max: MAX_LIMIT, fallback: 50 }) };
   const projectId = optionalQuery(query, 'projectId');
   const flagId = optionalQuery(query, 'flagId');
+  const flagKey = optionalQuery(query, 'flagKey');
   const environment = optionalQuery(query, 'environment');
   const action = optionalQuery(query, 'action');
   const cursor = optionalQuery(query, 'cursor');
@@ -30,6 +31,11 @@ function auditRequest(query: Query): AuditRequest {
   }
   if (projectId !== undefined) request.projectId = projectId;
   if (flagId !== undefined) request.flagId = flagId;
+  if (flagKey !== undefined) {
+    if (flagId !== undefined) throw new InvalidInputError('flagKey: give flagId or flagKey, not both', 'flagKey');
+    if (flagKey.length === 0 || flagKey.length > 128) throw new InvalidInputError('flagKey: 1 to 128 characters', 'flagKey');
+    request.flagKey = flagKey;
+  }
   if (environment !== undefined) {
     if (!isEnvironmentName(environment)) throw new InvalidInputError('environment: must be dev, staging or prod', 'environment');
     request.environment = environment;
@@ -56,6 +62,8 @@ export const auditRoutes = [
 export interface AuditRequest {
   projectId?: string;
   flagId?: string;
+  /** A key, not an id: matched against the entries themselves, so a flag deleted since is found too. */
+  flagKey?: string;
   environment?: EnvironmentName;
   action?: AuditAction;
   /** A name or key prefix: only that actor's entries. */
@@ -85,6 +93,7 @@ export async function readAudit(ws: Workspace, request: AuditRequest): Promise<A
       query.flagKey = flag.meta.key;
     }
   }
+  if (request.flagKey !== undefined) query.flagKey = request.flagKey;
   if (request.environment !== undefined) query.environment = request.environment;
   if (request.action !== undefined) query.action = request.action;
   if (request.actor !== undefined) query.actor = request.actor;

@@ -96,6 +96,8 @@ export interface AuditPage {
 export interface AuditQuery {
   projectId?: string;
   flagId?: string;
+  /** Matched against the entries, so a flag deleted since is found too. */
+  flagKey?: string;
   environment?: EnvironmentName;
   action?: string;
   limit?: number;

@@ -36,7 +36,7 @@ export const getAuditLog = defineTool({
     'Read-only. Filter by flag key, environment and action; page with the nextCursor of the previous answer.',
   ].join(' '),
   input: {
-    key: flagKey.optional().describe('Only entries of this flag.'),
+    key: flagKey.optional().describe('Only entries of this flag (a flag deleted since included).'),
     env: environment.optional().describe('Only entries in this environment.'),
     action: z.enum(AUDIT_ACTIONS).optional().describe('Only this kind of change, e.g. kill or promote.'),
     limit: z.number().int().min(1).max(500).optional().describe('How many entries, 1 to 500 (default 50).'),
@@ -45,10 +45,13 @@ export const getAuditLog = defineTool({
   annotations: { readOnlyHint: true, openWorldHint: false },
   async run({ key, env, action, limit, cursor }, { scope }) {
     const query: AuditQuery = { projectId: await scope.projectId(), environment: env, action, limit, cursor };
-    if (key !== undefined) query.flagId = (await scope.flag(key)).id;
+    // By key, not by id: the entries of a flag deleted since stay in the trail, and are found by its key.
+    if (key !== undefined) query.flagKey = key;
     const page = await scope.api.audit(query);
     const count = page.entries.length;
-    const lines = [count === 0 ? 'No audit entries match.' : `${count} audit entr${count === 1 ? 'y' : 'ies'}, newest first:`];
+    const none =
+      key === undefined ? 'No audit entries match.' : `No audit entries match for flag key "${key}" (list_flags shows the current keys).`;
+    const lines = [count === 0 ? none : `${count} audit entr${count === 1 ? 'y' : 'ies'}, newest first:`];
     lines.push(...page.entries.map(auditEntryLine));
     if (page.nextCursor) lines.push(`Older entries: call again with cursor "${page.nextCursor}".`);
     return toolSuccess(lines.join('\n'), { entries: page.entries, nextCursor: page.nextCursor });
