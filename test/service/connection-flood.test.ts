@@ -138,7 +138,8 @@ describe('a flood of idle connections', () => {
         else await new Promise((r) => setTimeout(r, 250));
       }
       expect(answer).toMatchObject({ value: false, reason: 'killed' });
-      expect(flood.filter((c) => c.open())).toHaveLength(0);
+      // Timed out together, but closed one by one: on a busy machine the port may answer before the last is.
+      await expect.poll(() => flood.filter((c) => c.open()).length, { timeout: 5_000 }).toBe(0);
     } finally {
       for (const c of flood) c.socket.destroy();
     }
