@@ -90,6 +90,14 @@ describe('a trigger call’s body', () => {
     expect(readAlertPayload({ ...alertmanager, reason: 'manual' }).reason).toBe('manual');
   });
 
+  it('keeps a reason of up to 4,096 characters whole, as a kill does, and cuts a longer one with a mark', () => {
+    const whole = 'r'.repeat(4096);
+    expect(readAlertPayload({ reason: whole }).reason).toBe(whole);
+    const cut = readAlertPayload({ commonAnnotations: { summary: `${'é'.repeat(5000)}` } }).reason!;
+    expect([...cut]).toHaveLength(4096);
+    expect(cut.endsWith('é…')).toBe(true);
+  });
+
   it('says resolved for a resolved Alertmanager payload, and nothing for any other JSON', () => {
     expect(readAlertPayload({ status: 'resolved', commonAnnotations: { summary: 'ok again' } }).resolved).toBe(true);
     for (const body of [null, [], 'text', 3, {}, { reason: '  ' }, { commonAnnotations: 'x' }]) {

@@ -11,12 +11,18 @@ export interface AlertPayload {
   reason?: string;
 }
 
-const MAX_REASON_LENGTH = 1000;
+/** A kill's reason as kills.yaml keeps it (and the kill API takes it): a longer one is cut, never refused. */
+const MAX_REASON_LENGTH = 4096;
 
+/**
+ * A monitoring tool's text, cut to what a kill keeps and marked so where cut: a trigger never refuses to kill
+ * for a long description, as the kill API refuses a reason over the limit.
+ */
 function text(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const trimmed = value.trim();
-  return trimmed === '' ? undefined : trimmed.slice(0, MAX_REASON_LENGTH);
+  if (trimmed === '') return undefined;
+  return [...trimmed].length <= MAX_REASON_LENGTH ? trimmed : `${[...trimmed].slice(0, MAX_REASON_LENGTH - 1).join('')}…`;
 }
 
 export function readAlertPayload(body: unknown): AlertPayload {
