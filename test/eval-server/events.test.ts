@@ -103,6 +103,16 @@ describe('POST /v1/events', () => {
     expect(await events()).toEqual(before);
   });
 
+  it('says a flagKey that is no string is no string, and only that, through the fast path and the app', async () => {
+    for (const url of ['/v1/events', '/v1/events?from=app']) {
+      for (const flagKey of [5, true, { a: 1 }]) {
+        const res = await sdk.post(url, { events: [{ type: 'exposure', flagKey, variation: 'on' }] });
+        expect(res.status).toBe(400);
+        expect(res.body.error.message).toBe('events[0].flagKey: must be a string');
+      }
+    }
+  });
+
   it('says an event more than an hour ahead is, as field: message, through the fast path and the app', async () => {
     const at = new Date(Date.now() + 3 * 3_600_000).toISOString();
     for (const url of ['/v1/events', '/v1/events?from=app']) {
