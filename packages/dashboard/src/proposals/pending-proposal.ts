@@ -3,7 +3,7 @@ import { h, replace } from '../dom.js';
 import { hrefOf } from '../route.js';
 import type { FlagView } from '../types.js';
 import { decideProposal } from './decide-proposal.js';
-import { actorText, type Proposal, proposalDetails, staleNotice } from './proposal-view.js';
+import { actorText, type Proposal, proposalDetails, proposalEnvironment, staleNotice } from './proposal-view.js';
 
 export interface PendingProposal {
   element: HTMLElement;
@@ -51,7 +51,7 @@ export function pendingProposal(api: Api, initial: FlagView, mayDecide = true): 
     return h(
       'div',
       { class: p.stale ? 'notice pending-proposal stale' : 'notice pending-proposal', 'data-proposal': p.id },
-      h('strong', null, `${p.stale ? 'Stale proposal' : 'Pending proposal'} for ${p.environment}`),
+      h('strong', null, `${p.stale ? 'Stale proposal' : 'Pending proposal'} for ${proposalEnvironment(p)}`),
       ` by ${actorText(p.proposedBy)} — `,
       h('a', { href: hrefOf({ name: 'proposals' }) }, p.stale ? 'Proposals page' : 'review it'),
       staleNotice(p),

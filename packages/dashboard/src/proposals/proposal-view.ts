@@ -11,9 +11,15 @@ export function actorText(actor: Proposal['proposedBy']): string {
   return [actor.type, actor.keyPrefix, name && (actor.keyPrefix ? `(${name})` : name)].filter(Boolean).join(' ');
 }
 
-/** Where a proposal acts: a flag in an environment, or a segment of a project. */
+/** The environment a proposal acts in; an archive (no environment) acts in all of them. */
+export function proposalEnvironment(p: Pick<Proposal, 'environment'>): string {
+  return p.environment ?? 'every environment';
+}
+
+/** Where a proposal acts: a flag in an environment (or in all, for an archive), or a segment of a project. */
 export function proposalSubject(p: Proposal): string {
-  if (p.flagKey) return `${p.projectSlug}/${p.flagKey} in ${p.environment}${p.fromEnvironment ? ` (from ${p.fromEnvironment})` : ''}`;
+  if (p.flagKey)
+    return `${p.projectSlug}/${p.flagKey} in ${proposalEnvironment(p)}${p.fromEnvironment ? ` (from ${p.fromEnvironment})` : ''}`;
   return `segment ${p.segmentKey} of ${p.projectSlug}`;
 }
 
