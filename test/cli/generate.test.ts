@@ -79,6 +79,33 @@ describe('flagops generate', () => {
     expect(missing.stderr).toContain('no project nope');
   });
 
+  it('names --dir or --out, and what to give instead, when the one cannot be read or the other written', async () => {
+    const notDir = await flagops([
+      'generate',
+      '--lang',
+      'ts',
+      '--project',
+      'shop',
+      '--dir',
+      path.join(SAMPLE, 'projects', 'shop', 'project.yaml'),
+    ]);
+    expect(notDir.code).toBe(1);
+    expect(notDir.stderr).toMatch(
+      /^flagops generate: --dir .*project\.yaml is not a directory that can be read; give the flags repository's root\n$/,
+    );
+    const intoDir = await flagops(['generate', '--lang', 'ts', '--project', 'shop', '--dir', SAMPLE, '--out', dir]);
+    expect(intoDir).toMatchObject({
+      code: 1,
+      stderr: `flagops generate: --out ${dir} is a directory; give the path of a file to write; nothing was written\n`,
+    });
+    const noFolder = path.join(dir, 'missing', 'flags.ts');
+    const intoNothing = await flagops(['generate', '--lang', 'ts', '--project', 'shop', '--dir', SAMPLE, '--out', noFolder]);
+    expect(intoNothing.code).toBe(1);
+    expect(intoNothing.stderr).toBe(
+      `flagops generate: --out ${noFolder}: its folder does not exist; make it first, or give another path; nothing was written\n`,
+    );
+  });
+
   it('writes one accessor per flag, typed from its kind, defaulting to its defaultValue, documented', async () => {
     const { code, stdout } = await flagops(['generate', '--lang', 'ts', '--project', 'shop', '--dir', SAMPLE]);
     expect(code).toBe(0);

@@ -1,6 +1,7 @@
-import { writeFile } from 'node:fs/promises';
+import { stat, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { fileSystemFault } from '../../../foundations/errors/file-system-fault.js';
 import { readRepositoryFiles } from '../../../foundations/repository/read-repository.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { accessorProject } from '../generate/accessor-model.js';
@@ -55,7 +56,16 @@ async function run(args: string[], io: CliIo): Promise<number> {
   if (!values.project) throw new UsageError('--project is required');
   if (!/^[a-z_][a-z0-9_]*$/.test(values.package)) throw new UsageError('--package must be a lower-case Go package name');
 
-  const files = await readRepositoryDirectory(resolve(io.cwd, values.dir));
+  const root = resolve(io.cwd, values.dir);
+  const isDir = await stat(root).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+  if (!isDir) {
+    io.stderr(`flagops generate: --dir ${values.dir} is not a directory that can be read; give the flags repository's root\n`);
+    return EXIT.failed;
+  }
+  const files = await readRepositoryDirectory(root);
   if (!files) {
     io.stderr(`flagops generate: ${values.dir} has no projects/ folder; is it the root of a flags repository?\n`);
     return EXIT.failed;
@@ -75,10 +85,26 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const code = lang === 'ts' ? emitTypeScript(model) : lang === 'go' ? emitGo(model, values.package) : emitPython(model);
   if (values.out === undefined) io.stdout(code);
   else {
-    await writeFile(resolve(io.cwd, values.out), code);
+    const written = await writeFile(resolve(io.cwd, values.out), code).then(
+      () => null,
+      (err: NodeJS.ErrnoException) => outFault(values.out!, err),
+    );
+    if (written !== null) {
+      io.stderr(`flagops generate: ${written}; nothing was written\n`);
+      return EXIT.failed;
+    }
     io.stderr(`flagops generate: wrote ${model.flags.length} accessor(s) to ${values.out}\n`);
   }
   return EXIT.ok;
+}
+
+/** Why `--out` could not be written, in words naming the option and what to give instead. */
+function outFault(out: string, err: NodeJS.ErrnoException): string {
+  if (err.code === 'EISDIR') return `--out ${out} is a directory; give the path of a file to write`;
+  if (err.code === 'ENOENT' || err.code === 'ENOTDIR')
+    return `--out ${out}: its folder does not exist; make it first, or give another path`;
+  const fault = fileSystemFault(err);
+  return `--out ${out} cannot be written: ${fault?.message ?? err.code ?? err.message}`;
 }
 
 export const generateCommand: Command = {
