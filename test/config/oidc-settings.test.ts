@@ -42,11 +42,14 @@ describe('FLAGOPS_OIDC_* settings', () => {
     expect(parseOidcSettings({ FLAGOPS_OIDC_ISSUER: FULL.FLAGOPS_OIDC_ISSUER })).toEqual({
       problem: 'single sign-on needs FLAGOPS_OIDC_CLIENT_ID, FLAGOPS_OIDC_CLIENT_SECRET, FLAGOPS_OIDC_ROLES too (set: FLAGOPS_OIDC_ISSUER)',
     });
+    // Found once the issuer was read: it comes along, so the sign-in page and /healthz name the provider.
     expect(parseOidcSettings({ ...FULL, FLAGOPS_OIDC_ROLES: 'admins' })).toEqual({
       problem: 'FLAGOPS_OIDC_ROLES entry "admins" is not <group>=<role>',
+      issuer: new URL(FULL.FLAGOPS_OIDC_ISSUER),
     });
     expect(parseOidcSettings({ ...FULL, FLAGOPS_OIDC_SCOPES: 'email groups' })).toEqual({
       problem: 'FLAGOPS_OIDC_SCOPES must include openid',
+      issuer: new URL(FULL.FLAGOPS_OIDC_ISSUER),
     });
   });
 });

@@ -78,6 +78,20 @@ describe('single sign-on misconfigured or out of reach', () => {
     expect(await login.text()).toContain(problem.replaceAll('"', '&quot;'));
   });
 
+  it('names the provider, on the button and in /healthz, when what is wrong is the role mapping', async () => {
+    svc = await startTestService({
+      oidc: settings('https://sso.example.com', { FLAGOPS_OIDC_ROLES: 'flag-admins' }),
+      metrics: { enabled: true, token: TOKEN },
+    });
+    expect((await health(svc)).sso).toEqual({
+      issuer: 'https://sso.example.com/',
+      state: 'misconfigured',
+      error: expect.stringMatching(/^FLAGOPS_OIDC_ROLES /),
+    });
+    const options = (await (await fetch(`${svc.controlUrl}/dashboard/api/sign-in-options`)).json()) as Json;
+    expect(options).toMatchObject({ password: true, sso: { label: 'sso.example.com', available: false } });
+  });
+
   it('answers without SSO when it is not set up: no sso in /healthz, the sign-in page offers the password only', async () => {
     svc = await startTestService({ metrics: { enabled: true, token: TOKEN } });
     expect(await health(svc)).not.toHaveProperty('sso');

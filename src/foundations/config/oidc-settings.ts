@@ -19,9 +19,10 @@ export interface OidcSettings {
 /**
  * What the settings say: SSO set up, or set up wrongly (the problem, in words naming the variable). A wrong
  * setting does not stop the service: flags keep being served and password sign-in works, while the log and
- * /healthz say that single sign-on is off and why.
+ * /healthz say that single sign-on is off and why. A problem found once the issuer was read carries it, so the
+ * sign-in page and /healthz still name the provider.
  */
-export type OidcConfig = { settings: OidcSettings } | { problem: string };
+export type OidcConfig = { settings: OidcSettings } | { problem: string; issuer?: URL };
 
 const NAMES = ['FLAGOPS_OIDC_ISSUER', 'FLAGOPS_OIDC_CLIENT_ID', 'FLAGOPS_OIDC_CLIENT_SECRET', 'FLAGOPS_OIDC_ROLES'] as const;
 
@@ -43,10 +44,10 @@ export function parseOidcSettings(env: NodeJS.ProcessEnv): OidcConfig | undefine
   try {
     groupRoles = parseGroupRoles(env.FLAGOPS_OIDC_ROLES as string);
   } catch (err) {
-    return { problem: `FLAGOPS_OIDC_ROLES ${(err as Error).message}` };
+    return { problem: `FLAGOPS_OIDC_ROLES ${(err as Error).message}`, issuer };
   }
   const scopes = (env.FLAGOPS_OIDC_SCOPES ?? '').trim() || 'openid email profile groups';
-  if (!scopes.split(/\s+/).includes('openid')) return { problem: 'FLAGOPS_OIDC_SCOPES must include openid' };
+  if (!scopes.split(/\s+/).includes('openid')) return { problem: 'FLAGOPS_OIDC_SCOPES must include openid', issuer };
   return {
     settings: {
       issuer,

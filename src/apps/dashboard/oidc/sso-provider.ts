@@ -78,7 +78,7 @@ export class SsoProvider {
     this.logger = options.logger;
     this.retryMs = options.retryMs ?? 5_000;
     const { oidc } = options;
-    this.issuer = 'settings' in oidc ? oidc.settings.issuer.href : '';
+    this.issuer = 'settings' in oidc ? oidc.settings.issuer.href : (oidc.issuer?.href ?? '');
     const problem = 'problem' in oidc ? oidc.problem : orgProblem(oidc.settings, options.organisations);
     this.org = 'settings' in oidc ? (oidc.settings.org ?? options.organisations[0] ?? '') : '';
     if (problem !== undefined) {
