@@ -263,6 +263,24 @@ describe('dashboard sessions over HTTP (a session may do what an admin key may, 
       expect((await admin.post('/api/v1/users', { username: 'ALICE', name: 'Other Alice', password: 'long-password-1' })).status).toBe(409);
       expect((await httpClient(svc.controlUrl, svc.agent).get('/api/v1/users')).status).toBe(403);
     });
+
+    it('refuses a role limited to a project the organisation does not have, naming it, and creates no user', async () => {
+      const admin = httpClient(svc.controlUrl, svc.admin);
+      const typo = await admin.post('/api/v1/users', {
+        username: 'sam',
+        name: 'Sam',
+        password: 'long-password-1',
+        role: 'editor@shop,shpo',
+      });
+      expect(typo).toMatchObject({ status: 400, body: { error: { code: 'invalid_input' } } });
+      expect(typo.body.error.message).toBe(
+        'role: "editor@shop,shpo" names "shpo", which the organisation has no project of (it has: shop)',
+      );
+      expect((await admin.get('/api/v1/users')).body.users.map((u: Json) => u.username)).not.toContain('sam');
+      expect(
+        (await admin.post('/api/v1/users', { username: 'sam', name: 'Sam', password: 'long-password-1', role: 'editor@shop' })).status,
+      ).toBe(201);
+    });
   });
 
   describe('the dry-run validation endpoint', () => {

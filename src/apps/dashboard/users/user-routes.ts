@@ -1,4 +1,7 @@
+import { parseRole } from '../../../foundations/auth/roles.js';
+import { InvalidInputError } from '../../../foundations/errors/kinds.js';
 import { type Route, route } from '../../control-plane/route-table.js';
+import type { Workspace } from '../../control-plane/workspace.js';
 import type { SessionService } from '../sessions/session-service.js';
 import type { UserService } from './user-service.js';
 
@@ -14,7 +17,10 @@ export function userRoutes(deps: { users: UserService; sessions: SessionService 
       path: '/api/v1/users',
       permission: 'users.manage',
       body: 'json',
-      handle: async ({ ws, body }) => ({ status: 201, body: await deps.users.create(ws.org, body) }),
+      handle: async ({ ws, body }) => {
+        await refuseUnknownProjects(ws, body);
+        return { status: 201, body: await deps.users.create(ws.org, body) };
+      },
     }),
     route({
       method: 'GET',
@@ -35,4 +41,24 @@ export function userRoutes(deps: { users: UserService; sessions: SessionService 
       },
     }),
   ];
+}
+
+/**
+ * A role limited to a project the organisation does not have (a typo: `editor@shpo`) would sign its person in to
+ * nothing, with no hint why: refused naming the project, as a key limited to one is. A project removed later
+ * simply drops out of the role.
+ */
+async function refuseUnknownProjects(ws: Workspace, body: unknown): Promise<void> {
+  const text = (body as { role?: unknown } | null)?.role;
+  if (typeof text !== 'string') return; // absent, or refused with the rest of the body by the user service
+  const { projects } = parseRole(text);
+  if (projects === undefined) return;
+  const known = (await ws.readServed()).state.projects;
+  const unknown = projects.filter((slug) => !known.has(slug));
+  if (unknown.length === 0) return;
+  const has = [...known.keys()].sort().join(', ') || 'none yet';
+  throw new InvalidInputError(
+    `role: ${JSON.stringify(text)} names ${unknown.map((slug) => JSON.stringify(slug)).join(', ')}, which the organisation has no project of (it has: ${has})`,
+    'role',
+  );
 }
