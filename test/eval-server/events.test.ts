@@ -103,6 +103,21 @@ describe('POST /v1/events', () => {
     expect(await events()).toEqual(before);
   });
 
+  it('takes a request whose values add up past what a sum can hold: 202, every event counted, the sum held at its cap', async () => {
+    for (const [url, name] of [
+      ['/v1/events', 'big-fast'],
+      ['/v1/events?from=app', 'big-app'],
+    ]) {
+      const big = Array.from({ length: 10 }, () => ({ type: 'track', name, value: -1e9 }));
+      const res = await sdk.post(url, { events: [{ type: 'track', name: `${name}-small`, value: 2 }, ...big] });
+      expect(res).toMatchObject({ status: 202, body: { accepted: 11 } });
+      await expect
+        .poll(async () => (await events()).series.at(-1).counts[name])
+        .toEqual({ count: 10, sum: -Number.MAX_SAFE_INTEGER / 1e6 });
+      expect((await events()).series.at(-1).counts[`${name}-small`]).toEqual({ count: 1, sum: 2 });
+    }
+  });
+
   it('says a flagKey that is no string is no string, and only that, through the fast path and the app', async () => {
     for (const url of ['/v1/events', '/v1/events?from=app']) {
       for (const flagKey of [5, true, { a: 1 }]) {

@@ -119,6 +119,36 @@ describe('count batches from replicas reach the stats exactly once', () => {
     }
   });
 
+  it('takes events whose values add up past what a sum can hold, and forwards them with the rest of its counts, the sum held at its cap', async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-'));
+    const replica = await startReplica({
+      upstreams: [svc.controlUrl],
+      token: svc.admin,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: dir,
+      logger: silentLogger,
+      countsIntervalMs: 60_000, // flushed by the test
+      startTimeoutMs: 2_000,
+    });
+    try {
+      const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
+      const sdk = httpClient(replica.url, sdkKey);
+      const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000).toISOString();
+      expect((await sdk.post('/v1/counts', { counts: [{ flagKey: 'checkout', variation: 'off', hour, count: 5 }] })).status).toBe(202);
+      const big = Array.from({ length: 10 }, () => ({ type: 'track', name: 'revenue', value: 1e9 }));
+      const res = await sdk.post('/v1/events', { events: [{ type: 'track', name: 'signup', value: 1 }, ...big] });
+      expect(res).toMatchObject({ status: 202, body: { accepted: 11 } });
+      await replica.counts.flush();
+      expect((await admin.get(`/api/v1/flags/${flag.id}/environments/prod/stats`)).body.series.at(-1).variations).toEqual({ off: 5 });
+      const events = (await admin.get(`/api/v1/projects/${project.id}/events?environment=prod`)).body.series.at(-1).counts;
+      expect(events).toEqual({ signup: { count: 1, sum: 1 }, revenue: { count: 10, sum: Number.MAX_SAFE_INTEGER / 1e6 } });
+    } finally {
+      await replica.stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('what a stop could not deliver is kept in the data directory and counted once after the next start', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-spool-'));
     const spool = path.join(dir, 'unsent-counts.json');

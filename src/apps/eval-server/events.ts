@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { type ExposureCell, type ParsedEvents, type TrackCell, toMicros } from '../../features/stats/event-counts.js';
+import { addMicros, type ExposureCell, type ParsedEvents, type TrackCell, toMicros } from '../../features/stats/event-counts.js';
 import { HOUR_MS, hourStart, oldestKeptHour } from '../../features/stats/hours.js';
 import { InvalidInputError } from '../../foundations/errors/kinds.js';
 import { readJsonBody } from '../../foundations/http/read-json-body.js';
@@ -62,7 +62,7 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
       const cell = track.get(key);
       if (cell) {
         cell.count++;
-        cell.sumMicros += micros;
+        cell.sumMicros = addMicros(cell.sumMicros, micros);
       } else track.set(key, { name, hourStartMs: hour, count: 1, sumMicros: micros });
     }
   }

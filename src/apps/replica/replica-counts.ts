@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFile, rm } from 'node:fs/promises';
-import { MAX_KEPT_TRACK_NAMES } from '../../features/stats/event-counts.js';
+import { addCounts } from '../../features/stats/count-maps.js';
+import { addMicros, MAX_KEPT_TRACK_NAMES } from '../../features/stats/event-counts.js';
 import { hourStart } from '../../features/stats/hours.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { writeFileAtomic } from '../../foundations/state-files/state-files.js';
@@ -135,8 +136,9 @@ export class ReplicaCounts {
     const key = [kind, projectId, environment, key1, key2, hourStartMs].join(SEP);
     const entry = this.pending.get(key);
     if (entry) {
-      entry.count += count;
-      entry.sum += sum;
+      // Held within what the control plane takes (whole numbers it can hold exactly), as it holds its own.
+      entry.count = addCounts(entry.count, count);
+      entry.sum = addMicros(entry.sum, sum);
     } else this.pending.set(key, { count, sum });
   }
 

@@ -45,6 +45,15 @@ export interface ParsedEvents {
   ignored: number;
 }
 
+/**
+ * a + b in millionths, held within what a count can hold exactly (±Number.MAX_SAFE_INTEGER, about ±9 billion): a
+ * sum past it stops growing there, in one request as across requests, rather than failing a request whose events
+ * were each valid.
+ */
+export function addMicros(a: number, b: number): number {
+  return Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, a + b));
+}
+
 /** A value as the sum keeps it: whole millionths. */
 export function toMicros(value: number): number {
   return Math.round(value * MICROS);
