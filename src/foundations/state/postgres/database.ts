@@ -32,12 +32,7 @@ export class Database {
   ) {}
 
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw this.translate(err);
-    }
+    const { client, release } = await this.checkOut();
     let broken = false;
     try {
       return await answeredWithin(client.query<R>(text, values), DATABASE_ANSWER_MS);
@@ -45,8 +40,31 @@ export class Database {
       broken = isUnreachable(err);
       throw this.translate(err);
     } finally {
-      client.release(broken);
+      release(broken);
     }
+  }
+
+  /**
+   * A connection of the pool for one call, and its release. While checked out, a connection has no listener of
+   * the pool's: one the database ends meanwhile (a restart, \`pg_ctl stop\`: 57P01 between two statements) emits
+   * 'error' on it, which unheard would end the process. The call learns of it from its statement's failure.
+   */
+  async checkOut(): Promise<{ client: pg.PoolClient; release(broken: boolean): void }> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw this.translate(err);
+    }
+    const heard = () => {};
+    client.on('error', heard);
+    return {
+      client,
+      release(broken) {
+        client.off('error', heard);
+        client.release(broken);
+      },
+    };
   }
 
   /**
@@ -71,12 +89,7 @@ export class Database {
    * `work` rolls everything back and is what the call rejects with.
    */
   async transaction<T>(announce: readonly ChangeKind[], work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    let client: pg.PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (err) {
-      throw this.translate(err);
-    }
+    const { client, release } = await this.checkOut();
     let broken = false;
     const run = async () => {
       await client.query('BEGIN');
@@ -94,7 +107,7 @@ export class Database {
       if (!broken) await client.query('ROLLBACK').catch(() => undefined);
       throw this.translate(err);
     } finally {
-      client.release(broken);
+      release(broken);
     }
   }
 
@@ -146,16 +159,8 @@ export async function takeTurn(
   holdMs = TURN_HOLD_MS,
   silentMs = TURN_SILENT_MS,
 ): Promise<Turn> {
-  let client: pg.PoolClient;
-  try {
-    client = await db.pool.connect();
-  } catch (err) {
-    throw db.translate(err);
-  }
-  // The connection may be cut while the turn is held (the database restarts): the turn's end finds out; an
-  // 'error' event nobody hears would end the process.
-  const cut = () => {};
-  client.on('error', cut);
+  // The connection may be cut while the turn is held (the database restarts): the turn's end finds out.
+  const { client, release } = await db.checkOut();
   let note: string | null;
   try {
     // One round trip (a turn is taken per write or run of writes; on a busy machine each costs): the note is read
@@ -176,8 +181,7 @@ export async function takeTurn(
   } catch (err) {
     const broken = isUnreachable(err);
     if (!broken) await client.query('ROLLBACK').catch(() => undefined);
-    client.off('error', cut);
-    client.release(broken);
+    release(broken);
     if ((err as { code?: string }).code === '55P03')
       throw new WriteConflictError(`another control plane held the lock on ${name} for over ${waitMs} ms; try again`);
     throw db.translate(err);
@@ -209,8 +213,7 @@ export async function takeTurn(
           broken = isUnreachable(err);
           if (!broken) await client.query('ROLLBACK').catch(() => undefined);
         } finally {
-          client.off('error', cut);
-          client.release(broken);
+          release(broken);
         }
       })();
       return ended;

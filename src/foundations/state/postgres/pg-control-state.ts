@@ -55,11 +55,15 @@ export class PgControlState implements ControlState {
     const db = new Database(pool, randomUUID(), databaseWhere(url));
     const feed = new ChangeFeed(config, db.instanceId, logger);
     try {
-      const client = await pool.connect().catch((err) => Promise.reject(db.translate(err)));
+      const { client, release } = await db.checkOut();
+      let broken = false;
       try {
         await migrate(client);
+      } catch (err) {
+        broken = true;
+        throw db.translate(err);
       } finally {
-        client.release();
+        release(broken);
       }
       await feed.start().catch((err) => Promise.reject(db.translate(err)));
     } catch (err) {
