@@ -281,5 +281,41 @@ describe('variants, segments and prerequisites through the control plane', () =>
       expect((await put(b, 'prod', { variants })).status).toBe(200);
       expect((await put(a, 'prod', { prerequisites: [{ flag: b.key, variation: 'blue' }] })).status).toBe(200);
     });
+
+    it('refuse "on" of a flag with variants there, which serves a variant wherever it would serve on', async () => {
+      const ab = await newFlag();
+      await put(ab, 'prod', { enabled: true, rolloutPct: 100, variants: AB });
+      const dependent = await newFlag();
+      const before = commitCount(svc.gitdir());
+      const res = await put(dependent, 'prod', { enabled: true, rolloutPct: 100, prerequisites: [{ flag: ab.key, variation: 'on' }] });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({
+        code: 'invalid_input',
+        message: `prerequisites[0].variation: names variation "on", which flag "${ab.key}" cannot serve in prod (it serves off, control, treatment)`,
+      });
+      expect(commitCount(svc.gitdir())).toBe(before);
+      // Where that flag has no variants (dev), it serves on.
+      expect((await put(dependent, 'dev', { prerequisites: [{ flag: ab.key, variation: 'on' }] })).status).toBe(200);
+    });
+
+    it('refuse variants on a flag whose "on" another flag\'s prerequisite names, by an update or a promotion', async () => {
+      const base = await newFlag();
+      await put(base, 'dev', { enabled: true, rolloutPct: 50 });
+      await put(base, 'staging', { enabled: true, rolloutPct: 100, variants: AB });
+      const dependent = await newFlag();
+      expect((await put(dependent, 'dev', { enabled: true, prerequisites: [{ flag: base.key, variation: 'on' }] })).status).toBe(200);
+      const before = commitCount(svc.gitdir());
+      const update = await put(base, 'dev', { variants: AB });
+      expect(update.status).toBe(400);
+      expect(update.body.error.message).toBe(
+        `variants: leaves a prerequisite of flag "${dependent.key}" unmet: projects/shop/environments/dev/${dependent.key}.yaml names variation "on" of this flag, which it would no longer serve in dev (it would serve off, control, treatment)`,
+      );
+      const promote = await api.post(`/api/v1/flags/${base.id}/environments/dev/promote`, { fromEnv: 'staging' });
+      expect(promote.status).toBe(400);
+      expect(promote.body.error.code).toBe('invalid_input');
+      expect(promote.body.error.message).toContain(`names variation "on", which flag "${base.key}" cannot serve in dev`);
+      expect(commitCount(svc.gitdir())).toBe(before);
+      expect((await api.get(`/api/v1/flags/${base.id}`)).body.environments.dev.variants).toBeUndefined();
+    });
   });
 });

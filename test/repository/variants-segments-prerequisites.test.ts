@@ -240,6 +240,26 @@ describe('prerequisites', () => {
     expect(read(files).issues).toEqual([]);
   });
 
+  it('naming "on" of a flag with variants in that environment hold back the flag: it serves a variant wherever it would serve on', () => {
+    const files = withConfig(validRepository(), requires('search'), 'checkout-v2', ['dev']);
+    withConfig(files, AB, 'search', ['dev']);
+    expect(read(files).issues).toEqual([
+      {
+        file: 'projects/shop/environments/dev/checkout-v2.yaml',
+        line: 7,
+        column: 16,
+        path: '/prerequisites/0/variation',
+        message: 'names variation "on", which flag "search" cannot serve in dev (it serves off, blue, green)',
+      },
+    ]);
+    expect(flagKeys(files)).toEqual(['search']);
+    // "off" and the variants' names it can serve.
+    for (const variation of ['off', 'blue', 'green']) {
+      withConfig(files, `prerequisites:\n  - flag: search\n    variation: ${variation}\n`, 'checkout-v2', ['dev']);
+      expect(read(files).issues, variation).toEqual([]);
+    }
+  });
+
   it('naming one flag twice hold back the flag: a flag serves one variation at a time', () => {
     const twice = 'prerequisites:\n  - flag: search\n    variation: "on"\n  - flag: search\n    variation: "off"\n';
     const files = withConfig(validRepository(), twice, 'checkout-v2', ['prod']);

@@ -353,10 +353,20 @@ export function checkReferences(
 }
 
 /**
+ * The variations a config can serve: without variants `on` and `off`; with variants `off` and the variants,
+ * never `on` (wherever it would serve valueOn it serves a variant, and the weights add up to 100). `default`
+ * is an archived flag's, whatever its config.
+ */
+export function servableVariations(config: EnvironmentConfig): string[] {
+  const variants = config.variants ?? [];
+  return variants.length === 0 ? ['on', 'off'] : ['off', ...variants.map((v) => v.name)];
+}
+
+/**
  * Why a prerequisite can never be met, or null: it names a flag the project does not have, a flag an earlier
  * prerequisite of the same config names already (a flag serves one variation at a time, so two would ask for
- * two at once or for one twice), or a variation that flag cannot serve in that environment (only `on`, `off`
- * and its variants there; a flag held back by its own files is not judged on its variations).
+ * two at once or for one twice), or a variation that flag cannot serve in that environment (servableVariations;
+ * a flag held back by its own files is not judged on its variations).
  */
 function prerequisiteProblem(
   slug: string,
@@ -375,7 +385,7 @@ function prerequisiteProblem(
     };
   const config = flags.get(ref.key)?.environments[ref.env];
   if (config === undefined) return null;
-  const servable = ['on', 'off', ...(config.variants ?? []).map((v) => v.name)];
+  const servable = servableVariations(config);
   if (servable.includes(ref.variation)) return null;
   return {
     path: `/prerequisites/${ref.index}/variation`,
@@ -441,6 +451,8 @@ function cycleWords(members: readonly string[], prerequisitesOf: (key: string) =
 /**
  * What the checks between files say of one flag's config in one environment were it `config`, as issues with
  * a path into the config and no file: a control-plane write checks this first, so that its 400 names the field.
+ * Besides the config's own references: another flag's prerequisite on this one that the config would leave
+ * unmet (its variants added, removed or renamed), reported at `/variants` with that flag's file.
  */
 export function configReferenceIssues(
   project: ProjectState,
@@ -481,6 +493,35 @@ export function configReferenceIssues(
       issues.push({ path: `/prerequisites/${index}/flag`, message: `is part of a prerequisite cycle: ${cycle.words}` });
     }
   }
+  issues.push(...dependantIssues(project, key, env, current.environments[env], config));
+  return issues;
+}
+
+/**
+ * The prerequisites of other flags on `key` in `env` that its config met as `before` and would not as `after`.
+ * Only a change of what the flag can serve breaks one, so the project's flags are gone through only then.
+ */
+function dependantIssues(
+  project: ProjectState,
+  key: string,
+  env: EnvironmentName,
+  before: EnvironmentConfig,
+  after: EnvironmentConfig,
+): ValidationIssue[] {
+  const was = servableVariations(before);
+  const will = servableVariations(after);
+  if (was.length === will.length && was.every((v, i) => v === will[i])) return [];
+  const issues: ValidationIssue[] = [];
+  project.flags.forEach((other, otherKey) => {
+    if (otherKey === key) return;
+    for (const p of other.environments[env].prerequisites ?? []) {
+      if (p.flag !== key || !was.includes(p.variation) || will.includes(p.variation)) continue;
+      issues.push({
+        path: '/variants',
+        message: `leaves a prerequisite of flag "${otherKey}" unmet: ${layout.configFile(project.project.slug, env, otherKey)} names variation "${p.variation}" of this flag, which it would no longer serve in ${env} (it would serve ${will.join(', ')})`,
+      });
+    }
+  });
   return issues;
 }
 
