@@ -93,7 +93,8 @@ describe('variants, segments and prerequisites through the control plane', () =>
         [{ variants: [{ ...AB[0], name: 'off' }, AB[1]] }, 'variants[0].name: must not be on, off or default'],
         [{ variants: [{ ...AB[0], name: 'Blue' }, AB[1]] }, 'variants[0].name: must match'],
         [{ variants: [{ ...AB[0], value: 'yes' }, AB[1]] }, "variants[0].value: must be true or false, as the flag's kind is boolean"],
-        [{ variants: [] }, 'variants: must list at least one variant'],
+        // Through the API a field left out keeps its value: null is what removes them.
+        [{ variants: [] }, 'variants: must list at least one variant (to remove them, send "variants": null)'],
         [{ rules: [{ serve: 'purple' }] }, 'rules[0].serve: serves variant "purple", which this config does not have'],
       ];
       for (const [body, message] of cases) {

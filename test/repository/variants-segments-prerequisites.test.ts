@@ -76,6 +76,13 @@ describe('variants in a config', () => {
     ]);
   });
 
+  it('an empty list is refused: in a file, leaving the field out is what removes them', () => {
+    const { issues } = read(withConfig(validRepository(), 'variants: []\n', 'checkout-v2', ['dev']));
+    expect(issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
+      '/variants: must list at least one variant (to remove them, leave the field out)',
+    ]);
+  });
+
   it('a rule serving a variant the config does not have holds back the flag', () => {
     const rules = 'rules:\n  - id: r1\n    serve: purple\n    conditions: []\n';
     const { issues } = read(withConfig(validRepository(), AB + rules, 'checkout-v2', ['staging']));
