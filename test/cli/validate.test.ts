@@ -174,6 +174,42 @@ describe('flagops validate', () => {
       );
     });
 
+    it('for every issue of a project one of whose segment files is invalid, not only the segment', async () => {
+      const config = (extra: string) => `enabled: true\nrolloutPct: 100\nvalueOn: neural\nvalueOff: classic\n${extra}`;
+      const result = await validateBroken((dir) => {
+        mkdirSync(join(dir, 'projects/shop/segments'));
+        writeFileSync(join(dir, 'projects/shop/segments/wrongname.yaml'), 'key: other\n');
+        const flag = join(dir, 'projects/shop/flags/holiday-banner.yaml');
+        writeFileSync(flag, readFileSync(flag, 'utf8').replace('key: holiday-banner', 'key: typo-key'));
+        unlinkSync(join(dir, 'projects/shop/environments/staging/max-cart-items.yaml'));
+        writeFileSync(
+          join(dir, 'projects/shop/environments/dev/search-ranking.yaml'),
+          config('prerequisites:\n  - flag: no-such-flag\n    variation: "on"\n'),
+        );
+        // The segment whose file is invalid is reported once, on its file; the one without a file is an issue here.
+        const segments = '      - op: in_segment\n        value: wrongname\n      - op: in_segment\n        value: nobody\n';
+        writeFileSync(
+          join(dir, 'projects/shop/environments/prod/search-ranking.yaml'),
+          config(`rules:\n  - id: beta\n    serve: "on"\n    conditions:\n${segments}`),
+        );
+        writeFileSync(
+          join(dir, 'projects/shop/environments/prod/kills.yaml'),
+          'kills:\n  ghost:\n    killedAt: "2026-01-01T00:00:00Z"\n    killedBy: ana\n',
+        );
+      });
+      expect(result.code).toBe(1);
+      const at = (path: string) => `${copy!.dir}/projects/shop/${path}`;
+      expect(result.stdout.split('\n').filter(Boolean)).toEqual([
+        `${at('segments/wrongname.yaml')}:1:6: /key: must equal the file name (found "other")`,
+        `${at('flags/holiday-banner.yaml')}:1:6: /key: must equal the file name "holiday-banner" (found "typo-key")`,
+        `${at('flags/max-cart-items.yaml')}: has no config in staging (expected projects/shop/environments/staging/max-cart-items.yaml)`,
+        `${at('environments/prod/search-ranking.yaml')}:12:16: /rules/0/conditions/1/value: names segment "nobody", which project "shop" does not have (expected projects/shop/segments/nobody.yaml)`,
+        `${at('environments/dev/search-ranking.yaml')}:6:11: /prerequisites/0/flag: names flag "no-such-flag", which project "shop" does not have`,
+        `${at('environments/prod/kills.yaml')}:3:5: /kills/ghost: names flag "ghost", which has no flag file in project "shop"`,
+        `${copy!.dir}: 6 issues in 6 files (0 valid projects, 0 valid flags, 19 files checked)`,
+      ]);
+    });
+
     it('as GitHub annotations with --format github', async () => {
       const result = await validateBroken(
         (dir) => {

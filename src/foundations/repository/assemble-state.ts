@@ -20,6 +20,7 @@ import {
   ENV_INDEX,
   orphanIssues,
   type Slot,
+  segmentKeys,
   servedSegments,
   serveKills,
 } from './project-checks.js';
@@ -149,7 +150,10 @@ function assembleProject(
     if (!bucket.flags.has(key)) orphanIssues(slug, key, slots, issues);
   }
   const project = bucket.project?.value;
-  if (!ok || !project) return undefined;
+  const served = ok && project !== undefined;
+  // A project left out still has its flags checked, so that one run lists every issue of the tree. Not served
+  // from these files, its flags claim no id from the projects after it (a copy of the registry).
+  const flagIds = served ? ids : { projects: ids.projects, flags: new Map(ids.flags) };
 
   const flags = new Map<string, FlagState>();
   const winners = caseWinners(slug, bucket, incumbents);
@@ -160,13 +164,14 @@ function assembleProject(
       issues.push(caseCollisionIssue(slot.path, twin));
       continue;
     }
-    const flag = assembleFlag(slug, key, slot, bucket.configs.get(key), ids, issues);
+    const flag = assembleFlag(slug, key, slot, bucket.configs.get(key), flagIds, issues);
     if (flag) flags.set(key, flag);
   }
-  const segments = servedSegments(bucket.segments.values());
-  const checked = checkReferences(slug, flags, (key) => bucket.flags.has(key), segments, issues) as Map<string, FlagState>;
-  const kills = serveKills(slug, bucket.kills, checked, (key) => bucket.flags.has(key), issues);
-  return { project, flags: checked, kills, segments };
+  const hasFlagFile = (key: string) => bucket.flags.has(key);
+  const checked = checkReferences(slug, flags, hasFlagFile, segmentKeys(bucket.segments.values()), issues) as Map<string, FlagState>;
+  const kills = serveKills(slug, bucket.kills, checked, hasFlagFile, issues);
+  if (!served) return undefined;
+  return { project, flags: checked, kills, segments: servedSegments(bucket.segments.values()) };
 }
 
 /**
@@ -176,8 +181,9 @@ function assembleProject(
  * add up, segments and prerequisites named exist, prerequisites form no cycle.
  *
  * A flag with any issue is left out of the state, and a project whose project.yaml or a kills.yaml is
- * missing or invalid is left out whole; the issues say why. Everything else is kept, so callers may keep
- * serving it. Linear in the number of files (plus sorting flag keys, for a stable order).
+ * missing or invalid, or with an invalid segment, is left out whole; the issues say why, those of its flags
+ * included. Everything else is kept, so callers may keep serving it. Linear in the number of files (plus
+ * sorting flag keys, for a stable order).
  *
  * Of flags clashing over an id or a letter-case-folded key, one in `incumbents` (flag file paths: those that
  * held it before this commit) keeps it; otherwise the first by project, then by key. The others are reported.

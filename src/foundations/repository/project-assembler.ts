@@ -12,6 +12,7 @@ import {
   type FlagCheck,
   orphanIssues,
   type Slot,
+  segmentKeys,
   servedSegments,
   serveKills,
 } from './project-checks.js';
@@ -64,8 +65,9 @@ export class ProjectAssembler {
   private project: Slot<ProjectFile> | undefined;
   private readonly kills: Array<Slot<KillsFile> | undefined> = [undefined, undefined, undefined];
   private readonly segments = new Map<string, Slot<SegmentFile>>();
-  /** The served segments, rebuilt when a segment file changes. */
+  /** The served segments, and the keys a condition may name (segmentKeys), rebuilt when a segment file changes. */
   private segmentsServed = new Map<string, SegmentFile>();
+  private segmentNames = new Set<string>();
   private segmentsChanged = true;
   /** Every key with a flag file or a config. */
   private readonly units = new Map<string, FlagUnit>();
@@ -92,7 +94,7 @@ export class ProjectAssembler {
   private referencesChecked:
     | {
         served: Map<string, FlagState>;
-        segments: Map<string, SegmentFile>;
+        segments: Set<string>;
         flagFiles: number;
         flags: Map<string, FlagState>;
         issues: ValidationIssue[];
@@ -293,24 +295,26 @@ export class ProjectAssembler {
     const ok = checkProjectFiles(this.slug, this.project, this.kills, undefined, issues, this.segmentsInTreeOrder());
     for (const key of this.orphansInTreeOrder()) orphanIssues(this.slug, key, this.units.get(key)!.configs, issues);
     const project = this.project?.value;
-    if (!ok || !project) return { state: undefined, issues };
+    // A project left out still has its flags checked, so that one run lists every issue of the tree.
     for (const key of [...this.issues.keys()].sort()) issues.push(...this.issues.get(key)!);
     if (this.segmentsChanged) {
       this.segmentsServed = servedSegments(this.segments.values());
+      this.segmentNames = segmentKeys(this.segments.values());
       this.segmentsChanged = false;
     }
     const hasFlagFile = (key: string) => this.units.get(key)?.flag !== undefined;
     // Checked on every change that can break or mend one (each flag's references are read once).
     let checked = this.referencesChecked;
-    if (checked?.served !== this.served || checked.segments !== this.segmentsServed || checked.flagFiles !== this.flagFiles) {
+    if (checked?.served !== this.served || checked.segments !== this.segmentNames || checked.flagFiles !== this.flagFiles) {
       const found: ValidationIssue[] = [];
-      const flags = checkReferences(this.slug, this.served, hasFlagFile, this.segmentsServed, found) as Map<string, FlagState>;
-      checked = { served: this.served, segments: this.segmentsServed, flagFiles: this.flagFiles, flags, issues: found };
+      const flags = checkReferences(this.slug, this.served, hasFlagFile, this.segmentNames, found) as Map<string, FlagState>;
+      checked = { served: this.served, segments: this.segmentNames, flagFiles: this.flagFiles, flags, issues: found };
       this.referencesChecked = checked;
     }
     issues.push(...checked.issues);
     const flags = checked.flags;
     const kills = serveKills(this.slug, this.kills, flags, hasFlagFile, issues);
+    if (!ok || !project) return { state: undefined, issues };
     return { state: { project, flags, kills, segments: this.segmentsServed }, issues };
   }
 

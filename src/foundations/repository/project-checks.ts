@@ -267,6 +267,21 @@ export function servedSegments(slots: Iterable<Slot<SegmentFile>>): Map<string, 
   return segments;
 }
 
+/**
+ * The segment keys a condition may name without an issue: the key of every valid segment file and the file
+ * name of every segment file. An invalid segment file (which holds back its project) is reported once, on its
+ * own, not again on each condition naming it. For a served project these are the keys of servedSegments.
+ */
+export function segmentKeys(slots: Iterable<Slot<SegmentFile>>): Set<string> {
+  const keys = new Set<string>();
+  for (const slot of slots) {
+    if (slot.value) keys.add(slot.value.key);
+    const where = classifyPath(slot.path);
+    if (where.kind === 'segment') keys.add(where.segment);
+  }
+  return keys;
+}
+
 /** What a flag's configs refer to, per environment: segments (with where) and prerequisite flags. */
 interface References {
   segments: Array<{ env: EnvironmentName; path: string; key: string }>;
@@ -307,7 +322,7 @@ export function checkReferences(
   slug: string,
   flags: ReadonlyMap<string, FlagState>,
   hasFlagFile: (key: string) => boolean,
-  segments: ReadonlyMap<string, SegmentFile>,
+  segments: { has(key: string): boolean },
   issues: ValidationIssue[],
 ): ReadonlyMap<string, FlagState> {
   const failed = new Set<string>();
