@@ -420,6 +420,49 @@ describe('change proposals for protected environments', () => {
         .toBe(`prod config of ${f.key} was deleted on main since`);
     });
 
+    it('a prerequisite flag deleted on main since makes it stale, saying so; approving is 409 and main stays as it was', async () => {
+      const f = await flag();
+      const required = await createFlag(admin, project.id, { key: `required-${++n}` });
+      const p = await propose(f, { prerequisites: [{ flag: required.key, variation: 'on' }] });
+      expect(p.stale).toBe(false);
+      pushEdit(svc.gitdir(), (checkout) => {
+        rmSync(path.join(checkout, `projects/shop/flags/${required.key}.yaml`));
+        for (const env of ['dev', 'staging', 'prod']) rmSync(path.join(checkout, `projects/shop/environments/${env}/${required.key}.yaml`));
+      });
+      const reason = `prod config of ${f.key} no longer fits main (prerequisites[0].flag: names flag "${required.key}", which project "shop" does not have)`;
+      await expect
+        .poll(async () => (await admin.get(`/api/v1/proposals/${p.id}`)).body, { timeout: PROMPTLY_MS })
+        .toMatchObject({ status: 'open', stale: true, staleReason: reason });
+      expect((await admin.get('/api/v1/proposals?status=open')).body.proposals.find((q: Json) => q.id === p.id).staleReason).toBe(reason);
+      const head = main();
+      const approve = await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`);
+      expect(approve.status).toBe(409);
+      expect(approve.body.error).toEqual({
+        code: 'version_conflict',
+        message: expect.stringContaining(`proposal ${p.id} is stale: ${reason}`),
+      });
+      expect(main()).toBe(head);
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body.status).toBe('open');
+    });
+
+    it('a variation no longer served on main makes it stale too', async () => {
+      const f = await flag();
+      const required = await createFlag(admin, project.id, { key: `required-${++n}` });
+      const variants = [
+        { name: 'blue', value: true, weight: 50 },
+        { name: 'green', value: false, weight: 50 },
+      ];
+      await admin.put(`/api/v1/flags/${required.id}/environments/prod/config`, { enabled: true, variants });
+      const p = await propose(f, { prerequisites: [{ flag: required.key, variation: 'blue' }] });
+      expect(p.stale).toBe(false);
+      expect((await admin.put(`/api/v1/flags/${required.id}/environments/prod/config`, { variants: null })).status).toBe(200);
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body).toMatchObject({
+        stale: true,
+        staleReason: `prod config of ${f.key} no longer fits main (prerequisites[0].variation: names variation "blue", which flag "${required.key}" cannot serve in prod (it serves on, off))`,
+      });
+      expect((await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`)).body.error.code).toBe('version_conflict');
+    });
+
     it('a promotion is stale once its destination or its source changed on main, not for another environment', async () => {
       const f = await flag();
       const toProd = async () => {
@@ -486,6 +529,23 @@ describe('change proposals for protected environments', () => {
         staleReason: `segment staff of shop changed on main since: version ${before} → ${before + 1}`,
       });
       expect((await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`)).status).toBe(409);
+    });
+
+    it('a segment deletion is stale once a config on main uses the segment', async () => {
+      expect((await admin.put(`/api/v1/projects/${project.id}/segments/leaving`, { userIds: ['a'] })).status).toBe(201);
+      const proposed = await agent.delete(`/api/v1/projects/${project.id}/segments/leaving`);
+      expect(proposed.status).toBe(202);
+      const p = proposed.body.proposal;
+      const f = await flag();
+      const rules = [{ id: 'gone', serve: 'on', conditions: [{ op: 'in_segment', value: 'leaving' }] }];
+      expect((await admin.put(`/api/v1/flags/${f.id}/environments/staging/config`, { rules })).status).toBe(200);
+      expect((await admin.get(`/api/v1/proposals/${p.id}`)).body).toMatchObject({
+        stale: true,
+        staleReason: `segment leaving of shop is used on main since by ${f.key} (staging)`,
+      });
+      const approve = await otherAdmin.post(`/api/v1/proposals/${p.id}/approve`);
+      expect(approve.status).toBe(409);
+      expect(approve.body.error.code).toBe('version_conflict');
     });
   });
 

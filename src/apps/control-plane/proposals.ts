@@ -12,7 +12,14 @@ import {
 } from '../../features/proposals/proposal-reader.js';
 import { passedStepReason, proposalStaleness } from '../../features/proposals/proposal-staleness.js';
 import { limitedToProjects } from '../../foundations/auth/scope.js';
-import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError, ProposalConflictError } from '../../foundations/errors/kinds.js';
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidContentError,
+  InvalidInputError,
+  NotFoundError,
+  ProposalConflictError,
+} from '../../foundations/errors/kinds.js';
 import { projectById } from '../../foundations/repository/state-lookup.js';
 import { authorIdentity, type Change, type FlagRepository, type ServedState, type WriteFn } from '../../foundations/storage/index.js';
 import { refuseHeldBack } from './flag-write.js';
@@ -167,9 +174,9 @@ async function refuseDecidedSince(ws: Workspace, record: ProposalRecord): Promis
 
 /**
  * Applies an open proposal's change on main as one commit authored by the approver, with trailers naming the
- * proposal and its proposer. The change applies only where main still holds what the proposal changed and
- * no schedule step it writes has passed (else 409 version_conflict, and it stays open). Answers once
- * evaluation serves it.
+ * proposal and its proposer. The change applies only where main still holds what the proposal changed, still
+ * takes it (what it names is still there) and no schedule step it writes has passed (else 409
+ * version_conflict, and it stays open). Answers once evaluation serves it.
  */
 export async function approveProposal(ws: Workspace, id: string): Promise<Proposal> {
   const record = await proposalRecord(ws, id);
@@ -195,10 +202,7 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
     const staleness = await proposalStaleness(ws.repo, proposal, record.base, head);
     if (staleness.applied) throw new ConflictError(`proposal ${id} is applied already: ${staleness.reason}`);
     const reason = staleness.stale ? staleness.reason : await passedStepReason(ws.repo, proposal.commit, ws.now());
-    if (reason !== undefined)
-      throw new ProposalConflictError(
-        `proposal ${id} is stale: ${reason}. It cannot be approved and stays open: reject it, and propose the change again on what main holds now if it is still wanted`,
-      );
+    if (reason !== undefined) throw staleError(id, reason);
     const changes = await Promise.all(proposedContents(ws, paths));
     return {
       changes,
@@ -213,9 +217,21 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
     };
   };
   // The branch is fetched first in remote mode: a rejection made through another control plane is read.
-  await ws.repo.update(apply, { withBranch: record.ref });
+  try {
+    await ws.repo.update(apply, { withBranch: record.ref });
+  } catch (err) {
+    // Files main no longer takes beside its others, for a reason staleness does not check: stale all the same.
+    if (err instanceof InvalidContentError) throw staleError(id, `main no longer takes its change (${err.message})`);
+    throw err;
+  }
   await ws.served();
   return (await proposalRecord(ws, id)).proposal;
+}
+
+function staleError(id: string, reason: string): ProposalConflictError {
+  return new ProposalConflictError(
+    `proposal ${id} is stale: ${reason}. It cannot be approved and stays open: reject it, and propose the change again on what main holds now if it is still wanted`,
+  );
 }
 
 /** What a proposal's commits name besides the actor: the project, flag, environments or segment it changes. */

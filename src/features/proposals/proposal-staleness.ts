@@ -1,6 +1,8 @@
-import type { EnvironmentName } from '@flagops/core';
+import type { EnvironmentName, ProjectState } from '@flagops/core';
 import { classifyPath, layout, parseRepositoryFile } from '../../foundations/repository/index.js';
+import { configReferenceIssues, segmentUsage } from '../../foundations/repository/project-checks.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
+import { pointerToField } from '../../foundations/validation/validate-body.js';
 
 /** What of a proposal decides whether main still holds what it was made against. */
 export interface ProposalSubject {
@@ -72,7 +74,44 @@ export async function proposalStaleness(
     const words = await movedWords(repo, file, now);
     reasons.push(file.promotedFrom ? `${words} (approving would promote ${file.promotedFrom} as it was)` : words);
   }
+  if (reasons.length === 0 && head !== null) {
+    const unfit = await unfitReason(repo, proposal.projectSlug, watched, head);
+    if (unfit !== undefined) reasons.push(unfit);
+  }
   return reasons.length === 0 ? { stale: false, applied } : { stale: true, reason: reasons.join('; '), applied };
+}
+
+/**
+ * Why main at `head` no longer takes what the proposal writes, though the files it changes are as they were:
+ * a config naming what main no longer has or serves (a prerequisite flag or a segment deleted, a variation no
+ * longer served, a cycle closed), or leaving another flag's prerequisite unmet; a segment deleted that a config
+ * on main uses since. The checks an API write makes, so that the reviewer reads why before approving.
+ */
+async function unfitReason(repo: FlagRepository, slug: string, watched: readonly WatchedFile[], head: string): Promise<string | undefined> {
+  let project: ProjectState | undefined;
+  for (const file of watched) {
+    const where = classifyPath(file.path);
+    if (file.proposed === undefined || (where.kind !== 'config' && where.kind !== 'segment')) continue;
+    project ??= (await repo.readServed(head)).state.projects.get(slug);
+    if (!project) return undefined;
+    if (where.kind === 'segment') {
+      const uses = file.proposed === null ? segmentUsage(project, where.segment) : [];
+      if (uses.length > 0)
+        return `${fileLabel(file.path)} is used on main since by ${uses.map((use) => `${use.flag} (${use.environment})`).join(', ')}`;
+      continue;
+    }
+    const current = project.flags.get(where.flag)?.environments[where.environment];
+    if (!current || file.proposed === null) continue;
+    const parsed = parseRepositoryFile(file.path, await repo.readBlob(file.proposed)).file;
+    if (parsed?.kind !== 'config') continue;
+    // An issue main's own config has too is main's, not the proposal's.
+    const known = new Set(configReferenceIssues(project, where.flag, where.environment, current).map((i) => `${i.path} ${i.message}`));
+    const issue = configReferenceIssues(project, where.flag, where.environment, parsed.value).find(
+      (i) => !known.has(`${i.path} ${i.message}`),
+    );
+    if (issue) return `${fileLabel(file.path)} no longer fits main (${pointerToField(issue.path ?? '')}: ${issue.message})`;
+  }
+  return undefined;
 }
 
 /** "prod config of checkout-v2 changed on main since: version 3 → 4", or created, deleted, the same change. */

@@ -77,6 +77,9 @@ export class InvalidInputError extends FlagopsError {
   }
 }
 
+/** Files a write would commit that the repository does not take: invalid on their own, or beside main's other files. */
+export class InvalidContentError extends InvalidInputError {}
+
 export class ConflictError extends FlagopsError {
   constructor(message: string) {
     super('conflict', message);

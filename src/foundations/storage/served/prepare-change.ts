@@ -1,4 +1,4 @@
-import { InvalidInputError } from '../../errors/kinds.js';
+import { InvalidContentError, InvalidInputError } from '../../errors/kinds.js';
 import { formatIssue, type ValidationIssue } from '../../validation/issue.js';
 import { hashObject } from '../git/git-objects.js';
 import type { ObjectStore, WriteBatch } from '../git/object-store.js';
@@ -25,10 +25,10 @@ export function assertRepositoryPath(path: string): void {
   if (bad) throw new InvalidInputError(`${JSON.stringify(path)} is not a valid repository path`, path);
 }
 
-export function issuesError(issues: readonly ValidationIssue[]): InvalidInputError {
+export function issuesError(issues: readonly ValidationIssue[]): InvalidContentError {
   const listed = issues.slice(0, MAX_LISTED_ISSUES).map(formatIssue);
   if (issues.length > MAX_LISTED_ISSUES) listed.push(`and ${issues.length - MAX_LISTED_ISSUES} more`);
-  return new InvalidInputError(`invalid repository content: ${listed.join('; ')}`, issues[0]?.file);
+  return new InvalidContentError(`invalid repository content: ${listed.join('; ')}`, issues[0]?.file);
 }
 
 /**
