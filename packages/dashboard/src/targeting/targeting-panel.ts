@@ -40,8 +40,10 @@ export function targetingPanel(
 
   const variationsOf = (key: string) => {
     const other = projectFlags.find((f) => f.key === key);
-    // What that flag can serve here: a prerequisite on anything else could never be met, and is refused.
-    return ['on', 'off', ...(other?.environments[env].variants ?? []).map((v) => v.name)];
+    // What that flag can serve here: off, and on or (with variants, which it serves instead of on) its variants.
+    // A prerequisite on anything else could never be met, and is refused.
+    const named = (other?.environments[env].variants ?? []).map((v) => v.name);
+    return named.length > 0 ? ['off', ...named] : ['on', 'off'];
   };
   const show = (fresh: FlagView) => {
     flag = fresh;

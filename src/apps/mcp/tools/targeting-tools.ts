@@ -67,7 +67,7 @@ export const setPrerequisites = defineTool({
   name: 'set_prerequisites',
   title: 'Set the prerequisites of a flag in one environment',
   description: [
-    'Sets the flags that must serve a given variation (on, off, or a variant that flag has in this environment; each flag once), for the same user in the same environment, before this flag is evaluated further; otherwise it serves valueOff with reason prerequisite_failed.',
+    'Sets the flags that must serve a given variation (on or off; for a flag with variants in this environment, off or one of its variants, which it serves instead of on; each flag once), for the same user in the same environment, before this flag is evaluated further; otherwise it serves valueOff with reason prerequisite_failed.',
     'A killed prerequisite serves off, so killing it turns its dependants off too. The flags must be of this project and form no cycle.',
     'Pass an empty list to remove them. Applies immediately and is audited as a config_update.',
   ].join(' '),
