@@ -56,6 +56,10 @@ export class AuditIndex {
     const started = performance.now();
     if (options.cacheFile) index.log = (await readIndexCache(options.cacheFile, index.logger)) ?? index.log;
     const cached = index.log.commitCount;
+    // The cached entries name their pushers, but when each push was accepted is only in the push log: without
+    // this read, a cache that holds main as it is leaves it unread until main moves, and budgets would count
+    // those pushes from the dates their authors wrote.
+    await index.pushes?.refresh();
     // Subscribe before the first read of main, so a move during the build is not missed.
     index.unsubscribe = options.repo.onMainMoved(() => void index.follow());
     await index.follow();
