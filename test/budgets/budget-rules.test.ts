@@ -1,6 +1,6 @@
 import type { AuditEntry, ProjectFile } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { countedPct, overBudget, spenderOf } from '../../src/features/budgets/budget-rules.js';
+import { countedPct, isImportEntry, overBudget, spenderOf } from '../../src/features/budgets/budget-rules.js';
 
 const project: ProjectFile = { id: 'p', name: 'Shop', slug: 'shop', budgets: { prod: { movedPctPerHour: 10, actors: ['agent'] } } };
 const entry = (extra: Partial<AuditEntry>): AuditEntry => ({
@@ -54,5 +54,21 @@ describe('whose change an entry of main is', () => {
       expect(spenderOf(entry({ action }))).toBeNull();
     expect(spenderOf(entry({ actor: { type: 'git', name: 'Erin' } }))).toBeNull();
     expect(spenderOf(entry({ environment: null }))).toBeNull();
+  });
+});
+
+describe('an import', () => {
+  const importTrailers = { action: 'import', actor: { type: 'admin', name: 'Ops' } } as const;
+
+  it('is told by the trailers the audit trail believed, which made its entries the importer’s', () => {
+    const imported = entry({ actor: { type: 'admin', name: 'Ops' } });
+    expect(isImportEntry(imported, { flagops: importTrailers, unsignedFlagops: null })).toBe(true);
+    expect(isImportEntry(imported, { flagops: null, unsignedFlagops: importTrailers })).toBe(true); // older than signing
+    expect(isImportEntry(entry({}), { flagops: { ...importTrailers, action: 'config_update' }, unsignedFlagops: null })).toBe(false);
+  });
+
+  it('is not what a pushed commit that claims to be one is: it still counts for the key that pushed it', () => {
+    const pushed = entry({ actor: { type: 'git', name: 'Erin' }, pushedBy: { type: 'agent', keyPrefix: 'svc_agt_x' } });
+    expect(isImportEntry(pushed, { flagops: null, unsignedFlagops: importTrailers })).toBe(false);
   });
 });

@@ -2,7 +2,7 @@ import type { AuditEntry, EnvironmentName } from '@flagops/core';
 import { createLimiter } from '../../foundations/storage/git/limiter.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { AuditIndex } from '../audit/audit-index.js';
-import { BUDGET_WINDOW_MS, roundPct, spenderOf } from './budget-rules.js';
+import { BUDGET_WINDOW_MS, isImportEntry, roundPct, spenderOf } from './budget-rules.js';
 import { budgetedPct } from './budgeted-pct.js';
 
 /** One applied change that counts against a budget. */
@@ -34,9 +34,9 @@ const IMPACT_CONCURRENCY = 4;
 /**
  * The last hour's use of every budget of one organisation, read from main's audit trail (the git log, shared by
  * every control plane and kept across restarts): each applied config update or promotion, by whom it counts
- * for (budget-rules.ts spenderOf), with the impact of its commit against its first parent, computed by the
- * function proposals use. Impacts are cached by commit, so a check costs the walk over the last hour's entries
- * of an index already in memory.
+ * for (budget-rules.ts spenderOf; an import's never count), with the impact of its commit against its first
+ * parent, computed by the function proposals use. Impacts are cached by commit, so a check costs the walk over
+ * the last hour's entries of an index already in memory.
  */
 export class BudgetLedger {
   private static readonly byRepository = new WeakMap<object, BudgetLedger>();
@@ -51,7 +51,7 @@ export class BudgetLedger {
     return ledger;
   }
 
-  private readonly impacts = new Map<string, Promise<number>>();
+  private readonly impacts = new Map<string, Promise<number | null>>();
   private readonly limit = createLimiter(IMPACT_CONCURRENCY);
 
   private constructor(
@@ -76,17 +76,14 @@ export class BudgetLedger {
       if (Date.parse(at) > since) counted.push({ entry, at, actorType });
     }
     const spends = await Promise.all(
-      counted.map(async ({ entry, at, actorType }) => ({
-        commit: entry.id,
-        at,
-        projectSlug: entry.projectSlug!,
-        flagKey: entry.flagKey!,
-        environment: entry.environment!,
-        actorType,
-        movedPct: await this.impactOf(entry),
-      })),
+      counted.map(async ({ entry, at, actorType }): Promise<BudgetSpend | null> => {
+        const movedPct = await this.impactOf(entry);
+        if (movedPct === null) return null;
+        const { projectSlug, flagKey, environment } = entry;
+        return { commit: entry.id, at, projectSlug: projectSlug!, flagKey: flagKey!, environment: environment!, actorType, movedPct };
+      }),
     );
-    return { head, spends };
+    return { head, spends: spends.filter((spend) => spend !== null) };
   }
 
   /**
@@ -115,7 +112,8 @@ export class BudgetLedger {
     return roundPct(sum);
   }
 
-  private impactOf(entry: AuditEntry): Promise<number> {
+  /** The entry's counted impact, or null when its commit never counts (budget-rules.ts isImportEntry). */
+  private impactOf(entry: AuditEntry): Promise<number | null> {
     const key = `${entry.id}\u0000${entry.projectSlug}\u0000${entry.flagKey}\u0000${entry.environment}`;
     let impact = this.impacts.get(key);
     if (!impact) {
@@ -127,8 +125,9 @@ export class BudgetLedger {
     return impact;
   }
 
-  private async computeImpact(entry: AuditEntry): Promise<number> {
+  private async computeImpact(entry: AuditEntry): Promise<number | null> {
     const commit = await this.repo.readCommit(entry.id);
+    if (isImportEntry(entry, commit)) return null;
     const [before, after] = await Promise.all([this.repo.readState(commit.parents[0] ?? null), this.repo.readState(commit.oid)]);
     const slug = entry.projectSlug!;
     return budgetedPct(before.state.projects.get(slug), after.state.projects.get(slug), entry.flagKey!, entry.environment!);

@@ -1,4 +1,5 @@
 import type { ApprovalActorType, AuditEntry, EnvironmentBudget, EnvironmentName, ProjectFile } from '@flagops/core';
+import type { CommitInfo } from '../../foundations/storage/index.js';
 import type { ImpactEntry } from '../proposals/impact.js';
 
 /** The window a budget counts over. */
@@ -84,4 +85,15 @@ export function spenderOf(entry: AuditEntry): string | null {
   if (entry.proposalId !== undefined && entry.proposedBy) return entry.proposedBy.type;
   if (entry.actor.type === 'git') return entry.pushedBy?.type ?? null;
   return entry.actor.type;
+}
+
+/**
+ * Whether an entry spenderOf charges is one of an import (`flagops import`), which never counts: an operator's
+ * action outside the actor types a budget lists, like an engineer's commit reaching main outside the service.
+ * Only trailers the audit trail believed say so: those of an entry whose actor is not git (a pushed commit's
+ * entries are git's, whatever trailers it claims).
+ */
+export function isImportEntry(entry: AuditEntry, commit: Pick<CommitInfo, 'flagops' | 'unsignedFlagops'>): boolean {
+  if (entry.actor.type === 'git') return false;
+  return (commit.flagops ?? commit.unsignedFlagops)?.action === 'import';
 }
