@@ -8,7 +8,7 @@ import {
   serializeRepositoryFile,
 } from '../../src/foundations/repository/index.js';
 import { type EntryChange, ProjectAssembler } from '../../src/foundations/repository/project-assembler.js';
-import { configReferenceIssues, segmentUsage } from '../../src/foundations/repository/project-checks.js';
+import { configReferenceIssues, MAX_PREREQUISITE_CHAIN, segmentUsage } from '../../src/foundations/repository/project-checks.js';
 import { entries, validRepository } from './repo-fixture.js';
 
 const ENVS = ['dev', 'staging', 'prod'] as const;
@@ -280,6 +280,37 @@ describe('prerequisites', () => {
       },
     ]);
     expect(flagKeys(files)).toEqual(['search']);
+  });
+
+  it(`in a chain longer than ${MAX_PREREQUISITE_CHAIN} hold back the flags that start it, and the write that would make one is refused`, () => {
+    // c0 requires c1, which requires c2, … up to c{n}: evaluating c0 follows n prerequisites in a row.
+    const files = validRepository();
+    const n = MAX_PREREQUISITE_CHAIN + 2;
+    for (let i = 0; i <= n; i++) {
+      files[`projects/shop/flags/c${i}.yaml`] = `key: c${i}\nkind: boolean\n`;
+      for (const env of ENVS)
+        files[`projects/shop/environments/${env}/c${i}.yaml`] = 'enabled: true\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\n';
+      if (i < n) withConfig(files, requires(`c${i + 1}`), `c${i}`, ['prod']);
+    }
+    const { issues } = read(files);
+    expect(issues.map((i) => `${i.file} ${i.path}: ${i.message}`)).toEqual([
+      `projects/shop/environments/prod/c0.yaml /prerequisites/0/flag: starts a chain of ${n} prerequisites in a row; at most ${MAX_PREREQUISITE_CHAIN} are followed`,
+      `projects/shop/environments/prod/c1.yaml /prerequisites/0/flag: starts a chain of ${n - 1} prerequisites in a row; at most ${MAX_PREREQUISITE_CHAIN} are followed`,
+    ]);
+    expect(flagKeys(files)).not.toContain('c0');
+    expect(flagKeys(files)).toContain('c2');
+    // c2 starts a chain of exactly the most: a write that puts a flag on top of it is refused, naming the field.
+    const project = read(files).state.projects.get('shop')!;
+    const prod = project.flags.get('checkout-v2')!.environments.prod;
+    expect(configReferenceIssues(project, 'checkout-v2', 'prod', { ...prod, prerequisites: [{ flag: 'c3', variation: 'on' }] })).toEqual(
+      [],
+    );
+    expect(configReferenceIssues(project, 'checkout-v2', 'prod', { ...prod, prerequisites: [{ flag: 'c2', variation: 'on' }] })).toEqual([
+      {
+        path: '/prerequisites/0/flag',
+        message: `starts a chain of ${MAX_PREREQUISITE_CHAIN + 1} prerequisites in a row; at most ${MAX_PREREQUISITE_CHAIN} are followed`,
+      },
+    ]);
   });
 
   it('across environments are no cycle: each environment is evaluated alone', () => {

@@ -349,7 +349,9 @@ export function checkReferences(
     if (refs.prerequisites.length > 0) withPrerequisites.push(key);
   });
   for (const env of ENVIRONMENTS) {
-    for (const cycle of prerequisiteCycles(withPrerequisites, (key) => flags.get(key)?.environments[env].prerequisites ?? [])) {
+    const prerequisitesOf = (key: string) => flags.get(key)?.environments[env].prerequisites ?? [];
+    const inCycles = new Set<string>();
+    for (const cycle of prerequisiteCycles(withPrerequisites, prerequisitesOf)) {
       for (const key of cycle.members) {
         const index = flags.get(key)!.environments[env].prerequisites!.findIndex((p) => cycle.members.includes(p.flag));
         issues.push({
@@ -358,7 +360,16 @@ export function checkReferences(
           message: `is part of a prerequisite cycle: ${cycle.words}`,
         });
         failed.add(key);
+        inCycles.add(key);
       }
+    }
+    const depths = new Map<string, number>();
+    for (const key of withPrerequisites) {
+      if (inCycles.has(key)) continue;
+      const problem = chainTooLong(key, prerequisitesOf, depths, inCycles);
+      if (problem === null) continue;
+      issues.push({ file: layout.configFile(slug, env, key), ...problem });
+      failed.add(key);
     }
   }
   if (failed.size === 0) return flags;
@@ -451,6 +462,68 @@ function prerequisiteCycles(
   return cycles;
 }
 
+/**
+ * The most prerequisites one evaluation follows in a row: each is evaluated in turn, by the server and by every SDK
+ * (whose languages bound how deep a call may nest), and a real chain is a few long.
+ */
+export const MAX_PREREQUISITE_CHAIN = 50;
+
+/**
+ * How many prerequisites in a row evaluating `key` follows at most (0: none), computed without recursion and
+ * remembered in `depths` for the flags below it; flags in a cycle (reported apart) count as ends.
+ */
+function chainLength(
+  key: string,
+  prerequisitesOf: (key: string) => readonly { flag: string }[],
+  depths: Map<string, number>,
+  inCycles: ReadonlySet<string>,
+): number {
+  const known = depths.get(key);
+  if (known !== undefined) return known;
+  const stack: Array<{ key: string; next: number; depth: number }> = [{ key, next: 0, depth: 0 }];
+  const onPath = new Set<string>([key]);
+  while (stack.length > 0) {
+    const top = stack[stack.length - 1];
+    const below = prerequisitesOf(top.key);
+    if (top.next < below.length) {
+      const flag = below[top.next++].flag;
+      if (inCycles.has(flag) || onPath.has(flag)) {
+        top.depth = Math.max(top.depth, 1);
+        continue;
+      }
+      const done = depths.get(flag);
+      if (done !== undefined) top.depth = Math.max(top.depth, done + 1);
+      else {
+        stack.push({ key: flag, next: 0, depth: 0 });
+        onPath.add(flag);
+      }
+      continue;
+    }
+    stack.pop();
+    onPath.delete(top.key);
+    depths.set(top.key, top.depth);
+    if (stack.length > 0) stack[stack.length - 1].depth = Math.max(stack[stack.length - 1].depth, top.depth + 1);
+  }
+  return depths.get(key)!;
+}
+
+/** The issue of a config whose prerequisites run on longer than MAX_PREREQUISITE_CHAIN, at its longest one. */
+function chainTooLong(
+  key: string,
+  prerequisitesOf: (key: string) => readonly { flag: string }[],
+  depths: Map<string, number>,
+  inCycles: ReadonlySet<string>,
+): { path: string; message: string } | null {
+  const length = chainLength(key, prerequisitesOf, depths, inCycles);
+  if (length <= MAX_PREREQUISITE_CHAIN) return null;
+  const prerequisites = prerequisitesOf(key);
+  const index = prerequisites.findIndex((p) => (depths.get(p.flag) ?? 0) + 1 === length);
+  return {
+    path: `/prerequisites/${Math.max(0, index)}/flag`,
+    message: `starts a chain of ${length} prerequisites in a row; at most ${MAX_PREREQUISITE_CHAIN} are followed`,
+  };
+}
+
 /** One cycle through the members, from the first in key order: `a → b → a`. */
 function cycleWords(members: readonly string[], prerequisitesOf: (key: string) => readonly { flag: string }[]): string {
   const path = [members[0]];
@@ -502,10 +575,16 @@ export function configReferenceIssues(
     // Tarjan's algorithm from the flag visits all it reaches: the component holding the flag is the one the
     // whole project's check finds.
     const prerequisitesOf = (k: string) => flags.get(k)?.environments[env].prerequisites ?? [];
+    const inCycles = new Set<string>();
     for (const cycle of prerequisiteCycles([key], prerequisitesOf)) {
+      for (const member of cycle.members) inCycles.add(member);
       if (!cycle.members.includes(key)) continue;
       const index = config.prerequisites!.findIndex((p) => cycle.members.includes(p.flag));
       issues.push({ path: `/prerequisites/${index}/flag`, message: `is part of a prerequisite cycle: ${cycle.words}` });
+    }
+    if (!inCycles.has(key)) {
+      const tooLong = chainTooLong(key, prerequisitesOf, new Map(), inCycles);
+      if (tooLong !== null) issues.push(tooLong);
     }
   }
   issues.push(...dependantIssues(project, key, env, current.environments[env], config));
