@@ -1,6 +1,6 @@
 import type { EnvironmentName } from '@flagops/core';
 import { describe, expect, it } from 'vitest';
-import { authorize, can, type Grantee, PERMISSIONS, type Permission } from '../../src/foundations/auth/permissions.js';
+import { authorize, authorizeOrProposal, can, type Grantee, PERMISSIONS, type Permission } from '../../src/foundations/auth/permissions.js';
 import { ForbiddenError } from '../../src/foundations/errors/kinds.js';
 
 type Row = Grantee & { label: string };
@@ -147,5 +147,35 @@ describe('a credential with limits', () => {
     expect(() => authorize({ kind: 'session', role: 'viewer' }, 'kill', { environment: 'dev' })).toThrow(
       'a viewer session may not kill flags; it needs an admin key, an agent key, an admin session or an editor session',
     );
+  });
+});
+
+describe('a change that may wait as a proposal', () => {
+  const viewer: Grantee = { kind: 'session', role: 'viewer' };
+  const editor: Grantee = { kind: 'session', role: 'editor' };
+
+  it('is granted at once to whoever the table grants it', () => {
+    expect(authorizeOrProposal({ kind: 'admin' }, 'promote', { environment: 'prod' })).toBeUndefined();
+    expect(authorizeOrProposal({ kind: 'agent' }, 'promote', { environment: 'staging' })).toBeUndefined();
+  });
+
+  it('is a proposal only for what the table grants only as one: promotion into prod and archive, of agent keys and editors', () => {
+    for (const who of [{ kind: 'agent' } as Grantee, editor]) {
+      expect(authorizeOrProposal(who, 'promote', { environment: 'prod' })).toBeInstanceOf(ForbiddenError);
+      expect(authorizeOrProposal(who, 'flag.archive')).toBeInstanceOf(ForbiddenError);
+    }
+  });
+
+  it('is refused outright to a viewer, in every environment: a proposal is a change too', () => {
+    for (const environment of ['dev', 'staging', 'prod'] as const)
+      expect(() => authorizeOrProposal(viewer, 'promote', { environment })).toThrow('a viewer session may not promote configs');
+    expect(() => authorizeOrProposal(viewer, 'flag.archive')).toThrow('a viewer session may not archive flags');
+    expect(() => authorizeOrProposal({ ...viewer, scope: { projectSlugs: new Set(['shop']) } }, 'flag.archive')).toThrow(ForbiddenError);
+  });
+
+  it("is refused outside the credential's environments, which a proposal never waives", () => {
+    const devAgent: Grantee = { kind: 'agent', scope: { environments: new Set<EnvironmentName>(['dev']) } };
+    expect(() => authorizeOrProposal(devAgent, 'promote', { environment: 'prod' })).toThrow('limited to environment dev');
+    expect(() => authorizeOrProposal(devAgent, 'flag.archive')).toThrow('acts in every environment');
   });
 });

@@ -355,6 +355,154 @@ describe('the authorization matrix of limited keys and roles', () => {
   });
 });
 
+/**
+ * Where every change of agent keys and sessions waits for approval: a proposal is a change too, so a credential
+ * that may not make a change may not propose it either. A viewer's every change is 403, in any project (the
+ * role is refused before anything is looked up); an editor limited to projects finds nothing of another project
+ * to propose a change to (404); an editor's and an agent's changes become proposals.
+ */
+describe('the authorization matrix where every change waits for approval', () => {
+  const HELD = ['agent', 'editor', 'viewer', 'viewer@shop', 'editor@shop'] as const;
+  type Held = (typeof HELD)[number];
+  let svc: TestService;
+  let admin: HttpClient;
+  let clients: Record<Held, HttpClient>;
+  let projects: Record<'shop' | 'web', Json>;
+  let flags: Record<'shop' | 'web', Json>;
+  const archivable: Record<'shop' | 'web', string[]> = { shop: [], web: [] };
+  let n = 0;
+
+  beforeAll(async () => {
+    svc = await startTestService();
+    admin = httpClient(svc.controlUrl, svc.admin);
+    projects = { shop: await createProject(admin, 'shop'), web: await createProject(admin, 'web') };
+    flags = {
+      shop: await createFlag(admin, projects.shop.id, { key: 'checkout' }),
+      web: await createFlag(admin, projects.web.id, { key: 'banner' }),
+    };
+    for (const slug of ['shop', 'web'] as const) {
+      const id = flags[slug].id;
+      // Every promotion changes its destination, so each one the caller may make is a proposal.
+      expect((await admin.put(`/api/v1/flags/${id}/environments/dev/config`, { enabled: true, rolloutPct: 10 })).status).toBe(200);
+      expect((await admin.put(`/api/v1/flags/${id}/environments/staging/config`, { enabled: true, rolloutPct: 20 })).status).toBe(200);
+      expect((await admin.put(`/api/v1/projects/${projects[slug].id}/segments/beta`, { name: 'Beta', userIds: ['a'] })).status).toBe(201);
+      for (let i = 0; i < HELD.length; i++) archivable[slug].push((await createFlag(admin, projects[slug].id, { key: `old-${i}` })).id);
+      const policy = { dev: ['agent', 'session'], staging: ['agent', 'session'], prod: ['agent', 'session'] };
+      expect((await admin.patch(`/api/v1/projects/${projects[slug].id}`, { requireApproval: policy })).status).toBe(200);
+    }
+    const session = async (username: string, role: string) => {
+      const res = await admin.post('/api/v1/users', { username, name: username, password: `${username}-password-1`, role });
+      if (res.status !== 201) throw new Error(`user ${username}: ${res.status} ${JSON.stringify(res.body)}`);
+      return sessionClient(svc.controlUrl, await signIn(svc.controlUrl, username));
+    };
+    clients = {
+      agent: httpClient(svc.controlUrl, svc.agent),
+      editor: await session('eddie', 'editor'),
+      viewer: await session('vera', 'viewer'),
+      'viewer@shop': await session('vic', 'viewer@shop'),
+      'editor@shop': await session('shelly', 'editor@shop'),
+    };
+  });
+  afterAll(() => svc.stop());
+
+  const flag =
+    (slug: 'shop' | 'web', rest = '') =>
+    () =>
+      `/api/v1/flags/${flags[slug].id}${rest}`;
+  //                                                                          agent edit  view  view@s edit@s
+  const rows: Array<Omit<Row, 'expected'> & { expected: [number, number, number, number, number] }> = [
+    ...(['shop', 'web'] as const).flatMap((slug) => {
+      const outside = slug === 'web' ? 404 : 0;
+      const shopOnly = (inside: number): number => outside || inside;
+      return [
+        {
+          name: `config in prod of ${slug}`,
+          method: 'PUT',
+          path: flag(slug, '/environments/prod/config'),
+          body: () => ({ rolloutPct: ++n }),
+          expected: [202, 202, 403, 403, shopOnly(202)],
+        },
+        {
+          name: `rollout plan in prod of ${slug}`,
+          method: 'POST',
+          path: flag(slug, '/environments/prod/rollout-plan'),
+          body: () => ({ startPct: 5, stepPct: 20, every: '1h' }),
+          expected: [202, 202, 403, 403, shopOnly(202)],
+        },
+        {
+          name: `promote into prod of ${slug}`,
+          method: 'POST',
+          path: flag(slug, '/environments/prod/promote'),
+          body: () => ({ fromEnv: 'staging' }),
+          expected: [202, 202, 403, 403, shopOnly(202)],
+        },
+        {
+          name: `promote into staging of ${slug}`,
+          method: 'POST',
+          path: flag(slug, '/environments/staging/promote'),
+          body: () => ({ fromEnv: 'dev' }),
+          expected: [202, 202, 403, 403, shopOnly(202)],
+        },
+        {
+          name: `preview of a promotion into prod of ${slug}`,
+          method: 'POST',
+          path: flag(slug, '/environments/prod/preview'),
+          body: () => ({ fromEnv: 'staging' }),
+          expected: [200, 200, 403, 403, shopOnly(200)],
+        },
+        {
+          name: `archive in ${slug}`,
+          method: 'DELETE',
+          path: () => `/api/v1/flags/${archivable[slug].pop()}`,
+          expected: [202, 202, 403, 403, shopOnly(202)],
+        },
+        {
+          name: `new segment in ${slug}`,
+          method: 'PUT',
+          path: () => `/api/v1/projects/${projects[slug].id}/segments/s-${++n}`,
+          body: () => ({ name: 'S', userIds: ['a'] }),
+          expected: [202, 202, 403, 403, shopOnly(202)],
+        },
+        {
+          name: `segment deleted in ${slug}`,
+          method: 'DELETE',
+          path: () => `/api/v1/projects/${projects[slug].id}/segments/beta`,
+          expected: [202, 202, 403, 403, shopOnly(202)],
+        },
+        {
+          name: `new flag in ${slug}`,
+          method: 'POST',
+          path: () => `/api/v1/projects/${projects[slug].id}/flags`,
+          body: () => ({ key: `f-${++n}` }),
+          expected: [201, 201, 403, 403, shopOnly(201)],
+        },
+      ] satisfies Array<Omit<Row, 'expected'> & { expected: [number, number, number, number, number] }>;
+    }),
+  ];
+
+  it('a credential that may not make a change may not propose it: 403 (404 outside its projects), and no proposal is made', async () => {
+    const mismatches: string[] = [];
+    let proposed = 0;
+    for (const row of rows) {
+      for (const [i, column] of HELD.entries()) {
+        const expected = row.expected[i];
+        const res = await clients[column].request(row.method, row.path(), { body: row.body?.() });
+        if (res.status === 202) proposed++;
+        const code = { 403: 'forbidden', 404: 'not_found' }[expected as 403 | 404];
+        if (res.status !== expected)
+          mismatches.push(`${row.name} with ${column}: ${res.status} (expected ${expected}) ${JSON.stringify(res.body)}`);
+        else if (code && res.body?.error?.code !== code) mismatches.push(`${row.name} with ${column}: body ${JSON.stringify(res.body)}`);
+      }
+    }
+    expect(mismatches).toEqual([]);
+    // Every proposal is one answered 202, none is a viewer's, and none of editor@shop's is outside shop.
+    const open = (await admin.get('/api/v1/proposals?status=open')).body.proposals as Json[];
+    expect(open.length).toBe(proposed);
+    expect(open.filter((p) => String(p.proposedBy.role ?? '').startsWith('viewer'))).toEqual([]);
+    expect(open.filter((p) => p.proposedBy.role === 'editor@shop' && p.projectSlug !== 'shop')).toEqual([]);
+  });
+});
+
 /** A client that carries a dashboard session as a same-origin page does (cookie, CSRF token). */
 function sessionClient(baseUrl: string, session: SignedIn): HttpClient {
   const plain = httpClient(baseUrl);

@@ -61,7 +61,7 @@ export const flagRoutes = [
     path: '/api/v1/flags/:id',
     permission: 'flag.archive',
     body: 'none',
-    // An agent may not archive, unless its project requires approval of agents: then its archive waits as a proposal.
+    // An agent key or editor may archive only as a proposal, where its project requires approval of its actor type.
     proposable: true,
     handle: async ({ ws, params, refusal }) => {
       const outcome = await archiveOrPropose(ws, params.id, refusal);

@@ -1,11 +1,11 @@
 import { type EnvironmentName, isEnvironmentName } from '@flagops/core';
 import type Router from '@koa/router';
 import type Koa from 'koa';
-import { authorize, authorizeLimits, type Permission } from '../../foundations/auth/permissions.js';
+import { authorize, authorizeOrProposal, type Permission } from '../../foundations/auth/permissions.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import {
   FlagopsError,
-  ForbiddenError,
+  type ForbiddenError,
   InvalidInputError,
   NotFoundError,
   UnauthorizedError,
@@ -95,9 +95,9 @@ export interface Route<B extends BodySpec = BodySpec> {
   /** Body fields that need a further permission when true (clearKill on a config update needs clear_kill). */
   fieldPermissions?: Readonly<Record<string, Permission>>;
   /**
-   * A refused permission does not answer 403 at once: the handler gets it as `refusal`, because the project
-   * may make the change a proposal instead (an agent's promotion into a protected prod), and must refuse
-   * with it otherwise.
+   * A permission the table grants only as a proposal does not answer 403 at once: the handler gets the refusal
+   * as `refusal`, because the project may make the change a proposal instead (an agent's promotion into a
+   * protected prod), and must refuse with it otherwise. A permission refused outright is 403 here.
    */
   proposable?: boolean;
   /**
@@ -148,9 +148,9 @@ export function integerQuery(query: Query, name: string, options: { min: number;
 
 /**
  * Authorizes a call of `entry` into `environment` (the destination of the write: promote into prod needs more
- * than an agent key), throwing ForbiddenError; but a proposable route's refusal by the permission table is
- * returned, for the handler to refuse with unless the project makes the change a proposal. A preview asks the
- * same of the write it previews.
+ * than an agent key), throwing ForbiddenError; but where the table grants a proposable route's permission only
+ * as a proposal, the refusal is returned, for the handler to refuse with unless the project makes the change a
+ * proposal. A preview asks the same of the write it previews.
  */
 export function authorizeRoute(
   principal: Principal,
@@ -158,15 +158,9 @@ export function authorizeRoute(
   environment: EnvironmentName | undefined,
 ): ForbiddenError | undefined {
   const context = environment === undefined ? { environmentLater: entry.environmentFromResource } : { environment };
-  try {
-    authorize(principal, entry.permission, context);
-    return undefined;
-  } catch (err) {
-    if (!(entry.proposable && err instanceof ForbiddenError)) throw err;
-    // A change outside the credential's limits is refused even where it could wait for approval.
-    authorizeLimits(principal, entry.permission, context);
-    return err;
-  }
+  if (entry.proposable) return authorizeOrProposal(principal, entry.permission, context);
+  authorize(principal, entry.permission, context);
+  return undefined;
 }
 
 /** Throws ForbiddenError when a field of the body needs a permission the principal lacks (clearKill: clear_kill). */

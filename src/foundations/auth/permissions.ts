@@ -31,11 +31,17 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** Granted, refused, or granted except for some destination environments. */
-export type Grant = boolean | { exceptInto: readonly EnvironmentName[]; why: string };
+/**
+ * Granted; refused; granted only as a change proposal (`PROPOSAL`: refused, unless the project makes the
+ * change wait for approval of the caller's actor type); or granted except into some destination environments,
+ * where it is granted only as a proposal. `false` is refused even where the change could wait: a proposal is a
+ * change too, and an approval only decides it.
+ */
+export type Grant = boolean | 'proposal' | { exceptInto: readonly EnvironmentName[]; why: string };
 
 const ALL = true;
 const NONE = false;
+const PROPOSAL = 'proposal';
 
 /**
  * Who holds permissions: a key of one of the three kinds, or a dashboard session of one of the three roles (a
@@ -114,7 +120,7 @@ export const PERMISSION_TABLE: Readonly<Record<Holder, Readonly<Record<Permissio
     'project.delete': NONE,
     'flag.create': ALL,
     'flag.update': ALL,
-    'flag.archive': NONE,
+    'flag.archive': PROPOSAL,
     'flag.delete': NONE,
     'config.update': ALL,
     'segment.update': ALL,
@@ -139,7 +145,7 @@ export const PERMISSION_TABLE: Readonly<Record<Holder, Readonly<Record<Permissio
     'project.delete': NONE,
     'flag.create': ALL,
     'flag.update': ALL,
-    'flag.archive': NONE,
+    'flag.archive': PROPOSAL,
     'flag.delete': NONE,
     'config.update': ALL,
     'segment.update': ALL,
@@ -306,12 +312,29 @@ export function authorize(principal: Grantee, permission: Permission, context: P
 }
 
 /**
- * Throws ForbiddenError when the principal's limits (projects, environments) refuse `permission`, whatever the
- * table says: for a route whose refusal by the table may become a proposal, which never waives a limit.
+ * For a change that may wait as a proposal (a promotion, an archive): undefined when the principal may make it
+ * at once; the ForbiddenError to refuse it with unless the project makes it a proposal, when the table grants
+ * it only as one. Throws ForbiddenError when the table refuses it outright (a viewer proposes nothing) or the
+ * principal's limits refuse it: a proposal never waives a limit.
  */
-export function authorizeLimits(principal: Grantee, permission: Permission, context: PermissionContext = {}): void {
-  const reason = scopeRefusal(principal, permission, context);
-  if (reason !== null) throw new ForbiddenError(reason);
+export function authorizeOrProposal(
+  principal: Grantee,
+  permission: Permission,
+  context: PermissionContext = {},
+): ForbiddenError | undefined {
+  const holder = holderOf(principal);
+  const reason = tableRefusal(holder, permission, context);
+  if (reason !== null && !proposalOnly(PERMISSION_TABLE[holder]?.[permission], context)) throw new ForbiddenError(reason);
+  const limit = scopeRefusal(principal, permission, context);
+  if (limit !== null) throw new ForbiddenError(limit);
+  return reason === null ? undefined : new ForbiddenError(reason);
+}
+
+/** Whether a grant makes the permission a proposal's in this context (not refused outright, not granted). */
+function proposalOnly(grant: Grant | undefined, context: PermissionContext): boolean {
+  if (grant === PROPOSAL) return true;
+  if (grant === undefined || typeof grant === 'boolean') return false;
+  return context.environment !== undefined && grant.exceptInto.includes(context.environment);
 }
 
 function refusal(principal: Grantee, permission: Permission, context: PermissionContext): string | null {
@@ -345,7 +368,7 @@ function scopeRefusal(principal: Grantee, permission: Permission, context: Permi
 function tableRefusal(kind: Holder, permission: Permission, context: PermissionContext): string | null {
   const grant = PERMISSION_TABLE[kind]?.[permission];
   if (grant === true) return null;
-  if (grant === undefined || grant === false) {
+  if (grant === undefined || typeof grant !== 'object') {
     return `${CREDENTIAL_NAME[kind] ?? 'this credential'} may not ${LABEL[permission] ?? permission}; it needs ${holders(permission)}`;
   }
   // A partial grant depends on the destination; without one the check cannot pass (fail closed).
@@ -359,7 +382,7 @@ function tableRefusal(kind: Holder, permission: Permission, context: PermissionC
 function holders(permission: Permission, environment?: EnvironmentName): string {
   const names = HOLDERS.filter((kind) => {
     const grant = PERMISSION_TABLE[kind][permission];
-    return grant === true || (grant !== false && environment !== undefined && !grant.exceptInto.includes(environment));
+    return grant === true || (typeof grant === 'object' && environment !== undefined && !grant.exceptInto.includes(environment));
   }).map((kind) => CREDENTIAL_NAME[kind]);
   if (names.length === 0) return 'a credential that nobody holds';
   return names.length === 1 ? names[0] : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
