@@ -656,3 +656,100 @@ describe('change proposals for protected environments', () => {
     return res.body.key;
   }
 });
+
+describe('approving with another hand-made key whose prefix is the proposer’s', () => {
+  // Two bootstrap admin keys whose first 8 characters after the kind prefix agree: one prefix, two keys.
+  const first = 'svc_adm_sameprefix00000000000000000000000001';
+  const second = 'svc_adm_sameprefix00000000000000000000000002';
+  const prefix = first.slice(0, 16);
+  let svc: TestService;
+  let admin: HttpClient;
+  let project: Json;
+  let n = 0;
+
+  const flag = (): Promise<Json> => createFlag(admin, project.id, { key: `banner-${++n}` });
+
+  beforeAll(async () => {
+    svc = await startTestService({
+      moreBootstrapKeys: [
+        { org: 'acme', key: first },
+        { org: 'acme', key: second },
+      ],
+    });
+    admin = httpClient(svc.controlUrl, svc.admin);
+    project = await createProject(admin, 'shop');
+    expect((await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['admin'] } })).status).toBe(200);
+  }, 60_000);
+  afterAll(() => svc.stop());
+
+  it('is another credential: it approves, while the proposing key and a rotation of it may not', async () => {
+    // Listed oldest first: the two in the order FLAGOPS_BOOTSTRAP_KEYS gives them.
+    const [firstKey, secondKey] = ((await admin.get('/api/v1/keys')).body.keys as Json[]).filter((k) => k.prefix === prefix);
+    expect(firstKey.id).not.toBe(secondKey.id);
+    const f = await flag();
+    const proposed = await httpClient(svc.controlUrl, first).put(`/api/v1/flags/${f.id}/environments/prod/config`, { rolloutPct: 35 });
+    expect(proposed.status).toBe(202);
+    const id = proposed.body.proposal.id;
+    expect(proposed.body.proposal.proposedBy).toEqual({ type: 'admin', name: 'bootstrap', keyPrefix: prefix });
+
+    const own = await httpClient(svc.controlUrl, first).post(`/api/v1/proposals/${id}/approve`);
+    expect(own.status).toBe(403);
+    expect(own.body.error.message).toContain('may not approve it');
+    const rotated = await admin.post(`/api/v1/keys/${firstKey.id}/rotate`, { graceSeconds: 600 });
+    expect(rotated.status).toBe(201);
+    expect((await httpClient(svc.controlUrl, rotated.body.key).post(`/api/v1/proposals/${id}/approve`)).status).toBe(403);
+    const approved = await httpClient(svc.controlUrl, second).post(`/api/v1/proposals/${id}/approve`);
+    expect(approved.status).toBe(200);
+    expect(approved.body).toMatchObject({ status: 'merged', decidedBy: { type: 'admin', name: 'bootstrap', keyPrefix: prefix } });
+    // The old key, still in its grace, may not approve what its rotation proposes either.
+    const other = await flag();
+    const byRotation = await httpClient(svc.controlUrl, rotated.body.key).put(`/api/v1/flags/${other.id}/environments/prod/config`, {
+      rolloutPct: 45,
+    });
+    expect(byRotation.status).toBe(202);
+    expect((await httpClient(svc.controlUrl, first).post(`/api/v1/proposals/${byRotation.body.proposal.id}/approve`)).status).toBe(403);
+  });
+
+  /** A proposal as the service wrote a key's before it recorded the key's id: the key's prefix, and no id. */
+  async function proposalWithoutKeyId(id: string, keyPrefix: string, rolloutPct: number): Promise<Json> {
+    const f = await flag();
+    const file = `projects/shop/environments/prod/${f.key}.yaml`;
+    const before = gitDir(svc.gitdir(), 'show', `main:${file}`);
+    const content = `${before
+      .replace(/^rolloutPct: 0$/m, `rolloutPct: ${rolloutPct}`)
+      .replace(/^version: (\d+)$/m, (_line, v: string) => `version: ${Number(v) + 1}`)}\n`;
+    const repo = await svc.service.repos.get('acme');
+    await repo.commitOnNewBranch(`refs/heads/proposals/${id}`, async () => ({
+      changes: [{ path: file, content }],
+      meta: {
+        action: 'config_update',
+        summary: `propose: update ${f.key} in prod`,
+        actor: { type: 'admin', name: 'bootstrap', keyPrefix },
+        project: 'shop',
+        flag: f.key,
+        environment: 'prod',
+        proposal: { id },
+      },
+      result: null,
+    }));
+    return f;
+  }
+
+  it('a proposal made before proposals recorded the key’s id reads as before, and its proposer’s prefix is still refused', async () => {
+    const f = await proposalWithoutKeyId('madebefore01', prefix, 55);
+    const read = await admin.get('/api/v1/proposals/madebefore01');
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ status: 'open', stale: false, proposedBy: { type: 'admin', keyPrefix: prefix } });
+    expect(read.body.changes).toEqual([`shop/${f.key} prod: rolloutPct 0 → 55`]);
+    expect((await httpClient(svc.controlUrl, first).post('/api/v1/proposals/madebefore01/approve')).status).toBe(403);
+    expect((await admin.post('/api/v1/proposals/madebefore01/approve')).status).toBe(200);
+
+    // Made by a rotation of a key: neither that rotation nor the old key in its grace may approve it.
+    const created = (await admin.post('/api/v1/keys', { kind: 'admin', name: 'rotated' })).body;
+    const rotated = (await admin.post(`/api/v1/keys/${created.id}/rotate`, { graceSeconds: 600 })).body;
+    await proposalWithoutKeyId('madebefore02', rotated.prefix, 65);
+    expect((await httpClient(svc.controlUrl, rotated.key).post('/api/v1/proposals/madebefore02/approve')).status).toBe(403);
+    expect((await httpClient(svc.controlUrl, created.key).post('/api/v1/proposals/madebefore02/approve')).status).toBe(403);
+    expect((await admin.post('/api/v1/proposals/madebefore02/approve')).status).toBe(200);
+  });
+});

@@ -63,6 +63,8 @@ export interface TestServiceOptions {
   prometheusUrl?: string;
   /** FLAGOPS_OIDC_*: single sign-on, as loadConfig reads it (parseOidcSettings). Default: none. */
   oidc?: Config['oidc'];
+  /** More FLAGOPS_BOOTSTRAP_KEYS entries (hand-made keys), after each organisation's admin and agent key. */
+  moreBootstrapKeys?: Config['bootstrapKeys'];
 }
 
 export interface TestService {
@@ -93,10 +95,13 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     host: '127.0.0.1',
     controlPort: 0,
     evalPort: 0,
-    bootstrapKeys: Object.values(orgs).flatMap((o) => [
-      { org: o.name, key: o.admin },
-      { org: o.name, key: o.agent },
-    ]),
+    bootstrapKeys: [
+      ...Object.values(orgs).flatMap((o) => [
+        { org: o.name, key: o.admin },
+        { org: o.name, key: o.agent },
+      ]),
+      ...(options.moreBootstrapKeys ?? []),
+    ],
     planProjectLimit: options.planProjectLimit ?? 25,
     logLevel: options.logLevel ?? 'error',
     ...(options.gitProcesses ? { gitProcesses: options.gitProcesses } : {}),

@@ -147,11 +147,16 @@ export async function openProposal(
 ): Promise<Proposal | null> {
   const id = newProposalId();
   const figures = budget && { movedPctPerHour: budget.movedPctPerHour, usedPct: budget.usedPct, addsPct: budget.addsPct };
+  const proposerKeyId = ws.principal.kind === 'session' ? undefined : ws.principal.keyId;
   const outcome = await ws.repo.commitOnNewBranch(proposalRef(id), async (_committed, head) => {
     const change = build(await ws.readServed(head));
     return {
       ...change,
-      meta: { ...change.meta, summary: `propose: ${change.meta.summary}`, proposal: { id, ...(figures ? { budget: figures } : {}) } },
+      meta: {
+        ...change.meta,
+        summary: `propose: ${change.meta.summary}`,
+        proposal: { id, ...(proposerKeyId ? { proposerKeyId } : {}), ...(figures ? { budget: figures } : {}) },
+      },
     };
   });
   if (!outcome.committed) return null;
@@ -183,14 +188,7 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
   const { proposal } = record;
   authorizeDecision(ws, proposal);
   refuseDecided(proposal);
-  if (authorIdentity(ws.actor, ws.now()).email === record.proposerEmail)
-    throw new ForbiddenError(`the credential that proposed ${id} may not approve it; it needs ${APPROVERS}`);
-  // A rotation of the proposing key is the same credential.
-  const proposer = proposal.proposedBy.keyPrefix;
-  if (proposer !== undefined && ws.principal.kind !== 'session' && ws.deps.keys.isRotationOf(ws.org, ws.principal.keyId, proposer))
-    throw new ForbiddenError(
-      `this key is the key that proposed ${id} (${proposer}…) or a rotation of it, so it may not approve it; it needs ${APPROVERS}`,
-    );
+  refuseProposer(ws, record);
   const paths = await ws.repo.changedPaths(proposal.commit);
   const summary = (await ws.repo.readCommit(proposal.commit)).summary.replace(/^propose: /, '');
   const apply: WriteFn<null> = async (_committed, head) => {
@@ -232,6 +230,30 @@ function staleError(id: string, reason: string): ProposalConflictError {
   return new ProposalConflictError(
     `proposal ${id} is stale: ${reason}. It cannot be approved and stays open: reject it, and propose the change again on what main holds now if it is still wanted`,
   );
+}
+
+/**
+ * ForbiddenError for the credential that proposed the change: the same key or one made from it by rotation,
+ * or the same person's session. Keys are told apart by id, since hand-made bootstrap keys may share a prefix;
+ * a key's proposal made before proposals recorded the key's id is told by the key's prefix, all it recorded.
+ */
+function refuseProposer(ws: Workspace, record: ProposalRecord): void {
+  const { id, proposedBy } = record.proposal;
+  const { principal } = ws;
+  if (principal.kind !== 'session' && record.proposerKeyId !== undefined) {
+    if (ws.deps.keys.sameCredential(ws.org, principal.keyId, record.proposerKeyId))
+      throw new ForbiddenError(
+        `this key is the key that proposed ${id} or one made from it by rotation, so it may not approve it; it needs ${APPROVERS}`,
+      );
+    return;
+  }
+  if (authorIdentity(ws.actor, ws.now()).email === record.proposerEmail)
+    throw new ForbiddenError(`the credential that proposed ${id} may not approve it; it needs ${APPROVERS}`);
+  const prefix = proposedBy.keyPrefix;
+  if (prefix !== undefined && principal.kind !== 'session' && ws.deps.keys.sameCredentialAsPrefix(ws.org, principal.keyId, prefix))
+    throw new ForbiddenError(
+      `this key is the key that proposed ${id} (${prefix}…) or one made from it by rotation, so it may not approve it; it needs ${APPROVERS}`,
+    );
 }
 
 /** What a proposal's commits name besides the actor: the project, flag, environments or segment it changes. */

@@ -70,8 +70,13 @@ export interface ProposalRecord {
   tip: string;
   /** Main when it was proposed (the change's parent). */
   base: string | null;
-  /** The proposer's commit identity: the same key or the same person's session may not approve. */
+  /** The proposer's commit identity: the same person's session may not approve. */
   proposerEmail: string;
+  /**
+   * The id of the key that proposed it: that key, or one made from it by rotation, may not approve. Absent for
+   * a session's proposal, and for a key's made before proposals recorded it (then its prefix tells).
+   */
+  proposerKeyId?: string;
 }
 
 export function newProposalId(): string {
@@ -248,7 +253,9 @@ export class ProposalReader {
       proposal.stale = stale;
       if (reason) proposal.staleReason = reason;
     } else this.staleness.delete(proposal.commit);
-    return { proposal, ref: proposalRef(id), tip, base, proposerEmail: tipCommit.author.email };
+    const record: ProposalRecord = { proposal, ref: proposalRef(id), tip, base, proposerEmail: tipCommit.author.email };
+    if (trailers.proposerKeyId) record.proposerKeyId = trailers.proposerKeyId;
+    return record;
   }
 
   /**

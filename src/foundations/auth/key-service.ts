@@ -283,21 +283,36 @@ export class KeyService {
   }
 
   /**
-   * Whether the key `id` of `org` is the key with `prefix` or a rotation of it (however many times): the same
-   * credential. A key created with it is another credential, as one created by anybody else.
+   * Whether the keys `a` and `b` of `org` are one credential: the same key, or keys made from one another by
+   * rotation (however many times), told apart by id. A key created with another is another credential, as
+   * one created by anybody else.
    */
-  isRotationOf(org: string, id: string, prefix: string): boolean {
-    const byId = new Map(this.content.keys.filter((k) => k.org === org).map((k) => [k.id, k]));
-    const seen = new Set<string>();
-    const pending = [id];
-    for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-      const key = byId.get(next);
-      if (key === undefined || seen.has(key.id)) continue;
-      seen.add(key.id);
-      if (key.prefix === prefix) return true;
-      if (key.rotatedFrom !== undefined) pending.push(key.rotatedFrom);
+  sameCredential(org: string, a: string, b: string): boolean {
+    return a === b || this.rotationOrigin(org, a) === this.rotationOrigin(org, b);
+  }
+
+  /** The key a line of rotations ending at `id` started from (`id` itself when it was not made by a rotation). */
+  private rotationOrigin(org: string, id: string): string {
+    const seen = new Set([id]);
+    let current = id;
+    for (let from = this.keyRecord(org, current)?.rotatedFrom; from !== undefined && !seen.has(from); ) {
+      seen.add(from);
+      current = from;
+      from = this.keyRecord(org, current)?.rotatedFrom;
     }
-    return false;
+    return current;
+  }
+
+  private keyRecord(org: string, id: string): KeyRecord | undefined {
+    return this.content.keys.find((k) => k.org === org && k.id === id);
+  }
+
+  /**
+   * Whether the key `id` of `org` is one credential with a key that has `prefix` (sameCredential): for a
+   * proposal made before proposals recorded their key's id, when its prefix was all that named the key.
+   */
+  sameCredentialAsPrefix(org: string, id: string, prefix: string): boolean {
+    return this.content.keys.some((k) => k.org === org && k.prefix === prefix && this.sameCredential(org, id, k.id));
   }
 
   /** A key of `org` as listed, or NotFoundError. */

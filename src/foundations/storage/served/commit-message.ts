@@ -23,8 +23,11 @@ export interface CommitMeta {
   fromEnvironment?: EnvironmentName;
   /** The segment a segment_update or segment_delete changed. */
   segment?: string;
-  /** A proposal's change (on its branch), its rejection, or its approval on main (with who proposed it). */
-  proposal?: { id: string; proposedBy?: ProposalActor; budget?: ProposalBudget };
+  /**
+   * A proposal's change (on its branch, with the id of the key that proposed it: prefixes of hand-made keys
+   * may agree, ids never do), its rejection, or its approval on main (with who proposed it).
+   */
+  proposal?: { id: string; proposedBy?: ProposalActor; proposerKeyId?: string; budget?: ProposalBudget };
   /**
    * A kill or cleared kill made again (by another control plane from its record, or on the git remote's newer
    * head): the commit that first made it, so that it is never made twice, nor after what came later.
@@ -69,6 +72,8 @@ export interface FlagopsTrailers {
   proposalId?: string;
   /** On main: who proposed the change this commit applies. */
   proposedBy?: ProposalActor;
+  /** On a proposal's change made with a key (`Flagops-Proposed-By-Key-Id`): that key's id. */
+  proposerKeyId?: string;
   /** On a proposal's change kept for a budget (`Flagops-Proposal-Reason: budget`). */
   budget?: ProposalBudget;
   /** `Flagops-Made-From`: the commit that first made the kill or cleared kill this one makes again. */
@@ -101,6 +106,7 @@ export function formatCommitMessage(meta: CommitMeta): string {
     ['Flagops-Proposed-By', meta.proposal?.proposedBy?.name],
     ['Flagops-Proposed-By-Key-Prefix', meta.proposal?.proposedBy?.keyPrefix],
     ['Flagops-Proposed-By-Role', meta.proposal?.proposedBy?.role],
+    ['Flagops-Proposed-By-Key-Id', meta.proposal?.proposerKeyId],
     ['Flagops-Proposal-Reason', meta.proposal?.budget ? 'budget' : undefined],
     ['Flagops-Budget-Per-Hour', meta.proposal?.budget ? String(meta.proposal.budget.movedPctPerHour) : undefined],
     ['Flagops-Budget-Used', meta.proposal?.budget ? String(meta.proposal.budget.usedPct) : undefined],
@@ -234,6 +240,8 @@ export function readFlagopsTrailers(trailers: readonly GitTrailer[]): FlagopsTra
     if (proposerRole) proposedBy.role = proposerRole;
     result.proposedBy = proposedBy;
   }
+  const proposerKeyId = get('Flagops-Proposed-By-Key-Id');
+  if (proposerKeyId) result.proposerKeyId = proposerKeyId;
   if (get('Flagops-Proposal-Reason') === 'budget') {
     const figure = (key: string) => {
       const value = Number(get(key));
