@@ -170,6 +170,42 @@ describe('flagops import', () => {
       expect((await readMain()).head).toBe(head);
     });
 
+    it('leaves files that differ only in comments, layout or version as they are: no commit, no version moves', async () => {
+      await importSample('--create');
+      const { head } = await readMain();
+      const prodVersion = async () =>
+        withRepo(async (repo) => (await repo.readServed()).state.projects.get('shop')!.flags.get('checkout-v2')!.environments.prod.version);
+      const versionBefore = await prodVersion();
+      const copy = sampleCopy();
+      cleanups.push(copy.remove);
+      const prodConfig = join(copy.dir, 'projects/shop/environments/prod/checkout-v2.yaml');
+      writeFileSync(prodConfig, `# just a comment\n${readFileSync(prodConfig, 'utf8').replace('version: 12', 'version: 1')}`);
+      const flagFile = join(copy.dir, 'projects/shop/flags/max-cart-items.yaml');
+      writeFileSync(flagFile, readFileSync(flagFile, 'utf8').split('\n').reverse().join('\n'));
+      const importCopy = (...extra: string[]) =>
+        flagops(['import', copy.dir, '--org', 'acme', '--data-dir', dataDir, '--replace', ...extra]);
+
+      const planned = `plan for organisation acme (main at ${head!.slice(0, 7)}): nothing to change\n`;
+      expect(await importCopy('--dry-run')).toMatchObject({ code: 0, stdout: `${planned}dry run: nothing was imported\n` });
+      expect(await importCopy()).toMatchObject({
+        code: 0,
+        stdout: `${planned}nothing to import: acme already holds 1 project(s), 4 flag(s) as in ${copy.dir}\n`,
+      });
+      expect((await readMain()).head).toBe(head);
+      expect(await prodVersion()).toBe(versionBefore);
+
+      // With a change beside them, only the changed file is written: the plan names every file the commit changes.
+      const devConfig = join(copy.dir, 'projects/shop/environments/dev/checkout-v2.yaml');
+      writeFileSync(devConfig, readFileSync(devConfig, 'utf8').replace(/rolloutPct: \d+/, 'rolloutPct: 77'));
+      const changed = await importCopy();
+      expect(changed.code).toBe(0);
+      expect(changed.stdout).toContain('  changes:\n    shop/checkout-v2 dev: rolloutPct');
+      const after = await readMain();
+      const written = await withRepo((repo) => repo.changedPaths(after.head!));
+      expect(written.map((p) => p.path)).toEqual(['projects/shop/environments/dev/checkout-v2.yaml']);
+      expect(await prodVersion()).toBe(versionBefore);
+    });
+
     it('is mirrored with --replace: a flag the directory no longer has is deleted', async () => {
       await importSample('--create');
       const copy = sampleCopy();

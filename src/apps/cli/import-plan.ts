@@ -1,6 +1,7 @@
 import { ENVIRONMENTS, type EnvironmentName, type JsonValue, type ProjectState } from '@flagops/core';
 import { type ChangeItem, diffStates, type FlagChange } from '../../foundations/repository/diff-states.js';
 import { jsonEqual } from '../../foundations/repository/json-equal.js';
+import { layout } from '../../foundations/repository/layout.js';
 
 /** What an import may do only with --yes: it removes something, or changes what a project is. */
 export type ConfirmItem =
@@ -134,6 +135,36 @@ export function planProject(
   plan.changes = splitChanges(diff, plan.confirm);
   for (const path of [...brokenFiles].sort()) plan.confirm.push({ type: 'file_with_issues', path, deleted: !overwritten(path) });
   return plan;
+}
+
+/**
+ * The files of a replaced project whose content the plan changes: the import writes these, and files main does
+ * not have, and leaves every other file as it is. A file that differs only in comments, layout or its `version`
+ * is not rewritten: that would move its version (a client's expectedVersion answers 409) and make open proposals
+ * on it stale, while nothing served changes and the plan says nothing of it.
+ */
+export function changedFiles(project: ProjectPlan): ReadonlySet<string> {
+  const { slug } = project;
+  const files = new Set<string>();
+  for (const item of project.confirm) {
+    if (item.type === 'setting_changed') files.add(layout.projectFile(slug));
+    else if (item.type === 'flag_archived' || item.type === 'flag_id_changed') files.add(layout.flagFile(slug, item.flag));
+    else if (item.type === 'file_with_issues') files.add(item.path);
+  }
+  for (const change of project.changes) {
+    if (change.flag !== null) {
+      files.add(
+        change.environment === null ? layout.flagFile(slug, change.flag) : layout.configFile(slug, change.environment, change.flag),
+      );
+      continue;
+    }
+    for (const item of change.changes) {
+      // The project's other items (approval, budgets) are project.yaml's.
+      if (item.type === 'segment_added' || item.type === 'segment_changed') files.add(layout.segmentFile(slug, item.segmentKey));
+      else files.add(layout.projectFile(slug));
+    }
+  }
+  return files;
 }
 
 /** Whether anything in the plan needs --yes. */

@@ -2,7 +2,7 @@ import { ENVIRONMENTS, type RepositoryState } from '@flagops/core';
 import { classifyPath, layout } from '../../foundations/repository/layout.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import type { FileChange, FlagRepository } from '../../foundations/storage/index.js';
-import { type ImportPlan, planProject } from './import-plan.js';
+import { changedFiles, type ImportPlan, planProject } from './import-plan.js';
 import type { DirectoryFile } from './read-directory.js';
 
 /** Stops the import with a message for the operator; nothing was committed. */
@@ -71,6 +71,8 @@ export async function prepareImport(
   // Broken files of an imported project are not in `current`; the issues name them.
   const broken = repo === null || head === null ? [] : (await repo.readState(head)).issues.map((issue) => issue.file ?? '');
   const incoming = new Set(files.map((file) => file.path));
+  // Per replaced project, the files main has that the import leaves as they are: those whose content it does not change.
+  const kept = new Set<string>();
   for (const [slug, project] of imported.projects) {
     const exists = repo !== null && head !== null && (await repo.treeOid(head, layout.projectDir(slug))) !== null;
     if (!exists) {
@@ -89,12 +91,20 @@ export async function prepareImport(
     }
     const inProject = (p: string) => p.startsWith(`${layout.projectDir(slug)}/`) && classifyPath(p).kind !== 'kills';
     const brokenHere = [...new Set(broken.filter(inProject))];
-    for (const path of [...replacedPaths(current, slug), ...brokenHere]) changes.set(path, { path, content: null });
-    plan.projects.push(planProject(slug, current.projects.get(slug), project, true, brokenHere, (path) => incoming.has(path)));
+    const onMain = replacedPaths(current, slug);
+    for (const path of [...onMain, ...brokenHere]) changes.set(path, { path, content: null });
+    const projectPlan = planProject(slug, current.projects.get(slug), project, true, brokenHere, (path) => incoming.has(path));
+    plan.projects.push(projectPlan);
+    const changed = changedFiles(projectPlan);
+    for (const path of onMain) if (!changed.has(path) && incoming.has(path)) kept.add(path);
   }
   for (const file of files) {
     const where = classifyPath(file.path);
     if (where.kind === 'kills' && replaced.includes(where.project)) continue; // an existing project keeps its kills
+    if (kept.has(file.path)) {
+      changes.delete(file.path);
+      continue;
+    }
     changes.set(file.path, { path: file.path, content: file.text });
   }
   return { changes: [...changes.values()], plan, replaced };

@@ -10,7 +10,7 @@ import { openControlState } from '../../../foundations/state/index.js';
 import type { FlagRepository, OpenOptions } from '../../../foundations/storage/index.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 import { confirmSummary, formatImportPlan } from '../format-import-plan.js';
-import { type ImportPlan, needsConfirmation, planIsEmpty } from '../import-plan.js';
+import { type ImportPlan, needsConfirmation } from '../import-plan.js';
 import { type ImportRemote, importRemote } from '../import-remote.js';
 import { formatIssueLine } from '../issue-output.js';
 import { ImportRefused, type ImportRequest, prepareImport } from '../prepare-import.js';
@@ -27,7 +27,10 @@ naming the project, and writes nothing. A replaced project ends up as in <dir> (
 settings <dir> lacks are deleted from it), except its kills: an import never lifts, adds or changes a
 kill of a project that exists, so that project's kills.yaml files stay as they are, and a killed flag
 cannot be deleted by an import (clear the kill first). A new project arrives as in <dir>, kills.yaml
-included. Projects that <dir> does not contain are left as they are.
+included. Projects that <dir> does not contain are left as they are. Of a replaced project, only the files
+whose content changes (and new ones) are written; a file that differs only in comments, layout or its
+version stays as it is, so its version does not move and open proposals on it stay approvable. An import
+whose plan is 'nothing to change' makes no commit.
 
 Before writing, the import prints its plan against the organisation's main, per project: a new project's
 flags, segments and kills; for a replaced project what changes, as 'flagops diff' words it, and under
@@ -227,10 +230,9 @@ async function commitImport(
     let flags = 0;
     for (const project of imported.projects.values()) flags += project.flags.size;
     const what = `${slugs.length} project(s), ${flags} flag(s)`;
-    const formOnly = planIsEmpty(plan) ? ' (the files differed only in comments, layout or versions)' : '';
     io.stdout(
       update.committed
-        ? `imported ${what} into ${org}: commit ${update.commit}${formOnly}\n`
+        ? `imported ${what} into ${org}: commit ${update.commit}\n`
         : `nothing to import: ${org} already holds ${what} as in ${dir}\n`,
     );
     if (update.committed && replaced.length > 0)
