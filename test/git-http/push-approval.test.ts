@@ -255,4 +255,77 @@ describe('a push by an actor type that needs approval', () => {
     expect(cleaned.ok).toBe(true);
     expect((await admin.get('/api/v1/flags/lookup?projectSlug=vault&key=retired')).status).toBe(404);
   });
+
+  describe('a proposal branch pushed into main', () => {
+    let flag: Json;
+    let adminPrefix = '';
+
+    beforeAll(async () => {
+      flag = await createFlag(admin, project.id, { key: 'proposed' });
+      adminPrefix = ((await admin.get('/api/v1/keys')).body.keys as Json[]).find((k) => k.kind === 'admin').prefix;
+    });
+
+    /** The agent's prod change, kept as a proposal: its id and commit (the head of proposals/<id>). */
+    async function propose(rolloutPct: number): Promise<{ id: string; commit: string }> {
+      const res = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct });
+      expect(res.body.proposal).toMatchObject({ status: 'open' });
+      return { id: res.body.proposal.id, commit: res.body.proposal.commit };
+    }
+    const proposal = async (id: string) => (await admin.get(`/api/v1/proposals/${id}`)).body;
+    const prodRollout = async () => (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.rolloutPct;
+    const pushBranch = (checkout: string, id: string) => gitAsync(checkout, 'push', 'origin', `origin/proposals/${id}:refs/heads/main`);
+
+    it('fast-forwarded by an admin key is merged, decided by that key, and served', async () => {
+      const { id, commit } = await propose(20);
+      const checkout = await clone(svc.admin);
+      const pushed = await pushBranch(checkout, id);
+      expect(pushed.stderr).not.toContain('trailer');
+      expect(pushed.ok).toBe(true);
+      expect(main()).toBe(commit);
+      expect(await proposal(id)).toMatchObject({
+        status: 'merged',
+        mergedAs: commit,
+        decidedBy: { type: 'admin', keyPrefix: adminPrefix },
+      });
+      expect(await prodRollout()).toBe(20);
+    });
+
+    it('merged by an admin key in a merge commit is merged, decided by the merge commit’s author', async () => {
+      const { id } = await propose(30);
+      const checkout = await clone(svc.admin);
+      git(checkout, 'merge', '--quiet', '--no-ff', `origin/proposals/${id}`, '-m', `merge proposal ${id}`);
+      const merge = git(checkout, 'rev-parse', 'HEAD');
+      const pushed = await gitAsync(checkout, 'push', 'origin', 'HEAD:main');
+      expect(pushed.stderr).not.toContain('trailer');
+      expect(pushed.ok).toBe(true);
+      expect(await proposal(id)).toMatchObject({ status: 'merged', mergedAs: merge, decidedBy: { type: 'git', name: 'Erin Engineer' } });
+      expect(await prodRollout()).toBe(30);
+    });
+
+    it('by the actor type the policy holds back is refused as its own change would be, and the proposal stays open', async () => {
+      const { id } = await propose(40);
+      const head = main();
+      const pushed = await pushBranch(await clone(svc.agent), id);
+      expect(pushed.ok).toBe(false);
+      expect(pushed.stderr).toContain(
+        'projects/shop/environments/prod/proposed.yaml: prod requires approval of agent changes in project shop',
+      );
+      expect(pushed.stderr).not.toContain('trailer');
+      expect(main()).toBe(head);
+      expect(await proposal(id)).toMatchObject({ status: 'open' });
+      expect((await admin.post(`/api/v1/proposals/${id}/reject`, {})).status).toBe(200);
+    });
+
+    it('after its rejection is refused: the trailers of a rejected proposal’s commits are not taken', async () => {
+      const { id, commit } = await propose(50);
+      expect((await admin.post(`/api/v1/proposals/${id}/reject`, {})).status).toBe(200);
+      const head = main();
+      const checkout = await clone(svc.admin);
+      const pushed = await pushBranch(checkout, id);
+      expect(pushed.ok).toBe(false);
+      expect(pushed.stderr).toContain(`commit ${commit.slice(0, 12)}: its message carries a Flagops-`);
+      expect(main()).toBe(head);
+      expect(await proposal(id)).toMatchObject({ status: 'rejected' });
+    });
+  });
 });

@@ -113,6 +113,12 @@ export async function pushedCommits(oldOid: string, newOid: string): Promise<str
   return out.toString('utf8').split('\n').filter(Boolean);
 }
 
+/** The commits the refs under `prefix` (`refs/heads/proposals/`) point at. */
+export async function refHeads(prefix: string): Promise<Set<string>> {
+  const out = await gitOk(['for-each-ref', '--format=%(objectname)', prefix]);
+  return new Set(out.toString('utf8').split('\n').filter(Boolean));
+}
+
 /** The messages of commits, by id. */
 export async function commitMessages(oids: readonly string[]): Promise<Map<string, string>> {
   const contents = await readObjects(oids);

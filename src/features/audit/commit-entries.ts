@@ -23,7 +23,12 @@ export interface CommitContext {
  */
 export async function describeCommit(commit: CommitInfo, reader: DiffReader, context: CommitContext = {}): Promise<readonly AuditEntry[]> {
   const trailers = commit.flagops ?? (context.trustUnsigned ? commit.unsignedFlagops : null);
-  if (trailers && trailers.action !== 'import') return [freezeEntry(entryFromTrailers(commit, trailers))];
+  if (trailers && trailers.action !== 'import') {
+    const entry = entryFromTrailers(commit, trailers);
+    // A proposal's own commit that a push fast-forwarded main to: the key that pushed it decided the proposal.
+    if (context.pushedBy) entry.pushedBy = { ...context.pushedBy };
+    return [freezeEntry(entry)];
+  }
   const changes = await describeDiff(commit.oid, reader);
   if (changes.length === 0) changes.push({ action: 'change', projectSlug: null, flagKey: null, environment: null });
   const reason = commitReason(commit);

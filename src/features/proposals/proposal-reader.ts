@@ -237,7 +237,9 @@ export class ProposalReader {
       const merge = applied ? null : await this.mergeAt(tipCommit.oid, base, head);
       if (applied) {
         proposal.status = 'merged';
-        proposal.decidedBy = { ...applied.actor } as ProposalActor;
+        // Main fast-forwarded to the proposal's own commit by a push: the pushing key decided it, not its proposer.
+        const pusher = applied.id === tipCommit.oid ? applied.pushedBy : undefined;
+        proposal.decidedBy = pusher ? { ...pusher } : ({ ...applied.actor } as ProposalActor);
         proposal.decidedAt = applied.at;
         proposal.mergedAs = applied.id;
       } else if (merge) {

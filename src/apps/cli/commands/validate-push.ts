@@ -10,8 +10,9 @@ main forward, brings no invalid file (an issue in a file it adds or changes, or 
 invalid file already on main that it leaves as it was refuses nothing), and its commits have no file over
 1 MiB, no symbolic link and no submodule. Refusals are printed one per line on stderr, saying what and where (file, commit), which
 git shows the pusher. The flagops control plane installs it in each repository it serves over HTTP, where it
-also holds the push to the pushing key's permissions and refuses Flagops-* trailers and files outside
-projects/; a self-hosted git server can run it as its pre-receive hook too, where it checks main and takes
+also holds the push to the pushing key's permissions and refuses Flagops-* trailers (but those of the
+service's own commit at the head of an open proposal branch, which a merge or fast-forward brings) and files
+outside projects/; a self-hosted git server can run it as its pre-receive hook too, where it checks main and takes
 other branches (pull requests, and the service's proposal branches in remote mode) as they are.
 `;
 
