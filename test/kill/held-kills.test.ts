@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { GUARD_ACTOR } from '../../src/features/guards/guard-stop.js';
 import { HeldKills } from '../../src/features/kill/held-kills.js';
 import { KillSwitch } from '../../src/features/kill/kill-switch.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
@@ -121,5 +122,34 @@ describe('kills other control planes hold, made here from their records', () => 
     expect(made.flagops).toMatchObject({ action: 'kill', flag: 'a', madeFrom: FIRST });
     // The audit trail reads a kill's reason from its commit, as for every kill.
     expect(made.body).toContain('reason: payments failing');
+  });
+
+  it("a guard's kill held on one control plane is made on another as guard_failed, with the guard as actor and its reason", async () => {
+    // The control plane whose guard killed the flag while the git remote could not take the kill.
+    const first = await setUp();
+    const reason = 'guard failed: error_rate = 0.5, above max 0.05';
+    const kill = await first.killSwitch.kill({ ...first.request, actor: GUARD_ACTOR, reason, action: 'guard_failed' });
+    await first.held.held(kill.commit!);
+    // Another control plane, sharing the held kills' records.
+    const other = await setUp();
+    const held = new HeldKills({
+      org: 'acme',
+      store: first.store,
+      repo: async () => other.repo,
+      killSwitch: other.killSwitch,
+      logger: silentLogger,
+    });
+
+    await held.catchUp();
+
+    expect(await other.killed()).toEqual(['a']);
+    const made = await other.repo.readCommit((await other.repo.head())!);
+    expect(made.flagops).toMatchObject({
+      action: 'guard_failed',
+      flag: 'a',
+      madeFrom: kill.commit,
+      actor: { type: 'scheduler', name: 'guard' },
+    });
+    expect(made.body).toContain(`reason: ${reason}`);
   });
 });

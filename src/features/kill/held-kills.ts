@@ -70,7 +70,7 @@ export class HeldKills {
       project: meta.project,
       flag: meta.flag,
       environment: meta.environment,
-      action: meta.action === 'clear_kill' ? 'clear_kill' : 'kill',
+      action: meta.action === 'clear_kill' || meta.action === 'guard_failed' ? meta.action : 'kill',
       entry,
       actor: meta.actor,
       summary: meta.summary,
@@ -219,8 +219,11 @@ export class HeldKills {
         madeOnMain: async (head: string | null) => (await this.killsMadeOnMain(repo, readBackTo(kill), head)).has(first),
       };
       try {
+        // Made again with the action it was made with: a guard's kill stays guard_failed in the audit trail.
         const outcome =
-          kill.action === 'kill' ? await killSwitch.kill({ ...request, entry: kill.entry ?? undefined }) : await killSwitch.clear(request);
+          kill.action === 'clear_kill'
+            ? await killSwitch.clear(request)
+            : await killSwitch.kill({ ...request, entry: kill.entry ?? undefined, action: kill.action });
         logger.info('served a kill another control plane held', {
           id: kill.id,
           flag: kill.flag,

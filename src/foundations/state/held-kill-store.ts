@@ -13,7 +13,8 @@ export interface HeldKill {
   project: string;
   flag: string;
   environment: EnvironmentName;
-  action: 'kill' | 'clear_kill';
+  /** The kill commit's audit action, kept when it is made again: `guard_failed` for a guard's kill. */
+  action: 'kill' | 'clear_kill' | 'guard_failed';
   /** The kill's entry as first made; null for a cleared kill. */
   entry: KillEntry | null;
   actor: Actor;

@@ -55,7 +55,7 @@ function checkContent(data: unknown, file: string): HeldKillFileContent {
       ['id', 'org', 'project', 'flag', 'environment', 'summary', 'heldAt'].every(
         (field) => typeof (kill as unknown as Record<string, unknown>)[field] === 'string',
       ) &&
-      (kill.action === 'kill' || kill.action === 'clear_kill');
+      (kill.action === 'kill' || kill.action === 'clear_kill' || kill.action === 'guard_failed');
     if (!ok) throw new Error(`${file}: kills[${i}]: expected a held kill { id, org, project, flag, environment, action, … }`);
   });
   return content as HeldKillFileContent;
