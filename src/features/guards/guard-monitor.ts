@@ -62,6 +62,14 @@ interface Watched {
   checking: boolean;
 }
 
+/** A rollout whose guard failed and whose flag was killed, its remaining steps not removed yet. */
+interface UnfinishedStop {
+  /** The watched guard's claim: a schedule changed since is not the one stopped. */
+  claim: string;
+  reason: string;
+  kind: GuardStopReason;
+}
+
 /** A check whose result counts: the verdict, and why the rollout stops (null: it goes on). */
 interface Checked {
   verdict: GuardVerdict;
@@ -91,6 +99,8 @@ export class GuardMonitor {
   private readonly stopping = new Map<string, Promise<void>>();
   /** The query of each guard in flight here, by `<target>@<at>#<guard>`. */
   private readonly querying = new Map<string, Promise<QueryOutcome>>();
+  /** Stops whose kill was made (or found made) and whose steps are still to be removed, by target. */
+  private readonly unfinished = new Map<string, UnfinishedStop>();
 
   constructor(private readonly options: GuardMonitorOptions) {}
 
@@ -113,7 +123,10 @@ export class GuardMonitor {
       this.watched.set(id, { target, step, guard: step.guard, claim, nextAt: now, checking: false });
     }
     const gone = [...this.watched.keys()].filter((id) => !seen.has(id));
-    for (const id of gone) this.watched.delete(id);
+    for (const id of gone) {
+      this.watched.delete(id);
+      this.unfinished.delete(id);
+    }
     if (gone.length > 0)
       void this.options.store.remove(this.options.org, gone).catch((err: Error) => this.warn('guard state not cleared', err));
     this.arm();
@@ -148,7 +161,7 @@ export class GuardMonitor {
     const verdict = checked?.verdict;
     if (verdict?.kind === 'pass') return { kind: 'pass', seen: { value: verdict.value, text: verdict.text } };
     if (verdict && checked?.reason) {
-      await this.stopRollout(target, step, checked.reason, stopKind(verdict));
+      await this.stopRollout(target, step, checked.reason, stopKind(verdict), `${targetId(target)}@${step.at}#${guardDigest(guard)}`);
       return { kind: 'stopped' };
     }
     await store.release(org, claim).catch(() => undefined);
@@ -188,11 +201,17 @@ export class GuardMonitor {
     const { store, org, clock } = this.options;
     const intervalMs = intervalOf(w.guard);
     try {
+      // The guard failed already and its flag is killed: what is left is removing the steps, not another query.
+      const unfinished = this.unfinished.get(targetId(w.target));
+      if (unfinished?.claim === w.claim) {
+        await this.stopRollout(w.target, w.step, unfinished.reason, unfinished.kind, w.claim);
+        return;
+      }
       // Held while the query runs, however short the interval: no control plane starts a second query of this guard.
       if (!(await store.claim(org, w.claim, now, now + Math.max(intervalMs * CLAIM_SHARE, CHECK_CLAIM_MS)))) return;
       try {
         const checked = await this.check(w.target, w.step, w.guard, 'interval');
-        if (checked?.reason) await this.stopRollout(w.target, w.step, checked.reason, stopKind(checked.verdict));
+        if (checked?.reason) await this.stopRollout(w.target, w.step, checked.reason, stopKind(checked.verdict), w.claim);
       } finally {
         // The next check, wherever it runs, comes an interval after this one ended.
         await store.hold(org, w.claim, clock.now().getTime() + intervalMs * CLAIM_SHARE);
@@ -256,22 +275,25 @@ export class GuardMonitor {
   }
 
   /** Kills the flag there (fast path) and removes the remaining steps; one stop at a time per schedule. */
-  private stopRollout(target: StepTarget, step: ScheduleStep, reason: string, kind: GuardStopReason): Promise<void> {
+  private stopRollout(target: StepTarget, step: ScheduleStep, reason: string, kind: GuardStopReason, claim: string): Promise<void> {
     const id = targetId(target);
     const running = this.stopping.get(id);
     if (running) return running;
-    const run = this.stopNow(target, step, reason, kind).finally(() => this.stopping.delete(id));
+    const run = this.stopNow(target, step, { claim, reason, kind }).finally(() => this.stopping.delete(id));
     this.stopping.set(id, run);
     return run;
   }
 
-  private async stopNow(target: StepTarget, step: ScheduleStep, reason: string, kind: GuardStopReason): Promise<void> {
+  private async stopNow(target: StepTarget, step: ScheduleStep, stop: UnfinishedStop): Promise<void> {
     const { org, repo, killSwitch, logger } = this.options;
+    const { reason, kind } = stop;
+    const id = targetId(target);
     const fields = { org, project: target.slug, flag: target.key, environment: target.env, reason };
     try {
       // Decided again on main as it is now: a rollout stopped already, or replaced since the check, is not stopped (again).
       await this.options.catchUp?.(org).catch(() => false);
       if (!(await this.stillGuarded(target, step))) {
+        this.unfinished.delete(id);
         logger.info('guard stop not made: its guard is no longer watched', fields);
         return;
       }
@@ -285,16 +307,29 @@ export class GuardMonitor {
         reason,
         action: 'guard_failed',
       });
+      // Until the steps are removed, each interval tries that again (a git remote or database out of reach).
+      this.unfinished.set(id, stop);
       const { outcomes } = await repo.updateSeries([(current) => removeStepsChange(current, target, step, reason)]);
+      this.unfinished.delete(id);
       const removed = outcomes[0]?.committed ? outcomes[0] : undefined;
-      // The removal is one compare-and-swap commit, made once whichever control plane (or check) tries: a stop
-      // counts where it was made, not again where a second attempt found the steps gone.
-      if (removed) this.options.metrics?.countStop(this.series(target), kind);
+      // The removal is one compare-and-swap commit, made once whichever control plane (or check) tries, and is on
+      // the git remote in remote mode once committed: a stop counts where it was made, not again where a second
+      // attempt found the steps gone.
+      if (!removed) {
+        logger.info('guarded rollout stopped already: its steps were removed', {
+          ...fields,
+          killCommit: kill.commit,
+          killed: kill.changed,
+        });
+        return;
+      }
+      this.options.metrics?.countStop(this.series(target), kind);
       logger.warn('guarded rollout stopped', {
         ...fields,
         killCommit: kill.commit,
         killed: kill.changed,
-        ...(removed ? { stepsRemoved: removed.result, commit: removed.commit } : {}),
+        stepsRemoved: removed.result,
+        commit: removed.commit,
       });
     } catch (err) {
       // The next check (within its interval) finds the guard failing still and stops the rollout then.

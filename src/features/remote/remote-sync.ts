@@ -168,8 +168,10 @@ export class RemoteSync {
    * never stand between an operator and a kill.
    */
   async publish(commit: string, parent: string | null, action?: string, signal?: AbortSignal): Promise<boolean> {
-    // A guard stopping a rollout (guard_failed: its kill, then its steps removed) is a kill here too.
-    const kill = isKillAction(action);
+    // A kill, a cleared kill, a guard's kill (guard_failed) and kills made again go the fast path, without a signal
+    // (FlagRepository `publish`). A guard's removal of the steps left (guard_failed too) is an ordinary change:
+    // held, it would reach main from every control plane that stopped the rollout, each counting the stop.
+    const kill = isKillAction(action) && signal === undefined;
     // Known to be out of reach (main already holds kills it lacks, retried every second, or the last push was
     // not answered): no attempt to wait for.
     if (kill && this.failure !== null && (this.holding || this.hung)) return this.keepUntilReachable(commit, this.failure);
