@@ -393,6 +393,7 @@ async function startOnLockedDirectory(
         clock,
         logger,
         store: state.guards,
+        sharedStateDown: () => state.writesRefused() !== undefined,
         killSwitch,
         ...(remote ? { catchUp: (name: string) => remote!.catchUpForKill(name) } : {}),
         ...(config.prometheusUrl ? { prometheusUrl: config.prometheusUrl } : {}),

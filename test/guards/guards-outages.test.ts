@@ -109,5 +109,44 @@ describe.skipIf(POSTGRES_MISSING !== null || PROMETHEUS_MISSING !== null)(
       expect(await stopsCounted('remote-down')).toBe(1);
       expect(stopsLogged('remote-down')).toHaveLength(1);
     }, 120_000);
+
+    it('while the database is down, the guard is still checked and kills the flag; the stop is counted once', async () => {
+      const [a, b] = cluster.controlPlanes;
+      const { flag, series } = await guardedRollout('database-down');
+
+      await cluster.postgres.stopServer();
+      try {
+        exporter.set(series, 0.5);
+        // Killed on both, and on the git host, while the database is still down.
+        for (const cp of [a, b])
+          await until(
+            () => prodOn(cp, flag),
+            (prod) => prod.killed === true,
+            15_000,
+          );
+        await until(
+          async () => hostActions(cluster.gitHost.gitdir).filter((line) => line === 'guard_failed database-down prod'),
+          (lines) => lines.length >= 1,
+          10_000,
+        );
+        await sleep(3_000);
+      } finally {
+        await cluster.postgres.startServer();
+      }
+      for (const cp of [a, b])
+        await until(
+          () => prodOn(cp, flag),
+          (prod) => prod.killed === true && prod.schedule.length === 0,
+          30_000,
+        );
+      await sleep(3_000);
+      const actions = hostActions(cluster.gitHost.gitdir).filter((line) => line.endsWith(' database-down prod'));
+      expect(actions.filter((l) => !l.startsWith('config_update'))).toEqual([
+        'guard_failed database-down prod',
+        'guard_failed database-down prod',
+      ]);
+      expect(await stopsCounted('database-down')).toBe(1);
+      expect(stopsLogged('database-down')).toHaveLength(1);
+    }, 120_000);
   },
 );

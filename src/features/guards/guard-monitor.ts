@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson, GUARD_DEFAULT_INTERVAL_SECONDS, type ScheduleGuard, type ScheduleStep } from '@flagops/core';
+import { FlagopsError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { GuardFamilies, GuardSeries, GuardStopReason } from '../../foundations/metrics/guard-families.js';
-import type { GuardCheck, GuardStore } from '../../foundations/state/index.js';
+import { failuresAfter, type GuardCheck, type GuardCheckOutcome, type GuardStore } from '../../foundations/state/guard-store.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { KillSwitch } from '../kill/kill-switch.js';
 import type { Clock, ClockTimer } from '../schedule/clock.js';
@@ -33,6 +34,11 @@ export interface GuardMonitorOptions {
    * every control plane committed: a schedule cancelled on another one a moment ago is not stopped here.
    */
   catchUp?: (org: string) => Promise<boolean>;
+  /**
+   * Whether the shared state (the database) cannot be reached now: the guards are then checked here without a
+   * claim, each control plane on its own, rather than not at all.
+   */
+  sharedStateDown?: () => boolean;
   /** Counts the checks this control plane runs and the rollouts it stops; absent with metrics off. */
   metrics?: Pick<GuardFamilies, 'countCheck' | 'countStop'>;
 }
@@ -89,7 +95,9 @@ export const targetId = (t: StepTarget) => `${t.slug}/${t.key}/${t.env}`;
  *
  * Once across control planes: each check is claimed in the shared state before its query runs (GuardStore),
  * so one control plane runs it; the count of failed queries is kept there too. The stop is a kill and a
- * compare-and-swap commit, which a second control plane finds made and does not make again.
+ * compare-and-swap commit, which a second control plane finds made and does not make again. While the shared
+ * state cannot be reached, each control plane checks the guards itself (counting failed queries itself): a
+ * guard does not stop watching because the database is down, and its kill needs no database.
  */
 export class GuardMonitor {
   private readonly watched = new Map<string, Watched>();
@@ -101,6 +109,8 @@ export class GuardMonitor {
   private readonly querying = new Map<string, Promise<QueryOutcome>>();
   /** Stops whose kill was made (or found made) and whose steps are still to be removed, by target. */
   private readonly unfinished = new Map<string, UnfinishedStop>();
+  /** The last check of each target made while the shared state could not be reached, by target. */
+  private readonly checkedHere = new Map<string, GuardCheck>();
 
   constructor(private readonly options: GuardMonitorOptions) {}
 
@@ -126,6 +136,7 @@ export class GuardMonitor {
     for (const id of gone) {
       this.watched.delete(id);
       this.unfinished.delete(id);
+      this.checkedHere.delete(id);
     }
     if (gone.length > 0)
       void this.options.store.remove(this.options.org, gone).catch((err: Error) => this.warn('guard state not cleared', err));
@@ -208,17 +219,53 @@ export class GuardMonitor {
         return;
       }
       // Held while the query runs, however short the interval: no control plane starts a second query of this guard.
-      if (!(await store.claim(org, w.claim, now, now + Math.max(intervalMs * CLAIM_SHARE, CHECK_CLAIM_MS)))) return;
+      const claimed = await this.claimUnlessDown(w.claim, now, now + Math.max(intervalMs * CLAIM_SHARE, CHECK_CLAIM_MS));
+      if (claimed === 'taken') return;
       try {
         const checked = await this.check(w.target, w.step, w.guard, 'interval');
         if (checked?.reason) await this.stopRollout(w.target, w.step, checked.reason, stopKind(checked.verdict), w.claim);
       } finally {
         // The next check, wherever it runs, comes an interval after this one ended.
-        await store.hold(org, w.claim, clock.now().getTime() + intervalMs * CLAIM_SHARE);
+        if (claimed === 'claimed')
+          await store.hold(org, w.claim, clock.now().getTime() + intervalMs * CLAIM_SHARE).catch((err: unknown) => {
+            if (!unreachable(err)) throw err;
+          });
       }
     } catch (err) {
       this.warn('guard check failed', err as Error, w.target);
     }
+  }
+
+  /**
+   * Claims a periodic check in the shared state: 'taken' when another control plane runs it, 'alone' when the
+   * shared state cannot be reached (the check runs here regardless: a kill needs no database, and a second one
+   * made elsewhere finds the flag killed).
+   */
+  private async claimUnlessDown(claim: string, now: number, until: number): Promise<'claimed' | 'taken' | 'alone'> {
+    if (this.options.sharedStateDown?.()) return 'alone';
+    try {
+      return (await this.options.store.claim(this.options.org, claim, now, until)) ? 'claimed' : 'taken';
+    } catch (err) {
+      if (unreachable(err)) return 'alone';
+      throw err;
+    }
+  }
+
+  /** Records a check in the shared state; while that cannot be reached, here (failed queries counted here). */
+  private async record(target: StepTarget, outcome: GuardCheckOutcome): Promise<GuardCheck> {
+    const id = targetId(target);
+    if (!this.options.sharedStateDown?.()) {
+      try {
+        const shared = await this.options.store.record(id, outcome);
+        this.checkedHere.delete(id);
+        return shared;
+      } catch (err) {
+        if (!unreachable(err)) throw err;
+      }
+    }
+    const check: GuardCheck = { ...outcome, failures: failuresAfter(this.checkedHere.get(id), outcome) };
+    this.checkedHere.set(id, check);
+    return check;
   }
 
   /**
@@ -227,7 +274,7 @@ export class GuardMonitor {
    * query ran): it is dropped, neither recorded nor counted, and stops nothing.
    */
   private async check(target: StepTarget, step: ScheduleStep, guard: ScheduleGuard, when: 'interval' | 'due'): Promise<Checked | null> {
-    const { org, store, logger, clock, metrics } = this.options;
+    const { org, logger, clock, metrics } = this.options;
     const guardId = guardDigest(guard);
     const outcome = await this.query(`${targetId(target)}@${step.at}#${guardId}`, guard.query);
     const fields = { org, project: target.slug, flag: target.key, environment: target.env, step: step.at, query: guard.query, when };
@@ -238,7 +285,7 @@ export class GuardMonitor {
     const verdict = judge(guard, outcome);
     // Counted here, where the query ran: a check claimed by another control plane is counted there.
     metrics?.countCheck(this.series(target), verdict.kind);
-    const record = await store.record(targetId(target), {
+    const record = await this.record(target, {
       org,
       project: target.slug,
       flag: target.key,
@@ -358,3 +405,6 @@ function guardDigest(guard: ScheduleGuard): string {
 const intervalOf = (guard: ScheduleGuard): number => (guard.intervalSeconds ?? GUARD_DEFAULT_INTERVAL_SECONDS) * 1000;
 
 const stopKind = (verdict: GuardVerdict): GuardStopReason => (verdict.kind === 'breach' ? 'breach' : 'errors');
+
+/** Whether a shared-state call failed because the database cannot be reached (not for a mistake in what was asked). */
+const unreachable = (err: unknown): boolean => err instanceof FlagopsError && err.code === 'unavailable';
