@@ -31,6 +31,19 @@ describe('count batches from replicas reach the stats exactly once', () => {
   });
   afterAll(() => svc.stop());
 
+  /** A replica of the service whose counts go upstream only when the test flushes them. */
+  const replicaFlushedByTest = (dataDir: string) =>
+    startReplica({
+      upstreams: [svc.controlUrl],
+      token: svc.admin,
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      logger: silentLogger,
+      countsIntervalMs: 60_000,
+      startTimeoutMs: 2_000,
+    });
+
   it('a batch retried after its answer was lost is counted once', async () => {
     // The first answer is lost on the way back, after upstream took the batch.
     const { sent, lossy } = losingFirstAnswer();
@@ -68,16 +81,7 @@ describe('count batches from replicas reach the stats exactly once', () => {
 
   it('a replica takes POST /v1/events with an sdk key and forwards them to the stats', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-'));
-    const replica = await startReplica({
-      upstreams: [svc.controlUrl],
-      token: svc.admin,
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: dir,
-      logger: silentLogger,
-      countsIntervalMs: 60_000, // flushed by the test
-      startTimeoutMs: 2_000,
-    });
+    const replica = await replicaFlushedByTest(dir);
     try {
       const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'staging' })).body.key;
       const sdk = httpClient(replica.url, sdkKey);
@@ -121,16 +125,7 @@ describe('count batches from replicas reach the stats exactly once', () => {
 
   it('takes events whose values add up past what a sum can hold, and forwards them with the rest of its counts, the sum held at its cap', async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-replica-'));
-    const replica = await startReplica({
-      upstreams: [svc.controlUrl],
-      token: svc.admin,
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: dir,
-      logger: silentLogger,
-      countsIntervalMs: 60_000, // flushed by the test
-      startTimeoutMs: 2_000,
-    });
+    const replica = await replicaFlushedByTest(dir);
     try {
       const sdkKey = (await admin.post('/api/v1/keys', { kind: 'sdk', projectId: project.id, environment: 'prod' })).body.key;
       const sdk = httpClient(replica.url, sdkKey);
