@@ -110,4 +110,17 @@ describe('POST /flags/:id/environments/:env/promote', () => {
     expect(commitCount(svc.gitdir())).toBe(before);
     expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod).toEqual(prod);
   });
+
+  it('a preview without config or fromEnv, or with both, is 400 naming them', async () => {
+    const flag = await createFlag(admin, project.id, { key: 'preview-body' });
+    const preview = (body: unknown) => admin.post(`/api/v1/flags/${flag.id}/environments/prod/preview`, body);
+    expect(await preview({})).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_input', message: expect.stringMatching(/^give config .* or fromEnv /) } },
+    });
+    expect(await preview({ config: {}, fromEnv: 'dev' })).toMatchObject({
+      status: 400,
+      body: { error: { code: 'invalid_input', message: expect.stringMatching(/^give config or fromEnv, not both/) } },
+    });
+  });
 });

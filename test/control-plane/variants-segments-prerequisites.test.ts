@@ -311,10 +311,13 @@ describe('variants, segments and prerequisites through the control plane', () =>
       expect(update.body.error.message).toBe(
         `variants: leaves a prerequisite of flag "${dependent.key}" unmet: projects/shop/environments/dev/${dependent.key}.yaml names variation "on" of this flag, which it would no longer serve in dev (it would serve off, control, treatment)`,
       );
-      const promote = await api.post(`/api/v1/flags/${base.id}/environments/dev/promote`, { fromEnv: 'staging' });
-      expect(promote.status).toBe(400);
-      expect(promote.body.error.code).toBe('invalid_input');
-      expect(promote.body.error.message).toContain(`names variation "on", which flag "${base.key}" cannot serve in dev`);
+      // A promotion names its own field, and its preview answers as the write does.
+      const unmet = `fromEnv: the staging config cannot be served in dev: variants: leaves a prerequisite of flag "${dependent.key}" unmet: projects/shop/environments/dev/${dependent.key}.yaml names variation "on" of this flag, which it would no longer serve in dev (it would serve off, control, treatment)`;
+      for (const path of ['promote', 'preview']) {
+        const promote = await api.post(`/api/v1/flags/${base.id}/environments/dev/${path}`, { fromEnv: 'staging' });
+        expect(promote.status, path).toBe(400);
+        expect(promote.body.error).toEqual({ code: 'invalid_input', message: unmet });
+      }
       expect(commitCount(svc.gitdir())).toBe(before);
       expect((await api.get(`/api/v1/flags/${base.id}`)).body.environments.dev.variants).toBeUndefined();
     });

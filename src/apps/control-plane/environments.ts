@@ -322,6 +322,13 @@ export function promoteEdit(ws: Workspace, from: EnvironmentName, to: Environmen
     // A file copy: the whole config (variants, prerequisites and schedule too) with the destination's version + 1.
     const next: EnvironmentConfig = { ...source, version: flag.environments[to].version + 1 };
     const key = flag.meta.key;
+    // What the store would refuse between files (a prerequisite the destination cannot meet, another flag's left
+    // unmet), refused here by the request's field, so that a preview says so as the write does.
+    const issues = configReferenceIssues(project, key, to, next);
+    if (issues.length > 0) {
+      const field = pointerToField(issues[0].path ?? '');
+      throw new InvalidInputError(`fromEnv: the ${from} config cannot be served in ${to}: ${field}: ${issues[0].message}`, 'fromEnv');
+    }
     return {
       changes: [
         { path: layout.configFile(project.project.slug, to, key), content: serializeRepositoryFile({ kind: 'config', value: next }) },
