@@ -15,10 +15,12 @@ words: "shop/checkout-v2 prod: rolloutPct 10 → 50; rule beta-users added; kill
 compared as committed (the working tree is not read); <rev-b> defaults to HEAD. Revisions are anything
 git rev-parse takes: a branch, a tag, a commit id, HEAD~2.
 
-With --impact, each environment config that changed is followed by its effect on users, counted exactly over
-the bucket space: "shop/checkout-v2 prod: moves 15.00 % of users from off to on". Users are contexts with a
-userId and no other attribute; when rules, segments or prerequisites changed, who moves depends on attributes
-and the line says the impact is not exact. A kill is not a config change (kills.yaml alone has no impact line).
+With --impact, each environment config whose served result changed is followed by its effect on users, counted
+exactly over the bucket space: "shop/checkout-v2 prod: moves 15.00 % of users from off to on". That includes a
+config that did not change but uses a changed segment or names a changed flag as a prerequisite. Users are
+contexts with a userId and no other attribute; when rules, segments or prerequisites changed, who moves depends
+on attributes and the line says the impact is not exact. A kill is not a config change (kills.yaml alone has no
+impact line).
 
 Options:
   --repo dir           a checkout (or bare repository) of the flags repository (default: the current directory)
