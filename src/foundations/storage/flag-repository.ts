@@ -308,7 +308,11 @@ export class FlagRepository {
         const { tree } = await this.objects.readCommit(head);
         if (!this.objects.onDisk(tree)) throw new StorageFaultError('read', `git object ${tree.slice(0, 12)} (main's tree) is missing`);
       }
-      if (!this.options.repacking?.()) this.packFault = await this.objects.checkPackFiles();
+      if (!this.options.repacking?.()) {
+        const fault = await this.objects.checkPackFiles();
+        // A repack that began while the files were read moves them under the check: looked at again next time.
+        if (!this.options.repacking?.()) this.packFault = fault;
+      }
       if (this.packFault) throw this.packFault;
       this.probeFault = undefined;
     } catch (err) {

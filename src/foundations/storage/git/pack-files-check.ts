@@ -128,6 +128,11 @@ export class PackFilesCheck {
       this.known.set(name, { pack, idx, oids: indexedOids(readFileSync(`${base}.idx`)) });
       return undefined;
     }
+    // Rewritten or removed while it was read (a repack that began meanwhile, on a busy machine): not damage; the
+    // next look sees how the repack left it.
+    const packNow = stampOf(`${base}.pack`);
+    const idxNow = stampOf(`${base}.idx`);
+    if (!packNow || !idxNow || !sameStamp(packNow, pack) || !sameStamp(idxNow, idx)) return undefined;
     const words = `pack file objects/pack/${name}.${fault.file} is damaged (${fault.what})`;
     known.damaged = { pack, idx, fault: words };
     return new StorageFaultError('read', words);
