@@ -3,7 +3,7 @@ import { canonicalJson, GUARD_DEFAULT_INTERVAL_SECONDS, type ScheduleGuard, type
 import { FlagopsError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { GuardFamilies, GuardSeries, GuardStopReason } from '../../foundations/metrics/guard-families.js';
-import { failuresAfter, type GuardCheck, type GuardCheckOutcome, type GuardStore } from '../../foundations/state/guard-store.js';
+import { failuresAfter, type GuardCheck, type GuardCheckOutcome, type GuardStore } from '../../foundations/state/index.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { KillSwitch } from '../kill/kill-switch.js';
 import type { Clock, ClockTimer } from '../schedule/clock.js';
