@@ -122,10 +122,14 @@ export class PackFilesCheck {
     if (sameStamp(pack, known.pack) && sameStamp(idx, known.idx)) return undefined;
     const { damaged } = known;
     if (damaged && sameStamp(pack, damaged.pack) && sameStamp(idx, damaged.idx)) return new StorageFaultError('read', damaged.fault);
-    const fault = await verifyPack(base);
+    // The index is read once, and what was verified is what is remembered: a repack may remove the files any
+    // time from here, which is no damage (the next look sees where their objects went).
+    const index = readUnlessGone(`${base}.idx`);
+    if (index === undefined) return undefined;
+    const fault = await verifyPack(`${base}.pack`, index);
     if (fault === undefined) {
       // Whole: touched, or rewritten with the same objects (a repack of the same pack).
-      this.known.set(name, { pack, idx, oids: indexedOids(readFileSync(`${base}.idx`)) });
+      this.known.set(name, { pack, idx, oids: indexedOids(index) });
       return undefined;
     }
     // Rewritten or removed while it was read (a repack that began meanwhile, on a busy machine): not damage; the
@@ -221,13 +225,39 @@ function holds(oids: Buffer, oid: Buffer): boolean {
  * index holds the pack's before its own. A write in place, a truncation or a file of zeros shows. Read as a
  * stream: a big pack's hashing does not hold the event loop.
  */
-async function verifyPack(base: string): Promise<{ file: 'pack' | 'idx'; what: string } | undefined> {
-  const pack = await trailerCheck(`${base}.pack`);
+async function verifyPack(packFile: string, index: Buffer): Promise<{ file: 'pack' | 'idx'; what: string } | undefined> {
+  const pack = await trailerCheck(packFile);
   if (pack.what) return { file: 'pack', what: pack.what };
-  const idx = await trailerCheck(`${base}.idx`);
+  const idx = indexTrailerCheck(index);
   if (idx.what) return { file: 'idx', what: idx.what };
   if (!idx.before.subarray(-20).equals(pack.trailer)) return { file: 'idx', what: "it names another pack's checksum" };
   return undefined;
+}
+
+/** trailerCheck of an index read whole (an index is small: 28 bytes an object). */
+function indexTrailerCheck(index: Buffer): { what?: string; trailer: Buffer; before: Buffer } {
+  if (index.length < 32)
+    return { what: index.length === 0 ? 'it is empty' : 'it is truncated', trailer: Buffer.alloc(0), before: Buffer.alloc(0) };
+  const trailer = index.subarray(index.length - 20);
+  const before = index.subarray(index.length - 40, index.length - 20);
+  if (
+    !createHash('sha1')
+      .update(index.subarray(0, index.length - 20))
+      .digest()
+      .equals(trailer)
+  )
+    return { what: 'its checksum does not match its bytes', trailer, before };
+  return { trailer, before };
+}
+
+/** The file's bytes, or undefined when it is gone (removed by a repack since it was listed). */
+function readUnlessGone(file: string): Buffer | undefined {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 /** A file's checksum trailer against its bytes, and (for an index) the 20 bytes before the trailer. */
