@@ -301,6 +301,16 @@ export class FlagRepository {
    */
   async probeReadable(): Promise<void> {
     if (this.closed) return;
+    // A fault counts when a second look, at once, finds it too: a repack that began during the first look (the
+    // service's housekeeping, or git beside it) moves the files under it, and one look would refuse every write
+    // until the next.
+    const fault = (await this.lookAtFiles()) && (await this.lookAtFiles());
+    this.probeFault = fault;
+    if (fault) this.faults.note(fault);
+  }
+
+  /** What probeReadable finds wrong with the files on disk now, or undefined. */
+  private async lookAtFiles(): Promise<StorageFaultError | undefined> {
     try {
       const head = await readMainHead(this.gitdir, this.moves.last);
       if (head !== null) {
@@ -313,12 +323,9 @@ export class FlagRepository {
         // A repack that began while the files were read moves them under the check: looked at again next time.
         if (!this.options.repacking?.()) this.packFault = fault;
       }
-      if (this.packFault) throw this.packFault;
-      this.probeFault = undefined;
+      return this.packFault;
     } catch (err) {
-      const fault = err instanceof StorageFaultError ? err : new StorageFaultError('read', (err as Error).message);
-      this.probeFault = fault;
-      this.faults.note(fault);
+      return err instanceof StorageFaultError ? err : new StorageFaultError('read', (err as Error).message);
     }
   }
 
