@@ -59,6 +59,12 @@ describe.each(ROUTES)('POST /v1/evaluate through %s', (_, route) => {
     const before = await served();
     for (let i = 0; i < 3; i++) await evaluate(h, key, { keys: ['a', 'b'] });
     expect(await served()).toBe(before + 3);
+    // A key listed several times is answered once, and counted once, however long the list.
+    for (const copies of [3, 1000, 1001]) {
+      const res = await evaluate(h, key, { key: 'a', keys: Array(copies).fill('a') });
+      expect(Object.keys(await res.json())).toEqual(['a']);
+    }
+    expect(await served()).toBe(before + 6);
   });
 
   it('answers the multi-key form with the same keyed shape', async () => {

@@ -39,11 +39,12 @@ export function parseEvaluateRequest(body: unknown): EvaluateRequest {
     if (typeof key !== 'string' || key === '') throw new InvalidInputError('key must be a non-empty string', 'key');
     if (!all.includes(key)) all = [key, ...all];
   }
-  if (all.length > MAX_EVALUATE_KEYS) {
+  if (all.length > 1) {
+    // Each key is answered once, so it is evaluated and counted once however often it is listed.
     const unique = new Set(all);
     if (unique.size > MAX_EVALUATE_KEYS)
       throw new InvalidInputError(`at most ${MAX_EVALUATE_KEYS} keys per request, got ${unique.size}`, 'keys');
-    all = [...unique];
+    if (unique.size !== all.length) all = [...unique];
   }
   return { keys: all, context: parseContext(context) };
 }
