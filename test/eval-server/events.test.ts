@@ -147,12 +147,14 @@ describe('POST /v1/events', () => {
         { type: 'exposure', flagKey: 'checkout', variation: 'red' },
         // What only an archived flag serves; checkout is not archived.
         { type: 'exposure', flagKey: 'checkout', variation: 'default' },
+        // A flag with variants serves one wherever it would serve on.
+        { type: 'exposure', flagKey: 'checkout', variation: 'on' },
         { type: 'exposure', flagKey: 'checkout', variation: 'blue' },
         { type: 'track', name: 'after-removal' },
       ],
     });
     expect(res.status).toBe(202);
-    expect(res.body).toEqual({ accepted: 2, ignored: 3 });
+    expect(res.body).toEqual({ accepted: 2, ignored: 4 });
     expect((await stats()).series.at(-1).exposures).toEqual({ ...exposuresBefore, blue: (exposuresBefore.blue ?? 0) + 1 });
     expect((await events()).series.at(-1).counts['after-removal']).toEqual({ count: 1, sum: 0 });
   });

@@ -95,10 +95,14 @@ describe('evaluation counts (docs/sdk.md, "Evaluation counts")', () => {
           entry({ flagKey: 'no-such-flag', count: 5 }),
           entry({ flagKey: 'old-banner', variation: 'blue', count: 4 }),
           entry({ flagKey: 'old-banner', variation: 'off', count: 3 }),
+          // old-banner is archived: it serves default (off when killed), never on.
+          entry({ flagKey: 'old-banner', variation: 'on', count: 2 }),
+          // banner-text is not: it never serves default.
+          entry({ flagKey: 'banner-text', variation: 'default', count: 2 }),
         ],
       });
       expect(res.status).toBe(202);
-      expect(await res.json()).toEqual({ accepted: 1, ignored: 2 });
+      expect(await res.json()).toEqual({ accepted: 1, ignored: 4 });
       expect(await stats('old-banner')).toEqual({ ...before, off: (before.off ?? 0) + 3 });
     });
 

@@ -1,15 +1,12 @@
 import type { EnvironmentView } from './environment-view.js';
 
-/** The fixed variations the evaluation core serves (docs/evaluation.md); besides these, only a flag's variants. */
-export const VARIATIONS: ReadonlySet<string> = new Set(['on', 'off', 'default']);
-
 export interface CountRules {
   /** Whether the key's environment has this flag. */
   hasFlag(flagKey: string): boolean;
-  /** The names of the flag's variants in this environment; anything else but on, off and default cannot come from an SDK. */
-  variantsOf?(flagKey: string): readonly string[];
+  /** The names of the flag's variants in this environment. */
+  variantsOf(flagKey: string): readonly string[];
   /** Whether the flag is archived in this environment: only an archived flag serves `default`. */
-  archived?(flagKey: string): boolean;
+  archived(flagKey: string): boolean;
   /** Epoch milliseconds. */
   now: number;
   /** The largest count an entry may carry (default MAX_ENTRY_COUNT). */
@@ -26,7 +23,14 @@ export function viewCountRules(view: Pick<EnvironmentView, 'compiled' | 'flags'>
   };
 }
 
-/** Whether the environment has the flag and it can serve the variation (on, off, default or one of its variants). */
+/**
+ * Whether the environment has the flag and it can serve the variation now (docs/evaluation.md): an archived flag
+ * `default` (or `off`, killed); otherwise `on` and `off` without variants, `off` and its variants with them.
+ */
 export function servesVariation(rules: CountRules, flagKey: string, variation: string): boolean {
-  return rules.hasFlag(flagKey) && (VARIATIONS.has(variation) || (rules.variantsOf?.(flagKey) ?? []).includes(variation));
+  if (!rules.hasFlag(flagKey)) return false;
+  if (variation === 'off') return true;
+  if (rules.archived(flagKey)) return variation === 'default';
+  const variants = rules.variantsOf(flagKey);
+  return variants.length === 0 ? variation === 'on' : variants.includes(variation);
 }

@@ -46,8 +46,7 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
     if (event.type === 'exposure') {
       const flagKey = event.flagKey as string;
       const variation = event.variation as string;
-      // `default` is what an archived flag serves, and only it: an exposure of it for a live flag is not one.
-      if (!servesVariation(rules, flagKey, variation) || (variation === 'default' && rules.archived?.(flagKey) === false)) {
+      if (!servesVariation(rules, flagKey, variation)) {
         ignored++;
         continue;
       }
