@@ -28,10 +28,14 @@ async function turns(n: number): Promise<void> {
 
 describe('the storage check while a repack removes the pack it is verifying', () => {
   it('finds no fault and does not fail, wherever in the verification the files go', async () => {
+    const { gitdir, base } = repositoryWithPack(512 * 1024);
+    const pack = readFileSync(`${base}.pack`);
+    const idx = readFileSync(`${base}.idx`);
     // Each round removes a touched pack's files after a different number of loop turns into its verification:
     // before its files are opened, while the pack is hashed, between the pack and its index, after both.
     for (let round = 0; round < 60; round++) {
-      const { gitdir, base } = repositoryWithPack(512 * 1024);
+      writeFileSync(`${base}.pack`, pack);
+      writeFileSync(`${base}.idx`, idx);
       const check = new PackFilesCheck(gitdir);
       // Touched (as git freshens a pack it keeps): the check verifies its bytes.
       const later = new Date(Date.now() + 60_000);
