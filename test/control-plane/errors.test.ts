@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type HttpClient, httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
@@ -62,6 +63,29 @@ describe('errors ({ error: { code, message } })', () => {
       415,
       'unsupported_media_type',
     );
+  });
+
+  it('a compressed body (Content-Encoding) is 415 unsupported_media_type, whatever its bytes, and changes nothing', async () => {
+    const before = (await api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+    for (const coding of ['gzip', 'br', 'deflate']) {
+      // Labelled compressed, sent plain: taken as sent, it would be committed as what it says it is not.
+      const res = await api.request('PUT', configPath, {
+        rawBody: '{"rolloutPct":8}',
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+      });
+      expectError(res, 415, 'unsupported_media_type');
+      expect(res.body.error.message).toContain(`Content-Encoding "${coding}"`);
+    }
+    // Really compressed, on the evaluation port: said so, not "not valid UTF-8".
+    const sdk = (await api.post('/api/v1/keys', { kind: 'sdk', projectId: flag.projectId, environment: 'prod' })).body.key;
+    const gzipped = await fetch(`${svc.evalUrl}/v1/evaluate`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${sdk}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync('{"key":"checkout"}'),
+    });
+    expect(gzipped.status).toBe(415);
+    expect(((await gzipped.json()) as Json).error.code).toBe('unsupported_media_type');
+    expect((await api.get(`/api/v1/flags/${flag.id}`)).body.environments.prod).toEqual(before);
   });
 
   it('a body over 1 MiB is 413 payload_too_large', async () => {

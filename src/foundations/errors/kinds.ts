@@ -109,8 +109,8 @@ export class ProposalConflictError extends FlagopsError {
 }
 
 export class UnsupportedMediaTypeError extends FlagopsError {
-  constructor() {
-    super('unsupported_media_type', 'the body must be application/json');
+  constructor(message = 'the body must be application/json') {
+    super('unsupported_media_type', message);
   }
 }
 

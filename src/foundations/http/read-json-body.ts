@@ -19,7 +19,7 @@ function isJsonContentType(header: string | undefined): boolean {
 }
 
 /**
- * Reads a JSON request body: not application/json → 415, over the limit → 413,
+ * Reads a JSON request body: not application/json, or compressed (Content-Encoding) → 415, over the limit → 413,
  * not UTF-8, malformed or nested deeper than MAX_BODY_DEPTH → 400. An empty body reads as `undefined` so routes with
  * optional bodies can accept it.
  */
@@ -28,6 +28,13 @@ export async function readJsonBody(req: IncomingMessage, limit = MAX_BODY_BYTES)
   const hasBody = (declared !== undefined && declared !== '0') || req.headers['transfer-encoding'] !== undefined;
   if (!hasBody) return undefined;
   if (!isJsonContentType(req.headers['content-type'])) throw new UnsupportedMediaTypeError();
+  // Bodies are read as sent: one labelled compressed would be parsed (and committed) as what it says it is not.
+  const coding = req.headers['content-encoding'];
+  if (coding !== undefined && coding.trim().toLowerCase() !== 'identity') {
+    throw new UnsupportedMediaTypeError(
+      `the body must be sent uncompressed (Content-Encoding ${JSON.stringify(coding.slice(0, 40))} is not taken); send plain application/json`,
+    );
+  }
   const body = await readBody(req, limit);
   if (body.length === 0) return undefined;
   // Decoded leniently, bytes that are not UTF-8 would become U+FFFD and be committed as if they had been sent.
