@@ -873,3 +873,75 @@ describe('a refs/heads/main naming an object id that is not a commit of the repo
     expect((await evaluateIn('o1')).body.checkout).toMatchObject({ value: true });
   }, 60_000);
 });
+
+describe('a pack file damaged while the service was stopped', () => {
+  let w: Awaited<ReturnType<typeof world>>;
+  let gitdir: string;
+  const main = () => git(gitdir, 'rev-parse', 'refs/heads/main').trim();
+  const dev = (rolloutPct: number) => w.admin.put(`/api/v1/flags/${w.flag.id}/environments/dev/config`, { rolloutPct });
+
+  beforeAll(async () => {
+    w = await world();
+    gitdir = w.svc.gitdir();
+    for (const pct of [10, 20, 30]) expect((await dev(pct)).status).toBe(200);
+  }, 60_000);
+  afterAll(() => w?.svc.stop());
+
+  /** Stops the service, repacks (one pack holds everything), damages `length` bytes at `at(pack)`, starts again. */
+  async function restartOnDamagedPack(at: (pack: Buffer) => number, bytes: Buffer): Promise<{ pack: string; restore: () => void }> {
+    await w.svc.service.stop();
+    git(gitdir, 'repack', '-a', '-d', '-q');
+    const [name] = readdirSync(path.join(gitdir, 'objects', 'pack')).filter((n) => n.endsWith('.pack'));
+    const pack = path.join(gitdir, 'objects', 'pack', name);
+    const original = readFileSync(pack);
+    const damaged = Buffer.from(original);
+    bytes.copy(damaged, at(original));
+    chmodSync(pack, 0o644);
+    writeFileSync(pack, damaged);
+    await w.svc.restart();
+    w.admin = httpClient(w.svc.controlUrl, w.svc.admin);
+    return { pack: name, restore: () => writeFileSync(pack, original) };
+  }
+
+  /** From the start on: degraded naming the pack, counted, writes and kills 503 with main where it was. */
+  async function reportedFromTheStart(pack: string) {
+    const fault = `pack file objects/pack/${pack} is damaged (its checksum does not match its bytes)`;
+    const details = await health(w.svc, w.svc.admin);
+    expect(details.status).toBe('degraded');
+    expect(details.organisations[0].fault).toMatchObject({ kind: 'read', message: fault });
+    expect(await metrics(w.svc.evalUrl)).toContain('flagops_storage_faults{org="acme",kind="read"} 1');
+    const head = main();
+    const update = await dev(33);
+    const kill = await w.admin.post(`/api/v1/flags/${w.flag.id}/environments/prod/kill`, { reason: 'on fire' });
+    for (const res of [update, kill]) {
+      expect([res.status, res.body.error?.code]).toEqual([503, 'unavailable']);
+      expect(res.body.error.message).toContain(fault);
+    }
+    expect(main()).toBe(head);
+  }
+
+  it('in its header (git can read none of it): reported from the start on, writes refused until it is repaired', async () => {
+    const { pack, restore } = await restartOnDamagedPack(() => 6, Buffer.from([0xff, 0xff, 0xff, 0xff]));
+    await reportedFromTheStart(pack);
+    restore();
+    await healthyAgain(w.svc);
+    expect((await dev(40)).status).toBe(200);
+  }, 60_000);
+
+  it('in an old tree that the start does not read: reported from the start on too', async () => {
+    const oldTree = git(gitdir, 'rev-parse', 'main~2^{tree}').trim();
+    const { pack, restore } = await restartOnDamagedPack((bytes) => {
+      const idx = path.join(gitdir, 'objects', 'pack', readdirSync(path.join(gitdir, 'objects', 'pack')).find((n) => n.endsWith('.idx'))!);
+      const line = execFileSync('git', ['show-index'], { input: readFileSync(idx), encoding: 'utf8' })
+        .split('\n')
+        .find((l) => l.includes(oldTree))!;
+      let at = Number(line.split(' ')[0]);
+      while (bytes[at] & 0x80) at++; // the entry's type and size
+      return at + 4;
+    }, Buffer.from('damaged'));
+    await reportedFromTheStart(pack);
+    restore();
+    await healthyAgain(w.svc);
+    expect((await dev(50)).status).toBe(200);
+  }, 60_000);
+});

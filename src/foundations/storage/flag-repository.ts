@@ -295,8 +295,8 @@ export class FlagRepository {
   /**
    * Whether main's head and its tree are still in the repository's files on disk (not only in memory, where
    * serving and writing would go on while a restart could serve none of it): a repository folder removed, a
-   * pack deleted, a corrupt object; and whether every pack file is as it was written or first seen (one
-   * damaged, truncated or removed with objects no other file holds). A read fault while they are not, and
+   * pack deleted, a corrupt object; and whether every pack file is whole (verified when first seen, unless the
+   * service wrote it) and as it was then (one damaged, truncated or removed with objects no other file holds). A read fault while they are not, and
    * writes refused until they are again.
    */
   async probeReadable(): Promise<void> {

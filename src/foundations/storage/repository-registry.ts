@@ -145,6 +145,9 @@ export class RepositoryRegistry {
       logger: this.logger.child({ org }),
       repacking: () => this.housekeeping.busy(gitdir),
     });
+    // The first look at its files, before anything is served or written on it: a pack damaged while the service
+    // was stopped is a fault from the start, not from the next storage check.
+    await repo.probeReadable();
     repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir, () => repo.packsChanged()));
     if (this.options.watch ?? true) await repo.watch();
     return repo;

@@ -19,6 +19,12 @@ interface KnownPack {
   idx: FileStamp;
   /** The ids its index lists, 20 bytes each, sorted: whether other files hold them once the pack is gone. */
   oids: Buffer;
+  /**
+   * Whether its checksums were found to match its bytes (or the service wrote it). A pack found on disk (at
+   * start, or put there by a push or a repack) is not taken as good before that: nothing else may ever read the
+   * object that is damaged.
+   */
+  verified: boolean;
   /** Files a verification found damaged, and what it found: not hashed again until they change. */
   damaged?: { pack: FileStamp; idx: FileStamp; fault: string };
   /** Once removed with objects no other file holds: the fault when a ref reaches one of them, null when none does. */
@@ -28,18 +34,19 @@ interface KnownPack {
 /**
  * The pack files of a repository as they were when this process wrote or first saw them, looked at again by
  * the storage check: a pack the service holds in memory goes on serving reads after its file was damaged,
- * truncated or removed, while a restart could read none of it. A pack whose file changed is verified (its
- * checksum trailer, and its index's) and taken as it is when whole (git touches a pack to keep its objects
- * fresh); a removed one is fine when every object it held is in another file (a repack), a fault otherwise.
- * Packs are remembered as the service writes them, and others (a push, a repack) as they are found. Loose objects are not covered
- * here: each is read from its file at every read that is not served from memory.
+ * truncated or removed, while a restart could read none of it. A pack found on disk (at start, or written by
+ * a push or a repack) is verified at the first look (its checksum trailer, and its index's), once, and so is
+ * one whose file changed since, taken as it is when whole (git touches a pack to keep its objects fresh); a
+ * removed one is fine when every object it held is in another file (a repack), a fault otherwise. Packs the
+ * service writes are taken as written. Loose objects are not covered here: each is read from its file at every
+ * read that is not served from memory.
  */
 export class PackFilesCheck {
   private readonly known = new Map<string, KnownPack>();
 
-  /** Remembers the packs there now: those the service starts on. */
+  /** Remembers the packs there now, those the service starts on, to be verified at the first look. */
   constructor(private readonly gitdir: string) {
-    for (const name of this.listed()) this.remember(name);
+    for (const name of this.listed()) this.remember(name, false);
   }
 
   private get packDir(): string {
@@ -49,7 +56,7 @@ export class PackFilesCheck {
   /** The first fault the pack files have now, or undefined. */
   async check(): Promise<StorageFaultError | undefined> {
     const present = this.listed();
-    for (const name of present) if (!this.known.has(name)) this.remember(name);
+    for (const name of present) if (!this.known.has(name)) this.remember(name, false);
     let fault: StorageFaultError | undefined;
     for (const [name, known] of this.known) {
       const found = present.has(name) ? await this.changed(name, known) : await this.removed(name, known, present);
@@ -81,7 +88,7 @@ export class PackFilesCheck {
 
   /** Remembers a pack the service just wrote, as it wrote it. */
   written(name: string): void {
-    this.remember(name);
+    this.remember(name, true);
   }
 
   /** Packs with both files in the directory now. */
@@ -98,19 +105,27 @@ export class PackFilesCheck {
     );
   }
 
-  private remember(name: string): void {
+  private remember(name: string, verified: boolean): void {
     const base = join(this.packDir, name);
     const pack = stampOf(`${base}.pack`);
     const idx = stampOf(`${base}.idx`);
     if (!pack || !idx) return;
+    let index: Buffer | undefined;
+    try {
+      index = readUnlessGone(`${base}.idx`);
+    } catch {
+      index = Buffer.alloc(0); // unreadable: its verification says how
+    }
+    // Gone since it was listed (a repack): the next look finds the pack that holds its objects.
+    if (index === undefined) return;
     let oids: Buffer;
     try {
-      oids = indexedOids(readFileSync(`${base}.idx`));
+      oids = indexedOids(index);
     } catch {
-      // Gone since it was listed (a repack): the next look finds the pack that holds its objects.
-      return;
+      // A damaged index lists nothing to look for once the pack is gone; its verification reports it.
+      oids = Buffer.alloc(0);
     }
-    this.known.set(name, { pack, idx, oids });
+    this.known.set(name, { pack, idx, oids, verified });
   }
 
   private async changed(name: string, known: KnownPack): Promise<StorageFaultError | undefined> {
@@ -119,7 +134,7 @@ export class PackFilesCheck {
     const idx = stampOf(`${base}.idx`);
     // Removed since the listing: a repack, most likely; the next look sees where its objects went.
     if (!pack || !idx) return undefined;
-    if (sameStamp(pack, known.pack) && sameStamp(idx, known.idx)) return undefined;
+    if (known.verified && sameStamp(pack, known.pack) && sameStamp(idx, known.idx)) return undefined;
     const { damaged } = known;
     if (damaged && sameStamp(pack, damaged.pack) && sameStamp(idx, damaged.idx)) return new StorageFaultError('read', damaged.fault);
     // The index is read once, and what was verified is what is remembered: a repack may remove the files any
@@ -128,8 +143,8 @@ export class PackFilesCheck {
     if (index === undefined) return undefined;
     const fault = await verifyPack(`${base}.pack`, index);
     if (fault === undefined) {
-      // Whole: touched, or rewritten with the same objects (a repack of the same pack).
-      this.known.set(name, { pack, idx, oids: indexedOids(index) });
+      // Whole: as found, touched, or rewritten with the same objects (a repack of the same pack).
+      this.known.set(name, { pack, idx, oids: indexedOids(index), verified: true });
       return undefined;
     }
     // Rewritten or removed while it was read (a repack that began meanwhile, on a busy machine): not damage; the
