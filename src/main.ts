@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError, loadConfig } from './foundations/config/config.js';
+import { StateFaultError } from './foundations/errors/kinds.js';
 import { createLogger, type Logger } from './foundations/log/logger.js';
 import { StartupError } from './foundations/process/startup-error.js';
 import { StateFileError } from './foundations/state-files/state-files.js';
@@ -52,9 +53,9 @@ async function main(): Promise<void> {
     logger = createLogger({ level: config.logLevel });
     service = await startService(config, logger);
   } catch (err) {
-    // A setting to change, a directory or port in use, a damaged state file: the message says which and what to
-    // do, a stack trace would not.
-    if (err instanceof ConfigError || err instanceof StartupError || err instanceof StateFileError) {
+    // A setting to change, a directory or port in use, a damaged state file, one the start must make on a disk
+    // that refuses it: the message says which and what to do, a stack trace would not.
+    if (err instanceof ConfigError || err instanceof StartupError || err instanceof StateFileError || err instanceof StateFaultError) {
       process.stderr.write(`flagops: ${escapedControls(err.message)}\n`);
       process.exit(err instanceof StartupError ? err.exitCode : err instanceof ConfigError ? 2 : 1);
     }

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -138,6 +138,20 @@ describe('the data directory lock', () => {
     const dir = dataDir();
     writeFileSync(path.join(dir, LOCK_FILE), '');
     DataDirLock.acquire(dir, options().options).release();
+  });
+
+  it('written as a link on a full disk, is honoured while its holder runs and taken over once it is gone', () => {
+    const dir = dataDir();
+    const lockFile = path.join(dir, LOCK_FILE);
+    symlinkSync(`flagops-lock:${process.ppid}:::held-on-a-full-disk`, lockFile);
+    expect(() => DataDirLock.acquire(dir, options().options)).toThrow(`is in use by another flagops service (pid ${process.ppid})`);
+    expect(lstatSync(lockFile).isSymbolicLink()).toBe(true);
+    rmSync(lockFile);
+    symlinkSync(`flagops-lock:${deadPid()}:::crashed-on-a-full-disk`, lockFile);
+    const lock = DataDirLock.acquire(dir, options().options);
+    expect(JSON.parse(readFileSync(lockFile, 'utf8')).pid).toBe(process.pid);
+    lock.release();
+    expect(existsSync(lockFile)).toBe(false);
   });
 
   it('leaves a lock that is no longer its own when released', () => {

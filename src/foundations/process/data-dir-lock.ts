@@ -1,7 +1,20 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  symlinkSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
+import { fileSystemFault } from '../errors/file-system-fault.js';
 import type { Logger } from '../log/logger.js';
 import { StartupError } from './startup-error.js';
 
@@ -38,7 +51,9 @@ const heldHere = new Set<string>();
  * names the holder's pid and, on Linux, its start time and the boot id. A crash (even SIGKILL) cannot
  * leave it in force: the next start sees that no process with that pid and start time runs (one that has
  * exited but is not reaped by its parent yet, a zombie, does not run), and takes the directory over. A clean
- * stop removes it.
+ * stop removes it. On a full disk, where the file's content finds no room, the lock is a symbolic link whose
+ * target names the holder in short: the file system keeps a short target in the link itself, so a service
+ * restarted on a full disk still starts (and reports the disk full) without giving up the lock.
  */
 export class DataDirLock {
   private released = false;
@@ -58,10 +73,23 @@ export class DataDirLock {
     if (holder !== null && isRunning(holder, file)) throw inUse(dataDir, holder, options);
   }
 
-  /** Takes `dataDir` (created, owner-only, if missing) or throws StartupError naming the running holder. */
+  /**
+   * Takes `dataDir` (created, owner-only, if missing) or throws StartupError naming the running holder, or the
+   * lock file and the fault when the file system refuses it.
+   */
   static acquire(dataDir: string, options: DataDirLockOptions): DataDirLock {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const file = path.join(dataDir, LOCK_FILE);
+    try {
+      return DataDirLock.take(dataDir, file, options);
+    } catch (err) {
+      const fault = fileSystemFault(err);
+      if (fault === undefined) throw err;
+      throw new StartupError(`the lock file ${file} cannot be written: ${fault.message}`);
+    }
+  }
+
+  private static take(dataDir: string, file: string, options: DataDirLockOptions): DataDirLock {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const mine = ownHolder(options.what);
     for (let attempt = 0; attempt < 10; attempt++) {
       if (createExclusive(file, mine)) {
@@ -122,16 +150,43 @@ function createExclusive(file: string, holder: LockHolder): boolean {
   try {
     writeSync(fd, `${JSON.stringify(holder)}\n`);
     fsyncSync(fd);
-  } finally {
+  } catch (err) {
+    if (!noRoom(err)) throw err;
+    // A full disk: the empty file would read as a lock cut short by a crash. A link's short target needs no room.
     closeSync(fd);
+    fd = -1;
+    unlinkSync(file);
+    return linkExclusive(file, holder);
+  } finally {
+    if (fd >= 0) closeSync(fd);
   }
   return true;
 }
 
-/** The lock file's text; null when there is none. */
+function noRoom(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOSPC' || code === 'EDQUOT';
+}
+
+/** The prefix of a lock that is a symbolic link: `flagops-lock:<pid>:<process start>:<boot id, 8 digits>:<token>`. */
+const LINKED = 'flagops-lock:';
+
+/** Takes the lock as a symbolic link naming the holder in short (under 60 bytes, which ext4 keeps in the inode). */
+function linkExclusive(file: string, holder: LockHolder): boolean {
+  const target = `${LINKED}${holder.pid}:${holder.processStart ?? ''}:${holder.bootId?.slice(0, 8) ?? ''}:${holder.token}`;
+  try {
+    symlinkSync(target, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+  return true;
+}
+
+/** The lock file's text (a link's target); null when there is none. */
 function readLockFile(file: string): string | null {
   try {
-    return readFileSync(file, 'utf8');
+    return lstatSync(file).isSymbolicLink() ? readlinkSync(file, 'utf8') : readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -140,6 +195,13 @@ function readLockFile(file: string): string | null {
 
 /** The holder a lock file names; null when it is empty or cut short. */
 function parseHolder(text: string): LockHolder | null {
+  if (text.startsWith(LINKED)) {
+    const [pid, processStart, bootId, token] = text.slice(LINKED.length).split(':');
+    const holder: LockHolder = { pid: Number(pid), token: token ?? '', startedAt: '' };
+    if (processStart) holder.processStart = Number(processStart);
+    if (bootId) holder.bootId = bootId;
+    return Number.isInteger(holder.pid) && holder.pid > 0 && holder.token !== '' ? holder : null;
+  }
   try {
     const value = JSON.parse(text) as Partial<LockHolder>;
     if (Number.isInteger(value.pid) && (value.pid as number) > 0 && typeof value.token === 'string') return value as LockHolder;
@@ -169,7 +231,8 @@ function isRunning(holder: LockHolder, file: string): boolean {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
   }
   const bootId = readBootId();
-  if (holder.bootId !== undefined && bootId !== undefined && holder.bootId !== bootId) return false;
+  // A linked lock holds the boot id's first digits.
+  if (holder.bootId !== undefined && bootId !== undefined && !bootId.startsWith(holder.bootId)) return false;
   const stat = processStat(holder.pid);
   if (stat?.exited) return false;
   if (holder.processStart !== undefined && stat?.start !== undefined && holder.processStart !== stat.start) return false;
@@ -177,7 +240,7 @@ function isRunning(holder: LockHolder, file: string): boolean {
 }
 
 function ownHolder(what: string): LockHolder {
-  const holder: LockHolder = { pid: process.pid, what, token: randomBytes(12).toString('hex'), startedAt: new Date().toISOString() };
+  const holder: LockHolder = { pid: process.pid, what, token: randomBytes(8).toString('hex'), startedAt: new Date().toISOString() };
   const start = procStat(process.pid)?.start;
   const bootId = readBootId();
   if (start !== undefined) holder.processStart = start;

@@ -146,7 +146,8 @@ export class RepositoryRegistry {
       repacking: () => this.housekeeping.busy(gitdir),
     });
     // The first look at its files, before anything is served or written on it: a pack damaged while the service
-    // was stopped is a fault from the start, not from the next storage check.
+    // was stopped, or a disk full or read-only, is a fault from the start, not from the next storage check.
+    repo.probeWritable();
     await repo.probeReadable();
     repo.onMainMoved(() => this.housekeeping.mainMoved(gitdir, () => repo.packsChanged()));
     if (this.options.watch ?? true) await repo.watch();

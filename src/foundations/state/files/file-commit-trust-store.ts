@@ -21,7 +21,7 @@ export class FileCommitTrustStore implements CommitTrustStore {
 
   async signingKey(): Promise<Buffer> {
     const file = join(this.stateDir, SIGNING_KEY_FILE);
-    const text = (await createOnce(file, `${randomBytes(32).toString('hex')}\n`, `state file ${SIGNING_KEY_FILE}`)).trim();
+    const text = (await createOnce(file, () => `${randomBytes(32).toString('hex')}\n`, `state file ${SIGNING_KEY_FILE}`)).trim();
     if (!/^[0-9a-f]{64,}$/.test(text)) {
       throw new StateFileError(
         `state file ${SIGNING_KEY_FILE} is not a hexadecimal key of at least 64 digits; restore it from a backup of the state directory (removing it makes a new key, and the commits signed so far are then described from their diffs)`,
@@ -32,10 +32,7 @@ export class FileCommitTrustStore implements CommitTrustStore {
 
   async unsignedTrailersUpTo(org: string, head: () => Promise<string | null>): Promise<string | null> {
     const file = join(this.stateDir, UNSIGNED_TRAILERS_DIR, org);
-    const existing = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) =>
-      err.code === 'ENOENT' ? null : Promise.reject(unreadableStateFile(`state file ${UNSIGNED_TRAILERS_DIR}/${org}`, err)),
-    );
-    const text = (existing ?? (await createOnce(file, `${(await head()) ?? NONE}\n`, `state file ${UNSIGNED_TRAILERS_DIR}/${org}`))).trim();
+    const text = (await createOnce(file, async () => `${(await head()) ?? NONE}\n`, `state file ${UNSIGNED_TRAILERS_DIR}/${org}`)).trim();
     if (text === NONE) return null;
     if (!OID.test(text)) {
       throw new StateFileError(
@@ -47,17 +44,23 @@ export class FileCommitTrustStore implements CommitTrustStore {
 }
 
 /**
- * Creates `file` (mode 0600) with `content` unless it exists, and returns what it holds. The content is
- * complete before the name appears (written beside it, then hard-linked), and of two processes creating it
- * at once, one wins and both read its content. `label` names it in an error.
+ * Creates `file` (mode 0600) with `content()` unless it exists, and returns what it holds. One that exists is
+ * only read: a start on a full or read-only disk writes nothing here. The content is complete before the name
+ * appears (written beside it, then hard-linked), and of two processes creating it at once, one wins and both
+ * read its content. `label` names it in an error.
  */
-async function createOnce(file: string, content: string, label: string): Promise<string> {
+async function createOnce(file: string, content: () => string | Promise<string>, label: string): Promise<string> {
+  const existing = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) =>
+    err.code === 'ENOENT' ? null : Promise.reject(unreadableStateFile(label, err)),
+  );
+  if (existing !== null) return existing;
+  const text = await content();
   const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     await mkdir(join(file, '..'), { recursive: true, mode: 0o700 });
     const handle = await open(temp, 'wx', 0o600);
     try {
-      await handle.writeFile(content);
+      await handle.writeFile(text);
       await handle.sync();
     } finally {
       await handle.close();
