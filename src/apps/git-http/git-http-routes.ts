@@ -7,10 +7,11 @@ import { budgetOf, budgetsActor } from '../../features/budgets/budget-rules.js';
 import type { KeyService } from '../../foundations/auth/key-service.js';
 import type { Principal } from '../../foundations/auth/principal.js';
 import { limitedToProjects, projectInScope } from '../../foundations/auth/scope.js';
-import { FlagopsError, InvalidInputError, NotFoundError } from '../../foundations/errors/kinds.js';
+import { FlagopsError, InvalidInputError, NotFoundError, StorageFaultError } from '../../foundations/errors/kinds.js';
 import { readBody } from '../../foundations/http/read-json-body.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import type { PushLog } from '../../foundations/state/index.js';
+import { writeFault } from '../../foundations/storage/git/io-faults.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
 import type { RepositoryRegistry } from '../../foundations/storage/repository-registry.js';
 import { ANSWERED, type Route, route } from '../control-plane/route-table.js';
@@ -79,10 +80,11 @@ function checkPath(method: string, query: Readonly<Record<string, unknown>>, res
 export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
   const gate = new ProcessGate(deps.processes?.max ?? 4, deps.processes?.queue ?? 16);
   const hooks = new Map<string, Promise<void>>();
-  const ensureRepository = (org: string): Promise<void> => {
+  // Written for a push only: a clone or fetch runs no hook, and must work on a repository that cannot be written.
+  const ensurePushCheck = (org: string): Promise<void> => {
     let ready = hooks.get(org);
     if (!ready) {
-      ready = deps.repos.get(org).then(() => installPreReceiveHook(deps.repos.gitdirOf(org)));
+      ready = installPreReceiveHook(deps.repos.gitdirOf(org)).catch((err: unknown) => Promise.reject(writeFault(err)));
       ready.catch(() => hooks.delete(org));
       hooks.set(org, ready);
     }
@@ -116,13 +118,18 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       });
     }
     try {
-      await ensureRepository(principal.org);
       const org = principal.org;
+      const repository = await deps.repos.get(org);
       // A push is refused as an API write is (main's head not on disk, or not servable), from git's first request
-      // of it on: main would move where nothing serves it.
+      // of it on: main would move where nothing serves it. So is one the repository cannot take (read-only, a full
+      // disk), looked for now rather than at the next storage check: git would fail to write what it was sent.
       if (rest === 'git-receive-pack' || ctx.query.service === 'git-receive-pack') {
-        const refusal = (await deps.repos.get(org)).writesRefused();
+        const refusal = repository.writesRefused();
         if (refusal) throw refusal;
+        repository.probeWritable();
+        const fault = repository.fault();
+        if (fault?.kind === 'write') throw new StorageFaultError('write', fault.message);
+        await ensurePushCheck(org);
       }
       const backend = {
         projectRoot: path.dirname(deps.repos.gitdirOf(org)),
@@ -141,7 +148,7 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
         return;
       }
       const push = rest === 'git-receive-pack';
-      const flags = push ? await deps.repos.get(org) : undefined;
+      const flags = push ? repository : undefined;
       const before = flags ? await flags.head() : null;
       // The route's permission (git) is held by admin and agent keys only.
       const pusher = { type: principal.kind as 'admin' | 'agent', keyPrefix: principal.prefix, name: principal.name };
