@@ -1,4 +1,5 @@
 import type { Pusher } from '@flagops/core';
+import { FlagopsError } from '../../foundations/errors/kinds.js';
 import { incumbentsAt, readRepositoryFiles } from '../../foundations/repository/read-repository.js';
 import { idChangeIssue } from '../../foundations/repository/stable-ids.js';
 import { caseCollisionIssues } from '../../foundations/repository/tree-rules.js';
@@ -24,6 +25,13 @@ export { ZERO_OID } from './pushed-objects.js';
 const MAIN = 'refs/heads/main';
 const PROPOSALS = 'refs/heads/proposals/';
 const PROJECT_FILE = /^projects\/[^/]+\/project\.yaml$/;
+/**
+ * Why a push whose pusher cannot be recorded is refused, kills included: git would take commits whose audit entries
+ * lack the key that pushed them (`pushedBy`), while their author is whatever the pusher wrote. An API kill names
+ * its key in its own signed commit, so it goes on.
+ */
+const UNRECORDED =
+  "nothing was changed: the key that pushes is recorded with the pushed commits (their audit entries' pushedBy) before git takes them, kills included; push again once it can be recorded, or kill through the API meanwhile, which names its key in its own commit";
 const MAIN_MOVED = `${MAIN}: main moved while the push was checked (an API change or another push); nothing was changed: fetch, rebase on main and push again`;
 
 export interface RefUpdate {
@@ -180,10 +188,16 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
   if (problems.length === 0 && context?.pushLog) {
     // On the service's clock when it gave one: budgets count a pushed commit from when it was pushed.
     const at = context.budget?.at ?? new Date().toISOString();
-    await appendHookPushRecords(
-      context.pushLog,
-      accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })),
-    );
+    try {
+      await appendHookPushRecords(
+        context.pushLog,
+        accepted.map((commit) => ({ commit, pushedBy: context.pusher, at })),
+      );
+    } catch (err) {
+      // The database down, or the push log's disk full: a refusal like any other, in the pusher's words.
+      if (!(err instanceof FlagopsError && err.code === 'unavailable')) throw err;
+      problems.push(`${MAIN}: ${err.message}; ${UNRECORDED}`);
+    }
   }
   // Last, once nothing else refuses it: a push the remote took cannot be taken back.
   if (problems.length === 0 && context?.pushOn && main) {
