@@ -582,6 +582,60 @@ describe('change proposals for protected environments', () => {
     }, 60_000);
   });
 
+  describe('a commit on a proposal branch that the service did not make', () => {
+    /** A commit made straight in the repository on disk, on top of the branch, with the branch's tree. */
+    const commitOnBranch = (id: string): string => {
+      const ref = `refs/heads/proposals/${id}`;
+      const tip = gitDir(svc.gitdir(), 'rev-parse', ref);
+      const made = gitDir(
+        svc.gitdir(),
+        '-c',
+        'user.name=Erin',
+        '-c',
+        'user.email=erin@x',
+        'commit-tree',
+        `${tip}^{tree}`,
+        '-p',
+        tip,
+        '-m',
+        'more',
+      );
+      gitDir(svc.gitdir(), 'update-ref', ref, made, tip);
+      return made;
+    };
+
+    it('leaves the proposal as proposed: open and stale, or rejected as it was, with its audit entries', async () => {
+      const f = await flag();
+      const open = await propose(f, { rolloutPct: 21 });
+      const added = commitOnBranch(open.id);
+      const shown = await admin.get(`/api/v1/proposals/${open.id}`);
+      expect(shown.status).toBe(200);
+      expect(shown.body).toMatchObject({ ...open, stale: true });
+      expect(shown.body.staleReason).toBe(
+        `its branch proposals/${open.id} has a commit the service did not make on top of the proposed change (${added.slice(0, 12)} by Erin), so the branch no longer is the change shown here`,
+      );
+      const approve = await otherAdmin.post(`/api/v1/proposals/${open.id}/approve`);
+      expect([approve.status, approve.body.error.code]).toEqual([409, 'version_conflict']);
+
+      const rejected = await propose(f, { rolloutPct: 22 });
+      expect((await admin.post(`/api/v1/proposals/${rejected.id}/reject`, { reason: 'no' })).status).toBe(200);
+      const rejection = gitDir(svc.gitdir(), 'rev-parse', `refs/heads/proposals/${rejected.id}`);
+      commitOnBranch(rejected.id);
+      expect((await admin.get(`/api/v1/proposals/${rejected.id}`)).body).toMatchObject({
+        status: 'rejected',
+        stale: false,
+        commit: rejected.commit,
+      });
+      const entries = (await admin.get(`/api/v1/audit?flagId=${f.id}&limit=50`)).body.entries as Json[];
+      const ids = (proposalId: string) => entries.filter((e) => e.proposalId === proposalId).map((e) => [e.action, e.id]);
+      expect(ids(open.id)).toEqual([['proposal_open', open.commit]]);
+      expect(ids(rejected.id).sort()).toEqual([
+        ['proposal_open', rejected.commit],
+        ['proposal_reject', rejection],
+      ]);
+    });
+  });
+
   describe('reject and list', () => {
     it('reject closes it with a reason; audit has proposal_open and proposal_reject; list filters and orders newest first', async () => {
       const f = await flag();

@@ -97,6 +97,81 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     }
   });
 
+  it('keeps a proposal whose branch gained a commit on the git host: shown as proposed, not approvable, rejectable, in the audit trail', async () => {
+    await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['admin'] } });
+    try {
+      const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'altered-on-host' })).body;
+      const proposed = (await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 5 })).body.proposal;
+      const ref = `refs/heads/proposals/${proposed.id}`;
+      const hostMain = git(host.gitdir, 'rev-parse', 'main');
+      // Someone with access to the git host adds a commit to the proposal branch.
+      const checkout = path.join(work, `alter-${proposed.id}`);
+      expect((await gitAsync(work, 'clone', '--quiet', host.url, checkout)).ok).toBe(true);
+      git(checkout, 'checkout', '--quiet', '-B', 'alter', `origin/proposals/${proposed.id}`);
+      const file = path.join(checkout, 'projects/shop/environments/prod/altered-on-host.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace('rolloutPct: 5', 'rolloutPct: 99'));
+      git(checkout, 'commit', '--quiet', '-am', 'a commit on the proposal branch');
+      expect((await gitAsync(checkout, 'push', '--quiet', 'origin', `HEAD:${ref}`)).ok).toBe(true);
+      const added = git(checkout, 'rev-parse', 'HEAD');
+      expect((await gitHook()).status).toBe(202);
+      expect(git(service.repos.gitdirOf('acme'), 'rev-parse', ref)).toBe(added);
+
+      // Still there, as of the service's own commit, and stale for its branch.
+      const shown = await admin.get(`/api/v1/proposals/${proposed.id}`);
+      expect(shown.status).toBe(200);
+      expect(shown.body).toMatchObject({
+        id: proposed.id,
+        status: 'open',
+        stale: true,
+        commit: proposed.commit,
+        changes: proposed.changes,
+      });
+      expect(shown.body.staleReason).toContain(`proposals/${proposed.id}`);
+      expect(shown.body.staleReason).toContain(added.slice(0, 12));
+      const open = (await admin.get('/api/v1/proposals?status=open')).body.proposals;
+      expect(open.find((p: Json) => p.id === proposed.id)).toMatchObject({ stale: true, commit: proposed.commit });
+      const opened = async () =>
+        (await admin.get('/api/v1/audit?action=proposal_open&limit=100')).body.entries.filter((e: Json) => e.proposalId === proposed.id);
+      expect(await opened()).toEqual([expect.objectContaining({ id: proposed.commit })]);
+
+      // Approving is refused, and merges nothing.
+      const reviewer = httpClient(service.controlUrl, (await admin.post('/api/v1/keys', { kind: 'admin', name: 'reviewer' })).body.key);
+      const approved = await reviewer.post(`/api/v1/proposals/${proposed.id}/approve`);
+      expect(approved.status).toBe(409);
+      expect(approved.body.error.code).toBe('version_conflict');
+      expect(approved.body.error.message).toContain(`proposal ${proposed.id} is stale: `);
+      expect(approved.body.error.message).toContain(added.slice(0, 12));
+      expect(git(host.gitdir, 'rev-parse', 'main')).toBe(hostMain);
+      expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod.rolloutPct).not.toBe(99);
+
+      // Nor does a push through the service's /git decide it: the service's commit is no longer the branch's head.
+      const url = `${service.controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
+      const viaService = path.join(work, `via-${proposed.id}`);
+      expect((await gitAsync(work, 'clone', '--quiet', url, viaService)).ok).toBe(true);
+      git(viaService, 'merge', '--quiet', '--no-ff', '-m', 'merge the proposal', `origin/proposals/${proposed.id}`);
+      const mergePush = await gitAsync(viaService, 'push', 'origin', 'HEAD:main');
+      expect(mergePush.ok).toBe(false);
+      expect(mergePush.stderr).toContain(`commit ${proposed.commit.slice(0, 12)}: its message carries a Flagops-`);
+      expect(git(host.gitdir, 'rev-parse', 'main')).toBe(hostMain);
+
+      // Rejecting works: its commit goes on the branch as the host has it, and both entries are in the audit trail.
+      const rejected = await admin.post(`/api/v1/proposals/${proposed.id}/reject`, { reason: 'altered' });
+      expect(rejected.status).toBe(200);
+      expect(rejected.body).toMatchObject({ status: 'rejected', stale: false, commit: proposed.commit, rejectionReason: 'altered' });
+      const rejection = git(host.gitdir, 'rev-parse', ref);
+      expect(git(host.gitdir, 'rev-parse', `${ref}^`)).toBe(added);
+      expect(await opened()).toEqual([expect.objectContaining({ id: proposed.commit })]);
+      const rejections = (await admin.get('/api/v1/audit?action=proposal_reject&limit=100')).body.entries.filter(
+        (e: Json) => e.proposalId === proposed.id,
+      );
+      expect(rejections).toEqual([expect.objectContaining({ id: rejection, reason: 'altered' })]);
+      expect(git(host.gitdir, 'rev-parse', 'main')).toBe(hostMain);
+    } finally {
+      await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: null });
+    }
+    // Two clones and a push with its hook process: more than the default on a loaded machine.
+  }, 90_000);
+
   it('marks a proposal merged when the git host merges its branch into main, or squashes it onto main', async () => {
     await admin.patch(`/api/v1/projects/${project.id}`, { requireApproval: { prod: ['admin'] } });
     try {

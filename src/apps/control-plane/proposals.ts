@@ -173,15 +173,17 @@ function refuseDecided(proposal: Proposal): void {
  * turn among control planes sharing a remote, with main caught up and the branch fetched: of an approval and a
  * rejection at once, through one control plane or several, exactly one is made and the other answers 409.
  */
-async function refuseDecidedSince(ws: Workspace, record: ProposalRecord): Promise<void> {
-  refuseDecided((await proposalRecord(ws, record.proposal.id)).proposal);
+async function refuseDecidedSince(ws: Workspace, record: ProposalRecord): Promise<ProposalRecord> {
+  const current = await proposalRecord(ws, record.proposal.id);
+  refuseDecided(current.proposal);
+  return current;
 }
 
 /**
  * Applies an open proposal's change on main as one commit authored by the approver, with trailers naming the
  * proposal and its proposer. The change applies only where main still holds what the proposal changed, still
- * takes it (what it names is still there) and no schedule step it writes has passed (else 409
- * version_conflict, and it stays open). Answers once evaluation serves it.
+ * takes it (what it names is still there), no schedule step it writes has passed and its branch holds no commit
+ * the service did not make (else 409 version_conflict, and it stays open). Answers once evaluation serves it.
  */
 export async function approveProposal(ws: Workspace, id: string): Promise<Proposal> {
   const record = await proposalRecord(ws, id);
@@ -193,7 +195,9 @@ export async function approveProposal(ws: Workspace, id: string): Promise<Propos
   const summary = (await ws.repo.readCommit(proposal.commit)).summary.replace(/^propose: /, '');
   const apply: WriteFn<null> = async (_committed, head) => {
     // Decided here, where a rejection is decided too (refuseDecidedSince): whichever comes first wins.
-    await refuseDecidedSince(ws, record);
+    const current = await refuseDecidedSince(ws, record);
+    // Read with the branch as the remote holds it now: what the reviewer would approve is no longer the branch.
+    if (current.alteredReason !== undefined) throw staleError(id, current.alteredReason);
     const served = await ws.readServed(head);
     refuseHeldBack(served, proposal.projectSlug, proposal.flagKey ?? undefined);
     // The same judgement the proposal's `stale` shows, on the head this commit goes on.
@@ -290,7 +294,9 @@ export async function rejectProposal(ws: Workspace, id: string, reason?: string)
       ...subjectTrailers(proposal),
       proposal: { id },
     },
-    () => refuseDecidedSince(ws, record),
+    async () => {
+      await refuseDecidedSince(ws, record);
+    },
   );
   return (await proposalRecord(ws, id)).proposal;
 }

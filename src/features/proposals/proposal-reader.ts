@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { ApprovalActorType, AuditAction, AuditEntry, EnvironmentName, ProjectFile } from '@flagops/core';
+import { loopTurn } from '../../foundations/process/loop-turns.js';
 import { diffStates } from '../../foundations/repository/diff-states.js';
 import { formatFlagChange } from '../../foundations/repository/format-changes.js';
 import type { CommitInfo, FlagopsTrailers, FlagRepository, ProposalActor } from '../../foundations/storage/index.js';
@@ -18,6 +19,10 @@ import { proposalStaleness, type Staleness } from './proposal-staleness.js';
  * instead (its branch merged into main, or its change squashed onto it) is merged as the commit on main that
  * brought its change in. Nothing else is stored, so proposals survive a restart and travel with the repository
  * (remote mode pushes the branches).
+ *
+ * Commits the service did not make may land on a branch all the same (on the git host in remote mode, or in the
+ * repository on disk): the proposal is still its signed commit below them, shown as it was proposed, and while
+ * open it is stale for them, since the branch no longer is the change a reviewer would approve.
  */
 
 export const PROPOSAL_BRANCH_PREFIX = 'refs/heads/proposals/';
@@ -70,6 +75,10 @@ export interface ProposalRecord {
   tip: string;
   /** Main when it was proposed (the change's parent). */
   base: string | null;
+  /** The rejection's commit, once rejected. */
+  rejectedAs?: string;
+  /** While open: the branch holds commits the service did not make, in words; it cannot be approved. */
+  alteredReason?: string;
   /** The proposer's commit identity: the same person's session may not approve. */
   proposerEmail: string;
   /**
@@ -116,6 +125,16 @@ interface ChangeSummary {
   impact: ImpactEntry[];
 }
 
+/** What a proposal branch holds, from its head down its first-parent line to the service's commit of the change. */
+interface BranchContent {
+  /** The service's signed commit of the change. */
+  change: CommitInfo;
+  /** The service's signed rejection above it, if any. */
+  rejection: CommitInfo | null;
+  /** The commits above the change the service did not make (unsigned): how many, and the newest three in words. */
+  foreign: { count: number; named: string[] };
+}
+
 /** Reads the proposals of one organisation's repository; what a proposal's commits say is cached by commit. */
 export class ProposalReader {
   private readonly summaries = new Map<string, Promise<ChangeSummary>>();
@@ -123,6 +142,8 @@ export class ProposalReader {
   private readonly staleness = new Map<string, { head: string | null; result: Promise<Staleness> }>();
   /** Per open proposal's commit, the commit on main that brought its change in (null: none) as of a head. */
   private readonly merges = new Map<string, { head: string; result: Promise<CommitInfo | null> }>();
+  /** Per proposal, what its branch holds as of a head of the branch. */
+  private readonly contents = new Map<string, { tip: string; result: Promise<BranchContent | null> }>();
 
   constructor(
     private readonly repo: FlagRepository,
@@ -152,7 +173,7 @@ export class ProposalReader {
    */
   async auditEntries(): Promise<AuditEntry[]> {
     const entries: AuditEntry[] = [];
-    for (const { proposal, tip } of await this.list()) {
+    for (const { proposal, tip, rejectedAs } of await this.list()) {
       const base: Omit<AuditEntry, 'id' | 'at' | 'action' | 'actor'> = {
         projectSlug: proposal.projectSlug,
         flagKey: proposal.flagKey,
@@ -173,7 +194,7 @@ export class ProposalReader {
       if (proposal.status === 'rejected' && proposal.decidedBy && proposal.decidedAt) {
         const rejection: AuditEntry = {
           ...base,
-          id: tip,
+          id: rejectedAs ?? tip,
           at: proposal.decidedAt,
           action: 'proposal_reject',
           actor: { ...proposal.decidedBy },
@@ -186,15 +207,11 @@ export class ProposalReader {
   }
 
   private async read(id: string, tip: string, head: string | null): Promise<ProposalRecord | null> {
-    let tipCommit = await this.repo.readCommit(tip);
-    let decision: CommitInfo | null = null;
-    // Only the service's own (signed) commits count: an engineer cannot write to proposal branches anyway.
-    if (tipCommit.flagops?.action === 'proposal_reject' && tipCommit.parents[0]) {
-      decision = tipCommit;
-      tipCommit = await this.repo.readCommit(tipCommit.parents[0]);
-    }
+    const content = await this.contentAt(id, tip);
+    if (!content) return null;
+    const { change: tipCommit, rejection: decision, foreign } = content;
     const trailers = tipCommit.flagops;
-    if (!trailers || trailers.proposalId !== id || !trailers.project) return null;
+    if (!trailers?.project) return null;
     const summary = await this.summary(tipCommit);
     const proposal: Proposal = {
       id,
@@ -250,14 +267,56 @@ export class ProposalReader {
         proposal.mergedAs = merge.oid;
       }
     }
-    if (proposal.status === 'open') {
-      const { stale, reason } = await this.stalenessAt(proposal, base, head);
-      proposal.stale = stale;
-      if (reason) proposal.staleReason = reason;
-    } else this.staleness.delete(proposal.commit);
     const record: ProposalRecord = { proposal, ref: proposalRef(id), tip, base, proposerEmail: tipCommit.author.email };
     if (trailers.proposerKeyId) record.proposerKeyId = trailers.proposerKeyId;
+    if (decision) record.rejectedAs = decision.oid;
+    if (proposal.status === 'open') {
+      const { stale, reason } = await this.stalenessAt(proposal, base, head);
+      const altered = foreign.count > 0 ? alteredWords(id, foreign) : undefined;
+      if (altered) record.alteredReason = altered;
+      const reasons = [altered, reason].filter((r): r is string => r !== undefined);
+      proposal.stale = stale || altered !== undefined;
+      if (reasons.length > 0) proposal.staleReason = reasons.join('; ');
+    } else this.staleness.delete(proposal.commit);
     return record;
+  }
+
+  /**
+   * What branch `proposals/<id>` at `tip` holds, or null when it is not a proposal this service made. Only the
+   * service's own (signed) commits count: the first one down the first-parent line is the rejection or the change
+   * of proposal `id`; commits without a signature above them (someone else's, on the git host) are passed over and
+   * named. A signed commit of anything else there means the branch was rewritten onto other history.
+   */
+  private contentAt(id: string, tip: string): Promise<BranchContent | null> {
+    const known = this.contents.get(id);
+    if (known?.tip === tip) return known.result;
+    const result = this.walkBranch(id, tip);
+    this.contents.set(id, { tip, result });
+    result.catch(() => {
+      if (this.contents.get(id)?.result === result) this.contents.delete(id);
+    });
+    return result;
+  }
+
+  private async walkBranch(id: string, tip: string): Promise<BranchContent | null> {
+    const foreign = { count: 0, named: [] as string[] };
+    let rejection: CommitInfo | null = null;
+    let at: string | undefined = tip;
+    while (at !== undefined) {
+      // Unsigned history may be long (a branch reset onto main as it was before signing): walked beside evaluations.
+      if (foreign.count > 0) await loopTurn();
+      const commit = await this.repo.readCommit(at);
+      const trailers = commit.flagops;
+      if (trailers === null) {
+        if (++foreign.count <= 3) foreign.named.push(`${commit.oid.slice(0, 12)} by ${commit.author.name}`);
+      } else if (trailers.proposalId !== id) return null;
+      else if (trailers.action === 'proposal_reject') rejection ??= commit;
+      // An approval on main names the proposal too, and its proposer; the change itself does not.
+      else if (trailers.proposedBy !== undefined || !trailers.project) return null;
+      else return { change: commit, rejection, foreign };
+      at = commit.parents[0];
+    }
+    return null;
   }
 
   /**
@@ -317,4 +376,11 @@ export class ProposalReader {
     const scope = trailers.flag === undefined ? {} : { flagKey: trailers.flag, environment: trailers.environment };
     return { changes, impact: computeImpact(before.state.projects.get(slug), after.state.projects.get(slug), scope) };
   }
+}
+
+/** Why a branch with commits the service did not make cannot be approved, naming them (the first three). */
+function alteredWords(id: string, foreign: BranchContent['foreign']): string {
+  const named = foreign.count > foreign.named.length ? [...foreign.named, `${foreign.count - foreign.named.length} more`] : foreign.named;
+  const commits = foreign.count === 1 ? 'a commit' : `${foreign.count} commits`;
+  return `its branch proposals/${id} has ${commits} the service did not make on top of the proposed change (${named.join(', ')}), so the branch no longer is the change shown here`;
 }
