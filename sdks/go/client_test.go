@@ -5,9 +5,13 @@ import (
 	"errors"
 	"io"
 	"log"
+	"net"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -145,6 +149,42 @@ func TestLastGoodSnapshotThroughErrorsAndRestarts(t *testing.T) {
 	if last.URL.Query().Get("since") != "1" {
 		t.Errorf("the reconnected stream asked since=%q, want 1", last.URL.Query().Get("since"))
 	}
+}
+
+func TestRestartOnTheSamePortFoundWithinASecond(t *testing.T) {
+	f := newFakeServer(t, map[string]string{"checkout-v2": flagOn})
+	// A first retry of 5 to 10 s: a client backing off while nothing listens would still be waiting after the restart.
+	slowBackoff := func(o *Options) { o.RetryInitial = 10 * time.Second; o.RetryMax = 20 * time.Second }
+	c := startClient(t, f, slowBackoff)
+	eventually(t, "the stream is open", func() bool { return f.openStreams() == 1 })
+	f.stop()
+	eventually(t, "the client notices", func() bool { return c.Status() == StatusStale })
+	opts := Options{URL: f.srv.URL, SDKKey: f.key, Logger: quietLogger()}
+	slowBackoff(&opts)
+	started, err := NewClient(opts) // an application started while the server is down
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer started.Close(context.Background())
+	time.Sleep(2500 * time.Millisecond) // the outage: every reconnection is refused meanwhile
+
+	f.startAgain()
+	back := time.Now()
+	f.set(map[string]string{"checkout-v2": flagKilled})
+	within := func(what string, d time.Duration, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if time.Since(back) > d {
+				t.Fatalf("%s: not within %s of the restart", what, d)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	within("the kill made at once is served", 1500*time.Millisecond, func() bool { return !c.Bool("checkout-v2", true, user) })
+	within("the client started meanwhile is ready", 1500*time.Millisecond, func() bool {
+		return started.Status() == StatusReady && !started.Bool("checkout-v2", true, user)
+	})
+	within("both streams are open again", 2*time.Second, func() bool { return f.openStreams() == 2 })
 }
 
 func TestStreamIdleTimeoutReconnects(t *testing.T) {
@@ -360,5 +400,23 @@ func TestOptionsChecked(t *testing.T) {
 	}
 	if _, err := NewClient(Options{Offline: true, Bootstrap: []byte(`{"flags":{}}`)}); err == nil {
 		t.Error("a bootstrap without a version was accepted")
+	}
+}
+
+func TestLostConnectionRetriedWithinASecondAndRetryAfterFollowed(t *testing.T) {
+	refused := &url.Error{Op: "Get", URL: "http://127.0.0.1:1/v1/snapshot", Err: &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	for i := 0; i < 20; i++ {
+		if d := retryDelay(refused, 0, time.Second, 10*time.Second); d < 500*time.Millisecond || d > time.Second {
+			t.Fatalf("a refused connection waits %s, want 0.5–1 s", d)
+		}
+		if d := retryDelay(&HTTPError{Status: 500}, 3, time.Second, 10*time.Second); d < 2*time.Second || d > 4*time.Second {
+			t.Fatalf("a third 500 waits %s, want 2–4 s", d)
+		}
+	}
+	if d := retryDelay(&HTTPError{Status: 503, RetryAfter: time.Second}, 6, time.Second, 10*time.Second); d != time.Second {
+		t.Errorf("a 503 with Retry-After: 1 waits %s", d)
+	}
+	if d := retryDelay(&HTTPError{Status: 429, RetryAfter: time.Minute}, 1, time.Second, 10*time.Second); d != 10*time.Second {
+		t.Errorf("a 429 with Retry-After: 60 waits %s, want RetryMax", d)
 	}
 }

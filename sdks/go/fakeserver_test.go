@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -78,6 +79,22 @@ func (f *fakeServer) close() {
 	f.mu.Unlock()
 	f.srv.CloseClientConnections()
 	f.srv.Close()
+}
+
+// stop stops the server as a restart does: its streams end and nothing listens on its port any more.
+func (f *fakeServer) stop() { f.close() }
+
+// startAgain serves again on the port stop freed, with the flags it had.
+func (f *fakeServer) startAgain() {
+	listener, err := net.Listen("tcp", f.srv.Listener.Addr().String())
+	if err != nil {
+		f.t.Fatalf("listening again on %s: %v", f.srv.Listener.Addr(), err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	srv.Listener.Close()
+	srv.Listener = listener
+	srv.Start()
+	f.srv = srv
 }
 
 func (f *fakeServer) serve(w http.ResponseWriter, r *http.Request) {

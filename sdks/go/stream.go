@@ -88,11 +88,11 @@ type versionEvent struct {
 	Patch   *wirePatch `json:"patch"`
 }
 
-// streamLoop keeps one stream open, reconnecting with backoff; each drop asks for a refresh at once, and
-// polling covers the time it is down.
+// streamLoop keeps one stream open, reconnecting after retryDelay (within a second once it was connected);
+// each drop asks for a refresh at once, and polling covers the time it is down.
 func (c *Client) streamLoop() {
 	defer c.wg.Done()
-	attempt := 0
+	drops, answered := 0, 0
 	for {
 		opened, refused, err := c.streamOnce()
 		c.streamUp.Store(false)
@@ -100,16 +100,26 @@ func (c *Client) streamLoop() {
 			return
 		}
 		if opened {
-			attempt = 0
+			drops, answered = 0, 0
 		}
-		attempt++
-		if attempt == 1 {
+		drops++
+		if drops == 1 {
 			c.logger.Printf("the flag stream dropped (%v); polling until it is back", err)
 		}
 		c.requestRefresh(0)
-		delay := backoff(attempt, c.opts.RetryInitial, c.opts.RetryMax)
-		if refused {
+		var delay time.Duration
+		switch {
+		case refused:
 			delay = c.opts.RetryMax
+		case opened: // the server may be restarting, and a reconnection it refuses costs it nothing
+			delay = reconnectDelay(c.opts.RetryInitial, c.opts.RetryMax)
+		default:
+			if connectionLost(err) {
+				answered = 0
+			} else {
+				answered++
+			}
+			delay = retryDelay(err, answered, c.opts.RetryInitial, c.opts.RetryMax)
 		}
 		t := time.NewTimer(delay)
 		select {

@@ -9,6 +9,8 @@ import (
 	"math/rand"
 	"net/http"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -16,6 +18,8 @@ import (
 type HTTPError struct {
 	Status  int
 	Message string
+	// RetryAfter is how long the server asked to wait before trying again (Retry-After), 0 when it did not say.
+	RetryAfter time.Duration
 }
 
 func (e *HTTPError) Error() string { return e.Message }
@@ -32,7 +36,49 @@ func httpError(res *http.Response, what string) error {
 	if json.Unmarshal(body, &parsed) == nil && parsed.Error.Message != "" {
 		detail = ": " + parsed.Error.Message
 	}
-	return &HTTPError{Status: res.StatusCode, Message: fmt.Sprintf("%s answered %d%s", what, res.StatusCode, detail)}
+	var retryAfter time.Duration
+	if seconds, err := strconv.Atoi(strings.TrimSpace(res.Header.Get("Retry-After"))); err == nil && seconds >= 0 {
+		retryAfter = time.Duration(seconds) * time.Second
+	}
+	return &HTTPError{Status: res.StatusCode, Message: fmt.Sprintf("%s answered %d%s", what, res.StatusCode, detail), RetryAfter: retryAfter}
+}
+
+// connectionLost says whether a request got no answer because the connection was refused or reset (or closed
+// before the answer was whole): nothing listens there now, the server is restarting, so trying again soon
+// costs it nothing.
+func connectionLost(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// reconnectMax is the longest wait before trying again a server that refused or reset the connection.
+const reconnectMax = time.Second
+
+// reconnectDelay is the wait before reconnecting to a server that is not listening: up to a second (less when
+// initial is), half fixed and half random.
+func reconnectDelay(initial, max time.Duration) time.Duration {
+	if initial > reconnectMax {
+		initial = reconnectMax
+	}
+	return backoff(1, initial, max)
+}
+
+// retryDelay is the wait before trying again after err, the answered-th failure in a row the server answered
+// (or that timed out). A lost connection is retried within a second, so a restarted server is found at once;
+// a server that answers but fails is given room: what its Retry-After asks (at most max), else the doubling
+// backoff.
+func retryDelay(err error, answered int, initial, max time.Duration) time.Duration {
+	if connectionLost(err) {
+		return reconnectDelay(initial, max)
+	}
+	var httpErr *HTTPError
+	if errors.As(err, &httpErr) && httpErr.RetryAfter > 0 {
+		if httpErr.RetryAfter > max {
+			return max
+		}
+		return httpErr.RetryAfter
+	}
+	return backoff(answered, initial, max)
 }
 
 func etagOf(version int64) string { return `"v` + strconv.FormatInt(version, 10) + `"` }
@@ -145,7 +191,9 @@ func (c *Client) refresh(ctx context.Context) error {
 // every PollInterval while no stream is connected, and with backoff after failures.
 func (c *Client) pollLoop() {
 	defer c.wg.Done()
-	failures := 0
+	failures := 0 // in a row, until a refresh succeeds
+	answered := 0 // of those, the ones the server answered (or that timed out): they double the delay
+	var retryIn time.Duration
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -171,16 +219,22 @@ func (c *Client) pollLoop() {
 			}
 			failures++
 			if failures == 1 {
-				c.logger.Printf("could not update the flags: %v; retrying with backoff", err)
+				c.logger.Printf("could not update the flags: %v; retrying", err)
 			}
+			if connectionLost(err) {
+				answered = 0
+			} else {
+				answered++
+			}
+			retryIn = retryDelay(err, answered, c.opts.RetryInitial, c.opts.RetryMax)
 			c.failed(err)
 		} else {
-			failures = 0
+			failures, answered = 0, 0
 		}
 		var delay time.Duration
 		switch {
 		case failures > 0:
-			delay = backoff(failures, c.opts.RetryInitial, c.opts.RetryMax)
+			delay = retryIn
 		case c.streamUp.Load():
 			delay = c.opts.PollInterval * 10 // the stream announces every change; a rare check costs a 304
 		default:

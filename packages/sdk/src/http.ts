@@ -10,6 +10,8 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** How long the server asked to wait before trying again (Retry-After), when it said. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
     this.name = 'HttpError';
@@ -22,6 +24,23 @@ export class HttpError extends Error {
  */
 export function isRefusal(err: unknown): boolean {
   return err instanceof HttpError && (err.status === 401 || err.status === 403);
+}
+
+/** Errors of a connection that was refused or cut before an answer came: nothing listens there now. */
+const CONNECTION_LOST = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/**
+ * Whether a request got no answer because the connection was refused or reset: the server is not listening
+ * (it is restarting), so trying again soon costs it nothing. fetch puts the socket's error in `cause`.
+ */
+export function isConnectionLost(err: unknown): boolean {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
+    const { code, errors, cause } = e as { code?: unknown; errors?: unknown; cause?: unknown };
+    if (typeof code === 'string' && CONNECTION_LOST.has(code)) return true;
+    if (Array.isArray(errors) && errors.some(isConnectionLost)) return true;
+    e = cause;
+  }
+  return false;
 }
 
 export function describeError(err: unknown): string {
@@ -37,7 +56,8 @@ export async function httpError(res: Response, what: string): Promise<HttpError>
   } catch {
     // no JSON body: the status says enough
   }
-  return new HttpError(res.status, `${what} answered ${res.status}${detail}`);
+  const retryAfter = /^\s*(\d+)\s*$/.exec(res.headers.get('retry-after') ?? '');
+  return new HttpError(res.status, `${what} answered ${res.status}${detail}`, retryAfter ? Number(retryAfter[1]) * 1000 : undefined);
 }
 
 export interface HttpOptions {

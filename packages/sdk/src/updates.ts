@@ -1,8 +1,8 @@
 /**
- * Keeping the client current: the connection to GET /v1/stream, polling while it is down, and retries with
- * backoff after failures.
+ * Keeping the client current: the connection to GET /v1/stream, polling while it is down, and retries after
+ * failures.
  */
-import { describeError, type Http, HttpError, httpError, isRefusal } from './http.js';
+import { describeError, type Http, HttpError, httpError, isConnectionLost, isRefusal } from './http.js';
 import { readEventStream } from './sse.js';
 import type { Scheduler, SdkLogger } from './types.js';
 
@@ -17,6 +17,33 @@ export function backoffDelay(attempt: number, initialMs: number, maxMs: number, 
   return ceiling / 2 + random() * (ceiling / 2);
 }
 
+/** The longest wait before trying again a server that refused or reset the connection. */
+const RECONNECT_MAX_MS = 1_000;
+
+export interface RetrySettings {
+  retryInitialMs: number;
+  retryMaxMs: number;
+  random: () => number;
+}
+
+/**
+ * How long to wait before trying again after `error`, the `answered`th failure in a row the server answered
+ * (or timed out). A refused or reset connection means nothing listens (the server restarts): that costs the
+ * server nothing, so it is retried within a second, and a server that comes back is found at once. A server
+ * that answers but fails is given room: the time it asks for (Retry-After), else the doubling backoff.
+ */
+export function retryDelay(error: unknown, answered: number, settings: RetrySettings): number {
+  const { retryInitialMs, retryMaxMs, random } = settings;
+  if (isConnectionLost(error)) return reconnectDelay(settings);
+  if (error instanceof HttpError && error.retryAfterMs !== undefined) return Math.min(error.retryAfterMs, retryMaxMs);
+  return backoffDelay(answered, retryInitialMs, retryMaxMs, random);
+}
+
+/** The wait before reconnecting to a server that is not listening: up to a second (less when retryInitialMs is), with jitter. */
+export function reconnectDelay({ retryInitialMs, retryMaxMs, random }: RetrySettings): number {
+  return backoffDelay(1, Math.min(retryInitialMs, RECONNECT_MAX_MS), retryMaxMs, random);
+}
+
 /** What a `version` event says besides the version: the version it follows and, when small, the patch from it. */
 export interface VersionChange {
   since: number;
@@ -27,8 +54,11 @@ export interface VersionChange {
 export interface StreamHandlers {
   onOpen(): void;
   onVersion(version: number, change?: VersionChange): void;
-  /** The stream is over (it will not call anything again); `refused` when the key was refused (401/403). */
-  onClose(error: Error, refused: boolean): void;
+  /**
+   * The stream is over (it will not call anything again); `refused` when the key was refused (401/403),
+   * `opened` when it had been connected.
+   */
+  onClose(error: Error, refused: boolean, opened: boolean): void;
 }
 
 export interface StreamOptions {
@@ -66,6 +96,7 @@ export class StreamConnection {
   private async run(): Promise<void> {
     let failure: Error;
     let refused = false;
+    let opened = false;
     try {
       const since = this.options.since?.() ?? null;
       const path = since === null ? '/v1/stream' : `/v1/stream?since=${since}`;
@@ -80,6 +111,7 @@ export class StreamConnection {
         throw err;
       }
       if (this.ended) return;
+      opened = true;
       this.handlers.onOpen();
       this.touch();
       await readEventStream(
@@ -99,7 +131,7 @@ export class StreamConnection {
     }
     if (this.ended) return;
     this.finish();
-    this.handlers.onClose(failure, refused);
+    this.handlers.onClose(failure, refused, opened);
   }
 
   private version(data: string): void {
@@ -162,12 +194,15 @@ export interface UpdateLoopOptions {
 
 /**
  * Keeps a source current. With a stream connected it waits for announcements and fetches on each; without
- * one it polls every pollIntervalMs. After a failure it retries with exponential backoff and jitter, whatever
- * the mode, and a dropped stream is reconnected with its own backoff while polling covers the gap.
+ * one it polls every pollIntervalMs. After a failure it retries after retryDelay, whatever the mode, and a
+ * dropped stream is reconnected on its own retry delays while polling covers the gap.
  */
 export class UpdateLoop {
-  private failures = 0;
-  private streamFailures = 0;
+  // Until a refresh succeeds again: when to retry, and how many failures in a row the server answered.
+  private retryInMs: number | null = null;
+  private answeredFailures = 0;
+  private streamDrops = 0;
+  private streamAnsweredFailures = 0;
   private streamUp = false;
   private stream: StreamConnection | null = null;
   private pollTimer: unknown;
@@ -213,12 +248,14 @@ export class UpdateLoop {
         await this.options.source.refresh();
       } catch (err) {
         if (this.stopped) return;
-        this.failures++;
+        this.answeredFailures = isConnectionLost(err) ? 0 : this.answeredFailures + 1;
+        this.retryInMs = retryDelay(err, this.answeredFailures, this.options);
         this.options.failed(err);
-        return; // the backoff timer retries; looping here would hammer a server that is down
+        return; // the retry timer retries; looping here would hammer a server that is down
       }
       if (this.stopped) return;
-      this.failures = 0;
+      this.retryInMs = null;
+      this.answeredFailures = 0;
       this.options.succeeded();
     } while (this.again);
   }
@@ -227,7 +264,7 @@ export class UpdateLoop {
     this.clearPoll();
     if (this.stopped) return;
     let delay: number;
-    if (this.failures > 0) delay = this.retryDelay(this.failures);
+    if (this.retryInMs !== null) delay = this.retryInMs;
     else if (this.streamUp)
       return; // the stream announces every change
     else delay = this.options.pollIntervalMs;
@@ -242,35 +279,39 @@ export class UpdateLoop {
     if (open === null || this.stopped) return;
     this.stream = open({
       onOpen: () => {
-        this.streamFailures = 0;
+        this.streamDrops = 0;
+        this.streamAnsweredFailures = 0;
         this.streamUp = true;
         // Healthy again: the stream replaces polling, and a pending retry is better done now.
-        if (this.failures > 0) void this.refresh();
+        if (this.retryInMs !== null) void this.refresh();
         else if (this.inFlight === null) this.clearPoll();
       },
       onVersion: (version, change) => {
         if (this.options.source.announce(version, change)) void this.refresh();
       },
-      onClose: (error, refused) => {
+      onClose: (error, refused, opened) => {
         this.streamUp = false;
         this.stream = null;
         if (this.stopped) return;
-        this.streamFailures++;
-        if (this.streamFailures === 1)
+        this.streamDrops++;
+        if (this.streamDrops === 1)
           this.options.logger.warn('the flag stream dropped; polling until it is back', { error: describeError(error) });
         // Find out at once whether the server is still there, and poll from here on until the stream is back.
         void this.refresh();
-        const delay = refused ? this.options.retryMaxMs : this.retryDelay(this.streamFailures);
+        // A stream that was connected and ended is reopened as soon as a lost connection would be: the server
+        // may be restarting, and a reconnection it refuses costs it nothing.
+        this.streamAnsweredFailures = opened || isConnectionLost(error) ? 0 : this.streamAnsweredFailures + 1;
+        const delay = refused
+          ? this.options.retryMaxMs
+          : opened
+            ? reconnectDelay(this.options)
+            : retryDelay(error, this.streamAnsweredFailures, this.options);
         this.reconnectTimer = this.options.scheduler.setTimeout(() => {
           this.reconnectTimer = undefined;
           this.connect();
         }, delay);
       },
     });
-  }
-
-  private retryDelay(attempt: number): number {
-    return backoffDelay(attempt, this.options.retryInitialMs, this.options.retryMaxMs, this.options.random);
   }
 
   private clearPoll(): void {

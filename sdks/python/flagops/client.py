@@ -37,7 +37,7 @@ from .details import (
 from .jsonvalue import copy_json
 from .sse import SseEvent, SseParser
 from .store import Snapshot, SnapshotError, apply_delta, changed_keys, is_delta, parse_snapshot
-from .transport import HttpError, StreamResponse, Transport
+from .transport import HttpError, StreamResponse, Transport, connection_lost
 
 NOT_READY = "not_ready"
 READY = "ready"
@@ -69,6 +69,28 @@ def backoff_delay(attempt: int, initial: float, maximum: float, rand: Callable[[
     """Retry number ``attempt``'s delay: doubling from ``initial`` up to ``maximum``, half of it random ("equal jitter")."""
     ceiling = min(maximum, initial * 2 ** min(max(attempt - 1, 0), 30))
     return ceiling / 2 + rand() * ceiling / 2
+
+
+# The longest wait before trying again a server that refused or reset the connection.
+_RECONNECT_MAX = 1.0
+
+
+def reconnect_delay(initial: float, maximum: float, rand: Callable[[], float] = random.random) -> float:
+    """The wait before reconnecting to a server that is not listening: up to a second (less when ``initial`` is), with jitter."""
+    return backoff_delay(1, min(initial, _RECONNECT_MAX), maximum, rand)
+
+
+def retry_delay(err: BaseException, answered: int, initial: float, maximum: float, rand: Callable[[], float] = random.random) -> float:
+    """
+    The wait before trying again after ``err``, the ``answered``-th failure in a row the server answered (or that
+    timed out). A lost connection is retried within a second, so a restarted server is found at once; a server
+    that answers but fails is given room: what its Retry-After asks (at most ``maximum``), else the doubling backoff.
+    """
+    if connection_lost(err):
+        return reconnect_delay(initial, maximum, rand)
+    if isinstance(err, HttpError) and err.retry_after is not None:
+        return min(err.retry_after, maximum)
+    return backoff_delay(answered, initial, maximum, rand)
 
 
 def _positive(name: str, value: float) -> float:
@@ -403,12 +425,14 @@ class Client:
                 self._logger.debug("flagops: version %s from the full snapshot", snapshot.version)
 
     def _run_updates(self) -> None:
-        failures = 0
+        failures = 0  # in a row, until a refresh succeeds
+        answered = 0  # of those, the ones the server answered (or that timed out): they double the delay
+        retry_in = 0.0
         chased = False
         while not self._closed.is_set():
             try:
                 self._refresh_once()
-                failures = 0
+                failures = answered = 0
                 if not self._closed.is_set():
                     self._set_status(READY)
                 held, announced = self._snapshot, self._announced
@@ -422,6 +446,8 @@ class Client:
                 if self._closed.is_set():
                     return
                 failures += 1
+                answered = 0 if connection_lost(err) else answered + 1
+                retry_in = retry_delay(err, answered, self._retry_initial, self._retry_max)
                 refused = isinstance(err, HttpError) and err.refused
                 status = ERROR if refused or self._snapshot is None else STALE
                 if failures == 1 or self._status != status:
@@ -429,7 +455,7 @@ class Client:
                 self._set_status(status, str(err), refused)
             with self._wake:
                 if failures > 0:
-                    delay: float | None = backoff_delay(failures, self._retry_initial, self._retry_max)
+                    delay: float | None = retry_in
                 elif self._stream_up:
                     delay = None  # the stream announces every change
                 else:
@@ -443,9 +469,9 @@ class Client:
                 self._refresh_wanted = False
 
     def _run_stream(self) -> None:
-        attempts = 0
+        drops = answered = 0
         while not self._closed.is_set():
-            refused = False
+            refused = opened = False
             try:
                 held = self._snapshot
                 since = None if held is None or held.bootstrap else held.version
@@ -454,7 +480,8 @@ class Client:
                 if self._closed.is_set():
                     response.cut()
                     return
-                attempts = 0
+                drops = answered = 0
+                opened = True
                 with self._wake:
                     self._stream_up = True
                     if self._status in (STALE, ERROR):  # healthy again: a pending retry is better done now
@@ -475,14 +502,20 @@ class Client:
                     response.cut()
             if self._closed.is_set():
                 return
-            attempts += 1
-            if attempts == 1:
+            drops += 1
+            if drops == 1:
                 self._logger.warning("flagops: the flag stream dropped; polling until it is back: %s", error)
             with self._wake:
                 self._stream_up = False
                 self._refresh_wanted = True  # find out at once whether the server is still there
                 self._wake.notify_all()
-            delay = self._retry_max if refused else backoff_delay(attempts, self._retry_initial, self._retry_max)
+            if refused:
+                delay = self._retry_max
+            elif opened:  # the server may be restarting, and a reconnection it refuses costs it nothing
+                delay = reconnect_delay(self._retry_initial, self._retry_max)
+            else:
+                answered = 0 if connection_lost(error) else answered + 1
+                delay = retry_delay(error, answered, self._retry_initial, self._retry_max)
             self._closed.wait(delay)
 
     def _on_stream_event(self, event: SseEvent) -> None:

@@ -23,10 +23,11 @@ USER_AGENT = f"flagops-python/{__version__}"
 class HttpError(Exception):
     """The server answered with an error status, or not as the API says."""
 
-    def __init__(self, status: int, message: str, code: str | None = None) -> None:
+    def __init__(self, status: int, message: str, code: str | None = None, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
+        self.retry_after = retry_after  # seconds the server asked to wait before trying again (Retry-After)
 
     @property
     def refused(self) -> bool:
@@ -34,7 +35,20 @@ class HttpError(Exception):
         return self.status in (401, 403)
 
 
-def _error(status: int, what: str, body: bytes) -> HttpError:
+def connection_lost(err: BaseException) -> bool:
+    """
+    Whether a request got no answer because the connection was refused or reset (or closed before the answer
+    was whole): nothing listens there now, the server is restarting, so trying again soon costs it nothing.
+    """
+    return isinstance(err, (ConnectionRefusedError, ConnectionResetError, BrokenPipeError, http.client.IncompleteRead))
+
+
+def _retry_after(value: str | None) -> float | None:
+    value = (value or "").strip()
+    return float(value) if value.isdigit() else None
+
+
+def _error(status: int, what: str, body: bytes, retry_after: str | None = None) -> HttpError:
     code = message = None
     try:
         parsed = json.loads(body)
@@ -43,7 +57,8 @@ def _error(status: int, what: str, body: bytes) -> HttpError:
             code, message = err.get("code"), err.get("message")
     except ValueError:
         pass
-    return HttpError(status, f"{what} answered {status}" + (f" {code}: {message}" if code else ""), code)
+    message = f"{what} answered {status}" + (f" {code}: {message}" if code else "")
+    return HttpError(status, message, code, _retry_after(retry_after))
 
 
 def _decode(body: bytes, encoding: str | None) -> bytes:
@@ -129,7 +144,7 @@ class Transport:
             if res.status == 304:
                 return None
             if res.status != 200:
-                raise _error(res.status, "GET /v1/snapshot", body)
+                raise _error(res.status, "GET /v1/snapshot", body, res.getheader("Retry-After"))
             try:
                 return json.loads(_decode(body, res.getheader("Content-Encoding")))
             except (ValueError, OSError, zlib.error) as err:
@@ -167,7 +182,7 @@ class Transport:
             sock = conn.sock  # kept: the connection lets go of it once the response, read to the end, owns it
             res = conn.getresponse()
             if res.status != 200:
-                raise _error(res.status, "GET /v1/stream", res.read())
+                raise _error(res.status, "GET /v1/stream", res.read(), res.getheader("Retry-After"))
             kind = res.getheader("Content-Type") or ""
             if not kind.startswith("text/event-stream"):
                 raise HttpError(200, f"GET /v1/stream answered {kind or 'no content type'}")

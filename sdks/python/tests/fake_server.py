@@ -142,11 +142,19 @@ class FakeEvalServer:
                         if events in server.streams:
                             server.streams.remove(events)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self._handler = Handler
+        self._listen(0)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+
+    def _listen(self, port: int) -> None:
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), self._handler)
+        self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
+
+    def start_again(self) -> None:
+        """Serves again on the port :meth:`stop` freed, with the snapshots it had."""
+        self._listen(self.httpd.server_address[1])
 
     def events(self) -> list[dict]:
         with self.lock:
@@ -195,6 +203,7 @@ class FakeEvalServer:
             return len(self.streams)
 
     def stop(self) -> None:
+        """Stops as a restart does: the streams end and nothing listens on the port any more."""
         self.drop_streams()
         self.httpd.shutdown()
         self.httpd.server_close()

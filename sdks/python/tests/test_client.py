@@ -8,7 +8,8 @@ import pytest
 
 from fake_server import KEY, FakeEvalServer, flag, patch_between, snapshot
 from flagops import Client
-from flagops.client import backoff_delay
+from flagops.client import backoff_delay, retry_delay
+from flagops.transport import HttpError
 
 
 def eventually(predicate, timeout=5.0, what="the condition"):
@@ -153,6 +154,31 @@ def test_the_stream_reconnects_from_the_held_version(server):
         eventually(lambda: flags.version == 2, what="an update over the new stream")
 
 
+def test_a_server_restarted_on_the_same_port_is_found_within_a_second(server):
+    # A first retry of 5 to 10 s: a client backing off while nothing listens would still be waiting after the restart.
+    slow_backoff = {"retry_initial": 10.0, "retry_max": 20.0, "send_counts": False}
+    with client_for(server, **slow_backoff) as running:
+        running.wait_ready(5)
+        eventually(lambda: server.open_streams() == 1, what="the stream")
+        server.stop()
+        eventually(lambda: running.status == "stale", what="stale")
+        with client_for(server, **slow_backoff) as started:  # an application started while the server is down
+            time.sleep(2.5)  # the outage: every reconnection is refused meanwhile
+
+            server.start_again()
+            back = time.monotonic()
+            server.publish(snapshot(2, {"banner": flag("Spring sale", "Welcome"), "checkout": flag(True, False, killed=True)}))
+
+            def within(seconds, predicate, what):
+                while not predicate():
+                    assert time.monotonic() - back < seconds, f"{what}: not within {seconds} s of the restart"
+                    time.sleep(0.005)
+
+            within(1.5, lambda: running.boolean("checkout", True) is False, "the kill made at once is served")
+            within(1.5, lambda: started.status == "ready" and started.boolean("checkout", True) is False, "the client started meanwhile is ready")
+            within(2.0, lambda: server.open_streams() == 2, "both streams are open again")
+
+
 def test_events_split_anywhere_across_reads_still_arrive(server):
     with client_for(server) as flags:
         flags.wait_ready(5)
@@ -232,3 +258,14 @@ def test_backoff_doubles_with_equal_jitter():
     assert backoff_delay(1, 1, 60, lambda: 0) == 0.5
     assert backoff_delay(3, 1, 60, lambda: 0.999999) == pytest.approx(4, rel=1e-5)
     assert backoff_delay(30, 1, 60, lambda: 0) == 30
+
+
+def test_a_lost_connection_is_retried_within_a_second_and_retry_after_is_followed():
+    high = lambda: 0.999999  # noqa: E731
+    for lost in (ConnectionRefusedError(111, "refused"), ConnectionResetError(104, "reset")):
+        assert retry_delay(lost, 0, 1.0, 10.0, high) == pytest.approx(1.0, rel=1e-5)
+    assert retry_delay(ConnectionRefusedError(), 0, 0.1, 10.0, high) == pytest.approx(0.1, rel=1e-5)
+    assert retry_delay(HttpError(503, "starting", retry_after=1.0), 6, 1.0, 10.0, high) == 1.0
+    assert retry_delay(HttpError(429, "busy", retry_after=60.0), 1, 1.0, 10.0, high) == 10.0
+    assert retry_delay(HttpError(500, "failing"), 3, 1.0, 10.0, high) == pytest.approx(4.0, rel=1e-5)
+    assert retry_delay(TimeoutError(), 6, 1.0, 10.0, high) == pytest.approx(10.0, rel=1e-5)
