@@ -10,7 +10,7 @@ after compiling, so one environment can be read by any number of threads while a
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .conditions import CompiledSegment, compile_condition
 from .jsonvalue import as_double
@@ -152,6 +152,26 @@ def _serve_rule(flag: CompiledFlag, rule: CompiledRule, user_id: str | None, b: 
     return result
 
 
+class MalformedEntry(ValueError):
+    """A flag or segment entry that cannot be compiled: its fields are not shaped as the API says."""
+
+
+def _compiled(where: str, build: Callable[[], Any]) -> Any:
+    # A snapshot is input like any other: whatever an entry's shape makes compiling raise is that entry's fault.
+    try:
+        return build()
+    except Exception as err:  # noqa: BLE001
+        raise MalformedEntry(f"{where} is not shaped as the API says ({type(err).__name__}: {err})") from None
+
+
+def _compile_flag(key: str, entry: Mapping[str, Any], segments: Mapping[str, CompiledSegment]) -> CompiledFlag:
+    return _compiled(f"flags.{key}", lambda: CompiledFlag(key, entry, segments))
+
+
+def _compile_segment(key: str, entry: Mapping[str, Any]) -> CompiledSegment:
+    return _compiled(f"segments.{key}", lambda: CompiledSegment(entry))
+
+
 class CompiledEnvironment:
     """
     An environment's flags and segments, compiled. Evaluating only reads it, so threads share it freely; a
@@ -167,8 +187,8 @@ class CompiledEnvironment:
 
     @classmethod
     def compile(cls, flags: Mapping[str, Any], segments: Mapping[str, Any] | None = None) -> "CompiledEnvironment":
-        compiled_segments = {k: CompiledSegment(s) for k, s in (segments or {}).items()}
-        return cls({k: CompiledFlag(k, f, compiled_segments) for k, f in flags.items()}, compiled_segments)
+        compiled_segments = {k: _compile_segment(k, s) for k, s in (segments or {}).items()}
+        return cls({k: _compile_flag(k, f, compiled_segments) for k, f in flags.items()}, compiled_segments)
 
     def updated(self, flags: Mapping[str, Any | None], segments: Mapping[str, Any | None]) -> "CompiledEnvironment":
         """
@@ -180,14 +200,14 @@ class CompiledEnvironment:
             if segment is None:
                 compiled_segments.pop(key, None)
             else:
-                compiled_segments[key] = CompiledSegment(segment)
+                compiled_segments[key] = _compile_segment(key, segment)
         changed_segments = set(segments)
         compiled = dict(self.flags)
         for key, entry in flags.items():
             if entry is None:
                 compiled.pop(key, None)
             else:
-                compiled[key] = CompiledFlag(key, entry, compiled_segments)
+                compiled[key] = _compile_flag(key, entry, compiled_segments)
         if changed_segments:
             for key, flag in list(compiled.items()):
                 if key not in flags and flag.segment_keys & changed_segments:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .evaluate import CompiledEnvironment
+from .evaluate import CompiledEnvironment, MalformedEntry
 
 
 class SnapshotError(ValueError):
@@ -57,7 +57,11 @@ def parse_snapshot(body: Any) -> Snapshot:
     version = _version(body)
     flags = _entries(body, "flags", nullable=False)
     segments = _entries(body, "segments", nullable=False)
-    return Snapshot(version, body.get("environment"), CompiledEnvironment.compile(flags, segments), segments)
+    try:
+        compiled = CompiledEnvironment.compile(flags, segments)
+    except MalformedEntry as err:
+        raise SnapshotError(str(err)) from None
+    return Snapshot(version, body.get("environment"), compiled, segments)
 
 
 def is_delta(body: Any) -> bool:
@@ -81,7 +85,11 @@ def apply_delta(held: Snapshot, body: Mapping[str, Any]) -> Snapshot:
         else:
             merged_segments[key] = segment
     environment = body.get("environment", held.environment)
-    return Snapshot(version, environment, held.compiled.updated(flags, segments), merged_segments)
+    try:
+        compiled = held.compiled.updated(flags, segments)
+    except MalformedEntry as err:
+        raise SnapshotError(str(err)) from None
+    return Snapshot(version, environment, compiled, merged_segments)
 
 
 def changed_keys(old: Snapshot | None, new: Snapshot) -> list[str]:

@@ -44,3 +44,23 @@ def test_a_stream_patch_is_not_applied_to_a_bootstrap(server):
             what="the server's snapshot served",
         )
         assert flags.evaluate("c")["reason"] == "killed"
+
+
+@pytest.mark.parametrize(
+    "entries, named",
+    [
+        ({"flags": {"b": flag(1, 0, rules="x")}}, "flags.b"),
+        ({"flags": {"b": flag(1, 0, rules=[{"conditions": 5, "serve": "on"}])}}, "flags.b"),
+        ({"flags": {"b": flag(1, 0, rules=[5])}}, "flags.b"),
+        ({"flags": {"b": flag(1, 0, variants=[5])}}, "flags.b"),
+        ({"flags": {"b": flag(1, 0, prerequisites=["x"])}}, "flags.b"),
+        ({"flags": {"b": flag(1, 0)}, "segments": {"s": {"userIds": 5}}}, "segments.s"),
+        ({"flags": {"b": 5}}, "flags.b"),
+    ],
+)
+def test_a_malformed_bootstrap_is_ignored_with_a_warning_and_the_server_serves(server, caplog, entries, named):
+    bootstrap = {"version": 1, "environment": "prod", "segments": {}, **entries}
+    with client_for(server, bootstrap=bootstrap) as flags:  # never raises: the application starts
+        assert any("ignoring the bootstrap snapshot" in r.getMessage() and named in r.getMessage() for r in caplog.records)
+        assert flags.wait_ready(5) == "ready"
+        assert flags.version == 726
