@@ -139,6 +139,21 @@ describe('POST /v1/events', () => {
     }
   });
 
+  it('bounds at by one hour of the clock, not by the next UTC hour: the end of the next hour is refused, 59 minutes ahead taken', async () => {
+    // More than an hour ahead of any moment of this hour, yet in the next UTC hour.
+    const endOfNextHour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 + 2 * 3_600_000 - 1).toISOString();
+    const soon = new Date(Date.now() + 59 * 60_000).toISOString();
+    for (const url of ['/v1/events', '/v1/events?from=app']) {
+      const late = await sdk.post(url, { events: [{ type: 'track', name: 'ahead', at: endOfNextHour }] });
+      expect(late.status).toBe(400);
+      expect(late.body.error.message).toBe(
+        `events[0].at: more than an hour in the future (${endOfNextHour}); an event may be at most an hour ahead, for clock skew`,
+      );
+      const taken = await sdk.post(url, { events: [{ type: 'track', name: 'ahead', at: soon }] });
+      expect(taken).toMatchObject({ status: 202, body: { accepted: 1 } });
+    }
+  });
+
   it('counts the rest of a batch whose exposures name a flag or variation the environment does not serve (an SDK a moment behind), and says how many it ignored', async () => {
     const exposuresBefore = (await stats()).series.at(-1).exposures;
     const res = await sdk.post('/v1/events', {

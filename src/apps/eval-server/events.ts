@@ -25,7 +25,7 @@ const SEP = '\u0000';
  */
 export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
   const { events } = validateBody('events', body);
-  const newest = hourStart(rules.now) + HOUR_MS; // an hour ahead allows for clock skew
+  const latest = rules.now + HOUR_MS; // an hour ahead of this server's clock allows for clock skew
   const oldest = oldestKeptHour(rules.now);
   const nowHour = hourStart(rules.now);
   const exposures = new Map<string, ExposureCell>();
@@ -35,12 +35,13 @@ export function parseEvents(body: unknown, rules: CountRules): ParsedEvents {
     const event = events[i];
     let hour = nowHour;
     if (event.at !== undefined) {
-      hour = hourStart(Date.parse(event.at));
-      if (hour > newest)
+      const at = Date.parse(event.at);
+      if (at > latest)
         throw new InvalidInputError(
           `events[${i}].at: more than an hour in the future (${event.at}); an event may be at most an hour ahead, for clock skew`,
           `events[${i}].at`,
         );
+      hour = hourStart(at);
     }
     if (hour < oldest) continue;
     if (event.type === 'exposure') {
