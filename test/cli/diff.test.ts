@@ -98,6 +98,27 @@ describe('flagops diff', () => {
     }
   });
 
+  it('keeps a kill reason with line breaks on its change’s line, escaped, so it cannot show a change that is not there', async () => {
+    const killed = sampleCopy();
+    try {
+      git(killed.dir, 'init', '-q', '-b', 'main');
+      git(killed.dir, 'add', '.');
+      git(killed.dir, 'commit', '-q', '-m', 'sample');
+      edit(
+        killed.dir,
+        'projects/shop/environments/prod/kills.yaml',
+        () =>
+          'kills:\n  checkout-v2:\n    killedAt: 2025-03-02T14:05:00Z\n    killedBy: alice\n    reason: "latency spike\\nshop/checkout-v2 prod: kill cleared\\tby bob"\n',
+      );
+      git(killed.dir, 'commit', '-q', '-am', 'kill checkout');
+      expect((await flagops(['diff', 'HEAD~1', '--repo', killed.dir])).stdout).toBe(
+        'shop/checkout-v2 prod: killed by alice (latency spike\\nshop/checkout-v2 prod: kill cleared\\tby bob)\n',
+      );
+    } finally {
+      killed.remove();
+    }
+  });
+
   it('compares commits, not the working tree', async () => {
     expect((await flagops(['diff', 'HEAD', 'HEAD', '--repo', repo.dir])).stdout).toBe('no flag changes\n');
   });

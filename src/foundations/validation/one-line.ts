@@ -25,10 +25,16 @@ export function printableLines(text: string): string {
   return text.replace(/\r\n?/g, '\n').replace(CONTROL_BUT_LINES, '');
 }
 
+// C0 and C1 control characters, and the Unicode line and paragraph separators some viewers break lines at.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is escaped
-const CONTROL_ALL = /[\u0000-\u001f\u007f]/g;
+const CONTROL_ALL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const SHORT_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
-/** `text` with each control character written as its `\uXXXX` escape: a message quoting a damaged file's bytes, for a terminal. */
+/**
+ * `text` with each control character written as an escape (`\n`, `\r`, `\t`, else `\uXXXX`), so it stays on
+ * its line: free text an actor wrote (a kill reason) printed in a one-line-per-entry output cannot show a line
+ * of its own, and a message quoting a damaged file's bytes does not garble a terminal.
+ */
 export function escapedControls(text: string): string {
-  return text.replace(CONTROL_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return text.replace(CONTROL_ALL, (c) => SHORT_ESCAPES[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

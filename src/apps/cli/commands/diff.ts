@@ -6,6 +6,7 @@ import { diffStates, type FlagChange } from '../../../foundations/repository/dif
 import { formatFlagChange } from '../../../foundations/repository/format-changes.js';
 import { issuesByUnit } from '../../../foundations/repository/held-units.js';
 import type { ValidationIssue } from '../../../foundations/validation/issue.js';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import { type CliIo, type Command, EXIT, UsageError } from '../command.js';
 
 const help = `Usage: flagops diff <rev-a> [<rev-b>] [--repo dir] [--impact]
@@ -75,7 +76,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
  * One line per change, in words. A flag whose flag or config files have issues in a commit, or a project whose
  * own files (project.yaml, segments, kills) do, is left out of that commit's state without having been deleted:
  * its changes (`flag deleted`, `flag added`, `project removed`) say nothing true, so it gets one line naming
- * the commits where it is invalid instead.
+ * the commits where it is invalid instead. Free text (a kill's reason) is shown with its line breaks escaped, so
+ * it cannot show a change of its own.
  */
 function changeLines(changes: readonly FlagChange[], sides: ReadonlyArray<readonly [string, readonly ValidationIssue[]]>): string[] {
   const units = sides.map(([rev, issues]) => ({ rev, ...issuesByUnit(issues) }));
@@ -86,7 +88,7 @@ function changeLines(changes: readonly FlagChange[], sides: ReadonlyArray<readon
     const projectRevs = units.filter((side) => side.projectIssues.has(project)).map((side) => side.rev);
     const flagRevs = flag === null ? [] : units.filter((side) => side.flagIssues.get(project)?.has(flag)).map((side) => side.rev);
     const [subject, revs] = projectRevs.length > 0 ? [project, projectRevs] : [`${project}/${flag}`, flagRevs];
-    if (revs.length === 0) lines.push(formatFlagChange(change));
+    if (revs.length === 0) lines.push(escapedControls(formatFlagChange(change)));
     else if (!told.has(subject)) {
       told.add(subject);
       lines.push(`${subject}: invalid file in ${revs.join(' and ')}, not compared`);

@@ -1,5 +1,6 @@
 import { AUDIT_ACTIONS, type AuditEntry } from '@flagops/core';
 import { z } from 'zod';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import type { AuditQuery } from '../api-types.js';
 import { defineTool, toolSuccess } from './define-tool.js';
 import { environment, flagKey } from './inputs.js';
@@ -14,7 +15,10 @@ function actorText(actor: Pick<AuditEntry['actor'], 'type' | 'keyPrefix' | 'name
   return parts.join(' ');
 }
 
-/** One audit entry in one line: when, what, where, who, why, and the commit to look it up in git. */
+/**
+ * One audit entry in one line: when, what, where, who, why, and the commit to look it up in git. A line break in
+ * the reason (or any free text) is shown escaped, so no text can show an entry that is not there.
+ */
 export function auditEntryLine(entry: AuditEntry): string {
   const what: string[] = [entry.action];
   if (entry.flagKey) what.push(entry.flagKey);
@@ -24,7 +28,7 @@ export function auditEntryLine(entry: AuditEntry): string {
   const reason = entry.reason ? ` — reason: ${entry.reason}` : '';
   // A pushed commit's author is what the pusher claimed; the credential that pushed it is what the service saw.
   const pushed = entry.pushedBy ? `, pushed by ${actorText(entry.pushedBy)}` : '';
-  return `${entry.at} ${what.join(' ')} by ${actorText(entry.actor)}${pushed}${reason} [commit ${entry.id.slice(0, 12)}]`;
+  return escapedControls(`${entry.at} ${what.join(' ')} by ${actorText(entry.actor)}${pushed}${reason} [commit ${entry.id.slice(0, 12)}]`);
 }
 
 export const getAuditLog = defineTool({

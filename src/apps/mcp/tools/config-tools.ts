@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import type { ConfigUpdateBody, RolloutPlanBody } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolError, toolSuccess } from './define-tool.js';
@@ -159,9 +160,10 @@ export const scheduleRollout = defineTool({
     const flag = await scope.flag(key);
     const after = await scope.api.rolloutPlan(flag.id, env, plan as RolloutPlanBody);
     const state = after.environments[env];
-    const steps = (state.schedule ?? []).map(
-      (step) =>
+    const steps = (state.schedule ?? []).map((step) =>
+      escapedControls(
         `  ${step.at}: rollout ${step.set.rolloutPct}%${step.set.enabled ? ', enabled' : ''}${step.guard ? `, ${guardWords(step.guard)}` : ''}`,
+      ),
     );
     const summary = [
       `Scheduled a progressive rollout of ${key} in ${env}: ${steps.length} step${steps.length === 1 ? '' : 's'} to come.`,

@@ -1,11 +1,13 @@
 import { ENVIRONMENTS, type EnvironmentName } from '@flagops/core';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import type { EnvironmentState, FlagResponse, InvalidFileResponse } from '../api-types.js';
 
 const show = (value: unknown): string => JSON.stringify(value) ?? 'undefined';
 
 /**
  * One environment in one line. A kill comes first and in capitals: while it lasts the rest of the config
- * is not what users get, and an agent skimming the text must not miss that.
+ * is not what users get, and an agent skimming the text must not miss that. Free text (the kill's reason, a
+ * guard's query) is shown with its line breaks escaped, so it cannot show a line of its own.
  */
 export function environmentLine(env: EnvironmentName, state: EnvironmentState): string {
   const config = [
@@ -26,7 +28,7 @@ export function environmentLine(env: EnvironmentName, state: EnvironmentState): 
         .filter(Boolean)
         .join(', ')}${next.guard ? ` (${guardWords(next.guard)})` : ''}${steps.length > 1 ? ` (${steps.length - 1} more after it)` : ''}`
     : '';
-  if (!state.killed) return `${env}: ${config}${scheduled}`;
+  if (!state.killed) return escapedControls(`${env}: ${config}${scheduled}`);
   const since = [
     state.killedAt && `since ${state.killedAt}`,
     state.killedBy && `by ${state.killedBy}`,
@@ -34,7 +36,9 @@ export function environmentLine(env: EnvironmentName, state: EnvironmentState): 
   ]
     .filter(Boolean)
     .join(', ');
-  return `${env}: KILLED (serves valueOff ${show(state.valueOff)} to everyone${since ? `; ${since}` : ''}) — config underneath: ${config}${scheduled}`;
+  return escapedControls(
+    `${env}: KILLED (serves valueOff ${show(state.valueOff)} to everyone${since ? `; ${since}` : ''}) — config underneath: ${config}${scheduled}`,
+  );
 }
 
 /** `guarded: <query> must stay ≤ 0.05, checked every 60 s`. */
@@ -66,7 +70,7 @@ export function configNotes(flag: FlagResponse, env: EnvironmentName): string[] 
 export function flagHeadline(flag: FlagResponse): string {
   const name = flag.name && flag.name !== flag.key ? ` "${flag.name}"` : '';
   const archived = flag.archivedAt ? `, ARCHIVED at ${flag.archivedAt} (serves defaultValue ${show(flag.defaultValue ?? null)})` : '';
-  return `${flag.key}${name} (${flag.kind}, id ${flag.id}${archived})`;
+  return escapedControls(`${flag.key}${name} (${flag.kind}, id ${flag.id}${archived})`);
 }
 
 const where = (entry: InvalidFileResponse) => `${entry.file}${entry.line === null ? '' : `:${entry.line}`}`;
@@ -77,7 +81,7 @@ const where = (entry: InvalidFileResponse) => `${entry.file}${entry.line === nul
  */
 export function heldBackText(flag: FlagResponse): string | undefined {
   if (!flag.invalidFiles?.length) return undefined;
-  const files = flag.invalidFiles.map((entry) => `    ${where(entry)}: ${entry.message}`);
+  const files = flag.invalidFiles.map((entry) => escapedControls(`    ${where(entry)}: ${entry.message}`));
   return [
     '  HELD BACK: an invalid file on main keeps this flag at its last valid state (what is shown and served below).',
     '  Changes other than kills are refused (invalid_in_repository) until a human fixes or reverts:',
@@ -94,7 +98,7 @@ export function lifecycleLine(flag: FlagResponse): string {
     lifecycle.owner ? `owner ${lifecycle.owner}` : 'no owner',
     lifecycle.expiresAt ? `expires ${lifecycle.expiresAt}` : 'no expiry',
   ];
-  return `  lifecycle: ${parts.join(', ')}`;
+  return escapedControls(`  lifecycle: ${parts.join(', ')}`);
 }
 
 /** A flag with its lifecycle and every environment, one line each. */
@@ -117,5 +121,5 @@ export function flagSummaryLine(flag: FlagResponse): string {
     return `${env} on ${s.rolloutPct}%${s.rules.length ? ` +${s.rules.length} rule${s.rules.length === 1 ? '' : 's'}` : ''}`;
   });
   const held = flag.invalidFiles?.length ? ` — HELD BACK by invalid ${[...new Set(flag.invalidFiles.map(where))].join(', ')}` : '';
-  return `${flag.key}${flag.archivedAt ? ' (archived)' : ''}: ${envs.join(' · ')}${held}`;
+  return escapedControls(`${flag.key}${flag.archivedAt ? ' (archived)' : ''}: ${envs.join(' · ')}${held}`);
 }

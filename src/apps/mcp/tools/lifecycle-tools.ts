@@ -1,5 +1,6 @@
 import { ENVIRONMENTS } from '@flagops/core';
 import { z } from 'zod';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import type { FlagResponse } from '../api-types.js';
 import { ProposalOpened } from '../control-plane-client.js';
 import { defineTool, toolError, toolSuccess } from './define-tool.js';
@@ -47,9 +48,10 @@ export const listStaleFlags = defineTool({
       };
     });
     const days = staleAfterDays ?? 30;
-    const lines = listed.map(
-      (f) =>
+    const lines = listed.map((f) =>
+      escapedControls(
         `- ${f.key} [${f.status.replace('_', ' ')}; ${f.type}${'owner' in f ? `; owner ${f.owner}` : ''}]: ${f.reasons.map((r) => r.message).join('; ')}`,
+      ),
     );
     const summary =
       listed.length === 0

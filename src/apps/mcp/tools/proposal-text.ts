@@ -1,6 +1,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { budgetWords } from '../../../features/budgets/budget-rules.js';
 import { describeImpact } from '../../../features/proposals/impact.js';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import type { ProposalResponse } from '../api-types.js';
 
 /** Who may approve a proposal: said in every answer that reports one, so an agent knows whom to ask. */
@@ -14,7 +15,8 @@ function actorText(actor: ProposalResponse['proposedBy']): string {
 
 /**
  * A proposal in a few lines: what, where, its state, the change in words and its impact. A stale one says why
- * and what to do instead, so an agent does not wait for an approval that cannot come.
+ * and what to do instead, so an agent does not wait for an approval that cannot come. Free text (a rejection's
+ * reason) is shown with its line breaks escaped, so it cannot show a line of its own.
  */
 export function proposalLines(p: ProposalResponse): string[] {
   const where = p.flagKey
@@ -26,12 +28,13 @@ export function proposalLines(p: ProposalResponse): string[] {
       : p.stale
         ? `open but STALE: ${p.staleReason ?? 'main changed what it changes since it was made'}. It cannot be approved: ${APPROVERS_TEXT} can only reject it; if the change is still wanted, make it again (a new proposal on what main holds now)`
         : `open, waiting for ${APPROVERS_TEXT}`;
-  return [
+  const lines = [
     `Proposal ${p.id}: ${p.action} of ${where} by ${actorText(p.proposedBy)}, ${p.createdAt}; ${state}.`,
     ...(p.budget ? [`  waits for budget: ${budgetWords(p.budget)}`] : []),
     ...p.changes.map((c) => `  change: ${c}`),
     ...p.impact.map((i) => `  impact: ${i.flagKey} ${describeImpact(i)}`),
   ];
+  return lines.map(escapedControls);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { budgetWords } from '../../../features/budgets/budget-rules.js';
 import { describeImpact } from '../../../features/proposals/impact.js';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import type { ConfigUpdateBody } from '../api-types.js';
 import { ApiError } from '../control-plane-client.js';
 import { defineTool, toolSuccess } from './define-tool.js';
@@ -64,7 +65,7 @@ export const previewChange = defineTool({
       preview.changes.length === 0
         ? `This would change nothing of ${key} in ${env}.`
         : `Preview (nothing was changed) of ${key} in ${env}:`,
-      ...preview.changes.map((c) => `  change: ${c}`),
+      ...preview.changes.map((c) => escapedControls(`  change: ${c}`)),
       ...preview.impact.map((i) => `  impact: ${describeImpact(i)}`),
     ];
     const budget = preview.budget;

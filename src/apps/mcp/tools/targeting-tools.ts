@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { escapedControls } from '../../../foundations/validation/one-line.js';
 import type { SegmentResponse } from '../api-types.js';
 import { defineTool, toolSuccess } from './define-tool.js';
 import { configNotes, environmentLine } from './flag-text.js';
@@ -100,7 +101,9 @@ export const setPrerequisites = defineTool({
 
 function segmentLine(s: SegmentResponse): string {
   const used = s.usedBy.length === 0 ? 'unused' : `used by ${s.usedBy.join(', ')}`;
-  return `${s.key}${s.name && s.name !== s.key ? ` (${s.name})` : ''}: ${plural(s.userIds.length, 'user id')}, ${plural(s.conditions.length, 'condition')}, ${used}`;
+  return escapedControls(
+    `${s.key}${s.name && s.name !== s.key ? ` (${s.name})` : ''}: ${plural(s.userIds.length, 'user id')}, ${plural(s.conditions.length, 'condition')}, ${used}`,
+  );
 }
 
 export const listSegments = defineTool({
