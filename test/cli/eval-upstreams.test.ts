@@ -25,6 +25,27 @@ describe('flagops eval --upstream', () => {
     expect(result.stderr).toContain(message);
     expect(result.stderr).toContain('Usage: flagops eval');
   });
+  it.each([
+    ['an sdk key', 'svc_sdk_0123456789abcdefABCDEF0123456789', 'is an sdk key (svc_sdk_…), which the SDKs send to the replica'],
+    ['an agent key', 'svc_agt_0123456789abcdefABCDEF0123456789', 'is an agent key (svc_agt_…)'],
+    ['no key at all', 'hello', 'is no flagops key'],
+  ])('refuses %s as its token with a usage error (exit 2) naming the kind it needs, before starting anything', async (_, token, given) => {
+    for (const [args, env] of [
+      [['--token', token], {}],
+      [[], { FLAGOPS_REPLICA_TOKEN: token }],
+    ] as const) {
+      const result = await flagops(
+        ['eval', '--upstream', 'http://127.0.0.1:9', ...args, '--data-dir', '/nonexistent/replica'],
+        undefined,
+        env,
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`--token (or FLAGOPS_REPLICA_TOKEN) ${given}`);
+      expect(result.stderr).toContain('a replica follows the control plane with an admin key (svc_adm_…)');
+      expect(result.stderr).not.toContain(token);
+    }
+  });
+
   it('refuses a FLAGOPS_LOG_LEVEL that is no level, as the service does (exit 2), before starting anything', async () => {
     for (const level of ['bogus', 'INFO']) {
       const result = await flagops(

@@ -10,6 +10,7 @@ const status: SyncStatus = {
   failovers: {},
   lastSyncAt: '2026-11-27T09:00:00.000Z',
   lastContactAt: null,
+  tokenRefused: null,
 };
 const request = (authorization?: string) => ({ headers: authorization ? { authorization } : {} }) as IncomingMessage;
 
@@ -43,5 +44,16 @@ describe("a replica's /healthz", () => {
     const nothing = replicaHealthFor({ replicaToken: 'svc_adm_replica' }, () => replicaHealth(offline, 0, ['prj_shop/prod']));
     expect(nothing(details)).toMatchObject({ status: 503, body: { status: 'starting', missing: ['prj_shop/prod'] } });
     expect(nothing(request())).toEqual({ status: 503, body: { status: 'starting' } });
+  });
+
+  it('says the control plane refuses its token, and its answer, rather than starting or unreachable', () => {
+    const details = request('Bearer svc_adm_replica');
+    const answer = 'upstream /api/v1/replica/stream: 401 {"error":{"code":"unauthorized"}}';
+    const refused = { ...status, connected: false, tokenRefused: answer };
+    const nothing = replicaHealthFor({ replicaToken: 'svc_adm_replica' }, () => replicaHealth(refused, 0));
+    expect(nothing(request())).toEqual({ status: 503, body: { status: 'refused' } });
+    expect(nothing(details)).toMatchObject({ status: 503, body: { status: 'refused', upstream: 'refused', tokenRefused: answer } });
+    const saved = replicaHealthFor({ replicaToken: 'svc_adm_replica' }, () => replicaHealth(refused, 2));
+    expect(saved(details)).toMatchObject({ status: 200, body: { status: 'stale', upstream: 'refused', tokenRefused: answer } });
   });
 });

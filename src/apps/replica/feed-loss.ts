@@ -15,6 +15,8 @@ export class FeedLost extends Error {
   constructor(
     readonly reason: FeedLossReason,
     message: string,
+    /** The upstream refused the replica's token (401 or 403): retrying gets nothing until the token is replaced. */
+    readonly tokenRefused = false,
   ) {
     super(message);
   }
@@ -24,7 +26,7 @@ export class FeedLost extends Error {
 export function feedLoss(err: unknown): FeedLost {
   if (err instanceof FeedLost) return err;
   if (err instanceof UpstreamError) {
-    if (err.status !== 0) return new FeedLost('error-status', err.message);
+    if (err.status !== 0) return new FeedLost('error-status', err.message, err.status === 401 || err.status === 403);
     return new FeedLost(err.timedOut ? 'timeout' : 'unreachable', err.message);
   }
   const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;

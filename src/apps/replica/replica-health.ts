@@ -10,17 +10,22 @@ import type { SyncStatus } from './replica-sync.js';
  * balancer must not take every replica out because the control planes are down): `stale` then. `following`
  * names the control plane it follows or is trying to reach; `behind` the environments that control plane has
  * not caught up with, which keep what the replica served before; `missing` the environments (`projectId/environment`)
- * whose saved snapshot was damaged and that upstream has not given again yet, which answer 503 meanwhile.
+ * whose saved snapshot was damaged and that upstream has not given again yet, which answer 503 meanwhile. While
+ * the control plane refuses the replica's token, `upstream` is `refused` and `tokenRefused` its answer, and a
+ * replica with nothing to serve says `refused` rather than `starting`: it will not get anything until the token
+ * is replaced.
  */
 export function replicaHealth(
   status: SyncStatus,
   views: number,
   missing: readonly string[] = [],
 ): { status: number; body: Record<string, unknown> } {
-  const { connected, following, behind, lastSyncAt } = status;
-  const upstream = connected ? 'connected' : 'unreachable';
-  const lost = missing.length > 0 ? { missing } : {};
-  if (!connected && views === 0) return { status: 503, body: { status: 'starting', upstream, following, lastSyncAt, ...lost } };
+  const { connected, following, behind, lastSyncAt, tokenRefused } = status;
+  const refused = !connected && tokenRefused !== null;
+  const upstream = connected ? 'connected' : refused ? 'refused' : 'unreachable';
+  const lost = { ...(refused ? { tokenRefused } : {}), ...(missing.length > 0 ? { missing } : {}) };
+  if (!connected && views === 0)
+    return { status: 503, body: { status: refused ? 'refused' : 'starting', upstream, following, lastSyncAt, ...lost } };
   const body: Record<string, unknown> = { status: connected ? 'ok' : 'stale', upstream, following, lastSyncAt };
   if (behind.length > 0) body.behind = behind;
   return { status: 200, body: { ...body, ...lost } };

@@ -33,6 +33,8 @@ export interface SyncStatus {
   failovers: Partial<Record<FeedLossReason, number>>;
   /** When the replica last heard from the control plane, ISO-8601, or null. */
   lastSyncAt: string | null;
+  /** The answer of the control plane that last refused the replica's token (401 or 403), until one takes it; else null. */
+  tokenRefused: string | null;
   /** Epoch ms of the last sign of life of the upstream stream (any event or its heartbeat), or null: the sync lag metric. */
   lastContactAt: number | null;
 }
@@ -49,6 +51,9 @@ function idleTimeoutFor(listing: unknown): number {
   return typeof beat === 'number' && Number.isFinite(beat) && beat > 0 ? MISSED_HEARTBEATS * beat : UNANNOUNCED_IDLE_MS;
 }
 const LISTING = '/api/v1/replica/snapshots';
+/** What a replica's token must be, said when a control plane refuses it. */
+export const TOKEN_NEEDED =
+  'it needs an admin key (svc_adm_…) of the organisation, not limited to projects or environments and without an expiry (--token or FLAGOPS_REPLICA_TOKEN); retrying, and serving only the snapshots saved on disk meanwhile';
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const viewKey = (projectId: string, environment: string) => `${projectId}/${environment}`;
@@ -94,7 +99,15 @@ export class ReplicaSync {
       resolve = r;
     });
     this.ready = { promise, resolve };
-    this.status = { connected: false, following: rotation.current, behind: [], failovers: {}, lastSyncAt: null, lastContactAt: null };
+    this.status = {
+      connected: false,
+      following: rotation.current,
+      behind: [],
+      failovers: {},
+      lastSyncAt: null,
+      lastContactAt: null,
+      tokenRefused: null,
+    };
   }
 
   /**
@@ -158,7 +171,11 @@ export class ReplicaSync {
       const { origin: to, delayMs } = this.rotation.failed();
       if (this.rotation.allFailed && this.holder.entries().length > 0) this.ready.resolve(false);
       const fields = { from, to, reason: loss.reason, err: loss.message, retryInMs: Math.round(delayMs) };
-      if (to === from) {
+      this.status.tokenRefused = loss.tokenRefused ? loss.message : null;
+      if (loss.tokenRefused) {
+        // Not a passing failure: nothing comes from upstream until the token is replaced, so it is said as an error.
+        this.logger.error(`upstream lost: it refuses the replica's token; ${TOKEN_NEEDED}`, fields);
+      } else if (to === from) {
         this.logger.warn('upstream lost; serving the last good snapshots until it is back', fields);
       } else {
         this.status.failovers[loss.reason] = (this.status.failovers[loss.reason] ?? 0) + 1;
@@ -238,6 +255,7 @@ export class ReplicaSync {
       await this.reconcile(data as UpstreamListing, signal);
       await this.refreshKeys();
       this.status.connected = true;
+      this.status.tokenRefused = null;
       this.status.lastSyncAt = new Date().toISOString();
       this.rotation.succeeded();
       this.ready.resolve(true);

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { KIND_PREFIX, kindOfKey } from '../../../foundations/auth/key-format.js';
 import { ConfigError, parseMetricsSettings, parseTrustProxy } from '../../../foundations/config/config.js';
 import { createLogger, logLevelFrom } from '../../../foundations/log/logger.js';
 import { startReplica } from '../../replica/start-replica.js';
@@ -45,6 +46,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
   const upstreams = parseUpstreamList(values.upstream);
   const token = values.token ?? io.env.FLAGOPS_REPLICA_TOKEN;
   if (!token) throw new UsageError('--token (or FLAGOPS_REPLICA_TOKEN) must be an admin key');
+  assertAdminKey(token);
   const port = Number(values.port ?? io.env.FLAGOPS_EVAL_PORT ?? 4001);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port must be a port number');
   let trustProxy: number;
@@ -95,6 +97,25 @@ async function run(args: string[], io: CliIo): Promise<number> {
     process.off('SIGTERM', onSigterm);
   }
   return EXIT.ok;
+}
+
+/**
+ * Another kind of key can never follow the control plane, and its prefix says so: refused here, at once, rather
+ * than by the control plane at every retry while the replica answers "starting". An sdk key is the likely
+ * mix-up, since the replica serves sdk keys.
+ */
+function assertAdminKey(token: string): void {
+  const kind = kindOfKey(token);
+  if (kind === 'admin') return;
+  const given =
+    kind === 'sdk'
+      ? `an sdk key (${KIND_PREFIX.sdk}…), which the SDKs send to the replica`
+      : kind === 'agent'
+        ? `an agent key (${KIND_PREFIX.agent}…)`
+        : 'no flagops key (no svc_adm_, svc_agt_ or svc_sdk_ prefix)';
+  throw new UsageError(
+    `--token (or FLAGOPS_REPLICA_TOKEN) is ${given}; a replica follows the control plane with an admin key (${KIND_PREFIX.admin}…) of the organisation, not limited to projects or environments and without an expiry`,
+  );
 }
 
 export const evalCommand: Command = { name: 'eval', summary: 'run an evaluation replica that follows a control plane', help, run };
