@@ -22,6 +22,7 @@ const SHARED = new Set([
   'src/foundations/errors/kinds.ts',
   'src/features/proposals/impact.ts', // pure, imports only @flagops/core: the tools describe an impact as the dashboard does
   'src/features/budgets/budget-rules.ts', // pure, imports only @flagops/core and impact.ts's types: a budget's use in words
+  'src/foundations/validation/one-line.ts', // pure, imports nothing: free text shown on one line, as `flagops diff` shows it
 ]);
 /** The request body types generated from schemas/api/: the one thing of the server's tree it takes as types only. */
 const WIRE_TYPES = 'src/foundations/validation/api-types.generated.ts';
