@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
@@ -219,6 +220,35 @@ describe('persistence', () => {
     await expect(KeyService.open({ state: await stateIn(dataDir) })).rejects.toThrow(/pepper is damaged/);
     await rm(path.join(dataDir, 'state', 'pepper'));
     await expect(KeyService.open({ state: await stateIn(dataDir) })).rejects.toThrow(/pepper is missing/);
+  });
+
+  it('refuses to start on a pepper the keys were not hashed with (one character changed), leaving keys.json as it is', async () => {
+    const dataDir = await tempDir();
+    const keys = await KeyService.open({ state: await stateIn(dataDir) });
+    const created = await keys.createKey('acme', { kind: 'admin' });
+    const pepperFile = path.join(dataDir, 'state', 'pepper');
+    const pepper = await readFile(pepperFile, 'utf8');
+    await writeFile(pepperFile, `${pepper.slice(0, 5)}${pepper[5] === 'A' ? 'B' : 'A'}${pepper.slice(6)}`);
+    const before = await readFile(keysFile(dataDir), 'utf8');
+    await expect(KeyService.open({ state: await stateIn(dataDir) })).rejects.toThrow(
+      `${pepperFile} is not the pepper the keys in ${keysFile(dataDir)} were hashed with`,
+    );
+    expect(await readFile(keysFile(dataDir), 'utf8')).toBe(before);
+    expect(JSON.parse(before).pepperCheck).toMatch(/^hmac-sha256:[0-9a-f]{64}$/);
+    expect(before).not.toContain(pepper.trim());
+    await writeFile(pepperFile, pepper);
+    expect((await KeyService.open({ state: await stateIn(dataDir) })).authenticate(created.key)?.keyId).toBe(created.id);
+  });
+
+  it("records the pepper's fingerprint in a keys.json written before it was, and refuses another pepper from then on", async () => {
+    const dataDir = await tempDir();
+    const created = await (await KeyService.open({ state: await stateIn(dataDir) })).createKey('acme', { kind: 'admin' });
+    const { pepperCheck, ...older } = JSON.parse(await readFile(keysFile(dataDir), 'utf8'));
+    await writeFile(keysFile(dataDir), JSON.stringify(older));
+    expect((await KeyService.open({ state: await stateIn(dataDir) })).authenticate(created.key)?.keyId).toBe(created.id);
+    expect(JSON.parse(await readFile(keysFile(dataDir), 'utf8')).pepperCheck).toBe(pepperCheck);
+    await writeFile(path.join(dataDir, 'state', 'pepper'), `${randomBytes(32).toString('base64')}\n`);
+    await expect(KeyService.open({ state: await stateIn(dataDir) })).rejects.toThrow(/is not the pepper the keys in .* were hashed with/);
   });
 
   it('reports a damaged keys.json by file and field', async () => {

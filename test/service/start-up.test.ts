@@ -397,6 +397,12 @@ describe('starting on a damaged state file (the git runner beside the service, a
   // A content of null puts a directory where the file should be.
   const damages: Array<{ file: string; content: string | null; says: string; named?: string }> = [
     { file: 'pepper', content: 'c2hvcnQ=\n', says: 'is damaged: expected 32 base64-encoded bytes; .*restore it from a backup' },
+    // 32 bytes still, but not the pepper the keys were hashed with: every key would be refused.
+    {
+      file: 'pepper',
+      content: `${Buffer.alloc(32, 1).toString('base64')}\n`,
+      says: 'is not the pepper the keys in .*keys.json were hashed with .*restore both files from one backup',
+    },
     {
       file: 'commit-signing-key',
       content: 'short\n',
@@ -444,6 +450,7 @@ describe('starting on a damaged state file (the git runner beside the service, a
         await mkdir(damaged);
       } else writeFileSync(damaged, content);
       const before = filesOf(dataDir);
+      const keysBefore = await readFile(path.join(dataDir, 'state', 'keys.json'), 'utf8');
 
       const p = startProcess(bundle.entry, {
         FLAGOPS_DATA_DIR: dataDir,
@@ -460,6 +467,7 @@ describe('starting on a damaged state file (the git runner beside the service, a
       expect(hasControlCharacter(message.trim())).toBe(false);
       expect(message).not.toMatch(stackTrace);
       expect(filesOf(dataDir)).toEqual(before);
+      expect(await readFile(path.join(dataDir, 'state', 'keys.json'), 'utf8')).toBe(keysBefore);
       if (content !== null) expect(await readFile(damaged, 'utf8')).toBe(content);
     });
   }

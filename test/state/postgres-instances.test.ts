@@ -1,7 +1,9 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { KeyService } from '../../src/foundations/auth/key-service.js';
 import { type ControlState, openControlState } from '../../src/foundations/state/index.js';
 import { MIGRATIONS } from '../../src/foundations/state/postgres/migrations.js';
+import { StateFileError } from '../../src/foundations/state-files/state-files.js';
 import { until } from '../helpers/deadlines.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
 import { bundleMain, startProcess } from '../service/service-process.js';
@@ -53,6 +55,28 @@ describe.skipIf(POSTGRES_MISSING !== null)('control planes sharing one PostgreSQ
       await expect(openControlState({ dataDir: '/nonexistent', databaseUrl: url })).rejects.toThrow(
         `the database's flagops schema is at version ${MIGRATIONS.length + 1}, newer than this flagops knows (${MIGRATIONS.length})`,
       );
+    });
+  });
+
+  describe("the keys' pepper", () => {
+    it('changed or damaged in flagops_secrets is refused at start (its one line, exit 1), changing no key, as with files', async () => {
+      const url = await cluster.createDatabase();
+      const created = await (await KeyService.open({ state: await open(url) })).createKey('acme', { kind: 'admin' });
+      const keysBefore = await sql(url, 'SELECT id, record FROM flagops_keys ORDER BY position');
+      const [{ value: pepper }] = await sql<{ value: Buffer }>(url, "SELECT value FROM flagops_secrets WHERE name = 'pepper'");
+      await sql(url, `UPDATE flagops_secrets SET value = '\\x${Buffer.alloc(32, 1).toString('hex')}' WHERE name = 'pepper'`);
+      const refused = KeyService.open({ state: await open(url) });
+      await expect(refused).rejects.toThrow(StateFileError);
+      await expect(refused).rejects.toThrow(
+        "the pepper in the database's flagops_secrets is not the one the keys in flagops_keys were hashed with",
+      );
+      await sql(url, "UPDATE flagops_secrets SET value = '\\x0102' WHERE name = 'pepper'");
+      await expect(KeyService.open({ state: await open(url) })).rejects.toThrow(
+        "the pepper in the database's flagops_secrets is damaged: expected 32 bytes, found 2",
+      );
+      expect(await sql(url, 'SELECT id, record FROM flagops_keys ORDER BY position')).toEqual(keysBefore);
+      await sql(url, `UPDATE flagops_secrets SET value = '\\x${pepper.toString('hex')}' WHERE name = 'pepper'`);
+      expect((await KeyService.open({ state: await open(url) })).authenticate(created.key)?.keyId).toBe(created.id);
     });
   });
 

@@ -7,6 +7,8 @@ import { StateFileError, unreadableStateFile, writeFileAtomic } from '../state-f
 const SCHEME = 'hmac-sha256';
 const PEPPER_BYTES = 32;
 export const PEPPER_FILE = 'pepper';
+/** Not a key (every key begins with svc_), so the fingerprint is no key's hash. */
+const PEPPER_CHECK_TEXT = 'flagops pepper check';
 
 /**
  * HMAC-SHA-256 of a key under the installation's secret pepper. A slow KDF (scrypt, argon2) protects
@@ -21,6 +23,15 @@ export class KeyHasher {
 
   digest(rawKey: string): Buffer {
     return createHmac('sha256', this.pepper).update(rawKey, 'utf8').digest();
+  }
+
+  /**
+   * The pepper's fingerprint, recorded with the hashes made under it, so a start can tell that the pepper it
+   * read is not the one they were made with (damaged on disk, restored from another backup). An HMAC of a
+   * fixed text that no key can be: it gives nothing away about the pepper or any key.
+   */
+  pepperCheck(): string {
+    return KeyHasher.encode(createHmac('sha256', this.pepper).update(PEPPER_CHECK_TEXT, 'utf8').digest());
   }
 
   /** Constant-time comparison, so response time does not reveal how much of a hash matched. */

@@ -100,7 +100,10 @@ export class KeyService {
   static async open(options: KeyServiceOptions): Promise<KeyService> {
     const content = await options.state.keys.list();
     const pepper = await options.state.pepper.get({ mayCreate: content.keys.length === 0 });
-    return new KeyService(options.state.keys, new KeyHasher(pepper), content, options);
+    const hasher = new KeyHasher(pepper);
+    // Another pepper than the keys were hashed with would refuse every key, and the start would add a new admin key.
+    await options.state.keys.matchPepper(hasher.pepperCheck());
+    return new KeyService(options.state.keys, hasher, content, options);
   }
 
   /**

@@ -68,7 +68,8 @@ async function syncDirectory(dir: string): Promise<void> {
 
 /**
  * A state file that is not what flagops writes (edited by hand, or damaged on disk: flagops itself replaces
- * them whole, so a crash never leaves one half written). The message names the file and what is wrong, and the
+ * them whole, so a crash never leaves one half written), or state in the database that is not (a pepper
+ * changed apart from the keys hashed with it). The message names the file and what is wrong, and the
  * hint says what the operator can do; the service does not start on it rather than guess.
  */
 export class StateFileError extends Error {

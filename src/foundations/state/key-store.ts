@@ -75,6 +75,12 @@ export interface KeyStore {
     id: string,
     plan: (old: Readonly<KeyRecord>, current: Readonly<KeySet>) => { replacement: KeyRecord; rotatedAt: string; graceEndsAt: string },
   ): Promise<{ old: KeyRecord; replacement: KeyRecord } | undefined>;
+  /**
+   * Compares `check`, the fingerprint of the pepper read at start, with the one recorded with the keys, and
+   * records it when none is (a new store, or one written before fingerprints were) or no key is stored. Rejects
+   * with a StateFileError, changing nothing, when keys are stored under a pepper with another fingerprint.
+   */
+  matchPepper(check: string): Promise<void>;
   /** Calls `listener` when keys may have changed elsewhere (another instance sharing the state); see Unsubscribe. */
   onChange(listener: () => void): Unsubscribe;
 }

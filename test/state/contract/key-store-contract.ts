@@ -150,5 +150,32 @@ export function describeKeyStoreContract(subject: StateSubject): void {
       await heardAgain;
       expect((await state.keys.list()).keys).toEqual([{ ...key('k1'), revokedAt: AT }]);
     });
+
+    const check = (digit: string) => `hmac-sha256:${digit.repeat(64)}`;
+
+    it("refuses another pepper's fingerprint than the keys were stored with, changing nothing, on every instance", async () => {
+      const { state, another } = await subject.fresh();
+      await state.keys.matchPepper(check('a'));
+      await state.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      await state.keys.matchPepper(check('a'));
+      await expect(state.keys.matchPepper(check('b'))).rejects.toThrow(/pepper .*is not the .*keys .*were hashed with/);
+      const restarted = await another();
+      await expect(restarted.keys.matchPepper(check('b'))).rejects.toThrow(/pepper .*is not the .*keys .*were hashed with/);
+      await restarted.keys.matchPepper(check('a'));
+      expect((await restarted.keys.list()).keys).toEqual([key('k1')]);
+    });
+
+    it('records the fingerprint where none is, as of keys stored before fingerprints were, and where no key is', async () => {
+      const { state, another } = await subject.fresh();
+      await state.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      await state.keys.matchPepper(check('a'));
+      await expect((await another()).keys.matchPepper(check('b'))).rejects.toThrow(/were hashed with/);
+
+      const empty = await subject.fresh();
+      await empty.state.keys.matchPepper(check('a'));
+      await empty.state.keys.matchPepper(check('b'));
+      await empty.state.keys.add(() => ({ keys: [key('k1')], result: undefined }));
+      await expect((await empty.another()).keys.matchPepper(check('a'))).rejects.toThrow(/were hashed with/);
+    });
   });
 }

@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { isEnvironmentName } from '@flagops/core';
 import { isKeyKind, isOrgName } from '../../auth/key-format.js';
+import { PEPPER_FILE } from '../../auth/key-hash.js';
+import { StateFileError } from '../../state-files/state-files.js';
 import type { KeyAdditions, KeyRecord, KeySet, KeyStore } from '../key-store.js';
 import type { Unsubscribe } from '../unsubscribe.js';
 import { JsonStateFile } from './json-state-file.js';
@@ -8,6 +10,8 @@ import { JsonStateFile } from './json-state-file.js';
 /** `<dataDir>/state/keys.json`: runtime state, never part of the flags repository. */
 interface KeyFileContent extends KeySet {
   version: 1;
+  /** The fingerprint of the pepper the keys are hashed with (absent in a file written before it was recorded). */
+  pepperCheck?: string;
 }
 
 export const KEY_FILE = 'keys.json';
@@ -19,7 +23,7 @@ const KEY_FILE_HINT =
 export class FileKeyStore implements KeyStore {
   private readonly file: JsonStateFile<KeyFileContent>;
 
-  constructor(stateDir: string) {
+  constructor(private readonly stateDir: string) {
     this.file = new JsonStateFile(path.join(stateDir, KEY_FILE), { parse: checkContent, hint: KEY_FILE_HINT });
   }
 
@@ -60,6 +64,18 @@ export class FileKeyStore implements KeyStore {
     });
   }
 
+  async matchPepper(check: string): Promise<void> {
+    if ((await this.file.read()).pepperCheck === check) return;
+    await this.file.change((next) => {
+      if (next.pepperCheck !== undefined && next.pepperCheck !== check && next.keys.length > 0) {
+        throw new StateFileError(
+          `${path.join(this.stateDir, PEPPER_FILE)} is not the pepper the keys in ${this.file.file} were hashed with (damaged, or from another backup): every key would be refused; restore both files from one backup of the state directory, or remove both to start with no keys`,
+        );
+      }
+      next.pepperCheck = check;
+    });
+  }
+
   onChange(listener: () => void): Unsubscribe {
     return this.file.onChange(listener);
   }
@@ -73,6 +89,8 @@ function checkContent(data: unknown, file: string): KeyFileContent {
   if (!isObject(data) || data.version !== 1) return fail('version', 'expected 1');
   if (!Array.isArray(data.organisations)) return fail('organisations', 'expected an array');
   if (!Array.isArray(data.keys)) return fail('keys', 'expected an array');
+  if (data.pepperCheck !== undefined && !(typeof data.pepperCheck === 'string' && /^hmac-sha256:[0-9a-f]{64}$/.test(data.pepperCheck)))
+    return fail('pepperCheck', 'expected hmac-sha256: and 64 hexadecimal digits');
   data.organisations.forEach((org, i) => {
     if (!isObject(org) || !isOrgName(org.name) || typeof org.createdAt !== 'string')
       fail(`organisations[${i}]`, 'expected { name, createdAt }');

@@ -112,4 +112,10 @@ export const MIGRATIONS: readonly string[] = [
     note text NOT NULL
   );
   `,
+  `
+  CREATE TABLE flagops_pepper_checks (
+    hashes text PRIMARY KEY,
+    value text NOT NULL
+  );
+  `,
 ];

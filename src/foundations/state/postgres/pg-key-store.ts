@@ -1,3 +1,4 @@
+import { StateFileError } from '../../state-files/state-files.js';
 import type { KeyAdditions, KeyRecord, KeySet, KeyStore } from '../key-store.js';
 import type { Unsubscribe } from '../unsubscribe.js';
 import type { ChangeFeed } from './change-feed.js';
@@ -84,6 +85,27 @@ export class PgKeyStore implements KeyStore {
       await client.query('UPDATE flagops_keys SET record = $3 WHERE id = $1 AND org = $2', [id, org, old]);
       await client.query('INSERT INTO flagops_keys (id, org, record) VALUES ($1, $2, $3)', [replacement.id, replacement.org, replacement]);
       return { old, replacement };
+    });
+  }
+
+  /** The fingerprint is kept apart from the pepper (flagops_secrets), so a pepper restored or changed alone is told. */
+  async matchPepper(check: string): Promise<void> {
+    const recordedCheck = "SELECT value FROM flagops_pepper_checks WHERE hashes = 'keys'";
+    if ((await this.db.query<{ value: string }>(recordedCheck)).rows[0]?.value === check) return;
+    await this.db.transaction([], async (client) => {
+      await lockForTransaction(client, 'keys');
+      const recorded = (await client.query<{ value: string }>(recordedCheck)).rows[0]?.value;
+      if (recorded === check) return;
+      const { rows } = await client.query<{ some: boolean }>('SELECT EXISTS (SELECT 1 FROM flagops_keys) AS some');
+      if (recorded !== undefined && rows[0]?.some) {
+        throw new StateFileError(
+          "the pepper in the database's flagops_secrets is not the one the keys in flagops_keys were hashed with (changed, or restored from another backup): every key would be refused; restore the database from one backup",
+        );
+      }
+      await client.query(
+        "INSERT INTO flagops_pepper_checks (hashes, value) VALUES ('keys', $1) ON CONFLICT (hashes) DO UPDATE SET value = EXCLUDED.value",
+        [check],
+      );
     });
   }
 
