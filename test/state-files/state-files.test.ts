@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { StateFaultError } from '../../src/foundations/errors/kinds.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { FileControlState } from '../../src/foundations/state/files/file-control-state.js';
 import { FileCountStore } from '../../src/foundations/state/files/file-count-store.js';
 import { FileKeyStore } from '../../src/foundations/state/files/file-key-store.js';
 import { FileSessionStore } from '../../src/foundations/state/files/file-session-store.js';
@@ -70,6 +72,53 @@ function fill(dir: string): void {
     closeSync(fd);
   }
 }
+
+describe('temporary files of state writes left by a killed service', () => {
+  it('are removed at the next start, and nothing else: not those of a writer still running, nor other files', async () => {
+    const dataDir = await tempDir();
+    const state = path.join(dataDir, 'state');
+    const stats = path.join(dataDir, 'stats');
+    await FileControlState.open(dataDir);
+    await mkdir(stats);
+    // A pid that has ended: a process run to its end.
+    const ended = Number(execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }));
+    const leftovers = [`.keys.json.${ended}.0a1b2c3d.tmp`, `.pepper.${ended}.deadbeef.tmp`];
+    for (const name of leftovers) await writeFile(path.join(state, name), '{"version":1,"organ');
+    await writeFile(path.join(stats, `.evaluations.jsonl.${ended}.01234567.tmp`), '{');
+    // Kept: a writer still running (`flagops user add` beside the service), this process's own current write,
+    // and whatever is not named as a state write's temporary file.
+    const kept = [
+      `.users.json.${process.ppid}.0a1b2c3d.tmp`,
+      `.sessions.json.${process.pid}.0a1b2c3d.tmp`,
+      '.keys.json.999.dead.tmp',
+      `keys.json.${ended}.0a1b2c3d.tmp`,
+      'notes.tmp',
+    ];
+    for (const name of kept) await writeFile(path.join(state, name), 'x');
+    const logged: Array<{ message: string; fields: unknown }> = [];
+    const logger = { ...silentLogger, warn: (message: string, fields?: unknown) => logged.push({ message, fields }) };
+
+    await FileControlState.open(dataDir, { logger });
+    expect((await readdir(state)).sort()).toEqual([...kept].sort());
+    expect(await readdir(stats)).toEqual([]);
+    expect(logged).toEqual([
+      { message: 'removed temporary files left by a crash', fields: { dir: 'state', files: expect.arrayContaining(leftovers) } },
+      { message: 'removed temporary files left by a crash', fields: { dir: 'stats', files: [`.evaluations.jsonl.${ended}.01234567.tmp`] } },
+    ]);
+  });
+
+  it("are those of this process's pid too when older than this process (a pid reused, as 1 in a container)", async () => {
+    const dataDir = await tempDir();
+    const state = path.join(dataDir, 'state');
+    await FileControlState.open(dataDir);
+    const leftover = path.join(state, `.keys.json.${process.pid}.0a1b2c3d.tmp`);
+    await writeFile(leftover, '{');
+    const before = new Date(Date.now() - process.uptime() * 1000 - 60_000);
+    await utimes(leftover, before, before);
+    await FileControlState.open(dataDir);
+    expect(await readdir(state)).toEqual([]);
+  });
+});
 
 describe('a state file on a full disk', () => {
   let disk: string | undefined;

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendFile, open, readFile, rename, rm } from 'node:fs/promises';
+import { appendFile, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileSystemFault } from '../errors/file-system-fault.js';
 import { FlagopsError, StateFaultError } from '../errors/kinds.js';
@@ -26,6 +26,7 @@ export async function appendFileSynced(file: string, text: string): Promise<void
  */
 export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
   const dir = path.dirname(file);
+  // Named with the writer's pid, so a later start can tell one a killed writer left (TEMP_NAME).
   const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   try {
     const handle = await open(temp, 'w', mode);
@@ -41,6 +42,37 @@ export async function writeFileAtomic(file: string, data: string | Uint8Array, m
     throw stateWriteFault(file, err);
   }
   await syncDirectory(dir);
+}
+
+/** The temporary files of writeFileAtomic: `.<file>.<pid of the writer>.<8 hex digits>.tmp`. */
+const TEMP_NAME = /^\..+\.([1-9][0-9]*)\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Removes from `dir` the temporary files writeFileAtomic left when its process was killed between writing and
+ * renaming them (nothing reads them, and nothing else would ever remove them), and returns their names. Only
+ * files of that name whose writer has ended: one of another process still running (`flagops user add` beside
+ * the service) may be about to be renamed; one named with this process's pid is a leftover only when older than
+ * this process (a pid is reused, as 1 in every container). Nothing else in `dir` is looked at.
+ */
+export async function removeLeftoverStateTempFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const startedAt = Date.now() - process.uptime() * 1000;
+  const removed: string[] = [];
+  for (const name of names) {
+    const pid = Number(TEMP_NAME.exec(name)?.[1]);
+    if (!pid) continue;
+    const file = path.join(dir, name);
+    try {
+      const info = await stat(file);
+      if (!info.isFile()) continue;
+      if (pid === process.pid ? info.mtimeMs >= startedAt : isRunning(pid)) continue;
+      await rm(file, { force: true });
+      removed.push(name);
+    } catch {
+      // gone meanwhile (renamed by its writer, or removed): not ours to report
+    }
+  }
+  return removed;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../log/logger.js';
+import { removeLeftoverStateTempFiles } from '../../state-files/state-files.js';
 import type { ControlState } from '../control-state.js';
 import type { Turn } from '../turn.js';
 import { FileCommitTrustStore } from './file-commit-trust-store.js';
@@ -38,9 +39,19 @@ export class FileControlState implements ControlState {
   private batchLedger: FileReplicaBatchLedger | undefined;
   private readonly turnNotes = new Map<string, string>();
 
-  /** The state of `dataDir`, its state directory created (mode 0700) when missing, unless `create` is false. */
+  /**
+   * The state of `dataDir`, its state directory created (mode 0700) when missing, unless `create` is false.
+   * Creating, it also removes the temporary files of state writes a killed process left in `state/` and
+   * `stats/` (only those: removeLeftoverStateTempFiles).
+   */
   static async open(dataDir: string, options: { logger?: Logger; create?: boolean } = {}): Promise<FileControlState> {
-    if (options.create ?? true) await mkdir(path.join(dataDir, 'state'), { recursive: true, mode: 0o700 });
+    if (options.create ?? true) {
+      await mkdir(path.join(dataDir, 'state'), { recursive: true, mode: 0o700 });
+      for (const dir of ['state', 'stats']) {
+        const removed = await removeLeftoverStateTempFiles(path.join(dataDir, dir));
+        if (removed.length > 0) options.logger?.warn('removed temporary files left by a crash', { dir, files: removed });
+      }
+    }
     return new FileControlState(dataDir, options.logger);
   }
 
