@@ -131,6 +131,34 @@ describe('kills never wait for the git host (remote mode)', () => {
     expect(entries).toHaveLength(1);
   });
 
+  it("with the git host down, a clear's expectedVersion is checked against what is served here: the one read answers 200 at once", async () => {
+    const flag = await liveFlag('cleared-while-down');
+    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
+    const read = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+    await host.down();
+    try {
+      const stale = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, {
+        clearKill: true,
+        expectedVersion: read.version - 1,
+      });
+      expect([stale.status, stale.body.error?.code]).toEqual([409, 'version_conflict']);
+      const cleared = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, {
+        clearKill: true,
+        expectedVersion: read.version,
+      });
+      expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+      expect(cleared.body.environments.prod.killed).toBe(false);
+      expect(await evaluate('cleared-while-down')).toMatchObject({ value: true });
+    } finally {
+      await host.up();
+    }
+    await until(
+      async () => killCommits(host.gitdir, 'cleared-while-down'),
+      (commits) => commits.length === 2,
+    );
+    expect(killCommits(host.gitdir, 'cleared-while-down')).toEqual(['kill prod', 'clear_kill prod']);
+  });
+
   it('a kill and its clear made while the host is down survive a restart and reach the host in order', async () => {
     const flag = await liveFlag('search');
     await host.down();

@@ -324,6 +324,39 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect(remoteFile(file)).toContain('rolloutPct: 40');
   });
 
+  it("checks a clear's expectedVersion against the git host's main: a change pushed there first makes it 409, and the kill stays", async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'cleared-after-host' })).body;
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
+    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'incident' })).status).toBe(200);
+    const file = 'projects/shop/environments/prod/cleared-after-host.yaml';
+    for (const body of [{}, { enabled: true }]) {
+      const read = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+      expect(read.killed).toBe(true);
+      // An engineer's change to the killed flag reaches the host; no webhook, no poll: the service has not seen it.
+      const rolloutPct = read.rolloutPct - 10;
+      await outsideCommit((checkout) => {
+        const text = readFileSync(path.join(checkout, file), 'utf8');
+        writeFileSync(path.join(checkout, file), text.replace(/rolloutPct: \d+/, `rolloutPct: ${rolloutPct}`));
+      }, 'lower the rollout of a killed flag');
+      const cleared = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, {
+        ...body,
+        clearKill: true,
+        expectedVersion: read.version,
+      });
+      expect([cleared.status, cleared.body.error?.code], JSON.stringify(cleared.body)).toEqual([409, 'version_conflict']);
+      // The host's change is served, still killed; the host has no clear.
+      const now = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+      expect(now).toMatchObject({ killed: true, rolloutPct });
+      expect(now.version).toBeGreaterThan(read.version);
+      expect(git(host.gitdir, 'log', '-1', '--format=%s', 'main')).toBe('lower the rollout of a killed flag');
+    }
+    const now = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+    const cleared = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true, expectedVersion: now.version });
+    expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
+    expect(cleared.body.environments.prod).toMatchObject({ killed: false, version: now.version });
+    expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
+  });
+
   it('holds back only the flag of an invalid file arriving from the git host; everything else is served and pushed', async () => {
     const broken = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'broken-remotely' })).body;
     const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'still-fine' })).body;

@@ -114,11 +114,11 @@ export async function updateConfig(
   body: ConfigUpdateBody,
 ): Promise<FlagView | ProposalAnswer> {
   const edit = configEdit(ws, env, body);
-  // Nothing but a kill's clearing (expectedVersion checked on what is served): nothing of the config is written,
-  // so, as a kill, it waits for no turn among control planes writing to a git remote.
+  // Nothing but a kill's clearing: nothing of the config is written, so, as a kill, it waits for no turn among
+  // control planes writing to a git remote. expectedVersion is checked in the clear's own write.
   if (onlyClearsKill(body)) {
     const served = await ws.readServed();
-    if (edit(flagById(served.state, flagId)) === null) return clearKill(ws, flagId, env);
+    if (edit(flagById(served.state, flagId)) === null) return clearKill(ws, flagId, env, undefined, body.expectedVersion);
   }
   const proposed = await proposeIfProtected(ws, flagId, env, 'config_update', (ref) => {
     const planned = edit(ref);
@@ -142,11 +142,16 @@ export async function updateConfig(
   if ('proposal' in written) return written;
   const { ref, view } = written;
   if (!body.clearKill) return view;
-  return clearKill(ws, flagId, env, ref);
+  // With expectedVersion the kill lifts only over the config this request wrote (or found, changing nothing).
+  const writtenVersion = body.expectedVersion === undefined ? undefined : ref.flag.environments[env].version;
+  return clearKill(ws, flagId, env, ref, writtenVersion);
 }
 
-/** Clears the flag's kill in `env` (the kill fast path); the flag as served after it. */
-async function clearKill(ws: Workspace, flagId: string, env: EnvironmentName, ref?: FlagRef): Promise<FlagView> {
+/**
+ * Clears the flag's kill in `env` (the kill fast path); the flag as served after it. `expectedVersion` is compared
+ * on the head the clear commits on: in remote mode, the git host's main once a push refused for it fetched it.
+ */
+async function clearKill(ws: Workspace, flagId: string, env: EnvironmentName, ref?: FlagRef, expectedVersion?: number): Promise<FlagView> {
   const { project, flag } = ref ?? flagById((await ws.readServed()).state, flagId);
   await ws.deps.killSwitch.clear({
     org: ws.org,
@@ -155,6 +160,7 @@ async function clearKill(ws: Workspace, flagId: string, env: EnvironmentName, re
     flagKey: flag.meta.key,
     environment: env,
     actor: ws.actor,
+    expectedVersion,
   });
   const served = await ws.readServed();
   return servedFlagView(served, flagById(served.state, flagId));

@@ -1,5 +1,5 @@
 import type { Actor, EnvironmentName, KillEntry, KillsFile, RepositoryState } from '@flagops/core';
-import { NotFoundError } from '../../foundations/errors/kinds.js';
+import { NotFoundError, VersionConflictError } from '../../foundations/errors/kinds.js';
 import { layout } from '../../foundations/repository/layout.js';
 import { serializeRepositoryFile } from '../../foundations/repository/serialize-file.js';
 import type { CommitMeta, FlagRepository } from '../../foundations/storage/index.js';
@@ -52,6 +52,11 @@ export interface KillRequest {
    * remote with what came after it); then nothing is made. Asked in the write, on the head it would commit on.
    */
   madeOnMain?: (head: string | null) => Promise<boolean>;
+  /**
+   * The version of the environment's config the caller read (a clear sent as a config update): compared in the
+   * write, on the head it commits on, so also on the git host's main once a push refused for it brought it here.
+   */
+  expectedVersion?: number;
 }
 
 /** The audit actions of commits that change a kills file through the fast path. */
@@ -125,7 +130,11 @@ export class KillSwitch {
       repo.update(
         async (_committed, head) => {
           const served = await repo.readServed(head);
-          if (!served.state.projects.get(slug)?.flags.has(flagKey)) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
+          const flag = served.state.projects.get(slug)?.flags.get(flagKey);
+          if (!flag) throw new NotFoundError(`flag ${flagKey} in project ${slug}`);
+          const version = flag.environments[env].version;
+          if (request.expectedVersion !== undefined && request.expectedVersion !== version)
+            throw new VersionConflictError(version, request.expectedVersion);
           // Made again after main took it with what followed it (a clear), it would undo what followed.
           const made = (await request.madeOnMain?.(head)) === true;
           written = made ? null : edit(served.killFiles.get(slug)![env], this.clock());
