@@ -537,6 +537,65 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     },
   );
 
+  it.each(['kill', 'clear'])(
+    'says in /healthz that the remote has diverged when a force-push on the host drops a %s it had and adds other commits, also after a restart',
+    async (what) => {
+      const hook = gitHook;
+      const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: `dropped-${what}` })).body;
+      await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
+      expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'to be taken off' })).status).toBe(200);
+      if (what === 'clear')
+        expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
+      const gitdir = service.repos.gitdirOf('acme');
+      // On the host (a busy host may take it after the answer: pushed meanwhile).
+      const dropped = git(gitdir, 'rev-parse', 'main');
+      await until(
+        async () => git(host.gitdir, 'rev-parse', 'main'),
+        (head) => head === dropped,
+      );
+      const entry = (await admin.get('/api/v1/audit?limit=1')).body.entries[0];
+      expect(entry).toMatchObject({ id: dropped, action: what === 'kill' ? 'kill' : 'clear_kill' });
+      // A host admin rewrites main without it, with an engineer's change on top (a force push).
+      const checkout = path.join(work, `drop-${what}`);
+      expect((await gitAsync(work, 'clone', '--quiet', host.url, checkout)).ok).toBe(true);
+      git(checkout, 'reset', '--quiet', '--hard', 'HEAD^');
+      rename(path.join(checkout, `projects/shop/flags/dropped-${what}.yaml`), 'Rewritten on the host');
+      git(checkout, 'commit', '--quiet', '-am', `rewrite main without the ${what}`);
+      const rewritten = git(checkout, 'rev-parse', 'HEAD');
+      expect((await gitAsync(checkout, 'push', '--quiet', 'origin', 'HEAD:refs/heads/rewrite')).ok).toBe(true);
+      git(host.gitdir, 'update-ref', 'refs/heads/main', rewritten);
+      const diverged = async () => {
+        const health = (await admin.get('/healthz')).body;
+        expect(health.status).toBe('degraded');
+        expect(health.gitRemote).toMatchObject({ reachable: true, diverged: true });
+        expect(health.gitRemote.error).toContain('have diverged');
+        expect(health.gitRemote.error).toContain(dropped.slice(0, 12));
+        // Nothing rewritten or made again: main keeps the commit and its audit entry, the host keeps its rewrite.
+        expect(git(gitdir, 'rev-parse', 'main')).toBe(dropped);
+        expect(git(host.gitdir, 'rev-parse', 'main')).toBe(rewritten);
+        expect((await admin.get('/api/v1/audit?limit=1')).body.entries[0].id).toBe(dropped);
+        const refused = await admin.put(`/api/v1/flags/${flag.id}/environments/dev/config`, { rolloutPct: 5 });
+        expect([refused.status, refused.body.error?.code]).toEqual([503, 'unavailable']);
+        expect(git(host.gitdir, 'rev-parse', 'main')).toBe(rewritten);
+      };
+      try {
+        expect((await hook()).body.outcome).toBe('diverged');
+        expect((await hook()).body.outcome).toBe('diverged');
+        await diverged();
+        await service.stop();
+        service = await startService(config, silentLogger);
+        admin = httpClient(service.controlUrl, adminKey);
+        expect((await hook()).body.outcome).toBe('diverged');
+        await diverged();
+      } finally {
+        git(host.gitdir, 'update-ref', 'refs/heads/main', dropped);
+        git(host.gitdir, 'update-ref', '-d', 'refs/heads/rewrite');
+      }
+      expect((await hook()).body.outcome).toBe('unchanged');
+      expect((await admin.get('/healthz')).body.gitRemote).toMatchObject({ diverged: false });
+    },
+  );
+
   it('picks up an outside commit by polling when no webhook comes (FLAGOPS_GIT_POLL_SECONDS)', async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'polled' })).body;
     await service.stop();

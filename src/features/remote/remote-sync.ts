@@ -1,3 +1,5 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FlagopsError, GitRemoteTimeoutError, RemoteDivergedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
@@ -11,6 +13,11 @@ import { type CommitPack, type KnownHost, pushOverSmartHttp } from './smart-http
 export { redact };
 
 const TRACKING_REF = 'refs/flagops/remote-main';
+/**
+ * The newest commit of main known to have been the remote's main (pushed from here, fetched, or taken from another
+ * control plane's push), kept across restarts: a remote whose main no longer holds it was force-pushed on the host.
+ */
+const REMOTE_HAD_REF = 'refs/flagops/remote-had';
 /** The name git is given the remote by (its URL in git's environment, not on the command line: it holds credentials). */
 const REMOTE = 'flagops-remote';
 /** The host refused the push because main is no longer the commit ours builds on. */
@@ -111,6 +118,13 @@ export class RemoteSync {
   private readonly knownHost: KnownHost = { capabilities: null };
   /** The commits this sync moved main to last (a pull, a commit handed over), oldest first: see movedMainTo(). */
   private readonly movedHere: string[] = [];
+  /** REMOTE_HAD_REF as known here (read from it once, then kept up to date); see remoteHas(). */
+  private remoteHad: Promise<string | null> | null = null;
+  /** The commit REMOTE_HAD_REF is still to be moved to (null: none), and the writing under way. */
+  private remoteHadToWrite: string | null = null;
+  private writingRemoteHad: Promise<void> | null = null;
+  /** A commit main has that the remote had and no longer has, as the last pull found it; null otherwise. */
+  private droppedOnRemote: string | null = null;
   private closed = false;
   /**
    * Whether main here is a state of the remote's to serve: main was there at the start (served before), or the
@@ -226,6 +240,7 @@ export class RemoteSync {
 
   /** The remote's main is `commit`, pushed from here: the host answers again, and the others are told. */
   private async landed(commit: string): Promise<true> {
+    this.remoteHas(commit);
     this.failure = null;
     this.hung = false;
     this.holdingNoMore();
@@ -289,6 +304,7 @@ export class RemoteSync {
     void pushing?.then(
       (pushed) => {
         const said = `${pushed.stdout}\n${pushed.stderr}`;
+        if (pushed.code === 0) this.remoteHas(commit);
         if (pushed.code === 0 || lostRaceFor(said)) return;
         this.failure ??= pushed.timedOut
           ? `a push was not answered within ${KILL_PUSH_TIMEOUT_MS / 1000} s`
@@ -536,6 +552,7 @@ export class RemoteSync {
     // Up to the newest commit handed over (what was asked for): no fetch. Short of it, the fetch brings the rest.
     const newest = handedOver.at(-1);
     if (newest && (lastTaken === newest.commit || (await this.hasAlready(newest)))) {
+      this.remoteHas(newest.commit);
       if (taken > 0) await this.onPulled();
       return taken > 0 ? 'fast-forwarded' : 'unchanged';
     }
@@ -554,15 +571,26 @@ export class RemoteSync {
       local = now;
     }
     const rewound = this.rewoundFrom !== null;
+    const dropped = this.droppedOnRemote;
     this.logger.error(
       rewound
         ? "the git remote's main went back (force-pushed or deleted on the host); serving main as it is until an operator reconciles them"
         : 'main and the git remote have diverged; serving main as it is until an operator reconciles them',
-      { remote: redact(this.url), local, remoteHead: remote, ...(rewound ? { remoteHeadBefore: this.rewoundFrom } : {}) },
+      {
+        remote: redact(this.url),
+        local,
+        remoteHead: remote,
+        ...(rewound ? { remoteHeadBefore: this.rewoundFrom } : {}),
+        ...(dropped !== null ? { droppedOnRemote: dropped } : {}),
+      },
     );
+    const lost =
+      dropped === null
+        ? ''
+        : ` (the git remote no longer has ${dropped.slice(0, 12)}, which it had and main has: force-pushed on the host)`;
     this.diverged = rewound
       ? `the git remote's main went back from ${this.rewoundFrom?.slice(0, 12)} to ${remote?.slice(0, 12) ?? 'nothing'} (force-pushed or deleted on the host), while main here is ${local?.slice(0, 12)}: changes are refused until an operator reconciles them`
-      : `main (${local?.slice(0, 12)}) and the git remote's main (${remote?.slice(0, 12)}) have diverged: changes are refused until an operator reconciles them`;
+      : `main (${local?.slice(0, 12)}) and the git remote's main (${remote?.slice(0, 12) ?? 'nothing'}) have diverged${lost}: changes are refused until an operator reconciles them`;
     return 'diverged';
   }
 
@@ -581,8 +609,10 @@ export class RemoteSync {
    * what main holds, a rebuild of held kills on the remote's head; 'diverged' when none of them applies.
    */
   private async decidePull(local: string | null, remote: string | null, seen: string | null = null): Promise<PullOutcome> {
+    this.droppedOnRemote = null;
     if (remote === local) {
       this.rewoundFrom = null;
+      if (remote !== null) this.remoteHas(remote);
       return 'unchanged';
     }
     // Asked before main is pushed over the remote's: once so, it stays so (the fetch moved the tracking ref back)
@@ -592,9 +622,14 @@ export class RemoteSync {
       this.rewoundFrom = seen;
       return true;
     };
+    // Main holds a commit the remote had and has no more: the host's main was rewritten without it.
+    const dropped = async () => {
+      this.droppedOnRemote = local === null ? null : await this.droppedBy(remote, local);
+      return this.droppedOnRemote !== null;
+    };
     if (remote === null) {
       if (local === null) return 'unchanged';
-      if (await wentBack()) return 'diverged';
+      if ((await wentBack()) || (await dropped())) return 'diverged';
       await this.pushOrThrow(local);
       return 'pushed';
     }
@@ -604,11 +639,14 @@ export class RemoteSync {
       return 'fast-forwarded';
     }
     if (local !== null && (await this.isAncestor(remote, local))) {
-      if (await wentBack()) return 'diverged';
+      if ((await wentBack()) || (await dropped())) return 'diverged';
       await this.pushOrThrow(local); // commits made while the remote was unreachable at push time cannot exist; a crash between push and ref move can
       return 'pushed';
     }
     if (local !== null) {
+      // Only kills the remote never had are rebuilt on its head: one it had and lost was taken off by a force-push,
+      // and made again it would leave main under another id, its first audit entry gone with it.
+      if (await dropped()) return 'diverged';
       const held = await gitRun(this.gitdir, ['rev-list', '--first-parent', '--reverse', local, `^${remote}`]);
       if (held.code === 0 && (await this.rebaseHeld(held.stdout.split('\n').filter(Boolean)))) {
         await this.onPulled();
@@ -617,6 +655,7 @@ export class RemoteSync {
         // first and rebuild them once more, under other ids.
         const rebuilt = await this.localHead();
         if (rebuilt !== null && rebuilt !== remote) await this.pushOrThrow(rebuilt);
+        else this.remoteHas(remote);
         return 'rebased';
       }
     }
@@ -655,7 +694,57 @@ export class RemoteSync {
         throw err;
       },
     );
+    if (moved.ok) this.remoteHas(pushed.commit);
     return moved.ok;
+  }
+
+  /**
+   * The commit main has that the remote had (REMOTE_HAD_REF) when the remote's main `remote` no longer has it: the
+   * host's main was rewritten without it (force-pushed, or deleted). Null when the remote has it, or main does not.
+   */
+  private async droppedBy(remote: string | null, local: string): Promise<string | null> {
+    const had = await this.remoteHadNow();
+    if (had === null || had === remote || (remote !== null && (await this.isAncestor(had, remote)))) return null;
+    return (await this.isAncestor(had, local)) ? had : null;
+  }
+
+  private remoteHadNow(): Promise<string | null> {
+    this.remoteHad ??= readRef(this.gitdir, REMOTE_HAD_REF).catch(() => null);
+    return this.remoteHad;
+  }
+
+  /**
+   * `commit`, on main, is the remote's main (or was a moment ago): known at once here, and recorded in
+   * REMOTE_HAD_REF meanwhile, off the way of the kill or change that found it (only the newest is written).
+   */
+  private remoteHas(commit: string): void {
+    this.remoteHad = Promise.resolve(commit);
+    this.remoteHadToWrite = commit;
+    this.writingRemoteHad ??= this.writeRemoteHad().finally(() => {
+      this.writingRemoteHad = null;
+      if (this.remoteHadToWrite !== null) this.remoteHas(this.remoteHadToWrite);
+    });
+  }
+
+  private async writeRemoteHad(): Promise<void> {
+    for (let next = this.remoteHadToWrite; next !== null; next = this.remoteHadToWrite) {
+      this.remoteHadToWrite = null;
+      // Stopped: the repository is no longer this process's to write (it may be gone); the next start reads main again.
+      if (this.closed) return;
+      try {
+        const current = await readRef(this.gitdir, REMOTE_HAD_REF).catch(() => null);
+        if (current === next) continue;
+        // Not recursive: a repository removed meanwhile is not made again as an empty directory.
+        await mkdir(path.dirname(path.join(this.gitdir, REMOTE_HAD_REF))).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'EEXIST') throw err;
+        });
+        await compareAndSwapRef(this.gitdir, REMOTE_HAD_REF, current, next);
+      } catch (err) {
+        this.logger.warn("recording the git remote's main failed; a force-push on the host is still seen until a restart", {
+          err: (err as Error).message,
+        });
+      }
+    }
   }
 
   /**
@@ -788,6 +877,7 @@ export class RemoteSync {
       to,
       from ?? ZERO,
     ]);
+    if (moved.code === 0) this.remoteHas(to);
     return moved.code === 0;
   }
 
@@ -796,6 +886,7 @@ export class RemoteSync {
     if (pushed.timedOut) throw this.timedOut();
     if (pushed.code !== 0)
       throw new FlagopsError('unavailable', `pushing to the git remote ${redact(this.url)} failed: ${redact(pushed.stderr).slice(0, 300)}`);
+    this.remoteHas(commit);
   }
 }
 
