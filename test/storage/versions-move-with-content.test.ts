@@ -252,6 +252,53 @@ describe('versions move with content', () => {
     expect(stale.status).toBe(409);
   });
 
+  /** An edit of a file on main through the operator's escape hatch (a push straight into the repository on disk). */
+  const onDisk = (file: string, edit: (text: string) => string) =>
+    pushEdit(svc.gitdir(), (checkout) => writeFileSync(path.join(checkout, file), edit(readFileSync(path.join(checkout, file), 'utf8'))));
+
+  it('a config changed while its project was held back is a new version once served: a write read while held back is 409', async () => {
+    const held = await createProject(admin, 'held');
+    const flag = await createFlag(admin, held.id, { key: 'paused' });
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 10 })).status).toBe(200);
+    const prodOf = async () => (await admin.get(`/api/v1/flags/${flag.id}`)).body;
+    onDisk('projects/held/project.yaml', (text) => `${text.trimEnd()}\nrequireApproval: 5\n`);
+    await until(prodOf, (body) => body.invalidFiles !== undefined);
+    onDisk('projects/held/environments/prod/paused.yaml', (text) => text.replace('rolloutPct: 10', 'rolloutPct: 20'));
+    // Held back: the last valid state is served, and read.
+    const read = (await prodOf()).environments.prod;
+    expect(read.rolloutPct).toBe(10);
+
+    onDisk('projects/held/project.yaml', (text) => text.replace('requireApproval: 5\n', ''));
+    const served = (await until(prodOf, (body) => body.invalidFiles === undefined)).environments.prod;
+    expect(served.rolloutPct).toBe(20);
+    expect(served.version).toBeGreaterThan(read.version);
+    const stale = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 30, expectedVersion: read.version });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'version_conflict']);
+    expect((await prodOf()).environments.prod.rolloutPct).toBe(20);
+  });
+
+  it('a config changed while its flag was held back by another of its files is a new version once served', async () => {
+    const flag = await createFlag(admin, project.id, { key: 'paused-flag' });
+    expect((await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 10 })).status).toBe(200);
+    const prodOf = async () => (await admin.get(`/api/v1/flags/${flag.id}`)).body;
+    const before = (await prodOf()).environments;
+    onDisk('projects/shop/environments/dev/paused-flag.yaml', (text) => text.replace(/rolloutPct: \d+/, 'rolloutPct: 300'));
+    await until(prodOf, (body) => body.invalidFiles !== undefined);
+    onDisk(prodFile('paused-flag'), (text) => text.replace('rolloutPct: 10', 'rolloutPct: 20'));
+    const read = (await prodOf()).environments.prod;
+    expect(read).toMatchObject({ rolloutPct: 10, version: before.prod.version });
+
+    onDisk('projects/shop/environments/dev/paused-flag.yaml', (text) => text.replace('rolloutPct: 300', 'rolloutPct: 0'));
+    const after = (await until(prodOf, (body) => body.invalidFiles === undefined)).environments;
+    expect(after.prod.rolloutPct).toBe(20);
+    expect(after.prod.version).toBeGreaterThan(read.version);
+    // A config whose content never changed keeps its version.
+    expect(after.staging.version).toBe(before.staging.version);
+    const stale = await agent.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { rolloutPct: 30, expectedVersion: read.version });
+    expect([stale.status, stale.body.error?.code]).toEqual([409, 'version_conflict']);
+    expect((await prodOf()).environments.prod.rolloutPct).toBe(20);
+  });
+
   it('reports the same versions after a restart, and after its caches are deleted', async () => {
     const before = (await admin.get(`/api/v1/projects/${project.id}/flags`)).body.flags.map((f: Json) => [
       f.key,

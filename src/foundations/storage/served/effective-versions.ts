@@ -1,4 +1,4 @@
-import type { EnvironmentConfig, EnvironmentName, FlagState, ProjectState, RepositoryState, SegmentFile } from '@flagops/core';
+import type { EnvironmentConfig, EnvironmentName, FlagState, SegmentFile } from '@flagops/core';
 import { loopTurn } from '../../process/loop-turns.js';
 import { classifyPath } from '../../repository/layout.js';
 import { Lru } from '../git/lru.js';
@@ -35,7 +35,10 @@ const WHOLE_RECORD_MAX = 256;
  * For a file whose blob changed at a commit: max(the file's version, its version at the first parent + 1); for
  * a new file, the file's version, or past the last version of a file deleted at that path (a flag deleted and
  * created again, whose ids are the same, so a write read before the deletion answers 409); for an invalid one,
- * its version at the first parent (what it held back keeps its version). Only files whose version differs from their file's are kept (almost always none), per
+ * its version at the first parent. These are the versions of the files' own content: a flag or project an
+ * invalid file holds back serves the content and versions of its last valid commit (served-state.ts), and once
+ * served from its files again, a config that changed meanwhile is above the version served while it was held
+ * back, since its version moved at each change. Only files whose version differs from their file's are kept (almost always none), per
  * commit, from the first parent's and the files the commit changed: a function of first-parent history alone,
  * so every server reading a commit reports the same. Kept in memory and in the served-history cache (whole,
  * or as the change from the first parent when big), so a restart does not walk history again.
@@ -236,13 +239,16 @@ function emptyFolder(folder: ProjectFolder): ProjectFolder {
   return { ...folder, projectFile: undefined, flagsDir: undefined, envDirs: folder.envDirs.map(() => undefined), segmentsDir: undefined };
 }
 
-/**
- * `state` with the overridden versions in place: a changed copy of each project, flag and segment concerned,
- * the rest shared as it was (states are shared and read-only).
- */
-export function withVersions(state: RepositoryState, overrides: VersionOverrides): RepositoryState {
-  if (!hasLiveOverrides(overrides)) return state;
-  const bySlug = new Map<string, Array<[ReturnType<typeof classifyPath>, number]>>();
+type Located = ReturnType<typeof classifyPath>;
+
+// Overrides are shared per commit: grouped by project once.
+const groupedBySlug = new WeakMap<VersionOverrides, ReadonlyMap<string, ReadonlyArray<[Located, number]>>>();
+
+/** The live overrides (deleted files' tombstones aside) of configs and segments, by project slug. */
+function overridesBySlug(overrides: VersionOverrides): ReadonlyMap<string, ReadonlyArray<[Located, number]>> {
+  const known = groupedBySlug.get(overrides);
+  if (known) return known;
+  const bySlug = new Map<string, Array<[Located, number]>>();
   for (const [path, version] of overrides) {
     if (version < 0) continue; // a deleted file's last version: nothing to serve
     const where = classifyPath(path);
@@ -251,15 +257,23 @@ export function withVersions(state: RepositoryState, overrides: VersionOverrides
     list.push([where, version]);
     bySlug.set(where.project, list);
   }
-  const projects = new Map(state.projects);
-  for (const [slug, changes] of bySlug) {
-    const project = projects.get(slug);
-    if (project) projects.set(slug, projectWithVersions(project, changes));
-  }
-  return { ...state, projects };
+  groupedBySlug.set(overrides, bySlug);
+  return bySlug;
 }
 
-function projectWithVersions(project: ProjectState, changes: Array<[ReturnType<typeof classifyPath>, number]>): ProjectState {
+/**
+ * A project's flags and segments as read from the files of a commit, with that commit's overridden versions in
+ * place: a changed copy of each flag and segment concerned, the rest shared as it was (states are shared and
+ * read-only). A flag or project served from an earlier commit (held back) takes that commit's versions, not
+ * these: what it serves, and so its version, is that commit's.
+ */
+export function projectWithVersions<T extends { flags: ReadonlyMap<string, FlagState>; segments?: ReadonlyMap<string, SegmentFile> }>(
+  slug: string,
+  project: T,
+  overrides: VersionOverrides,
+): T {
+  const changes = overrides.size === 0 ? undefined : overridesBySlug(overrides).get(slug);
+  if (!changes) return project;
   const flags = new Map(project.flags);
   const segments = new Map(project.segments ?? []);
   for (const [where, version] of changes) {
@@ -272,6 +286,15 @@ function projectWithVersions(project: ProjectState, changes: Array<[ReturnType<t
     }
   }
   return { ...project, flags, segments };
+}
+
+/** One flag as read from the files of a commit, with that commit's overridden versions in place. */
+export function flagWithVersions(slug: string, key: string, flag: FlagState, overrides: VersionOverrides): FlagState {
+  const changes = overrides.size === 0 ? undefined : overridesBySlug(overrides).get(slug);
+  let out = flag;
+  for (const [where, version] of changes ?? [])
+    if (where.kind === 'config' && where.flag === key) out = flagWithVersion(out, where.environment, version);
+  return out;
 }
 
 function flagWithVersion(flag: FlagState, env: EnvironmentName, version: number): FlagState {

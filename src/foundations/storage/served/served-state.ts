@@ -14,7 +14,7 @@ import { mergeServed, type ProjectServed, type ServedEntry } from '../../reposit
 import type { ValidationIssue } from '../../validation/issue.js';
 import { Lru } from '../git/lru.js';
 import type { ObjectStore } from '../git/object-store.js';
-import { EffectiveVersions, withVersions } from './effective-versions.js';
+import { EffectiveVersions, flagWithVersions, projectWithVersions } from './effective-versions.js';
 import type { History } from './history.js';
 import type { ProjectFolder, ProjectFolders } from './project-folders.js';
 import type { ServedHistoryCache } from './served-history-cache.js';
@@ -204,9 +204,7 @@ export class ServedStates {
       killFiles.set(slug, rewrite);
       entries.push({ slug, served, kills, held: !valid });
     }
-    // Versions as they moved with content, whatever a push left in the files.
-    const state = withVersions({ commit, projects: mergeServed(entries) }, await this.versions.at(commit));
-    return { commit, state, issues: loaded.issues, heldProjects, heldFlags, killFiles };
+    return { commit, state: { commit, projects: mergeServed(entries) }, issues: loaded.issues, heldProjects, heldFlags, killFiles };
   }
 
   /** A project whose own files are valid at `commit`, as served there: its valid flags, and its held-back ones' last valid state. */
@@ -214,8 +212,11 @@ export class ServedStates {
     return memo(this.projectsAt, `${commit} ${slug}`, async () => {
       const loaded = await this.loader.load(commit);
       // Called for a project that keeps its id there: one that lost it is left out, and held back.
-      const base = loaded.state.projects.get(slug);
-      if (!base) return undefined;
+      const read = loaded.state.projects.get(slug);
+      if (!read) return undefined;
+      // Versions as they moved with content, whatever a push left in the files; a flag served from an earlier
+      // commit (held back) has that commit's, below.
+      const base = projectWithVersions(slug, read, await this.versions.at(commit));
       const held = issuesByUnit(loaded.issues).flagIssues.get(slug);
       const segments = base.segments;
       if (!held) return { project: base.project, flags: base.flags, carried: new Set(), segments };
@@ -251,11 +252,18 @@ export class ServedStates {
     return at === null ? undefined : this.flagAt(at, slug, key);
   }
 
+  /**
+   * A flag as its own files at `commit` say, with its versions there: held back since, it serves that content
+   * under that version, and a version read meanwhile is below the one it has once its files are served again
+   * with another content (the versions of what changed moved on at each change).
+   */
   private async flagAt(commit: string, slug: string, key: string): Promise<FlagState | undefined> {
-    const served = (await this.loader.peek(commit))?.state.projects.get(slug)?.flags.get(key);
-    if (served) return served;
-    const folder = await this.folders.at(commit, slug);
-    return folder && validFlag(slug, key, await this.folders.flagFiles(folder, key));
+    const read =
+      (await this.loader.peek(commit))?.state.projects.get(slug)?.flags.get(key) ??
+      (await this.folders
+        .at(commit, slug)
+        .then((folder) => folder && this.folders.flagFiles(folder, key).then((files) => validFlag(slug, key, files))));
+    return read && flagWithVersions(slug, key, read, await this.versions.at(commit));
   }
 
   /** The project as served at the newest commit from `from` back at which its own files were valid. */
