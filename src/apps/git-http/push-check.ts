@@ -6,6 +6,7 @@ import { caseCollisionIssues } from '../../foundations/repository/tree-rules.js'
 import { appendHookPushRecords } from '../../foundations/state/index.js';
 import { formatIssue, newIssues, type ValidationIssue } from '../../foundations/validation/issue.js';
 import { checkPushBudgets, type PushBudgetContext } from './push-budgets.js';
+import { heldBackChanges } from './push-held-back.js';
 import { checkCommitLimits } from './push-limits.js';
 import { type PushOnTarget, pushOn } from './push-on.js';
 import { blobsOfChanges, checkPushPermissions, type PushLimits } from './push-permissions.js';
@@ -65,21 +66,24 @@ async function filesAt(commit: string): Promise<(path: string) => Promise<string
  * Of the pushed main's issues, those the push brings: every issue in a file it adds or changes, and any other
  * that main did not have (a flag file deleted while another flag's config names it as a prerequisite). An
  * invalid file already on main that the push leaves as it was stays held back as it is served, and refuses a
- * push to other flags and projects no more than it refuses an API write to them.
+ * push to other flags and projects no more than it refuses an API write to them; a push changing what it holds
+ * back is refused as such a write is (push-held-back.ts). Also the paths of the YAML files the push changes.
  */
 async function issuesBrought(
   issues: ValidationIssue[],
   pushed: ReadonlyArray<{ path: string; text: string }>,
   oldOid: string,
-): Promise<ValidationIssue[]> {
-  if (issues.length === 0 || oldOid === ZERO_OID) return issues;
+): Promise<{ brought: ValidationIssue[]; left: ValidationIssue[]; changed: string[] }> {
+  if (issues.length === 0 || oldOid === ZERO_OID) return { brought: issues, left: [], changed: [] };
   const before = await readPushedTree(oldOid);
   const had = [...caseCollisionIssues(before.paths), ...readRepositoryFiles(before.files, oldOid).issues];
-  const brought = new Set(newIssues(had, issues));
+  const newOnes = new Set(newIssues(had, issues));
   const textBefore = new Map(before.files.map((file) => [file.path, file.text]));
   const textAfter = new Map(pushed.map((file) => [file.path, file.text]));
-  const changed = (file: string | undefined) => file !== undefined && textBefore.get(file) !== textAfter.get(file);
-  return issues.filter((issue) => brought.has(issue) || changed(issue.file));
+  const changed = [...new Set([...textBefore.keys(), ...textAfter.keys()])].filter((file) => textBefore.get(file) !== textAfter.get(file));
+  const changedSet = new Set(changed);
+  const isBrought = (issue: ValidationIssue) => newOnes.has(issue) || (issue.file !== undefined && changedSet.has(issue.file));
+  return { brought: issues.filter(isBrought), left: issues.filter((issue) => !isBrought(issue)), changed };
 }
 
 /** The lines a pre-receive hook reads on stdin: `<old> <new> <ref>` (githooks(5)). */
@@ -143,7 +147,9 @@ export async function checkPush(updates: readonly RefUpdate[], context?: PushCon
     const incumbents =
       read.clashes.length > 0 && oldOid !== ZERO_OID ? await incumbentsAt(read.clashes, await filesAt(oldOid)) : new Set<string>();
     const { issues } = incumbents.size > 0 ? readRepositoryFiles(files, newOid, { locate: true, incumbents }) : read;
-    for (const issue of await issuesBrought([...caseCollisionIssues(paths), ...issues], files, oldOid)) problems.push(formatIssue(issue));
+    const { brought, left, changed } = await issuesBrought([...caseCollisionIssues(paths), ...issues], files, oldOid);
+    for (const issue of brought) problems.push(formatIssue(issue));
+    problems.push(...heldBackChanges(left, changed));
     if (context) {
       const projectFiles = files.filter((f) => PROJECT_FILE.test(f.path));
       const scope = {

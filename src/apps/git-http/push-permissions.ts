@@ -8,12 +8,10 @@ import {
   type Pusher,
   type RequireApproval,
 } from '@flagops/core';
-import { parse as parseYaml } from 'yaml';
 import { type DerivedChange, describeChanges } from '../../features/audit/diff-entries.js';
 import { authorize, type Permission } from '../../foundations/auth/permissions.js';
 import { classifyPath, layout } from '../../foundations/repository/layout.js';
 import { servesAsCreated } from '../../foundations/repository/new-flag.js';
-import { normalizeRequireApproval } from '../../foundations/repository/normalize.js';
 import { parseRepositoryFile } from '../../foundations/repository/parse-file.js';
 import type { ChangedPath } from '../../foundations/storage/index.js';
 import { readBlobs } from './pushed-objects.js';
@@ -103,10 +101,13 @@ export async function checkPushPermissions(
   };
   problems.push(...outsideLimits(changes, scope.limits));
 
+  // An invalid project.yaml has no policy to read: its project is held back, and the push check refuses every
+  // change to it but kills (push-held-back.ts) unless the push fixes the file, which it then reads valid here.
   const policies = new Map<string, RequireApproval | undefined>();
   for (const file of scope.projectFiles ?? []) {
     const where = classifyPath(file.path);
-    if (where.kind === 'project') policies.set(where.project, JSON.parse(policyOf(file.text)) ?? undefined);
+    const { file: parsed } = parseRepositoryFile(file.path, file.text);
+    if (where.kind === 'project' && parsed?.kind === 'project') policies.set(where.project, parsed.value.requireApproval);
   }
 
   const contents = blobs ?? (await blobsOfChanges(changes));
@@ -315,16 +316,6 @@ function newConfigsServingSomeone(
       found.push({ path: c.path, environment: where.environment });
   }
   return found;
-}
-
-/** The requireApproval of a project.yaml text, comparable as a string; unreadable text counts as its own. */
-function policyOf(text: string | undefined): string {
-  try {
-    const value = parseYaml(text ?? '') as { requireApproval?: unknown } | null;
-    return JSON.stringify(normalizeRequireApproval(value?.requireApproval as RequireApproval) ?? null);
-  } catch {
-    return `unreadable:${text}`;
-  }
 }
 
 /**

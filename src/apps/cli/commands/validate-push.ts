@@ -7,7 +7,8 @@ const help = `Usage: flagops validate-push
 
 A git pre-receive hook: reads "<old> <new> <ref>" lines on stdin and refuses the push (exit 1) unless it moves
 main forward, brings no invalid file (an issue in a file it adds or changes, or one main did not have; an
-invalid file already on main that it leaves as it was refuses nothing), and its commits have no file over
+invalid file already on main that it leaves as it was refuses nothing but a change, kills aside, to the flag
+or project it holds back), and its commits have no file over
 1 MiB, no symbolic link and no submodule. Refusals are printed one per line on stderr, saying what and where (file, commit), which
 git shows the pusher. The flagops control plane installs it in each repository it serves over HTTP, where it
 also holds the push to the pushing key's permissions and refuses Flagops-* trailers (but those of the
