@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 import { sourceAliases } from './scripts/package-sources.mjs';
 
@@ -11,5 +12,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Two files at once at least: most of a file's time is spent waiting on the processes it starts (services,
+    // PostgreSQL, git), and vitest's default (one fewer than the cores) runs them one at a time on two cores.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
   },
 });
