@@ -68,12 +68,12 @@ describe('the packed packages, installed in an empty application', () => {
     }
   });
 
-  it('@flagops/sdk installs with no other package than @flagops/core, in under 110 kB', async () => {
+  it('@flagops/sdk installs with no other package than @flagops/core, in under 112 kB', async () => {
     const files = (await filesUnder(path.join(sdkApp, 'node_modules'))).filter((f) => !f.file.startsWith('.'));
     const installed = files.map((f) => f.file.split('/').slice(0, 2).join('/'));
     expect([...new Set(installed)].sort()).toEqual(['@flagops/core', '@flagops/sdk']);
     // What an application downloads and keeps for the SDK (scripts/bench/package-size.mjs itemises it).
-    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(110_000);
+    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(112_000);
     const manifest = JSON.parse(await readFile(path.join(sdkApp, 'node_modules/@flagops/sdk/package.json'), 'utf8'));
     expect(manifest.dependencies).toEqual({ '@flagops/core': manifest.version });
     expect(manifest.peerDependencies).toBeUndefined();

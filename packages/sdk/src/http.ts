@@ -10,7 +10,7 @@ export class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    /** How long the server asked to wait before trying again (Retry-After), when it said. */
+    /** Retry-After, in ms, when sent. */
     readonly retryAfterMs?: number,
   ) {
     super(message);
@@ -26,13 +26,9 @@ export function isRefusal(err: unknown): boolean {
   return err instanceof HttpError && (err.status === 401 || err.status === 403);
 }
 
-/** Errors of a connection that was refused or cut before an answer came: nothing listens there now. */
 const CONNECTION_LOST = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
 
-/**
- * Whether a request got no answer because the connection was refused or reset: the server is not listening
- * (it is restarting), so trying again soon costs it nothing. fetch puts the socket's error in `cause`.
- */
+/** Whether the connection was refused or reset (nothing listens: a restart). fetch puts it in `cause`. */
 export function isConnectionLost(err: unknown): boolean {
   for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 5; depth++) {
     const { code, errors, cause } = e as { code?: unknown; errors?: unknown; cause?: unknown };

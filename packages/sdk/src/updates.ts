@@ -27,10 +27,8 @@ export interface RetrySettings {
 }
 
 /**
- * How long to wait before trying again after `error`, the `answered`th failure in a row the server answered
- * (or timed out). A refused or reset connection means nothing listens (the server restarts): that costs the
- * server nothing, so it is retried within a second, and a server that comes back is found at once. A server
- * that answers but fails is given room: the time it asks for (Retry-After), else the doubling backoff.
+ * The wait before retrying after `error`, the `answered`th answered failure in a row: within a second when
+ * nothing listens (costs the server nothing), else Retry-After or the doubling backoff.
  */
 export function retryDelay(error: unknown, answered: number, settings: RetrySettings): number {
   const { retryInitialMs, retryMaxMs, random } = settings;
@@ -39,7 +37,7 @@ export function retryDelay(error: unknown, answered: number, settings: RetrySett
   return backoffDelay(answered, retryInitialMs, retryMaxMs, random);
 }
 
-/** The wait before reconnecting to a server that is not listening: up to a second (less when retryInitialMs is), with jitter. */
+/** Up to a second (less when retryInitialMs is), with jitter. */
 export function reconnectDelay({ retryInitialMs, retryMaxMs, random }: RetrySettings): number {
   return backoffDelay(1, Math.min(retryInitialMs, RECONNECT_MAX_MS), retryMaxMs, random);
 }
