@@ -51,7 +51,7 @@ describe('flagops validate-push as the pre-receive hook of a git host', () => {
   });
 
   // As the service's own check: an invalid file a merge on the host put on main refuses only a push that brings issues.
-  it('takes a push that leaves an invalid file already on main as it was, and refuses one that changes it', () => {
+  it('takes a push that leaves an invalid file already on main as it was, and refuses one that changes it or what it holds back', () => {
     const invalid = 'projects/shop/environments/prod/checkout-v2.yaml';
     git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
     writeFileSync(join(checkout, invalid), 'enabled: maybe\n');
@@ -59,11 +59,21 @@ describe('flagops validate-push as the pre-receive hook of a git host', () => {
     expect(push(checkout, 'HEAD:refs/heads/typo').ok).toBe(true);
     git(join(work, 'host.git'), 'update-ref', 'refs/heads/main', git(checkout, 'rev-parse', 'HEAD'));
 
-    const other = join(checkout, 'projects/shop/environments/dev/checkout-v2.yaml');
+    // Another flag: served as pushed.
+    const other = join(checkout, 'projects/shop/environments/dev/search-ranking.yaml');
     writeFileSync(other, readFileSync(other, 'utf8').replace(/^rolloutPct: .*$/m, 'rolloutPct: 50'));
     git(checkout, 'commit', '--quiet', '-am', 'half in dev');
     const taken = push(checkout, 'HEAD:main');
     expect(taken.ok, taken.stderr).toBe(true);
+
+    // The held-back flag's other config: it would be committed and not served.
+    const sameFlag = join(checkout, 'projects/shop/environments/dev/checkout-v2.yaml');
+    writeFileSync(sameFlag, readFileSync(sameFlag, 'utf8').replace(/^rolloutPct: .*$/m, 'rolloutPct: 50'));
+    git(checkout, 'commit', '--quiet', '-am', 'half of the held-back flag in dev');
+    const held = push(checkout, 'HEAD:main');
+    expect(held.ok).toBe(false);
+    expect(held.stderr).toContain(`flag "checkout-v2" is held back by an invalid file on main (${invalid}`);
+    git(checkout, 'reset', '--quiet', '--hard', 'HEAD~1');
 
     writeFileSync(join(checkout, invalid), 'enabled: maybe\nrolloutPct: 5\n');
     git(checkout, 'commit', '--quiet', '-am', 'still a typo');
