@@ -54,7 +54,10 @@ describe('a push checked while an API change moves main', () => {
     git(checkout, 'commit', '--quiet', '-am', 'checkout at 30 % in dev');
     const pushedCommit = git(checkout, 'rev-parse', 'HEAD');
 
-    // The service's hook, held at its start until the API change is made: the race, every time.
+    // The service's hook, held at its start until the API change is made: the race, every time. The service
+    // writes it as a push first asks for main (a dry run asks, and sends nothing).
+    const asked = await gitAsync(checkout, 'push', '--dry-run', 'origin', 'HEAD:main');
+    expect(asked.ok, asked.stderr).toBe(true);
     const hook = path.join(svc.gitdir(), 'hooks', 'pre-receive');
     const started = path.join(work, 'hook-started');
     const go = path.join(work, 'hook-go');

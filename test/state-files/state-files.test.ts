@@ -102,8 +102,11 @@ describe('temporary files of state writes left by a killed service', () => {
     expect((await readdir(state)).sort()).toEqual([...kept].sort());
     expect(await readdir(stats)).toEqual([]);
     expect(logged).toEqual([
-      { message: 'removed temporary files left by a crash', fields: { dir: 'state', files: expect.arrayContaining(leftovers) } },
-      { message: 'removed temporary files left by a crash', fields: { dir: 'stats', files: [`.evaluations.jsonl.${ended}.01234567.tmp`] } },
+      { message: 'removed temporary state files left by a crash', fields: { dir: 'state', files: expect.arrayContaining(leftovers) } },
+      {
+        message: 'removed temporary state files left by a crash',
+        fields: { dir: 'stats', files: [`.evaluations.jsonl.${ended}.01234567.tmp`] },
+      },
     ]);
   });
 

@@ -49,7 +49,7 @@ export class FileControlState implements ControlState {
       await mkdir(path.join(dataDir, 'state'), { recursive: true, mode: 0o700 });
       for (const dir of ['state', 'stats']) {
         const removed = await removeLeftoverStateTempFiles(path.join(dataDir, dir));
-        if (removed.length > 0) options.logger?.warn('removed temporary files left by a crash', { dir, files: removed });
+        if (removed.length > 0) options.logger?.warn('removed temporary state files left by a crash', { dir, files: removed });
       }
     }
     return new FileControlState(dataDir, options.logger);
