@@ -1,31 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createProject } from '../control-plane/fixtures.js';
+import { setWritable } from '../helpers/disk-faults.js';
 import { git } from '../helpers/git-cli.js';
 import { type HttpClient, httpClient } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { gitAsync } from './git-async.js';
-
-/**
- * Makes a directory and every directory below it refuse new entries, as a read-only mount does: chattr +i
- * (root, whom file modes do not stop) or a+w removed (anyone else).
- */
-function setWritable(dir: string, writable: boolean): void {
-  if (process.getuid?.() !== 0) {
-    execFileSync('chmod', ['-R', writable ? 'u+w' : 'a-w', dir]);
-    return;
-  }
-  const dirs = [
-    dir,
-    ...readdirSync(dir, { recursive: true, withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => path.join(e.parentPath, e.name)),
-  ];
-  execFileSync('chattr', [writable ? '-i' : '+i', ...dirs]);
-}
 
 const WRITE_FAULT =
   /^the flags repository cannot be written: (read-only file system|operation not permitted|permission denied) \(E[A-Z]+\); /;

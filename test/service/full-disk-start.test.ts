@@ -1,47 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateKey } from '../../src/foundations/auth/key-format.js';
+import { fillDisk, smallDisk } from '../helpers/disk-faults.js';
 import { httpClient } from '../helpers/http-client.js';
 import { bundleMain, freePort, type ServiceProcess, startProcess, waitHealthy } from './service-process.js';
-
-/** An 8 MiB tmpfs (root only, where mounts are allowed), or undefined. */
-async function smallDisk(): Promise<string | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const dir = await mkdtemp(path.join(tmpdir(), 'flagops-full-start-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    await rm(dir, { recursive: true, force: true });
-    return undefined;
-  }
-}
-
-/** Writes `file` until the disk answers ENOSPC. */
-function fill(file: string): void {
-  const fd = openSync(file, 'w');
-  try {
-    for (const chunk = Buffer.alloc(64 * 1024); ; ) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-  // The last pages: a write of one byte finds no room either.
-  const fd2 = openSync(file, 'a');
-  try {
-    for (;;) writeSync(fd2, Buffer.alloc(1));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd2);
-  }
-}
 
 /** Every state file's name and the sha256 of its bytes. */
 function stateFiles(dataDir: string): Record<string, string> {
@@ -64,7 +30,7 @@ describe('a (re)start on a full disk', () => {
   const admin = generateKey('admin');
 
   beforeAll(async () => {
-    disk = await smallDisk();
+    disk = await smallDisk('8m');
     if (!disk) {
       // Said, as for a missing tool: CI runs as root on a machine that lets it mount, and runs them.
       process.stderr.write(
@@ -116,7 +82,7 @@ describe('a (re)start on a full disk', () => {
     expect(await first.p.exit).toBe(0);
     const before = stateFiles(dataDir);
     const head = readFileSync(path.join(dataDir, 'repos', 'acme.git', 'refs', 'heads', 'main'), 'utf8');
-    fill(path.join(disk, 'filler'));
+    fillDisk(path.join(disk, 'filler'));
 
     // Restarted on the full disk (after a clean stop), then again after a crash of that one.
     for (const stop of ['SIGKILL', 'SIGTERM'] as const) {
@@ -150,7 +116,7 @@ describe('a (re)start on a full disk', () => {
   it('that must make a state file (a first start) stops with one line naming the file and the fault, no stack', async ({ skip }) => {
     if (!disk) return skip();
     const dataDir = path.join(disk, 'new-data');
-    fill(path.join(disk, 'filler'));
+    fillDisk(path.join(disk, 'filler'));
     try {
       const { p } = await start(dataDir);
       expect(await p.exit).toBe(1);

@@ -1,5 +1,4 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, writeSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +12,7 @@ import { FileSessionStore } from '../../src/foundations/state/files/file-session
 import { FileWebhookStore } from '../../src/foundations/state/files/file-webhook-store.js';
 import type { DeliveryRecord, WebhookState } from '../../src/foundations/state/index.js';
 import { readJsonStateFile, stateWriteFault, writeJsonStateFile } from '../../src/foundations/state-files/state-files.js';
+import { fillDisk, smallDisk } from '../helpers/disk-faults.js';
 
 /** A fresh temp dir, removed when the test ends. */
 const dirs: string[] = [];
@@ -47,31 +47,6 @@ describe('runtime state files (keys, users, sessions)', () => {
     );
   });
 });
-
-/** A 1 MiB tmpfs (root only, where mounts are allowed), or undefined. */
-async function smallDisk(): Promise<string | undefined> {
-  if (process.getuid?.() !== 0) return undefined;
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'flagops-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir], { stdio: 'ignore' });
-    return dir;
-  } catch {
-    await rm(dir, { recursive: true, force: true });
-    return undefined;
-  }
-}
-
-/** Writes a file until the disk answers ENOSPC. */
-function fill(dir: string): void {
-  const fd = openSync(path.join(dir, 'filler'), 'w');
-  try {
-    for (const chunk = Buffer.alloc(64 * 1024); ; ) writeSync(fd, chunk);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
-  } finally {
-    closeSync(fd);
-  }
-}
 
 describe('temporary files of state writes left by a killed service', () => {
   it('are removed at the next start, and nothing else: not those of a writer still running, nor other files', async () => {
@@ -129,7 +104,7 @@ describe('a state file on a full disk', () => {
   const count = { hour: 0, scope: 'acme/prj/prod', flagKey: 'checkout', variation: 'on', count: 3 };
 
   beforeAll(async () => {
-    disk = await smallDisk();
+    disk = await smallDisk('1m');
     if (!disk) {
       // Said, as for a missing tool: CI runs as root on a machine that lets it mount, and runs them.
       process.stderr.write(
@@ -142,7 +117,7 @@ describe('a state file on a full disk', () => {
     await counts.read(0, () => {});
     await counts.add([count]);
     await counts.close();
-    fill(disk);
+    fillDisk(path.join(disk, 'filler'));
   });
   afterAll(async () => {
     if (!disk) return;

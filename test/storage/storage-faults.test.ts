@@ -19,6 +19,7 @@ import { StartupError } from '../../src/foundations/process/startup-error.js';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { gitAsync } from '../git-http/git-async.js';
 import { until } from '../helpers/deadlines.js';
+import { setWritable } from '../helpers/disk-faults.js';
 import { git, pushEdit } from '../helpers/git-cli.js';
 import { httpClient, type Json } from '../helpers/http-client.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
@@ -44,24 +45,6 @@ const evaluate = (svc: TestService, sdkKey: string) =>
 
 async function metrics(url: string): Promise<string> {
   return (await fetch(`${url}/metrics`)).text();
-}
-
-/**
- * Makes a directory and every directory below it refuse new entries, as a read-only mount does: chattr +i
- * (root, whom file modes do not stop) or a+w removed (anyone else). Undone by writable().
- */
-function setWritable(dir: string, writable: boolean): void {
-  if (process.getuid?.() !== 0) {
-    execFileSync('chmod', ['-R', writable ? 'u+w' : 'a-w', dir]);
-    return;
-  }
-  const dirs = [
-    dir,
-    ...readdirSync(dir, { recursive: true, withFileTypes: true })
-      .filter((e) => e.isDirectory())
-      .map((e) => path.join(e.parentPath, e.name)),
-  ];
-  execFileSync('chattr', [writable ? '-i' : '+i', ...dirs]);
 }
 
 /**
