@@ -560,11 +560,14 @@ export class RemoteSync {
     // The remote's main as last seen here, before this fetch moves the tracking ref: a main that went back from it
     // was force-pushed (or deleted) on the host.
     const seen = this.rewoundFrom ?? (await readRef(this.gitdir, TRACKING_REF).catch(() => null));
+    // So is what the remote had: a change of ours that lands while the fetch is under way is not in what it
+    // brings, and taken as had it would read as dropped by a force-push.
+    const had = await this.remoteHadNow();
     const remote = await this.fetch();
     let local = await this.localHead();
     // Main may move while this is decided (a commit handed over, a turn's catching up): decided again on it.
     for (let look = 1; ; look++) {
-      const decided = await this.decidePull(local, remote, seen);
+      const decided = await this.decidePull(local, remote, seen, had);
       if (decided !== 'diverged') return decided;
       const now = await this.localHead();
       if (now === local || look === MAX_PULL_LOOKS) break;
@@ -608,7 +611,12 @@ export class RemoteSync {
    * What a pull does with main at `local` and the remote's main at `remote`: nothing, a fast-forward, a push of
    * what main holds, a rebuild of held kills on the remote's head; 'diverged' when none of them applies.
    */
-  private async decidePull(local: string | null, remote: string | null, seen: string | null = null): Promise<PullOutcome> {
+  private async decidePull(
+    local: string | null,
+    remote: string | null,
+    seen: string | null,
+    had: string | null,
+  ): Promise<PullOutcome> {
     this.droppedOnRemote = null;
     if (remote === local) {
       this.rewoundFrom = null;
@@ -624,7 +632,7 @@ export class RemoteSync {
     };
     // Main holds a commit the remote had and has no more: the host's main was rewritten without it.
     const dropped = async () => {
-      this.droppedOnRemote = local === null ? null : await this.droppedBy(remote, local);
+      this.droppedOnRemote = local === null ? null : await this.droppedBy(had, remote, local);
       return this.droppedOnRemote !== null;
     };
     if (remote === null) {
@@ -699,11 +707,11 @@ export class RemoteSync {
   }
 
   /**
-   * The commit main has that the remote had (REMOTE_HAD_REF) when the remote's main `remote` no longer has it: the
-   * host's main was rewritten without it (force-pushed, or deleted). Null when the remote has it, or main does not.
+   * `had`, the commit the remote's main was known to hold before it was fetched (REMOTE_HAD_REF), when main has it
+   * and the remote's main `remote` no longer does: the host's main was rewritten without it (force-pushed, or
+   * deleted). Null when the remote has it, or main does not.
    */
-  private async droppedBy(remote: string | null, local: string): Promise<string | null> {
-    const had = await this.remoteHadNow();
+  private async droppedBy(had: string | null, remote: string | null, local: string): Promise<string | null> {
     if (had === null || had === remote || (remote !== null && (await this.isAncestor(had, remote)))) return null;
     return (await this.isAncestor(had, local)) ? had : null;
   }

@@ -1,0 +1,47 @@
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { RemoteSync } from '../../src/features/remote/remote-sync.js';
+import { silentLogger } from '../../src/foundations/log/logger.js';
+import { layout } from '../../src/foundations/repository/layout.js';
+import { FlagRepository } from '../../src/foundations/storage/index.js';
+import { configYaml, git, meta, seedShop, tempDir, track, waitFor } from '../storage/helpers.js';
+
+describe('a pull whose fetch is under way while a change of this control plane reaches the git remote', () => {
+  it('does not take the change for one the host dropped (a force-push): main and the remote agree, nothing is refused', async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true }));
+    const parent = await seedShop(repo);
+    const remote = join(tempDir(), 'host.git');
+    git(tempDir(), 'init', '--quiet', '--bare', remote);
+    git(gitdir, 'push', '--quiet', remote, `${parent}:refs/heads/main`);
+    const sync = new RemoteSync(gitdir, remote, silentLogger);
+    expect(await sync.pull()).toBe('unchanged');
+
+    // A change committed here, on its way to the remote (FlagRepository publishes it before main moves).
+    const { commit } = await repo.update(() => ({
+      changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: true, rolloutPct: 40, version: 2 }) }],
+      meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
+      result: undefined,
+    }));
+
+    // The host lists its refs at once (main at `parent`) and answers a second later: the fetch sees main as it
+    // was when it began, before the change landed.
+    const listed = join(tempDir(), 'listed');
+    const slowUploadPack = join(tempDir(), 'slow-upload-pack');
+    writeFileSync(slowUploadPack, `#!/bin/sh\ngit upload-pack "$@" | (touch '${listed}'; sleep 1; cat)\n`, { mode: 0o755 });
+    git(gitdir, 'config', 'remote.flagops-remote.uploadpack', slowUploadPack);
+    // Protocol version 0: the host lists its refs as it starts (version 2 waits for the client to ask).
+    git(gitdir, 'config', 'protocol.version', '0');
+    const pulling = sync.pull();
+    await waitFor(() => (existsSync(listed) ? true : undefined));
+    expect(await sync.publish(commit!, parent)).toBe(true);
+    expect(git(remote, 'rev-parse', 'main')).toBe(commit);
+
+    expect(await pulling).not.toBe('diverged');
+    expect(sync.health()).toMatchObject({ diverged: false, reachable: true });
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(commit);
+    expect(git(remote, 'rev-parse', 'main')).toBe(commit);
+    sync.close();
+  });
+});
