@@ -91,6 +91,7 @@ export function wireRemoteMode(deps: {
       killSwitch: deps.killSwitch(),
       logger,
       remakingHeld: (remaking) => remote.sync.remakingHeld(remaking),
+      databaseDown: () => state.writesRefused(),
     });
     return held;
   };

@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/foundations/log/logger.js';
 import { FileHeldKillStore } from '../../src/foundations/state/files/file-held-kill-store.js';
 import type { HeldKill } from '../../src/foundations/state/index.js';
 import { FlagRepository } from '../../src/foundations/storage/index.js';
+import { until } from '../helpers/deadlines.js';
 import { admin, SIGNING_KEY, seedShop, tempDir, track } from '../storage/helpers.js';
 
 /** The commit another control plane made a kill with, while the git remote could not take it. */
@@ -122,6 +123,27 @@ describe('kills other control planes hold, made here from their records', () => 
     expect(made.flagops).toMatchObject({ action: 'kill', flag: 'a', madeFrom: FIRST });
     // The audit trail reads a kill's reason from its commit, as for every kill.
     expect(made.body).toContain('reason: payments failing');
+  });
+
+  it('a kill held here is answered without waiting for a database that does not answer; its record is added once it does', async () => {
+    const { repo, killSwitch, store, request } = await setUp();
+    const answering: Array<() => void> = [];
+    // The database takes the statement and says nothing (it hangs) until told to answer.
+    const hanging = Object.create(store) as FileHeldKillStore;
+    hanging.add = (kill) => new Promise<void>((resolve) => answering.push(() => resolve(store.add(kill))));
+    for (const databaseDown of [() => undefined, () => new Error('the listening connection is lost')]) {
+      const held = new HeldKills({ org: 'acme', store: hanging, repo: async () => repo, killSwitch, logger: silentLogger, databaseDown });
+      const kill = await killSwitch.kill({ ...request, reason: 'payments failing' });
+      await held.held(kill.commit!);
+      expect(answering).toHaveLength(1);
+      expect((await store.list('acme')).map((r) => r.id)).not.toContain(kill.commit);
+      answering.shift()!();
+      await until(
+        async () => (await store.list('acme')).map((r) => r.id),
+        (ids) => ids.includes(kill.commit!),
+      );
+      await killSwitch.clear(request);
+    }
   });
 
   it("a guard's kill held on one control plane is made on another as guard_failed, with the guard as actor and its reason", async () => {

@@ -11,6 +11,8 @@ const CLOCK_SKEW_SECONDS = 300;
 const MAX_MADE_KEPT = 10_000;
 /** How often catchUpFirst looks whether the database is slow to list. */
 const FIRST_POLL_MS = 20;
+/** How long a kill's answer waits at most for its record to be added (the adding goes on). */
+const RECORD_WAIT_MS = 500;
 
 /** How far back (seconds) main is read for a record's kill made already: the record's time, less clock skew. */
 function readBackTo(record: HeldKill): number {
@@ -26,6 +28,8 @@ export interface HeldKillsDeps {
   logger: Logger;
   /** Told while kills are made from other control planes' records (true, then false): they tried the git host. */
   remakingHeld?: (remaking: boolean) => void;
+  /** Why the database is known to be out of reach now (its listening connection lost); undefined while it answers. */
+  databaseDown?: () => unknown;
 }
 
 /**
@@ -56,7 +60,9 @@ export class HeldKills {
 
   /**
    * RemoteSync: main holds `commit`, a kill the remote did not take. Recorded before the kill is answered; a
-   * copy of another control plane's kill, made here, is served without waiting for its record.
+   * copy of another control plane's kill, made here, is served without waiting for its record. A database known
+   * to be out of reach is not waited for, and one that hangs holds the answer no longer than RECORD_WAIT_MS: the
+   * kill is committed and served here already, and a database that does not answer makes it no safer.
    */
   async held(commit: string): Promise<void> {
     const { org, store, logger } = this.deps;
@@ -85,7 +91,8 @@ export class HeldKills {
     );
     // A copy is served without waiting for its record: the kill is durable in the record it was made from
     // already. Records are added in order, so a later kill's or clear's record, waited for, follows the copy's.
-    if (!record.madeFrom) await this.recording;
+    if (record.madeFrom || this.deps.databaseDown?.() !== undefined) return;
+    await Promise.race([this.recording, sleep(RECORD_WAIT_MS)]);
   }
 
   /** Makes every kill another control plane holds, in order (at start, when the records change, after a missed notice). */
