@@ -123,4 +123,28 @@ describe('the SDK in local mode (docs/sdk.md)', () => {
     expect(c.number('max-items', 0)).toBe(50);
     expect(recording.requests[0].ifNoneMatch).toBeNull(); // nothing says the bootstrap is what the server served
   });
+
+  it('ignores a bootstrap whose entries have fields of the wrong type, with a warning naming the field, and loads from the server', async () => {
+    const snapshot = await (await fetch(`${h.service.evalUrl}/v1/snapshot`, { headers: { authorization: `Bearer ${h.key}` } })).json();
+    const entry = snapshot.flags['new-checkout'];
+    const broken: Array<[Record<string, unknown>, string]> = [
+      [{ ...entry, rules: [5] }, 'flags.new-checkout.rules[0] is not an object'],
+      [{ ...entry, enabled: 'yes' }, 'flags.new-checkout.enabled is not a boolean'],
+      [{ ...entry, rolloutPct: 'all' }, 'flags.new-checkout.rolloutPct is not a number'],
+      [{ ...entry, rules: [{ ...entry.rules[0], conditions: 5 }] }, 'flags.new-checkout.rules[0].conditions is not a list'],
+      [{ ...entry, prerequisites: [{ flag: 7, variation: 'on' }] }, 'flags.new-checkout.prerequisites[0].flag is not a string'],
+    ];
+    for (const [flag, message] of broken) {
+      const warnings: unknown[][] = [];
+      const c = client({
+        stream: false,
+        bootstrap: { ...snapshot, flags: { ...snapshot.flags, 'new-checkout': flag } },
+        logger: { ...quiet, warn: (...args: unknown[]) => warnings.push(args) },
+      });
+      expect(c.status).toBe('not_ready');
+      expect(JSON.stringify(warnings)).toContain(message);
+      expect(await c.ready()).toBe('ready');
+      expect(c.details('new-checkout', false, eu)).toMatchObject({ value: true, reason: 'rule_match' });
+    }
+  });
 });

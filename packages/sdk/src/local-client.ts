@@ -11,6 +11,7 @@ import {
   setOwn,
 } from '@flagops/core';
 import { CountBuffer, CountReporter } from './counts.js';
+import { checkFlagEntry, checkSegmentEntry } from './entry-shape.js';
 import { describeError, etagOf, fetchSnapshot, parseSnapshot } from './http.js';
 import type { ResolvedOptions } from './options.js';
 import { contextProblem, errorDetails, kindOf, shapeResult, type ValueKind } from './results.js';
@@ -172,7 +173,6 @@ export class LocalClient extends ClientRuntime {
   }
 }
 
-/** Two independent 32-bit hashes: a missed change event would need both to collide. */
 /** The keys of the segments a flag's rules name. */
 function segmentsOf(entry: SnapshotFlag): string[] {
   const keys: string[] = [];
@@ -181,6 +181,7 @@ function segmentsOf(entry: SnapshotFlag): string[] {
   return keys;
 }
 
+/** Two independent 32-bit hashes: a missed change event would need both to collide. */
 function fingerprint(entry: SnapshotFlag | SnapshotSegment): string {
   const json = JSON.stringify(entry);
   return `${murmur3_32(json, 0x9747b28c)}:${murmur3_32(json, 0x5bd1e995)}`;
@@ -249,6 +250,8 @@ export class SnapshotStore {
   }
 
   private load(flags: Record<string, SnapshotFlag>, segments: Record<string, SnapshotSegment>, version: number, etag: string): string[] {
+    for (const key of Object.keys(flags)) checkFlagEntry(key, flags[key] as unknown as Record<string, unknown>);
+    for (const key of Object.keys(segments)) checkSegmentEntry(key, segments[key] as unknown as Record<string, unknown>);
     const compiled = new CompiledEnvironment(flags, segments);
     const segmentPrints = new Map<string, string>();
     for (const key of Object.keys(segments)) segmentPrints.set(key, this.printOf(this.segments, this.segmentPrints, segments, key));

@@ -164,11 +164,58 @@ def _compiled(where: str, build: Callable[[], Any]) -> Any:
         raise MalformedEntry(f"{where} is not shaped as the API says ({type(err).__name__}: {err})") from None
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_FIELD_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "boolean": (lambda v: isinstance(v, bool), "a boolean"),
+    "number": (_is_number, "a finite number"),
+    "string": (lambda v: isinstance(v, str), "a string"),
+}
+
+
+def _check_fields(where: str, entry: Mapping[str, Any], fields: Mapping[str, str]) -> None:
+    # Absent fields are left to the defaults; present ones must have the type the API gives them, or an entry
+    # such as enabled: "yes" would compile into a flag no configuration says.
+    for field, kind in fields.items():
+        test, named = _FIELD_TYPES[kind]
+        if field in entry and not test(entry[field]):
+            raise MalformedEntry(f"{where}.{field} is not {named}")
+
+
+def _check_list(where: str, value: Any, fields: Mapping[str, str]) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        raise MalformedEntry(f"{where} is not a list")
+    for i, item in enumerate(value):
+        if not isinstance(item, Mapping):
+            raise MalformedEntry(f"{where}[{i}] is not an object")
+        _check_fields(f"{where}[{i}]", item, fields)
+
+
+def _check_flag_shape(key: str, entry: Mapping[str, Any]) -> None:
+    where = f"flags.{key}"
+    _check_fields(where, entry, {"enabled": "boolean", "killed": "boolean", "archived": "boolean", "rolloutPct": "number"})
+    _check_list(f"{where}.rules", entry.get("rules"), {"rolloutPct": "number"})
+    for i, rule in enumerate(entry.get("rules") or []):
+        _check_list(f"{where}.rules[{i}].conditions", rule.get("conditions"), {})
+    _check_list(f"{where}.variants", entry.get("variants"), {"name": "string", "weight": "number"})
+    _check_list(f"{where}.prerequisites", entry.get("prerequisites"), {"flag": "string", "variation": "string"})
+
+
 def _compile_flag(key: str, entry: Mapping[str, Any], segments: Mapping[str, CompiledSegment]) -> CompiledFlag:
+    _check_flag_shape(key, entry)
     return _compiled(f"flags.{key}", lambda: CompiledFlag(key, entry, segments))
 
 
 def _compile_segment(key: str, entry: Mapping[str, Any]) -> CompiledSegment:
+    user_ids = entry.get("userIds")
+    if isinstance(user_ids, list):
+        for i, user_id in enumerate(user_ids):
+            if not isinstance(user_id, str):
+                raise MalformedEntry(f"segments.{key}.userIds[{i}] is not a string")
     return _compiled(f"segments.{key}", lambda: CompiledSegment(entry))
 
 

@@ -56,6 +56,10 @@ def test_a_stream_patch_is_not_applied_to_a_bootstrap(server):
         ({"flags": {"b": flag(1, 0, prerequisites=["x"])}}, "flags.b"),
         ({"flags": {"b": flag(1, 0)}, "segments": {"s": {"userIds": 5}}}, "segments.s"),
         ({"flags": {"b": 5}}, "flags.b"),
+        ({"flags": {"b": flag(1, 0, enabled="yes")}}, "flags.b.enabled is not a boolean"),
+        ({"flags": {"b": flag(1, 0, rolloutPct="all")}}, "flags.b.rolloutPct is not a finite number"),
+        ({"flags": {"b": flag(1, 0, prerequisites=[{"flag": 7, "variation": "on"}])}}, "flags.b.prerequisites[0].flag"),
+        ({"flags": {"b": flag(1, 0)}, "segments": {"s": {"userIds": [5]}}}, "segments.s.userIds[0] is not a string"),
     ],
 )
 def test_a_malformed_bootstrap_is_ignored_with_a_warning_and_the_server_serves(server, caplog, entries, named):
