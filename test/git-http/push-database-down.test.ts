@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFlag, createProject } from '../control-plane/fixtures.js';
 import { git } from '../helpers/git-cli.js';
-import { httpClient } from '../helpers/http-client.js';
+import { httpClient, type Json } from '../helpers/http-client.js';
 import { POSTGRES_MISSING, PostgresCluster } from '../helpers/postgres.js';
 import { startTestService, type TestService } from '../helpers/start-test-service.js';
 import { gitAsync } from './git-async.js';
@@ -20,6 +20,8 @@ describe.skipIf(POSTGRES_MISSING !== null)('a push over /git with the state in P
   let databaseAt: string;
   let work: string;
   let checkout: string;
+  let agentCheckout: string;
+  let checkoutFlag: Json;
   const main = () => git(svc.gitdir(), 'rev-parse', 'refs/heads/main');
 
   beforeAll(async () => {
@@ -29,11 +31,17 @@ describe.skipIf(POSTGRES_MISSING !== null)('a push over /git with the state in P
     svc = await startTestService({ databaseUrl: url });
     const admin = httpClient(svc.controlUrl, svc.admin);
     const project = await createProject(admin, 'shop');
-    await createFlag(admin, project.id, { key: 'checkout' });
+    // Agents' changes to staging have a budget: what agents moved in the last hour is read from the database.
+    expect(
+      (await admin.patch(`/api/v1/projects/${project.id}`, { budgets: { staging: { movedPctPerHour: 50, actors: ['agent'] } } })).status,
+    ).toBe(200);
+    checkoutFlag = await createFlag(admin, project.id, { key: 'checkout' });
     work = mkdtempSync(path.join(os.tmpdir(), 'flagops-push-db-down-'));
     checkout = path.join(work, 'checkout');
-    const remote = `${svc.controlUrl.replace('://', `://engineer:${svc.admin}@`)}/git/acme.git`;
-    expect((await gitAsync(work, 'clone', '--quiet', remote, checkout)).ok).toBe(true);
+    agentCheckout = path.join(work, 'agent-checkout');
+    const remote = (key: string) => `${svc.controlUrl.replace('://', `://engineer:${key}@`)}/git/acme.git`;
+    expect((await gitAsync(work, 'clone', '--quiet', remote(svc.admin), checkout)).ok).toBe(true);
+    expect((await gitAsync(work, 'clone', '--quiet', remote(svc.agent), agentCheckout)).ok).toBe(true);
     await cluster.stopServer();
   }, 90_000);
   afterAll(async () => {
@@ -58,8 +66,30 @@ describe.skipIf(POSTGRES_MISSING !== null)('a push over /git with the state in P
     expect(main()).toBe(head);
   }, 60_000);
 
+  it("refuses an agent's push that adds to the agents' budget, naming the file and saying what cannot be read, in git's remote: lines", async () => {
+    // A kill through the API (which needs no database) moves main: the audit trail's index of it, in the database,
+    // is behind, so what agents moved in the last hour cannot be read.
+    const killed = await httpClient(svc.controlUrl, svc.admin).post(`/api/v1/flags/${checkoutFlag.id}/environments/prod/kill`, {
+      reason: 'while the database is down',
+    });
+    expect(killed.status).toBe(200);
+    expect((await gitAsync(agentCheckout, 'pull', '--quiet', '--rebase', 'origin', 'main')).ok).toBe(true);
+    const head = main();
+    const file = path.join(agentCheckout, CONFIG);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/enabled: .*/, 'enabled: true').replace(/rolloutPct: .*/, 'rolloutPct: 17'));
+    git(agentCheckout, 'commit', '--quiet', '-am', "an agent's push while the database is down");
+    const pushed = await gitAsync(agentCheckout, 'push', 'origin', 'HEAD:main');
+    expect(pushed.ok).toBe(false);
+    expect(pushed.stderr).toMatch(/^remote: flagops: push refused\s*$/m);
+    expect(pushed.stderr).toContain(
+      `remote: ${CONFIG}: agent changes to staging in project shop have a budget, and what they moved in the last hour cannot be read: the database at ${databaseAt} cannot be reached`,
+    );
+    expect(main()).toBe(head);
+  }, 60_000);
+
   it('refuses a push that only kills too, saying why and that the API kill needs no database', async () => {
     const head = main();
+    expect((await gitAsync(checkout, 'fetch', '--quiet', 'origin')).ok).toBe(true);
     git(checkout, 'reset', '--quiet', '--hard', 'origin/main');
     writeFileSync(path.join(checkout, KILLS), KILL);
     git(checkout, 'add', '-A');

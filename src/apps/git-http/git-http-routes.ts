@@ -153,6 +153,7 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       // The route's permission (git) is held by admin and agent keys only.
       const pusher = { type: principal.kind as 'admin' | 'agent', keyPrefix: principal.prefix, name: principal.name };
       const limits = flags ? await pushLimits(principal, flags) : undefined;
+      const budget = flags ? await pushBudget(deps, org, flags, pusher.type) : undefined;
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
         ...backend,
@@ -161,7 +162,7 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
           pushLog: deps.pushes.hookTarget(org),
           projectLimit: deps.planProjectLimit,
           limits,
-          budget: flags ? await pushBudget(deps, org, flags, pusher.type) : undefined,
+          budget,
           pushOn: deps.pushOn?.(org),
         }),
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
@@ -212,6 +213,14 @@ async function pushBudget(deps: GitHttpDeps, org: string, flags: FlagRepository,
     return project !== undefined && budgetOf(project, env, actorType) !== undefined;
   };
   const anyBudget = [...state.projects.values()].some((p) => budgetsActor(p.project, actorType));
-  const used = anyBudget ? await BudgetLedger.of(flags, () => deps.audit.get(org)).usedBy(now, actorType, budgeted) : {};
-  return { at: now.toISOString(), used };
+  const at = now.toISOString();
+  try {
+    const used = anyBudget ? await BudgetLedger.of(flags, () => deps.audit.get(org)).usedBy(now, actorType, budgeted) : {};
+    return { at, used };
+  } catch (err) {
+    // The audit index in a database that is down: said by the push check, in git's `remote:` lines, for a push that
+    // adds to a budget; git shows nothing of an HTTP error's body.
+    if (!(err instanceof FlagopsError && err.code === 'unavailable')) throw err;
+    return { at, used: {}, unreadable: err.message };
+  }
 }

@@ -15,6 +15,8 @@ import { firstParentChanges, readPushedFiles, ZERO_OID } from './pushed-objects.
 export interface PushBudgetContext {
   at: string;
   used: Readonly<Record<string, number>>;
+  /** Why the use could not be read (the database down): a push that adds to a budget is refused saying so. */
+  unreadable?: string;
 }
 
 /**
@@ -84,6 +86,13 @@ export async function checkPushBudgets(
   }
   for (const [key, { pct, paths }] of adds) {
     const [slug, environment] = key.split('/') as [string, never];
+    if (context.unreadable !== undefined) {
+      for (const path of paths)
+        problems.push(
+          `${path}: ${actorType} changes to ${environment} in project ${slug} have a budget, and what they moved in the last hour cannot be read: ${context.unreadable}; nothing was changed: push again once it can be read`,
+        );
+      continue;
+    }
     const over = overBudget(projects.get(slug)!, environment, actorType, context.used[key] ?? 0, pct);
     if (!over) continue;
     for (const path of paths)
