@@ -153,18 +153,20 @@ export function gitHttpRoutes(deps: GitHttpDeps): Route[] {
       // The route's permission (git) is held by admin and agent keys only.
       const pusher = { type: principal.kind as 'admin' | 'agent', keyPrefix: principal.prefix, name: principal.name };
       const limits = flags ? await pushLimits(principal, flags) : undefined;
-      const budget = flags ? await pushBudget(deps, org, flags, pusher.type) : undefined;
+      // Everything that may fail is done before the answer is handed to http-backend: a failure after that would
+      // leave the request without an answer until git gives up.
+      const env = pushContextEnv({
+        pusher,
+        pushLog: deps.pushes.hookTarget(org),
+        projectLimit: deps.planProjectLimit,
+        limits,
+        budget: flags ? await pushBudget(deps, org, flags, pusher.type) : undefined,
+        pushOn: deps.pushOn?.(org),
+      });
       ctx.respond = false; // http-backend writes the response itself
       await runHttpBackend(ctx.req, ctx.res, {
         ...backend,
-        env: pushContextEnv({
-          pusher,
-          pushLog: deps.pushes.hookTarget(org),
-          projectLimit: deps.planProjectLimit,
-          limits,
-          budget,
-          pushOn: deps.pushOn?.(org),
-        }),
+        env,
         // An accepted push answers once it is served and in the audit trail, as an API change does, rather
         // than when the repository watcher notices it.
         beforeEnd: flags
