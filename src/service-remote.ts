@@ -6,7 +6,7 @@ import { RemoteMode, type RemoteSettings } from './features/remote/remote-mode.j
 import { type PushedCommit, settledWithin } from './features/remote/remote-sync.js';
 import { RemoteTurns } from './features/remote/remote-turns.js';
 import type { HeldBack } from './features/webhooks/webhook-service.js';
-import { RemoteDivergedError } from './foundations/errors/kinds.js';
+import { HeldKillsAheadError, RemoteDivergedError } from './foundations/errors/kinds.js';
 import type { Logger } from './foundations/log/logger.js';
 import type { ControlState, Unsubscribe } from './foundations/state/index.js';
 import {
@@ -185,7 +185,7 @@ export function wireRemoteMode(deps: {
         try {
           return await work();
         } catch (err) {
-          if (!(err instanceof RemoteDivergedError)) throw err;
+          if (!(err instanceof RemoteDivergedError || err instanceof HeldKillsAheadError)) throw err;
           // Main holds kills the remote lacks (one slow to reach the host, made here from another control plane's
           // record): put on the remote's head, the update runs again on them, once.
           await remote.sync.pull().catch(() => undefined);

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FlagopsError, GitRemoteTimeoutError, RemoteDivergedError } from '../../foundations/errors/kinds.js';
+import { FlagopsError, GitRemoteTimeoutError, HeldKillsAheadError, RemoteDivergedError } from '../../foundations/errors/kinds.js';
 import type { Logger } from '../../foundations/log/logger.js';
 import { type GitResult, gitRun } from '../../foundations/storage/git/git-cli.js';
 import { compareAndSwapRef, MAIN_REF, RefLockedError, readRef } from '../../foundations/storage/git/refs.js';
@@ -226,6 +226,8 @@ export class RemoteSync {
       // Main holds a kill the remote lacks (another control plane's, made here from its record, while its own push
       // was on the way): a kill joins it, and the retries put both on the remote's head.
       if (kill) return this.holdWhilePushed(commit, null);
+      // Held kills are what the remote lacks: not a divergence, and /healthz does not call it one either.
+      if (this.holding) throw new HeldKillsAheadError(redact(this.url));
       throw new RemoteDivergedError(redact(this.url));
     }
     // Compare-and-swap: if main moved meanwhile, the store's next run starts from wherever it now is.

@@ -221,6 +221,21 @@ export class RemoteDivergedError extends FlagopsError {
 }
 
 /**
+ * Remote mode: main holds kills the git remote has not taken yet (slow to reach it, or another control plane's,
+ * made here from its record), so a change cannot be pushed on top of the remote's main now: 503, try again in a
+ * moment. Not a divergence: the kills' push is retried every second, and nothing needs an operator.
+ */
+export class HeldKillsAheadError extends FlagopsError {
+  constructor(remote: string) {
+    super(
+      'unavailable',
+      `main here holds kills the git remote ${remote} has not taken yet (their push is retried every second); nothing was changed: try again in a moment`,
+      { retryAfterSeconds: 1 },
+    );
+  }
+}
+
+/**
  * Remote mode: the git host did not answer a push of a change within its deadline (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS):
  * 503. Main did not move, so nothing was acknowledged or served; the host may still have taken the commit before it
  * stopped answering, and then it reaches main with the next fetch, once (never made a second time).
