@@ -177,6 +177,23 @@ export function authorizeFields(
 }
 
 /**
+ * A route that takes no body (an archive, a deletion) is sent none, or an empty JSON object: a body it would
+ * ignore is refused (with the checks every body gets: 415, 413, 400), so a client sending `expectedVersion`
+ * there learns that it is not checked rather than see the change made regardless.
+ */
+function noBody(body: unknown): undefined {
+  if (body === undefined || (isPlainObject(body) && Object.keys(body).length === 0)) return undefined;
+  const fields = isPlainObject(body)
+    ? `: unknown field${Object.keys(body).length > 1 ? 's' : ''} ${Object.keys(body).slice(0, 5).join(', ')}`
+    : '';
+  throw new InvalidInputError(`this route takes no body${fields}`, 'body');
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
  * Registers the route table. Every request goes the same way: who is calling (401), which environment
  * (404), may they (403), is the body valid (415/413/400), then the handler. Nothing reaches a service
  * unchecked, and the permission of a route is checked here and nowhere else.
@@ -199,7 +216,12 @@ export function mountRoutes(router: Router, routes: readonly Route[], deps: Cont
       }
       const environment = ctx.params.env === undefined ? undefined : environmentParam(ctx.params.env);
       const refusal = authorizeRoute(principal, entry, environment);
-      const raw = entry.body === 'none' ? undefined : await readJsonBody(ctx.req);
+      const raw =
+        entry.body !== 'none'
+          ? await readJsonBody(ctx.req)
+          : credentials === 'api' && !isRead(ctx.method)
+            ? noBody(await readJsonBody(ctx.req))
+            : undefined;
       const body = checkedBody(entry.body, raw);
       authorizeFields(principal, entry, environment, body);
       // A change made while the shared database is out of reach would not reach the other control planes: refused
