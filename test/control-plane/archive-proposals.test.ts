@@ -52,10 +52,20 @@ describe('archiving a flag with an agent key', () => {
     expect(res.body.archivedAt).toEqual(expect.any(String));
   });
 
-  it('refuses an agent the archive of a flag archived already: there is nothing to propose', async () => {
+  it('answers an agent the flag unchanged for the archive of a flag archived already, as anyone who may archive, making no commit', async () => {
     const flag = await createFlag(admin, guarded.id, { key: 'gone-already' });
-    await admin.delete(`/api/v1/flags/${flag.id}`);
+    const archived = await admin.delete(`/api/v1/flags/${flag.id}`);
+    const head = (await admin.get('/api/v1/audit?limit=1')).body.entries[0].id;
     const res = await agent.delete(`/api/v1/flags/${flag.id}`);
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: flag.id, archivedAt: archived.body.archivedAt });
+    expect((await admin.get('/api/v1/audit?limit=1')).body.entries[0].id).toBe(head);
+    expect((await admin.get('/api/v1/proposals?status=open')).body.proposals.map((p: Json) => p.flagKey)).not.toContain('gone-already');
+  });
+
+  it('still refuses an agent the archive of a flag archived already where agents may not archive at all', async () => {
+    const flag = await createFlag(admin, open.id, { key: 'gone-too' });
+    await admin.delete(`/api/v1/flags/${flag.id}`);
+    expect((await agent.delete(`/api/v1/flags/${flag.id}`)).status).toBe(403);
   });
 });

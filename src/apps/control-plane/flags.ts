@@ -169,10 +169,14 @@ function archiveEdit({ project, flag }: FlagRef, now: Date): FlagEdit | null {
  */
 export async function archiveOrPropose(ws: Workspace, id: string, refusal?: ForbiddenError): Promise<FlagView | { proposal: Proposal }> {
   const { project, flag } = flagById((await ws.readServed()).state, id);
-  if (flag.meta.archivedAt === null && requiresApprovalAnywhere(project.project, ws.actor.type)) {
+  const proposes = requiresApprovalAnywhere(project.project, ws.actor.type);
+  if (proposes && flag.meta.archivedAt === null) {
     const proposal = await openProposal(ws, (served) => flagChange(ws, served, id, 'flag_archive', archiveEdit));
     if (proposal) return { proposal };
   }
+  // One who may archive only by a proposal, of a flag archived already (the proposal would change nothing):
+  // answered with the flag, as anyone who may archive is, and nothing is written.
+  if (refusal && proposes) return getFlag(ws, id);
   if (refusal) throw refusal;
   return archiveFlag(ws, id);
 }
