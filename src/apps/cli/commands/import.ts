@@ -13,7 +13,7 @@ import { confirmSummary, formatImportPlan } from '../format-import-plan.js';
 import { type ImportPlan, needsConfirmation } from '../import-plan.js';
 import { type ImportRemote, importRemote } from '../import-remote.js';
 import { formatIssueLine } from '../issue-output.js';
-import { ImportRefused, type ImportRequest, prepareImport } from '../prepare-import.js';
+import { ImportRefused, type ImportRequest, type PreparedImport, prepareImport } from '../prepare-import.js';
 import { isDirectory, readRepositoryTree } from '../read-directory.js';
 
 const help = `Usage: flagops import <dir> --org O [--data-dir D] [--actor NAME] [--replace] [--yes] [--dry-run] [--create]
@@ -188,9 +188,16 @@ async function commitImport(
   // The installation's state, where the service keeps it: commits are signed with its key (a database's, with
   // FLAGOPS_DATABASE_URL), so the service believes what they say.
   const state = await openControlState({ dataDir: options.dataDir, databaseUrl: io.env.FLAGOPS_DATABASE_URL || undefined });
+  // The plan of the attempt under way: what the commit the remote takes holds.
+  const attempt: { prepared?: PreparedImport } = {};
   const remote =
     options.remote &&
-    (await publishingTo(options.remote, join(options.dataDir, 'repos', `${org}.git`), (): Promise<FlagRepository> => registry.get(org)));
+    (await publishingTo(
+      options.remote,
+      join(options.dataDir, 'repos', `${org}.git`),
+      (): Promise<FlagRepository> => registry.get(org),
+      () => attempt.prepared,
+    ));
   const registry = new RepositoryRegistry({
     dataDir: options.dataDir,
     trust: state.commitTrust,
@@ -204,6 +211,7 @@ async function commitImport(
     const update = await repo
       .update(async (current, head) => {
         const prepared = await prepareImport(request, repo, current, head);
+        attempt.prepared = prepared;
         if (!options.yes && needsConfirmation(prepared.plan)) throw new NeedsConfirmation(prepared.plan);
         return {
           changes: prepared.changes,
@@ -217,6 +225,11 @@ async function commitImport(
         };
       })
       .catch((err: unknown) => {
+        // Remote mode: the git remote took the import's commit, and only main here could not follow (a running
+        // service moved it meanwhile, committing a kill the remote has not taken yet, say). The remote is the source
+        // of truth: the import is made, and the service takes it from there.
+        const landed = remote ? remote.landed() : null;
+        if (landed !== null && !(err instanceof NeedsConfirmation)) return { commit: landed.commit, committed: true, result: landed.plan };
         if (!(err instanceof NeedsConfirmation)) throw err;
         io.stdout(formatImportPlan(err.plan, dir));
         io.stderr(
@@ -259,19 +272,35 @@ async function commitImport(
 /**
  * Remote mode: the store's `publish`, as the service's changes have it. The import's commit is pushed to the
  * remote's main before main moves here; when the remote moved, main is brought up to it and the import planned
- * again on top; when it cannot be reached or refuses, the update throws and main stays as it was.
+ * again on top; when it cannot be reached or refuses, the update throws and main stays as it was. `landed()`
+ * names the commit the remote took, made whatever main here does after.
  */
 async function publishingTo(
   remote: ImportRemote,
   gitdir: string,
   repo: () => Promise<FlagRepository>,
-): Promise<{ publish: NonNullable<OpenOptions['publish']>; close(): void }> {
+  currentPlan: () => PreparedImport | undefined,
+): Promise<{
+  publish: NonNullable<OpenOptions['publish']>;
+  /** The commit the remote took last, with its plan; null while it took none. */
+  landed(): { commit: string; plan: PreparedImport } | null;
+  close(): void;
+}> {
   const { PUSH_TIMEOUT_SECONDS, RemoteSync } = await import('../../../features/remote/remote-sync.js');
   const timeoutMs = (remote.pushTimeoutSeconds ?? PUSH_TIMEOUT_SECONDS) * 1000;
   const packOf = async (commit: string) => (await repo()).packAddedBy(commit, MAX_PUSHED_BYTES);
   const sync = new RemoteSync(gitdir, remote.url, silentLogger, undefined, undefined, undefined, timeoutMs, packOf);
+  let landed: { commit: string; plan: PreparedImport } | null = null;
   return {
-    publish: (_gitdir: string, commit: string, parent: string | null, action: string) => sync.publish(commit, parent, action),
+    publish: async (_gitdir: string, commit: string, parent: string | null, action: string) => {
+      const published = await sync.publish(commit, parent, action);
+      if (published) {
+        const plan = currentPlan();
+        landed = plan === undefined ? null : { commit, plan };
+      }
+      return published;
+    },
+    landed: () => landed,
     close: () => sync.close(),
   };
 }
