@@ -1,11 +1,11 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { RemoteSync } from '../../src/features/remote/remote-sync.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { layout } from '../../src/foundations/repository/layout.js';
 import { FlagRepository } from '../../src/foundations/storage/index.js';
-import { configYaml, git, meta, seedShop, tempDir, track, waitFor } from '../storage/helpers.js';
+import { configYaml, git, meta, pushFromOutside, seedShop, tempDir, track, waitFor } from '../storage/helpers.js';
 
 describe('a pull whose fetch is under way while a change of this control plane reaches the git remote', () => {
   it('does not take the change for one the host dropped (a force-push): main and the remote agree, nothing is refused', async () => {
@@ -13,7 +13,7 @@ describe('a pull whose fetch is under way while a change of this control plane r
     const repo = track(await FlagRepository.open({ gitdir, create: true }));
     const parent = await seedShop(repo);
     const remote = join(tempDir(), 'host.git');
-    git(tempDir(), 'init', '--quiet', '--bare', remote);
+    git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', remote);
     git(gitdir, 'push', '--quiet', remote, `${parent}:refs/heads/main`);
     const sync = new RemoteSync(gitdir, remote, silentLogger);
     expect(await sync.pull()).toBe('unchanged');
@@ -42,6 +42,27 @@ describe('a pull whose fetch is under way while a change of this control plane r
     expect(sync.health()).toMatchObject({ diverged: false, reachable: true });
     expect(git(gitdir, 'rev-parse', 'main')).toBe(commit);
     expect(git(remote, 'rev-parse', 'main')).toBe(commit);
+    sync.close();
+  });
+
+  it("takes the remote's main when another process's fetch holds the tracking ref a moment (flagops import beside the service)", async () => {
+    const gitdir = join(tempDir(), 'r.git');
+    const repo = track(await FlagRepository.open({ gitdir, create: true }));
+    const parent = await seedShop(repo);
+    const remote = join(tempDir(), 'host.git');
+    git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', remote);
+    git(gitdir, 'push', '--quiet', remote, `${parent}:refs/heads/main`);
+    const sync = new RemoteSync(gitdir, remote, silentLogger);
+    expect(await sync.pull()).toBe('unchanged');
+    const moved = pushFromOutside(remote, (checkout) => writeFileSync(join(checkout, 'README.md'), 'merged on the host\n'), 'merged');
+
+    // The other process's fetch: git's lock on the tracking ref, held for a moment.
+    const lock = join(gitdir, 'refs', 'flagops', 'remote-main.lock');
+    writeFileSync(lock, `${parent}\n`);
+    setTimeout(() => rmSync(lock, { force: true }), 400);
+    expect(await sync.pull()).toBe('fast-forwarded');
+    expect(git(gitdir, 'rev-parse', 'main')).toBe(moved);
+    expect(sync.health()).toMatchObject({ reachable: true });
     sync.close();
   });
 });

@@ -45,6 +45,10 @@ export function lostRaceFor(said: string): boolean {
  * everywhere. A push that takes longer goes on meanwhile, up to KILL_PUSH_TIMEOUT_MS.
  */
 const KILL_SERVE_AFTER_MS = 500;
+/** A fetch that finds the tracking ref locked by another process's fetch is tried again this often, ... */
+const FETCH_LOCK_RETRIES = 5;
+/** ... after 1–2 times this long. */
+const FETCH_LOCK_WAIT_MS = 100;
 /** How long the push of a kill goes on before it is given up; main is pushed again every second after that. */
 const KILL_PUSH_TIMEOUT_MS = 2_000;
 /** How long a push of a change other than a kill waits for the git host by default (FLAGOPS_GIT_PUSH_TIMEOUT_SECONDS). */
@@ -613,12 +617,7 @@ export class RemoteSync {
    * What a pull does with main at `local` and the remote's main at `remote`: nothing, a fast-forward, a push of
    * what main holds, a rebuild of held kills on the remote's head; 'diverged' when none of them applies.
    */
-  private async decidePull(
-    local: string | null,
-    remote: string | null,
-    seen: string | null,
-    had: string | null,
-  ): Promise<PullOutcome> {
+  private async decidePull(local: string | null, remote: string | null, seen: string | null, had: string | null): Promise<PullOutcome> {
     this.droppedOnRemote = null;
     if (remote === local) {
       this.rewoundFrom = null;
@@ -771,10 +770,32 @@ export class RemoteSync {
   }
 
   private async fetchNow(): Promise<string | null> {
+    let fetched = await this.fetchOnce();
+    // Another process fetching into this repository (`flagops import` beside the service) holds the tracking ref's
+    // lock a moment: its fetch brought the same refs, so one more look, a moment later, is all it takes.
+    for (let retry = 0; retry < FETCH_LOCK_RETRIES && fetched.code !== 0 && /cannot lock ref/.test(fetched.stderr); retry++) {
+      await sleep(FETCH_LOCK_WAIT_MS + Math.random() * FETCH_LOCK_WAIT_MS);
+      fetched = await this.fetchOnce();
+    }
+    if (fetched.code !== 0) {
+      if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) {
+        this.stateKnown = true;
+        return null;
+      }
+      this.failure = `fetching failed: ${redact(fetched.stderr).trim().slice(0, 300)}`;
+      throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);
+    }
+    this.failure = null;
+    this.hung = false;
+    this.stateKnown = true;
+    return this.fetchedHead();
+  }
+
+  private fetchOnce(): Promise<GitResult> {
     // Proposal branches come along: another control plane on the same remote may have opened or decided one.
     // A host that stops answering fails the fetch after the push deadline rather than git's 30 s.
     const silent = String(Math.max(1, Math.ceil(this.pushTimeoutMs / 1000)));
-    const fetched = await gitRun(
+    return gitRun(
       this.gitdir,
       [
         '-c',
@@ -790,18 +811,6 @@ export class RemoteSync {
       ],
       { config: this.remoteConfig },
     );
-    if (fetched.code !== 0) {
-      if (/couldn't find remote ref|not found: .*main/i.test(fetched.stderr)) {
-        this.stateKnown = true;
-        return null;
-      }
-      this.failure = `fetching failed: ${redact(fetched.stderr).trim().slice(0, 300)}`;
-      throw new FlagopsError('unavailable', `fetching the git remote ${redact(this.url)} failed: ${redact(fetched.stderr).slice(0, 300)}`);
-    }
-    this.failure = null;
-    this.hung = false;
-    this.stateKnown = true;
-    return this.fetchedHead();
   }
 
   /**
