@@ -328,6 +328,15 @@ describe.skipIf(CHROMIUM_MISSING !== null)('the dashboard in Chromium', () => {
     await expect.poll(() => alice.locator('.held-back-notice').count()).toBe(0);
   });
 
+  it('lists the kill of an archived flag in the banner: the kill comes first, so it still serves its off value', async () => {
+    const retired = (await admin().post(`/api/v1/projects/${projectId}/flags`, { key: 'retired-banner' })).body;
+    expect((await admin().post(`/api/v1/flags/${retired.id}/environments/prod/kill`, { reason: 'broken banner' })).status).toBe(200);
+    expect((await admin().delete(`/api/v1/flags/${retired.id}`)).status).toBe(200);
+    await bob.goto(`${svc.controlUrl}/#/projects/${encodeURIComponent(projectId)}`);
+    await bob.locator('tr[data-flag="retired-banner"]').waitFor();
+    await expect.poll(() => bob.locator('.kill-banner li[data-killed="retired-banner/prod"]').count()).toBe(1);
+  });
+
   it('signs out: the browser drops the cookie and the server forgets the session', async () => {
     const before = (await aliceContext.cookies()).find((c) => c.name === 'flagops_session');
     expect(before).toBeDefined();

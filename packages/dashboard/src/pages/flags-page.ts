@@ -148,7 +148,7 @@ export function flagsPage(ctx: PageContext, projectId: string): Page {
     } as never);
     if (!force && fingerprint === shown) return;
     shown = fingerprint;
-    replace(banner, killBanner(killedEntries(flags.filter((f) => !f.archivedAt)), Date.now(), true));
+    replace(banner, killBanner(killedEntries(flags), Date.now(), true));
     replace(
       body,
       visible.map((f) => flagRow(f, health.get(f.key))),
