@@ -76,7 +76,12 @@ describe.skipIf(POSTGRES_MISSING !== null)('a push over /git with the state in P
     expect((await gitAsync(agentCheckout, 'pull', '--quiet', '--rebase', 'origin', 'main')).ok).toBe(true);
     const head = main();
     const file = path.join(agentCheckout, CONFIG);
-    writeFileSync(file, readFileSync(file, 'utf8').replace(/enabled: .*/, 'enabled: true').replace(/rolloutPct: .*/, 'rolloutPct: 17'));
+    writeFileSync(
+      file,
+      readFileSync(file, 'utf8')
+        .replace(/enabled: .*/, 'enabled: true')
+        .replace(/rolloutPct: .*/, 'rolloutPct: 17'),
+    );
     git(agentCheckout, 'commit', '--quiet', '-am', "an agent's push while the database is down");
     const pushed = await gitAsync(agentCheckout, 'push', 'origin', 'HEAD:main');
     expect(pushed.ok).toBe(false);
