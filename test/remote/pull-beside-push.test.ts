@@ -1,29 +1,15 @@
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { RemoteSync } from '../../src/features/remote/remote-sync.js';
-import { silentLogger } from '../../src/foundations/log/logger.js';
-import { layout } from '../../src/foundations/repository/layout.js';
-import { FlagRepository } from '../../src/foundations/storage/index.js';
-import { configYaml, git, meta, pushFromOutside, seedShop, tempDir, track, waitFor } from '../storage/helpers.js';
+import { git, pushFromOutside, tempDir, waitFor } from '../storage/helpers.js';
+import { repositoryFollowingRemote } from './following-remote.js';
 
 describe('a pull whose fetch is under way while a change of this control plane reaches the git remote', () => {
   it('does not take the change for one the host dropped (a force-push): main and the remote agree, nothing is refused', async () => {
-    const gitdir = join(tempDir(), 'r.git');
-    const repo = track(await FlagRepository.open({ gitdir, create: true }));
-    const parent = await seedShop(repo);
-    const remote = join(tempDir(), 'host.git');
-    git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', remote);
-    git(gitdir, 'push', '--quiet', remote, `${parent}:refs/heads/main`);
-    const sync = new RemoteSync(gitdir, remote, silentLogger);
+    const { gitdir, parent, remote, sync, commit: commitHere } = await repositoryFollowingRemote();
     expect(await sync.pull()).toBe('unchanged');
-
     // A change committed here, on its way to the remote (FlagRepository publishes it before main moves).
-    const { commit } = await repo.update(() => ({
-      changes: [{ path: layout.configFile('shop', 'prod', 'a'), content: configYaml({ enabled: true, rolloutPct: 40, version: 2 }) }],
-      meta: meta('config_update', { project: 'shop', flag: 'a', environment: 'prod' }),
-      result: undefined,
-    }));
+    const commit = await commitHere(2);
 
     // The host lists its refs at once (main at `parent`) and answers a second later: the fetch sees main as it
     // was when it began, before the change landed.
@@ -35,7 +21,7 @@ describe('a pull whose fetch is under way while a change of this control plane r
     git(gitdir, 'config', 'protocol.version', '0');
     const pulling = sync.pull();
     await waitFor(() => (existsSync(listed) ? true : undefined));
-    expect(await sync.publish(commit!, parent)).toBe(true);
+    expect(await sync.publish(commit, parent)).toBe(true);
     expect(git(remote, 'rev-parse', 'main')).toBe(commit);
 
     expect(await pulling).not.toBe('diverged');
@@ -46,13 +32,7 @@ describe('a pull whose fetch is under way while a change of this control plane r
   });
 
   it("takes the remote's main when another process's fetch holds the tracking ref a moment (flagops import beside the service)", async () => {
-    const gitdir = join(tempDir(), 'r.git');
-    const repo = track(await FlagRepository.open({ gitdir, create: true }));
-    const parent = await seedShop(repo);
-    const remote = join(tempDir(), 'host.git');
-    git(tempDir(), 'init', '--quiet', '--bare', '--initial-branch=main', remote);
-    git(gitdir, 'push', '--quiet', remote, `${parent}:refs/heads/main`);
-    const sync = new RemoteSync(gitdir, remote, silentLogger);
+    const { gitdir, parent, remote, sync } = await repositoryFollowingRemote();
     expect(await sync.pull()).toBe('unchanged');
     const moved = pushFromOutside(remote, (checkout) => writeFileSync(join(checkout, 'README.md'), 'merged on the host\n'), 'merged');
 
