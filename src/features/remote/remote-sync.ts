@@ -45,7 +45,7 @@ export function lostRaceFor(said: string): boolean {
  * everywhere. A push that takes longer goes on meanwhile, up to KILL_PUSH_TIMEOUT_MS.
  */
 const KILL_SERVE_AFTER_MS = 500;
-/** A fetch that finds the tracking ref locked by another process's fetch is tried again this often, ... */
+/** How many times a fetch that finds the tracking ref locked by another process's fetch is tried again, ... */
 const FETCH_LOCK_RETRIES = 5;
 /** ... after 1–2 times this long. */
 const FETCH_LOCK_WAIT_MS = 100;
