@@ -126,13 +126,15 @@ describe.skipIf(POSTGRES_MISSING !== null)('two control planes on PostgreSQL and
         (r) => r.body.environments.prod.rolloutPct === rolloutPct,
       );
     }
+    expect(host.fetches).toBe(fetchesBefore);
+    // A kill too, when the host takes its push within 0.5 s; on a machine too busy for that, the kill is held and
+    // the other makes it from its record instead (fetching as it pushes them), so fetches are not counted here.
     expect((await a.post(`/api/v1/flags/${flag.id}/environments/prod/kill`)).status).toBe(200);
     await within(
       WITHIN_MS,
       () => evaluate(services[1], 'handed-over'),
       (r) => r?.reason === 'killed',
     );
-    expect(host.fetches).toBe(fetchesBefore);
     // The other's main is the host's: its own next write goes on top of what it took.
     expect((await b.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { clearKill: true })).status).toBe(200);
     expect(killCommits(host.gitdir, 'handed-over')).toEqual(['kill prod', 'clear_kill prod']);
