@@ -102,5 +102,6 @@ describe.skipIf(POSTGRES_MISSING !== null)('a new control plane (empty data dire
       (h) => h.status === 200,
     );
     expect(health.body).toEqual({ status: 'ok' });
-  });
+    // Five waits of up to PROMPTLY_MS each, for a control plane started on a busy machine: not the default 30 s.
+  }, 90_000);
 });
