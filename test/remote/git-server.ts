@@ -1,12 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { runHttpBackend } from '../../src/apps/git-http/http-backend.js';
 import type { Config } from '../../src/foundations/config/config.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
+import { freePort } from '../helpers/free-port.mjs';
 
 /**
  * A real git host on loopback: `git http-backend` behind a node http server, serving one bare repository
@@ -58,8 +58,9 @@ export async function startGitServer() {
     if (slowMs > 0) setTimeout(answer, slowMs);
     else answer();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  // Below the ports the system hands out: nothing else is given it while the host is down (`down()`, `up()`).
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     /** The host goes down: its port refuses connections until `up()`; the repository stays as it is. */
     async down() {

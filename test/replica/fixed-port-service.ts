@@ -1,20 +1,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { generateKey } from '../../src/foundations/auth/key-format.js';
 import type { Config } from '../../src/foundations/config/config.js';
 import { silentLogger } from '../../src/foundations/log/logger.js';
 import { type Service, startService } from '../../src/service.js';
+import { freePort } from '../helpers/free-port.mjs';
 
-/** A free loopback port: the control plane must come back on the same one for replicas to find it again. */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
+export { freePort };
 
 /** The whole service on a control port that survives stop() and start(), for outage tests. */
 export async function fixedPortService() {

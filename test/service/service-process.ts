@@ -11,10 +11,11 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { packageSourcesPlugin } from '../../scripts/package-sources.mjs';
+
+export { freePort } from '../helpers/free-port.mjs';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -60,15 +61,6 @@ export function startProcess(entry: string, env: Record<string, string>, args: s
   child.stderr!.on('data', (chunk) => stderr.push(String(chunk)));
   const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, stderr, exit };
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export async function waitHealthy(url: string, child: ChildProcess, ms = 20_000): Promise<void> {

@@ -13,6 +13,7 @@ import { layout } from '../../src/foundations/repository/layout.js';
 import type { FlagRepository } from '../../src/foundations/storage/index.js';
 import { RepositoryRegistry } from '../../src/foundations/storage/repository-registry.js';
 import { stateIn } from '../helpers/control-state.js';
+import { freePort } from '../helpers/free-port.mjs';
 import { ROOT } from '../packages/packed-app.js';
 import { agent, configYaml, meta, seedShop } from '../storage/helpers.js';
 
@@ -62,14 +63,6 @@ afterEach(async () => {
   await repos.closeAll();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Runs a docs example as a Node program; resolves with its URL and what it prints once it listens. */
 async function startExample(name: string, env: Record<string, string>): Promise<{ url: string; output: () => string }> {
