@@ -83,6 +83,32 @@ describe('the flag history tracker', () => {
     await tracker.close();
   });
 
+  it('counts an archive as a change of what every environment serves: a restored flag serves its configs only since the restore', async () => {
+    const on = configYaml({ enabled: true, rolloutPct: 100 });
+    const archived = (defaultValue: boolean) =>
+      flagYaml('a').replace('defaultValue: false\narchivedAt: null', `defaultValue: ${defaultValue}\narchivedAt: "2023-11-15T00:00:00Z"`);
+    const { gitdir } = await commitHistory([
+      {
+        [layout.projectFile('shop')]: projectYaml('shop'),
+        [layout.flagFile('shop', 'a')]: flagYaml('a'),
+        ...Object.fromEntries((['dev', 'staging', 'prod'] as const).map((env) => [layout.configFile('shop', env, 'a'), on])),
+      },
+      // Archived: every environment serves defaultValue false instead of true.
+      { [layout.flagFile('shop', 'a')]: archived(false) },
+      { [layout.flagFile('shop', 'a')]: `${archived(false)}description: kept for the record\n` },
+      // Restored: true again, since now.
+      { [layout.flagFile('shop', 'a')]: flagYaml('a') },
+      // Archived serving true, what the configs served: nothing served changed.
+      { [layout.flagFile('shop', 'a')]: archived(true) },
+      { [layout.flagFile('shop', 'a')]: flagYaml('a') },
+    ]);
+    const tracker = await HistoryTracker.open({ repo: await coldRepository(gitdir) });
+    const { history: h } = await tracker.current();
+    expect(h.flags.get('shop/a')).toMatchObject({ createdAt: at(0), since: { dev: at(3), staging: at(3), prod: at(3) } });
+    expect(h.flags.get('shop/a')?.archivedKey).toBeUndefined();
+    await tracker.close();
+  });
+
   it('follows main a commit at a time, and reads a rewritten main again from its root', async () => {
     const { gitdir, oids } = await history();
     const repo = await coldRepository(gitdir);

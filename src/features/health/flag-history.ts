@@ -12,15 +12,24 @@ export interface FlagRecord {
   createdAt?: number;
   configs: Partial<Record<EnvironmentName, ConfigSummary>>;
   killed: EnvironmentName[];
+  /**
+   * While the flag is archived, the summary key of its `defaultValue`, which every environment serves then
+   * unless killed; absent while it is not.
+   */
+  archivedKey?: string;
   /** Per environment, when it reached what it serves now (epoch ms). */
   since: Partial<Record<EnvironmentName, number>>;
 }
 
-/** The summary key an environment serves: valueOff while killed, else what its config serves. */
+/**
+ * The summary key an environment serves, in evaluation's order: valueOff while killed, the flag's defaultValue
+ * while archived, else what its config serves.
+ */
 export function effectiveKey(record: FlagRecord, env: EnvironmentName): string | undefined {
   const config = record.configs[env];
   if (!config) return undefined;
-  return record.killed.includes(env) ? config.offKey : config.key;
+  if (record.killed.includes(env)) return config.offKey;
+  return record.archivedKey ?? config.key;
 }
 
 /**
@@ -45,6 +54,22 @@ export class FlagHistory {
   flagAdded(id: string, at: number): void {
     const record = this.record(id);
     record.createdAt ??= at;
+  }
+
+  /**
+   * The flag file says the flag is archived, serving `defaultKey` (its defaultValue's summary key), or not
+   * (undefined). A restored flag has served what its configs serve only since it was restored.
+   */
+  archiveChanged(id: string, defaultKey: string | undefined, at: number): void {
+    const record = this.record(id);
+    if (record.archivedKey === defaultKey) return;
+    const before = ENVIRONMENTS.map((env) => effectiveKey(record, env));
+    if (defaultKey === undefined) delete record.archivedKey;
+    else record.archivedKey = defaultKey;
+    ENVIRONMENTS.forEach((env, i) => {
+      const after = effectiveKey(record, env);
+      if (after !== undefined && after !== before[i]) record.since[env] = at;
+    });
   }
 
   flagDeleted(id: string): void {
@@ -109,6 +134,7 @@ function isRecord(value: unknown): value is FlagRecord {
     typeof r === 'object' &&
     r !== null &&
     (r.createdAt === undefined || typeof r.createdAt === 'number') &&
+    (r.archivedKey === undefined || typeof r.archivedKey === 'string') &&
     typeof r.configs === 'object' &&
     Array.isArray(r.killed) &&
     r.killed.every((e) => (ENVIRONMENTS as readonly string[]).includes(e)) &&

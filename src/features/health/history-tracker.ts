@@ -8,13 +8,13 @@ import { parseRepositoryFile } from '../../foundations/repository/parse-file.js'
 import { Lru } from '../../foundations/storage/git/lru.js';
 import type { ChangedPath, FlagRepository } from '../../foundations/storage/index.js';
 import { type ConfigSummary, FlagHistory } from './flag-history.js';
-import { summarizeServed } from './served-summary.js';
+import { oneValue, summarizeServed } from './served-summary.js';
 
 /** What the tracker needs of an organisation's repository. */
 export type HistorySource = Pick<FlagRepository, 'head' | 'firstParentLog' | 'changedPaths' | 'readBlob' | 'onMainMoved'>;
 
 /** Bump when what a record means changes: an older file is then read as none (history is read again). */
-const FORMAT = 2;
+const FORMAT = 3;
 /** Commits of the log read at once: reading and parsing 256 packed commits held the event loop for tens of ms. */
 const CHUNK = 32;
 /** Commits folded in before the file on disk is written again (also during a long first read). */
@@ -61,6 +61,8 @@ export class HistoryTracker {
   private lock: Promise<void> = Promise.resolve();
   private saveQueued = false;
   private readonly summaries = new Lru<string, ConfigSummary | null>(100_000);
+  /** Per flag file blob: the summary key of its defaultValue while it is archived, '' while it is not, null if invalid. */
+  private readonly archivedKeys = new Lru<string, string | null>(100_000);
 
   private constructor(
     private readonly repo: HistorySource,
@@ -187,8 +189,14 @@ export class HistoryTracker {
       const where = classifyPath(p.path);
       if (where.kind !== 'flag') continue;
       const id = `${where.project}/${where.flag}`;
+      if (p.change === 'deleted') {
+        history.flagDeleted(id);
+        continue;
+      }
       if (p.change === 'added') history.flagAdded(id, at);
-      else if (p.change === 'deleted') history.flagDeleted(id);
+      const archivedKey = await this.archivedKeyOf(p);
+      // An invalid flag file is not served: the flag keeps serving as it did.
+      if (archivedKey !== null) history.archiveChanged(id, archivedKey, at);
     }
     for (const p of paths) {
       // A commit that adds thousands of flags (an import) is read in turns too.
@@ -233,6 +241,21 @@ export class HistoryTracker {
       parsed?.kind === 'config' ? { key: summarizeServed(parsed.value, false).key, offKey: summarizeServed(parsed.value, true).key } : null;
     this.summaries.set(oid, summary);
     return summary;
+  }
+
+  /** What a flag file says FlagHistory.archiveChanged needs: undefined while not archived; null when it is invalid. */
+  private async archivedKeyOf(p: ChangedPath): Promise<string | undefined | null> {
+    const oid = p.newOid!;
+    let key = this.archivedKeys.get(oid);
+    if (key === undefined) {
+      const parsed = parseRepositoryFile(p.path, await this.repo.readBlob(oid)).file;
+      if (parsed?.kind !== 'flag') key = null;
+      else if (parsed.value.archivedAt === null) key = '';
+      // As the snapshot serves it: an archived flag without a defaultValue serves null.
+      else key = oneValue(parsed.value.defaultValue ?? null).key;
+      this.archivedKeys.set(oid, key);
+    }
+    return key === '' ? undefined : key;
   }
 
   private async killsOf(p: ChangedPath): Promise<Set<string> | undefined> {
