@@ -95,5 +95,18 @@ describe('what each audit entry changed', () => {
       ),
     ]);
     expect(entry.changes.join(' ')).not.toContain('deleted');
+    // The file made valid again: not "flag added", since the flag was there (held back) all along.
+    pushEdit(
+      svc.gitdir(),
+      (checkout) =>
+        writeFileSync(
+          path.join(checkout, 'projects/shop/environments/dev/banner.yaml'),
+          'enabled: true\nrolloutPct: 100\nvalueOn: true\nvalueOff: false\nversion: 2\n',
+        ),
+      'banner at 100%',
+    );
+    await expect
+      .poll(async () => (await entries(`flagId=${other.id}&include=changes`)).find((e) => e.message === 'banner at 100%')?.changes)
+      .toEqual(['invalid file in the parent commit made valid: served as committed from here, not compared with the parent']);
   });
 });

@@ -3,11 +3,14 @@ import { diffStates } from '../../foundations/repository/diff-states.js';
 import { describeChange } from '../../foundations/repository/format-changes.js';
 import { classifyPath } from '../../foundations/repository/layout.js';
 import type { FlagRepository } from '../../foundations/storage/index.js';
-import { formatIssue } from '../../foundations/validation/issue.js';
+import { formatIssue, type ValidationIssue } from '../../foundations/validation/issue.js';
 
 const EMPTY: RepositoryState = { commit: null, projects: new Map() };
 
 type History = Pick<FlagRepository, 'readCommit' | 'readState'>;
+
+/** What an entry says of a flag whose files the commit made valid again: `flagops diff` does not compare it either. */
+const INVALID_IN_PARENT = 'invalid file in the parent commit made valid: served as committed from here, not compared with the parent';
 
 /**
  * What an audit entry's commit changed for the entry's project, flag and environment, in the words of
@@ -22,15 +25,12 @@ export async function entryChanges(repo: History, entry: AuditEntry): Promise<st
   } catch {
     return undefined;
   }
-  const [before, after] = await Promise.all([parent ? repo.readState(parent).then((s) => s.state) : EMPTY, repo.readState(entry.id)]);
+  const [parentRead, after] = await Promise.all([parent ? repo.readState(parent) : undefined, repo.readState(entry.id)]);
+  const before = parentRead?.state ?? EMPTY;
   // A flag left out because a file of it became invalid is held back, not deleted: its issues say what happened.
-  const invalid = new Map<string, string[]>();
-  for (const issue of after.issues) {
-    const where = issue.file === undefined ? undefined : classifyPath(issue.file);
-    if (where === undefined || (where.kind !== 'flag' && where.kind !== 'config')) continue;
-    const key = `${where.project}/${where.flag}`;
-    invalid.set(key, [...(invalid.get(key) ?? []), formatIssue(issue)]);
-  }
+  const invalid = invalidFlags(after.issues);
+  // One left out of the parent was held back there, not absent: made valid again, it was not added.
+  const invalidBefore = invalidFlags(parentRead?.issues ?? []);
   const words: string[] = [];
   const told = new Set<string>();
   for (const change of diffStates(before, after.state)) {
@@ -46,10 +46,28 @@ export async function entryChanges(repo: History, entry: AuditEntry): Promise<st
       told.add(key);
       continue;
     }
+    if (change.flag !== null && invalidBefore.has(`${change.project}/${change.flag}`)) {
+      const key = `${change.project}/${change.flag}`;
+      if (!told.has(key)) words.push(INVALID_IN_PARENT);
+      told.add(key);
+      continue;
+    }
     for (const item of change.changes) {
       if (entry.segmentKey !== undefined && 'segmentKey' in item && item.segmentKey !== entry.segmentKey) continue;
       words.push(describeChange(item));
     }
   }
   return words;
+}
+
+/** Per `<project>/<flag>`, the issues of that flag's files (its flag file and its configs), in words. */
+function invalidFlags(issues: readonly ValidationIssue[]): Map<string, string[]> {
+  const invalid = new Map<string, string[]>();
+  for (const issue of issues) {
+    const where = issue.file === undefined ? undefined : classifyPath(issue.file);
+    if (where === undefined || (where.kind !== 'flag' && where.kind !== 'config')) continue;
+    const key = `${where.project}/${where.flag}`;
+    invalid.set(key, [...(invalid.get(key) ?? []), formatIssue(issue)]);
+  }
+  return invalid;
 }
