@@ -145,8 +145,8 @@ async function startOnLockedDirectory(
   // Remote mode: one organisation's repository follows FLAGOPS_GIT_REMOTE (default: the first organisation).
   const remoteOrg = config.gitRemote ? (config.gitRemote.org ?? config.bootstrapKeys[0]?.org ?? keys.organisations()[0]?.name) : undefined;
   let remote: RemoteMode | undefined;
-  const publish = (gitdir: string, commit: string, parent: string | null, action: string, signal?: AbortSignal) =>
-    remote ? remote.publish(gitdir, commit, parent, action, signal) : Promise.resolve(true);
+  const publish = (gitdir: string, commit: string, parent: string | null, action: string, signal?: AbortSignal, awaitRemote?: boolean) =>
+    remote ? remote.publish(gitdir, commit, parent, action, signal, awaitRemote) : Promise.resolve(true);
   const publishBranch = (gitdir: string, ref: string, commit: string) =>
     remote ? remote.publishBranch(gitdir, ref, commit) : Promise.resolve();
   const fetchBranch = (gitdir: string, ref: string) => (remote ? remote.fetchBranch(gitdir, ref) : Promise.resolve());

@@ -42,6 +42,17 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     writeFileSync(file, /^name: .*$/m.test(text) ? text.replace(/^name: .*$/m, `name: ${name}`) : `${text}name: ${name}\n`);
   }
   const remoteFile = (file: string) => git(host.gitdir, 'show', `main:${file}`);
+  /**
+   * Kills a flag in prod and waits until the git host has the kill. One the host does not take within 0.5 s (a
+   * busy machine) is answered all the same and held, pushed meanwhile; what a test does next assumes the host has it.
+   */
+  async function killOnHost(flagId: string, reason: string): Promise<void> {
+    expect((await admin.post(`/api/v1/flags/${flagId}/environments/prod/kill`, { reason })).status).toBe(200);
+    await until(
+      async () => (await admin.get('/healthz')).body.gitRemote,
+      (remote) => remote.holdingKills === false,
+    );
+  }
   /** The git host's webhook, as it calls the service after a push. */
   const gitHook = () =>
     httpClient(service.controlUrl).request('POST', '/api/v1/hooks/git', {
@@ -276,7 +287,7 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     rename(path.join(checkout, 'projects/shop/flags/foxtrot.yaml'), 'From the branch');
     git(checkout, 'commit', '--quiet', '-am', 'rename foxtrot on a branch');
     // …main moves meanwhile (a kill through the API)…
-    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'on call' })).status).toBe(200);
+    await killOnHost(flag.id, 'on call');
     const killed = git(host.gitdir, 'rev-parse', 'main');
     // …and the engineer merges main into the branch and pushes the branch as main: main's old head is now its second parent.
     expect((await gitAsync(checkout, 'pull', '--quiet', '--no-rebase', '--no-edit', 'origin', 'main')).ok).toBe(true);
@@ -327,7 +338,8 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
   it("checks a clear's expectedVersion against the git host's main: a change pushed there first makes it 409, and the kill stays", async () => {
     const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'cleared-after-host' })).body;
     await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
-    expect((await admin.post(`/api/v1/flags/${flag.id}/environments/prod/kill`, { reason: 'incident' })).status).toBe(200);
+    // On the host: a kill it is slow to take is held, and a clear behind it is checked against main here.
+    await killOnHost(flag.id, 'incident');
     const file = 'projects/shop/environments/prod/cleared-after-host.yaml';
     for (const body of [{}, { enabled: true }]) {
       const read = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
@@ -355,7 +367,7 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect(cleared.status, JSON.stringify(cleared.body)).toBe(200);
     expect(cleared.body.environments.prod).toMatchObject({ killed: false, version: now.version });
     expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
-  });
+  }, 60_000);
 
   it('holds back only the flag of an invalid file arriving from the git host; everything else is served and pushed', async () => {
     const broken = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'broken-remotely' })).body;
@@ -389,7 +401,7 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     );
     expect((await hook()).body.outcome).toBe('fast-forwarded');
     expect((await admin.get(`/api/v1/flags/${broken.id}`)).body).not.toHaveProperty('invalidFiles');
-  });
+  }, 60_000);
 
   it('holds back a flag whose file from the git host is over 1 MiB, as a push here would be refused, naming its size', async () => {
     const big = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'too-big-remotely' })).body;
@@ -642,13 +654,14 @@ describe('a push to /git/<org>.git while the git host hangs (takes connections, 
     const work = mkdtempSync(path.join(os.tmpdir(), 'flagops-remote-hung-work-'));
     const adminKey = generateKey('admin');
     const service = await startService(
-      remoteConfig(dataDir, host.url, adminKey, { gitRemote: { url: host.url, pollSeconds: 0, pushTimeoutSeconds: 2 } }),
+      // Pushes given up after 5 s: the flag's own push, before the host hangs, takes over 2 s on a busy machine.
+      remoteConfig(dataDir, host.url, adminKey, { gitRemote: { url: host.url, pollSeconds: 0, pushTimeoutSeconds: 5 } }),
       silentLogger,
     );
     try {
       const admin = httpClient(service.controlUrl, adminKey);
       const project = (await admin.post('/api/v1/projects', { name: 'Shop', slug: 'shop' })).body;
-      await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed-while-hung' });
+      expect((await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'pushed-while-hung' })).status).toBe(201);
       const checkout = path.join(work, 'checkout');
       const url = `${service.controlUrl.replace('://', `://engineer:${adminKey}@`)}/git/acme.git`;
       expect((await gitAsync(work, 'clone', '--quiet', url, checkout)).ok).toBe(true);

@@ -147,7 +147,14 @@ export class KillSwitch {
           };
         },
         // Made again from another control plane's record: that one gave the git host its time already.
-        { waitForLock: true, beforeAnnounce: serve, cutAtOnce: request.madeFrom !== undefined },
+        {
+          waitForLock: true,
+          beforeAnnounce: serve,
+          cutAtOnce: request.madeFrom !== undefined,
+          // A clear sent with the version its caller read is decided on the git host's main while the host
+          // answers: made on main here alone, a change the host took a moment ago would not be seen.
+          awaitRemote: request.expectedVersion !== undefined,
+        },
       );
     let outcome = await update();
     if (!outcome.committed && (await this.options.catchUp?.(request.org))) outcome = await update();

@@ -61,8 +61,15 @@ export class RemoteMode {
     return this.settings.org;
   }
 
-  readonly publish = (gitdir: string, commit: string, parent: string | null, action?: string, signal?: AbortSignal): Promise<boolean> =>
-    gitdir === this.sync.gitdir ? this.sync.publish(commit, parent, action, signal) : Promise.resolve(true);
+  readonly publish = (
+    gitdir: string,
+    commit: string,
+    parent: string | null,
+    action?: string,
+    signal?: AbortSignal,
+    awaitRemote?: boolean,
+  ): Promise<boolean> =>
+    gitdir === this.sync.gitdir ? this.sync.publish(commit, parent, action, signal, awaitRemote) : Promise.resolve(true);
 
   /** FlagRepository `publishBranch`: proposal branches are pushed too, so every control plane sees them. */
   readonly publishBranch = (gitdir: string, ref: string, commit: string): Promise<void> =>

@@ -183,9 +183,10 @@ export class RemoteSync {
    * FlagRepository `publish`: true once the remote's main is `commit`; false when main was moved to the remote's
    * newer head. A kill or cleared kill the remote cannot take now (unreachable, slow, refusing) is true too: it
    * is served and committed here, and pushed when the remote takes it (retried every second); a git host must
-   * never stand between an operator and a kill.
+   * never stand between an operator and a kill. `awaitRemote`: such a kill waits for the remote's answer while the
+   * remote is reachable (a clear sent with `expectedVersion`, decided on the remote's main when it moved).
    */
-  async publish(commit: string, parent: string | null, action?: string, signal?: AbortSignal): Promise<boolean> {
+  async publish(commit: string, parent: string | null, action?: string, signal?: AbortSignal, awaitRemote = false): Promise<boolean> {
     // A kill, a cleared kill, a guard's kill (guard_failed) and kills made again go the fast path, without a signal
     // (FlagRepository `publish`). A guard's removal of the steps left (guard_failed too) is an ordinary change:
     // held, it would reach main from every control plane that stopped the rollout, each counting the stop.
@@ -199,7 +200,7 @@ export class RemoteSync {
     if (kill && (this.remakingHeldKills || this.holding)) return this.holdWhilePushed(commit, null);
     this.events.pushing?.(commit);
     const pushing = this.push(commit, MAIN_REF, kill ? KILL_PUSH_TIMEOUT_MS : this.pushTimeoutMs, signal);
-    const pushed = kill ? await settledWithin(pushing, KILL_SERVE_AFTER_MS) : await pushing;
+    const pushed = kill && !awaitRemote ? await settledWithin(pushing, KILL_SERVE_AFTER_MS) : await pushing;
     if (pushed === null) return this.holdWhilePushed(commit, pushing);
     if (pushed.code === 0) return this.landed(commit);
     // A hung git host must not keep this change (and the turn it holds) waiting: nothing is acknowledged.

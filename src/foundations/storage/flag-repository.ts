@@ -30,6 +30,7 @@ import { type StorageFaultState, StorageFaults } from './storage-fault.js';
 import {
   type MainRebuild,
   type MainWrite,
+  type PublishCommit,
   type SeriesChange,
   type SeriesResult,
   type UpdateResult,
@@ -55,9 +56,10 @@ export interface OpenOptions {
    * moved on — main has then been brought up to it, and `fn` runs again on the new head. Throwing aborts.
    * `action` is the commit's (the last one's, for a series): a kill may move main before the remote has it.
    * `signal`, for a change other than a kill, is aborted when a kill has waited behind it `cutPublishAfterMs`:
-   * the publish then gives up (throws) without moving main.
+   * the publish then gives up (throws) without moving main. `awaitRemote`, for a kill: it waits for the remote's
+   * answer (UpdateOptions.awaitRemote).
    */
-  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action'], signal?: AbortSignal) => Promise<boolean>;
+  publish?: PublishCommit;
   /**
    * How long a kill (`update(fn, { waitForLock: true })`) waits for the publishing of an update ahead of it
    * before that is cut off, its `signal` aborted (default 0.75 s): a kill waits for no other change's push.
@@ -128,6 +130,12 @@ export interface UpdateOptions {
    * (a kill made again here from another control plane's record: that one gave the git host its time already).
    */
   cutAtOnce?: boolean;
+  /**
+   * With `waitForLock`: in remote mode, the publish waits for the git remote's answer while the remote is
+   * reachable, rather than moving main once the remote has been given a moment (a clear sent with
+   * `expectedVersion`: a remote main that moved meanwhile is then brought here and `fn` decides again on it).
+   */
+  awaitRemote?: boolean;
   /**
    * A branch other than main that the write function decides on (a proposal's, approving it): in remote mode it is
    * fetched first (OpenOptions.fetchBranch), in the update's turn and before the update is queued, so what another
@@ -386,7 +394,10 @@ export class FlagRepository {
     if (refusal) return Promise.reject(refusal);
     const deadline = options.waitForLock ? Number.POSITIVE_INFINITY : Date.now() + (this.options.lockTimeoutMs ?? 5_000);
     const run = options.waitForLock
-      ? this.writes.urgent(() => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, true), options.cutAtOnce)
+      ? this.writes.urgent(
+          () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce, options.awaitRemote ? 'await-remote' : 'urgent'),
+          options.cutAtOnce,
+        )
       : this.contended(deadline, async () => {
           if (options.withBranch !== undefined) await this.options.fetchBranch?.(this.gitdir, options.withBranch);
           return this.writes.serializedUntil(deadline, () => this.writes.tryUpdate(fn, deadline, undefined, options.beforeAnnounce));

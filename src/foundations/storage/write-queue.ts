@@ -51,10 +51,20 @@ export interface SeriesResult<T> {
 /** A write function: runs on main's state and head, returns the change to commit. */
 export type WriteFn<T> = (current: RepositoryState, head: string | null) => Change<T> | Promise<Change<T>>;
 
+/** OpenOptions.publish (flag-repository.ts says what it does). */
+export type PublishCommit = (
+  gitdir: string,
+  commit: string,
+  parent: string | null,
+  action: CommitMeta['action'],
+  signal?: AbortSignal,
+  awaitRemote?: boolean,
+) => Promise<boolean>;
+
 /** What the queue takes of the repository's open options (OpenOptions in flag-repository.ts says what each does). */
 export interface WriteQueueOptions {
   beforeRefUpdate?: () => void | Promise<void>;
-  publish?: (gitdir: string, commit: string, parent: string | null, action: CommitMeta['action'], signal?: AbortSignal) => Promise<boolean>;
+  publish?: PublishCommit;
   /**
    * How long an urgent update (a kill) waits for the publishing of another update ahead of it before that is
    * cut off (its `signal` aborted): default 0.75 s. A publish started while one was cut, with an urgent update
@@ -86,6 +96,13 @@ export class MainKeptMovingError extends WriteConflictError {}
 
 /** What a write that could not get a lock answers; no path, as it reaches API callers. */
 export const LOCKED_MESSAGE = 'another write to this repository holds the lock on main; try again';
+
+/**
+ * How an update is published: 'none', cut off for a kill waiting behind it; 'urgent' (a kill), never cut off,
+ * and in remote mode served once the remote has been given a moment; 'await-remote' (a kill decided on the
+ * remote's main, UpdateOptions.awaitRemote), never cut off, waiting for the remote's answer.
+ */
+export type Urgency = 'none' | 'urgent' | 'await-remote';
 
 /**
  * The writes of one repository instance, one at a time, and the moves of `main` they make: each runs its
@@ -168,11 +185,11 @@ export class WriteQueue {
     }, after);
   }
 
-  /** Publishes a commit; one not `urgent` may be cut off for an urgent update waiting behind it (cutSoon). */
-  private async publishCommit(commit: string, parent: string | null, action: CommitMeta['action'], urgent: boolean): Promise<boolean> {
+  /** Publishes a commit; one not urgent may be cut off for an urgent update waiting behind it (cutSoon). */
+  private async publishCommit(commit: string, parent: string | null, action: CommitMeta['action'], urgency: Urgency): Promise<boolean> {
     const publish = this.options.publish;
     if (publish === undefined) return true;
-    if (urgent) return publish(this.gitdir, commit, parent, action);
+    if (urgency !== 'none') return publish(this.gitdir, commit, parent, action, undefined, urgency === 'await-remote');
     const publishing = { abort: new AbortController() } as NonNullable<WriteQueue['publishing']>;
     this.publishing = publishing;
     this.cutSoon();
@@ -216,14 +233,14 @@ export class WriteQueue {
 
   /**
    * One update of main (FlagRepository.update); run it in the queue. `attempts`: runs before MainKeptMovingError.
-   * `urgent` (a kill): its publishing is never cut off for another's.
+   * `urgency` other than 'none' (a kill): its publishing is never cut off for another's.
    */
   async tryUpdate<T>(
     fn: WriteFn<T>,
     lockDeadline: number,
     attempts = this.options.maxAttempts ?? 10,
     beforeAnnounce?: (commit: string, parent: string | null) => Promise<void>,
-    urgent = false,
+    urgency: Urgency = 'none',
   ): Promise<UpdateResult<T>> {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       const { head, current, change } = await this.planOnHead(fn);
@@ -242,7 +259,7 @@ export class WriteQueue {
         await batch.done();
         await staged?.ready;
         await this.options.beforeRefUpdate?.();
-        const published = await this.publishCommit(commit.oid, head, change.meta.action, urgent);
+        const published = await this.publishCommit(commit.oid, head, change.meta.action, urgency);
         if (published && (await this.swapMain(head, commit.oid, lockDeadline, change.meta.action, staged))) {
           this.loader.remember(commit.next);
           await beforeAnnounce?.(commit.oid, head);
@@ -310,7 +327,7 @@ export class WriteQueue {
           await this.options.beforeRefUpdate?.();
         }
         // Nothing to publish when no change made a commit: the base is what `rebuild` named (the remote's head).
-        const published = lastAction === undefined || (await this.publishCommit(tip!, base, lastAction, urgent));
+        const published = lastAction === undefined || (await this.publishCommit(tip!, base, lastAction, urgent ? 'urgent' : 'none'));
         if (published && (await this.swapMain(head, tip!, lockDeadline, lastAction ?? 'change'))) {
           this.loader.remember(loaded);
           this.moves.observe(tip, 'local');
