@@ -118,7 +118,13 @@ async function visibleProjects(ws: Workspace): Promise<ReadonlySet<string> | und
 
 /** A proposal of a project the caller cannot see is not found to it. */
 async function proposalRecord(ws: Workspace, id: string): Promise<ProposalRecord> {
-  const record = isProposalId(id) ? await proposalReader(ws).get(id) : null;
+  let record = isProposalId(id) ? await proposalReader(ws).get(id) : null;
+  // Opened through another control plane a moment ago (remote mode), its branch may not be here yet: a pull
+  // brings it, but none may run before this is answered (main holding kills the remote lacks cannot be pulled).
+  if (!record && isProposalId(id)) {
+    await ws.repo.fetchBranch(proposalRef(id));
+    record = await proposalReader(ws).get(id);
+  }
   const visible = record ? await visibleProjects(ws) : undefined;
   if (!record || (visible !== undefined && !visible.has(record.proposal.projectSlug)))
     throw new NotFoundError(`proposal ${JSON.stringify(id)}`);

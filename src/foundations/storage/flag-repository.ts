@@ -488,6 +488,15 @@ export class FlagRepository {
     return this.branchRefs.branch(ref);
   }
 
+  /**
+   * Brings a branch other than main to what the git remote holds (remote mode; nothing elsewhere): one another
+   * control plane made a moment ago is then found here before the next pull brings it. Throws when the remote
+   * cannot be read.
+   */
+  async fetchBranch(ref: string): Promise<void> {
+    await this.options.fetchBranch?.(this.gitdir, ref);
+  }
+
   /** Every branch whose name starts with `prefix` (`refs/heads/proposals/`), with its commit, sorted by name. */
   branches(prefix: string): Promise<Array<{ ref: string; oid: string }>> {
     return this.branchRefs.branches(prefix);
