@@ -369,6 +369,31 @@ describe('remote mode: an outside git repository is the source of truth (FLAGOPS
     expect(git(host.gitdir, 'rev-parse', 'main')).toBe(git(service.repos.gitdirOf('acme'), 'rev-parse', 'main'));
   }, 60_000);
 
+  it("checks a clear's expectedVersion on the git host's main also when the host is slow to answer", async () => {
+    const flag = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'cleared-on-slow-host' })).body;
+    await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, { enabled: true, rolloutPct: 100 });
+    await killOnHost(flag.id, 'incident');
+    const read = (await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod;
+    const file = 'projects/shop/environments/prod/cleared-on-slow-host.yaml';
+    await outsideCommit((checkout) => {
+      const text = readFileSync(path.join(checkout, file), 'utf8');
+      writeFileSync(path.join(checkout, file), text.replace(/rolloutPct: \d+/, 'rolloutPct: 50'));
+    }, 'halve the rollout of a killed flag');
+    // Every request answered 0.6 s late: the clear's push is not answered within the 0.5 s a kill waits.
+    host.slow(600);
+    try {
+      const cleared = await admin.put(`/api/v1/flags/${flag.id}/environments/prod/config`, {
+        clearKill: true,
+        expectedVersion: read.version,
+      });
+      expect([cleared.status, cleared.body.error?.code], JSON.stringify(cleared.body)).toEqual([409, 'version_conflict']);
+    } finally {
+      host.slow(0);
+    }
+    expect((await admin.get(`/api/v1/flags/${flag.id}`)).body.environments.prod).toMatchObject({ killed: true, rolloutPct: 50 });
+    expect(git(host.gitdir, 'log', '-1', '--format=%s', 'main')).toBe('halve the rollout of a killed flag');
+  }, 60_000);
+
   it('holds back only the flag of an invalid file arriving from the git host; everything else is served and pushed', async () => {
     const broken = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'broken-remotely' })).body;
     const other = (await admin.post(`/api/v1/projects/${project.id}/flags`, { key: 'still-fine' })).body;
